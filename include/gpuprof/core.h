@@ -1,0 +1,67 @@
+/* gpuprof core: the one error type, export macros and version.
+ *
+ * Every fallible public function returns gp_status. Out-parameters are valid only when the call
+ * returns GP_OK. Functions that can say more than a status take an optional gp_error* (may be NULL)
+ * that receives a human-readable message naming the file, byte offset or field at fault. */
+#ifndef GPUPROF_CORE_H
+#define GPUPROF_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GP_EXTERN __attribute__((visibility("default")))
+#define GP_WARN_UNUSED __attribute__((warn_unused_result))
+#define GP_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define GP_EXTERN
+#define GP_WARN_UNUSED
+#define GP_PRINTF(fmt, args)
+#endif
+
+#define GP_VERSION_STRING "0.1.0"
+
+/* The one error enum of the project. Values are negative; GP_OK is 0. */
+typedef enum gp_status {
+    GP_OK = 0,
+    GP_ENOMEM = -1,     /* an allocation failed */
+    GP_EIO = -2,        /* reading or writing a file failed (errno text in the detail) */
+    GP_EPARSE = -3,     /* malformed input; the detail names file and byte offset */
+    GP_EINVAL = -4,     /* an invalid argument, option or field value */
+    GP_ENOTSUP = -5,    /* not supported by this device, driver or build */
+    GP_ENOENT = -6,     /* a file, name or item was not found */
+    GP_ENODRIVER = -7,  /* a driver library (NVML, CUDA, CUPTI) could not be loaded */
+    GP_ELIMIT = -8,     /* a size cap or memory budget was reached */
+    GP_ESTATE = -9,     /* the call is not valid in the object's current state */
+    GP_EGPULOST = -10,  /* the GPU fell off the bus or stopped answering */
+    GP_EEXTERNAL = -11, /* an external library or tool failed; the detail says which */
+    GP_EEMPTY = -12     /* nothing to report (e.g. no events recorded) */
+} gp_status;
+
+/* Returns a static, human-readable name for a status ("out of memory", ...). Never NULL. */
+GP_EXTERN const char *gp_strerror(gp_status status);
+
+/* A status plus a message. Functions that accept a gp_error* fill it on failure when it is
+ * non-NULL; the message is always NUL-terminated and truncated to fit. */
+typedef struct gp_error {
+    gp_status status;
+    char msg[512];
+} gp_error;
+
+/* Sets err->status and formats err->msg; a NULL err is ignored. Returns status, so callers can
+ * write `return gp_error_set(err, GP_EINVAL, "...")`. */
+GP_EXTERN gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
+    GP_PRINTF(3, 4);
+
+/* Maps a status to the CLI exit code convention: 0 for GP_OK, 2 for input/usage errors and 1 for
+ * everything else that failed at run time. */
+GP_EXTERN int gp_status_exit_code(gp_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,376 @@
+/* gpuprof trace model: the one representation every producer fills and every consumer reads.
+ *
+ * A gp_trace is one process / rank: tracks (a CPU thread, a GPU stream, a counter row), each
+ * holding compact fixed-size gp_event records sorted by start time; side tables for the
+ * kind-specific fields (kernel launch geometry, copy bytes, memory-allocator samples, Python frame
+ * ids); flows; device properties; distributed info. A gp_job is a set of rank traces.
+ *
+ * Times are int64 nanoseconds on one clock per trace. For traces read from Kineto JSON the clock is
+ * the file's: absolute = baseTimeNanoseconds + ts, parsed exactly from the "µs.nnn" text.
+ * Names are interned: events carry a gp_strid; gp_trace_str() turns it back into text.
+ *
+ * Ownership: a gp_trace owns all its memory; gp_trace_free() releases it. Pointers into a trace
+ * (track arrays, event arrays, strings) stay valid until the trace is modified or freed.
+ * Thread-safety: a finished trace may be read from several threads; building one is
+ * single-threaded. */
+#ifndef GPUPROF_TRACE_H
+#define GPUPROF_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuprof/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int64_t gp_ns;     /* nanoseconds */
+typedef uint32_t gp_strid; /* interned string id; 0 is the empty string */
+
+/* What an event is. Stable values: written into JSON profiles by name (gp_event_kind_name). */
+typedef enum gp_event_kind {
+    GP_EV_CPU_OP = 0,          /* cpu_op / legacy Operator */
+    GP_EV_USER_ANNOTATION,     /* user_annotation (record_function, ProfilerStep#N) */
+    GP_EV_GPU_USER_ANNOTATION, /* gpu_user_annotation: GPU-side span of an annotation */
+    GP_EV_PYTHON,              /* python_function frame */
+    GP_EV_RUNTIME,             /* cuda_runtime / legacy Runtime (incl. hip* calls) */
+    GP_EV_DRIVER,              /* cuda_driver (cuLaunchKernel ...) */
+    GP_EV_KERNEL,              /* kernel / legacy Kernel */
+    GP_EV_MEMCPY,              /* gpu_memcpy / legacy Memcpy */
+    GP_EV_MEMSET,              /* gpu_memset / legacy Memset */
+    GP_EV_SYNC,                /* cuda_sync (Stream Sync, Event Sync, Context Sync, ...) */
+    GP_EV_MEMORY,              /* "[memory]" allocator instant event */
+    GP_EV_RANGE,               /* a gpuprof in-process range or NVTX range */
+    GP_EV_COUNTER,             /* counter sample (stored in gp_trace.counters, not in tracks) */
+    GP_EV_OVERHEAD,            /* profiler overhead (cat "overhead") */
+    GP_EV_INSTANT,             /* any other instant event (ph "i") */
+    GP_EV_OTHER,               /* complete event of an unknown category (kept, cat in extra) */
+    GP_EV_KIND_COUNT
+} gp_event_kind;
+
+/* Short stable name of a kind: "cpu_op", "kernel", ... (the Kineto cat where there is one). */
+GP_EXTERN const char *gp_event_kind_name(gp_event_kind kind);
+/* Inverse of gp_event_kind_name; also accepts the plural CLI spellings ("kernels", "memcpy",
+ * "runtime", "annotations", ...). Returns GP_EV_KIND_COUNT when unknown. */
+GP_EXTERN gp_event_kind gp_event_kind_parse(const char *name);
+/* True for kinds that run on a GPU stream (kernel, memcpy, memset, sync, gpu annotation). */
+GP_EXTERN bool gp_event_kind_is_gpu(gp_event_kind kind);
+
+enum {
+    GP_EVF_INSTANT = 1u << 0,     /* an instant (ph "i"); dur is 0 */
+    GP_EVF_DUR_CLAMPED = 1u << 1, /* the source had a negative duration, clamped to 0 */
+    GP_EVF_NO_DUR = 1u << 2,      /* the source had no "dur" on a complete event */
+};
+
+/* One event: 48 bytes. extra indexes the kind's side table (1-based; 0 = none):
+ *   kernel/memcpy/memset/sync/gpu annotation -> gp_trace.gpu_info[extra-1]
+ *   memory                                   -> gp_trace.mem_info[extra-1]
+ *   python                                   -> gp_trace.py_info[extra-1]
+ *   other (unknown category)                 -> extra is the gp_strid of the category
+ *   runtime/driver                           -> extra is the CUPTI callback id (cbid) + 1, 0 =
+ * unknown */
+typedef struct gp_event {
+    gp_ns ts;            /* start */
+    gp_ns dur;           /* duration, >= 0 */
+    int64_t correlation; /* links a runtime/driver launch to its GPU work; 0 = none */
+    int64_t external_id; /* links GPU work / launches to the CPU op or annotation; 0 = none */
+    gp_strid name;
+    uint32_t extra;
+    uint32_t track; /* index into gp_trace.tracks */
+    uint8_t kind;   /* gp_event_kind */
+    uint8_t flags;  /* GP_EVF_* */
+    uint16_t reserved;
+} gp_event;
+
+typedef enum gp_track_kind {
+    GP_TRACK_CPU_THREAD = 0, /* pid / tid of an OS thread */
+    GP_TRACK_GPU_STREAM,     /* device / stream */
+    GP_TRACK_COUNTER,        /* counter samples (memory, monitor metrics) */
+    GP_TRACK_OTHER           /* rows such as pid "Spans"; string pid/tid kept in pid_str/tid_str */
+} gp_track_kind;
+
+typedef struct gp_track {
+    gp_track_kind kind;
+    int64_t pid;           /* OS pid, or device index for GPU rows as written by Kineto */
+    int64_t tid;           /* OS tid, or stream id for GPU rows */
+    int32_t device;        /* GPU index for GPU tracks, -1 otherwise */
+    int64_t stream;        /* stream id for GPU tracks (-1 = none: device/event sync), else -1 */
+    gp_strid pid_str;      /* non-zero when the source pid was a string */
+    gp_strid tid_str;      /* non-zero when the source tid was a string */
+    gp_strid name;         /* thread_name metadata ("stream 7 "), 0 if none */
+    gp_strid process_name; /* process_name metadata, 0 if none */
+    int64_t sort_index;    /* thread_sort_index metadata, or tid */
+    gp_event *events;      /* sorted by ts (ties: longer first), after gp_trace_finish() */
+    size_t n_events;
+    size_t cap_events;
+} gp_track;
+
+/* Kind-specific fields of GPU work. Fields absent from the source are -1 (or 0 for floats). */
+typedef struct gp_gpu_info {
+    int32_t device;
+    int32_t context;
+    int64_t stream;
+    int32_t grid[3];
+    int32_t block[3];
+    int32_t registers_per_thread;
+    int32_t shared_memory; /* bytes of static+dynamic shared memory */
+    float blocks_per_sm;
+    float warps_per_sm;
+    float occupancy_pct; /* "est. achieved occupancy %" */
+    int32_t queued;
+    int64_t bytes;         /* memcpy/memset */
+    double bandwidth_gbps; /* "memory bandwidth (GB/s)" */
+    int64_t graph_id;      /* CUDA graph, -1 if none */
+    int64_t graph_node_id;
+    gp_strid sync_kind;     /* cuda_sync_kind ("Stream Sync", ...) */
+    int64_t wait_on_stream; /* cuda_sync wait_on_stream */
+    gp_strid collective;    /* NCCL "Collective name" */
+    int64_t in_msg_nelems;
+    int64_t out_msg_nelems;
+    int32_t group_size;
+    gp_strid dtype;
+    gp_strid copy_kind; /* AMD "kind" ("HtoD") */
+} gp_gpu_info;
+
+/* A "[memory]" allocator sample: an allocation (bytes > 0) or a free (bytes < 0). */
+typedef struct gp_mem_info {
+    int64_t addr;
+    int64_t bytes;
+    int64_t total_allocated; /* -1 if absent */
+    int64_t total_reserved;  /* -1 if absent */
+    int32_t device_type;     /* 0 CPU, 1 CUDA, ... as Kineto writes it */
+    int32_t device_id;
+} gp_mem_info;
+
+typedef struct gp_py_info {
+    int64_t id;
+    int64_t parent_id; /* -1 at a root (null in the source) */
+} gp_py_info;
+
+/* A counter sample: one value of a series at a time. */
+typedef struct gp_counter_sample {
+    gp_ns ts;
+    double value;
+    gp_strid series; /* e.g. "gpu0.memory_used_bytes" */
+    uint32_t track;
+} gp_counter_sample;
+
+/* A flow arrow between two events (fwdbwd, user flows). Launch->GPU flows (ac2g) are not stored:
+ * they are implied by equal correlation ids and regenerated by the writer. */
+typedef struct gp_flow {
+    int64_t id;
+    gp_strid cat;
+    gp_strid name;
+    uint32_t src_track;
+    uint32_t dst_track;
+    gp_ns src_ts;
+    gp_ns dst_ts;
+} gp_flow;
+
+typedef struct gp_device_props {
+    int32_t id;
+    gp_strid name;
+    int64_t total_global_mem;
+    int32_t compute_major, compute_minor;
+    int32_t num_sms;
+    int32_t max_threads_per_block, max_threads_per_sm;
+    int32_t regs_per_block, regs_per_sm;
+    int32_t warp_size;
+    int64_t shared_mem_per_block, shared_mem_per_sm, shared_mem_per_block_optin;
+} gp_device_props;
+
+typedef struct gp_dist_info {
+    bool present;       /* distributedInfo was in the source */
+    int32_t rank;       /* -1 if unknown */
+    int32_t world_size; /* -1 if unknown */
+    gp_strid backend;
+    gp_strid nccl_version;
+    int32_t pg_count;
+} gp_dist_info;
+
+/* A top-level metadata entry kept verbatim (cupti_version, traceName, ...). value is the JSON text.
+ */
+typedef struct gp_meta {
+    gp_strid key;
+    gp_strid value_json;
+} gp_meta;
+
+/* What the reader saw and what it did about it. */
+typedef struct gp_read_stats {
+    uint64_t bytes;                     /* bytes of JSON text read (after decompression) */
+    uint64_t events_in;                 /* elements of traceEvents */
+    uint64_t by_kind[GP_EV_KIND_COUNT]; /* events kept, per kind */
+    uint64_t metadata_events;           /* ph M */
+    uint64_t flow_points;               /* ph s/f/t */
+    uint64_t negative_dur;              /* clamped to 0, kept */
+    uint64_t absurd_dur;                /* dur > 7 days: dropped */
+    uint64_t no_dur;                    /* ph X without dur: kept with dur 0 */
+    uint64_t unknown_cat;               /* kept as GP_EV_OTHER */
+    uint64_t skipped;                   /* unsupported ph or missing fields */
+} gp_read_stats;
+
+typedef struct gp__strtab gp__strtab;
+
+typedef struct gp_trace {
+    gp_strid source;           /* path the trace was read from, or a producer's name */
+    int32_t rank;              /* dist.rank, or the job's file-order index when absent */
+    bool rank_from_file_order; /* rank was not in the source */
+    gp_dist_info dist;
+    gp_ns base_time_ns;     /* Kineto baseTimeNanoseconds; 0 when times are absolute */
+    int32_t schema_version; /* -1 if absent */
+    gp_strid display_time_unit;
+
+    gp_track *tracks;
+    size_t n_tracks, cap_tracks;
+    gp_gpu_info *gpu_info;
+    size_t n_gpu_info, cap_gpu_info;
+    gp_mem_info *mem_info;
+    size_t n_mem_info, cap_mem_info;
+    gp_py_info *py_info;
+    size_t n_py_info, cap_py_info;
+    gp_counter_sample *counters;
+    size_t n_counters, cap_counters;
+    gp_flow *flows;
+    size_t n_flows, cap_flows;
+    gp_device_props *devices;
+    size_t n_devices, cap_devices;
+    gp_meta *meta;
+    size_t n_meta, cap_meta;
+
+    gp_read_stats stats;
+    gp__strtab *strings;
+    void *priv; /* builder state (flow endpoints, track index); NULL once finished */
+} gp_trace;
+
+typedef struct gp_job {
+    gp_trace **ranks; /* sorted by rank */
+    size_t n_ranks;
+    bool ranks_from_file_order; /* at least one trace lacked distributedInfo.rank */
+} gp_job;
+
+/* ---- strings ---------------------------------------------------------------------------- */
+
+/* The text of an interned id. Never NULL ("" for 0 and for out-of-range ids). */
+GP_EXTERN const char *gp_trace_str(const gp_trace *t, gp_strid id);
+/* Length in bytes of an interned string. */
+GP_EXTERN size_t gp_trace_strlen(const gp_trace *t, gp_strid id);
+/* Interns len bytes of s (need not be NUL-terminated). Writes the id to *out. GP_ENOMEM on failure.
+ */
+GP_EXTERN gp_status gp_trace_intern(gp_trace *t, const char *s, size_t len,
+                                    gp_strid *out) GP_WARN_UNUSED;
+/* Looks up a string without interning it; returns 0 when it is not in the table. */
+GP_EXTERN gp_strid gp_trace_find_str(const gp_trace *t, const char *s, size_t len);
+/* Number of distinct interned strings (ids are 1..count). */
+GP_EXTERN size_t gp_trace_str_count(const gp_trace *t);
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+typedef struct gp_read_opts {
+    bool keep_python; /* keep python_function frames (default true) */
+    bool keep_memory; /* keep [memory] events (default true) */
+    bool quiet;       /* do not print warnings to stderr */
+    /* Progress: called every few MB with bytes read so far and the total (0 if unknown). */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} gp_read_opts;
+
+/* Fills opts with the defaults. */
+GP_EXTERN void gp_read_opts_init(gp_read_opts *opts);
+
+/* Reads a Kineto / Chrome JSON trace (.json or gzip-compressed, any name) into a new trace.
+ * opts may be NULL for defaults. On success *out owns the trace (free with gp_trace_free).
+ * Fails with GP_EIO (cannot open/read), GP_EPARSE (malformed: err names file and byte offset),
+ * GP_ENOMEM. Suspect values (negative or absurd durations, unknown categories) do not fail the
+ * read: they are counted in (*out)->stats. */
+GP_EXTERN gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out,
+                                  gp_error *err) GP_WARN_UNUSED;
+
+/* As gp_trace_read, from memory; name is used in messages. data need not be NUL-terminated. */
+GP_EXTERN gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
+                                         const gp_read_opts *opts, gp_trace **out,
+                                         gp_error *err) GP_WARN_UNUSED;
+
+/* Reads a job: a directory of rank traces (*.json, *.json.gz), or a single file (a job of one).
+ * Ranks come from distributedInfo.rank; when any file lacks it, file-name order is used for those
+ * files, job->ranks_from_file_order is set and a note goes to stderr unless opts->quiet. */
+GP_EXTERN gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out,
+                                gp_error *err) GP_WARN_UNUSED;
+
+/* Frees a trace or a job (and its traces). NULL is ignored. */
+GP_EXTERN void gp_trace_free(gp_trace *t);
+GP_EXTERN void gp_job_free(gp_job *job);
+
+/* ---- building (for producers: the tracer, the in-process profiler, the monitor) ------------- */
+
+/* Creates an empty trace. source names the producer or file (copied). */
+GP_EXTERN gp_status gp_trace_create(const char *source, gp_trace **out) GP_WARN_UNUSED;
+
+/* Finds or creates the track (kind, pid, tid). For GPU streams pass pid = device, tid = stream.
+ * Writes its index to *out. */
+GP_EXTERN gp_status gp_trace_track(gp_trace *t, gp_track_kind kind, int64_t pid, int64_t tid,
+                                   uint32_t *out) GP_WARN_UNUSED;
+
+/* Appends a copy of *ev to track ev->track (which must exist). Events may arrive in any order;
+ * gp_trace_finish() sorts each track. */
+GP_EXTERN gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev) GP_WARN_UNUSED;
+
+/* Append a side record; *extra_out receives the 1-based index to store in gp_event.extra. */
+GP_EXTERN gp_status gp_trace_add_gpu_info(gp_trace *t, const gp_gpu_info *info,
+                                          uint32_t *extra_out) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info,
+                                          uint32_t *extra_out) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_trace_add_py_info(gp_trace *t, const gp_py_info *info,
+                                         uint32_t *extra_out) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_trace_add_counter(gp_trace *t, const gp_counter_sample *s) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_trace_add_flow(gp_trace *t, const gp_flow *f) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d) GP_WARN_UNUSED;
+/* Adds or replaces a metadata entry; value_json must be valid JSON text (e.g. "\"13.0\"" or "12").
+ */
+GP_EXTERN gp_status gp_trace_set_meta(gp_trace *t, const char *key,
+                                      const char *value_json) GP_WARN_UNUSED;
+
+/* Sorts every track by (ts, longer first) and counters by (track, ts). Call once after building;
+ * readers call it themselves. Idempotent. */
+GP_EXTERN gp_status gp_trace_finish(gp_trace *t) GP_WARN_UNUSED;
+
+/* A blank side record with every optional field set to "absent". */
+GP_EXTERN void gp_gpu_info_init(gp_gpu_info *info);
+
+/* ---- queries ---------------------------------------------------------------------------- */
+
+/* Side records of an event, or NULL when it has none. */
+GP_EXTERN const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev);
+GP_EXTERN const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event *ev);
+GP_EXTERN const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev);
+
+/* Total number of events over all tracks. */
+GP_EXTERN size_t gp_trace_event_count(const gp_trace *t);
+/* Earliest start and latest end over all events; both 0 for an empty trace. */
+GP_EXTERN void gp_trace_span(const gp_trace *t, gp_ns *start, gp_ns *end);
+/* True when the trace has any kernel, memcpy or memset event. */
+GP_EXTERN bool gp_trace_has_gpu(const gp_trace *t);
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* Writes Chrome trace JSON that Kineto readers (HTA, Perfetto, chrome://tracing, gpuprof) accept:
+ * ts/dur in µs with 3 decimals relative to baseTimeNanoseconds, `"rank": N` in distributedInfo,
+ * ac2g flows for every correlation between a launch and GPU work. path ending in ".gz" is
+ * compressed. The file is written atomically (temporary file + rename); on failure no partial file
+ * is left behind and the old file, if any, is kept. */
+GP_EXTERN gp_status gp_trace_write_chrome(const gp_trace *t, const char *path,
+                                          gp_error *err) GP_WARN_UNUSED;
+/* Writes the same JSON to an open stream (no atomicity, no compression). */
+GP_EXTERN gp_status gp_trace_write_chrome_stream(const gp_trace *t, FILE *fp,
+                                                 gp_error *err) GP_WARN_UNUSED;
+
+/* Compares two traces' models (not their string ids): same tracks, events, side records, counters,
+ * flows, devices and distributed info. Returns true when equal; otherwise writes the first
+ * difference into why (may be NULL). Used by round-trip tests. */
+GP_EXTERN bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *why, size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

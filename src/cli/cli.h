@@ -1,0 +1,30 @@
+/* The gpuprof command-line tool: one file per subcommand (cmd_<name>.c), each exporting
+ * `int gp__cmd_<name>(int argc, char **argv)` that returns the process exit code:
+ * 0 success, 1 a verdict failed (regression, alert), 2 usage or input error. */
+#ifndef GP_CLI_H
+#define GP_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "gpuprof/core.h"
+
+int gp__cmd_summary(int argc, char **argv);
+int gp__cmd_analyze(int argc, char **argv);
+int gp__cmd_flame(int argc, char **argv);
+int gp__cmd_timeline(int argc, char **argv);
+int gp__cmd_report(int argc, char **argv);
+int gp__cmd_diff(int argc, char **argv);
+int gp__cmd_trace(int argc, char **argv);
+int gp__cmd_monitor(int argc, char **argv);
+int gp__cmd_exporter(int argc, char **argv);
+int gp__cmd_convert(int argc, char **argv);
+
+/* Prints "gpuprof <cmd>: <message>" to stderr (printf-style). */
+void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
+/* True when stderr is a terminal (progress output is shown only then, or with --progress). */
+bool gp__cli_stderr_is_tty(void);
+/* A gp_read_opts progress callback that draws "reading trace.json: 42% (120 MB)" on stderr. */
+void gp__cli_progress(void *ctx, unsigned long long done, unsigned long long total);
+
+#endif

@@ -1,0 +1,85 @@
+/* gpuprof: dispatch to subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"summary", gp__cmd_summary, "per-kernel / per-op statistics and top-N bottlenecks"},
+    {"analyze", gp__cmd_analyze, "HTA-style analyses, bottlenecks and suggestions"},
+    {"flame", gp__cmd_flame, "flame graph (html, svg, folded, speedscope)"},
+    {"timeline", gp__cmd_timeline, "interactive CPU/GPU timeline (html)"},
+    {"report", gp__cmd_report, "one-page dashboard (html)"},
+    {"diff", gp__cmd_diff, "compare two runs; gate CI on significant regressions"},
+    {"trace", gp__cmd_trace, "trace an unmodified CUDA program through CUPTI"},
+    {"monitor", gp__cmd_monitor, "live GPU monitor with alerts and detectors (NVML)"},
+    {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},
+    {"convert", gp__cmd_convert, "re-write a trace as Kineto-compatible Chrome JSON"},
+};
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: gpuprof <command> [options] [args]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "\n'gpuprof <command> --help' describes a command's options.\n"
+                "Exit codes: 0 success, 1 a verdict failed, 2 usage or input error.\n");
+}
+
+void gp__cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "gpuprof %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+bool gp__cli_stderr_is_tty(void)
+{
+    return isatty(STDERR_FILENO) == 1;
+}
+
+void gp__cli_progress(void *ctx, unsigned long long done, unsigned long long total)
+{
+    const char *name = ctx ? (const char *)ctx : "input";
+    if (total)
+        fprintf(stderr, "\rreading %s: %3llu%% (%llu MB)", name, done * 100 / total, done >> 20);
+    else
+        fprintf(stderr, "\rreading %s: %llu MB", name, done >> 20);
+    if (total && done >= total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("gpuprof %s\n", GP_VERSION_STRING);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gpuprof: unknown command '%s'\n\n", name);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,306 @@
+#include "core/json_writer.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <zlib.h>
+
+#define FLUSH_AT (1u << 20)
+
+void gp__jw_init(gp__jw *w, FILE *fp)
+{
+    memset(w, 0, sizeof *w);
+    w->fp = fp;
+    w->first[0] = 1;
+}
+
+void gp__jw_init_gz(gp__jw *w, void *gzfile)
+{
+    gp__jw_init(w, NULL);
+    w->gz = gzfile;
+}
+
+static void put(gp__jw *w, const char *s, size_t n)
+{
+    if (w->err)
+        return;
+    gp_status st = gp__buf_append(&w->buf, s, n);
+    if (st != GP_OK) {
+        w->err = st;
+        return;
+    }
+    if (w->buf.len >= FLUSH_AT && (w->fp || w->gz))
+        gp__jw_flush(w);
+}
+
+static void sep(gp__jw *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->first[w->depth])
+        w->first[w->depth] = 0;
+    else
+        put(w, ",", 1);
+    if (w->pretty && w->depth > 0) {
+        static const char spaces[] = "\n                                                  ";
+        int n = w->depth * 2 < 50 ? w->depth * 2 : 50;
+        put(w, spaces, (size_t)n + 1);
+    }
+}
+
+static void open_(gp__jw *w, char c)
+{
+    sep(w);
+    put(w, &c, 1);
+    if (w->depth + 1 >= GP__JW_MAX_DEPTH) {
+        w->err = GP_ELIMIT;
+        return;
+    }
+    w->first[++w->depth] = 1;
+}
+
+static void close_(gp__jw *w, char c)
+{
+    if (w->depth <= 0) {
+        w->err = GP_ESTATE;
+        return;
+    }
+    bool empty = w->first[w->depth];
+    w->depth--;
+    if (w->pretty && !empty) {
+        static const char spaces[] = "\n                                                  ";
+        int n = w->depth * 2 < 50 ? w->depth * 2 : 50;
+        put(w, spaces, (size_t)n + 1);
+    }
+    put(w, &c, 1);
+}
+
+void gp__jw_obj_begin(gp__jw *w)
+{
+    open_(w, '{');
+}
+void gp__jw_obj_end(gp__jw *w)
+{
+    close_(w, '}');
+}
+void gp__jw_arr_begin(gp__jw *w)
+{
+    open_(w, '[');
+}
+void gp__jw_arr_end(gp__jw *w)
+{
+    close_(w, ']');
+}
+
+gp_status gp__json_escape(gp__buf *b, const char *s, size_t len, bool html_safe)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *rep = NULL;
+        char ubuf[6];
+        if (c >= 0x20 && c != '"' && c != '\\' &&
+            !(html_safe && (c == '<' || c == '>' || c == '&')))
+            continue;
+        switch (c) {
+        case '"':
+            rep = "\\\"";
+            break;
+        case '\\':
+            rep = "\\\\";
+            break;
+        case '\n':
+            rep = "\\n";
+            break;
+        case '\r':
+            rep = "\\r";
+            break;
+        case '\t':
+            rep = "\\t";
+            break;
+        case '\b':
+            rep = "\\b";
+            break;
+        case '\f':
+            rep = "\\f";
+            break;
+        default:
+            ubuf[0] = '\\';
+            ubuf[1] = 'u';
+            ubuf[2] = '0';
+            ubuf[3] = '0';
+            ubuf[4] = hex[c >> 4];
+            ubuf[5] = hex[c & 15];
+            break;
+        }
+        gp_status st = gp__buf_append(b, s + run, i - run);
+        if (st == GP_OK)
+            st = rep ? gp__buf_append(b, rep, strlen(rep)) : gp__buf_append(b, ubuf, 6);
+        if (st != GP_OK)
+            return st;
+        run = i + 1;
+    }
+    return gp__buf_append(b, s + run, len - run);
+}
+
+void gp__jw_key(gp__jw *w, const char *key)
+{
+    gp__jw_str(w, key);
+    if (!w->err) {
+        put(w, ":", 1);
+        w->after_key = true;
+    }
+}
+
+void gp__jw_strn(gp__jw *w, const char *s, size_t len)
+{
+    sep(w);
+    put(w, "\"", 1);
+    if (!w->err) {
+        gp_status st = gp__json_escape(&w->buf, s ? s : "", s ? len : 0, w->html_safe);
+        if (st != GP_OK)
+            w->err = st;
+    }
+    put(w, "\"", 1);
+}
+
+void gp__jw_str(gp__jw *w, const char *s)
+{
+    gp__jw_strn(w, s, s ? strlen(s) : 0);
+}
+
+void gp__jw_int(gp__jw *w, int64_t v)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%" PRId64, v);
+    sep(w);
+    put(w, tmp, (size_t)n);
+}
+
+void gp__jw_uint(gp__jw *w, uint64_t v)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
+    sep(w);
+    put(w, tmp, (size_t)n);
+}
+
+void gp__jw_double(gp__jw *w, double v)
+{
+    if (!isfinite(v)) {
+        gp__jw_null(w);
+        return;
+    }
+    char tmp[40];
+    int n = snprintf(tmp, sizeof tmp, "%.15g", v);
+    if (strtod(tmp, NULL) != v)
+        n = snprintf(tmp, sizeof tmp, "%.17g", v);
+    sep(w);
+    put(w, tmp, (size_t)n);
+}
+
+void gp__jw_fixed(gp__jw *w, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        gp__jw_null(w);
+        return;
+    }
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+    sep(w);
+    put(w, tmp, (size_t)n);
+}
+
+void gp__jw_ns_as_us(gp__jw *w, int64_t ns)
+{
+    char tmp[32];
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    int n = snprintf(tmp, sizeof tmp, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000,
+                     (unsigned)(a % 1000));
+    sep(w);
+    put(w, tmp, (size_t)n);
+}
+
+void gp__jw_bool(gp__jw *w, bool v)
+{
+    sep(w);
+    put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void gp__jw_null(gp__jw *w)
+{
+    sep(w);
+    put(w, "null", 4);
+}
+
+void gp__jw_raw(gp__jw *w, const char *json, size_t len)
+{
+    sep(w);
+    put(w, json, len);
+}
+
+void gp__jw_kv_str(gp__jw *w, const char *key, const char *s)
+{
+    gp__jw_key(w, key);
+    gp__jw_str(w, s);
+}
+
+void gp__jw_kv_int(gp__jw *w, const char *key, int64_t v)
+{
+    gp__jw_key(w, key);
+    gp__jw_int(w, v);
+}
+
+void gp__jw_kv_double(gp__jw *w, const char *key, double v)
+{
+    gp__jw_key(w, key);
+    gp__jw_double(w, v);
+}
+
+void gp__jw_kv_bool(gp__jw *w, const char *key, bool v)
+{
+    gp__jw_key(w, key);
+    gp__jw_bool(w, v);
+}
+
+gp_status gp__jw_flush(gp__jw *w)
+{
+    if (w->err || w->buf.len == 0)
+        return w->err;
+    if (w->fp) {
+        if (fwrite(w->buf.data, 1, w->buf.len, w->fp) != w->buf.len)
+            w->err = GP_EIO;
+    } else if (w->gz) {
+        if (gzwrite((gzFile)w->gz, w->buf.data, (unsigned)w->buf.len) != (int)w->buf.len)
+            w->err = GP_EIO;
+    } else {
+        return GP_OK; /* in-memory: keep */
+    }
+    w->buf.len = 0;
+    return w->err;
+}
+
+gp_status gp__jw_finish(gp__jw *w)
+{
+    gp__jw_flush(w);
+    gp__buf_free(&w->buf);
+    return w->err;
+}
+
+char *gp__jw_take(gp__jw *w, size_t *len)
+{
+    if (w->err) {
+        gp__buf_free(&w->buf);
+        return NULL;
+    }
+    if (gp__buf_terminate(&w->buf) != GP_OK)
+        return NULL;
+    char *s = w->buf.data;
+    if (len)
+        *len = w->buf.len;
+    memset(&w->buf, 0, sizeof w->buf);
+    return s;
+}

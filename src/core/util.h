@@ -1,0 +1,55 @@
+/* Internal helpers shared by every module: growable arrays, checked arithmetic, min/max.
+ * Internal (gp__ prefix); not installed. */
+#ifndef GP_CORE_UTIL_H
+#define GP_CORE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprof/core.h"
+
+#define GP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Grows *data (elements of elem bytes, capacity *cap) so it holds at least need elements, doubling.
+ * On failure *data and *cap are unchanged and GP_ENOMEM is returned. Large blocks are realloc'd,
+ * which glibc does with mremap: growing does not copy nor double the resident size. */
+gp_status gp__grow(void **data, size_t *cap, size_t elem, size_t need) GP_WARN_UNUSED;
+
+/* Appends one zeroed element to a (data, n, cap) triple and returns a pointer to it, or NULL when
+ * out of memory. Usage: `gp_event *e = GP_PUSH(t->events, t->n, t->cap);` */
+#define GP_PUSH(data, n, cap)                                                                      \
+    (((n) < (cap) || gp__grow((void **)&(data), &(cap), sizeof(*(data)), (n) + 1) == GP_OK)        \
+         ? memset(&(data)[(n)++], 0, sizeof(*(data)))                                              \
+         : NULL)
+
+/* A growable byte buffer with a size cap (0 = no cap). */
+typedef struct gp__buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    size_t max; /* appends beyond max fail with GP_ELIMIT */
+} gp__buf;
+
+gp_status gp__buf_append(gp__buf *b, const void *p, size_t n) GP_WARN_UNUSED;
+gp_status gp__buf_printf(gp__buf *b, const char *fmt, ...) GP_PRINTF(2, 3) GP_WARN_UNUSED;
+/* Ensures data is NUL-terminated (not counted in len). */
+gp_status gp__buf_terminate(gp__buf *b) GP_WARN_UNUSED;
+void gp__buf_free(gp__buf *b);
+
+/* 64-bit hash of bytes (wyhash-style mixing); stable across runs. */
+uint64_t gp__hash_bytes(const void *p, size_t n);
+static inline uint64_t gp__hash_u64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+#endif

@@ -1,0 +1,28 @@
+/* Internal state of a trace under construction, shared by model.c and the readers. */
+#ifndef GP_TRACE_MODEL_INTERNAL_H
+#define GP_TRACE_MODEL_INTERNAL_H
+
+#include "core/imap.h"
+#include "gpuprof/trace.h"
+
+/* One half of a flow arrow as read (ph s or f), paired by id when the read ends. */
+typedef struct gp__flow_point {
+    int64_t id;
+    gp_strid cat;
+    gp_strid name;
+    uint32_t track;
+    gp_ns ts;
+    uint8_t is_end;
+} gp__flow_point;
+
+typedef struct gp__trace_priv {
+    gp__imap track_index; /* hash(kind,pid,tid) -> track */
+    gp__flow_point *flow_points;
+    size_t n_flow_points, cap_flow_points;
+    bool sorted;
+} gp__trace_priv;
+
+/* Stable sort by (ts, longer first). */
+void gp__sort_events(gp_event *ev, size_t n);
+
+#endif

@@ -1,0 +1,173 @@
+/* Unit tests for src/core: string interning, JSON escaping, the int map, atomic files, gzip input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/atomic_file.h"
+#include "core/imap.h"
+#include "core/input.h"
+#include "core/json_writer.h"
+#include "core/strtab.h"
+
+static void strtab_interns_once(void **state)
+{
+    gp__strtab t;
+    assert_int_equal(gp__strtab_init(&t), GP_OK);
+    uint32_t a, b, c, e;
+    assert_int_equal(gp__strtab_intern(&t, "kernel_a", 8, &a), GP_OK);
+    assert_int_equal(gp__strtab_intern(&t, "kernel_b", 8, &b), GP_OK);
+    assert_int_equal(gp__strtab_intern(&t, "kernel_a", 8, &c), GP_OK);
+    assert_int_equal(gp__strtab_intern(&t, "", 0, &e), GP_OK);
+    assert_int_equal(a, c);
+    assert_int_not_equal(a, b);
+    assert_int_equal(e, 0);
+    assert_string_equal(gp__strtab_get(&t, a), "kernel_a");
+    assert_int_equal(gp__strtab_find(&t, "kernel_b", 8), b);
+    assert_int_equal(gp__strtab_find(&t, "nope", 4), 0);
+    /* Force several rehashes and check every id still resolves. */
+    char buf[32];
+    uint32_t ids[5000];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(buf, sizeof buf, "name-%d", i);
+        assert_int_equal(gp__strtab_intern(&t, buf, (size_t)n, &ids[i]), GP_OK);
+    }
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(buf, sizeof buf, "name-%d", i);
+        assert_int_equal(gp__strtab_find(&t, buf, (size_t)n), ids[i]);
+        assert_string_equal(gp__strtab_get(&t, ids[i]), buf);
+    }
+    gp__strtab_free(&t);
+}
+
+static void json_writer_escapes(void **state)
+{
+    gp__jw w;
+    gp__jw_init(&w, NULL);
+    w.html_safe = true;
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "name", "<script>alert(\"x\")</script>\n\x01&");
+    gp__jw_key(&w, "ts");
+    gp__jw_ns_as_us(&w, 1234567);
+    gp__jw_key(&w, "neg");
+    gp__jw_ns_as_us(&w, -5);
+    gp__jw_kv_double(&w, "nan", 0.0 / 0.0);
+    gp__jw_key(&w, "a");
+    gp__jw_arr_begin(&w);
+    gp__jw_int(&w, 1);
+    gp__jw_int(&w, -2);
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    size_t len;
+    char *s = gp__jw_take(&w, &len);
+    assert_non_null(s);
+    assert_string_equal(s,
+                        "{\"name\":\"\\u003cscript\\u003ealert(\\\"x\\\")\\u003c/script\\u003e\\n"
+                        "\\u0001\\u0026\",\"ts\":1234.567,\"neg\":-0.005,\"nan\":null,"
+                        "\"a\":[1,-2]}");
+    free(s);
+}
+
+static void imap_put_get(void **state)
+{
+    gp__imap m;
+    assert_int_equal(gp__imap_init(&m, 0), GP_OK);
+    for (int64_t k = -1000; k < 100000; k += 7)
+        assert_int_equal(gp__imap_put(&m, k, (uint64_t)(k * 3)), GP_OK);
+    uint64_t v;
+    for (int64_t k = -1000; k < 100000; k += 7) {
+        assert_true(gp__imap_get(&m, k, &v));
+        assert_int_equal(v, (uint64_t)(k * 3));
+    }
+    assert_false(gp__imap_get(&m, 1, &v));
+    assert_int_equal(gp__imap_put(&m, INT64_MIN, 1), GP_EINVAL);
+    gp__imap_free(&m);
+}
+
+static void atomic_file_replaces_or_keeps(void **state)
+{
+    char dir[] = "/tmp/gp_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    gp_error err;
+    assert_int_equal(gp__write_file_atomic(path, "first", 5, &err), GP_OK);
+    gp__afile f;
+    assert_int_equal(gp__afile_open(&f, path, &err), GP_OK);
+    fputs("partial", f.fp);
+    gp__afile_abort(&f); /* an aborted write leaves the old content */
+    FILE *fp = fopen(path, "r");
+    char buf[16] = {0};
+    assert_non_null(fp);
+    assert_int_equal(fread(buf, 1, sizeof buf - 1, fp), 5);
+    fclose(fp);
+    assert_string_equal(buf, "first");
+    assert_int_equal(gp__afile_open(&f, "/nonexistent-dir/x", &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir/x"));
+    unlink(path);
+    rmdir(dir);
+}
+
+static void input_reads_gzip_and_reports_truncation(void **state)
+{
+    char path[] = "/tmp/gp_gz_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    gzFile gz = gzopen(path, "wb");
+    char text[20000];
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = (char)('a' + (i * 7) % 26);
+    gzwrite(gz, text, sizeof text);
+    gzclose(gz);
+
+    gp__input in;
+    gp_error err;
+    char buf[4096];
+    size_t got, total = 0;
+    assert_int_equal(gp__input_open(&in, path, &err), GP_OK);
+    assert_true(in.compressed);
+    do {
+        assert_int_equal(gp__input_read(&in, buf, sizeof buf, &got, &err), GP_OK);
+        assert_memory_equal(buf, text + total, got);
+        total += got;
+    } while (got);
+    assert_int_equal(total, sizeof text);
+    gp__input_close(&in);
+
+    /* Truncate the compressed file: the reader must fail with a parse error, not return EOF. */
+    FILE *fp = fopen(path, "r+");
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fclose(fp);
+    assert_int_equal(truncate(path, size / 2), 0);
+    assert_int_equal(gp__input_open(&in, path, &err), GP_OK);
+    gp_status s;
+    do {
+        s = gp__input_read(&in, buf, sizeof buf, &got, &err);
+    } while (s == GP_OK && got);
+    assert_int_equal(s, GP_EPARSE);
+    assert_non_null(strstr(err.msg, "truncated"));
+    gp__input_close(&in);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(strtab_interns_once),
+        cmocka_unit_test(json_writer_escapes),
+        cmocka_unit_test(imap_put_get),
+        cmocka_unit_test(atomic_file_replaces_or_keeps),
+        cmocka_unit_test(input_reads_gzip_and_reports_truncation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
