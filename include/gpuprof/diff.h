@@ -1,0 +1,183 @@
+/* gpuprof diff: compare a base and a current set of runs (profiles or traces) per operation /
+ * kernel name and overall, with verdicts that respect noise.
+ *
+ * Each side is one or more runs (one gp_trace each). Events are grouped by (kind, name), the name
+ * optionally normalised (template arguments, auto-generated numbering). Every group gets per-side
+ * statistics (calls and total per run, mean / p50 / p95 per call, peak memory where present) and a
+ * verdict:
+ *   - one run on either side: the per-call duration distributions are compared;
+ *   - several runs on both sides: the per-run totals of the name are compared.
+ * The comparison is a two-sided Mann-Whitney U test (exact null distribution for small samples
+ * without ties, else the normal approximation with tie and continuity corrections), p-values
+ * adjusted over all tested names (Holm by default, Benjamini-Hochberg or none on request), plus a
+ * bootstrap confidence interval of the ratio of medians (seeded, deterministic). A change is a
+ * REGRESSION / IMPROVEMENT only when the adjusted p-value is below alpha AND the ratio of medians
+ * moved by at least the practical threshold in the same direction as the test's effect.
+ *
+ * A gp_diff owns its memory (names are copied); it does not keep pointers into the traces.
+ * Thread-safety: gp_diff_compute touches only its arguments; results are read-only. */
+#ifndef GPUPROF_DIFF_H
+#define GPUPROF_DIFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuprof/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gp_diff_type {
+    GP_DIFF_NO_CHANGE = 0,
+    GP_DIFF_IMPROVEMENT,
+    GP_DIFF_REGRESSION,
+    GP_DIFF_NEW,     /* present only in the current runs */
+    GP_DIFF_REMOVED, /* present only in the base runs */
+    GP_DIFF_TYPE_COUNT
+} gp_diff_type;
+
+/* "IMPROVEMENT", "REGRESSION", "NO_CHANGE", "NEW", "REMOVED". Never NULL. */
+GP_EXTERN const char *gp_diff_type_name(gp_diff_type type);
+
+typedef enum gp_diff_correction {
+    GP_DIFF_HOLM = 0, /* Holm step-down: controls the family-wise error rate */
+    GP_DIFF_BH,       /* Benjamini-Hochberg step-up: controls the false discovery rate */
+    GP_DIFF_NONE      /* no adjustment */
+} gp_diff_correction;
+
+/* Name normalisation flags (gp_diff_opts.normalize). */
+enum {
+    GP_DIFF_NORM_TEMPLATES = 1u << 0, /* "f<float, 4>(int)" -> "f<...>(int)" */
+    GP_DIFF_NORM_NUMBERS = 1u << 1,   /* a trailing digit run after '_' or '#' -> "N":
+                                         "triton_poi_fused_add_0" -> "triton_poi_fused_add_N" */
+};
+
+typedef struct gp_diff_opts {
+    double threshold; /* practical threshold as a fraction (default 0.05 = 5 %) */
+    double alpha;     /* significance level (default 0.05); the CI is at 1 - alpha */
+    gp_diff_correction correction;
+    uint32_t normalize; /* GP_DIFF_NORM_* */
+    uint32_t kinds;     /* mask of (1u << gp_event_kind); 0 = the default set (see docs) */
+    uint64_t seed;      /* bootstrap seed (default 1) */
+    uint32_t bootstrap; /* bootstrap resamples (default 2000; 0 = no CI) */
+} gp_diff_opts;
+
+/* Fills opts with the defaults above. */
+GP_EXTERN void gp_diff_opts_init(gp_diff_opts *opts);
+
+/* Writes the normalised form of name (flags GP_DIFF_NORM_*) into out (cap bytes, always
+ * NUL-terminated; truncated if needed). */
+GP_EXTERN void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t cap);
+
+typedef enum gp_diff_method {
+    GP_DIFF_TEST_NONE = 0, /* not tested (too few samples, or NEW / REMOVED) */
+    GP_DIFF_TEST_CALLS,    /* per-call durations, one run on a side */
+    GP_DIFF_TEST_RUNS      /* per-run values, several runs on both sides */
+} gp_diff_method;
+
+/* "none", "per-call", "per-run". */
+GP_EXTERN const char *gp_diff_method_name(gp_diff_method m);
+
+/* The statistical comparison behind one verdict. */
+typedef struct gp_diff_test {
+    gp_diff_method method;
+    uint64_t n_base, n_cur; /* samples on each side */
+    bool exact;             /* exact U distribution (else normal approximation) */
+    double u;               /* U statistic of the current sample (n_base*n_cur/2 = no shift) */
+    double p_value;         /* two-sided, unadjusted; NaN when not tested */
+    double p_adjusted;      /* after the multiple-comparison correction; NaN when not tested */
+    double ratio;           /* median(current) / median(base); NaN when base median is 0 */
+    double ci_lo, ci_hi;    /* bootstrap (1-alpha) CI of the ratio; NaN when not computed */
+    bool significant;       /* p_adjusted < alpha */
+} gp_diff_test;
+
+/* One side's statistics for a name. Per-run values are averages over the side's runs. */
+typedef struct gp_diff_side {
+    double calls;     /* calls per run */
+    double total;     /* ns per run */
+    double mean;      /* ns per call (all runs pooled) */
+    double p50, p95;  /* ns per call */
+    int64_t mem_peak; /* bytes (max "mem_peak_bytes" of the range args); -1 absent */
+} gp_diff_side;
+
+typedef struct gp_diff_row {
+    char *name; /* normalised name (owned by the gp_diff) */
+    gp_event_kind kind;
+    gp_diff_side base, cur;
+    double delta_ns;  /* cur.total - base.total (per run) */
+    double delta_pct; /* 100 * delta / base.total; NaN when base.total == 0 */
+    gp_diff_type type;
+    gp_diff_test test;
+} gp_diff_row;
+
+typedef enum gp_diff_metric_id {
+    GP_DIFF_M_TOTAL = 0, /* wall span of the run: first event start to last event end */
+    GP_DIFF_M_GPU,       /* summed kernel + memcpy + memset durations */
+    GP_DIFF_M_IDLE,      /* per device: GPU span minus the union of GPU work, summed */
+    GP_DIFF_M_PEAK_MEM,  /* bytes: max of allocator totals, memory counters, range peaks */
+    GP_DIFF_METRIC_COUNT
+} gp_diff_metric_id;
+
+typedef struct gp_diff_metric {
+    const char *name; /* "total_time", "gpu_time", "idle_time", "peak_memory" (static) */
+    const char *unit; /* "ns" or "bytes" (static) */
+    bool present;     /* measured on both sides */
+    double base, cur; /* median over the side's runs */
+    double delta, delta_pct;
+    /* Type by the same rule as names when tested (several runs on both sides); with one run on a
+     * side the metric is not tested (test.method NONE): type reflects the threshold alone and
+     * never counts as a significant regression. */
+    gp_diff_type type;
+    gp_diff_test test;
+} gp_diff_metric;
+
+typedef struct gp_diff {
+    gp_diff_opts opts;
+    size_t n_base_runs, n_cur_runs;
+    gp_diff_row *rows; /* sorted by delta_ns descending, then kind, then name */
+    size_t n_rows;
+    gp_diff_metric metrics[GP_DIFF_METRIC_COUNT];
+    double speedup;  /* base total_time / current total_time; NaN when unknown */
+    size_t n_tested; /* rows in the multiple-comparison family */
+    size_t n_by_type[GP_DIFF_TYPE_COUNT];
+    size_t n_significant_regressions; /* rows + tested metrics with type REGRESSION */
+} gp_diff;
+
+/* Compares base[0..n_base) with cur[0..n_cur) (each trace one run; both counts >= 1). opts may be
+ * NULL for defaults. On success *out is owned by the caller (gp_diff_free). Fails with GP_EINVAL
+ * (no runs on a side, threshold/alpha out of range; err says which) or GP_ENOMEM. */
+GP_EXTERN gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const *cur,
+                                    size_t n_cur, const gp_diff_opts *opts, gp_diff **out,
+                                    gp_error *err) GP_WARN_UNUSED;
+GP_EXTERN void gp_diff_free(gp_diff *d);
+
+/* ---- renderers (format a gp_diff; compute nothing) ------------------------------------------ */
+
+typedef struct gp_diff_render_opts {
+    size_t top_n;           /* rows per text table (default 10; 0 = all) */
+    int name_width;         /* text: width of the name column (default 48) */
+    const char *base_label; /* e.g. the base path(s); NULL -> "base" */
+    const char *cur_label;  /* NULL -> "current" */
+} gp_diff_render_opts;
+
+GP_EXTERN void gp_diff_render_opts_init(gp_diff_render_opts *o);
+
+/* Fixed-width text: summary, top-N regressions, top-N improvements, NEW / REMOVED, notes. */
+GP_EXTERN gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o,
+                                        FILE *fp) GP_WARN_UNUSED;
+/* JSON with every field (schema "gpuprof.diff/1"). */
+GP_EXTERN gp_status gp_diff_render_json(const gp_diff *d, const gp_diff_render_opts *o,
+                                        FILE *fp) GP_WARN_UNUSED;
+/* Self-contained HTML comparison page: summary and side-by-side bars per name. */
+GP_EXTERN gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o,
+                                        FILE *fp) GP_WARN_UNUSED;
+/* JUnit XML: one testcase per compared name; each significant regression is a failed case. */
+GP_EXTERN gp_status gp_diff_render_junit(const gp_diff *d, const gp_diff_render_opts *o,
+                                         FILE *fp) GP_WARN_UNUSED;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

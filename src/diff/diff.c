@@ -1,0 +1,660 @@
+/* gpuprof diff: grouping by (kind, normalised name), per-side statistics, verdicts and overall
+ * metrics. See include/gpuprof/diff.h for the contract and docs/internals/diff.md for the design.
+ */
+#include "gpuprof/diff.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+#include "core/util.h"
+#include "diff/diff_stats.h"
+
+#define DEFAULT_KINDS                                                                              \
+    ((1u << GP_EV_KERNEL) | (1u << GP_EV_MEMCPY) | (1u << GP_EV_MEMSET) | (1u << GP_EV_CPU_OP) |   \
+     (1u << GP_EV_USER_ANNOTATION) | (1u << GP_EV_RANGE))
+
+void gp_diff_opts_init(gp_diff_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->threshold = 0.05;
+    opts->alpha = 0.05;
+    opts->correction = GP_DIFF_HOLM;
+    opts->seed = 1;
+    opts->bootstrap = 2000;
+}
+
+const char *gp_diff_type_name(gp_diff_type type)
+{
+    static const char *const names[] = {"NO_CHANGE", "IMPROVEMENT", "REGRESSION", "NEW", "REMOVED"};
+    return (unsigned)type < GP_ARRAY_LEN(names) ? names[type] : "UNKNOWN";
+}
+
+const char *gp_diff_method_name(gp_diff_method m)
+{
+    switch (m) {
+    case GP_DIFF_TEST_CALLS:
+        return "per-call";
+    case GP_DIFF_TEST_RUNS:
+        return "per-run";
+    default:
+        return "none";
+    }
+}
+
+/* ---- name normalisation ------------------------------------------------------------------- */
+
+void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    size_t o = 0, n = strlen(name);
+    for (size_t i = 0; i < n && o + 1 < cap;) {
+        if ((flags & GP_DIFF_NORM_TEMPLATES) && name[i] == '<') {
+            /* Find the matching '>'; an unbalanced '<' (operator<) is copied as is. */
+            size_t depth = 0, j = i;
+            for (; j < n; j++) {
+                if (name[j] == '<')
+                    depth++;
+                else if (name[j] == '>' && --depth == 0)
+                    break;
+            }
+            if (j < n) {
+                const char *rep = "<...>";
+                for (size_t k = 0; rep[k] && o + 1 < cap; k++)
+                    out[o++] = rep[k];
+                i = j + 1;
+                continue;
+            }
+        }
+        out[o++] = name[i++];
+    }
+    out[o] = '\0';
+    if (flags & GP_DIFF_NORM_NUMBERS) {
+        size_t e = o;
+        while (e > 0 && out[e - 1] >= '0' && out[e - 1] <= '9')
+            e--;
+        if (e < o && e > 0 && (out[e - 1] == '_' || out[e - 1] == '#')) {
+            out[e] = 'N';
+            out[e + 1] = '\0';
+        }
+    }
+}
+
+/* ---- grouping ----------------------------------------------------------------------------- */
+
+typedef struct side_acc {
+    int64_t *durs;
+    size_t n, cap;
+    double *run_tot; /* per run of the side (calloc'd on first use) */
+    int64_t mem_peak;
+} side_acc;
+
+typedef struct dgroup {
+    char *name;
+    size_t len;
+    uint64_t hash;
+    gp_event_kind kind;
+    side_acc side[2];
+} dgroup;
+
+typedef struct gtable {
+    dgroup *g;
+    size_t n, cap;
+    uint32_t *slots; /* index + 1 */
+    size_t n_slots;
+} gtable;
+
+static gp_status gtable_grow(gtable *t)
+{
+    size_t ns = t->n_slots ? t->n_slots * 2 : 256;
+    uint32_t *slots = calloc(ns, sizeof *slots);
+    if (!slots)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = t->g[i].hash & (ns - 1);
+        while (slots[j])
+            j = (j + 1) & (ns - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = ns;
+    return GP_OK;
+}
+
+static uint64_t group_hash(gp_event_kind kind, const char *name, size_t len)
+{
+    return gp__hash_bytes(name, len) ^ ((uint64_t)(kind + 1) * 0x9E3779B97F4A7C15ULL);
+}
+
+/* Index + 1 of the group (kind, name), created when new; 0 when out of memory. */
+static uint32_t gtable_find(gtable *t, gp_event_kind kind, const char *name, size_t len)
+{
+    if ((t->n + 1) * 2 > t->n_slots && gtable_grow(t) != GP_OK)
+        return 0;
+    uint64_t h = group_hash(kind, name, len);
+    size_t j = h & (t->n_slots - 1);
+    for (uint32_t idx; (idx = t->slots[j]) != 0; j = (j + 1) & (t->n_slots - 1)) {
+        dgroup *g = &t->g[idx - 1];
+        if (g->hash == h && g->kind == kind && g->len == len && memcmp(g->name, name, len) == 0)
+            return idx;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    dgroup *g = GP_PUSH(t->g, t->n, t->cap);
+    if (!g) {
+        free(copy);
+        return 0;
+    }
+    g->name = copy;
+    g->len = len;
+    g->hash = h;
+    g->kind = kind;
+    g->side[0].mem_peak = g->side[1].mem_peak = -1;
+    t->slots[j] = (uint32_t)t->n;
+    return (uint32_t)t->n;
+}
+
+static void gtable_free(gtable *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->g[i].name);
+        for (int s = 0; s < 2; s++) {
+            free(t->g[i].side[s].durs);
+            free(t->g[i].side[s].run_tot);
+        }
+    }
+    free(t->g);
+    free(t->slots);
+}
+
+/* Value of a top-level integer field "key" in an args JSON object, or -1 when absent. */
+static int64_t args_int(const char *json, const char *key)
+{
+    if (!json)
+        return -1;
+    size_t kl = strlen(key);
+    for (const char *p = strstr(json, key); p; p = strstr(p + 1, key)) {
+        if (p == json || p[-1] != '"' || p[kl] != '"')
+            continue;
+        const char *q = p + kl + 1;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        if (*q != ':')
+            continue;
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        char *end;
+        long long v = strtoll(q, &end, 10);
+        if (end != q && v >= 0)
+            return (int64_t)v;
+    }
+    return -1;
+}
+
+static bool is_gpu_work(gp_event_kind k)
+{
+    return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
+}
+
+static bool has_duration(gp_event_kind k)
+{
+    return k != GP_EV_MEMORY && k != GP_EV_INSTANT && k != GP_EV_COUNTER;
+}
+
+/* ---- per-run overall values --------------------------------------------------------------- */
+
+typedef struct ival {
+    int32_t dev;
+    gp_ns a, b;
+} ival;
+
+static int cmp_ival(const void *x, const void *y)
+{
+    const ival *p = x, *q = y;
+    if (p->dev != q->dev)
+        return p->dev < q->dev ? -1 : 1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* vals[GP_DIFF_METRIC_COUNT]: -1 for absent. */
+static gp_status run_metrics(const gp_trace *t, double *vals)
+{
+    gp_ns s, e;
+    gp_trace_span(t, &s, &e);
+    vals[GP_DIFF_M_TOTAL] = gp_trace_event_count(t) ? (double)(e - s) : -1;
+    size_t n_iv = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        for (size_t i = 0; i < t->tracks[k].n_events; i++)
+            n_iv += is_gpu_work((gp_event_kind)t->tracks[k].events[i].kind);
+    ival *iv = n_iv ? malloc(n_iv * sizeof *iv) : NULL;
+    if (n_iv && !iv)
+        return GP_ENOMEM;
+    size_t m = 0;
+    gp_ns gpu = 0;
+    int64_t peak = -1;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            gp_event_kind kind = (gp_event_kind)ev->kind;
+            if (is_gpu_work(kind)) {
+                gpu += ev->dur;
+                iv[m].dev = tr->device >= 0 ? tr->device : (int32_t)tr->pid;
+                iv[m].a = ev->ts;
+                iv[m].b = ev->ts + ev->dur;
+                m++;
+            } else if (kind == GP_EV_MEMORY) {
+                const gp_mem_info *mi = gp_event_mem_info(t, ev);
+                if (mi && mi->total_allocated > peak)
+                    peak = mi->total_allocated;
+            } else if (kind == GP_EV_RANGE) {
+                int64_t v = args_int(gp_event_args_json(t, ev), "mem_peak_bytes");
+                if (v > peak)
+                    peak = v;
+            }
+        }
+    }
+    for (size_t i = 0; i < t->n_counters; i++) {
+        const char *series = gp_trace_str(t, t->counters[i].series);
+        if (strstr(series, "mem") && t->counters[i].value > (double)peak)
+            peak = (int64_t)t->counters[i].value;
+    }
+    vals[GP_DIFF_M_GPU] = m ? (double)gpu : -1;
+    vals[GP_DIFF_M_PEAK_MEM] = (double)peak;
+    if (m) {
+        qsort(iv, m, sizeof *iv, cmp_ival);
+        gp_ns idle = 0;
+        size_t i = 0;
+        while (i < m) {
+            int32_t dev = iv[i].dev;
+            gp_ns cur_end = iv[i].b;
+            for (i++; i < m && iv[i].dev == dev; i++) {
+                if (iv[i].a > cur_end)
+                    idle += iv[i].a - cur_end;
+                if (iv[i].b > cur_end)
+                    cur_end = iv[i].b;
+            }
+        }
+        vals[GP_DIFF_M_IDLE] = (double)idle;
+    } else {
+        vals[GP_DIFF_M_IDLE] = -1;
+    }
+    free(iv);
+    return GP_OK;
+}
+
+/* ---- verdicts ----------------------------------------------------------------------------- */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Smallest two-sided p-value an exact U test can reach with sizes (m, n): 2 / C(m+n, m). */
+static double min_p_value(size_t m, size_t n)
+{
+    double lc = lgamma((double)(m + n + 1)) - lgamma((double)(m + 1)) - lgamma((double)(n + 1));
+    double p = 2.0 * exp(-lc);
+    return p > 1 ? 1 : p;
+}
+
+/* Runs the test on sorted samples x (base) and y (current). Leaves method NONE when the sizes
+ * cannot reach significance at alpha even before any correction. */
+static gp_status run_test(const double *x, size_t nx, const double *y, size_t ny,
+                          gp_diff_method method, const gp_diff_opts *o, uint64_t seed,
+                          gp_diff_test *t)
+{
+    t->method = GP_DIFF_TEST_NONE;
+    t->n_base = nx;
+    t->n_cur = ny;
+    t->p_value = t->p_adjusted = NAN;
+    t->ci_lo = t->ci_hi = NAN;
+    double mx = gp__median_sorted(x, nx), my = gp__median_sorted(y, ny);
+    t->ratio = (nx && ny && mx > 0) ? my / mx : NAN;
+    if (nx == 0 || ny == 0 || min_p_value(nx, ny) >= o->alpha)
+        return GP_OK;
+    gp__mwu r;
+    gp_status st = gp__mwu_test(x, nx, y, ny, &r);
+    if (st != GP_OK)
+        return st;
+    t->method = method;
+    t->u = r.u;
+    t->exact = r.exact;
+    t->p_value = r.p;
+    return gp__boot_ratio_ci(x, nx, y, ny, o->bootstrap, o->alpha, seed, &t->ci_lo, &t->ci_hi);
+}
+
+static gp_diff_type verdict(const gp_diff_test *t, double threshold, bool require_sig)
+{
+    if (isnan(t->ratio))
+        return GP_DIFF_NO_CHANGE;
+    double half = (double)t->n_base * (double)t->n_cur / 2.0;
+    if (require_sig) {
+        if (t->method == GP_DIFF_TEST_NONE || !t->significant)
+            return GP_DIFF_NO_CHANGE;
+        if (t->ratio >= 1.0 + threshold && t->u > half)
+            return GP_DIFF_REGRESSION;
+        if (t->ratio <= 1.0 - threshold && t->u < half)
+            return GP_DIFF_IMPROVEMENT;
+        return GP_DIFF_NO_CHANGE;
+    }
+    if (t->ratio >= 1.0 + threshold)
+        return GP_DIFF_REGRESSION;
+    if (t->ratio <= 1.0 - threshold)
+        return GP_DIFF_IMPROVEMENT;
+    return GP_DIFF_NO_CHANGE;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const gp_diff_row *x = a, *y = b;
+    if (x->delta_ns != y->delta_ns)
+        return x->delta_ns > y->delta_ns ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void fill_side(gp_diff_side *s, side_acc *a, size_t n_runs)
+{
+    gp__stats st;
+    gp__stats_compute(a->durs, a->n, &st); /* sorts a->durs */
+    s->calls = (double)st.n / (double)n_runs;
+    s->total = (double)st.total / (double)n_runs;
+    s->mean = st.mean;
+    s->p50 = st.p50;
+    s->p95 = st.p95;
+    s->mem_peak = a->mem_peak;
+}
+
+static const char *const metric_names[GP_DIFF_METRIC_COUNT] = {"total_time", "gpu_time",
+                                                               "idle_time", "peak_memory"};
+static const char *const metric_units[GP_DIFF_METRIC_COUNT] = {"ns", "ns", "ns", "bytes"};
+
+/* Collects one run's events into the group table. memo caches name id -> group per kind. */
+static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t run, size_t n_runs,
+                             const gp_diff_opts *o, uint32_t mask)
+{
+    size_t n_str = gp_trace_str_count(t) + 1;
+    uint32_t *memo[GP_EV_KIND_COUNT] = {0};
+    gp_status st = GP_OK;
+    size_t cap = 4096;
+    char *norm = malloc(cap);
+    if (!norm)
+        return GP_ENOMEM;
+    for (size_t k = 0; st == GP_OK && k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            gp_event_kind kind = (gp_event_kind)ev->kind;
+            if (kind >= GP_EV_KIND_COUNT || !has_duration(kind) || !(mask & (1u << kind)))
+                continue;
+            if (!memo[kind] && !(memo[kind] = calloc(n_str, sizeof(uint32_t)))) {
+                st = GP_ENOMEM;
+                break;
+            }
+            uint32_t idx = ev->name < n_str ? memo[kind][ev->name] : 0;
+            if (!idx) {
+                const char *nm = gp_trace_str(t, ev->name);
+                size_t len = gp_trace_strlen(t, ev->name);
+                if (o->normalize) {
+                    if (len + 1 > cap) {
+                        char *bigger = realloc(norm, len + 1);
+                        if (!bigger) {
+                            st = GP_ENOMEM;
+                            break;
+                        }
+                        norm = bigger;
+                        cap = len + 1;
+                    }
+                    gp_diff_normalize_name(nm, o->normalize, norm, cap);
+                    nm = norm;
+                    len = strlen(norm);
+                }
+                idx = gtable_find(tab, kind, nm, len);
+                if (!idx) {
+                    st = GP_ENOMEM;
+                    break;
+                }
+                if (ev->name < n_str)
+                    memo[kind][ev->name] = idx;
+            }
+            side_acc *a = &tab->g[idx - 1].side[side];
+            int64_t *d = GP_PUSH(a->durs, a->n, a->cap);
+            if (!d || (!a->run_tot && !(a->run_tot = calloc(n_runs, sizeof(double))))) {
+                st = GP_ENOMEM;
+                break;
+            }
+            *d = ev->dur;
+            a->run_tot[run] += (double)ev->dur;
+            if (kind == GP_EV_RANGE) {
+                int64_t v = args_int(gp_event_args_json(t, ev), "mem_peak_bytes");
+                if (v > a->mem_peak)
+                    a->mem_peak = v;
+            }
+        }
+    }
+    for (int m = 0; m < GP_EV_KIND_COUNT; m++)
+        free(memo[m]);
+    free(norm);
+    return st;
+}
+
+gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const *cur, size_t n_cur,
+                          const gp_diff_opts *opts, gp_diff **out, gp_error *err)
+{
+    gp_diff_opts defaults;
+    if (!opts) {
+        gp_diff_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (n_base == 0 || n_cur == 0)
+        return gp_error_set(err, GP_EINVAL, "diff: no %s runs given",
+                            n_base == 0 ? "base" : "current");
+    if (!(opts->threshold >= 0 && opts->threshold < 10))
+        return gp_error_set(err, GP_EINVAL, "diff: threshold %g out of range [0, 10)",
+                            opts->threshold);
+    if (!(opts->alpha > 0 && opts->alpha < 1))
+        return gp_error_set(err, GP_EINVAL, "diff: alpha %g out of range (0, 1)", opts->alpha);
+    uint32_t mask = opts->kinds ? opts->kinds : DEFAULT_KINDS;
+
+    gp_status st = GP_ENOMEM;
+    gtable tab = {0};
+    double *mvals = NULL, *xs = NULL, *ys = NULL, *pv = NULL;
+    gp_diff *d = calloc(1, sizeof *d);
+    if (!d)
+        goto done;
+    d->opts = *opts;
+    d->n_base_runs = n_base;
+    d->n_cur_runs = n_cur;
+    bool per_run = n_base >= 2 && n_cur >= 2;
+
+    gp_trace *const *sides[2] = {base, cur};
+    size_t counts[2] = {n_base, n_cur};
+    for (int s = 0; s < 2; s++)
+        for (size_t r = 0; r < counts[s]; r++)
+            if ((st = collect_run(&tab, sides[s][r], s, r, counts[s], opts, mask)) != GP_OK)
+                goto done;
+    st = GP_ENOMEM;
+
+    /* Overall metrics per run. */
+    size_t n_all = n_base + n_cur;
+    if (!(mvals = malloc(n_all * GP_DIFF_METRIC_COUNT * sizeof *mvals)))
+        goto done;
+    for (size_t r = 0; r < n_all; r++) {
+        const gp_trace *t = r < n_base ? base[r] : cur[r - n_base];
+        if ((st = run_metrics(t, mvals + r * GP_DIFF_METRIC_COUNT)) != GP_OK)
+            goto done;
+    }
+    st = GP_ENOMEM;
+    size_t max_samples = n_all;
+    for (size_t i = 0; i < tab.n; i++)
+        for (int s = 0; s < 2; s++)
+            if (tab.g[i].side[s].n > max_samples)
+                max_samples = tab.g[i].side[s].n;
+    if (!(xs = malloc(max_samples * sizeof *xs)) || !(ys = malloc(max_samples * sizeof *ys)))
+        goto done;
+
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
+        gp_diff_metric *mt = &d->metrics[m];
+        mt->name = metric_names[m];
+        mt->unit = metric_units[m];
+        size_t nx = 0, ny = 0;
+        for (size_t r = 0; r < n_all; r++) {
+            double v = mvals[r * GP_DIFF_METRIC_COUNT + m];
+            if (v < 0)
+                continue;
+            if (r < n_base)
+                xs[nx++] = v;
+            else
+                ys[ny++] = v;
+        }
+        mt->present = nx == n_base && ny == n_cur;
+        mt->test.p_value = mt->test.p_adjusted = mt->test.ratio = NAN;
+        mt->test.ci_lo = mt->test.ci_hi = NAN;
+        mt->delta_pct = NAN;
+        if (!mt->present)
+            continue;
+        qsort(xs, nx, sizeof *xs, cmp_d);
+        qsort(ys, ny, sizeof *ys, cmp_d);
+        mt->base = gp__median_sorted(xs, nx);
+        mt->cur = gp__median_sorted(ys, ny);
+        mt->delta = mt->cur - mt->base;
+        mt->delta_pct = mt->base > 0 ? 100.0 * mt->delta / mt->base : NAN;
+        if (per_run) {
+            uint64_t seed = opts->seed ^ gp__hash_bytes(mt->name, strlen(mt->name));
+            if ((st = run_test(xs, nx, ys, ny, GP_DIFF_TEST_RUNS, opts, seed, &mt->test)) != GP_OK)
+                goto done;
+            st = GP_ENOMEM;
+        } else {
+            mt->test.n_base = nx;
+            mt->test.n_cur = ny;
+            mt->test.ratio = mt->base > 0 ? mt->cur / mt->base : NAN;
+        }
+    }
+    {
+        const gp_diff_metric *tt = &d->metrics[GP_DIFF_M_TOTAL];
+        d->speedup = (tt->present && tt->cur > 0) ? tt->base / tt->cur : NAN;
+    }
+
+    /* Rows. */
+    if (tab.n && !(d->rows = calloc(tab.n, sizeof *d->rows)))
+        goto done;
+    for (size_t i = 0; i < tab.n; i++) {
+        dgroup *g = &tab.g[i];
+        gp_diff_row *row = &d->rows[d->n_rows++];
+        row->name = g->name;
+        g->name = NULL; /* owned by the row now */
+        row->kind = g->kind;
+        fill_side(&row->base, &g->side[0], n_base);
+        fill_side(&row->cur, &g->side[1], n_cur);
+        row->delta_ns = row->cur.total - row->base.total;
+        row->delta_pct = row->base.total > 0 ? 100.0 * row->delta_ns / row->base.total : NAN;
+        size_t nx, ny;
+        gp_diff_method method;
+        if (per_run) {
+            nx = n_base;
+            ny = n_cur;
+            for (size_t r = 0; r < nx; r++)
+                xs[r] = g->side[0].run_tot ? g->side[0].run_tot[r] : 0;
+            for (size_t r = 0; r < ny; r++)
+                ys[r] = g->side[1].run_tot ? g->side[1].run_tot[r] : 0;
+            qsort(xs, nx, sizeof *xs, cmp_d);
+            qsort(ys, ny, sizeof *ys, cmp_d);
+            method = GP_DIFF_TEST_RUNS;
+        } else {
+            nx = g->side[0].n;
+            ny = g->side[1].n;
+            for (size_t k = 0; k < nx; k++) /* already sorted by fill_side */
+                xs[k] = (double)g->side[0].durs[k];
+            for (size_t k = 0; k < ny; k++)
+                ys[k] = (double)g->side[1].durs[k];
+            method = GP_DIFF_TEST_CALLS;
+        }
+        if (g->side[0].n == 0 || g->side[1].n == 0) {
+            row->type = g->side[0].n == 0 ? GP_DIFF_NEW : GP_DIFF_REMOVED;
+            row->test.method = GP_DIFF_TEST_NONE;
+            row->test.n_base = nx;
+            row->test.n_cur = ny;
+            row->test.p_value = row->test.p_adjusted = row->test.ratio = NAN;
+            row->test.ci_lo = row->test.ci_hi = NAN;
+            continue;
+        }
+        uint64_t seed = opts->seed ^ group_hash(row->kind, row->name, strlen(row->name));
+        if ((st = run_test(xs, nx, ys, ny, method, opts, seed, &row->test)) != GP_OK)
+            goto done;
+        st = GP_ENOMEM;
+    }
+
+    /* Multiple comparisons: rows form one family, the tested overall metrics another. */
+    if (d->n_rows && !(pv = malloc(d->n_rows * sizeof *pv)))
+        goto done;
+    for (size_t i = 0; i < d->n_rows; i++) {
+        pv[i] = d->rows[i].test.p_value;
+        if (!isnan(pv[i]))
+            d->n_tested++;
+    }
+    if ((st = gp__p_adjust(pv, d->n_rows, (int)opts->correction)) != GP_OK)
+        goto done;
+    for (size_t i = 0; i < d->n_rows; i++) {
+        gp_diff_row *row = &d->rows[i];
+        row->test.p_adjusted = pv[i];
+        row->test.significant = !isnan(pv[i]) && pv[i] < opts->alpha;
+        if (row->type != GP_DIFF_NEW && row->type != GP_DIFF_REMOVED)
+            row->type = verdict(&row->test, opts->threshold, true);
+        d->n_by_type[row->type]++;
+        if (row->type == GP_DIFF_REGRESSION)
+            d->n_significant_regressions++;
+    }
+    double mp[GP_DIFF_METRIC_COUNT];
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++)
+        mp[m] = d->metrics[m].test.p_value;
+    if ((st = gp__p_adjust(mp, GP_DIFF_METRIC_COUNT, (int)opts->correction)) != GP_OK)
+        goto done;
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
+        gp_diff_metric *mt = &d->metrics[m];
+        if (!mt->present)
+            continue;
+        mt->test.p_adjusted = mp[m];
+        mt->test.significant = !isnan(mp[m]) && mp[m] < opts->alpha;
+        bool tested = mt->test.method != GP_DIFF_TEST_NONE;
+        mt->type = verdict(&mt->test, opts->threshold, tested || per_run);
+        if (tested && mt->type == GP_DIFF_REGRESSION)
+            d->n_significant_regressions++;
+    }
+    if (d->n_rows > 1)
+        qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_rows);
+    st = GP_OK;
+    *out = d;
+    d = NULL;
+done:
+    if (st != GP_OK && err)
+        gp_error_set(err, st, "diff: %s", gp_strerror(st));
+    gtable_free(&tab);
+    free(mvals);
+    free(xs);
+    free(ys);
+    free(pv);
+    gp_diff_free(d);
+    return st;
+}
+
+void gp_diff_free(gp_diff *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n_rows; i++)
+        free(d->rows[i].name);
+    free(d->rows);
+    free(d);
+}

@@ -1,0 +1,328 @@
+/* Statistics behind gpuprof diff (see diff_stats.h and docs/internals/diff.md). */
+#include "diff/diff_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+
+/* ---- PRNG --------------------------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void gp__rng_seed(gp__rng *r, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t gp__rng_next(gp__rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double gp__rng_uniform(gp__rng *r)
+{
+    /* 53 random bits, shifted by half a step so the result is in (0, 1). */
+    return ((double)(gp__rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+double gp__rng_normal(gp__rng *r)
+{
+    double u1 = gp__rng_uniform(r), u2 = gp__rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+double gp__rng_gamma(gp__rng *r, double a)
+{
+    if (a < 1.0) {
+        double u = gp__rng_uniform(r);
+        return gp__rng_gamma(r, a + 1.0) * pow(u, 1.0 / a);
+    }
+    double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x = gp__rng_normal(r), v = 1.0 + c * x;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        double u = gp__rng_uniform(r);
+        if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
+    }
+}
+
+double gp__rng_beta(gp__rng *r, double a, double b)
+{
+    double x = gp__rng_gamma(r, a), y = gp__rng_gamma(r, b);
+    return x / (x + y);
+}
+
+/* ---- Mann-Whitney U ------------------------------------------------------------------------ */
+
+gp_status gp__mwu_exact_cdf(size_t m, size_t n, double u, double *out)
+{
+    if (m == 0 || n == 0) {
+        *out = u >= 0 ? 1.0 : 0.0;
+        return GP_OK;
+    }
+    /* The null distribution of U is symmetric in (m, n): iterate i over the larger size, keep
+     * arrays for every j up to the smaller. p(i,j,u) = j/(i+j) p(i,j-1,u-i) + i/(i+j) p(i-1,j,u):
+     * the largest of the i+j values is a y (adds i pairs) or an x. */
+    size_t a = m > n ? m : n, b = m > n ? n : m;
+    size_t stride = a * b + 1;
+    double *prev = calloc((b + 1) * stride, sizeof *prev);
+    double *curr = calloc((b + 1) * stride, sizeof *curr);
+    if (!prev || !curr) {
+        free(prev);
+        free(curr);
+        return GP_ENOMEM;
+    }
+    /* Row i = 0: U = 0 with probability 1 for every j. */
+    for (size_t j = 0; j <= b; j++)
+        prev[j * stride] = 1.0;
+    for (size_t i = 1; i <= a; i++) {
+        memset(curr, 0, (b + 1) * stride * sizeof *curr);
+        curr[0] = 1.0; /* j = 0 */
+        for (size_t j = 1; j <= b; j++) {
+            double py = (double)j / (double)(i + j), px = (double)i / (double)(i + j);
+            double *c = curr + j * stride;
+            const double *left = curr + (j - 1) * stride, *up = prev + j * stride;
+            size_t umax = i * j;
+            for (size_t k = 0; k <= umax; k++) {
+                double v = px * up[k];
+                if (k >= i)
+                    v += py * left[k - i];
+                c[k] = v;
+            }
+        }
+        double *t = prev;
+        prev = curr;
+        curr = t;
+    }
+    const double *dist = prev + b * stride;
+    double cdf = 0;
+    for (size_t k = 0; k <= a * b && (double)k <= u + 1e-9; k++)
+        cdf += dist[k];
+    free(prev);
+    free(curr);
+    *out = cdf > 1.0 ? 1.0 : cdf;
+    return GP_OK;
+}
+
+gp_status gp__mwu_test(const double *x, size_t nx, const double *y, size_t ny, gp__mwu *out)
+{
+    memset(out, 0, sizeof *out);
+    /* Merge the two sorted samples; each tie group gets its average rank. */
+    size_t i = 0, j = 0, rank = 0;
+    double ry = 0, tie_term = 0;
+    bool ties = false;
+    while (i < nx || j < ny) {
+        double v = (j >= ny || (i < nx && x[i] <= y[j])) ? x[i] : y[j];
+        size_t cx = 0, cy = 0;
+        while (i < nx && x[i] == v) {
+            i++;
+            cx++;
+        }
+        while (j < ny && y[j] == v) {
+            j++;
+            cy++;
+        }
+        size_t t = cx + cy;
+        double avg = (double)rank + ((double)t + 1.0) / 2.0;
+        ry += avg * (double)cy;
+        if (t > 1) {
+            ties = true;
+            tie_term += (double)t * (double)t * (double)t - (double)t;
+        }
+        rank += t;
+    }
+    double u = ry - (double)ny * ((double)ny + 1.0) / 2.0;
+    out->u = u;
+    double mn = (double)nx * (double)ny;
+    if (!ties && mn <= GP__MWU_EXACT_MAX) {
+        double lo, hi_c;
+        gp_status st = gp__mwu_exact_cdf(nx, ny, u, &lo);
+        if (st == GP_OK)
+            st = gp__mwu_exact_cdf(nx, ny, u - 1.0, &hi_c);
+        if (st != GP_OK)
+            return st;
+        double hi = 1.0 - hi_c; /* P(U >= u) */
+        double p = 2.0 * (lo < hi ? lo : hi);
+        out->p = p > 1.0 ? 1.0 : p;
+        out->exact = true;
+        return GP_OK;
+    }
+    double n = (double)(nx + ny);
+    double var = mn / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+    if (!(var > 0)) {
+        out->p = 1.0;
+        return GP_OK;
+    }
+    double dev = fabs(u - mn / 2.0) - 0.5; /* continuity correction */
+    if (dev < 0)
+        dev = 0;
+    out->p = erfc(dev / sqrt(var) / sqrt(2.0));
+    if (out->p > 1.0)
+        out->p = 1.0;
+    return GP_OK;
+}
+
+/* ---- bootstrap ----------------------------------------------------------------------------- */
+
+double gp__median_sorted(const double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n % 2)
+        return v[n / 2];
+    return 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static inline double quantile_draw(const double *v, size_t n, double u)
+{
+    size_t idx = (size_t)(u * (double)n);
+    return v[idx < n ? idx : n - 1];
+}
+
+double gp__boot_median(gp__rng *r, const double *v, size_t n)
+{
+    if (n == 1)
+        return v[0];
+    if (n % 2) {
+        size_t k = (n + 1) / 2;
+        double u = gp__rng_beta(r, (double)k, (double)(n + 1 - k));
+        return quantile_draw(v, n, u);
+    }
+    size_t k = n / 2;
+    double uk = gp__rng_beta(r, (double)k, (double)(n + 1 - k));
+    /* Given U_(k) = uk, the other n-k draws are uniform on (uk, 1): their minimum is U_(k+1). */
+    double w = gp__rng_beta(r, 1.0, (double)(n - k));
+    double uk1 = uk + (1.0 - uk) * w;
+    return 0.5 * (quantile_draw(v, n, uk) + quantile_draw(v, n, uk1));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+gp_status gp__boot_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, uint32_t b,
+                            double alpha, uint64_t seed, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (b == 0 || nx == 0 || ny == 0)
+        return GP_OK;
+    double *r = malloc((size_t)b * sizeof *r);
+    if (!r)
+        return GP_ENOMEM;
+    gp__rng rng;
+    gp__rng_seed(&rng, seed);
+    size_t k = 0;
+    for (uint32_t i = 0; i < b; i++) {
+        double mx = gp__boot_median(&rng, x, nx), my = gp__boot_median(&rng, y, ny);
+        if (mx > 0)
+            r[k++] = my / mx;
+    }
+    if (k * 2 >= b) {
+        qsort(r, k, sizeof *r, cmp_double);
+        *lo = gp__quantile_sorted_d(r, k, alpha / 2.0);
+        *hi = gp__quantile_sorted_d(r, k, 1.0 - alpha / 2.0);
+    }
+    free(r);
+    return GP_OK;
+}
+
+/* ---- multiple comparisons ------------------------------------------------------------------ */
+
+/* Stable sort of indices by p: insertion sort for small runs, merge sort otherwise. */
+static void sort_idx(size_t *idx, size_t *tmp, size_t n, const double *p)
+{
+    if (n < 2)
+        return;
+    if (n < 16) {
+        for (size_t i = 1; i < n; i++) {
+            size_t v = idx[i], j = i;
+            while (j > 0 && p[idx[j - 1]] > p[v]) {
+                idx[j] = idx[j - 1];
+                j--;
+            }
+            idx[j] = v;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    sort_idx(idx, tmp, h, p);
+    sort_idx(idx + h, tmp, n - h, p);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = p[idx[j]] < p[idx[i]] ? idx[j++] : idx[i++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+gp_status gp__p_adjust(double *p, size_t n, int method)
+{
+    if (method == 2 || n == 0)
+        return GP_OK;
+    size_t *idx = malloc(n * sizeof *idx), *tmp = malloc(n * sizeof *tmp);
+    if (!idx || !tmp) {
+        free(idx);
+        free(tmp);
+        return GP_ENOMEM;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(p[i]))
+            idx[m++] = i;
+    sort_idx(idx, tmp, m, p);
+    if (method == 0) {
+        /* Holm: adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)), 1-based. */
+        double run = 0;
+        for (size_t i = 0; i < m; i++) {
+            double v = (double)(m - i) * p[idx[i]];
+            if (v > 1)
+                v = 1;
+            if (v > run)
+                run = v;
+            p[idx[i]] = run;
+        }
+    } else {
+        /* Benjamini-Hochberg: adj_(i) = min_{j >= i} min(1, m p_(j) / j), 1-based. */
+        double run = 1.0;
+        for (size_t i = m; i-- > 0;) {
+            double v = (double)m * p[idx[i]] / (double)(i + 1);
+            if (v < run)
+                run = v;
+            p[idx[i]] = run;
+        }
+    }
+    free(idx);
+    free(tmp);
+    return GP_OK;
+}

@@ -1,0 +1,7 @@
+# The diff module's tests (included from tests/diff/CMakeLists.txt, or from src/diff while
+# tests/CMakeLists.txt does not list diff). Paths are absolute so either caller works.
+if(NOT TARGET PkgConfig::CMOCKA)
+  pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+endif()
+set(GP_DIFF_TEST_DIR ${CMAKE_SOURCE_DIR}/tests/diff)
+gp_add_test(test_diff ${GP_DIFF_TEST_DIR}/test_diff.c)
