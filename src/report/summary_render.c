@@ -133,8 +133,6 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
             row(fp, nw, &s->top[r], true);
         rule(fp, '=', width);
     }
-    if (!any)
-        fprintf(fp, "no timed events in the input\n");
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 
