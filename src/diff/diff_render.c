@@ -85,7 +85,7 @@ static const char *why_no_verdict(const gp_diff *d, const gp_diff_row *r)
 
 static void row_header(FILE *fp, int w)
 {
-    fprintf(fp, "%-*s %-9s %11s %11s %11s %12s %8s %9s %20s %8s %11s\n", w, "Name", "Kind",
+    fprintf(fp, "%-*s %-15s %11s %11s %11s %12s %8s %9s %20s %8s %11s\n", w, "Name", "Kind",
             "Calls b/c", "Base ms", "Cur ms", "Delta ms", "Delta%", "Median%", "CI of median%",
             "p(adj)", "n b/c");
 }
@@ -101,7 +101,7 @@ static void row_line(FILE *fp, const gp_diff_row *r, int w)
              (unsigned long long)r->test.n_cur);
     fmt_pct(med, sizeof med, isnan(r->test.ratio) ? NAN : 100.0 * (r->test.ratio - 1.0));
     fmt_pct(dp, sizeof dp, r->delta_pct);
-    fprintf(fp, "%-*s %-9s %11s %11.3f %11.3f %+12.3f %8s %9s %20s %8s %11s\n", w, name,
+    fprintf(fp, "%-*s %-15s %11s %11.3f %11.3f %+12.3f %8s %9s %20s %8s %11s\n", w, name,
             gp_event_kind_name(r->kind), calls, r->base.total / 1e6, r->cur.total / 1e6,
             r->delta_ns / 1e6, dp, med, ci, p, n);
 }
@@ -219,7 +219,7 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
     size_t shown = k < top ? k : top;
     fprintf(fp, "\nLARGEST CHANGES WITHOUT A VERDICT (%zu of %zu)\n", shown, k);
     if (shown) {
-        fprintf(fp, "%-*s %-9s %12s %8s %9s %8s  %s\n", w, "Name", "Kind", "Delta ms", "Delta%",
+        fprintf(fp, "%-*s %-15s %12s %8s %9s %8s  %s\n", w, "Name", "Kind", "Delta ms", "Delta%",
                 "Median%", "p(adj)", "Why");
         for (size_t i = 0; i < shown; i++) {
             const gp_diff_row *r = &d->rows[idx[i]];
@@ -228,8 +228,9 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
             fmt_pct(dp, sizeof dp, r->delta_pct);
             fmt_pct(med, sizeof med, isnan(r->test.ratio) ? NAN : 100.0 * (r->test.ratio - 1.0));
             fmt_p(p, sizeof p, r->test.p_adjusted);
-            fprintf(fp, "%-*s %-9s %+12.3f %8s %9s %8s  %s\n", w, name, gp_event_kind_name(r->kind),
-                    r->delta_ns / 1e6, dp, med, p, why_no_verdict(d, r));
+            fprintf(fp, "%-*s %-15s %+12.3f %8s %9s %8s  %s\n", w, name,
+                    gp_event_kind_name(r->kind), r->delta_ns / 1e6, dp, med, p,
+                    why_no_verdict(d, r));
         }
     }
     fprintf(fp, "\nNotes: totals are per run; Median%% is the change of the per-call median "

@@ -81,29 +81,28 @@ double gp__rng_beta(gp__rng *r, double a, double b)
 
 /* ---- Mann-Whitney U ------------------------------------------------------------------------ */
 
-gp_status gp__mwu_exact_cdf(size_t m, size_t n, double u, double *out)
+/* The exact null distribution (pmf) of U for sizes (m, n) without ties, in a new array of
+ * m*n+1 doubles (caller frees); NULL when out of memory. */
+static double *mwu_exact_pmf(size_t m, size_t n)
 {
-    if (m == 0 || n == 0) {
-        *out = u >= 0 ? 1.0 : 0.0;
-        return GP_OK;
-    }
-    /* The null distribution of U is symmetric in (m, n): iterate i over the larger size, keep
-     * arrays for every j up to the smaller. p(i,j,u) = j/(i+j) p(i,j-1,u-i) + i/(i+j) p(i-1,j,u):
-     * the largest of the i+j values is a y (adds i pairs) or an x. */
+    /* The distribution is symmetric in (m, n): iterate i over the larger size, keep arrays for
+     * every j up to the smaller. p(i,j,u) = j/(i+j) p(i,j-1,u-i) + i/(i+j) p(i-1,j,u): the largest
+     * of the i+j values is a y (adding i pairs) or an x. Cost about (m n)^2 / 4. */
     size_t a = m > n ? m : n, b = m > n ? n : m;
     size_t stride = a * b + 1;
     double *prev = calloc((b + 1) * stride, sizeof *prev);
     double *curr = calloc((b + 1) * stride, sizeof *curr);
-    if (!prev || !curr) {
+    double *pmf = malloc(stride * sizeof *pmf);
+    if (!prev || !curr || !pmf) {
         free(prev);
         free(curr);
-        return GP_ENOMEM;
+        free(pmf);
+        return NULL;
     }
     /* Row i = 0: U = 0 with probability 1 for every j. */
     for (size_t j = 0; j <= b; j++)
         prev[j * stride] = 1.0;
     for (size_t i = 1; i <= a; i++) {
-        memset(curr, 0, (b + 1) * stride * sizeof *curr);
         curr[0] = 1.0; /* j = 0 */
         for (size_t j = 1; j <= b; j++) {
             double py = (double)j / (double)(i + j), px = (double)i / (double)(i + j);
@@ -111,8 +110,9 @@ gp_status gp__mwu_exact_cdf(size_t m, size_t n, double u, double *out)
             const double *left = curr + (j - 1) * stride, *up = prev + j * stride;
             size_t umax = i * j;
             for (size_t k = 0; k <= umax; k++) {
-                double v = px * up[k];
-                if (k >= i)
+                /* up[] is defined up to (i-1)*j, left[] up to i*(j-1); beyond, zero. */
+                double v = k <= (i - 1) * j ? px * up[k] : 0.0;
+                if (k >= i && k - i <= i * (j - 1))
                     v += py * left[k - i];
                 c[k] = v;
             }
@@ -121,12 +121,25 @@ gp_status gp__mwu_exact_cdf(size_t m, size_t n, double u, double *out)
         prev = curr;
         curr = t;
     }
-    const double *dist = prev + b * stride;
-    double cdf = 0;
-    for (size_t k = 0; k <= a * b && (double)k <= u + 1e-9; k++)
-        cdf += dist[k];
+    memcpy(pmf, prev + b * stride, stride * sizeof *pmf);
     free(prev);
     free(curr);
+    return pmf;
+}
+
+gp_status gp__mwu_exact_cdf(size_t m, size_t n, double u, double *out)
+{
+    if (m == 0 || n == 0) {
+        *out = u >= 0 ? 1.0 : 0.0;
+        return GP_OK;
+    }
+    double *pmf = mwu_exact_pmf(m, n);
+    if (!pmf)
+        return GP_ENOMEM;
+    double cdf = 0;
+    for (size_t k = 0; k <= m * n && (double)k <= u + 1e-9; k++)
+        cdf += pmf[k];
+    free(pmf);
     *out = cdf > 1.0 ? 1.0 : cdf;
     return GP_OK;
 }
@@ -162,13 +175,17 @@ gp_status gp__mwu_test(const double *x, size_t nx, const double *y, size_t ny, g
     out->u = u;
     double mn = (double)nx * (double)ny;
     if (!ties && mn <= GP__MWU_EXACT_MAX) {
-        double lo, hi_c;
-        gp_status st = gp__mwu_exact_cdf(nx, ny, u, &lo);
-        if (st == GP_OK)
-            st = gp__mwu_exact_cdf(nx, ny, u - 1.0, &hi_c);
-        if (st != GP_OK)
-            return st;
-        double hi = 1.0 - hi_c; /* P(U >= u) */
+        double *pmf = mwu_exact_pmf(nx, ny);
+        if (!pmf)
+            return GP_ENOMEM;
+        double lo = 0, hi = 0; /* P(U <= u), P(U >= u) */
+        for (size_t k = 0; k <= nx * ny; k++) {
+            if ((double)k <= u + 1e-9)
+                lo += pmf[k];
+            if ((double)k >= u - 1e-9)
+                hi += pmf[k];
+        }
+        free(pmf);
         double p = 2.0 * (lo < hi ? lo : hi);
         out->p = p > 1.0 ? 1.0 : p;
         out->exact = true;

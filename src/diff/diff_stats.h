@@ -33,7 +33,7 @@ typedef struct gp__mwu {
 } gp__mwu;
 
 /* Exact p-values are used when there are no ties and n_x * n_y is at most this. */
-#define GP__MWU_EXACT_MAX 1000
+#define GP__MWU_EXACT_MAX 400
 
 /* Tests y against x; both arrays must be sorted ascending (doubles). nx, ny >= 1.
  * GP_ENOMEM when the exact distribution's scratch space cannot be allocated. */

@@ -5,3 +5,6 @@ if(NOT TARGET PkgConfig::CMOCKA)
 endif()
 set(GP_DIFF_TEST_DIR ${CMAKE_SOURCE_DIR}/tests/diff)
 gp_add_test(test_diff ${GP_DIFF_TEST_DIR}/test_diff.c)
+# The CI example (examples/profiles/ci_example.sh) against the freshly built CLI.
+add_test(NAME diff_ci_example
+  COMMAND sh ${CMAKE_SOURCE_DIR}/examples/profiles/ci_example.sh $<TARGET_FILE:gpuprof_cli>)
