@@ -291,7 +291,7 @@ int gp__cmd_diff(int argc, char **argv)
             break;
         case 't': {
             double pct;
-            if (!parse_double("--threshold", optarg, 0, 1000, &pct))
+            if (!parse_double("--threshold", optarg, 0, 999, &pct))
                 goto done;
             dopts.threshold = pct / 100.0;
             break;

@@ -8,3 +8,6 @@ gp_add_test(test_diff ${GP_DIFF_TEST_DIR}/test_diff.c)
 # The CI example (examples/profiles/ci_example.sh) against the freshly built CLI.
 add_test(NAME diff_ci_example
   COMMAND sh ${CMAKE_SOURCE_DIR}/examples/profiles/ci_example.sh $<TARGET_FILE:gpuprof_cli>)
+# Integration test of the command line (input forms, options, output files, exit codes).
+add_test(NAME test_diff_cli
+  COMMAND sh ${GP_DIFF_TEST_DIR}/test_diff_cli.sh $<TARGET_FILE:gpuprof_cli> ${CMAKE_SOURCE_DIR})

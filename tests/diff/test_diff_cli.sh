@@ -1,0 +1,70 @@
+#!/bin/sh
+# Integration test of the `gpuprof diff` command line: input forms, options, outputs, exit codes.
+# usage: test_diff_cli.sh GPUPROF SOURCE_DIR
+set -u
+gp=$1
+src=$2
+prof=$src/examples/profiles
+out=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-diff-cli.XXXXXX") || exit 1
+trap 'rm -rf "$out"' EXIT
+fails=0
+check() { # check EXPECTED_RC DESCRIPTION -- command...
+    want=$1
+    what=$2
+    shift 3
+    "$@" >"$out/stdout" 2>"$out/stderr"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL: $what: exit $got, expected $want" >&2
+        sed 's/^/  stderr: /' "$out/stderr" >&2
+        fails=$((fails + 1))
+    fi
+}
+
+check 0 "--help" -- "$gp" diff --help
+grep -q "fail-on-regression" "$out/stdout" || { echo "FAIL: --help text" >&2; fails=$((fails + 1)); }
+check 2 "no inputs" -- "$gp" diff
+check 2 "one input" -- "$gp" diff "$prof/base.json"
+check 2 "three positionals without --" -- "$gp" diff "$prof/base.json" "$prof/base.json" "$prof/current.json"
+check 2 "unknown option" -- "$gp" diff --bogus "$prof/base.json" "$prof/current.json"
+check 2 "bad threshold" -- "$gp" diff -t abc "$prof/base.json" "$prof/current.json"
+check 2 "bad alpha" -- "$gp" diff --alpha 2 "$prof/base.json" "$prof/current.json"
+check 2 "bad correction" -- "$gp" diff --correction bonferroni "$prof/base.json" "$prof/current.json"
+check 2 "bad kind" -- "$gp" diff -k nonsense "$prof/base.json" "$prof/current.json"
+check 2 "bad normalize" -- "$gp" diff --normalize everything "$prof/base.json" "$prof/current.json"
+check 2 "missing file" -- "$gp" diff "$prof/base.json" "$out/nope.json"
+grep -q "nope.json" "$out/stderr" || { echo "FAIL: missing-file message names the file" >&2; fails=$((fails + 1)); }
+printf '{"traceEvents": [ {"ph":"X", "name": 12' >"$out/broken.json"
+check 2 "malformed file" -- "$gp" diff "$prof/base.json" "$out/broken.json"
+check 2 "output in a missing directory" -- "$gp" diff -o "$out/no/such/dir/x.txt" "$prof/base.json" "$prof/current.json"
+
+# Without --fail-on-regression a regression still exits 0.
+check 0 "regression without gate" -- "$gp" diff "$prof/base.json" "$prof/current.json"
+grep -q "^TOP REGRESSIONS (1)" "$out/stdout" || { echo "FAIL: text report" >&2; fails=$((fails + 1)); }
+# The three input forms agree.
+"$gp" diff --json "$prof/base.json" "$prof/current.json" >"$out/a.json"
+"$gp" diff --json "$prof/base.json" -- "$prof/current.json" >"$out/b.json"
+"$gp" diff --json --base "$prof/base.json" --current "$prof/current.json" >"$out/c.json"
+cmp -s "$out/a.json" "$out/b.json" || { echo "FAIL: -- form differs" >&2; fails=$((fails + 1)); }
+cmp -s "$out/a.json" "$out/c.json" || { echo "FAIL: --base/--current form differs" >&2; fails=$((fails + 1)); }
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="gpuprof.diff/1"; assert d["summary"]["significant_regressions"]==1' "$out/a.json" ||
+    { echo "FAIL: JSON output" >&2; fails=$((fails + 1)); }
+# Several runs per side: two copies of each profile -> per-run tests (2 vs 2 cannot reach 0.05).
+mkdir "$out/b" "$out/c"
+cp "$prof/base.json" "$out/b/r1.json"; cp "$prof/base.json" "$out/b/r2.json"
+cp "$prof/current.json" "$out/c/r1.json"; cp "$prof/current.json" "$out/c/r2.json"
+check 0 "directories, too few runs to test" -- "$gp" diff --fail-on-regression --json "$out/b" "$out/c"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["base_runs"]==2 and d["current_runs"]==2; r=[x for x in d["rows"] if x["name"]=="backward"][0]; assert r["test"]["method"]=="none" and r["test"]["n_base"]==2, r' "$out/stdout" ||
+    { echo "FAIL: directory runs" >&2; fails=$((fails + 1)); }
+# -o, --html, --junit write files; --threshold 50 hides the +16 % regression.
+check 0 "files" -- "$gp" diff -o "$out/r.txt" --html "$out/r.html" --junit "$out/r.xml" "$prof/base.json" "$prof/current.json"
+[ -s "$out/r.txt" ] && [ -s "$out/r.html" ] && [ -s "$out/r.xml" ] || { echo "FAIL: output files" >&2; fails=$((fails + 1)); }
+[ ! -s "$out/stdout" ] || { echo "FAIL: -o still wrote stdout" >&2; fails=$((fails + 1)); }
+check 0 "high threshold" -- "$gp" diff --fail-on-regression -t 50 "$prof/base.json" "$prof/current.json"
+check 1 "gate" -- "$gp" diff --fail-on-regression --correction bh --normalize all -k range "$prof/base.json" "$prof/current.json"
+
+if [ "$fails" -ne 0 ]; then
+    echo "$fails check(s) failed" >&2
+    exit 1
+fi
+echo "test_diff_cli: OK"
