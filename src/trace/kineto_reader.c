@@ -1192,12 +1192,16 @@ static uint32_t get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t ti
  * interned strings. */
 static uint32_t get_string_track(reader *r, const ev_fields *f)
 {
-    gp_strid ps = f->pid.is_str && !f->pid.numeric ? intern(r, f->pid.s, f->pid.len) : 0;
-    gp_strid ts = f->tid.is_str && !f->tid.numeric ? intern(r, f->tid.s, f->tid.len) : 0;
-    int64_t pid = ps ? -(int64_t)ps - 1 : f->pid.num;
-    int64_t tid = ts ? -(int64_t)ts - 1 : f->tid.num;
+    bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
+    gp_strid ps = pstr ? intern(r, f->pid.s, f->pid.len) : 0;
+    gp_strid ts = tstr ? intern(r, f->tid.s, f->tid.len) : 0;
+    /* String ids map to negative keys so they cannot collide with numeric pids/tids. */
+    int64_t pid = pstr ? -(int64_t)ps - 1 : f->pid.num;
+    int64_t tid = tstr ? -(int64_t)ts - 1 : f->tid.num;
     uint32_t idx = get_track(r, GP_TRACK_OTHER, pid, tid);
     gp_track *tr = &r->t->tracks[idx];
+    tr->pid_is_str = pstr;
+    tr->tid_is_str = tstr;
     tr->pid_str = ps;
     tr->tid_str = ts;
     return idx;
@@ -1514,6 +1518,8 @@ static const char *parse_event(reader *r, const char *p)
                 if (*p != '-' && (*p < '0' || *p > '9')) {
                     if (*p == '\0')
                         at_nul(r, p, "a number");
+                    if (*p == 'N' || *p == 'I')
+                        fail_at(r, p, "field \"ts\": NaN or Infinity is not a valid JSON number");
                     fail_at(r, p, "field \"ts\": expected a number");
                 }
                 p = parse_us_ns(r, p, &f.ts);
@@ -1549,6 +1555,8 @@ static const char *parse_event(reader *r, const char *p)
                 if (*p != '-' && (*p < '0' || *p > '9')) {
                     if (*p == '\0')
                         at_nul(r, p, "a number");
+                    if (*p == 'N' || *p == 'I')
+                        fail_at(r, p, "field \"dur\": NaN or Infinity is not a valid JSON number");
                     if (*p == 'n') { /* null */
                         p = skip_literal(r, p, "null");
                         goto next;
