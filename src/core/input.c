@@ -63,6 +63,8 @@ void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char 
 gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
 {
     *got = 0;
+    if (in->max_read && cap > in->max_read)
+        cap = in->max_read;
     if (in->mem) {
         size_t n = in->mem_len - in->mem_pos;
         if (n > cap)

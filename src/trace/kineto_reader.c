@@ -1498,8 +1498,11 @@ static const char *parse_event(reader *r, const char *p)
             if (k[0] == 'p' && k[1] == 'h') {
                 const char *s;
                 size_t l;
-                if (*p != '"')
+                if (*p != '"') {
+                    if (*p == '\0')
+                        at_nul(r, p, "a string");
                     fail_at(r, p, "field \"ph\": expected a string");
+                }
                 p = parse_string(r, p, &s, &l, NULL);
                 f.ph = l ? s[0] : 0;
                 goto next;
@@ -1607,6 +1610,8 @@ static const char *parse_event(reader *r, const char *p)
 
 static const char *parse_device_props(reader *r, const char *p)
 {
+    /* This member may be parsed again after a refill: start from no devices each time. */
+    r->t->n_devices = 0;
     p = skip_ws(p);
     if (*p != '[')
         return skip_value(r, p);
@@ -2098,7 +2103,15 @@ gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **o
 gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
                                const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
+    return gp__trace_read_buffer_pieces(data, len, name, opts, 0, out, err);
+}
+
+gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,
+                                       const gp_read_opts *opts, size_t piece, gp_trace **out,
+                                       gp_error *err)
+{
     gp__input in;
     gp__input_open_mem(&in, data, len, name);
+    in.max_read = piece;
     return gp__trace_read_input(&in, opts, out, err);
 }
