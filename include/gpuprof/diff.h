@@ -62,6 +62,8 @@ typedef struct gp_diff_opts {
     uint32_t kinds;     /* mask of (1u << gp_event_kind); 0 = the default set (see docs) */
     uint64_t seed;      /* bootstrap seed (default 1) */
     uint32_t bootstrap; /* bootstrap resamples (default 2000; 0 = no CI) */
+    bool analyze; /* run gpuprof analyze on both sides for the kernel-type / temporal breakdown
+                     deltas and the changes in findings (default true; needs GPU work) */
 } gp_diff_opts;
 
 /* Fills opts with the defaults above. */
@@ -133,6 +135,33 @@ typedef struct gp_diff_metric {
     gp_diff_test test;
 } gp_diff_metric;
 
+/* One line of a breakdown compared between the sides: a temporal component ("idle", "compute",
+ * "non_compute") or a kernel-type overlap state ("COMPUTATION overlapping COMMUNICATION"). Times
+ * are per run (averaged over the side's runs); shares are of the side's total for the table. */
+typedef struct gp_diff_share {
+    char label[96];
+    double base_ns, cur_ns;
+    double base_pct, cur_pct; /* 0..100; the change is reported in percentage points */
+} gp_diff_share;
+
+typedef enum gp_diff_finding_change {
+    GP_DIFF_FINDING_NEW = 0,  /* the rule fires on the current runs only */
+    GP_DIFF_FINDING_RESOLVED, /* the rule fired on the base runs only */
+    GP_DIFF_FINDING_PERSISTS  /* both */
+} gp_diff_finding_change;
+
+/* "NEW", "RESOLVED", "PERSISTS". */
+GP_EXTERN const char *gp_diff_finding_change_name(gp_diff_finding_change c);
+
+/* An analyze finding (bottleneck rule) compared between the sides, by rule id. */
+typedef struct gp_diff_finding {
+    char rule[48];   /* analyze's stable rule id ("launch_bound", ...) */
+    char title[160]; /* the current side's title (the base side's for RESOLVED) */
+    gp_diff_finding_change change;
+    double base_gain_ns, cur_gain_ns; /* estimated recoverable time per run, 0 when absent */
+    const char *suggestion;           /* analyze's static text */
+} gp_diff_finding;
+
 typedef struct gp_diff {
     gp_diff_opts opts;
     size_t n_base_runs, n_cur_runs;
@@ -143,6 +172,16 @@ typedef struct gp_diff {
     size_t n_tested; /* rows in the multiple-comparison family */
     size_t n_by_type[GP_DIFF_TYPE_COUNT];
     size_t n_significant_regressions; /* rows + tested metrics with type REGRESSION */
+
+    /* From gpuprof analyze, when opts.analyze and both sides have GPU work (else analyzed is
+     * false and analyze_note says why). No statistical test: descriptive deltas. */
+    bool analyzed;
+    char analyze_note[160];
+    gp_diff_share temporal[3]; /* idle, compute, non_compute: share of the GPU kernel time */
+    gp_diff_share *types;      /* kernel-type overlap states, by current time descending */
+    size_t n_types;
+    gp_diff_finding *findings; /* NEW first, then RESOLVED, then PERSISTS; by gain within */
+    size_t n_findings;
 } gp_diff;
 
 /* Compares base[0..n_base) with cur[0..n_cur) (each trace one run; both counts >= 1). opts may be

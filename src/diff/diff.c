@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/stats.h"
+#include "gpuprof/analyze.h"
 #include "core/util.h"
 #include "diff/diff_stats.h"
 
@@ -23,6 +24,19 @@ void gp_diff_opts_init(gp_diff_opts *opts)
     opts->correction = GP_DIFF_HOLM;
     opts->seed = 1;
     opts->bootstrap = 2000;
+    opts->analyze = true;
+}
+
+const char *gp_diff_finding_change_name(gp_diff_finding_change c)
+{
+    switch (c) {
+    case GP_DIFF_FINDING_NEW:
+        return "NEW";
+    case GP_DIFF_FINDING_RESOLVED:
+        return "RESOLVED";
+    default:
+        return "PERSISTS";
+    }
 }
 
 const char *gp_diff_type_name(gp_diff_type type)
@@ -450,6 +464,162 @@ static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t ru
     return st;
 }
 
+/* ---- analyze deltas ----------------------------------------------------------------------- */
+
+static bool side_has_gpu(gp_trace *const *runs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gp_trace_has_gpu(runs[i]))
+            return true;
+    return false;
+}
+
+static gp_diff_share *find_share(gp_diff_share *v, size_t n, const char *label)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].label, label) == 0)
+            return &v[i];
+    return NULL;
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+    const gp_diff_share *x = a, *y = b;
+    if (x->cur_ns != y->cur_ns)
+        return x->cur_ns > y->cur_ns ? -1 : 1;
+    if (x->base_ns != y->base_ns)
+        return x->base_ns > y->base_ns ? -1 : 1;
+    return strcmp(x->label, y->label);
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+    const gp_diff_finding *x = a, *y = b;
+    if (x->change != y->change)
+        return x->change < y->change ? -1 : 1;
+    double gx = GP_MAX(x->cur_gain_ns, x->base_gain_ns),
+           gy = GP_MAX(y->cur_gain_ns, y->base_gain_ns);
+    if (gx != gy)
+        return gx > gy ? -1 : 1;
+    return strcmp(x->rule, y->rule);
+}
+
+/* Runs gp_analyze_job on both sides (each side's runs as the ranks of one job) and fills the
+ * breakdown and finding deltas of d. */
+static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
+                               gp_trace *const *cur, size_t n_cur, gp_error *err)
+{
+    if (!side_has_gpu(base, n_base) || !side_has_gpu(cur, n_cur)) {
+        snprintf(d->analyze_note, sizeof d->analyze_note,
+                 "no GPU work on the %s side: kernel-type and temporal breakdowns not compared",
+                 side_has_gpu(base, n_base) ? "current" : "base");
+        return GP_OK;
+    }
+    gp_analysis *an[2] = {NULL, NULL};
+    gp_trace *const *runs[2] = {base, cur};
+    size_t counts[2] = {n_base, n_cur};
+    gp_status st = GP_OK;
+    for (int s = 0; s < 2 && st == GP_OK; s++) {
+        gp_job job = {(gp_trace **)runs[s], counts[s], false};
+        st = gp_analyze_job(&job, NULL, &an[s], err);
+    }
+    if (st != GP_OK)
+        goto done;
+    /* Temporal: time-weighted over the runs with GPU work. */
+    static const char *const tl[3] = {"idle", "compute", "non_compute"};
+    for (int s = 0; s < 2; s++) {
+        double sum[3] = {0, 0, 0}, kt = 0;
+        size_t valid = 0;
+        for (size_t r = 0; r < an[s]->n_ranks; r++) {
+            const gp_temporal *t = &an[s]->ranks[r].temporal;
+            if (!t->valid)
+                continue;
+            valid++;
+            sum[0] += (double)t->idle;
+            sum[1] += (double)t->compute;
+            sum[2] += (double)t->non_compute;
+            kt += (double)t->kernel_time;
+        }
+        for (int k = 0; k < 3; k++) {
+            gp_diff_share *sh = &d->temporal[k];
+            snprintf(sh->label, sizeof sh->label, "%s", tl[k]);
+            double per_run = valid ? sum[k] / (double)valid : 0;
+            double pct = kt > 0 ? 100.0 * sum[k] / kt : NAN;
+            if (s == 0) {
+                sh->base_ns = per_run;
+                sh->base_pct = pct;
+            } else {
+                sh->cur_ns = per_run;
+                sh->cur_pct = pct;
+            }
+        }
+    }
+    /* Kernel-type overlap states, matched by label. */
+    size_t cap = an[0]->n_types + an[1]->n_types;
+    if (cap && !(d->types = calloc(cap, sizeof *d->types))) {
+        st = GP_ENOMEM;
+        goto done;
+    }
+    for (int s = 0; s < 2; s++) {
+        for (size_t i = 0; i < an[s]->n_types; i++) {
+            const gp_type_state *ts = &an[s]->types[i];
+            gp_diff_share *sh = find_share(d->types, d->n_types, ts->label);
+            if (!sh) {
+                sh = &d->types[d->n_types++];
+                snprintf(sh->label, sizeof sh->label, "%s", ts->label);
+            }
+            if (s == 0) {
+                sh->base_ns = (double)ts->time / (double)counts[0];
+                sh->base_pct = ts->pct;
+            } else {
+                sh->cur_ns = (double)ts->time / (double)counts[1];
+                sh->cur_pct = ts->pct;
+            }
+        }
+    }
+    if (d->n_types > 1)
+        qsort(d->types, d->n_types, sizeof *d->types, cmp_share);
+    /* Findings by rule id (ranks merged; gains summed, per run). */
+    cap = an[0]->n_findings + an[1]->n_findings;
+    if (cap && !(d->findings = calloc(cap, sizeof *d->findings))) {
+        st = GP_ENOMEM;
+        goto done;
+    }
+    for (int s = 0; s < 2; s++) {
+        for (size_t i = 0; i < an[s]->n_findings; i++) {
+            const gp_finding *f = &an[s]->findings[i];
+            gp_diff_finding *df = NULL;
+            for (size_t k = 0; k < d->n_findings; k++)
+                if (strcmp(d->findings[k].rule, f->rule) == 0)
+                    df = &d->findings[k];
+            if (!df) {
+                df = &d->findings[d->n_findings++];
+                snprintf(df->rule, sizeof df->rule, "%s", f->rule);
+                df->change = s == 0 ? GP_DIFF_FINDING_RESOLVED : GP_DIFF_FINDING_NEW;
+                snprintf(df->title, sizeof df->title, "%s", f->title);
+                df->suggestion = f->suggestion;
+            } else if (s == 1) {
+                if (df->change == GP_DIFF_FINDING_RESOLVED) {
+                    df->change = GP_DIFF_FINDING_PERSISTS;
+                    snprintf(df->title, sizeof df->title, "%s", f->title);
+                    df->suggestion = f->suggestion;
+                }
+            }
+            if (s == 0)
+                df->base_gain_ns += (double)f->gain_ns / (double)counts[0];
+            else
+                df->cur_gain_ns += (double)f->gain_ns / (double)counts[1];
+        }
+    }
+    if (d->n_findings > 1)
+        qsort(d->findings, d->n_findings, sizeof *d->findings, cmp_finding);
+    d->analyzed = true;
+done:
+    gp_analysis_free(an[0]);
+    gp_analysis_free(an[1]);
+    return st;
+}
+
 gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const *cur, size_t n_cur,
                           const gp_diff_opts *opts, gp_diff **out, gp_error *err)
 {
@@ -469,6 +639,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     uint32_t mask = opts->kinds ? opts->kinds : DEFAULT_KINDS;
 
     gp_status st = GP_ENOMEM;
+    bool err_filled = false;
     gtable tab = {0};
     double *mvals = NULL, *xs = NULL, *ys = NULL, *pv = NULL;
     gp_diff *d = calloc(1, sizeof *d);
@@ -634,11 +805,19 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     }
     if (d->n_rows > 1)
         qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_rows);
+    if (opts->analyze) {
+        if ((st = analyze_sides(d, base, n_base, cur, n_cur, err)) != GP_OK) {
+            err_filled = true;
+            goto done;
+        }
+    } else {
+        snprintf(d->analyze_note, sizeof d->analyze_note, "analyses not requested");
+    }
     st = GP_OK;
     *out = d;
     d = NULL;
 done:
-    if (st != GP_OK && err)
+    if (st != GP_OK && err && !err_filled)
         gp_error_set(err, st, "diff: %s", gp_strerror(st));
     gtable_free(&tab);
     free(mvals);
@@ -656,5 +835,7 @@ void gp_diff_free(gp_diff *d)
     for (size_t i = 0; i < d->n_rows; i++)
         free(d->rows[i].name);
     free(d->rows);
+    free(d->types);
+    free(d->findings);
     free(d);
 }

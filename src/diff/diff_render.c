@@ -119,6 +119,48 @@ static size_t pick_rows(const gp_diff *d, gp_diff_type type, bool reverse, size_
     return k;
 }
 
+static void share_table(FILE *fp, const char *title, const gp_diff_share *v, size_t n)
+{
+    fprintf(fp, "\n%s\n", title);
+    fprintf(fp, "%-48s %11s %7s %11s %7s %9s\n", "", "Base ms", "Base%", "Cur ms", "Cur%",
+            "Change");
+    for (size_t i = 0; i < n; i++) {
+        char ch[24];
+        if (isnan(v[i].base_pct) || isnan(v[i].cur_pct))
+            snprintf(ch, sizeof ch, "n/a");
+        else
+            snprintf(ch, sizeof ch, "%+.1f pp", v[i].cur_pct - v[i].base_pct);
+        fprintf(fp, "%-48s %11.3f %6.1f%% %11.3f %6.1f%% %9s\n", v[i].label, v[i].base_ns / 1e6,
+                v[i].base_pct, v[i].cur_ns / 1e6, v[i].cur_pct, ch);
+    }
+}
+
+static void render_analysis_text(const gp_diff *d, FILE *fp)
+{
+    if (!d->analyzed) {
+        fprintf(fp, "\nBREAKDOWNS AND FINDINGS: %s\n", d->analyze_note);
+        return;
+    }
+    share_table(fp, "TEMPORAL BREAKDOWN (gpuprof analyze; per run, share of GPU kernel time)",
+                d->temporal, 3);
+    share_table(fp, "KERNEL-TYPE BREAKDOWN (gpuprof analyze; per run, share of GPU busy time)",
+                d->types, d->n_types);
+    fprintf(fp, "\nFINDINGS (gpuprof analyze rules: NEW, RESOLVED or PERSISTS; gain = estimated "
+                "recoverable time per run)\n");
+    size_t shown = 0;
+    for (size_t i = 0; i < d->n_findings; i++) {
+        const gp_diff_finding *f = &d->findings[i];
+        fprintf(fp, "%-9s %-22s gain %9.3f -> %9.3f ms  %s\n",
+                gp_diff_finding_change_name(f->change), f->rule, f->base_gain_ns / 1e6,
+                f->cur_gain_ns / 1e6, f->title);
+        if (f->change == GP_DIFF_FINDING_NEW && f->suggestion)
+            fprintf(fp, "          suggestion: %s\n", f->suggestion);
+        shown++;
+    }
+    if (!shown)
+        fprintf(fp, "none on either side\n");
+}
+
 gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
 {
     gp_diff_render_opts def;
@@ -233,6 +275,7 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
                     why_no_verdict(d, r));
         }
     }
+    render_analysis_text(d, fp);
     fprintf(fp, "\nNotes: totals are per run; Median%% is the change of the per-call median "
                 "(per-run: of the median run total) that the verdict uses; CI is its bootstrap "
                 "interval.\n");
@@ -295,6 +338,22 @@ static void jw_side(gp__jw *w, const char *key, const gp_diff_side *s)
     gp__jw_obj_end(w);
 }
 
+static void jw_shares(gp__jw *w, const char *key, const gp_diff_share *v, size_t n)
+{
+    gp__jw_key(w, key);
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        gp__jw_obj_begin(w);
+        gp__jw_kv_str(w, "label", v[i].label);
+        jw_kv_sig(w, "base_ns_per_run", v[i].base_ns, 12);
+        jw_kv_sig(w, "current_ns_per_run", v[i].cur_ns, 12);
+        jw_kv_sig(w, "base_pct", v[i].base_pct, 6);
+        jw_kv_sig(w, "current_pct", v[i].cur_pct, 6);
+        gp__jw_obj_end(w);
+    }
+    gp__jw_arr_end(w);
+}
+
 static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o)
 {
     gp__jw_obj_begin(w);
@@ -345,6 +404,29 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);
+    gp__jw_key(w, "analysis");
+    gp__jw_obj_begin(w);
+    gp__jw_kv_bool(w, "analyzed", d->analyzed);
+    gp__jw_kv_str(w, "note", d->analyze_note);
+    if (d->analyzed) {
+        jw_shares(w, "temporal", d->temporal, 3);
+        jw_shares(w, "kernel_types", d->types, d->n_types);
+        gp__jw_key(w, "findings");
+        gp__jw_arr_begin(w);
+        for (size_t i = 0; i < d->n_findings; i++) {
+            const gp_diff_finding *f = &d->findings[i];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_str(w, "rule", f->rule);
+            gp__jw_kv_str(w, "change", gp_diff_finding_change_name(f->change));
+            gp__jw_kv_str(w, "title", f->title);
+            jw_kv_sig(w, "base_gain_ns", f->base_gain_ns, 12);
+            jw_kv_sig(w, "current_gain_ns", f->cur_gain_ns, 12);
+            gp__jw_kv_str(w, "suggestion", f->suggestion ? f->suggestion : "");
+            gp__jw_obj_end(w);
+        }
+        gp__jw_arr_end(w);
+    }
+    gp__jw_obj_end(w);
     gp__jw_key(w, "rows");
     gp__jw_arr_begin(w);
     for (size_t i = 0; i < d->n_rows; i++) {
@@ -412,6 +494,56 @@ static const char *type_class(gp_diff_type t)
     return (unsigned)t < GP_ARRAY_LEN(c) ? c[t] : "same";
 }
 
+static void share_table_html(FILE *fp, const char *title, const gp_diff_share *v, size_t n)
+{
+    fprintf(fp,
+            "<h3>%s</h3>\n<table><tr><th class=\"n\"></th><th>Base ms</th><th>Base %%</th>"
+            "<th>Current ms</th><th>Current %%</th><th>Change</th></tr>\n",
+            title);
+    for (size_t i = 0; i < n; i++) {
+        fputs("<tr><td class=\"n\">", fp);
+        html_escape(fp, v[i].label);
+        fprintf(fp,
+                "</td><td>%.3f</td><td>%.1f</td><td>%.3f</td><td>%.1f</td><td>%+.1f pp</td></tr>\n",
+                v[i].base_ns / 1e6, v[i].base_pct, v[i].cur_ns / 1e6, v[i].cur_pct,
+                v[i].cur_pct - v[i].base_pct);
+    }
+    fputs("</table>\n", fp);
+}
+
+static void render_analysis_html(const gp_diff *d, FILE *fp)
+{
+    fputs("<h2>Breakdowns and findings (gpuprof analyze)</h2>\n", fp);
+    if (!d->analyzed) {
+        fputs("<p>", fp);
+        html_escape(fp, d->analyze_note);
+        fputs("</p>\n", fp);
+        return;
+    }
+    share_table_html(fp, "Temporal breakdown (share of GPU kernel time)", d->temporal, 3);
+    share_table_html(fp, "Kernel-type breakdown (share of GPU busy time)", d->types, d->n_types);
+    fputs("<h3>Findings (NEW, RESOLVED or PERSISTS)</h3>\n<table><tr><th>Change</th><th "
+          "class=\"n\">Rule</th>"
+          "<th class=\"n\">Finding</th><th>Gain base ms</th><th>Gain current ms</th></tr>\n",
+          fp);
+    for (size_t i = 0; i < d->n_findings; i++) {
+        const gp_diff_finding *f = &d->findings[i];
+        fprintf(fp, "<tr><td class=\"%s\">%s</td><td class=\"n\">",
+                f->change == GP_DIFF_FINDING_NEW        ? "worse"
+                : f->change == GP_DIFF_FINDING_RESOLVED ? "better"
+                                                        : "same",
+                gp_diff_finding_change_name(f->change));
+        html_escape(fp, f->rule);
+        fputs("</td><td class=\"n\" title=\"", fp);
+        html_escape(fp, f->suggestion ? f->suggestion : "");
+        fputs("\">", fp);
+        html_escape(fp, f->title);
+        fprintf(fp, "</td><td>%.3f</td><td>%.3f</td></tr>\n", f->base_gain_ns / 1e6,
+                f->cur_gain_ns / 1e6);
+    }
+    fputs("</table>\n", fp);
+}
+
 gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
 {
     gp_diff_render_opts def;
@@ -466,8 +598,10 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
                 mt->present ? gp_diff_type_name(mt->type) : "n/a",
                 mt->present && mt->test.method == GP_DIFF_TEST_NONE ? " (untested)" : "");
     }
+    fputs("</table>\n", fp);
+    render_analysis_html(d, fp);
     fprintf(fp,
-            "</table>\n<h2>Per name</h2>\n<p>Bars: per-run total time, base (grey) above current "
+            "<h2>Per name</h2>\n<p>Bars: per-run total time, base (grey) above current "
             "(blue), on one scale. The differential flame graph is not part of this build; this "
             "page shows side-by-side bars only.</p>\n<table><tr><th class=\"n\">Name</th>"
             "<th>Kind</th><th class=\"bars\">Base / current</th><th>Base ms</th><th>Current ms</th>"

@@ -605,6 +605,57 @@ static void compute_runs_and_memory(void **state)
     }
 }
 
+/* The analyze deltas: the current run adds 3000 tiny kernels, so analyze's small-kernel rule fires
+ * on it only; its temporal idle equals the diff's own idle metric (same definition, one stream). */
+static void compute_analysis_deltas(void **state)
+{
+    builder b, c;
+    b_init(&b, "base");
+    b_init(&c, "current");
+    for (int i = 0; i < 100; i++) {
+        b_add(&b, GP_EV_KERNEL, "big_gemm", 200000);
+        b_add(&c, GP_EV_KERNEL, "big_gemm", 200000);
+    }
+    for (int i = 0; i < 3000; i++)
+        b_add(&c, GP_EV_KERNEL, "tiny_elementwise", 3000);
+    gp_trace *bt = b_done(&b), *ct = b_done(&c);
+    gp_diff *d = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, NULL, &d, &err), GP_OK);
+    assert_true(d->analyzed);
+    assert_true(d->temporal[0].base_ns == d->metrics[GP_DIFF_M_IDLE].base);
+    assert_true(d->temporal[0].cur_ns == d->metrics[GP_DIFF_M_IDLE].cur);
+    double sb = 0, sc = 0;
+    for (size_t i = 0; i < d->n_types; i++) {
+        sb += d->types[i].base_pct;
+        sc += d->types[i].cur_pct;
+    }
+    assert_true(fabs(sb - 100) < 1e-6 && fabs(sc - 100) < 1e-6);
+    const gp_diff_finding *small = NULL;
+    for (size_t i = 0; i < d->n_findings; i++)
+        if (strcmp(d->findings[i].rule, "small_kernels") == 0)
+            small = &d->findings[i];
+    assert_non_null(small);
+    assert_int_equal(small->change, GP_DIFF_FINDING_NEW);
+    assert_true(small->base_gain_ns == 0 && small->cur_gain_ns > 0);
+    assert_non_null(small->suggestion);
+    /* NEW findings sort first. */
+    assert_int_equal(d->findings[0].change, GP_DIFF_FINDING_NEW);
+    gp_diff_free(d);
+    /* Without GPU work on a side there is nothing to analyse, and the note says so. */
+    builder r;
+    b_init(&r, "ranges");
+    b_add_range(&r, "step", 1000, NULL);
+    gp_trace *rt = b_done(&r);
+    assert_int_equal(gp_diff_compute(&bt, 1, &rt, 1, NULL, &d, &err), GP_OK);
+    assert_false(d->analyzed);
+    assert_non_null(strstr(d->analyze_note, "current"));
+    gp_diff_free(d);
+    gp_trace_free(bt);
+    gp_trace_free(ct);
+    gp_trace_free(rt);
+}
+
 /* ---- false-positive rate and power over seeded trials ------------------------------------ */
 
 /* One trial: a single kernel, n calls per side, log-normal (sigma) per-call noise; the current
@@ -625,6 +676,7 @@ static gp_diff_type trial_calls(uint64_t seed, int n, double sigma, double chang
     gp_diff_opts o;
     gp_diff_opts_init(&o);
     o.bootstrap = 0; /* the verdict does not use the CI */
+    o.analyze = false;
     o.threshold = threshold;
     gp_diff *d = NULL;
     assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
@@ -708,6 +760,7 @@ static void false_positive_rate_and_power_per_run(void **state)
             gp_diff_opts o;
             gp_diff_opts_init(&o);
             o.bootstrap = 0;
+            o.analyze = false;
             gp_diff *d = NULL;
             assert_int_equal(gp_diff_compute(bt, runs, ct, runs, &o, &d, NULL), GP_OK);
             const gp_diff_row *row = find_row(d, "k");
@@ -756,6 +809,7 @@ static void multiple_comparisons_control_fwer(void **state)
             gp_diff_opts o;
             gp_diff_opts_init(&o);
             o.bootstrap = 0;
+            o.analyze = false;
             o.threshold = 0; /* isolate the test */
             o.correction = (gp_diff_correction)method;
             gp_diff *d = NULL;
@@ -1026,6 +1080,7 @@ int main(void)
         cmocka_unit_test(compute_known_changes),
         cmocka_unit_test(compute_rejects_bad_input),
         cmocka_unit_test(compute_runs_and_memory),
+        cmocka_unit_test(compute_analysis_deltas),
         cmocka_unit_test(false_positive_rate_and_power_per_call),
         cmocka_unit_test(false_positive_rate_and_power_per_run),
         cmocka_unit_test(multiple_comparisons_control_fwer),
