@@ -279,7 +279,8 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
     }
     for (size_t i = 0; i < t->n_counters; i++) {
         const char *series = gp_trace_str(t, t->counters[i].series);
-        if (strstr(series, "mem") && t->counters[i].value > (double)peak)
+        if ((strstr(series, "mem") || strstr(series, "tracked_bytes")) &&
+            t->counters[i].value > (double)peak)
             peak = (int64_t)t->counters[i].value;
     }
     vals[GP_DIFF_M_GPU] = m ? (double)gpu : -1;
