@@ -103,7 +103,7 @@ static void thread_label(const gp_trace *t, const gp_track *tr, char *buf, size_
     if (tr->tid_str)
         snprintf(buf, cap, "thread %s", gp_trace_str(t, tr->tid_str));
     else if (*nm)
-        snprintf(buf, cap, "thread %lld (%s)", (long long)tr->tid, nm);
+        snprintf(buf, cap, "%s", nm); /* readers name threads "thread 12 (python3)" */
     else
         snprintf(buf, cap, "thread %lld", (long long)tr->tid);
 }
