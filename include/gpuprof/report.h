@@ -113,33 +113,58 @@ GP_EXTERN gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fm
 
 /* ---- timeline ---------------------------------------------------------------------------- */
 
-/* One row of the timeline view: a CPU thread, a GPU stream or a counter series of one rank. */
+/* One row of the timeline view: a CPU thread or GPU stream of one rank (events drawn as nested
+ * slices), or a counter series (drawn as a step chart). */
+typedef enum gp_tl_row_kind {
+    GP_TL_CPU = 0,
+    GP_TL_GPU,
+    GP_TL_OTHER,
+    GP_TL_COUNTER, /* a series of gp_trace.counters */
+    GP_TL_MEMORY   /* allocated bytes of one device, from "[memory]" events' total_allocated */
+} gp_tl_row_kind;
+
 typedef struct gp_tl_row {
+    gp_tl_row_kind kind;
     int32_t rank;
-    uint8_t kind;     /* gp_track_kind */
-    uint32_t trace;   /* index into the traces given to gp_timeline_build */
-    uint32_t track;   /* index into that trace's tracks (counters: the counter track) */
-    gp_strid series;  /* counter rows: the series; 0 otherwise */
-    char label[96];
-    uint8_t *depth;   /* per event of the track: nesting level (layout), NULL for counter rows */
+    uint32_t trace;  /* index into the traces given to gp_timeline_build */
+    uint32_t track;  /* index into that trace's tracks */
+    gp_strid series; /* GP_TL_COUNTER: the series */
+    int32_t device;  /* GP_TL_MEMORY: device_type * 1000 + device_id */
+    char label[128];
+    uint8_t *depth; /* slice rows: per event of the track, its nesting level; 255 = not drawn
+                       (memory instants); NULL for counter rows */
     uint8_t max_depth;
+    uint64_t n_drawn; /* events (or samples) this row draws */
+    gp_ns *sample_ts; /* counter/memory rows: the samples in time order */
+    double *sample_val;
+    size_t n_samples;
 } gp_tl_row;
+
+typedef struct gp_timeline_opts {
+    int max_depth;    /* draw slices up to this nesting level (0 = top level only); -1 = all */
+    bool cpu_rows;    /* include CPU thread rows (default true) */
+    bool counter_rows; /* include counter and memory rows (default true) */
+} gp_timeline_opts;
+
+GP_EXTERN void gp_timeline_opts_init(gp_timeline_opts *o);
 
 typedef struct gp_timeline {
     gp_trace *const *traces;
     size_t n_traces;
     gp_tl_row *rows;
     size_t n_rows;
-    gp_ns start, end; /* over all traces */
-    /* CPU active / GPU active / overlap, in ns (union of busy intervals); valid = computed here
-     * from the model because no analysis result was given */
+    gp_ns start, end; /* over all traces (absolute, the traces' clock) */
+    /* Busy figures from the model: union of CPU-thread slices, union of kernel/memcpy/memset
+     * intervals, and the time both are busy; summed over ranks. */
     gp_ns cpu_active, gpu_active, overlap;
-    uint64_t n_events;
+    uint64_t n_events; /* slices and samples drawn */
 } gp_timeline;
 
-/* Lays out the rows of n traces (ordered by rank, CPU threads, GPU streams, counters) and the
- * nesting depth of every event. The traces must outlive the result. *out owned by the caller. */
+/* Lays out the rows of n traces (by rank: CPU threads, GPU streams by device and stream, other
+ * rows, counters, memory) and the nesting depth of every event. The traces must outlive the
+ * result. opts may be NULL. *out owned by the caller (gp_timeline_free). */
 GP_EXTERN gp_status gp_timeline_build(gp_trace *const *traces, size_t n,
+                                      const gp_timeline_opts *opts,
                                       gp_timeline **out) GP_WARN_UNUSED;
 GP_EXTERN void gp_timeline_free(gp_timeline *tl);
 

@@ -50,4 +50,9 @@ gp_status gp__flame_layout_px(const gp_flame_tree *t, int width, double min_px,
 gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *ctx, FILE *fp),
                              const void *ctx, gp_error *err) GP_WARN_UNUSED;
 
+/* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
+ * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
+gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id,
+                                   FILE *fp) GP_WARN_UNUSED;
+
 #endif
