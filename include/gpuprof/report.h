@@ -176,25 +176,43 @@ GP_EXTERN gp_status gp_timeline_write_html(const gp_timeline *tl, const char *ti
 
 /* ---- dashboard --------------------------------------------------------------------------- */
 
-/* Everything the dashboard shows, computed before rendering. */
+/* A bar or segment of a dashboard chart, with its geometry as fractions of the chart (0..1). */
+typedef struct gp_dash_bar {
+    const char *label; /* owned by a trace's string table or static */
+    gp_event_kind kind;
+    double value;  /* ns, or a count */
+    double x;      /* stacked charts: left edge; 0 otherwise */
+    double frac;   /* width: value / chart maximum (bars) or / chart sum (stacked) */
+    double value2; /* per-op chart: calls */
+    double frac2;  /* calls / most calls */
+} gp_dash_bar;
+
+/* Everything the dashboard shows, computed before rendering. Statistics come from the summary
+ * (gp_summary_compute) and the timeline; this struct only selects and lays them out. */
 typedef struct gp_dashboard {
     gp_trace *const *traces;
     size_t n_traces;
-    const gp_summary *summary; /* not owned */
+    const gp_summary *summary;   /* not owned */
     const gp_timeline *timeline; /* compact timeline (not owned) */
     gp_ns span;
-    uint64_t operations;        /* events with a duration */
-    uint64_t unique_operations; /* distinct (kind, name) */
+    uint64_t operations;        /* events with a duration (summary calls over all kinds) */
+    uint64_t unique_operations; /* distinct (kind, name): summary rows */
     gp_ns gpu_time;
-    /* stacked bars: GPU compute (kernels), transfer (memcpy+memset), CPU (ops/annotations/ranges
-     * outside runtime calls: the CPU-op total of top-level ranges), overhead (runtime + driver +
-     * sync + profiler overhead) */
-    gp_ns kernel_time, transfer_time, cpu_time, overhead_time;
-    /* memory over time: (ts, bytes allocated) points, downsampled to at most 2000 */
-    gp_ns *mem_ts;
-    double *mem_bytes;
+    double peak_memory; /* bytes; < 0 when the traces have no memory samples */
+    /* time distribution: one stacked segment per event kind with time */
+    gp_dash_bar dist[GP_EV_KIND_COUNT];
+    size_t n_dist;
+    /* per-operation bars: the top operations by total time, mean time and calls */
+    gp_dash_bar ops[15];
+    size_t n_ops;
+    /* GPU compute (kernels) / transfer (memcpy+memset) / CPU (CPU active minus runtime calls) /
+     * overhead (runtime + driver + sync + profiler overhead) */
+    gp_dash_bar stack[4];
+    /* memory over time of the device with the highest peak: points as fractions of the chart
+     * (x: time over the span, y: bytes over the peak), at most 600 (the highest per bucket) */
+    double *mem_x, *mem_y;
     size_t n_mem;
-    double peak_memory; /* bytes; < 0 when the trace has no memory events */
+    char mem_label[128];
 } gp_dashboard;
 
 /* Fills the dashboard from traces, their summary and a timeline of the same traces. The
