@@ -30,11 +30,11 @@ typedef enum gp_flame_weight {
 
 typedef struct gp_flame_opts {
     gp_flame_weight weight;
-    gp_ns min_duration;    /* frames whose total is below this are folded into their parent */
-    int max_depth;         /* frames deeper than this (root = 0) fold into their ancestor; 0 = all */
-    gp_ns group_kernels;   /* GPU leaves below this total merge into one "[N small kernels]" frame
-                              per parent; 0 = no grouping */
-    bool thread_frames;    /* a frame per CPU thread under the root (default true) */
+    gp_ns min_duration;  /* frames whose total is below this are folded into their parent */
+    int max_depth;       /* frames deeper than this (root = 0) fold into their ancestor; 0 = all */
+    gp_ns group_kernels; /* GPU leaves below this total merge into one "[N small kernels]" frame
+                            per parent; 0 = no grouping */
+    bool thread_frames;  /* a frame per CPU thread under the root (default true) */
 } gp_flame_opts;
 
 /* Fills opts with the defaults (auto weight, no limits, thread frames on). */
@@ -45,14 +45,14 @@ typedef struct gp_flame_node {
     const char *name; /* owned by the tree */
     uint32_t parent;  /* index; the root (index 0) is its own parent */
     uint32_t first_child, n_children;
-    uint16_t depth;    /* root = 0 */
-    uint8_t kind;      /* gp_event_kind of the frame, GP_EV_KIND_COUNT for root/thread/group */
-    uint32_t color;    /* layout: fill as 0xRRGGBB (kind palette, or red/blue for a diff) */
-    gp_ns total;       /* inclusive weight (current input for a diff) */
-    gp_ns self;        /* total minus the children's totals */
-    gp_ns base_total;  /* diff only: the same stack's inclusive weight in the base input */
-    gp_ns base_self;   /* diff only: the same stack's self weight in the base input */
-    gp_ns x;           /* layout: offset from the root's left edge, in weight units */
+    uint16_t depth;   /* root = 0 */
+    uint8_t kind;     /* gp_event_kind of the frame, GP_EV_KIND_COUNT for root/thread/group */
+    uint32_t color;   /* layout: fill as 0xRRGGBB (kind palette, or red/blue for a diff) */
+    gp_ns total;      /* inclusive weight (current input for a diff) */
+    gp_ns self;       /* total minus the children's totals */
+    gp_ns base_total; /* diff only: the same stack's inclusive weight in the base input */
+    gp_ns base_self;  /* diff only: the same stack's self weight in the base input */
+    gp_ns x;          /* layout: offset from the root's left edge, in weight units */
 } gp_flame_node;
 
 typedef struct gp_flame_tree {
@@ -60,7 +60,7 @@ typedef struct gp_flame_tree {
     size_t n_nodes;
     gp_flame_weight weight; /* resolved: CPU or GPU */
     bool is_diff;
-    uint64_t events_used;  /* events that contributed weight */
+    uint64_t events_used;      /* events that contributed weight */
     uint64_t gpu_unattributed; /* GPU events with no launch/op found (under "[unattributed]") */
     void *priv;
 } gp_flame_tree;
@@ -83,10 +83,10 @@ GP_EXTERN gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree
 GP_EXTERN void gp_flame_tree_free(gp_flame_tree *tree);
 
 typedef enum gp_flame_format {
-    GP_FLAME_FOLDED = 0,  /* "a;b;c 123" per stack with self weight (diff: "a;b;c base cur") */
-    GP_FLAME_SPEEDSCOPE,  /* speedscope file format, one sampled profile (not for a diff) */
-    GP_FLAME_SVG,         /* standalone interactive SVG */
-    GP_FLAME_HTML         /* HTML page holding the SVG, a search box and the frame details */
+    GP_FLAME_FOLDED = 0, /* "a;b;c 123" per stack with self weight (diff: "a;b;c base cur") */
+    GP_FLAME_SPEEDSCOPE, /* speedscope file format, one sampled profile (not for a diff) */
+    GP_FLAME_SVG,        /* standalone interactive SVG */
+    GP_FLAME_HTML        /* HTML page holding the SVG, a search box and the frame details */
 } gp_flame_format;
 
 /* The format a file name asks for (.folded/.txt, .speedscope.json/.json, .svg, .html/.htm).
@@ -94,8 +94,8 @@ typedef enum gp_flame_format {
 GP_EXTERN bool gp_flame_format_from_path(const char *path, gp_flame_format *out);
 
 typedef struct gp_flame_render_opts {
-    const char *title; /* shown in SVG/HTML and as the speedscope name; NULL = "gpuprof flame" */
-    int width;         /* SVG width in px (default 1200) */
+    const char *title;   /* shown in SVG/HTML and as the speedscope name; NULL = "gpuprof flame" */
+    int width;           /* SVG width in px (default 1200) */
     double min_width_px; /* SVG/HTML: frames narrower than this at full width are not drawn
                             (default 0.1) */
 } gp_flame_render_opts;
@@ -141,8 +141,8 @@ typedef struct gp_tl_row {
 } gp_tl_row;
 
 typedef struct gp_timeline_opts {
-    int max_depth;    /* draw slices up to this nesting level (0 = top level only); -1 = all */
-    bool cpu_rows;    /* include CPU thread rows (default true) */
+    int max_depth;     /* draw slices up to this nesting level (0 = top level only); -1 = all */
+    bool cpu_rows;     /* include CPU thread rows (default true) */
     bool counter_rows; /* include counter and memory rows (default true) */
 } gp_timeline_opts;
 

@@ -93,8 +93,17 @@ static gp_status build_one(const char *path, gp_read_opts *rd, const gp_flame_op
 
 int gp__cmd_flame(int argc, char **argv)
 {
-    enum { OPT_WEIGHT = 256, OPT_MIN, OPT_DEPTH, OPT_GROUP, OPT_NOTHREADS, OPT_DIFF, OPT_TITLE,
-           OPT_WIDTH, OPT_PROGRESS };
+    enum {
+        OPT_WEIGHT = 256,
+        OPT_MIN,
+        OPT_DEPTH,
+        OPT_GROUP,
+        OPT_NOTHREADS,
+        OPT_DIFF,
+        OPT_TITLE,
+        OPT_WIDTH,
+        OPT_PROGRESS
+    };
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                              {"format", required_argument, NULL, 'f'},
                                              {"weight", required_argument, NULL, OPT_WEIGHT},

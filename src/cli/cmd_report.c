@@ -35,14 +35,11 @@ static void usage(FILE *fp)
 int gp__cmd_report(int argc, char **argv)
 {
     enum { OPT_TITLE = 256, OPT_JSON, OPT_PROGRESS };
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"title", required_argument, NULL, OPT_TITLE},
-                                             {"top", required_argument, NULL, 'n'},
-                                             {"json", no_argument, NULL, OPT_JSON},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"progress", no_argument, NULL, OPT_PROGRESS},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, OPT_TITLE},
+        {"top", required_argument, NULL, 'n'},    {"json", no_argument, NULL, OPT_JSON},
+        {"quiet", no_argument, NULL, 'q'},        {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     gp_summary_opts so;
     gp_summary_opts_init(&so);
     gp_read_opts rd;
@@ -130,8 +127,7 @@ int gp__cmd_report(int argc, char **argv)
         printf("{\"output\":\"%s\",\"total_time_ns\":%lld,\"operations\":%llu,"
                "\"unique_operations\":%llu,\"gpu_time_ns\":%lld,\"peak_memory_bytes\":%.0f}\n",
                out, (long long)d->span, (unsigned long long)d->operations,
-               (unsigned long long)d->unique_operations, (long long)d->gpu_time,
-               d->peak_memory);
+               (unsigned long long)d->unique_operations, (long long)d->gpu_time, d->peak_memory);
     else
         printf("wrote %s: open it in a browser\n", out);
     rc = 0;

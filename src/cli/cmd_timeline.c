@@ -65,8 +65,7 @@ int gp__cmd_timeline(int argc, char **argv)
             char *end;
             long v = strtol(optarg, &end, 10);
             if (*end || v < 0 || v > 250) {
-                gp__cli_error("timeline", "--max-depth needs a number in 0..250, not '%s'",
-                              optarg);
+                gp__cli_error("timeline", "--max-depth needs a number in 0..250, not '%s'", optarg);
                 return 2;
             }
             to.max_depth = (int)v;

@@ -7,9 +7,9 @@
 
 /* Fill colors of the event kinds (index: gp_event_kind) and of the four stacked segments. */
 static const char *const kind_fill[GP_EV_KIND_COUNT + 1] = {
-    "#e8833a", "#d9a13b", "#9bd17a", "#e3c84f", "#a0a0a0", "#bdbdbd", "#4caf50", "#4a90d9",
-    "#7fb3e6", "#e06666", "#9467bd", "#c27ba0", "#17becf", "#8c564b", "#cccccc", "#999999",
-    "#666666"};
+    "#e8833a", "#d9a13b", "#9bd17a", "#e3c84f", "#a0a0a0", "#bdbdbd",
+    "#4caf50", "#4a90d9", "#7fb3e6", "#e06666", "#9467bd", "#c27ba0",
+    "#17becf", "#8c564b", "#cccccc", "#999999", "#666666"};
 static const char *const stack_fill[4] = {"#4caf50", "#4a90d9", "#e8833a", "#a0a0a0"};
 
 static void dur(FILE *fp, gp_ns ns)
@@ -29,10 +29,11 @@ static void card(FILE *fp, const char *id, const char *label, const char *value)
 static void stacked_bar(FILE *fp, const char *id, const gp_dash_bar *bars, size_t n,
                         const char *const *fills, bool by_kind)
 {
-    fprintf(fp,
-            "<svg class=\"gp-stack\" id=\"%s\" viewBox=\"0 0 1000 36\" preserveAspectRatio=\"none\" "
-            "role=\"img\">\n",
-            id);
+    fprintf(
+        fp,
+        "<svg class=\"gp-stack\" id=\"%s\" viewBox=\"0 0 1000 36\" preserveAspectRatio=\"none\" "
+        "role=\"img\">\n",
+        id);
     for (size_t i = 0; i < n; i++) {
         if (bars[i].frac <= 0)
             continue;
@@ -107,8 +108,9 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
         fprintf(fp, " L%.1f %.1f L%.1f %.1f", x, prev_y, x, y);
         prev_y = y;
     }
-    fprintf(fp, " L1000 %.1f L1000 200 Z\" fill=\"rgba(148,103,189,0.45)\" stroke=\"#9467bd\" "
-                "stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n</svg>\n",
+    fprintf(fp,
+            " L1000 %.1f L1000 200 Z\" fill=\"rgba(148,103,189,0.45)\" stroke=\"#9467bd\" "
+            "stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n</svg>\n",
             prev_y);
     fprintf(fp, "<p class=\"gp-axis\"><span>0</span><span>%s</span></p>\n", span);
 }
@@ -128,8 +130,7 @@ static void bottlenecks(FILE *fp, const gp_summary *s)
         gp__html_str(fp, r->name);
         fputs("\">", fp);
         gp__html_str(fp, shortn);
-        fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>",
-                gp_event_kind_name(r->kind));
+        fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
         fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
                 100 * r->share, gp_event_kind_is_gpu(r->kind) ? "GPU time" : "its kind");
@@ -191,8 +192,9 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
             gp__asset_timeline_css, gp__asset_report_css);
     gp__html_str(fp, title);
-    fprintf(fp, "</h1>\n<p class=\"gp-sub\">%zu trace%s &middot; gpuprof " GP_VERSION_STRING
-                "</p>\n</header>\n<main>\n<section class=\"gp-cards\">\n",
+    fprintf(fp,
+            "</h1>\n<p class=\"gp-sub\">%zu trace%s &middot; gpuprof " GP_VERSION_STRING
+            "</p>\n</header>\n<main>\n<section class=\"gp-cards\">\n",
             d->n_traces, d->n_traces == 1 ? "" : "s (ranks)");
     char v[64];
     gp__fmt_dur(v, sizeof v, d->span);

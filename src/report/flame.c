@@ -130,8 +130,7 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
             continue;
         bool any = false;
         for (size_t i = 0; i < tr->n_events && !any; i++)
-            any = is_cpu_frame_kind(tr->events[i].kind) &&
-                  !(tr->events[i].flags & GP_EVF_INSTANT);
+            any = is_cpu_frame_kind(tr->events[i].kind) && !(tr->events[i].flags & GP_EVF_INSTANT);
         if (!any)
             continue;
         uint32_t thread = top;
@@ -198,9 +197,8 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
             } else if (ev->external_id != 0 && gp__imap_get(&ext, ev->external_id, &v)) {
                 parent = (uint32_t)v;
             } else {
-                if (unattr == UINT32_MAX &&
-                    (s = child_named(b, top, "[unattributed GPU]", GP_EV_KIND_COUNT, &unattr)) !=
-                        GP_OK)
+                if (unattr == UINT32_MAX && (s = child_named(b, top, "[unattributed GPU]",
+                                                             GP_EV_KIND_COUNT, &unattr)) != GP_OK)
                     goto done;
                 parent = unattr;
                 (*unattributed)++;
@@ -284,7 +282,8 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
     }
     for (size_t i = 0; i < b->n; i++)
         first[i] = next[i] = UINT32_MAX;
-    for (size_t i = b->n; i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
+    for (size_t i = b->n;
+         i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
         tnode *nd = &b->nodes[i];
         nd->total += tree->weight == GP_FLAME_CPU ? nd->incl : nd->own;
         if (tree->weight == GP_FLAME_GPU)
@@ -346,9 +345,8 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
         if (n_grouped == 1) { /* a group of one is just the frame */
             for (uint32_t c = first[ti]; c != UINT32_MAX; c = next[c]) {
                 const tnode *cn = &b->nodes[c];
-                if (cn->total > 0 && is_gpu_weight_kind(cn->kind) &&
-                    cn->total < o->group_kernels && first[c] == UINT32_MAX &&
-                    cn->total >= o->min_duration) {
+                if (cn->total > 0 && is_gpu_weight_kind(cn->kind) && cn->total < o->group_kernels &&
+                    first[c] == UINT32_MAX && cn->total >= o->min_duration) {
                     kid *k = GP_PUSH(kids, nk, cap_kids);
                     if (!k) {
                         s = GP_ENOMEM;
@@ -596,8 +594,8 @@ void gp_flame_tree_free(gp_flame_tree *tree)
     free(tree);
 }
 
-gp_status gp__flame_layout_px(const gp_flame_tree *t, int width, double min_px,
-                              gp__flame_px **out, size_t *n_out, int *rows)
+gp_status gp__flame_layout_px(const gp_flame_tree *t, int width, double min_px, gp__flame_px **out,
+                              size_t *n_out, int *rows)
 {
     const double pad = 10.0, char_px = 7.0;
     double usable = width - 2 * pad;

@@ -89,8 +89,7 @@ static gp_status render_folded(const gp_flame_tree *t, FILE *fp)
     return GP_OK;
 }
 
-static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render_opts *o,
-                                   FILE *fp)
+static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
 {
     if (t->is_diff)
         return GP_EINVAL;
@@ -327,7 +326,8 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>", gp__asset_flame_css);
+    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_flame_css);
     gp__html_str(fp, title);
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);

@@ -33,9 +33,9 @@ void gp__fmt_bytes(char *buf, size_t cap, double bytes);
 /* A drawn flame frame: tree node index and its geometry at full (unzoomed) width. */
 typedef struct gp__flame_px {
     uint32_t node;
-    uint32_t parent; /* index into the drawn array (the root is its own parent) */
-    double x, w;     /* px */
-    int row;         /* 0 = top row of the picture */
+    uint32_t parent;  /* index into the drawn array (the root is its own parent) */
+    double x, w;      /* px */
+    int row;          /* 0 = top row of the picture */
     size_t label_len; /* bytes of the name that fit in the frame (0 = no label) */
     int ellipsis;     /* 1 when the label is cut and ".." follows */
 } gp__flame_px;
@@ -43,8 +43,8 @@ typedef struct gp__flame_px {
 /* Lays out the tree for a picture width px wide (with 10 px side margins): frames at least
  * min_px wide are drawn, the root at the bottom row. *out is malloc'd (caller frees); *rows
  * receives the number of rows. */
-gp_status gp__flame_layout_px(const gp_flame_tree *t, int width, double min_px,
-                              gp__flame_px **out, size_t *n_out, int *rows) GP_WARN_UNUSED;
+gp_status gp__flame_layout_px(const gp_flame_tree *t, int width, double min_px, gp__flame_px **out,
+                              size_t *n_out, int *rows) GP_WARN_UNUSED;
 
 /* Opens path atomically, calls render(ctx, fp), commits. The error names the path. */
 gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *ctx, FILE *fp),
@@ -52,7 +52,6 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
 
 /* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
  * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
-gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id,
-                                   FILE *fp) GP_WARN_UNUSED;
+gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
 
 #endif

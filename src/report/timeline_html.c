@@ -171,8 +171,7 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
                 if (row->depth[i] == 255)
                     continue;
                 uint64_t v = 0;
-                (void)gp__imap_get(&names, (int64_t)(((uint64_t)row->trace << 32) | e->name),
-                                   &v);
+                (void)gp__imap_get(&names, (int64_t)(((uint64_t)row->trace << 32) | e->name), &v);
                 if (!first)
                     out_raw(o, ",", 1);
                 first = false;

@@ -134,15 +134,16 @@ static void flame_cpu_weight_follows_nesting(void **state)
     char *txt = render(tree, GP_FLAME_FOLDED);
     /* self = duration minus the children's: ProfilerStep 1000-390-100-200 = 310, conv2d
      * 390-370 = 20, convolution 370-40 = 330, relu 100-20, copy_ 200-180. */
-    const char *want = "thread 1;ProfilerStep#1 310\n"
-                       "thread 1;ProfilerStep#1;aten::conv2d 20\n"
-                       "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution 330\n"
-                       "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution;cudaLaunchKernel 40\n"
-                       "thread 1;ProfilerStep#1;aten::copy_ 20\n"
-                       "thread 1;ProfilerStep#1;aten::copy_;cudaMemcpyAsync 180\n"
-                       "thread 1;ProfilerStep#1;aten::relu 80\n"
-                       "thread 1;ProfilerStep#1;aten::relu;cudaLaunchKernel 20\n"
-                       "thread 2;" XSS " 200\n";
+    const char *want =
+        "thread 1;ProfilerStep#1 310\n"
+        "thread 1;ProfilerStep#1;aten::conv2d 20\n"
+        "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution 330\n"
+        "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution;cudaLaunchKernel 40\n"
+        "thread 1;ProfilerStep#1;aten::copy_ 20\n"
+        "thread 1;ProfilerStep#1;aten::copy_;cudaMemcpyAsync 180\n"
+        "thread 1;ProfilerStep#1;aten::relu 80\n"
+        "thread 1;ProfilerStep#1;aten::relu;cudaLaunchKernel 20\n"
+        "thread 2;" XSS " 200\n";
     assert_string_equal(txt, want);
     assert_int_equal(tree->nodes[0].total, 1200);
     /* Layout: children sorted by name, x = parent x + earlier siblings' totals. */
@@ -324,7 +325,8 @@ static void flame_speedscope_is_consistent(void **state)
     gp_flame_tree *tree = build(t, GP_FLAME_GPU, NULL);
     char *txt = render(tree, GP_FLAME_SPEEDSCOPE);
     /* every name once in shared.frames, escaped as JSON */
-    assert_non_null(strstr(txt, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""));
+    assert_non_null(
+        strstr(txt, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""));
     assert_non_null(strstr(txt, "\"endValue\":427"));
     assert_non_null(strstr(txt, "\"weights\":[2,160,5,10,50,200]"));
     const char *p = strstr(txt, "{\"name\":\"aten::relu\"}");
@@ -368,7 +370,8 @@ static void html_escapes_names(void **state)
     assert_int_equal(gp_dashboard_render_html(d, XSS, fp), GP_OK);
     fclose(fp);
     assert_null(strstr(buf, "<script>alert"));
-    assert_non_null(strstr(buf, "<td class=\"gp-name\">&lt;script&gt;alert(1)&lt;/script&gt;</td>"));
+    assert_non_null(
+        strstr(buf, "<td class=\"gp-name\">&lt;script&gt;alert(1)&lt;/script&gt;</td>"));
     free(buf);
     gp_dashboard_free(d);
     gp_summary_free(s);
@@ -520,8 +523,8 @@ static void shared_traces_render(void **state)
     if (!probe)
         skip();
     fclose(probe);
-    static const char *names[] = {"tiny_cuda_event_sync.json.gz", "tiny_triton.json.gz",
-                                  "small_amd_mi250.json.gz", "cpu_only.json.gz",
+    static const char *names[] = {"tiny_cuda_event_sync.json.gz",   "tiny_triton.json.gz",
+                                  "small_amd_mi250.json.gz",        "cpu_only.json.gz",
                                   "small_alexnet_cudasync.json.gz", "multirank8_dlrm_v100"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/traces/%s", dir, names[i]);
