@@ -359,7 +359,8 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
             n_grouped = 0;
             grouped = 0;
         }
-        qsort(kids, nk, sizeof *kids, kid_cmp);
+        if (nk > 1)
+            qsort(kids, nk, sizeof *kids, kid_cmp);
         gp_ns kept = 0;
         out[fi].first_child = (uint32_t)n_out;
         gp_ns x = out[fi].x;

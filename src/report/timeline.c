@@ -248,7 +248,8 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
             p->dev = mi->device_type * 1000 + mi->device_id;
         }
     }
-    qsort(pts, n, sizeof *pts, mem_cmp);
+    if (n > 1)
+        qsort(pts, n, sizeof *pts, mem_cmp);
     gp_status s = GP_OK;
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -343,7 +344,8 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             o->k1 = o->cls == 1 ? tr->device : tr->pid;
             o->k2 = o->cls == 1 ? tr->stream : tr->sort_index;
         }
-        qsort(ord, no, sizeof *ord, order_cmp);
+        if (no > 1)
+            qsort(ord, no, sizeof *ord, order_cmp);
         for (size_t k = 0; k < no; k++) {
             const gp_track *tr = &t->tracks[ord[k].track];
             if (ord[k].cls == 0 && !opts->cpu_rows)
