@@ -73,13 +73,13 @@ static void op_bars(FILE *fp, const gp_dashboard *d)
         fputs("\">", fp);
         gp__html_str(fp, shortn);
         fprintf(fp,
-                "</td><td><div class=\"gp-bar\" style=\"width:%.1f%%;background:%s\"></div>"
-                "<span>",
+                "</td><td><div class=\"gp-track\"><div class=\"gp-bar\" "
+                "style=\"width:%.1f%%;background:%s\"></div></div><span>",
                 100 * b->frac, kind_fill[b->kind]);
         dur(fp, (gp_ns)b->value);
         fprintf(fp,
-                "</span></td><td><div class=\"gp-bar gp-bar2\" style=\"width:%.1f%%\"></div>"
-                "<span>%.0f</span></td></tr>\n",
+                "</span></td><td><div class=\"gp-track\"><div class=\"gp-bar gp-bar2\" "
+                "style=\"width:%.1f%%\"></div></div><span>%.0f</span></td></tr>\n",
                 100 * b->frac2, b->value2);
     }
     fputs("</tbody></table>\n", fp);

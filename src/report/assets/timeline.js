@@ -29,6 +29,11 @@
     if (a >= 1e3) return (ns / 1e3).toFixed(3) + ' us';
     return Math.round(ns) + ' ns';
   }
+  function bytes(b) {
+    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
+    while (Math.abs(b) >= 1024 && i < 4) { b /= 1024; i++; }
+    return (i ? b.toFixed(2) : String(Math.round(b))) + ' ' + u[i];
+  }
   function hash(s) {
     var h = 2166136261;
     for (var i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
@@ -196,7 +201,7 @@
     }
     ctx.lineTo(W, lastY); ctx.lineTo(W, y0 + row.h); ctx.closePath(); ctx.fill();
     ctx.fillStyle = '#333';
-    ctx.fillText('max ' + (row.kind === 'memory' ? (row.max / 1048576).toFixed(1) + ' MiB' : row.max.toPrecision(4)), W - 110, y0 + 8);
+    ctx.fillText('max ' + (row.kind === 'memory' ? bytes(row.max) : row.max.toPrecision(4)), W - 110, y0 + 8);
   };
 
   P.drawRuler = function (tpp) {
