@@ -35,7 +35,9 @@ static void usage(FILE *fp)
             "      --min-duration D    fold frames shorter than D into their parent (e.g. 50us)\n"
             "      --max-depth N       fold frames deeper than N (root = 0, thread = 1)\n"
             "      --group-kernels D   merge GPU leaves shorter than D into \"[N small kernels]\"\n"
-            "      --no-threads        no per-thread frame under the root\n"
+            "      --no-threads        no per-thread frame under the root (the default with\n"
+            "                          --diff, where thread ids differ between runs)\n"
+            "      --threads           keep the per-thread frames with --diff\n"
             "      --diff              two inputs: BASE CURRENT\n"
             "      --title TEXT        title of the picture\n"
             "      --width PX          SVG/HTML width (default 1200)\n"
@@ -99,6 +101,7 @@ int gp__cmd_flame(int argc, char **argv)
         OPT_DEPTH,
         OPT_GROUP,
         OPT_NOTHREADS,
+        OPT_THREADS,
         OPT_DIFF,
         OPT_TITLE,
         OPT_WIDTH,
@@ -111,6 +114,7 @@ int gp__cmd_flame(int argc, char **argv)
                                              {"max-depth", required_argument, NULL, OPT_DEPTH},
                                              {"group-kernels", required_argument, NULL, OPT_GROUP},
                                              {"no-threads", no_argument, NULL, OPT_NOTHREADS},
+                                             {"threads", no_argument, NULL, OPT_THREADS},
                                              {"diff", no_argument, NULL, OPT_DIFF},
                                              {"title", required_argument, NULL, OPT_TITLE},
                                              {"width", required_argument, NULL, OPT_WIDTH},
@@ -126,6 +130,7 @@ int gp__cmd_flame(int argc, char **argv)
     gp_read_opts_init(&rd);
     const char *out = NULL, *format = NULL;
     bool diff = false, progress = gp__cli_stderr_is_tty();
+    int threads = -1; /* -1: default (on, off for --diff) */
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:f:qh", longopts, NULL)) != -1) {
@@ -178,7 +183,10 @@ int gp__cmd_flame(int argc, char **argv)
             break;
         }
         case OPT_NOTHREADS:
-            fo.thread_frames = false;
+            threads = 0;
+            break;
+        case OPT_THREADS:
+            threads = 1;
             break;
         case OPT_DIFF:
             diff = true;
@@ -236,6 +244,7 @@ int gp__cmd_flame(int argc, char **argv)
         gp__cli_error("flame", "speedscope files cannot hold a differential flame graph");
         return 2;
     }
+    fo.thread_frames = threads < 0 ? !diff : threads == 1;
     rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
     int rc = 2;
     gp_flame_tree *tree = NULL, *base = NULL, *cur = NULL;
