@@ -192,6 +192,20 @@ GP_EXTERN gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_tra
                                     gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_diff_free(gp_diff *d);
 
+/* ---- differential flame graph ------------------------------------------------------------- */
+
+struct gp_flame_tree; /* gpuprof/report.h */
+
+/* Builds the differential flame tree (gpuprof/report.h gp_flame_diff) of the current runs against
+ * the base runs: current's shape, each frame annotated with the base weight of the same stack.
+ * Weight: GPU time when both sides have GPU work, else CPU time of ranges; no per-thread frames
+ * (thread ids differ between runs). On success *out is the caller's (gp_flame_tree_free).
+ * GP_EEMPTY when a side has no weighted event, GP_EINVAL when the sides resolve to different
+ * weights, GP_ENOMEM; err says which. */
+GP_EXTERN gp_status gp_diff_flame(gp_trace *const *base, size_t n_base, gp_trace *const *cur,
+                                  size_t n_cur, struct gp_flame_tree **out,
+                                  gp_error *err) GP_WARN_UNUSED;
+
 /* ---- renderers (format a gp_diff; compute nothing) ------------------------------------------ */
 
 typedef struct gp_diff_render_opts {
@@ -199,6 +213,10 @@ typedef struct gp_diff_render_opts {
     int name_width;         /* text: width of the name column (default 48) */
     const char *base_label; /* e.g. the base path(s); NULL -> "base" */
     const char *cur_label;  /* NULL -> "current" */
+    /* HTML only: a differential flame tree from gp_diff_flame to embed (NULL: none), or the
+     * reason there is none (NULL: not requested). */
+    const struct gp_flame_tree *flame;
+    const char *flame_note;
 } gp_diff_render_opts;
 
 GP_EXTERN void gp_diff_render_opts_init(gp_diff_render_opts *o);

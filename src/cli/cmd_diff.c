@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/util.h"
 #include "gpuprof/diff.h"
+#include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
 static void usage(FILE *fp)
@@ -45,7 +46,11 @@ static void usage(FILE *fp)
         "  -w, --name-width N       width of the name column (default 48)\n"
         "      --json               JSON instead of text (schema gpuprof.diff/1, docs/diff.md)\n"
         "  -o, --output FILE        write the text / JSON there (atomically) instead of stdout\n"
-        "      --html FILE          also write a self-contained HTML comparison page\n"
+        "      --html FILE          also write a self-contained HTML comparison page (summary,\n"
+        "                           breakdowns, per-name bars, differential flame graph)\n"
+        "      --flame FILE         also write the differential flame graph alone (.html, .svg\n"
+        "                           or .folded, by suffix)\n"
+        "      --no-analyze         skip the kernel-type / temporal breakdowns and findings\n"
         "      --junit FILE         also write JUnit XML (each significant regression fails)\n"
         "      --fail-on-regression exit 1 when any significant regression remains\n"
         "      --seed N             bootstrap seed (default 1)\n"
@@ -235,7 +240,9 @@ int gp__cmd_diff(int argc, char **argv)
         OPT_FAIL,
         OPT_SEED,
         OPT_BOOTSTRAP,
-        OPT_PROGRESS
+        OPT_PROGRESS,
+        OPT_FLAME,
+        OPT_NO_ANALYZE
     };
     static const struct option longopts[] = {
         {"base", required_argument, NULL, OPT_BASE},
@@ -250,6 +257,8 @@ int gp__cmd_diff(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"output", required_argument, NULL, 'o'},
         {"html", required_argument, NULL, OPT_HTML},
+        {"flame", required_argument, NULL, OPT_FLAME},
+        {"no-analyze", no_argument, NULL, OPT_NO_ANALYZE},
         {"junit", required_argument, NULL, OPT_JUNIT},
         {"fail-on-regression", no_argument, NULL, OPT_FAIL},
         {"seed", required_argument, NULL, OPT_SEED},
@@ -266,7 +275,9 @@ int gp__cmd_diff(int argc, char **argv)
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     bool json = false, fail_on_regression = false, progress = gp__cli_stderr_is_tty();
-    const char *output = NULL, *html = NULL, *junit = NULL;
+    const char *output = NULL, *html = NULL, *junit = NULL, *flame = NULL;
+    gp_flame_tree *flame_tree = NULL;
+    gp_flame_format flame_fmt = GP_FLAME_HTML;
     side sides[2] = {{0}};
     gp_diff *d = NULL;
     int rc = 2;
@@ -344,6 +355,17 @@ int gp__cmd_diff(int argc, char **argv)
         case OPT_JUNIT:
             junit = optarg;
             break;
+        case OPT_FLAME:
+            flame = optarg;
+            if (!gp_flame_format_from_path(flame, &flame_fmt) || flame_fmt == GP_FLAME_SPEEDSCOPE) {
+                gp__cli_error("diff", "--flame: name the file .html, .svg or .folded, not '%s'",
+                              flame);
+                goto done;
+            }
+            break;
+        case OPT_NO_ANALYZE:
+            dopts.analyze = false;
+            break;
         case OPT_FAIL:
             fail_on_regression = true;
             break;
@@ -416,6 +438,29 @@ int gp__cmd_diff(int argc, char **argv)
         gp__cli_error("diff", "writing to stdout failed");
         goto done;
     }
+    if (html || flame) {
+        gp_error ferr = {0};
+        if (gp_diff_flame(sides[0].runs, sides[0].n_runs, sides[1].runs, sides[1].n_runs,
+                          &flame_tree, &ferr) != GP_OK) {
+            flame_tree = NULL;
+            ro.flame_note = ferr.msg;
+            if (flame) {
+                fprintf(stderr, "gpuprof diff: %s\n", ferr.msg);
+                goto done;
+            }
+        }
+        ro.flame = flame_tree;
+        if (flame) {
+            gp_error werr = {0};
+            gp_flame_render_opts fo;
+            gp_flame_render_opts_init(&fo);
+            fo.title = "gpuprof diff: differential flame graph";
+            if (gp_flame_write(flame_tree, flame_fmt, &fo, flame, &werr) != GP_OK) {
+                fprintf(stderr, "gpuprof diff: %s\n", werr.msg);
+                goto done;
+            }
+        }
+    }
     if (html && !write_output(html, gp_diff_render_html, d, &ro))
         goto done;
     if (junit && !write_output(junit, gp_diff_render_junit, d, &ro))
@@ -425,6 +470,7 @@ int gp__cmd_diff(int argc, char **argv)
         fprintf(stderr, "gpuprof diff: %zu significant regression%s (--fail-on-regression)\n",
                 d->n_significant_regressions, d->n_significant_regressions == 1 ? "" : "s");
 done:
+    gp_flame_tree_free(flame_tree);
     gp_diff_free(d);
     side_free(&sides[0]);
     side_free(&sides[1]);

@@ -9,6 +9,7 @@
 
 #include "core/stats.h"
 #include "gpuprof/analyze.h"
+#include "gpuprof/report.h"
 #include "core/util.h"
 #include "diff/diff_stats.h"
 
@@ -839,4 +840,27 @@ void gp_diff_free(gp_diff *d)
     free(d->types);
     free(d->findings);
     free(d);
+}
+
+gp_status gp_diff_flame(gp_trace *const *base, size_t n_base, gp_trace *const *cur, size_t n_cur,
+                        struct gp_flame_tree **out, gp_error *err)
+{
+    gp_flame_opts fo;
+    gp_flame_opts_init(&fo);
+    fo.thread_frames = false;
+    fo.weight =
+        side_has_gpu(base, n_base) && side_has_gpu(cur, n_cur) ? GP_FLAME_GPU : GP_FLAME_CPU;
+    gp_flame_tree *tb = NULL, *tc = NULL;
+    gp_status st = gp_flame_build(base, n_base, &fo, &tb);
+    if (st == GP_OK)
+        st = gp_flame_build(cur, n_cur, &fo, &tc);
+    if (st == GP_OK)
+        st = gp_flame_diff(tb, tc, out);
+    if (st != GP_OK)
+        gp_error_set(err, st, "differential flame graph: %s",
+                     st == GP_EEMPTY ? "a side has no event with a duration to draw"
+                                     : gp_strerror(st));
+    gp_flame_tree_free(tb);
+    gp_flame_tree_free(tc);
+    return st;
 }

@@ -7,6 +7,7 @@
 #include "core/json_writer.h"
 #include "core/util.h"
 #include "gpuprof/diff.h"
+#include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 
 void gp_diff_render_opts_init(gp_diff_render_opts *o)
@@ -483,7 +484,8 @@ static void html_escape(FILE *fp, const char *s)
             break;
         default:
             /* Control characters have no place in text: shown as '?'. */
-            fputc((unsigned char)*s < 0x20 && *s != '\t' ? '?' : *s, fp);
+            fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r' ? '?' : *s,
+                  fp);
         }
     }
 }
@@ -544,6 +546,42 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
     fputs("</table>\n", fp);
 }
 
+/* The differential flame graph: report's self-contained HTML flame page, embedded as the srcdoc
+ * of an iframe (escaped for a double-quoted attribute) so its script and styles stay isolated. */
+static gp_status render_flame_html(const gp_diff_render_opts *o, FILE *fp)
+{
+    if (!o->flame) {
+        if (o->flame_note) {
+            fputs("<h2>Differential flame graph</h2>\n<p>Not drawn: ", fp);
+            html_escape(fp, o->flame_note);
+            fputs("</p>\n", fp);
+        }
+        return GP_OK;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        return GP_ENOMEM;
+    gp_flame_render_opts fo;
+    gp_flame_render_opts_init(&fo);
+    fo.title = "gpuprof diff: differential flame graph (red: grew, blue: shrank)";
+    gp_status st = gp_flame_render(o->flame, GP_FLAME_HTML, &fo, mem);
+    if (fclose(mem) != 0 && st == GP_OK)
+        st = GP_EIO;
+    if (st == GP_OK) {
+        fputs("<h2>Differential flame graph</h2>\n<p>Current run's stacks; red where a stack "
+              "grew against the base, blue where it shrank.</p>\n<iframe title=\"differential "
+              "flame graph\" style=\"width:100%;height:440px;border:1px solid #ddd\" "
+              "sandbox=\"allow-scripts\" srcdoc=\"",
+              fp);
+        html_escape(fp, buf);
+        fputs("\"></iframe>\n", fp);
+    }
+    free(buf);
+    return st;
+}
+
 gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
 {
     gp_diff_render_opts def;
@@ -554,7 +592,7 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
           "<title>gpuprof diff</title>\n<style>\n"
           "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\n"
           "table{border-collapse:collapse;margin:12px 0}td,th{padding:3px 8px;border-bottom:1px "
-          "solid #ddd;text-align:right}\n"
+          "solid #ddd;text-align:right;white-space:nowrap}\n"
           "td.n,th.n{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis;"
           "white-space:nowrap}\n"
           ".bars{width:260px;text-align:left}.bar{height:7px;margin:1px 0}"
@@ -594,16 +632,19 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
         fprintf(fp,
                 "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
                 "<td class=\"%s\">%s%s</td></tr>\n",
-                mt->name, b, c, dl, pc, type_class(mt->type),
+                mt->name, b, c, dl, pc,
+                mt->test.method == GP_DIFF_TEST_NONE ? "same" : type_class(mt->type),
                 mt->present ? gp_diff_type_name(mt->type) : "n/a",
                 mt->present && mt->test.method == GP_DIFF_TEST_NONE ? " (untested)" : "");
     }
     fputs("</table>\n", fp);
     render_analysis_html(d, fp);
+    gp_status fst = render_flame_html(o, fp);
+    if (fst != GP_OK)
+        return fst;
     fprintf(fp,
             "<h2>Per name</h2>\n<p>Bars: per-run total time, base (grey) above current "
-            "(blue), on one scale. The differential flame graph is not part of this build; this "
-            "page shows side-by-side bars only.</p>\n<table><tr><th class=\"n\">Name</th>"
+            "(blue), on one scale.</p>\n<table><tr><th class=\"n\">Name</th>"
             "<th>Kind</th><th class=\"bars\">Base / current</th><th>Base ms</th><th>Current ms</th>"
             "<th>Delta %%</th><th>Median %%</th><th>CI of median %%</th><th>p(adj)</th>"
             "<th>n</th><th>Verdict</th></tr>\n");

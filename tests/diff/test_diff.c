@@ -15,6 +15,7 @@
 
 #include "diff/diff_stats.h"
 #include "gpuprof/diff.h"
+#include "gpuprof/report.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -953,6 +954,49 @@ static void renderers_escape_names(void **state)
     gp_trace_free(ct);
 }
 
+/* The differential flame graph embedded in the HTML page: report's page inside an iframe's
+ * srcdoc, with no raw quote or '<' left in the attribute. */
+static void html_embeds_flame(void **state)
+{
+    gp_trace *base, *cur;
+    build_pair(&base, &cur, 7);
+    gp_diff *d = NULL;
+    struct gp_flame_tree *fl = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(gp_diff_flame(&base, 1, &cur, 1, &fl, &err), GP_OK);
+    gp_diff_render_opts ro;
+    gp_diff_render_opts_init(&ro);
+    ro.flame = fl;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_diff_render_html(d, &ro, fp), GP_OK);
+    fclose(fp);
+    const char *a = strstr(buf, "srcdoc=\"");
+    assert_non_null(a);
+    a += 8;
+    const char *b = strstr(a, "\"></iframe>");
+    assert_non_null(b);
+    assert_true(b - a > 1000);
+    for (const char *p = a; p < b; p++)
+        assert_true(*p != '"' && *p != '<');
+    assert_non_null(strstr(a, "&lt;svg") ? a : strstr(a, "&lt;html"));
+    free(buf);
+    gp_flame_tree_free(fl);
+    /* A side without anything to draw: an error the caller turns into a note. */
+    gp_trace *empty;
+    assert_int_equal(gp_trace_create("empty", &empty), GP_OK);
+    assert_int_equal(gp_trace_finish(empty), GP_OK);
+    fl = NULL;
+    assert_int_not_equal(gp_diff_flame(&base, 1, &empty, 1, &fl, &err), GP_OK);
+    assert_non_null(strstr(err.msg, "flame"));
+    gp_trace_free(empty);
+    gp_diff_free(d);
+    gp_trace_free(base);
+    gp_trace_free(cur);
+}
+
 /* ---- real inputs -------------------------------------------------------------------------- */
 
 /* Path of a file in $GP_SHARED_DIR/traces/multirank8_dlrm_v100; skips the test when absent. */
@@ -1086,6 +1130,7 @@ int main(void)
         cmocka_unit_test(multiple_comparisons_control_fwer),
         cmocka_unit_test(renderers_match_golden),
         cmocka_unit_test(renderers_escape_names),
+        cmocka_unit_test(html_embeds_flame),
         cmocka_unit_test(bundled_profiles),
         cmocka_unit_test(real_two_ranks),
     };

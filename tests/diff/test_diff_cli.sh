@@ -60,6 +60,10 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["base_runs
 check 0 "files" -- "$gp" diff -o "$out/r.txt" --html "$out/r.html" --junit "$out/r.xml" "$prof/base.json" "$prof/current.json"
 [ -s "$out/r.txt" ] && [ -s "$out/r.html" ] && [ -s "$out/r.xml" ] || { echo "FAIL: output files" >&2; fails=$((fails + 1)); }
 [ ! -s "$out/stdout" ] || { echo "FAIL: -o still wrote stdout" >&2; fails=$((fails + 1)); }
+grep -q '<iframe title="differential flame graph"' "$out/r.html" || { echo "FAIL: no flame graph in the HTML page" >&2; fails=$((fails + 1)); }
+check 0 "flame svg" -- "$gp" diff --flame "$out/f.svg" --no-analyze "$prof/base.json" "$prof/current.json"
+grep -q '<svg' "$out/f.svg" || { echo "FAIL: --flame svg" >&2; fails=$((fails + 1)); }
+check 2 "flame bad suffix" -- "$gp" diff --flame "$out/f.png" "$prof/base.json" "$prof/current.json"
 check 0 "high threshold" -- "$gp" diff --fail-on-regression -t 50 "$prof/base.json" "$prof/current.json"
 check 1 "gate" -- "$gp" diff --fail-on-regression --correction bh --normalize all -k range "$prof/base.json" "$prof/current.json"
 
