@@ -2,9 +2,11 @@
  * log-normal durations, one name 10 % slower), and optionally two real traces given on the command
  * line. Baseline measured in the same run: gp_summary_compute over the same two traces (the
  * per-name grouping and percentiles every comparison needs anyway). Prints the median of R
- * repetitions of each and the ratio diff / baseline.
+ * repetitions of each and the ratio diff / baseline, for three settings: everything (2000
+ * bootstrap resamples + the analyze breakdowns), no analyze, and the bare tests (no CI).
  * usage: bench_diff [--events N] [--names K] [--reps R] [BASE.json CURRENT.json] */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,11 +69,13 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t bootstrap)
+static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t bootstrap,
+                bool analyze)
 {
     gp_diff_opts o;
     gp_diff_opts_init(&o);
     o.bootstrap = bootstrap;
+    o.analyze = analyze;
     double *td = malloc((size_t)reps * sizeof *td), *ts = malloc((size_t)reps * sizeof *ts);
     size_t rows = 0, tested = 0;
     for (int r = 0; r < reps; r++) {
@@ -94,9 +98,10 @@ static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t 
     }
     size_t events = gp_trace_event_count(a) + gp_trace_event_count(b);
     double md = median(td, reps), ms = median(ts, reps);
-    printf("%-18s B=%-5u events %9zu names %6zu tested %5zu | diff median %8.2f ms | baseline "
+    printf("%-12s B=%-4u analyze=%-3s events %9zu names %6zu tested %5zu | diff median %8.2f ms | "
+           "baseline "
            "(summary of both) %8.2f ms | ratio %.2f\n",
-           label, bootstrap, events, rows, tested, md, ms, md / ms);
+           label, bootstrap, analyze ? "on" : "off", events, rows, tested, md, ms, md / ms);
     free(td);
     free(ts);
 }
@@ -120,8 +125,9 @@ int main(int argc, char **argv)
         return 2;
     }
     gp_trace *a = synth(1, n_events, n_names, 1.0), *b = synth(2, n_events, n_names, 1.10);
-    run("synthetic", a, b, reps, 2000);
-    run("synthetic", a, b, reps, 0);
+    run("synthetic", a, b, reps, 2000, true);
+    run("synthetic", a, b, reps, 2000, false);
+    run("synthetic", a, b, reps, 0, false);
     gp_trace_free(a);
     gp_trace_free(b);
     if (argi + 2 == argc) {
@@ -131,8 +137,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_diff: %s\n", err.msg);
             return 2;
         }
-        run("real traces", a, b, reps, 2000);
-        run("real traces", a, b, reps, 0);
+        run("real traces", a, b, reps, 2000, true);
+        run("real traces", a, b, reps, 2000, false);
+        run("real traces", a, b, reps, 0, false);
         gp_trace_free(a);
         gp_trace_free(b);
     }

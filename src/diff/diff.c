@@ -512,9 +512,10 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
                                gp_trace *const *cur, size_t n_cur, gp_error *err)
 {
     if (!side_has_gpu(base, n_base) || !side_has_gpu(cur, n_cur)) {
+        bool b = side_has_gpu(base, n_base), c = side_has_gpu(cur, n_cur);
         snprintf(d->analyze_note, sizeof d->analyze_note,
-                 "no GPU work on the %s side: kernel-type and temporal breakdowns not compared",
-                 side_has_gpu(base, n_base) ? "current" : "base");
+                 "no GPU work %s: kernel-type and temporal breakdowns not compared",
+                 !b && !c ? "on either side" : (b ? "on the current side" : "on the base side"));
         return GP_OK;
     }
     gp_analysis *an[2] = {NULL, NULL};
