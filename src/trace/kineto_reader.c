@@ -537,8 +537,46 @@ static bool us_text_to_ns(const char *s, const char *end, int64_t *out)
 /* Parses a number in microseconds to exact int64 nanoseconds: integer part * 1000 plus the first
  * three fraction digits, rounded half away from zero on the fourth. Exponent forms go through
  * strtod (and are rare). */
+/* One pass over "[-]digits[.digits]" followed by a delimiter; NULL when the number has another
+ * form (exponent, leading '.', too long) or ends at the buffer's end, for the careful path. */
+static inline const char *fast_us_ns(const char *p, int64_t *out)
+{
+    const char *q = p;
+    bool neg = *q == '-';
+    q += neg;
+    if ((unsigned)(*q - '0') > 9)
+        return NULL;
+    uint64_t ip = 0;
+    int n = 0;
+    while ((unsigned)(*q - '0') <= 9) {
+        ip = ip * 10 + (uint64_t)(*q++ - '0');
+        if (++n > 15)
+            return NULL;
+    }
+    uint64_t frac = 0;
+    int nd = 0;
+    if (*q == '.') {
+        q++;
+        while ((unsigned)(*q - '0') <= 9 && nd < 3) {
+            frac = frac * 10 + (uint64_t)(*q++ - '0');
+            nd++;
+        }
+        if ((unsigned)(*q - '0') <= 9 || nd == 0)
+            return NULL; /* more than 3 decimals (rounding) or "1.": careful path */
+    }
+    if (*q == 'e' || *q == 'E' || *q == '\0')
+        return NULL;
+    static const uint64_t scale[4] = {1000, 100, 10, 1};
+    int64_t v = (int64_t)(ip * 1000 + frac * scale[nd]);
+    *out = neg ? -v : v;
+    return q;
+}
+
 static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
 {
+    const char *fast = fast_us_ns(p, out);
+    if (fast)
+        return fast;
     const char *end = scan_number(r, p);
     if (us_text_to_ns(p, end, out))
         return end;
@@ -556,6 +594,22 @@ static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
 /* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
 static const char *parse_int(reader *r, const char *p, int64_t *out)
 {
+    {
+        /* Fast path: up to 18 digits followed by a delimiter. */
+        const char *q = p;
+        bool neg = *q == '-';
+        q += neg;
+        uint64_t v = 0;
+        int n = 0;
+        while ((unsigned)(*q - '0') <= 9 && n < 18) {
+            v = v * 10 + (uint64_t)(*q++ - '0');
+            n++;
+        }
+        if (n > 0 && n < 18 && *q != '.' && *q != 'e' && *q != 'E' && *q != '\0') {
+            *out = neg ? -(int64_t)v : (int64_t)v;
+            return q;
+        }
+    }
     const char *end = scan_number(r, p);
     const char *q = p;
     bool neg = *q == '-';
