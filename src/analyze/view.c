@@ -92,7 +92,19 @@ static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64
 {
     const gp_trace *t = v->t;
     size_t cap_steps = 0, cap_l = 0, cap_l2 = 0, n_l2 = 0;
+    size_t n_str = gp_trace_str_count(t) + 1;
+    uint8_t *is_step = calloc(n_str, 1); /* per name: 0 unknown, 1 no, 2 ProfilerStep */
+    if (!is_step)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
     *n_l = 0;
+    size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
+    if (expect && (gp__grow((void **)&v->rt, &v->cap_rt, sizeof(*v->rt), expect) != GP_OK ||
+                   gp__grow((void **)lk, &cap_l, sizeof(**lk), expect) != GP_OK ||
+                   gp__grow((void **)lv, &cap_l2, sizeof(**lv), expect) != GP_OK)) {
+        free(is_step);
+        return GP_ENOMEM;
+    }
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
         if (tr->kind == GP_TRACK_GPU_STREAM || tr->kind == GP_TRACK_COUNTER)
@@ -102,29 +114,43 @@ static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64
             int64_t num;
             if (ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) {
                 const gp_event **r = GP_PUSH(v->rt, v->n_rt, v->cap_rt);
-                if (!r)
-                    return GP_ENOMEM;
+                if (!r) {
+                    st = GP_ENOMEM;
+                    goto done;
+                }
                 *r = ev;
                 if (ev->correlation == 0)
                     continue;
                 uint64_t *a = GP_PUSH(*lk, *n_l, cap_l);
                 uint64_t *b = a ? GP_PUSH(*lv, n_l2, cap_l2) : NULL;
-                if (!b)
-                    return GP_ENOMEM;
+                if (!b) {
+                    st = GP_ENOMEM;
+                    goto done;
+                }
                 *a = (uint64_t)ev->correlation;
                 *b = (uint64_t)(uintptr_t)ev;
             } else if ((ev->kind == GP_EV_USER_ANNOTATION || ev->kind == GP_EV_CPU_OP) &&
-                       ev->name != 0 && is_profiler_step(gp_trace_str(t, ev->name), &num)) {
+                       ev->name != 0 && ev->name < n_str) {
+                if (is_step[ev->name] == 0)
+                    is_step[ev->name] = is_profiler_step(gp_trace_str(t, ev->name), &num) ? 2 : 1;
+                if (is_step[ev->name] != 2)
+                    continue;
+                is_profiler_step(gp_trace_str(t, ev->name), &num);
                 gp__step *s = GP_PUSH(*steps, *n_steps, cap_steps);
-                if (!s)
-                    return GP_ENOMEM;
+                if (!s) {
+                    st = GP_ENOMEM;
+                    goto done;
+                }
                 s->num = num;
                 s->ts = ev->ts;
                 s->end = ev->ts + ev->dur;
             }
         }
     }
-    return gp__radix_sort_kv(*lk, *lv, *n_l);
+    st = gp__radix_sort_kv(*lk, *lv, *n_l);
+done:
+    free(is_step);
+    return st;
 }
 
 static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
@@ -183,6 +209,14 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
     if (!cache)
         return GP_ENOMEM;
     memset(cache, 0xff, n_str);
+    size_t expect = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        if (t->tracks[k].kind == GP_TRACK_GPU_STREAM)
+            expect += t->tracks[k].n_events;
+    if (expect && gp__grow((void **)&v->g, &v->cap_g, sizeof(*v->g), expect) != GP_OK) {
+        free(cache);
+        return GP_ENOMEM;
+    }
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
         if (tr->kind == GP_TRACK_CPU_THREAD || tr->kind == GP_TRACK_COUNTER)
