@@ -12,7 +12,13 @@ static bool is_cpu_work(uint8_t kind)
            kind == GP_EV_PYTHON;
 }
 
-static gp_status activity(const gp__view *v, gp_rank_analysis *r)
+typedef struct mem_list {
+    const gp_event **v;
+    size_t n, cap;
+} mem_list;
+
+/* One pass over every event: CPU and sync unions, CPU event count, and the [memory] events. */
+static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
 {
     const gp_trace *t = v->t;
     gp__ivls cpu = {0}, gpu = {0}, sync = {0};
@@ -22,15 +28,24 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r)
         const gp_track *tr = &t->tracks[k];
         if (tr->kind == GP_TRACK_COUNTER)
             continue;
-        bool open = false;
+        bool open = false, is_cpu = tr->kind == GP_TRACK_CPU_THREAD;
         gp_ns cs = 0, ce = 0;
         for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
             const gp_event *ev = &tr->events[i];
             if (!gp__view_cpu_kept(v, ev->ts))
                 continue;
+            r->cpu_events += is_cpu;
             if (ev->kind == GP_EV_SYNC) {
                 a->syncs++;
                 st = gp__ivls_push(&sync, ev->ts, ev->ts + ev->dur);
+                continue;
+            }
+            if (ev->kind == GP_EV_MEMORY) {
+                const gp_event **slot = GP_PUSH(mem->v, mem->n, mem->cap);
+                if (!slot)
+                    st = GP_ENOMEM;
+                else
+                    *slot = ev;
                 continue;
             }
             if (tr->kind == GP_TRACK_GPU_STREAM || !is_cpu_work(ev->kind))
@@ -50,15 +65,17 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r)
             st = gp__ivls_push(&cpu, cs, ce);
     }
     for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
-        const gp_event *ev = v->g[i].ev;
-        if (ev->kind == GP_EV_KERNEL || ev->kind == GP_EV_MEMCPY || ev->kind == GP_EV_MEMSET)
-            st = gp__ivls_push(&gpu, ev->ts, ev->ts + ev->dur);
+        const gp__gev *g = &v->g[i];
+        if (g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET)
+            st = gp__ivls_push(&gpu, g->ts, g->ts + g->dur);
     }
+    if (st == GP_OK)
+        st = gp__ivls_sort(&cpu);
+    if (st == GP_OK)
+        st = gp__ivls_sort(&gpu);
+    if (st == GP_OK)
+        st = gp__ivls_sort(&sync);
     if (st == GP_OK) {
-        gp__ivls_sort(&cpu);
-        if (v->unit != 1)
-            gp__ivls_sort(&gpu);
-        gp__ivls_sort(&sync);
         a->cpu_active = gp__ivls_union_sorted(&cpu);
         a->gpu_active = gp__ivls_union_sorted(&gpu);
         a->sync = gp__ivls_union_sorted(&sync);
@@ -95,133 +112,133 @@ static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, const gp_m
     return d;
 }
 
-static gp_status memory(const gp__view *v, gp_rank_analysis *r)
+/* The innermost CPU op running at ts: of the ops that cover ts, the one that started last. Each
+ * CPU track is sorted by start: binary search, then walk back to the first op that covers ts. */
+static const char *cpu_op_at(const gp__view *v, gp_ns ts)
+{
+    const gp_trace *t = v->t;
+    const gp_event *best = NULL;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind != GP_TRACK_CPU_THREAD || tr->n_events == 0)
+            continue;
+        size_t lo = 0, hi = tr->n_events; /* first event with start > ts */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tr->events[mid].ts <= ts)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo, steps = 0; i-- > 0 && steps < 100000; steps++) {
+            const gp_event *ev = &tr->events[i];
+            if (ev->kind != GP_EV_CPU_OP || ev->ts + ev->dur <= ts)
+                continue;
+            if (!best || ev->ts > best->ts)
+                best = ev;
+            break;
+        }
+    }
+    return best ? gp_trace_str(t, best->name) : "";
+}
+
+static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *mem)
 {
     const gp_trace *t = v->t;
     size_t cap = 0;
-    gp_ns *t0 = NULL, *t1 = NULL, *best = NULL;
+    gp_ns *t0 = NULL, *t1 = NULL;
     gp_status st = GP_OK;
-    /* Pass 1: devices, peaks and time ranges. */
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *ev = &tr->events[i];
-            if (ev->kind != GP_EV_MEMORY || !gp__view_cpu_kept(v, ev->ts))
-                continue;
-            const gp_mem_info *mi = gp_event_mem_info(t, ev);
-            if (!mi)
-                continue;
-            gp_memory_device *d = mem_device(r, &cap, mi);
-            if (!d)
-                return GP_ENOMEM;
-            d->events++;
-            if (mi->total_allocated >= 0) {
-                if (mi->total_allocated > d->peak_allocated) {
-                    d->peak_allocated = mi->total_allocated;
-                    d->peak_ts = ev->ts;
-                }
-                d->final_allocated = mi->total_allocated;
-            }
-            d->peak_reserved = GP_MAX(d->peak_reserved, mi->total_reserved);
+    gp_memory_device **dev_of = calloc(mem->n ? mem->n : 1, sizeof(*dev_of));
+    if (!dev_of)
+        return GP_ENOMEM;
+    /* Pass 1: devices and peaks. */
+    for (size_t i = 0; i < mem->n; i++) {
+        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
+        if (!mi)
+            continue;
+        gp_memory_device *d = mem_device(r, &cap, mi);
+        if (!d) {
+            st = GP_ENOMEM;
+            goto done;
         }
+        d->events++;
+        if (mi->total_allocated >= 0) {
+            if (mi->total_allocated > d->peak_allocated) {
+                d->peak_allocated = mi->total_allocated;
+                d->peak_ts = mem->v[i]->ts;
+            }
+            d->final_allocated = mi->total_allocated;
+        }
+        d->peak_reserved = GP_MAX(d->peak_reserved, mi->total_reserved);
     }
     if (r->n_memory == 0)
-        return GP_OK;
+        goto done;
     size_t nb = v->o->series_points;
     t0 = calloc(r->n_memory, sizeof(*t0));
     t1 = calloc(r->n_memory, sizeof(*t1));
-    best = calloc(r->n_memory, sizeof(*best));
-    if (!t0 || !t1 || !best) {
+    if (!t0 || !t1) {
         st = GP_ENOMEM;
         goto done;
     }
     for (size_t d = 0; d < r->n_memory; d++) {
         t0[d] = INT64_MAX;
         t1[d] = INT64_MIN;
-        best[d] = INT64_MIN;
     }
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *ev = &tr->events[i];
-            if (ev->kind != GP_EV_MEMORY || !gp__view_cpu_kept(v, ev->ts))
-                continue;
-            const gp_mem_info *mi = gp_event_mem_info(t, ev);
-            gp_memory_device *d = mi ? mem_device(r, &cap, mi) : NULL;
-            if (!d)
-                continue;
-            size_t di = (size_t)(d - r->memory);
-            t0[di] = GP_MIN(t0[di], ev->ts);
-            t1[di] = GP_MAX(t1[di], ev->ts + 1);
-        }
+    for (size_t i = 0; i < mem->n; i++) {
+        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
+        if (!mi)
+            continue;
+        gp_memory_device *d = mem_device(r, &cap, mi);
+        dev_of[i] = d;
+        size_t di = (size_t)(d - r->memory);
+        t0[di] = GP_MIN(t0[di], mem->v[i]->ts);
+        t1[di] = GP_MAX(t1[di], mem->v[i]->ts + 1);
     }
     for (size_t d = 0; d < r->n_memory && st == GP_OK; d++) {
         gp_memory_device *md = &r->memory[d];
         st = gp__series_alloc(&md->allocated, nb, t0[d], t1[d]);
         if (st == GP_OK)
             st = gp__series_alloc(&md->reserved, nb, t0[d], t1[d]);
+        if (st != GP_OK)
+            break;
         md->n_series = nb;
-        for (size_t b = 0; b < nb && st == GP_OK; b++)
+        for (size_t b = 0; b < nb; b++)
             md->allocated[b].v = md->reserved[b].v = NAN;
         for (size_t i = 0; i < t->n_devices; i++)
             if (md->device_type == 1 && t->devices[i].id == md->device_id)
                 md->capacity = t->devices[i].total_global_mem;
-    }
-    /* Pass 2: series (max per bucket) and what ran at each peak. */
-    for (size_t k = 0; k < t->n_tracks && st == GP_OK; k++) {
-        const gp_track *tr = &t->tracks[k];
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *ev = &tr->events[i];
-            if (!gp__view_cpu_kept(v, ev->ts))
-                continue;
-            if (ev->kind == GP_EV_CPU_OP) {
-                for (size_t d = 0; d < r->n_memory; d++) {
-                    gp_memory_device *md = &r->memory[d];
-                    if (md->peak_allocated < 0 || ev->ts > md->peak_ts ||
-                        ev->ts + ev->dur <= md->peak_ts)
-                        continue;
-                    /* Innermost: the latest-starting op that covers the peak. */
-                    if (ev->ts >= best[d]) {
-                        best[d] = ev->ts;
-                        md->running_cpu = gp_trace_str(t, ev->name);
-                    }
-                }
-                continue;
-            }
-            if (ev->kind != GP_EV_MEMORY || !nb)
-                continue;
-            const gp_mem_info *mi = gp_event_mem_info(t, ev);
-            if (!mi)
-                continue;
-            gp_memory_device *md = mem_device(r, &cap, mi);
-            size_t d = (size_t)(md - r->memory);
-            gp_ns w = t1[d] > t0[d] ? (t1[d] - t0[d] + (gp_ns)nb - 1) / (gp_ns)nb : 1;
-            size_t b = (size_t)((ev->ts - t0[d]) / w);
-            if (b >= nb)
-                b = nb - 1;
-            if (mi->total_allocated >= 0 &&
-                (isnan(md->allocated[b].v) || (double)mi->total_allocated > md->allocated[b].v))
-                md->allocated[b].v = (double)mi->total_allocated;
-            if (mi->total_reserved >= 0 &&
-                (isnan(md->reserved[b].v) || (double)mi->total_reserved > md->reserved[b].v))
-                md->reserved[b].v = (double)mi->total_reserved;
-        }
-    }
-    for (size_t d = 0; d < r->n_memory; d++) {
-        gp_memory_device *md = &r->memory[d];
+        if (md->peak_allocated >= 0)
+            md->running_cpu = cpu_op_at(v, md->peak_ts);
         for (size_t i = 0; i < v->n_g; i++) {
-            const gp_event *ev = v->g[i].ev;
-            if (ev->kind == GP_EV_KERNEL && ev->ts <= md->peak_ts &&
-                ev->ts + ev->dur > md->peak_ts) {
-                md->running_gpu = gp_trace_str(t, ev->name);
+            const gp__gev *g = &v->g[i];
+            if (g->kind == GP_EV_KERNEL && g->ts <= md->peak_ts && g->ts + g->dur > md->peak_ts) {
+                md->running_gpu = gp_trace_str(t, g->ev->name);
                 break;
             }
         }
     }
+    /* Pass 2: series, the maximum of each bucket. */
+    for (size_t i = 0; i < mem->n && st == GP_OK && nb; i++) {
+        gp_memory_device *md = dev_of[i];
+        if (!md)
+            continue;
+        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
+        size_t d = (size_t)(md - r->memory);
+        gp_ns w = t1[d] > t0[d] ? (t1[d] - t0[d] + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+        size_t b = (size_t)((mem->v[i]->ts - t0[d]) / w);
+        if (b >= nb)
+            b = nb - 1;
+        if (mi->total_allocated >= 0 &&
+            (isnan(md->allocated[b].v) || (double)mi->total_allocated > md->allocated[b].v))
+            md->allocated[b].v = (double)mi->total_allocated;
+        if (mi->total_reserved >= 0 &&
+            (isnan(md->reserved[b].v) || (double)mi->total_reserved > md->reserved[b].v))
+            md->reserved[b].v = (double)mi->total_reserved;
+    }
 done:
+    free(dev_of);
     free(t0);
     free(t1);
-    free(best);
     return st;
 }
 
@@ -242,7 +259,7 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
     for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
         const gp__gev *g = &v->g[i];
         const gp_event *ev = g->ev;
-        if (ev->kind != GP_EV_KERNEL)
+        if (g->kind != GP_EV_KERNEL)
             continue;
         r->kernels_total++;
         r->kernels_time += ev->dur;
@@ -297,9 +314,11 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
 
 gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r)
 {
-    gp_status st = activity(v, r);
+    mem_list mem = {0};
+    gp_status st = activity(v, r, &mem);
     if (st == GP_OK)
-        st = memory(v, r);
+        st = memory(v, r, &mem);
+    free(mem.v);
     if (st == GP_OK)
         st = kernels(v, r);
     return st;

@@ -174,7 +174,6 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         if (st != GP_OK)
             break;
         r->gpu_events = v.n_g;
-        r->cpu_events = v.cpu_events;
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
         rank_notes(t, &v, r);

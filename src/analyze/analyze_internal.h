@@ -18,13 +18,18 @@
  * in HTA mode e < s is possible (sub-microsecond events rounded inward). */
 typedef struct gp__gev {
     int64_t s, e;
+    gp_ns ts, dur;    /* the event's own times, ns (copied: sweeps stay in this array) */
+    gp_ns lts, ldur;  /* its launch's start and duration, ns (0 without a launch) */
     int64_t launch_s; /* launch start in units, GP__NO_TIME when no launch was found */
     const gp_event *ev;
     const gp_event *launch; /* the runtime/driver call, or NULL */
     int64_t stream;
     int32_t device;
-    uint8_t type; /* gp_kernel_type */
-    uint8_t kind; /* gp_event_kind */
+    uint8_t type;         /* gp_kernel_type */
+    uint8_t kind;         /* gp_event_kind */
+    bool first_of_launch; /* the earliest GPU event of its launch (delays are measured on it) */
+    bool in_graph;        /* a kernel with a CUDA graph id */
+    gp_strid lname;       /* its launch's name (0 without a launch) */
 } gp__gev;
 
 /* A profiler step found in the trace. */
@@ -42,10 +47,10 @@ typedef struct gp__view {
     /* CPU selection: a CPU event is kept when cpu_lo <= ts < cpu_hi. */
     gp_ns cpu_lo, cpu_hi;
     int64_t steps_total, steps_kept;
-    uint64_t cpu_events;
+    const gp_event **rt; /* runtime/driver calls, track by track */
+    size_t n_rt, cap_rt;
     bool have_correlation; /* some GPU event joined to a launch */
     bool hta_fallback;     /* HTA filter found no correlated GPU work: time window used */
-    gp__imap corr;         /* correlation -> index of launch in the trace (track<<32 | idx) */
     char note[512];
 } gp__view;
 
@@ -64,8 +69,6 @@ static inline bool gp__view_cpu_kept(const gp__view *v, gp_ns ts)
 {
     return ts >= v->cpu_lo && ts < v->cpu_hi;
 }
-/* The launch event stored in the correlation map under key. */
-const gp_event *gp__view_launch(const gp__view *v, int64_t correlation);
 /* Appends a note sentence to a note buffer. */
 void gp__note(char *note, size_t cap, const char *fmt, ...) GP_PRINTF(3, 4);
 
@@ -84,7 +87,8 @@ int64_t gp__ivls_intersect(const gp__ivls *a, const gp__ivls *b);
 int64_t gp__ivls_union_sorted(gp__ivls *l);
 void gp__ivls_free(gp__ivls *l);
 gp_status gp__ivls_push(gp__ivls *l, int64_t s, int64_t e) GP_WARN_UNUSED;
-void gp__ivls_sort(gp__ivls *l);
+/* Sorts by start (stable radix sort; a no-op when already sorted). */
+gp_status gp__ivls_sort(gp__ivls *l) GP_WARN_UNUSED;
 
 /* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
 void gp__type_label(uint32_t mask, char *out, size_t cap);
@@ -97,6 +101,9 @@ gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNU
 gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results. */
 gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
+
+/* sort.c: stable radix sort of n (key, value) pairs by key, ascending. GP_ENOMEM. */
+gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

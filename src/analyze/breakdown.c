@@ -25,18 +25,40 @@ void gp__ivls_free(gp__ivls *l)
     memset(l, 0, sizeof(*l));
 }
 
-static int cmp_ivl(const void *pa, const void *pb)
+gp_status gp__ivls_sort(gp__ivls *l)
 {
-    const gp__ivl *a = pa, *b = pb;
-    if (a->s != b->s)
-        return a->s < b->s ? -1 : 1;
-    return (a->e < b->e) - (a->e > b->e);
-}
-
-void gp__ivls_sort(gp__ivls *l)
-{
-    if (l->n > 1)
-        qsort(l->v, l->n, sizeof(*l->v), cmp_ivl);
+    if (l->n < 2)
+        return GP_OK;
+    int64_t min = l->v[0].s;
+    bool sorted = true;
+    for (size_t i = 1; i < l->n; i++) {
+        min = GP_MIN(min, l->v[i].s);
+        sorted &= l->v[i].s >= l->v[i - 1].s;
+    }
+    if (sorted)
+        return GP_OK;
+    uint64_t *k = malloc(l->n * sizeof(*k)), *x = malloc(l->n * sizeof(*x));
+    gp__ivl *out = malloc(l->n * sizeof(*out));
+    gp_status st = k && x && out ? GP_OK : GP_ENOMEM;
+    if (st == GP_OK) {
+        for (size_t i = 0; i < l->n; i++) {
+            k[i] = (uint64_t)(l->v[i].s - min);
+            x[i] = i;
+        }
+        st = gp__radix_sort_kv(k, x, l->n);
+    }
+    if (st == GP_OK) {
+        for (size_t i = 0; i < l->n; i++)
+            out[i] = l->v[x[i]];
+        free(l->v);
+        l->v = out;
+        l->cap = l->n;
+        out = NULL;
+    }
+    free(k);
+    free(x);
+    free(out);
+    return st;
 }
 
 int64_t gp__ivls_union_sorted(gp__ivls *l)

@@ -41,7 +41,7 @@ static bool is_launch_api(const char *name)
 
 typedef struct api_acc {
     gp_strid name;
-    bool driver;
+    bool driver, graph;
     int64_t *cpu, *delay;
     size_t n_cpu, cap_cpu, n_delay, cap_delay;
     uint64_t cpu_out, delay_out, neg;
@@ -65,7 +65,27 @@ static void add_outlier(gp_launch_stats *ls, size_t max, const gp_launch_outlier
         ls->n_outliers++;
 }
 
-static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r, const gp__imap *gpu_of)
+static int32_t api_index(const gp_trace *t, int32_t *api_of, const gp_event *ev, api_acc **apis,
+                         size_t *n_apis, size_t *cap_apis)
+{
+    int32_t a = api_of[ev->name];
+    if (a != -2)
+        return a;
+    a = -1;
+    if (is_launch_api(gp_trace_str(t, ev->name))) {
+        api_acc *p = GP_PUSH(*apis, *n_apis, *cap_apis);
+        if (!p)
+            return -3;
+        p->name = ev->name;
+        p->driver = ev->kind == GP_EV_DRIVER;
+        p->graph = strstr(gp_trace_str(t, ev->name), "GraphLaunch") != NULL;
+        a = (int32_t)(*n_apis - 1);
+    }
+    api_of[ev->name] = a;
+    return a;
+}
+
+static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
 {
     const gp_trace *t = v->t;
     const gp_analyze_opts *o = v->o;
@@ -88,80 +108,67 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r, const gp__
             goto done;
         }
     }
-    for (size_t k = 0; k < t->n_tracks && st == GP_OK; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind == GP_TRACK_GPU_STREAM || tr->kind == GP_TRACK_COUNTER)
+    /* CPU side: every launch call of the selected steps. */
+    for (size_t i = 0; i < v->n_rt; i++) {
+        const gp_event *ev = v->rt[i];
+        if (!gp__view_cpu_kept(v, ev->ts) || ev->name >= n_str)
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *ev = &tr->events[i];
-            if ((ev->kind != GP_EV_RUNTIME && ev->kind != GP_EV_DRIVER) ||
-                !gp__view_cpu_kept(v, ev->ts) || ev->name >= n_str)
-                continue;
-            int32_t a = api_of[ev->name];
-            if (a == -2) {
-                const char *name = gp_trace_str(t, ev->name);
-                a = -1;
-                if (is_launch_api(name)) {
-                    api_acc *p = GP_PUSH(apis, n_apis, cap_apis);
-                    if (!p) {
-                        st = GP_ENOMEM;
-                        break;
-                    }
-                    p->name = ev->name;
-                    p->driver = ev->kind == GP_EV_DRIVER;
-                    a = (int32_t)(n_apis - 1);
-                }
-                api_of[ev->name] = a;
-            }
-            if (a < 0)
-                continue;
-            api_acc *p = &apis[a];
-            int64_t *slot = GP_PUSH(p->cpu, p->n_cpu, p->cap_cpu);
-            if (!slot) {
-                st = GP_ENOMEM;
-                break;
-            }
-            *slot = ev->dur;
-            ls->launches++;
-            if (strstr(gp_trace_str(t, ev->name), "GraphLaunch"))
-                ls->graph_launches++;
-            bool cpu_out = ev->dur > o->launch_outlier_ns;
-            p->cpu_out += cpu_out;
-            uint64_t gi;
-            if (ev->correlation == 0 || !gp__imap_get(gpu_of, ev->correlation, &gi)) {
-                if (cpu_out) {
-                    gp_launch_outlier ol = {.api = gp_trace_str(t, ev->name),
-                                            .kernel = "",
-                                            .ts = ev->ts,
-                                            .cpu_dur = ev->dur};
-                    add_outlier(ls, o->max_outliers, &ol,
-                                (double)ev->dur / (double)o->launch_outlier_ns, scores);
-                }
-                continue;
-            }
-            const gp_event *gev = v->g[gi].ev;
-            int64_t delay = gev->ts - (ev->ts + ev->dur);
-            int64_t *ds = GP_PUSH(p->delay, p->n_delay, p->cap_delay);
-            if (!ds) {
-                st = GP_ENOMEM;
-                break;
-            }
-            *ds = delay;
-            ls->matched++;
-            p->neg += delay < 0;
-            bool delay_out = delay > o->delay_outlier_ns;
-            p->delay_out += delay_out;
-            if ((cpu_out || delay_out) && o->max_outliers) {
-                double sc_cpu = (double)ev->dur / (double)o->launch_outlier_ns;
-                double sc_delay = (double)delay / (double)o->delay_outlier_ns;
-                gp_launch_outlier ol = {.api = gp_trace_str(t, ev->name),
-                                        .kernel = gp_trace_str(t, gev->name),
-                                        .ts = ev->ts,
-                                        .cpu_dur = ev->dur,
-                                        .delay = delay,
-                                        .by_delay = sc_delay >= sc_cpu};
-                add_outlier(ls, o->max_outliers, &ol, GP_MAX(sc_cpu, sc_delay), scores);
-            }
+        int32_t a = api_index(t, api_of, ev, &apis, &n_apis, &cap_apis);
+        if (a == -3) {
+            st = GP_ENOMEM;
+            break;
+        }
+        if (a < 0)
+            continue;
+        api_acc *p = &apis[a];
+        int64_t *slot = GP_PUSH(p->cpu, p->n_cpu, p->cap_cpu);
+        if (!slot) {
+            st = GP_ENOMEM;
+            break;
+        }
+        *slot = ev->dur;
+        ls->launches++;
+        ls->graph_launches += p->graph;
+        p->cpu_out += ev->dur > o->launch_outlier_ns;
+    }
+    /* GPU side: the earliest GPU event of each launch gives the launch delay. */
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        const gp__gev *g = &v->g[i];
+        const gp_event *ev = g->launch;
+        if (!ev || !g->first_of_launch || g->kind == GP_EV_SYNC || g->lname >= n_str)
+            continue;
+        int32_t a = api_of[g->lname];
+        if (a == -2)
+            a = api_index(t, api_of, ev, &apis, &n_apis, &cap_apis);
+        if (a == -3) {
+            st = GP_ENOMEM;
+            break;
+        }
+        if (a < 0)
+            continue;
+        api_acc *p = &apis[a];
+        const gp_event *gev = g->ev;
+        int64_t delay = g->ts - (g->lts + g->ldur);
+        int64_t *ds = GP_PUSH(p->delay, p->n_delay, p->cap_delay);
+        if (!ds) {
+            st = GP_ENOMEM;
+            break;
+        }
+        *ds = delay;
+        ls->matched++;
+        p->neg += delay < 0;
+        bool delay_out = delay > o->delay_outlier_ns, cpu_out = g->ldur > o->launch_outlier_ns;
+        p->delay_out += delay_out;
+        if ((cpu_out || delay_out) && o->max_outliers) {
+            double sc_cpu = (double)g->ldur / (double)o->launch_outlier_ns;
+            double sc_delay = (double)delay / (double)o->delay_outlier_ns;
+            gp_launch_outlier ol = {.api = gp_trace_str(t, ev->name),
+                                    .kernel = gp_trace_str(t, gev->name),
+                                    .ts = g->lts,
+                                    .cpu_dur = g->ldur,
+                                    .delay = delay,
+                                    .by_delay = sc_delay >= sc_cpu};
+            add_outlier(ls, o->max_outliers, &ol, GP_MAX(sc_cpu, sc_delay), scores);
         }
     }
     if (st == GP_OK && n_apis) {
@@ -216,30 +223,16 @@ done:
 
 /* ---- queue length ---------------------------------------------------------------------------- */
 
-typedef struct qpoint {
-    gp_ns t;
-    uint32_t q;    /* queue index */
-    int32_t delta; /* +1 launch, -1 GPU start */
-} qpoint;
-
-static int cmp_qpoint(const void *pa, const void *pb)
-{
-    const qpoint *a = pa, *b = pb;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    return b->delta - a->delta; /* launches first */
-}
-
 static void series_range(const gp__view *v, gp_ns *t0, gp_ns *t1)
 {
     *t0 = INT64_MAX;
     *t1 = INT64_MIN;
     for (size_t i = 0; i < v->n_g; i++) {
-        const gp_event *ev = v->g[i].ev;
-        *t0 = GP_MIN(*t0, ev->ts);
-        *t1 = GP_MAX(*t1, ev->ts + ev->dur);
-        if (v->g[i].launch)
-            *t0 = GP_MIN(*t0, v->g[i].launch->ts);
+        const gp__gev *g = &v->g[i];
+        *t0 = GP_MIN(*t0, g->ts);
+        *t1 = GP_MAX(*t1, g->ts + g->dur);
+        if (g->launch)
+            *t0 = GP_MIN(*t0, g->lts);
     }
     if (*t0 > *t1)
         *t0 = *t1 = 0;
@@ -253,19 +246,34 @@ static size_t bucket_of(gp_ns t, gp_ns t0, gp_ns w, size_t n)
     return b < n ? b : n - 1;
 }
 
+static size_t queue_of(gp_rank_analysis *r, const gp__gev *g, size_t *last)
+{
+    if (*last < r->n_queues && r->queues[*last].stream == g->stream &&
+        r->queues[*last].device == g->device)
+        return *last;
+    for (size_t q = 0; q < r->n_queues; q++)
+        if (r->queues[q].stream == g->stream && r->queues[q].device == g->device)
+            return *last = q;
+    return r->n_queues;
+}
+
+static bool queued(const gp__gev *g)
+{
+    return g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION;
+}
+
+/* Boundaries (launch +1, GPU start -1) of every stream, radix-sorted once by (time, launches
+ * first), then swept. */
 static gp_status queues(const gp__view *v, gp_rank_analysis *r)
 {
-    size_t n_pts = 0, cap_q = 0;
-    qpoint *pts = NULL;
+    size_t n_pts = 0, cap_q = 0, last = 0;
     gp_status st = GP_OK;
+    gp_ns tmin = INT64_MAX;
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
-        if (!g->launch || g->kind == GP_EV_SYNC || g->kind == GP_EV_GPU_USER_ANNOTATION)
+        if (!queued(g))
             continue;
-        size_t q;
-        for (q = 0; q < r->n_queues; q++)
-            if (r->queues[q].stream == g->stream && r->queues[q].device == g->device)
-                break;
+        size_t q = queue_of(r, g, &last);
         if (q == r->n_queues) {
             gp_queue_stream *qs = GP_PUSH(r->queues, r->n_queues, cap_q);
             if (!qs)
@@ -275,30 +283,30 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         }
         r->queues[q].launches++;
         n_pts += 2;
+        tmin = GP_MIN(tmin, GP_MIN(g->lts, g->ts));
     }
     if (n_pts == 0)
         return GP_OK;
-    pts = malloc(n_pts * sizeof(*pts));
+    uint64_t *keys = malloc(n_pts * sizeof(*keys)), *vals = malloc(n_pts * sizeof(*vals));
     int64_t *len = calloc(r->n_queues, sizeof(*len));
     gp_ns *last_t = calloc(r->n_queues, sizeof(*last_t));
     double *area = calloc(r->n_queues, sizeof(*area));
-    if (!pts || !len || !last_t || !area) {
+    if (!keys || !vals || !len || !last_t || !area) {
         st = GP_ENOMEM;
         goto done;
     }
     size_t n = 0;
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
-        if (!g->launch || g->kind == GP_EV_SYNC || g->kind == GP_EV_GPU_USER_ANNOTATION)
+        if (!queued(g))
             continue;
-        uint32_t q;
-        for (q = 0; q < r->n_queues; q++)
-            if (r->queues[q].stream == g->stream && r->queues[q].device == g->device)
-                break;
-        pts[n++] = (qpoint){g->launch->ts, q, +1};
-        pts[n++] = (qpoint){g->ev->ts, q, -1};
+        uint64_t q = queue_of(r, g, &last);
+        keys[n] = (uint64_t)(g->lts - tmin) * 2; /* launches sort first at equal times */
+        vals[n++] = q << 1;
+        keys[n] = (uint64_t)(g->ts - tmin) * 2 + 1;
+        vals[n++] = (q << 1) | 1;
     }
-    qsort(pts, n, sizeof(*pts), cmp_qpoint);
+    st = gp__radix_sort_kv(keys, vals, n);
     gp_ns t0, t1;
     series_range(v, &t0, &t1);
     size_t nb = v->o->series_points;
@@ -309,22 +317,24 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         last_t[q] = t0;
     }
     for (size_t i = 0; i < n && st == GP_OK; i++) {
-        qpoint *p = &pts[i];
-        gp_queue_stream *qs = &r->queues[p->q];
-        area[p->q] += (double)len[p->q] * (double)(p->t - last_t[p->q]);
-        last_t[p->q] = p->t;
-        len[p->q] += p->delta;
-        qs->max_len = GP_MAX(qs->max_len, len[p->q]);
+        size_t q = vals[i] >> 1;
+        gp_ns t = tmin + (gp_ns)(keys[i] >> 1);
+        gp_queue_stream *qs = &r->queues[q];
+        area[q] += (double)len[q] * (double)(t - last_t[q]);
+        last_t[q] = t;
+        len[q] += (vals[i] & 1) ? -1 : +1;
+        qs->max_len = GP_MAX(qs->max_len, len[q]);
         if (nb) {
-            size_t b = bucket_of(p->t, t0, w, nb);
-            if ((double)len[p->q] > qs->series[b].v)
-                qs->series[b].v = (double)len[p->q];
+            size_t b = bucket_of(t, t0, w, nb);
+            if ((double)len[q] > qs->series[b].v)
+                qs->series[b].v = (double)len[q];
         }
     }
     for (size_t q = 0; q < r->n_queues && st == GP_OK; q++)
         r->queues[q].mean_len = t1 > t0 ? area[q] / (double)(t1 - t0) : 0.0;
 done:
-    free(pts);
+    free(keys);
+    free(vals);
     free(len);
     free(last_t);
     free(area);
@@ -376,25 +386,13 @@ static gp_status bandwidth(const gp__view *v, gp_rank_analysis *r)
 
 gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r)
 {
-    gp__imap gpu_of;
-    gp_status st = gp__imap_init(&gpu_of, v->n_g);
-    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+    for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
-        uint64_t old;
-        if (g->ev->correlation != 0 && g->kind != GP_EV_SYNC &&
-            !gp__imap_get(&gpu_of, g->ev->correlation, &old))
-            st = gp__imap_put(&gpu_of, g->ev->correlation, i);
-        if (g->kind == GP_EV_KERNEL) {
-            const gp_gpu_info *gi = gp_event_gpu_info(v->t, g->ev);
-            if (gi && gi->graph_id >= 0)
-                r->launch.graph_kernels++;
-        }
+        r->launch.graph_kernels += g->in_graph;
         if (!g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION)
             r->launch.gpu_unmatched++;
     }
-    if (st == GP_OK)
-        st = launch_stats(v, r, &gpu_of);
-    gp__imap_free(&gpu_of);
+    gp_status st = launch_stats(v, r);
     if (st == GP_OK)
         st = queues(v, r);
     if (st == GP_OK)
