@@ -371,7 +371,8 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
     gp__jw_kv_bool(w, "normalize_templates", (d->opts.normalize & GP_DIFF_NORM_TEMPLATES) != 0);
     gp__jw_kv_bool(w, "normalize_numbers", (d->opts.normalize & GP_DIFF_NORM_NUMBERS) != 0);
     gp__jw_kv_int(w, "bootstrap", d->opts.bootstrap);
-    gp__jw_kv_int(w, "seed", (int64_t)d->opts.seed);
+    gp__jw_key(w, "seed");
+    gp__jw_uint(w, d->opts.seed);
     gp__jw_obj_end(w);
     gp__jw_key(w, "summary");
     gp__jw_obj_begin(w);
