@@ -424,14 +424,16 @@ static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t ru
                 const char *nm = gp_trace_str(t, ev->name);
                 size_t len = gp_trace_strlen(t, ev->name);
                 if (o->normalize) {
-                    if (len + 1 > cap) {
-                        char *bigger = realloc(norm, len + 1);
+                    /* "<>" becomes "<...>": the output is at most 2.5 times the input. */
+                    size_t need = 3 * len + 1;
+                    if (need > cap) {
+                        char *bigger = realloc(norm, need);
                         if (!bigger) {
                             st = GP_ENOMEM;
                             break;
                         }
                         norm = bigger;
-                        cap = len + 1;
+                        cap = need;
                     }
                     gp_diff_normalize_name(nm, o->normalize, norm, cap);
                     nm = norm;

@@ -549,6 +549,35 @@ static void compute_rejects_bad_input(void **state)
     gp_trace_free(cur);
 }
 
+/* Normalisation can lengthen a name ("<>" -> "<...>"); long names must not be cut. */
+static void compute_normalizes_long_names(void **state)
+{
+    char name[4002];
+    name[0] = 'f';
+    for (int i = 0; i < 2000; i++) {
+        name[1 + 2 * i] = '<';
+        name[2 + 2 * i] = '>';
+    }
+    name[4001] = '\0';
+    builder b, c;
+    b_init(&b, "base");
+    b_init(&c, "current");
+    b_add(&b, GP_EV_KERNEL, name, 1000);
+    b_add(&c, GP_EV_KERNEL, name, 1000);
+    gp_trace *bt = b_done(&b), *ct = b_done(&c);
+    gp_diff_opts o;
+    gp_diff_opts_init(&o);
+    o.normalize = GP_DIFF_NORM_TEMPLATES;
+    o.analyze = false;
+    gp_diff *d = NULL;
+    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(d->n_rows, 1);
+    assert_int_equal(strlen(d->rows[0].name), 1 + 2000 * 5);
+    gp_diff_free(d);
+    gp_trace_free(bt);
+    gp_trace_free(ct);
+}
+
 /* Profiles: ranges with memory in their args; several runs per side compare run totals. */
 static void compute_runs_and_memory(void **state)
 {
@@ -1123,6 +1152,7 @@ int main(void)
         cmocka_unit_test(normalize_names),
         cmocka_unit_test(compute_known_changes),
         cmocka_unit_test(compute_rejects_bad_input),
+        cmocka_unit_test(compute_normalizes_long_names),
         cmocka_unit_test(compute_runs_and_memory),
         cmocka_unit_test(compute_analysis_deltas),
         cmocka_unit_test(false_positive_rate_and_power_per_call),
