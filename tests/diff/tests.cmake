@@ -11,3 +11,6 @@ add_test(NAME diff_ci_example
 # Integration test of the command line (input forms, options, output files, exit codes).
 add_test(NAME test_diff_cli
   COMMAND sh ${GP_DIFF_TEST_DIR}/test_diff_cli.sh $<TARGET_FILE:gpuprof_cli> ${CMAKE_SOURCE_DIR})
+# Allocation-failure test: malloc/calloc/realloc of gpuprof code wrapped by the linker.
+gp_add_test(test_diff_alloc ${GP_DIFF_TEST_DIR}/test_diff_alloc.c
+  LIBS -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
