@@ -217,8 +217,8 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
     else
         fprintf(fp, "Speedup: %.3fx (base total / current total)\n", d->speedup);
     fprintf(fp,
-            "Names: %zu compared, %zu tested: %zu regressions, %zu improvements, %zu no change, "
-            "%zu new, %zu removed\n",
+            "Names: %zu compared, %zu tested; REGRESSION %zu, IMPROVEMENT %zu, NO_CHANGE %zu, "
+            "NEW %zu, REMOVED %zu\n",
             d->n_rows, d->n_tested, d->n_by_type[GP_DIFF_REGRESSION],
             d->n_by_type[GP_DIFF_IMPROVEMENT], d->n_by_type[GP_DIFF_NO_CHANGE],
             d->n_by_type[GP_DIFF_NEW], d->n_by_type[GP_DIFF_REMOVED]);
