@@ -83,6 +83,13 @@ static bool is_gpu_work(gp_event_kind k)
     return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
 }
 
+/* Bottlenecks are GPU work when there is any; otherwise CPU ops, annotations and ranges. */
+static bool is_bottleneck_kind(const gp_summary *s, gp_event_kind k)
+{
+    return s->has_gpu ? is_gpu_work(k)
+                      : (k == GP_EV_CPU_OP || k == GP_EV_USER_ANNOTATION || k == GP_EV_RANGE);
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
     const gp_name_stats *x = a, *y = b;
@@ -200,8 +207,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
     /* Top-N bottlenecks: GPU work when there is any, else CPU ops and annotations/ranges. */
     size_t cand = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-        bool take =
-            s->has_gpu ? is_gpu_work((gp_event_kind)k) : (k == GP_EV_CPU_OP || k == GP_EV_RANGE);
+        bool take = is_bottleneck_kind(s, (gp_event_kind)k);
         if (take)
             cand += s->kinds[k].n_rows;
     }
@@ -209,8 +215,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         if (!(s->top = malloc(cand * sizeof *s->top)))
             goto fail;
         for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-            bool take = s->has_gpu ? is_gpu_work((gp_event_kind)k)
-                                   : (k == GP_EV_CPU_OP || k == GP_EV_RANGE);
+            bool take = is_bottleneck_kind(s, (gp_event_kind)k);
             if (take) {
                 memcpy(s->top + s->n_top, s->kinds[k].rows, s->kinds[k].n_rows * sizeof *s->top);
                 s->n_top += s->kinds[k].n_rows;

@@ -120,10 +120,11 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         rule(fp, '=', width);
         fputc('\n', fp);
     }
-    if (!s->has_gpu && any)
-        fprintf(fp,
-                "note: this trace has no GPU events (no kernels, copies or memsets); the tables "
-                "above cover CPU-side events only.\n\n");
+    if (!any)
+        fprintf(fp, "no timed events of the selected kinds in the input\n\n");
+    if (!s->has_gpu)
+        fprintf(fp, "note: no GPU events (no kernels, copies or memsets) in the input%s\n\n",
+                any ? "; the tables above cover CPU-side events only" : "");
     if (s->n_top) {
         rule(fp, '=', width);
         fprintf(fp, "TOP %zu BOTTLENECKS BY TOTAL %s TIME\n", s->n_top, s->has_gpu ? "GPU" : "CPU");
@@ -133,8 +134,6 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
             row(fp, nw, &s->top[r], true);
         rule(fp, '=', width);
     }
-    if (!any)
-        fprintf(fp, "no timed events in the input\n");
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 
