@@ -168,10 +168,11 @@ static gp_status conv_kernel(gp__tconv *c, const CUpti_ActivityKernel10 *k)
     const gp_device_props *d = find_device(c->trace, k->deviceId);
     if (d && d->num_sms > 0) {
         double blocks = (double)k->gridX * k->gridY * k->gridZ;
-        double threads = (double)k->blockX * k->blockY * k->blockZ;
-        int warp = d->warp_size > 0 ? d->warp_size : 32;
+        int64_t threads = (int64_t)k->blockX * k->blockY * k->blockZ;
+        int64_t warp = d->warp_size > 0 ? d->warp_size : 32;
+        int64_t warps_per_block = (threads + warp - 1) / warp;
         gi.blocks_per_sm = (float)(blocks / d->num_sms);
-        gi.warps_per_sm = (float)(blocks * ((threads + warp - 1) / warp) / d->num_sms);
+        gi.warps_per_sm = (float)(blocks * (double)warps_per_block / d->num_sms);
     }
     c->stats.kernels++;
     return add_gpu(c, &ev, &gi, k->deviceId, gi.stream);
