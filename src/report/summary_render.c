@@ -195,7 +195,7 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
         json_row(&w, &s->top[r]);
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
-    gp__jw_raw(&w, "\n", 1);
+    gp__jw_text(&w, "\n", 1);
     return gp__jw_finish(&w);
 }
 
