@@ -212,7 +212,8 @@ static void write_trace(bool final, const char *why)
     gp_error err = {0};
     gp_status s = GP_OK;
     if (n_events > 0 && (changed || final)) {
-        set_meta_int("dropped_records", (int64_t)(g.dropped + g.pool_misses));
+        set_meta_int("dropped_records", (int64_t)g.dropped);
+        set_meta_int("buffer_pool_misses", (int64_t)g.pool_misses);
         set_meta_int("conversion_failures", (int64_t)g.conv_failures);
         set_meta_int("open_nvtx_ranges", (int64_t)gp__tconv_open_ranges(&g.conv));
         s = gp_trace_finish(g.trace);

@@ -633,7 +633,7 @@ static void check_full_trace(const run_result *r, gp_ns t0, gp_ns t1)
     assert_int_equal(count_kind(t, GP_EV_KERNEL), 3);
     assert_int_equal(count_kind(t, GP_EV_MEMCPY), 2);
     assert_int_equal(count_kind(t, GP_EV_MEMSET), 1);
-    assert_int_equal(count_kind(t, GP_EV_RUNTIME), 10);
+    assert_int_equal(count_kind(t, GP_EV_RUNTIME), 8);
     assert_int_equal(count_kind(t, GP_EV_DRIVER), 1);
     assert_int_equal(count_kind(t, GP_EV_SYNC), 1);
     assert_int_equal(count_kind(t, GP_EV_MEMORY), 2);
