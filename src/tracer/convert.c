@@ -110,11 +110,34 @@ static int64_t stream_id(uint32_t s)
     return s == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)s;
 }
 
+/* Finds or creates a track; a new one gets Kineto-style row names ("GPU 0" / "stream 7", and the
+ * process name on CPU rows when the converter has one). */
+static gp_status track_of(gp__tconv *c, gp_track_kind kind, int64_t pid, int64_t tid, uint32_t *out)
+{
+    size_t before = c->trace->n_tracks;
+    gp_status s = gp_trace_track(c->trace, kind, pid, tid, out);
+    if (s != GP_OK || c->trace->n_tracks == before)
+        return s;
+    gp_track *tr = &c->trace->tracks[*out];
+    char buf[48];
+    if (kind == GP_TRACK_GPU_STREAM) {
+        snprintf(buf, sizeof buf, "GPU %lld", (long long)pid);
+        s = intern(c, buf, &tr->process_name);
+        if (s == GP_OK && tid >= 0) {
+            snprintf(buf, sizeof buf, "stream %lld", (long long)tid);
+            s = intern(c, buf, &tr->name);
+        }
+    } else if (kind == GP_TRACK_CPU_THREAD) {
+        tr->process_name = c->process_name;
+    }
+    return s;
+}
+
 /* Adds a GPU event with its side record. */
 static gp_status add_gpu(gp__tconv *c, gp_event *ev, gp_gpu_info *gi, uint32_t device,
                          int64_t stream)
 {
-    gp_status s = gp_trace_track(c->trace, GP_TRACK_GPU_STREAM, device, stream, &ev->track);
+    gp_status s = track_of(c, GP_TRACK_GPU_STREAM, device, stream, &ev->track);
     if (s == GP_OK)
         s = gp_trace_add_gpu_info(c->trace, gi, &ev->extra);
     if (s == GP_OK)
@@ -286,7 +309,7 @@ static gp_status conv_api(gp__tconv *c, const CUpti_ActivityAPI *a, bool runtime
     gp_status s = api_name(c, runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                            a->cbid, &ev.name);
     if (s == GP_OK)
-        s = gp_trace_track(c->trace, GP_TRACK_CPU_THREAD, a->processId, a->threadId, &ev.track);
+        s = track_of(c, GP_TRACK_CPU_THREAD, a->processId, a->threadId, &ev.track);
     if (s == GP_OK)
         s = gp_trace_add_event(c->trace, &ev);
     if (s == GP_OK)
@@ -331,8 +354,7 @@ static gp_status conv_cuda_event(gp__tconv *c, const CUpti_ActivityCudaEvent2 *e
     ev.correlation = e->correlationId;
     gp_status s = intern(c, "cudaEventRecord", &ev.name);
     if (s == GP_OK)
-        s = gp_trace_track(c->trace, GP_TRACK_GPU_STREAM, e->deviceId, stream_id(e->streamId),
-                           &ev.track);
+        s = track_of(c, GP_TRACK_GPU_STREAM, e->deviceId, stream_id(e->streamId), &ev.track);
     if (s == GP_OK)
         s = gp_trace_add_event(c->trace, &ev);
     if (s == GP_OK)
@@ -347,7 +369,7 @@ static gp_status marker_track(gp__tconv *c, const CUpti_ActivityMarker2 *m, uint
                       ? m->objectId.pt.processId
                       : 0;
     int64_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : pid;
-    return gp_trace_track(c->trace, GP_TRACK_CPU_THREAD, pid, tid, track);
+    return track_of(c, GP_TRACK_CPU_THREAD, pid, tid, track);
 }
 
 static gp_status marker_name(gp__tconv *c, const CUpti_ActivityMarker2 *m, gp_strid *out)
@@ -448,7 +470,7 @@ static gp_status conv_memory(gp__tconv *c, const CUpti_ActivityMemory4 *m)
                    .correlation = m->correlationId};
     gp_status s = gp_trace_add_mem_info(c->trace, &mi, &ev.extra);
     if (s == GP_OK) /* no thread id in the record: the process's main-thread row */
-        s = gp_trace_track(c->trace, GP_TRACK_CPU_THREAD, m->processId, m->processId, &ev.track);
+        s = track_of(c, GP_TRACK_CPU_THREAD, m->processId, m->processId, &ev.track);
     if (s == GP_OK)
         s = gp_trace_add_event(c->trace, &ev);
     if (s == GP_OK)
@@ -516,7 +538,7 @@ static gp_status conv_overhead(gp__tconv *c, const CUpti_ActivityOverhead3 *o)
     }
     gp_status s = intern(c, overhead_name((unsigned)o->overheadKind), &ev.name);
     if (s == GP_OK)
-        s = gp_trace_track(c->trace, GP_TRACK_CPU_THREAD, pid, tid, &ev.track);
+        s = track_of(c, GP_TRACK_CPU_THREAD, pid, tid, &ev.track);
     if (s == GP_OK)
         s = gp_trace_add_event(c->trace, &ev);
     if (s == GP_OK)

@@ -50,7 +50,8 @@ typedef struct gp__tconv {
     uint32_t free_marker;  /* head of the free list, UINT32_MAX when empty */
     int64_t mem_total[64]; /* bytes allocated per device (MEMORY2 records) */
     char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
-    gp_strid s_memory, s_cuda_event, s_sync[5], s_overhead_cat;
+    gp_strid s_memory, s_cuda_event, s_sync[5];
+    gp_strid process_name; /* process_name of CPU rows (0 = none); set by the caller */
     gp__tconv_stats stats;
 } gp__tconv;
 

@@ -417,8 +417,11 @@ static bool setup(void)
              "unchanged");
         return false;
     }
-    if (!check(r, "cuptiSubscribe"))
+    if (r != CUPTI_SUCCESS) {
+        note("cuptiSubscribe failed (%s): nothing is traced, the program runs unchanged",
+             gp__cupti_errstr(&g.api, r));
         return false;
+    }
     g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API,
                          CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -438,6 +441,15 @@ static bool setup(void)
     }
     g.conv_ready = true;
     gp__tracer_fill_identity(g.trace, &g.api);
+    char comm[64] = "";
+    FILE *fc = fopen("/proc/self/comm", "r");
+    if (fc) {
+        if (fgets(comm, sizeof comm, fc))
+            comm[strcspn(comm, "\n")] = '\0';
+        fclose(fc);
+    }
+    if (comm[0] && gp_trace_intern(g.trace, comm, strlen(comm), &g.conv.process_name) != GP_OK)
+        g.conv.process_name = 0;
 
     /* Order matters: clock and buffer attributes before callbacks and before any kind. */
     check(g.api.ActivityRegisterTimestampCallback(timestamp_cb),

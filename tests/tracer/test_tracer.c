@@ -121,6 +121,8 @@ static void tracer_convert_kernel_fields(void **state)
     assert_int_equal(tr->kind, GP_TRACK_GPU_STREAM);
     assert_int_equal(tr->pid, 1);
     assert_int_equal(tr->tid, 13);
+    assert_string_equal(gp_trace_str(f.t, tr->name), "stream 13");
+    assert_string_equal(gp_trace_str(f.t, tr->process_name), "GPU 1");
     const gp_gpu_info *gi = gp_event_gpu_info(f.t, e);
     assert_non_null(gi);
     assert_int_equal(gi->device, 1);
@@ -413,6 +415,42 @@ static void tracer_identity_rank_from_environment(void **state)
     gp__tracer_fill_identity(t, NULL);
     assert_false(t->dist.present);
     gp_trace_free(t);
+}
+
+static void tracer_real_cupti_library_loads(void **state)
+{
+    /* The REAL libcupti of the toolkit (no GPU, no driver here): every symbol the table needs
+     * resolves, and its version is the one of the headers we read records with. */
+    const char *real = getenv("GP_TEST_REAL_CUPTI");
+    if (!real || !*real || access(real, R_OK) != 0)
+        skip();
+    char *saved = getenv("GP_CUPTI_LIBRARY") ? strdup(getenv("GP_CUPTI_LIBRARY")) : NULL;
+    unsetenv("GP_CUPTI_LIBRARY");
+    gp__cupti api;
+    gp_error err = {0};
+    gp_status s = gp__cupti_load(&api, real, &err);
+    if (saved) {
+        setenv("GP_CUPTI_LIBRARY", saved, 1);
+        free(saved);
+    }
+    if (s != GP_OK)
+        fail_msg("%s", err.msg);
+    assert_non_null(api.ActivityEnableCudaEventDeviceTimestamps);
+    assert_non_null(api.SetThreadIdType);
+    assert_non_null(api.GetCallbackName);
+    uint32_t v = 0;
+    assert_int_equal(api.GetVersion(&v), CUPTI_SUCCESS);
+    assert_int_equal(v, CUPTI_API_VERSION);
+    /* Nonexistent paths are reported with every place tried. */
+    setenv("GP_CUPTI_LIBRARY", "/nonexistent/libcupti.so", 1);
+    gp__cupti bad;
+    s = gp__cupti_load(&bad, "/also/not/here.so", &err);
+    if (s == GP_OK) /* libcupti.so.13 on the default search path: acceptable, nothing to check */
+        return;
+    assert_int_equal(s, GP_ENODRIVER);
+    assert_non_null(strstr(err.msg, "/nonexistent/libcupti.so"));
+    assert_non_null(strstr(err.msg, "/also/not/here.so"));
+    unsetenv("GP_CUPTI_LIBRARY");
 }
 
 /* ---- the injection library against the fake CUPTI ---------------------------------------- */
@@ -1036,6 +1074,7 @@ int main(void)
         cmocka_unit_test(tracer_convert_memory_running_total),
         cmocka_unit_test(tracer_convert_bad_times_and_unknown_kinds),
         cmocka_unit_test(tracer_identity_rank_from_environment),
+        cmocka_unit_test(tracer_real_cupti_library_loads),
         cmocka_unit_test(fake_cupti_inject_exit_writes_full_trace),
         cmocka_unit_test(fake_cupti_inject_kinds_filter),
         cmocka_unit_test(fake_cupti_inject_drops_reported),
