@@ -32,6 +32,10 @@ gp_status gp__tconv_init(gp__tconv *c, gp_trace *t, const gp__cupti *api)
         if ((s = intern(c, sync_names[i], &c->s_sync[i])) != GP_OK)
             goto fail;
     void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!sym) { /* a C program on the driver API: borrow libstdc++'s demangler if installed */
+        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+        sym = h ? dlsym(h, "__cxa_demangle") : NULL;
+    }
     memcpy(&c->demangle, &sym, sizeof sym);
     return GP_OK;
 fail:

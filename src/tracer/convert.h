@@ -57,7 +57,8 @@ typedef struct gp__tconv {
 
 /* Prepares a converter that appends to t (not owned; must outlive the converter). api may be NULL
  * (API calls are then named "cbid N"). Looks up __cxa_demangle in the process (present when
- * libstdc++ is loaded, as it is in CUDA programs) to demangle kernel names. GP_ENOMEM. */
+ * libstdc++ is loaded, as it is in CUDA C++ programs; otherwise libstdc++.so.6 is loaded for it
+ * when installed) to demangle kernel names; without it names stay mangled. GP_ENOMEM. */
 gp_status gp__tconv_init(gp__tconv *c, gp_trace *t, const gp__cupti *api) GP_WARN_UNUSED;
 
 /* Converts one record into events / side records / devices of the trace. Kinds it does not know
