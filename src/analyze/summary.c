@@ -126,6 +126,18 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         gp_ns start, end;
         gp_trace_span(t, &start, &end);
         s->span += end - start;
+        const gp_read_stats *rs = &t->stats;
+        s->input.bytes += rs->bytes;
+        s->input.events_in += rs->events_in;
+        for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+            s->input.by_kind[k] += rs->by_kind[k];
+        s->input.metadata_events += rs->metadata_events;
+        s->input.flow_points += rs->flow_points;
+        s->input.negative_dur += rs->negative_dur;
+        s->input.absurd_dur += rs->absurd_dur;
+        s->input.no_dur += rs->no_dur;
+        s->input.unknown_cat += rs->unknown_cat;
+        s->input.skipped += rs->skipped;
         for (size_t k = 0; ok && k < t->n_tracks; k++) {
             const gp_track *tr = &t->tracks[k];
             for (size_t i = 0; i < tr->n_events; i++) {

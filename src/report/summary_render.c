@@ -168,6 +168,25 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     gp__jw_kv_int(&w, "span_ns", s->span);
     if (!s->has_gpu)
         gp__jw_kv_str(&w, "note", "no GPU events");
+    const gp_read_stats *in = &s->input;
+    gp__jw_key(&w, "input");
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_int(&w, "bytes", (int64_t)in->bytes);
+    gp__jw_kv_int(&w, "trace_events", (int64_t)in->events_in);
+    gp__jw_kv_int(&w, "metadata_events", (int64_t)in->metadata_events);
+    gp__jw_kv_int(&w, "flow_points", (int64_t)in->flow_points);
+    gp__jw_kv_int(&w, "negative_durations", (int64_t)in->negative_dur);
+    gp__jw_kv_int(&w, "absurd_durations_dropped", (int64_t)in->absurd_dur);
+    gp__jw_kv_int(&w, "missing_durations", (int64_t)in->no_dur);
+    gp__jw_kv_int(&w, "unknown_categories", (int64_t)in->unknown_cat);
+    gp__jw_kv_int(&w, "skipped", (int64_t)in->skipped);
+    gp__jw_key(&w, "by_kind");
+    gp__jw_obj_begin(&w);
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (in->by_kind[k])
+            gp__jw_kv_int(&w, gp_event_kind_name((gp_event_kind)k), (int64_t)in->by_kind[k]);
+    gp__jw_obj_end(&w);
+    gp__jw_obj_end(&w);
     gp__jw_key(&w, "kinds");
     gp__jw_arr_begin(&w);
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {

@@ -34,12 +34,12 @@ static const char *cat_of(const gp_trace *t, const gp_event *ev)
 static void write_pid_tid(gp__jw *w, const gp_trace *t, const gp_track *tr)
 {
     gp__jw_key(w, "pid");
-    if (tr->pid_str)
+    if (tr->pid_is_str)
         gp__jw_str(w, gp_trace_str(t, tr->pid_str));
     else
         gp__jw_int(w, tr->pid);
     gp__jw_key(w, "tid");
-    if (tr->tid_str)
+    if (tr->tid_is_str)
         gp__jw_str(w, gp_trace_str(t, tr->tid_str));
     else
         gp__jw_int(w, tr->tid);

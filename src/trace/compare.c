@@ -73,9 +73,11 @@ static bool track_id_eq(const gp_trace *a, const gp_track *x, const gp_trace *b,
 {
     if (x->kind != y->kind)
         return false;
-    if (x->pid_str || y->pid_str ? !str_eq(a, x->pid_str, b, y->pid_str) : x->pid != y->pid)
+    if (x->pid_is_str != y->pid_is_str || x->tid_is_str != y->tid_is_str)
         return false;
-    if (x->tid_str || y->tid_str ? !str_eq(a, x->tid_str, b, y->tid_str) : x->tid != y->tid)
+    if (x->pid_is_str ? !str_eq(a, x->pid_str, b, y->pid_str) : x->pid != y->pid)
+        return false;
+    if (x->tid_is_str ? !str_eq(a, x->tid_str, b, y->tid_str) : x->tid != y->tid)
         return false;
     return x->device == y->device && x->stream == y->stream;
 }

@@ -1192,12 +1192,16 @@ static uint32_t get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t ti
  * interned strings. */
 static uint32_t get_string_track(reader *r, const ev_fields *f)
 {
-    gp_strid ps = f->pid.is_str && !f->pid.numeric ? intern(r, f->pid.s, f->pid.len) : 0;
-    gp_strid ts = f->tid.is_str && !f->tid.numeric ? intern(r, f->tid.s, f->tid.len) : 0;
-    int64_t pid = ps ? -(int64_t)ps - 1 : f->pid.num;
-    int64_t tid = ts ? -(int64_t)ts - 1 : f->tid.num;
+    bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
+    gp_strid ps = pstr ? intern(r, f->pid.s, f->pid.len) : 0;
+    gp_strid ts = tstr ? intern(r, f->tid.s, f->tid.len) : 0;
+    /* String ids map to negative keys so they cannot collide with numeric pids/tids. */
+    int64_t pid = pstr ? -(int64_t)ps - 1 : f->pid.num;
+    int64_t tid = tstr ? -(int64_t)ts - 1 : f->tid.num;
     uint32_t idx = get_track(r, GP_TRACK_OTHER, pid, tid);
     gp_track *tr = &r->t->tracks[idx];
+    tr->pid_is_str = pstr;
+    tr->tid_is_str = tstr;
     tr->pid_str = ps;
     tr->tid_str = ts;
     return idx;
@@ -1494,8 +1498,11 @@ static const char *parse_event(reader *r, const char *p)
             if (k[0] == 'p' && k[1] == 'h') {
                 const char *s;
                 size_t l;
-                if (*p != '"')
+                if (*p != '"') {
+                    if (*p == '\0')
+                        at_nul(r, p, "a string");
                     fail_at(r, p, "field \"ph\": expected a string");
+                }
                 p = parse_string(r, p, &s, &l, NULL);
                 f.ph = l ? s[0] : 0;
                 goto next;
@@ -1514,6 +1521,8 @@ static const char *parse_event(reader *r, const char *p)
                 if (*p != '-' && (*p < '0' || *p > '9')) {
                     if (*p == '\0')
                         at_nul(r, p, "a number");
+                    if (*p == 'N' || *p == 'I')
+                        fail_at(r, p, "field \"ts\": NaN or Infinity is not a valid JSON number");
                     fail_at(r, p, "field \"ts\": expected a number");
                 }
                 p = parse_us_ns(r, p, &f.ts);
@@ -1549,6 +1558,8 @@ static const char *parse_event(reader *r, const char *p)
                 if (*p != '-' && (*p < '0' || *p > '9')) {
                     if (*p == '\0')
                         at_nul(r, p, "a number");
+                    if (*p == 'N' || *p == 'I')
+                        fail_at(r, p, "field \"dur\": NaN or Infinity is not a valid JSON number");
                     if (*p == 'n') { /* null */
                         p = skip_literal(r, p, "null");
                         goto next;
@@ -1599,6 +1610,8 @@ static const char *parse_event(reader *r, const char *p)
 
 static const char *parse_device_props(reader *r, const char *p)
 {
+    /* This member may be parsed again after a refill: start from no devices each time. */
+    r->t->n_devices = 0;
     p = skip_ws(p);
     if (*p != '[')
         return skip_value(r, p);
@@ -2090,7 +2103,15 @@ gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **o
 gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
                                const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
+    return gp__trace_read_buffer_pieces(data, len, name, opts, 0, out, err);
+}
+
+gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,
+                                       const gp_read_opts *opts, size_t piece, gp_trace **out,
+                                       gp_error *err)
+{
     gp__input in;
     gp__input_open_mem(&in, data, len, name);
+    in.max_read = piece;
     return gp__trace_read_input(&in, opts, out, err);
 }
