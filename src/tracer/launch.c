@@ -93,7 +93,22 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Splits "dir/name.json" into the folder (for the temporary folder) and the stem "dir/name". */
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* ".json.gz" when the output is to be gzip-compressed (the writer compresses by name), else
+ * ".json".
+ */
+static const char *trace_suffix(const char *output)
+{
+    return ends_with(output, ".gz") ? ".json.gz" : ".json";
+}
+
+/* Splits "dir/name.json[.gz]" into the folder (for the temporary folder) and the stem "dir/name".
+ */
 static void split_output(const char *out, char *dir, size_t dcap, char *stem, size_t scap)
 {
     const char *slash = strrchr(out, '/');
@@ -102,7 +117,11 @@ static void split_output(const char *out, char *dir, size_t dcap, char *stem, si
     else
         fmt(dir, dcap, ".");
     size_t len = strlen(out);
-    if (len > 5 && strcmp(out + len - 5, ".json") == 0)
+    if (ends_with(out, ".json.gz"))
+        len -= 8;
+    else if (ends_with(out, ".gz"))
+        len -= 3;
+    else if (ends_with(out, ".json"))
         len -= 5;
     fmt(stem, scap, "%.*s", (int)len, out);
 }
@@ -118,6 +137,8 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
     size_t n = 0, cap = 0;
     gp_status s = GP_OK;
     struct dirent *e;
+    const char *suffix = trace_suffix(output);
+    size_t slen = strlen(suffix);
     while ((e = readdir(d)) != NULL) {
         const char *nm = e->d_name;
         size_t len = strlen(nm);
@@ -125,7 +146,8 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
         fmt(path, sizeof path, "%s/%s", tmp, nm);
         if (nm[0] == '.')
             continue;
-        if (len > 5 && strcmp(nm + len - 5, ".json") == 0 && strspn(nm, "0123456789") == len - 5) {
+        if (len > slen && strcmp(nm + len - slen, suffix) == 0 &&
+            strspn(nm, "0123456789") == len - slen) {
             char **slot = GP_PUSH(names, n, cap);
             if (!slot || !(*slot = strdup(nm))) {
                 s = GP_ENOMEM;
@@ -150,7 +172,7 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
         if (n == 1)
             fmt(to, sizeof to, "%s", output);
         else
-            fmt(to, sizeof to, "%s.%.*s.json", stem, (int)(strlen(names[i]) - 5), names[i]);
+            fmt(to, sizeof to, "%s.%s", stem, names[i]);
         if (rename(from, to) != 0) {
             s = gp_error_set(err, GP_EIO, "cannot move %s to %s: %s", from, to, strerror(errno));
             break;
@@ -190,7 +212,7 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
                             strerror(errno));
     char tmpl[PATH_MAX + 64];
     char *abs_tmp = realpath(tmp, NULL);
-    fmt(tmpl, sizeof tmpl, "%s/%%p.json", abs_tmp ? abs_tmp : tmp);
+    fmt(tmpl, sizeof tmpl, "%s/%%p%s", abs_tmp ? abs_tmp : tmp, trace_suffix(output));
     free(abs_tmp);
 
     /* Ignore the terminal's SIGINT/SIGQUIT (the program gets them too), forward SIGTERM/SIGHUP. */

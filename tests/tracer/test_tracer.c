@@ -1006,7 +1006,7 @@ static void fake_cupti_cli_one_trace_per_process(void **state)
     assert_non_null(mkdtemp(dir));
     char scen[300], out[300];
     snprintf(scen, sizeof scen, "%s/scenario.txt", dir);
-    snprintf(out, sizeof out, "%s/job.json", dir);
+    snprintf(out, sizeof out, "%s/job.json.gz", dir); /* compressed, by name */
     write_file(scen, full_scenario);
     char *err = NULL;
     const char *args[] = {"-o", out, "--", getenv("GP_TEST_FAKE_APP"), scen, "fork:3", NULL};
@@ -1014,15 +1014,19 @@ static void fake_cupti_cli_one_trace_per_process(void **state)
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
     free(err);
-    /* job.<pid>.json per process; ranks 0..2 from RANK. */
+    /* job.<pid>.json.gz per process, gzip data; ranks 0..2 from RANK. */
     char cmd[400];
-    snprintf(cmd, sizeof cmd, "ls '%s'/job.*.json > '%s/list'", dir, dir);
+    snprintf(cmd, sizeof cmd, "ls '%s'/job.*.json.gz > '%s/list'", dir, dir);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s/list", dir);
     char *list = slurp(cmd);
     assert_non_null(list);
     int seen = 0, n = 0;
     for (char *save = NULL, *p = strtok_r(list, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+        char *bytes = slurp(p);
+        assert_non_null(bytes);
+        assert_true((unsigned char)bytes[0] == 0x1f && (unsigned char)bytes[1] == 0x8b);
+        free(bytes);
         gp_trace *t = NULL;
         assert_int_equal(gp_trace_read(p, NULL, &t, NULL), GP_OK);
         assert_true(t->dist.present);
