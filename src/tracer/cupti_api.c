@@ -36,15 +36,28 @@ gp_status gp__cupti_load(gp__cupti *api, const char *hint, gp_error *err)
 {
     memset(api, 0, sizeof *api);
     char tried[1024] = "";
-    const char *candidates[] = {getenv("GP_CUPTI_LIBRARY"), hint, "libcupti.so.13", "libcupti.so"};
+    const char *env = getenv("GP_CUPTI_LIBRARY");
     const char *missing = NULL;
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !api->handle; i++) {
-        api->handle = try_open(candidates[i], tried, sizeof tried);
-        if (api->handle)
-            snprintf(api->path, sizeof api->path, "%s", candidates[i]);
+    if (env && *env) {
+        api->handle = try_open(env, tried, sizeof tried);
+    } else {
+        /* A CUPTI the program already loaded (PyTorch ships its own): use that one, never a second
+         * copy in the same process. */
+        static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+        for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && !api->handle; i++)
+            api->handle = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+        const char *candidates[] = {hint, "libcupti.so.13", "libcupti.so"};
+        for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !api->handle; i++)
+            api->handle = try_open(candidates[i], tried, sizeof tried);
     }
     if (!api->handle)
         return gp_error_set(err, GP_ENODRIVER, "cannot load CUPTI: %s", tried);
+    void *probe = dlsym(api->handle, "cuptiGetVersion");
+    Dl_info info;
+    if (probe && dladdr(probe, &info) && info.dli_fname)
+        snprintf(api->path, sizeof api->path, "%s", info.dli_fname);
+    else
+        snprintf(api->path, sizeof api->path, "libcupti");
     GP__SYM(api, GetVersion, "cuptiGetVersion", 1);
     GP__SYM(api, GetResultString, "cuptiGetResultString", 1);
     GP__SYM(api, Subscribe, "cuptiSubscribe", 1);

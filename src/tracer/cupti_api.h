@@ -36,10 +36,12 @@ typedef struct gp__cupti {
     CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType type);
 } gp__cupti;
 
-/* Loads CUPTI into *api. Tries, in order: the GP_CUPTI_LIBRARY environment variable (tests point it
- * at the fake), `hint` (may be NULL: the path found when gpuprof was built), "libcupti.so.13",
- * "libcupti.so". Fails with GP_ENODRIVER (err names every path tried and dlerror) when no library
- * loads or a required symbol is missing. */
+/* Loads CUPTI into *api. The GP_CUPTI_LIBRARY environment variable, when set, is the only choice
+ * (tests point it at the fake). Otherwise: a libcupti already loaded in the process (so there is
+ * never a second copy), then `hint` (may be NULL: the path found when gpuprof was built),
+ * "libcupti.so.13", "libcupti.so". api->path receives the file actually loaded. Fails with
+ * GP_ENODRIVER (err names every path tried and dlerror) when no library loads or a required symbol
+ * is missing. */
 gp_status gp__cupti_load(gp__cupti *api, const char *hint, gp_error *err) GP_WARN_UNUSED;
 
 /* A static text for a CUPTI result ("CUPTI_ERROR_..." via cuptiGetResultString when it works). */

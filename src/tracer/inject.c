@@ -410,6 +410,11 @@ static bool setup(void)
         note("%s; nothing is traced", err.msg);
         return false;
     }
+    uint32_t version = 0;
+    if (g.api.GetVersion(&version) == CUPTI_SUCCESS && version / 10000 != CUPTI_API_VERSION / 10000)
+        note(
+            "%s reports CUPTI API version %u; gpuprof reads records with the layouts of version %d",
+            g.api.path, version, CUPTI_API_VERSION);
     CUptiResult r = g.api.Subscribe(&g.sub, api_callback, NULL);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         note("another CUPTI tool (Nsight Systems, compute-sanitizer, torch.profiler, ...) is "
