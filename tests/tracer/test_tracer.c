@@ -836,11 +836,12 @@ static void fake_cupti_inject_abort_writes(void **state)
 static void fake_cupti_inject_sigkill_keeps_periodic_trace(void **state)
 {
     NEED_INJECT();
-    /* SIGKILL runs nothing of ours: what survives is the last periodic write. */
+    /* SIGKILL runs nothing of ours: what survives is the last periodic write. The first one comes
+     * 300 ms after start, long after the scenario ran; the kill comes at 1.5 s. */
     child_cfg cfg = {.scenario = full_scenario,
                      .end = END_SIGKILL,
-                     .sleep_ms = 600,
-                     .env = {"GP_TRACE_FLUSH_MS=50"}};
+                     .sleep_ms = 1500,
+                     .env = {"GP_TRACE_FLUSH_MS=300"}};
     run_result r;
     gp_ns t0 = gp__clock_ns();
     run_child(&cfg, &r);
