@@ -172,10 +172,13 @@ static void CUPTIAPI api_callback(void *ud, CUpti_CallbackDomain domain, CUpti_C
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
         cd && cd->callbackSite == CUPTI_API_EXIT) {
         write_trace(false, "cuProfilerStop");
-    } else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-               cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && cd &&
-               cd->callbackSite == CUPTI_API_ENTER) {
-        /* The context's records go away with it: collect them first. */
+    } else if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+                cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 && cd &&
+                cd->callbackSite == CUPTI_API_ENTER) ||
+               (domain == CUPTI_CB_DOMAIN_RESOURCE &&
+                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)) {
+        /* A context's records go away with it (device reset, or the runtime tearing down before
+         * our atexit handler runs): collect them first. */
         g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
 }
@@ -431,6 +434,8 @@ static bool setup(void)
                          CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
                          CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                         CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 
     const char *mb = getenv("GP_TRACE_BUFFER_MB");
     const char *flush = getenv("GP_TRACE_FLUSH_MS");

@@ -751,6 +751,67 @@ static void fake_cupti_inject_exit_writes_full_trace(void **state)
     run_free(&r);
 }
 
+/* In a child: initialise the injection library against the fake, then ask the fake what the
+ * library did. Returns a bit per failed check (0 = all as expected). */
+static int setup_checks(const char *kinds)
+{
+    setenv("GP_CUPTI_LIBRARY", fake_cupti_path(), 1);
+    setenv("GP_TRACE_OUTPUT", "/tmp/gp_tracer_setup_%p.json", 1);
+    if (kinds)
+        setenv("GP_TRACE_KINDS", kinds, 1);
+    void *inj = dlopen(inject_path(), RTLD_NOW | RTLD_LOCAL);
+    int (*init)(void) = NULL;
+    if (inj)
+        *(void **)&init = dlsym(inj, "InitializeInjection");
+    if (!init || init() != 1)
+        return 1 << 0;
+    void *fake = dlopen(fake_cupti_path(), RTLD_NOW);
+    uint64_t (*q)(const char *) = NULL;
+    if (fake)
+        *(void **)&q = dlsym(fake, "fake_cupti_query");
+    if (!q)
+        return 1 << 1;
+    char key[32];
+    int bad = 0;
+    bad |= (q("subscribed") != 1) << 2;
+    bad |= (q("ts_callback") != 1) << 3;
+    bad |= (q("per_thread") != 1) << 4;
+    bad |= (q("thread_id_system") != 1) << 5;
+    bad |= (q("buffer_callbacks") != 1) << 6;
+    bad |= (q("callback:profiler_stop") != 1 || q("callback:device_reset") != 1 ||
+            q("callback:context_destroy") != 1)
+           << 7;
+    snprintf(key, sizeof key, "enabled:%d", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    bad |= (q(key) != 1) << 8;
+    snprintf(key, sizeof key, "enabled:%d", CUPTI_ACTIVITY_KIND_RUNTIME);
+    bad |= (q(key) != (kinds ? 0u : 1u)) << 9;
+    snprintf(key, sizeof key, "enabled:%d", CUPTI_ACTIVITY_KIND_MARKER);
+    bad |= (q(key) != (kinds ? 0u : 1u)) << 10;
+    snprintf(key, sizeof key, "enabled:%d", CUPTI_ACTIVITY_KIND_DEVICE);
+    bad |= (q(key) != 1) << 11;
+    /* The pool was allocated up front: no buffer was requested before any activity. */
+    bad |= (q("requests") != 0) << 12;
+    return bad;
+}
+
+static void fake_cupti_inject_setup_calls(void **state)
+{
+    NEED_INJECT();
+    for (int pass = 0; pass < 2; pass++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            int bad = setup_checks(pass ? "kernel" : NULL);
+            _exit(bad ? 100 + __builtin_ctz((unsigned)bad) : 0);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0); /* 100 + n: check n failed */
+    }
+}
+
 static void fake_cupti_inject_kinds_filter(void **state)
 {
     NEED_INJECT();
@@ -1109,6 +1170,7 @@ int main(void)
         cmocka_unit_test(tracer_identity_rank_from_environment),
         cmocka_unit_test(fake_cupti_loader_reuses_loaded_cupti),
         cmocka_unit_test(tracer_real_cupti_library_loads),
+        cmocka_unit_test(fake_cupti_inject_setup_calls),
         cmocka_unit_test(fake_cupti_inject_exit_writes_full_trace),
         cmocka_unit_test(fake_cupti_inject_kinds_filter),
         cmocka_unit_test(fake_cupti_inject_drops_reported),

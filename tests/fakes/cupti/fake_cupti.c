@@ -37,7 +37,7 @@ static bool defer_completion;
 static CUpti_CallbackFunc sub_cb;
 static void *sub_ud;
 static bool subscribed, other_subscriber;
-static bool cb_profiler_stop, cb_device_reset;
+static bool cb_profiler_stop, cb_device_reset, cb_context_destroy;
 static CUpti_BuffersCallbackRequestFunc req_cb;
 static CUpti_BuffersCallbackCompleteFunc done_cb;
 static CUpti_TimestampCallbackFunc ts_cb;
@@ -228,6 +228,8 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
         cb_device_reset = enable != 0;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+        cb_context_destroy = enable != 0;
     return CUPTI_SUCCESS;
 }
 
@@ -773,6 +775,8 @@ EXPORT uint64_t fake_cupti_query(const char *what)
         return cb_profiler_stop;
     if (strcmp(what, "callback:device_reset") == 0)
         return cb_device_reset;
+    if (strcmp(what, "callback:context_destroy") == 0)
+        return cb_context_destroy;
     if (strcmp(what, "requests") == 0)
         return atomic_load(&requests);
     if (strcmp(what, "completions") == 0)

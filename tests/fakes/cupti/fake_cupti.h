@@ -45,7 +45,8 @@ int fake_cupti_run(const char *scenario);
 void fake_cupti_profiler_stop(void);
 
 /* Queries: "subscribed", "ts_callback", "per_thread", "buffer_callbacks", "thread_id_system",
- * "enabled:<CUPTI_ACTIVITY_KIND number>", "callback:profiler_stop", "requests", "completions",
+ * "enabled:<CUPTI_ACTIVITY_KIND number>", "callback:profiler_stop", "callback:device_reset",
+ * "callback:context_destroy", "requests", "completions",
  * "null_buffers" (requests answered with no buffer). 0 for unknown names. */
 uint64_t fake_cupti_query(const char *what);
 
