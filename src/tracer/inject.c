@@ -76,7 +76,7 @@ typedef struct tracer_state {
     /* writer thread */
     pthread_t thread;
     bool thread_started;
-    int wake[2]; /* signal handlers and atexit write a byte here */
+    int wake[2]; /* signal handlers write the signal number here */
     int ack[2];  /* the thread answers fatal-signal requests here */
     uint32_t flush_ms;
 } tracer_state;
@@ -210,13 +210,16 @@ static void write_trace(bool final, const char *why)
     size_t dropped = 0;
     if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
         g.dropped += dropped;
+    pthread_mutex_lock(&g.pool_lock); /* leaf lock: pool counters are kept under it */
+    uint64_t misses = g.pool_misses;
+    pthread_mutex_unlock(&g.pool_lock);
     bool changed = g.generation != g.written_generation;
     size_t n_events = gp_trace_event_count(g.trace) + g.trace->n_counters;
     gp_error err = {0};
     gp_status s = GP_OK;
     if (n_events > 0 && (changed || final)) {
         set_meta_int("dropped_records", (int64_t)g.dropped);
-        set_meta_int("buffer_pool_misses", (int64_t)g.pool_misses);
+        set_meta_int("buffer_pool_misses", (int64_t)misses);
         set_meta_int("conversion_failures", (int64_t)g.conv_failures);
         set_meta_int("open_nvtx_ranges", (int64_t)gp__tconv_open_ranges(&g.conv));
         s = gp_trace_finish(g.trace);
@@ -234,11 +237,11 @@ static void write_trace(bool final, const char *why)
         atomic_store(&g.finished, true);
         if (!g.quiet && s == GP_OK && n_events > 0)
             note("%zu events written to %s", n_events, g.out_path);
-        if (g.dropped + g.pool_misses > 0)
-            note("CUPTI dropped %llu activity records (buffer pool of %zu x %zu KB exhausted); "
-                 "raise "
-                 "--buffer-mb",
-                 (unsigned long long)(g.dropped + g.pool_misses), g.n_pool, g.buf_size >> 10);
+        if (g.dropped > 0)
+            note("CUPTI dropped %llu activity records (%llu buffer requests found the pool of %zu "
+                 "x %zu KB empty); raise --buffer-mb",
+                 (unsigned long long)g.dropped, (unsigned long long)misses, g.n_pool,
+                 g.buf_size >> 10);
     }
     pthread_mutex_unlock(&g.lock);
     pthread_mutex_unlock(&g.write_lock);

@@ -1150,6 +1150,11 @@ static void fake_cupti_cli_usage_errors(void **state)
     st = run_cli(&err, bad_mb);
     assert_int_equal(WEXITSTATUS(st), 2);
     free(err);
+    const char *no_dir[] = {"-o", "/nonexistent/dir/t.json", "--", "/bin/true", NULL};
+    st = run_cli(&err, no_dir);
+    assert_int_equal(WEXITSTATUS(st), 2); /* refused before the program runs */
+    assert_non_null(strstr(err, "/nonexistent/dir"));
+    free(err);
     const char *missing[] = {"--", "/nonexistent/program", NULL};
     st = run_cli(&err, missing);
     assert_int_equal(WEXITSTATUS(st), 127);
