@@ -5,12 +5,18 @@
  * launch also a memcpy and its runtime call; 64 distinct kernel names (CUPTI hands out one name
  * pointer per function, as here). Baseline in the same run: walking the same buffer and reading
  * each record's kind and start time (the least any consumer of the records must do).
+ * Then the same through the injection library with the FAKE libcupti delivering the records
+ * (tests/fakes/cupti), against a minimal consumer that only walks them: the library's whole
+ * per-record cost (buffer pool, lock, record walk, conversion), measured against a fake.
  * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): the development machine is shared, and
  * wall time there measures the neighbours. Prints medians of R repetitions. Usage: bench_tracer
  * [launches=200000] [reps=5] */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "gpuprof/trace.h"
@@ -60,6 +66,94 @@ static int64_t median(int64_t *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_i64);
     return v[n / 2];
+}
+
+/* ---- through the injection library, with the fake libcupti delivering the records ---------- */
+
+static size_t min_seen;
+static void CUPTIAPI min_request(uint8_t **buf, size_t *size, size_t *max)
+{
+    *buf = aligned_alloc(8, 4 << 20);
+    *size = *buf ? 4 << 20 : 0;
+    *max = 0;
+}
+static CUptiResult (*min_next)(uint8_t *, size_t, CUpti_Activity **);
+static void CUPTIAPI min_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+                                  size_t valid)
+{
+    CUpti_Activity *r = NULL;
+    while (min_next(buf, valid, &r) == CUPTI_SUCCESS)
+        min_seen++;
+    free(buf);
+}
+
+/* In a child: either the injection library (tracer = 1) or a minimal consumer that only walks the
+ * records (tracer = 0) receives `launches` kernel + runtime records from the fake; returns the CPU
+ * ns spent producing and consuming them (the fake delivers full buffers on the calling thread). */
+static int64_t pipeline_child(const char *fake, const char *inject, long launches, bool tracer)
+{
+    setenv("GP_CUPTI_LIBRARY", fake, 1);
+    setenv("GP_TRACE_FLUSH_MS", "0", 1);
+    setenv("GP_TRACE_BUFFER_MB", "64", 1);
+    setenv("GP_TRACE_KINDS", "kernel,runtime", 1);
+    void *f = dlopen(fake, RTLD_NOW | RTLD_GLOBAL);
+    if (!f)
+        return -1;
+    int (*run)(const char *) = NULL;
+    CUptiResult (*flush)(uint32_t) = NULL, (*enable)(CUpti_ActivityKind) = NULL;
+    CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = NULL;
+    *(void **)&run = dlsym(f, "fake_cupti_run");
+    *(void **)&flush = dlsym(f, "cuptiActivityFlushAll");
+    *(void **)&enable = dlsym(f, "cuptiActivityEnable");
+    *(void **)&reg = dlsym(f, "cuptiActivityRegisterCallbacks");
+    *(void **)&min_next = dlsym(f, "cuptiActivityGetNextRecord");
+    if (!run || !flush || !enable || !reg || !min_next)
+        return -1;
+    if (tracer) {
+        void *h = dlopen(inject, RTLD_NOW | RTLD_LOCAL);
+        int (*init)(void) = NULL;
+        if (h)
+            *(void **)&init = dlsym(h, "InitializeInjection");
+        if (!init || init() != 1)
+            return -1;
+    } else {
+        reg(min_request, min_complete);
+        enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        enable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    }
+    char scenario[512];
+    snprintf(scenario, sizeof scenario,
+             "repeat n=%ld step=20000 runtime api=cudaLaunchKernel at=0 dur=4000 corr=1\n"
+             "repeat n=%ld step=20000 kernel name=k at=6000 dur=10000 corr=1 stream=7\n",
+             launches, launches);
+    int64_t t0 = gp__thread_cpu_ns();
+    if (run(scenario) != 2 * launches)
+        return -1;
+    flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    return gp__thread_cpu_ns() - t0;
+}
+
+static int64_t pipeline(const char *fake, const char *inject, long launches, bool tracer)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        int64_t ns = pipeline_child(fake, inject, launches, tracer);
+        ssize_t w = write(fds[1], &ns, sizeof ns);
+        _exit(w == (ssize_t)sizeof ns ? 0 : 1); /* no atexit: the final trace write is not timed */
+    }
+    close(fds[1]);
+    int64_t ns = -1;
+    if (read(fds[0], &ns, sizeof ns) != (ssize_t)sizeof ns)
+        ns = -1;
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return ns;
 }
 
 int main(int argc, char **argv)
@@ -169,5 +263,25 @@ int main(int argc, char **argv)
     printf("atomic file write: %6.1f ns/event  (median %.2f ms, /tmp)\n",
            (double)mw / (double)events, (double)mw / 1e6);
     free(b.data);
+#if defined(GP_BENCH_FAKE_CUPTI) && defined(GP_BENCH_INJECT)
+    long pl = launches / 2;
+    int64_t with[64], without[64];
+    for (int r = 0; r < reps; r++) {
+        without[r] = pipeline(GP_BENCH_FAKE_CUPTI, GP_BENCH_INJECT, pl, false);
+        with[r] = pipeline(GP_BENCH_FAKE_CUPTI, GP_BENCH_INJECT, pl, true);
+        if (with[r] < 0 || without[r] < 0) {
+            fprintf(stderr, "pipeline run failed\n");
+            return 1;
+        }
+    }
+    int64_t mw0 = median(without, reps), mw1 = median(with, reps);
+    double recs = 2.0 * (double)pl;
+    printf("through the FAKE libcupti, %ld launches (%.0f records), produce + consume:\n", pl,
+           recs);
+    printf("  minimal consumer: %6.1f ns/record; libgpuprof_inject.so: %6.1f ns/record "
+           "(%.1fx, +%.1f ns/record)\n",
+           (double)mw0 / recs, (double)mw1 / recs, (double)mw1 / (double)(mw0 ? mw0 : 1),
+           (double)(mw1 - mw0) / recs);
+#endif
     return sink == 42 ? 3 : 0;
 }
