@@ -9,34 +9,34 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 #include "tracer/launch.h"
-#include "tracer/tracer_paths.h"
 
 static void usage(FILE *fp)
 {
     fprintf(
         fp,
         "usage: gpuprof trace [-o trace.json] [--kinds LIST] [--buffer-mb N] [--flush-ms N]\n"
-        "                     [--no-summary] -- ./app [args...]\n"
+        "                     [--no-summary | --json] -- ./app [args...]\n"
         "\n"
         "Runs the program with CUPTI activity tracing injected (CUDA_INJECTION64_PATH) and\n"
         "writes a Kineto-compatible Chrome JSON trace: kernels, copies, memsets, allocations,\n"
         "CUDA runtime/driver calls, synchronisation, CUDA events, NVTX ranges, CUPTI overhead.\n"
         "\n"
-        "  -o, --output PATH  trace file (default gpuprof_trace.json); when several processes\n"
-        "                     use CUDA, one file per process: <stem>.<pid>.json\n"
+        "  -o, --output PATH  trace file (default gpuprof_trace.json; a .gz name is compressed);\n"
+        "                     when several processes use CUDA, one file per process:\n"
+        "                     <stem>.<pid>.json[.gz]\n"
         "  --kinds LIST       comma list of kernel,memcpy,memset,memory,runtime,driver,sync,\n"
         "                     event,nvtx,overhead (default: all)\n"
         "  --buffer-mb N      activity buffer pool per process, allocated up front (default 32)\n"
         "  --flush-ms N       rewrite the trace every N ms while the program runs, so a crash\n"
         "                     leaves a readable trace (default 2000, 0 = only at the end)\n"
         "  --no-summary       do not print the per-kernel summary on stderr\n"
+        "  --json             the summary on stderr as JSON (as gpuprof summary --json)\n"
         "\n"
         "Exit code: the program's own (128 + signal when a signal ended it); 2 for usage\n"
         "errors or when the tracer is not available. A rank from RANK, OMPI_COMM_WORLD_RANK or\n"
         "SLURM_PROCID goes into distributedInfo.\n");
 }
 
-#if GP_TRACE_IO_AVAILABLE
 static int64_t meta_int(const gp_trace *t, const char *key)
 {
     for (size_t i = 0; i < t->n_meta; i++)
@@ -47,7 +47,9 @@ static int64_t meta_int(const gp_trace *t, const char *key)
 
 /* Reads the traces back and prints the per-kernel summary. Returns false when one is unreadable.
  */
-static bool print_summary(char **paths, size_t n, bool tables)
+typedef enum summary_mode { SUMMARY_NONE, SUMMARY_TEXT, SUMMARY_JSON } summary_mode;
+
+static bool print_summary(char **paths, size_t n, summary_mode mode)
 {
     gp_trace **traces = calloc(n, sizeof *traces);
     size_t got = 0;
@@ -74,14 +76,16 @@ static bool print_summary(char **paths, size_t n, bool tables)
                     "(raise --buffer-mb)\n",
                     paths[i], (long long)dropped);
     }
-    if (ok && tables) {
+    if (ok && mode != SUMMARY_NONE) {
         gp_summary_opts so;
         gp_summary_opts_init(&so);
         so.kinds = (1u << GP_EV_KERNEL) | (1u << GP_EV_MEMCPY) | (1u << GP_EV_MEMSET);
         gp_summary *sum = NULL;
         gp_summary_render_opts rop = {.top_n = 15, .name_width = 48};
         if (gp_summary_compute(traces, got, &so, &sum) == GP_OK) {
-            if (gp_summary_render_text(sum, &rop, stderr) != GP_OK)
+            gp_status rs = mode == SUMMARY_JSON ? gp_summary_render_json(sum, &rop, stderr)
+                                                : gp_summary_render_text(sum, &rop, stderr);
+            if (rs != GP_OK)
                 ok = false;
             gp_summary_free(sum);
         } else {
@@ -93,15 +97,6 @@ static bool print_summary(char **paths, size_t n, bool tables)
     free(traces);
     return ok;
 }
-#else
-static bool print_summary(char **paths, size_t n, bool tables)
-{
-    (void)tables;
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "gpuprof trace: wrote %s\n", paths[i]);
-    return true;
-}
-#endif
 
 static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -117,7 +112,7 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 int gp__cmd_trace(int argc, char **argv)
 {
     gp__trace_launch_opts o = {.flush_ms = -1};
-    bool summary = true;
+    summary_mode summary = SUMMARY_TEXT;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -148,7 +143,9 @@ int gp__cmd_trace(int argc, char **argv)
             }
             o.flush_ms = (int)v;
         } else if (strcmp(a, "--no-summary") == 0) {
-            summary = false;
+            summary = SUMMARY_NONE;
+        } else if (strcmp(a, "--json") == 0) {
+            summary = SUMMARY_JSON;
         } else {
             gp__cli_error("trace", "unknown or incomplete option '%s' (see --help)", a);
             return 2;

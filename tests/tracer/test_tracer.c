@@ -1057,6 +1057,14 @@ static void fake_cupti_cli_exit_code_summary_and_file(void **state)
     snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 2", dir);
     assert_int_equal(system(cmd), 0);
 
+    /* --json: the same summary as JSON on stderr (kernels counted from the trace read back). */
+    const char *json[] = {"--json", "-o",     out, "--", getenv("GP_TEST_FAKE_APP"),
+                          scen,     "exit:0", NULL};
+    st = run_cli(&err, json);
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_non_null(strstr(err, "\"kind\":\"kernel\",\"calls\":3,"));
+    free(err);
+
     /* SIGTERM ends the program: 128 + 15, and the trace is complete. */
     unlink(out);
     const char *term[] = {"-o", out, "--", getenv("GP_TEST_FAKE_APP"), scen, "term", NULL};
