@@ -6,6 +6,7 @@
  * trace (Kineto-compatible Chrome JSON, atomically) periodically, on cuProfilerStop, at exit and
  * on SIGINT/SIGTERM and fatal signals. See docs/internals/tracer.md for the design. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -56,6 +57,7 @@ typedef struct tracer_state {
     gp_trace *trace;
     gp__tconv conv;
     bool conv_ready;
+    bool kinds_touched;   /* we enabled activity kinds (undone if setup fails) */
     atomic_bool active;   /* initialised in this process */
     atomic_bool finished; /* final write done: nothing more is written */
     pid_t pid;
@@ -308,6 +310,7 @@ static bool is_fatal(int sig)
 static void *writer_thread(void *arg)
 {
     (void)arg;
+
     uint32_t period = g.flush_ms;
     for (;;) {
         struct pollfd p = {.fd = g.wake[0], .events = POLLIN};
@@ -475,6 +478,7 @@ static bool setup(void)
     if (!check(g.api.ActivityRegisterCallbacks(buffer_requested, buffer_completed),
                "cuptiActivityRegisterCallbacks"))
         return false;
+    g.kinds_touched = true;
     g.api.ActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
     g.api.ActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
     const char *kinds = getenv("GP_TRACE_KINDS");
@@ -513,6 +517,17 @@ EXPORT int InitializeInjection(void)
     const char *tmpl = getenv("GP_TRACE_OUTPUT");
     expand_output(tmpl && *tmpl ? tmpl : "gpuprof_trace.%p.json", g.out_path, sizeof g.out_path);
     if (!setup()) {
+        /* Leave CUPTI as we found it: no kind recording into buffers nobody writes out. */
+        if (g.kinds_touched) { /* only what we enabled: never another tool's kinds */
+            for (size_t i = 0; i < GP_ARRAY_LEN(kind_groups); i++)
+                for (int k = 0; k < kind_groups[i].n; k++)
+                    g.api.ActivityDisable(kind_groups[i].kinds[k]);
+            g.api.ActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
+            g.api.ActivityDisable(CUPTI_ACTIVITY_KIND_CONTEXT);
+        }
+        pthread_mutex_lock(&g.lock);
+        g.conv_ready = false;
+        pthread_mutex_unlock(&g.lock);
         if (g.sub)
             g.api.Unsubscribe(g.sub);
         return 1;
@@ -520,8 +535,16 @@ EXPORT int InitializeInjection(void)
     atomic_store(&g.active, true);
     pthread_atfork(NULL, NULL, after_fork_child);
     atexit(at_exit);
-    if (pipe(g.wake) == 0 && pipe(g.ack) == 0 &&
-        pthread_create(&g.thread, NULL, writer_thread, NULL) == 0) {
+    /* The writer thread starts with every signal blocked: signals for the process go to the
+     * program's threads, whose handlers wake it (a fatal-signal handler run on the writer thread
+     * would wait for itself). */
+    sigset_t all, old_mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old_mask);
+    bool started = pipe2(g.wake, O_CLOEXEC) == 0 && pipe2(g.ack, O_CLOEXEC) == 0 &&
+                   pthread_create(&g.thread, NULL, writer_thread, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    if (started) {
         g.thread_started = true;
         for (size_t i = 0; i < GP_ARRAY_LEN(term_signals); i++)
             install_handler(term_signals[i], on_term_signal);
