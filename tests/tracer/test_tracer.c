@@ -773,6 +773,13 @@ static int setup_checks(const char *kinds)
         return 1 << 1;
     char key[32];
     int bad = 0;
+    if (kinds && strcmp(kinds, "bogus") == 0) {
+        /* Setup failed (no kind to enable): CUPTI is left as found, the program still runs. */
+        snprintf(key, sizeof key, "enabled:%d", CUPTI_ACTIVITY_KIND_DEVICE);
+        bad |= (q(key) != 0) << 2;
+        bad |= (q("subscribed") != 0) << 3;
+        return bad;
+    }
     bad |= (q("subscribed") != 1) << 2;
     bad |= (q("ts_callback") != 1) << 3;
     bad |= (q("per_thread") != 1) << 4;
@@ -797,12 +804,16 @@ static int setup_checks(const char *kinds)
 static void fake_cupti_inject_setup_calls(void **state)
 {
     NEED_INJECT();
-    for (int pass = 0; pass < 2; pass++) {
+    static const char *const kinds[] = {NULL, "kernel", "bogus"};
+    for (int pass = 0; pass < 3; pass++) {
         fflush(NULL);
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-            int bad = setup_checks(pass ? "kernel" : NULL);
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0)
+                dup2(fd, 2);
+            int bad = setup_checks(kinds[pass]);
             _exit(bad ? 100 + __builtin_ctz((unsigned)bad) : 0);
         }
         int st;
