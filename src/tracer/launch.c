@@ -258,7 +258,8 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
         if (!cupti || !*cupti)
             cupti = GP_CUPTI_LIBRARY_PATH;
         const char *nv = getenv("NVTX_INJECTION64_PATH");
-        if ((!nv || !*nv) && cupti && *cupti)
+        bool want_nvtx = !opts->kinds || strstr(opts->kinds, "nvtx") || strstr(opts->kinds, "all");
+        if (want_nvtx && (!nv || !*nv) && cupti && *cupti)
             setenv("NVTX_INJECTION64_PATH", cupti, 1);
         execvp(opts->argv[0], opts->argv);
         fprintf(stderr, "gpuprof trace: cannot run %s: %s\n", opts->argv[0], strerror(errno));
