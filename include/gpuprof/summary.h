@@ -42,9 +42,12 @@ typedef struct gp_summary {
     gp_kind_summary kinds[GP_EV_KIND_COUNT]; /* n_rows == 0 for kinds absent or not asked for */
     bool has_gpu;                            /* any kernel, memcpy or memset */
     gp_ns gpu_time;                          /* summed kernel+memcpy+memset durations */
-    gp_ns span; /* earliest start to latest end over all events, per trace, summed */
-    gp_name_stats
-        *top; /* top-N bottlenecks over the selected GPU kinds, or CPU kinds without GPU */
+    /* Earliest start to latest end over all events, per trace, summed. */
+    gp_ns span;
+    /* The readers' counts, summed over the traces. */
+    gp_read_stats input;
+    /* Top-N bottlenecks: GPU work when there is any, else CPU ops, annotations and ranges. */
+    gp_name_stats *top;
     size_t n_top;
 } gp_summary;
 

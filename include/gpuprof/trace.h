@@ -98,8 +98,10 @@ typedef struct gp_track {
     int64_t tid;           /* OS tid, or stream id for GPU rows */
     int32_t device;        /* GPU index for GPU tracks, -1 otherwise */
     int64_t stream;        /* stream id for GPU tracks (-1 = none: device/event sync), else -1 */
-    gp_strid pid_str;      /* non-zero when the source pid was a string */
-    gp_strid tid_str;      /* non-zero when the source tid was a string */
+    bool pid_is_str;       /* the source pid was a (non-numeric) string, kept in pid_str */
+    bool tid_is_str;       /* the source tid was a (non-numeric) string, kept in tid_str */
+    gp_strid pid_str;      /* the string pid (0 when it was the empty string) */
+    gp_strid tid_str;      /* the string tid */
     gp_strid name;         /* thread_name metadata ("stream 7 "), 0 if none */
     gp_strid process_name; /* process_name metadata, 0 if none */
     int64_t sort_index;    /* thread_sort_index metadata, or tid */

@@ -83,6 +83,13 @@ static bool is_gpu_work(gp_event_kind k)
     return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
 }
 
+/* Bottlenecks are GPU work when there is any; otherwise CPU ops, annotations and ranges. */
+static bool is_bottleneck_kind(const gp_summary *s, gp_event_kind k)
+{
+    return s->has_gpu ? is_gpu_work(k)
+                      : (k == GP_EV_CPU_OP || k == GP_EV_USER_ANNOTATION || k == GP_EV_RANGE);
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
     const gp_name_stats *x = a, *y = b;
@@ -119,6 +126,18 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         gp_ns start, end;
         gp_trace_span(t, &start, &end);
         s->span += end - start;
+        const gp_read_stats *rs = &t->stats;
+        s->input.bytes += rs->bytes;
+        s->input.events_in += rs->events_in;
+        for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+            s->input.by_kind[k] += rs->by_kind[k];
+        s->input.metadata_events += rs->metadata_events;
+        s->input.flow_points += rs->flow_points;
+        s->input.negative_dur += rs->negative_dur;
+        s->input.absurd_dur += rs->absurd_dur;
+        s->input.no_dur += rs->no_dur;
+        s->input.unknown_cat += rs->unknown_cat;
+        s->input.skipped += rs->skipped;
         for (size_t k = 0; ok && k < t->n_tracks; k++) {
             const gp_track *tr = &t->tracks[k];
             for (size_t i = 0; i < tr->n_events; i++) {
@@ -200,8 +219,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
     /* Top-N bottlenecks: GPU work when there is any, else CPU ops and annotations/ranges. */
     size_t cand = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-        bool take =
-            s->has_gpu ? is_gpu_work((gp_event_kind)k) : (k == GP_EV_CPU_OP || k == GP_EV_RANGE);
+        bool take = is_bottleneck_kind(s, (gp_event_kind)k);
         if (take)
             cand += s->kinds[k].n_rows;
     }
@@ -209,8 +227,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         if (!(s->top = malloc(cand * sizeof *s->top)))
             goto fail;
         for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-            bool take = s->has_gpu ? is_gpu_work((gp_event_kind)k)
-                                   : (k == GP_EV_CPU_OP || k == GP_EV_RANGE);
+            bool take = is_bottleneck_kind(s, (gp_event_kind)k);
             if (take) {
                 memcpy(s->top + s->n_top, s->kinds[k].rows, s->kinds[k].n_rows * sizeof *s->top);
                 s->n_top += s->kinds[k].n_rows;

@@ -120,10 +120,11 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         rule(fp, '=', width);
         fputc('\n', fp);
     }
-    if (!s->has_gpu && any)
-        fprintf(fp,
-                "note: this trace has no GPU events (no kernels, copies or memsets); the tables "
-                "above cover CPU-side events only.\n\n");
+    if (!any)
+        fprintf(fp, "no timed events of the selected kinds in the input\n\n");
+    if (!s->has_gpu)
+        fprintf(fp, "note: no GPU events (no kernels, copies or memsets) in the input%s\n\n",
+                any ? "; the tables above cover CPU-side events only" : "");
     if (s->n_top) {
         rule(fp, '=', width);
         fprintf(fp, "TOP %zu BOTTLENECKS BY TOTAL %s TIME\n", s->n_top, s->has_gpu ? "GPU" : "CPU");
@@ -133,8 +134,6 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
             row(fp, nw, &s->top[r], true);
         rule(fp, '=', width);
     }
-    if (!any)
-        fprintf(fp, "no timed events in the input\n");
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 
@@ -169,6 +168,25 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     gp__jw_kv_int(&w, "span_ns", s->span);
     if (!s->has_gpu)
         gp__jw_kv_str(&w, "note", "no GPU events");
+    const gp_read_stats *in = &s->input;
+    gp__jw_key(&w, "input");
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_int(&w, "bytes", (int64_t)in->bytes);
+    gp__jw_kv_int(&w, "trace_events", (int64_t)in->events_in);
+    gp__jw_kv_int(&w, "metadata_events", (int64_t)in->metadata_events);
+    gp__jw_kv_int(&w, "flow_points", (int64_t)in->flow_points);
+    gp__jw_kv_int(&w, "negative_durations", (int64_t)in->negative_dur);
+    gp__jw_kv_int(&w, "absurd_durations_dropped", (int64_t)in->absurd_dur);
+    gp__jw_kv_int(&w, "missing_durations", (int64_t)in->no_dur);
+    gp__jw_kv_int(&w, "unknown_categories", (int64_t)in->unknown_cat);
+    gp__jw_kv_int(&w, "skipped", (int64_t)in->skipped);
+    gp__jw_key(&w, "by_kind");
+    gp__jw_obj_begin(&w);
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (in->by_kind[k])
+            gp__jw_kv_int(&w, gp_event_kind_name((gp_event_kind)k), (int64_t)in->by_kind[k]);
+    gp__jw_obj_end(&w);
+    gp__jw_obj_end(&w);
     gp__jw_key(&w, "kinds");
     gp__jw_arr_begin(&w);
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
@@ -196,7 +214,7 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
         json_row(&w, &s->top[r]);
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
-    gp__jw_raw(&w, "\n", 1);
+    gp__jw_text(&w, "\n", 1);
     return gp__jw_finish(&w);
 }
 
