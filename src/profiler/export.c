@@ -97,7 +97,7 @@ static gp_status compute_nesting(gp_profiler *p, nest_info **out)
         }
         if (sp > 0) {
             ni[i].parent = stack[sp - 1] + 1;
-            ni[stack[sp - 1]].child_ns += (int64_t)(r->t1 - r->t0); /* ticks; scaled later */
+            ni[stack[sp - 1]].child_ns += r->t1 - r->t0;
             for (size_t s = 0; s < sp; s++)
                 ni[stack[s]].descendants++;
         }
@@ -132,7 +132,6 @@ static int64_t total_at(const gp__mem_point *h, size_t n, int64_t base, int64_t 
 typedef struct build_ctx {
     gp_profiler *p;
     gp_trace *t;
-    gp__tick_conv conv;
     nest_info *nest;
     uint32_t *track_of; /* per thread index + 1, 0 = not created yet */
     gp__mem_point *hist;
@@ -195,8 +194,8 @@ static gp_status add_range(build_ctx *c, size_t i)
     memset(&ev, 0, sizeof(ev));
     ev.track = *tr - 1;
     ev.kind = GP_EV_RANGE;
-    ev.ts = gp__tick_conv_ns(&c->conv, r->t0);
-    gp_ns end = gp__tick_conv_ns(&c->conv, r->t1);
+    ev.ts = r->t0;
+    gp_ns end = r->t1;
     ev.dur = end > ev.ts ? end - ev.ts : 0;
     const char *name = rec_name(p, r);
     st = gp_trace_intern(c->t, name, strlen(name), &ev.name);
@@ -364,7 +363,6 @@ gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out)
     pthread_mutex_lock(&p->lock);
     gp__prof_flush_locked(p);
     gp__prof_resolve_gpu_locked(p, true);
-    gp__tick_conv_get(&c.conv);
     ps.ranges = p->n_recs;
     c.track_of = calloc(p->n_threads + 1, sizeof(*c.track_of));
     if (!c.track_of) {
@@ -374,7 +372,6 @@ gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out)
     st = compute_nesting(p, &c.nest);
     if (st != GP_OK)
         goto fail;
-    /* Child time was summed in ticks; overhead and folded output use it only through ns. */
     for (size_t i = 0; i < p->n_recs && st == GP_OK; i++)
         st = add_range(&c, i);
     pthread_mutex_unlock(&p->lock);
@@ -492,8 +489,6 @@ gp_status gp_profiler_export_folded(gp_profiler *p, const char *path, gp_error *
     gp_status st;
     pthread_mutex_lock(&p->lock);
     gp__prof_flush_locked(p);
-    gp__tick_conv conv;
-    gp__tick_conv_get(&conv);
     st = compute_nesting(p, &ni);
     if (st == GP_OK) {
         path_of = calloc(p->n_recs + 1, sizeof(*path_of));
@@ -543,9 +538,7 @@ gp_status gp_profiler_export_folded(gp_profiler *p, const char *path, gp_error *
                 break;
             memset(self_ns + old, 0, (cap_self - old) * sizeof(*self_ns));
         }
-        int64_t dur = gp__tick_conv_ns(&conv, r->t1) - gp__tick_conv_ns(&conv, r->t0);
-        int64_t child = (int64_t)((double)ni[i].child_ns * (conv.use_tsc ? conv.ns_per_tick : 1));
-        int64_t self = dur - child;
+        int64_t self = (r->t1 - r->t0) - ni[i].child_ns;
         self_ns[id] += self > 0 ? self : 0;
     }
     pthread_mutex_unlock(&p->lock);
@@ -576,12 +569,10 @@ const char *gp__prof_open_range_at(gp_profiler *p, int64_t ns)
         return NULL;
     pthread_mutex_lock(&p->lock);
     gp__prof_flush_locked(p);
-    gp__tick_conv conv;
-    gp__tick_conv_get(&conv);
     const gp__prof_srec *best = NULL;
     for (size_t i = 0; i < p->n_recs; i++) {
         const gp__prof_srec *r = &p->recs[i];
-        if (gp__tick_conv_ns(&conv, r->t0) <= ns && ns <= gp__tick_conv_ns(&conv, r->t1) &&
+        if (r->t0 <= ns && ns <= r->t1 &&
             (!best || r->depth > best->depth || (r->depth == best->depth && r->t0 > best->t0)))
             best = r;
     }

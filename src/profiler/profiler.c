@@ -623,6 +623,9 @@ static void release_events(const gp__prof_ext *e)
 
 void gp__prof_flush_locked(gp_profiler *p)
 {
+    /* Each range is converted to ns exactly once, here, so that every export of it agrees. */
+    gp__tick_conv conv;
+    gp__tick_conv_get(&conv);
     for (size_t i = 0; i < p->n_threads; i++) {
         gp__prof_thread *st = p->threads[i];
         if (!st->ring)
@@ -664,8 +667,10 @@ void gp__prof_flush_locked(gp_profiler *p)
                 continue;
             }
             s->name = r->name;
-            s->t0 = r->t0;
-            s->t1 = r->t1;
+            s->t0 = gp__tick_conv_ns(&conv, r->t0);
+            s->t1 = gp__tick_conv_ns(&conv, r->t1);
+            if (s->t1 < s->t0)
+                s->t1 = s->t0;
             s->thread = (uint32_t)i;
             s->ext = ext_idx;
             s->depth = r->depth;
@@ -950,9 +955,11 @@ void gp__prof_add_span(gp_profiler *p, const char *name, uint64_t t0, uint64_t t
         if (!s) {
             p->dropped_store++;
         } else {
+            gp__tick_conv conv;
+            gp__tick_conv_get(&conv);
             s->name = name;
-            s->t0 = t0;
-            s->t1 = t1 > t0 ? t1 : t0;
+            s->t0 = gp__tick_conv_ns(&conv, t0);
+            s->t1 = gp__tick_conv_ns(&conv, t1 > t0 ? t1 : t0);
             s->thread = idx;
         }
     }

@@ -85,10 +85,11 @@ typedef struct gp__prof_thread {
     uint64_t dropped_base, sampled_base; /* counter values at the last reset (consumer side) */
 } gp__prof_thread;
 
-/* A flushed range in the profiler's store. */
+/* A flushed range in the profiler's store. Times are CLOCK_MONOTONIC ns (converted once, at
+ * flush). */
 typedef struct gp__prof_srec {
     const char *name;
-    uint64_t t0, t1;
+    int64_t t0, t1;
     uint32_t thread; /* index into gp_profiler.threads */
     uint32_t ext;    /* 1-based index into gp_profiler.exts, 0 = none */
     uint16_t depth;
