@@ -94,11 +94,38 @@ GP_EXTERN void gp_profiler_get_stats(gp_profiler *p, gp_profiler_stats *out);
 
 /* ---- ranges ---------------------------------------------------------------------------------- */
 
+/* Internal: the first member of every gp_profiler, read by the inline fast paths below so that a
+ * disabled profiler costs one load and one branch. Not part of the API. */
+typedef struct gp__prof_head {
+    uint64_t key; /* bit 0: enabled; accessed only with __atomic builtins */
+} gp__prof_head;
+GP_EXTERN void gp__range_begin_on(gp_profiler *p, const char *name, uint64_t key);
+GP_EXTERN void gp__range_end_on(gp_profiler *p, uint64_t key);
+
 /* Opens a range on the calling thread (nested inside the innermost open one). name must outlive
  * the profiler. Never fails: when it cannot record, the range is counted as dropped. */
-GP_EXTERN void gp_range_begin(gp_profiler *p, const char *name);
+static inline void gp_range_begin(gp_profiler *p, const char *name)
+{
+    uint64_t k = 0;
+    if (p) {
+        k = __atomic_load_n(&((gp__prof_head *)(void *)p)->key, __ATOMIC_RELAXED);
+        if (!(k & 1u))
+            return;
+    }
+    gp__range_begin_on(p, name, k);
+}
+
 /* Closes the innermost range opened by this thread. An end with no open range is ignored. */
-GP_EXTERN void gp_range_end(gp_profiler *p);
+static inline void gp_range_end(gp_profiler *p)
+{
+    uint64_t k = 0;
+    if (p) {
+        k = __atomic_load_n(&((gp__prof_head *)(void *)p)->key, __ATOMIC_RELAXED);
+        if (!(k & 1u))
+            return;
+    }
+    gp__range_end_on(p, k);
+}
 
 typedef enum gp_range_device { GP_DEVICE_CPU = 0, GP_DEVICE_GPU = 1 } gp_range_device;
 
@@ -126,8 +153,19 @@ GP_EXTERN void gp_range_add_transfer_ns(gp_profiler *p, int64_t ns);
  *   GP_SCOPE(p, "load");              declaration form: ends at the end of the enclosing block
  *   GP_SCOPE_BLOCK(p, "load") { ... } block form
  *   x = GP_PROFILE_CALL(p, "f", f(a)); an expression: value of the call (void calls allowed) */
-GP_EXTERN gp_profiler *gp__scope_begin(gp_profiler *p, const char *name);
-GP_EXTERN void gp__scope_end(gp_profiler **pp);
+static inline gp_profiler *gp__scope_begin(gp_profiler *p, const char *name)
+{
+    if (!p)
+        p = gp_profiler_global();
+    if (p)
+        gp_range_begin(p, name);
+    return p;
+}
+static inline void gp__scope_end(gp_profiler **pp)
+{
+    if (*pp)
+        gp_range_end(*pp);
+}
 #define GP__CAT2(a, b) a##b
 #define GP__CAT(a, b) GP__CAT2(a, b)
 #define GP_SCOPE(p, name) GP__SCOPE((p), (name), __COUNTER__)

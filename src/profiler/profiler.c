@@ -91,7 +91,7 @@ gp_status gp_profiler_create(const gp_profiler_opts *opts, gp_profiler **out)
     atomic_init(&p->sample_threshold, threshold_of(o.sampling));
     uint64_t key = (p->uid << KEY_UID_SHIFT) | KEY_EPOCH_ONE | (o.enabled ? KEY_ENABLED : 0) |
                    (o.sampling < 1.0 ? KEY_SAMPLING : 0);
-    atomic_init(&p->key, key);
+    __atomic_store_n(&p->head.key, key, __ATOMIC_RELEASE);
     pthread_mutex_init(&p->lock, NULL);
     gp__timer_init(&p->timer);
     gp__mem_init(&p->mem, p);
@@ -169,12 +169,13 @@ gp_profiler *gp__prof_resolve(gp_profiler *p)
 /* Applies f to the key with a new epoch (open ranges are discarded by their threads). */
 static void key_update(gp_profiler *p, uint64_t set, uint64_t clear)
 {
-    uint64_t k = atomic_load(&p->key);
+    uint64_t k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
     uint64_t nk;
     do {
         uint64_t epoch = ((k & KEY_EPOCH_MASK) + KEY_EPOCH_ONE) & KEY_EPOCH_MASK;
         nk = ((k & ~KEY_EPOCH_MASK) | epoch | set) & ~clear;
-    } while (!atomic_compare_exchange_weak(&p->key, &k, nk));
+    } while (!__atomic_compare_exchange_n(&p->head.key, &k, nk, true, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_RELAXED));
 }
 
 void gp_profiler_enable(gp_profiler *p, bool on)
@@ -191,7 +192,7 @@ void gp_profiler_enable(gp_profiler *p, bool on)
 bool gp_profiler_enabled(gp_profiler *p)
 {
     p = gp__prof_resolve(p);
-    return p && (atomic_load(&p->key) & KEY_ENABLED);
+    return p && (__atomic_load_n(&p->head.key, __ATOMIC_ACQUIRE) & KEY_ENABLED);
 }
 
 gp_status gp_profiler_set_sampling(gp_profiler *p, double fraction)
@@ -347,9 +348,9 @@ __attribute__((noinline)) static gp__prof_frame *begin_rare(gp_profiler *p, gp__
 }
 
 /* Opens a frame; NULL when the range is not recorded (disabled, sampled out, dropped). */
-static inline gp__prof_frame *begin_frame(gp_profiler *p, gp__prof_thread **stp, uint32_t *dp)
+static inline gp__prof_frame *begin_frame(gp_profiler *p, uint64_t k, gp__prof_thread **stp,
+                                          uint32_t *dp)
 {
-    uint64_t k = atomic_load_explicit(&p->key, memory_order_relaxed);
     if (UNLIKELY(!(k & KEY_ENABLED)))
         return NULL;
     gp__prof_thread *st = thread_get(p, k);
@@ -363,13 +364,16 @@ static inline gp__prof_frame *begin_frame(gp_profiler *p, gp__prof_thread **stp,
     return &st->frames[d];
 }
 
-void gp_range_begin(gp_profiler *p, const char *name)
+void gp__range_begin_on(gp_profiler *p, const char *name, uint64_t k)
 {
-    if (UNLIKELY(!p) && !(p = gp_profiler_global()))
-        return;
+    if (UNLIKELY(!p)) {
+        if (!(p = gp_profiler_global()))
+            return;
+        k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
+    }
     gp__prof_thread *st;
     uint32_t d;
-    gp__prof_frame *f = begin_frame(p, &st, &d);
+    gp__prof_frame *f = begin_frame(p, k, &st, &d);
     if (UNLIKELY(!f))
         return;
     f->name = name;
@@ -389,7 +393,7 @@ void gp__range_begin_fn(gp_profiler *p, void *fn)
 {
     gp__prof_thread *st;
     uint32_t d;
-    gp__prof_frame *f = begin_frame(p, &st, &d);
+    gp__prof_frame *f = begin_frame(p, __atomic_load_n(&p->head.key, __ATOMIC_RELAXED), &st, &d);
     if (!f)
         return;
     f->name = (const char *)fn;
@@ -407,7 +411,7 @@ void gp_range_begin_ex(gp_profiler *p, const char *name, const gp_range_opts *op
     }
     gp__prof_thread *st;
     uint32_t d;
-    gp__prof_frame *f = begin_frame(p, &st, &d);
+    gp__prof_frame *f = begin_frame(p, __atomic_load_n(&p->head.key, __ATOMIC_RELAXED), &st, &d);
     if (!f)
         return;
     gp__prof_ext *e = &st->fext[d];
@@ -479,11 +483,13 @@ __attribute__((noinline)) static void end_ext(gp__prof_thread *st, gp__prof_fram
     atomic_store_explicit(&st->head_pub, h + 1, memory_order_release);
 }
 
-void gp_range_end(gp_profiler *p)
+void gp__range_end_on(gp_profiler *p, uint64_t k)
 {
-    if (UNLIKELY(!p) && !(p = gp_profiler_global()))
-        return;
-    uint64_t k = atomic_load_explicit(&p->key, memory_order_relaxed);
+    if (UNLIKELY(!p)) {
+        if (!(p = gp_profiler_global()))
+            return;
+        k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
+    }
     if (UNLIKELY(!(k & KEY_ENABLED)))
         return;
     uint64_t t1 = gp__ticks_now(p->use_tsc);
@@ -519,27 +525,12 @@ void gp_range_end(gp_profiler *p)
     atomic_store_explicit(&st->head_pub, h + 1, memory_order_release);
 }
 
-gp_profiler *gp__scope_begin(gp_profiler *p, const char *name)
-{
-    if (!p)
-        p = gp_profiler_global();
-    if (p)
-        gp_range_begin(p, name);
-    return p;
-}
-
-void gp__scope_end(gp_profiler **pp)
-{
-    if (*pp)
-        gp_range_end(*pp);
-}
-
 /* The innermost recorded open range's ext entry (created on demand), or NULL. */
 static gp__prof_ext *open_ext(gp_profiler *p)
 {
     if (!p && !(p = gp_profiler_global()))
         return NULL;
-    uint64_t k = atomic_load_explicit(&p->key, memory_order_relaxed);
+    uint64_t k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
     if (!(k & KEY_ENABLED))
         return NULL;
     gp__prof_thread *st = thread_get(p, k);
@@ -919,7 +910,7 @@ gp_status gp_profile_call_n(gp_profiler *p, const char *name, void (*fn)(void *)
 
 void gp__range_end_fn(gp_profiler *p, void *fn)
 {
-    uint64_t k = atomic_load_explicit(&p->key, memory_order_relaxed);
+    uint64_t k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
     if (!(k & KEY_ENABLED))
         return;
     gp__prof_thread *st = thread_get(p, k);
@@ -939,7 +930,7 @@ uint64_t gp__prof_now(gp_profiler *p)
 
 void gp__prof_add_span(gp_profiler *p, const char *name, uint64_t t0, uint64_t t1, int64_t tid)
 {
-    uint64_t k = atomic_load_explicit(&p->key, memory_order_relaxed);
+    uint64_t k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
     if (!(k & KEY_ENABLED))
         return;
     gp__prof_thread *st = thread_get(p, k); /* registers the calling thread if needed */

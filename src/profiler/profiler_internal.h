@@ -145,8 +145,9 @@ struct gp_mem_tracker {
 };
 
 struct gp_profiler {
-    /* bit 0 enabled, bit 1 sampling active, bits 2..39 epoch, bits 40..63 instance id */
-    _Atomic uint64_t key;
+    /* head.key (first member; read by the inline fast paths of profiler.h with __atomic
+     * builtins): bit 0 enabled, bit 1 sampling active, bits 2..39 epoch, bits 40..63 id */
+    gp__prof_head head;
     _Atomic uint32_t sample_threshold; /* record a top-level range when rng32 < threshold */
     bool use_tsc;
     bool cpu_time_all;
