@@ -26,7 +26,6 @@ static open_span *g_spans;
 static size_t g_n_spans, g_cap_spans;
 static _Atomic uint64_t g_next_id = 1;
 static _Atomic int g_inits;
-static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 
 static const char *attr_name(gp_profiler *p, const nvtxEventAttributes_t *a)
 {
@@ -170,23 +169,6 @@ static void set_slot(NvtxFunctionTable table, unsigned size, unsigned cbid, Nvtx
         *table[cbid] = f;
 }
 
-static void write_at_exit(void)
-{
-    const char *out = getenv("GPUPROF_OUTPUT");
-    if (!out || !*out)
-        out = "gpuprof_nvtx.json";
-    gp_error err;
-    if (gp_profiler_export_json(gp_profiler_global(), out, &err) != GP_OK)
-        fprintf(stderr, "gpuprof: NVTX profile not written: %s\n", err.msg);
-    else
-        fprintf(stderr, "gpuprof: NVTX profile written to %s\n", out);
-}
-
-static void register_exit(void)
-{
-    atexit(write_at_exit);
-}
-
 int gp_nvtx_initialize(const void *(*get_export_table)(uint32_t id))
 {
     if (!get_export_table)
@@ -217,9 +199,6 @@ int gp_nvtx_initialize(const void *(*get_export_table)(uint32_t id))
         set_slot(core2, n_core2, NVTX_CBID_CORE2_DomainCreateA, (NvtxFunctionPointer)d_create_a);
     }
     atomic_fetch_add(&g_inits, 1);
-    const char *w = getenv("GPUPROF_NVTX_NO_EXIT_WRITE");
-    if (!w || strcmp(w, "1") != 0)
-        pthread_once(&g_exit_once, register_exit);
     return 1;
 }
 
