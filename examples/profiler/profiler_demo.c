@@ -251,12 +251,6 @@ int main(int argc, char **argv)
         st = gp_cuda_timer_print(gp_profiler_cuda_timer(p), stdout);
     if (st == GP_OK)
         st = gp_mem_print(mem, stdout);
-    gp_mem_peak pk;
-    if (st == GP_OK && gp_mem_sampler_peak(mem, &pk) == GP_OK)
-        printf("sampled device memory peak: %.1f MB during range '%s' (%llu samples)\n",
-               pk.peak_bytes / 1048576.0, pk.open_range ? pk.open_range : "-",
-               (unsigned long long)pk.samples);
-
     char json[4096], folded[4096];
     snprintf(json, sizeof json, "%s/profile.json", dir);
     snprintf(folded, sizeof folded, "%s/profile.folded", dir);

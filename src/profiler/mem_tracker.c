@@ -215,6 +215,11 @@ gp_status gp_mem_print(gp_mem_tracker *m, FILE *fp)
                 MB(s.pool_reserved));
     else
         fprintf(fp, "Memory pool: n/a\n");
+    gp_mem_peak pk;
+    if (gp_mem_sampler_peak(m, &pk) == GP_OK)
+        fprintf(fp,
+                "Sampled device peak: %.3f MB (%" PRIu64 " samples), range open at the peak: %s\n",
+                MB(pk.peak_bytes), pk.samples, pk.open_range ? pk.open_range : "-");
     rule(fp, '=', width);
     return ferror(fp) ? GP_EIO : GP_OK;
 }
