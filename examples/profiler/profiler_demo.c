@@ -9,8 +9,8 @@
  *
  * usage: profiler_demo [-o DIR] [--batches N]
  * writes DIR/profile.json (JSON profile = Chrome trace; `gpuprof summary DIR/profile.json`) and
- * DIR/profile.folded (flame graph input); prints the summary, the bottlenecks, the GPU KERNEL
- * TIMING REPORT and the GPU MEMORY TRACKING REPORT. */
+ * DIR/profile.folded (flame graph input); prints the summary (with its bottleneck table), the GPU
+ * KERNEL TIMING REPORT and the GPU MEMORY TRACKING REPORT. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -245,8 +245,6 @@ int main(int argc, char **argv)
     printf("pipeline result: %.1f\n\n", total);
 
     gp_status st = gp_profiler_print_summary(p, stdout);
-    if (st == GP_OK)
-        st = gp_profiler_print_bottlenecks(p, stdout, 3);
     if (st == GP_OK)
         st = gp_cuda_timer_print(gp_profiler_cuda_timer(p), stdout);
     if (st == GP_OK)

@@ -50,8 +50,8 @@ static int cmp_nest(const void *a, const void *b)
 {
     const gp__prof_srec *x = &g_sort_recs[*(const uint32_t *)a];
     const gp__prof_srec *y = &g_sort_recs[*(const uint32_t *)b];
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
     if (x->t0 != y->t0)
         return x->t0 < y->t0 ? -1 : 1;
     if (x->depth != y->depth)
@@ -81,13 +81,13 @@ static gp_status compute_nesting(gp_profiler *p, nest_info **out)
     qsort(order, n, sizeof(*order), cmp_nest);
     pthread_mutex_unlock(&g_sort_lock);
     size_t sp = 0;
-    uint32_t cur_thread = UINT32_MAX;
+    int64_t cur_tid = INT64_MIN;
     for (size_t k = 0; k < n; k++) {
         uint32_t i = order[k];
         const gp__prof_srec *r = &p->recs[i];
-        if (r->thread != cur_thread) {
+        if (r->tid != cur_tid) {
             sp = 0;
-            cur_thread = r->thread;
+            cur_tid = r->tid;
         }
         while (sp > 0) {
             const gp__prof_srec *top = &p->recs[stack[sp - 1]];
@@ -133,13 +133,14 @@ typedef struct build_ctx {
     gp_profiler *p;
     gp_trace *t;
     nest_info *nest;
-    uint32_t *track_of; /* per thread index + 1, 0 = not created yet */
+    gp__imap track_of; /* tid -> track index */
     gp__mem_point *hist;
     size_t n_hist;
     int64_t hist_base;
     gp__mem_sample *samples;
     size_t n_samples;
     double pair_cost;
+    double sampling;
 } build_ctx;
 
 static void ext_args(gp__jw *w, const gp__prof_ext *e, int64_t dur)
@@ -181,18 +182,19 @@ static gp_status add_range(build_ctx *c, size_t i)
     gp_profiler *p = c->p;
     const gp__prof_srec *r = &p->recs[i];
     gp_status st;
-    uint32_t *tr = &c->track_of[r->thread];
-    if (*tr == 0) {
+    uint64_t tr;
+    if (!gp__imap_get(&c->track_of, r->tid, &tr)) {
         uint32_t idx;
-        st = gp_trace_track(c->t, GP_TRACK_CPU_THREAD, (int64_t)getpid(),
-                            p->threads[r->thread]->tid, &idx);
+        st = gp_trace_track(c->t, GP_TRACK_CPU_THREAD, (int64_t)getpid(), r->tid, &idx);
+        if (st == GP_OK)
+            st = gp__imap_put(&c->track_of, r->tid, idx);
         if (st != GP_OK)
             return st;
-        *tr = idx + 1;
+        tr = idx;
     }
     gp_event ev;
     memset(&ev, 0, sizeof(ev));
-    ev.track = *tr - 1;
+    ev.track = (uint32_t)tr;
     ev.kind = GP_EV_RANGE;
     ev.ts = r->t0;
     gp_ns end = r->t1;
@@ -290,7 +292,7 @@ static gp_status profile_meta(build_ctx *c, const gp_profiler_stats *ps, gp__buf
     gp__jw_kv_str(&w, "clock", ps->clock);
     gp__jw_kv_double(&w, "tsc_ghz", ps->tsc_ghz);
     gp__jw_kv_bool(&w, "tsc_invariant", ps->tsc_invariant);
-    gp__jw_kv_double(&w, "sampling", c->p->sampling);
+    gp__jw_kv_double(&w, "sampling", c->sampling);
     gp__jw_kv_int(&w, "ranges", (int64_t)ps->ranges);
     gp__jw_kv_int(&w, "dropped", (int64_t)ps->dropped);
     gp__jw_kv_int(&w, "sampled_out", (int64_t)ps->sampled_out);
@@ -364,11 +366,10 @@ gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out)
     gp__prof_flush_locked(p);
     gp__prof_resolve_gpu_locked(p, true);
     ps.ranges = p->n_recs;
-    c.track_of = calloc(p->n_threads + 1, sizeof(*c.track_of));
-    if (!c.track_of) {
-        st = GP_ENOMEM;
+    c.sampling = p->sampling;
+    st = gp__imap_init(&c.track_of, p->n_threads + 1);
+    if (st != GP_OK)
         goto fail;
-    }
     st = compute_nesting(p, &c.nest);
     if (st != GP_OK)
         goto fail;
@@ -391,7 +392,7 @@ fail:
     pthread_mutex_unlock(&p->lock);
 fail_unlocked:
 done:
-    free(c.track_of);
+    gp__imap_free(&c.track_of);
     free(c.nest);
     free(c.hist);
     free(c.samples);

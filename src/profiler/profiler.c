@@ -41,6 +41,65 @@ typedef struct tls_cache {
 } tls_cache;
 static _Thread_local tls_cache tls;
 
+/* Live instance ids, so that a thread's exit can mark its states dead without touching a
+ * destroyed profiler. The key's destructor runs at thread exit (the TLS block is still valid). */
+static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *g_live;
+static size_t g_n_live, g_cap_live;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_exit_key;
+static bool g_key_ok;
+
+static void thread_exit(void *arg)
+{
+    tls_cache *c = arg;
+    pthread_mutex_lock(&g_reg_lock);
+    for (unsigned i = 0; i < TLS_SLOTS; i++) {
+        if (!c->slots[i].st)
+            continue;
+        for (size_t j = 0; j < g_n_live; j++) {
+            if (g_live[j] == c->slots[i].uid) {
+                atomic_store_explicit(&c->slots[i].st->dead, true, memory_order_release);
+                break;
+            }
+        }
+        c->slots[i].st = NULL;
+    }
+    c->key = 0;
+    c->st = NULL;
+    pthread_mutex_unlock(&g_reg_lock);
+}
+
+static void key_init(void)
+{
+    g_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
+}
+
+static gp_status registry_add(uint64_t uid)
+{
+    pthread_mutex_lock(&g_reg_lock);
+    gp_status st = GP_OK;
+    uint64_t *slot = GP_PUSH(g_live, g_n_live, g_cap_live);
+    if (slot)
+        *slot = uid;
+    else
+        st = GP_ENOMEM;
+    pthread_mutex_unlock(&g_reg_lock);
+    return st;
+}
+
+static void registry_remove(uint64_t uid)
+{
+    pthread_mutex_lock(&g_reg_lock);
+    for (size_t j = 0; j < g_n_live; j++) {
+        if (g_live[j] == uid) {
+            g_live[j] = g_live[--g_n_live];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_reg_lock);
+}
+
 /* ---- creation ------------------------------------------------------------------------------ */
 
 void gp_profiler_opts_init(gp_profiler_opts *opts)
@@ -92,6 +151,12 @@ gp_status gp_profiler_create(const gp_profiler_opts *opts, gp_profiler **out)
     uint64_t key = (p->uid << KEY_UID_SHIFT) | KEY_EPOCH_ONE | (o.enabled ? KEY_ENABLED : 0) |
                    (o.sampling < 1.0 ? KEY_SAMPLING : 0);
     __atomic_store_n(&p->head.key, key, __ATOMIC_RELEASE);
+    pthread_once(&g_key_once, key_init);
+    if (registry_add(p->uid) != GP_OK) {
+        gp__strtab_free(&p->names);
+        free(p);
+        return GP_ENOMEM;
+    }
     pthread_mutex_init(&p->lock, NULL);
     gp__timer_init(&p->timer);
     gp__mem_init(&p->mem, p);
@@ -103,6 +168,7 @@ void gp_profiler_destroy(gp_profiler *p)
 {
     if (!p)
         return;
+    registry_remove(p->uid); /* from now on no exiting thread touches its states */
     gp__mem_fini(&p->mem);
     gp__timer_fini(&p->timer);
     const gp__cuda *c = gp__cuda_get();
@@ -215,6 +281,20 @@ gp_status gp_profiler_set_sampling(gp_profiler *p, double fraction)
 
 /* ---- threads ------------------------------------------------------------------------------- */
 
+/* Returns the CUDA events of open frames (their ranges are being discarded). */
+static void discard_open_frames(gp__prof_thread *st)
+{
+    const gp__cuda *c = NULL;
+    for (uint32_t d = 0; d < st->depth && d < GP__PROF_MAX_DEPTH; d++) {
+        if ((st->frames[d].flags & GP__REC_EXT) && st->fext[d].ev0) {
+            if (!c)
+                c = gp__cuda_get();
+            gp__cuda_event_put(c, st->fext[d].ev0);
+            st->fext[d].ev0 = NULL;
+        }
+    }
+}
+
 static gp__prof_thread *register_thread(gp_profiler *p)
 {
     int64_t tid = (int64_t)syscall(SYS_gettid);
@@ -225,6 +305,25 @@ static gp__prof_thread *register_thread(gp_profiler *p)
             st = p->threads[i];
             break;
         }
+    }
+    if (!st) {
+        /* A state whose thread exited: drain what it recorded, then hand it over. */
+        for (size_t i = 0; i < p->n_threads; i++) {
+            if (atomic_load_explicit(&p->threads[i]->dead, memory_order_acquire)) {
+                st = p->threads[i];
+                gp__prof_flush_locked(p);
+                break;
+            }
+        }
+    }
+    if (st) {
+        /* The previous owner is gone (dead) or is this thread: writer fields are ours. */
+        atomic_store_explicit(&st->dead, false, memory_order_relaxed);
+        discard_open_frames(st);
+        st->tid = tid;
+        st->depth = 0;
+        st->skip = 0;
+        st->epoch = 0;
     }
     if (!st && (p->n_threads < p->cap_threads ||
                 gp__grow((void **)&p->threads, &p->cap_threads, sizeof(*p->threads),
@@ -259,6 +358,8 @@ static gp__prof_thread *register_thread(gp_profiler *p)
         }
     }
     pthread_mutex_unlock(&p->lock);
+    if (st && g_key_ok)
+        pthread_setspecific(g_exit_key, &tls);
     return st;
 }
 
@@ -282,14 +383,7 @@ __attribute__((noinline)) static gp__prof_thread *thread_slow(gp_profiler *p, ui
     }
     uint64_t epoch = k & KEY_EPOCH_MASK;
     if (st->epoch != epoch) { /* enable/disable/reset happened: discard open ranges */
-        const gp__cuda *c = NULL;
-        for (uint32_t d = 0; d < st->depth && d < GP__PROF_MAX_DEPTH; d++) {
-            if ((st->frames[d].flags & GP__REC_EXT) && st->fext[d].ev0) {
-                if (!c)
-                    c = gp__cuda_get();
-                gp__cuda_event_put(c, st->fext[d].ev0);
-            }
-        }
+        discard_open_frames(st);
         st->depth = 0;
         st->skip = 0;
         st->epoch = epoch;
@@ -662,7 +756,7 @@ void gp__prof_flush_locked(gp_profiler *p)
             s->t1 = gp__tick_conv_ns(&conv, r->t1);
             if (s->t1 < s->t0)
                 s->t1 = s->t0;
-            s->thread = (uint32_t)i;
+            s->tid = st->tid;
             s->ext = ext_idx;
             s->depth = r->depth;
             s->flags = r->flags;
@@ -933,13 +1027,8 @@ void gp__prof_add_span(gp_profiler *p, const char *name, uint64_t t0, uint64_t t
     uint64_t k = __atomic_load_n(&p->head.key, __ATOMIC_RELAXED);
     if (!(k & KEY_ENABLED))
         return;
-    gp__prof_thread *st = thread_get(p, k); /* registers the calling thread if needed */
     pthread_mutex_lock(&p->lock);
-    uint32_t idx = st ? st->index : UINT32_MAX;
-    for (size_t i = 0; i < p->n_threads; i++)
-        if (p->threads[i]->tid == tid)
-            idx = (uint32_t)i;
-    if (idx == UINT32_MAX || t0 < p->floor_ticks || !budget_take(p, sizeof(gp__prof_srec))) {
+    if (t0 < p->floor_ticks || !budget_take(p, sizeof(gp__prof_srec))) {
         p->dropped_store++;
     } else {
         gp__prof_srec *s = GP_PUSH(p->recs, p->n_recs, p->cap_recs);
@@ -951,7 +1040,7 @@ void gp__prof_add_span(gp_profiler *p, const char *name, uint64_t t0, uint64_t t
             s->name = name;
             s->t0 = gp__tick_conv_ns(&conv, t0);
             s->t1 = gp__tick_conv_ns(&conv, t1 > t0 ? t1 : t0);
-            s->thread = idx;
+            s->tid = tid;
         }
     }
     pthread_mutex_unlock(&p->lock);

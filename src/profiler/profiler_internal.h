@@ -83,6 +83,7 @@ typedef struct gp__prof_thread {
     int64_t tid;
     uint32_t index;
     uint64_t dropped_base, sampled_base; /* counter values at the last reset (consumer side) */
+    _Atomic bool dead;                   /* its thread exited: the state may be reused */
 } gp__prof_thread;
 
 /* A flushed range in the profiler's store. Times are CLOCK_MONOTONIC ns (converted once, at
@@ -90,8 +91,8 @@ typedef struct gp__prof_thread {
 typedef struct gp__prof_srec {
     const char *name;
     int64_t t0, t1;
-    uint32_t thread; /* index into gp_profiler.threads */
-    uint32_t ext;    /* 1-based index into gp_profiler.exts, 0 = none */
+    int64_t tid;  /* OS thread that recorded it */
+    uint32_t ext; /* 1-based index into gp_profiler.exts, 0 = none */
     uint16_t depth;
     uint16_t flags;
 } gp__prof_srec;

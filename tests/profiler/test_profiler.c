@@ -294,11 +294,17 @@ static void scopes_end_on_every_exit_path(void **state)
 typedef struct thr_arg {
     gp_profiler *p;
     int n;
+    pthread_barrier_t *bar; /* NULL: none */
 } thr_arg;
 
 static void *worker(void *a)
 {
     thr_arg *ta = a;
+    if (ta->bar) { /* every thread holds its state before any finishes */
+        gp_range_begin(ta->p, "registered");
+        gp_range_end(ta->p);
+        pthread_barrier_wait(ta->bar);
+    }
     for (int i = 0; i < ta->n; i++) {
         gp_range_begin(ta->p, "work");
         gp_range_begin(ta->p, "inner");
@@ -321,7 +327,9 @@ static void threads_record_into_their_own_tracks(void **state)
     enum { T = 4, N = 20000 };
     gp_profiler *p = new_prof(1024, 0); /* small rings: the flusher keeps them drained */
     pthread_t th[T], fl;
-    thr_arg ta = {p, N};
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, T);
+    thr_arg ta = {p, N, &bar};
     atomic_store(&g_stop_flusher, 0);
     assert_int_equal(pthread_create(&fl, NULL, flusher, p), 0);
     for (int i = 0; i < T; i++)
@@ -333,13 +341,60 @@ static void threads_record_into_their_own_tracks(void **state)
     gp_profiler_stats st;
     gp_profiler_get_stats(p, &st);
     /* Every range is either recorded or counted as dropped (ring full between flushes). */
-    assert_int_equal(st.ranges + st.dropped, (uint64_t)T * N * 2);
+    assert_int_equal(st.ranges + st.dropped, (uint64_t)T * (N * 2 + 1));
     assert_int_equal(st.threads, T);
+    pthread_barrier_destroy(&bar);
     gp_trace *t = to_trace(p);
     assert_int_equal(t->n_tracks, T);
     assert_int_equal(gp_trace_event_count(t), st.ranges);
     for (size_t i = 0; i < t->n_tracks; i++)
         assert_int_equal(t->tracks[i].kind, GP_TRACK_CPU_THREAD);
+    gp_trace_free(t);
+    gp_profiler_destroy(p);
+}
+
+static void *one_range(void *a)
+{
+    gp_range_begin(a, "short_lived");
+    gp_range_begin(a, "left_open"); /* the thread exits inside it */
+    return NULL;
+}
+
+static void exited_threads_states_are_reused(void **state)
+{
+    /* Budget for about 3 rings: 200 threads one after the other still all record. */
+    size_t ring = 1024, per_thread = ring * sizeof(gp__prof_rec) + 64 * sizeof(gp__prof_ext);
+    gp_profiler *p = new_prof(ring, 3 * per_thread + per_thread / 2);
+    for (int i = 0; i < 200; i++) {
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, one_range, p), 0);
+        pthread_join(th, NULL);
+    }
+    gp_profiler_stats st;
+    gp_profiler_get_stats(p, &st);
+    assert_int_equal(st.dropped, 0);
+    assert_true(st.threads <= 3);
+    gp_trace *t = to_trace(p);
+    assert_int_equal(count_named(t, "short_lived"), 0); /* never closed: not recorded */
+    gp_trace_free(t);
+    gp_profiler_destroy(p);
+
+    p = new_prof(ring, 3 * per_thread + per_thread / 2);
+    for (int i = 0; i < 200; i++) {
+        pthread_t th;
+        thr_arg ta = {p, 1, NULL};
+        assert_int_equal(pthread_create(&th, NULL, worker, &ta), 0);
+        pthread_join(th, NULL);
+    }
+    gp_profiler_get_stats(p, &st);
+    assert_int_equal(st.dropped, 0);
+    assert_int_equal(st.ranges, 400);
+    assert_true(st.threads <= 3);
+    t = to_trace(p);
+    assert_int_equal(count_named(t, "work"), 200);
+    /* every range sits on the track of the thread that recorded it */
+    for (size_t i = 0; i < t->n_tracks; i++)
+        assert_int_equal(t->tracks[i].n_events % 2, 0);
     gp_trace_free(t);
     gp_profiler_destroy(p);
 }
@@ -1035,6 +1090,7 @@ int main(void)
         cmocka_unit_test(nesting_records_parent_and_children),
         cmocka_unit_test(scopes_end_on_every_exit_path),
         cmocka_unit_test(threads_record_into_their_own_tracks),
+        cmocka_unit_test(exited_threads_states_are_reused),
         cmocka_unit_test(sampling_keeps_whole_top_level_ranges),
         cmocka_unit_test(drops_are_counted_and_memory_bounded),
         cmocka_unit_test(enable_disable_and_reset),
