@@ -214,9 +214,10 @@ int main(int argc, char **argv)
         gp_range_tag_int(NULL, "batch", b);
         generate(text, text_cap);
         size_t n = parse(text, values, N_ITEMS);
-        gp_range_begin_ex(
-            NULL, "copy_values",
-            &(gp_range_opts){.backend = "memcpy", .bytes = (int64_t)(n * sizeof(float))});
+        gp_range_begin_ex(NULL, "copy_values",
+                          &(gp_range_opts){.backend = "memcpy",
+                                           .bytes = (int64_t)(n * sizeof(float)),
+                                           .cpu_time = true});
         float *copy = malloc(n * sizeof(float));
         if (copy) {
             track(mem, "copy_host", "200000", "float32", (int64_t)(n * sizeof(float)));
@@ -245,6 +246,8 @@ int main(int argc, char **argv)
     printf("pipeline result: %.1f\n\n", total);
 
     gp_status st = gp_profiler_print_summary(p, stdout);
+    if (st == GP_OK)
+        st = gp_profiler_print_breakdown(p, stdout);
     if (st == GP_OK)
         st = gp_cuda_timer_print(gp_profiler_cuda_timer(p), stdout);
     if (st == GP_OK)

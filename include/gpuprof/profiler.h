@@ -236,6 +236,27 @@ GP_EXTERN gp_status gp_profiler_print_summary(gp_profiler *p, FILE *fp) GP_WARN_
 GP_EXTERN gp_status gp_profiler_print_bottlenecks(gp_profiler *p, FILE *fp,
                                                   size_t n) GP_WARN_UNUSED;
 
+/* Per-name time breakdown of the ranges: where the time of each range name went, as far as it
+ * was measured. Fields a name never measured are -1 (shown as n/a, never 0). */
+typedef struct gp_range_breakdown {
+    const char *name; /* valid until the profiler is reset or destroyed */
+    uint64_t calls;
+    gp_ns wall_ns;     /* summed durations */
+    gp_ns gpu_ns;      /* summed CUDA-event GPU time of device=gpu ranges, or -1 */
+    gp_ns cpu_ns;      /* summed thread CPU time, or -1 */
+    gp_ns transfer_ns; /* summed declared transfer time, or -1 */
+    gp_ns overhead_ns; /* profiler's own cost inside these ranges (nested ranges x pair cost) */
+    int64_t bytes;     /* summed declared bytes, or -1 */
+    double gbps;       /* bytes / (gpu_ns when measured, else wall_ns); -1 without bytes */
+} gp_range_breakdown;
+
+/* Computes the breakdown, rows sorted by wall time (descending). On success *rows (n_rows) is
+ * owned by the caller (free()). GP_ENOMEM. */
+GP_EXTERN gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows,
+                                          size_t *n_rows) GP_WARN_UNUSED;
+/* Prints the breakdown as a fixed-width "RANGE TIME BREAKDOWN" table. GP_EEMPTY, GP_EIO. */
+GP_EXTERN gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp) GP_WARN_UNUSED;
+
 /* Writes the JSON profile (a Chrome/Kineto trace with the profile in metadata; `gpuprof summary`
  * reads it). Atomic; ".gz" compresses. err may be NULL. */
 GP_EXTERN gp_status gp_profiler_export_json(gp_profiler *p, const char *path,

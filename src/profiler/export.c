@@ -451,6 +451,140 @@ gp_status gp_profiler_print_bottlenecks(gp_profiler *p, FILE *fp, size_t n)
     return print_table(p, fp, n, n);
 }
 
+/* ---- breakdown ----------------------------------------------------------------------------- */
+
+static int cmp_breakdown(const void *a, const void *b)
+{
+    const gp_range_breakdown *x = a, *y = b;
+    if (x->wall_ns != y->wall_ns)
+        return x->wall_ns > y->wall_ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void add_opt(gp_ns *sum, gp_ns v)
+{
+    *sum = *sum < 0 ? v : *sum + v;
+}
+
+gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, size_t *n_out)
+{
+    p = gp__prof_resolve(p);
+    if (!p)
+        return GP_ENOMEM;
+    double pair = gp__prof_pair_cost_ns();
+    pthread_mutex_lock(&p->lock);
+    gp__prof_flush_locked(p);
+    gp__prof_resolve_gpu_locked(p, true);
+    nest_info *ni = NULL;
+    gp_range_breakdown *rows = NULL;
+    size_t n = 0, cap = 0;
+    gp__imap by_name; /* interned name pointer -> row */
+    gp_status st = gp__imap_init(&by_name, 64);
+    if (st == GP_OK)
+        st = compute_nesting(p, &ni);
+    for (size_t i = 0; i < p->n_recs && st == GP_OK; i++) {
+        const gp__prof_srec *r = &p->recs[i];
+        const char *name = rec_name(p, r);
+        uint32_t id;
+        st = gp__strtab_intern(&p->names, name, strlen(name), &id); /* one pointer per text */
+        if (st != GP_OK)
+            break;
+        uint64_t row;
+        if (!gp__imap_get(&by_name, (int64_t)id, &row)) {
+            gp_range_breakdown *b = GP_PUSH(rows, n, cap);
+            if (!b || (st = gp__imap_put(&by_name, (int64_t)id, n - 1)) != GP_OK) {
+                st = GP_ENOMEM;
+                break;
+            }
+            b->name = gp__strtab_get(&p->names, id);
+            b->gpu_ns = b->cpu_ns = b->transfer_ns = b->bytes = -1;
+            row = n - 1;
+        }
+        gp_range_breakdown *b = &rows[row];
+        b->calls++;
+        b->wall_ns += r->t1 - r->t0;
+        b->overhead_ns += (gp_ns)(pair * ni[i].descendants + 0.5);
+        const gp__prof_ext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
+        if (e) {
+            if (e->gpu_ns >= 0)
+                add_opt(&b->gpu_ns, e->gpu_ns);
+            if (e->has_cpu)
+                add_opt(&b->cpu_ns, e->cpu1 - e->cpu0);
+            if (e->transfer_ns > 0)
+                add_opt(&b->transfer_ns, e->transfer_ns);
+            if (e->bytes > 0)
+                add_opt(&b->bytes, e->bytes);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    free(ni);
+    gp__imap_free(&by_name);
+    if (st != GP_OK) {
+        free(rows);
+        return st;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gp_ns basis = rows[i].gpu_ns > 0 ? rows[i].gpu_ns : rows[i].wall_ns;
+        rows[i].gbps = rows[i].bytes >= 0 && basis > 0 ? (double)rows[i].bytes / (double)basis : -1;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_breakdown);
+    *rows_out = rows;
+    *n_out = n;
+    return GP_OK;
+}
+
+static void ms_or_na(FILE *fp, gp_ns v)
+{
+    if (v < 0)
+        fprintf(fp, " %-13s", "n/a");
+    else
+        fprintf(fp, " %-13.3f", (double)v / 1e6);
+}
+
+gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp)
+{
+    gp_range_breakdown *rows = NULL;
+    size_t n = 0;
+    gp_status st = gp_profiler_breakdown(p, &rows, &n);
+    if (st != GP_OK)
+        return st;
+    if (n == 0) {
+        free(rows);
+        return GP_EEMPTY;
+    }
+    const int nw = 40, width = 40 + 1 + 8 + 6 * 14 + 8;
+    for (int i = 0; i < width; i++)
+        fputc('=', fp);
+    fprintf(fp, "\nRANGE TIME BREAKDOWN\n");
+    for (int i = 0; i < width; i++)
+        fputc('=', fp);
+    fprintf(fp, "\n%-*s %-8s %-13s %-13s %-13s %-13s %-13s %s\n", nw, "Name", "Calls", "Wall (ms)",
+            "GPU (ms)", "CPU (ms)", "Transfer (ms)", "Overhead (us)", "GB/s");
+    for (int i = 0; i < width; i++)
+        fputc('-', fp);
+    fputc('\n', fp);
+    for (size_t i = 0; i < n; i++) {
+        const gp_range_breakdown *r = &rows[i];
+        char name[256];
+        gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
+        fprintf(fp, "%-*s %-8" PRIu64, nw, name, r->calls);
+        ms_or_na(fp, r->wall_ns);
+        ms_or_na(fp, r->gpu_ns);
+        ms_or_na(fp, r->cpu_ns);
+        ms_or_na(fp, r->transfer_ns);
+        fprintf(fp, " %-13.3f", (double)r->overhead_ns / 1e3);
+        if (r->gbps < 0)
+            fprintf(fp, " n/a\n");
+        else
+            fprintf(fp, " %.3f\n", r->gbps);
+    }
+    for (int i = 0; i < width; i++)
+        fputc('=', fp);
+    fputc('\n', fp);
+    free(rows);
+    return ferror(fp) ? GP_EIO : GP_OK;
+}
+
 /* ---- exports ------------------------------------------------------------------------------- */
 
 gp_status gp_profiler_export_json(gp_profiler *p, const char *path, gp_error *err)

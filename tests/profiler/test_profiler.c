@@ -867,6 +867,11 @@ static int fake_setup(void **state)
     return gp__cuda_reload(path)->status == GP_OK ? 0 : -1;
 }
 
+static gp_status print_breakdown_cb(void *p, FILE *f)
+{
+    return gp_profiler_print_breakdown(p, f);
+}
+
 static gp_status timer_print_cb(void *t, FILE *f)
 {
     return gp_cuda_timer_print(t, f);
@@ -935,6 +940,52 @@ static void fake_cuda_gpu_ranges_and_call_n(void **state)
     assert_non_null(strstr(a, "\"device\":\"gpu\""));
     assert_non_null(strstr(a, "\"gpu_ns\":2500000,\"bytes\":5000000,\"gbps\":2}"));
     gp_trace_free(t);
+    /* The breakdown: GPU time and GB/s for the GPU range, n/a (-1) for what was not measured. */
+    gp_range_begin(p, "parent");
+    gp_range_begin_ex(p, "host_copy", &(gp_range_opts){.cpu_time = true});
+    gp_range_add_transfer_ns(p, 700);
+    gp_range_end(p);
+    gp_range_end(p);
+    gp_range_breakdown *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(gp_profiler_breakdown(p, &rows, &n), GP_OK);
+    assert_int_equal(n, 3);
+    bool seen[3] = {false, false, false};
+    gp_ns parent_wall = 0, child_wall = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gp_range_breakdown *r = &rows[i];
+        assert_int_equal(r->calls, 1);
+        if (strcmp(r->name, "kernel_range") == 0) {
+            seen[0] = true;
+            assert_int_equal(r->gpu_ns, 2500000);
+            assert_int_equal(r->bytes, 5000000);
+            assert_true(r->gbps > 1.9999 && r->gbps < 2.0001);
+            assert_int_equal(r->cpu_ns, -1);
+            assert_int_equal(r->overhead_ns, 0);
+        } else if (strcmp(r->name, "host_copy") == 0) {
+            seen[1] = true;
+            child_wall = r->wall_ns;
+            assert_int_equal(r->gpu_ns, -1);
+            assert_true(r->cpu_ns >= 0);
+            assert_int_equal(r->transfer_ns, 700);
+            assert_true(r->gbps < 0);
+        } else if (strcmp(r->name, "parent") == 0) {
+            seen[2] = true;
+            parent_wall = r->wall_ns;
+            assert_true(r->overhead_ns > 0); /* one nested range */
+        }
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    assert_true(parent_wall >= child_wall);
+    for (size_t i = 1; i < n; i++)
+        assert_true(rows[i - 1].wall_ns >= rows[i].wall_ns);
+    free(rows);
+    char *text = capture(print_breakdown_cb, p);
+    assert_non_null(strstr(text, "RANGE TIME BREAKDOWN"));
+    assert_non_null(strstr(text, "Transfer (ms)"));
+    assert_non_null(strstr(text, " 2.500        "));
+    assert_non_null(strstr(text, " 2.000\n"));
+    free(text);
     gp_profiler_reset(p);
     /* profile_call_n: every iteration's events are 1 ms apart after the script. */
     gp_call_stats cs;
