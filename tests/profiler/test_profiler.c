@@ -518,7 +518,15 @@ static void enable_disable_and_reset(void **state)
     gp_range_end(p);
     gp_profiler_get_stats(p, &st);
     assert_int_equal(st.ranges, 1);
-    assert_true(strcmp(st.clock, "tsc") == 0 || strcmp(st.clock, "monotonic") == 0);
+    const char *want_clock = getenv("GPUPROF_CLOCK");
+    if (want_clock && strcmp(want_clock, "monotonic") == 0) {
+        assert_string_equal(st.clock, "monotonic");
+        assert_true(st.tsc_ghz == 0.0);
+    } else {
+        assert_true(strcmp(st.clock, "tsc") == 0 || strcmp(st.clock, "monotonic") == 0);
+        if (strcmp(st.clock, "tsc") == 0)
+            assert_true(st.tsc_invariant && st.tsc_ghz > 0.1 && st.tsc_ghz < 20.0);
+    }
     assert_true(st.overhead_ns > 0);
     const char *a = gp_profiler_intern(p, "dyn-name");
     char buf[16];
