@@ -174,9 +174,9 @@ static inline void gp__scope_end(gp_profiler **pp)
         gp__scope_begin((p), (name))
 #define GP_SCOPE_BLOCK(p, name) GP__SCOPE_BLOCK((p), (name), __COUNTER__)
 #define GP__SCOPE_BLOCK(p, name, id)                                                               \
-    for (gp_profiler * GP__CAT(gp__sb_p, id)                                                       \
-                           __attribute__((cleanup(gp__scope_end))) = gp__scope_begin((p), (name)), \
-                           *GP__CAT(gp__sb_once, id) = (gp_profiler *)1;                           \
+    for (gp_profiler * GP__CAT(gp__sb_p, id) __attribute__((                                       \
+                           cleanup(gp__scope_end), unused)) = gp__scope_begin((p), (name)),        \
+                                                   *GP__CAT(gp__sb_once, id) = (gp_profiler *)1;   \
          GP__CAT(gp__sb_once, id); GP__CAT(gp__sb_once, id) = NULL)
 #define GP_PROFILE_CALL(p, name, expr) GP__PROFILE_CALL((p), (name), expr, __COUNTER__)
 #define GP__PROFILE_CALL(p, name, expr, id)                                                        \
