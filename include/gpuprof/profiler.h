@@ -15,7 +15,10 @@
  *
  * CUDA: the driver (libcuda.so.1) is loaded with dlopen on first use (GPUPROF_CUDA_LIBRARY
  * overrides the path). Without it, CPU ranges work and the GPU features return GP_ENODRIVER and
- * report "no CUDA driver". */
+ * report "no CUDA driver".
+ *
+ * Compilers: GCC or Clang (the macros use the cleanup attribute, statement expressions and
+ * __atomic builtins); C11 or C++. */
 #ifndef GPUPROF_PROFILER_H
 #define GPUPROF_PROFILER_H
 
@@ -370,7 +373,8 @@ GP_EXTERN gp_status gp_mem_sampler_peak(gp_mem_tracker *m, gp_mem_peak *out) GP_
 /* NVTX v3 injection entry point: export NVTX_INJECTION64_PATH=<path to libgpuprof_nvtx.so> and
  * nvtxRangePush/Pop and nvtxRangeStart/End of the program are recorded as ranges of the global
  * profiler; the profile is written at exit to $GPUPROF_OUTPUT (default gpuprof_nvtx.json).
- * Returns 1 (success) every time, also when several NVTX copies initialise. */
+ * Returns 1 (success) every time, also when several NVTX copies initialise. Built when the NVTX v3
+ * headers (CUDA toolkit include/nvtx3) were found at configure time. */
 GP_EXTERN int gp_nvtx_initialize(const void *(*get_export_table)(uint32_t id));
 
 #ifdef __cplusplus

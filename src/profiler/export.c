@@ -589,7 +589,6 @@ gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp)
 
 gp_status gp_profiler_export_json(gp_profiler *p, const char *path, gp_error *err)
 {
-#ifdef GP_PROFILER_HAVE_WRITER
     gp_trace *t = NULL;
     gp_status st = gp_profiler_to_trace(p, &t);
     if (st != GP_OK)
@@ -597,10 +596,6 @@ gp_status gp_profiler_export_json(gp_profiler *p, const char *path, gp_error *er
     st = gp_trace_write_chrome(t, path, err);
     gp_trace_free(t);
     return st;
-#else
-    (void)p;
-    return gp_error_set(err, GP_ENOTSUP, "%s: this build has no Chrome trace writer", path);
-#endif
 }
 
 gp_status gp_profiler_export_chrome(gp_profiler *p, const char *path, gp_error *err)
