@@ -224,6 +224,12 @@ GP_PROFILED_FUNCTION(NULL, int, profiled_add, (int a, int b), (a, b))
     return a + b;
 }
 
+static int g_void_calls;
+GP_PROFILED_VOID_FUNCTION(NULL, profiled_void, (int n), (n))
+{
+    g_void_calls += n;
+}
+
 static gp_profiler *g_wrap_prof;
 GP_PROFILE_WRAP(g_wrap_prof, int, wrapped_twice, twice, (int x), (x))
 
@@ -283,8 +289,11 @@ static void scopes_end_on_every_exit_path(void **state)
     assert_ptr_equal(g, gp_profiler_global());
     gp_profiler_reset(g);
     assert_int_equal(profiled_add(2, 3), 5);
+    profiled_void(4);
+    assert_int_equal(g_void_calls, 4);
     t = to_trace(g);
     assert_int_equal(count_named(t, "profiled_add"), 1);
+    assert_int_equal(count_named(t, "profiled_void"), 1);
     gp_trace_free(t);
     gp_profiler_reset(g);
 }
@@ -711,6 +720,22 @@ static void export_round_trip_gives_same_statistics(void **state)
     gp_trace_free(a);
     gp_trace_free(b);
     unlink(path);
+    gp_profiler_destroy(p);
+}
+
+static void exports_to_bad_paths_fail_cleanly(void **state)
+{
+    gp_profiler *p = new_prof(0, 0);
+    gp_range_begin(p, "x");
+    gp_range_end(p);
+    gp_error err;
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(gp_profiler_export_json(p, "/nonexistent-dir/p.json", &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir/p.json"));
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(gp_profiler_export_folded(p, "/nonexistent-dir/p.folded", &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir"));
+    assert_int_equal(gp_profiler_export_json(p, "/nonexistent-dir/p.json", NULL), GP_EIO);
     gp_profiler_destroy(p);
 }
 
@@ -1153,6 +1178,7 @@ int main(void)
         cmocka_unit_test(summary_and_bottlenecks_print_in_summary_format),
         cmocka_unit_test(folded_export_has_self_times),
         cmocka_unit_test(export_json_meta_has_profile),
+        cmocka_unit_test(exports_to_bad_paths_fail_cleanly),
         cmocka_unit_test(export_round_trip_gives_same_statistics),
         cmocka_unit_test(instrument_functions_names_by_dladdr),
         cmocka_unit_test(nvtx_injection_records_ranges),
