@@ -4,17 +4,9 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/csv.h"
 
-static void q(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
+#define q gp__csv_field
 
 static void num(FILE *fp, double v)
 {
