@@ -219,7 +219,6 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     return gp__jw_finish(&w);
 }
 
-
 gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
 {
     size_t top = o ? o->top_n : 0;
