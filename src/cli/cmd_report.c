@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/json_writer.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
@@ -123,12 +124,24 @@ int gp__cmd_report(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (json)
-        printf("{\"output\":\"%s\",\"total_time_ns\":%lld,\"operations\":%llu,"
-               "\"unique_operations\":%llu,\"gpu_time_ns\":%lld,\"peak_memory_bytes\":%.0f}\n",
-               out, (long long)d->span, (unsigned long long)d->operations,
-               (unsigned long long)d->unique_operations, (long long)d->gpu_time, d->peak_memory);
-    else
+    if (json) {
+        gp__jw w;
+        gp__jw_init(&w, stdout);
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "output", out);
+        gp__jw_kv_int(&w, "total_time_ns", d->span);
+        gp__jw_kv_int(&w, "operations", (int64_t)d->operations);
+        gp__jw_kv_int(&w, "unique_operations", (int64_t)d->unique_operations);
+        gp__jw_kv_int(&w, "gpu_time_ns", d->gpu_time);
+        gp__jw_key(&w, "peak_memory_bytes");
+        if (d->peak_memory >= 0)
+            gp__jw_double(&w, d->peak_memory);
+        else
+            gp__jw_null(&w);
+        gp__jw_obj_end(&w);
+        (void)gp__jw_finish(&w);
+        putchar('\n');
+    } else
         printf("wrote %s: open it in a browser\n", out);
     rc = 0;
 done:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/json_writer.h"
 #include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
@@ -122,12 +123,21 @@ int gp__cmd_timeline(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (json)
-        printf("{\"output\":\"%s\",\"rows\":%zu,\"events\":%llu,\"span_ns\":%lld,"
-               "\"cpu_active_ns\":%lld,\"gpu_active_ns\":%lld,\"overlap_ns\":%lld}\n",
-               out, tl->n_rows, (unsigned long long)tl->n_events, (long long)(tl->end - tl->start),
-               (long long)tl->cpu_active, (long long)tl->gpu_active, (long long)tl->overlap);
-    else
+    if (json) {
+        gp__jw w;
+        gp__jw_init(&w, stdout);
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "output", out);
+        gp__jw_kv_int(&w, "rows", (int64_t)tl->n_rows);
+        gp__jw_kv_int(&w, "events", (int64_t)tl->n_events);
+        gp__jw_kv_int(&w, "span_ns", tl->end - tl->start);
+        gp__jw_kv_int(&w, "cpu_active_ns", tl->cpu_active);
+        gp__jw_kv_int(&w, "gpu_active_ns", tl->gpu_active);
+        gp__jw_kv_int(&w, "overlap_ns", tl->overlap);
+        gp__jw_obj_end(&w);
+        (void)gp__jw_finish(&w);
+        putchar('\n');
+    } else
         printf("wrote %s (%zu rows, %llu events)\n", out, tl->n_rows,
                (unsigned long long)tl->n_events);
     rc = 0;

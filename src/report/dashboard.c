@@ -16,9 +16,15 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
 {
     const gp_tl_row *best = NULL;
     double peak = -1;
+    /* Allocator rows ("[memory]" events) first; without them, counter series whose name says
+     * memory (monitor samples such as "gpu0.memory_used_bytes"). */
+    bool any_alloc = false;
+    for (size_t r = 0; r < tl->n_rows; r++)
+        any_alloc |= tl->rows[r].kind == GP_TL_MEMORY;
     for (size_t r = 0; r < tl->n_rows; r++) {
         const gp_tl_row *row = &tl->rows[r];
-        if (row->kind != GP_TL_MEMORY)
+        bool mem_counter = row->kind == GP_TL_COUNTER && strstr(row->label, "mem") != NULL;
+        if (!(row->kind == GP_TL_MEMORY || (!any_alloc && mem_counter)))
             continue;
         for (size_t i = 0; i < row->n_samples; i++)
             if (row->sample_val[i] > peak) {

@@ -484,6 +484,42 @@ static void timeline_memory_rows(void **state)
     gp_trace_free(t);
 }
 
+static void dashboard_peak_from_memory_counter(void **state)
+{
+    gp_trace *t;
+    uint32_t tr, ct;
+    assert_int_equal(gp_trace_create("profile", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_COUNTER, 1, 1, &ct), GP_OK);
+    add(t, tr, GP_EV_RANGE, "step", 0, 100, 0, 0);
+    double vals[3] = {10, 40, 25};
+    for (int i = 0; i < 3; i++) {
+        gp_counter_sample c = {0};
+        c.ts = 30 * i;
+        c.value = vals[i];
+        c.series = S(t, "gpu0.memory_used_bytes");
+        c.track = ct;
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+        c.series = S(t, "gpu0.utilization_pct"); /* larger, but not memory */
+        c.value = 90;
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s;
+    gp_timeline *tl;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(tl->n_rows, 3); /* the thread and two counter series */
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, &d), GP_OK);
+    assert_true(d->peak_memory == 40.0);
+    assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
+    gp_dashboard_free(d);
+    gp_timeline_free(tl);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
 static void dashboard_figures_come_from_summary(void **state)
 {
     gp_trace *t = make_fixture(200);
@@ -574,6 +610,7 @@ int main(void)
         cmocka_unit_test(timeline_layout_and_encoding),
         cmocka_unit_test(timeline_memory_rows),
         cmocka_unit_test(dashboard_figures_come_from_summary),
+        cmocka_unit_test(dashboard_peak_from_memory_counter),
         cmocka_unit_test(shared_traces_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
