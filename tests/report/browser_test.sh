@@ -100,6 +100,13 @@ ready "$OUT/timeline.dom" && ok "timeline.html ready (first paint $(grep -o 'dat
   || fail "timeline.html not ready"
 grep -q '<canvas' "$OUT/timeline.dom" && ok "timeline.html has its canvas" || fail "timeline.html: no canvas"
 chrome shot "file://$OUT/timeline.html" "$OUT/screenshots/timeline.png" 1300,700
+# selecting a kernel through the URL shows its details and finds its launch (same correlation)
+chrome dom "file://$OUT/timeline.html#sel=sgemm" > "$OUT/timeline_sel.dom"
+sel=$(attr "$OUT/timeline_sel.dom" gp-tl-details data-selected)
+case $sel in *sgemm*) ok "timeline.html#sel=sgemm selected $sel" ;; *) fail "timeline #sel=sgemm selected '$sel'" ;; esac
+grep -q 'launched by cudaLaunchKernel' "$OUT/timeline_sel.dom" && ok "timeline.html: kernel -> launch flow found" \
+  || fail "timeline.html: no launch found for the selected kernel"
+chrome shot "file://$OUT/timeline.html#sel=sgemm" "$OUT/screenshots/timeline_flow.png" 1300,700
 
 # report: one table row per summary row; filter via URL state
 chrome dom "file://$OUT/report.html" > "$OUT/report.dom"
