@@ -48,5 +48,13 @@ grep -q '"gpu_active_ns":38000' "$OUT/stdout" || fail "timeline --json: GPU acti
 expect 0 "report --json" "$GP" report "$X" -o "$OUT/r.html" --json
 grep -q '"operations":7' "$OUT/stdout" || fail "report --json: 7 operations in the fixture"
 grep -q '"peak_memory_bytes":null' "$OUT/stdout" || fail "report --json: no memory means null"
+# a gpuprof in-process profile: "range" events nest (train_step > forward, backward), a memory
+# counter series gives the peak
+P="$SRC/tests/report/data/profile_ranges.json"
+expect 0 "flame of a profile" "$GP" flame "$P" -o "$OUT/prof.folded"
+printf 'thread 1;train_step 100000\nthread 1;train_step;backward 500000\nthread 1;train_step;forward 400000\n' > "$OUT/prof.want"
+cmp -s "$OUT/prof.folded" "$OUT/prof.want" && echo "ok: profile stacks" || { fail "profile stacks"; cat "$OUT/prof.folded"; }
+expect 0 "report of a profile" "$GP" report "$P" -o "$OUT/prof.html" --json
+grep -q '"peak_memory_bytes":3000' "$OUT/stdout" || fail "profile: peak memory from the counter series"
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all CLI checks passed"
