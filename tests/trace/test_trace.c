@@ -547,6 +547,11 @@ static void builder_sorts_and_summary_stats(void **state)
     char shortname[64];
     gp_shorten_name(g->name, 20, shortname, sizeof shortname);
     assert_string_equal(shortname, "ns::gemm<...>");
+    gp_shorten_name("Memcpy HtoD (Pageable -> Device)", 20, shortname, sizeof shortname);
+    assert_string_equal(shortname, "Memcpy Ht... Device)");
+    gp_shorten_name("void at::native::(anonymous namespace)::spin_kernel(long)", 30, shortname,
+                    sizeof shortname);
+    assert_string_equal(shortname, "{anon}::spin_kernel");
     gp_summary_free(s);
     gp_trace_free(t);
 }
