@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/json_writer.h"
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
@@ -18,8 +19,9 @@ static void usage(FILE *fp)
             "Writes the dashboard, one self-contained HTML file (no network, print-friendly):\n"
             "total time, operations, unique operations, GPU time and peak memory; time by kind;\n"
             "mean time and calls of the top operations; GPU / CPU / transfer / overhead; memory\n"
-            "over time; the top bottlenecks; a compact timeline; and a sortable, filterable\n"
-            "table of every operation (statistics from `gpuprof summary`).\n"
+            "over time; bottlenecks with suggestions (`gpuprof analyze`) and the top operations;\n"
+            "a compact timeline; and a sortable, filterable table of every operation\n"
+            "(statistics from `gpuprof summary`).\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   output file (required)\n"
@@ -100,20 +102,27 @@ int gp__cmd_report(int argc, char **argv)
     gp_summary *sum = NULL;
     gp_timeline *tl = NULL;
     gp_dashboard *d = NULL;
+    gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
     if (gp_job_read(in, &rd, &job, &err) != GP_OK) {
         fprintf(stderr, "gpuprof report: %s\n", err.msg);
         goto done;
     }
+    if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
+        /* the dashboard still has everything else; the bottleneck panel says it is missing */
+        fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", err.msg);
+        an = NULL;
+    }
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
     to.max_depth = 1; /* the compact timeline: top two nesting levels */
+    to.analysis = an;
     gp_status s = gp_summary_compute(job->ranks, job->n_ranks, &so, &sum);
     if (s == GP_OK)
         s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s == GP_OK)
-        s = gp_dashboard_build(job->ranks, job->n_ranks, sum, tl, &d);
+        s = gp_dashboard_build(job->ranks, job->n_ranks, sum, tl, an, &d);
     if (s != GP_OK) {
         gp__cli_error("report", "%s: %s", in, gp_strerror(s));
         rc = 1;
@@ -146,6 +155,7 @@ int gp__cmd_report(int argc, char **argv)
     rc = 0;
 done:
     gp_dashboard_free(d);
+    gp_analysis_free(an);
     gp_timeline_free(tl);
     gp_summary_free(sum);
     gp_job_free(job);

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "core/json_writer.h"
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
@@ -106,12 +107,19 @@ int gp__cmd_timeline(int argc, char **argv)
     rd.progress_ctx = (void *)in;
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
+    gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
     if (gp_job_read(in, &rd, &job, &err) != GP_OK) {
         fprintf(stderr, "gpuprof timeline: %s\n", err.msg);
         goto done;
     }
+    if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
+        fprintf(stderr, "gpuprof timeline: analysis failed, busy figures from the model: %s\n",
+                err.msg);
+        an = NULL;
+    }
+    to.analysis = an; /* CPU active / GPU active / overlap as `gpuprof analyze` defines them */
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
         gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));
@@ -143,6 +151,7 @@ int gp__cmd_timeline(int argc, char **argv)
     rc = 0;
 done:
     gp_timeline_free(tl);
+    gp_analysis_free(an);
     gp_job_free(job);
     return rc;
 }

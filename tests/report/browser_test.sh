@@ -122,6 +122,10 @@ wantf=$(tail -n +2 "$OUT/summary.csv" | grep -ci 'aten::conv')
 [ "$shown" = "$wantf" ] && ok "report.html#filter=aten::conv: $shown rows" || fail "filter shows '$shown', want $wantf"
 grep -q 'id="gp-total-time"' "$OUT/report.dom" && grep -q 'id="gp-peak-mem"' "$OUT/report.dom" \
   && ok "report.html: summary cards" || fail "report.html: cards missing"
+if grep -q 'id="gp-findings"' "$OUT/report.dom"; then
+  ok "report.html: $(sed -n '/id="gp-findings"/,/<\/ol>/p' "$OUT/report.dom" | grep -c '<li') findings with suggestions"
+elif grep -q 'id="gp-findings-none"' "$OUT/report.dom"; then ok "report.html: analysis ran, no rule fired"
+else fail "report.html: no bottleneck/suggestion panel from the analysis"; fi
 chrome shot "file://$OUT/report.html" "$OUT/screenshots/report.png" 1300,2000
 
 ls "$OUT/screenshots"
