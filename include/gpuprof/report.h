@@ -1,0 +1,243 @@
+/* gpuprof report: pictures of a trace. Flame graphs (folded stacks, speedscope JSON, SVG, HTML,
+ * differential), the timeline (HTML canvas) and the dashboard (HTML).
+ *
+ * The split: *_build functions turn the trace model (and summary/analysis results) into view
+ * structs with every piece of layout computed (stacks, x positions, nesting depth); *_write
+ * functions only format those structs. Every HTML/SVG output is one self-contained file: our own
+ * JavaScript and CSS (src/report/assets/) are embedded into the binary at build time, data is
+ * embedded as compact JSON with <, > and & escaped, every name is escaped for its context.
+ * Files are written atomically (temporary file + rename). */
+#ifndef GPUPROF_REPORT_H
+#define GPUPROF_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "gpuprof/analyze.h"
+#include "gpuprof/summary.h"
+#include "gpuprof/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- flame graphs ------------------------------------------------------------------------- */
+
+typedef enum gp_flame_weight {
+    GP_FLAME_AUTO = 0, /* GPU time when the traces have GPU work, CPU time otherwise */
+    GP_FLAME_CPU,      /* inclusive CPU duration of ranges on CPU threads; GPU work left out */
+    GP_FLAME_GPU       /* GPU kernel/memcpy/memset time, under the CPU stack that launched it */
+} gp_flame_weight;
+
+typedef struct gp_flame_opts {
+    gp_flame_weight weight;
+    gp_ns min_duration;  /* frames whose total is below this are folded into their parent */
+    int max_depth;       /* frames deeper than this (root = 0) fold into their ancestor; 0 = all */
+    gp_ns group_kernels; /* GPU leaves below this total merge into one "[N small kernels]" frame
+                            per parent; 0 = no grouping */
+    bool thread_frames;  /* a frame per CPU thread under the root (default true) */
+} gp_flame_opts;
+
+/* Fills opts with the defaults (auto weight, no limits, thread frames on). */
+GP_EXTERN void gp_flame_opts_init(gp_flame_opts *opts);
+
+/* One frame of the tree. Children of a node are contiguous and sorted by name. */
+typedef struct gp_flame_node {
+    const char *name; /* owned by the tree */
+    uint32_t parent;  /* index; the root (index 0) is its own parent */
+    uint32_t first_child, n_children;
+    uint16_t depth;   /* root = 0 */
+    uint8_t kind;     /* gp_event_kind of the frame, GP_EV_KIND_COUNT for root/thread/group */
+    uint32_t color;   /* layout: fill as 0xRRGGBB (kind palette, or red/blue for a diff) */
+    gp_ns total;      /* inclusive weight (current input for a diff) */
+    gp_ns self;       /* total minus the children's totals */
+    gp_ns base_total; /* diff only: the same stack's inclusive weight in the base input */
+    gp_ns base_self;  /* diff only: the same stack's self weight in the base input */
+    gp_ns x;          /* layout: offset from the root's left edge, in weight units */
+} gp_flame_node;
+
+typedef struct gp_flame_tree {
+    gp_flame_node *nodes; /* nodes[0] is the root "all"; parents precede children */
+    size_t n_nodes;
+    gp_flame_weight weight; /* resolved: CPU or GPU */
+    bool is_diff;
+    uint64_t events_used;      /* events that contributed weight */
+    uint64_t gpu_unattributed; /* GPU events with no launch/op found (under "[unattributed]") */
+    void *priv;
+} gp_flame_tree;
+
+/* Builds the frame tree of n traces (one root; a "rank N" level when n > 1). CPU stacks come from
+ * range nesting per CPU thread (ops, annotations, Python frames, runtime calls, own ranges); a GPU
+ * event attaches under the op that encloses the runtime call with the same correlation id, or
+ * else the CPU op with the same external id, or else "[unattributed GPU]". opts may be NULL.
+ * On success *out is owned by the caller (gp_flame_tree_free). GP_ENOMEM; GP_EEMPTY when no
+ * event carries weight. */
+GP_EXTERN gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                                   gp_flame_tree **out) GP_WARN_UNUSED;
+
+/* Differential tree: the shape and widths of current, every node annotated with base_total, the
+ * weight of the same stack (same names root to leaf) in base. Both inputs must have the same
+ * resolved weight (GP_EINVAL otherwise). *out is owned by the caller. */
+GP_EXTERN gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
+                                  gp_flame_tree **out) GP_WARN_UNUSED;
+
+GP_EXTERN void gp_flame_tree_free(gp_flame_tree *tree);
+
+typedef enum gp_flame_format {
+    GP_FLAME_FOLDED = 0, /* "a;b;c 123" per stack with self weight (diff: "a;b;c base cur") */
+    GP_FLAME_SPEEDSCOPE, /* speedscope file format, one sampled profile (not for a diff) */
+    GP_FLAME_SVG,        /* standalone interactive SVG */
+    GP_FLAME_HTML        /* HTML page holding the SVG, a search box and the frame details */
+} gp_flame_format;
+
+/* The format a file name asks for (.folded/.txt, .speedscope.json/.json, .svg, .html/.htm).
+ * Returns false when the suffix is none of them. */
+GP_EXTERN bool gp_flame_format_from_path(const char *path, gp_flame_format *out);
+
+typedef struct gp_flame_render_opts {
+    const char *title;   /* shown in SVG/HTML and as the speedscope name; NULL = "gpuprof flame" */
+    int width;           /* SVG width in px (default 1200) */
+    double min_width_px; /* SVG/HTML: frames narrower than this at full width are not drawn
+                            (default 0.1) */
+} gp_flame_render_opts;
+
+GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);
+
+/* Formats the tree into fp. o may be NULL. GP_EIO when the stream fails, GP_EINVAL for a
+ * speedscope diff. */
+GP_EXTERN gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
+                                    const gp_flame_render_opts *o, FILE *fp) GP_WARN_UNUSED;
+/* As gp_flame_render, into path atomically. */
+GP_EXTERN gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
+                                   const gp_flame_render_opts *o, const char *path,
+                                   gp_error *err) GP_WARN_UNUSED;
+
+/* ---- timeline ---------------------------------------------------------------------------- */
+
+/* One row of the timeline view: a CPU thread or GPU stream of one rank (events drawn as nested
+ * slices), or a counter series (drawn as a step chart). */
+typedef enum gp_tl_row_kind {
+    GP_TL_CPU = 0,
+    GP_TL_GPU,
+    GP_TL_OTHER,
+    GP_TL_COUNTER, /* a series of gp_trace.counters */
+    GP_TL_MEMORY   /* allocated bytes of one device, from "[memory]" events' total_allocated */
+} gp_tl_row_kind;
+
+typedef struct gp_tl_row {
+    gp_tl_row_kind kind;
+    int32_t rank;
+    uint32_t trace;  /* index into the traces given to gp_timeline_build */
+    uint32_t track;  /* index into that trace's tracks */
+    gp_strid series; /* GP_TL_COUNTER: the series */
+    int32_t device;  /* GP_TL_MEMORY: device_type * 1000 + device_id */
+    char label[128];
+    uint8_t *depth; /* slice rows: per event of the track, its nesting level; 255 = not drawn
+                       (memory instants); NULL for counter rows */
+    uint8_t max_depth;
+    uint64_t n_drawn; /* events (or samples) this row draws */
+    gp_ns *sample_ts; /* counter/memory rows: the samples in time order */
+    double *sample_val;
+    size_t n_samples;
+} gp_tl_row;
+
+typedef struct gp_timeline_opts {
+    int max_depth;     /* draw slices up to this nesting level (0 = top level only); -1 = all */
+    bool cpu_rows;     /* include CPU thread rows (default true) */
+    bool counter_rows; /* include counter and memory rows (default true) */
+    /* When set, the CPU active / GPU active / overlap figures are this analysis' activity figures
+     * (gp_activity, summed over its ranks) rather than the unions computed from the model here. */
+    const gp_analysis *analysis;
+} gp_timeline_opts;
+
+GP_EXTERN void gp_timeline_opts_init(gp_timeline_opts *o);
+
+typedef struct gp_timeline {
+    gp_trace *const *traces;
+    size_t n_traces;
+    gp_tl_row *rows;
+    size_t n_rows;
+    gp_ns start, end; /* over all traces (absolute, the traces' clock) */
+    /* Busy figures, summed over ranks: the analysis' activity when one was given (see
+     * docs/analyses.md), else computed from the model: union of CPU-thread slices, union of
+     * kernel/memcpy/memset intervals, and the time both are busy. */
+    gp_ns cpu_active, gpu_active, overlap;
+    bool busy_from_analysis;
+    uint64_t n_events; /* slices and samples drawn */
+} gp_timeline;
+
+/* Lays out the rows of n traces (by rank: CPU threads, GPU streams by device and stream, other
+ * rows, counters, memory) and the nesting depth of every event. The traces must outlive the
+ * result. opts may be NULL. *out owned by the caller (gp_timeline_free). */
+GP_EXTERN gp_status gp_timeline_build(gp_trace *const *traces, size_t n,
+                                      const gp_timeline_opts *opts,
+                                      gp_timeline **out) GP_WARN_UNUSED;
+GP_EXTERN void gp_timeline_free(gp_timeline *tl);
+
+/* Writes the self-contained timeline page. title may be NULL. */
+GP_EXTERN gp_status gp_timeline_render_html(const gp_timeline *tl, const char *title,
+                                            FILE *fp) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_timeline_write_html(const gp_timeline *tl, const char *title,
+                                           const char *path, gp_error *err) GP_WARN_UNUSED;
+
+/* ---- dashboard --------------------------------------------------------------------------- */
+
+/* A bar or segment of a dashboard chart, with its geometry as fractions of the chart (0..1). */
+typedef struct gp_dash_bar {
+    const char *label; /* owned by a trace's string table or static */
+    gp_event_kind kind;
+    double value;  /* ns, or a count */
+    double x;      /* stacked charts: left edge; 0 otherwise */
+    double frac;   /* width: value / chart maximum (bars) or / chart sum (stacked) */
+    double value2; /* per-op chart: calls */
+    double frac2;  /* calls / most calls */
+} gp_dash_bar;
+
+/* Everything the dashboard shows, computed before rendering. Statistics come from the summary
+ * (gp_summary_compute) and the timeline; this struct only selects and lays them out. */
+typedef struct gp_dashboard {
+    gp_trace *const *traces;
+    size_t n_traces;
+    const gp_summary *summary;   /* not owned */
+    const gp_timeline *timeline; /* compact timeline (not owned) */
+    const gp_analysis *analysis; /* bottlenecks and suggestions, memory peak (not owned; may be
+                                    NULL: the page then says the panel is unavailable) */
+    gp_ns span;
+    uint64_t operations;        /* events with a duration (summary calls over all kinds) */
+    uint64_t unique_operations; /* distinct (kind, name): summary rows */
+    gp_ns gpu_time;
+    double peak_memory;  /* bytes; < 0 when the traces have no memory samples */
+    char peak_note[256]; /* where the peak was (device, time, what ran), from the analysis */
+    /* time distribution: one stacked segment per event kind with time */
+    gp_dash_bar dist[GP_EV_KIND_COUNT];
+    size_t n_dist;
+    /* per-operation bars: the top operations by total time, mean time and calls */
+    gp_dash_bar ops[15];
+    size_t n_ops;
+    /* GPU compute (kernels) / transfer (memcpy+memset) / CPU (CPU active minus runtime calls) /
+     * overhead (runtime + driver + sync + profiler overhead) */
+    gp_dash_bar stack[4];
+    /* memory over time of the device with the highest peak: points as fractions of the chart
+     * (x: time over the span, y: bytes over the peak), at most 600 (the highest per bucket) */
+    double *mem_x, *mem_y;
+    size_t n_mem;
+    char mem_label[128];
+} gp_dashboard;
+
+/* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
+ * may be NULL) their analysis. Rows and figures are used as they are (no statistics are computed
+ * here). The inputs must outlive the result. *out owned by the caller (gp_dashboard_free). */
+GP_EXTERN gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
+                                       const gp_timeline *tl, const gp_analysis *a,
+                                       gp_dashboard **out) GP_WARN_UNUSED;
+GP_EXTERN void gp_dashboard_free(gp_dashboard *d);
+
+GP_EXTERN gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title,
+                                             FILE *fp) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_dashboard_write_html(const gp_dashboard *d, const char *title,
+                                            const char *path, gp_error *err) GP_WARN_UNUSED;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

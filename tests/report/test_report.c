@@ -1,0 +1,660 @@
+/* Unit tests for src/report: flame graph stacks (nesting, launch correlation, External id,
+ * pruning, grouping, diff), folded/speedscope goldens, HTML/SVG escaping, timeline layout and
+ * encoding, dashboard figures. Built on a small synthetic trace (make_fixture) whose expected
+ * stacks are derived by hand in the comments; real shared traces where present. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprof/analyze.h"
+#include "gpuprof/report.h"
+#include "gpuprof/summary.h"
+#include "gpuprof/trace.h"
+
+static gp_strid S(gp_trace *t, const char *s)
+{
+    gp_strid id;
+    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
+    return id;
+}
+
+static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
+                gp_ns dur, int64_t corr, int64_t ext)
+{
+    gp_event ev = {0};
+    ev.ts = ts;
+    ev.dur = dur;
+    ev.correlation = corr;
+    ev.external_id = ext;
+    ev.name = S(t, name);
+    ev.track = track;
+    ev.kind = (uint8_t)kind;
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+#define XSS "<script>alert(1)</script>"
+
+/* Thread 1:  ProfilerStep#1 [0,1000)
+ *              aten::conv2d [10,400) ext 10
+ *                aten::convolution [20,390) ext 11
+ *                  cudaLaunchKernel [30,50) corr 1;  cudaLaunchKernel [60,80) corr 2
+ *              aten::relu [500,600) ext 12
+ *                cudaLaunchKernel [510,530) corr 3
+ *              aten::copy_ [700,900) ext 13
+ *                cudaMemcpyAsync [710,890) corr 4
+ * Thread 2:  XSS range [100,300)
+ * GPU 0 stream 7: implicit_gemm corr 1 [100,300) (gemm_dur); XSS kernel corr 2 [300,350);
+ *   relu_kernel corr 3 [550,560); Memcpy HtoD corr 4 [720,880); orphan corr 99 ext 12
+ *   [900,905) (External id -> aten::relu); lost [950,952) (no ids -> unattributed). */
+static gp_trace *make_fixture(gp_ns gemm_dur)
+{
+    gp_trace *t;
+    uint32_t t1, t2, g;
+    assert_int_equal(gp_trace_create("fixture", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 100, 1, &t1), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 100, 2, &t2), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &g), GP_OK);
+    add(t, t1, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 1000, 0, 0);
+    add(t, t1, GP_EV_CPU_OP, "aten::conv2d", 10, 390, 0, 10);
+    add(t, t1, GP_EV_CPU_OP, "aten::convolution", 20, 370, 0, 11);
+    add(t, t1, GP_EV_RUNTIME, "cudaLaunchKernel", 30, 20, 1, 11);
+    add(t, t1, GP_EV_RUNTIME, "cudaLaunchKernel", 60, 20, 2, 11);
+    add(t, t1, GP_EV_CPU_OP, "aten::relu", 500, 100, 0, 12);
+    add(t, t1, GP_EV_RUNTIME, "cudaLaunchKernel", 510, 20, 3, 12);
+    add(t, t1, GP_EV_CPU_OP, "aten::copy_", 700, 200, 0, 13);
+    add(t, t1, GP_EV_RUNTIME, "cudaMemcpyAsync", 710, 180, 4, 13);
+    add(t, t2, GP_EV_RANGE, XSS, 100, 200, 0, 0);
+    add(t, g, GP_EV_KERNEL, "implicit_gemm", 100, gemm_dur, 1, 0);
+    add(t, g, GP_EV_KERNEL, XSS, 300, 50, 2, 0);
+    add(t, g, GP_EV_KERNEL, "relu_kernel", 550, 10, 3, 0);
+    add(t, g, GP_EV_MEMCPY, "Memcpy HtoD", 720, 160, 4, 0);
+    add(t, g, GP_EV_KERNEL, "orphan", 900, 5, 99, 12);
+    add(t, g, GP_EV_KERNEL, "lost", 950, 2, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    return t;
+}
+
+/* Renders into memory; the caller frees. */
+static char *render(const gp_flame_tree *tree, gp_flame_format fmt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_non_null(fp);
+    assert_int_equal(gp_flame_render(tree, fmt, NULL, fp), GP_OK);
+    fclose(fp);
+    return buf;
+}
+
+static gp_flame_tree *build(gp_trace *t, gp_flame_weight w, const gp_flame_opts *base)
+{
+    gp_flame_opts o;
+    if (base)
+        o = *base;
+    else
+        gp_flame_opts_init(&o);
+    o.weight = w;
+    gp_flame_tree *tree = NULL;
+    assert_int_equal(gp_flame_build(&t, 1, &o, &tree), GP_OK);
+    return tree;
+}
+
+static void flame_gpu_attaches_kernels_under_launching_op(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_flame_tree *tree = build(t, GP_FLAME_AUTO, NULL);
+    assert_int_equal(tree->weight, GP_FLAME_GPU); /* auto: the fixture has GPU work */
+    char *txt = render(tree, GP_FLAME_FOLDED);
+    /* Kernels hang under the op enclosing their launch (launch frames are not shown); orphan
+     * finds aten::relu by External id 12; lost has neither id. Thread 2 has no GPU work. */
+    const char *want = "[unattributed GPU];lost 2\n"
+                       "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution;" XSS " 50\n"
+                       "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution;implicit_gemm 200\n"
+                       "thread 1;ProfilerStep#1;aten::copy_;Memcpy HtoD 160\n"
+                       "thread 1;ProfilerStep#1;aten::relu;orphan 5\n"
+                       "thread 1;ProfilerStep#1;aten::relu;relu_kernel 10\n";
+    assert_string_equal(txt, want);
+    assert_int_equal(tree->nodes[0].total, 200 + 50 + 10 + 160 + 5 + 2);
+    assert_int_equal(tree->gpu_unattributed, 1);
+    assert_int_equal(tree->events_used, 6);
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void flame_cpu_weight_follows_nesting(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_flame_tree *tree = build(t, GP_FLAME_CPU, NULL);
+    char *txt = render(tree, GP_FLAME_FOLDED);
+    /* self = duration minus the children's: ProfilerStep 1000-390-100-200 = 310, conv2d
+     * 390-370 = 20, convolution 370-40 = 330, relu 100-20, copy_ 200-180. */
+    const char *want =
+        "thread 1;ProfilerStep#1 310\n"
+        "thread 1;ProfilerStep#1;aten::conv2d 20\n"
+        "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution 330\n"
+        "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution;cudaLaunchKernel 40\n"
+        "thread 1;ProfilerStep#1;aten::copy_ 20\n"
+        "thread 1;ProfilerStep#1;aten::copy_;cudaMemcpyAsync 180\n"
+        "thread 1;ProfilerStep#1;aten::relu 80\n"
+        "thread 1;ProfilerStep#1;aten::relu;cudaLaunchKernel 20\n"
+        "thread 2;" XSS " 200\n";
+    assert_string_equal(txt, want);
+    assert_int_equal(tree->nodes[0].total, 1200);
+    /* Layout: children sorted by name, x = parent x + earlier siblings' totals. */
+    assert_string_equal(tree->nodes[1].name, "thread 1");
+    assert_string_equal(tree->nodes[2].name, "thread 2");
+    assert_int_equal(tree->nodes[2].x, 1000);
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void flame_partial_overlap_is_clipped(void **state)
+{
+    gp_trace *t;
+    uint32_t tr;
+    assert_int_equal(gp_trace_create("overlap", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    add(t, tr, GP_EV_CPU_OP, "outer", 0, 100, 0, 0);
+    add(t, tr, GP_EV_CPU_OP, "spill", 80, 50, 0, 0); /* ends 30 after outer */
+    add(t, tr, GP_EV_CPU_OP, "after", 150, 10, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_flame_opts o;
+    gp_flame_opts_init(&o);
+    o.thread_frames = false;
+    gp_flame_tree *tree = build(t, GP_FLAME_CPU, &o);
+    char *txt = render(tree, GP_FLAME_FOLDED);
+    assert_string_equal(txt, "after 10\nouter 80\nouter;spill 20\n");
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void flame_min_duration_depth_and_grouping(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_flame_opts o;
+    gp_flame_opts_init(&o);
+    o.group_kernels = 60;
+    gp_flame_tree *tree = build(t, GP_FLAME_GPU, &o);
+    char *txt = render(tree, GP_FLAME_FOLDED);
+    /* Under aten::relu both leaves (10, 5) are < 60: one group of 2. Under convolution only
+     * the XSS kernel (50) is small: a group of one stays itself. lost (2) is alone too. */
+    assert_non_null(strstr(txt, "thread 1;ProfilerStep#1;aten::relu;[2 small kernels] 15\n"));
+    assert_non_null(strstr(txt, "aten::convolution;" XSS " 50\n"));
+    assert_null(strstr(txt, "relu_kernel"));
+    free(txt);
+    gp_flame_tree_free(tree);
+
+    gp_flame_opts_init(&o);
+    o.max_depth = 2; /* root 0, thread 1, ProfilerStep 2 */
+    tree = build(t, GP_FLAME_GPU, &o);
+    txt = render(tree, GP_FLAME_FOLDED);
+    assert_string_equal(txt, "[unattributed GPU];lost 2\nthread 1;ProfilerStep#1 425\n");
+    free(txt);
+    gp_flame_tree_free(tree);
+
+    gp_flame_opts_init(&o);
+    o.min_duration = 100; /* relu (15) and lost's frame (2) fold into their parents */
+    tree = build(t, GP_FLAME_GPU, &o);
+    txt = render(tree, GP_FLAME_FOLDED);
+    assert_string_equal(txt, "thread 1;ProfilerStep#1 15\n"
+                             "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution 50\n"
+                             "thread 1;ProfilerStep#1;aten::conv2d;aten::convolution;"
+                             "implicit_gemm 200\n"
+                             "thread 1;ProfilerStep#1;aten::copy_;Memcpy HtoD 160\n");
+    assert_int_equal(tree->nodes[0].total, 427); /* folding keeps the weight */
+    assert_int_equal(tree->nodes[0].self, 2);
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void flame_empty_weight_is_reported(void **state)
+{
+    gp_trace *t;
+    uint32_t tr;
+    assert_int_equal(gp_trace_create("cpu", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    add(t, tr, GP_EV_CPU_OP, "op", 0, 100, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_flame_opts o;
+    gp_flame_opts_init(&o);
+    o.weight = GP_FLAME_GPU;
+    gp_flame_tree *tree = NULL;
+    assert_int_equal(gp_flame_build(&t, 1, &o, &tree), GP_EEMPTY);
+    o.weight = GP_FLAME_AUTO;
+    assert_int_equal(gp_flame_build(&t, 1, &o, &tree), GP_OK);
+    assert_int_equal(tree->weight, GP_FLAME_CPU);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void flame_diff_marks_growth(void **state)
+{
+    gp_trace *a = make_fixture(200), *b = make_fixture(300);
+    gp_flame_tree *ta = build(a, GP_FLAME_GPU, NULL), *tb = build(b, GP_FLAME_GPU, NULL), *d;
+    assert_int_equal(gp_flame_diff(ta, tb, &d), GP_OK);
+    assert_true(d->is_diff);
+    bool seen = false;
+    for (size_t i = 0; i < d->n_nodes; i++) {
+        const gp_flame_node *nd = &d->nodes[i];
+        if (strcmp(nd->name, "implicit_gemm") == 0) {
+            assert_int_equal(nd->base_total, 200);
+            assert_int_equal(nd->total, 300);
+            assert_int_equal(nd->color >> 16, 255); /* red: grew */
+            seen = true;
+        } else if (strcmp(nd->name, "relu_kernel") == 0) {
+            assert_int_equal(nd->base_total, nd->total);
+            assert_int_equal(nd->color, 0xdcdcdc); /* unchanged: grey */
+        }
+    }
+    assert_true(seen);
+    char *txt = render(d, GP_FLAME_FOLDED);
+    assert_non_null(strstr(txt, "aten::convolution;implicit_gemm 200 300\n"));
+    free(txt);
+    gp_flame_tree_free(d);
+    /* The other way round it shrank: blue. */
+    assert_int_equal(gp_flame_diff(tb, ta, &d), GP_OK);
+    for (size_t i = 0; i < d->n_nodes; i++)
+        if (strcmp(d->nodes[i].name, "implicit_gemm") == 0)
+            assert_int_equal(d->nodes[i].color & 0xff, 255);
+    /* speedscope cannot hold a diff */
+    FILE *fp = fopen("/dev/null", "w");
+    assert_int_equal(gp_flame_render(d, GP_FLAME_SPEEDSCOPE, NULL, fp), GP_EINVAL);
+    fclose(fp);
+    gp_flame_tree_free(d);
+    gp_flame_tree *tc = build(a, GP_FLAME_CPU, NULL);
+    assert_int_equal(gp_flame_diff(tc, tb, &d), GP_EINVAL); /* weights differ */
+    gp_flame_tree_free(tc);
+    gp_flame_tree_free(ta);
+    gp_flame_tree_free(tb);
+    gp_trace_free(a);
+    gp_trace_free(b);
+}
+
+/* Compares text with tests/report/golden/<name>; GP_UPDATE_GOLDEN=1 rewrites the file. */
+static void check_golden(const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/report/golden/%s", getenv("GP_SOURCE_DIR"), name);
+    if (getenv("GP_UPDATE_GOLDEN")) {
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+    }
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char *want = calloc(1, 1 << 20);
+    size_t n = fread(want, 1, (1 << 20) - 1, fp);
+    fclose(fp);
+    want[n] = 0;
+    assert_string_equal(text, want);
+    free(want);
+}
+
+static void flame_goldens(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_flame_tree *tree = build(t, GP_FLAME_GPU, NULL);
+    char *txt = render(tree, GP_FLAME_SPEEDSCOPE);
+    check_golden("fixture_gpu.speedscope.json", txt);
+    free(txt);
+    txt = render(tree, GP_FLAME_FOLDED);
+    check_golden("fixture_gpu.folded", txt);
+    free(txt);
+    gp_flame_tree_free(tree);
+    tree = build(t, GP_FLAME_CPU, NULL);
+    txt = render(tree, GP_FLAME_SPEEDSCOPE);
+    check_golden("fixture_cpu.speedscope.json", txt);
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void flame_speedscope_is_consistent(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_flame_tree *tree = build(t, GP_FLAME_GPU, NULL);
+    char *txt = render(tree, GP_FLAME_SPEEDSCOPE);
+    /* every name once in shared.frames, escaped as JSON */
+    assert_non_null(
+        strstr(txt, "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""));
+    assert_non_null(strstr(txt, "\"endValue\":427"));
+    assert_non_null(strstr(txt, "\"weights\":[2,160,5,10,50,200]"));
+    const char *p = strstr(txt, "{\"name\":\"aten::relu\"}");
+    assert_non_null(p);
+    assert_null(strstr(p + 1, "{\"name\":\"aten::relu\"}"));
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
+static void html_escapes_names(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_flame_tree *tree = build(t, GP_FLAME_GPU, NULL);
+    for (int f = GP_FLAME_SVG; f <= GP_FLAME_HTML; f++) {
+        char *txt = render(tree, (gp_flame_format)f);
+        assert_null(strstr(txt, "<script>alert"));
+        assert_non_null(strstr(txt, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert_non_null(strstr(txt, "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"));
+        free(txt);
+    }
+    gp_flame_tree_free(tree);
+
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_timeline_render_html(tl, XSS, fp), GP_OK);
+    fclose(fp);
+    assert_null(strstr(buf, "<script>alert"));
+    assert_non_null(strstr(buf, "<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>"));
+    free(buf);
+
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    buf = NULL;
+    fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_dashboard_render_html(d, XSS, fp), GP_OK);
+    fclose(fp);
+    assert_null(strstr(buf, "<script>alert"));
+    assert_non_null(
+        strstr(buf, "<td class=\"gp-name\">&lt;script&gt;alert(1)&lt;/script&gt;</td>"));
+    free(buf);
+    gp_dashboard_free(d);
+    gp_summary_free(s);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
+static void format_from_path(void **state)
+{
+    gp_flame_format f;
+    assert_true(gp_flame_format_from_path("a/flame.speedscope.json", &f));
+    assert_int_equal(f, GP_FLAME_SPEEDSCOPE);
+    assert_true(gp_flame_format_from_path("x.folded", &f));
+    assert_int_equal(f, GP_FLAME_FOLDED);
+    assert_true(gp_flame_format_from_path("x.svg", &f));
+    assert_int_equal(f, GP_FLAME_SVG);
+    assert_true(gp_flame_format_from_path("x.html", &f));
+    assert_int_equal(f, GP_FLAME_HTML);
+    assert_false(gp_flame_format_from_path("x.png", &f));
+}
+
+static void timeline_layout_and_encoding(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    /* rows: thread 1, thread 2 (CPU first), then GPU 0 stream 7 */
+    assert_int_equal(tl->n_rows, 3);
+    assert_int_equal(tl->rows[0].kind, GP_TL_CPU);
+    assert_int_equal(tl->rows[2].kind, GP_TL_GPU);
+    assert_string_equal(tl->rows[2].label, "GPU 0 stream 7");
+    assert_int_equal(tl->rows[0].max_depth, 3); /* step > conv2d > convolution > launch */
+    const gp_track *tr = &t->tracks[tl->rows[0].track];
+    for (size_t i = 0; i < tr->n_events; i++)
+        if (strcmp(gp_trace_str(t, tr->events[i].name), "aten::convolution") == 0)
+            assert_int_equal(tl->rows[0].depth[i], 2);
+    assert_int_equal(tl->n_events, 9 + 1 + 6);
+    /* busy: CPU [0,1000); GPU [100,350) [550,560) [720,880) [900,905) [950,952) = 427 */
+    assert_int_equal(tl->cpu_active, 1000);
+    assert_int_equal(tl->gpu_active, 427);
+    assert_int_equal(tl->overlap, 427);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_timeline_render_html(tl, "t", fp), GP_OK);
+    fclose(fp);
+    /* GPU row: implicit_gemm starts 100 after the trace start, corr 1 -> 2 (delta + 1), then
+     * the XSS kernel 200 later with corr 2 -> delta 1 -> 2. */
+    const char *gpu = strstr(buf, "\"k\":\"gpu\"");
+    assert_non_null(gpu);
+    char want[64];
+    snprintf(want, sizeof want, ",\"e\":[100,200,%s", "");
+    assert_non_null(strstr(gpu, want));
+    free(buf);
+    gp_timeline_free(tl);
+
+    gp_timeline_opts o;
+    gp_timeline_opts_init(&o);
+    o.max_depth = 0;
+    o.cpu_rows = false;
+    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_int_equal(tl->n_rows, 1);
+    /* one stream, no nesting: all six GPU events at depth 0 (XSS starts where gemm ends) */
+    assert_int_equal(tl->n_events, 6);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
+static void timeline_memory_rows(void **state)
+{
+    gp_trace *t;
+    uint32_t tr;
+    assert_int_equal(gp_trace_create("mem", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    add(t, tr, GP_EV_CPU_OP, "op", 0, 100, 0, 0);
+    int64_t totals[3] = {1000, 5000, 2000};
+    for (int i = 0; i < 3; i++) {
+        gp_mem_info mi = {0};
+        mi.bytes = 1;
+        mi.total_allocated = totals[i];
+        mi.total_reserved = -1;
+        mi.device_type = 1;
+        gp_event ev = {0};
+        ev.ts = 10 + 10 * i;
+        ev.name = S(t, "[memory]");
+        ev.track = tr;
+        ev.kind = GP_EV_MEMORY;
+        ev.flags = GP_EVF_INSTANT;
+        assert_int_equal(gp_trace_add_mem_info(t, &mi, &ev.extra), GP_OK);
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(tl->n_rows, 2);
+    assert_int_equal(tl->rows[0].n_drawn, 1); /* memory instants are not slices */
+    assert_int_equal(tl->rows[1].kind, GP_TL_MEMORY);
+    assert_int_equal(tl->rows[1].n_samples, 3);
+    assert_true(tl->rows[1].sample_val[1] == 5000.0);
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_true(d->peak_memory == 5000.0);
+    assert_int_equal(d->n_mem, 3);
+    assert_true(d->mem_y[1] == 1.0 && d->mem_y[0] == 0.2);
+    gp_dashboard_free(d);
+    gp_summary_free(s);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
+static void dashboard_peak_from_memory_counter(void **state)
+{
+    gp_trace *t;
+    uint32_t tr, ct;
+    assert_int_equal(gp_trace_create("profile", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_COUNTER, 1, 1, &ct), GP_OK);
+    add(t, tr, GP_EV_RANGE, "step", 0, 100, 0, 0);
+    double vals[3] = {10, 40, 25};
+    for (int i = 0; i < 3; i++) {
+        gp_counter_sample c = {0};
+        c.ts = 30 * i;
+        c.value = vals[i];
+        c.series = S(t, "gpu0.memory_used_bytes");
+        c.track = ct;
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+        c.series = S(t, "gpu0.utilization_pct"); /* larger, but not memory */
+        c.value = 90;
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s;
+    gp_timeline *tl;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(tl->n_rows, 3); /* the thread and two counter series */
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_true(d->peak_memory == 40.0);
+    assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
+    gp_dashboard_free(d);
+    gp_timeline_free(tl);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
+static void analysis_feeds_busy_figures_and_findings(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_analysis *a;
+    gp_error err;
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
+    gp_timeline_opts o;
+    gp_timeline_opts_init(&o);
+    o.analysis = a;
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_true(tl->busy_from_analysis);
+    /* the analysis counts CPU ops and runtime calls, not annotations or ranges: conv2d [10,400),
+     * relu [500,600), copy_ [700,900) = 690 (the model-derived union would be 1000) */
+    assert_int_equal(tl->cpu_active, a->ranks[0].activity.cpu_active);
+    assert_int_equal(tl->cpu_active, 690);
+    assert_int_equal(tl->gpu_active, 427);
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_dashboard_render_html(d, "t", fp), GP_OK);
+    fclose(fp);
+    assert_null(strstr(buf, "gp-suggestions-na"));
+    if (a->n_findings > 0) {
+        assert_non_null(strstr(buf, "id=\"gp-findings\""));
+        assert_non_null(strstr(buf, gp_priority_name(a->findings[0].priority)));
+    } else {
+        assert_non_null(strstr(buf, "gp-findings-none"));
+    }
+    free(buf);
+    gp_dashboard_free(d);
+    gp_summary_free(s);
+    gp_timeline_free(tl);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+static void dashboard_figures_come_from_summary(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_summary *s;
+    gp_timeline *tl;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_int_equal(d->operations, 16);
+    /* names: annotation 1, cpu_op 4, runtime 2, range 1, kernel 5, memcpy 1 */
+    assert_int_equal(d->unique_operations, 14);
+    assert_int_equal(d->gpu_time, 427);
+    assert_true(d->peak_memory < 0);
+    /* stacked: kernels 267, transfer 160, CPU 1000 - runtime 240 = 760, overhead 240 */
+    assert_true(d->stack[0].value == 267 && d->stack[1].value == 160);
+    assert_true(d->stack[2].value == 760 && d->stack[3].value == 240);
+    double sum = 0;
+    for (int i = 0; i < 4; i++)
+        sum += d->stack[i].frac;
+    assert_true(sum > 0.999 && sum < 1.001);
+    assert_string_equal(d->ops[0].label, "implicit_gemm");
+    assert_true(d->ops[0].frac == 1.0);
+    gp_dashboard_free(d);
+    gp_timeline_free(tl);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
+/* Every shared trace goes through all four outputs. */
+static void shared_traces_render(void **state)
+{
+    const char *dir = getenv("GP_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/small_alexnet_cudasync.json.gz", dir ? dir : "");
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        skip();
+    fclose(probe);
+    static const char *names[] = {"tiny_cuda_event_sync.json.gz",   "tiny_triton.json.gz",
+                                  "small_amd_mi250.json.gz",        "cpu_only.json.gz",
+                                  "small_alexnet_cudasync.json.gz", "multirank8_dlrm_v100"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/traces/%s", dir, names[i]);
+        gp_read_opts ro;
+        gp_read_opts_init(&ro);
+        ro.quiet = true;
+        gp_job *job;
+        gp_error err;
+        assert_int_equal(gp_job_read(path, &ro, &job, &err), GP_OK);
+        gp_flame_tree *tree;
+        assert_int_equal(gp_flame_build(job->ranks, job->n_ranks, NULL, &tree), GP_OK);
+        assert_true(tree->nodes[0].total > 0);
+        FILE *fp = fopen("/dev/null", "w");
+        for (int f = 0; f < 4; f++)
+            assert_int_equal(gp_flame_render(tree, (gp_flame_format)f, NULL, fp), GP_OK);
+        gp_flame_tree_free(tree);
+        gp_timeline *tl;
+        gp_summary *s;
+        gp_dashboard *d;
+        assert_int_equal(gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl), GP_OK);
+        assert_true(tl->n_rows > 0);
+        assert_int_equal(gp_timeline_render_html(tl, NULL, fp), GP_OK);
+        assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
+        assert_int_equal(gp_dashboard_build(job->ranks, job->n_ranks, s, tl, NULL, &d), GP_OK);
+        assert_int_equal(gp_dashboard_render_html(d, NULL, fp), GP_OK);
+        fclose(fp);
+        gp_dashboard_free(d);
+        gp_summary_free(s);
+        gp_timeline_free(tl);
+        gp_job_free(job);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(flame_gpu_attaches_kernels_under_launching_op),
+        cmocka_unit_test(flame_cpu_weight_follows_nesting),
+        cmocka_unit_test(flame_partial_overlap_is_clipped),
+        cmocka_unit_test(flame_min_duration_depth_and_grouping),
+        cmocka_unit_test(flame_empty_weight_is_reported),
+        cmocka_unit_test(flame_diff_marks_growth),
+        cmocka_unit_test(flame_goldens),
+        cmocka_unit_test(flame_speedscope_is_consistent),
+        cmocka_unit_test(html_escapes_names),
+        cmocka_unit_test(format_from_path),
+        cmocka_unit_test(timeline_layout_and_encoding),
+        cmocka_unit_test(timeline_memory_rows),
+        cmocka_unit_test(dashboard_figures_come_from_summary),
+        cmocka_unit_test(dashboard_peak_from_memory_counter),
+        cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
+        cmocka_unit_test(shared_traces_render),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
