@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "gpuprof/analyze.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 
@@ -144,6 +145,9 @@ typedef struct gp_timeline_opts {
     int max_depth;     /* draw slices up to this nesting level (0 = top level only); -1 = all */
     bool cpu_rows;     /* include CPU thread rows (default true) */
     bool counter_rows; /* include counter and memory rows (default true) */
+    /* When set, the CPU active / GPU active / overlap figures are this analysis' activity figures
+     * (gp_activity, summed over its ranks) rather than the unions computed from the model here. */
+    const gp_analysis *analysis;
 } gp_timeline_opts;
 
 GP_EXTERN void gp_timeline_opts_init(gp_timeline_opts *o);
@@ -154,9 +158,11 @@ typedef struct gp_timeline {
     gp_tl_row *rows;
     size_t n_rows;
     gp_ns start, end; /* over all traces (absolute, the traces' clock) */
-    /* Busy figures from the model: union of CPU-thread slices, union of kernel/memcpy/memset
-     * intervals, and the time both are busy; summed over ranks. */
+    /* Busy figures, summed over ranks: the analysis' activity when one was given (see
+     * docs/analyses.md), else computed from the model: union of CPU-thread slices, union of
+     * kernel/memcpy/memset intervals, and the time both are busy. */
     gp_ns cpu_active, gpu_active, overlap;
+    bool busy_from_analysis;
     uint64_t n_events; /* slices and samples drawn */
 } gp_timeline;
 
@@ -194,11 +200,14 @@ typedef struct gp_dashboard {
     size_t n_traces;
     const gp_summary *summary;   /* not owned */
     const gp_timeline *timeline; /* compact timeline (not owned) */
+    const gp_analysis *analysis; /* bottlenecks and suggestions, memory peak (not owned; may be
+                                    NULL: the page then says the panel is unavailable) */
     gp_ns span;
     uint64_t operations;        /* events with a duration (summary calls over all kinds) */
     uint64_t unique_operations; /* distinct (kind, name): summary rows */
     gp_ns gpu_time;
-    double peak_memory; /* bytes; < 0 when the traces have no memory samples */
+    double peak_memory;  /* bytes; < 0 when the traces have no memory samples */
+    char peak_note[256]; /* where the peak was (device, time, what ran), from the analysis */
     /* time distribution: one stacked segment per event kind with time */
     gp_dash_bar dist[GP_EV_KIND_COUNT];
     size_t n_dist;
@@ -215,10 +224,12 @@ typedef struct gp_dashboard {
     char mem_label[128];
 } gp_dashboard;
 
-/* Fills the dashboard from traces, their summary and a timeline of the same traces. The
- * summary's rows are used as they are (no statistics are computed here). *out owned by caller. */
+/* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
+ * may be NULL) their analysis. Rows and figures are used as they are (no statistics are computed
+ * here). The inputs must outlive the result. *out owned by the caller (gp_dashboard_free). */
 GP_EXTERN gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
-                                       const gp_timeline *tl, gp_dashboard **out) GP_WARN_UNUSED;
+                                       const gp_timeline *tl, const gp_analysis *a,
+                                       gp_dashboard **out) GP_WARN_UNUSED;
 GP_EXTERN void gp_dashboard_free(gp_dashboard *d);
 
 GP_EXTERN gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title,

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/json_writer.h"
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
@@ -17,8 +19,9 @@ static void usage(FILE *fp)
             "Writes the dashboard, one self-contained HTML file (no network, print-friendly):\n"
             "total time, operations, unique operations, GPU time and peak memory; time by kind;\n"
             "mean time and calls of the top operations; GPU / CPU / transfer / overhead; memory\n"
-            "over time; the top bottlenecks; a compact timeline; and a sortable, filterable\n"
-            "table of every operation (statistics from `gpuprof summary`).\n"
+            "over time; bottlenecks with suggestions (`gpuprof analyze`) and the top operations;\n"
+            "a compact timeline; and a sortable, filterable table of every operation\n"
+            "(statistics from `gpuprof summary`).\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   output file (required)\n"
@@ -99,20 +102,27 @@ int gp__cmd_report(int argc, char **argv)
     gp_summary *sum = NULL;
     gp_timeline *tl = NULL;
     gp_dashboard *d = NULL;
+    gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
     if (gp_job_read(in, &rd, &job, &err) != GP_OK) {
         fprintf(stderr, "gpuprof report: %s\n", err.msg);
         goto done;
     }
+    if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
+        /* the dashboard still has everything else; the bottleneck panel says it is missing */
+        fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", err.msg);
+        an = NULL;
+    }
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
     to.max_depth = 1; /* the compact timeline: top two nesting levels */
+    to.analysis = an;
     gp_status s = gp_summary_compute(job->ranks, job->n_ranks, &so, &sum);
     if (s == GP_OK)
         s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s == GP_OK)
-        s = gp_dashboard_build(job->ranks, job->n_ranks, sum, tl, &d);
+        s = gp_dashboard_build(job->ranks, job->n_ranks, sum, tl, an, &d);
     if (s != GP_OK) {
         gp__cli_error("report", "%s: %s", in, gp_strerror(s));
         rc = 1;
@@ -123,16 +133,29 @@ int gp__cmd_report(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (json)
-        printf("{\"output\":\"%s\",\"total_time_ns\":%lld,\"operations\":%llu,"
-               "\"unique_operations\":%llu,\"gpu_time_ns\":%lld,\"peak_memory_bytes\":%.0f}\n",
-               out, (long long)d->span, (unsigned long long)d->operations,
-               (unsigned long long)d->unique_operations, (long long)d->gpu_time, d->peak_memory);
-    else
+    if (json) {
+        gp__jw w;
+        gp__jw_init(&w, stdout);
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "output", out);
+        gp__jw_kv_int(&w, "total_time_ns", d->span);
+        gp__jw_kv_int(&w, "operations", (int64_t)d->operations);
+        gp__jw_kv_int(&w, "unique_operations", (int64_t)d->unique_operations);
+        gp__jw_kv_int(&w, "gpu_time_ns", d->gpu_time);
+        gp__jw_key(&w, "peak_memory_bytes");
+        if (d->peak_memory >= 0)
+            gp__jw_double(&w, d->peak_memory);
+        else
+            gp__jw_null(&w);
+        gp__jw_obj_end(&w);
+        (void)gp__jw_finish(&w);
+        putchar('\n');
+    } else
         printf("wrote %s: open it in a browser\n", out);
     rc = 0;
 done:
     gp_dashboard_free(d);
+    gp_analysis_free(an);
     gp_timeline_free(tl);
     gp_summary_free(sum);
     gp_job_free(job);

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/json_writer.h"
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
@@ -105,12 +107,19 @@ int gp__cmd_timeline(int argc, char **argv)
     rd.progress_ctx = (void *)in;
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
+    gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
     if (gp_job_read(in, &rd, &job, &err) != GP_OK) {
         fprintf(stderr, "gpuprof timeline: %s\n", err.msg);
         goto done;
     }
+    if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
+        fprintf(stderr, "gpuprof timeline: analysis failed, busy figures from the model: %s\n",
+                err.msg);
+        an = NULL;
+    }
+    to.analysis = an; /* CPU active / GPU active / overlap as `gpuprof analyze` defines them */
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
         gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));
@@ -122,17 +131,27 @@ int gp__cmd_timeline(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (json)
-        printf("{\"output\":\"%s\",\"rows\":%zu,\"events\":%llu,\"span_ns\":%lld,"
-               "\"cpu_active_ns\":%lld,\"gpu_active_ns\":%lld,\"overlap_ns\":%lld}\n",
-               out, tl->n_rows, (unsigned long long)tl->n_events, (long long)(tl->end - tl->start),
-               (long long)tl->cpu_active, (long long)tl->gpu_active, (long long)tl->overlap);
-    else
+    if (json) {
+        gp__jw w;
+        gp__jw_init(&w, stdout);
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "output", out);
+        gp__jw_kv_int(&w, "rows", (int64_t)tl->n_rows);
+        gp__jw_kv_int(&w, "events", (int64_t)tl->n_events);
+        gp__jw_kv_int(&w, "span_ns", tl->end - tl->start);
+        gp__jw_kv_int(&w, "cpu_active_ns", tl->cpu_active);
+        gp__jw_kv_int(&w, "gpu_active_ns", tl->gpu_active);
+        gp__jw_kv_int(&w, "overlap_ns", tl->overlap);
+        gp__jw_obj_end(&w);
+        (void)gp__jw_finish(&w);
+        putchar('\n');
+    } else
         printf("wrote %s (%zu rows, %llu events)\n", out, tl->n_rows,
                (unsigned long long)tl->n_events);
     rc = 0;
 done:
     gp_timeline_free(tl);
+    gp_analysis_free(an);
     gp_job_free(job);
     return rc;
 }

@@ -16,9 +16,15 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
 {
     const gp_tl_row *best = NULL;
     double peak = -1;
+    /* Allocator rows ("[memory]" events) first; without them, counter series whose name says
+     * memory (monitor samples such as "gpu0.memory_used_bytes"). */
+    bool any_alloc = false;
+    for (size_t r = 0; r < tl->n_rows; r++)
+        any_alloc |= tl->rows[r].kind == GP_TL_MEMORY;
     for (size_t r = 0; r < tl->n_rows; r++) {
         const gp_tl_row *row = &tl->rows[r];
-        if (row->kind != GP_TL_MEMORY)
+        bool mem_counter = row->kind == GP_TL_COUNTER && strstr(row->label, "mem") != NULL;
+        if (!(row->kind == GP_TL_MEMORY || (!any_alloc && mem_counter)))
             continue;
         for (size_t i = 0; i < row->n_samples; i++)
             if (row->sample_val[i] > peak) {
@@ -55,8 +61,32 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
     return GP_OK;
 }
 
+/* The highest allocator peak of any rank and device in the analysis; false when it has none. */
+static bool analysis_peak(gp_dashboard *d, const gp_analysis *a)
+{
+    const gp_rank_analysis *best_r = NULL;
+    const gp_memory_device *best = NULL;
+    for (size_t r = 0; r < a->n_ranks; r++)
+        for (size_t i = 0; i < a->ranks[r].n_memory; i++) {
+            const gp_memory_device *m = &a->ranks[r].memory[i];
+            if (m->events > 0 && (!best || m->peak_allocated > best->peak_allocated)) {
+                best = m;
+                best_r = &a->ranks[r];
+            }
+        }
+    if (!best)
+        return false;
+    d->peak_memory = (double)best->peak_allocated;
+    double at = d->timeline ? (double)(best->peak_ts - d->timeline->start) / 1e6 : 0;
+    snprintf(d->peak_note, sizeof d->peak_note, "rank %d, %s %d, at %.3f ms%s%.60s%s%.60s",
+             (int)best_r->rank, best->device_type == 1 ? "GPU" : "device", (int)best->device_id, at,
+             *best->running_cpu ? ", during " : "", best->running_cpu,
+             *best->running_gpu ? ", kernel " : "", best->running_gpu);
+    return true;
+}
+
 gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
-                             const gp_timeline *tl, gp_dashboard **out)
+                             const gp_timeline *tl, const gp_analysis *a, gp_dashboard **out)
 {
     gp_dashboard *d = calloc(1, sizeof *d);
     if (!d)
@@ -65,6 +95,7 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     d->n_traces = n;
     d->summary = s;
     d->timeline = tl;
+    d->analysis = a;
     d->span = s->span;
     d->gpu_time = s->gpu_time;
     gp_ns kind_sum = 0;
@@ -130,6 +161,8 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     }
     d->peak_memory = -1;
     gp_status st = tl ? memory_chart(d, tl) : GP_OK;
+    if (st == GP_OK && a)
+        (void)analysis_peak(d, a); /* allocator peak with its context, when there is one */
     if (st != GP_OK) {
         gp_dashboard_free(d);
         return st;

@@ -98,7 +98,13 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
     gp__fmt_dur(span, sizeof span, d->timeline->end - d->timeline->start);
     fputs("<p class=\"gp-sub\">", fp);
     gp__html_str(fp, d->mem_label);
-    fprintf(fp, ", peak <b>%s</b></p>\n", peak);
+    fprintf(fp, ", peak <b>%s</b>", peak);
+    if (d->peak_note[0]) {
+        fputs(" (", fp);
+        gp__html_str(fp, d->peak_note);
+        fputs(")", fp);
+    }
+    fputs("</p>\n", fp);
     fputs("<svg class=\"gp-mem\" id=\"gp-mem\" viewBox=\"0 0 1000 200\" "
           "preserveAspectRatio=\"none\" role=\"img\">\n<path d=\"M0 200",
           fp);
@@ -113,6 +119,51 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
             "stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n</svg>\n",
             prev_y);
     fprintf(fp, "<p class=\"gp-axis\"><span>0</span><span>%s</span></p>\n", span);
+}
+
+/* Findings of the analysis: title, evidence, estimated gain and the suggestion. */
+static void findings(FILE *fp, const gp_analysis *a)
+{
+    if (!a) {
+        fputs("<p class=\"gp-na\" id=\"gp-suggestions-na\">Suggestions: unavailable (no "
+              "analysis was given to the dashboard).</p>\n",
+              fp);
+        return;
+    }
+    if (a->n_findings == 0) {
+        fputs("<p class=\"gp-na\" id=\"gp-findings-none\">No bottleneck rule fired on this "
+              "trace.</p>\n",
+              fp);
+        return;
+    }
+    fputs("<ol class=\"gp-findings\" id=\"gp-findings\">\n", fp);
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const gp_finding *f = &a->findings[i];
+        fprintf(fp, "<li class=\"gp-prio-%s\"><span class=\"gp-prio\">%s</span> <b>",
+                gp_priority_name(f->priority), gp_priority_name(f->priority));
+        gp__html_str(fp, f->title);
+        fputs("</b>", fp);
+        if (f->rank >= 0)
+            fprintf(fp, " <span class=\"gp-kind\">rank %d</span>", (int)f->rank);
+        if (f->gain_ns > 0) {
+            fputs(" <span class=\"gp-gain\">up to ", fp);
+            dur(fp, f->gain_ns);
+            fputs(" to gain</span>", fp);
+        }
+        fputs("<div class=\"gp-evidence\">", fp);
+        for (size_t k = 0; k < f->n_evidence; k++) {
+            const gp_evidence *e = &f->evidence[k];
+            fputs(k ? " &middot; " : "", fp);
+            gp__html_str(fp, e->name);
+            fprintf(fp, " <b>%.6g</b> ", e->value);
+            gp__html_str(fp, e->unit);
+        }
+        fprintf(fp, "</div><div class=\"gp-suggestion\"><span class=\"gp-kind\">%s</span> ",
+                gp_suggestion_type_name(f->type));
+        gp__html_str(fp, f->suggestion ? f->suggestion : "");
+        fputs("</div></li>\n", fp);
+    }
+    fputs("</ol>\n", fp);
 }
 
 static void bottlenecks(FILE *fp, const gp_summary *s)
@@ -135,9 +186,7 @@ static void bottlenecks(FILE *fp, const gp_summary *s)
         fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
                 100 * r->share, gp_event_kind_is_gpu(r->kind) ? "GPU time" : "its kind");
     }
-    fputs("</ol>\n<p class=\"gp-na\" id=\"gp-suggestions-na\">Suggestions: unavailable in this "
-          "build (the analyze module's bottleneck rules are not merged yet).</p>\n",
-          fp);
+    fputs("</ol>\n", fp);
 }
 
 static void num_cell(FILE *fp, double ns)
@@ -226,7 +275,9 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     op_bars(fp, d);
     fputs("</section>\n<section class=\"gp-half\"><h2>Memory over time</h2>\n", fp);
     memory_chart(fp, d);
-    fputs("</section>\n<section><h2>Top bottlenecks</h2>\n", fp);
+    fputs("</section>\n<section><h2>Bottlenecks and suggestions</h2>\n", fp);
+    findings(fp, d->analysis);
+    fputs("<h3>Top operations by total time</h3>\n", fp);
     bottlenecks(fp, d->summary);
     fputs("</section>\n<section class=\"gp-tl-section\"><h2>Timeline</h2>\n", fp);
     if (d->timeline) {

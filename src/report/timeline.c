@@ -13,6 +13,7 @@ void gp_timeline_opts_init(gp_timeline_opts *o)
     o->max_depth = -1;
     o->cpu_rows = true;
     o->counter_rows = true;
+    o->analysis = NULL;
 }
 
 typedef struct span {
@@ -325,7 +326,7 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
                 tl->end = ts;
             any = true;
         }
-        if ((s = busy(t, tl)) != GP_OK)
+        if (!opts->analysis && (s = busy(t, tl)) != GP_OK)
             break;
         free(ord);
         ord = malloc((t->n_tracks ? t->n_tracks : 1) * sizeof *ord);
@@ -388,6 +389,15 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             s = add_memory_rows(tl, &cap, (uint32_t)ti);
     }
     free(ord);
+    if (s == GP_OK && opts->analysis) {
+        tl->busy_from_analysis = true;
+        for (size_t r = 0; r < opts->analysis->n_ranks; r++) {
+            const gp_activity *a = &opts->analysis->ranks[r].activity;
+            tl->cpu_active += a->cpu_active;
+            tl->gpu_active += a->gpu_active;
+            tl->overlap += a->overlap;
+        }
+    }
     if (s != GP_OK) {
         gp_timeline_free(tl);
         return s;

@@ -100,6 +100,13 @@ ready "$OUT/timeline.dom" && ok "timeline.html ready (first paint $(grep -o 'dat
   || fail "timeline.html not ready"
 grep -q '<canvas' "$OUT/timeline.dom" && ok "timeline.html has its canvas" || fail "timeline.html: no canvas"
 chrome shot "file://$OUT/timeline.html" "$OUT/screenshots/timeline.png" 1300,700
+# selecting a kernel through the URL shows its details and finds its launch (same correlation)
+chrome dom "file://$OUT/timeline.html#sel=sgemm" > "$OUT/timeline_sel.dom"
+sel=$(attr "$OUT/timeline_sel.dom" gp-tl-details data-selected)
+case $sel in *sgemm*) ok "timeline.html#sel=sgemm selected $sel" ;; *) fail "timeline #sel=sgemm selected '$sel'" ;; esac
+grep -q 'launched by cudaLaunchKernel' "$OUT/timeline_sel.dom" && ok "timeline.html: kernel -> launch flow found" \
+  || fail "timeline.html: no launch found for the selected kernel"
+chrome shot "file://$OUT/timeline.html#sel=sgemm" "$OUT/screenshots/timeline_flow.png" 1300,700
 
 # report: one table row per summary row; filter via URL state
 chrome dom "file://$OUT/report.html" > "$OUT/report.dom"
@@ -115,6 +122,10 @@ wantf=$(tail -n +2 "$OUT/summary.csv" | grep -ci 'aten::conv')
 [ "$shown" = "$wantf" ] && ok "report.html#filter=aten::conv: $shown rows" || fail "filter shows '$shown', want $wantf"
 grep -q 'id="gp-total-time"' "$OUT/report.dom" && grep -q 'id="gp-peak-mem"' "$OUT/report.dom" \
   && ok "report.html: summary cards" || fail "report.html: cards missing"
+if grep -q 'id="gp-findings"' "$OUT/report.dom"; then
+  ok "report.html: $(sed -n '/id="gp-findings"/,/<\/ol>/p' "$OUT/report.dom" | grep -c '<li') findings with suggestions"
+elif grep -q 'id="gp-findings-none"' "$OUT/report.dom"; then ok "report.html: analysis ran, no rule fired"
+else fail "report.html: no bottleneck/suggestion panel from the analysis"; fi
 chrome shot "file://$OUT/report.html" "$OUT/screenshots/report.png" 1300,2000
 
 ls "$OUT/screenshots"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
@@ -364,7 +365,7 @@ static void html_escapes_names(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, &d), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
     buf = NULL;
     fp = open_memstream(&buf, &len);
     assert_int_equal(gp_dashboard_render_html(d, XSS, fp), GP_OK);
@@ -474,13 +475,90 @@ static void timeline_memory_rows(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, &d), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
     assert_true(d->peak_memory == 5000.0);
     assert_int_equal(d->n_mem, 3);
     assert_true(d->mem_y[1] == 1.0 && d->mem_y[0] == 0.2);
     gp_dashboard_free(d);
     gp_summary_free(s);
     gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
+static void dashboard_peak_from_memory_counter(void **state)
+{
+    gp_trace *t;
+    uint32_t tr, ct;
+    assert_int_equal(gp_trace_create("profile", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_COUNTER, 1, 1, &ct), GP_OK);
+    add(t, tr, GP_EV_RANGE, "step", 0, 100, 0, 0);
+    double vals[3] = {10, 40, 25};
+    for (int i = 0; i < 3; i++) {
+        gp_counter_sample c = {0};
+        c.ts = 30 * i;
+        c.value = vals[i];
+        c.series = S(t, "gpu0.memory_used_bytes");
+        c.track = ct;
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+        c.series = S(t, "gpu0.utilization_pct"); /* larger, but not memory */
+        c.value = 90;
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s;
+    gp_timeline *tl;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(tl->n_rows, 3); /* the thread and two counter series */
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_true(d->peak_memory == 40.0);
+    assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
+    gp_dashboard_free(d);
+    gp_timeline_free(tl);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
+static void analysis_feeds_busy_figures_and_findings(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_analysis *a;
+    gp_error err;
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
+    gp_timeline_opts o;
+    gp_timeline_opts_init(&o);
+    o.analysis = a;
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_true(tl->busy_from_analysis);
+    /* the analysis counts CPU ops and runtime calls, not annotations or ranges: conv2d [10,400),
+     * relu [500,600), copy_ [700,900) = 690 (the model-derived union would be 1000) */
+    assert_int_equal(tl->cpu_active, a->ranks[0].activity.cpu_active);
+    assert_int_equal(tl->cpu_active, 690);
+    assert_int_equal(tl->gpu_active, 427);
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_dashboard_render_html(d, "t", fp), GP_OK);
+    fclose(fp);
+    assert_null(strstr(buf, "gp-suggestions-na"));
+    if (a->n_findings > 0) {
+        assert_non_null(strstr(buf, "id=\"gp-findings\""));
+        assert_non_null(strstr(buf, gp_priority_name(a->findings[0].priority)));
+    } else {
+        assert_non_null(strstr(buf, "gp-findings-none"));
+    }
+    free(buf);
+    gp_dashboard_free(d);
+    gp_summary_free(s);
+    gp_timeline_free(tl);
+    gp_analysis_free(a);
     gp_trace_free(t);
 }
 
@@ -492,7 +570,7 @@ static void dashboard_figures_come_from_summary(void **state)
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, &d), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
     assert_int_equal(d->operations, 16);
     /* names: annotation 1, cpu_op 4, runtime 2, range 1, kernel 5, memcpy 1 */
     assert_int_equal(d->unique_operations, 14);
@@ -548,7 +626,7 @@ static void shared_traces_render(void **state)
         assert_true(tl->n_rows > 0);
         assert_int_equal(gp_timeline_render_html(tl, NULL, fp), GP_OK);
         assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
-        assert_int_equal(gp_dashboard_build(job->ranks, job->n_ranks, s, tl, &d), GP_OK);
+        assert_int_equal(gp_dashboard_build(job->ranks, job->n_ranks, s, tl, NULL, &d), GP_OK);
         assert_int_equal(gp_dashboard_render_html(d, NULL, fp), GP_OK);
         fclose(fp);
         gp_dashboard_free(d);
@@ -574,6 +652,8 @@ int main(void)
         cmocka_unit_test(timeline_layout_and_encoding),
         cmocka_unit_test(timeline_memory_rows),
         cmocka_unit_test(dashboard_figures_come_from_summary),
+        cmocka_unit_test(dashboard_peak_from_memory_counter),
+        cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
         cmocka_unit_test(shared_traces_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

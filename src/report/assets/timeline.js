@@ -283,12 +283,59 @@
     this.draw();
   };
 
+  /* The first event (in row order) whose name contains text. */
+  P.find = function (text) {
+    for (var r = 0; r < this.rows.length; r++) {
+      var row = this.rows[r];
+      if (!row.levels) continue;
+      for (var d = 0; d < row.levels.length; d++) {
+        var L = row.levels[d];
+        for (var i = 0; i < L.n; i++)
+          if (this.names[L.name[i]].indexOf(text) >= 0) return { row: row, level: d, i: i };
+      }
+    }
+    return null;
+  };
+  /* View state in the URL fragment: #t0=NS&t1=NS (view, ns from the trace start) and
+   * #sel=TEXT (select the first event whose name contains TEXT, centred). */
+  P.saveState = function () {
+    if (this.el.id !== 'gp-tl') return;
+    var h = '#t0=' + Math.round(this.v0) + '&t1=' + Math.round(this.v1);
+    if (this.selText) h += '&sel=' + encodeURIComponent(this.selText);
+    try { history.replaceState(null, '', h); } catch (e) { /* file: quirks */ }
+  };
+  P.loadState = function () {
+    var st = {};
+    location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+      var j = kv.indexOf('=');
+      if (j > 0) st[kv.slice(0, j)] = decodeURIComponent(kv.slice(j + 1));
+    });
+    if (st.t0 !== undefined && st.t1 !== undefined && +st.t1 > +st.t0) { this.v0 = +st.t0; this.v1 = +st.t1; }
+    if (st.sel) {
+      var s = this.find(st.sel);
+      if (s) {
+        var L = s.row.levels[s.level];
+        if (st.t0 === undefined) {
+          var w = Math.max(20 * (L.end[s.i] - L.ts[s.i]), 20000);
+          this.v0 = L.ts[s.i] - w / 2; this.v1 = this.v0 + w;
+        }
+        this.select(s);
+        this.selText = st.sel;
+        var top = s.row.y;
+        if (this.flow) top = Math.min(this.flow.from.row.y, this.flow.to.row.y);
+        this.scrollY = Math.max(0, Math.min(top - 30, this.contentH - this.H + 10));
+      }
+    }
+    this.draw();
+  };
+
   P.zoomAt = function (x, factor) {
     var t = this.T(Math.max(x, LABEL_W)), w = (this.v1 - this.v0) * factor;
     w = Math.min(Math.max(w, 100), this.span * 1.05);
     var f = (t - this.v0) / (this.v1 - this.v0);
     this.v0 = t - f * w; this.v1 = this.v0 + w;
     this.draw();
+    this.saveState();
   };
   P.pan = function (dx) {
     var dt = dx * (this.v1 - this.v0) / (this.W - LABEL_W);
@@ -323,8 +370,14 @@
     window.addEventListener('mouseup', function (ev) {
       if (!down) return;
       c.classList.remove('gp-drag');
-      if (!down.moved && !down.shift) { self.measure = null; self.select(self.hit(down.x, down.y)); }
+      if (!down.moved && !down.shift) {
+        self.measure = null;
+        var h = self.hit(down.x, down.y);
+        self.selText = h ? self.names[h.row.levels[h.level].name[h.i]] : '';
+        self.select(h);
+      }
       down = null;
+      self.saveState();
     });
     this.el.tabIndex = 0;
     this.el.addEventListener('keydown', function (ev) {
@@ -340,13 +393,20 @@
     window.addEventListener('resize', function () { self.resize(); });
   };
 
-  var els = document.querySelectorAll('.gp-tl[data-src]'), all = [];
+  var els = document.querySelectorAll('.gp-tl[data-src]'), all = [], tParse = 0, tBuild = 0;
   for (var k = 0; k < els.length; k++) {
     var src = document.getElementById(els[k].getAttribute('data-src'));
-    all.push(new Timeline(els[k], JSON.parse(src.textContent)));
+    var t0 = performance.now(), data = JSON.parse(src.textContent), t1 = performance.now();
+    var tl = new Timeline(els[k], data);
+    tParse += t1 - t0; tBuild += performance.now() - t1;
+    if (els[k].id === 'gp-tl' && location.hash) tl.loadState();
+    all.push(tl);
   }
   window.gpTimelines = all;
   var root = document.documentElement;
+  /* where the time to first paint goes (read by bench/report) */
+  root.setAttribute('data-parse-ms', String(Math.round(tParse)));
+  root.setAttribute('data-build-draw-ms', String(Math.round(tBuild)));
   if (!root.hasAttribute('data-wait')) {
     root.setAttribute('data-first-paint-ms', String(Math.round(performance.now())));
     root.setAttribute('data-ready', '1');

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Command-line behaviour of gpuprof flame / timeline / report: --help exits 0, usage and input
+# errors exit 2 with a message naming the problem, outputs are written atomically (no partial or
+# temporary file left after a failure), folded output of the hand-written fixture matches its
+# golden file. No browser needed.
+# usage: cli_test.sh GPUPROF SOURCE_DIR OUT_DIR
+set -u
+GP=$1 SRC=$2 OUT=$3
+rm -rf "$OUT" && mkdir -p "$OUT"
+X="$SRC/tests/report/data/xss_trace.json"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() { # expect RC DESCRIPTION CMD...
+  want=$1 what=$2; shift 2
+  "$@" >"$OUT/stdout" 2>"$OUT/stderr"; rc=$?
+  [ $rc -eq "$want" ] && echo "ok: $what (exit $rc)" || { fail "$what: exit $rc, want $want"; cat "$OUT/stderr"; }
+}
+for c in flame timeline report; do
+  expect 0 "$c --help" "$GP" $c --help
+  grep -q "usage: gpuprof $c" "$OUT/stdout" || fail "$c --help prints no usage"
+  expect 2 "$c without -o" "$GP" $c "$X"
+  expect 2 "$c without input" "$GP" $c -o "$OUT/x.html"
+  expect 2 "$c on a missing file" "$GP" $c "$OUT/missing.json" -o "$OUT/x.html"
+  grep -q "missing.json" "$OUT/stderr" || fail "$c: the message does not name the file"
+  printf '{"traceEvents": [{"ph": "X", "name": 5' > "$OUT/bad.json"
+  expect 2 "$c on malformed JSON" "$GP" $c "$OUT/bad.json" -o "$OUT/x.html"
+  grep -q "bad.json" "$OUT/stderr" || fail "$c: the parse error does not name the file"
+  expect 2 "$c with an unknown option" "$GP" $c --bogus "$X" -o "$OUT/x.html"
+done
+[ -e "$OUT/x.html" ] && fail "a failed run left x.html behind"
+ls "$OUT" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
+expect 2 "flame: unknown suffix" "$GP" flame "$X" -o "$OUT/x.png"
+expect 2 "flame: bad --weight" "$GP" flame "$X" --weight fast -o "$OUT/x.folded"
+expect 2 "flame: bad --min-duration" "$GP" flame "$X" --min-duration 5parsecs -o "$OUT/x.folded"
+expect 2 "flame: --diff with one input" "$GP" flame --diff "$X" -o "$OUT/x.folded"
+expect 2 "flame: --diff to speedscope" "$GP" flame --diff "$X" "$X" -o "$OUT/x.speedscope.json"
+expect 0 "flame folded" "$GP" flame "$X" -o "$OUT/xss.folded"
+cmp -s "$OUT/xss.folded" "$SRC/tests/report/golden/xss_trace.folded" && echo "ok: folded golden" \
+  || { fail "xss.folded differs from golden"; diff "$OUT/xss.folded" "$SRC/tests/report/golden/xss_trace.folded"; }
+expect 0 "flame --diff of a trace with itself" "$GP" flame --diff "$X" "$X" -o "$OUT/self.folded"
+# identical inputs: every line carries the same count twice
+awk '{ if ($(NF-1) != $NF) bad = 1 } END { exit bad }' "$OUT/self.folded" && echo "ok: self diff is even" \
+  || fail "self diff has unequal counts"
+expect 0 "flame --format svg overrides the suffix" "$GP" flame "$X" --format svg -o "$OUT/flame.out"
+head -c 5 "$OUT/flame.out" | grep -q '<?xml' || fail "--format svg did not write SVG"
+expect 0 "timeline --json" "$GP" timeline "$X" -o "$OUT/t.html" --json
+grep -q '"gpu_active_ns":38000' "$OUT/stdout" || fail "timeline --json: GPU active should be 30+8 us"
+expect 0 "report --json" "$GP" report "$X" -o "$OUT/r.html" --json
+grep -q '"operations":7' "$OUT/stdout" || fail "report --json: 7 operations in the fixture"
+grep -q '"peak_memory_bytes":null' "$OUT/stdout" || fail "report --json: no memory means null"
+# a gpuprof in-process profile: "range" events nest (train_step > forward, backward), a memory
+# counter series gives the peak
+P="$SRC/tests/report/data/profile_ranges.json"
+expect 0 "flame of a profile" "$GP" flame "$P" -o "$OUT/prof.folded"
+printf 'thread 1;train_step 100000\nthread 1;train_step;backward 500000\nthread 1;train_step;forward 400000\n' > "$OUT/prof.want"
+cmp -s "$OUT/prof.folded" "$OUT/prof.want" && echo "ok: profile stacks" || { fail "profile stacks"; cat "$OUT/prof.folded"; }
+expect 0 "report of a profile" "$GP" report "$P" -o "$OUT/prof.html" --json
+grep -q '"peak_memory_bytes":3000' "$OUT/stdout" || fail "profile: peak memory from the counter series"
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all CLI checks passed"
