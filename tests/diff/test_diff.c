@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diff/diff_stats.h"
+#include "core/clock.h"
 #include "gpuprof/diff.h"
+#include "gpuprof/profiler.h"
 #include "gpuprof/report.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -1026,6 +1029,64 @@ static void html_embeds_flame(void **state)
     gp_trace_free(cur);
 }
 
+/* Profiles written by the in-process profiler itself (gp_profiler_export_json: Chrome JSON,
+ * ranges with cat "range"), read back by the reader and compared. The "work" range busy-waits
+ * 200 us in the base and 400 us in the current profile; waits only get longer under load, so the
+ * doubling is always there to find. */
+static void busy_wait_us(int us)
+{
+    int64_t end = gp__clock_ns() + (int64_t)us * 1000;
+    while (gp__clock_ns() < end) {
+    }
+}
+
+static void write_profile(const char *path, int work_us)
+{
+    gp_profiler *p = NULL;
+    assert_int_equal(gp_profiler_create(NULL, &p), GP_OK);
+    for (int i = 0; i < 30; i++) {
+        gp_range_begin(p, "iteration");
+        gp_range_begin(p, "work");
+        busy_wait_us(work_us);
+        gp_range_end(p);
+        gp_range_end(p);
+    }
+    gp_error err = {0};
+    assert_int_equal(gp_profiler_export_json(p, path, &err), GP_OK);
+    gp_profiler_destroy(p);
+}
+
+static void profiler_profiles(void **state)
+{
+    char dir[] = "/tmp/gpuprof-diff-test.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pb[64], pc[64];
+    snprintf(pb, sizeof pb, "%s/base.json", dir);
+    snprintf(pc, sizeof pc, "%s/current.json", dir);
+    write_profile(pb, 200);
+    write_profile(pc, 400);
+    gp_trace *a = NULL, *b = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read(pb, NULL, &a, &err), GP_OK);
+    assert_int_equal(gp_trace_read(pc, NULL, &b, &err), GP_OK);
+    assert_int_equal(a->stats.by_kind[GP_EV_RANGE], 60);
+    gp_diff *d = NULL;
+    assert_int_equal(gp_diff_compute(&a, 1, &b, 1, NULL, &d, &err), GP_OK);
+    const gp_diff_row *r = find_row(d, "work");
+    assert_non_null(r);
+    assert_int_equal(r->kind, GP_EV_RANGE);
+    assert_int_equal(r->test.n_base, 30);
+    assert_int_equal(r->type, GP_DIFF_REGRESSION);
+    assert_true(r->test.ratio > 1.3);
+    assert_int_equal(find_row(d, "iteration")->type, GP_DIFF_REGRESSION);
+    gp_diff_free(d);
+    gp_trace_free(a);
+    gp_trace_free(b);
+    unlink(pb);
+    unlink(pc);
+    rmdir(dir);
+}
+
 /* ---- real inputs -------------------------------------------------------------------------- */
 
 /* Path of a file in $GP_SHARED_DIR/traces/multirank8_dlrm_v100; skips the test when absent. */
@@ -1162,6 +1223,7 @@ int main(void)
         cmocka_unit_test(renderers_escape_names),
         cmocka_unit_test(html_embeds_flame),
         cmocka_unit_test(bundled_profiles),
+        cmocka_unit_test(profiler_profiles),
         cmocka_unit_test(real_two_ranks),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
