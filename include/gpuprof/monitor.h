@@ -144,7 +144,7 @@ typedef struct gp_monitor_config {
     uint32_t sampling_interval_ms;     /* default 100 */
     uint32_t adaptive_min_interval_ms; /* fast interval of the adaptive mode, default 20 */
     double adaptive_busy_percent;      /* adaptive: "busy" when util_gpu >= this, default 50 */
-    uint32_t max_samples;              /* ring size per GPU, default 2000 */
+    uint32_t max_samples;              /* ring size per GPU, default 1000 (100 s at 100 ms) */
     double retention_hours;            /* samples older than this are dropped, default 1 */
     /* alert thresholds (0 disables one) */
     double utilization_threshold; /* percent, default 95 */

@@ -20,7 +20,7 @@ void gp_monitor_config_init(gp_monitor_config *c)
     c->sampling_interval_ms = 100;
     c->adaptive_min_interval_ms = 20;
     c->adaptive_busy_percent = 50;
-    c->max_samples = 2000;
+    c->max_samples = 1000;
     c->retention_hours = 1;
     c->utilization_threshold = 95;
     c->memory_threshold = 90;
