@@ -68,6 +68,7 @@ enum {
  *   kernel/memcpy/memset/sync/gpu annotation -> gp_trace.gpu_info[extra-1]
  *   memory                                   -> gp_trace.mem_info[extra-1]
  *   python                                   -> gp_trace.py_info[extra-1]
+ *   range / instant                          -> gp_trace.args[extra-1], the "args" JSON object text
  *   other (unknown category)                 -> extra is the gp_strid of the category
  *   runtime/driver                           -> extra is the CUPTI callback id (cbid) + 1, 0 =
  * unknown */
@@ -97,8 +98,10 @@ typedef struct gp_track {
     int64_t tid;           /* OS tid, or stream id for GPU rows */
     int32_t device;        /* GPU index for GPU tracks, -1 otherwise */
     int64_t stream;        /* stream id for GPU tracks (-1 = none: device/event sync), else -1 */
-    gp_strid pid_str;      /* non-zero when the source pid was a string */
-    gp_strid tid_str;      /* non-zero when the source tid was a string */
+    bool pid_is_str;       /* the source pid was a (non-numeric) string, kept in pid_str */
+    bool tid_is_str;       /* the source tid was a (non-numeric) string, kept in tid_str */
+    gp_strid pid_str;      /* the string pid (0 when it was the empty string) */
+    gp_strid tid_str;      /* the string tid */
     gp_strid name;         /* thread_name metadata ("stream 7 "), 0 if none */
     gp_strid process_name; /* process_name metadata, 0 if none */
     int64_t sort_index;    /* thread_sort_index metadata, or tid */
@@ -238,6 +241,8 @@ typedef struct gp_trace {
     size_t n_devices, cap_devices;
     gp_meta *meta;
     size_t n_meta, cap_meta;
+    gp_strid *args; /* "args" JSON object texts of range/instant events (see gp_event.extra) */
+    size_t n_args, cap_args;
 
     gp_read_stats stats;
     gp__strtab *strings;
@@ -323,6 +328,10 @@ GP_EXTERN gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info,
                                           uint32_t *extra_out) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_add_py_info(gp_trace *t, const gp_py_info *info,
                                          uint32_t *extra_out) GP_WARN_UNUSED;
+/* Stores an event's "args" JSON object text (must be a valid JSON object, e.g. {"size":1024}) for a
+ * GP_EV_RANGE or GP_EV_INSTANT event; writers emit it verbatim. */
+GP_EXTERN gp_status gp_trace_add_args(gp_trace *t, const char *json, size_t len,
+                                      uint32_t *extra_out) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_add_counter(gp_trace *t, const gp_counter_sample *s) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_add_flow(gp_trace *t, const gp_flow *f) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d) GP_WARN_UNUSED;
@@ -344,6 +353,8 @@ GP_EXTERN void gp_gpu_info_init(gp_gpu_info *info);
 GP_EXTERN const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev);
 GP_EXTERN const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event *ev);
 GP_EXTERN const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev);
+/* The "args" JSON text of a range or instant event, or NULL. */
+GP_EXTERN const char *gp_event_args_json(const gp_trace *t, const gp_event *ev);
 
 /* Total number of events over all tracks. */
 GP_EXTERN size_t gp_trace_event_count(const gp_trace *t);

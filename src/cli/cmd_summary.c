@@ -1,15 +1,166 @@
-/* gpuprof summary: placeholder until its module lands; says so plainly and exits 2. */
+/* gpuprof summary: per-name statistics per event kind and the top-N bottlenecks. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gpuprof/summary.h"
+#include "gpuprof/trace.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(
+        fp,
+        "usage: gpuprof summary [options] TRACE|DIR...\n"
+        "\n"
+        "Per-name statistics (calls, total, mean, min, max, stddev, p50, p95, p99, share of GPU\n"
+        "or CPU time) for each event kind, and the top-N bottlenecks by total time. TRACE is a\n"
+        "PyTorch-profiler/Kineto or Chrome trace (.json or .json.gz) or a gpuprof profile; a\n"
+        "DIR is a multi-rank job (every *.json[.gz] in it). Several inputs are merged by name.\n"
+        "\n"
+        "options:\n"
+        "  -k, --kind KIND    only this kind (repeatable or comma-separated): kernel, memcpy,\n"
+        "                     memset, sync, cpu_op, runtime, driver, annotation,\n"
+        "                     gpu_annotation, python, range, overhead, other\n"
+        "  -n, --top N        rows per table and bottlenecks (default 10; 0 = all rows)\n"
+        "  -w, --name-width N width of the name column in text output (default 40)\n"
+        "      --json         JSON output (schema in docs/summary.md)\n"
+        "      --csv          CSV output, one row per (kind, name)\n"
+        "  -q, --quiet        no warnings about suspect input on stderr\n"
+        "      --progress     show read progress on stderr even when it is not a terminal\n"
+        "  -h, --help         this help\n"
+        "\n"
+        "exit status: 0 success, 2 usage or input error\n");
+}
 
 int gp__cmd_summary(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: gpuprof summary ...\n\nThis command is not part of this build yet.\n");
-        return 0;
+    enum { OPT_JSON = 256, OPT_CSV, OPT_PROGRESS };
+    static const struct option longopts[] = {{"kind", required_argument, NULL, 'k'},
+                                             {"top", required_argument, NULL, 'n'},
+                                             {"name-width", required_argument, NULL, 'w'},
+                                             {"json", no_argument, NULL, OPT_JSON},
+                                             {"csv", no_argument, NULL, OPT_CSV},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"progress", no_argument, NULL, OPT_PROGRESS},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    gp_summary_opts sopts;
+    gp_summary_opts_init(&sopts);
+    gp_summary_render_opts ropts = {10, 40};
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    bool json = false, csv = false, progress = gp__cli_stderr_is_tty();
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:n:w:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'k': {
+            char *list = strdup(optarg);
+            if (!list)
+                return 2;
+            for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+                 tok = strtok_r(NULL, ",", &save)) {
+                gp_event_kind k = gp_event_kind_parse(tok);
+                if (k == GP_EV_KIND_COUNT) {
+                    gp__cli_error("summary", "unknown kind '%s' (see --help)", tok);
+                    free(list);
+                    return 2;
+                }
+                sopts.kinds |= 1u << k;
+            }
+            free(list);
+            break;
+        }
+        case 'n': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 0) {
+                gp__cli_error("summary", "--top needs a number >= 0, not '%s'", optarg);
+                return 2;
+            }
+            ropts.top_n = (size_t)v;
+            sopts.top_n = v ? (size_t)v : 10;
+            break;
+        }
+        case 'w': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 10 || v > 400) {
+                gp__cli_error("summary", "--name-width needs a number in 10..400");
+                return 2;
+            }
+            ropts.name_width = (int)v;
+            break;
+        }
+        case OPT_JSON:
+            json = true;
+            break;
+        case OPT_CSV:
+            csv = true;
+            break;
+        case 'q':
+            rd.quiet = true;
+            break;
+        case OPT_PROGRESS:
+            progress = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
     }
-    gp__cli_error("summary", "not available in this build yet");
-    return 2;
+    if (optind >= argc) {
+        gp__cli_error("summary", "no input (give a trace file or a directory)");
+        usage(stderr);
+        return 2;
+    }
+    if (json && csv) {
+        gp__cli_error("summary", "--json and --csv are exclusive");
+        return 2;
+    }
+    int rc = 2;
+    gp_job **jobs = calloc((size_t)(argc - optind), sizeof *jobs);
+    gp_trace **traces = NULL;
+    size_t n_jobs = 0, n_traces = 0;
+    gp_summary *sum = NULL;
+    if (!jobs)
+        goto done;
+    for (int i = optind; i < argc; i++) {
+        gp_error err = {0};
+        rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+        rd.progress_ctx = argv[i];
+        if (gp_job_read(argv[i], &rd, &jobs[n_jobs], &err) != GP_OK) {
+            fprintf(stderr, "gpuprof summary: %s\n", err.msg);
+            goto done;
+        }
+        n_traces += jobs[n_jobs++]->n_ranks;
+    }
+    traces = calloc(n_traces, sizeof *traces);
+    if (!traces)
+        goto done;
+    n_traces = 0;
+    for (size_t j = 0; j < n_jobs; j++)
+        for (size_t r = 0; r < jobs[j]->n_ranks; r++)
+            traces[n_traces++] = jobs[j]->ranks[r];
+    if (gp_summary_compute(traces, n_traces, &sopts, &sum) != GP_OK) {
+        gp__cli_error("summary", "out of memory");
+        rc = 1;
+        goto done;
+    }
+    gp_status st = json  ? gp_summary_render_json(sum, &ropts, stdout)
+                   : csv ? gp_summary_render_csv(sum, &ropts, stdout)
+                         : gp_summary_render_text(sum, &ropts, stdout);
+    rc = st == GP_OK ? 0 : 1;
+done:
+    gp_summary_free(sum);
+    free(traces);
+    for (size_t j = 0; j < n_jobs; j++)
+        gp_job_free(jobs[j]);
+    free(jobs);
+    return rc;
 }

@@ -8,6 +8,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* zlib's gzerror() text starts with the descriptor name ("<fd:4>: "); keep only the reason. */
+static const char *gz_reason(const char *msg)
+{
+    const char *colon = msg && msg[0] == '<' ? strstr(msg, ">: ") : NULL;
+    return colon ? colon + 3 : (msg ? msg : "unknown error");
+}
+
 gp_status gp__input_open(gp__input *in, const char *path, gp_error *err)
 {
     memset(in, 0, sizeof *in);
@@ -56,6 +63,8 @@ void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char 
 gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
 {
     *got = 0;
+    if (in->max_read && cap > in->max_read)
+        cap = in->max_read;
     if (in->mem) {
         size_t n = in->mem_len - in->mem_pos;
         if (n > cap)
@@ -73,14 +82,14 @@ gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
             int n = gzread((gzFile)in->gz, buf + total, want);
             if (n < 0) {
                 int zerr = 0;
-                const char *msg = gzerror((gzFile)in->gz, &zerr);
+                const char *msg = gz_reason(gzerror((gzFile)in->gz, &zerr));
                 return gp_error_set(err, GP_EPARSE,
                                     "%s: byte %llu (uncompressed): corrupt gzip data: %s", in->path,
                                     (unsigned long long)(in->consumed + total), msg);
             }
             if (n == 0) {
                 int zerr = 0;
-                const char *msg = gzerror((gzFile)in->gz, &zerr);
+                const char *msg = gz_reason(gzerror((gzFile)in->gz, &zerr));
                 if (zerr == Z_BUF_ERROR || (zerr != Z_OK && zerr != Z_STREAM_END))
                     return gp_error_set(err, GP_EPARSE,
                                         "%s: byte %llu (uncompressed): truncated gzip stream: %s",

@@ -17,6 +17,7 @@ typedef struct gp__input {
     bool compressed;
     uint64_t file_size; /* on-disk size (compressed size for .gz); 0 if unknown */
     uint64_t consumed;  /* bytes handed out so far (uncompressed) */
+    size_t max_read;    /* if non-zero, no read returns more than this (tests) */
     char path[4096];
 } gp__input;
 

@@ -242,6 +242,11 @@ void gp__jw_raw(gp__jw *w, const char *json, size_t len)
     put(w, json, len);
 }
 
+void gp__jw_text(gp__jw *w, const char *text, size_t len)
+{
+    put(w, text, len);
+}
+
 void gp__jw_kv_str(gp__jw *w, const char *key, const char *s)
 {
     gp__jw_key(w, key);

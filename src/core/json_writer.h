@@ -48,6 +48,8 @@ void gp__jw_bool(gp__jw *w, bool v);
 void gp__jw_null(gp__jw *w);
 /* Inserts already-valid JSON text as one value. */
 void gp__jw_raw(gp__jw *w, const char *json, size_t len);
+/* Appends text outside the JSON structure (no separator), e.g. a final newline. */
+void gp__jw_text(gp__jw *w, const char *text, size_t len);
 /* Convenience: key + value. */
 void gp__jw_kv_str(gp__jw *w, const char *key, const char *s);
 void gp__jw_kv_int(gp__jw *w, const char *key, int64_t v);

@@ -155,6 +155,7 @@ void gp_trace_free(gp_trace *t)
     free(t->flows);
     free(t->devices);
     free(t->meta);
+    free(t->args);
     free_priv(t);
     if (t->strings) {
         gp__strtab_free(t->strings);
@@ -263,6 +264,15 @@ gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info, uint32_t *
 gp_status gp_trace_add_py_info(gp_trace *t, const gp_py_info *info, uint32_t *extra_out)
 {
     ADD_SIDE(t->py_info, t->n_py_info, t->cap_py_info, info, extra_out);
+}
+
+gp_status gp_trace_add_args(gp_trace *t, const char *json, size_t len, uint32_t *extra_out)
+{
+    gp_strid id;
+    gp_status s = gp_trace_intern(t, json, len, &id);
+    if (s != GP_OK)
+        return s;
+    ADD_SIDE(t->args, t->n_args, t->cap_args, &id, extra_out);
 }
 
 gp_status gp_trace_add_counter(gp_trace *t, const gp_counter_sample *s)
@@ -441,6 +451,14 @@ const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev)
     if (ev->kind != GP_EV_PYTHON || ev->extra == 0 || ev->extra > t->n_py_info)
         return NULL;
     return &t->py_info[ev->extra - 1];
+}
+
+const char *gp_event_args_json(const gp_trace *t, const gp_event *ev)
+{
+    if ((ev->kind != GP_EV_RANGE && ev->kind != GP_EV_INSTANT) || ev->extra == 0 ||
+        ev->extra > t->n_args)
+        return NULL;
+    return gp_trace_str(t, t->args[ev->extra - 1]);
 }
 
 size_t gp_trace_event_count(const gp_trace *t)

@@ -1,0 +1,93 @@
+/* Per-name statistics of a trace (or several rank traces): the data behind `gpuprof summary`, the
+ * in-process profiler's summary, the dashboard's operation table and `gpuprof diff`.
+ *
+ * For every event kind, events are grouped by name; each group gets calls, total, mean, min, max,
+ * standard deviation (population), p50/p95/p99 (linear interpolation between closest ranks, as
+ * numpy's default) and its share of the kind's time. Rows are sorted by total time, descending
+ * (ties: by name). Names point into the traces' string tables: a summary must not outlive them. */
+#ifndef GPUPROF_SUMMARY_H
+#define GPUPROF_SUMMARY_H
+
+#include "gpuprof/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gp_name_stats {
+    const char *name; /* owned by a trace's string table */
+    gp_event_kind kind;
+    uint64_t calls;
+    gp_ns total;
+    gp_ns min, max;
+    double mean;          /* ns */
+    double stddev;        /* ns, population */
+    double p50, p95, p99; /* ns */
+    double share;         /* total / kind's denominator (0..1), see gp_kind_summary */
+} gp_name_stats;
+
+typedef struct gp_kind_summary {
+    gp_event_kind kind;
+    gp_name_stats *rows; /* sorted by total desc */
+    size_t n_rows;
+    uint64_t calls;
+    gp_ns total; /* sum of durations of this kind */
+    /* share denominator: for GPU work (kernel, memcpy, memset) the summed duration of all
+     * kernel+memcpy+memset events ("GPU time"); for every other kind, the kind's own total. */
+    gp_ns denominator;
+} gp_kind_summary;
+
+typedef struct gp_summary {
+    size_t n_traces;
+    gp_kind_summary kinds[GP_EV_KIND_COUNT]; /* n_rows == 0 for kinds absent or not asked for */
+    bool has_gpu;                            /* any kernel, memcpy or memset */
+    gp_ns gpu_time;                          /* summed kernel+memcpy+memset durations */
+    /* Earliest start to latest end over all events, per trace, summed. */
+    gp_ns span;
+    /* The readers' counts, summed over the traces. */
+    gp_read_stats input;
+    /* Top-N bottlenecks: GPU work when there is any, else CPU ops, annotations and ranges. */
+    gp_name_stats *top;
+    size_t n_top;
+} gp_summary;
+
+typedef struct gp_summary_opts {
+    uint32_t kinds; /* bit mask of (1u << gp_event_kind); 0 = every kind with a duration */
+    size_t top_n;   /* bottleneck rows (default 10) */
+} gp_summary_opts;
+
+GP_EXTERN void gp_summary_opts_init(gp_summary_opts *opts);
+
+/* Computes the summary over n traces (rows of equal kind and name merge across traces).
+ * opts may be NULL. On success *out is owned by the caller (gp_summary_free). GP_ENOMEM. */
+GP_EXTERN gp_status gp_summary_compute(gp_trace *const *traces, size_t n,
+                                       const gp_summary_opts *opts,
+                                       gp_summary **out) GP_WARN_UNUSED;
+GP_EXTERN void gp_summary_free(gp_summary *s);
+
+/* Renderers. Text is the fixed-width report ("GPU KERNEL TIMING REPORT", ...); JSON and CSV carry
+ * every field. Return GP_EIO when the stream fails. */
+typedef struct gp_summary_render_opts {
+    size_t top_n;   /* rows per table; 0 = all */
+    int name_width; /* text: width of the name column (default 40) */
+} gp_summary_render_opts;
+
+GP_EXTERN gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_opts *o,
+                                           FILE *fp) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_opts *o,
+                                           FILE *fp) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opts *o,
+                                          FILE *fp) GP_WARN_UNUSED;
+
+/* Writes a readable short form of a (demangled C++) kernel or op name into out (size cap, always
+ * NUL-terminated): return type and argument list dropped, template arguments collapsed to "<...>",
+ * at most the last two scopes kept, then the middle elided with "..." if still longer than width.
+ * e.g. "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, ...>(int,
+ * ...)"
+ *   -> "native::vectorized_elementwise_kernel<...>". */
+GP_EXTERN void gp_shorten_name(const char *name, size_t width, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

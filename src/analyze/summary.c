@@ -1,0 +1,261 @@
+/* Per-name statistics (gpuprof summary). One pass groups event durations by (kind, name); each
+ * group is then sorted once for its percentiles. O(n log n) overall, in the per-group sorts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/summary.h"
+
+void gp_summary_opts_init(gp_summary_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->top_n = 10;
+}
+
+/* A group: a (kind, name) pair, merged across traces by name text. */
+typedef struct group {
+    const char *name;
+    size_t name_len;
+    uint64_t hash;
+    gp_event_kind kind;
+    int64_t *durs;
+    size_t n, cap;
+} group;
+
+typedef struct group_table {
+    group *g;
+    size_t n, cap;
+    uint32_t *slots; /* index+1 */
+    size_t n_slots;
+} group_table;
+
+static gp_status table_grow(group_table *t)
+{
+    size_t ns = t->n_slots ? t->n_slots * 2 : 1024;
+    uint32_t *slots = calloc(ns, sizeof *slots);
+    if (!slots)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = t->g[i].hash & (ns - 1);
+        while (slots[j])
+            j = (j + 1) & (ns - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = ns;
+    return GP_OK;
+}
+
+/* Index+1 of the group for (kind, name), created when new; 0 when out of memory. */
+static uint32_t table_find(group_table *t, gp_event_kind kind, const char *name, size_t len)
+{
+    if ((t->n + 1) * 2 > t->n_slots && table_grow(t) != GP_OK)
+        return 0;
+    uint64_t h = gp__hash_bytes(name, len) ^ ((uint64_t)kind * 0x9E3779B97F4A7C15ULL);
+    size_t j = h & (t->n_slots - 1);
+    for (uint32_t idx; (idx = t->slots[j]) != 0; j = (j + 1) & (t->n_slots - 1)) {
+        group *g = &t->g[idx - 1];
+        if (g->hash == h && g->kind == kind && g->name_len == len &&
+            memcmp(g->name, name, len) == 0)
+            return idx;
+    }
+    group *g = GP_PUSH(t->g, t->n, t->cap);
+    if (!g)
+        return 0;
+    g->name = name;
+    g->name_len = len;
+    g->hash = h;
+    g->kind = kind;
+    t->slots[j] = (uint32_t)t->n;
+    return (uint32_t)t->n;
+}
+
+static bool has_duration(gp_event_kind k)
+{
+    return k != GP_EV_MEMORY && k != GP_EV_INSTANT && k != GP_EV_COUNTER;
+}
+
+static bool is_gpu_work(gp_event_kind k)
+{
+    return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
+}
+
+/* Bottlenecks are GPU work when there is any; otherwise CPU ops, annotations and ranges. */
+static bool is_bottleneck_kind(const gp_summary *s, gp_event_kind k)
+{
+    return s->has_gpu ? is_gpu_work(k)
+                      : (k == GP_EV_CPU_OP || k == GP_EV_USER_ANNOTATION || k == GP_EV_RANGE);
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const gp_name_stats *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary_opts *opts,
+                             gp_summary **out)
+{
+    gp_summary_opts defaults;
+    if (!opts) {
+        gp_summary_opts_init(&defaults);
+        opts = &defaults;
+    }
+    gp_status st = GP_ENOMEM;
+    group_table tab = {0};
+    gp_summary *s = calloc(1, sizeof *s);
+    if (!s)
+        return GP_ENOMEM;
+    s->n_traces = n;
+    uint32_t mask = opts->kinds;
+
+    /* One pass: each event's duration goes to its group. memo[kind][name id] caches the group
+     * index per trace, so names are hashed once per trace, not once per event. */
+    for (size_t ti = 0; ti < n; ti++) {
+        const gp_trace *t = traces[ti];
+        size_t n_str = t->strings ? t->strings->n : 1;
+        uint32_t *memo[GP_EV_KIND_COUNT] = {0};
+        bool ok = true;
+        gp_ns start, end;
+        gp_trace_span(t, &start, &end);
+        s->span += end - start;
+        const gp_read_stats *rs = &t->stats;
+        s->input.bytes += rs->bytes;
+        s->input.events_in += rs->events_in;
+        for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+            s->input.by_kind[k] += rs->by_kind[k];
+        s->input.metadata_events += rs->metadata_events;
+        s->input.flow_points += rs->flow_points;
+        s->input.negative_dur += rs->negative_dur;
+        s->input.absurd_dur += rs->absurd_dur;
+        s->input.no_dur += rs->no_dur;
+        s->input.unknown_cat += rs->unknown_cat;
+        s->input.skipped += rs->skipped;
+        for (size_t k = 0; ok && k < t->n_tracks; k++) {
+            const gp_track *tr = &t->tracks[k];
+            for (size_t i = 0; i < tr->n_events; i++) {
+                const gp_event *ev = &tr->events[i];
+                gp_event_kind kind = (gp_event_kind)ev->kind;
+                if (!has_duration(kind) || (mask && !(mask & (1u << kind))))
+                    continue;
+                if (!memo[kind] && !(memo[kind] = calloc(n_str, sizeof(uint32_t)))) {
+                    ok = false;
+                    break;
+                }
+                uint32_t idx = ev->name < n_str ? memo[kind][ev->name] : 0;
+                if (!idx) {
+                    idx = table_find(&tab, kind, gp_trace_str(t, ev->name),
+                                     gp_trace_strlen(t, ev->name));
+                    if (!idx) {
+                        ok = false;
+                        break;
+                    }
+                    if (ev->name < n_str)
+                        memo[kind][ev->name] = idx;
+                }
+                group *g = &tab.g[idx - 1];
+                int64_t *d = GP_PUSH(g->durs, g->n, g->cap);
+                if (!d) {
+                    ok = false;
+                    break;
+                }
+                *d = ev->dur;
+            }
+        }
+        for (int m = 0; m < GP_EV_KIND_COUNT; m++)
+            free(memo[m]);
+        if (!ok)
+            goto fail;
+    }
+    /* Rows per kind. */
+    size_t per_kind[GP_EV_KIND_COUNT] = {0};
+    for (size_t i = 0; i < tab.n; i++)
+        per_kind[tab.g[i].kind]++;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+        s->kinds[k].kind = (gp_event_kind)k;
+        if (per_kind[k] && !(s->kinds[k].rows = calloc(per_kind[k], sizeof(gp_name_stats))))
+            goto fail;
+    }
+    for (size_t i = 0; i < tab.n; i++) {
+        group *g = &tab.g[i];
+        gp__stats stt;
+        gp__stats_compute(g->durs, g->n, &stt);
+        gp_kind_summary *ks = &s->kinds[g->kind];
+        gp_name_stats *r = &ks->rows[ks->n_rows++];
+        r->name = g->name;
+        r->kind = g->kind;
+        r->calls = stt.n;
+        r->total = stt.total;
+        r->min = stt.min;
+        r->max = stt.max;
+        r->mean = stt.mean;
+        r->stddev = stt.stddev;
+        r->p50 = stt.p50;
+        r->p95 = stt.p95;
+        r->p99 = stt.p99;
+        ks->calls += stt.n;
+        ks->total += stt.total;
+        if (is_gpu_work(g->kind)) {
+            s->gpu_time += stt.total;
+            s->has_gpu = true;
+        }
+    }
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+        gp_kind_summary *ks = &s->kinds[k];
+        ks->denominator = is_gpu_work((gp_event_kind)k) ? s->gpu_time : ks->total;
+        for (size_t i = 0; i < ks->n_rows; i++)
+            ks->rows[i].share =
+                ks->denominator > 0 ? (double)ks->rows[i].total / (double)ks->denominator : 0;
+        if (ks->n_rows > 1)
+            qsort(ks->rows, ks->n_rows, sizeof *ks->rows, cmp_rows);
+    }
+    /* Top-N bottlenecks: GPU work when there is any, else CPU ops and annotations/ranges. */
+    size_t cand = 0;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+        bool take = is_bottleneck_kind(s, (gp_event_kind)k);
+        if (take)
+            cand += s->kinds[k].n_rows;
+    }
+    if (cand) {
+        if (!(s->top = malloc(cand * sizeof *s->top)))
+            goto fail;
+        for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+            bool take = is_bottleneck_kind(s, (gp_event_kind)k);
+            if (take) {
+                memcpy(s->top + s->n_top, s->kinds[k].rows, s->kinds[k].n_rows * sizeof *s->top);
+                s->n_top += s->kinds[k].n_rows;
+            }
+        }
+        qsort(s->top, s->n_top, sizeof *s->top, cmp_rows);
+        size_t top_n = opts->top_n ? opts->top_n : 10;
+        if (s->n_top > top_n)
+            s->n_top = top_n;
+    }
+    st = GP_OK;
+    *out = s;
+    s = NULL;
+fail:
+    for (size_t i = 0; i < tab.n; i++)
+        free(tab.g[i].durs);
+    free(tab.g);
+    free(tab.slots);
+    gp_summary_free(s);
+    return st;
+}
+
+void gp_summary_free(gp_summary *s)
+{
+    if (!s)
+        return;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        free(s->kinds[k].rows);
+    free(s->top);
+    free(s);
+}

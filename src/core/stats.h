@@ -1,0 +1,25 @@
+/* Descriptive statistics over int64 samples (durations in ns). */
+#ifndef GP_CORE_STATS_H
+#define GP_CORE_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gp__stats {
+    size_t n;
+    int64_t total, min, max;
+    double mean, stddev; /* population standard deviation */
+    double p50, p95, p99;
+} gp__stats;
+
+/* Sorts v in place (ascending) and fills *st. n may be 0 (all fields 0). */
+void gp__stats_compute(int64_t *v, size_t n, gp__stats *st);
+/* Sorts v ascending (radix sort for large n, insertion sort for tiny). */
+void gp__sort_i64(int64_t *v, size_t n);
+/* Quantile q in [0,1] of an ascending array, linear interpolation between closest ranks (numpy's
+ * default "linear" method). 0 for n == 0. */
+double gp__quantile_sorted(const int64_t *v, size_t n, double q);
+/* Same for doubles. */
+double gp__quantile_sorted_d(const double *v, size_t n, double q);
+
+#endif

@@ -1,0 +1,252 @@
+/* Renderers for gp_summary: fixed-width text, JSON, CSV. Formatting only; no statistics here. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json_writer.h"
+#include "gpuprof/summary.h"
+
+#define MS(ns) ((double)(ns) / 1e6)
+
+static const char *kind_title(gp_event_kind k)
+{
+    switch (k) {
+    case GP_EV_KERNEL:
+        return "GPU KERNEL TIMING REPORT";
+    case GP_EV_MEMCPY:
+        return "GPU MEMCPY TIMING REPORT";
+    case GP_EV_MEMSET:
+        return "GPU MEMSET TIMING REPORT";
+    case GP_EV_SYNC:
+        return "CUDA SYNCHRONIZATION REPORT";
+    case GP_EV_CPU_OP:
+        return "CPU OP TIMING REPORT";
+    case GP_EV_RUNTIME:
+        return "CUDA RUNTIME API REPORT";
+    case GP_EV_DRIVER:
+        return "CUDA DRIVER API REPORT";
+    case GP_EV_USER_ANNOTATION:
+        return "USER ANNOTATION REPORT";
+    case GP_EV_GPU_USER_ANNOTATION:
+        return "GPU ANNOTATION REPORT";
+    case GP_EV_PYTHON:
+        return "PYTHON FUNCTION REPORT";
+    case GP_EV_RANGE:
+        return "RANGE TIMING REPORT";
+    case GP_EV_OVERHEAD:
+        return "PROFILER OVERHEAD REPORT";
+    default:
+        return "OTHER EVENTS REPORT";
+    }
+}
+
+static const char *kind_column(gp_event_kind k)
+{
+    switch (k) {
+    case GP_EV_KERNEL:
+        return "Kernel";
+    case GP_EV_MEMCPY:
+        return "Copy";
+    case GP_EV_MEMSET:
+        return "Memset";
+    case GP_EV_RUNTIME:
+    case GP_EV_DRIVER:
+        return "API call";
+    case GP_EV_CPU_OP:
+        return "Operator";
+    case GP_EV_PYTHON:
+        return "Function";
+    default:
+        return "Name";
+    }
+}
+
+/* Order of the tables in text output: GPU work first, then CPU-side kinds. */
+static const gp_event_kind text_order[] = {
+    GP_EV_KERNEL,  GP_EV_MEMCPY, GP_EV_MEMSET,          GP_EV_SYNC,
+    GP_EV_RANGE,   GP_EV_CPU_OP, GP_EV_USER_ANNOTATION, GP_EV_GPU_USER_ANNOTATION,
+    GP_EV_RUNTIME, GP_EV_DRIVER, GP_EV_PYTHON,          GP_EV_OVERHEAD,
+    GP_EV_OTHER,
+};
+
+static void rule(FILE *fp, char c, int width)
+{
+    for (int i = 0; i < width; i++)
+        fputc(c, fp);
+    fputc('\n', fp);
+}
+
+static void row(FILE *fp, int nw, const gp_name_stats *r, bool with_kind)
+{
+    char name[512];
+    gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
+    fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
+            r->calls, MS(r->total), r->mean / 1e6, MS(r->min), MS(r->max), r->p95 / 1e6,
+            r->share * 100.0);
+    if (with_kind)
+        fprintf(fp, "  %s", gp_event_kind_name(r->kind));
+    fputc('\n', fp);
+}
+
+static void header(FILE *fp, int nw, const char *first, int width)
+{
+    fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls", "Total (ms)",
+            "Mean (ms)", "Min (ms)", "Max (ms)", "P95 (ms)", "Share");
+    rule(fp, '-', width);
+}
+
+gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
+{
+    int nw = o && o->name_width > 0 ? o->name_width : 40;
+    size_t top = o ? o->top_n : 0;
+    int width = nw + 1 + 9 + 5 * 13 + 6;
+    bool any = false;
+    for (size_t i = 0; i < sizeof text_order / sizeof text_order[0]; i++) {
+        const gp_kind_summary *ks = &s->kinds[text_order[i]];
+        if (ks->n_rows == 0)
+            continue;
+        any = true;
+        rule(fp, '=', width);
+        fprintf(fp, "%s\n", kind_title(ks->kind));
+        rule(fp, '=', width);
+        header(fp, nw, kind_column(ks->kind), width);
+        size_t n = top && top < ks->n_rows ? top : ks->n_rows;
+        for (size_t r = 0; r < n; r++)
+            row(fp, nw, &ks->rows[r], false);
+        if (n < ks->n_rows)
+            fprintf(fp, "(%zu more not shown; --top 0 shows all)\n", ks->n_rows - n);
+        rule(fp, '-', width);
+        fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
+        rule(fp, '=', width);
+        fputc('\n', fp);
+    }
+    if (!any)
+        fprintf(fp, "no timed events of the selected kinds in the input\n\n");
+    if (!s->has_gpu)
+        fprintf(fp, "note: no GPU events (no kernels, copies or memsets) in the input%s\n\n",
+                any ? "; the tables above cover CPU-side events only" : "");
+    if (s->n_top) {
+        rule(fp, '=', width);
+        fprintf(fp, "TOP %zu BOTTLENECKS BY TOTAL %s TIME\n", s->n_top, s->has_gpu ? "GPU" : "CPU");
+        rule(fp, '=', width);
+        header(fp, nw, "Name", width);
+        for (size_t r = 0; r < s->n_top; r++)
+            row(fp, nw, &s->top[r], true);
+        rule(fp, '=', width);
+    }
+    return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+static void json_row(gp__jw *w, const gp_name_stats *r)
+{
+    gp__jw_obj_begin(w);
+    gp__jw_kv_str(w, "name", r->name);
+    gp__jw_kv_str(w, "kind", gp_event_kind_name(r->kind));
+    gp__jw_kv_int(w, "calls", (int64_t)r->calls);
+    gp__jw_kv_int(w, "total_ns", r->total);
+    gp__jw_kv_double(w, "mean_ns", r->mean);
+    gp__jw_kv_int(w, "min_ns", r->min);
+    gp__jw_kv_int(w, "max_ns", r->max);
+    gp__jw_kv_double(w, "stddev_ns", r->stddev);
+    gp__jw_kv_double(w, "p50_ns", r->p50);
+    gp__jw_kv_double(w, "p95_ns", r->p95);
+    gp__jw_kv_double(w, "p99_ns", r->p99);
+    gp__jw_kv_double(w, "share", r->share);
+    gp__jw_obj_end(w);
+}
+
+gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
+{
+    size_t top = o ? o->top_n : 0;
+    gp__jw w;
+    gp__jw_init(&w, fp);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_int(&w, "schema_version", 1);
+    gp__jw_kv_int(&w, "traces", (int64_t)s->n_traces);
+    gp__jw_kv_bool(&w, "has_gpu", s->has_gpu);
+    gp__jw_kv_int(&w, "gpu_time_ns", s->gpu_time);
+    gp__jw_kv_int(&w, "span_ns", s->span);
+    if (!s->has_gpu)
+        gp__jw_kv_str(&w, "note", "no GPU events");
+    const gp_read_stats *in = &s->input;
+    gp__jw_key(&w, "input");
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_int(&w, "bytes", (int64_t)in->bytes);
+    gp__jw_kv_int(&w, "trace_events", (int64_t)in->events_in);
+    gp__jw_kv_int(&w, "metadata_events", (int64_t)in->metadata_events);
+    gp__jw_kv_int(&w, "flow_points", (int64_t)in->flow_points);
+    gp__jw_kv_int(&w, "negative_durations", (int64_t)in->negative_dur);
+    gp__jw_kv_int(&w, "absurd_durations_dropped", (int64_t)in->absurd_dur);
+    gp__jw_kv_int(&w, "missing_durations", (int64_t)in->no_dur);
+    gp__jw_kv_int(&w, "unknown_categories", (int64_t)in->unknown_cat);
+    gp__jw_kv_int(&w, "skipped", (int64_t)in->skipped);
+    gp__jw_key(&w, "by_kind");
+    gp__jw_obj_begin(&w);
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (in->by_kind[k])
+            gp__jw_kv_int(&w, gp_event_kind_name((gp_event_kind)k), (int64_t)in->by_kind[k]);
+    gp__jw_obj_end(&w);
+    gp__jw_obj_end(&w);
+    gp__jw_key(&w, "kinds");
+    gp__jw_arr_begin(&w);
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+        const gp_kind_summary *ks = &s->kinds[k];
+        if (ks->n_rows == 0)
+            continue;
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "kind", gp_event_kind_name(ks->kind));
+        gp__jw_kv_int(&w, "calls", (int64_t)ks->calls);
+        gp__jw_kv_int(&w, "total_ns", ks->total);
+        gp__jw_kv_int(&w, "denominator_ns", ks->denominator);
+        gp__jw_kv_int(&w, "names", (int64_t)ks->n_rows);
+        gp__jw_key(&w, "rows");
+        gp__jw_arr_begin(&w);
+        size_t n = top && top < ks->n_rows ? top : ks->n_rows;
+        for (size_t r = 0; r < n; r++)
+            json_row(&w, &ks->rows[r]);
+        gp__jw_arr_end(&w);
+        gp__jw_obj_end(&w);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_key(&w, "top");
+    gp__jw_arr_begin(&w);
+    for (size_t r = 0; r < s->n_top; r++)
+        json_row(&w, &s->top[r]);
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    gp__jw_text(&w, "\n", 1);
+    return gp__jw_finish(&w);
+}
+
+static void csv_field(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
+{
+    size_t top = o ? o->top_n : 0;
+    fprintf(fp, "kind,name,calls,total_ns,mean_ns,min_ns,max_ns,stddev_ns,p50_ns,p95_ns,p99_ns,"
+                "share\n");
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+        const gp_kind_summary *ks = &s->kinds[k];
+        size_t n = top && top < ks->n_rows ? top : ks->n_rows;
+        for (size_t i = 0; i < n; i++) {
+            const gp_name_stats *r = &ks->rows[i];
+            fprintf(fp, "%s,", gp_event_kind_name(r->kind));
+            csv_field(fp, r->name);
+            fprintf(fp,
+                    ",%" PRIu64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
+                    ",%.1f,%.1f,%.1f,%.1f,%.6f\n",
+                    r->calls, r->total, r->mean, r->min, r->max, r->stddev, r->p50, r->p95, r->p99,
+                    r->share);
+        }
+    }
+    return ferror(fp) ? GP_EIO : GP_OK;
+}

@@ -1,0 +1,137 @@
+/* Model equality for round-trip tests: compares content, not string ids or track creation order
+ * details that carry no meaning. GP_EVF_DUR_CLAMPED is provenance (the source had a negative
+ * duration) and is not compared. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpuprof/trace.h"
+
+static bool why(char *buf, size_t len, const char *fmt, ...) GP_PRINTF(3, 4);
+
+static bool why(char *buf, size_t len, const char *fmt, ...)
+{
+    if (buf && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, len, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+static bool str_eq(const gp_trace *a, gp_strid x, const gp_trace *b, gp_strid y)
+{
+    return strcmp(gp_trace_str(a, x), gp_trace_str(b, y)) == 0;
+}
+
+static bool gpu_eq(const gp_trace *a, const gp_gpu_info *x, const gp_trace *b, const gp_gpu_info *y)
+{
+    return x->device == y->device && x->context == y->context && x->stream == y->stream &&
+           memcmp(x->grid, y->grid, sizeof x->grid) == 0 &&
+           memcmp(x->block, y->block, sizeof x->block) == 0 &&
+           x->registers_per_thread == y->registers_per_thread &&
+           x->shared_memory == y->shared_memory && x->blocks_per_sm == y->blocks_per_sm &&
+           x->warps_per_sm == y->warps_per_sm && x->occupancy_pct == y->occupancy_pct &&
+           x->queued == y->queued && x->bytes == y->bytes &&
+           x->bandwidth_gbps == y->bandwidth_gbps && x->graph_id == y->graph_id &&
+           x->graph_node_id == y->graph_node_id && str_eq(a, x->sync_kind, b, y->sync_kind) &&
+           x->wait_on_stream == y->wait_on_stream && str_eq(a, x->collective, b, y->collective) &&
+           x->in_msg_nelems == y->in_msg_nelems && x->out_msg_nelems == y->out_msg_nelems &&
+           x->group_size == y->group_size && str_eq(a, x->dtype, b, y->dtype) &&
+           str_eq(a, x->copy_kind, b, y->copy_kind);
+}
+
+static bool event_eq(const gp_trace *a, const gp_event *x, const gp_trace *b, const gp_event *y)
+{
+    const uint8_t mask = (uint8_t)~GP_EVF_DUR_CLAMPED;
+    if (x->ts != y->ts || x->dur != y->dur || x->correlation != y->correlation ||
+        x->external_id != y->external_id || x->kind != y->kind ||
+        (x->flags & mask) != (y->flags & mask) || !str_eq(a, x->name, b, y->name))
+        return false;
+    const gp_gpu_info *gx = gp_event_gpu_info(a, x), *gy = gp_event_gpu_info(b, y);
+    if ((gx == NULL) != (gy == NULL) || (gx && !gpu_eq(a, gx, b, gy)))
+        return false;
+    const gp_mem_info *mx = gp_event_mem_info(a, x), *my = gp_event_mem_info(b, y);
+    if ((mx == NULL) != (my == NULL) || (mx && memcmp(mx, my, sizeof *mx) != 0))
+        return false;
+    const gp_py_info *px = gp_event_py_info(a, x), *py = gp_event_py_info(b, y);
+    if ((px == NULL) != (py == NULL) || (px && memcmp(px, py, sizeof *px) != 0))
+        return false;
+    const char *ax = gp_event_args_json(a, x), *ay = gp_event_args_json(b, y);
+    if ((ax == NULL) != (ay == NULL) || (ax && strcmp(ax, ay) != 0))
+        return false;
+    if ((x->kind == GP_EV_RUNTIME || x->kind == GP_EV_DRIVER) && x->extra != y->extra)
+        return false;
+    if (x->kind == GP_EV_OTHER && !str_eq(a, x->extra, b, y->extra))
+        return false;
+    return true;
+}
+
+static bool track_id_eq(const gp_trace *a, const gp_track *x, const gp_trace *b, const gp_track *y)
+{
+    if (x->kind != y->kind)
+        return false;
+    if (x->pid_is_str != y->pid_is_str || x->tid_is_str != y->tid_is_str)
+        return false;
+    if (x->pid_is_str ? !str_eq(a, x->pid_str, b, y->pid_str) : x->pid != y->pid)
+        return false;
+    if (x->tid_is_str ? !str_eq(a, x->tid_str, b, y->tid_str) : x->tid != y->tid)
+        return false;
+    return x->device == y->device && x->stream == y->stream;
+}
+
+bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *w, size_t wl)
+{
+    if (a->base_time_ns != b->base_time_ns)
+        return why(w, wl, "baseTimeNanoseconds %" PRId64 " vs %" PRId64, a->base_time_ns,
+                   b->base_time_ns);
+    if (a->dist.present != b->dist.present || a->dist.rank != b->dist.rank ||
+        a->dist.world_size != b->dist.world_size || !str_eq(a, a->dist.backend, b, b->dist.backend))
+        return why(w, wl, "distributedInfo differs");
+    if (a->n_devices != b->n_devices)
+        return why(w, wl, "%zu vs %zu devices", a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++) {
+        gp_device_props x = a->devices[i], y = b->devices[i];
+        bool names = str_eq(a, x.name, b, y.name);
+        x.name = y.name = 0;
+        if (!names || memcmp(&x, &y, sizeof x) != 0)
+            return why(w, wl, "device %zu differs", i);
+    }
+    if (a->n_tracks != b->n_tracks)
+        return why(w, wl, "%zu vs %zu tracks", a->n_tracks, b->n_tracks);
+    for (size_t i = 0; i < a->n_tracks; i++) {
+        const gp_track *x = &a->tracks[i], *y = &b->tracks[i];
+        if (!track_id_eq(a, x, b, y))
+            return why(w, wl,
+                       "track %zu: identity differs (pid %" PRId64 "/%" PRId64 ", tid %" PRId64
+                       "/%" PRId64 ")",
+                       i, x->pid, y->pid, x->tid, y->tid);
+        if (!str_eq(a, x->name, b, y->name) || !str_eq(a, x->process_name, b, y->process_name))
+            return why(w, wl, "track %zu: names differ", i);
+        if (x->n_events != y->n_events)
+            return why(w, wl, "track %zu: %zu vs %zu events", i, x->n_events, y->n_events);
+        for (size_t j = 0; j < x->n_events; j++)
+            if (!event_eq(a, &x->events[j], b, &y->events[j]))
+                return why(w, wl, "track %zu event %zu (\"%s\" at %" PRId64 " ns) differs", i, j,
+                           gp_trace_str(a, x->events[j].name), x->events[j].ts);
+    }
+    if (a->n_counters != b->n_counters)
+        return why(w, wl, "%zu vs %zu counter samples", a->n_counters, b->n_counters);
+    for (size_t i = 0; i < a->n_counters; i++) {
+        const gp_counter_sample *x = &a->counters[i], *y = &b->counters[i];
+        if (x->ts != y->ts || x->value != y->value || !str_eq(a, x->series, b, y->series))
+            return why(w, wl, "counter sample %zu differs", i);
+    }
+    if (a->n_flows != b->n_flows)
+        return why(w, wl, "%zu vs %zu flows", a->n_flows, b->n_flows);
+    for (size_t i = 0; i < a->n_flows; i++) {
+        const gp_flow *x = &a->flows[i], *y = &b->flows[i];
+        if (x->id != y->id || x->src_ts != y->src_ts || x->dst_ts != y->dst_ts ||
+            x->src_track != y->src_track || x->dst_track != y->dst_track ||
+            !str_eq(a, x->cat, b, y->cat))
+            return why(w, wl, "flow %zu differs", i);
+    }
+    return true;
+}

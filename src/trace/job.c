@@ -1,0 +1,113 @@
+/* A job: several rank traces from a directory (or one file). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/util.h"
+#include "gpuprof/trace.h"
+
+static bool is_trace_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && strcmp(n + l - 5, ".json") == 0) ||
+           (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const gp_trace *x = *(gp_trace *const *)a, *y = *(gp_trace *const *)b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, gp_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+    gp_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return gp_error_set(err, GP_ENOMEM, "out of memory");
+    char **names = NULL;
+    size_t n_names = 0, cap_names = 0;
+    gp_status s = GP_OK;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d) {
+            s = gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+            goto done;
+        }
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (de->d_name[0] == '.' || !is_trace_name(de->d_name))
+                continue;
+            char **slot = GP_PUSH(names, n_names, cap_names);
+            size_t len = strlen(path) + strlen(de->d_name) + 2;
+            if (!slot || !(*slot = malloc(len))) {
+                closedir(d);
+                s = gp_error_set(err, GP_ENOMEM, "out of memory");
+                goto done;
+            }
+            snprintf(*slot, len, "%s/%s", path, de->d_name);
+        }
+        closedir(d);
+        if (n_names == 0) {
+            s = gp_error_set(err, GP_ENOENT, "%s: no *.json or *.json.gz traces in this directory",
+                             path);
+            goto done;
+        }
+        qsort(names, n_names, sizeof *names, cmp_str);
+    } else {
+        char **slot = GP_PUSH(names, n_names, cap_names);
+        if (!slot || !(*slot = strdup(path))) {
+            s = gp_error_set(err, GP_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if (!(job->ranks = calloc(n_names, sizeof *job->ranks))) {
+        s = gp_error_set(err, GP_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n_names; i++) {
+        s = gp_trace_read(names[i], opts, &job->ranks[i], err);
+        if (s != GP_OK)
+            goto done;
+        job->n_ranks++;
+    }
+    /* Ranks: distributedInfo.rank where present and unique; file order otherwise. */
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        gp_trace *t = job->ranks[i];
+        bool dup = false;
+        for (size_t j = 0; j < i; j++)
+            if (job->ranks[j]->rank == t->rank && t->rank >= 0)
+                dup = true;
+        if (t->rank < 0 || dup) {
+            t->rank = (int32_t)i;
+            t->rank_from_file_order = true;
+            job->ranks_from_file_order = true;
+        }
+    }
+    if (job->ranks_from_file_order && n_names > 1 && !(opts && opts->quiet))
+        fprintf(stderr,
+                "gpuprof: %s: note: some traces have no (or a duplicate) distributedInfo.rank; "
+                "their rank is their position in file-name order\n",
+                path);
+    qsort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
+done:
+    for (size_t i = 0; i < n_names; i++)
+        free(names[i]);
+    free(names);
+    if (s != GP_OK) {
+        gp_job_free(job);
+        return s;
+    }
+    *out = job;
+    return GP_OK;
+}

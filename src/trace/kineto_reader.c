@@ -1,0 +1,2117 @@
+/* Kineto / Chrome trace JSON reader.
+ *
+ * A dedicated streaming scanner (see docs/decisions/json.md for the measurements behind it): the
+ * input is read in chunks into one buffer; the scanner parses one top-level member or one element
+ * of traceEvents at a time, straight into the model. When it reaches the end of the buffered bytes
+ * in the middle of an element it longjmps back to the element's start, the buffer is refilled
+ * (keeping the unfinished element) and the element is parsed again. Only complete elements have
+ * side effects on the model, so a retry is harmless. Memory therefore grows with the events kept,
+ * not with the file: the buffer holds one chunk plus the longest element.
+ *
+ * The buffer is always followed by at least PAD zero bytes: buf[len] == '\0' is the end sentinel
+ * (a NUL inside the data is an error), and the 8-byte-at-a-time string scan may read past it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/input.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/trace.h"
+#include "trace/model_internal.h"
+#include "trace/reader_internal.h"
+
+#define CHUNK (4u << 20)
+#define PAD 16
+#define MAX_BUF ((size_t)1 << 31)                  /* longest single element we accept: 2 GiB */
+#define MAX_DEPTH 256                              /* nesting depth limit */
+#define ABSURD_NS (7LL * 24 * 3600 * 1000000000LL) /* HTA's 7-day cut-off */
+#define META_MAX 65536 /* larger top-level values are not kept as metadata */
+
+enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };
+
+/* Categories, from the "cat" string. */
+typedef enum cat_id {
+    CAT_NONE = 0,
+    CAT_CPU_OP,
+    CAT_USER_ANNOTATION,
+    CAT_GPU_USER_ANNOTATION,
+    CAT_PYTHON,
+    CAT_RUNTIME,
+    CAT_DRIVER,
+    CAT_KERNEL,
+    CAT_MEMCPY,
+    CAT_MEMSET,
+    CAT_SYNC,
+    CAT_CPU_INSTANT,
+    CAT_OVERHEAD,
+    CAT_RANGE,
+    CAT_AC2G,        /* launch flows: implied by correlation ids */
+    CAT_KNOWN_OTHER, /* categories we know and keep as GP_EV_OTHER without a warning ("Trace") */
+    CAT_UNKNOWN
+} cat_id;
+
+/* A JSON value that is a number or a string, as seen in pid/tid. */
+typedef struct idval {
+    bool present;
+    bool is_str;
+    bool numeric; /* is_str but all digits (legacy "25738"), or "stream 7" */
+    int64_t num;
+    const char *s;
+    size_t len;
+} idval;
+
+/* Everything one event may carry, filled by parse_event and consumed by commit_event. */
+typedef struct ev_fields {
+    char ph;
+    cat_id cat;
+    const char *cat_s;
+    size_t cat_len;
+    const char *name;
+    size_t name_len;
+    uint64_t name_hash;
+    bool name_escaped;
+    idval pid, tid;
+    bool has_ts, has_dur;
+    int64_t ts, dur;
+    bool has_id;
+    int64_t id;
+    const char *args_s; /* raw args object text */
+    size_t args_len;
+    /* args of interest (has_* when present) */
+    bool has_ext, has_corr, has_stream, has_device;
+    int64_t ext, corr, stream, device, context;
+    int64_t cbid;
+    int32_t grid[3], block[3];
+    int64_t regs, smem, queued, bytes;
+    double bps, wps, occ, bw;
+    int64_t graph_id, graph_node;
+    int64_t py_id, py_parent;
+    bool py_parent_null;
+    int64_t addr, mem_bytes, total_alloc, total_res, dev_type, dev_id;
+    bool has_mem_bytes;
+    const char *sync_kind;
+    size_t sync_kind_len;
+    int64_t wait_on_stream;
+    const char *collective, *dtype, *copy_kind;
+    size_t collective_len, dtype_len, copy_kind_len;
+    int64_t in_nelems, out_nelems, group_size;
+    /* metadata args */
+    const char *meta_name;
+    size_t meta_name_len;
+    bool has_sort_index;
+    int64_t sort_index;
+    /* counter args: first numeric member */
+    const char *ctr_key;
+    size_t ctr_key_len;
+    double ctr_value;
+    int n_ctr;
+} ev_fields;
+
+/* Track-name metadata, applied to tracks when reading ends. */
+typedef struct pending_meta {
+    int kind; /* 0 process_name, 1 thread_name, 2 thread_sort_index, 3 process_sort_index */
+    int64_t pid, tid;
+    gp_strid value;
+    int64_t num;
+} pending_meta;
+
+typedef struct reader {
+    gp__input in;
+    char *buf;
+    size_t len, cap;  /* bytes in buf, allocated (without PAD) */
+    size_t mark;      /* start of the element being parsed */
+    uint64_t buf_off; /* input offset of buf[0] */
+    bool eof;
+    jmp_buf jb;
+    int depth;
+    gp_trace *t;
+    gp_error *err;
+    const gp_read_opts *opts;
+    const char *name; /* for messages */
+    char *scratch;    /* unescaped strings of the current element */
+    size_t scratch_len, scratch_cap;
+    char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
+                       may still be held by the element being parsed) */
+    size_t n_retired, cap_retired;
+    pending_meta *meta;
+    size_t n_meta, cap_meta;
+    uint32_t last_track;
+    gp_track_kind last_kind;
+    int64_t last_pid, last_tid;
+    bool have_last;
+    uint64_t next_progress;
+    bool saw_events;
+} reader;
+
+/* ---- errors and buffer management -------------------------------------------------------- */
+
+static _Noreturn void fail_at(reader *r, const char *p, const char *fmt, ...) GP_PRINTF(3, 4);
+
+static _Noreturn void fail_at(reader *r, const char *p, const char *fmt, ...)
+{
+    if (r->err) {
+        char what[300];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        unsigned long long off = r->buf_off + (unsigned long long)(p - r->buf);
+        gp_error_set(r->err, GP_EPARSE, "%s: byte %llu: %s", r->name, off, what);
+    }
+    longjmp(r->jb, JMP_ERROR);
+}
+
+/* Called when the scanner meets a NUL byte at p: the end of the buffered data (need more input, or
+ * the real end of the input), or a NUL inside the data. */
+static _Noreturn void at_nul(reader *r, const char *p, const char *expected)
+{
+    if (p < r->buf + r->len)
+        fail_at(r, p, "unexpected NUL byte");
+    if (!r->eof)
+        longjmp(r->jb, JMP_NEED_MORE);
+    if (r->len == 0 && r->buf_off == 0)
+        fail_at(r, p, "empty file");
+    fail_at(r, p, "unexpected end of input (truncated file?): expected %s", expected);
+}
+
+/* Reads more input, keeping buf[mark..len). Returns false at end of input. Errors longjmp. */
+static bool refill(reader *r)
+{
+    if (r->eof)
+        return false;
+    if (r->mark > 0) {
+        memmove(r->buf, r->buf + r->mark, r->len - r->mark);
+        r->len -= r->mark;
+        r->buf_off += r->mark;
+        r->mark = 0;
+    }
+    if (r->cap - r->len < CHUNK / 2) {
+        size_t ncap = r->cap * 2;
+        if (ncap > MAX_BUF) {
+            gp_error_set(r->err, GP_ELIMIT, "%s: byte %llu: an element longer than %zu MB", r->name,
+                         (unsigned long long)r->buf_off, MAX_BUF >> 20);
+            longjmp(r->jb, JMP_ERROR);
+        }
+        char *nb = realloc(r->buf, ncap + PAD);
+        if (!nb) {
+            gp_error_set(r->err, GP_ENOMEM, "%s: out of memory growing the read buffer", r->name);
+            longjmp(r->jb, JMP_ERROR);
+        }
+        r->buf = nb;
+        r->cap = ncap;
+    }
+    size_t got = 0;
+    gp_status s = gp__input_read(&r->in, r->buf + r->len, r->cap - r->len, &got, r->err);
+    if (s != GP_OK)
+        longjmp(r->jb, JMP_ERROR);
+    if (got == 0)
+        r->eof = true;
+    r->len += got;
+    memset(r->buf + r->len, 0, PAD);
+    r->t->stats.bytes = r->buf_off + r->len;
+    if (r->opts->progress && r->buf_off + r->len >= r->next_progress) {
+        r->opts->progress(r->opts->progress_ctx, gp__input_raw_pos(&r->in), r->in.file_size);
+        r->next_progress = r->buf_off + r->len + (16u << 20);
+    }
+    return got > 0;
+}
+
+/* ---- scanning primitives ----------------------------------------------------------------- */
+
+static inline const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    return p;
+}
+
+static inline const char *expect_char(reader *r, const char *p, char c, const char *what)
+{
+    p = skip_ws(p);
+    if (*p != c) {
+        if (*p == '\0')
+            at_nul(r, p, what);
+        fail_at(r, p, "expected %s", what);
+    }
+    return p + 1;
+}
+
+#define HASZERO(v) (((v)-0x0101010101010101ULL) & ~(v)&0x8080808080808080ULL)
+
+/* First byte at or after p that is '"', '\\' or a control character (< 0x20, incl. the NUL). */
+static inline const char *scan_string_body(const char *p)
+{
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t m = HASZERO(w ^ 0x2222222222222222ULL) | HASZERO(w ^ 0x5c5c5c5c5c5c5c5cULL) |
+                     ((w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL);
+        if (m)
+            return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void scratch_reset(reader *r)
+{
+    for (size_t i = 0; i < r->n_retired; i++)
+        free(r->retired[i]);
+    r->n_retired = 0;
+    r->scratch_len = 0;
+}
+
+static void scratch_put(reader *r, const char *s, size_t n)
+{
+    if (r->scratch_len + n + 1 > r->scratch_cap) {
+        /* Copy into a bigger block but keep the old one alive until the element ends. */
+        size_t ncap = GP_MAX(r->scratch_cap * 2, r->scratch_len + n + 1024);
+        char *nb = malloc(ncap);
+        char **slot = nb && r->scratch ? GP_PUSH(r->retired, r->n_retired, r->cap_retired) : NULL;
+        if (!nb || (r->scratch && !slot)) {
+            free(nb);
+            gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
+            longjmp(r->jb, JMP_ERROR);
+        }
+        if (r->scratch) {
+            memcpy(nb, r->scratch, r->scratch_len);
+            *slot = r->scratch;
+        }
+        r->scratch = nb;
+        r->scratch_cap = ncap;
+    }
+    memcpy(r->scratch + r->scratch_len, s, n);
+    r->scratch_len += n;
+}
+
+static void put_utf8(reader *r, uint32_t cp)
+{
+    char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (char)(0xC0 | (cp >> 6));
+        b[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (char)(0xE0 | (cp >> 12));
+        b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (char)(0xF0 | (cp >> 18));
+        b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        b[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    scratch_put(r, b, n);
+}
+
+static uint32_t read_u4(reader *r, const char *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0) {
+            if (p[i] == '\0')
+                at_nul(r, p + i, "4 hex digits");
+            fail_at(r, p + i, "invalid \\u escape");
+        }
+        v = v << 4 | (uint32_t)h;
+    }
+    return v;
+}
+
+/* Parses a string starting at the opening quote p. Writes its bytes (unescaped when needed) to
+ * *s / *len; unescaped text lives in r->scratch, which the next string with escapes may reuse
+ * unless `keep` (then appended). Returns the position after the closing quote. */
+static const char *parse_string(reader *r, const char *p, const char **s, size_t *len,
+                                bool *escaped)
+{
+    const char *start = ++p;
+    p = scan_string_body(p);
+    if (*p == '"') {
+        *s = start;
+        *len = (size_t)(p - start);
+        if (escaped)
+            *escaped = false;
+        return p + 1;
+    }
+    /* Slow path: escapes. */
+    size_t base = r->scratch_len;
+    for (;;) {
+        if (*p == '"')
+            break;
+        if (*p == '\0')
+            at_nul(r, p, "end of string");
+        if ((unsigned char)*p < 0x20)
+            fail_at(r, p, "control character in string");
+        if (*p != '\\') { /* plain run */
+            const char *q = scan_string_body(p);
+            scratch_put(r, start, (size_t)(q - start));
+            p = start = q;
+            continue;
+        }
+        scratch_put(r, start, (size_t)(p - start));
+        char c = p[1];
+        const char *rep = NULL;
+        switch (c) {
+        case '"':
+            rep = "\"";
+            break;
+        case '\\':
+            rep = "\\";
+            break;
+        case '/':
+            rep = "/";
+            break;
+        case 'b':
+            rep = "\b";
+            break;
+        case 'f':
+            rep = "\f";
+            break;
+        case 'n':
+            rep = "\n";
+            break;
+        case 'r':
+            rep = "\r";
+            break;
+        case 't':
+            rep = "\t";
+            break;
+        case 'u': {
+            uint32_t cp = read_u4(r, p + 2);
+            p += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF && p[0] == '\\' && p[1] == 'u') {
+                uint32_t lo = read_u4(r, p + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                cp = 0xFFFD; /* lone surrogate */
+            put_utf8(r, cp);
+            start = p;
+            continue;
+        }
+        case '\0':
+            at_nul(r, p + 1, "escape character");
+        default:
+            fail_at(r, p, "invalid escape '\\%c'", c);
+        }
+        scratch_put(r, rep, 1);
+        p += 2;
+        start = p;
+    }
+    scratch_put(r, start, (size_t)(p - start));
+    *s = r->scratch + base;
+    *len = r->scratch_len - base;
+    if (escaped)
+        *escaped = true;
+    return p + 1;
+}
+
+/* Number token: validates JSON number syntax and returns the end. */
+static const char *scan_number(reader *r, const char *p)
+{
+    const char *q = p;
+    if (*q == '-')
+        q++;
+    if (*q < '0' || *q > '9') {
+        if (*q == '\0')
+            at_nul(r, q, "a digit");
+        if (strncmp(q, "NaN", 3) == 0 || strncmp(q, "Infinity", 8) == 0)
+            fail_at(r, p, "NaN or Infinity is not a valid JSON number");
+        fail_at(r, q, "expected a digit");
+    }
+    while (*q >= '0' && *q <= '9')
+        q++;
+    if (*q == '.') {
+        q++;
+        if (*q < '0' || *q > '9') {
+            if (*q == '\0')
+                at_nul(r, q, "a digit");
+            fail_at(r, q, "expected a digit after '.'");
+        }
+        while (*q >= '0' && *q <= '9')
+            q++;
+    }
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-')
+            q++;
+        if (*q < '0' || *q > '9') {
+            if (*q == '\0')
+                at_nul(r, q, "a digit");
+            fail_at(r, q, "expected exponent digits");
+        }
+        while (*q >= '0' && *q <= '9')
+            q++;
+    }
+    if (*q == '\0')
+        at_nul(r, q, "end of number"); /* the number may continue in the next chunk */
+    return q;
+}
+
+/* Converts "[-]digits[.digits]" in [s, end) from microseconds to exact nanoseconds: integer part *
+ * 1000 plus the first three fraction digits, rounded half away from zero on the fourth. Returns
+ * false on other syntax (exponents) or overflow. */
+static bool us_text_to_ns(const char *s, const char *end, int64_t *out)
+{
+    bool neg = s < end && *s == '-';
+    if (neg)
+        s++;
+    if (s >= end || *s < '0' || *s > '9')
+        return false;
+    uint64_t ip = 0;
+    while (s < end && *s >= '0' && *s <= '9') {
+        if (ip > (uint64_t)INT64_MAX / 1000 / 10)
+            return false;
+        ip = ip * 10 + (uint64_t)(*s++ - '0');
+    }
+    uint64_t frac = 0;
+    int nd = 0;
+    bool round_up = false;
+    if (s < end && *s == '.') {
+        s++;
+        while (s < end && *s >= '0' && *s <= '9') {
+            if (nd < 3)
+                frac = frac * 10 + (uint64_t)(*s - '0');
+            else if (nd == 3)
+                round_up = *s >= '5';
+            nd++;
+            s++;
+        }
+    }
+    if (s != end)
+        return false;
+    for (int i = nd; i < 3; i++)
+        frac *= 10;
+    int64_t v = (int64_t)(ip * 1000 + frac + (round_up ? 1 : 0));
+    *out = neg ? -v : v;
+    return true;
+}
+
+/* Parses a number in microseconds to exact int64 nanoseconds: integer part * 1000 plus the first
+ * three fraction digits, rounded half away from zero on the fourth. Exponent forms go through
+ * strtod (and are rare). */
+static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
+{
+    const char *end = scan_number(r, p);
+    if (us_text_to_ns(p, end, out))
+        return end;
+    char tmp[64];
+    size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
+    double v = strtod(tmp, NULL) * 1000.0;
+    if (!(fabs(v) < 9.2e18))
+        fail_at(r, p, "time value out of range");
+    *out = llround(v);
+    return end;
+}
+
+/* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
+static const char *parse_int(reader *r, const char *p, int64_t *out)
+{
+    const char *end = scan_number(r, p);
+    const char *q = p;
+    bool neg = *q == '-';
+    if (neg)
+        q++;
+    uint64_t v = 0;
+    bool simple = true;
+    while (q < end && *q >= '0' && *q <= '9') {
+        if (v > (UINT64_MAX - 9) / 10) {
+            simple = false;
+            break;
+        }
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    }
+    if (simple && (q == end || *q == '.')) {
+        if (q < end) { /* fraction: ok, truncate; but an exponent needs strtod */
+            for (const char *x = q; x < end; x++)
+                if (*x == 'e' || *x == 'E')
+                    simple = false;
+        }
+    } else {
+        simple = false;
+    }
+    if (simple) {
+        if (neg)
+            *out = v > (uint64_t)INT64_MAX + 1 ? INT64_MIN : (int64_t)(0 - v);
+        else
+            *out = v > (uint64_t)INT64_MAX ? (int64_t)v /* uint64 ids wrap like Kineto's */
+                                           : (int64_t)v;
+        return end;
+    }
+    char tmp[64];
+    size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
+    double d = strtod(tmp, NULL);
+    *out = fabs(d) < 9.2e18 ? (int64_t)d : (d < 0 ? INT64_MIN : INT64_MAX);
+    return end;
+}
+
+static const char *parse_double(reader *r, const char *p, double *out)
+{
+    const char *end = scan_number(r, p);
+    char tmp[64];
+    size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
+    *out = strtod(tmp, NULL);
+    return end;
+}
+
+static const char *skip_value(reader *r, const char *p);
+
+static const char *skip_literal(reader *r, const char *p, const char *lit)
+{
+    size_t n = strlen(lit);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != lit[i]) {
+            if (p[i] == '\0')
+                at_nul(r, p + i, lit);
+            fail_at(r, p, "invalid literal (expected %s)", lit);
+        }
+    }
+    return p + n;
+}
+
+static const char *skip_container(reader *r, const char *p, char close)
+{
+    if (++r->depth > MAX_DEPTH)
+        fail_at(r, p, "nesting deeper than %d levels", MAX_DEPTH);
+    p = skip_ws(p + 1);
+    if (*p == close) {
+        r->depth--;
+        return p + 1;
+    }
+    for (;;) {
+        if (close == '}') {
+            p = skip_ws(p);
+            if (*p != '"') {
+                if (*p == '\0')
+                    at_nul(r, p, "a member name");
+                fail_at(r, p, "expected a member name (a string)");
+            }
+            const char *s;
+            size_t l;
+            p = parse_string(r, p, &s, &l, NULL);
+            p = expect_char(r, p, ':', "':'");
+        }
+        p = skip_value(r, skip_ws(p));
+        p = skip_ws(p);
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == close) {
+            r->depth--;
+            return p + 1;
+        }
+        if (*p == '\0')
+            at_nul(r, p, close == '}' ? "',' or '}'" : "',' or ']'");
+        fail_at(r, p, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static const char *skip_value(reader *r, const char *p)
+{
+    p = skip_ws(p);
+    switch (*p) {
+    case '"': {
+        const char *s;
+        size_t l;
+        size_t keep = r->scratch_len;
+        p = parse_string(r, p, &s, &l, NULL);
+        r->scratch_len = keep;
+        return p;
+    }
+    case '{':
+        return skip_container(r, p, '}');
+    case '[':
+        return skip_container(r, p, ']');
+    case 't':
+        return skip_literal(r, p, "true");
+    case 'f':
+        return skip_literal(r, p, "false");
+    case 'n':
+        return skip_literal(r, p, "null");
+    case '\0':
+        at_nul(r, p, "a value");
+    default:
+        if (*p == '-' || (*p >= '0' && *p <= '9'))
+            return scan_number(r, p);
+        if (*p == 'N' || *p == 'I')
+            fail_at(r, p, "NaN or Infinity is not a valid JSON value");
+        fail_at(r, p, "expected a value");
+    }
+}
+
+#define KEY_IS(k, kl, lit) ((kl) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
+/* ---- values in args ---------------------------------------------------------------------- */
+
+/* An integer that may be written as a number, or as a string of digits / 0x-hex. Other values are
+ * skipped and reported absent. */
+static const char *parse_intish(reader *r, const char *p, int64_t *out, bool *ok)
+{
+    p = skip_ws(p);
+    *ok = false;
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+        *ok = true;
+        return parse_int(r, p, out);
+    }
+    if (*p == '"') {
+        const char *s;
+        size_t l;
+        size_t keep = r->scratch_len;
+        p = parse_string(r, p, &s, &l, NULL);
+        if (l > 0 && l < 32) {
+            char tmp[32];
+            memcpy(tmp, s, l);
+            tmp[l] = '\0';
+            char *end;
+            errno = 0;
+            long long v = strtoll(tmp, &end, 0);
+            if (*end == '\0' && errno == 0) {
+                *out = v;
+                *ok = true;
+            }
+        }
+        r->scratch_len = keep;
+        return p;
+    }
+    return skip_value(r, p);
+}
+
+static const char *parse_dbl_or_skip(reader *r, const char *p, double *out)
+{
+    p = skip_ws(p);
+    if (*p == '-' || (*p >= '0' && *p <= '9'))
+        return parse_double(r, p, out);
+    return skip_value(r, p);
+}
+
+static const char *parse_str_or_skip(reader *r, const char *p, const char **s, size_t *l)
+{
+    p = skip_ws(p);
+    if (*p == '"')
+        return parse_string(r, p, s, l, NULL);
+    return skip_value(r, p);
+}
+
+static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
+{
+    p = skip_ws(p);
+    if (*p != '[')
+        return skip_value(r, p);
+    p = skip_ws(p + 1);
+    int i = 0;
+    if (*p == ']')
+        return p + 1;
+    for (;;) {
+        int64_t v = -1;
+        bool ok;
+        p = parse_intish(r, p, &v, &ok);
+        if (i < 3)
+            d[i++] = ok ? (int32_t)v : -1;
+        p = skip_ws(p);
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == ']')
+            return p + 1;
+        if (*p == '\0')
+            at_nul(r, p, "',' or ']'");
+        fail_at(r, p, "expected ',' or ']'");
+    }
+}
+
+static const char *parse_args(reader *r, const char *p, ev_fields *f)
+{
+    p = skip_ws(p);
+    if (*p != '{')
+        return skip_value(r, p);
+    const char *args_start = p;
+    if (++r->depth > MAX_DEPTH)
+        fail_at(r, p, "nesting too deep");
+    p = skip_ws(p + 1);
+    if (*p == '}') {
+        r->depth--;
+        f->args_s = args_start;
+        f->args_len = (size_t)(p + 1 - args_start);
+        return p + 1;
+    }
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '"') {
+            if (*p == '\0')
+                at_nul(r, p, "a member name");
+            fail_at(r, p, "expected a member name (a string) in args");
+        }
+        const char *k;
+        size_t kl;
+        size_t keep = r->scratch_len;
+        p = parse_string(r, p, &k, &kl, NULL);
+        p = expect_char(r, p, ':', "':'");
+        p = skip_ws(p);
+        bool ok = false;
+        int64_t v = 0;
+        switch (kl) {
+        case 4:
+            if (KEY_IS(k, kl, "grid")) {
+                p = parse_dim3(r, p, f->grid);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Addr")) {
+                p = parse_intish(r, p, &f->addr, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "cbid")) {
+                p = parse_intish(r, p, &f->cbid, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "name")) {
+                p = parse_str_or_skip(r, p, &f->meta_name, &f->meta_name_len);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "kind")) {
+                p = parse_str_or_skip(r, p, &f->copy_kind, &f->copy_kind_len);
+                goto next;
+            }
+            break;
+        case 5:
+            if (KEY_IS(k, kl, "block")) {
+                p = parse_dim3(r, p, f->block);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "bytes")) {
+                p = parse_intish(r, p, &f->bytes, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Bytes")) {
+                p = parse_intish(r, p, &f->mem_bytes, &ok);
+                f->has_mem_bytes = ok;
+                goto next;
+            }
+            if (KEY_IS(k, kl, "dtype")) {
+                p = parse_str_or_skip(r, p, &f->dtype, &f->dtype_len);
+                goto next;
+            }
+            break;
+        case 6:
+            if (KEY_IS(k, kl, "stream")) {
+                p = parse_intish(r, p, &v, &ok);
+                if (ok) {
+                    f->stream = v;
+                    f->has_stream = true;
+                }
+                goto next;
+            }
+            if (KEY_IS(k, kl, "device")) {
+                p = parse_intish(r, p, &v, &ok);
+                if (ok) {
+                    f->device = v;
+                    f->has_device = true;
+                }
+                goto next;
+            }
+            if (KEY_IS(k, kl, "queued")) {
+                p = parse_intish(r, p, &f->queued, &ok);
+                goto next;
+            }
+            break;
+        case 7:
+            if (KEY_IS(k, kl, "context")) {
+                p = parse_intish(r, p, &f->context, &ok);
+                goto next;
+            }
+            break;
+        case 9:
+            if (KEY_IS(k, kl, "Python id")) {
+                p = parse_intish(r, p, &f->py_id, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Device Id")) {
+                p = parse_intish(r, p, &f->dev_id, &ok);
+                goto next;
+            }
+            break;
+        case 10:
+            if (KEY_IS(k, kl, "sort_index")) {
+                p = parse_intish(r, p, &f->sort_index, &ok);
+                f->has_sort_index = ok;
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Group size")) {
+                p = parse_intish(r, p, &f->group_size, &ok);
+                goto next;
+            }
+            break;
+        case 11:
+            if (KEY_IS(k, kl, "External id") || KEY_IS(k, kl, "external id")) {
+                p = parse_intish(r, p, &v, &ok);
+                if (ok) {
+                    f->ext = v;
+                    f->has_ext = true;
+                }
+                goto next;
+            }
+            if (KEY_IS(k, kl, "correlation")) {
+                p = parse_intish(r, p, &v, &ok);
+                if (ok) {
+                    f->corr = v;
+                    f->has_corr = true;
+                }
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Device Type")) {
+                p = parse_intish(r, p, &f->dev_type, &ok);
+                goto next;
+            }
+            break;
+        case 12:
+            if (KEY_IS(k, kl, "warps per SM")) {
+                p = parse_dbl_or_skip(r, p, &f->wps);
+                goto next;
+            }
+            break;
+        case 13:
+            if (KEY_IS(k, kl, "blocks per SM")) {
+                p = parse_dbl_or_skip(r, p, &f->bps);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "shared memory")) {
+                p = parse_intish(r, p, &f->smem, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "In msg nelems")) {
+                p = parse_intish(r, p, &f->in_nelems, &ok);
+                goto next;
+            }
+            break;
+        case 14:
+            if (KEY_IS(k, kl, "Out msg nelems")) {
+                p = parse_intish(r, p, &f->out_nelems, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "cuda_sync_kind")) {
+                p = parse_str_or_skip(r, p, &f->sync_kind, &f->sync_kind_len);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Total Reserved")) {
+                p = parse_intish(r, p, &f->total_res, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "wait_on_stream")) {
+                p = parse_intish(r, p, &f->wait_on_stream, &ok);
+                goto next;
+            }
+            break;
+        case 15:
+            if (KEY_IS(k, kl, "Total Allocated")) {
+                p = parse_intish(r, p, &f->total_alloc, &ok);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "Collective name")) {
+                p = parse_str_or_skip(r, p, &f->collective, &f->collective_len);
+                goto next;
+            }
+            break;
+        case 8:
+            if (KEY_IS(k, kl, "graph id")) {
+                p = parse_intish(r, p, &f->graph_id, &ok);
+                goto next;
+            }
+            break;
+        case 16:
+            if (KEY_IS(k, kl, "Python parent id")) {
+                if (*p == 'n') {
+                    p = skip_literal(r, p, "null");
+                    f->py_parent_null = true;
+                } else {
+                    p = parse_intish(r, p, &f->py_parent, &ok);
+                }
+                goto next;
+            }
+            break;
+        default:
+            break;
+        }
+        if (KEY_IS(k, kl, "registers per thread")) {
+            p = parse_intish(r, p, &f->regs, &ok);
+            goto next;
+        }
+        if (KEY_IS(k, kl, "est. achieved occupancy %")) {
+            p = parse_dbl_or_skip(r, p, &f->occ);
+            goto next;
+        }
+        if (KEY_IS(k, kl, "memory bandwidth (GB/s)")) {
+            p = parse_dbl_or_skip(r, p, &f->bw);
+            goto next;
+        }
+        if (KEY_IS(k, kl, "graph node id")) {
+            p = parse_intish(r, p, &f->graph_node, &ok);
+            goto next;
+        }
+        if (f->ph == 'C' && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+            double d;
+            p = parse_double(r, p, &d);
+            if (f->n_ctr++ == 0) {
+                f->ctr_key = k;
+                f->ctr_key_len = kl;
+                f->ctr_value = d;
+            }
+            goto next;
+        }
+        p = skip_value(r, p);
+        r->scratch_len = keep; /* the key's unescaped copy, if any, is no longer needed */
+    next:
+        p = skip_ws(p);
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == '}') {
+            r->depth--;
+            f->args_s = args_start;
+            f->args_len = (size_t)(p + 1 - args_start);
+            return p + 1;
+        }
+        if (*p == '\0')
+            at_nul(r, p, "',' or '}'");
+        fail_at(r, p, "expected ',' or '}' in args");
+    }
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static cat_id classify_cat(const char *s, size_t l)
+{
+    switch (l) {
+    case 4:
+        if (KEY_IS(s, l, "ac2g"))
+            return CAT_AC2G;
+        break;
+    case 5:
+        if (KEY_IS(s, l, "range"))
+            return CAT_RANGE;
+        if (KEY_IS(s, l, "async"))
+            return CAT_AC2G; /* legacy launch flows */
+        if (KEY_IS(s, l, "Trace"))
+            return CAT_KNOWN_OTHER; /* the profiler's own span, "PyTorch Profiler (0)" */
+        break;
+    case 6:
+        if (KEY_IS(s, l, "cpu_op"))
+            return CAT_CPU_OP;
+        if (KEY_IS(s, l, "kernel") || KEY_IS(s, l, "Kernel"))
+            return CAT_KERNEL;
+        if (KEY_IS(s, l, "Memcpy"))
+            return CAT_MEMCPY;
+        if (KEY_IS(s, l, "Memset"))
+            return CAT_MEMSET;
+        break;
+    case 7:
+        if (KEY_IS(s, l, "Runtime"))
+            return CAT_RUNTIME;
+        break;
+    case 8:
+        if (KEY_IS(s, l, "Operator"))
+            return CAT_CPU_OP;
+        if (KEY_IS(s, l, "overhead"))
+            return CAT_OVERHEAD;
+        break;
+    case 9:
+        if (KEY_IS(s, l, "cuda_sync"))
+            return CAT_SYNC;
+        break;
+    case 10:
+        if (KEY_IS(s, l, "gpu_memcpy"))
+            return CAT_MEMCPY;
+        if (KEY_IS(s, l, "gpu_memset"))
+            return CAT_MEMSET;
+        break;
+    case 11:
+        if (KEY_IS(s, l, "cuda_driver"))
+            return CAT_DRIVER;
+        break;
+    case 12:
+        if (KEY_IS(s, l, "cuda_runtime"))
+            return CAT_RUNTIME;
+        break;
+    case 15:
+        if (KEY_IS(s, l, "user_annotation"))
+            return CAT_USER_ANNOTATION;
+        if (KEY_IS(s, l, "python_function"))
+            return CAT_PYTHON;
+        break;
+    case 17:
+        if (KEY_IS(s, l, "cpu_instant_event"))
+            return CAT_CPU_INSTANT;
+        break;
+    case 19:
+        if (KEY_IS(s, l, "gpu_user_annotation"))
+            return CAT_GPU_USER_ANNOTATION;
+        break;
+    case 16:
+        if (KEY_IS(s, l, "async_cpu_to_gpu"))
+            return CAT_AC2G;
+        break;
+    default:
+        break;
+    }
+    return CAT_UNKNOWN;
+}
+
+static const char *parse_idval(reader *r, const char *p, idval *v)
+{
+    p = skip_ws(p);
+    memset(v, 0, sizeof *v);
+    v->present = true;
+    if (*p == '"') {
+        p = parse_string(r, p, &v->s, &v->len, NULL);
+        v->is_str = true;
+        /* "25738" (legacy) and "stream 7" (legacy GPU rows) carry numbers. */
+        const char *q = v->s;
+        size_t n = v->len;
+        if (n > 7 && memcmp(q, "stream ", 7) == 0) {
+            q += 7;
+            n -= 7;
+        }
+        if (n > 0 && n < 20) {
+            bool neg = q[0] == '-';
+            size_t i = neg ? 1 : 0;
+            int64_t x = 0;
+            bool digits = i < n;
+            for (; i < n; i++) {
+                if (q[i] < '0' || q[i] > '9') {
+                    digits = false;
+                    break;
+                }
+                x = x * 10 + (q[i] - '0');
+            }
+            if (digits) {
+                v->numeric = true;
+                v->num = neg ? -x : x;
+            }
+        }
+        return p;
+    }
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+        p = parse_int(r, p, &v->num);
+        v->numeric = true;
+        return p;
+    }
+    v->present = false;
+    return skip_value(r, p);
+}
+
+static gp_strid intern(reader *r, const char *s, size_t len)
+{
+    gp_strid id;
+    if (gp_trace_intern(r->t, s, len, &id) != GP_OK) {
+        gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
+        longjmp(r->jb, JMP_ERROR);
+    }
+    return id;
+}
+
+/* Names are long (templated kernels); hash a sample of the bytes and let the table compare. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+    if (n <= 48)
+        return gp__hash_bytes(s, n);
+    char sample[56];
+    memcpy(sample, s, 16);
+    memcpy(sample + 16, s + n / 2 - 8, 16);
+    memcpy(sample + 32, s + n - 16, 16);
+    memcpy(sample + 48, &n, sizeof n);
+    return gp__hash_bytes(sample, 48 + sizeof n);
+}
+
+static gp_strid intern_name(reader *r, const ev_fields *f)
+{
+    gp_strid id;
+    if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len, name_hash(f->name, f->name_len),
+                            &id) != GP_OK) {
+        gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
+        longjmp(r->jb, JMP_ERROR);
+    }
+    return id;
+}
+
+static void oom(reader *r)
+{
+    gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
+    longjmp(r->jb, JMP_ERROR);
+}
+
+static uint32_t get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t tid)
+{
+    if (r->have_last && r->last_kind == kind && r->last_pid == pid && r->last_tid == tid)
+        return r->last_track;
+    uint32_t idx;
+    if (gp_trace_track(r->t, kind, pid, tid, &idx) != GP_OK)
+        oom(r);
+    r->have_last = true;
+    r->last_kind = kind;
+    r->last_pid = pid;
+    r->last_tid = tid;
+    r->last_track = idx;
+    return idx;
+}
+
+/* The track of an event with non-numeric pid or tid ("Spans", ""): an OTHER track keyed by the
+ * interned strings. */
+static uint32_t get_string_track(reader *r, const ev_fields *f)
+{
+    bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
+    gp_strid ps = pstr ? intern(r, f->pid.s, f->pid.len) : 0;
+    gp_strid ts = tstr ? intern(r, f->tid.s, f->tid.len) : 0;
+    /* String ids map to negative keys so they cannot collide with numeric pids/tids. */
+    int64_t pid = pstr ? -(int64_t)ps - 1 : f->pid.num;
+    int64_t tid = tstr ? -(int64_t)ts - 1 : f->tid.num;
+    uint32_t idx = get_track(r, GP_TRACK_OTHER, pid, tid);
+    gp_track *tr = &r->t->tracks[idx];
+    tr->pid_is_str = pstr;
+    tr->tid_is_str = tstr;
+    tr->pid_str = ps;
+    tr->tid_str = ts;
+    return idx;
+}
+
+static int64_t norm_stream(int64_t s)
+{
+    return s == 4294967295LL ? -1 : s;
+}
+
+static gp_event_kind kind_of(cat_id c)
+{
+    switch (c) {
+    case CAT_CPU_OP:
+        return GP_EV_CPU_OP;
+    case CAT_USER_ANNOTATION:
+        return GP_EV_USER_ANNOTATION;
+    case CAT_GPU_USER_ANNOTATION:
+        return GP_EV_GPU_USER_ANNOTATION;
+    case CAT_PYTHON:
+        return GP_EV_PYTHON;
+    case CAT_RUNTIME:
+        return GP_EV_RUNTIME;
+    case CAT_DRIVER:
+        return GP_EV_DRIVER;
+    case CAT_KERNEL:
+        return GP_EV_KERNEL;
+    case CAT_MEMCPY:
+        return GP_EV_MEMCPY;
+    case CAT_MEMSET:
+        return GP_EV_MEMSET;
+    case CAT_SYNC:
+        return GP_EV_SYNC;
+    case CAT_OVERHEAD:
+        return GP_EV_OVERHEAD;
+    case CAT_RANGE:
+        return GP_EV_RANGE;
+    default:
+        return GP_EV_OTHER;
+    }
+}
+
+static void add_event(reader *r, const gp_event *ev)
+{
+    gp_track *tr = &r->t->tracks[ev->track];
+    gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
+    if (!e)
+        oom(r);
+    *e = *ev;
+    r->t->stats.by_kind[ev->kind]++;
+}
+
+static void commit_metadata(reader *r, const ev_fields *f)
+{
+    r->t->stats.metadata_events++;
+    if (!f->pid.present)
+        return;
+    pending_meta m = {0};
+    m.pid = f->pid.numeric ? f->pid.num : INT64_MIN;
+    m.tid = f->tid.numeric ? f->tid.num : INT64_MIN;
+    if (KEY_IS(f->name, f->name_len, "process_name") && f->meta_name)
+        m.kind = 0;
+    else if (KEY_IS(f->name, f->name_len, "thread_name") && f->meta_name)
+        m.kind = 1;
+    else if (KEY_IS(f->name, f->name_len, "thread_sort_index") && f->has_sort_index)
+        m.kind = 2;
+    else
+        return;
+    if (m.pid == INT64_MIN)
+        return;
+    if (f->meta_name)
+        m.value = intern(r, f->meta_name, f->meta_name_len);
+    m.num = f->sort_index;
+    pending_meta *slot = GP_PUSH(r->meta, r->n_meta, r->cap_meta);
+    if (!slot)
+        oom(r);
+    *slot = m;
+}
+
+static void commit_flow(reader *r, const ev_fields *f)
+{
+    r->t->stats.flow_points++;
+    if (f->cat == CAT_AC2G || !f->has_id || !f->has_ts)
+        return; /* launch flows are implied by correlation ids */
+    gp__trace_priv *priv = r->t->priv;
+    gp__flow_point *fp = GP_PUSH(priv->flow_points, priv->n_flow_points, priv->cap_flow_points);
+    if (!fp)
+        oom(r);
+    fp->id = f->id;
+    fp->cat = f->cat_s ? intern(r, f->cat_s, f->cat_len) : 0;
+    fp->name = f->name ? intern(r, f->name, f->name_len) : 0;
+    fp->is_end = f->ph == 'f';
+    fp->ts = f->ts;
+    if (f->pid.numeric && f->tid.numeric)
+        fp->track = get_track(r, GP_TRACK_CPU_THREAD, f->pid.num, f->tid.num);
+    else
+        fp->track = get_string_track(r, f);
+}
+
+static void commit_counter(reader *r, const ev_fields *f)
+{
+    if (!f->n_ctr || !f->has_ts)
+        return;
+    gp_counter_sample c = {0};
+    c.ts = f->ts;
+    c.value = f->ctr_value;
+    if (KEY_IS(f->ctr_key, f->ctr_key_len, "value")) {
+        c.series = f->name ? intern(r, f->name, f->name_len) : 0;
+    } else {
+        char tmp[512];
+        int n = snprintf(tmp, sizeof tmp, "%.*s.%.*s", (int)GP_MIN(f->name_len, 250),
+                         f->name ? f->name : "", (int)GP_MIN(f->ctr_key_len, 250), f->ctr_key);
+        c.series = intern(r, tmp, (size_t)n);
+    }
+    c.track = get_track(r, GP_TRACK_COUNTER, f->pid.numeric ? f->pid.num : 0, 0);
+    if (gp_trace_add_counter(r->t, &c) != GP_OK)
+        oom(r);
+    r->t->stats.by_kind[GP_EV_COUNTER]++;
+}
+
+static void commit_event(reader *r, const ev_fields *f)
+{
+    gp_trace *t = r->t;
+    if (f->ph == 'M') {
+        commit_metadata(r, f);
+        return;
+    }
+    if (f->ph == 's' || f->ph == 'f' || f->ph == 't') {
+        commit_flow(r, f);
+        return;
+    }
+    if (f->ph == 'C') {
+        commit_counter(r, f);
+        return;
+    }
+    if ((f->ph != 'X' && f->ph != 'i' && f->ph != 'I') || !f->has_ts) {
+        t->stats.skipped++;
+        return;
+    }
+    gp_event ev = {0};
+    ev.ts = f->ts;
+    ev.correlation = f->has_corr ? f->corr : 0;
+    ev.external_id = f->has_ext ? f->ext : 0;
+    bool instant = f->ph != 'X';
+    gp_event_kind kind;
+    if (instant) {
+        bool is_mem = f->name_len == 8 && memcmp(f->name, "[memory]", 8) == 0;
+        if (is_mem && !r->opts->keep_memory)
+            return;
+        kind = is_mem ? GP_EV_MEMORY : GP_EV_INSTANT;
+        ev.flags |= GP_EVF_INSTANT;
+    } else {
+        kind = kind_of(f->cat);
+        if (kind == GP_EV_PYTHON && !r->opts->keep_python)
+            return;
+        if (f->has_dur) {
+            ev.dur = f->dur;
+            if (ev.dur < 0) {
+                ev.dur = 0;
+                ev.flags |= GP_EVF_DUR_CLAMPED;
+                t->stats.negative_dur++;
+            } else if (ev.dur > ABSURD_NS) {
+                t->stats.absurd_dur++;
+                return;
+            }
+        } else {
+            ev.flags |= GP_EVF_NO_DUR;
+            t->stats.no_dur++;
+        }
+        if (kind == GP_EV_OTHER && f->cat != CAT_KNOWN_OTHER)
+            t->stats.unknown_cat++;
+    }
+    ev.kind = (uint8_t)kind;
+    ev.name = f->name ? intern_name(r, f) : 0;
+
+    if (gp_event_kind_is_gpu(kind)) {
+        int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
+        int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
+        stream = norm_stream(stream);
+        ev.track = get_track(r, GP_TRACK_GPU_STREAM, device, stream);
+        gp_gpu_info gi;
+        gp_gpu_info_init(&gi);
+        gi.device = (int32_t)device;
+        gi.stream = stream;
+        gi.context = f->context >= 0 ? (int32_t)f->context : -1;
+        memcpy(gi.grid, f->grid, sizeof gi.grid);
+        memcpy(gi.block, f->block, sizeof gi.block);
+        gi.registers_per_thread = (int32_t)f->regs;
+        gi.shared_memory = (int32_t)f->smem;
+        gi.blocks_per_sm = (float)f->bps;
+        gi.warps_per_sm = (float)f->wps;
+        gi.occupancy_pct = (float)f->occ;
+        gi.queued = (int32_t)f->queued;
+        gi.bytes = f->bytes;
+        gi.bandwidth_gbps = f->bw;
+        gi.graph_id = f->graph_id;
+        gi.graph_node_id = f->graph_node;
+        gi.sync_kind = f->sync_kind ? intern(r, f->sync_kind, f->sync_kind_len) : 0;
+        gi.wait_on_stream = f->wait_on_stream;
+        gi.collective = f->collective ? intern(r, f->collective, f->collective_len) : 0;
+        gi.in_msg_nelems = f->in_nelems;
+        gi.out_msg_nelems = f->out_nelems;
+        gi.group_size = (int32_t)f->group_size;
+        gi.dtype = f->dtype ? intern(r, f->dtype, f->dtype_len) : 0;
+        gi.copy_kind = f->copy_kind ? intern(r, f->copy_kind, f->copy_kind_len) : 0;
+        if (gp_trace_add_gpu_info(t, &gi, &ev.extra) != GP_OK)
+            oom(r);
+    } else {
+        if (f->pid.numeric && f->tid.numeric)
+            ev.track = get_track(r, GP_TRACK_CPU_THREAD, f->pid.num, f->tid.num);
+        else if (f->pid.present || f->tid.present)
+            ev.track = get_string_track(r, f);
+        else
+            ev.track = get_track(r, GP_TRACK_OTHER, 0, 0);
+        switch (kind) {
+        case GP_EV_MEMORY: {
+            gp_mem_info mi = {f->addr,
+                              f->has_mem_bytes ? f->mem_bytes : 0,
+                              f->total_alloc,
+                              f->total_res,
+                              (int32_t)f->dev_type,
+                              (int32_t)f->dev_id};
+            if (gp_trace_add_mem_info(t, &mi, &ev.extra) != GP_OK)
+                oom(r);
+            break;
+        }
+        case GP_EV_PYTHON: {
+            gp_py_info pi = {f->py_id, f->py_parent_null ? -1 : f->py_parent};
+            if (gp_trace_add_py_info(t, &pi, &ev.extra) != GP_OK)
+                oom(r);
+            break;
+        }
+        case GP_EV_RUNTIME:
+        case GP_EV_DRIVER:
+            ev.extra = f->cbid >= 0 && f->cbid < UINT32_MAX ? (uint32_t)f->cbid + 1 : 0;
+            break;
+        case GP_EV_RANGE:
+        case GP_EV_INSTANT:
+            if (f->args_s && f->args_len > 2 &&
+                gp_trace_add_args(t, f->args_s, f->args_len, &ev.extra) != GP_OK)
+                oom(r);
+            break;
+        case GP_EV_OTHER:
+            ev.extra = f->cat_s ? intern(r, f->cat_s, f->cat_len) : 0;
+            break;
+        default:
+            break;
+        }
+    }
+    add_event(r, &ev);
+}
+
+static void fields_init(ev_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->context = -1;
+    f->cbid = -1;
+    for (int i = 0; i < 3; i++)
+        f->grid[i] = f->block[i] = -1;
+    f->regs = f->smem = f->queued = f->bytes = -1;
+    f->graph_id = f->graph_node = -1;
+    f->py_id = f->py_parent = -1;
+    f->total_alloc = f->total_res = -1;
+    f->dev_type = f->dev_id = -1;
+    f->wait_on_stream = -1;
+    f->in_nelems = f->out_nelems = f->group_size = -1;
+}
+
+/* Parses one event object at p (which points at '{') and commits it. */
+static const char *parse_event(reader *r, const char *p)
+{
+    ev_fields f;
+    fields_init(&f);
+    scratch_reset(r);
+    p = skip_ws(p + 1);
+    if (*p == '}') {
+        r->t->stats.skipped++;
+        return p + 1;
+    }
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '"') {
+            if (*p == '\0')
+                at_nul(r, p, "a member name");
+            fail_at(r, p, "expected a member name (a string) in event");
+        }
+        const char *k;
+        size_t kl;
+        p = parse_string(r, p, &k, &kl, NULL);
+        p = expect_char(r, p, ':', "':'");
+        p = skip_ws(p);
+        switch (kl) {
+        case 2:
+            if (k[0] == 'p' && k[1] == 'h') {
+                const char *s;
+                size_t l;
+                if (*p != '"') {
+                    if (*p == '\0')
+                        at_nul(r, p, "a string");
+                    fail_at(r, p, "field \"ph\": expected a string");
+                }
+                p = parse_string(r, p, &s, &l, NULL);
+                f.ph = l ? s[0] : 0;
+                goto next;
+            }
+            if (k[0] == 't' && k[1] == 's') {
+                if (*p == '"') { /* some writers quote numbers */
+                    const char *s;
+                    size_t l;
+                    const char *q = parse_string(r, p, &s, &l, NULL);
+                    if (!us_text_to_ns(s, s + l, &f.ts))
+                        fail_at(r, p, "field \"ts\": expected a number");
+                    f.has_ts = true;
+                    p = q;
+                    goto next;
+                }
+                if (*p != '-' && (*p < '0' || *p > '9')) {
+                    if (*p == '\0')
+                        at_nul(r, p, "a number");
+                    if (*p == 'N' || *p == 'I')
+                        fail_at(r, p, "field \"ts\": NaN or Infinity is not a valid JSON number");
+                    fail_at(r, p, "field \"ts\": expected a number");
+                }
+                p = parse_us_ns(r, p, &f.ts);
+                f.has_ts = true;
+                goto next;
+            }
+            if (k[0] == 'i' && k[1] == 'd') {
+                bool ok;
+                p = parse_intish(r, p, &f.id, &ok);
+                f.has_id = ok;
+                goto next;
+            }
+            break;
+        case 3:
+            if (KEY_IS(k, kl, "cat")) {
+                if (*p == '"') {
+                    p = parse_string(r, p, &f.cat_s, &f.cat_len, NULL);
+                    f.cat = classify_cat(f.cat_s, f.cat_len);
+                } else {
+                    p = skip_value(r, p);
+                }
+                goto next;
+            }
+            if (KEY_IS(k, kl, "pid")) {
+                p = parse_idval(r, p, &f.pid);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "tid")) {
+                p = parse_idval(r, p, &f.tid);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "dur")) {
+                if (*p != '-' && (*p < '0' || *p > '9')) {
+                    if (*p == '\0')
+                        at_nul(r, p, "a number");
+                    if (*p == 'N' || *p == 'I')
+                        fail_at(r, p, "field \"dur\": NaN or Infinity is not a valid JSON number");
+                    if (*p == 'n') { /* null */
+                        p = skip_literal(r, p, "null");
+                        goto next;
+                    }
+                    fail_at(r, p, "field \"dur\": expected a number");
+                }
+                p = parse_us_ns(r, p, &f.dur);
+                f.has_dur = true;
+                goto next;
+            }
+            break;
+        case 4:
+            if (KEY_IS(k, kl, "name")) {
+                if (*p == '"')
+                    p = parse_string(r, p, &f.name, &f.name_len, &f.name_escaped);
+                else
+                    p = skip_value(r, p);
+                goto next;
+            }
+            if (KEY_IS(k, kl, "args")) {
+                p = parse_args(r, p, &f);
+                goto next;
+            }
+            break;
+        default:
+            break;
+        }
+        p = skip_value(r, p);
+    next:
+        p = skip_ws(p);
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == '}') {
+            p++;
+            break;
+        }
+        if (*p == '\0')
+            at_nul(r, p, "',' or '}'");
+        fail_at(r, p, "expected ',' or '}'");
+    }
+    commit_event(r, &f);
+    return p;
+}
+
+/* ---- top level --------------------------------------------------------------------------- */
+
+static const char *parse_device_props(reader *r, const char *p)
+{
+    /* This member may be parsed again after a refill: start from no devices each time. */
+    r->t->n_devices = 0;
+    p = skip_ws(p);
+    if (*p != '[')
+        return skip_value(r, p);
+    p = skip_ws(p + 1);
+    if (*p == ']')
+        return p + 1;
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '{') {
+            p = skip_value(r, p);
+        } else {
+            gp_device_props d = {0};
+            d.id = -1;
+            p = skip_ws(p + 1);
+            while (*p != '}') {
+                if (*p != '"') {
+                    if (*p == '\0')
+                        at_nul(r, p, "a member name");
+                    fail_at(r, p, "expected a member name in deviceProperties");
+                }
+                const char *k;
+                size_t kl;
+                p = parse_string(r, p, &k, &kl, NULL);
+                p = skip_ws(expect_char(r, p, ':', "':'"));
+                int64_t v = 0;
+                bool ok = false;
+                if (KEY_IS(k, kl, "name")) {
+                    const char *s = NULL;
+                    size_t l = 0;
+                    p = parse_str_or_skip(r, p, &s, &l);
+                    if (s)
+                        d.name = intern(r, s, l);
+                } else {
+                    p = parse_intish(r, p, &v, &ok);
+                    if (ok) {
+                        if (KEY_IS(k, kl, "id"))
+                            d.id = (int32_t)v;
+                        else if (KEY_IS(k, kl, "totalGlobalMem"))
+                            d.total_global_mem = v;
+                        else if (KEY_IS(k, kl, "computeMajor"))
+                            d.compute_major = (int32_t)v;
+                        else if (KEY_IS(k, kl, "computeMinor"))
+                            d.compute_minor = (int32_t)v;
+                        else if (KEY_IS(k, kl, "numSms"))
+                            d.num_sms = (int32_t)v;
+                        else if (KEY_IS(k, kl, "maxThreadsPerBlock"))
+                            d.max_threads_per_block = (int32_t)v;
+                        else if (KEY_IS(k, kl, "maxThreadsPerMultiprocessor"))
+                            d.max_threads_per_sm = (int32_t)v;
+                        else if (KEY_IS(k, kl, "regsPerBlock"))
+                            d.regs_per_block = (int32_t)v;
+                        else if (KEY_IS(k, kl, "regsPerMultiprocessor"))
+                            d.regs_per_sm = (int32_t)v;
+                        else if (KEY_IS(k, kl, "warpSize"))
+                            d.warp_size = (int32_t)v;
+                        else if (KEY_IS(k, kl, "sharedMemPerBlock"))
+                            d.shared_mem_per_block = v;
+                        else if (KEY_IS(k, kl, "sharedMemPerMultiprocessor"))
+                            d.shared_mem_per_sm = v;
+                        else if (KEY_IS(k, kl, "sharedMemPerBlockOptin"))
+                            d.shared_mem_per_block_optin = v;
+                    }
+                }
+                p = skip_ws(p);
+                if (*p == ',')
+                    p = skip_ws(p + 1);
+                else if (*p != '}') {
+                    if (*p == '\0')
+                        at_nul(r, p, "',' or '}'");
+                    fail_at(r, p, "expected ',' or '}'");
+                }
+            }
+            p++;
+            if (gp_trace_add_device(r->t, &d) != GP_OK)
+                oom(r);
+        }
+        p = skip_ws(p);
+        if (*p == ',') {
+            p = skip_ws(p + 1);
+            continue;
+        }
+        if (*p == ']')
+            return p + 1;
+        if (*p == '\0')
+            at_nul(r, p, "',' or ']'");
+        fail_at(r, p, "expected ',' or ']'");
+    }
+}
+
+static const char *parse_dist_info(reader *r, const char *p)
+{
+    p = skip_ws(p);
+    if (*p != '{')
+        return skip_value(r, p);
+    gp_dist_info *d = &r->t->dist;
+    d->present = true;
+    p = skip_ws(p + 1);
+    while (*p != '}') {
+        if (*p != '"') {
+            if (*p == '\0')
+                at_nul(r, p, "a member name");
+            fail_at(r, p, "expected a member name in distributedInfo");
+        }
+        const char *k;
+        size_t kl;
+        p = parse_string(r, p, &k, &kl, NULL);
+        p = skip_ws(expect_char(r, p, ':', "':'"));
+        int64_t v;
+        bool ok;
+        if (KEY_IS(k, kl, "rank")) {
+            p = parse_intish(r, p, &v, &ok);
+            if (ok)
+                d->rank = (int32_t)v;
+        } else if (KEY_IS(k, kl, "world_size")) {
+            p = parse_intish(r, p, &v, &ok);
+            if (ok)
+                d->world_size = (int32_t)v;
+        } else if (KEY_IS(k, kl, "pg_count")) {
+            p = parse_intish(r, p, &v, &ok);
+            if (ok)
+                d->pg_count = (int32_t)v;
+        } else if (KEY_IS(k, kl, "backend") || KEY_IS(k, kl, "nccl_version")) {
+            bool backend = k[0] == 'b';
+            const char *s = NULL;
+            size_t l = 0;
+            p = parse_str_or_skip(r, p, &s, &l);
+            if (s) {
+                gp_strid id = intern(r, s, l);
+                if (backend)
+                    d->backend = id;
+                else
+                    d->nccl_version = id;
+            }
+        } else {
+            p = skip_value(r, p);
+        }
+        p = skip_ws(p);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+        else if (*p != '}') {
+            if (*p == '\0')
+                at_nul(r, p, "',' or '}'");
+            fail_at(r, p, "expected ',' or '}'");
+        }
+    }
+    return p + 1;
+}
+
+/* One top-level member "key": value, p at the key's quote. */
+static const char *parse_member(reader *r, const char *p, bool *events_next)
+{
+    const char *k;
+    size_t kl;
+    p = parse_string(r, p, &k, &kl, NULL);
+    p = skip_ws(expect_char(r, p, ':', "':'"));
+    *events_next = false;
+    if (KEY_IS(k, kl, "traceEvents")) {
+        if (*p != '[') {
+            if (*p == '\0')
+                at_nul(r, p, "'['");
+            fail_at(r, p, "\"traceEvents\" must be an array");
+        }
+        *events_next = true;
+        return p + 1;
+    }
+    if (KEY_IS(k, kl, "deviceProperties"))
+        return parse_device_props(r, p);
+    if (KEY_IS(k, kl, "distributedInfo"))
+        return parse_dist_info(r, p);
+    char key[128];
+    size_t klen = GP_MIN(kl, sizeof key - 1);
+    memcpy(key, k, klen);
+    key[klen] = '\0';
+    if (KEY_IS(k, kl, "baseTimeNanoseconds")) {
+        int64_t v;
+        bool ok;
+        p = parse_intish(r, p, &v, &ok);
+        if (ok)
+            r->t->base_time_ns = v;
+        return p;
+    }
+    if (KEY_IS(k, kl, "schemaVersion")) {
+        int64_t v;
+        bool ok;
+        p = parse_intish(r, p, &v, &ok);
+        if (ok)
+            r->t->schema_version = (int32_t)v;
+        return p;
+    }
+    if (KEY_IS(k, kl, "displayTimeUnit")) {
+        const char *s = NULL;
+        size_t l = 0;
+        p = parse_str_or_skip(r, p, &s, &l);
+        if (s)
+            r->t->display_time_unit = intern(r, s, l);
+        return p;
+    }
+    const char *vstart = p;
+    p = skip_value(r, p);
+    size_t vlen = (size_t)(p - vstart);
+    if (vlen <= META_MAX && !KEY_IS(k, kl, "INFO") && !KEY_IS(k, kl, "WARNING") &&
+        !KEY_IS(k, kl, "ERROR")) {
+        char *val = malloc(vlen + 1);
+        if (!val)
+            oom(r);
+        memcpy(val, vstart, vlen);
+        val[vlen] = '\0';
+        gp_status s = gp_trace_set_meta(r->t, key, val);
+        free(val);
+        if (s != GP_OK)
+            oom(r);
+    }
+    return p;
+}
+
+typedef enum top_state {
+    TOP_START,       /* before the first byte */
+    TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
+    TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
+    TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
+    TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
+    TOP_DONE         /* after the closing brace/bracket */
+} top_state;
+
+static gp_status run_parser(reader *r)
+{
+    volatile top_state state = TOP_START;
+    volatile bool bare_array = false;
+    int jmp = setjmp(r->jb);
+    if (jmp == JMP_ERROR)
+        return r->err && r->err->status ? r->err->status : GP_EPARSE;
+    if (jmp == JMP_NEED_MORE) {
+        if (!refill(r) && r->mark >= r->len) {
+            /* nothing buffered and nothing more: handled below by the sentinel */
+        }
+    }
+    for (;;) {
+        const char *p = skip_ws(r->buf + r->mark);
+        r->depth = 0;
+        switch (state) {
+        case TOP_START:
+            if (*p == '{') {
+                state = TOP_OBJ_KEY;
+            } else if (*p == '[') {
+                state = TOP_EVENTS;
+                bare_array = true;
+                r->saw_events = true;
+            } else if (*p == '\0') {
+                at_nul(r, p, "'{' or '['");
+            } else {
+                fail_at(r, p, "expected '{' or '[' at the start of a trace");
+            }
+            p++;
+            break;
+        case TOP_OBJ_KEY:
+            if (*p == '}') {
+                state = TOP_DONE;
+                p++;
+                break;
+            }
+            /* fallthrough */
+        case TOP_OBJ_NEXT:
+            if (state == TOP_OBJ_NEXT) {
+                if (*p == '}') {
+                    state = TOP_DONE;
+                    p++;
+                    break;
+                }
+                if (*p != ',') {
+                    if (*p == '\0')
+                        at_nul(r, p, "',' or '}'");
+                    fail_at(r, p, "expected ',' or '}'");
+                }
+                p = skip_ws(p + 1);
+            }
+            if (*p != '"') {
+                if (*p == '\0')
+                    at_nul(r, p, "a member name");
+                fail_at(r, p, "expected a member name (a string)");
+            }
+            {
+                bool events_next;
+                p = parse_member(r, p, &events_next);
+                if (events_next) {
+                    state = TOP_EVENTS;
+                    r->saw_events = true;
+                } else {
+                    state = TOP_OBJ_NEXT;
+                }
+            }
+            break;
+        case TOP_EVENTS:
+            if (*p == ']') {
+                state = bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+                p++;
+                break;
+            }
+            /* fallthrough */
+        case TOP_EVENTS_NEXT:
+            if (state == TOP_EVENTS_NEXT) {
+                if (*p == ']') {
+                    state = bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+                    p++;
+                    break;
+                }
+                if (*p != ',') {
+                    if (*p == '\0')
+                        at_nul(r, p, "',' or ']'");
+                    fail_at(r, p, "expected ',' or ']' between events");
+                }
+                p = skip_ws(p + 1);
+            }
+            if (*p != '{') {
+                if (*p == '\0')
+                    at_nul(r, p, "an event object");
+                fail_at(r, p, "expected an event object");
+            }
+            r->t->stats.events_in++;
+            p = parse_event(r, p);
+            state = TOP_EVENTS_NEXT;
+            break;
+        case TOP_DONE:
+            if (*p == '\0') {
+                if (p < r->buf + r->len)
+                    fail_at(r, p, "unexpected NUL byte");
+                if (!r->eof) {
+                    r->mark = (size_t)(p - r->buf);
+                    refill(r);
+                    continue;
+                }
+                return GP_OK;
+            }
+            fail_at(r, p, "unexpected data after the end of the trace");
+        }
+        r->mark = (size_t)(p - r->buf);
+    }
+}
+
+/* ---- finishing ---------------------------------------------------------------------------- */
+
+static int cmp_flow_point(const void *a, const void *b)
+{
+    const gp__flow_point *x = a, *y = b;
+    if (x->cat != y->cat)
+        return x->cat < y->cat ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->is_end != y->is_end)
+        return x->is_end ? 1 : -1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static gp_status finish_read(reader *r)
+{
+    gp_trace *t = r->t;
+    gp__trace_priv *priv = t->priv;
+    gp_ns base = t->base_time_ns;
+    /* Shift relative times to absolute ones. */
+    if (base) {
+        for (size_t i = 0; i < t->n_tracks; i++)
+            for (size_t j = 0; j < t->tracks[i].n_events; j++)
+                t->tracks[i].events[j].ts += base;
+        for (size_t i = 0; i < t->n_counters; i++)
+            t->counters[i].ts += base;
+        for (size_t i = 0; i < priv->n_flow_points; i++)
+            priv->flow_points[i].ts += base;
+    }
+    /* Pair flow points: start then end with the same (cat, id). */
+    if (priv->n_flow_points) {
+        qsort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
+        for (size_t i = 0; i + 1 < priv->n_flow_points; i++) {
+            gp__flow_point *a = &priv->flow_points[i], *b = &priv->flow_points[i + 1];
+            if (a->cat == b->cat && a->id == b->id && !a->is_end && b->is_end) {
+                gp_flow f = {a->id, a->cat, a->name, a->track, b->track, a->ts, b->ts};
+                if (gp_trace_add_flow(t, &f) != GP_OK)
+                    return GP_ENOMEM;
+                i++;
+            }
+        }
+    }
+    /* Track names and sort indices from metadata events. */
+    for (size_t m = 0; m < r->n_meta; m++) {
+        const pending_meta *pm = &r->meta[m];
+        for (size_t i = 0; i < t->n_tracks; i++) {
+            gp_track *tr = &t->tracks[i];
+            if (tr->kind == GP_TRACK_OTHER || tr->kind == GP_TRACK_COUNTER || tr->pid != pm->pid)
+                continue;
+            if (pm->kind == 0)
+                tr->process_name = pm->value;
+            else if (pm->kind == 1 && tr->tid == pm->tid)
+                tr->name = pm->value;
+            else if (pm->kind == 2 && tr->tid == pm->tid)
+                tr->sort_index = pm->num;
+        }
+    }
+    t->rank = t->dist.present && t->dist.rank >= 0 ? t->dist.rank : -1;
+    return gp_trace_finish(t);
+}
+
+void gp_read_opts_init(gp_read_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->keep_python = true;
+    opts->keep_memory = true;
+}
+
+gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace **out,
+                               gp_error *err)
+{
+    gp_read_opts defaults;
+    if (!opts) {
+        gp_read_opts_init(&defaults);
+        opts = &defaults;
+    }
+    gp_error local;
+    if (!err)
+        err = &local;
+    err->status = GP_OK;
+    err->msg[0] = '\0';
+    reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return gp_error_set(err, GP_ENOMEM, "%s: out of memory", in->path);
+    r->in = *in;
+    r->err = err;
+    r->opts = opts;
+    r->name = r->in.path;
+    r->cap = CHUNK;
+    r->buf = malloc(r->cap + PAD);
+    gp_status st = r->buf ? gp_trace_create(r->in.path, &r->t) : GP_ENOMEM;
+    if (st != GP_OK) {
+        free(r->buf);
+        free(r);
+        return gp_error_set(err, st, "%s: out of memory", in->path);
+    }
+    memset(r->buf, 0, PAD);
+    st = run_parser(r);
+    if (st == GP_OK && !r->saw_events)
+        st = gp_error_set(err, GP_EPARSE, "%s: byte %llu: no \"traceEvents\" array in this JSON",
+                          r->name, (unsigned long long)(r->buf_off + r->len));
+    if (st == GP_OK)
+        st = finish_read(r);
+    if (st == GP_OK && !opts->quiet) {
+        const gp_read_stats *s = &r->t->stats;
+        const struct {
+            uint64_t n;
+            const char *what;
+        } notes[] = {
+            {s->negative_dur, "negative durations (clamped to 0)"},
+            {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
+            {s->no_dur, "complete events without \"dur\" (kept with 0)"},
+            {s->unknown_cat, "events of unknown category (kept as \"other\")"},
+        };
+        for (size_t i = 0; i < GP_ARRAY_LEN(notes); i++)
+            if (notes[i].n)
+                fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", r->name,
+                        (unsigned long long)notes[i].n, notes[i].what);
+    }
+    gp_trace *t = r->t;
+    gp__input_close(&r->in);
+    free(r->buf);
+    scratch_reset(r);
+    free(r->retired);
+    free(r->scratch);
+    free(r->meta);
+    free(r);
+    if (st != GP_OK) {
+        if (err->status == GP_OK)
+            gp_error_set(err, st, "%s: %s", in->path, gp_strerror(st));
+        gp_trace_free(t);
+        return st;
+    }
+    gp__trace_priv *priv = t->priv;
+    free(priv->flow_points);
+    priv->flow_points = NULL;
+    priv->n_flow_points = priv->cap_flow_points = 0;
+    *out = t;
+    return GP_OK;
+}
+
+gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out, gp_error *err)
+{
+    gp__input in;
+    gp_status s = gp__input_open(&in, path, err);
+    if (s != GP_OK)
+        return s;
+    return gp__trace_read_input(&in, opts, out, err);
+}
+
+gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
+                               const gp_read_opts *opts, gp_trace **out, gp_error *err)
+{
+    return gp__trace_read_buffer_pieces(data, len, name, opts, 0, out, err);
+}
+
+gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,
+                                       const gp_read_opts *opts, size_t piece, gp_trace **out,
+                                       gp_error *err)
+{
+    gp__input in;
+    gp__input_open_mem(&in, data, len, name);
+    in.max_read = piece;
+    return gp__trace_read_input(&in, opts, out, err);
+}

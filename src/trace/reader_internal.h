@@ -1,0 +1,19 @@
+/* Shared between the readers of src/trace. */
+#ifndef GP_TRACE_READER_INTERNAL_H
+#define GP_TRACE_READER_INTERNAL_H
+
+#include "core/input.h"
+#include "gpuprof/trace.h"
+
+/* Reads a Kineto/Chrome JSON trace from an opened input, which it takes over (and closes). */
+gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace **out,
+                               gp_error *err) GP_WARN_UNUSED;
+
+/* As gp_trace_read_buffer, but the reader receives the bytes at most `piece` at a time (0 = all at
+ * once), which exercises every "element continues in the next chunk" path. For tests and fuzzing.
+ */
+gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,
+                                       const gp_read_opts *opts, size_t piece, gp_trace **out,
+                                       gp_error *err) GP_WARN_UNUSED;
+
+#endif

@@ -1,0 +1,531 @@
+/* Tests for src/trace: the Kineto reader, the Chrome writer, jobs, model equality.
+ * Real traces come from $GP_SHARED_DIR/traces (tests that need them skip when it is absent). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "gpuprof/summary.h"
+#include "gpuprof/trace.h"
+#include "trace/reader_internal.h"
+
+static gp_read_opts quiet_opts(void)
+{
+    gp_read_opts o;
+    gp_read_opts_init(&o);
+    o.quiet = true;
+    return o;
+}
+
+static gp_trace *read_text(const char *json)
+{
+    gp_read_opts o = quiet_opts();
+    gp_trace *t = NULL;
+    gp_error err = {0};
+    gp_status s = gp_trace_read_buffer(json, strlen(json), "test.json", &o, &t, &err);
+    if (s != GP_OK)
+        fail_msg("unexpected read failure: %s", err.msg);
+    return t;
+}
+
+static const gp_event *only_event(const gp_trace *t, gp_event_kind kind)
+{
+    const gp_event *found = NULL;
+    for (size_t i = 0; i < t->n_tracks; i++)
+        for (size_t j = 0; j < t->tracks[i].n_events; j++)
+            if (t->tracks[i].events[j].kind == kind) {
+                assert_null(found);
+                found = &t->tracks[i].events[j];
+            }
+    assert_non_null(found);
+    return found;
+}
+
+/* ---- exact parsing --------------------------------------------------------------------- */
+
+static void times_are_exact_nanoseconds(void **state)
+{
+    gp_trace *t =
+        read_text("{\"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": ["
+                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1,"
+                  " \"ts\": 4458676522690.655, \"dur\": 156.7775},"
+                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 2,"
+                  " \"ts\": \"12.5\", \"dur\": 0.0004}]}");
+    const gp_track *tr = &t->tracks[0];
+    assert_int_equal(tr->n_events, 1);
+    /* 4458676522690.655 us = 4458676522690655 ns, exactly, plus the base. */
+    assert_int_equal(tr->events[0].ts, 1700000000000000000LL + 4458676522690655LL);
+    assert_int_equal(tr->events[0].dur, 156778); /* 156.7775 us -> 156777.5 ns -> rounds up */
+    assert_int_equal(t->tracks[1].events[0].ts, 1700000000000000000LL + 12500);
+    assert_int_equal(t->tracks[1].events[0].dur, 0);
+    gp_trace_free(t);
+}
+
+static void legacy_schema_is_read(void **state)
+{
+    gp_trace *t = read_text(
+        "{\"schemaVersion\": 1, \"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": \"stream 7\","
+        " \"ts\": 1623142623531625, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7,"
+        " \"correlation\": 34441, \"external id\": 544, \"grid\": [50, 1, 1]}},"
+        "{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 25738,"
+        " \"tid\": \"25738\", \"ts\": 1623142623531600, \"dur\": 20,"
+        " \"args\": {\"cbid\": 211, \"correlation\": 34441, \"external id\": 544}},"
+        "{\"ph\": \"f\", \"id\": 34441, \"pid\": 0, \"tid\": \"stream 7\", \"ts\": "
+        "1623142623531625,"
+        " \"cat\": \"async\", \"name\": \"launch\", \"bp\": \"e\"}]}");
+    const gp_event *k = only_event(t, GP_EV_KERNEL);
+    assert_int_equal(k->ts, 1623142623531625LL * 1000);
+    assert_int_equal(k->external_id, 544);
+    assert_int_equal(k->correlation, 34441);
+    const gp_track *kt = &t->tracks[k->track];
+    assert_int_equal(kt->kind, GP_TRACK_GPU_STREAM);
+    assert_int_equal(kt->stream, 7);
+    assert_int_equal(gp_event_gpu_info(t, k)->grid[0], 50);
+    const gp_event *rt = only_event(t, GP_EV_RUNTIME);
+    assert_int_equal(rt->extra, 212); /* cbid + 1 */
+    assert_int_equal(t->tracks[rt->track].tid, 25738);
+    assert_int_equal(t->n_flows, 0); /* launch flows are implied by correlation */
+    gp_trace_free(t);
+}
+
+static void bare_array_string_ids_and_stream_minus_one(void **state)
+{
+    gp_trace *t = read_text(
+        "[{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"span\", \"pid\": \"Spans\","
+        " \"tid\": \"PyTorch Profiler\", \"ts\": 1, \"dur\": 5},"
+        "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 0,"
+        " \"tid\": 4294967295, \"ts\": 2, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"Event "
+        "Sync\","
+        " \"stream\": 4294967295, \"device\": 0}},"
+        "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 5, \"tid\": 5, \"ts\": 3,"
+        " \"args\": {\"Bytes\": -512, \"Total Allocated\": 1024, \"Addr\": 77, \"Device Id\": "
+        "0}}]");
+    const gp_event *o = only_event(t, GP_EV_OTHER);
+    const gp_track *ot = &t->tracks[o->track];
+    assert_int_equal(ot->kind, GP_TRACK_OTHER);
+    assert_string_equal(gp_trace_str(t, ot->pid_str), "Spans");
+    assert_string_equal(gp_trace_str(t, o->extra), "Trace");
+    const gp_event *s = only_event(t, GP_EV_SYNC);
+    assert_int_equal(t->tracks[s->track].stream, -1);
+    assert_string_equal(gp_trace_str(t, gp_event_gpu_info(t, s)->sync_kind), "Event Sync");
+    const gp_event *m = only_event(t, GP_EV_MEMORY);
+    const gp_mem_info *mi = gp_event_mem_info(t, m);
+    assert_int_equal(mi->bytes, -512);
+    assert_int_equal(mi->total_allocated, 1024);
+    assert_int_equal(mi->total_reserved, -1);
+    assert_int_equal(t->stats.unknown_cat, 0); /* "Trace" is a known category */
+    gp_trace_free(t);
+}
+
+static void suspect_values_are_counted_not_fatal(void **state)
+{
+    gp_trace *t = read_text(
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"neg\", \"pid\": 0, \"tid\": 7, \"ts\": "
+        "10,"
+        " \"dur\": -3, \"args\": {\"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"years\", \"pid\": 0, \"tid\": 7, \"ts\": "
+        "11,"
+        " \"dur\": 7450000000000000, \"args\": {\"stream\": 7}},"
+        "{\"ph\": \"X\", \"cat\": \"mystery\", \"name\": \"m\", \"pid\": 1, \"tid\": 1, \"ts\": 12,"
+        " \"dur\": 1},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nodur\", \"pid\": 1, \"tid\": 1, \"ts\": "
+        "13}]}");
+    assert_int_equal(t->stats.negative_dur, 1);
+    assert_int_equal(t->stats.absurd_dur, 1);
+    assert_int_equal(t->stats.unknown_cat, 1);
+    assert_int_equal(t->stats.no_dur, 1);
+    const gp_event *k = only_event(t, GP_EV_KERNEL); /* the 236-year kernel was dropped */
+    assert_int_equal(k->dur, 0);
+    assert_true(k->flags & GP_EVF_DUR_CLAMPED);
+    assert_string_equal(gp_trace_str(t, only_event(t, GP_EV_OTHER)->extra), "mystery");
+    gp_trace_free(t);
+}
+
+static void escapes_and_unicode(void **state)
+{
+    gp_trace *t = read_text("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\","
+                            " \"name\": \"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\", \"pid\": 1,"
+                            " \"tid\": 1, \"ts\": 1, \"dur\": 1}]}");
+    const gp_event *e = only_event(t, GP_EV_CPU_OP);
+    assert_string_equal(gp_trace_str(t, e->name), "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
+    gp_trace_free(t);
+}
+
+/* An element longer than the reader's 4 MB chunk must be read whole (the buffer grows). */
+static void element_longer_than_a_chunk(void **state)
+{
+    size_t big = 9u << 20;
+    char *json = malloc(big + 200);
+    assert_non_null(json);
+    int n = sprintf(json, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"");
+    memset(json + n, 'x', big);
+    sprintf(json + n + big, "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}");
+    gp_trace *t = read_text(json);
+    assert_int_equal(gp_trace_strlen(t, only_event(t, GP_EV_CPU_OP)->name), big);
+    gp_trace_free(t);
+    free(json);
+}
+
+/* ---- malformed input --------------------------------------------------------------------- */
+
+static void malformed_corpus_gives_clear_errors(void **state)
+{
+    const char *src = getenv("GP_SOURCE_DIR");
+    assert_non_null(src);
+    char dir[2048], path[4096], line[512];
+    snprintf(dir, sizeof dir, "%s/tests/data/malformed", src);
+    snprintf(path, sizeof path, "%s/expected.txt", dir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    int checked = 0;
+    gp_read_opts o = quiet_opts();
+    while (fgets(line, sizeof line, fp)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *bar = strchr(line, '|');
+        assert_non_null(bar);
+        *bar = '\0';
+        snprintf(path, sizeof path, "%s/%s", dir, line);
+        gp_trace *t = NULL;
+        gp_error err = {0};
+        gp_status s = gp_trace_read(path, &o, &t, &err);
+        if (s != GP_EPARSE)
+            fail_msg("%s: expected GP_EPARSE, got %d (%s)", line, s, err.msg);
+        assert_null(t);
+        if (!strstr(err.msg, bar + 1) || !strstr(err.msg, line) || !strstr(err.msg, ": byte "))
+            fail_msg("%s: message \"%s\" lacks \"%s\", the file name or the byte offset", line,
+                     err.msg, bar + 1);
+        checked++;
+    }
+    fclose(fp);
+    assert_true(checked >= 15);
+}
+
+static void missing_file_is_an_io_error(void **state)
+{
+    gp_trace *t = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read("/nonexistent/trace.json", NULL, &t, &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent/trace.json"));
+}
+
+/* ---- writer ------------------------------------------------------------------------------ */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    fclose(fp);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+static void writer_rank_escaping_flows(void **state)
+{
+    gp_trace *t = read_text(
+        "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8},"
+        " \"baseTimeNanoseconds\": 1000000, \"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9,"
+        " \"tid\": 9, \"ts\": 1.000, \"dur\": 2.5, \"args\": {\"correlation\": 42, \"cbid\": 211}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"<script>alert(\\\"x\\\")</script>\","
+        " \"pid\": 0, \"tid\": 7, \"ts\": 4.25, \"dur\": 1, \"args\": {\"stream\": 7,"
+        " \"device\": 0, \"correlation\": 42}}]}");
+    assert_int_equal(t->rank, 3);
+    char path[] = "/tmp/gp_writer_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    gp_error err = {0};
+    assert_int_equal(gp_trace_write_chrome(t, path, &err), GP_OK);
+    char *text = slurp(path, NULL);
+    assert_non_null(strstr(text, "\"rank\": 3")); /* HTA's regex needs the space */
+    assert_non_null(strstr(text, "\"name\":\"<script>alert(\\\"x\\\")</script>\""));
+    assert_non_null(strstr(text, "\"ph\":\"s\",\"id\":42"));
+    assert_non_null(strstr(text, "\"ph\":\"f\",\"id\":42"));
+    assert_non_null(strstr(text, "\"ts\":4.250")); /* relative to the base, 3 decimals */
+    free(text);
+    gp_trace *back = NULL;
+    gp_read_opts o = quiet_opts();
+    assert_int_equal(gp_trace_read(path, &o, &back, &err), GP_OK);
+    char why[256];
+    if (!gp_trace_equal(t, back, why, sizeof why))
+        fail_msg("round trip differs: %s", why);
+    gp_trace_free(back);
+    unlink(path);
+    /* A failed write leaves nothing behind and reports the path. */
+    assert_int_equal(gp_trace_write_chrome(t, "/nonexistent-dir/out.json", &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir/out.json"));
+    gp_trace_free(t);
+}
+
+/* ---- real traces ------------------------------------------------------------------------- */
+
+static int shared_traces(char names[][8192], int max)
+{
+    const char *shared = getenv("GP_SHARED_DIR");
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s/traces", shared ? shared : "../shared");
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < max) {
+        size_t l = strlen(de->d_name);
+        if (l > 8 && strcmp(de->d_name + l - 8, ".json.gz") == 0)
+            snprintf(names[n++], 8192, "%s/%s", dir, de->d_name);
+    }
+    closedir(d);
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/multirank8_dlrm_v100", dir);
+    if ((d = opendir(sub))) {
+        while ((de = readdir(d)) && n < max)
+            if (de->d_name[0] != '.')
+                snprintf(names[n++], 8192, "%s/%s", sub, de->d_name);
+        closedir(d);
+    }
+    return n;
+}
+
+static void round_trip_every_shared_trace(void **state)
+{
+    static char names[32][8192];
+    int n = shared_traces(names, 32);
+    if (n < 0)
+        skip();
+    assert_true(n >= 16);
+    gp_read_opts o = quiet_opts();
+    for (int i = 0; i < n; i++) {
+        for (int gz = 0; gz < 2; gz++) {
+            gp_trace *a = NULL, *b = NULL;
+            gp_error err = {0};
+            if (gp_trace_read(names[i], &o, &a, &err) != GP_OK)
+                fail_msg("%s", err.msg);
+            char out[64];
+            snprintf(out, sizeof out, "/tmp/gp_rt_%d%s", (int)getpid(), gz ? ".json.gz" : ".json");
+            assert_int_equal(gp_trace_write_chrome(a, out, &err), GP_OK);
+            if (gp_trace_read(out, &o, &b, &err) != GP_OK)
+                fail_msg("re-reading %s written from %s: %s", out, names[i], err.msg);
+            char why[512];
+            if (!gp_trace_equal(a, b, why, sizeof why))
+                fail_msg("%s: round trip differs: %s", names[i], why);
+            assert_int_equal(gp_trace_event_count(a), gp_trace_event_count(b));
+            gp_trace_free(a);
+            gp_trace_free(b);
+            unlink(out);
+        }
+    }
+}
+
+/* Decompresses a .gz file into memory. */
+static char *gunzip_file(const char *path, size_t *len)
+{
+    gzFile gz = gzopen(path, "rb");
+    assert_non_null(gz);
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    int got;
+    while ((got = gzread(gz, buf + n, (unsigned)(cap - n))) > 0) {
+        n += (size_t)got;
+        if (n == cap)
+            buf = realloc(buf, cap *= 2);
+    }
+    gzclose(gz);
+    *len = n;
+    return buf;
+}
+
+/* Feeding the reader 1, 7 or 61 bytes at a time must give the same model as one big read: every
+ * "value continues in the next chunk" path is taken somewhere in these traces. */
+static void reading_in_tiny_pieces_gives_the_same_model(void **state)
+{
+    static const char *const files[] = {"tiny_cuda_event_sync.json.gz", "tiny_triton.json.gz",
+                                        "small_amd_mi250.json.gz", "cpu_only.json.gz",
+                                        "small_alexnet_cudasync.json.gz"};
+    const char *shared = getenv("GP_SHARED_DIR");
+    static const size_t pieces[] = {1, 7, 61};
+    gp_read_opts o = quiet_opts();
+    int done = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/traces/%s", shared ? shared : "../shared", files[f]);
+        if (access(path, R_OK) != 0)
+            continue;
+        size_t len;
+        char *text = gunzip_file(path, &len);
+        gp_trace *whole = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_trace_read_buffer(text, len, files[f], &o, &whole, &err), GP_OK);
+        for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+            if (pieces[p] == 1 && len > 100000)
+                continue; /* byte-by-byte re-parses each element per byte: keep it to small files */
+            gp_trace *cut = NULL;
+            if (gp__trace_read_buffer_pieces(text, len, files[f], &o, pieces[p], &cut, &err) !=
+                GP_OK)
+                fail_msg("%s in %zu-byte pieces: %s", files[f], pieces[p], err.msg);
+            char why[256];
+            if (!gp_trace_equal(whole, cut, why, sizeof why))
+                fail_msg("%s in %zu-byte pieces differs: %s", files[f], pieces[p], why);
+            gp_trace_free(cut);
+            done++;
+        }
+        gp_trace_free(whole);
+        free(text);
+    }
+    if (done == 0)
+        skip();
+}
+
+static void cpu_only_trace_has_no_gpu(void **state)
+{
+    const char *shared = getenv("GP_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/cpu_only.json.gz", shared ? shared : "../shared");
+    if (access(path, R_OK) != 0)
+        skip();
+    gp_read_opts o = quiet_opts();
+    gp_trace *t = NULL;
+    assert_int_equal(gp_trace_read(path, &o, &t, NULL), GP_OK);
+    assert_false(gp_trace_has_gpu(t));
+    assert_int_equal(t->dist.rank, 34);
+    gp_summary *s = NULL;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_false(s->has_gpu);
+    assert_int_equal(s->kinds[GP_EV_CPU_OP].calls, 4);
+    assert_true(s->n_top > 0); /* CPU bottlenecks instead */
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
+static void job_directory_ranks(void **state)
+{
+    const char *shared = getenv("GP_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/multirank8_dlrm_v100", shared ? shared : "../shared");
+    if (access(path, R_OK) != 0)
+        skip();
+    gp_read_opts o = quiet_opts();
+    gp_job *job = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_job_read(path, &o, &job, &err), GP_OK);
+    assert_int_equal(job->n_ranks, 8);
+    assert_false(job->ranks_from_file_order);
+    for (size_t i = 0; i < 8; i++)
+        assert_int_equal(job->ranks[i]->rank, (int)i);
+    gp_job_free(job);
+
+    /* Files without distributedInfo get their file-order index and the job says so. */
+    char dir[] = "/tmp/gp_job_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *doc = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+                      " \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
+    for (int i = 0; i < 3; i++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s/r%d.json", dir, i);
+        FILE *fp = fopen(f, "w");
+        fputs(doc, fp);
+        fclose(fp);
+    }
+    assert_int_equal(gp_job_read(dir, &o, &job, &err), GP_OK);
+    assert_int_equal(job->n_ranks, 3);
+    assert_true(job->ranks_from_file_order);
+    assert_int_equal(job->ranks[2]->rank, 2);
+    assert_true(job->ranks[2]->rank_from_file_order);
+    gp_job_free(job);
+    for (int i = 0; i < 3; i++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s/r%d.json", dir, i);
+        unlink(f);
+    }
+    assert_int_equal(gp_job_read(dir, &o, &job, &err), GP_ENOENT);
+    rmdir(dir);
+}
+
+/* ---- builder and summary ------------------------------------------------------------------ */
+
+static void builder_sorts_and_summary_stats(void **state)
+{
+    gp_trace *t = NULL;
+    assert_int_equal(gp_trace_create("unit", &t), GP_OK);
+    uint32_t tr;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &tr), GP_OK);
+    gp_strid a, b;
+    assert_int_equal(gp_trace_intern(t, "void ns::gemm<float, 4>(float*, int)", 36, &a), GP_OK);
+    assert_int_equal(gp_trace_intern(t, "copy", 4, &b), GP_OK);
+    /* durations 10..50 for gemm (added out of order), 100 for copy */
+    int64_t durs[] = {30, 10, 50, 20, 40};
+    for (int i = 0; i < 5; i++) {
+        gp_event ev = {
+            .ts = 1000 - i * 100, .dur = durs[i], .name = a, .track = tr, .kind = GP_EV_KERNEL};
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    }
+    gp_event cp = {.ts = 5000, .dur = 100, .name = b, .track = tr, .kind = GP_EV_KERNEL};
+    assert_int_equal(gp_trace_add_event(t, &cp), GP_OK);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    for (size_t i = 1; i < t->tracks[tr].n_events; i++)
+        assert_true(t->tracks[tr].events[i - 1].ts <= t->tracks[tr].events[i].ts);
+
+    gp_summary *s = NULL;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    const gp_kind_summary *k = &s->kinds[GP_EV_KERNEL];
+    assert_int_equal(k->n_rows, 2);
+    const gp_name_stats *g = &k->rows[0]; /* gemm: total 150 > copy's 100 */
+    assert_string_equal(g->name, "void ns::gemm<float, 4>(float*, int)");
+    assert_int_equal(g->calls, 5);
+    assert_int_equal(g->total, 150);
+    assert_int_equal(g->min, 10);
+    assert_int_equal(g->max, 50);
+    assert_float_equal(g->mean, 30.0, 1e-9);
+    assert_float_equal(g->stddev, 14.142135623730951, 1e-9); /* population sd of 10..50 */
+    assert_float_equal(g->p50, 30.0, 1e-9);
+    assert_float_equal(g->p95, 48.0, 1e-9); /* 40 + 0.8 * 10, linear interpolation */
+    assert_float_equal(g->share, 0.6, 1e-9);
+    assert_int_equal(s->gpu_time, 250);
+    char shortname[64];
+    gp_shorten_name(g->name, 20, shortname, sizeof shortname);
+    assert_string_equal(shortname, "ns::gemm<...>");
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(times_are_exact_nanoseconds),
+        cmocka_unit_test(legacy_schema_is_read),
+        cmocka_unit_test(bare_array_string_ids_and_stream_minus_one),
+        cmocka_unit_test(suspect_values_are_counted_not_fatal),
+        cmocka_unit_test(escapes_and_unicode),
+        cmocka_unit_test(element_longer_than_a_chunk),
+        cmocka_unit_test(malformed_corpus_gives_clear_errors),
+        cmocka_unit_test(missing_file_is_an_io_error),
+        cmocka_unit_test(writer_rank_escaping_flows),
+        cmocka_unit_test(round_trip_every_shared_trace),
+        cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
+        cmocka_unit_test(cpu_only_trace_has_no_gpu),
+        cmocka_unit_test(job_directory_ranks),
+        cmocka_unit_test(builder_sorts_and_summary_stats),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
