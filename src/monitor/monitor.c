@@ -65,6 +65,11 @@ typedef struct gpu {
     size_t n_ptracks;
     gp_bottleneck_kind bn_prev;
     gp_ns bn_last;
+    /* PCIe: read at most once per second, off the sampling path when threads run (under lock) */
+    double pcie_val[2];
+    bool pcie_have[2];
+    uint64_t pcie_unsup;
+    gp_ns pcie_last;
     uint32_t xid_code[MAX_XID_CODES];
     uint64_t xid_count[MAX_XID_CODES];
     size_t n_xid;
@@ -93,10 +98,14 @@ struct gp_monitor {
     bool running, stop;
     pthread_t thread, xid_thread;
     bool xid_thread_started;
+    pthread_t pcie_thread;
+    bool pcie_thread_started;
     uint64_t samples_total;
     uint64_t alerts_total[N_ALERT_KINDS];
     uint32_t interval_ms;
     char last_error[256];
+    gp_ns last_error_ts; /* round of the last error (sample clock) */
+    gp_ns last_round_ts;
     gp_ns started_at;
 
     struct {
@@ -692,19 +701,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
         else
             nvml_failed(m, g, BIT(GP_M_FAN), r, "nvmlDeviceGetFanSpeed", errbuf, errlen);
     }
-    static const struct {
-        gp_metric m;
-        int counter;
-    } pcie[] = {{GP_M_PCIE_TX, GP__NVML_PCIE_TX}, {GP_M_PCIE_RX, GP__NVML_PCIE_RX}};
-    for (size_t i = 0; i < 2; i++)
-        if (want(m, g, BIT(pcie[i].m))) {
-            unsigned kbs;
-            r = CALL(0, n->pcie_throughput, "", g->h, pcie[i].counter, &kbs);
-            if (r == NVMLR_SUCCESS)
-                put(s, pcie[i].m, kbs * 1024.0);
-            else
-                nvml_failed(m, g, BIT(pcie[i].m), r, "nvmlDeviceGetPcieThroughput", errbuf, errlen);
-        }
+    /* PCIe throughput is read apart (read_pcie): each call blocks ~20 ms in NVML */
     if (want(m, g, BIT(GP_M_THROTTLE))) {
         unsigned long long bits;
         r = CALL(0, n->clock_reasons, "", g->h, &bits);
@@ -992,6 +989,55 @@ static void commit(gp_monitor *m, gpu *g, gp_gpu_sample *s, int32_t comp)
     }
 }
 
+/* Reads PCIe TX/RX of g (blocks ~2 x 20 ms on a real driver) and publishes them under the lock.
+ * Called by the PCIe thread, or inline by sample_round when no thread runs. */
+static void read_pcie(gp_monitor *m, gpu *g, gp_ns ts)
+{
+    static const struct {
+        gp_metric m;
+        int counter;
+    } pcie[] = {{GP_M_PCIE_TX, GP__NVML_PCIE_TX}, {GP_M_PCIE_RX, GP__NVML_PCIE_RX}};
+    double val[2] = {0, 0};
+    int rc[2] = {NVMLR_FUNCTION_NOT_FOUND, NVMLR_FUNCTION_NOT_FOUND};
+    pthread_mutex_lock(&m->lock);
+    uint64_t unsup = g->pcie_unsup;
+    bool lost = g->id.lost;
+    pthread_mutex_unlock(&m->lock);
+    if (lost)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (!(m->wanted & BIT(pcie[i].m)) || (unsup & BIT(pcie[i].m)))
+            continue;
+        unsigned kbs = 0;
+        rc[i] = m->nvml.pcie_throughput ? m->nvml.pcie_throughput(g->h, pcie[i].counter, &kbs)
+                                        : NVMLR_FUNCTION_NOT_FOUND;
+        val[i] = kbs * 1024.0;
+    }
+    pthread_mutex_lock(&m->lock);
+    g->pcie_last = ts;
+    for (int i = 0; i < 2; i++) {
+        if (!(m->wanted & BIT(pcie[i].m)) || (unsup & BIT(pcie[i].m)))
+            continue;
+        if (rc[i] == NVMLR_SUCCESS) {
+            g->pcie_val[i] = val[i];
+            g->pcie_have[i] = true;
+        } else {
+            g->pcie_have[i] = false;
+            if (rc[i] == NVMLR_NOT_SUPPORTED || rc[i] == NVMLR_FUNCTION_NOT_FOUND)
+                g->pcie_unsup |= BIT(pcie[i].m);
+            else if (rc[i] != NVMLR_GPU_IS_LOST)
+                set_last_error(m, "gpu%u: nvmlDeviceGetPcieThroughput: %s (NVML %d)", g->id.index,
+                               gp__nvml_strerror(&m->nvml, rc[i]), rc[i]);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static bool wants_pcie(const gp_monitor *m)
+{
+    return (m->wanted & (BIT(GP_M_PCIE_TX) | BIT(GP_M_PCIE_RX))) != 0;
+}
+
 static void poll_xids(gp_monitor *m, unsigned timeout_ms);
 
 static gp_status sample_round(gp_monitor *m, gp_ns ts)
@@ -1003,6 +1049,9 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts)
         gpu *g = &m->gpus[i];
         if (g->lost)
             continue;
+        if (wants_pcie(m) && !m->pcie_thread_started &&
+            (g->pcie_last == 0 || ts - g->pcie_last >= 1000000000LL))
+            read_pcie(m, g, ts);
         gp_gpu_sample s;
         memset(&s, 0, sizeof s);
         s.ts = ts;
@@ -1012,6 +1061,7 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts)
         pthread_mutex_lock(&m->lock);
         if (gerr[0]) {
             set_last_error(m, "%s", gerr);
+            m->last_error_ts = ts;
             if (m->cfg.mode == GP_MODE_DEBUG)
                 emit(m, GP_EVT_DEBUG, GP_SEV_INFO, ts, (int)i, 0, "nvml", NAN, NAN, "%s", gerr);
             snprintf(errbuf, sizeof errbuf, "%s", gerr);
@@ -1021,12 +1071,19 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts)
             emit(m, GP_EVT_DEBUG, GP_SEV_INFO, ts, (int)i, 0, "unsupported", (double)newly, NAN,
                  "gpu%zu: metrics not supported, no longer polled (mask 0x%llx)", i,
                  (unsigned long long)newly);
-        g->id.unsupported = g->unsup;
+        g->id.unsupported = g->unsup | g->pcie_unsup;
+        if (!g->lost) /* the latest PCIe reading (at most 1 s old) */
+            for (int k = 0; k < 2; k++)
+                if (g->pcie_have[k]) {
+                    s.v[GP_M_PCIE_TX + k] = g->pcie_val[k];
+                    s.valid |= BIT(GP_M_PCIE_TX + k);
+                }
         if (g->lost) {
             g->id.lost = true;
             g->n_procs = 0;
             set_last_error(m, "gpu%zu (%s) is lost: NVML returned GPU_IS_LOST", i,
                            g->id.pci_bus_id);
+            m->last_error_ts = ts;
             emit(m, GP_EVT_DEVICE_LOST, GP_SEV_CRITICAL, ts, (int)i, 0, g->id.uuid, NAN, NAN,
                  "gpu%zu (%s, %s) fell off the bus or stopped answering; other GPUs go on", i,
                  g->id.name, g->id.pci_bus_id);
@@ -1040,6 +1097,7 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts)
     }
     pthread_mutex_lock(&m->lock);
     m->samples_total++;
+    m->last_round_ts = ts;
     if (m->cfg.mode == GP_MODE_ADAPTIVE)
         m->interval_ms = busy ? GP_MIN(m->cfg.adaptive_min_interval_ms, m->cfg.sampling_interval_ms)
                               : m->cfg.sampling_interval_ms;
@@ -1110,6 +1168,27 @@ static void *xid_main(void *arg)
     return NULL;
 }
 
+static void *pcie_main(void *arg)
+{
+    gp_monitor *m = arg;
+    for (;;) {
+        for (size_t i = 0; i < m->n_gpus; i++)
+            read_pcie(m, &m->gpus[i], gp__clock_ns());
+        pthread_mutex_lock(&m->lock);
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        gp_ns abs_ns = (gp_ns)rt.tv_sec * 1000000000LL + rt.tv_nsec + 1000000000LL;
+        struct timespec until = {(time_t)(abs_ns / 1000000000LL), (long)(abs_ns % 1000000000LL)};
+        while (!m->stop)
+            if (pthread_cond_timedwait(&m->cv, &m->lock, &until) == ETIMEDOUT)
+                break;
+        bool stop = m->stop;
+        pthread_mutex_unlock(&m->lock);
+        if (stop)
+            return NULL;
+    }
+}
+
 /* ---- the sampler thread ----------------------------------------------------------------- */
 
 static void *sampler_main(void *arg)
@@ -1158,7 +1237,17 @@ gp_status gp_monitor_start(gp_monitor *m)
          m->cfg.sampling_interval_ms, gp_monitor_level_name(m->cfg.level));
     pthread_mutex_unlock(&m->lock);
     deliver(m);
+    /* PCIe first, so the sampler never reads it inline once threads run */
+    if (wants_pcie(m) && pthread_create(&m->pcie_thread, NULL, pcie_main, m) == 0)
+        m->pcie_thread_started = true;
     if (pthread_create(&m->thread, NULL, sampler_main, m) != 0) {
+        pthread_mutex_lock(&m->lock);
+        m->stop = true;
+        pthread_cond_broadcast(&m->cv);
+        pthread_mutex_unlock(&m->lock);
+        if (m->pcie_thread_started)
+            pthread_join(m->pcie_thread, NULL);
+        m->pcie_thread_started = false;
         pthread_mutex_lock(&m->lock);
         m->running = false;
         pthread_mutex_unlock(&m->lock);
@@ -1183,6 +1272,9 @@ void gp_monitor_stop(gp_monitor *m)
     if (m->xid_thread_started)
         pthread_join(m->xid_thread, NULL);
     m->xid_thread_started = false;
+    if (m->pcie_thread_started)
+        pthread_join(m->pcie_thread, NULL);
+    m->pcie_thread_started = false;
     pthread_mutex_lock(&m->lock);
     m->running = false;
     gp_ns now = gp__clock_ns();

@@ -360,6 +360,15 @@ static void fake_nvml_levels_select_metrics(void **state)
     assert_true(s.v[GP_M_PCIE_RX] == 2000 * 1024.0);
     assert_true(s.v[GP_M_CLOCK_MAX_MEM] == 1593e6);
     assert_true(s.v[GP_M_TEMP_SLOWDOWN] == 90);
+    /* PCIe blocks ~20 ms per call on a real driver: read at most once a second, the latest
+     * reading carried into every sample */
+    assert_int_equal(fake_calls("nvmlDeviceGetPcieThroughput"), 4); /* 2 GPUs x TX, RX */
+    step(m, 1.5);
+    assert_int_equal(fake_calls("nvmlDeviceGetPcieThroughput"), 4);
+    assert_int_equal(gp_monitor_latest(m, 0, &s), GP_OK);
+    assert_true(s.v[GP_M_PCIE_TX] == 1000 * 1024.0);
+    step(m, 2.0);
+    assert_int_equal(fake_calls("nvmlDeviceGetPcieThroughput"), 8);
     gp_monitor_close(m);
 }
 
@@ -858,7 +867,7 @@ static void fake_nvml_sampler_thread(void **state)
     gp_monitor_config cfg;
     gp_monitor_config_init(&cfg);
     cfg.sampling_interval_ms = 10;
-    cfg.level = GP_LEVEL_DETAILED; /* with the XID thread */
+    cfg.level = GP_LEVEL_COMPREHENSIVE; /* with the XID and PCIe threads */
     gp_monitor *m = open_scenario("lost.txt", &cfg);
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
@@ -869,6 +878,11 @@ static void fake_nvml_sampler_thread(void **state)
     assert_true(gp_monitor_wait_samples(m, 5, 5000));
     gp_gpu_sample s;
     assert_int_equal(gp_monitor_latest(m, 0, &s), GP_OK); /* read while it samples */
+    for (int i = 0; i < 200 && !gp_sample_has(&s, GP_M_PCIE_RX); i++) {
+        usleep(10000);
+        assert_int_equal(gp_monitor_latest(m, 0, &s), GP_OK);
+    }
+    assert_true(gp_sample_has(&s, GP_M_PCIE_RX)); /* from the PCIe thread */
     char *json = NULL;
     size_t len;
     assert_int_equal(gp_monitor_health_json(m, &json, &len), GP_OK);
