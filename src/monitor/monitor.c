@@ -849,7 +849,7 @@ static void leak_check(gp_monitor *m, gpu *g, gp_leak_detector *d, gp_leak_resul
             snprintf(ttf, sizeof ttf, ", full in %.1f h", res->time_to_full_s / 3600);
         emit(m, GP_EVT_LEAK, GP_SEV_CRITICAL, ts, (int)g->id.index, pid, pid ? "process" : "device",
              res->slope_mb_per_h, m->cfg.leak_min_slope_mb_per_hour,
-             "gpu%u%s%.0u memory grows %.0f MB/h (R2 %.2f over %.0f min)%s", g->id.index,
+             "gpu%u%s%.0u memory grows %.0f MB/h (R2 %.2f over %.1f min)%s", g->id.index,
              pid ? " pid " : "", pid, res->slope_mb_per_h, res->r2, res->window_s / 60, ttf);
     } else if (!res->leak && res->ready) {
         *reported = false;

@@ -100,4 +100,25 @@ check 'gpuprof_gpu_clock_event_active{gpu="0",reason="sw_power_cap"}' 1
 check 'gpuprof_gpu_process_memory_bytes{gpu="0",pid="1234"}' 21474836480
 check 'count(gpuprof_gpu_info{name="Fake \"quoted\" \\ GPU"})' 1
 check 'gpuprof_monitor_samples_total > bool 0' 1
+
+# 5. every query of the example Grafana dashboard parses in this Prometheus and names only
+#    metrics the exporter writes
+python3 - "$GP_SOURCE_DIR/docs/grafana-dashboard.json" "$prom_port" "$work/metrics.txt" <<'PY' || fail=1
+import json, re, sys, urllib.parse, urllib.request
+dash = json.load(open(sys.argv[1]))
+known = set(re.findall(r"^# TYPE (\S+)", open(sys.argv[3]).read(), re.M))
+known |= {"gpuprof_gpu_memory_growth_bytes_per_second", "gpuprof_gpu_memory_leak_detected"}
+bad = 0
+for p in dash["panels"]:
+    for t in p["targets"]:
+        q = t["expr"].replace("$hostname", ".*").replace("$gpu", ".*")
+        url = "http://127.0.0.1:%s/api/v1/query?%s" % (sys.argv[2], urllib.parse.urlencode({"query": q}))
+        r = json.load(urllib.request.urlopen(url))
+        names = set(re.findall(r"gpuprof_[a-z_]+", q))
+        if r.get("status") != "success" or not names <= known:
+            print("FAIL: dashboard query %r: %s, unknown %s" % (q, r.get("status"), names - known))
+            bad = 1
+print("ok: %d dashboard queries" % sum(len(p["targets"]) for p in dash["panels"]))
+sys.exit(bad)
+PY
 exit $fail
