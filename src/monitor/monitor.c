@@ -55,7 +55,8 @@ typedef struct gpu {
     gp_gpu_process *procs;
     size_t n_procs, cap_procs;
     bool alert_active[N_ALERT_KINDS];
-    gp_ns alert_pending[N_ALERT_KINDS];
+    gp_ns alert_pending[N_ALERT_KINDS]; /* since when the condition holds, when pending */
+    bool alert_is_pending[N_ALERT_KINDS];
     uint64_t throttle_prev;
     gp_leak_detector leak;
     gp_leak_result leak_result;
@@ -777,8 +778,10 @@ static void alerts(gp_monitor *m, gpu *g, const gp_gpu_sample *s)
             continue;
         if (!g->alert_active[k]) {
             if (val[k] >= thr[k]) {
-                if (g->alert_pending[k] == 0)
-                    g->alert_pending[k] = s->ts ? s->ts : 1;
+                if (!g->alert_is_pending[k]) {
+                    g->alert_pending[k] = s->ts;
+                    g->alert_is_pending[k] = true;
+                }
                 if (s->ts - g->alert_pending[k] >= min_dur) {
                     g->alert_active[k] = true;
                     m->alerts_total[k]++;
@@ -792,11 +795,11 @@ static void alerts(gp_monitor *m, gpu *g, const gp_gpu_sample *s)
                          (double)(s->ts - g->alert_pending[k]) / 1e9);
                 }
             } else {
-                g->alert_pending[k] = 0;
+                g->alert_is_pending[k] = false;
             }
         } else if (val[k] < thr[k] - c->alert_hysteresis) {
             g->alert_active[k] = false;
-            g->alert_pending[k] = 0;
+            g->alert_is_pending[k] = false;
             emit(m, GP_EVT_ALERT_CLEARED, GP_SEV_INFO, s->ts, (int)g->id.index, 0, alert_kinds[k],
                  val[k], thr[k], "gpu%u %s back to %.1f%s (below %.1f%s)", g->id.index,
                  alert_kinds[k], val[k], units[k], thr[k] - c->alert_hysteresis, units[k]);

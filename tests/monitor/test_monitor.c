@@ -419,9 +419,14 @@ static void fake_nvml_alerts_hysteresis_duration_xid_throttle(void **state)
     rewind(jf);
     char line[1024];
     char got[8192] = "";
-    while (fgets(line, sizeof line, jf))
-        if (!strstr(line, "\"event\":\"xid\""))
-            strncat(got, line, sizeof got - strlen(got) - 1);
+    size_t got_len = 0;
+    while (fgets(line, sizeof line, jf)) {
+        size_t l = strlen(line);
+        if (!strstr(line, "\"event\":\"xid\"") && got_len + l < sizeof got) {
+            memcpy(got + got_len, line, l + 1);
+            got_len += l;
+        }
+    }
     fclose(jf);
     unlink(jpath);
     rmdir(dir);
@@ -923,6 +928,59 @@ static void fake_nvml_debug_mode_reports_unsupported(void **state)
     gp_monitor_close(m);
 }
 
+static void fake_nvml_utilization_memory_alerts_bottlenecks_mig(void **state)
+{
+    gp_monitor_config cfg;
+    gp_monitor_config_init(&cfg);
+    cfg.level = GP_LEVEL_DETAILED;
+    cfg.alert_min_duration_ms = 3000;
+    gp_monitor *m = open_scenario("busy_hot.txt", &cfg);
+    gp_gpu_ident id;
+    assert_int_equal(gp_monitor_device(m, 1, &id), GP_OK);
+    assert_int_equal(id.mig_instances, 3);
+    for (int t = 0; t <= 60; t++) {
+        step(m, t);
+        if (t == 30) {
+            gp_suggestion sug[8];
+            size_t ns = 0;
+            assert_int_equal(gp_monitor_suggestions(m, sug, 8, &ns), GP_OK);
+            bool capacity = false, idle = false;
+            for (size_t i = 0; i < ns; i++) {
+                capacity |= sug[i].device == 0 && strcmp(sug[i].type, "memory_capacity") == 0;
+                idle |= sug[i].device == 1 && strcmp(sug[i].type, "idle") == 0;
+            }
+            assert_true(capacity);
+            assert_true(idle);
+        }
+    }
+    gp_gpu_sample s;
+    assert_int_equal(gp_monitor_latest(m, 1, &s), GP_OK);
+    assert_true(s.v[GP_M_MIG_MODE] == 1);
+    /* utilization 97 % >= 95 % from 0 s: fires at 3 s, clears at 40 s (5 < 95 - 5) */
+    assert_int_equal(count_events(GP_EVT_ALERT, "utilization"), 1);
+    assert_int_equal(find_event(GP_EVT_ALERT, "utilization")->ts, 3 * SEC);
+    assert_int_equal(find_event(GP_EVT_ALERT_CLEARED, "utilization")->ts, 40 * SEC);
+    /* memory 95 % >= 90 % from 20 s: fires at 23 s, never clears */
+    assert_int_equal(count_events(GP_EVT_ALERT, "memory"), 1);
+    assert_int_equal(find_event(GP_EVT_ALERT, "memory")->ts, 23 * SEC);
+    assert_int_equal(count_events(GP_EVT_ALERT_CLEARED, "memory"), 0);
+    assert_int_equal(gp_monitor_alerts_total(m, NULL), 2);
+    /* bottleneck changes: compute-bound, then memory capacity once memory fills */
+    size_t nb = 0;
+    const char *seen[8];
+    for (size_t i = 0; i < n_events && nb < 8; i++)
+        if (events[i].type == GP_EVT_BOTTLENECK && events[i].device == 0)
+            seen[nb++] = events[i].what;
+    assert_true(nb >= 2);
+    assert_string_equal(seen[0], "compute_bound");
+    assert_string_equal(seen[1], "memory_capacity");
+    gp_bottleneck b;
+    assert_int_equal(gp_monitor_bottleneck(m, 1, &b), GP_OK);
+    assert_int_equal(b.kind, GP_BN_IDLE);
+    assert_int_equal(b.samples, 11); /* the last 10 s, both ends included */
+    gp_monitor_close(m);
+}
+
 static void names_are_stable(void **state)
 {
     assert_string_equal(gp_metric_name(GP_M_MEM_USED), "mem_used_bytes");
@@ -969,6 +1027,7 @@ int main(void)
         cmocka_unit_test(fake_nvml_component_attribution),
         cmocka_unit_test(fake_nvml_sampler_thread),
         cmocka_unit_test(fake_nvml_debug_mode_reports_unsupported),
+        cmocka_unit_test(fake_nvml_utilization_memory_alerts_bottlenecks_mig),
         cmocka_unit_test(names_are_stable),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
