@@ -11,9 +11,11 @@
  *
  * Threading: a gp_monitor may run its own sampler thread (gp_monitor_start) or be driven by the
  * caller (gp_monitor_sample_now, for tests and one-shot use); every query function may be called
- * from any thread at any time (they copy under the monitor's lock). Event callbacks run on the
- * sampler thread (or the caller's thread for gp_monitor_sample_now) with the lock NOT held; they
- * must not call gp_monitor_stop/close. */
+ * from any thread at any time (they copy under the monitor's lock). Event callbacks run on one of
+ * the monitor's threads (sampler, XID) or on the thread calling gp_monitor_sample_now / start /
+ * stop, one at a time and in the order the events happened, with the monitor's lock NOT held: they
+ * may query the monitor but must not call gp_monitor_sample_now, gp_monitor_stop or
+ * gp_monitor_close. */
 #ifndef GPUPROF_MONITOR_H
 #define GPUPROF_MONITOR_H
 

@@ -96,6 +96,7 @@ struct gp_monitor {
     pthread_cond_t cv;           /* stop requests, sample counts */
     pthread_mutex_t sample_lock; /* one sampling round at a time */
     pthread_mutex_t stream_lock;
+    pthread_mutex_t deliver_lock; /* callbacks run one at a time, in queue order */
     bool running, stop;
     pthread_t thread, xid_thread;
     bool xid_thread_started;
@@ -244,10 +245,12 @@ static void emit(gp_monitor *m, gp_monitor_event_type type, gp_severity sev, gp_
 /* Delivers queued events to listeners and the stream (lock NOT held on entry). */
 static void deliver(gp_monitor *m)
 {
+    pthread_mutex_lock(&m->deliver_lock);
     for (;;) {
         pthread_mutex_lock(&m->lock);
         if (m->n_pending == 0) {
             pthread_mutex_unlock(&m->lock);
+            pthread_mutex_unlock(&m->deliver_lock);
             return;
         }
         gp_monitor_event *evs = m->pending;
@@ -326,6 +329,7 @@ gp_status gp_monitor_open(const gp_monitor_config *cfg, gp_monitor **out, gp_err
     pthread_mutex_init(&m->lock, NULL);
     pthread_mutex_init(&m->sample_lock, NULL);
     pthread_mutex_init(&m->stream_lock, NULL);
+    pthread_mutex_init(&m->deliver_lock, NULL);
     pthread_cond_init(&m->cv, NULL);
     gp_status st = gp__nvml_load(&m->nvml, err);
     if (st != GP_OK)
@@ -422,6 +426,7 @@ void gp_monitor_close(gp_monitor *m)
     pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->sample_lock);
     pthread_mutex_destroy(&m->stream_lock);
+    pthread_mutex_destroy(&m->deliver_lock);
     pthread_cond_destroy(&m->cv);
     free(m);
 }
