@@ -212,6 +212,7 @@ typedef struct gp_read_stats {
     uint64_t no_dur;                    /* ph X without dur: kept with dur 0 */
     uint64_t unknown_cat;               /* kept as GP_EV_OTHER */
     uint64_t skipped;                   /* unsupported ph or missing fields */
+    uint32_t threads_used;              /* 2 when the read was split across two threads */
 } gp_read_stats;
 
 typedef struct gp__strtab gp__strtab;
@@ -276,6 +277,9 @@ typedef struct gp_read_opts {
     bool keep_python; /* keep python_function frames (default true) */
     bool keep_memory; /* keep [memory] events (default true) */
     bool quiet;       /* do not print warnings to stderr */
+    /* 0: automatic (two threads for uncompressed files of 48 MB or more on multi-core machines),
+     * 1: single-threaded, 2: two threads for any uncompressed file. Results never depend on it. */
+    int threads;
     /* Progress: called every few MB with bytes read so far and the total (0 if unknown). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;

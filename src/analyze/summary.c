@@ -227,8 +227,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         if (!(s->top = malloc(cand * sizeof *s->top)))
             goto fail;
         for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-            bool take = is_bottleneck_kind(s, (gp_event_kind)k);
-            if (take) {
+            if (is_bottleneck_kind(s, (gp_event_kind)k) && s->kinds[k].n_rows) {
                 memcpy(s->top + s->n_top, s->kinds[k].rows, s->kinds[k].n_rows * sizeof *s->top);
                 s->n_top += s->kinds[k].n_rows;
             }

@@ -40,6 +40,22 @@ void gp_shorten_name(const char *name, size_t width, char *out, size_t cap)
         copy_trunc(name, len, out, cap);
         return;
     }
+    /* Only C++-looking names are simplified: a template or scope before the first '(', or no space
+     * there (a function name). "Memcpy HtoD (Pageable -> Device)" is just elided. */
+    const char *paren = strchr(name, '(');
+    bool cxx = false;
+    if (strstr(name, "::") || strchr(name, '<')) {
+        cxx = true;
+    } else if (paren) {
+        cxx = true;
+        for (const char *q = name; q < paren; q++)
+            if (*q == ' ')
+                cxx = false;
+    }
+    if (!cxx) {
+        elide(name, len, width, out, cap);
+        return;
+    }
     /* 1. Drop "(anonymous namespace)", template arguments and the argument list. */
     char buf[1024];
     size_t n = 0;

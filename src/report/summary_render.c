@@ -116,7 +116,7 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         if (n < ks->n_rows)
             fprintf(fp, "(%zu more not shown; --top 0 shows all)\n", ks->n_rows - n);
         rule(fp, '-', width);
-        fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
+        fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
         rule(fp, '=', width);
         fputc('\n', fp);
     }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuprof/trace.h"
@@ -101,37 +102,70 @@ bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *w, size_t wl)
     }
     if (a->n_tracks != b->n_tracks)
         return why(w, wl, "%zu vs %zu tracks", a->n_tracks, b->n_tracks);
-    for (size_t i = 0; i < a->n_tracks; i++) {
-        const gp_track *x = &a->tracks[i], *y = &b->tracks[i];
-        if (!track_id_eq(a, x, b, y))
-            return why(w, wl,
-                       "track %zu: identity differs (pid %" PRId64 "/%" PRId64 ", tid %" PRId64
-                       "/%" PRId64 ")",
-                       i, x->pid, y->pid, x->tid, y->tid);
-        if (!str_eq(a, x->name, b, y->name) || !str_eq(a, x->process_name, b, y->process_name))
-            return why(w, wl, "track %zu: names differ", i);
-        if (x->n_events != y->n_events)
-            return why(w, wl, "track %zu: %zu vs %zu events", i, x->n_events, y->n_events);
-        for (size_t j = 0; j < x->n_events; j++)
-            if (!event_eq(a, &x->events[j], b, &y->events[j]))
-                return why(w, wl, "track %zu event %zu (\"%s\" at %" PRId64 " ns) differs", i, j,
-                           gp_trace_str(a, x->events[j].name), x->events[j].ts);
+    /* Tracks match by identity, not position: the order tracks were created in carries no
+     * meaning (a writer may emit counters or flows after the events that create other tracks). */
+    uint32_t *map = malloc(a->n_tracks * sizeof *map + 1);
+    if (!map)
+        return why(w, wl, "out of memory");
+    bool ok = true;
+    for (size_t i = 0; ok && i < a->n_tracks; i++) {
+        const gp_track *x = &a->tracks[i], *y = NULL;
+        for (size_t k = 0; k < b->n_tracks && !y; k++)
+            if (track_id_eq(a, x, b, &b->tracks[k])) {
+                y = &b->tracks[k];
+                map[i] = (uint32_t)k;
+            }
+        if (!y) {
+            ok = why(w, wl, "track %zu (pid %" PRId64 ", tid %" PRId64 ") has no match", i, x->pid,
+                     x->tid);
+        } else if (!str_eq(a, x->name, b, y->name) ||
+                   !str_eq(a, x->process_name, b, y->process_name)) {
+            ok = why(w, wl, "track %zu: names differ", i);
+        } else if (x->n_events != y->n_events) {
+            ok = why(w, wl, "track %zu: %zu vs %zu events", i, x->n_events, y->n_events);
+        } else {
+            for (size_t j = 0; ok && j < x->n_events; j++)
+                if (!event_eq(a, &x->events[j], b, &y->events[j]))
+                    ok = why(w, wl, "track %zu event %zu (\"%s\" at %" PRId64 " ns) differs", i, j,
+                             gp_trace_str(a, x->events[j].name), x->events[j].ts);
+        }
     }
-    if (a->n_counters != b->n_counters)
-        return why(w, wl, "%zu vs %zu counter samples", a->n_counters, b->n_counters);
-    for (size_t i = 0; i < a->n_counters; i++) {
-        const gp_counter_sample *x = &a->counters[i], *y = &b->counters[i];
-        if (x->ts != y->ts || x->value != y->value || !str_eq(a, x->series, b, y->series))
-            return why(w, wl, "counter sample %zu differs", i);
+    if (ok && a->n_counters != b->n_counters)
+        ok = why(w, wl, "%zu vs %zu counter samples", a->n_counters, b->n_counters);
+    /* Counters are sorted by (track, ts, series): compare each track's block with the block of
+     * its match. */
+    for (size_t i = 0; ok && i < a->n_counters;) {
+        uint32_t ta = a->counters[i].track;
+        size_t ae = i;
+        while (ae < a->n_counters && a->counters[ae].track == ta)
+            ae++;
+        uint32_t tb = ta < a->n_tracks ? map[ta] : UINT32_MAX;
+        size_t lo = 0, hi = b->n_counters;
+        while (lo < hi) { /* first sample of track tb */
+            size_t mid = lo + (hi - lo) / 2;
+            if (b->counters[mid].track < tb)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = i; ok && k < ae; k++, lo++) {
+            const gp_counter_sample *x = &a->counters[k], *y = &b->counters[lo];
+            if (lo >= b->n_counters || y->track != tb || x->ts != y->ts || x->value != y->value ||
+                !str_eq(a, x->series, b, y->series))
+                ok = why(w, wl, "counter sample %zu differs", k);
+        }
+        i = ae;
     }
-    if (a->n_flows != b->n_flows)
-        return why(w, wl, "%zu vs %zu flows", a->n_flows, b->n_flows);
-    for (size_t i = 0; i < a->n_flows; i++) {
+    if (ok && a->n_flows != b->n_flows)
+        ok = why(w, wl, "%zu vs %zu flows", a->n_flows, b->n_flows);
+    for (size_t i = 0; ok && i < a->n_flows; i++) {
         const gp_flow *x = &a->flows[i], *y = &b->flows[i];
         if (x->id != y->id || x->src_ts != y->src_ts || x->dst_ts != y->dst_ts ||
-            x->src_track != y->src_track || x->dst_track != y->dst_track ||
+            x->src_track >= a->n_tracks || x->dst_track >= a->n_tracks ||
+            map[x->src_track] != y->src_track || map[x->dst_track] != y->dst_track ||
             !str_eq(a, x->cat, b, y->cat))
-            return why(w, wl, "flow %zu differs", i);
+            ok = why(w, wl, "flow %zu differs", i);
     }
-    return true;
+    free(map);
+    return ok;
 }

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "core/input.h"
 #include "core/strtab.h"
@@ -28,7 +30,7 @@
 #include "trace/reader_internal.h"
 
 #define CHUNK (4u << 20)
-#define PAD 16
+#define PAD 32 /* zero bytes after the data: the sentinel plus room for 16-byte loads */
 #define MAX_BUF ((size_t)1 << 31)                  /* longest single element we accept: 2 GiB */
 #define MAX_DEPTH 256                              /* nesting depth limit */
 #define ABSURD_NS (7LL * 24 * 3600 * 1000000000LL) /* HTA's 7-day cut-off */
@@ -122,6 +124,15 @@ typedef struct pending_meta {
     int64_t num;
 } pending_meta;
 
+typedef enum top_state {
+    TOP_START,       /* before the first byte */
+    TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
+    TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
+    TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
+    TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
+    TOP_DONE         /* after the closing brace/bracket */
+} top_state;
+
 typedef struct reader {
     gp__input in;
     char *buf;
@@ -148,6 +159,13 @@ typedef struct reader {
     bool have_last;
     uint64_t next_progress;
     bool saw_events;
+    top_state state; /* where run_parser is; kept here so a parse can be resumed */
+    bool bare_array; /* the trace is a bare array of events */
+    /* Parallel reads (see read_parallel): the first part stops at the element starting at input
+     * offset stop_at (0 = no split), setting reached_split; the second part starts there. */
+    uint64_t stop_at;
+    bool reached_split;
+    bool split_part;
 } reader;
 
 /* ---- errors and buffer management -------------------------------------------------------- */
@@ -245,7 +263,26 @@ static inline const char *expect_char(reader *r, const char *p, char c, const ch
 
 #define HASZERO(v) (((v)-0x0101010101010101ULL) & ~(v)&0x8080808080808080ULL)
 
-/* First byte at or after p that is '"', '\\' or a control character (< 0x20, incl. the NUL). */
+/* First byte at or after p that is '"', '\\' or a control character (< 0x20, incl. the NUL
+ * sentinel). 16 bytes at a time with SSE2 (baseline on x86-64), 8 at a time elsewhere; may read up
+ * to 15 bytes past the match, which the buffer's padding allows. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline const char *scan_string_body(const char *p)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+}
+#else
 static inline const char *scan_string_body(const char *p)
 {
     for (;;) {
@@ -258,6 +295,7 @@ static inline const char *scan_string_body(const char *p)
         p += 8;
     }
 }
+#endif
 
 static int hexval(char c)
 {
@@ -517,8 +555,46 @@ static bool us_text_to_ns(const char *s, const char *end, int64_t *out)
 /* Parses a number in microseconds to exact int64 nanoseconds: integer part * 1000 plus the first
  * three fraction digits, rounded half away from zero on the fourth. Exponent forms go through
  * strtod (and are rare). */
+/* One pass over "[-]digits[.digits]" followed by a delimiter; NULL when the number has another
+ * form (exponent, leading '.', too long) or ends at the buffer's end, for the careful path. */
+static inline const char *fast_us_ns(const char *p, int64_t *out)
+{
+    const char *q = p;
+    bool neg = *q == '-';
+    q += neg;
+    if ((unsigned)(*q - '0') > 9)
+        return NULL;
+    uint64_t ip = 0;
+    int n = 0;
+    while ((unsigned)(*q - '0') <= 9) {
+        ip = ip * 10 + (uint64_t)(*q++ - '0');
+        if (++n > 15)
+            return NULL;
+    }
+    uint64_t frac = 0;
+    int nd = 0;
+    if (*q == '.') {
+        q++;
+        while ((unsigned)(*q - '0') <= 9 && nd < 3) {
+            frac = frac * 10 + (uint64_t)(*q++ - '0');
+            nd++;
+        }
+        if ((unsigned)(*q - '0') <= 9 || nd == 0)
+            return NULL; /* more than 3 decimals (rounding) or "1.": careful path */
+    }
+    if (*q == 'e' || *q == 'E' || *q == '\0')
+        return NULL;
+    static const uint64_t scale[4] = {1000, 100, 10, 1};
+    int64_t v = (int64_t)(ip * 1000 + frac * scale[nd]);
+    *out = neg ? -v : v;
+    return q;
+}
+
 static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
 {
+    const char *fast = fast_us_ns(p, out);
+    if (fast)
+        return fast;
     const char *end = scan_number(r, p);
     if (us_text_to_ns(p, end, out))
         return end;
@@ -536,6 +612,22 @@ static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
 /* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
 static const char *parse_int(reader *r, const char *p, int64_t *out)
 {
+    {
+        /* Fast path: up to 18 digits followed by a delimiter. */
+        const char *q = p;
+        bool neg = *q == '-';
+        q += neg;
+        uint64_t v = 0;
+        int n = 0;
+        while ((unsigned)(*q - '0') <= 9 && n < 18) {
+            v = v * 10 + (uint64_t)(*q++ - '0');
+            n++;
+        }
+        if (n > 0 && n < 18 && *q != '.' && *q != 'e' && *q != 'E' && *q != '\0') {
+            *out = neg ? -(int64_t)v : (int64_t)v;
+            return q;
+        }
+    }
     const char *end = scan_number(r, p);
     const char *q = p;
     bool neg = *q == '-';
@@ -1129,7 +1221,9 @@ static const char *parse_idval(reader *r, const char *p, idval *v)
         v->numeric = true;
         return p;
     }
+    /* Other JSON values (null, objects...) count as absent, i.e. 0, as Chrome's viewer does. */
     v->present = false;
+    v->numeric = true;
     return skip_value(r, p);
 }
 
@@ -1188,16 +1282,16 @@ static uint32_t get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t ti
     return idx;
 }
 
-/* The track of an event with non-numeric pid or tid ("Spans", ""): an OTHER track keyed by the
- * interned strings. */
-static uint32_t get_string_track(reader *r, const ev_fields *f)
+/* The track for a pid/tid pair where either may be a string ("Spans", ""): a CPU thread when both
+ * are numeric, else an OTHER track keyed by the interned strings (mapped to negative keys so they
+ * cannot collide with numeric ids). */
+static uint32_t track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
+                              gp_strid ts, int64_t tnum)
 {
-    bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
-    gp_strid ps = pstr ? intern(r, f->pid.s, f->pid.len) : 0;
-    gp_strid ts = tstr ? intern(r, f->tid.s, f->tid.len) : 0;
-    /* String ids map to negative keys so they cannot collide with numeric pids/tids. */
-    int64_t pid = pstr ? -(int64_t)ps - 1 : f->pid.num;
-    int64_t tid = tstr ? -(int64_t)ts - 1 : f->tid.num;
+    if (!pstr && !tstr)
+        return get_track(r, GP_TRACK_CPU_THREAD, pnum, tnum);
+    int64_t pid = pstr ? -(int64_t)ps - 1 : pnum;
+    int64_t tid = tstr ? -(int64_t)ts - 1 : tnum;
     uint32_t idx = get_track(r, GP_TRACK_OTHER, pid, tid);
     gp_track *tr = &r->t->tracks[idx];
     tr->pid_is_str = pstr;
@@ -1205,6 +1299,13 @@ static uint32_t get_string_track(reader *r, const ev_fields *f)
     tr->pid_str = ps;
     tr->tid_str = ts;
     return idx;
+}
+
+static uint32_t get_string_track(reader *r, const ev_fields *f)
+{
+    bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
+    return track_for_ids(r, pstr, pstr ? intern(r, f->pid.s, f->pid.len) : 0, f->pid.num, tstr,
+                         tstr ? intern(r, f->tid.s, f->tid.len) : 0, f->tid.num);
 }
 
 static int64_t norm_stream(int64_t s)
@@ -1295,10 +1396,14 @@ static void commit_flow(reader *r, const ev_fields *f)
     fp->name = f->name ? intern(r, f->name, f->name_len) : 0;
     fp->is_end = f->ph == 'f';
     fp->ts = f->ts;
-    if (f->pid.numeric && f->tid.numeric)
-        fp->track = get_track(r, GP_TRACK_CPU_THREAD, f->pid.num, f->tid.num);
-    else
-        fp->track = get_string_track(r, f);
+    /* The track is found when the flow is paired: an endpoint without its partner must not
+     * create a track. */
+    fp->pid_is_str = f->pid.is_str && !f->pid.numeric;
+    fp->tid_is_str = f->tid.is_str && !f->tid.numeric;
+    fp->pid_str = fp->pid_is_str ? intern(r, f->pid.s, f->pid.len) : 0;
+    fp->tid_str = fp->tid_is_str ? intern(r, f->tid.s, f->tid.len) : 0;
+    fp->pid = f->pid.num;
+    fp->tid = f->tid.num;
 }
 
 static void commit_counter(reader *r, const ev_fields *f)
@@ -1412,10 +1517,8 @@ static void commit_event(reader *r, const ev_fields *f)
     } else {
         if (f->pid.numeric && f->tid.numeric)
             ev.track = get_track(r, GP_TRACK_CPU_THREAD, f->pid.num, f->tid.num);
-        else if (f->pid.present || f->tid.present)
-            ev.track = get_string_track(r, f);
         else
-            ev.track = get_track(r, GP_TRACK_OTHER, 0, 0);
+            ev.track = get_string_track(r, f);
         switch (kind) {
         case GP_EV_MEMORY: {
             gp_mem_info mi = {f->addr,
@@ -1457,6 +1560,7 @@ static void commit_event(reader *r, const ev_fields *f)
 static void fields_init(ev_fields *f)
 {
     memset(f, 0, sizeof *f);
+    f->pid.numeric = f->tid.numeric = true; /* a missing pid or tid is 0 */
     f->context = -1;
     f->cbid = -1;
     for (int i = 0; i < 3; i++)
@@ -1827,19 +1931,8 @@ static const char *parse_member(reader *r, const char *p, bool *events_next)
     return p;
 }
 
-typedef enum top_state {
-    TOP_START,       /* before the first byte */
-    TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
-    TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
-    TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
-    TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
-    TOP_DONE         /* after the closing brace/bracket */
-} top_state;
-
 static gp_status run_parser(reader *r)
 {
-    volatile top_state state = TOP_START;
-    volatile bool bare_array = false;
     int jmp = setjmp(r->jb);
     if (jmp == JMP_ERROR)
         return r->err && r->err->status ? r->err->status : GP_EPARSE;
@@ -1851,13 +1944,13 @@ static gp_status run_parser(reader *r)
     for (;;) {
         const char *p = skip_ws(r->buf + r->mark);
         r->depth = 0;
-        switch (state) {
+        switch (r->state) {
         case TOP_START:
             if (*p == '{') {
-                state = TOP_OBJ_KEY;
+                r->state = TOP_OBJ_KEY;
             } else if (*p == '[') {
-                state = TOP_EVENTS;
-                bare_array = true;
+                r->state = TOP_EVENTS;
+                r->bare_array = true;
                 r->saw_events = true;
             } else if (*p == '\0') {
                 at_nul(r, p, "'{' or '['");
@@ -1868,15 +1961,17 @@ static gp_status run_parser(reader *r)
             break;
         case TOP_OBJ_KEY:
             if (*p == '}') {
-                state = TOP_DONE;
+                r->state = TOP_DONE;
                 p++;
                 break;
             }
             /* fallthrough */
         case TOP_OBJ_NEXT:
-            if (state == TOP_OBJ_NEXT) {
+            if (r->state == TOP_OBJ_NEXT) {
+                if (*p == '\0' && r->split_part && r->eof && p == r->buf + r->len)
+                    return GP_OK; /* the second part of a bare array ends after its ']' */
                 if (*p == '}') {
-                    state = TOP_DONE;
+                    r->state = TOP_DONE;
                     p++;
                     break;
                 }
@@ -1896,24 +1991,26 @@ static gp_status run_parser(reader *r)
                 bool events_next;
                 p = parse_member(r, p, &events_next);
                 if (events_next) {
-                    state = TOP_EVENTS;
+                    r->state = TOP_EVENTS;
                     r->saw_events = true;
                 } else {
-                    state = TOP_OBJ_NEXT;
+                    r->state = TOP_OBJ_NEXT;
                 }
             }
             break;
         case TOP_EVENTS:
             if (*p == ']') {
-                state = bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+                r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+                r->stop_at = 0;
                 p++;
                 break;
             }
             /* fallthrough */
         case TOP_EVENTS_NEXT:
-            if (state == TOP_EVENTS_NEXT) {
+            if (r->state == TOP_EVENTS_NEXT) {
                 if (*p == ']') {
-                    state = bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+                    r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+                    r->stop_at = 0;
                     p++;
                     break;
                 }
@@ -1929,9 +2026,20 @@ static gp_status run_parser(reader *r)
                     at_nul(r, p, "an event object");
                 fail_at(r, p, "expected an event object");
             }
+            if (r->stop_at) {
+                uint64_t at = r->buf_off + (uint64_t)(p - r->buf);
+                if (at == r->stop_at) { /* the split point is an element start: stop here */
+                    r->mark = (size_t)(p - r->buf);
+                    r->state = TOP_EVENTS;
+                    r->reached_split = true;
+                    return GP_OK;
+                }
+                if (at > r->stop_at)
+                    r->stop_at = 0; /* not an element boundary: read on sequentially */
+            }
             r->t->stats.events_in++;
             p = parse_event(r, p);
-            state = TOP_EVENTS_NEXT;
+            r->state = TOP_EVENTS_NEXT;
             break;
         case TOP_DONE:
             if (*p == '\0') {
@@ -1966,6 +2074,9 @@ static int cmp_flow_point(const void *a, const void *b)
 
 static gp_status finish_read(reader *r)
 {
+    /* Helpers used below report out-of-memory with longjmp (as during parsing). */
+    if (setjmp(r->jb))
+        return GP_ENOMEM;
     gp_trace *t = r->t;
     gp__trace_priv *priv = t->priv;
     gp_ns base = t->base_time_ns;
@@ -1985,7 +2096,11 @@ static gp_status finish_read(reader *r)
         for (size_t i = 0; i + 1 < priv->n_flow_points; i++) {
             gp__flow_point *a = &priv->flow_points[i], *b = &priv->flow_points[i + 1];
             if (a->cat == b->cat && a->id == b->id && !a->is_end && b->is_end) {
-                gp_flow f = {a->id, a->cat, a->name, a->track, b->track, a->ts, b->ts};
+                uint32_t src = track_for_ids(r, a->pid_is_str, a->pid_str, a->pid, a->tid_is_str,
+                                             a->tid_str, a->tid);
+                uint32_t dst = track_for_ids(r, b->pid_is_str, b->pid_str, b->pid, b->tid_is_str,
+                                             b->tid_str, b->tid);
+                gp_flow f = {a->id, a->cat, a->name, src, dst, a->ts, b->ts};
                 if (gp_trace_add_flow(t, &f) != GP_OK)
                     return GP_ENOMEM;
                 i++;
@@ -2018,6 +2133,88 @@ void gp_read_opts_init(gp_read_opts *opts)
     opts->keep_memory = true;
 }
 
+/* Creates a reader over an opened input (which it takes over). NULL when out of memory. */
+static reader *reader_new(const gp__input *in, const gp_read_opts *opts, gp_error *err)
+{
+    reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->in = *in;
+    r->err = err;
+    r->opts = opts;
+    r->name = r->in.path;
+    r->cap = CHUNK;
+    r->buf = malloc(r->cap + PAD);
+    if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
+        free(r->buf);
+        free(r);
+        return NULL;
+    }
+    memset(r->buf, 0, PAD);
+    r->state = TOP_START;
+    return r;
+}
+
+/* Frees the reader and closes its input; the trace is freed too unless it was taken. */
+static void reader_free(reader *r)
+{
+    if (!r)
+        return;
+    gp__input_close(&r->in);
+    free(r->buf);
+    scratch_reset(r);
+    free(r->retired);
+    free(r->scratch);
+    free(r->meta);
+    gp_trace_free(r->t);
+    free(r);
+}
+
+static void warn_suspect(const reader *r)
+{
+    const gp_read_stats *s = &r->t->stats;
+    const struct {
+        uint64_t n;
+        const char *what;
+    } notes[] = {
+        {s->negative_dur, "negative durations (clamped to 0)"},
+        {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
+        {s->no_dur, "complete events without \"dur\" (kept with 0)"},
+        {s->unknown_cat, "events of unknown category (kept as \"other\")"},
+    };
+    for (size_t i = 0; i < GP_ARRAY_LEN(notes); i++)
+        if (notes[i].n)
+            fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", r->name,
+                    (unsigned long long)notes[i].n, notes[i].what);
+}
+
+/* After a successful parse: checks, finishes the model, hands it over. Frees the reader. */
+static gp_status reader_complete(reader *r, gp_status st, gp_trace **out)
+{
+    gp_error *err = r->err;
+    if (st == GP_OK && !r->saw_events)
+        st = gp_error_set(err, GP_EPARSE, "%s: byte %llu: no \"traceEvents\" array in this JSON",
+                          r->name, (unsigned long long)(r->buf_off + r->len));
+    if (st == GP_OK)
+        st = finish_read(r);
+    if (st == GP_OK && !r->opts->quiet)
+        warn_suspect(r);
+    if (st != GP_OK) {
+        if (err->status == GP_OK)
+            gp_error_set(err, st, "%s: %s", r->name, gp_strerror(st));
+        reader_free(r);
+        return st;
+    }
+    gp__trace_priv *priv = r->t->priv;
+    free(priv->flow_points);
+    priv->flow_points = NULL;
+    priv->n_flow_points = priv->cap_flow_points = 0;
+    *out = r->t;
+    r->t = NULL;
+    reader_free(r);
+    return GP_OK;
+}
+
 gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace **out,
                                gp_error *err)
 {
@@ -2031,72 +2228,313 @@ gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace
         err = &local;
     err->status = GP_OK;
     err->msg[0] = '\0';
-    reader *r = calloc(1, sizeof *r);
-    if (!r)
+    reader *r = reader_new(in, opts, err);
+    if (!r) {
+        gp__input_close(in);
         return gp_error_set(err, GP_ENOMEM, "%s: out of memory", in->path);
-    r->in = *in;
-    r->err = err;
-    r->opts = opts;
-    r->name = r->in.path;
-    r->cap = CHUNK;
-    r->buf = malloc(r->cap + PAD);
-    gp_status st = r->buf ? gp_trace_create(r->in.path, &r->t) : GP_ENOMEM;
-    if (st != GP_OK) {
-        free(r->buf);
-        free(r);
-        return gp_error_set(err, st, "%s: out of memory", in->path);
     }
-    memset(r->buf, 0, PAD);
-    st = run_parser(r);
-    if (st == GP_OK && !r->saw_events)
-        st = gp_error_set(err, GP_EPARSE, "%s: byte %llu: no \"traceEvents\" array in this JSON",
-                          r->name, (unsigned long long)(r->buf_off + r->len));
-    if (st == GP_OK)
-        st = finish_read(r);
-    if (st == GP_OK && !opts->quiet) {
-        const gp_read_stats *s = &r->t->stats;
-        const struct {
-            uint64_t n;
-            const char *what;
-        } notes[] = {
-            {s->negative_dur, "negative durations (clamped to 0)"},
-            {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
-            {s->no_dur, "complete events without \"dur\" (kept with 0)"},
-            {s->unknown_cat, "events of unknown category (kept as \"other\")"},
-        };
-        for (size_t i = 0; i < GP_ARRAY_LEN(notes); i++)
-            if (notes[i].n)
-                fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", r->name,
-                        (unsigned long long)notes[i].n, notes[i].what);
+    r->t->stats.threads_used = 1;
+    return reader_complete(r, run_parser(r), out);
+}
+
+/* ---- parallel reads ----------------------------------------------------------------------- */
+
+#define PARALLEL_MIN_BYTES (48u << 20)
+
+/* Finds a likely element start near the middle of a plain file: a '{' that begins a line (after
+ * optional blanks) whose previous line ends with ','. A raw newline cannot occur inside a JSON
+ * string, so this is outside strings; whether it is an element of traceEvents is proven later by
+ * the first part's parser arriving exactly there. Returns 0 when none is found. */
+static uint64_t find_split(int fd, uint64_t size)
+{
+    enum { WINDOW = 1 << 20 };
+    char *w = malloc(WINDOW);
+    if (!w)
+        return 0;
+    uint64_t at = size / 2, found = 0;
+    ssize_t n = pread(fd, w, WINDOW, (off_t)at);
+    for (ssize_t i = 1; n > 0 && i < n && !found; i++) {
+        if (w[i - 1] != '\n')
+            continue;
+        ssize_t k = i;
+        while (k < n && (w[k] == ' ' || w[k] == '\t' || w[k] == '\r'))
+            k++;
+        if (k >= n || w[k] != '{')
+            continue;
+        ssize_t b = i - 2; /* last non-blank before the newline */
+        while (b >= 0 && (w[b] == ' ' || w[b] == '\t' || w[b] == '\r'))
+            b--;
+        if (b >= 0 && w[b] == ',')
+            found = at + (uint64_t)k;
     }
-    gp_trace *t = r->t;
-    gp__input_close(&r->in);
-    free(r->buf);
-    scratch_reset(r);
-    free(r->retired);
-    free(r->scratch);
-    free(r->meta);
-    free(r);
-    if (st != GP_OK) {
-        if (err->status == GP_OK)
-            gp_error_set(err, st, "%s: %s", in->path, gp_strerror(st));
-        gp_trace_free(t);
-        return st;
+    free(w);
+    return found;
+}
+
+/* Moves everything src read into dst (both unfinished: relative times, pending flow points and
+ * metadata). dst parsed the part of the file before src's. Longjmps (dst's jb) when out of memory.
+ */
+static void merge_reader(reader *dst, reader *src)
+{
+    gp_trace *d = dst->t, *t = src->t;
+    size_t n_str = t->strings->n;
+    gp_strid *map = malloc(n_str * sizeof *map);
+    uint32_t *tmap = malloc((t->n_tracks + 1) * sizeof *tmap);
+    if (!map || !tmap)
+        goto nomem;
+    for (size_t i = 0; i < n_str; i++)
+        map[i] = intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
+    size_t off_gpu = d->n_gpu_info, off_mem = d->n_mem_info, off_py = d->n_py_info,
+           off_args = d->n_args;
+    uint32_t x;
+    for (size_t i = 0; i < t->n_gpu_info; i++) {
+        gp_gpu_info g = t->gpu_info[i];
+        g.sync_kind = map[g.sync_kind];
+        g.collective = map[g.collective];
+        g.dtype = map[g.dtype];
+        g.copy_kind = map[g.copy_kind];
+        if (gp_trace_add_gpu_info(d, &g, &x) != GP_OK)
+            goto nomem;
     }
-    gp__trace_priv *priv = t->priv;
-    free(priv->flow_points);
-    priv->flow_points = NULL;
-    priv->n_flow_points = priv->cap_flow_points = 0;
-    *out = t;
-    return GP_OK;
+    for (size_t i = 0; i < t->n_mem_info; i++)
+        if (gp_trace_add_mem_info(d, &t->mem_info[i], &x) != GP_OK)
+            goto nomem;
+    for (size_t i = 0; i < t->n_py_info; i++)
+        if (gp_trace_add_py_info(d, &t->py_info[i], &x) != GP_OK)
+            goto nomem;
+    for (size_t i = 0; i < t->n_args; i++) {
+        gp_strid *a = GP_PUSH(d->args, d->n_args, d->cap_args);
+        if (!a)
+            goto nomem;
+        *a = map[t->args[i]];
+    }
+    /* src's arrays are freed as soon as they are copied, to keep the peak memory low. */
+    free(t->gpu_info);
+    t->gpu_info = NULL;
+    t->n_gpu_info = t->cap_gpu_info = 0;
+    free(t->mem_info);
+    t->mem_info = NULL;
+    t->n_mem_info = t->cap_mem_info = 0;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        gp_track *st = &t->tracks[k];
+        uint32_t di;
+        if (st->kind == GP_TRACK_CPU_THREAD || st->kind == GP_TRACK_OTHER)
+            di = track_for_ids(dst, st->pid_is_str, map[st->pid_str], st->pid, st->tid_is_str,
+                               map[st->tid_str], st->tid);
+        else
+            di = get_track(dst, st->kind, st->pid, st->tid);
+        tmap[k] = di;
+        gp_track *dt = &d->tracks[di];
+        if (gp__grow((void **)&dt->events, &dt->cap_events, sizeof *dt->events,
+                     dt->n_events + st->n_events) != GP_OK)
+            goto nomem;
+        for (size_t j = 0; j < st->n_events; j++) {
+            gp_event e = st->events[j];
+            e.name = map[e.name];
+            e.track = di;
+            switch ((gp_event_kind)e.kind) {
+            case GP_EV_KERNEL:
+            case GP_EV_MEMCPY:
+            case GP_EV_MEMSET:
+            case GP_EV_SYNC:
+            case GP_EV_GPU_USER_ANNOTATION:
+                e.extra += e.extra ? (uint32_t)off_gpu : 0;
+                break;
+            case GP_EV_MEMORY:
+                e.extra += e.extra ? (uint32_t)off_mem : 0;
+                break;
+            case GP_EV_PYTHON:
+                e.extra += e.extra ? (uint32_t)off_py : 0;
+                break;
+            case GP_EV_RANGE:
+            case GP_EV_INSTANT:
+                e.extra += e.extra ? (uint32_t)off_args : 0;
+                break;
+            case GP_EV_OTHER:
+                e.extra = map[e.extra];
+                break;
+            default:
+                break;
+            }
+            dt->events[dt->n_events++] = e;
+        }
+        free(st->events);
+        st->events = NULL;
+        st->n_events = st->cap_events = 0;
+    }
+    for (size_t i = 0; i < t->n_counters; i++) {
+        gp_counter_sample c = t->counters[i];
+        c.series = map[c.series];
+        c.track = tmap[c.track];
+        if (gp_trace_add_counter(d, &c) != GP_OK)
+            goto nomem;
+    }
+    gp__trace_priv *sp = t->priv, *dp = d->priv;
+    for (size_t i = 0; i < sp->n_flow_points; i++) {
+        gp__flow_point f = sp->flow_points[i];
+        f.cat = map[f.cat];
+        f.name = map[f.name];
+        f.pid_str = map[f.pid_str];
+        f.tid_str = map[f.tid_str];
+        gp__flow_point *fp = GP_PUSH(dp->flow_points, dp->n_flow_points, dp->cap_flow_points);
+        if (!fp)
+            goto nomem;
+        *fp = f;
+    }
+    for (size_t i = 0; i < src->n_meta; i++) {
+        pending_meta m = src->meta[i];
+        m.value = map[m.value];
+        pending_meta *pm = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
+        if (!pm)
+            goto nomem;
+        *pm = m;
+    }
+    /* Top-level members after the split (older files put some after traceEvents). */
+    if (!d->n_devices)
+        for (size_t i = 0; i < t->n_devices; i++) {
+            gp_device_props dv = t->devices[i];
+            dv.name = map[dv.name];
+            if (gp_trace_add_device(d, &dv) != GP_OK)
+                goto nomem;
+        }
+    if (!d->dist.present && t->dist.present) {
+        d->dist = t->dist;
+        d->dist.backend = map[t->dist.backend];
+        d->dist.nccl_version = map[t->dist.nccl_version];
+    }
+    if (!d->base_time_ns)
+        d->base_time_ns = t->base_time_ns;
+    if (d->schema_version < 0)
+        d->schema_version = t->schema_version;
+    if (!d->display_time_unit)
+        d->display_time_unit = map[t->display_time_unit];
+    for (size_t i = 0; i < t->n_meta; i++)
+        if (gp_trace_set_meta(d, gp_trace_str(t, t->meta[i].key),
+                              gp_trace_str(t, t->meta[i].value_json)) != GP_OK)
+            goto nomem;
+    gp_read_stats *ds = &d->stats;
+    const gp_read_stats *ss = &t->stats;
+    ds->events_in += ss->events_in;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        ds->by_kind[k] += ss->by_kind[k];
+    ds->metadata_events += ss->metadata_events;
+    ds->flow_points += ss->flow_points;
+    ds->negative_dur += ss->negative_dur;
+    ds->absurd_dur += ss->absurd_dur;
+    ds->no_dur += ss->no_dur;
+    ds->unknown_cat += ss->unknown_cat;
+    ds->skipped += ss->skipped;
+    ds->bytes = src->buf_off + src->len;
+    free(map);
+    free(tmap);
+    return;
+nomem:
+    free(map);
+    free(tmap);
+    oom(dst);
+}
+
+typedef struct part {
+    reader *r;
+    gp_status st;
+} part;
+
+static void *run_part(void *arg)
+{
+    part *pt = arg;
+    pt->st = run_parser(pt->r);
+    return NULL;
+}
+
+/* Two-thread read of a large plain file: a second thread parses from a split point near the middle
+ * into its own trace while this thread parses from the start; this thread must arrive at the split
+ * exactly at an element start (the proof that the split is one), then the second trace is merged
+ * in. On any doubt (no split found, not an element boundary, the second part failed) this thread
+ * simply reads on sequentially: results never depend on the split. */
+static gp_status read_parallel(const char *path, gp__input *in, const gp_read_opts *opts,
+                               gp_trace **out, gp_error *err)
+{
+    uint64_t split = find_split(in->fd, in->file_size);
+    gp__input in2;
+    gp_error err2 = {0};
+    if (!split)
+        return gp__trace_read_input(in, opts, out, err);
+    if (gp__input_open(&in2, path, &err2) != GP_OK)
+        return gp__trace_read_input(in, opts, out, err);
+    if (in2.compressed || lseek(in2.fd, (off_t)split, SEEK_SET) != (off_t)split) {
+        gp__input_close(&in2);
+        return gp__trace_read_input(in, opts, out, err);
+    }
+    err->status = GP_OK;
+    err->msg[0] = '\0';
+    reader *a = reader_new(in, opts, err);
+    reader *b = a ? reader_new(&in2, opts, &err2) : NULL;
+    if (!a || !b) {
+        if (a)
+            reader_free(a);
+        else
+            gp__input_close(in);
+        gp__input_close(&in2);
+        return gp_error_set(err, GP_ENOMEM, "%s: out of memory", path);
+    }
+    b->buf_off = split;
+    b->state = TOP_EVENTS;
+    b->split_part = true;
+    b->saw_events = true;
+    a->stop_at = split;
+    a->t->stats.threads_used = 1;
+    part pb = {b, GP_OK};
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, run_part, &pb) == 0;
+    if (!threaded)
+        a->stop_at = 0; /* no second thread: read everything here */
+    gp_status st = run_parser(a);
+    if (threaded)
+        pthread_join(th, NULL);
+    if (st == GP_OK && a->reached_split) {
+        bool merged = false;
+        if (pb.st == GP_OK && setjmp(a->jb) == 0) {
+            merge_reader(a, b);
+            merged = true;
+        }
+        if (!merged && a->err->status == GP_ENOMEM) {
+            st = GP_ENOMEM;
+        } else if (!merged) {
+            /* The second part failed: read it here, so that errors are reported exactly as a
+             * sequential read reports them. */
+            a->stop_at = 0;
+            a->reached_split = false;
+            st = run_parser(a);
+        } else {
+            a->eof = true;
+            a->t->stats.threads_used = 2;
+        }
+    }
+    reader_free(b);
+    if (opts->progress && st == GP_OK)
+        opts->progress(opts->progress_ctx, a->in.file_size, a->in.file_size);
+    return reader_complete(a, st, out);
 }
 
 gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
+    gp_read_opts defaults;
+    if (!opts) {
+        gp_read_opts_init(&defaults);
+        opts = &defaults;
+    }
+    gp_error local;
+    if (!err)
+        err = &local;
     gp__input in;
     gp_status s = gp__input_open(&in, path, err);
     if (s != GP_OK)
         return s;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = opts->threads > 0 ? opts->threads : (cpus >= 2 ? 2 : 1);
+    if (threads >= 2 && !in.compressed &&
+        (opts->threads >= 2 || in.file_size >= PARALLEL_MIN_BYTES))
+        return read_parallel(path, &in, opts, out, err);
     return gp__trace_read_input(&in, opts, out, err);
 }
 

@@ -10,8 +10,10 @@ typedef struct gp__flow_point {
     int64_t id;
     gp_strid cat;
     gp_strid name;
-    uint32_t track;
     gp_ns ts;
+    int64_t pid, tid;          /* numeric ids, or negative keys of string ids (see the reader) */
+    gp_strid pid_str, tid_str; /* string ids when pid_is_str / tid_is_str */
+    bool pid_is_str, tid_is_str;
     uint8_t is_end;
 } gp__flow_point;
 

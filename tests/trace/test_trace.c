@@ -397,6 +397,48 @@ static void reading_in_tiny_pieces_gives_the_same_model(void **state)
         skip();
 }
 
+/* A two-thread read gives the same model as a one-thread read (and does split the work). */
+static void two_thread_read_gives_the_same_model(void **state)
+{
+    const char *shared = getenv("GP_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/medium_a100_nccl.json.gz",
+             shared ? shared : "../shared");
+    if (access(path, R_OK) != 0)
+        skip();
+    size_t len;
+    char *text = gunzip_file(path, &len);
+    char plain[] = "/tmp/gp_par_XXXXXX.json";
+    int fd = mkstemps(plain, 5);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    free(text);
+    gp_read_opts one = quiet_opts(), two = quiet_opts();
+    one.threads = 1;
+    two.threads = 2;
+    gp_trace *a = NULL, *b = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read(plain, &one, &a, &err), GP_OK);
+    assert_int_equal(gp_trace_read(plain, &two, &b, &err), GP_OK);
+    assert_int_equal(a->stats.threads_used, 1);
+    assert_int_equal(b->stats.threads_used, 2);
+    char why[256];
+    if (!gp_trace_equal(a, b, why, sizeof why))
+        fail_msg("two-thread read differs: %s", why);
+    assert_int_equal(a->stats.events_in, b->stats.events_in);
+    assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
+    gp_trace_free(a);
+    gp_trace_free(b);
+    /* A split inside a truncated file: the error is the one a sequential read reports. */
+    assert_int_equal(truncate(plain, (off_t)(len * 3 / 4)), 0);
+    gp_error e1 = {0}, e2 = {0};
+    assert_int_equal(gp_trace_read(plain, &one, &a, &e1), GP_EPARSE);
+    assert_int_equal(gp_trace_read(plain, &two, &b, &e2), GP_EPARSE);
+    assert_string_equal(e1.msg, e2.msg);
+    unlink(plain);
+}
+
 static void cpu_only_trace_has_no_gpu(void **state)
 {
     const char *shared = getenv("GP_SHARED_DIR");
@@ -505,6 +547,11 @@ static void builder_sorts_and_summary_stats(void **state)
     char shortname[64];
     gp_shorten_name(g->name, 20, shortname, sizeof shortname);
     assert_string_equal(shortname, "ns::gemm<...>");
+    gp_shorten_name("Memcpy HtoD (Pageable -> Device)", 20, shortname, sizeof shortname);
+    assert_string_equal(shortname, "Memcpy Ht... Device)");
+    gp_shorten_name("void at::native::(anonymous namespace)::spin_kernel(long)", 30, shortname,
+                    sizeof shortname);
+    assert_string_equal(shortname, "{anon}::spin_kernel");
     gp_summary_free(s);
     gp_trace_free(t);
 }
@@ -523,6 +570,7 @@ int main(void)
         cmocka_unit_test(writer_rank_escaping_flows),
         cmocka_unit_test(round_trip_every_shared_trace),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
+        cmocka_unit_test(two_thread_read_gives_the_same_model),
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),

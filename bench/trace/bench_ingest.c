@@ -1,0 +1,121 @@
+/* Ingest benchmark: reading a trace into the model, against the floor of just reading its bytes
+ * (read(2), or zlib inflate for .gz) measured in the same run. Prints medians of wall and CPU time,
+ * MB/s of JSON text and the ratio to the floor, and the peak RSS.
+ * The model is read single-threaded (the "one core" figure) and then with automatic threading.
+ * Peak RSS is the whole process's (the largest of all repetitions).
+ * Usage: bench_ingest TRACE [repetitions (default 5)] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "core/input.h"
+#include "gpuprof/trace.h"
+
+static double now(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The floor: every byte read (decompressed) into a 4 MB buffer, as the reader does. */
+static unsigned long long read_floor(const char *path)
+{
+    gp__input in;
+    gp_error err;
+    if (gp__input_open(&in, path, &err) != GP_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(2);
+    }
+    static char buf[4 << 20];
+    size_t got;
+    unsigned long long total = 0, sum = 0;
+    do {
+        if (gp__input_read(&in, buf, sizeof buf, &got, &err) != GP_OK) {
+            fprintf(stderr, "%s\n", err.msg);
+            exit(2);
+        }
+        total += got;
+        for (size_t i = 0; i < got; i += 4096)
+            sum += (unsigned char)buf[i];
+    } while (got);
+    gp__input_close(&in);
+    return total + (sum & 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_ingest TRACE [repetitions]\n");
+        return 2;
+    }
+    int reps = argc > 2 ? atoi(argv[2]) : 5;
+    if (reps < 1 || reps > 100)
+        reps = 5;
+    double fw[100], fc[100], iw[100], ic[100], pw[100], pc[100];
+    uint32_t threads_used = 0;
+    unsigned long long bytes = 0;
+    size_t events = 0;
+    gp_read_opts o;
+    gp_read_opts_init(&o);
+    o.quiet = true;
+    for (int r = 0; r < reps; r++) {
+        double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+        bytes = read_floor(argv[1]);
+        fw[r] = now(CLOCK_MONOTONIC) - w0;
+        fc[r] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        for (int threads = 1; threads <= 2; threads++) {
+            gp_trace *t = NULL;
+            gp_error err;
+            o.threads = threads == 1 ? 1 : 0; /* 0: automatic, as the CLI reads */
+            w0 = now(CLOCK_MONOTONIC);
+            c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+            if (gp_trace_read(argv[1], &o, &t, &err) != GP_OK) {
+                fprintf(stderr, "%s\n", err.msg);
+                return 2;
+            }
+            double w = now(CLOCK_MONOTONIC) - w0, c = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            if (threads == 1) {
+                iw[r] = w;
+                ic[r] = c;
+            } else {
+                pw[r] = w;
+                pc[r] = c;
+                threads_used = t->stats.threads_used;
+            }
+            events = gp_trace_event_count(t);
+            gp_trace_free(t);
+        }
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double mb = (double)bytes / 1e6;
+    double mfw = median(fw, reps), mfc = median(fc, reps), miw = median(iw, reps),
+           mic = median(ic, reps), mpw = median(pw, reps), mpc = median(pc, reps);
+    printf("input            %s\n", argv[1]);
+    printf("json text        %.1f MB, %zu events kept, %d repetitions (medians)\n", mb, events,
+           reps);
+    printf("floor (read)     wall %.3f s  cpu %.3f s  %8.0f MB/s (cpu)\n", mfw, mfc, mb / mfc);
+    printf("ingest, 1 thread wall %.3f s  cpu %.3f s  %8.0f MB/s (cpu)  %8.0f MB/s (wall)\n", miw,
+           mic, mb / mic, mb / miw);
+    printf("ratio ingest/floor  cpu %.2fx  wall %.2fx\n", mic / mfc, miw / mfw);
+    printf("ingest, automatic threads (%u used)  wall %.3f s  cpu %.3f s  %8.0f MB/s (wall), "
+           "speed-up %.2fx over one thread\n",
+           threads_used, mpw, mpc, mb / mpw, miw / mpw);
+    printf("peak RSS         %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}

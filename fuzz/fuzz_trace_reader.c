@@ -1,0 +1,50 @@
+/* libFuzzer target for the Kineto/Chrome trace reader. The first input byte picks how many bytes
+ * the reader receives per read (so chunk-boundary restarts are fuzzed too); the rest is the trace.
+ * A successful read is also written back and re-read, and must round-trip. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprof/trace.h"
+#include "trace/reader_internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    size_t piece = data[0] < 128 ? 0 : (size_t)(data[0] - 127);
+    gp_read_opts o;
+    gp_read_opts_init(&o);
+    o.quiet = true;
+    gp_trace *t = NULL;
+    gp_error err;
+    if (gp__trace_read_buffer_pieces((const char *)data + 1, size - 1, "fuzz", &o, piece, &t,
+                                     &err) != GP_OK)
+        return 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    if (fp && gp_trace_write_chrome_stream(t, fp, &err) == GP_OK) {
+        fclose(fp);
+        fp = NULL;
+        gp_trace *back = NULL;
+        if (gp_trace_read_buffer(text, len, "fuzz-rt", &o, &back, &err) != GP_OK) {
+            fprintf(stderr, "re-read of written trace failed: %s\n", err.msg);
+            abort();
+        }
+        char why[256];
+        if (!gp_trace_equal(t, back, why, sizeof why)) {
+            fprintf(stderr, "round trip differs: %s\n", why);
+            abort();
+        }
+        gp_trace_free(back);
+    }
+    if (fp)
+        fclose(fp);
+    free(text);
+    gp_trace_free(t);
+    return 0;
+}

@@ -1,0 +1,370 @@
+/* gpuprof analyze: HTA-style analyses of a trace or a job, plus bottlenecks and suggestions.
+ *
+ * One call, gp_analyze_job(), runs every analysis on every rank of a job and returns one result
+ * struct (gp_analysis) that the renderers (text, JSON, CSV) format. Analyses never print; renderers
+ * never compute. Every figure is defined in docs/analyses.md precisely enough to recompute it.
+ *
+ * Two modes of definition:
+ *  - default: nanosecond precision; GPU work = kernel, memcpy and memset events; kernels are
+ *    classified by gpuprof's rules (NCCL/RCCL/symmetric-memory collectives are communication,
+ *    hip* runtime names are not).
+ *  - HTA compatible (opts.hta = true, `--classify hta`): Holistic Trace Analysis' event set (every
+ *    GPU-track event whose stream is not -1, synchronisations included), its regexes and its
+ *    integer-microsecond rounding (starts rounded up, ends rounded down).
+ * Step selection (opts.steps) is independent of the mode.
+ *
+ * Ownership: a gp_analysis owns its memory (gp_analysis_free) but kernel names point into the
+ * traces' string tables: the job must outlive the analysis. */
+#ifndef GPUPROF_ANALYZE_H
+#define GPUPROF_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuprof/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- classification ----------------------------------------------------------------------- */
+
+typedef enum gp_kernel_type {
+    GP_KT_COMPUTATION = 0,
+    GP_KT_COMMUNICATION,
+    GP_KT_MEMORY,
+    GP_KT_OTHER, /* synchronisation and anything not GPU work (HTA mode only) */
+    GP_KT_COUNT
+} gp_kernel_type;
+
+/* "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER" (HTA's spelling). */
+GP_EXTERN const char *gp_kernel_type_name(gp_kernel_type t);
+/* Case-insensitive inverse of gp_kernel_type_name; also "comp", "comm", "mem". GP_KT_COUNT if
+ * unknown. */
+GP_EXTERN gp_kernel_type gp_kernel_type_parse(const char *s);
+
+/* A user rule: names matching the POSIX extended regex get the type. Checked before built-ins. */
+typedef struct gp_classify_rule {
+    const char *regex; /* borrowed */
+    gp_kernel_type type;
+} gp_classify_rule;
+
+/* Classifies one GPU event name with the built-in rules. kind is the event's kind (a memcpy is
+ * MEMORY whatever its name in the default rules); hta selects HTA's regexes exactly. */
+GP_EXTERN gp_kernel_type gp_classify_name(const char *name, gp_event_kind kind, bool hta);
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+typedef enum gp_steps_mode {
+    GP_STEPS_ALL = 0, /* every event */
+    GP_STEPS_HTA,     /* HTA: with >= 2 ProfilerSteps drop the last one (see docs) */
+    GP_STEPS_RANGE    /* ProfilerStep#first .. #last inclusive */
+} gp_steps_mode;
+
+typedef struct gp_analyze_opts {
+    gp_steps_mode steps;
+    int64_t step_first, step_last; /* GP_STEPS_RANGE */
+    bool hta;                      /* HTA-compatible definitions (see above) */
+    const gp_classify_rule *rules; /* user rules, checked first (may be NULL) */
+    size_t n_rules;
+    gp_ns kernel_wait_ns;    /* idle gaps shorter than this are kernel_wait (30 us) */
+    size_t top_kernels;      /* per type and rank before "others" (HTA num_kernels, 5) */
+    double duration_ratio;   /* HTA duration_ratio (0.8) */
+    gp_ns launch_outlier_ns; /* CPU launch duration outlier cut-off (50 us) */
+    gp_ns delay_outlier_ns;  /* launch delay outlier cut-off (100 us) */
+    size_t series_points;    /* time-series buckets (queue, bandwidth, memory) (100) */
+    size_t max_outliers;     /* launch outliers listed per rank (10) */
+    double small_kernel_ns;  /* "small kernel" cut-off for the bottleneck rules (10 us) */
+} gp_analyze_opts;
+
+/* Fills opts with the defaults above. */
+GP_EXTERN void gp_analyze_opts_init(gp_analyze_opts *opts);
+
+/* Parses a --steps value: "all", "hta" or "N-M" (or "N"). GP_EINVAL on anything else. */
+GP_EXTERN gp_status gp_analyze_parse_steps(const char *s, gp_analyze_opts *opts) GP_WARN_UNUSED;
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+/* Temporal breakdown of one rank (HTA get_temporal_breakdown). Times in ns (in HTA mode whole
+ * microseconds * 1000). valid is false when the rank has no GPU work (percentages are then NaN). */
+typedef struct gp_temporal {
+    bool valid;
+    gp_ns kernel_time; /* end of the last GPU event - start of the first */
+    gp_ns idle, compute, non_compute;
+    double idle_pct, compute_pct, non_compute_pct; /* of kernel_time, 0..100 */
+} gp_temporal;
+
+typedef enum gp_idle_category {
+    GP_IDLE_HOST_WAIT = 0,
+    GP_IDLE_KERNEL_WAIT,
+    GP_IDLE_OTHER,
+    GP_IDLE_COUNT
+} gp_idle_category;
+
+/* "host_wait", "kernel_wait", "other". */
+GP_EXTERN const char *gp_idle_category_name(gp_idle_category c);
+
+/* Idle-time breakdown of one stream. ratio[c] = idle[c] / total (NaN when total is 0). */
+typedef struct gp_idle_stream {
+    int32_t device; /* -1 in HTA mode (HTA groups by stream number only) */
+    int64_t stream;
+    gp_ns idle[GP_IDLE_COUNT];
+    uint64_t gaps[GP_IDLE_COUNT]; /* number of gaps in each category */
+    bool present[GP_IDLE_COUNT];  /* category occurs (HTA lists only those) */
+    gp_ns total;
+    double ratio[GP_IDLE_COUNT];
+} gp_idle_stream;
+
+/* One overlap state of the kernel-type breakdown: mask is a set of (1 << gp_kernel_type) among
+ * computation, communication and memory; label "COMPUTATION overlapping COMMUNICATION". */
+typedef struct gp_type_state {
+    uint32_t mask;
+    char label[96];
+    gp_ns time;
+    double pct; /* of the sum over all states, 0..100 */
+} gp_type_state;
+
+/* One row of the top-kernels table (HTA get_gpu_kernel_breakdown's second frame). For "others"
+ * the statistics are over the per-name sums of the names folded into it (as HTA). */
+typedef struct gp_kernel_row {
+    const char *name; /* "others" or a name in a trace's string table */
+    bool others;
+    gp_kernel_type type;
+    int32_t rank;
+    uint64_t count; /* events (for "others": names folded) */
+    gp_ns sum, max, min;
+    double mean, stddev; /* sample standard deviation (ddof 1), 0 for a single value */
+} gp_kernel_row;
+
+/* Communication / computation overlap of one rank. pct is NaN without communication. */
+typedef struct gp_overlap {
+    gp_ns comm, comp, overlap;
+    double pct;
+} gp_overlap;
+
+/* Launch statistics for one launch API name (cudaLaunchKernel, cuLaunchKernelEx, ...). */
+typedef struct gp_launch_api {
+    const char *name;
+    bool driver;      /* cuda_driver category */
+    uint64_t calls;   /* calls seen */
+    uint64_t matched; /* calls joined to GPU work by correlation */
+    gp_ns cpu_total;  /* summed CPU duration */
+    double cpu_mean;  /* ns */
+    gp_ns cpu_p50, cpu_p95, cpu_max;
+    double delay_mean; /* ns, over matched calls */
+    gp_ns delay_p50, delay_p95, delay_max, delay_min;
+    uint64_t cpu_outliers;   /* cpu duration > launch_outlier_ns */
+    uint64_t delay_outliers; /* delay > delay_outlier_ns */
+    uint64_t negative_delay; /* GPU start before the launch returned */
+} gp_launch_api;
+
+typedef struct gp_launch_outlier {
+    const char *api;
+    const char *kernel;
+    gp_ns ts; /* launch start */
+    gp_ns cpu_dur, delay;
+    bool by_delay; /* listed for its delay (else for its CPU duration) */
+} gp_launch_outlier;
+
+typedef struct gp_launch_stats {
+    gp_launch_api *apis;
+    size_t n_apis;
+    uint64_t launches, matched, gpu_unmatched; /* GPU work with no launch found */
+    uint64_t graph_launches;                   /* cudaGraphLaunch calls */
+    uint64_t graph_kernels;                    /* kernels carrying a graph id */
+    gp_launch_outlier *outliers;               /* worst first */
+    size_t n_outliers;
+} gp_launch_stats;
+
+typedef struct gp_series_point {
+    gp_ns t; /* bucket start */
+    double v;
+} gp_series_point;
+
+/* Queue length of one stream: +1 at each launch, -1 when its GPU work starts (HTA definition). */
+typedef struct gp_queue_stream {
+    int32_t device;
+    int64_t stream;
+    uint64_t launches;
+    int64_t max_len;
+    double mean_len;         /* time-weighted over the rank's span */
+    gp_series_point *series; /* max queue length per bucket */
+    size_t n_series;
+} gp_queue_stream;
+
+/* Memcpy bandwidth over time (sum of bytes / duration of transfers active in each bucket). */
+typedef struct gp_bandwidth {
+    uint64_t copies;
+    int64_t bytes;
+    gp_ns busy;
+    double mean_gbps;        /* bytes / busy */
+    gp_series_point *series; /* GB/s per bucket, time-weighted */
+    size_t n_series;
+    uint64_t pageable; /* copies whose name says Pageable */
+} gp_bandwidth;
+
+/* CPU and GPU activity (timeline statistics). */
+typedef struct gp_activity {
+    gp_ns span;       /* first event start to last event end */
+    gp_ns cpu_active; /* union of CPU ops, runtime/driver calls and python frames */
+    gp_ns gpu_active; /* union of kernel, memcpy and memset */
+    gp_ns overlap;    /* both at once */
+    gp_ns sync;       /* union of synchronisation events (cuda_sync) */
+    uint64_t syncs;
+} gp_activity;
+
+/* Memory timeline from "[memory]" events of one device (device_type/device_id). */
+typedef struct gp_memory_device {
+    int32_t device_type, device_id;
+    uint64_t events;
+    int64_t peak_allocated;
+    gp_ns peak_ts;
+    int64_t peak_reserved;
+    int64_t final_allocated;
+    const char *running_cpu;    /* innermost CPU op running at the peak ("" if none) */
+    const char *running_gpu;    /* kernel running at the peak ("" if none) */
+    int64_t capacity;           /* device total memory, 0 if unknown */
+    gp_series_point *allocated; /* max allocated per bucket */
+    gp_series_point *reserved;
+    size_t n_series;
+} gp_memory_device;
+
+typedef enum gp_priority {
+    GP_PRIO_CRITICAL = 0,
+    GP_PRIO_HIGH,
+    GP_PRIO_MEDIUM,
+    GP_PRIO_LOW
+} gp_priority;
+
+typedef enum gp_suggestion_type {
+    GP_SUG_ROUTING = 0,
+    GP_SUG_BATCHING,
+    GP_SUG_MEMORY,
+    GP_SUG_CACHING,
+    GP_SUG_ALGORITHM,
+    GP_SUG_PARALLELIZATION
+} gp_suggestion_type;
+
+GP_EXTERN const char *gp_priority_name(gp_priority p);
+GP_EXTERN const char *gp_suggestion_type_name(gp_suggestion_type t);
+
+/* One figure behind a finding. */
+typedef struct gp_evidence {
+    char name[48];
+    double value;
+    char unit[8]; /* "%", "us", "count", "GB", ... */
+} gp_evidence;
+
+/* A bottleneck with its evidence and a suggestion. */
+typedef struct gp_finding {
+    const char *rule; /* stable id: "launch_bound", "small_kernels", ... */
+    int32_t rank;     /* -1 for the job */
+    char title[160];
+    gp_evidence evidence[6];
+    size_t n_evidence;
+    gp_ns gain_ns; /* estimated recoverable time */
+    gp_suggestion_type type;
+    gp_priority priority;
+    const char *suggestion; /* static text */
+} gp_finding;
+
+/* Everything about one rank. */
+typedef struct gp_rank_analysis {
+    int32_t rank;
+    const char *source;
+    char note[512];      /* what the analyses could not do, and why ("" if nothing) */
+    uint64_t gpu_events; /* GPU events analysed (after step selection) */
+    uint64_t cpu_events;
+    int64_t steps_total, steps_kept; /* ProfilerSteps seen / kept */
+    gp_temporal temporal;
+    gp_idle_stream *idle;
+    size_t n_idle;
+    gp_type_state *types; /* this rank's overlap states, by time desc */
+    size_t n_types;
+    gp_kernel_row *kernels; /* top kernels per type (HTA order: type, name) */
+    size_t n_kernels;
+    gp_overlap overlap;
+    gp_launch_stats launch;
+    gp_queue_stream *queues;
+    size_t n_queues;
+    gp_bandwidth bandwidth;
+    gp_activity activity;
+    gp_memory_device *memory;
+    size_t n_memory;
+    uint64_t small_kernels; /* kernels shorter than small_kernel_ns */
+    gp_ns small_kernels_time;
+    uint64_t kernels_total;
+    gp_ns kernels_time;
+    /* The hottest computation kernel name with a reported occupancy below 25 % (NULL if none). */
+    const char *low_occ_kernel;
+    double low_occ_pct; /* its duration-weighted "est. achieved occupancy %" */
+    gp_ns low_occ_time; /* its summed duration */
+} gp_rank_analysis;
+
+typedef struct gp_straggler {
+    int32_t rank;
+    const char *metric; /* "kernel_time", "idle_pct", "compute_time" */
+    double value, median;
+} gp_straggler;
+
+typedef struct gp_analysis {
+    gp_analyze_opts opts;
+    gp_rank_analysis *ranks;
+    size_t n_ranks;
+    gp_type_state *types; /* kernel-type breakdown over all ranks (HTA's table) */
+    size_t n_types;
+    gp_straggler *stragglers;
+    size_t n_stragglers;
+    gp_finding *findings; /* sorted by gain, descending */
+    size_t n_findings;
+    char note[256]; /* job-level note ("ranks from file order", ...) */
+} gp_analysis;
+
+/* Runs every analysis on every rank of job. opts may be NULL (defaults). On success *out is the
+ * caller's (gp_analysis_free). Fails with GP_EINVAL (a user regex does not compile: err says
+ * which), GP_ENOMEM. A rank without GPU work, without correlation ids or without steps is not an
+ * error: its note says what could not be computed. */
+GP_EXTERN gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts,
+                                   gp_analysis **out, gp_error *err) GP_WARN_UNUSED;
+/* As gp_analyze_job for one trace (a job of one). */
+GP_EXTERN gp_status gp_analyze_trace(const gp_trace *t, const gp_analyze_opts *opts,
+                                     gp_analysis **out, gp_error *err) GP_WARN_UNUSED;
+GP_EXTERN void gp_analysis_free(gp_analysis *a);
+
+/* ---- renderers ---------------------------------------------------------------------------- */
+
+/* Which tables to render (bit mask); 0 = all. */
+enum {
+    GP_AT_TEMPORAL = 1u << 0,
+    GP_AT_IDLE = 1u << 1,
+    GP_AT_TYPES = 1u << 2,
+    GP_AT_KERNELS = 1u << 3,
+    GP_AT_OVERLAP = 1u << 4,
+    GP_AT_LAUNCH = 1u << 5,
+    GP_AT_QUEUE = 1u << 6,
+    GP_AT_ACTIVITY = 1u << 7,
+    GP_AT_MEMORY = 1u << 8,
+    GP_AT_RANKS = 1u << 9,
+    GP_AT_FINDINGS = 1u << 10,
+    GP_AT_ALL = (1u << 11) - 1
+};
+
+/* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",
+ * "queue", "activity", "memory", "ranks", "findings"); 0 when unknown. */
+GP_EXTERN unsigned gp_analysis_table_parse(const char *name);
+
+/* Fixed-width text tables. GP_EIO when the stream fails. */
+GP_EXTERN gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables,
+                                            FILE *fp) GP_WARN_UNUSED;
+/* The JSON document (schema "gpuprof.analyze/1", see docs/analyses.md). */
+GP_EXTERN gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables,
+                                            FILE *fp) GP_WARN_UNUSED;
+/* One CSV table (exactly one bit of GP_AT_*), header row first. GP_EINVAL for several bits. */
+GP_EXTERN gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table,
+                                           FILE *fp) GP_WARN_UNUSED;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,325 @@
+/* CPU/GPU activity (timeline statistics), the memory timeline from "[memory]" events, small-kernel
+ * counts and the occupancy of hot kernels. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+
+static bool is_cpu_work(uint8_t kind)
+{
+    return kind == GP_EV_CPU_OP || kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER ||
+           kind == GP_EV_PYTHON;
+}
+
+typedef struct mem_list {
+    const gp_event **v;
+    size_t n, cap;
+} mem_list;
+
+/* One pass over every event: CPU and sync unions, CPU event count, and the [memory] events. */
+static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
+{
+    const gp_trace *t = v->t;
+    gp__ivls cpu = {0}, gpu = {0}, sync = {0};
+    gp_status st = GP_OK;
+    gp_activity *a = &r->activity;
+    for (size_t k = 0; k < t->n_tracks && st == GP_OK; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind == GP_TRACK_COUNTER)
+            continue;
+        bool open = false, is_cpu = tr->kind == GP_TRACK_CPU_THREAD;
+        gp_ns cs = 0, ce = 0;
+        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
+            const gp_event *ev = &tr->events[i];
+            if (!gp__view_cpu_kept(v, ev->ts))
+                continue;
+            r->cpu_events += is_cpu;
+            if (ev->kind == GP_EV_SYNC) {
+                a->syncs++;
+                st = gp__ivls_push(&sync, ev->ts, ev->ts + ev->dur);
+                continue;
+            }
+            if (ev->kind == GP_EV_MEMORY) {
+                const gp_event **slot = GP_PUSH(mem->v, mem->n, mem->cap);
+                if (!slot)
+                    st = GP_ENOMEM;
+                else
+                    *slot = ev;
+                continue;
+            }
+            if (tr->kind == GP_TRACK_GPU_STREAM || !is_cpu_work(ev->kind))
+                continue;
+            /* Per-thread union first (the track is sorted): few intervals leave the track. */
+            if (open && ev->ts <= ce) {
+                ce = GP_MAX(ce, ev->ts + ev->dur);
+                continue;
+            }
+            if (open)
+                st = gp__ivls_push(&cpu, cs, ce);
+            open = true;
+            cs = ev->ts;
+            ce = ev->ts + ev->dur;
+        }
+        if (open && st == GP_OK)
+            st = gp__ivls_push(&cpu, cs, ce);
+    }
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        const gp__gev *g = &v->g[i];
+        if (g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET)
+            st = gp__ivls_push(&gpu, g->ts, g->ts + g->dur);
+    }
+    if (st == GP_OK)
+        st = gp__ivls_sort(&cpu);
+    if (st == GP_OK)
+        st = gp__ivls_sort(&gpu);
+    if (st == GP_OK)
+        st = gp__ivls_sort(&sync);
+    if (st == GP_OK) {
+        a->cpu_active = gp__ivls_union_sorted(&cpu);
+        a->gpu_active = gp__ivls_union_sorted(&gpu);
+        a->sync = gp__ivls_union_sorted(&sync);
+        a->overlap = gp__ivls_intersect(&cpu, &gpu);
+        gp_ns lo = INT64_MAX, hi = INT64_MIN;
+        if (cpu.n) {
+            lo = cpu.v[0].s;
+            hi = cpu.v[cpu.n - 1].e;
+        }
+        if (gpu.n) {
+            lo = GP_MIN(lo, gpu.v[0].s);
+            hi = GP_MAX(hi, gpu.v[gpu.n - 1].e);
+        }
+        a->span = hi > lo ? hi - lo : 0;
+    }
+    gp__ivls_free(&cpu);
+    gp__ivls_free(&gpu);
+    gp__ivls_free(&sync);
+    return st;
+}
+
+static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, const gp_mem_info *mi)
+{
+    for (size_t i = 0; i < r->n_memory; i++)
+        if (r->memory[i].device_type == mi->device_type && r->memory[i].device_id == mi->device_id)
+            return &r->memory[i];
+    gp_memory_device *d = GP_PUSH(r->memory, r->n_memory, *cap);
+    if (d) {
+        d->device_type = mi->device_type;
+        d->device_id = mi->device_id;
+        d->peak_allocated = -1;
+        d->running_cpu = d->running_gpu = "";
+    }
+    return d;
+}
+
+/* The innermost CPU op running at ts: of the ops that cover ts, the one that started last. Each
+ * CPU track is sorted by start: binary search, then walk back to the first op that covers ts. */
+static const char *cpu_op_at(const gp__view *v, gp_ns ts)
+{
+    const gp_trace *t = v->t;
+    const gp_event *best = NULL;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind != GP_TRACK_CPU_THREAD || tr->n_events == 0)
+            continue;
+        size_t lo = 0, hi = tr->n_events; /* first event with start > ts */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tr->events[mid].ts <= ts)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo, steps = 0; i-- > 0 && steps < 100000; steps++) {
+            const gp_event *ev = &tr->events[i];
+            if (ev->kind != GP_EV_CPU_OP || ev->ts + ev->dur <= ts)
+                continue;
+            if (!best || ev->ts > best->ts)
+                best = ev;
+            break;
+        }
+    }
+    return best ? gp_trace_str(t, best->name) : "";
+}
+
+static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *mem)
+{
+    const gp_trace *t = v->t;
+    size_t cap = 0;
+    gp_ns *t0 = NULL, *t1 = NULL;
+    gp_status st = GP_OK;
+    gp_memory_device **dev_of = calloc(mem->n ? mem->n : 1, sizeof(*dev_of));
+    if (!dev_of)
+        return GP_ENOMEM;
+    /* Pass 1: devices and peaks. */
+    for (size_t i = 0; i < mem->n; i++) {
+        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
+        if (!mi)
+            continue;
+        gp_memory_device *d = mem_device(r, &cap, mi);
+        if (!d) {
+            st = GP_ENOMEM;
+            goto done;
+        }
+        d->events++;
+        if (mi->total_allocated >= 0) {
+            if (mi->total_allocated > d->peak_allocated) {
+                d->peak_allocated = mi->total_allocated;
+                d->peak_ts = mem->v[i]->ts;
+            }
+            d->final_allocated = mi->total_allocated;
+        }
+        d->peak_reserved = GP_MAX(d->peak_reserved, mi->total_reserved);
+    }
+    if (r->n_memory == 0)
+        goto done;
+    size_t nb = v->o->series_points;
+    t0 = calloc(r->n_memory, sizeof(*t0));
+    t1 = calloc(r->n_memory, sizeof(*t1));
+    if (!t0 || !t1) {
+        st = GP_ENOMEM;
+        goto done;
+    }
+    for (size_t d = 0; d < r->n_memory; d++) {
+        t0[d] = INT64_MAX;
+        t1[d] = INT64_MIN;
+    }
+    for (size_t i = 0; i < mem->n; i++) {
+        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
+        if (!mi)
+            continue;
+        gp_memory_device *d = mem_device(r, &cap, mi);
+        dev_of[i] = d;
+        size_t di = (size_t)(d - r->memory);
+        t0[di] = GP_MIN(t0[di], mem->v[i]->ts);
+        t1[di] = GP_MAX(t1[di], mem->v[i]->ts + 1);
+    }
+    for (size_t d = 0; d < r->n_memory && st == GP_OK; d++) {
+        gp_memory_device *md = &r->memory[d];
+        st = gp__series_alloc(&md->allocated, nb, t0[d], t1[d]);
+        if (st == GP_OK)
+            st = gp__series_alloc(&md->reserved, nb, t0[d], t1[d]);
+        if (st != GP_OK)
+            break;
+        md->n_series = nb;
+        for (size_t b = 0; b < nb; b++)
+            md->allocated[b].v = md->reserved[b].v = NAN;
+        for (size_t i = 0; i < t->n_devices; i++)
+            if (md->device_type == 1 && t->devices[i].id == md->device_id)
+                md->capacity = t->devices[i].total_global_mem;
+        if (md->peak_allocated >= 0)
+            md->running_cpu = cpu_op_at(v, md->peak_ts);
+        for (size_t i = 0; i < v->n_g; i++) {
+            const gp__gev *g = &v->g[i];
+            if (g->kind == GP_EV_KERNEL && g->ts <= md->peak_ts && g->ts + g->dur > md->peak_ts) {
+                md->running_gpu = gp_trace_str(t, g->ev->name);
+                break;
+            }
+        }
+    }
+    /* Pass 2: series, the maximum of each bucket. */
+    for (size_t i = 0; i < mem->n && st == GP_OK && nb; i++) {
+        gp_memory_device *md = dev_of[i];
+        if (!md)
+            continue;
+        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
+        size_t d = (size_t)(md - r->memory);
+        gp_ns w = t1[d] > t0[d] ? (t1[d] - t0[d] + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+        size_t b = (size_t)((mem->v[i]->ts - t0[d]) / w);
+        if (b >= nb)
+            b = nb - 1;
+        if (mi->total_allocated >= 0 &&
+            (isnan(md->allocated[b].v) || (double)mi->total_allocated > md->allocated[b].v))
+            md->allocated[b].v = (double)mi->total_allocated;
+        if (mi->total_reserved >= 0 &&
+            (isnan(md->reserved[b].v) || (double)mi->total_reserved > md->reserved[b].v))
+            md->reserved[b].v = (double)mi->total_reserved;
+    }
+done:
+    free(dev_of);
+    free(t0);
+    free(t1);
+    return st;
+}
+
+typedef struct occ_acc {
+    gp_strid name;
+    gp_ns time;
+    double occ_weighted; /* sum of occupancy * dur over kernels reporting it */
+    gp_ns occ_time;
+} occ_acc;
+
+static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
+{
+    const gp_trace *t = v->t;
+    gp__imap idx;
+    occ_acc *acc = NULL;
+    size_t n = 0, cap = 0;
+    gp_status st = gp__imap_init(&idx, 256);
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        const gp__gev *g = &v->g[i];
+        const gp_event *ev = g->ev;
+        if (g->kind != GP_EV_KERNEL)
+            continue;
+        r->kernels_total++;
+        r->kernels_time += ev->dur;
+        if ((double)ev->dur < v->o->small_kernel_ns) {
+            r->small_kernels++;
+            r->small_kernels_time += ev->dur;
+        }
+        if (g->type != GP_KT_COMPUTATION)
+            continue;
+        uint64_t k;
+        if (!gp__imap_get(&idx, ev->name, &k)) {
+            occ_acc *a = GP_PUSH(acc, n, cap);
+            if (!a || gp__imap_put(&idx, ev->name, n - 1) != GP_OK) {
+                st = GP_ENOMEM;
+                break;
+            }
+            a->name = ev->name;
+            k = n - 1;
+        }
+        occ_acc *a = &acc[k];
+        a->time += ev->dur;
+        const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
+        if (gi && gi->blocks_per_sm > 0.0f) {
+            a->occ_weighted += (double)gi->occupancy_pct * (double)ev->dur;
+            a->occ_time += ev->dur;
+        }
+    }
+    /* The hottest (by time) of the five hottest compute kernels with occupancy below 25 %. */
+    for (int round = 0; round < 5 && st == GP_OK && n > 0; round++) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (acc[i].time >= 0 && (best == n || acc[i].time > acc[best].time))
+                best = i;
+        if (best == n)
+            break;
+        occ_acc *a = &acc[best];
+        if (a->occ_time > 0) {
+            double occ = a->occ_weighted / (double)a->occ_time;
+            if (occ < 25.0) {
+                r->low_occ_kernel = gp_trace_str(t, a->name);
+                r->low_occ_pct = occ;
+                r->low_occ_time = a->time;
+                break;
+            }
+        }
+        a->time = -1; /* consumed */
+    }
+    free(acc);
+    gp__imap_free(&idx);
+    return st;
+}
+
+gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r)
+{
+    mem_list mem = {0};
+    gp_status st = activity(v, r, &mem);
+    if (st == GP_OK)
+        st = memory(v, r, &mem);
+    free(mem.v);
+    if (st == GP_OK)
+        st = kernels(v, r);
+    return st;
+}

@@ -1,0 +1,331 @@
+/* Stragglers across ranks and bottleneck rules with evidence, estimated gain, suggestion type and
+ * priority. Every rule and formula is listed in docs/analyses.md ("Bottlenecks and suggestions").
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+#include "gpuprof/summary.h"
+
+const char *gp_priority_name(gp_priority p)
+{
+    static const char *names[] = {"critical", "high", "medium", "low"};
+    return (unsigned)p < 4 ? names[p] : "unknown";
+}
+
+const char *gp_suggestion_type_name(gp_suggestion_type t)
+{
+    static const char *names[] = {"routing", "batching",  "memory",
+                                  "caching", "algorithm", "parallelization"};
+    return (unsigned)t < 6 ? names[t] : "unknown";
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static gp_status add_straggler(gp_analysis *a, size_t *cap, int32_t rank, const char *metric,
+                               double value, double med)
+{
+    gp_straggler *s = GP_PUSH(a->stragglers, a->n_stragglers, *cap);
+    if (!s)
+        return GP_ENOMEM;
+    s->rank = rank;
+    s->metric = metric;
+    s->value = value;
+    s->median = med;
+    return GP_OK;
+}
+
+static gp_status stragglers(gp_analysis *a)
+{
+    size_t n = 0, cap = 0;
+    double *kt = calloc(a->n_ranks + 1, sizeof(double));
+    double *comp = calloc(a->n_ranks + 1, sizeof(double));
+    double *idle = calloc(a->n_ranks + 1, sizeof(double));
+    gp_status st = GP_OK;
+    if (!kt || !comp || !idle) {
+        st = GP_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_temporal *tb = &a->ranks[i].temporal;
+        if (!tb->valid)
+            continue;
+        kt[n] = (double)tb->kernel_time;
+        comp[n] = (double)tb->compute;
+        idle[n] = tb->idle_pct;
+        n++;
+    }
+    if (n < 2)
+        goto done;
+    double m_kt = median(kt, n), m_comp = median(comp, n), m_idle = median(idle, n);
+    for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        const gp_temporal *tb = &r->temporal;
+        if (!tb->valid)
+            continue;
+        if ((double)tb->compute > 1.15 * m_comp && (double)tb->compute - m_comp >= 100000.0)
+            st = add_straggler(a, &cap, r->rank, "compute_time", (double)tb->compute, m_comp);
+        else if ((double)tb->kernel_time > 1.15 * m_kt &&
+                 (double)tb->kernel_time - m_kt >= 100000.0)
+            st = add_straggler(a, &cap, r->rank, "kernel_time", (double)tb->kernel_time, m_kt);
+        else if (fabs(tb->idle_pct - m_idle) >= 15.0)
+            st = add_straggler(a, &cap, r->rank, "idle_pct", tb->idle_pct, m_idle);
+    }
+done:
+    free(kt);
+    free(comp);
+    free(idle);
+    return st;
+}
+
+static gp_priority priority_of(gp_ns gain, gp_ns base)
+{
+    double share = base > 0 ? (double)gain / (double)base : 0.0;
+    if (share >= 0.30)
+        return GP_PRIO_CRITICAL;
+    if (share >= 0.15)
+        return GP_PRIO_HIGH;
+    if (share >= 0.05)
+        return GP_PRIO_MEDIUM;
+    return GP_PRIO_LOW;
+}
+
+static gp_finding *add_finding(gp_analysis *a, size_t *cap, const char *rule, int32_t rank)
+{
+    gp_finding *f = GP_PUSH(a->findings, a->n_findings, *cap);
+    if (f) {
+        f->rule = rule;
+        f->rank = rank;
+    }
+    return f;
+}
+
+static void ev_add(gp_finding *f, const char *name, double value, const char *unit)
+{
+    if (f->n_evidence >= GP_ARRAY_LEN(f->evidence))
+        return;
+    gp_evidence *e = &f->evidence[f->n_evidence++];
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->value = value;
+    snprintf(e->unit, sizeof(e->unit), "%s", unit);
+}
+
+#define US(ns) ((double)(ns) / 1000.0)
+
+static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analysis *r)
+{
+    const gp_temporal *tb = &r->temporal;
+    gp_ns base = tb->valid ? tb->kernel_time : r->activity.span;
+    gp_ns host_wait = 0, host_wait_max = 0, idle_sum = 0;
+    uint64_t gaps = 0;
+    for (size_t i = 0; i < r->n_idle; i++) {
+        const gp_idle_stream *s = &r->idle[i];
+        host_wait += s->idle[GP_IDLE_HOST_WAIT];
+        host_wait_max = GP_MAX(host_wait_max, s->idle[GP_IDLE_HOST_WAIT]);
+        idle_sum += s->total;
+        for (int c = 0; c < GP_IDLE_COUNT; c++)
+            gaps += s->gaps[c];
+    }
+    gp_finding *f;
+    /* launch-bound */
+    if (tb->valid && tb->idle_pct >= 30.0 && idle_sum > 0 && host_wait * 2 >= idle_sum) {
+        if (!(f = add_finding(a, cap, "launch_bound", r->rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof(f->title),
+                 "GPU idle %.1f%% of the time, mostly waiting for the host to launch work",
+                 tb->idle_pct);
+        ev_add(f, "idle_time_pctg", tb->idle_pct, "%");
+        ev_add(f, "host_wait_share_of_idle", 100.0 * (double)host_wait / (double)idle_sum, "%");
+        ev_add(f, "kernels", (double)r->kernels_total, "count");
+        if (r->kernels_total)
+            ev_add(f, "small_kernels_share",
+                   100.0 * (double)r->small_kernels / (double)r->kernels_total, "%");
+        if (r->launch.n_apis)
+            ev_add(f, "launch_cpu_p50", US(r->launch.apis[0].cpu_p50), "us");
+        f->gain_ns = GP_MIN(tb->idle, host_wait_max);
+        f->type = GP_SUG_CACHING;
+        f->suggestion = "The GPU waits for the CPU to enqueue work. Capture the step in a CUDA "
+                        "graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse "
+                        "small kernels, and move host work (data loading, .item(), logging) off "
+                        "the critical path.";
+        f->priority = priority_of(f->gain_ns, base);
+    }
+    /* small kernels dominating */
+    if (r->kernels_total >= 100 && r->small_kernels * 2 >= r->kernels_total) {
+        if (!(f = add_finding(a, cap, "small_kernels", r->rank)))
+            return GP_ENOMEM;
+        double share = 100.0 * (double)r->small_kernels / (double)r->kernels_total;
+        snprintf(f->title, sizeof(f->title), "%.0f%% of %llu kernels run for less than %.0f us",
+                 share, (unsigned long long)r->kernels_total, a->opts.small_kernel_ns / 1000.0);
+        ev_add(f, "small_kernels", (double)r->small_kernels, "count");
+        ev_add(f, "small_kernels_share", share, "%");
+        ev_add(f, "small_kernels_time", US(r->small_kernels_time), "us");
+        gp_ns mean_gap = gaps ? idle_sum / (gp_ns)gaps : 0;
+        ev_add(f, "mean_gap", US(mean_gap), "us");
+        f->gain_ns =
+            GP_MAX(0, GP_MIN(tb->valid ? tb->idle : 0, (gp_ns)r->small_kernels * mean_gap));
+        f->type = GP_SUG_BATCHING;
+        f->suggestion = "Most kernels are tiny: fuse element-wise chains (torch.compile, fused or "
+                        "foreach optimizers), batch small operations together, or raise the batch "
+                        "size so each launch does more work.";
+        f->priority = priority_of(f->gain_ns, base);
+    }
+    /* low communication/computation overlap */
+    const gp_overlap *ov = &r->overlap;
+    if (tb->valid && ov->comm > 0 && (double)ov->comm >= 0.05 * (double)tb->kernel_time &&
+        ov->pct < 30.0) {
+        if (!(f = add_finding(a, cap, "low_overlap", r->rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof(f->title), "Only %.1f%% of communication overlaps computation",
+                 ov->pct);
+        ev_add(f, "comp_comm_overlap_pctg", ov->pct, "%");
+        ev_add(f, "communication_time", US(ov->comm), "us");
+        ev_add(f, "computation_time", US(ov->comp), "us");
+        f->gain_ns = GP_MAX(0, GP_MIN(ov->comm - ov->overlap, ov->comp - ov->overlap));
+        f->type = GP_SUG_PARALLELIZATION;
+        f->suggestion = "Communication runs mostly alone. Overlap it with computation: DDP/FSDP "
+                        "gradient bucketing (bucket_cap_mb), backward/forward prefetch, async "
+                        "collectives on their own stream, and fewer, larger collectives.";
+        f->priority = priority_of(f->gain_ns, base);
+    }
+    /* copy-heavy or pageable copies */
+    const gp_bandwidth *bw = &r->bandwidth;
+    if (tb->valid && bw->busy > 0 &&
+        ((double)bw->busy >= 0.10 * (double)tb->kernel_time ||
+         (bw->pageable > 0 && (double)bw->busy >= 0.01 * (double)tb->kernel_time))) {
+        if (!(f = add_finding(a, cap, "copy_heavy", r->rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof(f->title), "Memory copies take %.1f%% of GPU time%s",
+                 100.0 * (double)bw->busy / (double)tb->kernel_time,
+                 bw->pageable ? ", some from pageable host memory" : "");
+        ev_add(f, "memcpy_time", US(bw->busy), "us");
+        ev_add(f, "memcpy_share", 100.0 * (double)bw->busy / (double)tb->kernel_time, "%");
+        ev_add(f, "pageable_copies", (double)bw->pageable, "count");
+        ev_add(f, "mean_bandwidth", bw->mean_gbps, "GB/s");
+        f->gain_ns = bw->pageable ? bw->busy / 2 : bw->busy / 4;
+        f->type = GP_SUG_MEMORY;
+        f->suggestion = "Pin host memory (DataLoader pin_memory=True, tensor.pin_memory()), copy "
+                        "with non_blocking=True on a side stream so copies overlap compute, and "
+                        "keep tensors resident on the GPU between steps.";
+        f->priority = priority_of(f->gain_ns, base);
+    }
+    /* frequent synchronisation */
+    const gp_activity *act = &r->activity;
+    if (act->syncs >= 10 && act->span > 0 && (double)act->sync >= 0.10 * (double)act->span) {
+        if (!(f = add_finding(a, cap, "frequent_sync", r->rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof(f->title), "%llu synchronisations block for %.1f%% of the trace",
+                 (unsigned long long)act->syncs, 100.0 * (double)act->sync / (double)act->span);
+        ev_add(f, "syncs", (double)act->syncs, "count");
+        ev_add(f, "sync_time", US(act->sync), "us");
+        ev_add(f, "sync_share_of_span", 100.0 * (double)act->sync / (double)act->span, "%");
+        f->gain_ns = act->sync / 2;
+        f->type = GP_SUG_ALGORITHM;
+        f->suggestion = "The host blocks on the GPU often (cudaStreamSynchronize, .item(), .cpu(), "
+                        "printing tensors). Keep values on the device, batch the reads, and use "
+                        "CUDA events or non_blocking copies instead of full synchronisations.";
+        f->priority = priority_of(f->gain_ns, base);
+    }
+    /* low-occupancy hot kernel */
+    if (r->low_occ_kernel && r->kernels_time > 0 &&
+        (double)r->low_occ_time >= 0.05 * (double)r->kernels_time) {
+        if (!(f = add_finding(a, cap, "low_occupancy", r->rank)))
+            return GP_ENOMEM;
+        char shortname[64];
+        gp_shorten_name(r->low_occ_kernel, 48, shortname, sizeof(shortname));
+        snprintf(f->title, sizeof(f->title), "Hot kernel %s runs at %.0f%% occupancy", shortname,
+                 r->low_occ_pct);
+        ev_add(f, "occupancy", r->low_occ_pct, "%");
+        ev_add(f, "kernel_time", US(r->low_occ_time), "us");
+        ev_add(f, "share_of_kernel_time", 100.0 * (double)r->low_occ_time / (double)r->kernels_time,
+               "%");
+        f->gain_ns = r->low_occ_time / 4;
+        f->type = GP_SUG_ALGORITHM;
+        f->suggestion = "Check the kernel's launch configuration, registers per thread and shared "
+                        "memory per block; try another tile size, a library kernel (cuBLAS/cuDNN "
+                        "heuristics) or torch.compile max-autotune.";
+        f->priority = priority_of(f->gain_ns, base);
+    }
+    /* memory peak near capacity */
+    for (size_t i = 0; i < r->n_memory; i++) {
+        const gp_memory_device *md = &r->memory[i];
+        if (md->capacity <= 0 || md->peak_allocated < 0)
+            continue;
+        double frac = (double)md->peak_allocated / (double)md->capacity;
+        if (frac < 0.90)
+            continue;
+        if (!(f = add_finding(a, cap, "memory_peak", r->rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof(f->title),
+                 "Allocated memory on device %d peaks at %.0f%% of its capacity", md->device_id,
+                 100.0 * frac);
+        ev_add(f, "peak_allocated", (double)md->peak_allocated / 1e9, "GB");
+        ev_add(f, "capacity", (double)md->capacity / 1e9, "GB");
+        ev_add(f, "peak_share", 100.0 * frac, "%");
+        f->gain_ns = 0;
+        f->type = GP_SUG_MEMORY;
+        f->suggestion = "Memory is close to exhaustion: activation checkpointing, smaller "
+                        "micro-batches, mixed precision, or sharding (FSDP/ZeRO); look at the op "
+                        "running at the peak.";
+        f->priority = frac >= 0.95 ? GP_PRIO_CRITICAL : GP_PRIO_HIGH;
+    }
+    return GP_OK;
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+    const gp_finding *a = pa, *b = pb;
+    if (a->gain_ns != b->gain_ns)
+        return a->gain_ns > b->gain_ns ? -1 : 1;
+    if (a->priority != b->priority)
+        return (int)a->priority - (int)b->priority;
+    return a->rank - b->rank;
+}
+
+gp_status gp__analyze_advise(gp_analysis *a)
+{
+    gp_status st = stragglers(a);
+    size_t cap = 0;
+    for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
+        st = rank_findings(a, &cap, &a->ranks[i]);
+    for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
+        const gp_straggler *s = &a->stragglers[i];
+        gp_finding *f = add_finding(a, &cap, "straggler", s->rank);
+        if (!f)
+            return GP_ENOMEM;
+        const gp_rank_analysis *r = NULL;
+        for (size_t k = 0; k < a->n_ranks; k++)
+            if (a->ranks[k].rank == s->rank)
+                r = &a->ranks[k];
+        bool pct = strcmp(s->metric, "idle_pct") == 0;
+        snprintf(f->title, sizeof(f->title),
+                 "Rank %d stands out: %s %.1f%s against a median of %.1f%s", s->rank, s->metric,
+                 pct ? s->value : s->value / 1000.0, pct ? "%" : " us",
+                 pct ? s->median : s->median / 1000.0, pct ? "%" : " us");
+        ev_add(f, s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : "us");
+        ev_add(f, "median", pct ? s->median : s->median / 1000.0, pct ? "%" : "us");
+        gp_ns kt = r && r->temporal.valid ? r->temporal.kernel_time : 0;
+        f->gain_ns = pct ? (gp_ns)(fabs(s->value - s->median) / 100.0 * (double)kt)
+                         : (gp_ns)(s->value - s->median);
+        f->type = GP_SUG_PARALLELIZATION;
+        f->suggestion = "One rank is out of step with the others, and collectives make every rank "
+                        "wait for it: compare its input shard sizes, data loading, clocks and "
+                        "placement, and rebalance the work.";
+        f->priority = priority_of(f->gain_ns, kt);
+    }
+    if (st == GP_OK && a->n_findings > 1)
+        qsort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);
+    return st;
+}

@@ -1,0 +1,208 @@
+/* gp_analyze_job: builds each rank's view, runs every analysis on it, aggregates the job-level
+ * kernel-type table, then the stragglers and findings. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+
+void gp_analyze_opts_init(gp_analyze_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->steps = GP_STEPS_ALL;
+    o->kernel_wait_ns = 30000;
+    o->top_kernels = 5;
+    o->duration_ratio = 0.8;
+    o->launch_outlier_ns = 50000;
+    o->delay_outlier_ns = 100000;
+    o->series_points = 100;
+    o->max_outliers = 10;
+    o->small_kernel_ns = 10000.0;
+}
+
+gp_status gp_analyze_parse_steps(const char *s, gp_analyze_opts *o)
+{
+    if (!s)
+        return GP_EINVAL;
+    if (strcmp(s, "all") == 0) {
+        o->steps = GP_STEPS_ALL;
+        return GP_OK;
+    }
+    if (strcmp(s, "hta") == 0) {
+        o->steps = GP_STEPS_HTA;
+        return GP_OK;
+    }
+    char *end;
+    long long a = strtoll(s, &end, 10);
+    if (end == s || a < 0)
+        return GP_EINVAL;
+    long long b = a;
+    if (*end == '-') {
+        const char *p = end + 1;
+        b = strtoll(p, &end, 10);
+        if (end == p || b < a)
+            return GP_EINVAL;
+    }
+    if (*end != '\0')
+        return GP_EINVAL;
+    o->steps = GP_STEPS_RANGE;
+    o->step_first = a;
+    o->step_last = b;
+    return GP_OK;
+}
+
+static void free_rank(gp_rank_analysis *r)
+{
+    free(r->idle);
+    free(r->types);
+    free(r->kernels);
+    free(r->launch.apis);
+    free(r->launch.outliers);
+    for (size_t i = 0; i < r->n_queues; i++)
+        free(r->queues[i].series);
+    free(r->queues);
+    free(r->bandwidth.series);
+    for (size_t i = 0; i < r->n_memory; i++) {
+        free(r->memory[i].allocated);
+        free(r->memory[i].reserved);
+    }
+    free(r->memory);
+}
+
+void gp_analysis_free(gp_analysis *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n_ranks; i++)
+        free_rank(&a->ranks[i]);
+    free(a->ranks);
+    free(a->types);
+    free(a->stragglers);
+    free(a->findings);
+    free(a);
+}
+
+static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r)
+{
+    snprintf(r->note, sizeof(r->note), "%s", v->note);
+    if (!gp_trace_has_gpu(t))
+        gp__note(r->note, sizeof(r->note),
+                 "CPU-only trace (no kernel, memcpy or memset): GPU analyses are empty; CPU "
+                 "activity and launches are still reported.");
+    else if (v->n_g == 0)
+        gp__note(r->note, sizeof(r->note), "No GPU event in the selected steps.");
+    if (t->stats.negative_dur)
+        gp__note(r->note, sizeof(r->note), "%llu events had negative durations (clamped to 0).",
+                 (unsigned long long)t->stats.negative_dur);
+    if (t->stats.absurd_dur)
+        gp__note(r->note, sizeof(r->note),
+                 "%llu events with durations over 7 days were dropped as corrupt.",
+                 (unsigned long long)t->stats.absurd_dur);
+    if (!t->dist.present)
+        gp__note(r->note, sizeof(r->note), "No distributedInfo: rank %d from file order.",
+                 (int)t->rank);
+}
+
+static gp_status job_types(gp_analysis *a)
+{
+    gp_ns time[8] = {0};
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_types; k++)
+            time[a->ranks[i].types[k].mask & 7] += a->ranks[i].types[k].time;
+    gp_ns sum = 0;
+    size_t n = 0;
+    for (int m = 1; m < 8; m++) {
+        sum += time[m];
+        n += time[m] != 0;
+    }
+    if (n == 0)
+        return GP_OK;
+    a->types = calloc(n, sizeof(*a->types));
+    if (!a->types)
+        return GP_ENOMEM;
+    for (int m = 1; m < 8; m++) {
+        if (time[m] == 0)
+            continue;
+        gp_type_state *ts = &a->types[a->n_types++];
+        ts->mask = (uint32_t)m;
+        gp__type_label((uint32_t)m, ts->label, sizeof(ts->label));
+        ts->time = time[m];
+        ts->pct = sum > 0 ? 100.0 * (double)time[m] / (double)sum : NAN;
+    }
+    /* By time, descending (HTA's order). */
+    for (size_t i = 1; i < a->n_types; i++) {
+        gp_type_state x = a->types[i];
+        size_t j = i;
+        while (j > 0 && a->types[j - 1].time < x.time) {
+            a->types[j] = a->types[j - 1];
+            j--;
+        }
+        a->types[j] = x;
+    }
+    return GP_OK;
+}
+
+gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_analysis **out,
+                         gp_error *err)
+{
+    gp_analysis *a = calloc(1, sizeof(*a));
+    if (!a)
+        return GP_ENOMEM;
+    if (opts)
+        a->opts = *opts;
+    else
+        gp_analyze_opts_init(&a->opts);
+    gp__classifier *c = NULL;
+    gp_status st = gp__classifier_new(&a->opts, &c, err);
+    if (st != GP_OK) {
+        free(a);
+        return st;
+    }
+    a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
+    if (!a->ranks)
+        st = GP_ENOMEM;
+    if (job->ranks_from_file_order)
+        snprintf(a->note, sizeof(a->note),
+                 "Some traces lack distributedInfo.rank: their ranks follow file-name order.");
+    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++) {
+        const gp_trace *t = job->ranks[i];
+        gp_rank_analysis *r = &a->ranks[a->n_ranks++];
+        r->rank = t->rank;
+        r->source = gp_trace_str(t, t->source);
+        gp__view v;
+        st = gp__view_build(&v, t, &a->opts, c);
+        if (st != GP_OK)
+            break;
+        r->gpu_events = v.n_g;
+        r->steps_total = v.steps_total;
+        r->steps_kept = v.steps_kept;
+        rank_notes(t, &v, r);
+        st = gp__analyze_breakdown(&v, r);
+        if (st == GP_OK)
+            st = gp__analyze_launch(&v, r);
+        if (st == GP_OK)
+            st = gp__analyze_activity(&v, r);
+        gp__view_free(&v);
+    }
+    gp__classifier_free(c);
+    if (st == GP_OK)
+        st = job_types(a);
+    if (st == GP_OK)
+        st = gp__analyze_advise(a);
+    if (st != GP_OK) {
+        gp_analysis_free(a);
+        if (st == GP_ENOMEM)
+            gp_error_set(err, st, "out of memory while analysing");
+        return st;
+    }
+    *out = a;
+    return GP_OK;
+}
+
+gp_status gp_analyze_trace(const gp_trace *t, const gp_analyze_opts *opts, gp_analysis **out,
+                           gp_error *err)
+{
+    gp_trace *one = (gp_trace *)t;
+    gp_job job = {.ranks = &one, .n_ranks = 1, .ranks_from_file_order = false};
+    return gp_analyze_job(&job, opts, out, err);
+}

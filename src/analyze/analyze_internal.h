@@ -1,0 +1,111 @@
+/* Internals of the analyze module: the per-rank "view" every analysis reads.
+ *
+ * A view is built once per rank (view.c): it applies the step selection, the mode's event set and
+ * rounding, classifies every GPU event once per distinct name, and joins each GPU event to its
+ * launch by correlation id with one hash map. The analyses then sweep the view's arrays, which
+ * are sorted once. */
+#ifndef GP_ANALYZE_INTERNAL_H
+#define GP_ANALYZE_INTERNAL_H
+
+#include "gpuprof/analyze.h"
+
+#include "core/imap.h"
+#include "core/util.h"
+
+#define GP__NO_TIME INT64_MIN
+
+/* A GPU event selected for analysis. s/e are in the view's unit (ns, or whole us in HTA mode);
+ * in HTA mode e < s is possible (sub-microsecond events rounded inward). */
+typedef struct gp__gev {
+    int64_t s, e;
+    gp_ns ts, dur;    /* the event's own times, ns (copied: sweeps stay in this array) */
+    gp_ns lts, ldur;  /* its launch's start and duration, ns (0 without a launch) */
+    int64_t launch_s; /* launch start in units, GP__NO_TIME when no launch was found */
+    const gp_event *ev;
+    const gp_event *launch; /* the runtime/driver call, or NULL */
+    int64_t stream;
+    int32_t device;
+    uint8_t type;         /* gp_kernel_type */
+    uint8_t kind;         /* gp_event_kind */
+    bool first_of_launch; /* the earliest GPU event of its launch (delays are measured on it) */
+    bool in_graph;        /* a kernel with a CUDA graph id */
+    gp_strid lname;       /* its launch's name (0 without a launch) */
+} gp__gev;
+
+/* A profiler step found in the trace. */
+typedef struct gp__step {
+    int64_t num;
+    gp_ns ts, end;
+} gp__step;
+
+typedef struct gp__view {
+    const gp_trace *t;
+    const gp_analyze_opts *o;
+    int64_t unit; /* ns per unit: 1, or 1000 in HTA mode */
+    gp__gev *g;   /* sorted by (s, e descending) */
+    size_t n_g, cap_g;
+    /* CPU selection: a CPU event is kept when cpu_lo <= ts < cpu_hi. */
+    gp_ns cpu_lo, cpu_hi;
+    int64_t steps_total, steps_kept;
+    const gp_event **rt; /* runtime/driver calls, track by track */
+    size_t n_rt, cap_rt;
+    bool have_correlation; /* some GPU event joined to a launch */
+    bool hta_fallback;     /* HTA filter found no correlated GPU work: time window used */
+    char note[512];
+} gp__view;
+
+/* Classification of names: compiled user rules plus the built-ins. */
+typedef struct gp__classifier gp__classifier;
+gp_status gp__classifier_new(const gp_analyze_opts *o, gp__classifier **out,
+                             gp_error *err) GP_WARN_UNUSED;
+void gp__classifier_free(gp__classifier *c);
+gp_kernel_type gp__classify(const gp__classifier *c, const char *name, gp_event_kind kind);
+
+/* view.c */
+gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
+                         const gp__classifier *c) GP_WARN_UNUSED;
+void gp__view_free(gp__view *v);
+static inline bool gp__view_cpu_kept(const gp__view *v, gp_ns ts)
+{
+    return ts >= v->cpu_lo && ts < v->cpu_hi;
+}
+/* Appends a note sentence to a note buffer. */
+void gp__note(char *note, size_t cap, const char *fmt, ...) GP_PRINTF(3, 4);
+
+/* Interval lists (sorted, disjoint) used by the unions. */
+typedef struct gp__ivl {
+    int64_t s, e;
+} gp__ivl;
+typedef struct gp__ivls {
+    gp__ivl *v;
+    size_t n, cap;
+} gp__ivls;
+/* Length of the intersection of two sorted disjoint lists. */
+int64_t gp__ivls_intersect(const gp__ivls *a, const gp__ivls *b);
+/* Merges sorted intervals in place into their union (the HTA grouping rule: a new group starts
+ * when s > every previous end). Returns the summed group lengths. */
+int64_t gp__ivls_union_sorted(gp__ivls *l);
+void gp__ivls_free(gp__ivls *l);
+gp_status gp__ivls_push(gp__ivls *l, int64_t s, int64_t e) GP_WARN_UNUSED;
+/* Sorts by start (stable radix sort; a no-op when already sorted). */
+gp_status gp__ivls_sort(gp__ivls *l) GP_WARN_UNUSED;
+
+/* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
+void gp__type_label(uint32_t mask, char *out, size_t cap);
+
+/* breakdown.c: temporal, idle, kernel types, top kernels, overlap. */
+gp_status gp__analyze_breakdown(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* launch.c: launch statistics, queue length, memcpy bandwidth. */
+gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* activity.c: CPU/GPU activity, memory timeline, small kernels, occupancy. */
+gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* advise.c: stragglers and findings over the finished rank results. */
+gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
+
+/* sort.c: stable radix sort of n (key, value) pairs by key, ascending. GP_ENOMEM. */
+gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n) GP_WARN_UNUSED;
+
+/* Time-series helpers: n buckets over [t0, t1). */
+gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;
+
+#endif

@@ -1,0 +1,401 @@
+/* Launch statistics (CPU launch duration, launch delay, outliers, CUDA graphs), queue length per
+ * stream and memcpy bandwidth over time. Launches are joined to GPU work with one hash map on the
+ * correlation id; queue lengths need one sort of the launch/start boundaries. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+#include "core/stats.h"
+
+gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1)
+{
+    *out = NULL;
+    if (n == 0)
+        return GP_OK;
+    gp_series_point *p = calloc(n, sizeof(*p));
+    if (!p)
+        return GP_ENOMEM;
+    gp_ns w = t1 > t0 ? (t1 - t0 + (gp_ns)n - 1) / (gp_ns)n : 1;
+    for (size_t i = 0; i < n; i++)
+        p[i].t = t0 + (gp_ns)i * w;
+    *out = p;
+    return GP_OK;
+}
+
+static bool is_launch_api(const char *name)
+{
+    static const char *prefixes[] = {"cudaLaunch",      "cuLaunch",        "hipLaunch",
+                                     "hipExtLaunch",    "hipModuleLaunch", "hipExtModuleLaunch",
+                                     "cudaGraphLaunch", "cuGraphLaunch",   "hipGraphLaunch"};
+    static const char *exact[] = {"cudaMemcpyAsync", "cudaMemsetAsync", "hipMemcpyAsync",
+                                  "hipMemsetAsync",  "cuMemcpyAsync",   "cuMemsetD8Async"};
+    for (size_t i = 0; i < GP_ARRAY_LEN(prefixes); i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    for (size_t i = 0; i < GP_ARRAY_LEN(exact); i++)
+        if (strcmp(name, exact[i]) == 0)
+            return true;
+    return false;
+}
+
+typedef struct api_acc {
+    gp_strid name;
+    bool driver, graph;
+    int64_t *cpu, *delay;
+    size_t n_cpu, cap_cpu, n_delay, cap_delay;
+    uint64_t cpu_out, delay_out, neg;
+} api_acc;
+
+static void add_outlier(gp_launch_stats *ls, size_t max, const gp_launch_outlier *o, double score,
+                        double *scores)
+{
+    size_t n = ls->n_outliers;
+    if (n == max && score <= scores[n - 1])
+        return;
+    size_t i = n < max ? n : max - 1;
+    while (i > 0 && scores[i - 1] < score) {
+        ls->outliers[i] = ls->outliers[i - 1];
+        scores[i] = scores[i - 1];
+        i--;
+    }
+    ls->outliers[i] = *o;
+    scores[i] = score;
+    if (n < max)
+        ls->n_outliers++;
+}
+
+static int32_t api_index(const gp_trace *t, int32_t *api_of, const gp_event *ev, api_acc **apis,
+                         size_t *n_apis, size_t *cap_apis)
+{
+    int32_t a = api_of[ev->name];
+    if (a != -2)
+        return a;
+    a = -1;
+    if (is_launch_api(gp_trace_str(t, ev->name))) {
+        api_acc *p = GP_PUSH(*apis, *n_apis, *cap_apis);
+        if (!p)
+            return -3;
+        p->name = ev->name;
+        p->driver = ev->kind == GP_EV_DRIVER;
+        p->graph = strstr(gp_trace_str(t, ev->name), "GraphLaunch") != NULL;
+        a = (int32_t)(*n_apis - 1);
+    }
+    api_of[ev->name] = a;
+    return a;
+}
+
+static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
+{
+    const gp_trace *t = v->t;
+    const gp_analyze_opts *o = v->o;
+    gp_launch_stats *ls = &r->launch;
+    api_acc *apis = NULL;
+    size_t n_apis = 0, cap_apis = 0;
+    double *scores = NULL;
+    gp_status st = GP_OK;
+    size_t n_str = gp_trace_str_count(t) + 1;
+    int32_t *api_of = malloc(n_str * sizeof(*api_of)); /* -2 unknown, -1 not a launch API */
+    if (!api_of)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n_str; i++)
+        api_of[i] = -2;
+    if (o->max_outliers) {
+        ls->outliers = calloc(o->max_outliers, sizeof(*ls->outliers));
+        scores = calloc(o->max_outliers, sizeof(*scores));
+        if (!ls->outliers || !scores) {
+            st = GP_ENOMEM;
+            goto done;
+        }
+    }
+    /* CPU side: every launch call of the selected steps. */
+    for (size_t i = 0; i < v->n_rt; i++) {
+        const gp_event *ev = v->rt[i];
+        if (!gp__view_cpu_kept(v, ev->ts) || ev->name >= n_str)
+            continue;
+        int32_t a = api_index(t, api_of, ev, &apis, &n_apis, &cap_apis);
+        if (a == -3) {
+            st = GP_ENOMEM;
+            break;
+        }
+        if (a < 0)
+            continue;
+        api_acc *p = &apis[a];
+        int64_t *slot = GP_PUSH(p->cpu, p->n_cpu, p->cap_cpu);
+        if (!slot) {
+            st = GP_ENOMEM;
+            break;
+        }
+        *slot = ev->dur;
+        ls->launches++;
+        ls->graph_launches += p->graph;
+        p->cpu_out += ev->dur > o->launch_outlier_ns;
+    }
+    /* GPU side: the earliest GPU event of each launch gives the launch delay. */
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        const gp__gev *g = &v->g[i];
+        const gp_event *ev = g->launch;
+        if (!ev || !g->first_of_launch || g->kind == GP_EV_SYNC || g->lname >= n_str)
+            continue;
+        int32_t a = api_of[g->lname];
+        if (a == -2)
+            a = api_index(t, api_of, ev, &apis, &n_apis, &cap_apis);
+        if (a == -3) {
+            st = GP_ENOMEM;
+            break;
+        }
+        if (a < 0)
+            continue;
+        api_acc *p = &apis[a];
+        const gp_event *gev = g->ev;
+        int64_t delay = g->ts - (g->lts + g->ldur);
+        int64_t *ds = GP_PUSH(p->delay, p->n_delay, p->cap_delay);
+        if (!ds) {
+            st = GP_ENOMEM;
+            break;
+        }
+        *ds = delay;
+        ls->matched++;
+        p->neg += delay < 0;
+        bool delay_out = delay > o->delay_outlier_ns, cpu_out = g->ldur > o->launch_outlier_ns;
+        p->delay_out += delay_out;
+        if ((cpu_out || delay_out) && o->max_outliers) {
+            double sc_cpu = (double)g->ldur / (double)o->launch_outlier_ns;
+            double sc_delay = (double)delay / (double)o->delay_outlier_ns;
+            gp_launch_outlier ol = {.api = gp_trace_str(t, ev->name),
+                                    .kernel = gp_trace_str(t, gev->name),
+                                    .ts = g->lts,
+                                    .cpu_dur = g->ldur,
+                                    .delay = delay,
+                                    .by_delay = sc_delay >= sc_cpu};
+            add_outlier(ls, o->max_outliers, &ol, GP_MAX(sc_cpu, sc_delay), scores);
+        }
+    }
+    if (st == GP_OK && n_apis) {
+        ls->apis = calloc(n_apis, sizeof(*ls->apis));
+        if (!ls->apis)
+            st = GP_ENOMEM;
+    }
+    for (size_t a = 0; a < n_apis && st == GP_OK; a++) {
+        api_acc *p = &apis[a];
+        gp_launch_api *out = &ls->apis[ls->n_apis++];
+        out->name = gp_trace_str(t, p->name);
+        out->driver = p->driver;
+        out->calls = p->n_cpu;
+        out->matched = p->n_delay;
+        gp__stats sc, sd;
+        gp__stats_compute(p->cpu, p->n_cpu, &sc);
+        gp__stats_compute(p->delay, p->n_delay, &sd);
+        out->cpu_total = sc.total;
+        out->cpu_mean = sc.mean;
+        out->cpu_p50 = (gp_ns)sc.p50;
+        out->cpu_p95 = (gp_ns)sc.p95;
+        out->cpu_max = sc.max;
+        out->delay_mean = sd.mean;
+        out->delay_p50 = (gp_ns)sd.p50;
+        out->delay_p95 = (gp_ns)sd.p95;
+        out->delay_max = sd.max;
+        out->delay_min = sd.min;
+        out->cpu_outliers = p->cpu_out;
+        out->delay_outliers = p->delay_out;
+        out->negative_delay = p->neg;
+    }
+    /* Most-called API first. */
+    for (size_t i = 1; i < ls->n_apis; i++) {
+        gp_launch_api x = ls->apis[i];
+        size_t j = i;
+        while (j > 0 && ls->apis[j - 1].calls < x.calls) {
+            ls->apis[j] = ls->apis[j - 1];
+            j--;
+        }
+        ls->apis[j] = x;
+    }
+done:
+    for (size_t a = 0; a < n_apis; a++) {
+        free(apis[a].cpu);
+        free(apis[a].delay);
+    }
+    free(apis);
+    free(api_of);
+    free(scores);
+    return st;
+}
+
+/* ---- queue length ---------------------------------------------------------------------------- */
+
+static void series_range(const gp__view *v, gp_ns *t0, gp_ns *t1)
+{
+    *t0 = INT64_MAX;
+    *t1 = INT64_MIN;
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp__gev *g = &v->g[i];
+        *t0 = GP_MIN(*t0, g->ts);
+        *t1 = GP_MAX(*t1, g->ts + g->dur);
+        if (g->launch)
+            *t0 = GP_MIN(*t0, g->lts);
+    }
+    if (*t0 > *t1)
+        *t0 = *t1 = 0;
+}
+
+static size_t bucket_of(gp_ns t, gp_ns t0, gp_ns w, size_t n)
+{
+    if (t <= t0)
+        return 0;
+    size_t b = (size_t)((t - t0) / w);
+    return b < n ? b : n - 1;
+}
+
+static size_t queue_of(gp_rank_analysis *r, const gp__gev *g, size_t *last)
+{
+    if (*last < r->n_queues && r->queues[*last].stream == g->stream &&
+        r->queues[*last].device == g->device)
+        return *last;
+    for (size_t q = 0; q < r->n_queues; q++)
+        if (r->queues[q].stream == g->stream && r->queues[q].device == g->device)
+            return *last = q;
+    return r->n_queues;
+}
+
+static bool queued(const gp__gev *g)
+{
+    return g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION;
+}
+
+/* Boundaries (launch +1, GPU start -1) of every stream, radix-sorted once by (time, launches
+ * first), then swept. */
+static gp_status queues(const gp__view *v, gp_rank_analysis *r)
+{
+    size_t n_pts = 0, cap_q = 0, last = 0;
+    gp_status st = GP_OK;
+    gp_ns tmin = INT64_MAX;
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp__gev *g = &v->g[i];
+        if (!queued(g))
+            continue;
+        size_t q = queue_of(r, g, &last);
+        if (q == r->n_queues) {
+            gp_queue_stream *qs = GP_PUSH(r->queues, r->n_queues, cap_q);
+            if (!qs)
+                return GP_ENOMEM;
+            qs->stream = g->stream;
+            qs->device = g->device;
+        }
+        r->queues[q].launches++;
+        n_pts += 2;
+        tmin = GP_MIN(tmin, GP_MIN(g->lts, g->ts));
+    }
+    if (n_pts == 0)
+        return GP_OK;
+    uint64_t *keys = malloc(n_pts * sizeof(*keys)), *vals = malloc(n_pts * sizeof(*vals));
+    int64_t *len = calloc(r->n_queues, sizeof(*len));
+    gp_ns *last_t = calloc(r->n_queues, sizeof(*last_t));
+    double *area = calloc(r->n_queues, sizeof(*area));
+    if (!keys || !vals || !len || !last_t || !area) {
+        st = GP_ENOMEM;
+        goto done;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp__gev *g = &v->g[i];
+        if (!queued(g))
+            continue;
+        uint64_t q = queue_of(r, g, &last);
+        keys[n] = (uint64_t)(g->lts - tmin) * 2; /* launches sort first at equal times */
+        vals[n++] = q << 1;
+        keys[n] = (uint64_t)(g->ts - tmin) * 2 + 1;
+        vals[n++] = (q << 1) | 1;
+    }
+    st = gp__radix_sort_kv(keys, vals, n);
+    gp_ns t0, t1;
+    series_range(v, &t0, &t1);
+    size_t nb = v->o->series_points;
+    gp_ns w = t1 > t0 && nb ? (t1 - t0 + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+    for (size_t q = 0; q < r->n_queues && st == GP_OK; q++) {
+        st = gp__series_alloc(&r->queues[q].series, nb, t0, t1);
+        r->queues[q].n_series = nb;
+        last_t[q] = t0;
+    }
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        size_t q = vals[i] >> 1;
+        gp_ns t = tmin + (gp_ns)(keys[i] >> 1);
+        gp_queue_stream *qs = &r->queues[q];
+        area[q] += (double)len[q] * (double)(t - last_t[q]);
+        last_t[q] = t;
+        len[q] += (vals[i] & 1) ? -1 : +1;
+        qs->max_len = GP_MAX(qs->max_len, len[q]);
+        if (nb) {
+            size_t b = bucket_of(t, t0, w, nb);
+            if ((double)len[q] > qs->series[b].v)
+                qs->series[b].v = (double)len[q];
+        }
+    }
+    for (size_t q = 0; q < r->n_queues && st == GP_OK; q++)
+        r->queues[q].mean_len = t1 > t0 ? area[q] / (double)(t1 - t0) : 0.0;
+done:
+    free(keys);
+    free(vals);
+    free(len);
+    free(last_t);
+    free(area);
+    return st;
+}
+
+/* ---- memcpy bandwidth ------------------------------------------------------------------------ */
+
+static gp_status bandwidth(const gp__view *v, gp_rank_analysis *r)
+{
+    const gp_trace *t = v->t;
+    gp_bandwidth *bw = &r->bandwidth;
+    gp_ns t0, t1;
+    series_range(v, &t0, &t1);
+    size_t nb = v->o->series_points;
+    gp_ns w = t1 > t0 && nb ? (t1 - t0 + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+    gp_status st = gp__series_alloc(&bw->series, nb, t0, t1);
+    if (st != GP_OK)
+        return st;
+    bw->n_series = nb;
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp_event *ev = v->g[i].ev;
+        if (ev->kind != GP_EV_MEMCPY)
+            continue;
+        const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
+        bw->copies++;
+        if (strstr(gp_trace_str(t, ev->name), "Pageable"))
+            bw->pageable++;
+        if (!gi || gi->bytes <= 0 || ev->dur <= 0)
+            continue;
+        bw->bytes += gi->bytes;
+        bw->busy += ev->dur;
+        if (!nb)
+            continue;
+        double rate = (double)gi->bytes / (double)ev->dur; /* bytes/ns = GB/s */
+        gp_ns s = ev->ts, e = ev->ts + ev->dur;
+        for (size_t b = bucket_of(s, t0, w, nb); b < nb; b++) {
+            gp_ns bs = t0 + (gp_ns)b * w, be = bs + w;
+            gp_ns os = GP_MAX(s, bs), oe = GP_MIN(e, be);
+            if (oe > os)
+                bw->series[b].v += rate * (double)(oe - os) / (double)w;
+            if (be >= e)
+                break;
+        }
+    }
+    bw->mean_gbps = bw->busy > 0 ? (double)bw->bytes / (double)bw->busy : 0.0;
+    return GP_OK;
+}
+
+gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r)
+{
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp__gev *g = &v->g[i];
+        r->launch.graph_kernels += g->in_graph;
+        if (!g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION)
+            r->launch.gpu_unmatched++;
+    }
+    gp_status st = launch_stats(v, r);
+    if (st == GP_OK)
+        st = queues(v, r);
+    if (st == GP_OK)
+        st = bandwidth(v, r);
+    return st;
+}

@@ -1,0 +1,285 @@
+/* Fixed-width text tables of gp_analysis (the default output of `gpuprof analyze`). */
+#include <math.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+#include "gpuprof/summary.h"
+
+#define WANT(bit) (tables & (bit))
+#define MS(ns) ((double)(ns) / 1e6)
+
+static void pct(FILE *fp, double v, int width)
+{
+    if (isnan(v))
+        fprintf(fp, "%*s", width, "n/a");
+    else
+        fprintf(fp, "%*.2f", width, v);
+}
+
+static void heading(FILE *fp, const char *title)
+{
+    fprintf(fp, "\n%s\n", title);
+    size_t n = strlen(title);
+    for (size_t i = 0; i < n; i++)
+        fputc('=', fp);
+    fputc('\n', fp);
+}
+
+static void temporal(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "TEMPORAL BREAKDOWN (per rank, % of kernel time)");
+    fprintf(fp, "%5s %14s %14s %14s %14s %8s %8s %8s\n", "rank", "kernel_ms", "idle_ms",
+            "compute_ms", "non_comp_ms", "idle%", "comp%", "noncomp%");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        const gp_temporal *t = &r->temporal;
+        fprintf(fp, "%5d %14.3f %14.3f %14.3f %14.3f ", r->rank, MS(t->kernel_time), MS(t->idle),
+                MS(t->compute), MS(t->non_compute));
+        pct(fp, t->idle_pct, 8);
+        fputc(' ', fp);
+        pct(fp, t->compute_pct, 8);
+        fputc(' ', fp);
+        pct(fp, t->non_compute_pct, 8);
+        fputc('\n', fp);
+    }
+}
+
+static void idle(FILE *fp, const gp_analysis *a)
+{
+    char thr[32];
+    snprintf(thr, sizeof(thr), "%.0f", (double)a->opts.kernel_wait_ns / 1000.0);
+    fprintf(fp, "\nIDLE TIME BREAKDOWN (per stream; kernel_wait below %s us)\n", thr);
+    fprintf(fp, "===========================================================\n");
+    fprintf(fp, "%5s %6s %8s %14s %8s %14s %8s %14s %8s\n", "rank", "device", "stream",
+            "host_wait_ms", "ratio", "kernel_wait_ms", "ratio", "other_ms", "ratio");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t k = 0; k < r->n_idle; k++) {
+            const gp_idle_stream *s = &r->idle[k];
+            fprintf(fp, "%5d %6d %8lld", r->rank, s->device, (long long)s->stream);
+            for (int c = 0; c < GP_IDLE_COUNT; c++) {
+                fprintf(fp, " %14.3f ", MS(s->idle[c]));
+                if (isnan(s->ratio[c]))
+                    fprintf(fp, "%8s", "n/a");
+                else
+                    fprintf(fp, "%8.2f", s->ratio[c]);
+            }
+            fputc('\n', fp);
+        }
+    }
+}
+
+static void types(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "KERNEL TYPE BREAKDOWN (all ranks, with overlap states)");
+    fprintf(fp, "%-48s %14s %8s\n", "kernel_type", "time_ms", "%");
+    for (size_t i = 0; i < a->n_types; i++)
+        fprintf(fp, "%-48s %14.3f %8.1f\n", a->types[i].label, MS(a->types[i].time),
+                a->types[i].pct);
+}
+
+static void kernels(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "TOP KERNELS (per rank and type; the rest folded into \"others\")");
+    fprintf(fp, "%5s %-13s %-44s %8s %12s %10s %10s %10s\n", "rank", "type", "name", "count",
+            "sum_ms", "mean_us", "min_us", "max_us");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t k = 0; k < r->n_kernels; k++) {
+            const gp_kernel_row *row = &r->kernels[k];
+            char name[48];
+            gp_shorten_name(row->name, 44, name, sizeof(name));
+            fprintf(fp, "%5d %-13s %-44s %8llu %12.3f %10.1f %10.1f %10.1f\n", row->rank,
+                    gp_kernel_type_name(row->type), name, (unsigned long long)row->count,
+                    MS(row->sum), row->mean / 1000.0, (double)row->min / 1000.0,
+                    (double)row->max / 1000.0);
+        }
+    }
+}
+
+static void overlap(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "COMMUNICATION / COMPUTATION OVERLAP");
+    fprintf(fp, "%5s %14s %14s %14s %10s\n", "rank", "comm_ms", "comp_ms", "overlap_ms",
+            "overlap%");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_overlap *o = &a->ranks[i].overlap;
+        fprintf(fp, "%5d %14.3f %14.3f %14.3f ", a->ranks[i].rank, MS(o->comm), MS(o->comp),
+                MS(o->overlap));
+        pct(fp, o->pct, 10);
+        fputc('\n', fp);
+    }
+}
+
+static void launch(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "LAUNCH STATISTICS (CPU duration of the call; delay = GPU start - call end)");
+    fprintf(fp, "%5s %-26s %9s %9s %10s %10s %10s %10s %10s %8s %8s\n", "rank", "api", "calls",
+            "matched", "cpu_p50us", "cpu_p95us", "cpu_maxus", "dly_p50us", "dly_p95us", "cpu_out",
+            "dly_out");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        const gp_launch_stats *ls = &r->launch;
+        for (size_t k = 0; k < ls->n_apis; k++) {
+            const gp_launch_api *p = &ls->apis[k];
+            fprintf(fp, "%5d %-26.26s %9llu %9llu %10.1f %10.1f %10.1f %10.1f %10.1f %8llu %8llu\n",
+                    r->rank, p->name, (unsigned long long)p->calls, (unsigned long long)p->matched,
+                    p->cpu_p50 / 1000.0, p->cpu_p95 / 1000.0, p->cpu_max / 1000.0,
+                    p->delay_p50 / 1000.0, p->delay_p95 / 1000.0,
+                    (unsigned long long)p->cpu_outliers, (unsigned long long)p->delay_outliers);
+        }
+        fprintf(fp,
+                "%5d CUDA graphs: %llu graph launches, %llu kernels in graphs; %llu GPU events "
+                "without a launch\n",
+                r->rank, (unsigned long long)ls->graph_launches,
+                (unsigned long long)ls->graph_kernels, (unsigned long long)ls->gpu_unmatched);
+        for (size_t k = 0; k < ls->n_outliers; k++) {
+            const gp_launch_outlier *o = &ls->outliers[k];
+            char name[48];
+            gp_shorten_name(o->kernel, 40, name, sizeof(name));
+            fprintf(fp, "      outlier (%s): %s cpu %.1f us, delay %.1f us -> %s\n",
+                    o->by_delay ? "delay" : "cpu", o->api, o->cpu_dur / 1000.0, o->delay / 1000.0,
+                    name[0] ? name : "(no GPU work)");
+        }
+    }
+}
+
+static void queue(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "QUEUE LENGTH PER STREAM AND MEMCPY BANDWIDTH");
+    fprintf(fp, "%5s %6s %8s %10s %10s %10s\n", "rank", "device", "stream", "launches", "max_len",
+            "mean_len");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t k = 0; k < r->n_queues; k++) {
+            const gp_queue_stream *q = &r->queues[k];
+            fprintf(fp, "%5d %6d %8lld %10llu %10lld %10.2f\n", r->rank, q->device,
+                    (long long)q->stream, (unsigned long long)q->launches, (long long)q->max_len,
+                    q->mean_len);
+        }
+    }
+    fprintf(fp, "%5s %8s %9s %14s %12s %10s\n", "rank", "copies", "pageable", "bytes", "busy_ms",
+            "mean_GB/s");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_bandwidth *b = &a->ranks[i].bandwidth;
+        fprintf(fp, "%5d %8llu %9llu %14lld %12.3f %10.2f\n", a->ranks[i].rank,
+                (unsigned long long)b->copies, (unsigned long long)b->pageable, (long long)b->bytes,
+                MS(b->busy), b->mean_gbps);
+    }
+}
+
+static void activity(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "CPU / GPU ACTIVITY");
+    fprintf(fp, "%5s %12s %12s %12s %12s %12s %8s %10s\n", "rank", "span_ms", "cpu_ms", "gpu_ms",
+            "both_ms", "sync_ms", "syncs", "kernels");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        const gp_activity *x = &r->activity;
+        fprintf(fp, "%5d %12.3f %12.3f %12.3f %12.3f %12.3f %8llu %10llu\n", r->rank, MS(x->span),
+                MS(x->cpu_active), MS(x->gpu_active), MS(x->overlap), MS(x->sync),
+                (unsigned long long)x->syncs, (unsigned long long)r->kernels_total);
+    }
+}
+
+static void memory(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "MEMORY ([memory] events)");
+    fprintf(fp, "%5s %8s %12s %14s %12s %12s  %s\n", "rank", "device", "events", "peak_alloc_MB",
+            "peak_at_ms", "reserved_MB", "running at the peak (cpu op | kernel)");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t k = 0; k < r->n_memory; k++) {
+            const gp_memory_device *m = &r->memory[k];
+            char dev[16], cpu[48], gpu[48];
+            snprintf(dev, sizeof(dev), "%s%d",
+                     m->device_type == 1 ? "cuda:" : "cpu:", m->device_id);
+            gp_shorten_name(m->running_cpu, 40, cpu, sizeof(cpu));
+            gp_shorten_name(m->running_gpu, 40, gpu, sizeof(gpu));
+            fprintf(fp, "%5d %8s %12llu %14.1f %12.3f %12.1f  %s | %s\n", r->rank, dev,
+                    (unsigned long long)m->events, (double)m->peak_allocated / 1048576.0,
+                    m->n_series ? MS(m->peak_ts - m->allocated[0].t) : 0.0,
+                    (double)m->peak_reserved / 1048576.0, cpu[0] ? cpu : "-", gpu[0] ? gpu : "-");
+        }
+    }
+}
+
+static void ranks(FILE *fp, const gp_analysis *a)
+{
+    if (a->n_ranks < 2)
+        return;
+    heading(fp, "ACROSS RANKS");
+    fprintf(fp, "%5s %12s %8s %8s %10s %10s %12s\n", "rank", "kernel_ms", "idle%", "comp%",
+            "overlap%", "launches", "straggler");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        const char *why = "";
+        for (size_t k = 0; k < a->n_stragglers; k++)
+            if (a->stragglers[k].rank == r->rank)
+                why = a->stragglers[k].metric;
+        fprintf(fp, "%5d %12.3f ", r->rank, MS(r->temporal.kernel_time));
+        pct(fp, r->temporal.idle_pct, 8);
+        fputc(' ', fp);
+        pct(fp, r->temporal.compute_pct, 8);
+        fputc(' ', fp);
+        pct(fp, r->overlap.pct, 10);
+        fprintf(fp, " %10llu %12s\n", (unsigned long long)r->launch.launches, why);
+    }
+}
+
+static void findings(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
+    if (a->n_findings == 0)
+        fprintf(fp, "No bottleneck rule fired.\n");
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const gp_finding *f = &a->findings[i];
+        fprintf(fp, "%zu. [%s/%s] rank %d: %s\n", i + 1, gp_priority_name(f->priority),
+                gp_suggestion_type_name(f->type), f->rank, f->title);
+        fprintf(fp, "   estimated gain: %.3f ms; evidence:", MS(f->gain_ns));
+        for (size_t k = 0; k < f->n_evidence; k++)
+            fprintf(fp, "%s %s=%.4g%s", k ? "," : "", f->evidence[k].name, f->evidence[k].value,
+                    strcmp(f->evidence[k].unit, "count") == 0 ? "" : f->evidence[k].unit);
+        fprintf(fp, "\n   -> %s\n", f->suggestion);
+    }
+}
+
+gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *fp)
+{
+    if (tables == 0)
+        tables = GP_AT_ALL;
+    fprintf(fp, "gpuprof analyze: %zu rank%s, steps %s, %s definitions\n", a->n_ranks,
+            a->n_ranks == 1 ? "" : "s",
+            a->opts.steps == GP_STEPS_ALL   ? "all"
+            : a->opts.steps == GP_STEPS_HTA ? "hta (last ProfilerStep dropped)"
+                                            : "range",
+            a->opts.hta ? "HTA" : "gpuprof");
+    if (a->note[0])
+        fprintf(fp, "note: %s\n", a->note);
+    for (size_t i = 0; i < a->n_ranks; i++)
+        if (a->ranks[i].note[0])
+            fprintf(fp, "note (rank %d): %s\n", a->ranks[i].rank, a->ranks[i].note);
+    if (WANT(GP_AT_TEMPORAL))
+        temporal(fp, a);
+    if (WANT(GP_AT_IDLE))
+        idle(fp, a);
+    if (WANT(GP_AT_TYPES))
+        types(fp, a);
+    if (WANT(GP_AT_KERNELS))
+        kernels(fp, a);
+    if (WANT(GP_AT_OVERLAP))
+        overlap(fp, a);
+    if (WANT(GP_AT_LAUNCH))
+        launch(fp, a);
+    if (WANT(GP_AT_QUEUE))
+        queue(fp, a);
+    if (WANT(GP_AT_ACTIVITY))
+        activity(fp, a);
+    if (WANT(GP_AT_MEMORY))
+        memory(fp, a);
+    if (WANT(GP_AT_RANKS))
+        ranks(fp, a);
+    if (WANT(GP_AT_FINDINGS))
+        findings(fp, a);
+    return ferror(fp) ? GP_EIO : GP_OK;
+}

@@ -1,0 +1,63 @@
+/* Stable LSD radix sort of (key, value) pairs: the one sort of every analysis (GPU events by start,
+ * correlation joins, queue boundaries, interval lists). 11-bit digits; only as many passes as the
+ * largest key needs, so keys rebased to the trace start (< 2^44 ns) take 4 passes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+
+gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
+{
+    if (n < 2)
+        return GP_OK;
+    uint64_t max = 0;
+    for (size_t i = 0; i < n; i++)
+        max |= keys[i];
+    int passes = 0;
+    while (passes * RADIX_BITS < 64 && (max >> (passes * RADIX_BITS)) != 0)
+        passes++;
+    if (passes == 0)
+        return GP_OK;
+    uint64_t *tk = malloc(n * sizeof(*tk)), *tv = malloc(n * sizeof(*tv));
+    size_t *count = malloc(RADIX * sizeof(*count));
+    if (!tk || !tv || !count) {
+        free(tk);
+        free(tv);
+        free(count);
+        return GP_ENOMEM;
+    }
+    uint64_t *sk = keys, *sv = vals, *dk = tk, *dv = tv;
+    for (int p = 0; p < passes; p++) {
+        int shift = p * RADIX_BITS;
+        memset(count, 0, RADIX * sizeof(*count));
+        for (size_t i = 0; i < n; i++)
+            count[(sk[i] >> shift) & (RADIX - 1)]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < RADIX; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t pos = count[(sk[i] >> shift) & (RADIX - 1)]++;
+            dk[pos] = sk[i];
+            dv[pos] = sv[i];
+        }
+        uint64_t *x = sk, *y = sv;
+        sk = dk;
+        sv = dv;
+        dk = x;
+        dv = y;
+    }
+    if (sk != keys) {
+        memcpy(keys, sk, n * sizeof(*keys));
+        memcpy(vals, sv, n * sizeof(*vals));
+    }
+    free(tk);
+    free(tv);
+    free(count);
+    return GP_OK;
+}

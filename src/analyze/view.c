@@ -1,0 +1,418 @@
+/* The per-rank view: step selection, the mode's GPU event set and rounding, classification and
+ * the correlation join. See analyze_internal.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+
+void gp__note(char *note, size_t cap, const char *fmt, ...)
+{
+    size_t len = strlen(note);
+    if (len + 2 >= cap)
+        return;
+    if (len) {
+        note[len++] = ' ';
+        note[len] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return -floor_div(-a, b);
+}
+
+/* Start of an interval in the view's unit: HTA rounds starts up to the microsecond. */
+static int64_t to_unit_start(const gp__view *v, gp_ns t)
+{
+    if (v->unit == 1)
+        return t;
+    return ceil_div(t - v->t->base_time_ns, v->unit);
+}
+
+static int64_t to_unit_end(const gp__view *v, gp_ns t)
+{
+    if (v->unit == 1)
+        return t;
+    return floor_div(t - v->t->base_time_ns, v->unit);
+}
+
+static bool is_profiler_step(const char *name, int64_t *num)
+{
+    if (strncmp(name, "ProfilerStep", 12) != 0)
+        return false;
+    const char *p = strchr(name, '#');
+    *num = p ? strtoll(p + 1, NULL, 10) : -1;
+    return true;
+}
+
+static bool in_hta_set(const gp__view *v, const gp_event *ev, int64_t stream)
+{
+    if (ev->flags & (GP_EVF_INSTANT | GP_EVF_NO_DUR))
+        return false;
+    switch (ev->kind) {
+    case GP_EV_KERNEL:
+    case GP_EV_MEMCPY:
+    case GP_EV_MEMSET:
+    case GP_EV_SYNC:
+    case GP_EV_GPU_USER_ANNOTATION:
+        return stream != -1;
+    default:
+        return false;
+    }
+}
+
+static bool in_default_set(const gp_event *ev)
+{
+    return ev->kind == GP_EV_KERNEL || ev->kind == GP_EV_MEMCPY || ev->kind == GP_EV_MEMSET;
+}
+
+void gp__view_free(gp__view *v)
+{
+    free(v->g);
+    free(v->rt);
+    memset(v, 0, sizeof(*v));
+}
+
+/* Pass over CPU tracks: profiler steps and the (correlation, launch) pairs of runtime/driver
+ * calls. */
+static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64_t **lk,
+                          uint64_t **lv, size_t *n_l)
+{
+    const gp_trace *t = v->t;
+    size_t cap_steps = 0, cap_l = 0, cap_l2 = 0, n_l2 = 0;
+    size_t n_str = gp_trace_str_count(t) + 1;
+    uint8_t *is_step = calloc(n_str, 1); /* per name: 0 unknown, 1 no, 2 ProfilerStep */
+    if (!is_step)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
+    *n_l = 0;
+    size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
+    if (expect && (gp__grow((void **)&v->rt, &v->cap_rt, sizeof(*v->rt), expect) != GP_OK ||
+                   gp__grow((void **)lk, &cap_l, sizeof(**lk), expect) != GP_OK ||
+                   gp__grow((void **)lv, &cap_l2, sizeof(**lv), expect) != GP_OK)) {
+        free(is_step);
+        return GP_ENOMEM;
+    }
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind == GP_TRACK_GPU_STREAM || tr->kind == GP_TRACK_COUNTER)
+            continue;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            int64_t num;
+            if (ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) {
+                const gp_event **r = GP_PUSH(v->rt, v->n_rt, v->cap_rt);
+                if (!r) {
+                    st = GP_ENOMEM;
+                    goto done;
+                }
+                *r = ev;
+                if (ev->correlation == 0)
+                    continue;
+                uint64_t *a = GP_PUSH(*lk, *n_l, cap_l);
+                uint64_t *b = a ? GP_PUSH(*lv, n_l2, cap_l2) : NULL;
+                if (!b) {
+                    st = GP_ENOMEM;
+                    goto done;
+                }
+                *a = (uint64_t)ev->correlation;
+                *b = (uint64_t)(uintptr_t)ev;
+            } else if ((ev->kind == GP_EV_USER_ANNOTATION || ev->kind == GP_EV_CPU_OP) &&
+                       ev->name != 0 && ev->name < n_str) {
+                if (is_step[ev->name] == 0)
+                    is_step[ev->name] = is_profiler_step(gp_trace_str(t, ev->name), &num) ? 2 : 1;
+                if (is_step[ev->name] != 2)
+                    continue;
+                is_profiler_step(gp_trace_str(t, ev->name), &num);
+                gp__step *s = GP_PUSH(*steps, *n_steps, cap_steps);
+                if (!s) {
+                    st = GP_ENOMEM;
+                    goto done;
+                }
+                s->num = num;
+                s->ts = ev->ts;
+                s->end = ev->ts + ev->dur;
+            }
+        }
+    }
+    st = gp__radix_sort_kv(*lk, *lv, *n_l);
+done:
+    free(is_step);
+    return st;
+}
+
+static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
+{
+    const gp_analyze_opts *o = v->o;
+    v->cpu_lo = INT64_MIN;
+    v->cpu_hi = INT64_MAX;
+    v->steps_total = (int64_t)n_steps;
+    v->steps_kept = (int64_t)n_steps;
+    if (o->steps == GP_STEPS_HTA) {
+        if (n_steps < 2) {
+            if (n_steps == 0)
+                gp__note(v->note, sizeof(v->note),
+                         "No ProfilerStep in the trace: --steps hta keeps every event.");
+            else
+                gp__note(v->note, sizeof(v->note),
+                         "One ProfilerStep only: --steps hta keeps every event.");
+            return;
+        }
+        gp_ns last = steps[0].ts;
+        for (size_t i = 1; i < n_steps; i++)
+            last = GP_MAX(last, steps[i].ts);
+        v->cpu_hi = last;
+        v->steps_kept = 0;
+        for (size_t i = 0; i < n_steps; i++)
+            v->steps_kept += steps[i].ts < last;
+    } else if (o->steps == GP_STEPS_RANGE) {
+        gp_ns lo = INT64_MAX, hi = INT64_MIN;
+        v->steps_kept = 0;
+        for (size_t i = 0; i < n_steps; i++) {
+            if (steps[i].num < o->step_first || steps[i].num > o->step_last)
+                continue;
+            lo = GP_MIN(lo, steps[i].ts);
+            hi = GP_MAX(hi, steps[i].end);
+            v->steps_kept++;
+        }
+        if (v->steps_kept == 0) {
+            gp__note(v->note, sizeof(v->note),
+                     "No ProfilerStep#%lld..#%lld in the trace (%zu steps): nothing selected.",
+                     (long long)o->step_first, (long long)o->step_last, n_steps);
+            v->cpu_lo = v->cpu_hi = 0;
+            return;
+        }
+        v->cpu_lo = lo;
+        v->cpu_hi = hi;
+    }
+}
+
+/* Every GPU event of the mode's set, classified, before step selection. */
+static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
+{
+    const gp_trace *t = v->t;
+    const gp_analyze_opts *o = v->o;
+    size_t n_str = gp_trace_str_count(t) + 1;
+    uint8_t *cache = malloc(n_str);
+    if (!cache)
+        return GP_ENOMEM;
+    memset(cache, 0xff, n_str);
+    size_t expect = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        if (t->tracks[k].kind == GP_TRACK_GPU_STREAM)
+            expect += t->tracks[k].n_events;
+    if (expect && gp__grow((void **)&v->g, &v->cap_g, sizeof(*v->g), expect) != GP_OK) {
+        free(cache);
+        return GP_ENOMEM;
+    }
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind == GP_TRACK_CPU_THREAD || tr->kind == GP_TRACK_COUNTER)
+            continue;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            if (!gp_event_kind_is_gpu((gp_event_kind)ev->kind))
+                continue;
+            const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
+            int64_t stream = gi ? gi->stream : tr->stream;
+            if (o->hta ? !in_hta_set(v, ev, stream) : !in_default_set(ev))
+                continue;
+            gp__gev *g = GP_PUSH(v->g, v->n_g, v->cap_g);
+            if (!g) {
+                free(cache);
+                return GP_ENOMEM;
+            }
+            g->ev = ev;
+            g->ts = ev->ts;
+            g->dur = ev->dur;
+            g->s = to_unit_start(v, ev->ts);
+            g->e = to_unit_end(v, ev->ts + ev->dur);
+            g->launch_s = GP__NO_TIME;
+            g->stream = stream;
+            g->device = o->hta ? -1 : (gi ? gi->device : tr->device);
+            g->kind = ev->kind;
+            g->in_graph = ev->kind == GP_EV_KERNEL && gi && gi->graph_id >= 0;
+            uint8_t ty = ev->name < n_str ? cache[ev->name] : 0xff;
+            if (ty == 0xff) {
+                ty = (uint8_t)gp__classify(c, gp_trace_str(t, ev->name), (gp_event_kind)ev->kind);
+                if (ev->name < n_str)
+                    cache[ev->name] = ty;
+            }
+            if (!o->hta && ty == GP_KT_COMPUTATION && gi && gi->collective != 0 && o->n_rules == 0)
+                ty = GP_KT_COMMUNICATION;
+            g->type = ty;
+        }
+    }
+    free(cache);
+    return GP_OK;
+}
+
+/* Sort-merge join of GPU events and launches on the correlation id (both sides radix-sorted):
+ * linear, no hash map. The first launch of a correlation id wins. */
+static gp_status join_launches(gp__view *v, const uint64_t *lk, const uint64_t *lv, size_t n_l)
+{
+    size_t n = 0;
+    uint64_t *gk = malloc((v->n_g ? v->n_g : 1) * sizeof(*gk));
+    uint64_t *gv = malloc((v->n_g ? v->n_g : 1) * sizeof(*gv));
+    if (!gk || !gv) {
+        free(gk);
+        free(gv);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < v->n_g; i++) {
+        if (v->g[i].ev->correlation == 0)
+            continue;
+        gk[n] = (uint64_t)v->g[i].ev->correlation;
+        gv[n] = i;
+        n++;
+    }
+    gp_status st = gp__radix_sort_kv(gk, gv, n);
+    size_t j = 0;
+    for (size_t i = 0; i < n && st == GP_OK;) {
+        size_t e = i;
+        while (e < n && gk[e] == gk[i])
+            e++;
+        while (j < n_l && lk[j] < gk[i])
+            j++;
+        if (j < n_l && lk[j] == gk[i]) {
+            const gp_event *launch = (const gp_event *)(uintptr_t)lv[j];
+            size_t first = gv[i];
+            for (size_t x = i; x < e; x++) {
+                gp__gev *g = &v->g[gv[x]];
+                g->launch = launch;
+                g->lts = launch->ts;
+                g->lname = launch->name;
+                g->ldur = launch->dur;
+                if (g->ts < v->g[first].ts)
+                    first = gv[x];
+            }
+            v->g[first].first_of_launch = true;
+        }
+        i = e;
+    }
+    free(gk);
+    free(gv);
+    return st;
+}
+
+/* Keeps the GPU events of the selected steps (see docs/analyses.md, "Step selection"). */
+static void select_gpu(gp__view *v)
+{
+    const gp_analyze_opts *o = v->o;
+    if (v->cpu_lo == INT64_MIN && v->cpu_hi == INT64_MAX)
+        return;
+    bool by_time = false;
+    if (o->steps == GP_STEPS_HTA) {
+        size_t kept = 0;
+        for (size_t i = 0; i < v->n_g; i++)
+            kept += v->g[i].launch && v->g[i].lts < v->cpu_hi;
+        /* HTA keeps only GPU work whose launch it kept; without correlation ids that is nothing
+         * (HTA then fails). Select by time instead and say so. */
+        if (kept == 0 && v->n_g > 0) {
+            by_time = true;
+            v->hta_fallback = true;
+            gp__note(v->note, sizeof(v->note),
+                     "No GPU event is linked to a launch by correlation id: --steps hta selected "
+                     "GPU work by time (start before the last ProfilerStep) instead.");
+        }
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp__gev *g = &v->g[i];
+        bool keep;
+        if (by_time)
+            keep = gp__view_cpu_kept(v, g->ts);
+        else if (o->steps == GP_STEPS_HTA)
+            keep = g->launch && g->lts < v->cpu_hi;
+        else
+            keep = gp__view_cpu_kept(v, g->launch ? g->lts : g->ts);
+        if (keep)
+            v->g[out++] = *g;
+    }
+    v->n_g = out;
+}
+
+static gp_status sort_gpu(gp__view *v)
+{
+    if (v->n_g < 2)
+        return GP_OK;
+    int64_t min = v->g[0].s;
+    for (size_t i = 1; i < v->n_g; i++)
+        min = GP_MIN(min, v->g[i].s);
+    uint64_t *k = malloc(v->n_g * sizeof(*k)), *x = malloc(v->n_g * sizeof(*x));
+    gp__gev *sorted = malloc(v->n_g * sizeof(*sorted));
+    gp_status st = k && x && sorted ? GP_OK : GP_ENOMEM;
+    if (st == GP_OK) {
+        for (size_t i = 0; i < v->n_g; i++) {
+            k[i] = (uint64_t)(v->g[i].s - min);
+            x[i] = i;
+        }
+        st = gp__radix_sort_kv(k, x, v->n_g);
+    }
+    if (st == GP_OK) {
+        for (size_t i = 0; i < v->n_g; i++)
+            sorted[i] = v->g[x[i]];
+        free(v->g);
+        v->g = sorted;
+        v->cap_g = v->n_g;
+        sorted = NULL;
+    }
+    free(k);
+    free(x);
+    free(sorted);
+    return st;
+}
+
+gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
+                         const gp__classifier *c)
+{
+    memset(v, 0, sizeof(*v));
+    v->t = t;
+    v->o = o;
+    v->unit = o->hta ? 1000 : 1;
+    gp__step *steps = NULL;
+    size_t n_steps = 0, n_l = 0;
+    uint64_t *lk = NULL, *lv = NULL;
+    gp_status st = scan_cpu(v, &steps, &n_steps, &lk, &lv, &n_l);
+    if (st == GP_OK) {
+        select_window(v, steps, n_steps);
+        st = collect_gpu(v, c);
+    }
+    if (st == GP_OK)
+        st = join_launches(v, lk, lv, n_l);
+    free(steps);
+    free(lk);
+    free(lv);
+    if (st == GP_OK) {
+        select_gpu(v);
+        st = sort_gpu(v);
+    }
+    if (st != GP_OK) {
+        gp__view_free(v);
+        return st;
+    }
+    for (size_t i = 0; i < v->n_g; i++) {
+        gp__gev *g = &v->g[i];
+        if (g->launch) {
+            g->launch_s = to_unit_start(v, g->lts);
+            v->have_correlation = true;
+        }
+    }
+    if (v->n_g > 0 && !v->have_correlation)
+        gp__note(v->note, sizeof(v->note),
+                 "No GPU event carries a correlation id matching a launch: host_wait, launch "
+                 "delays and queue lengths are unavailable.");
+    return GP_OK;
+}

@@ -1,0 +1,685 @@
+/* Unit tests for src/analyze on small synthetic traces built with the model's builder API. Every
+ * expected figure is derived by hand in the comment above the trace (synthetic_trace) or the test.
+ * The last tests run on the shared real traces and skip when they are absent. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpuprof/analyze.h"
+#include "gpuprof/trace.h"
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+static gp_strid S(gp_trace *t, const char *s)
+{
+    gp_strid id;
+    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
+    return id;
+}
+
+static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
+                gp_ns dur, int64_t corr, uint32_t extra)
+{
+    gp_event ev = {.ts = ts,
+                   .dur = dur,
+                   .correlation = corr,
+                   .name = S(t, name),
+                   .extra = extra,
+                   .track = track,
+                   .kind = (uint8_t)kind};
+    if (kind == GP_EV_MEMORY)
+        ev.flags = GP_EVF_INSTANT;
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+static void gpu(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
+                gp_ns dur, int64_t corr, int64_t stream, int64_t bytes)
+{
+    gp_gpu_info gi;
+    gp_gpu_info_init(&gi);
+    gi.device = 0;
+    gi.stream = stream;
+    gi.bytes = bytes;
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+    add(t, track, kind, name, ts, dur, corr, extra);
+}
+
+static void mem(gp_trace *t, uint32_t track, gp_ns ts, int64_t alloc, int64_t reserved)
+{
+    gp_mem_info mi = {.addr = 1,
+                      .bytes = 1,
+                      .total_allocated = alloc,
+                      .total_reserved = reserved,
+                      .device_type = 1,
+                      .device_id = 0};
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_mem_info(t, &mi, &extra), GP_OK);
+    add(t, track, GP_EV_MEMORY, "[memory]", ts, 0, 0, extra);
+}
+
+/* The synthetic trace (times in ns; all multiples of 1 us so HTA's rounding is exact):
+ *   CPU thread: L1 cudaLaunchKernel [0,5000) corr 1; L2 cudaLaunchKernel [6000,10000) corr 2;
+ *               L3 cudaMemcpyAsync [60000,63000) corr 3; L4 cudaLaunchKernel [105000,107000) corr 4
+ *               cpu_op outer [11000,40000), cpu_op aten::mm [15000,25000)
+ *               [memory]: 12000 alloc 100 / res 200; 20000 alloc 300 / res 400; 50000 alloc 50
+ *   stream 7:   K1 gemm_kernel [10000,30000) corr 1; K2 ncclDevKernel_AllReduce [35000,45000)
+ *               corr 2; K3 Memcpy HtoD (Pageable -> Device) [100000,110000) corr 3, 1 MB;
+ *               K4 gemm_kernel [150000,150000+k4) corr 4
+ *   stream 20:  K5 multimem_all_reduce_kernel [20000,40000), no correlation
+ *   device 0 capacity 310 bytes.
+ * With k4 = 10000, default definitions:
+ *   kernel_time 150000; union [10000,45000)+[100000,110000)+[150000,160000) = 55000; idle 95000;
+ *   compute (K1, K4) 30000; non-compute 25000 -> 63.33 % / 20 % / 16.67 %.
+ *   comm union [20000,45000) = 25000; overlap with compute [20000,30000) = 10000 -> 40 %.
+ *   states: COMP 20000, COMM 15000, COMP+COMM 10000, MEM 10000 (of 55000).
+ *   idle stream 7: K2 gap 5000, L2 before K1 end -> kernel_wait; K3 gap 55000, L3 (60000) after
+ *   45000 -> host_wait; K4 gap 40000, L4 (105000) before 110000, >= 30 us -> other. */
+static gp_trace *synthetic_trace(gp_ns k4, int32_t rank)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("synthetic", &t), GP_OK);
+    uint32_t cpu, s7, s20;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 20, &s20), GP_OK);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 0, 5000, 1, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 6000, 4000, 2, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaMemcpyAsync", 60000, 3000, 3, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 105000, 2000, 4, 0);
+    add(t, cpu, GP_EV_CPU_OP, "outer", 11000, 29000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 15000, 10000, 0, 0);
+    mem(t, cpu, 12000, 100, 200);
+    mem(t, cpu, 20000, 300, 400);
+    mem(t, cpu, 50000, 50, 400);
+    gpu(t, s7, GP_EV_KERNEL, "gemm_kernel", 10000, 20000, 1, 7, -1);
+    gpu(t, s7, GP_EV_KERNEL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 35000, 10000, 2, 7, -1);
+    gpu(t, s7, GP_EV_MEMCPY, "Memcpy HtoD (Pageable -> Device)", 100000, 10000, 3, 7, 1000000);
+    gpu(t, s7, GP_EV_KERNEL, "gemm_kernel", 150000, k4, 4, 7, -1);
+    gpu(t, s20, GP_EV_KERNEL, "multimem_all_reduce_kernel", 20000, 20000, 0, 20, -1);
+    gp_device_props d = {.id = 0, .total_global_mem = 310};
+    assert_int_equal(gp_trace_add_device(t, &d), GP_OK);
+    t->rank = rank;
+    t->dist.present = true;
+    t->dist.rank = rank;
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    return t;
+}
+
+static gp_analysis *run(const gp_trace *t, const gp_analyze_opts *o)
+{
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_trace(t, o, &a, &err), GP_OK);
+    assert_non_null(a);
+    return a;
+}
+
+static const gp_idle_stream *idle_of(const gp_rank_analysis *r, int64_t stream)
+{
+    for (size_t i = 0; i < r->n_idle; i++)
+        if (r->idle[i].stream == stream)
+            return &r->idle[i];
+    fail_msg("no idle row for stream %lld", (long long)stream);
+    return NULL;
+}
+
+static gp_ns state_time(const gp_type_state *s, size_t n, uint32_t mask)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i].mask == mask)
+            return s[i].time;
+    return -1;
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+static void temporal_and_overlap_default(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_true(r->temporal.valid);
+    assert_int_equal(r->temporal.kernel_time, 150000);
+    assert_int_equal(r->temporal.idle, 95000);
+    assert_int_equal(r->temporal.compute, 30000);
+    assert_int_equal(r->temporal.non_compute, 25000);
+    assert_float_equal(r->temporal.idle_pct, 100.0 * 95000 / 150000, 1e-9);
+    assert_float_equal(r->temporal.compute_pct, 20.0, 1e-9);
+    assert_int_equal(r->overlap.comm, 25000);
+    assert_int_equal(r->overlap.comp, 30000);
+    assert_int_equal(r->overlap.overlap, 10000);
+    assert_float_equal(r->overlap.pct, 40.0, 1e-9);
+    /* kernel types with overlap states (masks: 1 comp, 2 comm, 4 memory) */
+    assert_int_equal(state_time(a->types, a->n_types, 1), 20000);
+    assert_int_equal(state_time(a->types, a->n_types, 2), 15000);
+    assert_int_equal(state_time(a->types, a->n_types, 3), 10000);
+    assert_int_equal(state_time(a->types, a->n_types, 4), 10000);
+    assert_int_equal(a->n_types, 4);
+    assert_string_equal(a->types[0].label, "COMPUTATION");
+    for (size_t i = 0; i < a->n_types; i++)
+        if (a->types[i].mask == 3)
+            assert_string_equal(a->types[i].label, "COMPUTATION overlapping COMMUNICATION");
+    assert_float_equal(a->types[0].pct, 100.0 * 20000 / 55000, 1e-9);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+static void idle_breakdown_default(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_idle_stream *s = idle_of(&a->ranks[0], 7);
+    assert_int_equal(s->idle[GP_IDLE_HOST_WAIT], 55000);
+    assert_int_equal(s->idle[GP_IDLE_KERNEL_WAIT], 5000);
+    assert_int_equal(s->idle[GP_IDLE_OTHER], 40000);
+    assert_int_equal(s->total, 100000);
+    assert_float_equal(s->ratio[GP_IDLE_HOST_WAIT], 0.55, 1e-12);
+    /* a 60 us threshold turns the 40 us gap into kernel_wait */
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.kernel_wait_ns = 60000;
+    gp_analysis *b = run(t, &o);
+    s = idle_of(&b->ranks[0], 7);
+    assert_int_equal(s->idle[GP_IDLE_KERNEL_WAIT], 45000);
+    assert_int_equal(s->idle[GP_IDLE_OTHER], 0);
+    /* stream 20 has a single event: no gap, ratios undefined */
+    s = idle_of(&b->ranks[0], 20);
+    assert_int_equal(s->total, 0);
+    assert_true(isnan(s->ratio[GP_IDLE_OTHER]));
+    gp_analysis_free(a);
+    gp_analysis_free(b);
+    gp_trace_free(t);
+}
+
+/* HTA definitions: multimem_all_reduce_kernel is COMPUTATION for HTA, so compute = union of K1,
+ * K5 ([10,40) us) + K4 = 40 us, non-compute 150 - 40 - 95 = 15 us; communication is K2 only
+ * [35,45): overlap with [10,40) is 5 us -> 50 %. */
+static void hta_mode_classification(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.hta = true;
+    gp_analysis *a = run(t, &o);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->temporal.compute, 40000);
+    assert_int_equal(r->temporal.non_compute, 15000);
+    assert_int_equal(r->overlap.comm, 10000);
+    assert_float_equal(r->overlap.pct, 50.0, 1e-9);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* --steps hta: steps #1 [0,100000), #2 [100000,200000); CPU events before 100000 are kept, so
+ * L4 (105000) is dropped with K4; K5 has no launch and is dropped. Left: K1, K2, K3:
+ * kernel_time 110-10 = 100 us, busy 40 us, idle 60 us, compute 20 us, non-compute 20 us.
+ * --steps 2-2: window [100000,200000): only L4 -> K4 alone: kernel_time 10 us, all compute. */
+static void step_selection(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    uint32_t cpu;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 100000, 0, 0);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#2", 100000, 100000, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    assert_int_equal(gp_analyze_parse_steps("hta", &o), GP_OK);
+    gp_analysis *a = run(t, &o);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->steps_total, 2);
+    assert_int_equal(r->steps_kept, 1);
+    assert_int_equal(r->gpu_events, 3);
+    assert_int_equal(r->temporal.kernel_time, 100000);
+    assert_int_equal(r->temporal.idle, 60000);
+    assert_int_equal(r->temporal.compute, 20000);
+    assert_int_equal(r->temporal.non_compute, 20000);
+    gp_analysis_free(a);
+    assert_int_equal(gp_analyze_parse_steps("2-2", &o), GP_OK);
+    a = run(t, &o);
+    r = &a->ranks[0];
+    assert_int_equal(r->gpu_events, 1);
+    assert_int_equal(r->temporal.kernel_time, 10000);
+    assert_float_equal(r->temporal.compute_pct, 100.0, 1e-9);
+    gp_analysis_free(a);
+    assert_int_equal(gp_analyze_parse_steps("7-9", &o), GP_OK);
+    a = run(t, &o);
+    assert_int_equal(a->ranks[0].gpu_events, 0);
+    assert_false(a->ranks[0].temporal.valid);
+    assert_non_null(strstr(a->ranks[0].note, "ProfilerStep#7..#9"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+static void parse_steps(void **state)
+{
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    assert_int_equal(gp_analyze_parse_steps("all", &o), GP_OK);
+    assert_int_equal(o.steps, GP_STEPS_ALL);
+    assert_int_equal(gp_analyze_parse_steps("3-5", &o), GP_OK);
+    assert_int_equal(o.steps, GP_STEPS_RANGE);
+    assert_int_equal(o.step_first, 3);
+    assert_int_equal(o.step_last, 5);
+    assert_int_equal(gp_analyze_parse_steps("7", &o), GP_OK);
+    assert_int_equal(o.step_first, 7);
+    assert_int_equal(o.step_last, 7);
+    assert_int_equal(gp_analyze_parse_steps("5-3", &o), GP_EINVAL);
+    assert_int_equal(gp_analyze_parse_steps("x", &o), GP_EINVAL);
+    assert_int_equal(gp_analyze_parse_steps("3-", &o), GP_EINVAL);
+}
+
+/* A 300 ns kernel at 200.4 us: HTA rounds the start up (201) and the end down (200): -1 us. */
+static void hta_rounding_inward(void **state)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("tiny", &t), GP_OK);
+    uint32_t s7;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    gpu(t, s7, GP_EV_KERNEL, "tiny_kernel", 200400, 300, 0, 7, -1);
+    gpu(t, s7, GP_EV_KERNEL, "tiny_kernel", 300000, 2500, 0, 7, -1);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.hta = true;
+    gp_analysis *a = run(t, &o);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->n_kernels, 1);
+    assert_int_equal(r->kernels[0].sum, -1000 + 2000);
+    assert_int_equal(r->kernels[0].min, -1000);
+    gp_analysis_free(a);
+    a = run(t, NULL);
+    assert_int_equal(a->ranks[0].kernels[0].sum, 2800);
+    assert_int_equal(a->ranks[0].kernels[0].min, 300);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Top kernels: 7 names with sums 70,60,...,10 us (one event each), num_kernels 5. Cumulative sums
+ * 70,130,180,220,250,270,280; the 0.8 quantile (linear, position 4.8) is 250 + 0.8*20 = 266, so
+ * the first five names are kept and the last two (20 + 10 us) fold into "others" with mean 15. */
+static void top_kernels_others(void **state)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("topk", &t), GP_OK);
+    uint32_t s7;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    char name[16];
+    for (int i = 0; i < 7; i++) {
+        snprintf(name, sizeof(name), "k%d", i);
+        gpu(t, s7, GP_EV_KERNEL, name, 1000000 * (i + 1), (gp_ns)(70 - 10 * i) * 1000, 0, 7, -1);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->n_kernels, 6);
+    assert_string_equal(r->kernels[0].name, "k0");
+    assert_int_equal(r->kernels[0].sum, 70000);
+    const gp_kernel_row *o = &r->kernels[5];
+    assert_true(o->others);
+    assert_string_equal(o->name, "others");
+    assert_int_equal(o->count, 2);
+    assert_int_equal(o->sum, 30000);
+    assert_int_equal(o->max, 20000);
+    assert_int_equal(o->min, 10000);
+    assert_float_equal(o->mean, 15000.0, 1e-9);
+    assert_float_equal(o->stddev, sqrt(2.0 * 5000.0 * 5000.0), 1e-6);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Launch statistics: cudaLaunchKernel L1, L2, L4 with CPU durations 5, 4, 2 us and delays
+ * 10-5 = 5, 35-10 = 25 and 150-107 = 43 us; cudaMemcpyAsync delay 100-63 = 37 us. Queue on
+ * stream 7: L1 +1, L2 +1 -> 2 before K1 starts. */
+static void launches_and_queues(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    const gp_launch_stats *ls = &r->launch;
+    assert_int_equal(ls->launches, 4);
+    assert_int_equal(ls->matched, 4);
+    assert_int_equal(ls->gpu_unmatched, 1);
+    assert_int_equal(ls->n_apis, 2);
+    const gp_launch_api *k = &ls->apis[0];
+    assert_string_equal(k->name, "cudaLaunchKernel");
+    assert_int_equal(k->calls, 3);
+    assert_int_equal(k->cpu_p50, 4000);
+    assert_int_equal(k->cpu_max, 5000);
+    assert_int_equal(k->delay_p50, 25000);
+    assert_int_equal(k->delay_min, 5000);
+    assert_int_equal(k->delay_max, 43000);
+    assert_int_equal(ls->apis[1].delay_max, 37000);
+    assert_int_equal(r->n_queues, 1);
+    assert_int_equal(r->queues[0].stream, 7);
+    assert_int_equal(r->queues[0].launches, 4);
+    assert_int_equal(r->queues[0].max_len, 2);
+    assert_int_equal(r->bandwidth.copies, 1);
+    assert_int_equal(r->bandwidth.pageable, 1);
+    assert_float_equal(r->bandwidth.mean_gbps, 1e6 / 1e4, 1e-9);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Activity: CPU union = L1 5 + L2 4 + outer 29 + L3 3 + L4 2 = 43 us; GPU union 55 us; both:
+ * outer [11,40) within [10,45) = 29 us + L4 [105,107) = 2 us. Memory peak 300 B at 20 us while
+ * aten::mm (innermost) and gemm_kernel run; capacity 310 B. */
+static void activity_and_memory(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->activity.cpu_active, 43000);
+    assert_int_equal(r->activity.gpu_active, 55000);
+    assert_int_equal(r->activity.overlap, 31000);
+    assert_int_equal(r->activity.span, 160000);
+    assert_int_equal(r->n_memory, 1);
+    const gp_memory_device *m = &r->memory[0];
+    assert_int_equal(m->events, 3);
+    assert_int_equal(m->peak_allocated, 300);
+    assert_int_equal(m->peak_ts, 20000);
+    assert_int_equal(m->peak_reserved, 400);
+    assert_int_equal(m->final_allocated, 50);
+    assert_int_equal(m->capacity, 310);
+    assert_string_equal(m->running_cpu, "aten::mm");
+    assert_string_equal(m->running_gpu, "gemm_kernel");
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Findings: launch_bound (idle 63 %, host_wait 55 of 100 us idle; gain min(95, 55) = 55 us,
+ * 37 % of kernel time -> critical), copy_heavy (a pageable copy, gain 10/2 = 5 us -> low),
+ * memory_peak (300/310 = 97 % -> critical, gain 0). Sorted by gain. */
+static void findings_rules(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analysis *a = run(t, NULL);
+    assert_int_equal(a->n_findings, 3);
+    assert_string_equal(a->findings[0].rule, "launch_bound");
+    assert_int_equal(a->findings[0].gain_ns, 55000);
+    assert_int_equal(a->findings[0].priority, GP_PRIO_CRITICAL);
+    assert_int_equal(a->findings[0].type, GP_SUG_CACHING);
+    assert_true(a->findings[0].n_evidence >= 2);
+    assert_string_equal(a->findings[0].evidence[0].name, "idle_time_pctg");
+    assert_string_equal(a->findings[1].rule, "copy_heavy");
+    assert_int_equal(a->findings[1].gain_ns, 5000);
+    assert_int_equal(a->findings[1].priority, GP_PRIO_LOW);
+    assert_string_equal(a->findings[2].rule, "memory_peak");
+    assert_int_equal(a->findings[2].priority, GP_PRIO_CRITICAL);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Three ranks; rank 2's K4 runs 250 us instead of 10: compute 270 us against a median of 30. */
+static void stragglers_across_ranks(void **state)
+{
+    gp_trace *ranks[3] = {synthetic_trace(10000, 0), synthetic_trace(10000, 1),
+                          synthetic_trace(250000, 2)};
+    gp_job job = {.ranks = ranks, .n_ranks = 3};
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(&job, NULL, &a, NULL), GP_OK);
+    assert_int_equal(a->n_ranks, 3);
+    assert_int_equal(a->n_stragglers, 1);
+    assert_int_equal(a->stragglers[0].rank, 2);
+    assert_string_equal(a->stragglers[0].metric, "compute_time");
+    assert_float_equal(a->stragglers[0].value, 270000.0, 1e-9);
+    assert_float_equal(a->stragglers[0].median, 30000.0, 1e-9);
+    /* job-level kernel types add the ranks: COMPUTATION = 20 + 20 + 260 us */
+    for (size_t i = 0; i < a->n_types; i++)
+        if (a->types[i].mask == 1)
+            assert_int_equal(a->types[i].time, 300000);
+    bool found = false;
+    for (size_t i = 0; i < a->n_findings; i++)
+        found |= strcmp(a->findings[i].rule, "straggler") == 0 && a->findings[i].rank == 2;
+    assert_true(found);
+    gp_analysis_free(a);
+    for (int i = 0; i < 3; i++)
+        gp_trace_free(ranks[i]);
+}
+
+static void classification_rules(void **state)
+{
+    /* gpuprof defaults fix HTA's misses */
+    assert_int_equal(
+        gp_classify_name("ncclDevKernel_AllReduce_Sum_f32_RING_LL", GP_EV_KERNEL, false),
+        GP_KT_COMMUNICATION);
+    assert_int_equal(gp_classify_name("multimem_all_reduce_kernel", GP_EV_KERNEL, false),
+                     GP_KT_COMMUNICATION);
+    assert_int_equal(gp_classify_name("rcclKernel_x", GP_EV_KERNEL, false), GP_KT_COMMUNICATION);
+    assert_int_equal(gp_classify_name("hip_fused_gemm", GP_EV_KERNEL, false), GP_KT_COMPUTATION);
+    assert_int_equal(gp_classify_name("Memcpy DtoD (Device -> Device)", GP_EV_MEMCPY, false),
+                     GP_KT_MEMORY);
+    assert_int_equal(gp_classify_name("Stream Sync", GP_EV_SYNC, false), GP_KT_OTHER);
+    /* HTA's regexes, misses included */
+    assert_int_equal(gp_classify_name("multimem_all_reduce_kernel", GP_EV_KERNEL, true),
+                     GP_KT_COMPUTATION);
+    assert_int_equal(gp_classify_name("hip_fused_gemm", GP_EV_KERNEL, true), GP_KT_COMMUNICATION);
+    assert_int_equal(gp_classify_name("ncclDevKernel_X", GP_EV_KERNEL, true), GP_KT_COMMUNICATION);
+    assert_int_equal(gp_classify_name("void ncclKernel_AllReduce", GP_EV_KERNEL, true),
+                     GP_KT_COMMUNICATION);
+    assert_int_equal(gp_classify_name("Memset (Device)", GP_EV_MEMSET, true), GP_KT_MEMORY);
+    assert_int_equal(gp_classify_name("Stream Sync", GP_EV_SYNC, true), GP_KT_OTHER);
+    assert_int_equal(gp_classify_name("Event Sync", GP_EV_SYNC, true), GP_KT_OTHER);
+    assert_int_equal(gp_kernel_type_parse("comm"), GP_KT_COMMUNICATION);
+    assert_int_equal(gp_kernel_type_parse("Memory"), GP_KT_MEMORY);
+    assert_int_equal(gp_kernel_type_parse("bogus"), GP_KT_COUNT);
+}
+
+/* A user rule makes gemm_kernel communication: compute drops to 0, comm grows by K1 + K4. */
+static void user_rules(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_classify_rule rules[] = {{"^gemm", GP_KT_COMMUNICATION}};
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.rules = rules;
+    o.n_rules = 1;
+    gp_analysis *a = run(t, &o);
+    assert_int_equal(a->ranks[0].temporal.compute, 0);
+    /* comm union: [10000,45000) + [150000,160000) = 45000 */
+    assert_int_equal(a->ranks[0].overlap.comm, 45000);
+    gp_analysis_free(a);
+    gp_classify_rule bad[] = {{"(unclosed", GP_KT_MEMORY}};
+    o.rules = bad;
+    gp_error err = {0};
+    a = NULL;
+    assert_int_equal(gp_analyze_trace(t, &o, &a, &err), GP_EINVAL);
+    assert_null(a);
+    assert_non_null(strstr(err.msg, "(unclosed"));
+    gp_trace_free(t);
+}
+
+/* A CPU-only trace: no GPU figures, a note, no crash in any renderer. */
+static void cpu_only_trace(void **state)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("cpu", &t), GP_OK);
+    uint32_t cpu;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    add(t, cpu, GP_EV_CPU_OP, "aten::add", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mul", 500, 2000, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_false(r->temporal.valid);
+    assert_true(isnan(r->temporal.idle_pct));
+    assert_true(isnan(r->overlap.pct));
+    assert_int_equal(r->activity.cpu_active, 2500);
+    assert_non_null(strstr(r->note, "CPU-only"));
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(gp_analysis_render_text(a, 0, fp), GP_OK);
+    assert_int_equal(gp_analysis_render_json(a, 0, fp), GP_OK);
+    for (unsigned bit = 1; bit < GP_AT_ALL; bit <<= 1)
+        assert_int_equal(gp_analysis_render_csv(a, bit, fp), GP_OK);
+    assert_int_equal(gp_analysis_render_csv(a, GP_AT_TEMPORAL | GP_AT_IDLE, fp), GP_EINVAL);
+    fclose(fp);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* ---- golden outputs ------------------------------------------------------------------------ */
+
+static char *slurp(FILE *fp, size_t *len)
+{
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+static void check_golden(const char *name,
+                         gp_status (*render)(const gp_analysis *, unsigned, FILE *),
+                         const gp_analysis *a)
+{
+    const char *src = getenv("GP_SOURCE_DIR");
+    if (!src)
+        skip();
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/tests/analyze/golden/%s", src, name);
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(render(a, 0, fp), GP_OK);
+    size_t len;
+    char *got = slurp(fp, &len);
+    fclose(fp);
+    if (getenv("GP_UPDATE_GOLDEN")) {
+        FILE *out = fopen(path, "w");
+        assert_non_null(out);
+        fwrite(got, 1, len, out);
+        fclose(out);
+    }
+    FILE *gf = fopen(path, "r");
+    if (!gf)
+        fail_msg("missing golden file %s (run with GP_UPDATE_GOLDEN=1)", path);
+    size_t glen;
+    char *want = slurp(gf, &glen);
+    fclose(gf);
+    if (glen != len || memcmp(want, got, len) != 0)
+        fail_msg("%s differs from the golden file (GP_UPDATE_GOLDEN=1 to accept)", name);
+    free(want);
+    free(got);
+}
+
+static void golden_outputs(void **state)
+{
+    gp_trace *t = synthetic_trace(10000, 0);
+    gp_analysis *a = run(t, NULL);
+    check_golden("synthetic.txt", gp_analysis_render_text, a);
+    check_golden("synthetic.json", gp_analysis_render_json, a);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* ---- real traces (skip when ../shared/traces is absent) ------------------------------------ */
+
+static const char *shared_trace(const char *name, char *buf, size_t cap)
+{
+    const char *dir = getenv("GP_SHARED_DIR");
+    if (!dir)
+        return NULL;
+    snprintf(buf, cap, "%s/traces/%s", dir, name);
+    struct stat st;
+    return stat(buf, &st) == 0 ? buf : NULL;
+}
+
+static gp_job *read_job(const char *path)
+{
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = true;
+    gp_job *job = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_job_read(path, &rd, &job, &err), GP_OK);
+    return job;
+}
+
+/* medium_a100_nccl is host_wait-bound: the launch_bound rule fires first, with its evidence. */
+static void real_medium_is_launch_bound(void **state)
+{
+    char buf[4096];
+    const char *p = shared_trace("medium_a100_nccl.json.gz", buf, sizeof(buf));
+    if (!p)
+        skip();
+    gp_job *job = read_job(p);
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
+    assert_true(a->n_findings >= 1);
+    assert_string_equal(a->findings[0].rule, "launch_bound");
+    assert_true(a->findings[0].gain_ns > 0);
+    assert_true(a->ranks[0].temporal.idle_pct > 50.0);
+    assert_true(a->ranks[0].launch.matched > 1000);
+    gp_analysis_free(a);
+    gp_job_free(job);
+}
+
+/* cpu_only (HTA raises on it) and the 8-rank job directory. */
+static void real_cpu_only_and_job(void **state)
+{
+    char buf[4096];
+    const char *p = shared_trace("cpu_only.json.gz", buf, sizeof(buf));
+    if (!p)
+        skip();
+    gp_job *job = read_job(p);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.hta = true;
+    o.steps = GP_STEPS_HTA;
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(job, &o, &a, NULL), GP_OK);
+    assert_false(a->ranks[0].temporal.valid);
+    assert_non_null(strstr(a->ranks[0].note, "CPU-only"));
+    gp_analysis_free(a);
+    gp_job_free(job);
+    p = shared_trace("multirank8_dlrm_v100", buf, sizeof(buf));
+    if (!p)
+        skip();
+    job = read_job(p);
+    assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
+    assert_int_equal(a->n_ranks, 8);
+    for (size_t i = 0; i < 8; i++) {
+        assert_int_equal(a->ranks[i].rank, (int32_t)i);
+        assert_true(a->ranks[i].temporal.valid);
+        assert_true(a->ranks[i].overlap.comm > 0);
+    }
+    gp_analysis_free(a);
+    gp_job_free(job);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(temporal_and_overlap_default),
+        cmocka_unit_test(idle_breakdown_default),
+        cmocka_unit_test(hta_mode_classification),
+        cmocka_unit_test(step_selection),
+        cmocka_unit_test(parse_steps),
+        cmocka_unit_test(hta_rounding_inward),
+        cmocka_unit_test(top_kernels_others),
+        cmocka_unit_test(launches_and_queues),
+        cmocka_unit_test(activity_and_memory),
+        cmocka_unit_test(findings_rules),
+        cmocka_unit_test(stragglers_across_ranks),
+        cmocka_unit_test(classification_rules),
+        cmocka_unit_test(user_rules),
+        cmocka_unit_test(cpu_only_trace),
+        cmocka_unit_test(golden_outputs),
+        cmocka_unit_test(real_medium_is_launch_bound),
+        cmocka_unit_test(real_cpu_only_and_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CLI behaviour: --help for every subcommand exits 0 and prints a usage line; bad input exits 2 with
+# a message naming the file and byte offset; unknown commands and options exit 2.
+# Usage: cli_behaviour.sh GPUPROF SOURCE_DIR
+set -u
+gp="$1"; src="$2"
+pass=0; fail=0
+check() { # name expected-rc command...
+  local name="$1" want="$2"; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" = "$want" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -5; fi
+  LAST="$out"
+}
+contains() { # name needle
+  if printf '%s' "$LAST" | grep -qF -- "$2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1: output lacks '$2'"; fi
+}
+for cmd in summary analyze flame timeline report diff trace monitor exporter convert; do
+  check "$cmd --help" 0 "$gp" "$cmd" --help
+  contains "$cmd --help" "usage: gpuprof $cmd"
+done
+check "top-level --help" 0 "$gp" --help
+contains "top-level --help" "commands:"
+check "no command" 2 "$gp"
+check "unknown command" 2 "$gp" frobnicate
+contains "unknown command" "unknown command 'frobnicate'"
+check "unknown option" 2 "$gp" summary --no-such-option "$src/examples/traces/example_step.json"
+check "missing input" 2 "$gp" summary /nonexistent/trace.json
+contains "missing input" "/nonexistent/trace.json"
+check "malformed input" 2 "$gp" summary "$src/tests/data/malformed/missing_comma.json"
+contains "malformed input" "missing_comma.json: byte 61: expected ',' or ']' between events"
+check "truncated gzip" 2 "$gp" summary "$src/tests/data/malformed/truncated_gzip.json.gz"
+contains "truncated gzip" "truncated gzip stream"
+check "bad kind" 2 "$gp" summary --kind bogus "$src/examples/traces/example_step.json"
+contains "bad kind" "unknown kind 'bogus'"
+tmp=$(mktemp -d)
+check "convert" 0 "$gp" convert "$src/examples/traces/example_step.json" -o "$tmp/out.json.gz"
+check "convert output reads back" 0 "$gp" summary -q "$tmp/out.json.gz"
+check "convert into missing dir" 2 "$gp" convert "$src/examples/traces/example_step.json" -o /nonexistent-dir/x.json
+if ls /nonexistent-dir 2>/dev/null | grep -q tmp; then fail=$((fail+1)); echo "FAIL temp file left behind"; else pass=$((pass+1)); fi
+rm -rf "$tmp"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
