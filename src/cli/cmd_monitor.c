@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "core/json_writer.h"
 #include "gpuprof/monitor.h"
+#include "gpuprof/trace.h"
 #include "monitor/duration.h"
 
 typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
@@ -41,9 +42,12 @@ static void usage(FILE *fp)
             "  --csv             CSV rows on stdout (events go to stderr)\n"
             "  --config FILE     YAML configuration (docs/monitor.md lists the keys)\n"
             "  --level L         lightweight | standard | detailed | comprehensive\n"
-            "  --mode M          monitoring | adaptive | debug\n"
+            "  --mode M          monitoring | adaptive | debug (profiling: use -o)\n"
             "  --set KEY=VALUE   set any configuration key (after --config)\n"
             "  --health          print the health check as JSON after one sample and exit\n"
+            "  -o, --output FILE profiling mode: also record every sample as counter tracks\n"
+            "                    (gpu0.temp_celsius, ...) and write them as a Chrome/Kineto\n"
+            "                    trace to FILE on exit (.gz compresses)\n"
             "  -h, --help        this text\n"
             "\n"
             "Without an NVIDIA driver it prints one line and exits with code 2.\n");
@@ -189,7 +193,7 @@ int gp__cmd_monitor(int argc, char **argv)
     uint32_t interval_ms = 1000;
     long long count = -1;
     bool health = false;
-    const char *config_path = NULL;
+    const char *config_path = NULL, *output = NULL;
     const char *sets[64][2];
     size_t n_sets = 0;
     gp_error err = {0};
@@ -219,6 +223,8 @@ int gp__cmd_monitor(int argc, char **argv)
             }
         } else if (strcmp(a, "--config") == 0 && has_next) {
             config_path = argv[++i];
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_next) {
+            output = argv[++i];
         } else if ((strcmp(a, "--level") == 0 || strcmp(a, "--mode") == 0) && has_next &&
                    n_sets < 64) {
             sets[n_sets][0] = a + 2;
@@ -248,9 +254,10 @@ int gp__cmd_monitor(int argc, char **argv)
             gp__cli_error("monitor", "%s", err.msg);
             return 2;
         }
-    if (cfg.mode == GP_MODE_PROFILING) {
-        gp__cli_error("monitor", "mode 'profiling' records into a trace: use the C API "
-                                 "(gp_monitor_attach_trace); choose monitoring, adaptive or debug");
+    if (output)
+        cfg.mode = GP_MODE_PROFILING;
+    if (cfg.mode == GP_MODE_PROFILING && !output) {
+        gp__cli_error("monitor", "mode 'profiling' records a trace: name it with -o FILE");
         return 2;
     }
     if (cfg.sampling_interval_ms > interval_ms)
@@ -276,18 +283,29 @@ int gp__cmd_monitor(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    gp_trace *trace = NULL;
+    if (output && (gp_trace_create("gpuprof monitor", &trace) != GP_OK ||
+                   gp_monitor_attach_trace(mon, trace) != GP_OK)) {
+        gp__cli_error("monitor", "cannot create the trace (out of memory)");
+        gp_trace_free(trace);
+        gp_monitor_close(mon);
+        return 1;
+    }
     if (!health && gp_monitor_add_listener(mon, on_event, &fmt) != GP_OK) {
         gp_monitor_close(mon);
+        gp_trace_free(trace);
         return 1;
     }
     if (gp_monitor_start(mon) != GP_OK) {
         gp__cli_error("monitor", "cannot start the sampler thread");
         gp_monitor_close(mon);
+        gp_trace_free(trace);
         return 1;
     }
     if (!gp_monitor_wait_samples(mon, 1, 10000)) {
         gp__cli_error("monitor", "no sample within 10 s");
         gp_monitor_close(mon);
+        gp_trace_free(trace);
         return 1;
     }
     if (health) {
@@ -301,6 +319,7 @@ int gp__cmd_monitor(int argc, char **argv)
             free(json);
         }
         gp_monitor_close(mon);
+        gp_trace_free(trace);
         return rc;
     }
     pthread_mutex_lock(&out_lock);
@@ -335,5 +354,18 @@ int gp__cmd_monitor(int argc, char **argv)
     }
     gp_monitor_stop(mon);
     gp_monitor_close(mon);
-    return 0;
+    int rc = 0;
+    if (trace) {
+        if (gp_trace_finish(trace) != GP_OK ||
+            gp_trace_write_chrome(trace, output, &err) != GP_OK) {
+            gp__cli_error("monitor", "cannot write %s: %s", output,
+                          err.msg[0] ? err.msg : "out of memory");
+            rc = 1;
+        } else if (fmt != OUT_JSON) {
+            fprintf(stderr, "gpuprof monitor: wrote %zu counter samples to %s\n", trace->n_counters,
+                    output);
+        }
+        gp_trace_free(trace);
+    }
+    return rc;
 }

@@ -66,6 +66,28 @@ expect "bad config names file and line" \
 "$GPUPROF" monitor --set nope=1 >"$work/out" 2>"$work/err"
 expect "unknown --set key exits 2" $([ $? = 2 ]; echo $?)
 
+# profiling mode: samples as counter tracks in a Chrome/Kineto trace
+"$GPUPROF" monitor --count 2 --interval 200ms -o "$work/trace.json" >"$work/out" 2>"$work/err"
+expect "-o exits 0" $?
+python3 - "$work/trace.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = [e for e in t["traceEvents"] if e.get("ph") == "C"]
+temp0 = [e for e in c if e["name"] == "gpu0.temp_celsius"]
+assert len(temp0) >= 2 and all(e["args"]["value"] == 61 and e["pid"] == 0 for e in temp0), temp0
+assert any(e["name"] == "gpu1.util_gpu" and e["pid"] == 1 for e in c)
+assert not any(e["name"] == "gpu1.fan_percent" for e in c)  # unsupported: no series
+PY
+expect "-o writes counter tracks per GPU" $?
+
+# a GPU lost mid-run (fake clock x10: lost at 0.5 s) shows as lost, the other goes on
+GP_FAKE_NVML_SPEED=10 GP_FAKE_NVML_SCENARIO="$GP_SOURCE_DIR/tests/monitor/scenarios/lost.txt" \
+  "$GPUPROF" monitor --count 3 --interval 400ms >"$work/lost" 2>&1
+expect "lost run exits 0" $?
+expect "lost GPU row" $(grep -Eq '^ +1 +lost \(GPU_IS_LOST\)$' "$work/lost"; echo $?)
+expect "device_lost event" $(grep -q "device_lost: gpu1" "$work/lost"; echo $?)
+expect "GPU 0 still sampled" $([ "$(grep -Ec '^ +0 +30 ' "$work/lost")" = 3 ]; echo $?)
+
 for sig in TERM INT; do
   "$GPUPROF" monitor --interval 100ms >"$work/sig" 2>&1 &
   pid=$!
