@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -271,6 +272,36 @@ static void bench_rss(const char *cli, const char *fake_path, const char *scenar
            last / 1024.0, peak / 1024.0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* CPU share of `gpuprof monitor` at its default 100 ms sampling (all threads, whole process). */
+static void bench_process_cpu(const char *cli, const char *fake_path, const char *scenario,
+                              int secs)
+{
+    fflush(stdout);
+    int64_t t0 = gp__clock_ns();
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("GP_NVML_LIBRARY", fake_path, 1);
+        setenv("GP_FAKE_NVML_SCENARIO", scenario, 1);
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        char count[16];
+        snprintf(count, sizeof count, "%d", secs);
+        execl(cli, cli, "monitor", "--level", "comprehensive", "--interval", "1s", "--count", count,
+              (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) < 0)
+        return;
+    double wall = (double)(gp__clock_ns() - t0) / 1e9;
+    double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    printf("   whole process at the default 100 ms sampling, %d s: CPU %.3f s over %.2f s wall = "
+           "%.2f %% of one core (incl. start-up and the fake driver)\n",
+           secs, cpu, wall, 100 * cpu / wall);
+}
+
 /* ---- 3. exporter scrape latency under load ------------------------------------------------ */
 
 static atomic_int load_stop;
@@ -394,6 +425,7 @@ int main(int argc, char **argv)
     printf("bench_monitor: fake NVML %s (tests our code, not a GPU)\n", fake);
     bench_cpu(fake, scenario, quick ? 200 : 1000, quick ? 3 : 9);
     bench_rss(cli, fake, scenario, quick ? 5 : 6);
+    bench_process_cpu(cli, fake, scenario, quick ? 3 : 5);
     bench_scrape(fake, scenario, quick ? 300 : 2000);
     return 0;
 }

@@ -124,8 +124,8 @@ typedef struct gp_gpu_ident {
 typedef enum gp_monitor_level {
     GP_LEVEL_LIGHTWEIGHT = 0, /* utilization, memory used/total, temperature, power */
     GP_LEVEL_STANDARD,        /* + free/reserved memory, power limit, energy, clocks, fan,
-                                 throttle reasons, processes */
-    GP_LEVEL_DETAILED,        /* + max clocks, temperature thresholds, ECC, XID, per-process
+                                 throttle reasons, processes, XID events */
+    GP_LEVEL_DETAILED,        /* + max clocks, temperature thresholds, ECC, per-process
                                  utilization, MIG */
     GP_LEVEL_COMPREHENSIVE    /* + PCIe throughput (each read blocks ~20 ms in NVML) */
 } gp_monitor_level;

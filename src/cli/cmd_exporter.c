@@ -33,7 +33,7 @@ static void usage(FILE *fp)
             "  --interval DUR      sampling interval (default 1s)\n"
             "  --config FILE       YAML monitor configuration\n"
             "  --level L           lightweight | standard | detailed | comprehensive\n"
-            "                      (default detailed: ECC, XID, max clocks, per-process data)\n"
+            "                      (default detailed: ECC, max clocks, per-process data, MIG)\n"
             "  --set KEY=VALUE     set any monitor configuration key\n"
             "  --hostname NAME     value of the hostname label (default: this machine's name)\n"
             "  --port-file FILE    write the bound port to FILE once listening\n"

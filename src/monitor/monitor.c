@@ -350,7 +350,7 @@ gp_status gp_monitor_open(const gp_monitor_config *cfg, gp_monitor **out, gp_err
         goto fail;
     }
     m->n_gpus = count;
-    if (cfg->enable_xid_events && cfg->level >= GP_LEVEL_DETAILED && m->nvml.event_set_create &&
+    if (cfg->enable_xid_events && cfg->level >= GP_LEVEL_STANDARD && m->nvml.event_set_create &&
         m->nvml.register_events && m->nvml.event_set_wait &&
         m->nvml.event_set_create(&m->evset) == NVMLR_SUCCESS)
         m->evset_ok = true;
