@@ -459,7 +459,8 @@ static bool want(const gp_monitor *m, const gpu *g, uint64_t mask)
     return false;
 }
 
-#define CALL(mask, fn, name, ...) ((fn) ? (fn)(__VA_ARGS__) : NVMLR_FUNCTION_NOT_FOUND)
+/* Calls an optional table entry; a missing function reads as FUNCTION_NOT_FOUND. */
+#define CALL(fn, ...) ((fn) ? (fn)(__VA_ARGS__) : NVMLR_FUNCTION_NOT_FOUND)
 
 static void put(gp_gpu_sample *s, gp_metric k, double v)
 {
@@ -576,7 +577,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     int r;
     if (want(m, g, BIT(GP_M_UTIL_GPU) | BIT(GP_M_UTIL_MEM))) {
         gp__nvmlUtilization_t u;
-        r = CALL(0, n->utilization, "", g->h, &u);
+        r = CALL(n->utilization, g->h, &u);
         if (r == NVMLR_SUCCESS) {
             put(s, GP_M_UTIL_GPU, u.gpu);
             put(s, GP_M_UTIL_MEM, u.memory);
@@ -605,7 +606,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
         }
         if (r == NVMLR_FUNCTION_NOT_FOUND || r == NVMLR_ARGUMENT_VERSION_MISMATCH) {
             gp__nvmlMemory_t mv;
-            r = CALL(0, n->memory_v1, "", g->h, &mv);
+            r = CALL(n->memory_v1, g->h, &mv);
             if (r == NVMLR_SUCCESS) { /* v1: "used" includes reserved memory */
                 put(s, GP_M_MEM_USED, (double)mv.used);
                 put(s, GP_M_MEM_FREE, (double)mv.free);
@@ -630,7 +631,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
         }
         if (r == NVMLR_FUNCTION_NOT_FOUND || r == NVMLR_ARGUMENT_VERSION_MISMATCH) {
             unsigned t;
-            r = CALL(0, n->temperature, "", g->h, 0, &t);
+            r = CALL(n->temperature, g->h, 0, &t);
             if (r == NVMLR_SUCCESS)
                 put(s, GP_M_TEMP, t);
         }
@@ -645,7 +646,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     for (size_t i = 0; i < 2; i++)
         if (want(m, g, BIT(thresholds[i].m))) {
             unsigned t;
-            r = CALL(0, n->temperature_threshold, "", g->h, thresholds[i].type, &t);
+            r = CALL(n->temperature_threshold, g->h, thresholds[i].type, &t);
             if (r == NVMLR_SUCCESS)
                 put(s, thresholds[i].m, t);
             else
@@ -654,7 +655,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
         }
     if (want(m, g, BIT(GP_M_POWER))) {
         unsigned mw;
-        r = CALL(0, n->power_usage, "", g->h, &mw);
+        r = CALL(n->power_usage, g->h, &mw);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_POWER, mw / 1000.0);
         else
@@ -662,7 +663,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     }
     if (want(m, g, BIT(GP_M_POWER_LIMIT))) {
         unsigned mw;
-        r = CALL(0, n->power_limit, "", g->h, &mw);
+        r = CALL(n->power_limit, g->h, &mw);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_POWER_LIMIT, mw / 1000.0);
         else
@@ -671,7 +672,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     }
     if (want(m, g, BIT(GP_M_ENERGY))) {
         unsigned long long mj;
-        r = CALL(0, n->energy, "", g->h, &mj);
+        r = CALL(n->energy, g->h, &mj);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_ENERGY, (double)mj / 1000.0);
         else
@@ -691,8 +692,8 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     for (size_t i = 0; i < GP_ARRAY_LEN(clocks); i++)
         if (want(m, g, BIT(clocks[i].m))) {
             unsigned mhz;
-            r = clocks[i].max ? CALL(0, n->max_clock, "", g->h, clocks[i].type, &mhz)
-                              : CALL(0, n->clock, "", g->h, clocks[i].type, &mhz);
+            r = clocks[i].max ? CALL(n->max_clock, g->h, clocks[i].type, &mhz)
+                              : CALL(n->clock, g->h, clocks[i].type, &mhz);
             if (r == NVMLR_SUCCESS)
                 put(s, clocks[i].m, mhz * 1e6);
             else
@@ -701,7 +702,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     if (want(m, g, BIT(GP_M_FAN))) {
         unsigned pct;
         r = n->fan_speed_v2 && g->n_fans > 0 ? n->fan_speed_v2(g->h, 0, &pct)
-                                             : CALL(0, n->fan_speed, "", g->h, &pct);
+                                             : CALL(n->fan_speed, g->h, &pct);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_FAN, pct);
         else
@@ -710,7 +711,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     /* PCIe throughput is read apart (read_pcie): each call blocks ~20 ms in NVML */
     if (want(m, g, BIT(GP_M_THROTTLE))) {
         unsigned long long bits;
-        r = CALL(0, n->clock_reasons, "", g->h, &bits);
+        r = CALL(n->clock_reasons, g->h, &bits);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_THROTTLE, (double)bits);
         else
@@ -724,7 +725,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
     for (size_t i = 0; i < 2; i++)
         if (want(m, g, BIT(ecc[i].m))) {
             unsigned long long c;
-            r = CALL(0, n->ecc_errors, "", g->h, ecc[i].type, 0 /* volatile */, &c);
+            r = CALL(n->ecc_errors, g->h, ecc[i].type, 0 /* volatile */, &c);
             if (r == NVMLR_SUCCESS)
                 put(s, ecc[i].m, (double)c);
             else
@@ -732,7 +733,7 @@ static void read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size
         }
     if (want(m, g, BIT(GP_M_MIG_MODE))) {
         unsigned cur, pend;
-        r = CALL(0, n->mig_mode, "", g->h, &cur, &pend);
+        r = CALL(n->mig_mode, g->h, &cur, &pend);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_MIG_MODE, cur ? 1 : 0);
         else
@@ -1051,7 +1052,6 @@ static void poll_xids(gp_monitor *m, unsigned timeout_ms);
 static gp_status sample_round(gp_monitor *m, gp_ns ts)
 {
     int32_t comp = gp_component_current();
-    char errbuf[256] = "";
     bool busy = false;
     for (size_t i = 0; i < m->n_gpus; i++) {
         gpu *g = &m->gpus[i];
@@ -1072,7 +1072,6 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts)
             m->last_error_ts = ts;
             if (m->cfg.mode == GP_MODE_DEBUG)
                 emit(m, GP_EVT_DEBUG, GP_SEV_INFO, ts, (int)i, 0, "nvml", NAN, NAN, "%s", gerr);
-            snprintf(errbuf, sizeof errbuf, "%s", gerr);
         }
         uint64_t newly = g->unsup & ~g->id.unsupported;
         if (newly && m->cfg.mode == GP_MODE_DEBUG)
@@ -1111,7 +1110,6 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts)
                               : m->cfg.sampling_interval_ms;
     pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->lock);
-    (void)errbuf;
     return GP_OK;
 }
 
