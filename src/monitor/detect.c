@@ -195,8 +195,10 @@ void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
     }
     out->recent_slope_mb_per_h = sxx > 0 ? sxy / sxx * 3600 : 0;
 
+    /* the newer half must still rise at least half as fast as the whole window: a rise that
+     * has levelled off (a caching allocator warming up) is not a leak */
     out->leak = out->slope_mb_per_h >= d->p.min_slope_mb_per_h && out->r2 >= d->p.min_r2 &&
-                out->recent_slope_mb_per_h >= 0.5 * d->p.min_slope_mb_per_h;
+                out->recent_slope_mb_per_h >= 0.5 * out->slope_mb_per_h;
     if (out->leak && d->total_bytes > 0) {
         double left_mb = d->total_bytes / 1e6 - out->last_mb;
         out->time_to_full_s = left_mb > 0 ? left_mb / slope : 0;

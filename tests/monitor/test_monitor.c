@@ -491,6 +491,11 @@ static double plateau(double t)
     /* a caching allocator: rises 4 GB over the first 8 minutes, then flat */
     return 1e9 + (t < 480 ? t / 480 : 1) * 4e9 + 5e6 * noise(t);
 }
+static double big_plateau(double t)
+{
+    /* a large warm-up: +10 GB over 15 minutes, then flat */
+    return 2e9 + (t < 900 ? t / 900 : 1) * 10e9 + 5e6 * noise(t);
+}
 static double noisy_flat(double t)
 {
     return 5e9 + 100e6 * noise(t);
@@ -532,8 +537,18 @@ static void leak_detector_staircase_leak(void **state)
 
 static void leak_detector_plateau_is_not_a_leak(void **state)
 {
-    for (double end = 12 * 60; end <= 3600; end += 6 * 60) {
+    for (double end = 12 * 60; end <= 3600; end += 60) {
         gp_leak_result r = run_leak(plateau, end, 1, NULL);
+        if (r.leak)
+            fail_msg("plateau flagged at %.0f s: slope %.1f recent %.1f r2 %.2f", end,
+                     r.slope_mb_per_h, r.recent_slope_mb_per_h, r.r2);
+        /* a warm-up that keeps rising past warm-up + minimum duration (12 min) looks like a leak
+         * while it rises (documented); the verdict must clear within 5 minutes of the plateau */
+        r = run_leak(big_plateau, end, 1, NULL);
+        if (end > 12 * 60 && end <= 15 * 60)
+            assert_true(r.leak);
+        if (end < 20 * 60)
+            continue;
         if (r.leak)
             fail_msg("plateau flagged at %.0f s: slope %.1f recent %.1f r2 %.2f", end,
                      r.slope_mb_per_h, r.recent_slope_mb_per_h, r.r2);
