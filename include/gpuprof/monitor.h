@@ -400,7 +400,8 @@ GP_EXTERN gp_status gp_monitor_device(gp_monitor *mon, size_t idx,
 /* Copies the latest sample of GPU idx. GP_EEMPTY before the first sample. */
 GP_EXTERN gp_status gp_monitor_latest(gp_monitor *mon, size_t idx,
                                       gp_gpu_sample *out) GP_WARN_UNUSED;
-/* Copies up to max retained samples of GPU idx, oldest first, into out; returns how many. */
+/* Copies the newest min(max, retained) samples of GPU idx into out, oldest first; returns how
+ * many (0 for a bad index). */
 GP_EXTERN size_t gp_monitor_history(gp_monitor *mon, size_t idx, gp_gpu_sample *out, size_t max);
 /* Copies up to max processes of GPU idx from the latest sample; *n receives the number copied. */
 GP_EXTERN gp_status gp_monitor_processes(gp_monitor *mon, size_t idx, gp_gpu_process *out,
