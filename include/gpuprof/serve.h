@@ -29,8 +29,10 @@ typedef struct gp_exporter_opts {
 } gp_exporter_opts;
 
 /* Starts serving mon (which must outlive the exporter; start its sampler separately) on its own
- * thread. GP_EINVAL for a malformed listen address, GP_EIO when it cannot bind (err says why).
- * On success *out owns the server (gp_exporter_stop). */
+ * thread. /metrics is rendered once per sampling round and the same text is served to every
+ * scrape until the next round (XID counts that arrive between rounds show at the next round).
+ * GP_EINVAL for a malformed listen address, GP_EIO when it cannot bind (err says why). On success
+ * *out owns the server (gp_exporter_stop). */
 GP_EXTERN gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts,
                                       gp_exporter **out, gp_error *err) GP_WARN_UNUSED;
 /* The TCP port actually bound. */

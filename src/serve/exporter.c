@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,42 @@ struct gp_exporter {
     char hostname[256];
     uint16_t port;
     atomic_ullong scrapes;
+    /* the text of the latest sampling round: rendered once per round, copied to each scrape */
+    pthread_mutex_t cache_lock;
+    char *cache;
+    size_t cache_len;
+    uint64_t cache_round;
 };
+
+/* Hands a malloc'd copy of the current /metrics text to *out. GP_ENOMEM on failure. */
+static gp_status metrics_text(gp_exporter *ex, char **out, size_t *len)
+{
+    gp_status st = GP_OK;
+    pthread_mutex_lock(&ex->cache_lock);
+    uint64_t round = gp_monitor_samples_total(ex->mon);
+    if (!ex->cache || ex->cache_round != round) {
+        char *text = NULL;
+        size_t n = 0;
+        st = gp_prometheus_render(ex->mon, ex->hostname, &text, &n);
+        if (st == GP_OK) {
+            free(ex->cache);
+            ex->cache = text;
+            ex->cache_len = n;
+            ex->cache_round = round;
+        }
+    }
+    if (st == GP_OK) {
+        *out = malloc(ex->cache_len + 1);
+        if (*out) {
+            memcpy(*out, ex->cache, ex->cache_len + 1);
+            *len = ex->cache_len;
+        } else {
+            st = GP_ENOMEM;
+        }
+    }
+    pthread_mutex_unlock(&ex->cache_lock);
+    return st;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body,
                              size_t len, bool owned)
@@ -53,7 +89,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/metrics") == 0) {
         char *text = NULL;
         size_t len = 0;
-        if (gp_prometheus_render(ex->mon, ex->hostname, &text, &len) != GP_OK) {
+        if (metrics_text(ex, &text, &len) != GP_OK) {
             static char msg[] = "out of memory\n";
             return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg, sizeof msg - 1,
                          false);
@@ -120,6 +156,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
     if (!ex)
         return gp_error_set(err, GP_ENOMEM, "out of memory");
     ex->mon = mon;
+    pthread_mutex_init(&ex->cache_lock, NULL);
     if (opts && opts->hostname)
         snprintf(ex->hostname, sizeof ex->hostname, "%s", opts->hostname);
     else if (gethostname(ex->hostname, sizeof ex->hostname - 1) != 0)
@@ -130,6 +167,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
         (unsigned)256, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
     if (!ex->daemon) {
         int e = errno;
+        pthread_mutex_destroy(&ex->cache_lock);
         free(ex);
         return gp_error_set(err, GP_EIO, "cannot listen on %s: %s", listen,
                             e ? strerror(e) : "libmicrohttpd failed to start");
@@ -155,5 +193,7 @@ void gp_exporter_stop(gp_exporter *ex)
     if (!ex)
         return;
     MHD_stop_daemon(ex->daemon);
+    pthread_mutex_destroy(&ex->cache_lock);
+    free(ex->cache);
     free(ex);
 }

@@ -131,7 +131,7 @@ static void fake_nvml_exporter_http(void **state)
     uint16_t port = gp_exporter_port(ex);
     assert_true(port > 0);
 
-    char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n");
+    char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n"), *r2;
     assert_true(strncmp(r, "HTTP/1.0 200", 12) == 0 || strncmp(r, "HTTP/1.1 200", 12) == 0);
     assert_non_null(strstr(r, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
     char *text = NULL;
@@ -141,10 +141,21 @@ static void fake_nvml_exporter_http(void **state)
     assert_non_null(body);
     assert_string_equal(body + 4, text);
     free(text);
-    free(r);
     assert_int_equal(gp_exporter_scrapes(ex), 1);
+    /* a new sampling round is visible at the next scrape (the text is cached per round) */
+    assert_non_null(strstr(body + 4, "gpuprof_monitor_samples_total{hostname=\"testhost\"} 1\n"));
+    void (*set_time)(double);
+    *(void **)&set_time = dlsym(fake, "fake_nvml_set_time");
+    set_time(2.0);
+    assert_int_equal(gp_monitor_sample_now(m, 2000000000LL), GP_OK);
+    free(r);
+    r = http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_non_null(strstr(r, "gpuprof_monitor_samples_total{hostname=\"testhost\"} 2\n"));
+    assert_int_equal(gp_exporter_scrapes(ex), 2);
 
-    r = http(port, "GET /healthz HTTP/1.0\r\n\r\n");
+    r2 = http(port, "GET /healthz HTTP/1.0\r\n\r\n");
+    free(r);
+    r = r2;
     assert_non_null(strstr(r, " 200 "));
     assert_non_null(strstr(r, "application/json"));
     assert_non_null(strstr(r, "\"status\":\"degraded\"")); /* GPU 2 is lost */
@@ -156,7 +167,7 @@ static void fake_nvml_exporter_http(void **state)
     r = http(port, "POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n");
     assert_non_null(strstr(r, " 405 "));
     free(r);
-    assert_int_equal(gp_exporter_scrapes(ex), 1);
+    assert_int_equal(gp_exporter_scrapes(ex), 2);
     gp_exporter_stop(ex);
     gp_monitor_close(m);
 }
