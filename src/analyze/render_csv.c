@@ -4,17 +4,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
-
-static void q(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
+#include "core/csv.h"
 
 static void num(FILE *fp, double v)
 {
@@ -79,7 +69,7 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
     case GP_AT_TYPES:
         fprintf(fp, "kernel_type,sum,percentage\n");
         for (size_t i = 0; i < a->n_types; i++) {
-            q(fp, a->types[i].label);
+            gp__csv_field(fp, a->types[i].label);
             fprintf(fp, ",%.3f,", a->types[i].time / 1e3);
             num(fp, a->types[i].pct);
             fputc('\n', fp);
@@ -90,7 +80,7 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
         for (size_t i = 0; i < a->n_ranks; i++)
             for (size_t k = 0; k < a->ranks[i].n_kernels; k++) {
                 const gp_kernel_row *r = &a->ranks[i].kernels[k];
-                q(fp, r->name);
+                gp__csv_field(fp, r->name);
                 fprintf(fp, ",%.3f,%.3f,%.3f,%.6g,%.6g,%s,%d,%llu\n", r->sum / 1e3, r->max / 1e3,
                         r->min / 1e3, r->stddev / 1e3, r->mean / 1e3, gp_kernel_type_name(r->type),
                         r->rank, (unsigned long long)r->count);
@@ -115,7 +105,7 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
             for (size_t k = 0; k < a->ranks[i].launch.n_apis; k++) {
                 const gp_launch_api *p = &a->ranks[i].launch.apis[k];
                 fprintf(fp, "%d,", a->ranks[i].rank);
-                q(fp, p->name);
+                gp__csv_field(fp, p->name);
                 fprintf(fp, ",%llu,%llu,%.1f,%lld,%lld,%lld,%.1f,%lld,%lld,%lld,%llu,%llu,%llu\n",
                         (unsigned long long)p->calls, (unsigned long long)p->matched, p->cpu_mean,
                         (long long)p->cpu_p50, (long long)p->cpu_p95, (long long)p->cpu_max,
@@ -153,9 +143,9 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
                 fprintf(fp, "%d,%d,%d,%llu,%lld,%lld,%lld,%lld,", a->ranks[i].rank, m->device_type,
                         m->device_id, (unsigned long long)m->events, (long long)m->peak_allocated,
                         (long long)m->peak_ts, (long long)m->peak_reserved, (long long)m->capacity);
-                q(fp, m->running_cpu);
+                gp__csv_field(fp, m->running_cpu);
                 fputc(',', fp);
-                q(fp, m->running_gpu);
+                gp__csv_field(fp, m->running_gpu);
                 fputc('\n', fp);
             }
         break;
@@ -171,9 +161,9 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
             const gp_finding *f = &a->findings[i];
             fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
                     gp_suggestion_type_name(f->type), (long long)f->gain_ns);
-            q(fp, f->title);
+            gp__csv_field(fp, f->title);
             fputc(',', fp);
-            q(fp, f->suggestion);
+            gp__csv_field(fp, f->suggestion);
             fputc('\n', fp);
         }
         break;

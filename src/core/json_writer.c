@@ -172,20 +172,34 @@ void gp__jw_str(gp__jw *w, const char *s)
     gp__jw_strn(w, s, s ? strlen(s) : 0);
 }
 
+/* Writes the decimal digits of v ending at end (exclusive); returns the first digit. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
 void gp__jw_int(gp__jw *w, int64_t v)
 {
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%" PRId64, v);
+    char tmp[24];
+    char *end = tmp + sizeof tmp;
+    char *p = u64_digits(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, end);
+    if (v < 0)
+        *--p = '-';
     sep(w);
-    put(w, tmp, (size_t)n);
+    put(w, p, (size_t)(end - p));
 }
 
 void gp__jw_uint(gp__jw *w, uint64_t v)
 {
-    char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
+    char tmp[24];
+    char *end = tmp + sizeof tmp;
+    char *p = u64_digits(v, end);
     sep(w);
-    put(w, tmp, (size_t)n);
+    put(w, p, (size_t)(end - p));
 }
 
 void gp__jw_double(gp__jw *w, double v)
@@ -217,11 +231,18 @@ void gp__jw_fixed(gp__jw *w, double v, int decimals)
 void gp__jw_ns_as_us(gp__jw *w, int64_t ns)
 {
     char tmp[32];
+    char *end = tmp + sizeof tmp;
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    int n = snprintf(tmp, sizeof tmp, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000,
-                     (unsigned)(a % 1000));
+    unsigned frac = (unsigned)(a % 1000);
+    *--end = (char)('0' + frac % 10);
+    *--end = (char)('0' + frac / 10 % 10);
+    *--end = (char)('0' + frac / 100);
+    *--end = '.';
+    char *p = u64_digits(a / 1000, end);
+    if (ns < 0)
+        *--p = '-';
     sep(w);
-    put(w, tmp, (size_t)n);
+    put(w, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void gp__jw_bool(gp__jw *w, bool v)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/csv.h"
 #include "core/json_writer.h"
 #include "gpuprof/summary.h"
 
@@ -218,17 +219,6 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     return gp__jw_finish(&w);
 }
 
-static void csv_field(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
-
 gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
 {
     size_t top = o ? o->top_n : 0;
@@ -240,7 +230,7 @@ gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opt
         for (size_t i = 0; i < n; i++) {
             const gp_name_stats *r = &ks->rows[i];
             fprintf(fp, "%s,", gp_event_kind_name(r->kind));
-            csv_field(fp, r->name);
+            gp__csv_field(fp, r->name);
             fprintf(fp,
                     ",%" PRIu64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
                     ",%.1f,%.1f,%.1f,%.1f,%.6f\n",

@@ -568,9 +568,11 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
     int n = 0;
     while ((unsigned)(*q - '0') <= 9) {
         ip = ip * 10 + (uint64_t)(*q++ - '0');
-        if (++n > 15)
+        if (++n > 16)
             return NULL;
     }
+    if (ip > (uint64_t)INT64_MAX / 1000 - 1)
+        return NULL; /* the careful path reports "out of range" */
     uint64_t frac = 0;
     int nd = 0;
     if (*q == '.') {
@@ -670,6 +672,36 @@ static const char *parse_int(reader *r, const char *p, int64_t *out)
 
 static const char *parse_double(reader *r, const char *p, double *out)
 {
+    {
+        /* Exact fast path (Clinger): at most 15 significant digits and 22 decimals give an integer
+         * below 2^53 divided by an exact power of ten, which IEEE division rounds correctly. */
+        static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+        const char *q = p;
+        bool neg = *q == '-';
+        q += neg;
+        uint64_t m = 0;
+        int digits = 0, decimals = 0;
+        while ((unsigned)(*q - '0') <= 9 && digits < 16) {
+            m = m * 10 + (uint64_t)(*q++ - '0');
+            digits += m != 0;
+        }
+        if (*q == '.') {
+            q++;
+            while ((unsigned)(*q - '0') <= 9 && digits < 16 && decimals < 22) {
+                m = m * 10 + (uint64_t)(*q++ - '0');
+                digits += m != 0;
+                decimals++;
+            }
+        }
+        if (digits < 16 && q > p + neg && q[-1] != '.' && (unsigned)(*q - '0') > 9 && *q != 'e' &&
+            *q != 'E' && *q != '.' && *q != '\0') {
+            double v = (double)m / pow10[decimals];
+            *out = neg ? -v : v;
+            return q;
+        }
+    }
     const char *end = scan_number(r, p);
     char tmp[64];
     size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
@@ -765,7 +797,27 @@ static const char *skip_value(reader *r, const char *p)
     }
 }
 
-#define KEY_IS(k, kl, lit) ((kl) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+/* Key comparison against a literal: with n a constant, this unrolls into a few word compares
+ * (glibc's memcmp is a real call here and showed up at 6 % of the read). */
+static inline bool key_eq(const char *k, size_t kl, const char *lit, size_t n)
+{
+    if (kl != n)
+        return false;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, k + i, 8);
+        memcpy(&b, lit + i, 8);
+        if (a != b)
+            return false;
+    }
+    for (; i < n; i++)
+        if (k[i] != lit[i])
+            return false;
+    return true;
+}
+
+#define KEY_IS(k, kl, lit) key_eq((k), (kl), (lit), sizeof(lit) - 1)
 
 /* ---- values in args ---------------------------------------------------------------------- */
 
