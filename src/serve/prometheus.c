@@ -16,7 +16,7 @@ typedef struct snap {
     gp_gpu_ident id;
     bool has;
     gp_gpu_sample s;
-    char labels[768];
+    char labels[2048]; /* fits every label escaped: 2 x (96 + 96 + 32 + 255) + names */
     gp_gpu_process procs[MAX_PROCS];
     size_t np;
     uint32_t xc[MAX_XIDS];
@@ -77,23 +77,34 @@ static void escape_label(char *dst, size_t cap, size_t *pos, const char *s)
     dst[*pos] = 0;
 }
 
+/* Appends s as is (clamped to the buffer). */
+static void add_raw(char *dst, size_t cap, size_t *pos, const char *s)
+{
+    size_t n = strlen(s);
+    if (*pos + n >= cap)
+        n = cap - 1 - *pos;
+    memcpy(dst + *pos, s, n);
+    *pos += n;
+    dst[*pos] = 0;
+}
+
 static void build_labels(snap *g, const char *host)
 {
     size_t pos = 0;
     char *d = g->labels;
     size_t cap = sizeof g->labels;
-    pos += (size_t)snprintf(d, cap, "gpu=\"%u\",uuid=\"", g->id.index);
+    char idx[32];
+    snprintf(idx, sizeof idx, "gpu=\"%u\",uuid=\"", g->id.index);
+    d[0] = 0;
+    add_raw(d, cap, &pos, idx);
     escape_label(d, cap, &pos, g->id.uuid);
-    pos += (size_t)snprintf(d + pos, cap - pos, "\",name=\"");
+    add_raw(d, cap, &pos, "\",name=\"");
     escape_label(d, cap, &pos, g->id.name);
-    pos += (size_t)snprintf(d + pos, cap - pos, "\",pci_bus_id=\"");
+    add_raw(d, cap, &pos, "\",pci_bus_id=\"");
     escape_label(d, cap, &pos, g->id.pci_bus_id);
-    pos += (size_t)snprintf(d + pos, cap - pos, "\",hostname=\"");
+    add_raw(d, cap, &pos, "\",hostname=\"");
     escape_label(d, cap, &pos, host);
-    if (pos + 2 < cap) {
-        d[pos++] = '"';
-        d[pos] = 0;
-    }
+    add_raw(d, cap, &pos, "\"");
 }
 
 /* A sample value: integers exactly, others with 10 significant digits. */

@@ -97,6 +97,17 @@ static void fake_nvml_prometheus_text_matches_golden(void **state)
     assert_null(strstr(text, "gpuprof_gpu_temperature_celsius{gpu=\"2\""));
     free(want);
     free(text);
+    /* the longest hostname label, every character needing an escape: still well formed */
+    char host[256];
+    memset(host, '"', 255);
+    host[255] = 0;
+    assert_int_equal(gp_prometheus_render(m, host, &text, &len), GP_OK);
+    char expect[600] = "hostname=\"";
+    for (int i = 0; i < 255; i++)
+        memcpy(expect + 10 + 2 * i, "\\\"", 2);
+    memcpy(expect + 10 + 510, "\"}", 3);
+    assert_non_null(strstr(text, expect));
+    free(text);
     gp_monitor_close(m);
 }
 
