@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `gpuprof monitor` end to end: no driver -> one line and exit 2; the table, JSON lines and CSV on
+# `gpuprof monitor` (and the exporter's command line) end to end: no driver -> one line and exit 2; the table, JSON lines and CSV on
 # the fake NVML driver (tests/fakes/nvml: tests our code, not a GPU); bad configuration -> exit 2
 # naming the line; SIGTERM / SIGINT -> clean exit 0. Env: GPUPROF, GP_FAKE_NVML, GP_SOURCE_DIR.
 set -uo pipefail
@@ -99,4 +99,19 @@ for sig in TERM INT; do
   expect "SIG$sig exits cleanly with 0" $([ $rc = 0 ]; echo $?)
   expect "SIG$sig prints the stopped event" $(grep -q "stopped: stopped after" "$work/sig"; echo $?)
 done
+# the exporter's command line: no driver, bad address, clean exit on SIGTERM
+GP_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$GPUPROF" exporter >"$work/out" 2>"$work/err"
+expect "exporter without a driver exits 2 with one line" \
+  $([ $? = 2 ] && [ "$(wc -l < "$work/err")" = 1 ] && grep -q "no NVIDIA driver found" "$work/err"; echo $?)
+"$GPUPROF" exporter --listen nope >"$work/out" 2>"$work/err"
+expect "exporter with a bad --listen exits 2" $([ $? = 2 ] && grep -q "expected HOST:PORT" "$work/err"; echo $?)
+"$GPUPROF" exporter --listen 127.0.0.1:0 --port-file "$work/port" 2>"$work/err" &
+pid=$!
+for _ in $(seq 1 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+expect "exporter writes its port" $([ -s "$work/port" ]; echo $?)
+kill -TERM $pid
+rc=124
+for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || { wait $pid; rc=$?; break; }; sleep 0.1; done
+[ $rc = 124 ] && kill -9 $pid
+expect "exporter exits 0 on SIGTERM" $([ $rc = 0 ]; echo $?)
 exit $fail
