@@ -1,15 +1,154 @@
-/* gpuprof exporter: placeholder until its module lands; says so plainly and exits 2. */
+/* gpuprof exporter: Prometheus exporter for GPU metrics (libmicrohttpd), /metrics and /healthz.
+ * Binds 127.0.0.1 unless --listen names another address. */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "core/atomic_file.h"
+#include "gpuprof/monitor.h"
+#include "gpuprof/serve.h"
+#include "monitor/duration.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: gpuprof exporter [options]\n"
+            "\n"
+            "Serves GPU metrics in the Prometheus text format at /metrics and a health check at\n"
+            "/healthz. Metric names and units: docs/monitor.md.\n"
+            "\n"
+            "options:\n"
+            "  --listen HOST:PORT  address to bind (default 127.0.0.1:9400; port 0 = any free)\n"
+            "  --interval DUR      sampling interval (default 1s)\n"
+            "  --config FILE       YAML monitor configuration\n"
+            "  --level L           lightweight | standard | detailed | comprehensive\n"
+            "                      (default detailed: ECC, max clocks, per-process data, MIG)\n"
+            "  --set KEY=VALUE     set any monitor configuration key\n"
+            "  --hostname NAME     value of the hostname label (default: this machine's name)\n"
+            "  --port-file FILE    write the bound port to FILE once listening\n"
+            "  -h, --help          this text\n");
+}
 
 int gp__cmd_exporter(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: gpuprof exporter ...\n\nThis command is not part of this build yet.\n");
-        return 0;
+    gp_monitor_config cfg;
+    gp_monitor_config_init(&cfg);
+    cfg.level = GP_LEVEL_DETAILED;
+    cfg.sampling_interval_ms = 1000;
+    const char *listen = "127.0.0.1:9400", *config_path = NULL, *hostname = NULL;
+    const char *port_file = NULL;
+    uint32_t interval_ms = 0;
+    const char *sets[64][2];
+    size_t n_sets = 0;
+    gp_error err = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--listen") == 0 && has_next) {
+            listen = argv[++i];
+        } else if (strcmp(a, "--interval") == 0 && has_next) {
+            if (gp__parse_duration_ms(argv[++i], &interval_ms) != GP_OK) {
+                gp__cli_error("exporter", "--interval '%s': expected e.g. 500ms, 1s", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(a, "--config") == 0 && has_next) {
+            config_path = argv[++i];
+        } else if (strcmp(a, "--hostname") == 0 && has_next) {
+            hostname = argv[++i];
+        } else if (strcmp(a, "--port-file") == 0 && has_next) {
+            port_file = argv[++i];
+        } else if (strcmp(a, "--level") == 0 && has_next && n_sets < 64) {
+            sets[n_sets][0] = "level";
+            sets[n_sets][1] = argv[++i];
+            n_sets++;
+        } else if (strcmp(a, "--set") == 0 && has_next && n_sets < 64) {
+            char *eq = strchr(argv[++i], '=');
+            if (!eq) {
+                gp__cli_error("exporter", "--set '%s': expected KEY=VALUE", argv[i]);
+                return 2;
+            }
+            *eq = 0;
+            sets[n_sets][0] = argv[i];
+            sets[n_sets][1] = eq + 1;
+            n_sets++;
+        } else {
+            gp__cli_error("exporter", "unknown or incomplete option '%s' (see --help)", a);
+            return 2;
+        }
     }
-    gp__cli_error("exporter", "not available in this build yet");
-    return 2;
+    if (config_path && gp_monitor_config_load(&cfg, config_path, &err) != GP_OK) {
+        gp__cli_error("exporter", "%s", err.msg);
+        return 2;
+    }
+    for (size_t i = 0; i < n_sets; i++)
+        if (gp_monitor_config_set(&cfg, sets[i][0], sets[i][1], &err) != GP_OK) {
+            gp__cli_error("exporter", "%s", err.msg);
+            return 2;
+        }
+    if (interval_ms)
+        cfg.sampling_interval_ms = interval_ms;
+    if (cfg.mode == GP_MODE_PROFILING)
+        cfg.mode = GP_MODE_MONITORING;
+
+    gp_monitor *mon = NULL;
+    if (gp_monitor_open(&cfg, &mon, &err) != GP_OK) {
+        gp__cli_error("exporter", "%s", err.msg);
+        return 2;
+    }
+    gp_exporter_opts opts = {.listen = listen, .hostname = hostname};
+    gp_exporter *ex = NULL;
+    gp_status st = gp_exporter_start(mon, &opts, &ex, &err);
+    if (st != GP_OK) {
+        gp__cli_error("exporter", "%s", err.msg);
+        gp_monitor_close(mon);
+        return st == GP_EINVAL ? 2 : 1;
+    }
+    if (gp_monitor_start(mon) != GP_OK) {
+        gp__cli_error("exporter", "cannot start the sampler thread");
+        gp_exporter_stop(ex);
+        gp_monitor_close(mon);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    char host[80];
+    snprintf(host, sizeof host, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
+    fprintf(stderr, "gpuprof exporter: serving http://%s:%u/metrics (%zu GPU(s), every %u ms)\n",
+            host, gp_exporter_port(ex), gp_monitor_device_count(mon), cfg.sampling_interval_ms);
+    int rc = 0;
+    if (port_file) {
+        char text[16];
+        int len = snprintf(text, sizeof text, "%u\n", gp_exporter_port(ex));
+        if (gp__write_file_atomic(port_file, text, (size_t)len, &err) != GP_OK) {
+            gp__cli_error("exporter", "%s", err.msg);
+            stop_requested = 1;
+            rc = 1;
+        }
+    }
+    while (!stop_requested) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    gp_exporter_stop(ex);
+    gp_monitor_stop(mon);
+    gp_monitor_close(mon);
+    return rc;
 }

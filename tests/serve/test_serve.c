@@ -1,0 +1,224 @@
+/* Tests of src/serve: the Prometheus rendering (golden file) and the HTTP exporter, on a monitor
+ * running against the fake NVML driver (tests/fakes/nvml): they test our code, not a GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "gpuprof/monitor.h"
+#include "gpuprof/serve.h"
+
+static void *fake;
+
+static gp_monitor *open_fake(void)
+{
+    const char *lib = getenv("GP_FAKE_NVML");
+    setenv("GP_NVML_LIBRARY", lib, 1);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/tests/serve/scenarios/exporter.txt", getenv("GP_SOURCE_DIR"));
+    setenv("GP_FAKE_NVML_SCENARIO", path, 1);
+    if (!fake)
+        fake = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(fake);
+    void (*reload)(void);
+    void (*set_time)(double);
+    *(void **)&reload = dlsym(fake, "fake_nvml_reload");
+    *(void **)&set_time = dlsym(fake, "fake_nvml_set_time");
+    reload();
+    gp_monitor_config cfg;
+    gp_monitor_config_init(&cfg);
+    cfg.level = GP_LEVEL_DETAILED;
+    gp_monitor *m = NULL;
+    gp_error err = {0};
+    if (gp_monitor_open(&cfg, &m, &err) != GP_OK)
+        fail_msg("%s", err.msg);
+    set_time(1.0);
+    assert_int_equal(gp_monitor_sample_now(m, 1000000000LL), GP_OK);
+    return m;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    return buf;
+}
+
+static void fake_nvml_prometheus_text_matches_golden(void **state)
+{
+    gp_monitor *m = open_fake();
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(gp_prometheus_render(m, "testhost", &text, &len), GP_OK);
+    assert_int_equal(strlen(text), len);
+    char gpath[2048];
+    snprintf(gpath, sizeof gpath, "%s/tests/serve/golden/metrics.txt", getenv("GP_SOURCE_DIR"));
+    if (getenv("GP_UPDATE_GOLDEN")) {
+        FILE *g = fopen(gpath, "w");
+        assert_non_null(g);
+        fputs(text, g);
+        fclose(g);
+    }
+    char *want = read_file(gpath);
+    assert_non_null(want);
+    assert_string_equal(text, want);
+    /* spot checks that do not depend on the golden file being right */
+    assert_non_null(strstr(text, "gpuprof_gpu_memory_used_bytes{gpu=\"0\",uuid=\"GPU-aaaaaaaa-"
+                                 "0000-0000-0000-000000000000\",name=\"NVIDIA A100-SXM4-80GB\","
+                                 "pci_bus_id=\"00000000:07:00.0\",hostname=\"testhost\"} "
+                                 "42949672960\n"));
+    assert_non_null(strstr(text, "name=\"Fake \\\"quoted\\\" \\\\ GPU\""));
+    assert_non_null(strstr(text, "xid=\"79\"} 2\n"));
+    assert_non_null(strstr(text, "xid=\"13\"} 1\n"));
+    assert_non_null(strstr(text, "gpuprof_gpu_utilization_ratio{gpu=\"0\""));
+    assert_non_null(strstr(text, "hostname=\"testhost\"} 0.87\n"));
+    assert_non_null(strstr(text, "hostname=\"testhost\"} 312.25\n"));
+    assert_non_null(strstr(text, "gpuprof_gpu_up{gpu=\"2\""));
+    /* GPU 1 has no fan: no fan series for it at all (never a 0) */
+    assert_null(strstr(text, "gpuprof_gpu_fan_speed_ratio{gpu=\"1\""));
+    assert_non_null(strstr(text, "gpuprof_gpu_fan_speed_ratio{gpu=\"0\""));
+    /* the lost GPU has no sample series */
+    assert_null(strstr(text, "gpuprof_gpu_temperature_celsius{gpu=\"2\""));
+    free(want);
+    free(text);
+    /* the longest hostname label, every character needing an escape: still well formed */
+    char host[256];
+    memset(host, '"', 255);
+    host[255] = 0;
+    assert_int_equal(gp_prometheus_render(m, host, &text, &len), GP_OK);
+    char expect[600] = "hostname=\"";
+    for (int i = 0; i < 255; i++)
+        memcpy(expect + 10 + 2 * i, "\\\"", 2);
+    memcpy(expect + 10 + 510, "\"}", 3);
+    assert_non_null(strstr(text, expect));
+    free(text);
+    gp_monitor_close(m);
+}
+
+/* A minimal HTTP/1.0 client: returns the whole response (caller frees). */
+static char *http(uint16_t port, const char *request)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while ((n = read(fd, buf + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = 0;
+    close(fd);
+    return buf;
+}
+
+static void fake_nvml_exporter_http(void **state)
+{
+    gp_monitor *m = open_fake();
+    gp_exporter *ex = NULL;
+    gp_error err = {0};
+    gp_exporter_opts opts = {.listen = "127.0.0.1:0", .hostname = "testhost"};
+    assert_int_equal(gp_exporter_start(m, &opts, &ex, &err), GP_OK);
+    uint16_t port = gp_exporter_port(ex);
+    assert_true(port > 0);
+
+    char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n"), *r2;
+    assert_true(strncmp(r, "HTTP/1.0 200", 12) == 0 || strncmp(r, "HTTP/1.1 200", 12) == 0);
+    assert_non_null(strstr(r, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
+    char *text = NULL;
+    size_t len;
+    assert_int_equal(gp_prometheus_render(m, "testhost", &text, &len), GP_OK);
+    char *body = strstr(r, "\r\n\r\n");
+    assert_non_null(body);
+    assert_string_equal(body + 4, text);
+    free(text);
+    assert_int_equal(gp_exporter_scrapes(ex), 1);
+    /* a new sampling round is visible at the next scrape (the text is cached per round) */
+    assert_non_null(strstr(body + 4, "gpuprof_monitor_samples_total{hostname=\"testhost\"} 1\n"));
+    void (*set_time)(double);
+    *(void **)&set_time = dlsym(fake, "fake_nvml_set_time");
+    set_time(2.0);
+    assert_int_equal(gp_monitor_sample_now(m, 2000000000LL), GP_OK);
+    free(r);
+    r = http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_non_null(strstr(r, "gpuprof_monitor_samples_total{hostname=\"testhost\"} 2\n"));
+    assert_int_equal(gp_exporter_scrapes(ex), 2);
+
+    r2 = http(port, "GET /healthz HTTP/1.0\r\n\r\n");
+    free(r);
+    r = r2;
+    assert_non_null(strstr(r, " 200 "));
+    assert_non_null(strstr(r, "application/json"));
+    assert_non_null(strstr(r, "\"status\":\"degraded\"")); /* GPU 2 is lost */
+    assert_non_null(strstr(r, "\"gpus\":3"));
+    free(r);
+    r = http(port, "GET /nope HTTP/1.0\r\n\r\n");
+    assert_non_null(strstr(r, " 404 "));
+    free(r);
+    r = http(port, "POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n");
+    assert_non_null(strstr(r, " 405 "));
+    free(r);
+    assert_int_equal(gp_exporter_scrapes(ex), 2);
+    gp_exporter_stop(ex);
+    gp_monitor_close(m);
+}
+
+static void fake_nvml_exporter_rejects_bad_addresses(void **state)
+{
+    gp_monitor *m = open_fake();
+    gp_exporter *ex = NULL;
+    gp_error err = {0};
+    static const char *const bad[] = {
+        "9400", "127.0.0.1:", "example.com:9400", "127.0.0.1:70000", ":9400", "127.0.0.1:94x0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gp_exporter_opts opts = {.listen = bad[i]};
+        assert_int_equal(gp_exporter_start(m, &opts, &ex, &err), GP_EINVAL);
+        assert_non_null(strstr(err.msg, bad[i]));
+    }
+    /* a port already in use */
+    gp_exporter *a = NULL;
+    gp_exporter_opts opts = {.listen = "127.0.0.1:0"};
+    assert_int_equal(gp_exporter_start(m, &opts, &a, &err), GP_OK);
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", gp_exporter_port(a));
+    opts.listen = addr;
+    assert_int_equal(gp_exporter_start(m, &opts, &ex, &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "cannot listen on"));
+    gp_exporter_stop(a);
+    gp_monitor_close(m);
+}
+
+int main(void)
+{
+    if (!getenv("GP_FAKE_NVML") || !getenv("GP_SOURCE_DIR"))
+        return 77;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fake_nvml_prometheus_text_matches_golden),
+        cmocka_unit_test(fake_nvml_exporter_http),
+        cmocka_unit_test(fake_nvml_exporter_rejects_bad_addresses),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (fake)
+        dlclose(fake);
+    return rc;
+}
