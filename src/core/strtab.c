@@ -17,6 +17,7 @@ gp_status gp__strtab_init(gp__strtab *t)
     gp__strent *e = GP_PUSH(t->ents, t->n, t->cap);
     if (!e) {
         free(t->slots);
+        t->slots = NULL; /* callers may run their own cleanup (gp__strtab_free) after a failure */
         return GP_ENOMEM;
     }
     e->s = "";
