@@ -50,6 +50,7 @@ gp_event_kind gp_event_kind_parse(const char *name)
         {"annotations", GP_EV_USER_ANNOTATION},
         {"annotation", GP_EV_USER_ANNOTATION},
         {"gpu_annotations", GP_EV_GPU_USER_ANNOTATION},
+        {"gpu_annotation", GP_EV_GPU_USER_ANNOTATION},
         {"python", GP_EV_PYTHON},
         {"sync", GP_EV_SYNC},
         {"ranges", GP_EV_RANGE},
