@@ -76,11 +76,23 @@ static char *arena_copy(gp__strtab *t, const char *s, size_t len)
     return d;
 }
 
+uint64_t gp__strtab_hash(const char *s, size_t n)
+{
+    if (n <= 48)
+        return gp__hash_bytes(s, n);
+    char sample[48 + sizeof n];
+    memcpy(sample, s, 16);
+    memcpy(sample + 16, s + n / 2 - 8, 16);
+    memcpy(sample + 32, s + n - 16, 16);
+    memcpy(sample + 48, &n, sizeof n);
+    return gp__hash_bytes(sample, sizeof sample);
+}
+
 uint32_t gp__strtab_find(const gp__strtab *t, const char *s, size_t len)
 {
     if (len == 0)
         return 0;
-    uint32_t h32 = (uint32_t)gp__hash_bytes(s, len);
+    uint32_t h32 = (uint32_t)gp__strtab_hash(s, len);
     size_t i = h32 & (t->n_slots - 1);
     for (uint32_t id; (id = t->slots[i]) != 0; i = (i + 1) & (t->n_slots - 1)) {
         const gp__strent *e = &t->ents[id];
@@ -129,5 +141,5 @@ gp_status gp__strtab_intern_h(gp__strtab *t, const char *s, size_t len, uint64_t
 
 gp_status gp__strtab_intern(gp__strtab *t, const char *s, size_t len, uint32_t *id)
 {
-    return gp__strtab_intern_h(t, s, len, gp__hash_bytes(s, len), id);
+    return gp__strtab_intern_h(t, s, len, gp__strtab_hash(s, len), id);
 }

@@ -29,7 +29,11 @@ typedef struct gp__strtab gp__strtab;
 
 gp_status gp__strtab_init(gp__strtab *t) GP_WARN_UNUSED;
 void gp__strtab_free(gp__strtab *t);
-/* Interns s[0..len) with precomputed hash h (gp__hash_bytes) and writes the id. */
+/* The table's hash of a string: every insert and lookup uses it. Long strings (templated kernel
+ * names differ in the middle) hash a sample — head, middle, tail and length — and rely on the full
+ * compare on a hit. */
+uint64_t gp__strtab_hash(const char *s, size_t n);
+/* Interns s[0..len) with precomputed hash h, which must be gp__strtab_hash(s, len). */
 gp_status gp__strtab_intern_h(gp__strtab *t, const char *s, size_t len, uint64_t h,
                               uint32_t *id) GP_WARN_UNUSED;
 gp_status gp__strtab_intern(gp__strtab *t, const char *s, size_t len, uint32_t *id) GP_WARN_UNUSED;

@@ -35,6 +35,10 @@
 #define MAX_DEPTH 256                              /* nesting depth limit */
 #define ABSURD_NS (7LL * 24 * 3600 * 1000000000LL) /* HTA's 7-day cut-off */
 #define META_MAX 65536 /* larger top-level values are not kept as metadata */
+/* Times and durations are limited to 2^62 ns (146 years) in magnitude, so that ts + dur and
+ * base + ts cannot overflow int64. */
+#define GP__MAX_TIME_NS (INT64_C(1) << 62)
+#define GP__MAX_TIME_US (GP__MAX_TIME_NS / 1000)
 
 enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };
 
@@ -166,6 +170,10 @@ typedef struct reader {
     uint64_t stop_at;
     bool reached_split;
     bool split_part;
+    /* How a second part ended, checked against the first part's view of the document: */
+    bool part_bare_end;      /* end of input right after the events' ']' */
+    bool part_object_closed; /* the top-level object's '}' */
+    bool part_members;       /* top-level members after the events array */
 } reader;
 
 /* ---- errors and buffer management -------------------------------------------------------- */
@@ -513,6 +521,25 @@ static const char *scan_number(reader *r, const char *p)
     return q;
 }
 
+static void oom(reader *r);
+
+/* strtod over a validated number token [p, end), copied whole (long tokens such as 0.000...1 with
+ * many digits must not be cut). The C locale's decimal point is assumed, as JSON requires. */
+static double token_to_double(reader *r, const char *p, const char *end)
+{
+    size_t n = (size_t)(end - p);
+    char small[64];
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        oom(r);
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
+    double v = strtod(tmp, NULL);
+    if (tmp != small)
+        free(tmp);
+    return v;
+}
+
 /* Converts "[-]digits[.digits]" in [s, end) from microseconds to exact nanoseconds: integer part *
  * 1000 plus the first three fraction digits, rounded half away from zero on the fourth. Returns
  * false on other syntax (exponents) or overflow. */
@@ -525,9 +552,9 @@ static bool us_text_to_ns(const char *s, const char *end, int64_t *out)
         return false;
     uint64_t ip = 0;
     while (s < end && *s >= '0' && *s <= '9') {
-        if (ip > (uint64_t)INT64_MAX / 1000 / 10)
-            return false;
         ip = ip * 10 + (uint64_t)(*s++ - '0');
+        if (ip > GP__MAX_TIME_US)
+            return false; /* the careful path reports "time value out of range" */
     }
     uint64_t frac = 0;
     int nd = 0;
@@ -547,8 +574,8 @@ static bool us_text_to_ns(const char *s, const char *end, int64_t *out)
         return false;
     for (int i = nd; i < 3; i++)
         frac *= 10;
-    int64_t v = (int64_t)(ip * 1000 + frac + (round_up ? 1 : 0));
-    *out = neg ? -v : v;
+    uint64_t v = ip * 1000 + frac + (round_up ? 1 : 0); /* <= 2^62 + 1000: no overflow */
+    *out = neg ? -(int64_t)v : (int64_t)v;
     return true;
 }
 
@@ -571,7 +598,7 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
         if (++n > 16)
             return NULL;
     }
-    if (ip > (uint64_t)INT64_MAX / 1000 - 1)
+    if (ip > GP__MAX_TIME_US)
         return NULL; /* the careful path reports "out of range" */
     uint64_t frac = 0;
     int nd = 0;
@@ -592,7 +619,9 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
     return q;
 }
 
-static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
+/* Parses a time in µs to ns. Beyond ±2^62 ns: an error for times; for durations (saturate) the
+ * value becomes INT64_MAX, which the absurd-duration rule then drops and counts. */
+static const char *parse_us_ns_sat(reader *r, const char *p, int64_t *out, bool saturate)
 {
     const char *fast = fast_us_ns(p, out);
     if (fast)
@@ -600,15 +629,20 @@ static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
     const char *end = scan_number(r, p);
     if (us_text_to_ns(p, end, out))
         return end;
-    char tmp[64];
-    size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
-    memcpy(tmp, p, n);
-    tmp[n] = '\0';
-    double v = strtod(tmp, NULL) * 1000.0;
-    if (!(fabs(v) < 9.2e18))
-        fail_at(r, p, "time value out of range");
+    double v = token_to_double(r, p, end) * 1000.0;
+    if (!(fabs(v) <= (double)GP__MAX_TIME_NS)) {
+        if (!saturate || v != v)
+            fail_at(r, p, "time value out of range (more than 2^62 ns)");
+        *out = v > 0 ? INT64_MAX : INT64_MIN;
+        return end;
+    }
     *out = llround(v);
     return end;
+}
+
+static const char *parse_us_ns(reader *r, const char *p, int64_t *out)
+{
+    return parse_us_ns_sat(r, p, out, false);
 }
 
 /* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
@@ -661,11 +695,7 @@ static const char *parse_int(reader *r, const char *p, int64_t *out)
                                            : (int64_t)v;
         return end;
     }
-    char tmp[64];
-    size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
-    memcpy(tmp, p, n);
-    tmp[n] = '\0';
-    double d = strtod(tmp, NULL);
+    double d = token_to_double(r, p, end);
     *out = fabs(d) < 9.2e18 ? (int64_t)d : (d < 0 ? INT64_MIN : INT64_MAX);
     return end;
 }
@@ -703,11 +733,7 @@ static const char *parse_double(reader *r, const char *p, double *out)
         }
     }
     const char *end = scan_number(r, p);
-    char tmp[64];
-    size_t n = (size_t)(end - p) < sizeof tmp - 1 ? (size_t)(end - p) : sizeof tmp - 1;
-    memcpy(tmp, p, n);
-    tmp[n] = '\0';
-    *out = strtod(tmp, NULL);
+    *out = token_to_double(r, p, end);
     return end;
 }
 
@@ -1249,7 +1275,7 @@ static const char *parse_idval(reader *r, const char *p, idval *v)
             q += 7;
             n -= 7;
         }
-        if (n > 0 && n < 20) {
+        if (n > 0 && n < 19) { /* at most 18 digits: cannot overflow int64 */
             bool neg = q[0] == '-';
             size_t i = neg ? 1 : 0;
             int64_t x = 0;
@@ -1289,24 +1315,11 @@ static gp_strid intern(reader *r, const char *s, size_t len)
     return id;
 }
 
-/* Names are long (templated kernels); hash a sample of the bytes and let the table compare. */
-static uint64_t name_hash(const char *s, size_t n)
-{
-    if (n <= 48)
-        return gp__hash_bytes(s, n);
-    char sample[56];
-    memcpy(sample, s, 16);
-    memcpy(sample + 16, s + n / 2 - 8, 16);
-    memcpy(sample + 32, s + n - 16, 16);
-    memcpy(sample + 48, &n, sizeof n);
-    return gp__hash_bytes(sample, 48 + sizeof n);
-}
-
 static gp_strid intern_name(reader *r, const ev_fields *f)
 {
     gp_strid id;
-    if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len, name_hash(f->name, f->name_len),
-                            &id) != GP_OK) {
+    if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len,
+                            gp__strtab_hash(f->name, f->name_len), &id) != GP_OK) {
         gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
         longjmp(r->jb, JMP_ERROR);
     }
@@ -1722,7 +1735,7 @@ static const char *parse_event(reader *r, const char *p)
                     }
                     fail_at(r, p, "field \"dur\": expected a number");
                 }
-                p = parse_us_ns(r, p, &f.dur);
+                p = parse_us_ns_sat(r, p, &f.dur, true);
                 f.has_dur = true;
                 goto next;
             }
@@ -1944,7 +1957,10 @@ static const char *parse_member(reader *r, const char *p, bool *events_next)
     if (KEY_IS(k, kl, "baseTimeNanoseconds")) {
         int64_t v;
         bool ok;
+        const char *at = p;
         p = parse_intish(r, p, &v, &ok);
+        if (ok && (v > GP__MAX_TIME_NS || v < -GP__MAX_TIME_NS))
+            fail_at(r, at, "baseTimeNanoseconds out of range (more than 2^62 ns)");
         if (ok)
             r->t->base_time_ns = v;
         return p;
@@ -2020,9 +2036,13 @@ static gp_status run_parser(reader *r)
             /* fallthrough */
         case TOP_OBJ_NEXT:
             if (r->state == TOP_OBJ_NEXT) {
-                if (*p == '\0' && r->split_part && r->eof && p == r->buf + r->len)
-                    return GP_OK; /* the second part of a bare array ends after its ']' */
+                if (*p == '\0' && r->split_part && r->eof && p == r->buf + r->len &&
+                    !r->part_members) {
+                    r->part_bare_end = true; /* a bare array's second part ends after ']' */
+                    return GP_OK;
+                }
                 if (*p == '}') {
+                    r->part_object_closed = r->split_part;
                     r->state = TOP_DONE;
                     p++;
                     break;
@@ -2041,6 +2061,7 @@ static gp_status run_parser(reader *r)
             }
             {
                 bool events_next;
+                r->part_members = r->split_part;
                 p = parse_member(r, p, &events_next);
                 if (events_next) {
                     r->state = TOP_EVENTS;
@@ -2089,8 +2110,8 @@ static gp_status run_parser(reader *r)
                 if (at > r->stop_at)
                     r->stop_at = 0; /* not an element boundary: read on sequentially */
             }
-            r->t->stats.events_in++;
             p = parse_event(r, p);
+            r->t->stats.events_in++; /* counted once the element is complete (no retry left) */
             r->state = TOP_EVENTS_NEXT;
             break;
         case TOP_DONE:
@@ -2134,13 +2155,25 @@ static gp_status finish_read(reader *r)
     gp_ns base = t->base_time_ns;
     /* Shift relative times to absolute ones. */
     if (base) {
+        /* |ts| and |base| are at most 2^62 each: the sums cannot overflow; bound them again. */
+        bool range = true;
         for (size_t i = 0; i < t->n_tracks; i++)
-            for (size_t j = 0; j < t->tracks[i].n_events; j++)
-                t->tracks[i].events[j].ts += base;
-        for (size_t i = 0; i < t->n_counters; i++)
+            for (size_t j = 0; j < t->tracks[i].n_events; j++) {
+                gp_ns *ts = &t->tracks[i].events[j].ts;
+                *ts += base;
+                range &= *ts <= GP__MAX_TIME_NS && *ts >= -GP__MAX_TIME_NS;
+            }
+        for (size_t i = 0; i < t->n_counters; i++) {
             t->counters[i].ts += base;
+            range &= t->counters[i].ts <= GP__MAX_TIME_NS && t->counters[i].ts >= -GP__MAX_TIME_NS;
+        }
         for (size_t i = 0; i < priv->n_flow_points; i++)
             priv->flow_points[i].ts += base;
+        if (!range)
+            return gp_error_set(r->err, GP_EPARSE,
+                                "%s: field \"baseTimeNanoseconds\": base + ts is out of range "
+                                "(more than 2^62 ns)",
+                                r->name);
     }
     /* Pair flow points: start then end with the same (cat, id). */
     if (priv->n_flow_points) {
@@ -2519,8 +2552,11 @@ static gp_status read_parallel(const char *path, gp__input *in, const gp_read_op
     }
     err->status = GP_OK;
     err->msg[0] = '\0';
+    /* Only this thread reports progress (callbacks need not be thread-safe). */
+    gp_read_opts opts_b = *opts;
+    opts_b.progress = NULL;
     reader *a = reader_new(in, opts, err);
-    reader *b = a ? reader_new(&in2, opts, &err2) : NULL;
+    reader *b = a ? reader_new(&in2, &opts_b, &err2) : NULL;
     if (!a || !b) {
         if (a)
             reader_free(a);
@@ -2545,7 +2581,11 @@ static gp_status read_parallel(const char *path, gp__input *in, const gp_read_op
         pthread_join(th, NULL);
     if (st == GP_OK && a->reached_split) {
         bool merged = false;
-        if (pb.st == GP_OK && setjmp(a->jb) == 0) {
+        /* The second part must have ended the way the document began: an object closes with
+         * '}', a bare array ends right after its ']'. Anything else (a truncated file, members
+         * after a bare array) is read again here so that it fails as a sequential read does. */
+        bool consistent = a->bare_array ? b->part_bare_end : b->part_object_closed;
+        if (pb.st == GP_OK && consistent && setjmp(a->jb) == 0) {
             merge_reader(a, b);
             merged = true;
         }

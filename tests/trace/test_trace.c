@@ -439,6 +439,38 @@ static void two_thread_read_gives_the_same_model(void **state)
     unlink(plain);
 }
 
+/* Malformed documents whose fault lies after the split point: the two-thread read must fail
+ * exactly as the one-thread read does (an object missing its '}', members after a bare array). */
+static void two_thread_read_rejects_what_one_thread_rejects(void **state)
+{
+    static const char *const tails[][2] = {{"{\"traceEvents\": [\n", "\n]"},
+                                           {"[\n", "\n], \"x\": 1}"},
+                                           {"{\"traceEvents\": [\n", "\n], \"x\": 1"}};
+    for (size_t v = 0; v < sizeof tails / sizeof tails[0]; v++) {
+        char path[] = "/tmp/gp_bad2_XXXXXX.json";
+        int fd = mkstemps(path, 5);
+        assert_true(fd >= 0);
+        FILE *fp = fdopen(fd, "w");
+        fputs(tails[v][0], fp);
+        for (int i = 0; i < 2000; i++)
+            fprintf(fp,
+                    "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                    "\"tid\": 1, \"ts\": %d, \"dur\": 1}",
+                    i ? ",\n" : "", i % 7, i);
+        fputs(tails[v][1], fp);
+        fclose(fp);
+        gp_read_opts one = quiet_opts(), two = quiet_opts();
+        one.threads = 1;
+        two.threads = 2;
+        gp_trace *t = NULL;
+        gp_error e1 = {0}, e2 = {0};
+        assert_int_equal(gp_trace_read(path, &one, &t, &e1), GP_EPARSE);
+        assert_int_equal(gp_trace_read(path, &two, &t, &e2), GP_EPARSE);
+        assert_string_equal(e1.msg, e2.msg);
+        unlink(path);
+    }
+}
+
 static void cpu_only_trace_has_no_gpu(void **state)
 {
     const char *shared = getenv("GP_SHARED_DIR");
@@ -571,6 +603,7 @@ int main(void)
         cmocka_unit_test(round_trip_every_shared_trace),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
         cmocka_unit_test(two_thread_read_gives_the_same_model),
+        cmocka_unit_test(two_thread_read_rejects_what_one_thread_rejects),
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
