@@ -125,7 +125,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         bool ok = true;
         gp_ns start, end;
         gp_trace_span(t, &start, &end);
-        s->span += end - start;
+        s->span = gp__sat_add(s->span, end - start);
         const gp_read_stats *rs = &t->stats;
         s->input.bytes += rs->bytes;
         s->input.events_in += rs->events_in;
@@ -201,9 +201,9 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         r->p95 = stt.p95;
         r->p99 = stt.p99;
         ks->calls += stt.n;
-        ks->total += stt.total;
+        ks->total = gp__sat_add(ks->total, stt.total);
         if (is_gpu_work(g->kind)) {
-            s->gpu_time += stt.total;
+            s->gpu_time = gp__sat_add(s->gpu_time, stt.total);
             s->has_gpu = true;
         }
     }

@@ -155,7 +155,9 @@ int gp__cmd_summary(int argc, char **argv)
     gp_status st = json  ? gp_summary_render_json(sum, &ropts, stdout)
                    : csv ? gp_summary_render_csv(sum, &ropts, stdout)
                          : gp_summary_render_text(sum, &ropts, stdout);
-    rc = st == GP_OK ? 0 : 1;
+    if (st != GP_OK)
+        gp__cli_error("summary", "writing the output failed: %s", gp_strerror(st));
+    rc = gp_status_exit_code(st);
 done:
     gp_summary_free(sum);
     free(traces);

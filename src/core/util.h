@@ -40,6 +40,15 @@ gp_status gp__buf_printf(gp__buf *b, const char *fmt, ...) GP_PRINTF(2, 3) GP_WA
 gp_status gp__buf_terminate(gp__buf *b) GP_WARN_UNUSED;
 void gp__buf_free(gp__buf *b);
 
+/* a + b, saturating at INT64_MIN / INT64_MAX instead of overflowing. */
+static inline int64_t gp__sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return a > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* 64-bit hash of bytes (wyhash-style mixing); stable across runs. */
 uint64_t gp__hash_bytes(const void *p, size_t n);
 static inline uint64_t gp__hash_u64(uint64_t x)

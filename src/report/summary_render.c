@@ -135,7 +135,7 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
             row(fp, nw, &s->top[r], true);
         rule(fp, '=', width);
     }
-    return ferror(fp) ? GP_EIO : GP_OK;
+    return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
 }
 
 static void json_row(gp__jw *w, const gp_name_stats *r)
@@ -216,7 +216,8 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
     gp__jw_text(&w, "\n", 1);
-    return gp__jw_finish(&w);
+    gp_status st = gp__jw_finish(&w);
+    return st == GP_OK && (fflush(fp) != 0 || ferror(fp)) ? GP_EIO : st;
 }
 
 gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
@@ -238,5 +239,5 @@ gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opt
                     r->share);
         }
     }
-    return ferror(fp) ? GP_EIO : GP_OK;
+    return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
 }

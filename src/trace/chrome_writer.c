@@ -208,7 +208,9 @@ static gp_status write_ac2g(gp__jw *w, const gp_trace *t)
         const gp_track *tr = &t->tracks[i];
         for (size_t j = 0; j < tr->n_events; j++) {
             const gp_event *ev = &tr->events[j];
+            /* INT64_MIN is the map's empty marker: such a (corrupt) id gets no flow. */
             if ((ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->correlation &&
+                ev->correlation != INT64_MIN &&
                 (s = gp__imap_put(&launches, ev->correlation, (uint64_t)i << 32 | j)) != GP_OK)
                 goto done;
         }
@@ -361,6 +363,8 @@ gp_status gp_trace_write_chrome_stream(const gp_trace *t, FILE *fp, gp_error *er
     gp_status f = gp__jw_finish(&w);
     if (s == GP_OK)
         s = f;
+    if (s == GP_OK && (fflush(fp) != 0 || ferror(fp)))
+        s = GP_EIO;
     if (s != GP_OK)
         return gp_error_set(err, s, "writing trace: %s", gp_strerror(s));
     return GP_OK;

@@ -81,18 +81,29 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
             goto done;
         job->n_ranks++;
     }
-    /* Ranks: distributedInfo.rank where present and unique; file order otherwise. */
+    /* Ranks: distributedInfo.rank where present and unique; the others get the lowest numbers no
+     * file claimed, in file order, so that no two traces share a rank. */
     for (size_t i = 0; i < job->n_ranks; i++) {
         gp_trace *t = job->ranks[i];
-        bool dup = false;
-        for (size_t j = 0; j < i; j++)
-            if (job->ranks[j]->rank == t->rank && t->rank >= 0)
-                dup = true;
-        if (t->rank < 0 || dup) {
-            t->rank = (int32_t)i;
+        for (size_t j = 0; j < i && t->rank >= 0; j++)
+            if (job->ranks[j]->rank == t->rank && !job->ranks[j]->rank_from_file_order)
+                t->rank = -1; /* a duplicate: the first file keeps the rank */
+        if (t->rank < 0)
             t->rank_from_file_order = true;
-            job->ranks_from_file_order = true;
+    }
+    int32_t next = 0;
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        gp_trace *t = job->ranks[i];
+        if (!t->rank_from_file_order)
+            continue;
+        for (bool taken = true; taken; next++) {
+            taken = false;
+            for (size_t j = 0; j < job->n_ranks && !taken; j++)
+                taken = !job->ranks[j]->rank_from_file_order && job->ranks[j]->rank == next;
+            if (!taken)
+                t->rank = next;
         }
+        job->ranks_from_file_order = true;
     }
     if (job->ranks_from_file_order && n_names > 1 && !(opts && opts->quiet))
         fprintf(stderr,

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/shared_traces.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -681,5 +683,5 @@ int main(void)
         cmocka_unit_test(real_medium_is_launch_bound),
         cmocka_unit_test(real_cpu_only_and_job),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

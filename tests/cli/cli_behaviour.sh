@@ -37,7 +37,20 @@ tmp=$(mktemp -d)
 check "convert" 0 "$gp" convert "$src/examples/traces/example_step.json" -o "$tmp/out.json.gz"
 check "convert output reads back" 0 "$gp" summary -q "$tmp/out.json.gz"
 check "convert into missing dir" 2 "$gp" convert "$src/examples/traces/example_step.json" -o /nonexistent-dir/x.json
-if ls /nonexistent-dir 2>/dev/null | grep -q tmp; then fail=$((fail+1)); echo "FAIL temp file left behind"; else pass=$((pass+1)); fi
+contains "convert into missing dir" "/nonexistent-dir/x.json"
+# A failed run leaves an existing output untouched and no temporary file beside it.
+printf 'previous content\n' > "$tmp/keep.json"
+check "convert of a malformed file" 2 "$gp" convert "$src/tests/data/malformed/truncated.json" -o "$tmp/keep.json"
+if [ "$(cat "$tmp/keep.json")" = "previous content" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL existing output was changed"; fi
+if ls "$tmp" | grep -q '\.tmp\.'; then fail=$((fail+1)); echo "FAIL temporary file left behind"; else pass=$((pass+1)); fi
+# Output that cannot be written is an error, not a silent success.
+if [ -w /dev/full ]; then
+  LAST=$("$gp" summary "$src/examples/traces/example_step.json" 2>&1 >/dev/full); rc=$?
+  if [ $rc = 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL summary >/dev/full: exit $rc"; fi
+  contains "summary to a full device" "writing the output failed"
+  "$gp" convert "$src/examples/traces/example_step.json" -o - >/dev/full 2>/dev/null; rc=$?
+  if [ $rc = 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL convert -o - >/dev/full: exit $rc"; fi
+fi
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

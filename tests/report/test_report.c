@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/shared_traces.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -656,5 +658,5 @@ int main(void)
         cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
         cmocka_unit_test(shared_traces_render),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/shared_traces.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,6 +535,26 @@ static void job_directory_ranks(void **state)
         unlink(f);
     }
     assert_int_equal(gp_job_read(dir, &o, &job, &err), GP_ENOENT);
+
+    /* a.json says rank 1, b.json has no rank: b must get 0, not also 1. */
+    char fa[4200], fb[4200];
+    snprintf(fa, sizeof fa, "%s/a.json", dir);
+    snprintf(fb, sizeof fb, "%s/b.json", dir);
+    FILE *fp = fopen(fa, "w");
+    fprintf(fp, "{\"distributedInfo\": {\"rank\": 1}, %s", doc + 1);
+    fclose(fp);
+    fp = fopen(fb, "w");
+    fputs(doc, fp);
+    fclose(fp);
+    assert_int_equal(gp_job_read(dir, &o, &job, &err), GP_OK);
+    assert_int_equal(job->n_ranks, 2);
+    assert_int_equal(job->ranks[0]->rank, 0);
+    assert_true(job->ranks[0]->rank_from_file_order); /* b.json */
+    assert_int_equal(job->ranks[1]->rank, 1);
+    assert_false(job->ranks[1]->rank_from_file_order); /* a.json keeps its own rank */
+    gp_job_free(job);
+    unlink(fa);
+    unlink(fb);
     rmdir(dir);
 }
 
@@ -608,5 +630,5 @@ int main(void)
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
