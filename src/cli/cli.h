@@ -5,6 +5,7 @@
 #define GP_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "gpuprof/core.h"
@@ -25,6 +26,6 @@ void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True when stderr is a terminal (progress output is shown only then, or with --progress). */
 bool gp__cli_stderr_is_tty(void);
 /* A gp_read_opts progress callback that draws "reading trace.json: 42% (120 MB)" on stderr. */
-void gp__cli_progress(void *ctx, unsigned long long done, unsigned long long total);
+void gp__cli_progress(void *ctx, uint64_t done, uint64_t total);
 
 #endif

@@ -149,7 +149,7 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
             gp__afile_commit(&f, &err) != GP_OK) {
             gp__afile_abort(&f);
             fprintf(stderr, "gpuprof analyze: cannot write %s %s\n", path, err.msg);
-            return 1;
+            return 2;
         }
     }
     return 0;
@@ -288,7 +288,7 @@ int gp__cmd_analyze(int argc, char **argv)
     opts.rules = rb.rules;
     opts.n_rules = rb.n;
     gp_error err = {0};
-    rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+    rd.progress = progress ? gp__cli_progress : NULL;
     rd.progress_ctx = argv[optind];
     if (gp_job_read(argv[optind], &rd, &job, &err) != GP_OK) {
         fprintf(stderr, "gpuprof analyze: %s\n", err.msg);
@@ -322,7 +322,10 @@ int gp__cmd_analyze(int argc, char **argv)
         else
             gp__afile_abort(&f);
     }
-    rc = st == GP_OK ? 0 : 1;
+    if (st != GP_OK)
+        gp__cli_error("analyze", "writing %s failed: %s", out_path ? out_path : "the output",
+                      gp_strerror(st));
+    rc = gp_status_exit_code(st);
 done:
     gp_analysis_free(an);
     gp_job_free(job);

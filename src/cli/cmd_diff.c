@@ -99,7 +99,7 @@ static bool side_read(side *s, const char *what, gp_read_opts *rd, bool progress
     size_t total = 0;
     for (size_t i = 0; i < s->n_paths; i++) {
         gp_error err = {0};
-        rd->progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+        rd->progress = progress ? gp__cli_progress : NULL;
         rd->progress_ctx = (void *)s->paths[i];
         if (gp_job_read(s->paths[i], rd, &s->jobs[s->n_jobs], &err) != GP_OK) {
             fprintf(stderr, "gpuprof diff: %s input: %s\n", what, err.msg);

@@ -245,7 +245,7 @@ int gp__cmd_flame(int argc, char **argv)
         return 2;
     }
     fo.thread_frames = threads < 0 ? !diff : threads == 1;
-    rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+    rd.progress = progress ? gp__cli_progress : NULL;
     int rc = 2;
     gp_flame_tree *tree = NULL, *base = NULL, *cur = NULL;
     if (diff) {
@@ -262,7 +262,7 @@ int gp__cmd_flame(int argc, char **argv)
         gp_status s = gp_flame_diff(base, cur, &tree);
         if (s != GP_OK) {
             gp__cli_error("flame", "diff: %s", gp_strerror(s));
-            rc = 1;
+            rc = gp_status_exit_code(s);
             goto done;
         }
     } else if (build_one(argv[optind], &rd, &fo, &tree) != GP_OK) {
@@ -271,7 +271,7 @@ int gp__cmd_flame(int argc, char **argv)
     gp_error err = {0};
     if (gp_flame_write(tree, fmt, &ro, out, &err) != GP_OK) {
         fprintf(stderr, "gpuprof flame: %s\n", err.msg);
-        rc = 1;
+        rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
         goto done;
     }
     printf("wrote %s (%zu frames, %s weight%s)\n", out, tree->n_nodes,

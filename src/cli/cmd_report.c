@@ -96,7 +96,7 @@ int gp__cmd_report(int argc, char **argv)
         return 2;
     }
     const char *in = argv[optind];
-    rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+    rd.progress = progress ? gp__cli_progress : NULL;
     rd.progress_ctx = (void *)in;
     gp_job *job = NULL;
     gp_summary *sum = NULL;
@@ -125,12 +125,12 @@ int gp__cmd_report(int argc, char **argv)
         s = gp_dashboard_build(job->ranks, job->n_ranks, sum, tl, an, &d);
     if (s != GP_OK) {
         gp__cli_error("report", "%s: %s", in, gp_strerror(s));
-        rc = 1;
+        rc = gp_status_exit_code(s);
         goto done;
     }
     if (gp_dashboard_write_html(d, title ? title : in, out, &err) != GP_OK) {
         fprintf(stderr, "gpuprof report: %s\n", err.msg);
-        rc = 1;
+        rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
         goto done;
     }
     if (json) {

@@ -81,7 +81,7 @@ int gp__cmd_summary(int argc, char **argv)
                 return 2;
             }
             ropts.top_n = (size_t)v;
-            sopts.top_n = v ? (size_t)v : 10;
+            sopts.top_n = v ? (size_t)v : SIZE_MAX; /* 0: every row, bottlenecks too */
             break;
         }
         case 'w': {
@@ -132,7 +132,7 @@ int gp__cmd_summary(int argc, char **argv)
         goto done;
     for (int i = optind; i < argc; i++) {
         gp_error err = {0};
-        rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+        rd.progress = progress ? gp__cli_progress : NULL;
         rd.progress_ctx = argv[i];
         if (gp_job_read(argv[i], &rd, &jobs[n_jobs], &err) != GP_OK) {
             fprintf(stderr, "gpuprof summary: %s\n", err.msg);

@@ -103,7 +103,7 @@ int gp__cmd_timeline(int argc, char **argv)
         return 2;
     }
     const char *in = argv[optind];
-    rd.progress = progress ? (void (*)(void *, uint64_t, uint64_t))gp__cli_progress : NULL;
+    rd.progress = progress ? gp__cli_progress : NULL;
     rd.progress_ctx = (void *)in;
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
@@ -123,12 +123,12 @@ int gp__cmd_timeline(int argc, char **argv)
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
         gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));
-        rc = 1;
+        rc = gp_status_exit_code(s);
         goto done;
     }
     if (gp_timeline_write_html(tl, title ? title : in, out, &err) != GP_OK) {
         fprintf(stderr, "gpuprof timeline: %s\n", err.msg);
-        rc = 1;
+        rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
         goto done;
     }
     if (json) {
