@@ -276,7 +276,7 @@ GP_EXTERN size_t gp_trace_str_count(const gp_trace *t);
 typedef struct gp_read_opts {
     bool keep_python; /* keep python_function frames (default true) */
     bool keep_memory; /* keep [memory] events (default true) */
-    bool quiet;       /* do not print warnings to stderr */
+    bool quiet;       /* for callers: the library never prints; suspect input is counted in stats */
     /* 0: automatic (two threads for uncompressed files of 48 MB or more on multi-core machines),
      * 1: single-threaded, 2: two threads for any uncompressed file. Results never depend on it. */
     int threads;
@@ -302,8 +302,8 @@ GP_EXTERN gp_status gp_trace_read_buffer(const char *data, size_t len, const cha
                                          gp_error *err) GP_WARN_UNUSED;
 
 /* Reads a job: a directory of rank traces (*.json, *.json.gz), or a single file (a job of one).
- * Ranks come from distributedInfo.rank; when any file lacks it, file-name order is used for those
- * files, job->ranks_from_file_order is set and a note goes to stderr unless opts->quiet. */
+ * Ranks come from distributedInfo.rank; files without one (or with a rank another file already
+ * has) get the lowest unused numbers in file-name order, and job->ranks_from_file_order is set. */
 GP_EXTERN gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out,
                                 gp_error *err) GP_WARN_UNUSED;
 

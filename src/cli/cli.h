@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "gpuprof/core.h"
+#include "gpuprof/trace.h"
 
 int gp__cmd_summary(int argc, char **argv);
 int gp__cmd_analyze(int argc, char **argv);
@@ -25,6 +26,10 @@ int gp__cmd_convert(int argc, char **argv);
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True when stderr is a terminal (progress output is shown only then, or with --progress). */
 bool gp__cli_stderr_is_tty(void);
+/* Prints to stderr what the reader counted but the library does not print: suspect values
+ * (negative or absurd durations, missing dur, unknown categories) of each trace, and, when
+ * ranks_note, that ranks were assigned in file order. Nothing when quiet. */
+void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet);
 /* A gp_read_opts progress callback that draws "reading trace.json: 42% (120 MB)" on stderr. */
 void gp__cli_progress(void *ctx, uint64_t done, uint64_t total);
 

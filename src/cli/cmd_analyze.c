@@ -294,6 +294,7 @@ int gp__cmd_analyze(int argc, char **argv)
         fprintf(stderr, "gpuprof analyze: %s\n", err.msg);
         goto done;
     }
+    gp__cli_warn_read(job, true, rd.quiet);
     gp_status st = gp_analyze_job(job, &opts, &an, &err);
     if (st != GP_OK) {
         fprintf(stderr, "gpuprof analyze: %s\n", err.msg[0] ? err.msg : gp_strerror(st));

@@ -61,6 +61,9 @@ int gp__cmd_convert(int argc, char **argv)
         fprintf(stderr, "gpuprof convert: %s\n", err.msg);
         return 2;
     }
+    gp_trace *one[1] = {t};
+    gp_job job = {one, 1, false};
+    gp__cli_warn_read(&job, false, rd.quiet);
     gp_status s = strcmp(out, "-") == 0 ? gp_trace_write_chrome_stream(t, stdout, &err)
                                         : gp_trace_write_chrome(t, out, &err);
     gp_trace_free(t);

@@ -105,6 +105,7 @@ static bool side_read(side *s, const char *what, gp_read_opts *rd, bool progress
             fprintf(stderr, "gpuprof diff: %s input: %s\n", what, err.msg);
             return false;
         }
+        gp__cli_warn_read(s->jobs[s->n_jobs], false, rd->quiet); /* runs, not ranks: no rank note */
         total += s->jobs[s->n_jobs++]->n_ranks;
     }
     if (total == 0) {

@@ -82,6 +82,7 @@ static gp_status build_one(const char *path, gp_read_opts *rd, const gp_flame_op
         fprintf(stderr, "gpuprof flame: %s\n", err.msg);
         return s;
     }
+    gp__cli_warn_read(job, true, rd->quiet);
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
     if (s == GP_EEMPTY)
         gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,

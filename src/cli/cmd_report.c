@@ -109,6 +109,7 @@ int gp__cmd_report(int argc, char **argv)
         fprintf(stderr, "gpuprof report: %s\n", err.msg);
         goto done;
     }
+    gp__cli_warn_read(job, true, rd.quiet);
     if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
         /* the dashboard still has everything else; the bottleneck panel says it is missing */
         fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", err.msg);

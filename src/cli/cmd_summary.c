@@ -138,6 +138,7 @@ int gp__cmd_summary(int argc, char **argv)
             fprintf(stderr, "gpuprof summary: %s\n", err.msg);
             goto done;
         }
+        gp__cli_warn_read(jobs[n_jobs], true, rd.quiet);
         n_traces += jobs[n_jobs++]->n_ranks;
     }
     traces = calloc(n_traces, sizeof *traces);

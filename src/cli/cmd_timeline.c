@@ -114,6 +114,7 @@ int gp__cmd_timeline(int argc, char **argv)
         fprintf(stderr, "gpuprof timeline: %s\n", err.msg);
         goto done;
     }
+    gp__cli_warn_read(job, true, rd.quiet);
     if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
         fprintf(stderr, "gpuprof timeline: analysis failed, busy figures from the model: %s\n",
                 err.msg);

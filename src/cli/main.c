@@ -44,6 +44,32 @@ void gp__cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
+{
+    if (quiet || !job)
+        return;
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        const gp_trace *t = job->ranks[i];
+        const gp_read_stats *s = &t->stats;
+        const struct {
+            uint64_t n;
+            const char *what;
+        } notes[] = {
+            {s->negative_dur, "negative durations (clamped to 0)"},
+            {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
+            {s->no_dur, "complete events without \"dur\" (kept with 0)"},
+            {s->unknown_cat, "events of unknown category (kept as \"other\")"},
+        };
+        for (size_t k = 0; k < sizeof notes / sizeof notes[0]; k++)
+            if (notes[k].n)
+                fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", gp_trace_str(t, t->source),
+                        (unsigned long long)notes[k].n, notes[k].what);
+    }
+    if (ranks_note && job->ranks_from_file_order && job->n_ranks > 1)
+        fprintf(stderr, "gpuprof: note: some traces have no (or a duplicate) distributedInfo.rank; "
+                        "they were numbered in file-name order\n");
+}
+
 bool gp__cli_stderr_is_tty(void)
 {
     return isatty(STDERR_FILENO) == 1;

@@ -105,11 +105,6 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
         }
         job->ranks_from_file_order = true;
     }
-    if (job->ranks_from_file_order && n_names > 1 && !(opts && opts->quiet))
-        fprintf(stderr,
-                "gpuprof: %s: note: some traces have no (or a duplicate) distributedInfo.rank; "
-                "their rank is their position in file-name order\n",
-                path);
     qsort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
 done:
     for (size_t i = 0; i < n_names; i++)

@@ -2255,24 +2255,6 @@ static void reader_free(reader *r)
     free(r);
 }
 
-static void warn_suspect(const reader *r)
-{
-    const gp_read_stats *s = &r->t->stats;
-    const struct {
-        uint64_t n;
-        const char *what;
-    } notes[] = {
-        {s->negative_dur, "negative durations (clamped to 0)"},
-        {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
-        {s->no_dur, "complete events without \"dur\" (kept with 0)"},
-        {s->unknown_cat, "events of unknown category (kept as \"other\")"},
-    };
-    for (size_t i = 0; i < GP_ARRAY_LEN(notes); i++)
-        if (notes[i].n)
-            fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", r->name,
-                    (unsigned long long)notes[i].n, notes[i].what);
-}
-
 /* After a successful parse: checks, finishes the model, hands it over. Frees the reader. */
 static gp_status reader_complete(reader *r, gp_status st, gp_trace **out)
 {
@@ -2282,8 +2264,6 @@ static gp_status reader_complete(reader *r, gp_status st, gp_trace **out)
                           r->name, (unsigned long long)(r->buf_off + r->len));
     if (st == GP_OK)
         st = finish_read(r);
-    if (st == GP_OK && !r->opts->quiet)
-        warn_suspect(r);
     if (st != GP_OK) {
         if (err->status == GP_OK)
             gp_error_set(err, st, "%s: %s", r->name, gp_strerror(st));
