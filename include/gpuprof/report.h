@@ -145,8 +145,8 @@ typedef struct gp_timeline_opts {
     int max_depth;     /* draw slices up to this nesting level (0 = top level only); -1 = all */
     bool cpu_rows;     /* include CPU thread rows (default true) */
     bool counter_rows; /* include counter and memory rows (default true) */
-    /* When set, the CPU active / GPU active / overlap figures are this analysis' activity figures
-     * (gp_activity, summed over its ranks) rather than the unions computed from the model here. */
+    /* The CPU active / GPU active / overlap figures are an analysis' activity figures (gp_activity,
+     * summed over ranks): this one when set, else gp_timeline_build runs gp_analyze_job itself. */
     const gp_analysis *analysis;
 } gp_timeline_opts;
 
@@ -158,9 +158,8 @@ typedef struct gp_timeline {
     gp_tl_row *rows;
     size_t n_rows;
     gp_ns start, end; /* over all traces (absolute, the traces' clock) */
-    /* Busy figures, summed over ranks: the analysis' activity when one was given (see
-     * docs/analyses.md), else computed from the model: union of CPU-thread slices, union of
-     * kernel/memcpy/memset intervals, and the time both are busy. */
+    /* Busy figures, summed over ranks, from the analysis' activity (docs/analyses.md);
+     * busy_from_analysis is false only when that analysis could not be made (then they are 0). */
     gp_ns cpu_active, gpu_active, overlap;
     bool busy_from_analysis;
     uint64_t n_events; /* slices and samples drawn */

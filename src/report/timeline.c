@@ -16,95 +16,6 @@ void gp_timeline_opts_init(gp_timeline_opts *o)
     o->analysis = NULL;
 }
 
-typedef struct span {
-    gp_ns a, b;
-} span;
-
-static int span_cmp(const void *x, const void *y)
-{
-    const span *p = x, *q = y;
-    return p->a < q->a ? -1 : p->a > q->a ? 1 : (p->b < q->b ? -1 : p->b > q->b);
-}
-
-/* Sorts and merges intervals in place; returns the new count. */
-static size_t merge_spans(span *s, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(s, n, sizeof *s, span_cmp);
-    size_t k = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (s[i].a <= s[k].b) {
-            if (s[i].b > s[k].b)
-                s[k].b = s[i].b;
-        } else {
-            s[++k] = s[i];
-        }
-    }
-    return k + 1;
-}
-
-static gp_ns spans_len(const span *s, size_t n)
-{
-    gp_ns t = 0;
-    for (size_t i = 0; i < n; i++)
-        t += s[i].b - s[i].a;
-    return t;
-}
-
-static gp_ns spans_overlap(const span *a, size_t na, const span *b, size_t nb)
-{
-    gp_ns t = 0;
-    size_t i = 0, j = 0;
-    while (i < na && j < nb) {
-        gp_ns lo = GP_MAX(a[i].a, b[j].a), hi = GP_MIN(a[i].b, b[j].b);
-        if (hi > lo)
-            t += hi - lo;
-        if (a[i].b < b[j].b)
-            i++;
-        else
-            j++;
-    }
-    return t;
-}
-
-/* Busy figures of one trace, added to tl. */
-static gp_status busy(const gp_trace *t, gp_timeline *tl)
-{
-    span *cpu = NULL, *gpu = NULL;
-    size_t nc = 0, cc = 0, ng = 0, cg = 0;
-    for (size_t i = 0; i < t->n_tracks; i++) {
-        const gp_track *tr = &t->tracks[i];
-        for (size_t j = 0; j < tr->n_events; j++) {
-            const gp_event *e = &tr->events[j];
-            span *sp = NULL;
-            if (tr->kind == GP_TRACK_CPU_THREAD && e->dur > 0 && !gp_event_kind_is_gpu(e->kind) &&
-                e->kind != GP_EV_MEMORY)
-                sp = GP_PUSH(cpu, nc, cc);
-            else if (e->dur > 0 && (e->kind == GP_EV_KERNEL || e->kind == GP_EV_MEMCPY ||
-                                    e->kind == GP_EV_MEMSET))
-                sp = GP_PUSH(gpu, ng, cg);
-            else
-                continue;
-            if (!sp) {
-                free(cpu);
-                free(gpu);
-                return GP_ENOMEM;
-            }
-            sp->a = e->ts;
-            sp->b = e->ts + e->dur;
-        }
-    }
-    nc = merge_spans(cpu, nc);
-    ng = merge_spans(gpu, ng);
-    tl->cpu_active += spans_len(cpu, nc);
-    tl->gpu_active += spans_len(gpu, ng);
-    tl->overlap += spans_overlap(cpu, nc, gpu, ng);
-    free(cpu);
-    free(gpu);
-    return GP_OK;
-}
-
 typedef struct order {
     uint32_t track;
     int cls; /* 0 CPU, 1 GPU, 2 other */
@@ -326,8 +237,6 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
                 tl->end = ts;
             any = true;
         }
-        if (!opts->analysis && (s = busy(t, tl)) != GP_OK)
-            break;
         free(ord);
         ord = malloc((t->n_tracks ? t->n_tracks : 1) * sizeof *ord);
         if (!ord) {
@@ -389,15 +298,26 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             s = add_memory_rows(tl, &cap, (uint32_t)ti);
     }
     free(ord);
-    if (s == GP_OK && opts->analysis) {
+    /* Busy figures are the analysis' activity figures (docs/analyses.md); when the caller has no
+     * analysis, one is made here: the timeline computes no statistics of its own. */
+    gp_analysis *own = NULL;
+    const gp_analysis *an = opts->analysis;
+    if (s == GP_OK && !an) {
+        gp_job job = {(gp_trace **)traces, n, false};
+        gp_error err;
+        if (gp_analyze_job(&job, NULL, &own, &err) == GP_OK)
+            an = own;
+    }
+    if (s == GP_OK && an) {
         tl->busy_from_analysis = true;
-        for (size_t r = 0; r < opts->analysis->n_ranks; r++) {
-            const gp_activity *a = &opts->analysis->ranks[r].activity;
+        for (size_t r = 0; r < an->n_ranks; r++) {
+            const gp_activity *a = &an->ranks[r].activity;
             tl->cpu_active += a->cpu_active;
             tl->gpu_active += a->gpu_active;
             tl->overlap += a->overlap;
         }
     }
+    gp_analysis_free(own);
     if (s != GP_OK) {
         gp_timeline_free(tl);
         return s;
