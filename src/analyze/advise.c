@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/stats.h"
 #include "analyze/analyze_internal.h"
 #include "gpuprof/summary.h"
 
@@ -20,18 +21,6 @@ const char *gp_suggestion_type_name(gp_suggestion_type t)
     static const char *names[] = {"routing", "batching",  "memory",
                                   "caching", "algorithm", "parallelization"};
     return (unsigned)t < 6 ? names[t] : "unknown";
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static gp_status add_straggler(gp_analysis *a, size_t *cap, int32_t rank, const char *metric,
@@ -69,7 +58,8 @@ static gp_status stragglers(gp_analysis *a)
     }
     if (n < 2)
         goto done;
-    double m_kt = median(kt, n), m_comp = median(comp, n), m_idle = median(idle, n);
+    double m_kt = gp__median_d(kt, n), m_comp = gp__median_d(comp, n),
+           m_idle = gp__median_d(idle, n);
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
         const gp_temporal *tb = &r->temporal;

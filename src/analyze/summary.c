@@ -73,20 +73,10 @@ static uint32_t table_find(group_table *t, gp_event_kind kind, const char *name,
     return (uint32_t)t->n;
 }
 
-static bool has_duration(gp_event_kind k)
-{
-    return k != GP_EV_MEMORY && k != GP_EV_INSTANT && k != GP_EV_COUNTER;
-}
-
-static bool is_gpu_work(gp_event_kind k)
-{
-    return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
-}
-
 /* Bottlenecks are GPU work when there is any; otherwise CPU ops, annotations and ranges. */
 static bool is_bottleneck_kind(const gp_summary *s, gp_event_kind k)
 {
-    return s->has_gpu ? is_gpu_work(k)
+    return s->has_gpu ? gp_event_kind_is_gpu_work(k)
                       : (k == GP_EV_CPU_OP || k == GP_EV_USER_ANNOTATION || k == GP_EV_RANGE);
 }
 
@@ -143,7 +133,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
             for (size_t i = 0; i < tr->n_events; i++) {
                 const gp_event *ev = &tr->events[i];
                 gp_event_kind kind = (gp_event_kind)ev->kind;
-                if (!has_duration(kind) || (mask && !(mask & (1u << kind))))
+                if (!gp_event_kind_has_duration(kind) || (mask && !(mask & (1u << kind))))
                     continue;
                 if (!memo[kind] && !(memo[kind] = calloc(n_str, sizeof(uint32_t)))) {
                     ok = false;
@@ -202,14 +192,14 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         r->p99 = stt.p99;
         ks->calls += stt.n;
         ks->total = gp__sat_add(ks->total, stt.total);
-        if (is_gpu_work(g->kind)) {
+        if (gp_event_kind_is_gpu_work(g->kind)) {
             s->gpu_time = gp__sat_add(s->gpu_time, stt.total);
             s->has_gpu = true;
         }
     }
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         gp_kind_summary *ks = &s->kinds[k];
-        ks->denominator = is_gpu_work((gp_event_kind)k) ? s->gpu_time : ks->total;
+        ks->denominator = gp_event_kind_is_gpu_work((gp_event_kind)k) ? s->gpu_time : ks->total;
         for (size_t i = 0; i < ks->n_rows; i++)
             ks->rows[i].share =
                 ks->denominator > 0 ? (double)ks->rows[i].total / (double)ks->denominator : 0;

@@ -85,6 +85,20 @@ double gp__quantile_sorted(const int64_t *v, size_t n, double q)
     return (double)v[lo] + frac * (double)(v[lo + 1] - v[lo]);
 }
 
+int gp__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double gp__median_d(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, gp__cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 double gp__quantile_sorted_d(const double *v, size_t n, double q)
 {
     if (n == 0)

@@ -19,6 +19,10 @@ void gp__sort_i64(int64_t *v, size_t n);
 /* Quantile q in [0,1] of an ascending array, linear interpolation between closest ranks (numpy's
  * default "linear" method). 0 for n == 0. */
 double gp__quantile_sorted(const int64_t *v, size_t n, double q);
+/* qsort comparator for doubles (ascending; NaN is not expected). */
+int gp__cmp_double(const void *a, const void *b);
+/* Median of v (sorted in place); 0 for n == 0. The mean of the two middle values for even n. */
+double gp__median_d(double *v, size_t n);
 /* Same for doubles. */
 double gp__quantile_sorted_d(const double *v, size_t n, double q);
 

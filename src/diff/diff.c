@@ -213,16 +213,6 @@ static int64_t args_int(const char *json, const char *key)
     return -1;
 }
 
-static bool is_gpu_work(gp_event_kind k)
-{
-    return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
-}
-
-static bool has_duration(gp_event_kind k)
-{
-    return k != GP_EV_MEMORY && k != GP_EV_INSTANT && k != GP_EV_COUNTER;
-}
-
 /* ---- per-run overall values --------------------------------------------------------------- */
 
 typedef struct ival {
@@ -249,7 +239,7 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
     size_t n_iv = 0;
     for (size_t k = 0; k < t->n_tracks; k++)
         for (size_t i = 0; i < t->tracks[k].n_events; i++)
-            n_iv += is_gpu_work((gp_event_kind)t->tracks[k].events[i].kind);
+            n_iv += gp_event_kind_is_gpu_work((gp_event_kind)t->tracks[k].events[i].kind);
     ival *iv = n_iv ? malloc(n_iv * sizeof *iv) : NULL;
     if (n_iv && !iv)
         return GP_ENOMEM;
@@ -261,7 +251,7 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
             gp_event_kind kind = (gp_event_kind)ev->kind;
-            if (is_gpu_work(kind)) {
+            if (gp_event_kind_is_gpu_work(kind)) {
                 gpu += ev->dur;
                 iv[m].dev = tr->device >= 0 ? tr->device : (int32_t)tr->pid;
                 iv[m].a = ev->ts;
@@ -309,12 +299,6 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
 }
 
 /* ---- verdicts ----------------------------------------------------------------------------- */
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Smallest two-sided p-value an exact U test can reach with sizes (m, n): 2 / C(m+n, m). */
 static double min_p_value(size_t m, size_t n)
@@ -413,7 +397,8 @@ static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t ru
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
             gp_event_kind kind = (gp_event_kind)ev->kind;
-            if (kind >= GP_EV_KIND_COUNT || !has_duration(kind) || !(mask & (1u << kind)))
+            if (kind >= GP_EV_KIND_COUNT || !gp_event_kind_has_duration(kind) ||
+                !(mask & (1u << kind)))
                 continue;
             if (!memo[kind] && !(memo[kind] = calloc(n_str, sizeof(uint32_t)))) {
                 st = GP_ENOMEM;
@@ -701,8 +686,8 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
         mt->delta_pct = NAN;
         if (!mt->present)
             continue;
-        qsort(xs, nx, sizeof *xs, cmp_d);
-        qsort(ys, ny, sizeof *ys, cmp_d);
+        qsort(xs, nx, sizeof *xs, gp__cmp_double);
+        qsort(ys, ny, sizeof *ys, gp__cmp_double);
         mt->base = gp__median_sorted(xs, nx);
         mt->cur = gp__median_sorted(ys, ny);
         mt->delta = mt->cur - mt->base;
@@ -745,8 +730,8 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
                 xs[r] = g->side[0].run_tot ? g->side[0].run_tot[r] : 0;
             for (size_t r = 0; r < ny; r++)
                 ys[r] = g->side[1].run_tot ? g->side[1].run_tot[r] : 0;
-            qsort(xs, nx, sizeof *xs, cmp_d);
-            qsort(ys, ny, sizeof *ys, cmp_d);
+            qsort(xs, nx, sizeof *xs, gp__cmp_double);
+            qsort(ys, ny, sizeof *ys, gp__cmp_double);
             method = GP_DIFF_TEST_RUNS;
         } else {
             nx = g->side[0].n;

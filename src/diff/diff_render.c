@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_internal.h"
 #include "core/json_writer.h"
 #include "core/util.h"
 #include "gpuprof/diff.h"
@@ -464,33 +465,6 @@ gp_status gp_diff_render_json(const gp_diff *d, const gp_diff_render_opts *o_in,
 
 /* ---- HTML --------------------------------------------------------------------------------- */
 
-static void html_escape(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", fp);
-            break;
-        case '<':
-            fputs("&lt;", fp);
-            break;
-        case '>':
-            fputs("&gt;", fp);
-            break;
-        case '"':
-            fputs("&quot;", fp);
-            break;
-        case '\'':
-            fputs("&#39;", fp);
-            break;
-        default:
-            /* Control characters have no place in text: shown as '?'. */
-            fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r' ? '?' : *s,
-                  fp);
-        }
-    }
-}
-
 static const char *type_class(gp_diff_type t)
 {
     static const char *const c[] = {"same", "better", "worse", "new", "gone"};
@@ -505,7 +479,7 @@ static void share_table_html(FILE *fp, const char *title, const gp_diff_share *v
             title);
     for (size_t i = 0; i < n; i++) {
         fputs("<tr><td class=\"n\">", fp);
-        html_escape(fp, v[i].label);
+        gp__html_str(fp, v[i].label);
         fprintf(fp,
                 "</td><td>%.3f</td><td>%.1f</td><td>%.3f</td><td>%.1f</td><td>%+.1f pp</td></tr>\n",
                 v[i].base_ns / 1e6, v[i].base_pct, v[i].cur_ns / 1e6, v[i].cur_pct,
@@ -519,7 +493,7 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
     fputs("<h2>Breakdowns and findings (gpuprof analyze)</h2>\n", fp);
     if (!d->analyzed) {
         fputs("<p>", fp);
-        html_escape(fp, d->analyze_note);
+        gp__html_str(fp, d->analyze_note);
         fputs("</p>\n", fp);
         return;
     }
@@ -536,11 +510,11 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
                 : f->change == GP_DIFF_FINDING_RESOLVED ? "better"
                                                         : "same",
                 gp_diff_finding_change_name(f->change));
-        html_escape(fp, f->rule);
+        gp__html_str(fp, f->rule);
         fputs("</td><td class=\"n\" title=\"", fp);
-        html_escape(fp, f->suggestion ? f->suggestion : "");
+        gp__html_str(fp, f->suggestion ? f->suggestion : "");
         fputs("\">", fp);
-        html_escape(fp, f->title);
+        gp__html_str(fp, f->title);
         fprintf(fp, "</td><td>%.3f</td><td>%.3f</td></tr>\n", f->base_gain_ns / 1e6,
                 f->cur_gain_ns / 1e6);
     }
@@ -554,7 +528,7 @@ static gp_status render_flame_html(const gp_diff_render_opts *o, FILE *fp)
     if (!o->flame) {
         if (o->flame_note) {
             fputs("<h2>Differential flame graph</h2>\n<p>Not drawn: ", fp);
-            html_escape(fp, o->flame_note);
+            gp__html_str(fp, o->flame_note);
             fputs("</p>\n", fp);
         }
         return GP_OK;
@@ -576,7 +550,7 @@ static gp_status render_flame_html(const gp_diff_render_opts *o, FILE *fp)
               "flame graph\" style=\"width:100%;height:440px;border:1px solid #ddd\" "
               "sandbox=\"allow-scripts\" srcdoc=\"",
               fp);
-        html_escape(fp, buf);
+        gp__html_str(fp, buf);
         fputs("\"></iframe>\n", fp);
     }
     free(buf);
@@ -602,10 +576,10 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
           ".new{color:#7a4cc2}.gone{color:#8a6d00}.same{color:#555}\n"
           "</style></head><body>\n<h1>gpuprof diff</h1>\n<p>Base: <b>",
           fp);
-    html_escape(fp, bl);
+    gp__html_str(fp, bl);
     fprintf(fp, "</b> (%zu run%s) &rarr; current: <b>", d->n_base_runs,
             d->n_base_runs == 1 ? "" : "s");
-    html_escape(fp, cl);
+    gp__html_str(fp, cl);
     fprintf(fp,
             "</b> (%zu run%s). Verdicts: Mann-Whitney U on %s, %s-adjusted, alpha %.3g, threshold "
             "%.1f%%.</p>\n",
@@ -662,9 +636,9 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
         fmt_ci(ci, sizeof ci, &r->test);
         fmt_p(p, sizeof p, r->test.p_adjusted);
         fputs("<tr><td class=\"n\" title=\"", fp);
-        html_escape(fp, r->name);
+        gp__html_str(fp, r->name);
         fputs("\">", fp);
-        html_escape(fp, r->name);
+        gp__html_str(fp, r->name);
         fprintf(fp,
                 "</td><td>%s</td><td class=\"bars\"><div class=\"bar b\" style=\"width:%.1f%%\">"
                 "</div><div class=\"bar c\" style=\"width:%.1f%%\"></div></td><td>%.3f</td>"
@@ -689,44 +663,14 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
 
 /* ---- JUnit XML ---------------------------------------------------------------------------- */
 
-static void xml_escape(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '&':
-            fputs("&amp;", fp);
-            break;
-        case '<':
-            fputs("&lt;", fp);
-            break;
-        case '>':
-            fputs("&gt;", fp);
-            break;
-        case '"':
-            fputs("&quot;", fp);
-            break;
-        case '\'':
-            fputs("&apos;", fp);
-            break;
-        default:
-            /* Control characters other than tab / newline are not allowed in XML 1.0. */
-            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-                fputc('?', fp);
-            else
-                fputc(c, fp);
-        }
-    }
-}
-
 static void junit_case(FILE *fp, const char *cls, const char *name, gp_diff_type type,
                        const gp_diff_test *t, double delta_pct, double base, double cur,
                        const char *unit)
 {
     fputs("    <testcase classname=\"", fp);
-    xml_escape(fp, cls);
+    gp__html_str(fp, cls);
     fputs("\" name=\"", fp);
-    xml_escape(fp, name);
+    gp__html_str(fp, name);
     fputs("\"", fp);
     bool failed = type == GP_DIFF_REGRESSION && t->method != GP_DIFF_TEST_NONE;
     if (!failed) {
@@ -741,7 +685,7 @@ static void junit_case(FILE *fp, const char *cls, const char *name, gp_diff_type
              100.0 * (t->ratio - 1.0), ci, p, (unsigned long long)t->n_base,
              (unsigned long long)t->n_cur);
     fputs(">\n      <failure type=\"REGRESSION\" message=\"", fp);
-    xml_escape(fp, msg);
+    gp__html_str(fp, msg);
     fputs("\">", fp);
     char body[256];
     if (strcmp(unit, "bytes") == 0)
@@ -750,7 +694,7 @@ static void junit_case(FILE *fp, const char *cls, const char *name, gp_diff_type
     else
         snprintf(body, sizeof body, "base %.3f ms, current %.3f ms per run (%s); test %s",
                  base / 1e6, cur / 1e6, dp, gp_diff_method_name(t->method));
-    xml_escape(fp, body);
+    gp__html_str(fp, body);
     fputs("</failure>\n    </testcase>\n", fp);
 }
 

@@ -253,12 +253,6 @@ double gp__boot_median(gp__rng *r, const double *v, size_t n)
     return 0.5 * (quantile_draw(v, n, uk) + quantile_draw(v, n, uk1));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 gp_status gp__boot_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, uint32_t b,
                             double alpha, uint64_t seed, double *lo, double *hi)
 {
@@ -277,7 +271,7 @@ gp_status gp__boot_ratio_ci(const double *x, size_t nx, const double *y, size_t 
             r[k++] = my / mx;
     }
     if (k * 2 >= b) {
-        qsort(r, k, sizeof *r, cmp_double);
+        qsort(r, k, sizeof *r, gp__cmp_double);
         *lo = gp__quantile_sorted_d(r, k, alpha / 2.0);
         *hi = gp__quantile_sorted_d(r, k, 1.0 - alpha / 2.0);
     }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/stats.h"
 #include "core/util.h"
 #include "gpuprof/monitor.h"
 
@@ -116,18 +117,6 @@ bool gp_leak_detector_add(gp_leak_detector *d, gp_ns ts, double used, double tot
     return false;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -159,11 +148,11 @@ void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
         for (size_t j = i + 1; j < n; j++)
             if (x[j] > x[i])
                 slopes[ns++] = (y[j] - y[i]) / (x[j] - x[i]);
-    double slope = ns ? median(slopes, ns) : 0; /* MB/s */
+    double slope = ns ? gp__median_d(slopes, ns) : 0; /* MB/s */
     double resid[GP_LEAK_BUCKETS];
     for (size_t i = 0; i < n; i++)
         resid[i] = y[i] - slope * x[i];
-    double icept = median(resid, n);
+    double icept = gp__median_d(resid, n);
     double ymean = 0;
     for (size_t i = 0; i < n; i++)
         ymean += y[i];

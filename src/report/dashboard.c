@@ -7,11 +7,6 @@
 #include "core/util.h"
 #include "report/report_internal.h"
 
-static bool has_duration(gp_event_kind k)
-{
-    return k != GP_EV_MEMORY && k != GP_EV_COUNTER && k != GP_EV_INSTANT;
-}
-
 static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
 {
     const gp_tl_row *best = NULL;
@@ -101,7 +96,7 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     gp_ns kind_sum = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         const gp_kind_summary *ks = &s->kinds[k];
-        if (!has_duration((gp_event_kind)k))
+        if (!gp_event_kind_has_duration((gp_event_kind)k))
             continue;
         d->operations += ks->calls;
         d->unique_operations += ks->n_rows;
@@ -111,7 +106,7 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     double x = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         const gp_kind_summary *ks = &s->kinds[k];
-        if (!has_duration((gp_event_kind)k) || ks->total <= 0)
+        if (!gp_event_kind_has_duration((gp_event_kind)k) || ks->total <= 0)
             continue;
         gp_dash_bar *b = &d->dist[d->n_dist++];
         b->label = gp_event_kind_name((gp_event_kind)k);

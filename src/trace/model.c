@@ -72,6 +72,16 @@ bool gp_event_kind_is_gpu(gp_event_kind kind)
            kind == GP_EV_SYNC || kind == GP_EV_GPU_USER_ANNOTATION;
 }
 
+bool gp_event_kind_is_gpu_work(gp_event_kind kind)
+{
+    return kind == GP_EV_KERNEL || kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET;
+}
+
+bool gp_event_kind_has_duration(gp_event_kind kind)
+{
+    return kind != GP_EV_MEMORY && kind != GP_EV_INSTANT && kind != GP_EV_COUNTER;
+}
+
 /* ---- strings ---- */
 
 const char *gp_trace_str(const gp_trace *t, gp_strid id)
