@@ -1,13 +1,17 @@
 /* bench_analyze: reads a trace (ingest, the trace module's) and runs every analysis on it
  * (gp_analyze_job, this module's), N times; prints the median of each phase, the peak RSS, and the
  * ratio of the analysis time to a baseline measured in the same run: one linear pass that touches
- * every event of the model (the floor any analysis pays).
+ * every event of the model (the floor any analysis pays). Each run is a fresh child process, as a
+ * `gpuprof analyze` invocation is: the peak RSS printed is the largest of the runs' own peaks (in
+ * one long-lived process the allocator's growth over several runs would be counted instead).
  *
  * usage: bench_analyze TRACE [runs] [--hta] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "gpuprof/analyze.h"
@@ -38,7 +42,35 @@ int main(int argc, char **argv)
     int64_t ingest[50], analysis[50], baseline[50], analysis_cpu[50], ingest_cpu[50];
     size_t events = 0;
     volatile int64_t sink = 0;
+    long peak_kb = 0;
     for (int i = 0; i < runs; i++) {
+        int pfd[2];
+        if (pipe(pfd) != 0)
+            return 1;
+        pid_t child = fork();
+        if (child < 0)
+            return 1;
+        if (child > 0) { /* parent: collect this run's figures and its peak RSS */
+            close(pfd[1]);
+            int64_t rec[6];
+            ssize_t got = read(pfd[0], rec, sizeof rec);
+            close(pfd[0]);
+            int status;
+            struct rusage cru;
+            wait4(child, &status, 0, &cru);
+            if (got != (ssize_t)sizeof rec || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return 2;
+            ingest[i] = rec[0];
+            ingest_cpu[i] = rec[1];
+            baseline[i] = rec[2];
+            analysis[i] = rec[3];
+            analysis_cpu[i] = rec[4];
+            events = (size_t)rec[5];
+            if (cru.ru_maxrss > peak_kb)
+                peak_kb = cru.ru_maxrss;
+            continue;
+        }
+        close(pfd[0]);
         gp_read_opts rd;
         gp_read_opts_init(&rd);
         rd.quiet = true;
@@ -79,9 +111,11 @@ int main(int argc, char **argv)
         events = gp_trace_event_count(t);
         gp_analysis_free(a);
         gp_trace_free(t);
+        int64_t rec[6] = {ingest[i],   ingest_cpu[i],   baseline[i],
+                          analysis[i], analysis_cpu[i], (int64_t)events};
+        ssize_t put = write(pfd[1], rec, sizeof rec);
+        _exit(put == (ssize_t)sizeof rec && sink != 42 ? 0 : 1);
     }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
     double mi = median_ms(ingest, runs), ma = median_ms(analysis, runs),
            mb = median_ms(baseline, runs);
     printf("trace: %s (%zu events), %d runs, %s definitions\n", argv[1], events, runs,
@@ -93,8 +127,9 @@ int main(int argc, char **argv)
     printf("total                      median %9.1f ms   (target <= 600 ms)\n", mi + ma);
     printf("baseline (one pass over every event) median %.1f ms; analysis / baseline = %.1fx\n", mb,
            mb > 0 ? ma / mb : 0.0);
-    printf("peak RSS %.1f MB   (target <= 200 MB)\n", (double)ru.ru_maxrss / 1024.0);
+    printf("peak RSS %.1f MB, the largest of the runs   (target <= 200 MB)\n",
+           (double)peak_kb / 1024.0);
     printf("vs HTA's 31.4 s / 1.89 GB on a 367 MB trace (issue 3): %.0fx faster\n",
            31400.0 / (mi + ma));
-    return sink == 42 ? 3 : 0;
+    return 0;
 }
