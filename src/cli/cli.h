@@ -26,6 +26,15 @@ int gp__cmd_convert(int argc, char **argv);
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True when stderr is a terminal (progress output is shown only then, or with --progress). */
 bool gp__cli_stderr_is_tty(void);
+/* Parses text as a decimal integer in [min, max] into *out. On failure prints "gpuprof <cmd>:
+ * <opt> needs a whole number in min..max, not 'text'" and returns false. */
+bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
+                        long *out);
+/* Reads a trace or job directory for a command: sets the progress callback when progress is true,
+ * prints "gpuprof <cmd>: <error>" on failure, then the reader's warnings (gp__cli_warn_read).
+ * Returns the read's status; *out is the caller's on GP_OK. */
+gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
+                           bool ranks_note, gp_job **out);
 /* Prints to stderr what the reader counted but the library does not print: suspect values
  * (negative or absurd durations, missing dur, unknown categories) of each trace, and, when
  * ranks_note, that ranks were assigned in file order. Nothing when quiet. */

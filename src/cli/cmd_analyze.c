@@ -227,19 +227,22 @@ int gp__cmd_analyze(int argc, char **argv)
             if (read_rules(&rb, optarg))
                 goto done;
             break;
-        case OPT_KW:
         case OPT_TOP: {
+            long v;
+            if (!gp__cli_parse_long("analyze", "--top", optarg, 1, 100000, &v))
+                goto done;
+            opts.top_kernels = (size_t)v;
+            break;
+        }
+        case OPT_KW: {
             char *end;
             double v = strtod(optarg, &end);
-            if (*end || v < 0 || (c == OPT_TOP && v < 1)) {
-                gp__cli_error("analyze", "%s needs a positive number, not '%s'",
-                              c == OPT_KW ? "--kernel-wait-us" : "--top", optarg);
+            if (end == optarg || *end || !(v >= 0 && v <= 1e9)) { /* also rejects NaN */
+                gp__cli_error("analyze", "--kernel-wait-us needs a number in 0..1e9, not '%s'",
+                              optarg);
                 goto done;
             }
-            if (c == OPT_KW)
-                opts.kernel_wait_ns = (gp_ns)(v * 1000.0);
-            else
-                opts.top_kernels = (size_t)v;
+            opts.kernel_wait_ns = (gp_ns)(v * 1000.0);
             break;
         }
         case OPT_TABLE: {
@@ -288,13 +291,8 @@ int gp__cmd_analyze(int argc, char **argv)
     opts.rules = rb.rules;
     opts.n_rules = rb.n;
     gp_error err = {0};
-    rd.progress = progress ? gp__cli_progress : NULL;
-    rd.progress_ctx = argv[optind];
-    if (gp_job_read(argv[optind], &rd, &job, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof analyze: %s\n", err.msg);
+    if (gp__cli_read_job("analyze", argv[optind], &rd, progress, true, &job) != GP_OK)
         goto done;
-    }
-    gp__cli_warn_read(job, true, rd.quiet);
     gp_status st = gp_analyze_job(job, &opts, &an, &err);
     if (st != GP_OK) {
         fprintf(stderr, "gpuprof analyze: %s\n", err.msg[0] ? err.msg : gp_strerror(st));

@@ -75,14 +75,9 @@ static gp_status build_one(const char *path, gp_read_opts *rd, const gp_flame_op
                            gp_flame_tree **tree)
 {
     gp_job *job = NULL;
-    gp_error err = {0};
-    rd->progress_ctx = (void *)path;
-    gp_status s = gp_job_read(path, rd, &job, &err);
-    if (s != GP_OK) {
-        fprintf(stderr, "gpuprof flame: %s\n", err.msg);
+    gp_status s = gp__cli_read_job("flame", path, rd, rd->progress != NULL, true, &job);
+    if (s != GP_OK)
         return s;
-    }
-    gp__cli_warn_read(job, true, rd->quiet);
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
     if (s == GP_EEMPTY)
         gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,
@@ -170,13 +165,10 @@ int gp__cmd_flame(int argc, char **argv)
         }
         case OPT_DEPTH:
         case OPT_WIDTH: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > (c == OPT_DEPTH ? 10000 : 100000)) {
-                gp__cli_error("flame", "%s needs a positive number, not '%s'",
-                              c == OPT_DEPTH ? "--max-depth" : "--width", optarg);
+            long v;
+            if (!gp__cli_parse_long("flame", c == OPT_DEPTH ? "--max-depth" : "--width", optarg, 1,
+                                    c == OPT_DEPTH ? 10000 : 100000, &v))
                 return 2;
-            }
             if (c == OPT_DEPTH)
                 fo.max_depth = (int)v;
             else

@@ -60,12 +60,9 @@ int gp__cmd_report(int argc, char **argv)
             title = optarg;
             break;
         case 'n': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1000) {
-                gp__cli_error("report", "--top needs a number in 1..1000, not '%s'", optarg);
+            long v;
+            if (!gp__cli_parse_long("report", "--top", optarg, 1, 1000, &v))
                 return 2;
-            }
             so.top_n = (size_t)v;
             break;
         }
@@ -96,8 +93,6 @@ int gp__cmd_report(int argc, char **argv)
         return 2;
     }
     const char *in = argv[optind];
-    rd.progress = progress ? gp__cli_progress : NULL;
-    rd.progress_ctx = (void *)in;
     gp_job *job = NULL;
     gp_summary *sum = NULL;
     gp_timeline *tl = NULL;
@@ -105,11 +100,8 @@ int gp__cmd_report(int argc, char **argv)
     gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
-    if (gp_job_read(in, &rd, &job, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof report: %s\n", err.msg);
+    if (gp__cli_read_job("report", in, &rd, progress, true, &job) != GP_OK)
         goto done;
-    }
-    gp__cli_warn_read(job, true, rd.quiet);
     if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
         /* the dashboard still has everything else; the bottleneck panel says it is missing */
         fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", err.msg);

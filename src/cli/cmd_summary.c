@@ -74,23 +74,17 @@ int gp__cmd_summary(int argc, char **argv)
             break;
         }
         case 'n': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0) {
-                gp__cli_error("summary", "--top needs a number >= 0, not '%s'", optarg);
+            long v;
+            if (!gp__cli_parse_long("summary", "--top", optarg, 0, 1000000, &v))
                 return 2;
-            }
             ropts.top_n = (size_t)v;
             sopts.top_n = v ? (size_t)v : SIZE_MAX; /* 0: every row, bottlenecks too */
             break;
         }
         case 'w': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 10 || v > 400) {
-                gp__cli_error("summary", "--name-width needs a number in 10..400");
+            long v;
+            if (!gp__cli_parse_long("summary", "--name-width", optarg, 10, 400, &v))
                 return 2;
-            }
             ropts.name_width = (int)v;
             break;
         }
@@ -131,14 +125,8 @@ int gp__cmd_summary(int argc, char **argv)
     if (!jobs)
         goto done;
     for (int i = optind; i < argc; i++) {
-        gp_error err = {0};
-        rd.progress = progress ? gp__cli_progress : NULL;
-        rd.progress_ctx = argv[i];
-        if (gp_job_read(argv[i], &rd, &jobs[n_jobs], &err) != GP_OK) {
-            fprintf(stderr, "gpuprof summary: %s\n", err.msg);
+        if (gp__cli_read_job("summary", argv[i], &rd, progress, true, &jobs[n_jobs]) != GP_OK)
             goto done;
-        }
-        gp__cli_warn_read(jobs[n_jobs], true, rd.quiet);
         n_traces += jobs[n_jobs++]->n_ranks;
     }
     traces = calloc(n_traces, sizeof *traces);

@@ -64,12 +64,9 @@ int gp__cmd_timeline(int argc, char **argv)
             title = optarg;
             break;
         case OPT_DEPTH: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 250) {
-                gp__cli_error("timeline", "--max-depth needs a number in 0..250, not '%s'", optarg);
+            long v;
+            if (!gp__cli_parse_long("timeline", "--max-depth", optarg, 0, 250, &v))
                 return 2;
-            }
             to.max_depth = (int)v;
             break;
         }
@@ -103,21 +100,15 @@ int gp__cmd_timeline(int argc, char **argv)
         return 2;
     }
     const char *in = argv[optind];
-    rd.progress = progress ? gp__cli_progress : NULL;
-    rd.progress_ctx = (void *)in;
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
     gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
-    if (gp_job_read(in, &rd, &job, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof timeline: %s\n", err.msg);
+    if (gp__cli_read_job("timeline", in, &rd, progress, true, &job) != GP_OK)
         goto done;
-    }
-    gp__cli_warn_read(job, true, rd.quiet);
     if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof timeline: analysis failed, busy figures from the model: %s\n",
-                err.msg);
+        fprintf(stderr, "gpuprof timeline: analysis failed, no busy figures: %s\n", err.msg);
         an = NULL;
     }
     to.analysis = an; /* CPU active / GPU active / overlap as `gpuprof analyze` defines them */

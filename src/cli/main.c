@@ -1,5 +1,7 @@
 /* gpuprof: dispatch to subcommands. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,6 +70,35 @@ void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
     if (ranks_note && job->ranks_from_file_order && job->n_ranks > 1)
         fprintf(stderr, "gpuprof: note: some traces have no (or a duplicate) distributedInfo.rank; "
                         "they were numbered in file-name order\n");
+}
+
+bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
+                        long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno == ERANGE || v < min || v > max) {
+        gp__cli_error(cmd, "%s needs a whole number in %ld..%ld, not '%s'", opt, min, max, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
+                           bool ranks_note, gp_job **out)
+{
+    gp_error err = {0};
+    rd->progress = progress ? gp__cli_progress : NULL;
+    rd->progress_ctx = (void *)path;
+    gp_status s = gp_job_read(path, rd, out, &err);
+    if (s != GP_OK) {
+        fprintf(stderr, "gpuprof %s: %s\n", cmd, err.msg);
+        return s;
+    }
+    gp__cli_warn_read(*out, ranks_note, rd->quiet);
+    return GP_OK;
 }
 
 bool gp__cli_stderr_is_tty(void)
