@@ -91,10 +91,10 @@ expect "GPU 0 still sampled" $([ "$(grep -Ec '^ +0 +30 ' "$work/lost")" = 3 ]; e
 for sig in TERM INT; do
   "$GPUPROF" monitor --interval 100ms >"$work/sig" 2>&1 &
   pid=$!
-  for _ in $(seq 1 50); do grep -q '^ *0 ' "$work/sig" && break; sleep 0.1; done
+  for _ in $(seq 1 200); do grep -q '^ *0 ' "$work/sig" && break; sleep 0.1; done
   kill -$sig $pid
   rc=124
-  for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || { wait $pid; rc=$?; break; }; sleep 0.1; done
+  for _ in $(seq 1 200); do kill -0 $pid 2>/dev/null || { wait $pid; rc=$?; break; }; sleep 0.1; done
   [ $rc = 124 ] && kill -9 $pid
   expect "SIG$sig exits cleanly with 0" $([ $rc = 0 ]; echo $?)
   expect "SIG$sig prints the stopped event" $(grep -q "stopped: stopped after" "$work/sig"; echo $?)
@@ -107,11 +107,11 @@ expect "exporter without a driver exits 2 with one line" \
 expect "exporter with a bad --listen exits 2" $([ $? = 2 ] && grep -q "expected HOST:PORT" "$work/err"; echo $?)
 "$GPUPROF" exporter --listen 127.0.0.1:0 --port-file "$work/port" 2>"$work/err" &
 pid=$!
-for _ in $(seq 1 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+for _ in $(seq 1 200); do [ -s "$work/port" ] && break; sleep 0.1; done
 expect "exporter writes its port" $([ -s "$work/port" ]; echo $?)
 kill -TERM $pid
 rc=124
-for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || { wait $pid; rc=$?; break; }; sleep 0.1; done
+for _ in $(seq 1 200); do kill -0 $pid 2>/dev/null || { wait $pid; rc=$?; break; }; sleep 0.1; done
 [ $rc = 124 ] && kill -9 $pid
 expect "exporter exits 0 on SIGTERM" $([ $rc = 0 ]; echo $?)
 exit $fail
