@@ -216,7 +216,8 @@ typedef struct gp_read_stats {
     uint64_t no_dur;                    /* ph X without dur: kept with dur 0 */
     uint64_t unknown_cat;               /* kept as GP_EV_OTHER */
     uint64_t skipped;                   /* unsupported ph or missing fields */
-    uint32_t threads_used;              /* 2 when the read was split across two threads */
+    uint32_t threads_used;              /* threads that parsed the input (1: a sequential read) */
+    uint32_t pieces;                    /* pieces the input was parsed in (1: sequential) */
 } gp_read_stats;
 
 typedef struct gp__strtab gp__strtab;
@@ -281,8 +282,9 @@ typedef struct gp_read_opts {
     bool keep_python; /* keep python_function frames (default true) */
     bool keep_memory; /* keep [memory] events (default true) */
     bool quiet;       /* for callers: the library never prints; suspect input is counted in stats */
-    /* 0: automatic (two threads for uncompressed files of 48 MB or more on multi-core machines),
-     * 1: single-threaded, 2: two threads for any uncompressed file. Results never depend on it. */
+    /* 0: automatic (uncompressed files of 48 MB or more are parsed on up to 4 threads, as many as
+     * the machine has CPUs), 1: single-threaded, N >= 2: N threads (at most 16) for any
+     * uncompressed file. Results never depend on it. */
     int threads;
     /* Progress: called every few MB with bytes read so far and the total (0 if unknown). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/par.h"
 
 void gp_analyze_opts_init(gp_analyze_opts *o)
 {
@@ -103,6 +104,35 @@ static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r
                  (int)t->rank);
 }
 
+/* One rank's analyses read the view and write disjoint parts of the rank's results, so they run
+ * side by side (longest first). */
+typedef struct rank_tasks {
+    const gp__view *v;
+    gp_rank_analysis *r;
+    gp_status st[3];
+} rank_tasks;
+
+static void run_rank_task(void *ctx, size_t i)
+{
+    rank_tasks *rt = ctx;
+    if (i == 0)
+        rt->st[i] = gp__analyze_launch(rt->v, rt->r);
+    else if (i == 1)
+        rt->st[i] = gp__analyze_activity(rt->v, rt->r);
+    else
+        rt->st[i] = gp__analyze_breakdown(rt->v, rt->r);
+}
+
+static gp_status analyze_rank(const gp__view *v, gp_rank_analysis *r, int threads)
+{
+    rank_tasks rt = {v, r, {GP_OK, GP_OK, GP_OK}};
+    gp__par_for(3, threads, run_rank_task, &rt);
+    for (int i = 0; i < 3; i++)
+        if (rt.st[i] != GP_OK)
+            return rt.st[i];
+    return GP_OK;
+}
+
 static gp_status job_types(gp_analysis *a)
 {
     gp_ns time[8] = {0};
@@ -158,6 +188,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         free(a);
         return st;
     }
+    int threads = gp__par_threads(a->opts.threads, 3);
     a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
     if (!a->ranks)
         st = GP_ENOMEM;
@@ -177,11 +208,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
         rank_notes(t, &v, r);
-        st = gp__analyze_breakdown(&v, r);
-        if (st == GP_OK)
-            st = gp__analyze_launch(&v, r);
-        if (st == GP_OK)
-            st = gp__analyze_activity(&v, r);
+        st = analyze_rank(&v, r, threads);
         gp__view_free(&v);
     }
     gp__classifier_free(c);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/par.h"
 
 void gp__note(char *note, size_t cap, const char *fmt, ...)
 {
@@ -375,6 +376,26 @@ static gp_status sort_gpu(gp__view *v)
     return st;
 }
 
+/* The CPU scan and the GPU collection read the trace and fill disjoint parts of the view: they run
+ * side by side. */
+typedef struct view_tasks {
+    gp__view *v;
+    const gp__classifier *c;
+    gp__step *steps;
+    size_t n_steps, n_l;
+    uint64_t *lk, *lv;
+    gp_status st[2];
+} view_tasks;
+
+static void run_view_task(void *ctx, size_t i)
+{
+    view_tasks *vt = ctx;
+    if (i == 0)
+        vt->st[0] = scan_cpu(vt->v, &vt->steps, &vt->n_steps, &vt->lk, &vt->lv, &vt->n_l);
+    else
+        vt->st[1] = collect_gpu(vt->v, vt->c);
+}
+
 gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
                          const gp__classifier *c)
 {
@@ -382,19 +403,16 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
     v->t = t;
     v->o = o;
     v->unit = o->hta ? 1000 : 1;
-    gp__step *steps = NULL;
-    size_t n_steps = 0, n_l = 0;
-    uint64_t *lk = NULL, *lv = NULL;
-    gp_status st = scan_cpu(v, &steps, &n_steps, &lk, &lv, &n_l);
+    view_tasks vt = {.v = v, .c = c, .st = {GP_OK, GP_OK}};
+    gp__par_for(2, gp__par_threads(o->threads, 2), run_view_task, &vt);
+    gp_status st = vt.st[0] != GP_OK ? vt.st[0] : vt.st[1];
     if (st == GP_OK) {
-        select_window(v, steps, n_steps);
-        st = collect_gpu(v, c);
+        select_window(v, vt.steps, vt.n_steps);
+        st = join_launches(v, vt.lk, vt.lv, vt.n_l);
     }
-    if (st == GP_OK)
-        st = join_launches(v, lk, lv, n_l);
-    free(steps);
-    free(lk);
-    free(lv);
+    free(vt.steps);
+    free(vt.lk);
+    free(vt.lv);
     if (st == GP_OK) {
         select_gpu(v);
         st = sort_gpu(v);

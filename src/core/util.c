@@ -106,3 +106,8 @@ uint64_t gp__hash_bytes(const void *data, size_t n)
     }
     return mix(a ^ 0xe7037ed1a0b428dbULL, b ^ h ^ 0x8ebc6af09c88c6e3ULL);
 }
+
+void gp__zero(void *p, size_t n)
+{
+    memset(p, 0, n);
+}

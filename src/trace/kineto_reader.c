@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "core/input.h"
+#include "core/par.h"
 #include "core/strtab.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
@@ -165,16 +167,20 @@ typedef struct reader {
     bool saw_events;
     top_state state; /* where run_parser is; kept here so a parse can be resumed */
     bool bare_array; /* the trace is a bare array of events */
-    /* Parallel reads (see read_parallel): the first part stops at the element starting at input
-     * offset stop_at (0 = no split), setting reached_split; the second part starts there. */
-    uint64_t stop_at;
-    bool reached_split;
+    /* Parallel reads (see read_parallel): the piece of the input this reader parses (NULL in a
+     * sequential read). Every piece but the first starts at an element of traceEvents. */
+    struct piece *piece;
     bool split_part;
     /* How a second part ended, checked against the first part's view of the document: */
     bool part_bare_end;      /* end of input right after the events' ']' */
     bool part_object_closed; /* the top-level object's '}' */
     bool part_members;       /* top-level members after the events array */
 } reader;
+
+/* Parallel reads: see read_parallel. */
+static bool piece_stops_at(struct piece *pc, uint64_t at);
+static void piece_events_ended(struct piece *pc);
+static void piece_read_bytes(struct piece *pc, size_t n);
 
 /* ---- errors and buffer management -------------------------------------------------------- */
 
@@ -239,6 +245,8 @@ static bool refill(reader *r)
         longjmp(r->jb, JMP_ERROR);
     if (got == 0)
         r->eof = true;
+    if (r->piece)
+        piece_read_bytes(r->piece, got);
     r->len += got;
     memset(r->buf + r->len, 0, PAD);
     r->t->stats.bytes = r->buf_off + r->len;
@@ -1624,7 +1632,7 @@ static void commit_event(reader *r, const ev_fields *f)
 
 static void fields_init(ev_fields *f)
 {
-    memset(f, 0, sizeof *f);
+    gp__zero(f, sizeof *f);                 /* once per event: see gp__zero */
     f->pid.numeric = f->tid.numeric = true; /* a missing pid or tid is 0 */
     f->context = -1;
     f->cbid = -1;
@@ -2074,7 +2082,8 @@ static gp_status run_parser(reader *r)
         case TOP_EVENTS:
             if (*p == ']') {
                 r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
-                r->stop_at = 0;
+                if (r->piece)
+                    piece_events_ended(r->piece);
                 p++;
                 break;
             }
@@ -2083,7 +2092,8 @@ static gp_status run_parser(reader *r)
             if (r->state == TOP_EVENTS_NEXT) {
                 if (*p == ']') {
                     r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
-                    r->stop_at = 0;
+                    if (r->piece)
+                        piece_events_ended(r->piece);
                     p++;
                     break;
                 }
@@ -2099,16 +2109,10 @@ static gp_status run_parser(reader *r)
                     at_nul(r, p, "an event object");
                 fail_at(r, p, "expected an event object");
             }
-            if (r->stop_at) {
-                uint64_t at = r->buf_off + (uint64_t)(p - r->buf);
-                if (at == r->stop_at) { /* the split point is an element start: stop here */
-                    r->mark = (size_t)(p - r->buf);
-                    r->state = TOP_EVENTS;
-                    r->reached_split = true;
-                    return GP_OK;
-                }
-                if (at > r->stop_at)
-                    r->stop_at = 0; /* not an element boundary: read on sequentially */
+            if (r->piece && piece_stops_at(r->piece, r->buf_off + (uint64_t)(p - r->buf))) {
+                r->mark = (size_t)(p - r->buf); /* the next piece starts at this element */
+                r->state = TOP_EVENTS;
+                return GP_OK;
             }
             p = parse_event(r, p);
             r->t->stats.events_in++; /* counted once the element is complete (no retry left) */
@@ -2218,18 +2222,22 @@ void gp_read_opts_init(gp_read_opts *opts)
     opts->keep_memory = true;
 }
 
-/* Creates a reader over an opened input (which it takes over). NULL when out of memory. */
-static reader *reader_new(const gp__input *in, const gp_read_opts *opts, gp_error *err)
+/* Creates a reader over an opened input (which it takes over), reading into buf (cap + PAD bytes,
+ * taken over) or, when buf is NULL, a new buffer. NULL when out of memory (buf is then freed). */
+static reader *reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err,
+                              char *buf, size_t cap)
 {
     reader *r = calloc(1, sizeof *r);
-    if (!r)
+    if (!r) {
+        free(buf);
         return NULL;
+    }
     r->in = *in;
     r->err = err;
     r->opts = opts;
     r->name = r->in.path;
-    r->cap = CHUNK;
-    r->buf = malloc(r->cap + PAD);
+    r->cap = buf ? cap : CHUNK;
+    r->buf = buf ? buf : malloc(r->cap + PAD);
     if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
         free(r->buf);
         free(r);
@@ -2238,6 +2246,11 @@ static reader *reader_new(const gp__input *in, const gp_read_opts *opts, gp_erro
     memset(r->buf, 0, PAD);
     r->state = TOP_START;
     return r;
+}
+
+static reader *reader_new(const gp__input *in, const gp_read_opts *opts, gp_error *err)
+{
+    return reader_new_buf(in, opts, err, NULL, 0);
 }
 
 /* Frees the reader and closes its input; the trace is freed too unless it was taken. */
@@ -2299,25 +2312,125 @@ gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace
         return gp_error_set(err, GP_ENOMEM, "%s: out of memory", in->path);
     }
     r->t->stats.threads_used = 1;
+    r->t->stats.pieces = 1;
     return reader_complete(r, run_parser(r), out);
 }
 
 /* ---- parallel reads ----------------------------------------------------------------------- */
 
-#define PARALLEL_MIN_BYTES (48u << 20)
+/* A large plain file is cut into pieces parsed side by side, each into its own trace, which are
+ * then merged in file order. The first piece starts at the beginning; every other piece starts at a
+ * likely element start (find_split) and is trusted only when the piece before it arrives exactly
+ * there: that proves the offset is an element of traceEvents, parsed in the same state a
+ * sequential read would be in. Work is balanced by stealing: a thread with nothing left moves the
+ * stop of the piece with the most input remaining back to a split point in the middle of what
+ * remains, and parses from there itself. Results never depend on the cuts: anything in doubt (a
+ * cut that is not an element boundary, a piece that failed, a document that ends unlike it began)
+ * falls back to the sequential result, or to a sequential read that reports the error exactly as
+ * it would have been reported. */
 
-/* Finds a likely element start near the middle of a plain file: a '{' that begins a line (after
- * optional blanks) whose previous line ends with ','. A raw newline cannot occur inside a JSON
- * string, so this is outside strings; whether it is an element of traceEvents is proven later by
- * the first part's parser arriving exactly there. Returns 0 when none is found. */
-static uint64_t find_split(int fd, uint64_t size)
+#define PARALLEL_MIN_BYTES (48u << 20)
+#define MAX_PIECES 64
+#define PIECE_DONE UINT64_MAX
+#define COPY_CHUNK 32768 /* elements per merge-copy task */
+
+uint64_t gp__read_steal_min = 8u << 20;
+
+typedef struct par_read par_read;
+
+/* One piece: the reader parses from `start` up to the element that begins at offset `stop` (0: to
+ * the end of the input). A thief may move `stop` earlier; `stack` keeps the stops it replaced, to
+ * go back to when the new stop turns out not to be an element boundary. */
+typedef struct piece {
+    par_read *pr;
+    reader *r;
+    uint64_t start;
+    _Atomic uint64_t stop; /* PIECE_DONE once the piece has stopped or left traceEvents */
+    _Atomic uint64_t pos;  /* offset of the element being parsed, for thieves */
+    uint64_t stack[MAX_PIECES];
+    size_t n_stack;      /* stack, n_stack and started: guarded by pr->mu */
+    bool started;        /* taken by a thread */
+    uint64_t stopped_at; /* set by the piece's thread: where it stopped, 0 = it read to the end */
+    gp_status st;
+    gp_error err;
+} piece;
+
+struct par_read {
+    const char *path;
+    uint64_t size;
+    int fd; /* for find_split */
+    const gp_read_opts *opts;
+    gp_read_opts opts_caller; /* progress through par_progress: the caller's thread only */
+    gp_read_opts opts_helper; /* no progress */
+    pthread_t caller;
+    gp__input first_in; /* the caller's input: the first piece's */
+    _Atomic uint64_t bytes_read;
+    _Atomic uint32_t threads_used;
+    pthread_mutex_t mu;
+    size_t n_pieces; /* guarded by mu */
+    piece pieces[MAX_PIECES];
+};
+
+/* Called by a piece's reader at each element start `at`: true when the piece stops there. */
+static bool piece_stops_at(piece *pc, uint64_t at)
+{
+    atomic_store_explicit(&pc->pos, at, memory_order_relaxed);
+    for (;;) {
+        uint64_t s = atomic_load_explicit(&pc->stop, memory_order_acquire);
+        if (s == 0 || s == PIECE_DONE || at < s)
+            return false;
+        if (at == s) {
+            if (atomic_compare_exchange_strong(&pc->stop, &s, PIECE_DONE)) {
+                pc->stopped_at = at;
+                return true;
+            }
+            continue; /* a thief moved the stop meanwhile: look again */
+        }
+        /* at > s: s was not an element boundary: go back to the stop it replaced (thieves change
+         * the stop only under the lock, so it cannot move while we hold it). */
+        pthread_mutex_lock(&pc->pr->mu);
+        if (atomic_load(&pc->stop) == s)
+            atomic_store(&pc->stop, pc->n_stack ? pc->stack[--pc->n_stack] : 0);
+        pthread_mutex_unlock(&pc->pr->mu);
+    }
+}
+
+/* Called at the end of traceEvents: the piece reads on to the end of the input; no stop applies. */
+static void piece_events_ended(piece *pc)
+{
+    atomic_store(&pc->stop, PIECE_DONE);
+    pc->stopped_at = 0;
+}
+
+static void piece_read_bytes(piece *pc, size_t n)
+{
+    atomic_fetch_add_explicit(&pc->pr->bytes_read, n, memory_order_relaxed);
+}
+
+/* Progress of the whole read, reported from the caller's thread only. */
+static void par_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)done;
+    par_read *pr = ctx;
+    uint64_t all = atomic_load_explicit(&pr->bytes_read, memory_order_relaxed);
+    pr->opts->progress(pr->opts->progress_ctx, GP_MIN(all, total), total);
+}
+
+/* Finds a likely element start in [from, limit) (scanning at most 1 MB): a '{' that begins a line
+ * (after optional blanks) whose previous line ends with ','. A raw newline cannot occur inside a
+ * JSON string, so this is outside strings; whether it is an element of traceEvents is proven later
+ * by the piece before arriving exactly there. Returns 0 when none is found. */
+static uint64_t find_split(int fd, uint64_t from, uint64_t limit)
 {
     enum { WINDOW = 1 << 20 };
-    char *w = malloc(WINDOW);
+    if (from >= limit)
+        return 0;
+    size_t want = (size_t)GP_MIN((uint64_t)WINDOW, limit - from);
+    char *w = malloc(want);
     if (!w)
         return 0;
-    uint64_t at = size / 2, found = 0;
-    ssize_t n = pread(fd, w, WINDOW, (off_t)at);
+    uint64_t found = 0;
+    ssize_t n = pread(fd, w, want, (off_t)from);
     for (ssize_t i = 1; n > 0 && i < n && !found; i++) {
         if (w[i - 1] != '\n')
             continue;
@@ -2330,153 +2443,352 @@ static uint64_t find_split(int fd, uint64_t size)
         while (b >= 0 && (w[b] == ' ' || w[b] == '\t' || w[b] == '\r'))
             b--;
         if (b >= 0 && w[b] == ',')
-            found = at + (uint64_t)k;
+            found = from + (uint64_t)k;
     }
     free(w);
     return found;
 }
 
-/* Moves everything src read into dst (both unfinished: relative times, pending flow points and
- * metadata). dst parsed the part of the file before src's. Longjmps (dst's jb) when out of memory.
- */
-static void merge_reader(reader *dst, reader *src)
+/* Under pr->mu: splits what remains of the running piece with the most input left, and returns
+ * the new piece (not started), or NULL when nothing is worth splitting. */
+static piece *steal(par_read *pr)
 {
-    gp_trace *d = dst->t, *t = src->t;
+    for (int attempt = 0; attempt < 4 && pr->n_pieces < MAX_PIECES; attempt++) {
+        piece *v = NULL;
+        uint64_t best = 0, from = 0, end = 0, stop = 0;
+        for (size_t i = 0; i < pr->n_pieces; i++) {
+            piece *c = &pr->pieces[i];
+            uint64_t s = atomic_load(&c->stop);
+            if (!c->started || s == PIECE_DONE)
+                continue;
+            uint64_t at = GP_MAX(atomic_load(&c->pos), c->start);
+            uint64_t e = s ? s : pr->size;
+            if (e > at && e - at > best) {
+                best = e - at;
+                v = c;
+                from = at;
+                end = e;
+                stop = s;
+            }
+        }
+        if (!v || best < 2 * gp__read_steal_min)
+            return NULL;
+        uint64_t at = find_split(pr->fd, from + best / 2, end);
+        if (!at)
+            return NULL;
+        v->stack[v->n_stack++] = stop;
+        uint64_t expect = stop;
+        if (!atomic_compare_exchange_strong(&v->stop, &expect, at)) {
+            v->n_stack--; /* it stopped or left the events meanwhile: look again */
+            continue;
+        }
+        piece *n = &pr->pieces[pr->n_pieces++];
+        n->pr = pr;
+        n->start = at;
+        atomic_init(&n->stop, stop);
+        atomic_init(&n->pos, at);
+        /* If `stop` is no boundary, the new piece goes back where the victim would have. */
+        n->n_stack = v->n_stack - 1;
+        memcpy(n->stack, v->stack, n->n_stack * sizeof *n->stack);
+        return n;
+    }
+    return NULL;
+}
+
+/* Parses one piece on this thread. *spare is a read buffer to reuse (taken, and given back). */
+static void run_piece(par_read *pr, piece *pc, char **spare, size_t *spare_cap)
+{
+    const gp_read_opts *opts =
+        pthread_equal(pthread_self(), pr->caller) ? &pr->opts_caller : &pr->opts_helper;
+    gp__input in;
+    if (pc->start == 0) {
+        in = pr->first_in;
+        pr->first_in.fd = -1;
+    } else if (gp__input_open(&in, pr->path, &pc->err) != GP_OK) {
+        pc->st = pc->err.status;
+        atomic_store(&pc->stop, PIECE_DONE);
+        return;
+    } else if (in.compressed || lseek(in.fd, (off_t)pc->start, SEEK_SET) != (off_t)pc->start) {
+        gp__input_close(&in);
+        pc->st = gp_error_set(&pc->err, GP_EIO, "%s: cannot read from byte %llu", pr->path,
+                              (unsigned long long)pc->start);
+        atomic_store(&pc->stop, PIECE_DONE);
+        return;
+    }
+    reader *r = reader_new_buf(&in, opts, &pc->err, *spare, *spare_cap);
+    *spare = NULL;
+    if (!r) {
+        gp__input_close(&in);
+        pc->st = gp_error_set(&pc->err, GP_ENOMEM, "%s: out of memory", pr->path);
+        atomic_store(&pc->stop, PIECE_DONE);
+        return;
+    }
+    r->piece = pc;
+    if (pc->start) {
+        r->buf_off = pc->start;
+        r->state = TOP_EVENTS;
+        r->split_part = true;
+        r->saw_events = true;
+    }
+    pc->r = r;
+    pc->st = run_parser(r);
+    atomic_store(&pc->stop, PIECE_DONE);
+    /* Keep the trace for the merge; hand the buffer to this thread's next piece. */
+    gp__input_close(&r->in);
+    *spare = r->buf;
+    *spare_cap = r->cap;
+    r->buf = NULL;
+}
+
+static void par_worker(void *ctx, size_t i)
+{
+    (void)i;
+    par_read *pr = ctx;
+    char *spare = NULL;
+    size_t spare_cap = 0;
+    bool worked = false;
+    for (;;) {
+        pthread_mutex_lock(&pr->mu);
+        piece *pc = NULL;
+        for (size_t k = 0; k < pr->n_pieces && !pc; k++)
+            if (!pr->pieces[k].started)
+                pc = &pr->pieces[k];
+        if (!pc)
+            pc = steal(pr);
+        if (pc)
+            pc->started = true;
+        pthread_mutex_unlock(&pr->mu);
+        if (!pc)
+            break;
+        run_piece(pr, pc, &spare, &spare_cap);
+        worked = true;
+    }
+    free(spare);
+    if (worked)
+        atomic_fetch_add(&pr->threads_used, 1);
+}
+
+/* ---- merging pieces ---- */
+
+/* How one piece's trace maps into the first piece's. */
+typedef struct merge_src {
+    reader *src;
+    gp_strid *map;     /* string ids */
+    uint32_t *tmap;    /* track indexes */
+    size_t *track_off; /* per track: where its events go in the destination track */
+    size_t off_gpu, off_mem, off_py, off_args;
+} merge_src;
+
+typedef enum copy_what { COPY_EVENTS, COPY_GPU, COPY_MEM, COPY_PY, COPY_ARGS } copy_what;
+
+typedef struct copy_task {
+    const merge_src *m;
+    copy_what what;
+    uint32_t track; /* COPY_EVENTS: the source track */
+    size_t lo, hi;
+} copy_task;
+
+typedef struct copy_job {
+    gp_trace *dst;
+    copy_task *tasks;
+    size_t n, cap;
+} copy_job;
+
+static void copy_events(gp_trace *d, const merge_src *m, uint32_t k, size_t lo, size_t hi)
+{
+    const gp_track *st = &m->src->t->tracks[k];
+    uint32_t di = m->tmap[k];
+    gp_event *out = d->tracks[di].events + m->track_off[k];
+    for (size_t j = lo; j < hi; j++) {
+        gp_event e = st->events[j];
+        e.name = m->map[e.name];
+        e.track = di;
+        switch ((gp_event_kind)e.kind) {
+        case GP_EV_KERNEL:
+        case GP_EV_MEMCPY:
+        case GP_EV_MEMSET:
+        case GP_EV_SYNC:
+        case GP_EV_GPU_USER_ANNOTATION:
+            e.extra += e.extra ? (uint32_t)m->off_gpu : 0;
+            break;
+        case GP_EV_MEMORY:
+            e.extra += e.extra ? (uint32_t)m->off_mem : 0;
+            break;
+        case GP_EV_PYTHON:
+            e.extra += e.extra ? (uint32_t)m->off_py : 0;
+            break;
+        case GP_EV_RANGE:
+        case GP_EV_INSTANT:
+            e.extra += e.extra ? (uint32_t)m->off_args : 0;
+            break;
+        case GP_EV_OTHER:
+            e.extra = m->map[e.extra];
+            break;
+        default:
+            break;
+        }
+        out[j] = e;
+    }
+}
+
+static void run_copy_task(void *ctx, size_t i)
+{
+    copy_job *job = ctx;
+    const copy_task *c = &job->tasks[i];
+    const merge_src *m = c->m;
+    const gp_trace *t = m->src->t;
+    gp_trace *d = job->dst;
+    size_t n = c->hi - c->lo;
+    switch (c->what) {
+    case COPY_EVENTS:
+        copy_events(d, m, c->track, c->lo, c->hi);
+        break;
+    case COPY_GPU:
+        memcpy(d->gpu_info + m->off_gpu + c->lo, t->gpu_info + c->lo, n * sizeof *d->gpu_info);
+        for (size_t j = c->lo; j < c->hi; j++) {
+            gp_gpu_info *g = &d->gpu_info[m->off_gpu + j];
+            g->sync_kind = m->map[g->sync_kind];
+            g->collective = m->map[g->collective];
+            g->dtype = m->map[g->dtype];
+            g->copy_kind = m->map[g->copy_kind];
+        }
+        break;
+    case COPY_MEM:
+        memcpy(d->mem_info + m->off_mem + c->lo, t->mem_info + c->lo, n * sizeof *d->mem_info);
+        break;
+    case COPY_PY:
+        memcpy(d->py_info + m->off_py + c->lo, t->py_info + c->lo, n * sizeof *d->py_info);
+        break;
+    case COPY_ARGS:
+        for (size_t j = c->lo; j < c->hi; j++)
+            d->args[m->off_args + j] = m->map[t->args[j]];
+        break;
+    }
+}
+
+/* Queues copy tasks of at most COPY_CHUNK elements for [0, n). Longjmps (dst) when out of memory.
+ */
+static void add_copy_tasks(reader *dst, copy_job *job, const merge_src *m, copy_what what,
+                           uint32_t track, size_t n)
+{
+    for (size_t lo = 0; lo < n; lo += COPY_CHUNK) {
+        copy_task *c = GP_PUSH(job->tasks, job->n, job->cap);
+        if (!c)
+            oom(dst);
+        *c = (copy_task){m, what, track, lo, GP_MIN(n, lo + COPY_CHUNK)};
+    }
+}
+
+/* Appends src's records to dst's tables, reserving room for the copies (queued in job, run later
+ * in parallel) and merging the small parts (counters, flows, metadata, top-level members) now.
+ * src parsed the input after everything dst holds. Longjmps (dst's jb) when out of memory. */
+static void merge_prepare(reader *dst, merge_src *m, copy_job *job)
+{
+    gp_trace *d = dst->t, *t = m->src->t;
+    reader *src = m->src;
     size_t n_str = t->strings->n;
-    gp_strid *map = malloc(n_str * sizeof *map);
-    uint32_t *tmap = malloc((t->n_tracks + 1) * sizeof *tmap);
-    if (!map || !tmap)
-        goto nomem;
+    m->map = malloc(n_str * sizeof *m->map);
+    m->tmap = malloc((t->n_tracks + 1) * sizeof *m->tmap);
+    m->track_off = malloc((t->n_tracks + 1) * sizeof *m->track_off);
+    if (!m->map || !m->tmap || !m->track_off)
+        oom(dst);
     for (size_t i = 0; i < n_str; i++)
-        map[i] = intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
-    size_t off_gpu = d->n_gpu_info, off_mem = d->n_mem_info, off_py = d->n_py_info,
-           off_args = d->n_args;
-    uint32_t x;
-    for (size_t i = 0; i < t->n_gpu_info; i++) {
-        gp_gpu_info g = t->gpu_info[i];
-        g.sync_kind = map[g.sync_kind];
-        g.collective = map[g.collective];
-        g.dtype = map[g.dtype];
-        g.copy_kind = map[g.copy_kind];
-        if (gp_trace_add_gpu_info(d, &g, &x) != GP_OK)
-            goto nomem;
+        m->map[i] = intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
+    m->off_gpu = d->n_gpu_info;
+    m->off_mem = d->n_mem_info;
+    m->off_py = d->n_py_info;
+    m->off_args = d->n_args;
+    /* Event `extra` fields are uint32 indexes into these tables (see gp_trace_add_gpu_info). */
+    if (m->off_gpu + t->n_gpu_info >= UINT32_MAX - 1 ||
+        m->off_mem + t->n_mem_info >= UINT32_MAX - 1 ||
+        m->off_py + t->n_py_info >= UINT32_MAX - 1 || m->off_args + t->n_args >= UINT32_MAX - 1) {
+        gp_error_set(dst->err, GP_ELIMIT, "%s: more than 2^32 side records", dst->name);
+        longjmp(dst->jb, JMP_ERROR);
     }
-    for (size_t i = 0; i < t->n_mem_info; i++)
-        if (gp_trace_add_mem_info(d, &t->mem_info[i], &x) != GP_OK)
-            goto nomem;
-    for (size_t i = 0; i < t->n_py_info; i++)
-        if (gp_trace_add_py_info(d, &t->py_info[i], &x) != GP_OK)
-            goto nomem;
-    for (size_t i = 0; i < t->n_args; i++) {
-        gp_strid *a = GP_PUSH(d->args, d->n_args, d->cap_args);
-        if (!a)
-            goto nomem;
-        *a = map[t->args[i]];
-    }
-    /* src's arrays are freed as soon as they are copied, to keep the peak memory low. */
-    free(t->gpu_info);
-    t->gpu_info = NULL;
-    t->n_gpu_info = t->cap_gpu_info = 0;
-    free(t->mem_info);
-    t->mem_info = NULL;
-    t->n_mem_info = t->cap_mem_info = 0;
+    if (gp__grow((void **)&d->gpu_info, &d->cap_gpu_info, sizeof *d->gpu_info,
+                 m->off_gpu + t->n_gpu_info) != GP_OK ||
+        gp__grow((void **)&d->mem_info, &d->cap_mem_info, sizeof *d->mem_info,
+                 m->off_mem + t->n_mem_info) != GP_OK ||
+        gp__grow((void **)&d->py_info, &d->cap_py_info, sizeof *d->py_info,
+                 m->off_py + t->n_py_info) != GP_OK ||
+        gp__grow((void **)&d->args, &d->cap_args, sizeof *d->args, m->off_args + t->n_args) !=
+            GP_OK)
+        oom(dst);
+    d->n_gpu_info += t->n_gpu_info;
+    d->n_mem_info += t->n_mem_info;
+    d->n_py_info += t->n_py_info;
+    d->n_args += t->n_args;
+    add_copy_tasks(dst, job, m, COPY_GPU, 0, t->n_gpu_info);
+    add_copy_tasks(dst, job, m, COPY_MEM, 0, t->n_mem_info);
+    add_copy_tasks(dst, job, m, COPY_PY, 0, t->n_py_info);
+    add_copy_tasks(dst, job, m, COPY_ARGS, 0, t->n_args);
     for (size_t k = 0; k < t->n_tracks; k++) {
         gp_track *st = &t->tracks[k];
         uint32_t di;
         if (st->kind == GP_TRACK_CPU_THREAD || st->kind == GP_TRACK_OTHER)
-            di = track_for_ids(dst, st->pid_is_str, map[st->pid_str], st->pid, st->tid_is_str,
-                               map[st->tid_str], st->tid);
+            di = track_for_ids(dst, st->pid_is_str, m->map[st->pid_str], st->pid, st->tid_is_str,
+                               m->map[st->tid_str], st->tid);
         else
             di = get_track(dst, st->kind, st->pid, st->tid);
-        tmap[k] = di;
+        m->tmap[k] = di;
         gp_track *dt = &d->tracks[di];
         if (gp__grow((void **)&dt->events, &dt->cap_events, sizeof *dt->events,
                      dt->n_events + st->n_events) != GP_OK)
-            goto nomem;
-        for (size_t j = 0; j < st->n_events; j++) {
-            gp_event e = st->events[j];
-            e.name = map[e.name];
-            e.track = di;
-            switch ((gp_event_kind)e.kind) {
-            case GP_EV_KERNEL:
-            case GP_EV_MEMCPY:
-            case GP_EV_MEMSET:
-            case GP_EV_SYNC:
-            case GP_EV_GPU_USER_ANNOTATION:
-                e.extra += e.extra ? (uint32_t)off_gpu : 0;
-                break;
-            case GP_EV_MEMORY:
-                e.extra += e.extra ? (uint32_t)off_mem : 0;
-                break;
-            case GP_EV_PYTHON:
-                e.extra += e.extra ? (uint32_t)off_py : 0;
-                break;
-            case GP_EV_RANGE:
-            case GP_EV_INSTANT:
-                e.extra += e.extra ? (uint32_t)off_args : 0;
-                break;
-            case GP_EV_OTHER:
-                e.extra = map[e.extra];
-                break;
-            default:
-                break;
-            }
-            dt->events[dt->n_events++] = e;
-        }
-        free(st->events);
-        st->events = NULL;
-        st->n_events = st->cap_events = 0;
+            oom(dst);
+        m->track_off[k] = dt->n_events;
+        dt->n_events += st->n_events;
+        add_copy_tasks(dst, job, m, COPY_EVENTS, (uint32_t)k, st->n_events);
     }
     for (size_t i = 0; i < t->n_counters; i++) {
         gp_counter_sample c = t->counters[i];
-        c.series = map[c.series];
-        c.track = tmap[c.track];
+        c.series = m->map[c.series];
+        c.track = m->tmap[c.track];
         if (gp_trace_add_counter(d, &c) != GP_OK)
-            goto nomem;
+            oom(dst);
     }
     gp__trace_priv *sp = t->priv, *dp = d->priv;
     for (size_t i = 0; i < sp->n_flow_points; i++) {
         gp__flow_point f = sp->flow_points[i];
-        f.cat = map[f.cat];
-        f.name = map[f.name];
-        f.pid_str = map[f.pid_str];
-        f.tid_str = map[f.tid_str];
+        f.cat = m->map[f.cat];
+        f.name = m->map[f.name];
+        f.pid_str = m->map[f.pid_str];
+        f.tid_str = m->map[f.tid_str];
         gp__flow_point *fp = GP_PUSH(dp->flow_points, dp->n_flow_points, dp->cap_flow_points);
         if (!fp)
-            goto nomem;
+            oom(dst);
         *fp = f;
     }
     for (size_t i = 0; i < src->n_meta; i++) {
-        pending_meta m = src->meta[i];
-        m.value = map[m.value];
-        pending_meta *pm = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
-        if (!pm)
-            goto nomem;
-        *pm = m;
+        pending_meta pm = src->meta[i];
+        pm.value = m->map[pm.value];
+        pending_meta *q = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
+        if (!q)
+            oom(dst);
+        *q = pm;
     }
-    /* Top-level members after the split (older files put some after traceEvents). */
+    /* Top-level members after the events (older files put some after traceEvents). */
     if (!d->n_devices)
         for (size_t i = 0; i < t->n_devices; i++) {
             gp_device_props dv = t->devices[i];
-            dv.name = map[dv.name];
+            dv.name = m->map[dv.name];
             if (gp_trace_add_device(d, &dv) != GP_OK)
-                goto nomem;
+                oom(dst);
         }
     if (!d->dist.present && t->dist.present) {
         d->dist = t->dist;
-        d->dist.backend = map[t->dist.backend];
-        d->dist.nccl_version = map[t->dist.nccl_version];
+        d->dist.backend = m->map[t->dist.backend];
+        d->dist.nccl_version = m->map[t->dist.nccl_version];
     }
     if (!d->base_time_ns)
         d->base_time_ns = t->base_time_ns;
     if (d->schema_version < 0)
         d->schema_version = t->schema_version;
     if (!d->display_time_unit)
-        d->display_time_unit = map[t->display_time_unit];
+        d->display_time_unit = m->map[t->display_time_unit];
     for (size_t i = 0; i < t->n_meta; i++)
         if (gp_trace_set_meta(d, gp_trace_str(t, t->meta[i].key),
                               gp_trace_str(t, t->meta[i].value_json)) != GP_OK)
-            goto nomem;
+            oom(dst);
     gp_read_stats *ds = &d->stats;
     const gp_read_stats *ss = &t->stats;
     ds->events_in += ss->events_in;
@@ -2490,102 +2802,143 @@ static void merge_reader(reader *dst, reader *src)
     ds->unknown_cat += ss->unknown_cat;
     ds->skipped += ss->skipped;
     ds->bytes = src->buf_off + src->len;
-    free(map);
-    free(tmap);
-    return;
-nomem:
-    free(map);
-    free(tmap);
-    oom(dst);
 }
 
-typedef struct part {
-    reader *r;
-    gp_status st;
-} part;
-
-static void *run_part(void *arg)
+static void merge_src_free(merge_src *m)
 {
-    part *pt = arg;
-    pt->st = run_parser(pt->r);
-    return NULL;
+    free(m->map);
+    free(m->tmap);
+    free(m->track_off);
 }
 
-/* Two-thread read of a large plain file: a second thread parses from a split point near the middle
- * into its own trace while this thread parses from the start; this thread must arrive at the split
- * exactly at an element start (the proof that the split is one), then the second trace is merged
- * in. On any doubt (no split found, not an element boundary, the second part failed) this thread
- * simply reads on sequentially: results never depend on the split. */
+/* Merges the traces of chain[1..n) into chain[0]'s, in order, copying on `threads` threads. */
+static gp_status merge_chain(piece **chain, size_t n, int threads)
+{
+    reader *dst = chain[0]->r;
+    merge_src m[MAX_PIECES];
+    copy_job job = {dst->t, NULL, 0, 0};
+    memset(m, 0, sizeof m);
+    gp_status st = GP_OK;
+    if (setjmp(dst->jb) == 0) {
+        for (size_t i = 1; i < n; i++) {
+            m[i].src = chain[i]->r;
+            merge_prepare(dst, &m[i], &job);
+        }
+        gp__par_for(job.n, threads, run_copy_task, &job);
+    } else {
+        st = dst->err->status ? dst->err->status : GP_ENOMEM;
+    }
+    for (size_t i = 1; i < n; i++)
+        merge_src_free(&m[i]);
+    free(job.tasks);
+    return st;
+}
+
+static void par_read_free(par_read *pr)
+{
+    for (size_t i = 0; i < pr->n_pieces; i++)
+        reader_free(pr->pieces[i].r);
+    gp__input_close(&pr->first_in);
+    close(pr->fd);
+    pthread_mutex_destroy(&pr->mu);
+    free(pr);
+}
+
+/* The sequential read that replaces a parallel one in doubt: the same result or error. */
+static gp_status read_sequential(const char *path, const gp_read_opts *opts, gp_trace **out,
+                                 gp_error *err)
+{
+    gp__input in;
+    gp_status s = gp__input_open(&in, path, err);
+    if (s != GP_OK)
+        return s;
+    return gp__trace_read_input(&in, opts, out, err);
+}
+
 static gp_status read_parallel(const char *path, gp__input *in, const gp_read_opts *opts,
-                               gp_trace **out, gp_error *err)
+                               int threads, gp_trace **out, gp_error *err)
 {
-    uint64_t split = find_split(in->fd, in->file_size);
-    gp__input in2;
-    gp_error err2 = {0};
-    if (!split)
+    uint64_t split = find_split(in->fd, in->file_size / 2, in->file_size);
+    par_read *pr = split ? calloc(1, sizeof *pr) : NULL;
+    if (!pr)
         return gp__trace_read_input(in, opts, out, err);
-    if (gp__input_open(&in2, path, &err2) != GP_OK)
-        return gp__trace_read_input(in, opts, out, err);
-    if (in2.compressed || lseek(in2.fd, (off_t)split, SEEK_SET) != (off_t)split) {
-        gp__input_close(&in2);
+    pr->path = path;
+    pr->size = in->file_size;
+    pr->fd = dup(in->fd); /* the first piece closes in->fd when it ends */
+    if (pr->fd < 0) {
+        free(pr);
         return gp__trace_read_input(in, opts, out, err);
     }
-    err->status = GP_OK;
-    err->msg[0] = '\0';
-    /* Only this thread reports progress (callbacks need not be thread-safe). */
-    gp_read_opts opts_b = *opts;
-    opts_b.progress = NULL;
-    reader *a = reader_new(in, opts, err);
-    reader *b = a ? reader_new(&in2, &opts_b, &err2) : NULL;
-    if (!a || !b) {
-        if (a)
-            reader_free(a);
-        else
-            gp__input_close(in);
-        gp__input_close(&in2);
+    pr->opts = opts;
+    pr->opts_caller = *opts;
+    if (opts->progress) {
+        pr->opts_caller.progress = par_progress;
+        pr->opts_caller.progress_ctx = pr;
+    }
+    pr->opts_helper = *opts;
+    pr->opts_helper.progress = NULL;
+    pr->caller = pthread_self();
+    pr->first_in = *in;
+    pthread_mutex_init(&pr->mu, NULL);
+    /* Two pieces to begin with, cut in the middle; stealing splits them further. */
+    pr->n_pieces = 2;
+    for (int i = 0; i < 2; i++) {
+        pr->pieces[i].pr = pr;
+        pr->pieces[i].start = i ? split : 0;
+        atomic_init(&pr->pieces[i].stop, i ? 0 : split);
+        atomic_init(&pr->pieces[i].pos, i ? split : 0);
+    }
+    gp__par_for((size_t)threads, threads, par_worker, pr);
+
+    /* The chain: from the first piece, each stop is the start of the next piece. */
+    piece *chain[MAX_PIECES];
+    size_t n = 0;
+    bool whole = true;
+    for (piece *c = &pr->pieces[0]; c;) {
+        chain[n++] = c;
+        if (c->st != GP_OK) {
+            whole = false;
+            break;
+        }
+        piece *next = NULL;
+        for (size_t k = 1; c->stopped_at && k < pr->n_pieces && !next; k++)
+            if (pr->pieces[k].start == c->stopped_at && pr->pieces[k].st == GP_OK)
+                next = &pr->pieces[k];
+        if (c->stopped_at && !next) {
+            whole = false; /* the pieces that start there failed */
+            break;
+        }
+        c = next;
+    }
+    /* The last piece must end the way the document began: an object closes with '}', a bare
+     * array ends right after its ']'. */
+    reader *first = pr->pieces[0].r, *last = chain[n - 1]->r;
+    if (whole && n > 1)
+        whole = first->bare_array ? last->part_bare_end : last->part_object_closed;
+    gp_status st = GP_OK;
+    if (whole && n > 1)
+        st = merge_chain(chain, n, threads);
+    if (whole && st == GP_OK) {
+        first->t->stats.threads_used = atomic_load(&pr->threads_used);
+        first->t->stats.pieces = (uint32_t)n;
+        first->err = err;
+        err->status = GP_OK;
+        err->msg[0] = '\0';
+        pr->pieces[0].r = NULL;
+        bool progress = opts->progress != NULL;
+        par_read_free(pr);
+        if (progress)
+            opts->progress(opts->progress_ctx, in->file_size, in->file_size);
+        return reader_complete(first, GP_OK, out);
+    }
+    bool nomem = st == GP_ENOMEM;
+    for (size_t i = 0; i < n && !nomem; i++)
+        nomem = chain[i]->st == GP_ENOMEM;
+    par_read_free(pr);
+    if (nomem)
         return gp_error_set(err, GP_ENOMEM, "%s: out of memory", path);
-    }
-    b->buf_off = split;
-    b->state = TOP_EVENTS;
-    b->split_part = true;
-    b->saw_events = true;
-    a->stop_at = split;
-    a->t->stats.threads_used = 1;
-    part pb = {b, GP_OK};
-    pthread_t th;
-    bool threaded = pthread_create(&th, NULL, run_part, &pb) == 0;
-    if (!threaded)
-        a->stop_at = 0; /* no second thread: read everything here */
-    gp_status st = run_parser(a);
-    if (threaded)
-        pthread_join(th, NULL);
-    if (st == GP_OK && a->reached_split) {
-        bool merged = false;
-        /* The second part must have ended the way the document began: an object closes with
-         * '}', a bare array ends right after its ']'. Anything else (a truncated file, members
-         * after a bare array) is read again here so that it fails as a sequential read does. */
-        bool consistent = a->bare_array ? b->part_bare_end : b->part_object_closed;
-        if (pb.st == GP_OK && consistent && setjmp(a->jb) == 0) {
-            merge_reader(a, b);
-            merged = true;
-        }
-        if (!merged && a->err->status == GP_ENOMEM) {
-            st = GP_ENOMEM;
-        } else if (!merged) {
-            /* The second part failed: read it here, so that errors are reported exactly as a
-             * sequential read reports them. */
-            a->stop_at = 0;
-            a->reached_split = false;
-            st = run_parser(a);
-        } else {
-            a->eof = true;
-            a->t->stats.threads_used = 2;
-        }
-    }
-    reader_free(b);
-    if (opts->progress && st == GP_OK)
-        opts->progress(opts->progress_ctx, a->in.file_size, a->in.file_size);
-    return reader_complete(a, st, out);
+    /* In doubt: read again sequentially, which reports any error exactly. */
+    return read_sequential(path, opts, out, err);
 }
 
 gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out, gp_error *err)
@@ -2602,11 +2955,10 @@ gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **o
     gp_status s = gp__input_open(&in, path, err);
     if (s != GP_OK)
         return s;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = opts->threads > 0 ? opts->threads : (cpus >= 2 ? 2 : 1);
+    int threads = gp__par_threads(opts->threads, opts->threads > 0 ? 16 : 4);
     if (threads >= 2 && !in.compressed &&
         (opts->threads >= 2 || in.file_size >= PARALLEL_MIN_BYTES))
-        return read_parallel(path, &in, opts, out, err);
+        return read_parallel(path, &in, opts, threads, out, err);
     return gp__trace_read_input(&in, opts, out, err);
 }
 
@@ -2617,11 +2969,11 @@ gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
 }
 
 gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,
-                                       const gp_read_opts *opts, size_t piece, gp_trace **out,
+                                       const gp_read_opts *opts, size_t max_read, gp_trace **out,
                                        gp_error *err)
 {
     gp__input in;
     gp__input_open_mem(&in, data, len, name);
-    in.max_read = piece;
+    in.max_read = max_read;
     return gp__trace_read_input(&in, opts, out, err);
 }

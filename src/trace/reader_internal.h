@@ -16,4 +16,8 @@ gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char 
                                        const gp_read_opts *opts, size_t piece, gp_trace **out,
                                        gp_error *err) GP_WARN_UNUSED;
 
+/* Parallel reads: a thread steals part of another's piece only when at least twice this many bytes
+ * remain in it (8 MB). Tests lower it to force many pieces on small files. */
+extern uint64_t gp__read_steal_min;
+
 #endif

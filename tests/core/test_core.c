@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "core/atomic_file.h"
 #include "core/imap.h"
+#include "core/par.h"
 #include "core/input.h"
 #include "core/json_writer.h"
 #include "core/strtab.h"
@@ -160,6 +162,44 @@ static void input_reads_gzip_and_reports_truncation(void **state)
     unlink(path);
 }
 
+/* gp__par_for: every index runs exactly once whatever the thread count; with one thread they run
+ * in order on the caller's thread. */
+typedef struct par_ctx {
+    _Atomic int hits[64];
+    int order[64];
+    _Atomic int n_order;
+} par_ctx;
+
+static void par_task(void *ctx, size_t i)
+{
+    par_ctx *c = ctx;
+    atomic_fetch_add(&c->hits[i], 1);
+    c->order[atomic_fetch_add(&c->n_order, 1)] = (int)i;
+}
+
+static void par_for_runs_each_task_once(void **state)
+{
+    (void)state;
+    static const int threads[] = {0, 1, 2, 3, 8, 100};
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        for (size_t n = 0; n <= 64; n += 21) {
+            par_ctx c;
+            memset(&c, 0, sizeof c);
+            gp__par_for(n, threads[t], par_task, &c);
+            assert_int_equal(atomic_load(&c.n_order), (int)n);
+            for (size_t i = 0; i < n; i++)
+                assert_int_equal(atomic_load(&c.hits[i]), 1);
+            if (threads[t] <= 1)
+                for (size_t i = 0; i < n; i++)
+                    assert_int_equal(c.order[i], (int)i);
+        }
+    }
+    assert_int_equal(gp__par_threads(3, 2), 2);
+    assert_int_equal(gp__par_threads(1, 4), 1);
+    int automatic = gp__par_threads(0, 4);
+    assert_true(automatic >= 1 && automatic <= 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +208,7 @@ int main(void)
         cmocka_unit_test(imap_put_get),
         cmocka_unit_test(atomic_file_replaces_or_keeps),
         cmocka_unit_test(input_reads_gzip_and_reports_truncation),
+        cmocka_unit_test(par_for_runs_each_task_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

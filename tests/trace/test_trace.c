@@ -19,6 +19,7 @@
 
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
+#include "trace/model_internal.h"
 #include "trace/reader_internal.h"
 
 static gp_read_opts quiet_opts(void)
@@ -399,46 +400,58 @@ static void reading_in_tiny_pieces_gives_the_same_model(void **state)
         skip();
 }
 
-/* A two-thread read gives the same model as a one-thread read (and does split the work). */
+/* A two-thread read gives the same model as a one-thread read (and does split the work), on
+ * traces that between them put every side table (GPU info, memory, Python, args) and flows on both
+ * sides of the split; a split inside a truncated file fails as a sequential read does. */
 static void two_thread_read_gives_the_same_model(void **state)
 {
+    static const char *const names[] = {"medium_a100_nccl.json.gz", "large_v100_nccl.json.gz",
+                                        "legacy2021_resnet50_v100.json.gz"};
     const char *shared = getenv("GP_SHARED_DIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/traces/medium_a100_nccl.json.gz",
-             shared ? shared : "../shared");
-    if (access(path, R_OK) != 0)
+    int checked = 0;
+    for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/traces/%s", shared ? shared : "../shared", names[n]);
+        if (access(path, R_OK) != 0)
+            continue;
+        size_t len;
+        char *text = gunzip_file(path, &len);
+        char plain[] = "/tmp/gp_par_XXXXXX.json";
+        int fd = mkstemps(plain, 5);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, len), (ssize_t)len);
+        close(fd);
+        free(text);
+        gp_read_opts one = quiet_opts(), two = quiet_opts();
+        one.threads = 1;
+        two.threads = 2;
+        gp_trace *a = NULL, *b = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_trace_read(plain, &one, &a, &err), GP_OK);
+        assert_int_equal(gp_trace_read(plain, &two, &b, &err), GP_OK);
+        assert_int_equal(a->stats.threads_used, 1);
+        assert_int_equal(b->stats.threads_used, 2);
+        char why[256];
+        if (!gp_trace_equal(a, b, why, sizeof why))
+            fail_msg("%s: two-thread read differs: %s", names[n], why);
+        assert_int_equal(a->stats.events_in, b->stats.events_in);
+        assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
+        assert_int_equal(a->n_gpu_info, b->n_gpu_info);
+        assert_int_equal(a->n_mem_info, b->n_mem_info);
+        assert_int_equal(a->n_py_info, b->n_py_info);
+        assert_int_equal(a->n_args, b->n_args);
+        gp_trace_free(a);
+        gp_trace_free(b);
+        gp_error e1 = {0}, e2 = {0};
+        assert_int_equal(truncate(plain, (off_t)(len * 3 / 4)), 0);
+        assert_int_equal(gp_trace_read(plain, &one, &a, &e1), GP_EPARSE);
+        assert_int_equal(gp_trace_read(plain, &two, &b, &e2), GP_EPARSE);
+        assert_string_equal(e1.msg, e2.msg);
+        unlink(plain);
+        checked++;
+    }
+    if (!checked)
         skip();
-    size_t len;
-    char *text = gunzip_file(path, &len);
-    char plain[] = "/tmp/gp_par_XXXXXX.json";
-    int fd = mkstemps(plain, 5);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, len), (ssize_t)len);
-    close(fd);
-    free(text);
-    gp_read_opts one = quiet_opts(), two = quiet_opts();
-    one.threads = 1;
-    two.threads = 2;
-    gp_trace *a = NULL, *b = NULL;
-    gp_error err = {0};
-    assert_int_equal(gp_trace_read(plain, &one, &a, &err), GP_OK);
-    assert_int_equal(gp_trace_read(plain, &two, &b, &err), GP_OK);
-    assert_int_equal(a->stats.threads_used, 1);
-    assert_int_equal(b->stats.threads_used, 2);
-    char why[256];
-    if (!gp_trace_equal(a, b, why, sizeof why))
-        fail_msg("two-thread read differs: %s", why);
-    assert_int_equal(a->stats.events_in, b->stats.events_in);
-    assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
-    gp_trace_free(a);
-    gp_trace_free(b);
-    /* A split inside a truncated file: the error is the one a sequential read reports. */
-    assert_int_equal(truncate(plain, (off_t)(len * 3 / 4)), 0);
-    gp_error e1 = {0}, e2 = {0};
-    assert_int_equal(gp_trace_read(plain, &one, &a, &e1), GP_EPARSE);
-    assert_int_equal(gp_trace_read(plain, &two, &b, &e2), GP_EPARSE);
-    assert_string_equal(e1.msg, e2.msg);
-    unlink(plain);
 }
 
 /* Malformed documents whose fault lies after the split point: the two-thread read must fail
@@ -471,6 +484,76 @@ static void two_thread_read_rejects_what_one_thread_rejects(void **state)
         assert_string_equal(e1.msg, e2.msg);
         unlink(path);
     }
+}
+
+/* Writes a trace whose events hold nested objects on lines of their own after lines ending with
+ * ',', as pretty-printers write them: most split-point candidates are then not elements of
+ * traceEvents, so pieces must be proven (or discarded) by the piece before them. Returns the path.
+ */
+static void write_nested_trace(char *path, int events, bool bare, const char *tail)
+{
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    assert_non_null(fp);
+    fputs(bare ? "[\n" : "{\"schemaVersion\": 1,\n\"traceEvents\": [\n", fp);
+    for (int i = 0; i < events; i++) {
+        fprintf(fp,
+                "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%d\", \"pid\": %d, "
+                "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"list\": [\n",
+                i ? ",\n" : "", i % 3 ? "cpu_op" : "user_annotation", i % 11, 1 + i % 2, i % 3,
+                (i * 7919) % 100000, i % 1000, 1 + i % 50);
+        for (int k = 0; k < 6; k++)
+            fprintf(fp, "%s{\"k\": %d}", k ? ",\n" : "", k);
+        fputs("\n]}}", fp);
+    }
+    fputs(tail ? tail : (bare ? "\n]\n" : "\n]}\n"), fp);
+    fclose(fp);
+}
+
+/* Many pieces (a tiny steal threshold, 2-4 threads) on documents full of false split points give
+ * the sequential model, and malformed endings give the sequential error. */
+static void stolen_pieces_read_like_one_thread(void **state)
+{
+    uint64_t saved = gp__read_steal_min;
+    gp__read_steal_min = 2048;
+    bool stole = false;
+    for (int variant = 0; variant < 4; variant++) {
+        char path[] = "/tmp/gp_steal_XXXXXX.json";
+        bool bare = variant == 1;
+        const char *tail = variant == 2 ? "\n]" : variant == 3 ? "\n], \"x\": 1" : NULL;
+        write_nested_trace(path, 6000, bare, tail);
+        gp_read_opts one = quiet_opts();
+        one.threads = 1;
+        gp_trace *a = NULL;
+        gp_error e1 = {0};
+        gp_status s1 = gp_trace_read(path, &one, &a, &e1);
+        assert_int_equal(s1, variant < 2 ? GP_OK : GP_EPARSE);
+        for (int threads = 2; threads <= 4; threads++) {
+            for (int rep = 0; rep < 3; rep++) {
+                gp_read_opts par = quiet_opts();
+                par.threads = threads;
+                gp_trace *b = NULL;
+                gp_error e2 = {0};
+                assert_int_equal(gp_trace_read(path, &par, &b, &e2), s1);
+                if (s1 != GP_OK) {
+                    assert_string_equal(e1.msg, e2.msg);
+                    continue;
+                }
+                char why[256];
+                if (!gp_trace_equal(a, b, why, sizeof why))
+                    fail_msg("variant %d, %d threads: differs: %s", variant, threads, why);
+                assert_int_equal(a->stats.events_in, b->stats.events_in);
+                assert_int_equal(a->stats.bytes, b->stats.bytes);
+                stole |= b->stats.pieces > 2;
+                gp_trace_free(b);
+            }
+        }
+        gp_trace_free(a);
+        unlink(path);
+    }
+    gp__read_steal_min = saved;
+    assert_true(stole); /* the test did exercise stealing */
 }
 
 static void cpu_only_trace_has_no_gpu(void **state)
@@ -610,6 +693,81 @@ static void builder_sorts_and_summary_stats(void **state)
     gp_trace_free(t);
 }
 
+/* gp__sort_events against a reference: qsort on (ts, -dur, original index), i.e. the stable order.
+ * The `extra` field carries the original index. Shapes: sorted, reversed, random with many ties,
+ * k sorted runs concatenated (replicated traces), runs that overlap in time (Kineto blocks), a few
+ * displaced elements, lengths around the run-extension size. */
+static int cmp_stable_ref(const void *a, const void *b)
+{
+    const gp_event *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur > y->dur ? -1 : 1;
+    return (x->extra > y->extra) - (x->extra < y->extra);
+}
+
+static void check_sort_shape(gp_event *ev, size_t n, const char *shape)
+{
+    gp_event *ref = malloc((n ? n : 1) * sizeof *ref);
+    assert_non_null(ref);
+    for (size_t i = 0; i < n; i++)
+        ev[i].extra = (uint32_t)i;
+    memcpy(ref, ev, n * sizeof *ref);
+    qsort(ref, n, sizeof *ref, cmp_stable_ref);
+    gp__sort_events(ev, n);
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].ts != ref[i].ts || ev[i].dur != ref[i].dur || ev[i].extra != ref[i].extra)
+            fail_msg("%s, n=%zu: position %zu differs (ts %lld/%lld, index %u/%u)", shape, n, i,
+                     (long long)ev[i].ts, (long long)ref[i].ts, ev[i].extra, ref[i].extra);
+    free(ref);
+}
+
+static void event_sort_is_stable_and_adaptive(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 2, 31, 32, 33, 64, 100, 1000, 20000};
+    uint64_t seed = 88172645463325252ULL;
+#define NEXT_RAND() (seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17, seed)
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        gp_event *ev = calloc(n ? n : 1, sizeof *ev);
+        assert_non_null(ev);
+        for (int shape = 0; shape < 6; shape++) {
+            size_t runs = 7;
+            for (size_t i = 0; i < n; i++) {
+                gp_event *e = &ev[i];
+                e->dur = (gp_ns)(NEXT_RAND() % 4);
+                switch (shape) {
+                case 0: /* sorted, with ties */
+                    e->ts = (gp_ns)(i / 3);
+                    break;
+                case 1: /* reversed */
+                    e->ts = (gp_ns)(n - i);
+                    break;
+                case 2: /* random, many ties */
+                    e->ts = (gp_ns)(NEXT_RAND() % (n / 4 + 1));
+                    break;
+                case 3: /* `runs` sorted copies, each later than the last */
+                    e->ts = (gp_ns)(i % (n / runs + 1) + 1000000 * (i / (n / runs + 1)));
+                    break;
+                case 4: /* sorted runs that overlap in time */
+                    e->ts = (gp_ns)((i % (n / runs + 1)) * 10 + i / (n / runs + 1));
+                    break;
+                default: /* sorted, then every 97th element displaced */
+                    e->ts = (gp_ns)(i % 97 == 5 ? NEXT_RAND() % (n + 1) : i);
+                    break;
+                }
+            }
+            static const char *names[] = {"sorted", "reversed",         "random",
+                                          "copies", "overlapping runs", "displaced"};
+            check_sort_shape(ev, n, names[shape]);
+        }
+        free(ev);
+    }
+#undef NEXT_RAND
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,9 +784,15 @@ int main(void)
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
         cmocka_unit_test(two_thread_read_gives_the_same_model),
         cmocka_unit_test(two_thread_read_rejects_what_one_thread_rejects),
+        cmocka_unit_test(stolen_pieces_read_like_one_thread),
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
+        cmocka_unit_test(event_sort_is_stable_and_adaptive),
     };
+    /* GP_TEST_FILTER (a cmocka pattern) runs a subset: the ThreadSanitizer stage runs the parallel
+     * reads only (tests/trace/CMakeLists.txt). */
+    if (getenv("GP_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("GP_TEST_FILTER"));
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
