@@ -17,6 +17,14 @@
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
 
+/* CPU time of the whole process (every thread of a parallel read or analysis), ns. */
+static int64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -43,6 +51,7 @@ int main(int argc, char **argv)
     size_t events = 0;
     volatile int64_t sink = 0;
     long peak_kb = 0;
+    int threads_used = 0, pieces = 0; /* of the last run */
     for (int i = 0; i < runs; i++) {
         int pfd[2];
         if (pipe(pfd) != 0)
@@ -52,7 +61,7 @@ int main(int argc, char **argv)
             return 1;
         if (child > 0) { /* parent: collect this run's figures and its peak RSS */
             close(pfd[1]);
-            int64_t rec[6];
+            int64_t rec[8];
             ssize_t got = read(pfd[0], rec, sizeof rec);
             close(pfd[0]);
             int status;
@@ -66,6 +75,8 @@ int main(int argc, char **argv)
             analysis[i] = rec[3];
             analysis_cpu[i] = rec[4];
             events = (size_t)rec[5];
+            threads_used = (int)rec[6];
+            pieces = (int)rec[7];
             if (cru.ru_maxrss > peak_kb)
                 peak_kb = cru.ru_maxrss;
             continue;
@@ -76,21 +87,21 @@ int main(int argc, char **argv)
         rd.quiet = true;
         gp_trace *t = NULL;
         gp_error err = {0};
-        int64_t c0 = gp__thread_cpu_ns();
+        int64_t c0 = process_cpu_ns();
         int64_t t0 = gp__clock_ns();
         if (gp_trace_read(argv[1], &rd, &t, &err) != GP_OK) {
             fprintf(stderr, "bench_analyze: %s\n", err.msg);
             return 2;
         }
         int64_t t1 = gp__clock_ns();
-        int64_t c1 = gp__thread_cpu_ns();
+        int64_t c1 = process_cpu_ns();
         int64_t acc = 0;
         for (size_t k = 0; k < t->n_tracks; k++)
             for (size_t e = 0; e < t->tracks[k].n_events; e++)
                 acc += t->tracks[k].events[e].dur ^ t->tracks[k].events[e].correlation;
         sink += acc;
         int64_t t2 = gp__clock_ns();
-        int64_t c2 = gp__thread_cpu_ns();
+        int64_t c2 = process_cpu_ns();
         gp_analyze_opts o;
         gp_analyze_opts_init(&o);
         if (hta) {
@@ -103,7 +114,7 @@ int main(int argc, char **argv)
             return 1;
         }
         int64_t t3 = gp__clock_ns();
-        analysis_cpu[i] = gp__thread_cpu_ns() - c2;
+        analysis_cpu[i] = process_cpu_ns() - c2;
         ingest_cpu[i] = c1 - c0;
         ingest[i] = t1 - t0;
         baseline[i] = t2 - t1;
@@ -111,8 +122,8 @@ int main(int argc, char **argv)
         events = gp_trace_event_count(t);
         gp_analysis_free(a);
         gp_trace_free(t);
-        int64_t rec[6] = {ingest[i],   ingest_cpu[i],   baseline[i],
-                          analysis[i], analysis_cpu[i], (int64_t)events};
+        int64_t rec[8] = {ingest[i],       ingest_cpu[i],   baseline[i],           analysis[i],
+                          analysis_cpu[i], (int64_t)events, t->stats.threads_used, t->stats.pieces};
         ssize_t put = write(pfd[1], rec, sizeof rec);
         _exit(put == (ssize_t)sizeof rec && sink != 42 ? 0 : 1);
     }
@@ -120,9 +131,10 @@ int main(int argc, char **argv)
            mb = median_ms(baseline, runs);
     printf("trace: %s (%zu events), %d runs, %s definitions\n", argv[1], events, runs,
            hta ? "HTA" : "gpuprof");
-    printf("ingest   (gp_trace_read)   median %9.1f ms wall, %9.1f ms CPU\n", mi,
-           median_ms(ingest_cpu, runs));
-    printf("analysis (gp_analyze_job)  median %9.1f ms wall, %9.1f ms CPU\n", ma,
+    printf("ingest   (gp_trace_read)   median %9.1f ms wall, %9.1f ms CPU (all threads; last run: "
+           "%d threads, %d pieces)\n",
+           mi, median_ms(ingest_cpu, runs), threads_used, pieces);
+    printf("analysis (gp_analyze_job)  median %9.1f ms wall, %9.1f ms CPU (all threads)\n", ma,
            median_ms(analysis_cpu, runs));
     printf("total                      median %9.1f ms   (target <= 600 ms)\n", mi + ma);
     printf("baseline (one pass over every event) median %.1f ms; analysis / baseline = %.1fx\n", mb,

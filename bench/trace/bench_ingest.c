@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     if (reps < 1 || reps > 100)
         reps = 5;
     double fw[100], fc[100], iw[100], ic[100], pw[100], pc[100];
-    uint32_t threads_used = 0;
+    uint32_t threads_used = 0, pieces = 0;
     unsigned long long bytes = 0;
     size_t events = 0;
     gp_read_opts o;
@@ -96,6 +96,7 @@ int main(int argc, char **argv)
                 pw[r] = w;
                 pc[r] = c;
                 threads_used = t->stats.threads_used;
+                pieces = t->stats.pieces;
             }
             events = gp_trace_event_count(t);
             gp_trace_free(t);
@@ -113,9 +114,9 @@ int main(int argc, char **argv)
     printf("ingest, 1 thread wall %.3f s  cpu %.3f s  %8.0f MB/s (cpu)  %8.0f MB/s (wall)\n", miw,
            mic, mb / mic, mb / miw);
     printf("ratio ingest/floor  cpu %.2fx  wall %.2fx\n", mic / mfc, miw / mfw);
-    printf("ingest, automatic threads (%u used)  wall %.3f s  cpu %.3f s  %8.0f MB/s (wall), "
-           "speed-up %.2fx over one thread\n",
-           threads_used, mpw, mpc, mb / mpw, miw / mpw);
+    printf("ingest, automatic threads (%u used, %u pieces)  wall %.3f s  cpu %.3f s  %8.0f MB/s "
+           "(wall), speed-up %.2fx over one thread\n",
+           threads_used, pieces, mpw, mpc, mb / mpw, miw / mpw);
     printf("peak RSS         %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
     return 0;
 }

@@ -319,7 +319,10 @@ gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r)
     if (st == GP_OK)
         st = memory(v, r, &mem);
     free(mem.v);
-    if (st == GP_OK)
-        st = kernels(v, r);
     return st;
+}
+
+gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r)
+{
+    return kernels(v, r);
 }

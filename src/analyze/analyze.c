@@ -105,29 +105,33 @@ static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r
 }
 
 /* One rank's analyses read the view and write disjoint parts of the rank's results, so they run
- * side by side (longest first). */
+ * side by side, the longest first (as measured on the replicated benchmark trace). */
+typedef gp_status (*rank_fn)(const gp__view *v, gp_rank_analysis *r);
+
+static const rank_fn rank_analyses[] = {
+    gp__analyze_launch_stats, gp__analyze_activity, gp__analyze_queues,
+    gp__analyze_kernel_stats, gp__analyze_temporal, gp__analyze_top_kernels,
+    gp__analyze_idle,         gp__analyze_types,    gp__analyze_bandwidth,
+};
+#define N_RANK_ANALYSES (sizeof rank_analyses / sizeof *rank_analyses)
+
 typedef struct rank_tasks {
     const gp__view *v;
     gp_rank_analysis *r;
-    gp_status st[3];
+    gp_status st[N_RANK_ANALYSES];
 } rank_tasks;
 
 static void run_rank_task(void *ctx, size_t i)
 {
     rank_tasks *rt = ctx;
-    if (i == 0)
-        rt->st[i] = gp__analyze_launch(rt->v, rt->r);
-    else if (i == 1)
-        rt->st[i] = gp__analyze_activity(rt->v, rt->r);
-    else
-        rt->st[i] = gp__analyze_breakdown(rt->v, rt->r);
+    rt->st[i] = rank_analyses[i](rt->v, rt->r);
 }
 
 static gp_status analyze_rank(const gp__view *v, gp_rank_analysis *r, int threads)
 {
-    rank_tasks rt = {v, r, {GP_OK, GP_OK, GP_OK}};
-    gp__par_for(3, threads, run_rank_task, &rt);
-    for (int i = 0; i < 3; i++)
+    rank_tasks rt = {.v = v, .r = r};
+    gp__par_for(N_RANK_ANALYSES, threads, run_rank_task, &rt);
+    for (size_t i = 0; i < N_RANK_ANALYSES; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
     return GP_OK;
@@ -188,7 +192,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         free(a);
         return st;
     }
-    int threads = gp__par_threads(a->opts.threads, 3);
+    int threads = gp__par_threads(a->opts.threads, 4);
     a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
     if (!a->ranks)
         st = GP_ENOMEM;

@@ -93,12 +93,27 @@ gp_status gp__ivls_sort(gp__ivls *l) GP_WARN_UNUSED;
 /* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
 void gp__type_label(uint32_t mask, char *out, size_t cap);
 
-/* breakdown.c: temporal, idle, kernel types, top kernels, overlap. */
-gp_status gp__analyze_breakdown(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* launch.c: launch statistics, queue length, memcpy bandwidth. */
-gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* activity.c: CPU/GPU activity, memory timeline, small kernels, occupancy. */
+/* One rank's analyses. Each reads the view and writes only its own fields of the rank's results
+ * (named below), so they may run at the same time on different threads (analyze.c does). */
+/* breakdown.c: temporal breakdown and comm/comp overlap (temporal, overlap). */
+gp_status gp__analyze_temporal(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* breakdown.c: idle time per stream (idle). */
+gp_status gp__analyze_idle(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* breakdown.c: kernel types and overlap states (types). */
+gp_status gp__analyze_types(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* breakdown.c: the top-kernels table (kernels). */
+gp_status gp__analyze_top_kernels(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* launch.c: launch statistics (launch). */
+gp_status gp__analyze_launch_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* launch.c: queue length per stream (queues). */
+gp_status gp__analyze_queues(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* launch.c: memcpy bandwidth (bandwidth). */
+gp_status gp__analyze_bandwidth(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* activity.c: CPU/GPU activity and the memory timeline (activity, memory). */
 gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
+ * low_occ_*). */
+gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results. */
 gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
 

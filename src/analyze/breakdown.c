@@ -460,18 +460,27 @@ static gp_status top_kernels(const gp__view *v, gp_rank_analysis *r)
     return st;
 }
 
-gp_status gp__analyze_breakdown(const gp__view *v, gp_rank_analysis *r)
+gp_status gp__analyze_temporal(const gp__view *v, gp_rank_analysis *r)
 {
     gp__ivls all = {0}, comp = {0}, comm = {0};
     gp_status st = temporal(v, r, &all, &comp, &comm);
     gp__ivls_free(&all);
     gp__ivls_free(&comp);
     gp__ivls_free(&comm);
-    if (st == GP_OK)
-        st = idle_breakdown(v, r);
-    if (st == GP_OK)
-        st = type_states(v, r);
-    if (st == GP_OK)
-        st = top_kernels(v, r);
     return st;
+}
+
+gp_status gp__analyze_idle(const gp__view *v, gp_rank_analysis *r)
+{
+    return idle_breakdown(v, r);
+}
+
+gp_status gp__analyze_types(const gp__view *v, gp_rank_analysis *r)
+{
+    return type_states(v, r);
+}
+
+gp_status gp__analyze_top_kernels(const gp__view *v, gp_rank_analysis *r)
+{
+    return top_kernels(v, r);
 }

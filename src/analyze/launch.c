@@ -384,7 +384,7 @@ static gp_status bandwidth(const gp__view *v, gp_rank_analysis *r)
     return GP_OK;
 }
 
-gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r)
+gp_status gp__analyze_launch_stats(const gp__view *v, gp_rank_analysis *r)
 {
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
@@ -392,10 +392,15 @@ gp_status gp__analyze_launch(const gp__view *v, gp_rank_analysis *r)
         if (!g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION)
             r->launch.gpu_unmatched++;
     }
-    gp_status st = launch_stats(v, r);
-    if (st == GP_OK)
-        st = queues(v, r);
-    if (st == GP_OK)
-        st = bandwidth(v, r);
-    return st;
+    return launch_stats(v, r);
+}
+
+gp_status gp__analyze_queues(const gp__view *v, gp_rank_analysis *r)
+{
+    return queues(v, r);
+}
+
+gp_status gp__analyze_bandwidth(const gp__view *v, gp_rank_analysis *r)
+{
+    return bandwidth(v, r);
 }

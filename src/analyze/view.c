@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/par.h"
 
 void gp__note(char *note, size_t cap, const char *fmt, ...)
@@ -345,35 +346,18 @@ static void select_gpu(gp__view *v)
     v->n_g = out;
 }
 
+/* By unit start, stably (ties keep collection order). The events arrive as one sorted run per
+ * stream, which the adaptive merge sort merges in place. */
+static int cmp_gev_start(const gp__gev *a, const gp__gev *b)
+{
+    return (a->s > b->s) - (a->s < b->s);
+}
+
+GP__DEFINE_MERGE_SORT(sort_gev, gp__gev, cmp_gev_start)
+
 static gp_status sort_gpu(gp__view *v)
 {
-    if (v->n_g < 2)
-        return GP_OK;
-    int64_t min = v->g[0].s;
-    for (size_t i = 1; i < v->n_g; i++)
-        min = GP_MIN(min, v->g[i].s);
-    uint64_t *k = malloc(v->n_g * sizeof(*k)), *x = malloc(v->n_g * sizeof(*x));
-    gp__gev *sorted = malloc(v->n_g * sizeof(*sorted));
-    gp_status st = k && x && sorted ? GP_OK : GP_ENOMEM;
-    if (st == GP_OK) {
-        for (size_t i = 0; i < v->n_g; i++) {
-            k[i] = (uint64_t)(v->g[i].s - min);
-            x[i] = i;
-        }
-        st = gp__radix_sort_kv(k, x, v->n_g);
-    }
-    if (st == GP_OK) {
-        for (size_t i = 0; i < v->n_g; i++)
-            sorted[i] = v->g[x[i]];
-        free(v->g);
-        v->g = sorted;
-        v->cap_g = v->n_g;
-        sorted = NULL;
-    }
-    free(k);
-    free(x);
-    free(sorted);
-    return st;
+    return sort_gev(v->g, v->n_g) ? GP_OK : GP_ENOMEM;
 }
 
 /* The CPU scan and the GPU collection read the trace and fill disjoint parts of the view: they run

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/imap.h"
+#include "core/msort.h"
 #include "core/strtab.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
@@ -388,116 +389,14 @@ gp_status gp_trace_finish(gp_trace *t)
     return GP_OK;
 }
 
-/* Stable sort on (ts, -dur), adaptive to presortedness (stability keeps equal events in file order,
- * so a round trip reproduces the same model). Traces arrive as a handful of long ascending runs
- * (a Kineto track has a few out-of-order blocks; a replicated or concatenated trace one run per
- * copy), so the sort is a natural merge sort: the input is cut into its maximal non-descending
- * runs (short ones extended to MIN_RUN by insertion sort, which bounds the run count for random
- * input), and runs are merged pairwise, bottom-up. Each merge skips the part of the left run that
- * is already below the right run and the part of the right run already above the left run (binary
- * searches) and buffers only the smaller of the two remaining sides. Sorted input costs one
- * comparison pass, a few overlapping runs little more; any input is O(n log n). */
-#define MIN_RUN 32
-
-/* Sorts a[lo, hi) by insertion, given that a[lo, sorted) is already sorted. Stable. */
-static void insertion_sort(gp_event *a, size_t lo, size_t sorted, size_t hi)
-{
-    for (size_t i = sorted; i < hi; i++) {
-        gp_event x = a[i];
-        size_t j = i;
-        while (j > lo && cmp_event(&a[j - 1], &x) > 0) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = x;
-    }
-}
-
-/* First index in a[lo, hi) whose element is > x (strictly_greater) or >= x (otherwise). */
-static size_t bound(const gp_event *a, size_t lo, size_t hi, const gp_event *x,
-                    bool strictly_greater)
-{
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        int c = cmp_event(&a[m], x);
-        if (strictly_greater ? c <= 0 : c < 0)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
-
-/* Merges the sorted runs a[lo, mid) and a[mid, hi), stably; tmp holds (hi - lo) / 2 events. */
-static void merge_runs(gp_event *a, size_t lo, size_t mid, size_t hi, gp_event *tmp)
-{
-    if (cmp_event(&a[mid - 1], &a[mid]) <= 0)
-        return;
-    /* Left elements <= a[mid] and right elements >= a[mid - 1] are already in place. */
-    size_t i = bound(a, lo, mid, &a[mid], true);
-    size_t j = bound(a, mid, hi, &a[mid - 1], false);
-    size_t nl = mid - i, nr = j - mid;
-    if (nl <= nr) { /* buffer the left side, merge forwards */
-        memcpy(tmp, a + i, nl * sizeof *a);
-        size_t l = 0, r = mid, k = i;
-        while (l < nl && r < j)
-            a[k++] = cmp_event(&a[r], &tmp[l]) < 0 ? a[r++] : tmp[l++];
-        memcpy(a + k, tmp + l, (nl - l) * sizeof *a);
-    } else { /* buffer the right side, merge backwards */
-        memcpy(tmp, a + mid, nr * sizeof *a);
-        size_t l = mid, r = nr, k = j;
-        while (l > i && r > 0)
-            a[--k] = cmp_event(&a[l - 1], &tmp[r - 1]) > 0 ? a[--l] : tmp[--r];
-        memcpy(a + i, tmp, r * sizeof *a);
-    }
-}
+/* Stable (equal events keep file order, so a round trip reproduces the same model) and adaptive to
+ * presortedness: see core/msort.h. */
+GP__DEFINE_MERGE_SORT(sort_events, gp_event, cmp_event)
 
 void gp__sort_events(gp_event *ev, size_t n)
 {
-    if (n < 2)
-        return;
-    /* Run boundaries: runs[0] = 0 < runs[1] < ... < runs[n_runs] = n. */
-    size_t cap = n / MIN_RUN + 2, n_runs = 0;
-    size_t *runs = malloc(cap * sizeof *runs);
-    gp_event *tmp = NULL;
-    if (!runs)
-        goto fallback;
-    runs[0] = 0;
-    for (size_t lo = 0; lo < n;) {
-        size_t hi = lo + 1;
-        while (hi < n && cmp_event(&ev[hi - 1], &ev[hi]) <= 0)
-            hi++;
-        if (hi - lo < MIN_RUN && hi < n) {
-            size_t end = GP_MIN(n, lo + MIN_RUN);
-            insertion_sort(ev, lo, hi, end);
-            hi = end;
-        }
-        runs[++n_runs] = hi;
-        lo = hi;
-    }
-    if (n_runs == 1) {
-        free(runs);
-        return;
-    }
-    tmp = malloc((n / 2 + 1) * sizeof *tmp);
-    if (!tmp)
-        goto fallback;
-    while (n_runs > 1) { /* one bottom-up pass: merge runs 2k and 2k+1 */
-        size_t out = 0;
-        for (size_t k = 0; k + 1 < n_runs; k += 2) {
-            merge_runs(ev, runs[k], runs[k + 1], runs[k + 2], tmp);
-            runs[++out] = runs[k + 2];
-        }
-        if (n_runs % 2)
-            runs[++out] = runs[n_runs];
-        n_runs = out;
-    }
-    free(tmp);
-    free(runs);
-    return;
-fallback: /* out of memory: an in-place (unstable) sort rather than a failure */
-    free(runs);
-    qsort(ev, n, sizeof *ev, cmp_event);
+    if (!sort_events(ev, n)) /* out of memory: an in-place (unstable) sort rather than a failure */
+        qsort(ev, n, sizeof *ev, cmp_event);
 }
 
 /* ---- queries ---- */

@@ -629,6 +629,53 @@ static void real_medium_is_launch_bound(void **state)
     gp_job_free(job);
 }
 
+/* The analyses of a rank run side by side: any thread count gives the same results, byte for
+ * byte in the JSON rendering, in both modes (large_v100_nccl: memory events, NCCL, two streams). */
+static char *render_json_text(const gp_analysis *a)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    assert_non_null(fp);
+    assert_int_equal(gp_analysis_render_json(a, 0, fp), GP_OK);
+    fclose(fp);
+    return text;
+}
+
+static void thread_count_does_not_change_results(void **state)
+{
+    char buf[4096];
+    const char *p = shared_trace("large_v100_nccl.json.gz", buf, sizeof(buf));
+    if (!p)
+        skip();
+    gp_job *job = read_job(p);
+    for (int hta = 0; hta < 2; hta++) {
+        char *first = NULL;
+        for (int threads = 1; threads <= 5; threads += 2) {
+            gp_analyze_opts o;
+            gp_analyze_opts_init(&o);
+            o.threads = threads;
+            if (hta) {
+                o.hta = true;
+                o.steps = GP_STEPS_HTA;
+            }
+            gp_analysis *a = NULL;
+            assert_int_equal(gp_analyze_job(job, &o, &a, NULL), GP_OK);
+            assert_true(a->ranks[0].gpu_events > 1000);
+            char *text = render_json_text(a);
+            if (!first)
+                first = text;
+            else {
+                assert_string_equal(first, text);
+                free(text);
+            }
+            gp_analysis_free(a);
+        }
+        free(first);
+    }
+    gp_job_free(job);
+}
+
 /* cpu_only (HTA raises on it) and the 8-rank job directory. */
 static void real_cpu_only_and_job(void **state)
 {
@@ -681,6 +728,7 @@ int main(void)
         cmocka_unit_test(cpu_only_trace),
         cmocka_unit_test(golden_outputs),
         cmocka_unit_test(real_medium_is_launch_bound),
+        cmocka_unit_test(thread_count_does_not_change_results),
         cmocka_unit_test(real_cpu_only_and_job),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
