@@ -76,9 +76,10 @@ typedef struct gp_analyze_opts {
     size_t series_points;    /* time-series buckets (queue, bandwidth, memory) (100) */
     size_t max_outliers;     /* launch outliers listed per rank (10) */
     double small_kernel_ns;  /* "small kernel" cut-off for the bottleneck rules (10 us) */
-    int threads; /* threads for one rank's independent analyses: 0 = automatic (up to 4 where
-                    the machine has the CPUs), 1 = the caller's only. Results do not depend on it.
-                  */
+    /* Threads for one rank's independent analyses: 0 = automatic (up to 4, as many as the machine
+     * has CPUs, for ranks of 50 000 events or more), 1 = the caller's only, N = up to N. Results
+     * never depend on it. */
+    int threads;
 } gp_analyze_opts;
 
 /* Fills opts with the defaults above. */

@@ -127,6 +127,13 @@ static void run_rank_task(void *ctx, size_t i)
     rt->st[i] = rank_analyses[i](rt->v, rt->r);
 }
 
+int gp__rank_threads(const gp_trace *t, const gp_analyze_opts *o, int max)
+{
+    if (o->threads == 0 && gp_trace_event_count(t) < 50000)
+        return 1;
+    return gp__par_threads(o->threads, max);
+}
+
 static gp_status analyze_rank(const gp__view *v, gp_rank_analysis *r, int threads)
 {
     rank_tasks rt = {.v = v, .r = r};
@@ -192,7 +199,6 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         free(a);
         return st;
     }
-    int threads = gp__par_threads(a->opts.threads, 4);
     a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
     if (!a->ranks)
         st = GP_ENOMEM;
@@ -212,7 +218,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
         rank_notes(t, &v, r);
-        st = analyze_rank(&v, r, threads);
+        st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4));
         gp__view_free(&v);
     }
     gp__classifier_free(c);

@@ -93,6 +93,10 @@ gp_status gp__ivls_sort(gp__ivls *l) GP_WARN_UNUSED;
 /* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
 void gp__type_label(uint32_t mask, char *out, size_t cap);
 
+/* Threads for one rank's work: opts->threads (0 = automatic), at most max; one thread for ranks of
+ * fewer than 50 000 events, where starting a thread (about 0.1 ms, bench_core) is not repaid. */
+int gp__rank_threads(const gp_trace *t, const gp_analyze_opts *o, int max);
+
 /* One rank's analyses. Each reads the view and writes only its own fields of the rank's results
  * (named below), so they may run at the same time on different threads (analyze.c does). */
 /* breakdown.c: temporal breakdown and comm/comp overlap (temporal, overlap). */

@@ -388,7 +388,7 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
     v->o = o;
     v->unit = o->hta ? 1000 : 1;
     view_tasks vt = {.v = v, .c = c, .st = {GP_OK, GP_OK}};
-    gp__par_for(2, gp__par_threads(o->threads, 2), run_view_task, &vt);
+    gp__par_for(2, gp__rank_threads(t, o, 2), run_view_task, &vt);
     gp_status st = vt.st[0] != GP_OK ? vt.st[0] : vt.st[1];
     if (st == GP_OK) {
         select_window(v, vt.steps, vt.n_steps);

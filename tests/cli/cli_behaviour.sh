@@ -51,6 +51,12 @@ if [ -w /dev/full ]; then
   "$gp" convert "$src/examples/traces/example_step.json" -o - >/dev/full 2>/dev/null; rc=$?
   if [ $rc = 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL convert -o - >/dev/full: exit $rc"; fi
 fi
+# --threads: bounded, and the output does not depend on it (the example is read in pieces with 4).
+check "analyze --threads 17" 2 "$gp" analyze --threads 17 "$src/examples/traces/example_step.json"
+contains "analyze --threads 17" "--threads needs a whole number in 0..16"
+"$gp" analyze --json --threads 1 "$src/examples/traces/example_step.json" >"$tmp/t1.json" 2>/dev/null
+"$gp" analyze --json --threads 4 "$src/examples/traces/example_step.json" >"$tmp/t4.json" 2>/dev/null
+if [ -s "$tmp/t1.json" ] && cmp -s "$tmp/t1.json" "$tmp/t4.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL analyze --threads 1 and 4 differ"; fi
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
