@@ -2577,9 +2577,12 @@ typedef struct merge_src {
     uint32_t *tmap;    /* track indexes */
     size_t *track_off; /* per track: where its events go in the destination track */
     size_t off_gpu, off_mem, off_py, off_args;
+    /* Copy tasks not yet done per source array (the side tables by copy_what, then one per
+     * track): the task that brings one to zero frees that array, which keeps the peak low. */
+    _Atomic size_t *left;
 } merge_src;
 
-typedef enum copy_what { COPY_EVENTS, COPY_GPU, COPY_MEM, COPY_PY, COPY_ARGS } copy_what;
+typedef enum copy_what { COPY_GPU, COPY_MEM, COPY_PY, COPY_ARGS, COPY_EVENTS } copy_what;
 
 typedef struct copy_task {
     const merge_src *m;
@@ -2664,6 +2667,38 @@ static void run_copy_task(void *ctx, size_t i)
             d->args[m->off_args + j] = m->map[t->args[j]];
         break;
     }
+    /* The last task over a source array frees it (no other task reads it any more). */
+    size_t slot = c->what == COPY_EVENTS ? COPY_EVENTS + c->track : c->what;
+    if (atomic_fetch_sub(&m->left[slot], 1) != 1)
+        return;
+    gp_trace *src = m->src->t;
+    switch (c->what) {
+    case COPY_EVENTS:
+        free(src->tracks[c->track].events);
+        src->tracks[c->track].events = NULL;
+        src->tracks[c->track].n_events = src->tracks[c->track].cap_events = 0;
+        break;
+    case COPY_GPU:
+        free(src->gpu_info);
+        src->gpu_info = NULL;
+        src->n_gpu_info = src->cap_gpu_info = 0;
+        break;
+    case COPY_MEM:
+        free(src->mem_info);
+        src->mem_info = NULL;
+        src->n_mem_info = src->cap_mem_info = 0;
+        break;
+    case COPY_PY:
+        free(src->py_info);
+        src->py_info = NULL;
+        src->n_py_info = src->cap_py_info = 0;
+        break;
+    case COPY_ARGS:
+        free(src->args);
+        src->args = NULL;
+        src->n_args = src->cap_args = 0;
+        break;
+    }
 }
 
 /* Queues copy tasks of at most COPY_CHUNK elements for [0, n). Longjmps (dst) when out of memory.
@@ -2671,11 +2706,13 @@ static void run_copy_task(void *ctx, size_t i)
 static void add_copy_tasks(reader *dst, copy_job *job, const merge_src *m, copy_what what,
                            uint32_t track, size_t n)
 {
+    size_t slot = what == COPY_EVENTS ? COPY_EVENTS + track : what;
     for (size_t lo = 0; lo < n; lo += COPY_CHUNK) {
         copy_task *c = GP_PUSH(job->tasks, job->n, job->cap);
         if (!c)
             oom(dst);
         *c = (copy_task){m, what, track, lo, GP_MIN(n, lo + COPY_CHUNK)};
+        atomic_fetch_add(&m->left[slot], 1);
     }
 }
 
@@ -2690,7 +2727,8 @@ static void merge_prepare(reader *dst, merge_src *m, copy_job *job)
     m->map = malloc(n_str * sizeof *m->map);
     m->tmap = malloc((t->n_tracks + 1) * sizeof *m->tmap);
     m->track_off = malloc((t->n_tracks + 1) * sizeof *m->track_off);
-    if (!m->map || !m->tmap || !m->track_off)
+    m->left = calloc(COPY_EVENTS + t->n_tracks, sizeof *m->left);
+    if (!m->map || !m->tmap || !m->track_off || !m->left)
         oom(dst);
     for (size_t i = 0; i < n_str; i++)
         m->map[i] = intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
@@ -2809,6 +2847,7 @@ static void merge_src_free(merge_src *m)
     free(m->map);
     free(m->tmap);
     free(m->track_off);
+    free((void *)m->left);
 }
 
 /* Merges the traces of chain[1..n) into chain[0]'s, in order, copying on `threads` threads. */
