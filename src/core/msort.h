@@ -9,7 +9,7 @@
  * is already below the right run and the part of the right run already above the left run (binary
  * searches), then buffers only the smaller of the two remaining sides. Sorted input costs one
  * comparison pass, a few overlapping runs little more; any input is O(n log n) comparisons.
- * Measured in docs/performance.md ("Sorting events"). */
+ * Measured by bench/core/bench_core (docs/performance.md, "Core helpers"). */
 #ifndef GP_CORE_MSORT_H
 #define GP_CORE_MSORT_H
 

@@ -42,8 +42,9 @@ void gp__buf_free(gp__buf *b);
 
 /* memset(p, 0, n), always through the C library. For hot paths that clear a struct of a few
  * hundred bytes: compilers expand a constant-size memset of that size inline as `rep stos`, which
- * costs 33-45 ns on the reference machine against 7-8 ns for glibc's vector memset (measured in
- * docs/performance.md, "Reader: clearing per-event state"). Being out of line keeps the call. */
+ * costs 33-38 ns for 576 bytes on the reference machine against 7-8 ns for glibc's vector memset
+ * (bench/core/bench_core; docs/performance.md, "Core helpers"). Small structs are faster inline:
+ * use this only where measured. Being out of line keeps the call. */
 void gp__zero(void *p, size_t n);
 
 /* a + b, saturating at INT64_MIN / INT64_MAX instead of overflowing. */
