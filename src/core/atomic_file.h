@@ -1,5 +1,7 @@
-/* Atomic file output: write to a temporary file beside the target, then fsync + rename, so a reader
- * sees either the old file or the complete new one, never a partial one. */
+/* Atomic file output: write to a temporary file beside the target, then fsync + rename + fsync of
+ * the directory, so a reader sees either the old file or the complete new one, never a partial
+ * one, even after a crash. A new file gets mode 0666 minus the umask (as open(2) would give it); a
+ * replaced file keeps its mode. */
 #ifndef GP_CORE_ATOMIC_FILE_H
 #define GP_CORE_ATOMIC_FILE_H
 
@@ -13,7 +15,7 @@ typedef struct gp__afile {
     char tmp[4096 + 32]; /* temporary name */
 } gp__afile;
 
-/* Creates "<path>.tmp.XXXXXX" in the target's directory. GP_EIO with err on failure. */
+/* Creates "<path>.tmp.XXXXXXXX" in the target's directory. GP_EIO with err on failure. */
 gp_status gp__afile_open(gp__afile *f, const char *path, gp_error *err) GP_WARN_UNUSED;
 /* Flushes, fsyncs, closes and renames onto the target. On failure removes the temporary file. */
 gp_status gp__afile_commit(gp__afile *f, gp_error *err) GP_WARN_UNUSED;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -114,8 +115,22 @@ static void atomic_file_replaces_or_keeps(void **state)
     assert_string_equal(buf, "first");
     assert_int_equal(gp__afile_open(&f, "/nonexistent-dir/x", &err), GP_EIO);
     assert_non_null(strstr(err.msg, "/nonexistent-dir/x"));
+    /* A new file gets 0666 minus the umask; a replaced file keeps its mode. */
+    char fresh[300];
+    snprintf(fresh, sizeof fresh, "%s/fresh.txt", dir);
+    mode_t old = umask(027);
+    assert_int_equal(gp__write_file_atomic(fresh, "x", 1, &err), GP_OK);
+    umask(old);
+    struct stat st;
+    assert_int_equal(stat(fresh, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(chmod(path, 0600), 0);
+    assert_int_equal(gp__write_file_atomic(path, "second", 6, &err), GP_OK);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    unlink(fresh);
     unlink(path);
-    rmdir(dir);
+    assert_int_equal(rmdir(dir), 0); /* no temporary file left behind */
 }
 
 static void input_reads_gzip_and_reports_truncation(void **state)
