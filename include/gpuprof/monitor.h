@@ -433,9 +433,37 @@ GP_EXTERN gp_status gp_monitor_suggestions(gp_monitor *mon, gp_suggestion *out, 
 GP_EXTERN gp_status gp_monitor_components(gp_monitor *mon, gp_component_stats *out, size_t max,
                                           size_t *n) GP_WARN_UNUSED;
 
-/* Health as a JSON object: {"status": "ok"|"degraded"|"error", "gpus", "gpus_lost",
- * "samples_collected", "running", "driver_version", "nvml_library", "last_error"}. The text is
- * malloc'd: caller frees. */
+/* The monitor's health: error when no GPU is monitored (none found, or all lost), degraded when
+ * some GPU was lost or the last NVML call failed, ok otherwise. */
+typedef enum gp_health_status {
+    GP_HEALTH_OK = 0,
+    GP_HEALTH_DEGRADED,
+    GP_HEALTH_ERROR
+} gp_health_status;
+
+typedef struct gp_monitor_health {
+    gp_health_status status;
+    size_t gpus, gpus_lost;
+    uint64_t samples_collected;
+    bool running;
+    gp_monitor_level level;
+    gp_monitor_mode mode;
+    uint32_t interval_ms;
+    char driver_version[81];
+    char nvml_library[256];
+    char last_error[256]; /* "" when none */
+} gp_monitor_health;
+
+/* "ok", "degraded", "error". */
+GP_EXTERN const char *gp_health_status_name(gp_health_status s);
+/* Fills *out with the monitor's health now. */
+GP_EXTERN void gp_monitor_get_health(gp_monitor *mon, gp_monitor_health *out);
+/* Renders health as a JSON object: {"status", "gpus", "gpus_lost", "samples_collected",
+ * "running", "level", "mode", "interval_ms", "driver_version", "nvml_library", "last_error"
+ * (null when none)}. The text is malloc'd: caller frees. */
+GP_EXTERN gp_status gp_monitor_health_render_json(const gp_monitor_health *h, char **out,
+                                                  size_t *len) GP_WARN_UNUSED;
+/* gp_monitor_get_health + gp_monitor_health_render_json. */
 GP_EXTERN gp_status gp_monitor_health_json(gp_monitor *mon, char **out, size_t *len) GP_WARN_UNUSED;
 /* Driver version text reported by NVML ("" when unknown). */
 GP_EXTERN const char *gp_monitor_driver_version(const gp_monitor *mon);

@@ -310,12 +310,14 @@ int gp__cmd_monitor(int argc, char **argv)
     }
     if (health) {
         gp_monitor_stop(mon);
+        gp_monitor_health h;
+        gp_monitor_get_health(mon, &h);
         char *json = NULL;
         size_t len = 0;
         int rc = 1;
-        if (gp_monitor_health_json(mon, &json, &len) == GP_OK) {
+        if (gp_monitor_health_render_json(&h, &json, &len) == GP_OK) {
             printf("%s\n", json);
-            rc = strstr(json, "\"status\":\"error\"") ? 1 : 0;
+            rc = h.status == GP_HEALTH_ERROR ? 1 : 0;
             free(json);
         }
         gp_monitor_close(mon);

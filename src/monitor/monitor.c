@@ -1647,35 +1647,61 @@ gp_status gp_monitor_components(gp_monitor *m, gp_component_stats *out, size_t m
     return GP_OK;
 }
 
-gp_status gp_monitor_health_json(gp_monitor *m, char **out, size_t *len)
+const char *gp_health_status_name(gp_health_status s)
 {
+    switch (s) {
+    case GP_HEALTH_OK:
+        return "ok";
+    case GP_HEALTH_DEGRADED:
+        return "degraded";
+    case GP_HEALTH_ERROR:
+        return "error";
+    }
+    return "error";
+}
+
+void gp_monitor_get_health(gp_monitor *m, gp_monitor_health *h)
+{
+    memset(h, 0, sizeof *h);
     pthread_mutex_lock(&m->lock);
-    size_t lost = 0;
     for (size_t i = 0; i < m->n_gpus; i++)
-        lost += m->gpus[i].id.lost;
-    const char *status = m->n_gpus == 0 || lost == m->n_gpus ? "error"
-                         : lost || m->last_error[0]          ? "degraded"
-                                                             : "ok";
+        h->gpus_lost += m->gpus[i].id.lost;
+    h->gpus = m->n_gpus;
+    h->status = m->n_gpus == 0 || h->gpus_lost == m->n_gpus ? GP_HEALTH_ERROR
+                : h->gpus_lost || m->last_error[0]          ? GP_HEALTH_DEGRADED
+                                                            : GP_HEALTH_OK;
+    h->samples_collected = m->samples_total;
+    h->running = m->running;
+    h->level = m->cfg.level;
+    h->mode = m->cfg.mode;
+    h->interval_ms = m->interval_ms;
+    snprintf(h->driver_version, sizeof h->driver_version, "%s", m->driver);
+    snprintf(h->nvml_library, sizeof h->nvml_library, "%s", m->nvml.lib_path);
+    snprintf(h->last_error, sizeof h->last_error, "%s", m->last_error);
+    pthread_mutex_unlock(&m->lock);
+}
+
+gp_status gp_monitor_health_render_json(const gp_monitor_health *h, char **out, size_t *len)
+{
     gp__jw w;
     gp__jw_init(&w, NULL);
     gp__jw_obj_begin(&w);
-    gp__jw_kv_str(&w, "status", status);
-    gp__jw_kv_int(&w, "gpus", (int64_t)m->n_gpus);
-    gp__jw_kv_int(&w, "gpus_lost", (int64_t)lost);
-    gp__jw_kv_int(&w, "samples_collected", (int64_t)m->samples_total);
-    gp__jw_kv_bool(&w, "running", m->running);
-    gp__jw_kv_str(&w, "level", gp_monitor_level_name(m->cfg.level));
-    gp__jw_kv_str(&w, "mode", gp_monitor_mode_name(m->cfg.mode));
-    gp__jw_kv_int(&w, "interval_ms", m->interval_ms);
-    gp__jw_kv_str(&w, "driver_version", m->driver);
-    gp__jw_kv_str(&w, "nvml_library", m->nvml.lib_path);
+    gp__jw_kv_str(&w, "status", gp_health_status_name(h->status));
+    gp__jw_kv_int(&w, "gpus", (int64_t)h->gpus);
+    gp__jw_kv_int(&w, "gpus_lost", (int64_t)h->gpus_lost);
+    gp__jw_kv_int(&w, "samples_collected", (int64_t)h->samples_collected);
+    gp__jw_kv_bool(&w, "running", h->running);
+    gp__jw_kv_str(&w, "level", gp_monitor_level_name(h->level));
+    gp__jw_kv_str(&w, "mode", gp_monitor_mode_name(h->mode));
+    gp__jw_kv_int(&w, "interval_ms", h->interval_ms);
+    gp__jw_kv_str(&w, "driver_version", h->driver_version);
+    gp__jw_kv_str(&w, "nvml_library", h->nvml_library);
     gp__jw_key(&w, "last_error");
-    if (m->last_error[0])
-        gp__jw_str(&w, m->last_error);
+    if (h->last_error[0])
+        gp__jw_str(&w, h->last_error);
     else
         gp__jw_null(&w);
     gp__jw_obj_end(&w);
-    pthread_mutex_unlock(&m->lock);
     gp_status st = gp__jw_flush(&w);
     if (st != GP_OK) {
         gp__jw_finish(&w);
@@ -1683,4 +1709,11 @@ gp_status gp_monitor_health_json(gp_monitor *m, char **out, size_t *len)
     }
     *out = gp__jw_take(&w, len);
     return *out ? GP_OK : GP_ENOMEM;
+}
+
+gp_status gp_monitor_health_json(gp_monitor *m, char **out, size_t *len)
+{
+    gp_monitor_health h;
+    gp_monitor_get_health(m, &h);
+    return gp_monitor_health_render_json(&h, out, len);
 }

@@ -98,15 +98,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, true);
     }
     if (strcmp(url, "/healthz") == 0) {
+        gp_monitor_health h;
+        gp_monitor_get_health(ex->mon, &h);
         char *json = NULL;
         size_t len = 0;
-        if (gp_monitor_health_json(ex->mon, &json, &len) != GP_OK) {
+        if (gp_monitor_health_render_json(&h, &json, &len) != GP_OK) {
             static char msg[] = "out of memory\n";
             return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg, sizeof msg - 1,
                          false);
         }
-        unsigned code =
-            strstr(json, "\"status\":\"error\"") ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK;
+        unsigned code = h.status == GP_HEALTH_ERROR ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK;
         return reply(c, code, "application/json", json, len, true);
     }
     if (strcmp(url, "/") == 0) {

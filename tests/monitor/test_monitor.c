@@ -248,6 +248,14 @@ static void fake_nvml_lost_gpu_others_go_on(void **state)
     assert_non_null(strstr(json, "\"samples_collected\":5"));
     assert_non_null(strstr(json, "GPU_IS_LOST"));
     free(json);
+    gp_monitor_health h; /* the struct the JSON renders */
+    gp_monitor_get_health(m, &h);
+    assert_int_equal(h.status, GP_HEALTH_DEGRADED);
+    assert_string_equal(gp_health_status_name(h.status), "degraded");
+    assert_int_equal(h.gpus, 2);
+    assert_int_equal(h.gpus_lost, 1);
+    assert_int_equal(h.samples_collected, 5);
+    assert_non_null(strstr(h.last_error, "GPU_IS_LOST"));
     gp_monitor_close(m);
 }
 
