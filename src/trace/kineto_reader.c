@@ -44,6 +44,14 @@
 
 enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };
 
+/* int64 → int32 for counts and ids the model keeps in 32 bits (grid sizes, device properties,
+ * ranks): out-of-range values saturate instead of wrapping (a wrapped value could turn into -1,
+ * "absent", or change sign). */
+static inline int32_t i32_sat(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
 /* Categories, from the "cat" string. */
 typedef enum cat_id {
     CAT_NONE = 0,
@@ -918,7 +926,7 @@ static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
         bool ok;
         p = parse_intish(r, p, &v, &ok);
         if (i < 3)
-            d[i++] = ok ? (int32_t)v : -1;
+            d[i++] = ok ? i32_sat(v) : -1;
         p = skip_ws(p);
         if (*p == ',') {
             p++;
@@ -1562,17 +1570,17 @@ static void commit_event(reader *r, const ev_fields *f)
         ev.track = get_track(r, GP_TRACK_GPU_STREAM, device, stream);
         gp_gpu_info gi;
         gp_gpu_info_init(&gi);
-        gi.device = (int32_t)device;
+        gi.device = i32_sat(device);
         gi.stream = stream;
-        gi.context = f->context >= 0 ? (int32_t)f->context : -1;
+        gi.context = f->context >= 0 ? i32_sat(f->context) : -1;
         memcpy(gi.grid, f->grid, sizeof gi.grid);
         memcpy(gi.block, f->block, sizeof gi.block);
-        gi.registers_per_thread = (int32_t)f->regs;
-        gi.shared_memory = (int32_t)f->smem;
+        gi.registers_per_thread = i32_sat(f->regs);
+        gi.shared_memory = i32_sat(f->smem);
         gi.blocks_per_sm = (float)f->bps;
         gi.warps_per_sm = (float)f->wps;
         gi.occupancy_pct = (float)f->occ;
-        gi.queued = (int32_t)f->queued;
+        gi.queued = i32_sat(f->queued);
         gi.bytes = f->bytes;
         gi.bandwidth_gbps = f->bw;
         gi.graph_id = f->graph_id;
@@ -1582,7 +1590,7 @@ static void commit_event(reader *r, const ev_fields *f)
         gi.collective = f->collective ? intern(r, f->collective, f->collective_len) : 0;
         gi.in_msg_nelems = f->in_nelems;
         gi.out_msg_nelems = f->out_nelems;
-        gi.group_size = (int32_t)f->group_size;
+        gi.group_size = i32_sat(f->group_size);
         gi.dtype = f->dtype ? intern(r, f->dtype, f->dtype_len) : 0;
         gi.copy_kind = f->copy_kind ? intern(r, f->copy_kind, f->copy_kind_len) : 0;
         if (gp_trace_add_gpu_info(t, &gi, &ev.extra) != GP_OK)
@@ -1598,8 +1606,8 @@ static void commit_event(reader *r, const ev_fields *f)
                               f->has_mem_bytes ? f->mem_bytes : 0,
                               f->total_alloc,
                               f->total_res,
-                              (int32_t)f->dev_type,
-                              (int32_t)f->dev_id};
+                              i32_sat(f->dev_type),
+                              i32_sat(f->dev_id)};
             if (gp_trace_add_mem_info(t, &mi, &ev.extra) != GP_OK)
                 oom(r);
             break;
@@ -1732,6 +1740,16 @@ static const char *parse_event(reader *r, const char *p)
                 goto next;
             }
             if (KEY_IS(k, kl, "dur")) {
+                if (*p == '"') { /* quoted, as "ts" may be */
+                    const char *s;
+                    size_t l;
+                    const char *q = parse_string(r, p, &s, &l, NULL);
+                    if (!us_text_to_ns(s, s + l, &f.dur))
+                        fail_at(r, p, "field \"dur\": expected a number");
+                    f.has_dur = true;
+                    p = q;
+                    goto next;
+                }
                 if (*p != '-' && (*p < '0' || *p > '9')) {
                     if (*p == '\0')
                         at_nul(r, p, "a number");
@@ -1825,25 +1843,25 @@ static const char *parse_device_props(reader *r, const char *p)
                     p = parse_intish(r, p, &v, &ok);
                     if (ok) {
                         if (KEY_IS(k, kl, "id"))
-                            d.id = (int32_t)v;
+                            d.id = i32_sat(v);
                         else if (KEY_IS(k, kl, "totalGlobalMem"))
                             d.total_global_mem = v;
                         else if (KEY_IS(k, kl, "computeMajor"))
-                            d.compute_major = (int32_t)v;
+                            d.compute_major = i32_sat(v);
                         else if (KEY_IS(k, kl, "computeMinor"))
-                            d.compute_minor = (int32_t)v;
+                            d.compute_minor = i32_sat(v);
                         else if (KEY_IS(k, kl, "numSms"))
-                            d.num_sms = (int32_t)v;
+                            d.num_sms = i32_sat(v);
                         else if (KEY_IS(k, kl, "maxThreadsPerBlock"))
-                            d.max_threads_per_block = (int32_t)v;
+                            d.max_threads_per_block = i32_sat(v);
                         else if (KEY_IS(k, kl, "maxThreadsPerMultiprocessor"))
-                            d.max_threads_per_sm = (int32_t)v;
+                            d.max_threads_per_sm = i32_sat(v);
                         else if (KEY_IS(k, kl, "regsPerBlock"))
-                            d.regs_per_block = (int32_t)v;
+                            d.regs_per_block = i32_sat(v);
                         else if (KEY_IS(k, kl, "regsPerMultiprocessor"))
-                            d.regs_per_sm = (int32_t)v;
+                            d.regs_per_sm = i32_sat(v);
                         else if (KEY_IS(k, kl, "warpSize"))
-                            d.warp_size = (int32_t)v;
+                            d.warp_size = i32_sat(v);
                         else if (KEY_IS(k, kl, "sharedMemPerBlock"))
                             d.shared_mem_per_block = v;
                         else if (KEY_IS(k, kl, "sharedMemPerMultiprocessor"))
@@ -1901,15 +1919,15 @@ static const char *parse_dist_info(reader *r, const char *p)
         if (KEY_IS(k, kl, "rank")) {
             p = parse_intish(r, p, &v, &ok);
             if (ok)
-                d->rank = (int32_t)v;
+                d->rank = i32_sat(v);
         } else if (KEY_IS(k, kl, "world_size")) {
             p = parse_intish(r, p, &v, &ok);
             if (ok)
-                d->world_size = (int32_t)v;
+                d->world_size = i32_sat(v);
         } else if (KEY_IS(k, kl, "pg_count")) {
             p = parse_intish(r, p, &v, &ok);
             if (ok)
-                d->pg_count = (int32_t)v;
+                d->pg_count = i32_sat(v);
         } else if (KEY_IS(k, kl, "backend") || KEY_IS(k, kl, "nccl_version")) {
             bool backend = k[0] == 'b';
             const char *s = NULL;
@@ -1978,7 +1996,7 @@ static const char *parse_member(reader *r, const char *p, bool *events_next)
         bool ok;
         p = parse_intish(r, p, &v, &ok);
         if (ok)
-            r->t->schema_version = (int32_t)v;
+            r->t->schema_version = i32_sat(v);
         return p;
     }
     if (KEY_IS(k, kl, "displayTimeUnit")) {
@@ -2335,6 +2353,7 @@ gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace
 #define COPY_CHUNK 32768 /* elements per merge-copy task */
 
 uint64_t gp__read_steal_min = 8u << 20;
+size_t gp__read_initial_pieces = 2;
 
 typedef struct par_read par_read;
 
@@ -2919,13 +2938,23 @@ static gp_status read_parallel(const char *path, gp__input *in, const gp_read_op
     pr->caller = pthread_self();
     pr->first_in = *in;
     pthread_mutex_init(&pr->mu, NULL);
-    /* Two pieces to begin with, cut in the middle; stealing splits them further. */
-    pr->n_pieces = 2;
-    for (int i = 0; i < 2; i++) {
+    /* Two pieces to begin with, cut in the middle; stealing splits them further. (Tests ask for
+     * more initial cuts, evenly spaced, to get long chains whatever the scheduling.) */
+    uint64_t cuts[MAX_PIECES + 1];
+    size_t n_cuts = 1;
+    cuts[0] = 0;
+    size_t want = GP_MAX(2, GP_MIN(gp__read_initial_pieces, MAX_PIECES));
+    for (size_t k = 1; k < want; k++) {
+        uint64_t c = want == 2 ? split : find_split(pr->fd, pr->size * k / want, pr->size);
+        if (c > cuts[n_cuts - 1])
+            cuts[n_cuts++] = c;
+    }
+    pr->n_pieces = n_cuts;
+    for (size_t i = 0; i < n_cuts; i++) {
         pr->pieces[i].pr = pr;
-        pr->pieces[i].start = i ? split : 0;
-        atomic_init(&pr->pieces[i].stop, i ? 0 : split);
-        atomic_init(&pr->pieces[i].pos, i ? split : 0);
+        pr->pieces[i].start = cuts[i];
+        atomic_init(&pr->pieces[i].stop, i + 1 < n_cuts ? cuts[i + 1] : 0);
+        atomic_init(&pr->pieces[i].pos, cuts[i]);
     }
     gp__par_for((size_t)threads, threads, par_worker, pr);
 

@@ -19,5 +19,8 @@ gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char 
 /* Parallel reads: a thread steals part of another's piece only when at least twice this many bytes
  * remain in it (8 MB). Tests lower it to force many pieces on small files. */
 extern uint64_t gp__read_steal_min;
+/* Pieces a parallel read starts with, cut evenly (2). Tests raise it to get long chains of pieces
+ * whatever the threads' timing. */
+extern size_t gp__read_initial_pieces;
 
 #endif

@@ -72,6 +72,33 @@ static void times_are_exact_nanoseconds(void **state)
     assert_int_equal(t->tracks[1].events[0].ts, 1700000000000000000LL + 12500);
     assert_int_equal(t->tracks[1].events[0].dur, 0);
     gp_trace_free(t);
+    /* A quoted "dur" reads as a quoted "ts" does; a non-number in quotes is an error. */
+    t = read_text("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+                  " \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": \"2.5\"}]}");
+    assert_int_equal(t->tracks[0].events[0].dur, 2500);
+    gp_trace_free(t);
+    const char *bad = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 5, \"dur\": \"soon\"}]}";
+    gp_read_opts o = quiet_opts();
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read_buffer(bad, strlen(bad), "q.json", &o, &t, &err), GP_EPARSE);
+    assert_string_equal(err.msg, "q.json: byte 45: field \"dur\": expected a number");
+}
+
+/* Values the model keeps in 32 bits saturate rather than wrap. */
+static void int32_fields_saturate(void **state)
+{
+    gp_trace *t = read_text(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0,"
+        " \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7,"
+        " \"grid\": [5000000000, -5000000000, 4294967295], \"registers per thread\": "
+        "4294967296}}]}");
+    const gp_gpu_info *gi = gp_event_gpu_info(t, &t->tracks[0].events[0]);
+    assert_non_null(gi);
+    assert_int_equal(gi->grid[0], INT32_MAX);
+    assert_int_equal(gi->grid[1], INT32_MIN);
+    assert_int_equal(gi->grid[2], INT32_MAX); /* would wrap to -1, "absent" */
+    assert_int_equal(gi->registers_per_thread, INT32_MAX);
+    gp_trace_free(t);
 }
 
 static void legacy_schema_is_read(void **state)
@@ -486,11 +513,10 @@ static void two_thread_read_rejects_what_one_thread_rejects(void **state)
     }
 }
 
-/* Writes a trace whose events hold nested objects on lines of their own after lines ending with
- * ',', as pretty-printers write them: most split-point candidates are then not elements of
- * traceEvents, so pieces must be proven (or discarded) by the piece before them. Returns the path.
- */
-static void write_nested_trace(char *path, int events, bool bare, const char *tail)
+/* Writes a trace with one event per line; with `nested`, events hold nested objects on lines of
+ * their own after lines ending with ',', as pretty-printers write them: most cut candidates are
+ * then not elements of traceEvents, so pieces must be proven (or discarded) by the piece before. */
+static void write_cut_trace(char *path, int events, bool nested, bool bare, const char *tail)
 {
     int fd = mkstemps(path, 5);
     assert_true(fd >= 0);
@@ -500,37 +526,39 @@ static void write_nested_trace(char *path, int events, bool bare, const char *ta
     for (int i = 0; i < events; i++) {
         fprintf(fp,
                 "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%d\", \"pid\": %d, "
-                "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"list\": [\n",
+                "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"list\": [",
                 i ? ",\n" : "", i % 3 ? "cpu_op" : "user_annotation", i % 11, 1 + i % 2, i % 3,
                 (i * 7919) % 100000, i % 1000, 1 + i % 50);
         for (int k = 0; k < 6; k++)
-            fprintf(fp, "%s{\"k\": %d}", k ? ",\n" : "", k);
-        fputs("\n]}}", fp);
+            fprintf(fp, "%s{\"k\": %d}", k ? (nested ? ",\n" : ", ") : (nested ? "\n" : ""), k);
+        fputs(nested ? "\n]}}" : "]}}", fp);
     }
     fputs(tail ? tail : (bare ? "\n]\n" : "\n]}\n"), fp);
     fclose(fp);
 }
 
-/* Many pieces (a tiny steal threshold, 2-4 threads) on documents full of false split points give
- * the sequential model, and malformed endings give the sequential error. */
+/* Chains of many pieces (6 initial cuts, or 2 and a steal threshold of a few bytes; 2-4 threads)
+ * on flat documents and on documents full of false cuts give the sequential model, and malformed
+ * endings give the sequential error. */
 static void stolen_pieces_read_like_one_thread(void **state)
 {
-    uint64_t saved = gp__read_steal_min;
+    uint64_t saved_min = gp__read_steal_min;
+    size_t saved_initial = gp__read_initial_pieces;
     gp__read_steal_min = 2048;
-    bool stole = false;
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 5; variant++) {
         char path[] = "/tmp/gp_steal_XXXXXX.json";
-        bool bare = variant == 1;
+        bool nested = variant != 4, bare = variant == 1;
         const char *tail = variant == 2 ? "\n]" : variant == 3 ? "\n], \"x\": 1" : NULL;
-        write_nested_trace(path, 6000, bare, tail);
+        write_cut_trace(path, 6000, nested, bare, tail);
         gp_read_opts one = quiet_opts();
         one.threads = 1;
         gp_trace *a = NULL;
         gp_error e1 = {0};
         gp_status s1 = gp_trace_read(path, &one, &a, &e1);
-        assert_int_equal(s1, variant < 2 ? GP_OK : GP_EPARSE);
-        for (int threads = 2; threads <= 4; threads++) {
-            for (int rep = 0; rep < 3; rep++) {
+        assert_int_equal(s1, variant == 2 || variant == 3 ? GP_EPARSE : GP_OK);
+        for (size_t initial = 2; initial <= 6; initial += 4) {
+            gp__read_initial_pieces = initial;
+            for (int threads = 2; threads <= 4; threads++) {
                 gp_read_opts par = quiet_opts();
                 par.threads = threads;
                 gp_trace *b = NULL;
@@ -542,18 +570,20 @@ static void stolen_pieces_read_like_one_thread(void **state)
                 }
                 char why[256];
                 if (!gp_trace_equal(a, b, why, sizeof why))
-                    fail_msg("variant %d, %d threads: differs: %s", variant, threads, why);
+                    fail_msg("variant %d, %zu cuts, %d threads: differs: %s", variant, initial,
+                             threads, why);
                 assert_int_equal(a->stats.events_in, b->stats.events_in);
                 assert_int_equal(a->stats.bytes, b->stats.bytes);
-                stole |= b->stats.pieces > 2;
+                if (variant == 4) /* every cut is an element: the chain uses them all */
+                    assert_true(b->stats.pieces >= initial);
                 gp_trace_free(b);
             }
         }
         gp_trace_free(a);
         unlink(path);
     }
-    gp__read_steal_min = saved;
-    assert_true(stole); /* the test did exercise stealing */
+    gp__read_steal_min = saved_min;
+    gp__read_initial_pieces = saved_initial;
 }
 
 static void cpu_only_trace_has_no_gpu(void **state)
@@ -772,6 +802,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(times_are_exact_nanoseconds),
+        cmocka_unit_test(int32_fields_saturate),
         cmocka_unit_test(legacy_schema_is_read),
         cmocka_unit_test(bare_array_string_ids_and_stream_minus_one),
         cmocka_unit_test(suspect_values_are_counted_not_fatal),
