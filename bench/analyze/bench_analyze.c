@@ -17,24 +17,14 @@
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
 
+#include "../bench_common.h"
+
 /* CPU time of the whole process (every thread of a parallel read or analysis), ns. */
 static int64_t process_cpu_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_ms(int64_t *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_i64);
-    return (n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2])) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -127,15 +117,16 @@ int main(int argc, char **argv)
         ssize_t put = write(pfd[1], rec, sizeof rec);
         _exit(put == (ssize_t)sizeof rec && sink != 42 ? 0 : 1);
     }
-    double mi = median_ms(ingest, runs), ma = median_ms(analysis, runs),
-           mb = median_ms(baseline, runs);
+    double mi = (gp_bench_median_i64(ingest, runs) / 1e6),
+           ma = (gp_bench_median_i64(analysis, runs) / 1e6),
+           mb = (gp_bench_median_i64(baseline, runs) / 1e6);
     printf("trace: %s (%zu events), %d runs, %s definitions\n", argv[1], events, runs,
            hta ? "HTA" : "gpuprof");
     printf("ingest   (gp_trace_read)   median %9.1f ms wall, %9.1f ms CPU (all threads; last run: "
            "%d threads, %d pieces)\n",
-           mi, median_ms(ingest_cpu, runs), threads_used, pieces);
+           mi, (gp_bench_median_i64(ingest_cpu, runs) / 1e6), threads_used, pieces);
     printf("analysis (gp_analyze_job)  median %9.1f ms wall, %9.1f ms CPU (all threads)\n", ma,
-           median_ms(analysis_cpu, runs));
+           (gp_bench_median_i64(analysis_cpu, runs) / 1e6));
     printf("total                      median %9.1f ms   (target <= 600 ms)\n", mi + ma);
     printf("baseline (one pass over every event) median %.1f ms; analysis / baseline = %.1fx\n", mb,
            mb > 0 ? ma / mb : 0.0);

@@ -17,24 +17,7 @@
 #include "core/util.h"
 #include "gpuprof/trace.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
+#include "../bench_common.h"
 
 #define REPS 7
 
@@ -58,24 +41,24 @@ static volatile uint8_t sink;
         T x;                                                                                       \
         double in[REPS], out[REPS];                                                                \
         for (int r = 0; r < REPS; r++) {                                                           \
-            double t0 = now();                                                                     \
+            double t0 = gp_bench_now();                                                            \
             for (int i = 0; i < N; i++) {                                                          \
                 memset(&x, 0, sizeof x);                                                           \
                 x.b[i % sizeof x.b] = 1;                                                           \
                 __asm__ volatile("" : : "r"(&x) : "memory");                                       \
             }                                                                                      \
-            double t1 = now();                                                                     \
+            double t1 = gp_bench_now();                                                            \
             for (int i = 0; i < N; i++) {                                                          \
                 gp__zero(&x, sizeof x);                                                            \
                 x.b[i % sizeof x.b] = 1;                                                           \
                 __asm__ volatile("" : : "r"(&x) : "memory");                                       \
             }                                                                                      \
-            double t2 = now();                                                                     \
+            double t2 = gp_bench_now();                                                            \
             in[r] = (t1 - t0) / N * 1e9;                                                           \
             out[r] = (t2 - t1) / N * 1e9;                                                          \
             sink = (uint8_t)(sink + x.b[0]);                                                       \
         }                                                                                          \
-        double mi = median(in, REPS), mo = median(out, REPS);                                      \
+        double mi = gp_bench_median(in, REPS), mo = gp_bench_median(out, REPS);                    \
         printf("clear %3zu B    inline memset %6.1f ns   gp__zero %6.1f ns   ratio %.2fx\n",       \
                sizeof(T), mi, mo, mi / mo);                                                        \
     } while (0)
@@ -139,18 +122,18 @@ static void bench_sort(void)
         double q[REPS], m[REPS], f[REPS];
         for (int r = 0; r < REPS; r++) {
             memcpy(a, src, N * sizeof *a);
-            double t0 = now();
+            double t0 = gp_bench_now();
             size_t desc = 0;
             for (size_t i = 1; i < N; i++)
                 desc += cmp_event(&a[i - 1], &a[i]) > 0;
-            double t1 = now();
+            double t1 = gp_bench_now();
             qsort(a, N, sizeof *a, cmp_event_q);
-            double t2 = now();
+            double t2 = gp_bench_now();
             memcpy(a, src, N * sizeof *a);
-            double t3 = now();
+            double t3 = gp_bench_now();
             if (!msort_events(a, N))
                 exit(1);
-            double t4 = now();
+            double t4 = gp_bench_now();
             for (size_t i = 1; i < N; i++)
                 if (cmp_event(&a[i - 1], &a[i]) > 0)
                     exit(3);
@@ -159,7 +142,8 @@ static void bench_sort(void)
             m[r] = (t4 - t3) * 1e3;
             sink = (uint8_t)(sink + desc);
         }
-        double mf = median(f, REPS), mq = median(q, REPS), mm = median(m, REPS);
+        double mf = gp_bench_median(f, REPS), mq = gp_bench_median(q, REPS),
+               mm = gp_bench_median(m, REPS);
         printf("sort 1M events, %-38s floor %6.1f ms  qsort %7.1f ms  msort %6.1f ms  "
                "qsort/msort %.1fx  msort/floor %.1fx\n",
                names[shape], mf, mq, mm, mq / mm, mm / mf);
@@ -185,11 +169,11 @@ int main(void)
     double v[REPS];
     for (int r = 0; r < REPS; r++) {
         enum { N = 2000 };
-        double t0 = now();
+        double t0 = gp_bench_now();
         for (int i = 0; i < N; i++)
             gp__par_for(2, 2, nothing, NULL);
-        v[r] = (now() - t0) / N * 1e6;
+        v[r] = (gp_bench_now() - t0) / N * 1e6;
     }
-    printf("gp__par_for, 2 empty tasks on 2 threads: %.1f us per call\n", median(v, REPS));
+    printf("gp__par_for, 2 empty tasks on 2 threads: %.1f us per call\n", gp_bench_median(v, REPS));
     return 0;
 }

@@ -16,6 +16,8 @@
 #include "gpuprof/diff.h"
 #include "gpuprof/summary.h"
 
+#include "../bench_common.h"
+
 static gp_trace *synth(uint64_t seed, size_t n_events, size_t n_names, double slow)
 {
     gp__rng rng;
@@ -57,18 +59,6 @@ static gp_trace *synth(uint64_t seed, size_t n_events, size_t n_names, double sl
     return t;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t bootstrap,
                 bool analyze)
 {
@@ -97,7 +87,7 @@ static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t 
         td[r] = (double)(t2 - t1) / 1e6;
     }
     size_t events = gp_trace_event_count(a) + gp_trace_event_count(b);
-    double md = median(td, reps), ms = median(ts, reps);
+    double md = gp_bench_median(td, reps), ms = gp_bench_median(ts, reps);
     printf("%-12s B=%-4u analyze=%-3s events %9zu names %6zu tested %5zu | diff median %8.2f ms | "
            "baseline "
            "(summary of both) %8.2f ms | ratio %.2f\n",

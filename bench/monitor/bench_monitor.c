@@ -28,21 +28,16 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/stats.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/serve.h"
 #include "monitor/nvml.h"
 
 #define N_GPUS 8
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double pct(double *v, size_t n, double p)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, gp__cmp_double);
     size_t i = (size_t)ceil(p / 100 * (double)n);
     return v[i == 0 ? 0 : i - 1];
 }

@@ -14,24 +14,7 @@
 #include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "../bench_common.h"
 
 static long file_size(const char *p)
 {
@@ -81,12 +64,12 @@ int main(int argc, char **argv)
     ro.quiet = true;
     gp_job *job;
     gp_error err;
-    double t0 = now();
+    double t0 = gp_bench_now();
     if (gp_job_read(path, &ro, &job, &err) != GP_OK) {
         fprintf(stderr, "bench_report: %s\n", err.msg);
         return 2;
     }
-    double t_read = now() - t0;
+    double t_read = gp_bench_now() - t0;
     size_t model_events = 0;
     for (size_t i = 0; i < job->n_ranks; i++)
         model_events += gp_trace_event_count(job->ranks[i]);
@@ -97,7 +80,7 @@ int main(int argc, char **argv)
     double gen[20], base[20];
     uint64_t drawn = 0;
     for (int r = 0; r < runs; r++) {
-        t0 = now();
+        t0 = gp_bench_now();
         gp_timeline *tl;
         if (gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl) != GP_OK ||
             gp_timeline_write_html(tl, "bench", page, &err) != GP_OK) {
@@ -106,16 +89,16 @@ int main(int argc, char **argv)
         }
         drawn = tl->n_events;
         gp_timeline_free(tl);
-        gen[r] = now() - t0;
-        t0 = now();
+        gen[r] = gp_bench_now() - t0;
+        t0 = gp_bench_now();
         if (gp_trace_write_chrome(job->ranks[0], chrome, &err) != GP_OK) {
             fprintf(stderr, "bench_report: %s\n", err.msg);
             return 1;
         }
-        base[r] = now() - t0;
+        base[r] = gp_bench_now() - t0;
     }
     long size = file_size(page), csize = file_size(chrome);
-    double mg = median(gen, runs), mb = median(base, runs);
+    double mg = gp_bench_median(gen, runs), mb = gp_bench_median(base, runs);
     printf("trace: %s (%zu model events, read in %.2f s)\n", path, model_events, t_read);
     printf("timeline.html build+write: median %.3f s over %d runs\n", mg, runs);
     printf("baseline Chrome JSON writer: median %.3f s; ratio timeline/baseline %.2f\n", mb,
@@ -137,7 +120,7 @@ int main(int argc, char **argv)
             printf("first paint in headless Chromium: median %.0f ms over %d runs (of which "
                    "JSON.parse %.0f ms, decode + first draw %.0f ms; the rest is loading the "
                    "page)\n",
-                   median(fp, n), n, median(pa, n), median(dr, n));
+                   gp_bench_median(fp, n), n, gp_bench_median(pa, n), gp_bench_median(dr, n));
         else
             printf("first paint: chromium not available or page not ready\n");
     }

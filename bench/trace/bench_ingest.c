@@ -13,24 +13,7 @@
 #include "core/input.h"
 #include "gpuprof/trace.h"
 
-static double now(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "../bench_common.h"
 
 /* The floor: every byte read (decompressed) into a 4 MB buffer, as the reader does. */
 static unsigned long long read_floor(const char *path)
@@ -74,21 +57,23 @@ int main(int argc, char **argv)
     gp_read_opts_init(&o);
     o.quiet = true;
     for (int r = 0; r < reps; r++) {
-        double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+        double w0 = gp_bench_seconds(CLOCK_MONOTONIC),
+               c0 = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
         bytes = read_floor(argv[1]);
-        fw[r] = now(CLOCK_MONOTONIC) - w0;
-        fc[r] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        fw[r] = gp_bench_seconds(CLOCK_MONOTONIC) - w0;
+        fc[r] = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
         for (int threads = 1; threads <= 2; threads++) {
             gp_trace *t = NULL;
             gp_error err;
             o.threads = threads == 1 ? 1 : 0; /* 0: automatic, as the CLI reads */
-            w0 = now(CLOCK_MONOTONIC);
-            c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+            w0 = gp_bench_seconds(CLOCK_MONOTONIC);
+            c0 = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
             if (gp_trace_read(argv[1], &o, &t, &err) != GP_OK) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 2;
             }
-            double w = now(CLOCK_MONOTONIC) - w0, c = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            double w = gp_bench_seconds(CLOCK_MONOTONIC) - w0,
+                   c = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
             if (threads == 1) {
                 iw[r] = w;
                 ic[r] = c;
@@ -105,8 +90,9 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double mb = (double)bytes / 1e6;
-    double mfw = median(fw, reps), mfc = median(fc, reps), miw = median(iw, reps),
-           mic = median(ic, reps), mpw = median(pw, reps), mpc = median(pc, reps);
+    double mfw = gp_bench_median(fw, reps), mfc = gp_bench_median(fc, reps),
+           miw = gp_bench_median(iw, reps), mic = gp_bench_median(ic, reps),
+           mpw = gp_bench_median(pw, reps), mpc = gp_bench_median(pc, reps);
     printf("input            %s\n", argv[1]);
     printf("json text        %.1f MB, %zu events kept, %d repetitions (medians)\n", mb, events,
            reps);

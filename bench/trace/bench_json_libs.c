@@ -19,15 +19,10 @@
 
 #include "gpuprof/trace.h"
 
+#include "../bench_common.h"
+
 static char *data;
 static size_t len;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int y_null(void *c)
 {
@@ -133,9 +128,9 @@ static void measure(const char *name, long (*fn)(void), int reps)
     if (pid == 0) {
         close(pipefd[0]);
         for (int r = 0; r < reps; r++) {
-            double t0 = now();
+            double t0 = gp_bench_now();
             long n = fn();
-            best[r] = now() - t0;
+            best[r] = gp_bench_now() - t0;
             if (n < 0)
                 best[r] = -1;
         }

@@ -22,6 +22,8 @@
 #include "gpuprof/trace.h"
 #include "tracer/convert.h"
 
+#include "../bench_common.h"
+
 typedef struct rec_buf {
     uint8_t *data;
     size_t len, cap;
@@ -54,18 +56,6 @@ static size_t rec_size(CUpti_ActivityKind k)
     default:
         return sizeof(CUpti_ActivityAPI);
     }
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int64_t median(int64_t *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_i64);
-    return v[n / 2];
 }
 
 /* ---- through the injection library, with the fake libcupti delivering the records ---------- */
@@ -251,8 +241,10 @@ int main(int argc, char **argv)
     }
     remove("/tmp/gp_bench_tracer.json");
     fclose(devnull);
-    int64_t mb = median(base, reps), mc = median(conv, reps), mw = median(write, reps);
-    int64_t ms = median(stream, reps);
+    int64_t mb = (int64_t)gp_bench_median_i64(base, reps),
+            mc = (int64_t)gp_bench_median_i64(conv, reps),
+            mw = (int64_t)gp_bench_median_i64(write, reps);
+    int64_t ms = (int64_t)gp_bench_median_i64(stream, reps);
     printf("records: %zu (%ld launches), events: %zu, reps: %d\n", b.n, launches, events, reps);
     printf("baseline walk:   %8.1f ns/record (median %.2f ms)\n", (double)mb / (double)b.n,
            (double)mb / 1e6);
@@ -274,7 +266,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    int64_t mw0 = median(without, reps), mw1 = median(with, reps);
+    int64_t mw0 = (int64_t)gp_bench_median_i64(without, reps),
+            mw1 = (int64_t)gp_bench_median_i64(with, reps);
     double recs = 2.0 * (double)pl;
     printf("through the FAKE libcupti, %ld launches (%.0f records), produce + consume:\n", pl,
            recs);

@@ -386,6 +386,15 @@ static char *gunzip_file(const char *path, size_t *len)
     return buf;
 }
 
+/* The decompressed text of ../shared/traces/<name>, or NULL when the shared traces are absent. */
+static char *shared_trace_text(const char *name, size_t *len)
+{
+    const char *shared = getenv("GP_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/%s", shared ? shared : "../shared", name);
+    return access(path, R_OK) == 0 ? gunzip_file(path, len) : NULL;
+}
+
 /* Feeding the reader 1, 7 or 61 bytes at a time must give the same model as one big read: every
  * "value continues in the next chunk" path is taken somewhere in these traces. */
 static void reading_in_tiny_pieces_gives_the_same_model(void **state)
@@ -393,17 +402,14 @@ static void reading_in_tiny_pieces_gives_the_same_model(void **state)
     static const char *const files[] = {"tiny_cuda_event_sync.json.gz", "tiny_triton.json.gz",
                                         "small_amd_mi250.json.gz", "cpu_only.json.gz",
                                         "small_alexnet_cudasync.json.gz"};
-    const char *shared = getenv("GP_SHARED_DIR");
     static const size_t pieces[] = {1, 7, 61};
     gp_read_opts o = quiet_opts();
     int done = 0;
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/traces/%s", shared ? shared : "../shared", files[f]);
-        if (access(path, R_OK) != 0)
-            continue;
         size_t len;
-        char *text = gunzip_file(path, &len);
+        char *text = shared_trace_text(files[f], &len);
+        if (!text)
+            continue;
         gp_trace *whole = NULL;
         gp_error err = {0};
         assert_int_equal(gp_trace_read_buffer(text, len, files[f], &o, &whole, &err), GP_OK);
@@ -434,15 +440,12 @@ static void two_thread_read_gives_the_same_model(void **state)
 {
     static const char *const names[] = {"medium_a100_nccl.json.gz", "large_v100_nccl.json.gz",
                                         "legacy2021_resnet50_v100.json.gz"};
-    const char *shared = getenv("GP_SHARED_DIR");
     int checked = 0;
     for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/traces/%s", shared ? shared : "../shared", names[n]);
-        if (access(path, R_OK) != 0)
-            continue;
         size_t len;
-        char *text = gunzip_file(path, &len);
+        char *text = shared_trace_text(names[n], &len);
+        if (!text)
+            continue;
         char plain[] = "/tmp/gp_par_XXXXXX.json";
         int fd = mkstemps(plain, 5);
         assert_true(fd >= 0);
