@@ -273,6 +273,30 @@ typedef struct gp_finding {
     const char *suggestion; /* static text */
 } gp_finding;
 
+/* Where a peak-memory figure comes from (docs/analyses.md, "Peak memory"). */
+typedef enum gp_peak_source {
+    GP_PEAK_NONE = 0,  /* no memory information */
+    GP_PEAK_ALLOCATOR, /* "[memory]" allocator events: total allocated */
+    GP_PEAK_PROFILER,  /* gpuprof profiler ranges: their "mem_peak_bytes" arg */
+    GP_PEAK_COUNTER    /* counter series whose name has "mem" or "tracked_bytes" */
+} gp_peak_source;
+
+/* The peak memory of a trace: gpuprof's one definition, used by analyze, report and diff. */
+typedef struct gp_peak_memory {
+    gp_peak_source source;
+    int64_t bytes;    /* -1 with GP_PEAK_NONE */
+    gp_ns ts;         /* when it was reached (the event's or sample's time) */
+    const char *what; /* the counter series or range name; "" for the allocator */
+} gp_peak_memory;
+
+/* "none", "allocator", "profiler", "counter". */
+GP_EXTERN const char *gp_peak_source_name(gp_peak_source s);
+
+/* The peak memory of t over events and samples with lo <= ts < hi (INT64_MIN, INT64_MAX: all):
+ * from the allocator events when the trace has any, else from the profiler's ranges, else from
+ * memory counter series; the largest value of the first source present. */
+GP_EXTERN void gp_peak_memory_of(const gp_trace *t, gp_ns lo, gp_ns hi, gp_peak_memory *out);
+
 /* Everything about one rank. */
 typedef struct gp_rank_analysis {
     int32_t rank;
@@ -296,7 +320,8 @@ typedef struct gp_rank_analysis {
     gp_activity activity;
     gp_memory_device *memory;
     size_t n_memory;
-    uint64_t small_kernels; /* kernels shorter than small_kernel_ns */
+    gp_peak_memory peak_memory; /* over the selected steps */
+    uint64_t small_kernels;     /* kernels shorter than small_kernel_ns */
     gp_ns small_kernels_time;
     uint64_t kernels_total;
     gp_ns kernels_time;
@@ -351,7 +376,8 @@ enum {
     GP_AT_MEMORY = 1u << 8,
     GP_AT_RANKS = 1u << 9,
     GP_AT_FINDINGS = 1u << 10,
-    GP_AT_ALL = (1u << 11) - 1
+    GP_AT_PEAK_MEMORY = 1u << 11,
+    GP_AT_ALL = (1u << 12) - 1
 };
 
 /* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",

@@ -205,7 +205,7 @@ typedef struct gp_dashboard {
     uint64_t operations;        /* events with a duration (summary calls over all kinds) */
     uint64_t unique_operations; /* distinct (kind, name): summary rows */
     gp_ns gpu_time;
-    double peak_memory;  /* bytes; < 0 when the traces have no memory samples */
+    double peak_memory;  /* bytes (the analysis' peak memory); < 0 when unknown */
     char peak_note[256]; /* where the peak was (device, time, what ran), from the analysis */
     /* time distribution: one stacked segment per event kind with time */
     gp_dash_bar dist[GP_EV_KIND_COUNT];
@@ -225,7 +225,8 @@ typedef struct gp_dashboard {
 
 /* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
  * may be NULL) their analysis. Rows and figures are used as they are (no statistics are computed
- * here). The inputs must outlive the result. *out owned by the caller (gp_dashboard_free). */
+ * here): peak memory and findings come from the analysis (without one they are absent). The
+ * inputs must outlive the result. *out owned by the caller (gp_dashboard_free). */
 GP_EXTERN gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
                                        const gp_timeline *tl, const gp_analysis *a,
                                        gp_dashboard **out) GP_WARN_UNUSED;

@@ -365,6 +365,11 @@ GP_EXTERN const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event
 GP_EXTERN const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev);
 /* The "args" JSON text of a range or instant event, or NULL. */
 GP_EXTERN const char *gp_event_args_json(const gp_trace *t, const gp_event *ev);
+/* The integer value of the member `key` of a range or instant event's args (the first member of
+ * that name; ranges written by the profiler keep flat args such as {"mem_peak_bytes": 4096}):
+ * true and *out when present and an integer, false otherwise. */
+GP_EXTERN bool gp_event_arg_int(const gp_trace *t, const gp_event *ev, const char *key,
+                                int64_t *out);
 
 /* Total number of events over all tracks. */
 GP_EXTERN size_t gp_trace_event_count(const gp_trace *t);

@@ -115,6 +115,8 @@ gp_status gp__analyze_queues(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNU
 gp_status gp__analyze_bandwidth(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* activity.c: CPU/GPU activity and the memory timeline (activity, memory). */
 gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* peak.c: peak memory over the selected steps (peak_memory). */
+gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
  * low_occ_*). */
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;

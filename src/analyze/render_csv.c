@@ -17,16 +17,27 @@ unsigned gp_analysis_table_parse(const char *name)
     static const struct {
         const char *name;
         unsigned bit;
-    } t[] = {{"temporal", GP_AT_TEMPORAL},   {"temporal_breakdown", GP_AT_TEMPORAL},
-             {"idle", GP_AT_IDLE},           {"idle_time_breakdown", GP_AT_IDLE},
-             {"kernel_types", GP_AT_TYPES},  {"kernel_type_breakdown", GP_AT_TYPES},
-             {"top_kernels", GP_AT_KERNELS}, {"kernels", GP_AT_KERNELS},
-             {"overlap", GP_AT_OVERLAP},     {"comm_comp_overlap", GP_AT_OVERLAP},
-             {"launch", GP_AT_LAUNCH},       {"launch_stats", GP_AT_LAUNCH},
-             {"queue", GP_AT_QUEUE},         {"queue_length", GP_AT_QUEUE},
-             {"activity", GP_AT_ACTIVITY},   {"memory", GP_AT_MEMORY},
-             {"ranks", GP_AT_RANKS},         {"stragglers", GP_AT_RANKS},
-             {"findings", GP_AT_FINDINGS},   {"all", GP_AT_ALL}};
+    } t[] = {{"temporal", GP_AT_TEMPORAL},
+             {"temporal_breakdown", GP_AT_TEMPORAL},
+             {"idle", GP_AT_IDLE},
+             {"idle_time_breakdown", GP_AT_IDLE},
+             {"kernel_types", GP_AT_TYPES},
+             {"kernel_type_breakdown", GP_AT_TYPES},
+             {"top_kernels", GP_AT_KERNELS},
+             {"kernels", GP_AT_KERNELS},
+             {"overlap", GP_AT_OVERLAP},
+             {"comm_comp_overlap", GP_AT_OVERLAP},
+             {"launch", GP_AT_LAUNCH},
+             {"launch_stats", GP_AT_LAUNCH},
+             {"queue", GP_AT_QUEUE},
+             {"queue_length", GP_AT_QUEUE},
+             {"activity", GP_AT_ACTIVITY},
+             {"memory", GP_AT_MEMORY},
+             {"ranks", GP_AT_RANKS},
+             {"stragglers", GP_AT_RANKS},
+             {"findings", GP_AT_FINDINGS},
+             {"peak_memory", GP_AT_PEAK_MEMORY},
+             {"all", GP_AT_ALL}};
     for (size_t i = 0; name && i < GP_ARRAY_LEN(t); i++)
         if (strcmp(name, t[i].name) == 0)
             return t[i].bit;
@@ -148,6 +159,20 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
                 gp__csv_field(fp, m->running_gpu);
                 fputc('\n', fp);
             }
+        break;
+    case GP_AT_PEAK_MEMORY:
+        fprintf(fp, "rank,source,bytes,ts_ns,what\n");
+        for (size_t i = 0; i < a->n_ranks; i++) {
+            const gp_peak_memory *p = &a->ranks[i].peak_memory;
+            fprintf(fp, "%d,%s,", a->ranks[i].rank, gp_peak_source_name(p->source));
+            if (p->source != GP_PEAK_NONE)
+                fprintf(fp, "%lld,%lld", (long long)p->bytes, (long long)p->ts);
+            else
+                fputc(',', fp);
+            fputc(',', fp);
+            gp__csv_field(fp, p->what ? p->what : "");
+            fputc('\n', fp);
+        }
         break;
     case GP_AT_RANKS:
         fprintf(fp, "rank,metric,value,median\n");

@@ -325,6 +325,27 @@ static void memory(gp__jw *w, const gp_analysis *a)
     gp__jw_arr_end(w);
 }
 
+static void peak_memory(gp__jw *w, const gp_analysis *a)
+{
+    gp__jw_key(w, "peak_memory");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_peak_memory *p = &a->ranks[i].peak_memory;
+        gp__jw_obj_begin(w);
+        gp__jw_kv_int(w, "rank", a->ranks[i].rank);
+        gp__jw_kv_str(w, "source", gp_peak_source_name(p->source));
+        gp__jw_key(w, "bytes");
+        if (p->source == GP_PEAK_NONE)
+            gp__jw_null(w);
+        else
+            gp__jw_int(w, p->bytes);
+        kv_ns(w, "ts_ns", p->source == GP_PEAK_NONE ? 0 : p->ts);
+        gp__jw_kv_str(w, "what", p->what ? p->what : "");
+        gp__jw_obj_end(w);
+    }
+    gp__jw_arr_end(w);
+}
+
 static void ranks(gp__jw *w, const gp_analysis *a)
 {
     gp__jw_key(w, "stragglers");
@@ -419,6 +440,8 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         activity(&w, a);
     if (WANT(GP_AT_MEMORY))
         memory(&w, a);
+    if (WANT(GP_AT_PEAK_MEMORY))
+        peak_memory(&w, a);
     if (WANT(GP_AT_RANKS))
         ranks(&w, a);
     if (WANT(GP_AT_FINDINGS))

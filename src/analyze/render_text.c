@@ -204,6 +204,21 @@ static void memory(FILE *fp, const gp_analysis *a)
     }
 }
 
+static void peak_memory(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, "PEAK MEMORY (allocator, else profiler ranges, else memory counters)");
+    fprintf(fp, "%5s %10s %14s  %s\n", "rank", "source", "peak_MB", "what");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_peak_memory *p = &a->ranks[i].peak_memory;
+        if (p->source == GP_PEAK_NONE) {
+            fprintf(fp, "%5d %10s %14s  %s\n", a->ranks[i].rank, "none", "-", "-");
+            continue;
+        }
+        fprintf(fp, "%5d %10s %14.1f  %s\n", a->ranks[i].rank, gp_peak_source_name(p->source),
+                (double)p->bytes / 1048576.0, p->what && p->what[0] ? p->what : "-");
+    }
+}
+
 static void ranks(FILE *fp, const gp_analysis *a)
 {
     if (a->n_ranks < 2)
@@ -277,6 +292,8 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
         activity(fp, a);
     if (WANT(GP_AT_MEMORY))
         memory(fp, a);
+    if (WANT(GP_AT_PEAK_MEMORY))
+        peak_memory(fp, a);
     if (WANT(GP_AT_RANKS))
         ranks(fp, a);
     if (WANT(GP_AT_FINDINGS))

@@ -39,8 +39,8 @@ static void usage(FILE *fp)
         "      --kernel-wait-us N  idle gaps below N us are kernel_wait (default 30)\n"
         "      --top N          kernels per type and rank before \"others\" (default 5)\n"
         "      --table NAME     only this table (repeatable): temporal, idle, kernel_types,\n"
-        "                       top_kernels, overlap, launch, queue, activity, memory, ranks,\n"
-        "                       findings\n"
+        "                       top_kernels, overlap, launch, queue, activity, memory,\n"
+        "                       peak_memory, ranks, findings\n"
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
@@ -130,6 +130,7 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
                  {GP_AT_QUEUE, "queue_length.csv"},
                  {GP_AT_ACTIVITY, "activity.csv"},
                  {GP_AT_MEMORY, "memory.csv"},
+                 {GP_AT_PEAK_MEMORY, "peak_memory.csv"},
                  {GP_AT_RANKS, "stragglers.csv"},
                  {GP_AT_FINDINGS, "findings.csv"}};
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {

@@ -188,31 +188,6 @@ static void gtable_free(gtable *t)
     free(t->slots);
 }
 
-/* Value of a top-level integer field "key" in an args JSON object, or -1 when absent. */
-static int64_t args_int(const char *json, const char *key)
-{
-    if (!json)
-        return -1;
-    size_t kl = strlen(key);
-    for (const char *p = strstr(json, key); p; p = strstr(p + 1, key)) {
-        if (p == json || p[-1] != '"' || p[kl] != '"')
-            continue;
-        const char *q = p + kl + 1;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
-            q++;
-        if (*q != ':')
-            continue;
-        q++;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
-            q++;
-        char *end;
-        long long v = strtoll(q, &end, 10);
-        if (end != q && v >= 0)
-            return (int64_t)v;
-    }
-    return -1;
-}
-
 /* ---- per-run overall values --------------------------------------------------------------- */
 
 typedef struct ival {
@@ -245,37 +220,23 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
         return GP_ENOMEM;
     size_t m = 0;
     gp_ns gpu = 0;
-    int64_t peak = -1;
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
-            gp_event_kind kind = (gp_event_kind)ev->kind;
-            if (gp_event_kind_is_gpu_work(kind)) {
+            if (gp_event_kind_is_gpu_work((gp_event_kind)ev->kind)) {
                 gpu += ev->dur;
                 iv[m].dev = tr->device >= 0 ? tr->device : (int32_t)tr->pid;
                 iv[m].a = ev->ts;
                 iv[m].b = ev->ts + ev->dur;
                 m++;
-            } else if (kind == GP_EV_MEMORY) {
-                const gp_mem_info *mi = gp_event_mem_info(t, ev);
-                if (mi && mi->total_allocated > peak)
-                    peak = mi->total_allocated;
-            } else if (kind == GP_EV_RANGE) {
-                int64_t v = args_int(gp_event_args_json(t, ev), "mem_peak_bytes");
-                if (v > peak)
-                    peak = v;
             }
         }
     }
-    for (size_t i = 0; i < t->n_counters; i++) {
-        const char *series = gp_trace_str(t, t->counters[i].series);
-        if ((strstr(series, "mem") || strstr(series, "tracked_bytes")) &&
-            t->counters[i].value > (double)peak)
-            peak = (int64_t)t->counters[i].value;
-    }
     vals[GP_DIFF_M_GPU] = m ? (double)gpu : -1;
-    vals[GP_DIFF_M_PEAK_MEM] = (double)peak;
+    gp_peak_memory peak; /* the one definition (analyze) */
+    gp_peak_memory_of(t, INT64_MIN, INT64_MAX, &peak);
+    vals[GP_DIFF_M_PEAK_MEM] = peak.source == GP_PEAK_NONE ? -1 : (double)peak.bytes;
     if (m) {
         qsort(iv, m, sizeof *iv, cmp_ival);
         gp_ns idle = 0;
@@ -440,11 +401,10 @@ static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t ru
             }
             *d = ev->dur;
             a->run_tot[run] += (double)ev->dur;
-            if (kind == GP_EV_RANGE) {
-                int64_t v = args_int(gp_event_args_json(t, ev), "mem_peak_bytes");
-                if (v > a->mem_peak)
-                    a->mem_peak = v;
-            }
+            int64_t v;
+            if (kind == GP_EV_RANGE && gp_event_arg_int(t, ev, "mem_peak_bytes", &v) &&
+                v > a->mem_peak)
+                a->mem_peak = v;
         }
     }
     for (int m = 0; m < GP_EV_KIND_COUNT; m++)

@@ -1,34 +1,33 @@
 /* Dashboard model-to-view: picks the figures, charts and tables of report.html out of the
- * summary (per-name statistics), the timeline (busy figures, memory rows) and lays the charts out
- * as fractions. No statistics are computed here; dashboard_html.c formats the result. */
+ * summary (per-name statistics), the timeline (busy figures, memory rows) and the analysis (peak
+ * memory, findings), and lays the charts out as fractions. No statistics are computed here;
+ * dashboard_html.c formats the result. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "report/report_internal.h"
 
-static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
+/* The memory chart: the timeline row of the peak's source (allocator rows, or the peak's counter
+ * series), drawn as the highest value per horizontal bucket, scaled to the peak. */
+static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl, const gp_peak_memory *pk)
 {
+    if (pk->source != GP_PEAK_ALLOCATOR && pk->source != GP_PEAK_COUNTER)
+        return GP_OK;
     const gp_tl_row *best = NULL;
-    double peak = -1;
-    /* Allocator rows ("[memory]" events) first; without them, counter series whose name says
-     * memory (monitor samples such as "gpu0.memory_used_bytes"). */
-    bool any_alloc = false;
-    for (size_t r = 0; r < tl->n_rows; r++)
-        any_alloc |= tl->rows[r].kind == GP_TL_MEMORY;
+    double top = -1;
     for (size_t r = 0; r < tl->n_rows; r++) {
         const gp_tl_row *row = &tl->rows[r];
-        bool mem_counter = row->kind == GP_TL_COUNTER && strstr(row->label, "mem") != NULL;
-        if (!(row->kind == GP_TL_MEMORY || (!any_alloc && mem_counter)))
-            continue;
-        for (size_t i = 0; i < row->n_samples; i++)
-            if (row->sample_val[i] > peak) {
-                peak = row->sample_val[i];
+        bool match = pk->source == GP_PEAK_ALLOCATOR
+                         ? row->kind == GP_TL_MEMORY
+                         : row->kind == GP_TL_COUNTER && strcmp(row->label, pk->what) == 0;
+        for (size_t i = 0; match && i < row->n_samples; i++)
+            if (row->sample_val[i] > top) {
+                top = row->sample_val[i];
                 best = row;
             }
     }
-    d->peak_memory = peak;
-    if (!best || peak <= 0)
+    if (!best || top <= 0)
         return GP_OK;
     snprintf(d->mem_label, sizeof d->mem_label, "%s", best->label);
     enum { BUCKETS = 600 };
@@ -43,7 +42,7 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
     for (size_t i = 0; i < best->n_samples; i++) {
         double fx = (double)(best->sample_ts[i] - tl->start) / span;
         long b = (long)(fx * (BUCKETS - 1));
-        double fy = best->sample_val[i] / peak;
+        double fy = best->sample_val[i] / top;
         if (b == last && d->n_mem > 0) {
             if (fy > d->mem_y[d->n_mem - 1])
                 d->mem_y[d->n_mem - 1] = fy; /* the highest value per bucket */
@@ -56,28 +55,35 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl)
     return GP_OK;
 }
 
-/* The highest allocator peak of any rank and device in the analysis; false when it has none. */
-static bool analysis_peak(gp_dashboard *d, const gp_analysis *a)
+/* The peak memory of the job: the highest rank peak of the analysis (docs/analyses.md, "Peak
+ * memory"), with its context; none without an analysis. */
+static const gp_peak_memory *job_peak(gp_dashboard *d, const gp_analysis *a)
 {
     const gp_rank_analysis *best_r = NULL;
-    const gp_memory_device *best = NULL;
-    for (size_t r = 0; r < a->n_ranks; r++)
-        for (size_t i = 0; i < a->ranks[r].n_memory; i++) {
-            const gp_memory_device *m = &a->ranks[r].memory[i];
-            if (m->events > 0 && (!best || m->peak_allocated > best->peak_allocated)) {
-                best = m;
-                best_r = &a->ranks[r];
-            }
-        }
-    if (!best)
-        return false;
-    d->peak_memory = (double)best->peak_allocated;
-    double at = d->timeline ? (double)(best->peak_ts - d->timeline->start) / 1e6 : 0;
-    snprintf(d->peak_note, sizeof d->peak_note, "rank %d, %s %d, at %.3f ms%s%.60s%s%.60s",
-             (int)best_r->rank, best->device_type == 1 ? "GPU" : "device", (int)best->device_id, at,
-             *best->running_cpu ? ", during " : "", best->running_cpu,
-             *best->running_gpu ? ", kernel " : "", best->running_gpu);
-    return true;
+    for (size_t r = 0; a && r < a->n_ranks; r++) {
+        const gp_peak_memory *p = &a->ranks[r].peak_memory;
+        if (p->source != GP_PEAK_NONE && (!best_r || p->bytes > best_r->peak_memory.bytes))
+            best_r = &a->ranks[r];
+    }
+    if (!best_r)
+        return NULL;
+    const gp_peak_memory *p = &best_r->peak_memory;
+    d->peak_memory = (double)p->bytes;
+    double at = d->timeline ? (double)(p->ts - d->timeline->start) / 1e6 : 0;
+    const gp_memory_device *dev = NULL;
+    for (size_t i = 0; p->source == GP_PEAK_ALLOCATOR && i < best_r->n_memory; i++)
+        if (best_r->memory[i].peak_allocated == p->bytes)
+            dev = &best_r->memory[i];
+    if (dev)
+        snprintf(d->peak_note, sizeof d->peak_note, "rank %d, %s %d, at %.3f ms%s%.60s%s%.60s",
+                 (int)best_r->rank, dev->device_type == 1 ? "GPU" : "device", (int)dev->device_id,
+                 at, *dev->running_cpu ? ", during " : "", dev->running_cpu,
+                 *dev->running_gpu ? ", kernel " : "", dev->running_gpu);
+    else
+        snprintf(d->peak_note, sizeof d->peak_note, "rank %d, %s%s%.60s, at %.3f ms",
+                 (int)best_r->rank, gp_peak_source_name(p->source), *p->what ? " " : "", p->what,
+                 at);
+    return p;
 }
 
 gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
@@ -155,9 +161,8 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
         x += b->frac;
     }
     d->peak_memory = -1;
-    gp_status st = tl ? memory_chart(d, tl) : GP_OK;
-    if (st == GP_OK && a)
-        (void)analysis_peak(d, a); /* allocator peak with its context, when there is one */
+    const gp_peak_memory *pk = job_peak(d, a);
+    gp_status st = tl && pk ? memory_chart(d, tl, pk) : GP_OK;
     if (st != GP_OK) {
         gp_dashboard_free(d);
         return st;

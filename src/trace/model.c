@@ -1,4 +1,5 @@
 /* The trace model: building, strings, queries, sorting, freeing, comparing. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +430,34 @@ const char *gp_event_args_json(const gp_trace *t, const gp_event *ev)
         ev->extra > t->n_args)
         return NULL;
     return gp_trace_str(t, t->args[ev->extra - 1]);
+}
+
+bool gp_event_arg_int(const gp_trace *t, const gp_event *ev, const char *key, int64_t *out)
+{
+    const char *json = gp_event_args_json(t, ev);
+    if (!json)
+        return false;
+    size_t kl = strlen(key);
+    for (const char *p = strstr(json, key); p; p = strstr(p + 1, key)) {
+        if (p == json || p[-1] != '"' || p[kl] != '"')
+            continue;
+        const char *q = p + kl + 1;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        if (*q != ':')
+            continue;
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        char *end;
+        errno = 0;
+        long long v = strtoll(q, &end, 10);
+        if (end == q || errno == ERANGE || *end == '.' || *end == 'e' || *end == 'E')
+            return false;
+        *out = (int64_t)v;
+        return true;
+    }
+    return false;
 }
 
 size_t gp_trace_event_count(const gp_trace *t)

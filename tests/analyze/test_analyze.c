@@ -394,7 +394,64 @@ static void activity_and_memory(void **state)
     assert_int_equal(m->capacity, 310);
     assert_string_equal(m->running_cpu, "aten::mm");
     assert_string_equal(m->running_gpu, "gemm_kernel");
+    /* The one peak-memory definition agrees with the allocator table. */
+    assert_int_equal(r->peak_memory.source, GP_PEAK_ALLOCATOR);
+    assert_int_equal(r->peak_memory.bytes, m->peak_allocated);
+    assert_int_equal(r->peak_memory.ts, m->peak_ts);
     gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Peak memory: the first source present wins (allocator, then profiler ranges, then memory
+ * counters), its largest value (earliest on ties), within the window. */
+static void peak_memory_sources_and_window(void **state)
+{
+    gp_trace *t;
+    uint32_t cpu, ctr, extra;
+    assert_int_equal(gp_trace_create("peak", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_COUNTER, 1, 0, &ctr), GP_OK);
+    static const char *args[] = {"{\"mem_peak_bytes\": 700}", "{\"size\": 9999}",
+                                 "{\"mem_peak_bytes\":900,\"x\":1}", "{\"mem_peak_bytes\": 900}"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(gp_trace_add_args(t, args[i], strlen(args[i]), &extra), GP_OK);
+        add(t, cpu, GP_EV_RANGE, i == 3 ? "late" : "step", 100 * i, 50, 0, extra);
+    }
+    static const double vals[] = {5000, 8000, 6000};
+    for (int i = 0; i < 3; i++) {
+        gp_counter_sample c = {.ts = 10 + 100 * i, .value = vals[i], .track = ctr};
+        c.series = S(t, i == 1 ? "gpu0.utilization_pct" : "gpu0.memory_used_bytes");
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_peak_memory p;
+    gp_peak_memory_of(t, INT64_MIN, INT64_MAX, &p);
+    assert_int_equal(p.source, GP_PEAK_PROFILER); /* no allocator events: ranges first */
+    assert_int_equal(p.bytes, 900);
+    assert_int_equal(p.ts, 200); /* the earlier of the two 900s */
+    assert_string_equal(p.what, "step");
+    gp_peak_memory_of(t, 0, 100, &p); /* only the first range and the first sample */
+    assert_int_equal(p.source, GP_PEAK_PROFILER);
+    assert_int_equal(p.bytes, 700);
+    gp_peak_memory_of(t, 1000, 2000, &p);
+    assert_int_equal(p.source, GP_PEAK_NONE);
+    assert_int_equal(p.bytes, -1);
+    assert_string_equal(gp_peak_source_name(p.source), "none");
+    gp_trace_free(t);
+    /* Counters only: the memory series, not the larger utilization series. */
+    assert_int_equal(gp_trace_create("peak2", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_COUNTER, 1, 0, &ctr), GP_OK);
+    for (int i = 0; i < 3; i++) {
+        gp_counter_sample c = {.ts = 10 + 100 * i, .value = vals[i], .track = ctr};
+        c.series = S(t, i == 1 ? "gpu0.utilization_pct" : "gpu0.memory_used_bytes");
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_peak_memory_of(t, INT64_MIN, INT64_MAX, &p);
+    assert_int_equal(p.source, GP_PEAK_COUNTER);
+    assert_int_equal(p.bytes, 6000);
+    assert_int_equal(p.ts, 210);
+    assert_string_equal(p.what, "gpu0.memory_used_bytes");
     gp_trace_free(t);
 }
 
@@ -721,6 +778,7 @@ int main(void)
         cmocka_unit_test(top_kernels_others),
         cmocka_unit_test(launches_and_queues),
         cmocka_unit_test(activity_and_memory),
+        cmocka_unit_test(peak_memory_sources_and_window),
         cmocka_unit_test(findings_rules),
         cmocka_unit_test(stragglers_across_ranks),
         cmocka_unit_test(classification_rules),

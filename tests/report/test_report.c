@@ -481,10 +481,17 @@ static void timeline_memory_rows(void **state)
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
     assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_true(d->peak_memory < 0); /* peak memory is the analysis' figure */
+    gp_dashboard_free(d);
+    gp_analysis *a;
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, NULL), GP_OK);
+    assert_int_equal(a->ranks[0].peak_memory.source, GP_PEAK_ALLOCATOR);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
     assert_true(d->peak_memory == 5000.0);
     assert_int_equal(d->n_mem, 3);
     assert_true(d->mem_y[1] == 1.0 && d->mem_y[0] == 0.2);
     gp_dashboard_free(d);
+    gp_analysis_free(a);
     gp_summary_free(s);
     gp_timeline_free(tl);
     gp_trace_free(t);
@@ -517,10 +524,18 @@ static void dashboard_peak_from_memory_counter(void **state)
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
     assert_int_equal(tl->n_rows, 3); /* the thread and two counter series */
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    gp_analysis *a;
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, NULL), GP_OK);
+    const gp_peak_memory *pk = &a->ranks[0].peak_memory;
+    assert_int_equal(pk->source, GP_PEAK_COUNTER);
+    assert_string_equal(pk->what, "gpu0.memory_used_bytes");
+    assert_int_equal(pk->ts, 30);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
     assert_true(d->peak_memory == 40.0);
     assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
+    assert_non_null(strstr(d->peak_note, "counter gpu0.memory_used_bytes"));
     gp_dashboard_free(d);
+    gp_analysis_free(a);
     gp_timeline_free(tl);
     gp_summary_free(s);
     gp_trace_free(t);

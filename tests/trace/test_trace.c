@@ -84,6 +84,25 @@ static void times_are_exact_nanoseconds(void **state)
     assert_string_equal(err.msg, "q.json: byte 45: field \"dur\": expected a number");
 }
 
+/* gp_event_arg_int: a member's integer value, not a string that happens to equal the key. */
+static void event_arg_int_finds_members(void **state)
+{
+    gp_trace *t = read_text(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"range\", \"name\": \"r\", \"pid\": 1,"
+        " \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"label\": \"mem_peak_bytes\","
+        " \"mem_peak_bytes\" :  4096, \"ratio\": 1.5, \"neg\": -3}}]}");
+    const gp_event *ev = only_event(t, GP_EV_RANGE);
+    int64_t v = 0;
+    assert_true(gp_event_arg_int(t, ev, "mem_peak_bytes", &v));
+    assert_int_equal(v, 4096);
+    assert_true(gp_event_arg_int(t, ev, "neg", &v));
+    assert_int_equal(v, -3);
+    assert_false(gp_event_arg_int(t, ev, "ratio", &v)); /* not an integer */
+    assert_false(gp_event_arg_int(t, ev, "absent", &v));
+    assert_false(gp_event_arg_int(t, ev, "label", &v)); /* a string */
+    gp_trace_free(t);
+}
+
 /* Values the model keeps in 32 bits saturate rather than wrap. */
 static void int32_fields_saturate(void **state)
 {
@@ -806,6 +825,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(times_are_exact_nanoseconds),
         cmocka_unit_test(int32_fields_saturate),
+        cmocka_unit_test(event_arg_int_finds_members),
         cmocka_unit_test(legacy_schema_is_read),
         cmocka_unit_test(bare_array_string_ids_and_stream_minus_one),
         cmocka_unit_test(suspect_values_are_counted_not_fatal),
