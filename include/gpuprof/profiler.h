@@ -233,7 +233,9 @@ GP_EXTERN void gp_profiler_instrument_functions(bool on);
 GP_EXTERN gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out) GP_WARN_UNUSED;
 
 /* Prints the per-name statistics (calls, total, mean, min, max, stddev, p50/p95/p99) in the
- * fixed-width format of `gpuprof summary`. GP_EEMPTY when nothing was recorded, GP_EIO. */
+ * fixed-width format of `gpuprof summary`: gp_profiler_to_trace, then gp_summary_compute and
+ * gp_summary_render_text (the computing and the formatting are those of the summary module).
+ * GP_EEMPTY when nothing was recorded, GP_EIO. */
 GP_EXTERN gp_status gp_profiler_print_summary(gp_profiler *p, FILE *fp) GP_WARN_UNUSED;
 /* Prints the n names with the largest total time (n = 0: 10), same format. */
 GP_EXTERN gp_status gp_profiler_print_bottlenecks(gp_profiler *p, FILE *fp,
@@ -257,7 +259,10 @@ typedef struct gp_range_breakdown {
  * owned by the caller (free()). GP_ENOMEM. */
 GP_EXTERN gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows,
                                           size_t *n_rows) GP_WARN_UNUSED;
-/* Prints the breakdown as a fixed-width "RANGE TIME BREAKDOWN" table. GP_EEMPTY, GP_EIO. */
+/* Formats breakdown rows as a fixed-width "RANGE TIME BREAKDOWN" table (no computing). GP_EIO. */
+GP_EXTERN gp_status gp_range_breakdown_render_text(const gp_range_breakdown *rows, size_t n,
+                                                   FILE *fp) GP_WARN_UNUSED;
+/* gp_profiler_breakdown + gp_range_breakdown_render_text. GP_EEMPTY, GP_ENOMEM, GP_EIO. */
 GP_EXTERN gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp) GP_WARN_UNUSED;
 
 /* Writes the JSON profile (a Chrome/Kineto trace with the profile in metadata; `gpuprof summary`

@@ -541,17 +541,8 @@ static void ms_or_na(FILE *fp, gp_ns v)
         fprintf(fp, " %-13.3f", (double)v / 1e6);
 }
 
-gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp)
+gp_status gp_range_breakdown_render_text(const gp_range_breakdown *rows, size_t n, FILE *fp)
 {
-    gp_range_breakdown *rows = NULL;
-    size_t n = 0;
-    gp_status st = gp_profiler_breakdown(p, &rows, &n);
-    if (st != GP_OK)
-        return st;
-    if (n == 0) {
-        free(rows);
-        return GP_EEMPTY;
-    }
     const int nw = 40, width = 40 + 1 + 8 + 6 * 14 + 8;
     for (int i = 0; i < width; i++)
         fputc('=', fp);
@@ -581,8 +572,18 @@ gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp)
     for (int i = 0; i < width; i++)
         fputc('=', fp);
     fputc('\n', fp);
-    free(rows);
     return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp)
+{
+    gp_range_breakdown *rows = NULL;
+    size_t n = 0;
+    gp_status st = gp_profiler_breakdown(p, &rows, &n);
+    if (st == GP_OK)
+        st = n ? gp_range_breakdown_render_text(rows, n, fp) : GP_EEMPTY;
+    free(rows);
+    return st;
 }
 
 /* ---- exports ------------------------------------------------------------------------------- */
