@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/util.h"
 #include "gpuprof/core.h"
+#include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
 
 int gp__cmd_summary(int argc, char **argv);
@@ -41,5 +43,20 @@ gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, 
 void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet);
 /* A gp_read_opts progress callback that draws "reading trace.json: 42% (120 MB)" on stderr. */
 void gp__cli_progress(void *ctx, uint64_t done, uint64_t total);
+
+/* Monitor configuration from the command line (monitor_opts.c), shared by `monitor` and
+ * `exporter`: --config FILE, --set KEY=VALUE, --level L and (where allowed) --mode M, collected
+ * while parsing and applied in one place: the file first, then each setting in order. */
+typedef struct gp__cli_monitor_cfg {
+    const char *path;
+    const char *sets[64][2];
+    size_t n_sets;
+} gp__cli_monitor_cfg;
+/* If argv[*i] is one of those options, takes it and its value (advancing *i): 1. Not one: 0.
+ * A missing or malformed value: -1, with the error printed. */
+int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int argc, char **argv, int *i,
+                           bool allow_mode);
+/* Loads the file and applies the settings to cfg; false with the error printed. */
+bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_monitor_config *cfg);
 
 #endif

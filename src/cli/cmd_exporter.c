@@ -46,15 +46,19 @@ int gp__cmd_exporter(int argc, char **argv)
     gp_monitor_config_init(&cfg);
     cfg.level = GP_LEVEL_DETAILED;
     cfg.sampling_interval_ms = 1000;
-    const char *listen = "127.0.0.1:9400", *config_path = NULL, *hostname = NULL;
+    const char *listen = "127.0.0.1:9400", *hostname = NULL;
     const char *port_file = NULL;
     uint32_t interval_ms = 0;
-    const char *sets[64][2];
-    size_t n_sets = 0;
+    gp__cli_monitor_cfg mc = {0};
     gp_error err = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
+        int taken = gp__cli_monitor_option("exporter", &mc, argc, argv, &i, false);
+        if (taken < 0)
+            return 2;
+        if (taken)
+            continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -65,40 +69,17 @@ int gp__cmd_exporter(int argc, char **argv)
                 gp__cli_error("exporter", "--interval '%s': expected e.g. 500ms, 1s", argv[i]);
                 return 2;
             }
-        } else if (strcmp(a, "--config") == 0 && has_next) {
-            config_path = argv[++i];
         } else if (strcmp(a, "--hostname") == 0 && has_next) {
             hostname = argv[++i];
         } else if (strcmp(a, "--port-file") == 0 && has_next) {
             port_file = argv[++i];
-        } else if (strcmp(a, "--level") == 0 && has_next && n_sets < 64) {
-            sets[n_sets][0] = "level";
-            sets[n_sets][1] = argv[++i];
-            n_sets++;
-        } else if (strcmp(a, "--set") == 0 && has_next && n_sets < 64) {
-            char *eq = strchr(argv[++i], '=');
-            if (!eq) {
-                gp__cli_error("exporter", "--set '%s': expected KEY=VALUE", argv[i]);
-                return 2;
-            }
-            *eq = 0;
-            sets[n_sets][0] = argv[i];
-            sets[n_sets][1] = eq + 1;
-            n_sets++;
         } else {
             gp__cli_error("exporter", "unknown or incomplete option '%s' (see --help)", a);
             return 2;
         }
     }
-    if (config_path && gp_monitor_config_load(&cfg, config_path, &err) != GP_OK) {
-        gp__cli_error("exporter", "%s", err.msg);
+    if (!gp__cli_monitor_apply("exporter", &mc, &cfg))
         return 2;
-    }
-    for (size_t i = 0; i < n_sets; i++)
-        if (gp_monitor_config_set(&cfg, sets[i][0], sets[i][1], &err) != GP_OK) {
-            gp__cli_error("exporter", "%s", err.msg);
-            return 2;
-        }
     if (interval_ms)
         cfg.sampling_interval_ms = interval_ms;
     if (cfg.mode == GP_MODE_PROFILING)

@@ -193,13 +193,17 @@ int gp__cmd_monitor(int argc, char **argv)
     uint32_t interval_ms = 1000;
     long long count = -1;
     bool health = false;
-    const char *config_path = NULL, *output = NULL;
-    const char *sets[64][2];
-    size_t n_sets = 0;
+    const char *output = NULL;
+    gp__cli_monitor_cfg mc = {0};
     gp_error err = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
+        int taken = gp__cli_monitor_option("monitor", &mc, argc, argv, &i, true);
+        if (taken < 0)
+            return 2;
+        if (taken)
+            continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -221,39 +225,15 @@ int gp__cmd_monitor(int argc, char **argv)
                 gp__cli_error("monitor", "--count '%s': expected a positive integer", argv[i]);
                 return 2;
             }
-        } else if (strcmp(a, "--config") == 0 && has_next) {
-            config_path = argv[++i];
         } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_next) {
             output = argv[++i];
-        } else if ((strcmp(a, "--level") == 0 || strcmp(a, "--mode") == 0) && has_next &&
-                   n_sets < 64) {
-            sets[n_sets][0] = a + 2;
-            sets[n_sets][1] = argv[++i];
-            n_sets++;
-        } else if (strcmp(a, "--set") == 0 && has_next && n_sets < 64) {
-            char *eq = strchr(argv[++i], '=');
-            if (!eq) {
-                gp__cli_error("monitor", "--set '%s': expected KEY=VALUE", argv[i]);
-                return 2;
-            }
-            *eq = 0;
-            sets[n_sets][0] = argv[i];
-            sets[n_sets][1] = eq + 1;
-            n_sets++;
         } else {
             gp__cli_error("monitor", "unknown or incomplete option '%s' (see --help)", a);
             return 2;
         }
     }
-    if (config_path && gp_monitor_config_load(&cfg, config_path, &err) != GP_OK) {
-        gp__cli_error("monitor", "%s", err.msg);
+    if (!gp__cli_monitor_apply("monitor", &mc, &cfg))
         return 2;
-    }
-    for (size_t i = 0; i < n_sets; i++)
-        if (gp_monitor_config_set(&cfg, sets[i][0], sets[i][1], &err) != GP_OK) {
-            gp__cli_error("monitor", "%s", err.msg);
-            return 2;
-        }
     if (output)
         cfg.mode = GP_MODE_PROFILING;
     if (cfg.mode == GP_MODE_PROFILING && !output) {

@@ -51,6 +51,15 @@ if [ -w /dev/full ]; then
   "$gp" convert "$src/examples/traces/example_step.json" -o - >/dev/full 2>/dev/null; rc=$?
   if [ $rc = 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL convert -o - >/dev/full: exit $rc"; fi
 fi
+# Monitor configuration options (shared by monitor and exporter) fail at parse time, before NVML.
+check "monitor --set without =" 2 "$gp" monitor --set nokey
+contains "monitor --set without =" "--set 'nokey': expected KEY=VALUE"
+check "exporter --level without a value" 2 "$gp" exporter --level
+contains "exporter --level without a value" "--level needs a value"
+check "exporter has no --mode" 2 "$gp" exporter --mode profiling
+contains "exporter has no --mode" "unknown or incomplete option '--mode'"
+check "monitor --config missing file" 2 "$gp" monitor --config /nonexistent/mon.yaml
+contains "monitor --config missing file" "/nonexistent/mon.yaml"
 # --threads: bounded, and the output does not depend on it (the example is read in pieces with 4).
 check "analyze --threads 17" 2 "$gp" analyze --threads 17 "$src/examples/traces/example_step.json"
 contains "analyze --threads 17" "--threads needs a whole number in 0..16"
