@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "core/util.h"
+#include "gpuprof/analyze.h"
 #include "gpuprof/core.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
@@ -37,6 +38,17 @@ bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long
  * Returns the read's status; *out is the caller's on GP_OK. */
 gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
                            bool ranks_note, gp_job **out);
+/* For commands that turn one input into one output file (report, timeline): true when exactly one
+ * input is left in argv and -o was given; otherwise prints why (and the usage for a wrong input
+ * count) and returns false. example names the output, as in "-o report.html". */
+bool gp__cli_one_input_to_file(const char *cmd, int n_inputs, const char *out, const char *example,
+                               void (*print_usage)(FILE *));
+/* gp__cli_read_job, then gp_analyze_job with default options. The analysis is optional to these
+ * commands: a failure prints "gpuprof <cmd>: analysis failed, <without>: <why>" and leaves *an
+ * NULL. Returns the read's status; on GP_OK *job (and *an unless NULL) are the caller's. */
+gp_status gp__cli_read_and_analyze(const char *cmd, const char *path, gp_read_opts *rd,
+                                   bool progress, const char *without, gp_job **job,
+                                   gp_analysis **an);
 /* Prints to stderr what the reader counted but the library does not print: suspect values
  * (negative or absurd durations, missing dur, unknown categories) of each trace, and, when
  * ranks_note, that ranks were assigned in file order. Nothing when quiet. */

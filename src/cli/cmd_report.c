@@ -83,15 +83,8 @@ int gp__cmd_report(int argc, char **argv)
             return 2;
         }
     }
-    if (argc - optind != 1) {
-        gp__cli_error("report", "give one input (a trace, a profile or a job directory)");
-        usage(stderr);
+    if (!gp__cli_one_input_to_file("report", argc - optind, out, "report.html", usage))
         return 2;
-    }
-    if (!out) {
-        gp__cli_error("report", "no output file (-o report.html)");
-        return 2;
-    }
     const char *in = argv[optind];
     gp_job *job = NULL;
     gp_summary *sum = NULL;
@@ -100,13 +93,10 @@ int gp__cmd_report(int argc, char **argv)
     gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
-    if (gp__cli_read_job("report", in, &rd, progress, true, &job) != GP_OK)
+    /* Without an analysis the dashboard still has everything else; its panels say what is
+     * missing. */
+    if (gp__cli_read_and_analyze("report", in, &rd, progress, "no suggestions", &job, &an) != GP_OK)
         goto done;
-    if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
-        /* the dashboard still has everything else; the bottleneck panel says it is missing */
-        fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", err.msg);
-        an = NULL;
-    }
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
     to.max_depth = 1; /* the compact timeline: top two nesting levels */

@@ -90,27 +90,17 @@ int gp__cmd_timeline(int argc, char **argv)
             return 2;
         }
     }
-    if (argc - optind != 1) {
-        gp__cli_error("timeline", "give one input (a trace, a profile or a job directory)");
-        usage(stderr);
+    if (!gp__cli_one_input_to_file("timeline", argc - optind, out, "timeline.html", usage))
         return 2;
-    }
-    if (!out) {
-        gp__cli_error("timeline", "no output file (-o timeline.html)");
-        return 2;
-    }
     const char *in = argv[optind];
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
     gp_analysis *an = NULL;
     gp_error err = {0};
     int rc = 2;
-    if (gp__cli_read_job("timeline", in, &rd, progress, true, &job) != GP_OK)
+    if (gp__cli_read_and_analyze("timeline", in, &rd, progress, "no busy figures", &job, &an) !=
+        GP_OK)
         goto done;
-    if (gp_analyze_job(job, NULL, &an, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof timeline: analysis failed, no busy figures: %s\n", err.msg);
-        an = NULL;
-    }
     to.analysis = an; /* CPU active / GPU active / overlap as `gpuprof analyze` defines them */
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
