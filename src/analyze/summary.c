@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/group_table.h"
 #include "core/stats.h"
 #include "core/strtab.h"
 #include "core/util.h"
@@ -16,62 +17,10 @@ void gp_summary_opts_init(gp_summary_opts *opts)
 
 /* A group: a (kind, name) pair, merged across traces by name text. */
 typedef struct group {
-    const char *name;
-    size_t name_len;
-    uint64_t hash;
-    gp_event_kind kind;
+    gp__group_key key;
     int64_t *durs;
     size_t n, cap;
 } group;
-
-typedef struct group_table {
-    group *g;
-    size_t n, cap;
-    uint32_t *slots; /* index+1 */
-    size_t n_slots;
-} group_table;
-
-static gp_status table_grow(group_table *t)
-{
-    size_t ns = t->n_slots ? t->n_slots * 2 : 1024;
-    uint32_t *slots = calloc(ns, sizeof *slots);
-    if (!slots)
-        return GP_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = t->g[i].hash & (ns - 1);
-        while (slots[j])
-            j = (j + 1) & (ns - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->n_slots = ns;
-    return GP_OK;
-}
-
-/* Index+1 of the group for (kind, name), created when new; 0 when out of memory. */
-static uint32_t table_find(group_table *t, gp_event_kind kind, const char *name, size_t len)
-{
-    if ((t->n + 1) * 2 > t->n_slots && table_grow(t) != GP_OK)
-        return 0;
-    uint64_t h = gp__hash_bytes(name, len) ^ ((uint64_t)kind * 0x9E3779B97F4A7C15ULL);
-    size_t j = h & (t->n_slots - 1);
-    for (uint32_t idx; (idx = t->slots[j]) != 0; j = (j + 1) & (t->n_slots - 1)) {
-        group *g = &t->g[idx - 1];
-        if (g->hash == h && g->kind == kind && g->name_len == len &&
-            memcmp(g->name, name, len) == 0)
-            return idx;
-    }
-    group *g = GP_PUSH(t->g, t->n, t->cap);
-    if (!g)
-        return 0;
-    g->name = name;
-    g->name_len = len;
-    g->hash = h;
-    g->kind = kind;
-    t->slots[j] = (uint32_t)t->n;
-    return (uint32_t)t->n;
-}
 
 /* Bottlenecks are GPU work when there is any; otherwise CPU ops, annotations and ranges. */
 static bool is_bottleneck_kind(const gp_summary *s, gp_event_kind k)
@@ -99,7 +48,8 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         opts = &defaults;
     }
     gp_status st = GP_ENOMEM;
-    group_table tab = {0};
+    gp__group_table tab;
+    gp__group_table_init(&tab, sizeof(group), false);
     gp_summary *s = calloc(1, sizeof *s);
     if (!s)
         return GP_ENOMEM;
@@ -141,8 +91,8 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
                 }
                 uint32_t idx = ev->name < n_str ? memo[kind][ev->name] : 0;
                 if (!idx) {
-                    idx = table_find(&tab, kind, gp_trace_str(t, ev->name),
-                                     gp_trace_strlen(t, ev->name));
+                    idx = gp__group_find(&tab, kind, gp_trace_str(t, ev->name),
+                                         gp_trace_strlen(t, ev->name));
                     if (!idx) {
                         ok = false;
                         break;
@@ -150,7 +100,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
                     if (ev->name < n_str)
                         memo[kind][ev->name] = idx;
                 }
-                group *g = &tab.g[idx - 1];
+                group *g = gp__group_at(&tab, idx - 1);
                 int64_t *d = GP_PUSH(g->durs, g->n, g->cap);
                 if (!d) {
                     ok = false;
@@ -167,20 +117,21 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
     /* Rows per kind. */
     size_t per_kind[GP_EV_KIND_COUNT] = {0};
     for (size_t i = 0; i < tab.n; i++)
-        per_kind[tab.g[i].kind]++;
+        per_kind[((group *)gp__group_at(&tab, i))->key.kind]++;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         s->kinds[k].kind = (gp_event_kind)k;
         if (per_kind[k] && !(s->kinds[k].rows = calloc(per_kind[k], sizeof(gp_name_stats))))
             goto fail;
     }
     for (size_t i = 0; i < tab.n; i++) {
-        group *g = &tab.g[i];
+        group *g = gp__group_at(&tab, i);
+        gp_event_kind kind = (gp_event_kind)g->key.kind;
         gp__stats stt;
         gp__stats_compute(g->durs, g->n, &stt);
-        gp_kind_summary *ks = &s->kinds[g->kind];
+        gp_kind_summary *ks = &s->kinds[kind];
         gp_name_stats *r = &ks->rows[ks->n_rows++];
-        r->name = g->name;
-        r->kind = g->kind;
+        r->name = g->key.name;
+        r->kind = kind;
         r->calls = stt.n;
         r->total = stt.total;
         r->min = stt.min;
@@ -192,7 +143,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         r->p99 = stt.p99;
         ks->calls += stt.n;
         ks->total = gp__sat_add(ks->total, stt.total);
-        if (gp_event_kind_is_gpu_work(g->kind)) {
+        if (gp_event_kind_is_gpu_work(kind)) {
             s->gpu_time = gp__sat_add(s->gpu_time, stt.total);
             s->has_gpu = true;
         }
@@ -232,9 +183,8 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
     s = NULL;
 fail:
     for (size_t i = 0; i < tab.n; i++)
-        free(tab.g[i].durs);
-    free(tab.g);
-    free(tab.slots);
+        free(((group *)gp__group_at(&tab, i))->durs);
+    gp__group_table_free(&tab);
     gp_summary_free(s);
     return st;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/group_table.h"
 #include "core/stats.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
@@ -107,85 +108,20 @@ typedef struct side_acc {
 } side_acc;
 
 typedef struct dgroup {
-    char *name;
-    size_t len;
-    uint64_t hash;
-    gp_event_kind kind;
+    gp__group_key key; /* the name is the table's copy */
     side_acc side[2];
 } dgroup;
 
-typedef struct gtable {
-    dgroup *g;
-    size_t n, cap;
-    uint32_t *slots; /* index + 1 */
-    size_t n_slots;
-} gtable;
-
-static gp_status gtable_grow(gtable *t)
-{
-    size_t ns = t->n_slots ? t->n_slots * 2 : 256;
-    uint32_t *slots = calloc(ns, sizeof *slots);
-    if (!slots)
-        return GP_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = t->g[i].hash & (ns - 1);
-        while (slots[j])
-            j = (j + 1) & (ns - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->n_slots = ns;
-    return GP_OK;
-}
-
-static uint64_t group_hash(gp_event_kind kind, const char *name, size_t len)
-{
-    return gp__hash_bytes(name, len) ^ ((uint64_t)(kind + 1) * 0x9E3779B97F4A7C15ULL);
-}
-
-/* Index + 1 of the group (kind, name), created when new; 0 when out of memory. */
-static uint32_t gtable_find(gtable *t, gp_event_kind kind, const char *name, size_t len)
-{
-    if ((t->n + 1) * 2 > t->n_slots && gtable_grow(t) != GP_OK)
-        return 0;
-    uint64_t h = group_hash(kind, name, len);
-    size_t j = h & (t->n_slots - 1);
-    for (uint32_t idx; (idx = t->slots[j]) != 0; j = (j + 1) & (t->n_slots - 1)) {
-        dgroup *g = &t->g[idx - 1];
-        if (g->hash == h && g->kind == kind && g->len == len && memcmp(g->name, name, len) == 0)
-            return idx;
-    }
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return 0;
-    memcpy(copy, name, len);
-    copy[len] = '\0';
-    dgroup *g = GP_PUSH(t->g, t->n, t->cap);
-    if (!g) {
-        free(copy);
-        return 0;
-    }
-    g->name = copy;
-    g->len = len;
-    g->hash = h;
-    g->kind = kind;
-    g->side[0].mem_peak = g->side[1].mem_peak = -1;
-    t->slots[j] = (uint32_t)t->n;
-    return (uint32_t)t->n;
-}
-
-static void gtable_free(gtable *t)
+static void groups_free(gp__group_table *t)
 {
     for (size_t i = 0; i < t->n; i++) {
-        free(t->g[i].name);
+        dgroup *g = gp__group_at(t, i);
         for (int s = 0; s < 2; s++) {
-            free(t->g[i].side[s].durs);
-            free(t->g[i].side[s].run_tot);
+            free(g->side[s].durs);
+            free(g->side[s].run_tot);
         }
     }
-    free(t->g);
-    free(t->slots);
+    gp__group_table_free(t);
 }
 
 /* ---- per-run overall values --------------------------------------------------------------- */
@@ -343,8 +279,8 @@ static const char *const metric_names[GP_DIFF_METRIC_COUNT] = {"total_time", "gp
 static const char *const metric_units[GP_DIFF_METRIC_COUNT] = {"ns", "ns", "ns", "bytes"};
 
 /* Collects one run's events into the group table. memo caches name id -> group per kind. */
-static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t run, size_t n_runs,
-                             const gp_diff_opts *o, uint32_t mask)
+static gp_status collect_run(gp__group_table *tab, const gp_trace *t, int side, size_t run,
+                             size_t n_runs, const gp_diff_opts *o, uint32_t mask)
 {
     size_t n_str = gp_trace_str_count(t) + 1;
     uint32_t *memo[GP_EV_KIND_COUNT] = {0};
@@ -385,15 +321,20 @@ static gp_status collect_run(gtable *tab, const gp_trace *t, int side, size_t ru
                     nm = norm;
                     len = strlen(norm);
                 }
-                idx = gtable_find(tab, kind, nm, len);
+                size_t before = tab->n;
+                idx = gp__group_find(tab, kind, nm, len);
                 if (!idx) {
                     st = GP_ENOMEM;
                     break;
                 }
+                if (tab->n > before) { /* a new group: no peak seen yet */
+                    dgroup *g = gp__group_at(tab, idx - 1);
+                    g->side[0].mem_peak = g->side[1].mem_peak = -1;
+                }
                 if (ev->name < n_str)
                     memo[kind][ev->name] = idx;
             }
-            side_acc *a = &tab->g[idx - 1].side[side];
+            side_acc *a = &((dgroup *)gp__group_at(tab, idx - 1))->side[side];
             int64_t *d = GP_PUSH(a->durs, a->n, a->cap);
             if (!d || (!a->run_tot && !(a->run_tot = calloc(n_runs, sizeof(double))))) {
                 st = GP_ENOMEM;
@@ -590,7 +531,8 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
 
     gp_status st = GP_ENOMEM;
     bool err_filled = false;
-    gtable tab = {0};
+    gp__group_table tab;
+    gp__group_table_init(&tab, sizeof(dgroup), true);
     double *mvals = NULL, *xs = NULL, *ys = NULL, *pv = NULL;
     gp_diff *d = calloc(1, sizeof *d);
     if (!d)
@@ -621,8 +563,8 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     size_t max_samples = n_all;
     for (size_t i = 0; i < tab.n; i++)
         for (int s = 0; s < 2; s++)
-            if (tab.g[i].side[s].n > max_samples)
-                max_samples = tab.g[i].side[s].n;
+            if (((dgroup *)gp__group_at(&tab, i))->side[s].n > max_samples)
+                max_samples = ((dgroup *)gp__group_at(&tab, i))->side[s].n;
     if (!(xs = malloc(max_samples * sizeof *xs)) || !(ys = malloc(max_samples * sizeof *ys)))
         goto done;
 
@@ -672,11 +614,11 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     if (tab.n && !(d->rows = calloc(tab.n, sizeof *d->rows)))
         goto done;
     for (size_t i = 0; i < tab.n; i++) {
-        dgroup *g = &tab.g[i];
+        dgroup *g = gp__group_at(&tab, i);
         gp_diff_row *row = &d->rows[d->n_rows++];
-        row->name = g->name;
-        g->name = NULL; /* owned by the row now */
-        row->kind = g->kind;
+        row->name = (char *)g->key.name;
+        g->key.name = NULL; /* owned by the row now */
+        row->kind = (gp_event_kind)g->key.kind;
         fill_side(&row->base, &g->side[0], n_base);
         fill_side(&row->cur, &g->side[1], n_cur);
         row->delta_ns = row->cur.total - row->base.total;
@@ -711,7 +653,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
             row->test.ci_lo = row->test.ci_hi = NAN;
             continue;
         }
-        uint64_t seed = opts->seed ^ group_hash(row->kind, row->name, strlen(row->name));
+        uint64_t seed = opts->seed ^ gp__group_hash(row->kind, row->name, strlen(row->name));
         if ((st = run_test(xs, nx, ys, ny, method, opts, seed, &row->test)) != GP_OK)
             goto done;
         st = GP_ENOMEM;
@@ -769,7 +711,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
 done:
     if (st != GP_OK && err && !err_filled)
         gp_error_set(err, st, "diff: %s", gp_strerror(st));
-    gtable_free(&tab);
+    groups_free(&tab);
     free(mvals);
     free(xs);
     free(ys);
