@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "core/atomic_file.h"
+#include "core/group_table.h"
 #include "core/imap.h"
 #include "core/par.h"
 #include "core/input.h"
@@ -215,6 +216,53 @@ static void par_for_runs_each_task_once(void **state)
     assert_true(automatic >= 1 && automatic <= 4);
 }
 
+/* gp__group_table: one record per (kind, name), insertion order, zeroed payload, copied names. */
+typedef struct grec {
+    gp__group_key key;
+    int64_t count;
+} grec;
+
+static void group_table_groups_by_kind_and_name(void **state)
+{
+    (void)state;
+    for (int copy = 0; copy < 2; copy++) {
+        gp__group_table t;
+        gp__group_table_init(&t, sizeof(grec), copy);
+        static char stable[1000][16]; /* without copies, names must outlive the table */
+        char name[32];
+        for (int round = 0; round < 3; round++)
+            for (int i = 0; i < 1000; i++) { /* 1000 names x 2 kinds, three times each */
+                int n = snprintf(name, sizeof name, "kernel_%d", i);
+                if (!copy) {
+                    memcpy(stable[i], name, (size_t)n + 1);
+                    memcpy(name, "overwritten", 12); /* the table must not look at this buffer */
+                }
+                for (int kind = 0; kind < 2; kind++) {
+                    const char *key = copy ? name : stable[i];
+                    uint32_t idx = gp__group_find(&t, kind, key, (size_t)n);
+                    assert_true(idx >= 1);
+                    grec *r = gp__group_at(&t, idx - 1);
+                    if (round == 0)
+                        assert_int_equal(r->count, 0); /* a new record is zeroed */
+                    r->count++;
+                    assert_int_equal(r->key.kind, kind);
+                    assert_int_equal(r->key.len, (size_t)n);
+                    assert_memory_equal(r->key.name, key, (size_t)n);
+                }
+            }
+        assert_int_equal(t.n, 2000);
+        for (size_t i = 0; i < t.n; i++) {
+            grec *r = gp__group_at(&t, i);
+            assert_int_equal(r->count, 3);
+            snprintf(name, sizeof name, "kernel_%zu", i / 2); /* insertion order */
+            assert_int_equal(r->key.kind, (int32_t)(i % 2));
+            assert_string_equal(r->key.name, name); /* copies are NUL-terminated */
+        }
+        assert_true(gp__group_hash(0, "a", 1) != gp__group_hash(1, "a", 1));
+        gp__group_table_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +272,7 @@ int main(void)
         cmocka_unit_test(atomic_file_replaces_or_keeps),
         cmocka_unit_test(input_reads_gzip_and_reports_truncation),
         cmocka_unit_test(par_for_runs_each_task_once),
+        cmocka_unit_test(group_table_groups_by_kind_and_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
