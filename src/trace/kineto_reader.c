@@ -1487,25 +1487,56 @@ static void commit_flow(reader *r, const ev_fields *f)
     fp->tid = f->tid.num;
 }
 
-static void commit_counter(reader *r, const ev_fields *f)
+/* One counter sample of the event's series `key`: the event's name when the key is "value" (the
+ * usual single-series form), else "<name>.<key>". */
+static void add_counter_sample(reader *r, const ev_fields *f, const char *key, size_t key_len,
+                               double value)
 {
-    if (!f->n_ctr || !f->has_ts)
-        return;
     gp_counter_sample c = {0};
     c.ts = f->ts;
-    c.value = f->ctr_value;
-    if (KEY_IS(f->ctr_key, f->ctr_key_len, "value")) {
+    c.value = value;
+    if (KEY_IS(key, key_len, "value")) {
         c.series = f->name ? intern(r, f->name, f->name_len) : 0;
     } else {
         char tmp[512];
         int n = snprintf(tmp, sizeof tmp, "%.*s.%.*s", (int)GP_MIN(f->name_len, 250),
-                         f->name ? f->name : "", (int)GP_MIN(f->ctr_key_len, 250), f->ctr_key);
+                         f->name ? f->name : "", (int)GP_MIN(key_len, 250), key);
         c.series = intern(r, tmp, (size_t)n);
     }
     c.track = get_track(r, GP_TRACK_COUNTER, f->pid.numeric ? f->pid.num : 0, 0);
     if (gp_trace_add_counter(r->t, &c) != GP_OK)
         oom(r);
     r->t->stats.by_kind[GP_EV_COUNTER]++;
+}
+
+/* A counter event: one sample per numeric member of args, as Chrome's viewer draws each member as
+ * a series of its own. parse_args kept the first; with several, the args text (validated by
+ * parse_args, complete in the buffer) is scanned again for all of them. */
+static void commit_counter(reader *r, const ev_fields *f)
+{
+    if (!f->n_ctr || !f->has_ts)
+        return;
+    if (f->n_ctr == 1 || !f->args_s) {
+        add_counter_sample(r, f, f->ctr_key, f->ctr_key_len, f->ctr_value);
+        return;
+    }
+    const char *p = skip_ws(f->args_s + 1);
+    while (*p == '"') {
+        const char *k;
+        size_t kl;
+        p = parse_string(r, p, &k, &kl, NULL);
+        p = skip_ws(expect_char(r, p, ':', "':'"));
+        if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            double d;
+            p = parse_double(r, p, &d);
+            add_counter_sample(r, f, k, kl, d);
+        } else {
+            p = skip_value(r, p);
+        }
+        p = skip_ws(p);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+    }
 }
 
 static void commit_event(reader *r, const ev_fields *f)

@@ -103,6 +103,27 @@ static void event_arg_int_finds_members(void **state)
     gp_trace_free(t);
 }
 
+/* A counter event with several numeric members is one series per member (as Chrome draws it);
+ * non-numeric members are not series; the usual {"value": v} form is named by the event. */
+static void counter_members_are_series(void **state)
+{
+    gp_trace *t = read_text(
+        "{\"traceEvents\": [{\"ph\": \"C\", \"name\": \"mem\", \"pid\": 1, \"ts\": 10,"
+        " \"args\": {\"allocated\": 100, \"label\": \"x\", \"reserved\": 250.5,"
+        " \"nested\": {\"a\": 1}}},"
+        "{\"ph\": \"C\", \"name\": \"util\", \"pid\": 1, \"ts\": 20, \"args\": {\"value\": 7}}]}");
+    assert_int_equal(t->n_counters, 3);
+    assert_int_equal(t->stats.by_kind[GP_EV_COUNTER], 3);
+    const char *want[] = {"mem.allocated", "mem.reserved", "util"};
+    const double vals[] = {100, 250.5, 7};
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(gp_trace_str(t, t->counters[i].series), want[i]);
+        assert_true(t->counters[i].value == vals[i]);
+    }
+    assert_int_equal(t->counters[0].ts, t->counters[1].ts);
+    gp_trace_free(t);
+}
+
 /* Values the model keeps in 32 bits saturate rather than wrap. */
 static void int32_fields_saturate(void **state)
 {
@@ -825,6 +846,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(times_are_exact_nanoseconds),
         cmocka_unit_test(int32_fields_saturate),
+        cmocka_unit_test(counter_members_are_series),
         cmocka_unit_test(event_arg_int_finds_members),
         cmocka_unit_test(legacy_schema_is_read),
         cmocka_unit_test(bare_array_string_ids_and_stream_minus_one),
