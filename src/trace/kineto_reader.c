@@ -474,6 +474,8 @@ static const char *parse_string(reader *r, const char *p, const char **s, size_t
             }
             if (cp >= 0xD800 && cp <= 0xDFFF)
                 cp = 0xFFFD; /* lone surrogate */
+            if (cp == 0)
+                cp = 0xFFFD; /* names are C strings in the model: no embedded NUL */
             put_utf8(r, cp);
             start = p;
             continue;

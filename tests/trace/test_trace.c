@@ -231,6 +231,14 @@ static void escapes_and_unicode(void **state)
     const gp_event *e = only_event(t, GP_EV_CPU_OP);
     assert_string_equal(gp_trace_str(t, e->name), "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
     gp_trace_free(t);
+    /* \u0000 would cut a C string: it becomes U+FFFD, and the length says so. */
+    t = read_text("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\\u0000b\","
+                  " \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}");
+    e = only_event(t, GP_EV_CPU_OP);
+    assert_string_equal(gp_trace_str(t, e->name), "a\xef\xbf\xbd"
+                                                  "b");
+    assert_int_equal(gp_trace_strlen(t, e->name), 5);
+    gp_trace_free(t);
 }
 
 /* An element longer than the reader's 4 MB chunk must be read whole (the buffer grows). */
