@@ -237,6 +237,27 @@ GP_EXTERN gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *
 GP_EXTERN gp_status gp_dashboard_write_html(const gp_dashboard *d, const char *title,
                                             const char *path, gp_error *err) GP_WARN_UNUSED;
 
+/* ---- report.html from a job -------------------------------------------------------------- */
+
+/* Everything report.html shows, built from a job: its summary, its analysis (NULL when the
+ * analysis failed: analysis_error says why, and the dashboard shows what it has), the compact
+ * timeline (two nesting levels) and the dashboard. `gpuprof report` and `gpuprof serve` build it.
+ */
+typedef struct gp_report_bundle {
+    gp_summary *summary;
+    gp_analysis *analysis;
+    gp_timeline *timeline;
+    gp_dashboard *dashboard;
+    char analysis_error[512]; /* "" when the analysis succeeded */
+} gp_report_bundle;
+
+/* Builds the bundle of job (which must outlive it) with summary options so (NULL: defaults).
+ * GP_ENOMEM; an analysis failure is not an error (see analysis_error). *out owned by the caller
+ * (gp_report_bundle_free). */
+GP_EXTERN gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
+                                           gp_report_bundle **out) GP_WARN_UNUSED;
+GP_EXTERN void gp_report_bundle_free(gp_report_bundle *b);
+
 #ifdef __cplusplus
 }
 #endif

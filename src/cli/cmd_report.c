@@ -87,30 +87,22 @@ int gp__cmd_report(int argc, char **argv)
         return 2;
     const char *in = argv[optind];
     gp_job *job = NULL;
-    gp_summary *sum = NULL;
-    gp_timeline *tl = NULL;
-    gp_dashboard *d = NULL;
-    gp_analysis *an = NULL;
+    gp_report_bundle *b = NULL;
     gp_error err = {0};
     int rc = 2;
-    /* Without an analysis the dashboard still has everything else; its panels say what is
-     * missing. */
-    if (gp__cli_read_and_analyze("report", in, &rd, progress, "no suggestions", &job, &an) != GP_OK)
+    if (gp__cli_read_job("report", in, &rd, progress, true, &job) != GP_OK)
         goto done;
-    gp_timeline_opts to;
-    gp_timeline_opts_init(&to);
-    to.max_depth = 1; /* the compact timeline: top two nesting levels */
-    to.analysis = an;
-    gp_status s = gp_summary_compute(job->ranks, job->n_ranks, &so, &sum);
-    if (s == GP_OK)
-        s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
-    if (s == GP_OK)
-        s = gp_dashboard_build(job->ranks, job->n_ranks, sum, tl, an, &d);
+    gp_status s = gp_report_bundle_build(job, &so, &b);
     if (s != GP_OK) {
         gp__cli_error("report", "%s: %s", in, gp_strerror(s));
         rc = gp_status_exit_code(s);
         goto done;
     }
+    /* Without an analysis the dashboard still has everything else; its panels say what is
+     * missing. */
+    if (b->analysis_error[0])
+        fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", b->analysis_error);
+    const gp_dashboard *d = b->dashboard;
     if (gp_dashboard_write_html(d, title ? title : in, out, &err) != GP_OK) {
         fprintf(stderr, "gpuprof report: %s\n", err.msg);
         rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
@@ -137,10 +129,7 @@ int gp__cmd_report(int argc, char **argv)
         printf("wrote %s: open it in a browser\n", out);
     rc = 0;
 done:
-    gp_dashboard_free(d);
-    gp_analysis_free(an);
-    gp_timeline_free(tl);
-    gp_summary_free(sum);
+    gp_report_bundle_free(b);
     gp_job_free(job);
     return rc;
 }

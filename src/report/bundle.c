@@ -1,0 +1,48 @@
+/* gp_report_bundle: the pipeline behind report.html (summary, analysis, compact timeline,
+ * dashboard), shared by `gpuprof report` and `gpuprof serve`. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpuprof/analyze.h"
+#include "gpuprof/report.h"
+
+gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
+                                 gp_report_bundle **out)
+{
+    gp_report_bundle *b = calloc(1, sizeof *b);
+    if (!b)
+        return GP_ENOMEM;
+    gp_error err = {0};
+    if (gp_analyze_job(job, NULL, &b->analysis, &err) != GP_OK) {
+        snprintf(b->analysis_error, sizeof b->analysis_error, "%s",
+                 err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
+        b->analysis = NULL;
+    }
+    gp_timeline_opts to;
+    gp_timeline_opts_init(&to);
+    to.max_depth = 1; /* the compact timeline: top two nesting levels */
+    to.analysis = b->analysis;
+    gp_status s = gp_summary_compute(job->ranks, job->n_ranks, so, &b->summary);
+    if (s == GP_OK)
+        s = gp_timeline_build(job->ranks, job->n_ranks, &to, &b->timeline);
+    if (s == GP_OK)
+        s = gp_dashboard_build(job->ranks, job->n_ranks, b->summary, b->timeline, b->analysis,
+                               &b->dashboard);
+    if (s != GP_OK) {
+        gp_report_bundle_free(b);
+        return s;
+    }
+    *out = b;
+    return GP_OK;
+}
+
+void gp_report_bundle_free(gp_report_bundle *b)
+{
+    if (!b)
+        return;
+    gp_dashboard_free(b->dashboard);
+    gp_timeline_free(b->timeline);
+    gp_analysis_free(b->analysis);
+    gp_summary_free(b->summary);
+    free(b);
+}
