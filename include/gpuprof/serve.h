@@ -1,6 +1,7 @@
 /* gpuprof serve: HTTP endpoints over libmicrohttpd. The Prometheus exporter publishes a running
  * gp_monitor's latest samples at /metrics (text exposition format 0.0.4, base units, `_total`
- * counters) and its health at /healthz. It binds 127.0.0.1 unless told otherwise. */
+ * counters) and its health at /healthz; the profile server publishes a directory of profiles
+ * (dashboards, timelines, summary and analysis JSON). Both bind 127.0.0.1 unless told otherwise. */
 #ifndef GPUPROF_SERVE_H
 #define GPUPROF_SERVE_H
 
@@ -41,6 +42,33 @@ GP_EXTERN uint16_t gp_exporter_port(const gp_exporter *ex);
 GP_EXTERN uint64_t gp_exporter_scrapes(const gp_exporter *ex);
 /* Stops the server and frees it. NULL is ignored. */
 GP_EXTERN void gp_exporter_stop(gp_exporter *ex);
+
+/* ---- profile server (gpuprof serve --dir) ----------------------------------------------------
+ * Serves a directory of profiles and traces (*.json, *.json.gz, and subdirectories as jobs):
+ *   /                              an HTML index with links to each one's views and data
+ *   /report/NAME, /timeline/NAME   the dashboard and the timeline (what `gpuprof report` and
+ *                                  `gpuprof timeline` write), built on request
+ *   /api/profiler/profiles         the listing as JSON: name, type (file | job), bytes, modified
+ *   /api/profiler/summary/NAME     `gpuprof summary --json` of it
+ *   /api/profiler/analysis/NAME    `gpuprof analyze --json` of it
+ *   /healthz                       {"status":"ok"}
+ * NAME is an entry of the directory (404 otherwise, never a path); a profile that cannot be read
+ * answers 422 with the reader's message. Binds 127.0.0.1:8600 unless told otherwise. */
+typedef struct gp_profile_server gp_profile_server;
+
+typedef struct gp_profile_server_opts {
+    const char *dir;    /* required */
+    const char *listen; /* "HOST:PORT" as for the exporter; NULL: "127.0.0.1:8600" */
+} gp_profile_server_opts;
+
+/* Starts serving on its own thread. GP_ENOENT when dir is not a directory, GP_EINVAL for a bad
+ * listen address, GP_EIO when it cannot bind (err says why). *out: gp_profile_server_stop. */
+GP_EXTERN gp_status gp_profile_server_start(const gp_profile_server_opts *opts,
+                                            gp_profile_server **out, gp_error *err) GP_WARN_UNUSED;
+/* The TCP port actually bound. */
+GP_EXTERN uint16_t gp_profile_server_port(const gp_profile_server *s);
+/* Stops the server and frees it. NULL is ignored. */
+GP_EXTERN void gp_profile_server_stop(gp_profile_server *s);
 
 #ifdef __cplusplus
 }

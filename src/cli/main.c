@@ -24,6 +24,7 @@ static const command commands[] = {
     {"trace", gp__cmd_trace, "trace an unmodified CUDA program through CUPTI"},
     {"monitor", gp__cmd_monitor, "live GPU monitor with alerts and detectors (NVML)"},
     {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},
+    {"serve", gp__cmd_serve, "serve a directory of profiles: dashboards, timelines, JSON API"},
     {"convert", gp__cmd_convert, "re-write a trace as Kineto-compatible Chrome JSON"},
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpuprof/serve.h"
+#include "serve/http.h"
 
 struct gp_exporter {
     struct MHD_Daemon *daemon;
@@ -54,22 +55,6 @@ static gp_status metrics_text(gp_exporter *ex, char **out, size_t *len)
     return st;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body,
-                             size_t len, bool owned)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        if (owned)
-            free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
@@ -79,7 +64,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     (void)upload;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         static char msg[] = "method not allowed\n";
-        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", msg, sizeof msg - 1, false);
+        return gp__http_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", msg, sizeof msg - 1,
+                              false);
     }
     if (*upload_size) { /* a GET with a body: ignore it */
         *upload_size = 0;
@@ -91,11 +77,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         size_t len = 0;
         if (metrics_text(ex, &text, &len) != GP_OK) {
             static char msg[] = "out of memory\n";
-            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg, sizeof msg - 1,
-                         false);
+            return gp__http_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg,
+                                  sizeof msg - 1, false);
         }
         atomic_fetch_add(&ex->scrapes, 1);
-        return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len, true);
+        return gp__http_reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len,
+                              true);
     }
     if (strcmp(url, "/healthz") == 0) {
         gp_monitor_health h;
@@ -104,45 +91,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         size_t len = 0;
         if (gp_monitor_health_render_json(&h, &json, &len) != GP_OK) {
             static char msg[] = "out of memory\n";
-            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg, sizeof msg - 1,
-                         false);
+            return gp__http_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg,
+                                  sizeof msg - 1, false);
         }
         unsigned code = h.status == GP_HEALTH_ERROR ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK;
-        return reply(c, code, "application/json", json, len, true);
+        return gp__http_reply(c, code, "application/json", json, len, true);
     }
     if (strcmp(url, "/") == 0) {
         static char page[] = "gpuprof exporter: GPU metrics at /metrics, health at /healthz\n";
-        return reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", page, sizeof page - 1, false);
+        return gp__http_reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", page, sizeof page - 1,
+                              false);
     }
     static char nf[] = "not found\n";
-    return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nf, sizeof nf - 1, false);
-}
-
-static gp_status parse_listen(const char *listen, struct sockaddr_in *sa, gp_error *err)
-{
-    memset(sa, 0, sizeof *sa);
-    sa->sin_family = AF_INET;
-    const char *colon = strrchr(listen, ':');
-    if (!colon || colon == listen || !colon[1])
-        return gp_error_set(err, GP_EINVAL, "--listen '%s': expected HOST:PORT", listen);
-    char host[64];
-    size_t hl = (size_t)(colon - listen);
-    if (hl >= sizeof host)
-        return gp_error_set(err, GP_EINVAL, "--listen '%s': host too long", listen);
-    memcpy(host, listen, hl);
-    host[hl] = 0;
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof host, "127.0.0.1");
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-        return gp_error_set(err, GP_EINVAL,
-                            "--listen '%s': host must be an IPv4 address or localhost", listen);
-    char *end;
-    errno = 0;
-    long port = strtol(colon + 1, &end, 10);
-    if (errno || *end || port < 0 || port > 65535)
-        return gp_error_set(err, GP_EINVAL, "--listen '%s': bad port", listen);
-    sa->sin_port = htons((uint16_t)port);
-    return GP_OK;
+    return gp__http_reply(c, MHD_HTTP_NOT_FOUND, "text/plain", nf, sizeof nf - 1, false);
 }
 
 gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_exporter **out,
@@ -150,7 +111,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
 {
     const char *listen = opts && opts->listen ? opts->listen : "127.0.0.1:9400";
     struct sockaddr_in sa;
-    gp_status st = parse_listen(listen, &sa, err);
+    gp_status st = gp__http_parse_listen(listen, &sa, err);
     if (st != GP_OK)
         return st;
     gp_exporter *ex = calloc(1, sizeof *ex);
@@ -162,10 +123,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
         snprintf(ex->hostname, sizeof ex->hostname, "%s", opts->hostname);
     else if (gethostname(ex->hostname, sizeof ex->hostname - 1) != 0)
         snprintf(ex->hostname, sizeof ex->hostname, "unknown");
-    ex->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY, ntohs(sa.sin_port), NULL, NULL,
-        handle, ex, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)256, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    ex->daemon = gp__http_start(&sa, handle, ex);
     if (!ex->daemon) {
         int e = errno;
         pthread_mutex_destroy(&ex->cache_lock);
@@ -173,8 +131,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
         return gp_error_set(err, GP_EIO, "cannot listen on %s: %s", listen,
                             e ? strerror(e) : "libmicrohttpd failed to start");
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(ex->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    ex->port = info ? info->port : ntohs(sa.sin_port);
+    ex->port = gp__http_port(ex->daemon, &sa);
     *out = ex;
     return GP_OK;
 }

@@ -15,7 +15,7 @@ check() { # name expected-rc command...
 contains() { # name needle
   if printf '%s' "$LAST" | grep -qF -- "$2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1: output lacks '$2'"; fi
 }
-for cmd in summary analyze flame timeline report diff trace monitor exporter convert; do
+for cmd in summary analyze flame timeline report diff trace monitor exporter serve convert; do
   check "$cmd --help" 0 "$gp" "$cmd" --help
   contains "$cmd --help" "usage: gpuprof $cmd"
 done

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# `gpuprof serve --dir`: the profile server on loopback, checked with curl: the listing (JSON and
+# HTML), each view of a trace, a profile and a job directory, figures equal to the CLI's own
+# (summary and analysis JSON byte for byte), a file added while it runs, and the refusals (a
+# malformed profile: 422 with the reader's message; names outside the listing, traversal: 404;
+# POST: 405). Exit 77 (skip) without curl or python3. Env: GPUPROF, GP_SOURCE_DIR, GP_SHARED_DIR.
+set -uo pipefail
+for tool in curl python3; do
+  command -v "$tool" >/dev/null || { echo "$tool not installed: skipping" >&2; exit 77; }
+done
+gp=$GPUPROF; src=$GP_SOURCE_DIR
+work=$(mktemp -d /tmp/gp_serve_XXXXXX)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+dir="$work/profiles"
+mkdir -p "$dir/job"
+cp "$src/examples/traces/example_step.json" "$dir/"
+cp "$src/tests/report/data/profile_ranges.json" "$dir/profile.json"
+"$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank0.json" >/dev/null
+"$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank1.json.gz" >/dev/null
+printf '{"traceEvents": [' > "$dir/broken.json"
+printf 'not a profile\n' > "$dir/notes.txt"
+touch "$dir/.hidden.json"
+
+"$gp" serve --dir "$dir" --listen 127.0.0.1:0 --port-file "$work/port" 2>"$work/stderr" &
+pid=$!
+for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+[ -s "$work/port" ] || { cat "$work/stderr"; fail "no port file"; exit 1; }
+base="http://127.0.0.1:$(cat "$work/port")"
+get() { curl -s -o "$work/body" -w '%{http_code}' "$@"; }
+
+[ "$(get "$base/api/profiler/profiles")" = 200 ] || fail "listing"
+python3 - "$work/body" <<'PY' || fail "listing content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [p["name"] for p in d["profiles"]]
+assert names == ["broken.json", "example_step.json", "job", "profile.json"], names
+assert [p["type"] for p in d["profiles"]][2] == "job"
+assert all(p["bytes"] is None or p["bytes"] > 0 for p in d["profiles"])
+PY
+[ "$(get "$base/")" = 200 ] && grep -q 'href="/report/example_step.json"' "$work/body" \
+  && grep -q 'href="/api/profiler/analysis/job"' "$work/body" || fail "index page"
+[ "$(get "$base/healthz")" = 200 ] && grep -q '"status":"ok"' "$work/body" || fail "healthz"
+
+# The JSON views are the CLI's output, byte for byte.
+[ "$(get "$base/api/profiler/summary/example_step.json")" = 200 ] || fail "summary"
+"$gp" summary --json "$dir/example_step.json" > "$work/cli_summary.json"
+cmp -s "$work/body" "$work/cli_summary.json" || fail "summary differs from gpuprof summary --json"
+[ "$(get "$base/api/profiler/analysis/job")" = 200 ] || fail "analysis of a job"
+"$gp" analyze --json -q "$dir/job" > "$work/cli_analysis.json"
+cmp -s "$work/body" "$work/cli_analysis.json" || fail "analysis differs from gpuprof analyze --json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ranks"]) == 2' \
+  "$work/body" || fail "the job has two ranks"
+
+# The HTML views are self-contained pages.
+for v in report timeline; do
+  [ "$(get "$base/$v/profile.json")" = 200 ] || fail "$v of a profile"
+  grep -q '</html>' "$work/body" || fail "$v is not a whole page"
+  grep -qE '<script[^>]+src=|<link[^>]+href="http' "$work/body" && fail "$v loads external files"
+done
+[ "$(get "$base/report/example_step.json")" = 200 ] && grep -q 'id="gp-peak-mem"' "$work/body" \
+  || fail "dashboard of a trace"
+
+# A file added while serving shows at once.
+cp "$src/examples/traces/example_step.json" "$dir/later.json"
+[ "$(get "$base/api/profiler/summary/later.json")" = 200 ] || fail "a file added while serving"
+
+# Refusals.
+[ "$(get "$base/api/profiler/summary/broken.json")" = 422 ] \
+  && grep -q 'broken.json: byte 17:' "$work/body" || fail "malformed profile: 422 with the message"
+[ "$(get "$base/report/notes.txt")" = 404 ] || fail "a file that is not a profile"
+[ "$(get "$base/report/.hidden.json")" = 404 ] || fail "a hidden file"
+[ "$(get "$base/report/..%2Fport")" = 404 ] || fail "traversal"
+[ "$(get "$base/report/job%2Frank0.json")" = 404 ] || fail "a path inside a job"
+[ "$(get -X POST "$base/")" = 405 ] || fail "POST"
+
+kill "$pid"; wait "$pid"; rc=$?; pid=""
+[ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
+"$gp" serve --dir "$work/missing" >/dev/null 2>"$work/err"; [ $? = 2 ] \
+  && grep -q "$work/missing" "$work/err" || fail "missing directory: exit 2 naming it"
+"$gp" serve >/dev/null 2>&1; [ $? = 2 ] || fail "no --dir: exit 2"
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all serve --dir checks passed"
