@@ -10,6 +10,8 @@
 #include "gpuprof/analyze.h"
 
 #include "core/imap.h"
+#include "core/ivls.h"
+#include "core/radix.h"
 #include "core/util.h"
 
 #define GP__NO_TIME INT64_MIN
@@ -72,24 +74,6 @@ static inline bool gp__view_cpu_kept(const gp__view *v, gp_ns ts)
 /* Appends a note sentence to a note buffer. */
 void gp__note(char *note, size_t cap, const char *fmt, ...) GP_PRINTF(3, 4);
 
-/* Interval lists (sorted, disjoint) used by the unions. */
-typedef struct gp__ivl {
-    int64_t s, e;
-} gp__ivl;
-typedef struct gp__ivls {
-    gp__ivl *v;
-    size_t n, cap;
-} gp__ivls;
-/* Length of the intersection of two sorted disjoint lists. */
-int64_t gp__ivls_intersect(const gp__ivls *a, const gp__ivls *b);
-/* Merges sorted intervals in place into their union (the HTA grouping rule: a new group starts
- * when s > every previous end). Returns the summed group lengths. */
-int64_t gp__ivls_union_sorted(gp__ivls *l);
-void gp__ivls_free(gp__ivls *l);
-gp_status gp__ivls_push(gp__ivls *l, int64_t s, int64_t e) GP_WARN_UNUSED;
-/* Sorts by start (stable radix sort; a no-op when already sorted). */
-gp_status gp__ivls_sort(gp__ivls *l) GP_WARN_UNUSED;
-
 /* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
 void gp__type_label(uint32_t mask, char *out, size_t cap);
 
@@ -122,9 +106,6 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results. */
 gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
-
-/* sort.c: stable radix sort of n (key, value) pairs by key, ascending. GP_ENOMEM. */
-gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

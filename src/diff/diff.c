@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/group_table.h"
+#include "core/ivls.h"
 #include "core/stats.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
@@ -173,24 +174,29 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
     gp_peak_memory peak; /* the one definition (analyze) */
     gp_peak_memory_of(t, INT64_MIN, INT64_MAX, &peak);
     vals[GP_DIFF_M_PEAK_MEM] = peak.source == GP_PEAK_NONE ? -1 : (double)peak.bytes;
+    vals[GP_DIFF_M_IDLE] = -1;
+    gp__ivl *u = m ? malloc(m * sizeof *u) : NULL;
+    if (m && !u) {
+        free(iv);
+        return GP_ENOMEM;
+    }
     if (m) {
+        /* Per device: the span of its GPU work minus the union of it (core/ivls.h, the rule the
+         * analyses use), summed over devices. */
         qsort(iv, m, sizeof *iv, cmp_ival);
         gp_ns idle = 0;
-        size_t i = 0;
-        while (i < m) {
-            int32_t dev = iv[i].dev;
-            gp_ns cur_end = iv[i].b;
-            for (i++; i < m && iv[i].dev == dev; i++) {
-                if (iv[i].a > cur_end)
-                    idle += iv[i].a - cur_end;
-                if (iv[i].b > cur_end)
-                    cur_end = iv[i].b;
+        for (size_t i = 0, j; i < m; i = j) {
+            gp_ns end = iv[i].b;
+            for (j = i; j < m && iv[j].dev == iv[i].dev; j++) {
+                u[j - i] = (gp__ivl){iv[j].a, iv[j].b};
+                end = GP_MAX(end, iv[j].b);
             }
+            gp__ivls dev = {u, j - i, j - i};
+            idle += (end - iv[i].a) - gp__ivls_union_sorted(&dev);
         }
         vals[GP_DIFF_M_IDLE] = (double)idle;
-    } else {
-        vals[GP_DIFF_M_IDLE] = -1;
     }
+    free(u);
     free(iv);
     return GP_OK;
 }

@@ -1,10 +1,9 @@
-/* Stable LSD radix sort of (key, value) pairs: the one sort of every analysis (GPU events by start,
- * correlation joins, queue boundaries, interval lists). 11-bit digits; only as many passes as the
- * largest key needs, so keys rebased to the trace start (< 2^44 ns) take 4 passes. */
+/* Stable LSD radix sort of (key, value) pairs (see radix.h). 11-bit digits; only as many passes as
+ * the largest key needs, so keys rebased to the trace start (< 2^44 ns) take 4 passes. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze_internal.h"
+#include "core/radix.h"
 
 #define RADIX_BITS 11
 #define RADIX (1u << RADIX_BITS)
