@@ -57,6 +57,18 @@ void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet);
 /* A gp_read_opts progress callback that draws "reading trace.json: 42% (120 MB)" on stderr. */
 void gp__cli_progress(void *ctx, uint64_t done, uint64_t total);
 
+/* Long-running commands (monitor, exporter, serve) stop cleanly on SIGINT or SIGTERM: this
+ * installs handlers that only set a flag, which gp__cli_stopping() reads. */
+void gp__cli_catch_stop_signals(void);
+bool gp__cli_stopping(void);
+/* Sets the flag as a signal would (a command giving up after its setup). */
+void gp__cli_request_stop(void);
+/* Sleeps in 50 ms slices until a stop is requested. */
+void gp__cli_wait_for_stop(void);
+/* Writes "PORT\n" to path atomically (for scripts that start a server on port 0); false with the
+ * error printed. */
+bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port);
+
 /* Monitor configuration from the command line (monitor_opts.c), shared by `monitor` and
  * `exporter`: --config FILE, --set KEY=VALUE, --level L and (where allowed) --mode M, collected
  * while parsing and applied in one place: the file first, then each setting in order. */

@@ -1,24 +1,13 @@
 /* gpuprof exporter: Prometheus exporter for GPU metrics (libmicrohttpd), /metrics and /healthz.
  * Binds 127.0.0.1 unless --listen names another address. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
-#include "core/atomic_file.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/serve.h"
 #include "monitor/duration.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 static void usage(FILE *fp)
 {
@@ -104,30 +93,17 @@ int gp__cmd_exporter(int argc, char **argv)
         gp_monitor_close(mon);
         return 1;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    gp__cli_catch_stop_signals();
     char host[80];
     snprintf(host, sizeof host, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
     fprintf(stderr, "gpuprof exporter: serving http://%s:%u/metrics (%zu GPU(s), every %u ms)\n",
             host, gp_exporter_port(ex), gp_monitor_device_count(mon), cfg.sampling_interval_ms);
     int rc = 0;
-    if (port_file) {
-        char text[16];
-        int len = snprintf(text, sizeof text, "%u\n", gp_exporter_port(ex));
-        if (gp__write_file_atomic(port_file, text, (size_t)len, &err) != GP_OK) {
-            gp__cli_error("exporter", "%s", err.msg);
-            stop_requested = 1;
-            rc = 1;
-        }
+    if (port_file && !gp__cli_write_port_file("exporter", port_file, gp_exporter_port(ex))) {
+        gp__cli_request_stop();
+        rc = 1;
     }
-    while (!stop_requested) {
-        struct timespec ts = {0, 50 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    gp__cli_wait_for_stop();
     gp_exporter_stop(ex);
     gp_monitor_stop(mon);
     gp_monitor_close(mon);

@@ -2,7 +2,6 @@
  * lines or CSV; alerts and detector events interleaved; clean exit on SIGINT/SIGTERM. */
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +15,7 @@
 
 typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
 
-static volatile sig_atomic_t stop_requested;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 static void usage(FILE *fp)
 {
@@ -177,7 +169,7 @@ static void print_json_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool 
 static void sleep_ms(uint32_t ms)
 {
     /* in slices, so a signal ends the wait quickly */
-    while (ms > 0 && !stop_requested) {
+    while (ms > 0 && !gp__cli_stopping()) {
         uint32_t slice = ms < 50 ? ms : 50;
         struct timespec ts = {0, (long)slice * 1000000L};
         nanosleep(&ts, NULL);
@@ -256,12 +248,7 @@ int gp__cmd_monitor(int argc, char **argv)
         gp_monitor_close(mon);
         return 2;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    gp__cli_catch_stop_signals();
 
     gp_trace *trace = NULL;
     if (output && (gp_trace_create("gpuprof monitor", &trace) != GP_OK ||
@@ -309,10 +296,10 @@ int gp__cmd_monitor(int argc, char **argv)
         print_csv_header();
     pthread_mutex_unlock(&out_lock);
     long long rows = 0;
-    while (!stop_requested && (count < 0 || rows < count)) {
+    while (!gp__cli_stopping() && (count < 0 || rows < count)) {
         if (rows > 0)
             sleep_ms(interval_ms);
-        if (stop_requested)
+        if (gp__cli_stopping())
             break;
         pthread_mutex_lock(&out_lock);
         if (fmt == OUT_TABLE && rows % 20 == 0)

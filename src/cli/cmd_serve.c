@@ -1,21 +1,10 @@
 /* gpuprof serve --dir DIR: the profile server (dashboards, timelines, summary and analysis JSON of
  * a directory of profiles) until SIGINT or SIGTERM. */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
-#include "core/atomic_file.h"
 #include "gpuprof/serve.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 static void usage(FILE *fp)
 {
@@ -76,31 +65,18 @@ int gp__cmd_serve(int argc, char **argv)
         gp__cli_error("serve", "%s", err.msg);
         return st == GP_EIO ? 1 : 2;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    gp__cli_catch_stop_signals();
     char host[80];
     snprintf(host, sizeof host, "%.*s", (int)(strrchr(opts.listen, ':') - opts.listen),
              opts.listen);
     fprintf(stderr, "gpuprof serve: http://%s:%u/ serving %s\n", host, gp_profile_server_port(srv),
             opts.dir);
     int rc = 0;
-    if (port_file) {
-        char text[16];
-        int len = snprintf(text, sizeof text, "%u\n", gp_profile_server_port(srv));
-        if (gp__write_file_atomic(port_file, text, (size_t)len, &err) != GP_OK) {
-            gp__cli_error("serve", "%s", err.msg);
-            stop_requested = 1;
-            rc = 1;
-        }
+    if (port_file && !gp__cli_write_port_file("serve", port_file, gp_profile_server_port(srv))) {
+        gp__cli_request_stop();
+        rc = 1;
     }
-    while (!stop_requested) {
-        struct timespec ts = {0, 50 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    gp__cli_wait_for_stop();
     gp_profile_server_stop(srv);
     return rc;
 }

@@ -1,12 +1,15 @@
 /* gpuprof: dispatch to subcommands. */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdlib.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/atomic_file.h"
 
 typedef struct command {
     const char *name;
@@ -132,6 +135,54 @@ gp_status gp__cli_read_and_analyze(const char *cmd, const char *path, gp_read_op
         *an = NULL;
     }
     return GP_OK;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+void gp__cli_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+bool gp__cli_stopping(void)
+{
+    return stop_flag != 0;
+}
+
+void gp__cli_request_stop(void)
+{
+    stop_flag = 1;
+}
+
+void gp__cli_wait_for_stop(void)
+{
+    while (!stop_flag) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port)
+{
+    char text[16];
+    int len = snprintf(text, sizeof text, "%u\n", port);
+    gp_error err = {0};
+    if (gp__write_file_atomic(path, text, (size_t)len, &err) != GP_OK) {
+        gp__cli_error(cmd, "%s", err.msg);
+        return false;
+    }
+    return true;
 }
 
 bool gp__cli_stderr_is_tty(void)
