@@ -106,6 +106,18 @@ static enum MHD_Result body_send(struct MHD_Connection *c, body *b, gp_status st
     return gp__http_reply(c, MHD_HTTP_OK, type, b->text, b->len, true);
 }
 
+/* A name as one URL path segment: unreserved characters as they are, every other byte %XX. */
+static void url_segment(FILE *fp, const char *name)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '.' || *p == '_' || *p == '~')
+            fputc(*p, fp);
+        else
+            fprintf(fp, "%%%02X", *p);
+    }
+}
+
 static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_server *s)
 {
     size_t n;
@@ -145,13 +157,13 @@ static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_ser
                                               {"api/profiler/analysis", "analysis"}};
         for (int k = 0; k < 2; k++) {
             fprintf(b.fp, "%s<a href=\"/%s/", k ? " · " : "", views[k][0]);
-            gp__html_str(b.fp, v[i].name); /* names come from readdir: no '/' in them */
+            url_segment(b.fp, v[i].name); /* names come from readdir: no '/' in them */
             fprintf(b.fp, "\">%s</a>", views[k][1]);
         }
         fputs("</td><td>", b.fp);
         for (int k = 0; k < 2; k++) {
             fprintf(b.fp, "%s<a href=\"/%s/", k ? " · " : "", data[k][0]);
-            gp__html_str(b.fp, v[i].name);
+            url_segment(b.fp, v[i].name);
             fprintf(b.fp, "\">%s</a>", data[k][1]);
         }
         fputs("</td></tr>", b.fp);

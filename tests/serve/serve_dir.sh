@@ -22,6 +22,7 @@ dir="$work/profiles"
 mkdir -p "$dir/job"
 cp "$src/examples/traces/example_step.json" "$dir/"
 cp "$src/tests/report/data/profile_ranges.json" "$dir/profile.json"
+cp "$src/examples/traces/example_step.json" "$dir/run #2 & <x>.json" # needs escaping everywhere
 "$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank0.json" >/dev/null
 "$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank1.json.gz" >/dev/null
 printf '{"traceEvents": [' > "$dir/broken.json"
@@ -40,13 +41,20 @@ python3 - "$work/body" <<'PY' || fail "listing content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [p["name"] for p in d["profiles"]]
-assert names == ["broken.json", "example_step.json", "job", "profile.json"], names
+assert names == ["broken.json", "example_step.json", "job", "profile.json",
+                 "run #2 & <x>.json"], names
 assert [p["type"] for p in d["profiles"]][2] == "job"
 assert all(p["bytes"] is None or p["bytes"] > 0 for p in d["profiles"])
 PY
 [ "$(get "$base/")" = 200 ] && grep -q 'href="/report/example_step.json"' "$work/body" \
   && grep -q 'href="/api/profiler/analysis/job"' "$work/body" || fail "index page"
 [ "$(get "$base/healthz")" = 200 ] && grep -q '"status":"ok"' "$work/body" || fail "healthz"
+
+# A name with a space, '#', '&' and '<': escaped in the page, percent-encoded in its links.
+get "$base/" >/dev/null
+grep -q 'run #2 &amp; &lt;x&gt;.json' "$work/body" \
+  && grep -q 'href="/report/run%20%232%20%26%20%3Cx%3E.json"' "$work/body" || fail "escaped name"
+[ "$(get "$base/report/run%20%232%20%26%20%3Cx%3E.json")" = 200 ] || fail "percent-encoded name"
 
 # The JSON views are the CLI's output, byte for byte.
 [ "$(get "$base/api/profiler/summary/example_step.json")" = 200 ] || fail "summary"
