@@ -2949,8 +2949,19 @@ static gp_status read_sequential(const char *path, const gp_read_opts *opts, gp_
 static gp_status read_parallel(const char *path, gp__input *in, const gp_read_opts *opts,
                                int threads, gp_trace **out, gp_error *err)
 {
-    uint64_t split = find_split(in->fd, in->file_size / 2, in->file_size);
-    par_read *pr = split ? calloc(1, sizeof *pr) : NULL;
+    /* Two pieces to begin with, cut in the middle; stealing splits them further. (Tests ask for
+     * more initial cuts, evenly spaced, to get long chains whatever the scheduling.) No cut: one
+     * sequential read. */
+    uint64_t cuts[MAX_PIECES + 1];
+    size_t n_cuts = 1;
+    cuts[0] = 0;
+    size_t want = GP_MAX(2, GP_MIN(gp__read_initial_pieces, MAX_PIECES));
+    for (size_t k = 1; k < want; k++) {
+        uint64_t c = find_split(in->fd, in->file_size * k / want, in->file_size);
+        if (c > cuts[n_cuts - 1])
+            cuts[n_cuts++] = c;
+    }
+    par_read *pr = n_cuts > 1 ? calloc(1, sizeof *pr) : NULL;
     if (!pr)
         return gp__trace_read_input(in, opts, out, err);
     pr->path = path;
@@ -2971,17 +2982,6 @@ static gp_status read_parallel(const char *path, gp__input *in, const gp_read_op
     pr->caller = pthread_self();
     pr->first_in = *in;
     pthread_mutex_init(&pr->mu, NULL);
-    /* Two pieces to begin with, cut in the middle; stealing splits them further. (Tests ask for
-     * more initial cuts, evenly spaced, to get long chains whatever the scheduling.) */
-    uint64_t cuts[MAX_PIECES + 1];
-    size_t n_cuts = 1;
-    cuts[0] = 0;
-    size_t want = GP_MAX(2, GP_MIN(gp__read_initial_pieces, MAX_PIECES));
-    for (size_t k = 1; k < want; k++) {
-        uint64_t c = want == 2 ? split : find_split(pr->fd, pr->size * k / want, pr->size);
-        if (c > cuts[n_cuts - 1])
-            cuts[n_cuts++] = c;
-    }
     pr->n_pieces = n_cuts;
     for (size_t i = 0; i < n_cuts; i++) {
         pr->pieces[i].pr = pr;
