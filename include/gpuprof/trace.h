@@ -66,6 +66,10 @@ enum {
     GP_EVF_INSTANT = 1u << 0,     /* an instant (ph "i"); dur is 0 */
     GP_EVF_DUR_CLAMPED = 1u << 1, /* the source had a negative duration, clamped to 0 */
     GP_EVF_NO_DUR = 1u << 2,      /* the source had no "dur" on a complete event */
+    /* GPU event whose source had no args.stream: the stream was taken from the row (tid). Kineto
+     * writes GPU-side annotations (cat gpu_user_annotation) this way; HTA counts as GPU work only
+     * events with an args.stream, so its mode leaves these out. */
+    GP_EVF_STREAM_FROM_TID = 1u << 3,
 };
 
 /* One event: 48 bytes. extra indexes the kind's side table (1-based; 0 = none):
@@ -75,7 +79,9 @@ enum {
  *   range / instant                          -> gp_trace.args[extra-1], the "args" JSON object text
  *   other (unknown category)                 -> extra is the gp_strid of the category
  *   runtime/driver                           -> extra is the CUPTI callback id (cbid) + 1, 0 =
- * unknown */
+ * unknown
+ *   cpu_op                                   -> extra is args.stream + 1 when the op carries one
+ *                                               (Inductor's Triton launches do), 0 = none */
 typedef struct gp_event {
     gp_ns ts;            /* start */
     gp_ns dur;           /* duration, >= 0 */
@@ -363,6 +369,9 @@ GP_EXTERN void gp_gpu_info_init(gp_gpu_info *info);
 GP_EXTERN const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev);
 GP_EXTERN const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event *ev);
 GP_EXTERN const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev);
+/* The args.stream of a cpu_op that carries one (torch.compile's Triton kernel launches record the
+ * stream they launch on), else -1. */
+GP_EXTERN int64_t gp_event_cpu_stream(const gp_event *ev);
 /* The "args" JSON text of a range or instant event, or NULL. */
 GP_EXTERN const char *gp_event_args_json(const gp_trace *t, const gp_event *ev);
 /* The integer value of the member `key` of a range or instant event's args (the first member of

@@ -82,6 +82,8 @@ static gp_status idle_breakdown(const gp__view *v, gp_rank_analysis *r)
     gp_status st = GP_OK;
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
+        if (g->kind == GP_EV_CPU_OP) /* HTA's idle time reads GPU-side categories only */
+            continue;
         size_t k = last;
         if (!(k < r->n_idle && r->idle[k].stream == g->stream && r->idle[k].device == g->device)) {
             for (k = 0; k < r->n_idle; k++)

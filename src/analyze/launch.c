@@ -389,7 +389,8 @@ gp_status gp__analyze_launch_stats(const gp__view *v, gp_rank_analysis *r)
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
         r->launch.graph_kernels += g->in_graph;
-        if (!g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION)
+        if (!g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION &&
+            g->kind != GP_EV_CPU_OP)
             r->launch.gpu_unmatched++;
     }
     return launch_stats(v, r);

@@ -61,7 +61,8 @@ static bool is_profiler_step(const char *name, int64_t *num)
 
 static bool in_hta_set(const gp__view *v, const gp_event *ev, int64_t stream)
 {
-    if (ev->flags & (GP_EVF_INSTANT | GP_EVF_NO_DUR))
+    /* HTA: a GPU event is one whose args.stream is present and not -1. */
+    if (ev->flags & (GP_EVF_INSTANT | GP_EVF_NO_DUR | GP_EVF_STREAM_FROM_TID))
         return false;
     switch (ev->kind) {
     case GP_EV_KERNEL:
@@ -73,6 +74,14 @@ static bool in_hta_set(const gp__view *v, const gp_event *ev, int64_t stream)
     default:
         return false;
     }
+}
+
+/* HTA takes every event with an args.stream other than -1 for GPU work, so a cpu_op that records
+ * the stream it launches on (torch.compile's Triton launches) is counted as GPU work too, under
+ * its own name. gpuprof's default mode does not (docs/analyses.md, "HTA mode"). */
+static bool hta_cpu_op(const gp_event *ev)
+{
+    return gp_event_cpu_stream(ev) >= 0 && !(ev->flags & (GP_EVF_INSTANT | GP_EVF_NO_DUR));
 }
 
 static bool in_default_set(const gp_event *ev)
@@ -221,16 +230,24 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
     }
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
-        if (tr->kind == GP_TRACK_CPU_THREAD || tr->kind == GP_TRACK_COUNTER)
+        /* HTA also counts CPU events that carry an args.stream (see hta_cpu_op). */
+        if (tr->kind == GP_TRACK_COUNTER || (tr->kind == GP_TRACK_CPU_THREAD && !o->hta))
             continue;
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
-            if (!gp_event_kind_is_gpu((gp_event_kind)ev->kind))
+            const gp_gpu_info *gi = NULL;
+            int64_t stream;
+            if (o->hta && hta_cpu_op(ev)) {
+                stream = gp_event_cpu_stream(ev);
+            } else if (tr->kind == GP_TRACK_CPU_THREAD ||
+                       !gp_event_kind_is_gpu((gp_event_kind)ev->kind)) {
                 continue;
-            const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
-            int64_t stream = gi ? gi->stream : tr->stream;
-            if (o->hta ? !in_hta_set(v, ev, stream) : !in_default_set(ev))
-                continue;
+            } else {
+                gi = gp_event_gpu_info(t, ev);
+                stream = gi ? gi->stream : tr->stream;
+                if (o->hta ? !in_hta_set(v, ev, stream) : !in_default_set(ev))
+                    continue;
+            }
             gp__gev *g = GP_PUSH(v->g, v->n_g, v->cap_g);
             if (!g) {
                 free(cache);

@@ -93,7 +93,8 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev)
     if (g) {
         gp__jw_kv_int(w, "device", g->device);
         kv_int_if(w, "context", g->context);
-        gp__jw_kv_int(w, "stream", g->stream);
+        if (!(ev->flags & GP_EVF_STREAM_FROM_TID))
+            gp__jw_kv_int(w, "stream", g->stream);
         if (ev->correlation)
             gp__jw_kv_int(w, "correlation", ev->correlation);
         kv_int_if(w, "queued", g->queued);
@@ -121,6 +122,8 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev)
     }
     if ((kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER) && ev->extra)
         gp__jw_kv_int(w, "cbid", (int64_t)ev->extra - 1);
+    if (gp_event_cpu_stream(ev) >= 0)
+        gp__jw_kv_int(w, "stream", gp_event_cpu_stream(ev));
     const gp_py_info *py = gp_event_py_info(t, ev);
     if (py) {
         gp__jw_kv_int(w, "Python id", py->id);

@@ -63,7 +63,8 @@ static bool event_eq(const gp_trace *a, const gp_event *x, const gp_trace *b, co
     const char *ax = gp_event_args_json(a, x), *ay = gp_event_args_json(b, y);
     if ((ax == NULL) != (ay == NULL) || (ax && strcmp(ax, ay) != 0))
         return false;
-    if ((x->kind == GP_EV_RUNTIME || x->kind == GP_EV_DRIVER) && x->extra != y->extra)
+    if ((x->kind == GP_EV_RUNTIME || x->kind == GP_EV_DRIVER || x->kind == GP_EV_CPU_OP) &&
+        x->extra != y->extra)
         return false;
     if (x->kind == GP_EV_OTHER && !str_eq(a, x->extra, b, y->extra))
         return false;

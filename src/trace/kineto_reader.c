@@ -1600,6 +1600,8 @@ static void commit_event(reader *r, const ev_fields *f)
         int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
         int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
         stream = norm_stream(stream);
+        if (!f->has_stream)
+            ev.flags |= GP_EVF_STREAM_FROM_TID;
         ev.track = get_track(r, GP_TRACK_GPU_STREAM, device, stream);
         gp_gpu_info gi;
         gp_gpu_info_init(&gi);
@@ -1664,6 +1666,11 @@ static void commit_event(reader *r, const ev_fields *f)
         case GP_EV_OTHER:
             ev.extra = f->cat_s ? intern(r, f->cat_s, f->cat_len) : 0;
             break;
+        case GP_EV_CPU_OP: {
+            int64_t s = f->has_stream ? norm_stream(f->stream) : -1;
+            ev.extra = s >= 0 && s < (int64_t)UINT32_MAX - 1 ? (uint32_t)s + 1 : 0;
+            break;
+        }
         default:
             break;
         }

@@ -424,6 +424,11 @@ const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev)
     return &t->py_info[ev->extra - 1];
 }
 
+int64_t gp_event_cpu_stream(const gp_event *ev)
+{
+    return ev->kind == GP_EV_CPU_OP && ev->extra ? (int64_t)ev->extra - 1 : -1;
+}
+
 const char *gp_event_args_json(const gp_trace *t, const gp_event *ev)
 {
     if ((ev->kind != GP_EV_RANGE && ev->kind != GP_EV_INSTANT) || ev->extra == 0 ||
