@@ -211,7 +211,7 @@ typedef struct gp_bandwidth {
 /* CPU and GPU activity (timeline statistics). */
 typedef struct gp_activity {
     gp_ns span;       /* first event start to last event end */
-    gp_ns cpu_active; /* union of CPU ops, runtime/driver calls and python frames */
+    gp_ns cpu_active; /* union of CPU ops and runtime/driver calls (not Python frames) */
     gp_ns gpu_active; /* union of kernel, memcpy and memset */
     gp_ns overlap;    /* both at once */
     gp_ns sync;       /* union of synchronisation events (cuda_sync) */
@@ -305,6 +305,16 @@ typedef struct gp_rank_analysis {
     uint64_t gpu_events; /* GPU events analysed (after step selection) */
     uint64_t cpu_events;
     int64_t steps_total, steps_kept; /* ProfilerSteps seen / kept */
+    /* Events that broke a rule of the analyses, and what was done (also said in note):
+     * GPU work that starts before the previous event on its stream ends (a stream runs one at a
+     * time): unions count the overlap once, idle gaps are measured from the latest end. */
+    uint64_t stream_overlaps;
+    gp_ns max_stream_overlap;
+    /* HTA mode: events shorter than 1 us rounded inward to a negative length. HTA keeps the
+     * negative length and so does gpuprof, unless a figure comes out negative (HTA then fails
+     * its own non-compute >= 0 check): then they count as empty (rounded_negative_empty). */
+    uint64_t rounded_negative;
+    bool rounded_negative_empty;
     gp_temporal temporal;
     gp_idle_stream *idle;
     size_t n_idle;

@@ -6,10 +6,13 @@
 
 #include "analyze/analyze_internal.h"
 
+/* "CPU active" is what the CPU was doing for the GPU program: inside an operator or a runtime or
+ * driver call. Python frames and annotations are context around that work, not work: with
+ * with_stack=True a Python frame is open for the whole trace and would make CPU active equal the
+ * span. */
 static bool is_cpu_work(uint8_t kind)
 {
-    return kind == GP_EV_CPU_OP || kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER ||
-           kind == GP_EV_PYTHON;
+    return kind == GP_EV_CPU_OP || kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER;
 }
 
 typedef struct mem_list {

@@ -86,6 +86,21 @@ void gp_analysis_free(gp_analysis *a)
 static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r)
 {
     snprintf(r->note, sizeof(r->note), "%s", v->note);
+    r->stream_overlaps = v->n_stream_overlaps;
+    r->max_stream_overlap = v->max_stream_overlap;
+    r->rounded_negative = v->n_rounded_negative;
+    if (v->n_stream_overlaps)
+        gp__note(r->note, sizeof(r->note),
+                 "%zu GPU events start before the previous one on their stream ends (by up to "
+                 "%.3f us): the overlap is counted once, idle gaps run from the latest end.",
+                 v->n_stream_overlaps, (double)v->max_stream_overlap / 1000.0);
+    if (v->before_gpu_step)
+        gp__note(r->note, sizeof(r->note),
+                 "%zu GPU events run before the first GPU-side ProfilerStep (work queued before "
+                 "the profiled steps): they are counted here; --steps N selects the GPU work of "
+                 "step N by its GPU-side span, as TraceLens does.",
+                 v->before_gpu_step);
+
     if (!gp_trace_has_gpu(t))
         gp__note(r->note, sizeof(r->note),
                  "CPU-only trace (no kernel, memcpy or memset): GPU analyses are empty; CPU "
@@ -134,14 +149,68 @@ int gp__rank_threads(const gp_trace *t, const gp_analyze_opts *o, int max)
     return gp__par_threads(o->threads, max);
 }
 
-static gp_status analyze_rank(const gp__view *v, gp_rank_analysis *r, int threads)
+/* True when a figure that HTA mode computes from rounded times came out negative. */
+static bool negative_figure(const gp_rank_analysis *r)
+{
+    const gp_temporal *tb = &r->temporal;
+    if (tb->idle < 0 || tb->compute < 0 || tb->non_compute < 0 || r->overlap.overlap < 0)
+        return true;
+    for (size_t i = 0; i < r->n_kernels; i++)
+        if (r->kernels[i].sum < 0)
+            return true;
+    for (size_t i = 0; i < r->n_idle; i++)
+        for (int c = 0; c < GP_IDLE_COUNT; c++)
+            if (r->idle[i].idle[c] < 0)
+                return true;
+    for (size_t i = 0; i < r->n_types; i++)
+        if (r->types[i].time < 0)
+            return true;
+    return false;
+}
+
+/* HTA mode keeps HTA's negative lengths of sub-microsecond events (HTA #317) so that its figures
+ * are HTA's. Where that makes a figure negative (HTA itself then fails its non_compute >= 0
+ * assertion), the rounded-time analyses run again with those events as empty, and the note says
+ * so. */
+static gp_status hta_negative_fallback(gp__view *v, gp_rank_analysis *r)
+{
+    if (v->n_rounded_negative == 0 || !negative_figure(r))
+        return GP_OK;
+    free(r->idle);
+    free(r->types);
+    free(r->kernels);
+    r->idle = NULL;
+    r->types = NULL;
+    r->kernels = NULL;
+    r->n_idle = r->n_types = r->n_kernels = 0;
+    memset(&r->temporal, 0, sizeof r->temporal);
+    memset(&r->overlap, 0, sizeof r->overlap);
+    for (size_t i = 0; i < v->n_g; i++)
+        if (v->g[i].rounded_negative)
+            v->g[i].e = v->g[i].s;
+    r->rounded_negative_empty = true;
+    gp__note(r->note, sizeof(r->note),
+             "%zu events shorter than 1 us round inward to a negative length, which made a "
+             "figure negative (HTA fails here): they are counted as empty.",
+             v->n_rounded_negative);
+    gp_status st = gp__analyze_temporal(v, r);
+    if (st == GP_OK)
+        st = gp__analyze_top_kernels(v, r);
+    if (st == GP_OK)
+        st = gp__analyze_idle(v, r);
+    if (st == GP_OK)
+        st = gp__analyze_types(v, r);
+    return st;
+}
+
+static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
 {
     rank_tasks rt = {.v = v, .r = r};
     gp__par_for(N_RANK_ANALYSES, threads, run_rank_task, &rt);
     for (size_t i = 0; i < N_RANK_ANALYSES; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
-    return GP_OK;
+    return hta_negative_fallback(v, r);
 }
 
 static gp_status job_types(gp_analysis *a)

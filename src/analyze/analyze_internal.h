@@ -27,11 +27,12 @@ typedef struct gp__gev {
     const gp_event *launch; /* the runtime/driver call, or NULL */
     int64_t stream;
     int32_t device;
-    uint8_t type;         /* gp_kernel_type */
-    uint8_t kind;         /* gp_event_kind */
-    bool first_of_launch; /* the earliest GPU event of its launch (delays are measured on it) */
-    bool in_graph;        /* a kernel with a CUDA graph id */
-    gp_strid lname;       /* its launch's name (0 without a launch) */
+    uint8_t type;          /* gp_kernel_type */
+    uint8_t kind;          /* gp_event_kind */
+    bool first_of_launch;  /* the earliest GPU event of its launch (delays are measured on it) */
+    bool in_graph;         /* a kernel with a CUDA graph id */
+    bool rounded_negative; /* HTA mode: rounded inward to a negative length, kept as empty */
+    gp_strid lname;        /* its launch's name (0 without a launch) */
 } gp__gev;
 
 /* A profiler step found in the trace. */
@@ -48,11 +49,21 @@ typedef struct gp__view {
     size_t n_g, cap_g;
     /* CPU selection: a CPU event is kept when cpu_lo <= ts < cpu_hi. */
     gp_ns cpu_lo, cpu_hi;
+    /* GPU-side ProfilerStep spans (gpu_user_annotation on a stream), as found, and the window of
+     * the selected ones: with N-M, GPU work is selected by it when there is one (gpu_lo <
+     * gpu_hi). GPU events starting before the first GPU-side step are counted (before_gpu_step). */
+    gp__step *gsteps;
+    size_t n_gsteps, cap_gsteps;
+    gp_ns gpu_lo, gpu_hi;
+    size_t before_gpu_step;
     int64_t steps_total, steps_kept;
     const gp_event **rt; /* runtime/driver calls, track by track */
     size_t n_rt, cap_rt;
-    bool have_correlation; /* some GPU event joined to a launch */
-    bool hta_fallback;     /* HTA filter found no correlated GPU work: time window used */
+    bool have_correlation;     /* some GPU event joined to a launch */
+    bool hta_fallback;         /* HTA filter found no correlated GPU work: time window used */
+    size_t n_rounded_negative; /* selected events with rounded_negative set */
+    size_t n_stream_overlaps;  /* GPU work starting before the previous one on its stream ends */
+    gp_ns max_stream_overlap;  /* the largest such overlap, ns */
     char note[512];
 } gp__view;
 

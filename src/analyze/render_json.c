@@ -417,6 +417,10 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         gp__jw_kv_int(&w, "cpu_events", (int64_t)r->cpu_events);
         gp__jw_kv_int(&w, "steps_total", r->steps_total);
         gp__jw_kv_int(&w, "steps_kept", r->steps_kept);
+        gp__jw_kv_int(&w, "stream_overlaps", (int64_t)r->stream_overlaps);
+        gp__jw_kv_int(&w, "max_stream_overlap_ns", r->max_stream_overlap);
+        gp__jw_kv_int(&w, "rounded_negative", (int64_t)r->rounded_negative);
+        gp__jw_kv_bool(&w, "rounded_negative_empty", r->rounded_negative_empty);
         gp__jw_kv_str(&w, "note", r->note);
         gp__jw_obj_end(&w);
     }

@@ -93,6 +93,7 @@ void gp__view_free(gp__view *v)
 {
     free(v->g);
     free(v->rt);
+    free(v->gsteps);
     memset(v, 0, sizeof(*v));
 }
 
@@ -207,6 +208,15 @@ static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
         }
         v->cpu_lo = lo;
         v->cpu_hi = hi;
+        v->gpu_lo = INT64_MAX;
+        v->gpu_hi = INT64_MIN;
+        for (size_t i = 0; i < v->n_gsteps; i++) {
+            const gp__step *g = &v->gsteps[i];
+            if (g->num >= o->step_first && g->num <= o->step_last) {
+                v->gpu_lo = GP_MIN(v->gpu_lo, g->ts);
+                v->gpu_hi = GP_MAX(v->gpu_hi, g->end);
+            }
+        }
     }
 }
 
@@ -236,7 +246,16 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
             const gp_gpu_info *gi = NULL;
-            int64_t stream;
+            int64_t stream, num;
+            if (ev->kind == GP_EV_GPU_USER_ANNOTATION &&
+                is_profiler_step(gp_trace_str(t, ev->name), &num)) {
+                gp__step *s = GP_PUSH(v->gsteps, v->n_gsteps, v->cap_gsteps);
+                if (!s) {
+                    free(cache);
+                    return GP_ENOMEM;
+                }
+                *s = (gp__step){num, ev->ts, ev->ts + ev->dur};
+            }
             if (o->hta && hta_cpu_op(ev)) {
                 stream = gp_event_cpu_stream(ev);
             } else if (tr->kind == GP_TRACK_CPU_THREAD ||
@@ -258,6 +277,9 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
             g->dur = ev->dur;
             g->s = to_unit_start(v, ev->ts);
             g->e = to_unit_end(v, ev->ts + ev->dur);
+            /* HTA's inward rounding of a sub-us event can give a negative length (HTA #317):
+             * kept, as HTA keeps it, unless it makes a figure negative (analyze.c) */
+            g->rounded_negative = g->e < g->s;
             g->launch_s = GP__NO_TIME;
             g->stream = stream;
             g->device = o->hta ? -1 : (gi ? gi->device : tr->device);
@@ -355,6 +377,8 @@ static void select_gpu(gp__view *v)
             keep = gp__view_cpu_kept(v, g->ts);
         else if (o->steps == GP_STEPS_HTA)
             keep = g->launch && g->lts < v->cpu_hi;
+        else if (v->gpu_lo < v->gpu_hi) /* the GPU-side span of the selected steps */
+            keep = g->ts >= v->gpu_lo && g->ts < v->gpu_hi;
         else
             keep = gp__view_cpu_kept(v, g->launch ? g->lts : g->ts);
         if (keep)
@@ -375,6 +399,53 @@ GP__DEFINE_MERGE_SORT(sort_gev, gp__gev, cmp_gev_start)
 static gp_status sort_gpu(gp__view *v)
 {
     return sort_gev(v->g, v->n_g) ? GP_OK : GP_ENOMEM;
+}
+
+/* Counts the selected events that break a rule the analyses rely on (see gp_rank_analysis): GPU
+ * work overlapping the previous work on its stream (in ns, whatever the mode), and HTA-rounded
+ * negative lengths. The events are sorted by start. */
+static gp_status count_rule_breaks(gp__view *v)
+{
+    struct lane {
+        int64_t stream;
+        int32_t device;
+        gp_ns end;
+    } *lanes = NULL;
+    size_t n_lanes = 0, cap_lanes = 0;
+    for (size_t i = 0; i < v->n_g; i++) {
+        const gp__gev *g = &v->g[i];
+        v->n_rounded_negative += g->rounded_negative;
+        if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
+            continue;
+        struct lane *l = NULL;
+        for (size_t k = 0; k < n_lanes && !l; k++)
+            if (lanes[k].stream == g->stream && lanes[k].device == g->device)
+                l = &lanes[k];
+        if (!l) {
+            if (!(l = GP_PUSH(lanes, n_lanes, cap_lanes))) {
+                free(lanes);
+                return GP_ENOMEM;
+            }
+            *l = (struct lane){g->stream, g->device, g->ts + g->dur};
+            continue;
+        }
+        if (g->ts < l->end) {
+            v->n_stream_overlaps++;
+            v->max_stream_overlap = GP_MAX(v->max_stream_overlap, l->end - g->ts);
+        }
+        l->end = GP_MAX(l->end, g->ts + g->dur);
+    }
+    free(lanes);
+    if (v->o->steps == GP_STEPS_ALL && v->n_gsteps > 0) {
+        gp_ns first = v->gsteps[0].ts;
+        for (size_t i = 1; i < v->n_gsteps; i++)
+            first = GP_MIN(first, v->gsteps[i].ts);
+        for (size_t i = 0; i < v->n_g && v->g[i].ts < first; i++)
+            if (v->g[i].kind == GP_EV_KERNEL || v->g[i].kind == GP_EV_MEMCPY ||
+                v->g[i].kind == GP_EV_MEMSET)
+                v->before_gpu_step++;
+    }
+    return GP_OK;
 }
 
 /* The CPU scan and the GPU collection read the trace and fill disjoint parts of the view: they run
@@ -433,5 +504,5 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
         gp__note(v->note, sizeof(v->note),
                  "No GPU event carries a correlation id matching a launch: host_wait, launch "
                  "delays and queue lengths are unavailable.");
-    return GP_OK;
+    return count_rule_breaks(v);
 }
