@@ -385,14 +385,14 @@ GP_EXTERN size_t gp_trace_event_count(const gp_trace *t);
 /* Earliest start and latest end over all events; both 0 for an empty trace. */
 GP_EXTERN void gp_trace_span(const gp_trace *t, gp_ns *start, gp_ns *end);
 
-/* Self (exclusive) time of every event of a track, in track order: its duration minus the time of
- * its direct children. On a CPU thread (or any non-GPU row) an event's children are the events
- * that start inside it while it is the innermost open event; a child that runs past its parent's
- * end counts against the parent only up to that end (the child owns the overlap). On a GPU stream
- * nothing nests: every event's self time is its duration (GPU-side annotations are labels, not
- * work; overlapping kernels are each their own time). Guarantees, for every track: 0 <= self <=
+/* Self (exclusive) time of every event of a track, in track order: the time during which it is the
+ * innermost open event. On a CPU thread (or any non-GPU row) events nest by time: an event that
+ * starts inside another is its child (torch's key_averages "Self CPU" is the parent's duration
+ * minus its children's); a child that runs past its parent's end stays innermost until it ends.
+ * On a GPU stream nothing nests: every event's self time is its duration (GPU-side annotations
+ * are labels, not work; overlapping kernels are each their own time). Guarantees: 0 <= self <=
  * dur for each event, and on a non-GPU row the self times sum to the union of the row's events,
- * so at most the row's span. self must hold tr->n_events values. GP_ENOMEM. */
+ * so to at most the row's span. self must hold tr->n_events values. GP_ENOMEM. */
 GP_EXTERN gp_status gp_track_self_times(const gp_track *tr, gp_ns *self) GP_WARN_UNUSED;
 /* True when the trace has any kernel, memcpy or memset event. */
 GP_EXTERN bool gp_trace_has_gpu(const gp_trace *t);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/invariant.h"
 #include "core/par.h"
 
 void gp_analyze_opts_init(gp_analyze_opts *o)
@@ -203,6 +204,50 @@ static gp_status hta_negative_fallback(gp__view *v, gp_rank_analysis *r)
     return st;
 }
 
+/* The invariants of docs/analyses.md ("Invariants"), checked in debug and sanitizer builds. */
+static void check_rank(const gp__view *v, const gp_rank_analysis *r)
+{
+    const gp_temporal *tb = &r->temporal;
+    if (tb->valid) {
+        GP_INVARIANT(tb->idle >= 0 && tb->compute >= 0 && tb->non_compute >= 0,
+                     "rank %d: idle %lld, compute %lld, non-compute %lld", (int)r->rank,
+                     (long long)tb->idle, (long long)tb->compute, (long long)tb->non_compute);
+        GP_INVARIANT(tb->idle + tb->compute + tb->non_compute == tb->kernel_time,
+                     "rank %d: parts do not sum to the kernel time", (int)r->rank);
+        GP_INVARIANT(fabs(tb->idle_pct + tb->compute_pct + tb->non_compute_pct - 100.0) <= 0.01,
+                     "rank %d: temporal percentages sum to %.4f", (int)r->rank,
+                     tb->idle_pct + tb->compute_pct + tb->non_compute_pct);
+    }
+    gp_ns types = 0;
+    for (size_t i = 0; i < r->n_types; i++) {
+        GP_INVARIANT(r->types[i].time >= 0, "rank %d: negative type time", (int)r->rank);
+        types += r->types[i].time;
+    }
+    /* Each GPU event is counted once: the overlap states partition the busy time. (Not in HTA
+     * mode, whose kernel-type union keeps HTA's negative lengths: docs/analyses.md.) */
+    GP_INVARIANT(v->o->hta || !tb->valid || types == tb->kernel_time - tb->idle,
+                 "rank %d: type states %lld differ from the busy time %lld", (int)r->rank,
+                 (long long)types, (long long)(tb->kernel_time - tb->idle));
+    for (size_t i = 0; i < r->n_idle; i++)
+        for (int c = 0; c < GP_IDLE_COUNT; c++)
+            GP_INVARIANT(r->idle[i].idle[c] >= 0 &&
+                             (isnan(r->idle[i].ratio[c]) ||
+                              (r->idle[i].ratio[c] >= 0 && r->idle[i].ratio[c] <= 1)),
+                         "rank %d stream %lld: idle category %d out of range", (int)r->rank,
+                         (long long)r->idle[i].stream, c);
+    for (size_t i = 0; i < r->n_kernels; i++)
+        GP_INVARIANT(r->kernels[i].sum >= 0, "rank %d: kernel row %s sums to %lld", (int)r->rank,
+                     r->kernels[i].name, (long long)r->kernels[i].sum);
+    const gp_overlap *ov = &r->overlap;
+    GP_INVARIANT(ov->overlap >= 0 && ov->overlap <= GP_MIN(ov->comm, ov->comp),
+                 "rank %d: comm/comp overlap out of range", (int)r->rank);
+    const gp_activity *a = &r->activity;
+    GP_INVARIANT(a->cpu_active >= 0 && a->cpu_active <= a->span && a->gpu_active >= 0 &&
+                     a->gpu_active <= a->span && a->overlap <= GP_MIN(a->cpu_active, a->gpu_active),
+                 "rank %d: activity unions exceed their span", (int)r->rank);
+    (void)v;
+}
+
 static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
 {
     rank_tasks rt = {.v = v, .r = r};
@@ -210,7 +255,10 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
     for (size_t i = 0; i < N_RANK_ANALYSES; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
-    return hta_negative_fallback(v, r);
+    gp_status st = hta_negative_fallback(v, r);
+    if (st == GP_OK)
+        check_rank(v, r);
+    return st;
 }
 
 static gp_status job_types(gp_analysis *a)

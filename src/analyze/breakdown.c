@@ -118,7 +118,9 @@ static gp_status idle_breakdown(const gp__view *v, gp_rank_analysis *r)
         else
             cat = GP_IDLE_OTHER;
         if (hta) {
-            row->idle[cat] += gap * v->unit;
+            /* An event overlapping the previous one (a sync under a kernel) has no gap before
+             * it: no negative idle time. */
+            row->idle[cat] += GP_MAX(gap, 0) * v->unit;
             row->gaps[cat]++;
             row->present[cat] = true;
             s->prev_end = g->e;

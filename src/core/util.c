@@ -1,4 +1,5 @@
 #include "core/util.h"
+#include "core/invariant.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,4 +111,16 @@ uint64_t gp__hash_bytes(const void *data, size_t n)
 void gp__zero(void *p, size_t n)
 {
     memset(p, 0, n);
+}
+
+_Noreturn void gp__invariant_failed(const char *cond, const char *file, int line, const char *fmt,
+                                    ...)
+{
+    fprintf(stderr, "gpuprof: invariant broken: %s (", cond);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, ") at %s:%d\n", file, line);
+    abort();
 }
