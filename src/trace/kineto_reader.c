@@ -1391,6 +1391,26 @@ static uint32_t get_string_track(reader *r, const ev_fields *f)
                          tstr ? intern(r, f->tid.s, f->tid.len) : 0, f->tid.num);
 }
 
+/* The legacy autograd-profiler format (torch.autograd.profiler.profile(...).export_chrome_trace
+ * in a PyTorch built without Kineto, e.g. Debian's python3-torch): a bare array of "X" events
+ * without "cat" whose pid is the string "CPU functions" (operators, tid the profiler's thread
+ * number) or "CUDA functions" (kernels, tid the CUDA device index), plus "s"/"f" flows of cat
+ * "cpu_to_cuda" from an operator to its kernels. Decided per event from the pid string alone, so
+ * every piece of a parallel read decides exactly as a sequential read does. Returns which of the
+ * two pids f carries (LEGACY_NONE for anything else, including a numeric pid). */
+typedef enum legacy_pid { LEGACY_NONE = 0, LEGACY_CPU, LEGACY_CUDA } legacy_pid;
+
+static legacy_pid legacy_pid_of(const idval *pid)
+{
+    if (!pid->is_str || pid->numeric)
+        return LEGACY_NONE;
+    if (KEY_IS(pid->s, pid->len, "CPU functions"))
+        return LEGACY_CPU;
+    if (KEY_IS(pid->s, pid->len, "CUDA functions"))
+        return LEGACY_CUDA;
+    return LEGACY_NONE;
+}
+
 static int64_t norm_stream(int64_t s)
 {
     return s == 4294967295LL ? -1 : s;
@@ -1470,6 +1490,11 @@ static void commit_flow(reader *r, const ev_fields *f)
     r->t->stats.flow_points++;
     if (f->cat == CAT_AC2G || !f->has_id || !f->has_ts)
         return; /* launch flows are implied by correlation ids */
+    /* Legacy operator -> kernel arrows are launch flows too; without correlation ids the model
+     * has no link to keep for them (docs/internals/trace.md). */
+    if (f->cat_s && KEY_IS(f->cat_s, f->cat_len, "cpu_to_cuda") &&
+        legacy_pid_of(&f->pid) != LEGACY_NONE)
+        return;
     gp__trace_priv *priv = r->t->priv;
     gp__flow_point *fp = GP_PUSH(priv->flow_points, priv->n_flow_points, priv->cap_flow_points);
     if (!fp)
@@ -1566,6 +1591,7 @@ static void commit_event(reader *r, const ev_fields *f)
     ev.external_id = f->has_ext ? f->ext : 0;
     bool instant = f->ph != 'X';
     gp_event_kind kind;
+    legacy_pid legacy = LEGACY_NONE; /* a legacy "X" event without cat (see legacy_pid_of) */
     if (instant) {
         bool is_mem = f->name_len == 8 && memcmp(f->name, "[memory]", 8) == 0;
         if (is_mem && !r->opts->keep_memory)
@@ -1573,7 +1599,10 @@ static void commit_event(reader *r, const ev_fields *f)
         kind = is_mem ? GP_EV_MEMORY : GP_EV_INSTANT;
         ev.flags |= GP_EVF_INSTANT;
     } else {
-        kind = kind_of(f->cat);
+        legacy = f->cat_s ? LEGACY_NONE : legacy_pid_of(&f->pid);
+        kind = legacy == LEGACY_CPU    ? GP_EV_CPU_OP
+               : legacy == LEGACY_CUDA ? GP_EV_KERNEL
+                                       : kind_of(f->cat);
         if (kind == GP_EV_PYTHON && !r->opts->keep_python)
             return;
         if (f->has_dur) {
@@ -1599,6 +1628,10 @@ static void commit_event(reader *r, const ev_fields *f)
     if (gp_event_kind_is_gpu(kind)) {
         int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
         int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
+        if (legacy == LEGACY_CUDA) { /* tid is the device; the format records no stream */
+            device = f->has_device ? f->device : (f->tid.numeric ? f->tid.num : 0);
+            stream = f->has_stream ? f->stream : 0;
+        }
         stream = norm_stream(stream);
         if (!f->has_stream)
             ev.flags |= GP_EVF_STREAM_FROM_TID;
@@ -1631,7 +1664,11 @@ static void commit_event(reader *r, const ev_fields *f)
         if (gp_trace_add_gpu_info(t, &gi, &ev.extra) != GP_OK)
             oom(r);
     } else {
-        if (f->pid.numeric && f->tid.numeric)
+        if (legacy == LEGACY_CPU) /* process 0, the profiler's thread number */
+            ev.track = f->tid.is_str && !f->tid.numeric
+                           ? track_for_ids(r, false, 0, 0, true, intern(r, f->tid.s, f->tid.len), 0)
+                           : get_track(r, GP_TRACK_CPU_THREAD, 0, f->tid.num);
+        else if (f->pid.numeric && f->tid.numeric)
             ev.track = get_track(r, GP_TRACK_CPU_THREAD, f->pid.num, f->tid.num);
         else
             ev.track = get_string_track(r, f);

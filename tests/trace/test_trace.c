@@ -169,6 +169,96 @@ static void legacy_schema_is_read(void **state)
     gp_trace_free(t);
 }
 
+/* The legacy autograd-profiler format (PyTorch without Kineto, export_chrome_trace): a bare array,
+ * pid "CPU functions" (operators, tid the thread) or "CUDA functions" (kernels, tid the device),
+ * no cat, cpu_to_cuda flows. Operators are cpu_op on CPU thread (0, tid), kernels on GPU stream
+ * (tid, 0), the flows are launch arrows (not kept); nothing is an unknown category. The same model
+ * read in pieces and after write + re-read. */
+static void legacy_autograd_profiler_format_is_read(void **state)
+{
+    static const char doc[] =
+        "[{\"name\": \"aten::linear\", \"ph\": \"X\", \"ts\": 167, \"dur\": 258, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}}, "
+        "{\"name\": \"aten::addmm\", \"ph\": \"X\", \"ts\": 299, \"dur\": 125, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"args\": {}}, "
+        "{\"name\": \"aten::addmm\", \"ph\": \"s\", \"ts\": 299, \"tid\": 1, "
+        "\"pid\": \"CPU functions\", \"id\": 0, \"cat\": \"cpu_to_cuda\", \"args\": {}}, "
+        "{\"name\": \"gemm_kernel\", \"ph\": \"f\", \"ts\": 310, \"tid\": 1, "
+        "\"pid\": \"CUDA functions\", \"id\": 0, \"cat\": \"cpu_to_cuda\", \"args\": {}}, "
+        "{\"name\": \"gemm_kernel\", \"ph\": \"X\", \"ts\": 310, \"dur\": 40, \"tid\": 1, "
+        "\"pid\": \"CUDA functions\", \"args\": {}}, "
+        "{\"name\": \"aten::relu\", \"ph\": \"X\", \"ts\": 459, \"dur\": 66, \"tid\": 2, "
+        "\"pid\": \"CPU functions\", \"args\": {}}, "
+        "{\"name\": \"rpc_op\", \"ph\": \"X\", \"ts\": 500, \"dur\": 3, "
+        "\"tid\": \" node_id:1, thread_id:4 \", \"pid\": \"CPU functions\", \"args\": {}}, "
+        "{\"name\": \"tagged\", \"ph\": \"X\", \"cat\": \"mine\", \"ts\": 600, \"dur\": 1, "
+        "\"tid\": 1, \"pid\": \"CPU functions\"}]";
+    gp_trace *t = read_text(doc);
+    assert_int_equal(t->stats.by_kind[GP_EV_CPU_OP], 4);
+    assert_int_equal(t->stats.by_kind[GP_EV_KERNEL], 1);
+    assert_int_equal(t->stats.by_kind[GP_EV_OTHER], 1); /* a cat of its own: as before */
+    assert_int_equal(t->stats.unknown_cat, 1);          /* only "mine" */
+    assert_int_equal(t->stats.flow_points, 2);
+    assert_int_equal(t->n_flows, 0); /* launch arrows: no correlation ids to keep them by */
+    const gp_event *k = only_event(t, GP_EV_KERNEL);
+    const gp_track *kt = &t->tracks[k->track];
+    assert_int_equal(kt->kind, GP_TRACK_GPU_STREAM);
+    assert_int_equal(kt->device, 1);
+    assert_int_equal(kt->stream, 0);
+    assert_int_equal(k->ts, 310000);
+    assert_int_equal(k->dur, 40000);
+    assert_int_equal(gp_event_gpu_info(t, k)->device, 1);
+    assert_true(k->flags & GP_EVF_STREAM_FROM_TID); /* no args.stream in the source */
+    int threads = 0;
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        const gp_track *tr = &t->tracks[i];
+        for (size_t j = 0; j < tr->n_events; j++) {
+            const gp_event *e = &tr->events[j];
+            if (e->kind != GP_EV_CPU_OP)
+                continue;
+            const char *name = gp_trace_str(t, e->name);
+            if (strcmp(name, "rpc_op") == 0) { /* a string tid keeps its string */
+                assert_int_equal(tr->kind, GP_TRACK_OTHER);
+                assert_false(tr->pid_is_str);
+                assert_int_equal(tr->pid, 0);
+                assert_string_equal(gp_trace_str(t, tr->tid_str), " node_id:1, thread_id:4 ");
+                continue;
+            }
+            assert_int_equal(tr->kind, GP_TRACK_CPU_THREAD);
+            assert_int_equal(tr->pid, 0);
+            assert_int_equal(tr->tid, strcmp(name, "aten::relu") == 0 ? 2 : 1);
+            threads++;
+        }
+    }
+    assert_int_equal(threads, 3);
+
+    gp_read_opts o = quiet_opts();
+    gp_error err = {0};
+    char why[256];
+    for (size_t piece = 1; piece <= 61; piece += 60) {
+        gp_trace *cut = NULL;
+        assert_int_equal(
+            gp__trace_read_buffer_pieces(doc, sizeof doc - 1, "test.json", &o, piece, &cut, &err),
+            GP_OK);
+        if (!gp_trace_equal(t, cut, why, sizeof why))
+            fail_msg("%zu-byte pieces differ: %s", piece, why);
+        gp_trace_free(cut);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    assert_non_null(fp);
+    assert_int_equal(gp_trace_write_chrome_stream(t, fp, &err), GP_OK);
+    fclose(fp);
+    gp_trace *back = NULL;
+    assert_int_equal(gp_trace_read_buffer(text, len, "back.json", &o, &back, &err), GP_OK);
+    if (!gp_trace_equal(t, back, why, sizeof why))
+        fail_msg("legacy trace after write + read differs: %s", why);
+    gp_trace_free(back);
+    free(text);
+    gp_trace_free(t);
+}
+
 static void bare_array_string_ids_and_stream_minus_one(void **state)
 {
     gp_trace *t = read_text(
@@ -637,6 +727,71 @@ static void stolen_pieces_read_like_one_thread(void **state)
     gp__read_initial_pieces = saved_initial;
 }
 
+/* A legacy autograd-profiler file (bare array, pid "CPU functions" / "CUDA functions", no cat) read
+ * in many pieces on 2-4 threads gives the one-thread model: the format is decided per event from
+ * its pid, so no piece depends on what another saw. */
+static void legacy_format_pieces_read_like_one_thread(void **state)
+{
+    uint64_t saved_min = gp__read_steal_min;
+    size_t saved_initial = gp__read_initial_pieces;
+    gp__read_steal_min = 2048;
+    char path[] = "/tmp/gp_legacy_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    assert_non_null(fp);
+    fputs("[", fp);
+    for (int i = 0; i < 6000; i++) {
+        bool gpu = i % 5 == 4;
+        fprintf(fp,
+                "%s{\"name\": \"%s%d\", \"ph\": \"X\", \"ts\": %d, \"dur\": %d, \"tid\": %d, "
+                "\"pid\": \"%s functions\", \"args\": {}}",
+                i ? ",\n" : "\n", gpu ? "kernel_" : "aten::op", i % 13, i * 3, 1 + i % 7,
+                gpu ? i % 2 : 1 + i % 3, gpu ? "CUDA" : "CPU");
+        if (i % 5 == 3) /* the operator's arrow to the kernel that follows */
+            fprintf(fp,
+                    ",\n{\"name\": \"aten::op\", \"ph\": \"s\", \"ts\": %d, \"tid\": 1, "
+                    "\"pid\": \"CPU functions\", \"id\": %d, \"cat\": \"cpu_to_cuda\", "
+                    "\"args\": {}},\n{\"name\": \"kernel\", \"ph\": \"f\", \"ts\": %d, "
+                    "\"tid\": 0, \"pid\": \"CUDA functions\", \"id\": %d, "
+                    "\"cat\": \"cpu_to_cuda\", \"args\": {}}",
+                    i * 3, i, i * 3 + 3, i);
+    }
+    fputs("\n]\n", fp);
+    fclose(fp);
+    gp_read_opts one = quiet_opts();
+    one.threads = 1;
+    gp_trace *a = NULL;
+    gp_error e1 = {0};
+    assert_int_equal(gp_trace_read(path, &one, &a, &e1), GP_OK);
+    assert_int_equal(a->stats.by_kind[GP_EV_CPU_OP], 4800);
+    assert_int_equal(a->stats.by_kind[GP_EV_KERNEL], 1200);
+    assert_int_equal(a->stats.unknown_cat, 0);
+    assert_int_equal(a->n_flows, 0);
+    for (size_t initial = 2; initial <= 6; initial += 4) {
+        gp__read_initial_pieces = initial;
+        for (int threads = 2; threads <= 4; threads++) {
+            gp_read_opts par = quiet_opts();
+            par.threads = threads;
+            gp_trace *b = NULL;
+            gp_error e2 = {0};
+            assert_int_equal(gp_trace_read(path, &par, &b, &e2), GP_OK);
+            char why[256];
+            if (!gp_trace_equal(a, b, why, sizeof why))
+                fail_msg("%zu cuts, %d threads: differs: %s", initial, threads, why);
+            assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
+            assert_int_equal(a->stats.unknown_cat, b->stats.unknown_cat);
+            assert_int_equal(a->stats.flow_points, b->stats.flow_points);
+            assert_true(b->stats.pieces >= 2);
+            gp_trace_free(b);
+        }
+    }
+    gp_trace_free(a);
+    unlink(path);
+    gp__read_steal_min = saved_min;
+    gp__read_initial_pieces = saved_initial;
+}
+
 static void cpu_only_trace_has_no_gpu(void **state)
 {
     const char *shared = getenv("GP_SHARED_DIR");
@@ -857,6 +1012,7 @@ int main(void)
         cmocka_unit_test(counter_members_are_series),
         cmocka_unit_test(event_arg_int_finds_members),
         cmocka_unit_test(legacy_schema_is_read),
+        cmocka_unit_test(legacy_autograd_profiler_format_is_read),
         cmocka_unit_test(bare_array_string_ids_and_stream_minus_one),
         cmocka_unit_test(suspect_values_are_counted_not_fatal),
         cmocka_unit_test(escapes_and_unicode),
@@ -869,6 +1025,7 @@ int main(void)
         cmocka_unit_test(two_thread_read_gives_the_same_model),
         cmocka_unit_test(two_thread_read_rejects_what_one_thread_rejects),
         cmocka_unit_test(stolen_pieces_read_like_one_thread),
+        cmocka_unit_test(legacy_format_pieces_read_like_one_thread),
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
