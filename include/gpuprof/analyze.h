@@ -251,6 +251,11 @@ typedef enum gp_suggestion_type {
 } gp_suggestion_type;
 
 GP_EXTERN const char *gp_priority_name(gp_priority p);
+/* Writes the ranks of a finding as text into buf (size cap, always NUL-terminated): "rank 3",
+ * "ranks 0-7", "ranks 0-3, 5" (runs of consecutive ranks joined by dash, e.g. "-" or an en dash),
+ * "job" when n is 0. ranks ascending. */
+GP_EXTERN void gp_ranks_format(const int32_t *ranks, size_t n, const char *dash, char *buf,
+                               size_t cap);
 GP_EXTERN const char *gp_suggestion_type_name(gp_suggestion_type t);
 
 /* One figure behind a finding. */
@@ -260,10 +265,14 @@ typedef struct gp_evidence {
     char unit[8]; /* "%", "us", "count", "GB", ... */
 } gp_evidence;
 
-/* A bottleneck with its evidence and a suggestion. */
+/* A bottleneck with its evidence and a suggestion. A rule that fires on several ranks gives one
+ * finding naming them all (ranks); its title, evidence, gain and priority are the worst rank's
+ * (the largest gain; then the higher priority; then the lower rank), and rank is that rank. */
 typedef struct gp_finding {
     const char *rule; /* stable id: "launch_bound", "small_kernels", ... */
-    int32_t rank;     /* -1 for the job */
+    int32_t rank;     /* the rank whose evidence is shown; -1 for the job */
+    int32_t *ranks;   /* every rank it holds on, ascending; owned by the analysis (read-only) */
+    size_t n_ranks;   /* 0 for a job-level finding */
     char title[160];
     gp_evidence evidence[6];
     size_t n_evidence;

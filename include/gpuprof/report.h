@@ -192,8 +192,10 @@ typedef struct gp_dash_bar {
     double frac2;  /* calls / most calls */
 } gp_dash_bar;
 
-/* Everything the dashboard shows, computed before rendering. Statistics come from the summary
- * (gp_summary_compute) and the timeline; this struct only selects and lays them out. */
+/* Everything the dashboard shows, computed before rendering. Per-name statistics come from the
+ * summary (gp_summary_compute), busy figures from the analysis; dashboard.c computes the job-level
+ * figures and the partitions the charts draw, the renderer only formats them. */
+enum { GP_DASH_NAME_CAP = 96 }; /* bytes per short name in op_names / top_names */
 typedef struct gp_dashboard {
     gp_trace *const *traces;
     size_t n_traces;
@@ -201,21 +203,37 @@ typedef struct gp_dashboard {
     const gp_timeline *timeline; /* compact timeline (not owned) */
     const gp_analysis *analysis; /* bottlenecks and suggestions, memory peak (not owned; may be
                                     NULL: the page then says the panel is unavailable) */
+    /* The job's span: earliest start to latest end over every rank, on the traces' common clock
+     * (one trace: its span). Never a sum over ranks. */
     gp_ns span;
     uint64_t operations;        /* events with a duration (summary calls over all kinds) */
     uint64_t unique_operations; /* distinct (kind, name): summary rows */
+    /* GPU busy: the union of GPU work (analysis temporal: compute + non-compute) of each rank,
+     * summed over the ranks (gpu_busy true); without an analysis, the summed durations of kernels,
+     * memcpys and memsets (gpu_busy false). */
     gp_ns gpu_time;
+    bool gpu_busy;
     double peak_memory;  /* bytes (the analysis' peak memory); < 0 when unknown */
     char peak_note[256]; /* where the peak was (device, time, what ran), from the analysis */
-    /* time distribution: one stacked segment per event kind with time */
+    /* Time distribution: CPU thread time (self) per event kind, summed over every CPU thread of
+     * every rank (gp_track_self_times), one stacked segment per kind with time; fractions are of
+     * thread_time, their sum, so the segments partition it. */
     gp_dash_bar dist[GP_EV_KIND_COUNT];
     size_t n_dist;
+    gp_ns thread_time;
     /* per-operation bars: the top operations by total time, mean time and calls */
     gp_dash_bar ops[15];
     size_t n_ops;
-    /* GPU compute (kernels) / transfer (memcpy+memset) / CPU (CPU active minus runtime calls) /
-     * overhead (runtime + driver + sync + profiler overhead) */
-    gp_dash_bar stack[4];
+    /* short names, unique within the chart (gp_shorten_names_unique): op_names[i] for ops[i]
+     * (48 characters), top_names + i * GP_DASH_NAME_CAP for summary->top[i] (80 characters) */
+    char op_names[15][GP_DASH_NAME_CAP];
+    char *top_names;
+    /* The GPU span (first to last GPU work of each rank, summed over ranks: the analysis'
+     * temporal kernel_time) split into compute / other GPU work (communication, memory, not under
+     * compute) / idle; fractions of gpu_span. n_gpu_split 0 without an analysis or GPU work. */
+    gp_dash_bar gpu_split[3];
+    size_t n_gpu_split;
+    gp_ns gpu_span;
     /* memory over time of the device with the highest peak: points as fractions of the chart
      * (x: time over the span, y: bytes over the peak), at most 600 (the highest per bucket) */
     double *mem_x, *mem_y;
@@ -224,9 +242,11 @@ typedef struct gp_dashboard {
 } gp_dashboard;
 
 /* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
- * may be NULL) their analysis. Rows and figures are used as they are (no statistics are computed
- * here): peak memory and findings come from the analysis (without one they are absent). The
- * inputs must outlive the result. *out owned by the caller (gp_dashboard_free). */
+ * may be NULL) their analysis. Per-name rows come from the summary; the job's span, the CPU
+ * thread self time per kind and the GPU span split are computed here from the traces and the
+ * analysis (see gp_dashboard); peak memory and findings come from the analysis (without one they
+ * are absent). The inputs must outlive the result. *out owned by the caller
+ * (gp_dashboard_free). GP_ENOMEM. */
 GP_EXTERN gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
                                        const gp_timeline *tl, const gp_analysis *a,
                                        gp_dashboard **out) GP_WARN_UNUSED;

@@ -87,6 +87,20 @@ GP_EXTERN gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_
  *   -> "native::vectorized_elementwise_kernel<...>". */
 GP_EXTERN void gp_shorten_name(const char *name, size_t width, char *out, size_t cap);
 
+/* Short forms of a set of names shown together (the rows of one table, chart or finding list):
+ * gp_shorten_name of each, except that two different names never get the same short form. Where
+ * shortening makes different names equal, each is shown from its long form (the name without a
+ * "void " return type and the trailing argument list) around the part that tells it from the most
+ * similar other name: the differing template argument, the dropped prefix such as
+ * "autograd::engine::evaluate_function: "; whatever still collides gets "#2", "#3"... in input
+ * order. Equal names get equal short forms. Each short form fits width characters (when width >=
+ * 16). out holds n * cap bytes: the short form of names[i] is the NUL-terminated string at
+ * out + i * cap (a NULL name counts as ""). Allocates a scratch index of n entries and frees it:
+ * GP_ENOMEM; GP_EINVAL when cap is 0 and n is not. Cost O(n log n) plus O(k^2) per group of k
+ * colliding names. */
+GP_EXTERN gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t width,
+                                            char *out, size_t cap) GP_WARN_UNUSED;
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * priority. Every rule and formula is listed in docs/analyses.md ("Bottlenecks and suggestions").
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,33 @@ const char *gp_suggestion_type_name(gp_suggestion_type t)
     static const char *names[] = {"routing", "batching",  "memory",
                                   "caching", "algorithm", "parallelization"};
     return (unsigned)t < 6 ? names[t] : "unknown";
+}
+
+void gp_ranks_format(const int32_t *ranks, size_t n, const char *dash, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    if (n == 0) {
+        snprintf(buf, cap, "job");
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "%s", n == 1 ? "rank " : "ranks ");
+    for (size_t i = 0; i < n && len < cap;) {
+        size_t j = i;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        int w;
+        if (j == i)
+            w = snprintf(buf + len, cap - len, "%s%d", i ? ", " : "", (int)ranks[i]);
+        else
+            w = snprintf(buf + len, cap - len, "%s%d%s%d", i ? ", " : "", (int)ranks[i],
+                         j == i + 1 ? ", " : dash, (int)ranks[j]);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+        i = j + 1;
+    }
 }
 
 static gp_status add_straggler(gp_analysis *a, size_t *cap, int32_t rank, const char *metric,
@@ -113,6 +141,26 @@ static void ev_add(gp_finding *f, const char *name, double value, const char *un
 }
 
 #define US(ns) ((double)(ns) / 1000.0)
+
+/* The short name of the rank's low-occupancy kernel, unique among the rank's top kernels. */
+static gp_status low_occ_name(const gp_rank_analysis *r, char *out, size_t cap)
+{
+    enum { CAP = 64 };
+    const char **names = malloc((r->n_kernels + 1) * sizeof(*names));
+    char *shortn = malloc((r->n_kernels + 1) * CAP);
+    gp_status st = names && shortn ? GP_OK : GP_ENOMEM;
+    if (st == GP_OK) {
+        names[0] = r->low_occ_kernel;
+        for (size_t k = 0; k < r->n_kernels; k++)
+            names[k + 1] = r->kernels[k].name;
+        st = gp_shorten_names_unique(names, r->n_kernels + 1, 48, shortn, CAP);
+    }
+    if (st == GP_OK)
+        snprintf(out, cap, "%s", shortn);
+    free(names);
+    free(shortn);
+    return st;
+}
 
 static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analysis *r)
 {
@@ -233,8 +281,11 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         (double)r->low_occ_time >= 0.05 * (double)r->kernels_time) {
         if (!(f = add_finding(a, cap, "low_occupancy", r->rank)))
             return GP_ENOMEM;
+        /* shortened among the rank's top kernels, so that it reads as its row there */
         char shortname[64];
-        gp_shorten_name(r->low_occ_kernel, 48, shortname, sizeof(shortname));
+        gp_status st = low_occ_name(r, shortname, sizeof(shortname));
+        if (st != GP_OK)
+            return st;
         snprintf(f->title, sizeof(f->title), "Hot kernel %s runs at %.0f%% occupancy", shortname,
                  r->low_occ_pct);
         ev_add(f, "occupancy", r->low_occ_pct, "%");
@@ -284,6 +335,67 @@ static int cmp_finding(const void *pa, const void *pb)
     return a->rank - b->rank;
 }
 
+/* Findings of one kind: the same rule (for stragglers, the same metric). */
+static bool same_kind(const gp_finding *a, const gp_finding *b)
+{
+    if (strcmp(a->rule, b->rule) != 0)
+        return false;
+    return strcmp(a->rule, "straggler") != 0 ||
+           strcmp(a->evidence[0].name, b->evidence[0].name) == 0;
+}
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* One finding per kind: the findings of several ranks merge into the worst one (cmp_finding
+ * order), which lists every rank. Every finding of a rank gets its ranks array. */
+static gp_status merge_ranks(gp_analysis *a)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n_findings; i++) {
+        gp_finding *f = &a->findings[i];
+        gp_finding *into = NULL;
+        for (size_t k = 0; k < kept && !into; k++)
+            if (same_kind(&a->findings[k], f))
+                into = &a->findings[k];
+        if (!into) {
+            gp_finding *dst = &a->findings[kept++];
+            if (dst != f)
+                *dst = *f;
+            dst->ranks = NULL;
+            dst->n_ranks = 0;
+            if (dst->rank >= 0) {
+                dst->ranks = malloc(a->n_ranks * sizeof *dst->ranks + sizeof *dst->ranks);
+                if (!dst->ranks) {
+                    a->n_findings = kept;
+                    return GP_ENOMEM;
+                }
+                dst->ranks[dst->n_ranks++] = dst->rank;
+            }
+            continue;
+        }
+        int32_t *ranks = into->ranks;
+        size_t n = into->n_ranks;
+        bool known = false;
+        for (size_t k = 0; k < n; k++)
+            known |= ranks[k] == f->rank;
+        if (!known && ranks && n < a->n_ranks + 1)
+            ranks[n++] = f->rank;
+        if (cmp_finding(f, into) < 0)
+            *into = *f; /* the worse rank's title, evidence, gain and priority */
+        into->ranks = ranks;
+        into->n_ranks = n;
+    }
+    a->n_findings = kept;
+    for (size_t k = 0; k < kept; k++)
+        if (a->findings[k].n_ranks > 1)
+            qsort(a->findings[k].ranks, a->findings[k].n_ranks, sizeof(int32_t), cmp_rank);
+    return GP_OK;
+}
+
 gp_status gp__analyze_advise(gp_analysis *a)
 {
     gp_status st = stragglers(a);
@@ -301,8 +413,8 @@ gp_status gp__analyze_advise(gp_analysis *a)
                 r = &a->ranks[k];
         bool pct = strcmp(s->metric, "idle_pct") == 0;
         snprintf(f->title, sizeof(f->title),
-                 "Rank %d stands out: %s %.1f%s against a median of %.1f%s", s->rank, s->metric,
-                 pct ? s->value : s->value / 1000.0, pct ? "%" : " us",
+                 "Out of step with the other ranks: %s %.1f%s against a median of %.1f%s",
+                 s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : " us",
                  pct ? s->median : s->median / 1000.0, pct ? "%" : " us");
         ev_add(f, s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : "us");
         ev_add(f, "median", pct ? s->median : s->median / 1000.0, pct ? "%" : "us");
@@ -317,5 +429,7 @@ gp_status gp__analyze_advise(gp_analysis *a)
     }
     if (st == GP_OK && a->n_findings > 1)
         qsort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);
+    if (st == GP_OK)
+        st = merge_ranks(a);
     return st;
 }

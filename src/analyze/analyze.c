@@ -80,6 +80,8 @@ void gp_analysis_free(gp_analysis *a)
     free(a->ranks);
     free(a->types);
     free(a->stragglers);
+    for (size_t i = 0; i < a->n_findings; i++)
+        free(a->findings[i].ranks);
     free(a->findings);
     free(a);
 }

@@ -181,7 +181,7 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
                     a->stragglers[i].value, a->stragglers[i].median);
         break;
     case GP_AT_FINDINGS:
-        fprintf(fp, "rule,rank,priority,type,estimated_gain_ns,title,suggestion\n");
+        fprintf(fp, "rule,rank,priority,type,estimated_gain_ns,title,suggestion,ranks\n");
         for (size_t i = 0; i < a->n_findings; i++) {
             const gp_finding *f = &a->findings[i];
             fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
@@ -189,6 +189,10 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
             gp__csv_field(fp, f->title);
             fputc(',', fp);
             gp__csv_field(fp, f->suggestion);
+            char who[256];
+            gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
+            fputc(',', fp);
+            gp__csv_field(fp, who);
             fputc('\n', fp);
         }
         break;

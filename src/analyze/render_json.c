@@ -371,6 +371,11 @@ static void findings(gp__jw *w, const gp_analysis *a)
         gp__jw_obj_begin(w);
         gp__jw_kv_str(w, "rule", f->rule);
         gp__jw_kv_int(w, "rank", f->rank);
+        gp__jw_key(w, "ranks");
+        gp__jw_arr_begin(w);
+        for (size_t k = 0; k < f->n_ranks; k++)
+            gp__jw_int(w, f->ranks[k]);
+        gp__jw_arr_end(w);
         gp__jw_kv_str(w, "title", f->title);
         gp__jw_kv_str(w, "type", gp_suggestion_type_name(f->type));
         gp__jw_kv_str(w, "priority", gp_priority_name(f->priority));

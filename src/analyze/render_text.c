@@ -1,5 +1,6 @@
 /* Fixed-width text tables of gp_analysis (the default output of `gpuprof analyze`). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
@@ -78,23 +79,40 @@ static void types(FILE *fp, const gp_analysis *a)
                 a->types[i].pct);
 }
 
-static void kernels(FILE *fp, const gp_analysis *a)
+enum { KNAME_CAP = 48 };
+
+static gp_status kernels(FILE *fp, const gp_analysis *a)
 {
     heading(fp, "TOP KERNELS (per rank and type; the rest folded into \"others\")");
     fprintf(fp, "%5s %-13s %-44s %8s %12s %10s %10s %10s\n", "rank", "type", "name", "count",
             "sum_ms", "mean_us", "min_us", "max_us");
-    for (size_t i = 0; i < a->n_ranks; i++) {
+    /* one set of short names for the whole table: different kernels never look the same */
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_ranks; i++)
+        n += a->ranks[i].n_kernels;
+    const char **names = malloc((n + 1) * sizeof *names);
+    char *shortn = malloc((n + 1) * KNAME_CAP);
+    gp_status st = names && shortn ? GP_OK : GP_ENOMEM;
+    size_t j = 0;
+    for (size_t i = 0; st == GP_OK && i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_kernels; k++)
+            names[j++] = a->ranks[i].kernels[k].name;
+    if (st == GP_OK)
+        st = gp_shorten_names_unique(names, n, 44, shortn, KNAME_CAP);
+    j = 0;
+    for (size_t i = 0; st == GP_OK && i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
         for (size_t k = 0; k < r->n_kernels; k++) {
             const gp_kernel_row *row = &r->kernels[k];
-            char name[48];
-            gp_shorten_name(row->name, 44, name, sizeof(name));
             fprintf(fp, "%5d %-13s %-44s %8llu %12.3f %10.1f %10.1f %10.1f\n", row->rank,
-                    gp_kernel_type_name(row->type), name, (unsigned long long)row->count,
-                    MS(row->sum), row->mean / 1000.0, (double)row->min / 1000.0,
-                    (double)row->max / 1000.0);
+                    gp_kernel_type_name(row->type), shortn + KNAME_CAP * j++,
+                    (unsigned long long)row->count, MS(row->sum), row->mean / 1000.0,
+                    (double)row->min / 1000.0, (double)row->max / 1000.0);
         }
     }
+    free(names);
+    free(shortn);
+    return st;
 }
 
 static void overlap(FILE *fp, const gp_analysis *a)
@@ -249,8 +267,12 @@ static void findings(FILE *fp, const gp_analysis *a)
         fprintf(fp, "No bottleneck rule fired.\n");
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];
-        fprintf(fp, "%zu. [%s/%s] rank %d: %s\n", i + 1, gp_priority_name(f->priority),
-                gp_suggestion_type_name(f->type), f->rank, f->title);
+        char who[256];
+        gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
+        fprintf(fp, "%zu. [%s/%s] %s: %s\n", i + 1, gp_priority_name(f->priority),
+                gp_suggestion_type_name(f->type), who, f->title);
+        if (f->n_ranks > 1)
+            fprintf(fp, "   (evidence and gain of rank %d, the worst)\n", f->rank);
         fprintf(fp, "   estimated gain: %.3f ms; evidence:", MS(f->gain_ns));
         for (size_t k = 0; k < f->n_evidence; k++)
             fprintf(fp, "%s %s=%.4g%s", k ? "," : "", f->evidence[k].name, f->evidence[k].value,
@@ -280,8 +302,11 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
         idle(fp, a);
     if (WANT(GP_AT_TYPES))
         types(fp, a);
-    if (WANT(GP_AT_KERNELS))
-        kernels(fp, a);
+    if (WANT(GP_AT_KERNELS)) {
+        gp_status st = kernels(fp, a);
+        if (st != GP_OK)
+            return st;
+    }
     if (WANT(GP_AT_OVERLAP))
         overlap(fp, a);
     if (WANT(GP_AT_LAUNCH))

@@ -1,7 +1,8 @@
 /* Dashboard model-to-view: picks the figures, charts and tables of report.html out of the
- * summary (per-name statistics), the timeline (busy figures, memory rows) and the analysis (peak
- * memory, findings), and lays the charts out as fractions. No statistics are computed here;
- * dashboard_html.c formats the result. */
+ * summary (per-name statistics), the timeline (memory rows) and the analysis (GPU busy and idle,
+ * peak memory, findings), computes the job-level figures (the job's span, CPU thread self time
+ * per kind) and lays the charts out as fractions of partitions. dashboard_html.c formats the
+ * result and computes nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,110 @@ static const gp_peak_memory *job_peak(gp_dashboard *d, const gp_analysis *a)
     return p;
 }
 
+/* The job's span: earliest start to latest end over the traces (empty traces left out). */
+static gp_ns job_span(gp_trace *const *traces, size_t n)
+{
+    gp_ns lo = 0, hi = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (gp_trace_event_count(traces[i]) == 0)
+            continue;
+        gp_ns s, e;
+        gp_trace_span(traces[i], &s, &e);
+        if (!any || s < lo)
+            lo = s;
+        if (!any || e > hi)
+            hi = e;
+        any = true;
+    }
+    return hi - lo;
+}
+
+/* CPU thread time (self) per kind, summed over every CPU thread of every trace. */
+static gp_status thread_self_time(gp_trace *const *traces, size_t n, gp_ns *per_kind)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < traces[i]->n_tracks; k++)
+            most = GP_MAX(most, traces[i]->tracks[k].n_events);
+    if (most == 0)
+        return GP_OK;
+    gp_ns *self = malloc(most * sizeof *self);
+    if (!self)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        for (size_t k = 0; k < traces[i]->n_tracks && st == GP_OK; k++) {
+            const gp_track *tr = &traces[i]->tracks[k];
+            if (tr->kind != GP_TRACK_CPU_THREAD || tr->n_events == 0)
+                continue;
+            st = gp_track_self_times(tr, self);
+            for (size_t e = 0; st == GP_OK && e < tr->n_events; e++) {
+                gp_event_kind kind = (gp_event_kind)tr->events[e].kind;
+                if (gp_event_kind_has_duration(kind) && !gp_event_kind_is_gpu(kind))
+                    per_kind[kind] += self[e];
+            }
+        }
+    free(self);
+    return st;
+}
+
+/* The GPU span split of the analysis (temporal breakdown, summed over ranks with GPU work). */
+static void gpu_split(gp_dashboard *d, const gp_analysis *a)
+{
+    gp_ns comp = 0, non = 0, idle = 0, span = 0;
+    bool any = false;
+    for (size_t i = 0; a && i < a->n_ranks; i++) {
+        const gp_temporal *t = &a->ranks[i].temporal;
+        if (!t->valid)
+            continue;
+        comp += t->compute;
+        non += t->non_compute;
+        idle += t->idle;
+        span += t->kernel_time;
+        any = true;
+    }
+    if (!any)
+        return;
+    d->gpu_time = comp + non;
+    d->gpu_busy = true;
+    d->gpu_span = span;
+    static const char *names[3] = {"compute", "other GPU work", "idle"};
+    gp_ns v[3] = {comp, non, idle};
+    double x = 0;
+    for (int i = 0; i < 3; i++) {
+        gp_dash_bar *b = &d->gpu_split[d->n_gpu_split++];
+        b->label = names[i];
+        b->kind = GP_EV_KIND_COUNT;
+        b->value = (double)v[i];
+        b->x = x;
+        b->frac = span > 0 ? (double)v[i] / (double)span : 0;
+        x += b->frac;
+    }
+}
+
+/* Unique short names of the top operations: width 48 for the chart, 80 for the list. */
+static gp_status short_names(gp_dashboard *d, const gp_summary *s)
+{
+    if (s->n_top == 0)
+        return GP_OK;
+    const char **names = malloc(s->n_top * sizeof *names);
+    char *ops = malloc(s->n_top * GP_DASH_NAME_CAP);
+    d->top_names = malloc(s->n_top * GP_DASH_NAME_CAP);
+    gp_status st = names && ops && d->top_names ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; st == GP_OK && i < s->n_top; i++)
+        names[i] = s->top[i].name;
+    if (st == GP_OK)
+        st = gp_shorten_names_unique(names, s->n_top, 48, ops, GP_DASH_NAME_CAP);
+    if (st == GP_OK)
+        st = gp_shorten_names_unique(names, s->n_top, 80, d->top_names, GP_DASH_NAME_CAP);
+    for (size_t i = 0; st == GP_OK && i < d->n_ops; i++)
+        memcpy(d->op_names[i], ops + i * GP_DASH_NAME_CAP, GP_DASH_NAME_CAP);
+    free(names);
+    free(ops);
+    return st;
+}
+
 gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
                              const gp_timeline *tl, const gp_analysis *a, gp_dashboard **out)
 {
@@ -97,29 +202,31 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     d->summary = s;
     d->timeline = tl;
     d->analysis = a;
-    d->span = s->span;
+    d->span = job_span(traces, n);
     d->gpu_time = s->gpu_time;
-    gp_ns kind_sum = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         const gp_kind_summary *ks = &s->kinds[k];
         if (!gp_event_kind_has_duration((gp_event_kind)k))
             continue;
         d->operations += ks->calls;
         d->unique_operations += ks->n_rows;
-        if (ks->total > 0)
-            kind_sum += ks->total;
     }
+    gp_ns self[GP_EV_KIND_COUNT] = {0};
+    gp_status st = thread_self_time(traces, n, self);
+    if (st != GP_OK)
+        goto fail;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        d->thread_time += self[k];
     double x = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-        const gp_kind_summary *ks = &s->kinds[k];
-        if (!gp_event_kind_has_duration((gp_event_kind)k) || ks->total <= 0)
+        if (self[k] <= 0)
             continue;
         gp_dash_bar *b = &d->dist[d->n_dist++];
         b->label = gp_event_kind_name((gp_event_kind)k);
         b->kind = (gp_event_kind)k;
-        b->value = (double)ks->total;
+        b->value = (double)self[k];
         b->x = x;
-        b->frac = (double)ks->total / (double)kind_sum;
+        b->frac = (double)self[k] / (double)d->thread_time;
         x += b->frac;
     }
     /* Per-operation bars: the summary's bottleneck list (GPU kinds, or CPU kinds without GPU). */
@@ -140,35 +247,19 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
         d->ops[i].frac = max_mean > 0 ? d->ops[i].value / max_mean : 0;
         d->ops[i].frac2 = max_calls > 0 ? d->ops[i].value2 / max_calls : 0;
     }
-    gp_ns kern = s->kinds[GP_EV_KERNEL].total;
-    gp_ns xfer = s->kinds[GP_EV_MEMCPY].total + s->kinds[GP_EV_MEMSET].total;
-    gp_ns rt = s->kinds[GP_EV_RUNTIME].total + s->kinds[GP_EV_DRIVER].total;
-    gp_ns over = rt + s->kinds[GP_EV_SYNC].total + s->kinds[GP_EV_OVERHEAD].total;
-    gp_ns cpu = tl ? tl->cpu_active - rt : 0;
-    if (cpu < 0)
-        cpu = 0;
-    static const char *stack_names[4] = {"GPU compute", "transfer", "CPU", "overhead"};
-    gp_ns stack_v[4] = {kern, xfer, cpu, over};
-    gp_ns stack_sum = kern + xfer + cpu + over;
-    x = 0;
-    for (int i = 0; i < 4; i++) {
-        gp_dash_bar *b = &d->stack[i];
-        b->label = stack_names[i];
-        b->kind = GP_EV_KIND_COUNT;
-        b->value = (double)stack_v[i];
-        b->x = x;
-        b->frac = stack_sum > 0 ? (double)stack_v[i] / (double)stack_sum : 0;
-        x += b->frac;
-    }
+    if ((st = short_names(d, s)) != GP_OK)
+        goto fail;
+    gpu_split(d, a);
     d->peak_memory = -1;
     const gp_peak_memory *pk = job_peak(d, a);
-    gp_status st = tl && pk ? memory_chart(d, tl, pk) : GP_OK;
-    if (st != GP_OK) {
-        gp_dashboard_free(d);
-        return st;
-    }
+    st = tl && pk ? memory_chart(d, tl, pk) : GP_OK;
+    if (st != GP_OK)
+        goto fail;
     *out = d;
     return GP_OK;
+fail:
+    gp_dashboard_free(d);
+    return st;
 }
 
 void gp_dashboard_free(gp_dashboard *d)
@@ -177,5 +268,6 @@ void gp_dashboard_free(gp_dashboard *d)
         return;
     free(d->mem_x);
     free(d->mem_y);
+    free(d->top_names);
     free(d);
 }

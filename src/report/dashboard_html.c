@@ -10,7 +10,7 @@ static const char *const kind_fill[GP_EV_KIND_COUNT + 1] = {
     "#e8833a", "#d9a13b", "#9bd17a", "#e3c84f", "#a0a0a0", "#bdbdbd",
     "#4caf50", "#4a90d9", "#7fb3e6", "#e06666", "#9467bd", "#c27ba0",
     "#17becf", "#8c564b", "#cccccc", "#999999", "#666666"};
-static const char *const stack_fill[4] = {"#4caf50", "#4a90d9", "#e8833a", "#a0a0a0"};
+static const char *const split_fill[3] = {"#4caf50", "#4a90d9", "#d9d9d9"};
 
 static void dur(FILE *fp, gp_ns ns)
 {
@@ -66,12 +66,10 @@ static void op_bars(FILE *fp, const gp_dashboard *d)
           fp);
     for (size_t i = 0; i < d->n_ops; i++) {
         const gp_dash_bar *b = &d->ops[i];
-        char shortn[64];
-        gp_shorten_name(b->label, 48, shortn, sizeof shortn);
         fputs("<tr><td class=\"gp-name\" title=\"", fp);
         gp__html_str(fp, b->label);
         fputs("\">", fp);
-        gp__html_str(fp, shortn);
+        gp__html_str(fp, d->op_names[i]);
         fprintf(fp,
                 "</td><td><div class=\"gp-track\"><div class=\"gp-bar\" "
                 "style=\"width:%.1f%%;background:%s\"></div></div><span>",
@@ -143,8 +141,15 @@ static void findings(FILE *fp, const gp_analysis *a)
                 gp_priority_name(f->priority), gp_priority_name(f->priority));
         gp__html_str(fp, f->title);
         fputs("</b>", fp);
-        if (f->rank >= 0)
-            fprintf(fp, " <span class=\"gp-kind\">rank %d</span>", (int)f->rank);
+        if (f->n_ranks > 0) {
+            char who[256];
+            gp_ranks_format(f->ranks, f->n_ranks, "\xe2\x80\x93", who, sizeof who);
+            fputs(" <span class=\"gp-kind gp-ranks\">", fp);
+            gp__html_str(fp, who);
+            if (f->n_ranks > 1)
+                fprintf(fp, " (evidence: rank %d, the worst)", (int)f->rank);
+            fputs("</span>", fp);
+        }
         if (f->gain_ns > 0) {
             fputs(" <span class=\"gp-gain\">up to ", fp);
             dur(fp, f->gain_ns);
@@ -166,8 +171,9 @@ static void findings(FILE *fp, const gp_analysis *a)
     fputs("</ol>\n", fp);
 }
 
-static void bottlenecks(FILE *fp, const gp_summary *s)
+static void bottlenecks(FILE *fp, const gp_dashboard *d)
 {
+    const gp_summary *s = d->summary;
     if (s->n_top == 0) {
         fputs("<p class=\"gp-na\">No operations.</p>\n", fp);
         return;
@@ -175,12 +181,10 @@ static void bottlenecks(FILE *fp, const gp_summary *s)
     fputs("<ol class=\"gp-top\" id=\"gp-top\">\n", fp);
     for (size_t i = 0; i < s->n_top; i++) {
         const gp_name_stats *r = &s->top[i];
-        char shortn[96];
-        gp_shorten_name(r->name, 80, shortn, sizeof shortn);
         fputs("<li><span class=\"gp-name\" title=\"", fp);
         gp__html_str(fp, r->name);
         fputs("\">", fp);
-        gp__html_str(fp, shortn);
+        gp__html_str(fp, d->top_names + i * GP_DASH_NAME_CAP);
         fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
         fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
@@ -245,32 +249,61 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
             "</h1>\n<p class=\"gp-sub\">%zu trace%s &middot; gpuprof " GP_VERSION_STRING
             "</p>\n</header>\n<main>\n<section class=\"gp-cards\">\n",
             d->n_traces, d->n_traces == 1 ? "" : "s (ranks)");
-    char v[64];
+    char v[64], ranks[48] = "";
+    if (d->n_traces > 1)
+        snprintf(ranks, sizeof ranks, ", %zu ranks summed", d->n_traces);
     gp__fmt_dur(v, sizeof v, d->span);
-    card(fp, "gp-total-time", "total time", v);
+    card(fp, "gp-total-time", d->n_traces > 1 ? "total time (job span)" : "total time", v);
     snprintf(v, sizeof v, "%llu", (unsigned long long)d->operations);
     card(fp, "gp-operations", "operations", v);
     snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
     card(fp, "gp-unique", "unique operations", v);
+    char label[96];
     if (d->summary->has_gpu)
         gp__fmt_dur(v, sizeof v, d->gpu_time);
     else
         snprintf(v, sizeof v, "n/a (no GPU work)");
-    card(fp, "gp-gpu-time", "GPU time", v);
+    snprintf(label, sizeof label, "%s%s", d->gpu_busy ? "GPU busy" : "GPU time (summed)",
+             d->n_traces > 1 ? ranks : "");
+    card(fp, "gp-gpu-time", label, v);
     if (d->peak_memory >= 0)
         gp__fmt_bytes(v, sizeof v, d->peak_memory);
     else
         snprintf(v, sizeof v, "n/a");
     card(fp, "gp-peak-mem", "peak memory", v);
-    fputs("</section>\n<section><h2>Time distribution by kind</h2>\n", fp);
-    stacked_bar(fp, "gp-dist", d->dist, d->n_dist, kind_fill, true);
-    fputs("</section>\n<section><h2>GPU / CPU / transfer / overhead</h2>\n", fp);
-    stacked_bar(fp, "gp-split", d->stack, 4, stack_fill, false);
-    fputs("<p class=\"gp-note\">GPU compute: kernels; transfer: memcpy and memset; CPU: time a "
-          "CPU thread is busy outside runtime calls; overhead: runtime and driver calls, "
-          "synchronization and profiler overhead. Summed durations, so parallel streams count "
-          "more than once.</p>\n</section>\n<section class=\"gp-half\"><h2>Top operations: mean "
-          "time and calls</h2>\n",
+    char tt[32];
+    gp__fmt_dur(tt, sizeof tt, d->thread_time);
+    fprintf(fp,
+            "</section>\n<section><h2>CPU thread time (self) by kind</h2>\n<p class=\"gp-sub\" "
+            "id=\"gp-dist-total\">thread time (self) <b>%s</b>, summed over CPU threads%s</p>\n",
+            tt, ranks);
+    if (d->n_dist)
+        stacked_bar(fp, "gp-dist", d->dist, d->n_dist, kind_fill, true);
+    else
+        fputs("<p class=\"gp-na\">No CPU thread time in this trace.</p>\n", fp);
+    fputs("<p class=\"gp-note\">Self time: each event's duration minus the events nested in it on "
+          "its thread, so nested annotations, Python frames and ops are counted once; shares "
+          "are of the sum.</p>\n</section>\n<section><h2>GPU: compute / other work / "
+          "idle</h2>\n",
+          fp);
+    if (d->n_gpu_split) {
+        char gs[32];
+        gp__fmt_dur(gs, sizeof gs, d->gpu_span);
+        fprintf(fp,
+                "<p class=\"gp-sub\" id=\"gp-gpu-span\">GPU span <b>%s</b> (first to last GPU "
+                "work%s)</p>\n",
+                gs, d->n_traces > 1 ? " of each rank, summed over ranks" : "");
+        stacked_bar(fp, "gp-split", d->gpu_split, d->n_gpu_split, split_fill, false);
+        fputs("<p class=\"gp-note\">From the analysis' temporal breakdown: compute is the union "
+              "of computation kernels; other GPU work the rest of the union of kernels, memcpys "
+              "and memsets (communication, memory); idle no GPU work. Shares of the GPU "
+              "span.</p>\n",
+              fp);
+    } else {
+        fputs("<p class=\"gp-na\" id=\"gp-split-na\">No GPU work analysed.</p>\n", fp);
+    }
+    fputs("</section>\n<section class=\"gp-half\"><h2>Top operations: mean time and "
+          "calls</h2>\n",
           fp);
     op_bars(fp, d);
     fputs("</section>\n<section class=\"gp-half\"><h2>Memory over time</h2>\n", fp);
@@ -278,7 +311,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     fputs("</section>\n<section><h2>Bottlenecks and suggestions</h2>\n", fp);
     findings(fp, d->analysis);
     fputs("<h3>Top operations by total time</h3>\n", fp);
-    bottlenecks(fp, d->summary);
+    bottlenecks(fp, d);
     fputs("</section>\n<section class=\"gp-tl-section\"><h2>Timeline</h2>\n", fp);
     if (d->timeline) {
         char ca[32], ga[32], ov[32];
@@ -287,11 +320,11 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
         gp__fmt_dur(ov, sizeof ov, d->timeline->overlap);
         fprintf(fp,
                 "<p class=\"gp-figs\"><span>CPU active <b>%s</b></span> <span>GPU active "
-                "<b>%s</b></span> <span>overlap <b>%s</b></span> <span class=\"gp-help\">top "
+                "<b>%s</b></span> <span>overlap <b>%s</b>%s</span> <span class=\"gp-help\">top "
                 "two nesting levels; drag: pan, wheel: zoom, click: details</span></p>\n"
                 "<div id=\"gp-tl\" class=\"gp-tl gp-tl-compact\" data-src=\"gp-tl-data\"></div>\n"
                 "<pre id=\"gp-tl-details\" class=\"gp-tl-details\"></pre>\n",
-                ca, ga, ov);
+                ca, ga, ov, ranks);
         gp_status s = gp__timeline_data_script(d->timeline, "gp-tl-data", fp);
         if (s != GP_OK)
             return s;

@@ -1,5 +1,7 @@
 /* Readable short forms of long (demangled C++) names for fixed-width tables. */
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuprof/summary.h"
@@ -112,4 +114,224 @@ void gp_shorten_name(const char *name, size_t width, char *out, size_t cap)
         return;
     }
     elide(keep, klen, width, out, cap);
+}
+
+/* ---- unique short names for a set ------------------------------------------------------------ */
+
+/* The long form a colliding name is shown from: the name without a leading "void " return type
+ * and without a trailing argument list "(...)" (or "(...) const"). */
+static void long_form(const char *name, const char **s, size_t *len)
+{
+    size_t n = strlen(name);
+    if (strncmp(name, "void ", 5) == 0 && n > 5) {
+        name += 5;
+        n -= 5;
+    }
+    size_t end = n;
+    if (end >= 6 && strcmp(name + end - 6, " const") == 0)
+        end -= 6;
+    if (end > 0 && name[end - 1] == ')') {
+        int depth = 0;
+        for (size_t i = end; i-- > 0;) {
+            if (name[i] == ')')
+                depth++;
+            else if (name[i] == '(' && --depth == 0) {
+                if (i > 0)
+                    n = i;
+                break;
+            }
+        }
+    }
+    *s = name;
+    *len = n;
+}
+
+static size_t common_prefix(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t i = 0;
+    while (i < na && i < nb && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Shows s[0..len) in width characters keeping the byte at p (where s first differs from every
+ * other name of its group) and what follows: the usual "head...tail" elision when p falls inside
+ * the head or the tail, else "head...window..." with the window starting just before p. */
+static void elide_keeping(const char *s, size_t len, size_t p, size_t width, char *out, size_t cap)
+{
+    if (len <= width || width < 16) {
+        elide(s, len, width, out, cap);
+        return;
+    }
+    size_t tail = (width - 3) / 2, head = width - 3 - tail;
+    if (p < head || p >= len - tail) {
+        elide(s, len, width, out, cap);
+        return;
+    }
+    char tmp[1024];
+    if (width + 1 > sizeof tmp) {
+        elide(s, len, width, out, cap);
+        return;
+    }
+    /* the head: the name from its last scope (before any template argument list) up to its '<',
+     * at most two fifths of the width */
+    size_t base = 0;
+    for (size_t i = 0; i + 1 < p && s[i] != '<' && s[i] != '('; i++)
+        if (s[i] == ':' && s[i + 1] == ':')
+            base = i + 2;
+    size_t stop = base;
+    while (stop < p && s[stop] != '<')
+        stop++;
+    head = stop - base + 1;
+    if (head > width * 2 / 5)
+        head = width * 2 / 5;
+    size_t room = width - head - 3; /* for the window and its trailing "..." */
+    size_t from = p;
+    /* back up to the start of the identifier holding p, by at most a third of the room */
+    for (size_t k = 0; from > base + head && k < room / 3; k++, from--) {
+        char c = s[from - 1];
+        if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+              (c >= 'A' && c <= 'Z')))
+            break;
+    }
+    size_t n = 0;
+    memcpy(tmp, s + base, head);
+    n = head;
+    memcpy(tmp + n, "...", 3);
+    n += 3;
+    if (len - from <= room) {
+        from = len - room; /* the window reaches the end: fill the room from the end */
+        memcpy(tmp + n, s + from, room);
+        n += room;
+    } else {
+        memcpy(tmp + n, s + from, room - 3);
+        n += room - 3;
+        memcpy(tmp + n, "...", 3);
+        n += 3;
+    }
+    copy_trunc(tmp, n, out, cap);
+}
+
+typedef struct name_ix {
+    const char *key; /* the short form being compared */
+    size_t i;
+} name_ix;
+
+static int cmp_name_ix(const void *pa, const void *pb)
+{
+    const name_ix *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Sorts ix[0..n) by the current short forms (ties: by index). */
+static void sort_by_short(name_ix *ix, size_t n, char *out, size_t cap)
+{
+    for (size_t k = 0; k < n; k++)
+        ix[k] = (name_ix){out + k * cap, k};
+    qsort(ix, n, sizeof *ix, cmp_name_ix);
+}
+
+gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t width, char *out,
+                                  size_t cap)
+{
+    if (n == 0)
+        return GP_OK;
+    if (cap == 0)
+        return GP_EINVAL;
+    if (width >= cap)
+        width = cap - 1;
+    name_ix *ix = malloc(n * sizeof *ix);
+    if (!ix)
+        return GP_ENOMEM;
+    for (size_t k = 0; k < n; k++)
+        gp_shorten_name(names[k] ? names[k] : "", width, out + k * cap, cap);
+    /* 1. Runs of equal short forms holding different names: show each from its long form,
+     *    keeping the part that tells it from the most similar other name of the run. */
+    sort_by_short(ix, n, out, cap);
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && strcmp(ix[b].key, ix[a].key) == 0)
+            b++;
+        bool differ = false;
+        for (size_t k = a + 1; k < b && !differ; k++)
+            differ = strcmp(names[ix[k].i] ? names[ix[k].i] : "",
+                            names[ix[a].i] ? names[ix[a].i] : "") != 0;
+        for (size_t k = a; differ && k < b; k++) {
+            const char *nk = names[ix[k].i] ? names[ix[k].i] : "";
+            const char *sk;
+            size_t lk;
+            long_form(nk, &sk, &lk);
+            size_t p = 0;
+            bool same_long = false;
+            for (size_t m = a; m < b; m++) {
+                const char *nm = names[ix[m].i] ? names[ix[m].i] : "";
+                if (m == k || strcmp(nm, nk) == 0)
+                    continue;
+                const char *sm;
+                size_t lm;
+                long_form(nm, &sm, &lm);
+                size_t c = common_prefix(sk, lk, sm, lm);
+                if (c == lk && c == lm)
+                    same_long = true; /* differ only in what long_form dropped */
+                if (c > p)
+                    p = c;
+            }
+            if (same_long) {
+                sk = nk;
+                lk = strlen(nk);
+                p = 0;
+                for (size_t m = a; m < b; m++) {
+                    const char *nm = names[ix[m].i] ? names[ix[m].i] : "";
+                    if (m == k || strcmp(nm, nk) == 0)
+                        continue;
+                    size_t c = common_prefix(sk, lk, nm, strlen(nm));
+                    if (c > p)
+                        p = c;
+                }
+            }
+            /* written into a scratch: out of this entry is still a sort key of the run */
+            char tmp[1024];
+            elide_keeping(sk, lk, p, width, tmp, sizeof tmp < cap ? sizeof tmp : cap);
+            snprintf(out + ix[k].i * cap, cap, "%s", tmp);
+        }
+        a = b;
+    }
+    /* 2. Whatever still collides gets a stable suffix "#2", "#3"... in input order (the first
+     *    name of a short form keeps it as is). */
+    sort_by_short(ix, n, out, cap);
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && strcmp(ix[b].key, ix[a].key) == 0)
+            b++;
+        /* within [a, b) entries are in input order; distinct names are numbered from 1 */
+        int num = 1;
+        for (size_t k = a + 1; k < b; k++) {
+            const char *nk = names[ix[k].i] ? names[ix[k].i] : "";
+            bool seen = false;
+            size_t first = k;
+            for (size_t m = a; m < k && !seen; m++)
+                if (strcmp(names[ix[m].i] ? names[ix[m].i] : "", nk) == 0) {
+                    seen = true;
+                    first = m;
+                }
+            char *dst = out + ix[k].i * cap;
+            if (seen) {
+                memmove(dst, out + ix[first].i * cap, cap); /* same name: same short form */
+                continue;
+            }
+            char suf[24];
+            int sl = snprintf(suf, sizeof suf, "#%d", ++num);
+            size_t keep = strlen(dst);
+            if (keep + (size_t)sl > width)
+                keep = width > (size_t)sl ? width - (size_t)sl : 0;
+            if (keep + (size_t)sl + 1 > cap)
+                keep = cap > (size_t)sl + 1 ? cap - (size_t)sl - 1 : 0;
+            memcpy(dst + keep, suf, (size_t)sl + 1 <= cap - keep ? (size_t)sl + 1 : cap - keep);
+            dst[cap - 1] = '\0';
+        }
+        a = b;
+    }
+    free(ix);
+    return GP_OK;
 }

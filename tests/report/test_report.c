@@ -10,6 +10,7 @@
 
 #include "common/shared_traces.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,19 +597,180 @@ static void dashboard_figures_come_from_summary(void **state)
     assert_int_equal(d->unique_operations, 14);
     assert_int_equal(d->gpu_time, 427);
     assert_true(d->peak_memory < 0);
-    /* stacked: kernels 267, transfer 160, CPU active 690 - runtime 240 = 450, overhead 240 */
-    assert_true(d->stack[0].value == 267 && d->stack[1].value == 160);
-    assert_true(d->stack[2].value == 450 && d->stack[3].value == 240);
+    assert_false(d->gpu_busy); /* no analysis: summed GPU durations */
+    assert_int_equal(d->span, 1000);
+    /* thread time (self): thread 1: annotation 1000 - 390 - 100 - 200 = 310; cpu ops
+     * (390 - 370) + (370 - 40) + (100 - 20) + (200 - 180) = 450; runtime 20+20+20+180 = 240;
+     * thread 2: range 200. GPU streams are not thread time. */
+    assert_int_equal(d->thread_time, 1200);
+    gp_ns want[GP_EV_KIND_COUNT] = {0};
+    want[GP_EV_USER_ANNOTATION] = 310;
+    want[GP_EV_CPU_OP] = 450;
+    want[GP_EV_RUNTIME] = 240;
+    want[GP_EV_RANGE] = 200;
+    assert_int_equal(d->n_dist, 4);
     double sum = 0;
-    for (int i = 0; i < 4; i++)
-        sum += d->stack[i].frac;
-    assert_true(sum > 0.999 && sum < 1.001);
+    for (size_t i = 0; i < d->n_dist; i++) {
+        assert_true(d->dist[i].value == (double)want[d->dist[i].kind]);
+        sum += d->dist[i].frac;
+    }
+    assert_true(fabs(sum - 1.0) <= 1e-9);
+    assert_int_equal(d->n_gpu_split, 0);
     assert_string_equal(d->ops[0].label, "implicit_gemm");
     assert_true(d->ops[0].frac == 1.0);
     gp_dashboard_free(d);
     gp_timeline_free(tl);
     gp_summary_free(s);
     gp_trace_free(t);
+}
+
+/* Real names that shorten to the same form (kernels of modern_h100_vit / modern_h100_timesformer,
+ * autograd ops as PyTorch 2.x names them) get distinct short forms within the width. */
+static void names_unique_in_a_set(void **state)
+{
+    (void)state;
+    static const char *names[] = {
+        "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_nn_align1>("
+        "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_nn_align1::Params)",
+        "void at::native::vectorized_elementwise_kernel<4, "
+        "at::native::AUnaryFunctor<c10::BFloat16, "
+        "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, "
+        "std::array<char*, 2ul> >(int, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, "
+        "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)",
+        "void at::native::vectorized_elementwise_kernel<4, "
+        "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+        "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() "
+        "const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul> >(int, "
+        "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+        "at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#4}::operator()() "
+        "const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)",
+        "void at::native::vectorized_elementwise_kernel<4, "
+        "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, "
+        "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+        "void "
+        "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_32x1_nn_align8>("
+        "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_32x1_nn_align8::Params)",
+        "void "
+        "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_64x1_nn_align8>("
+        "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_64x1_nn_align8::Params)",
+        "void "
+        "cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x64_64x6_tn_align8>("
+        "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x64_64x6_tn_align8::Params)",
+        "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8>("
+        "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8::Params)",
+        "AddmmBackward0",
+        "autograd::engine::evaluate_function: AddmmBackward0",
+        "ns::f(int)",
+        "ns::f(float)",
+        "Memcpy HtoD (Pageable -> Device)",
+        "AddmmBackward0", /* the same name again: the same short form */
+        "aten::linear",
+    };
+    enum { N = sizeof names / sizeof names[0], CAP = 96 };
+    static const size_t widths[] = {16, 30, 44, 48, 80};
+    char *out = malloc(N * CAP);
+    assert_non_null(out);
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        assert_int_equal(gp_shorten_names_unique(names, N, widths[w], out, CAP), GP_OK);
+        for (size_t i = 0; i < N; i++) {
+            assert_true(strlen(out + i * CAP) <= widths[w]);
+            for (size_t j = i + 1; j < N; j++) {
+                bool same = strcmp(names[i], names[j]) == 0;
+                assert_true(same == (strcmp(out + i * CAP, out + j * CAP) == 0));
+            }
+        }
+        /* a name that collides with nothing keeps gp_shorten_name's form */
+        char one[CAP];
+        gp_shorten_name(names[N - 1], widths[w], one, sizeof one);
+        assert_string_equal(out + (N - 1) * CAP, one);
+    }
+    /* the distinguishing part is shown, not a counter */
+    assert_int_equal(gp_shorten_names_unique(names, N, 48, out, CAP), GP_OK);
+    assert_non_null(strstr(out + 2 * CAP, "GeluCUDAKernelImpl"));
+    assert_non_null(strstr(out + 4 * CAP, "32x1"));
+    assert_non_null(strstr(out + 9 * CAP, "evalu"));
+    free(out);
+}
+
+/* The 8-rank job: the dashboard's total time is the job's span (not a sum over ranks), its charts
+ * are partitions, and a finding that holds on several ranks is listed once, naming them. */
+static void dashboard_multirank_job(void **state)
+{
+    (void)state;
+    const char *dir = getenv("GP_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/multirank8_dlrm_v100", dir ? dir : "");
+    FILE *probe = fopen(path, "r");
+    if (!dir || !probe)
+        skip();
+    fclose(probe);
+    gp_read_opts ro;
+    gp_read_opts_init(&ro);
+    ro.quiet = true;
+    gp_job *job;
+    gp_error err;
+    assert_int_equal(gp_job_read(path, &ro, &job, &err), GP_OK);
+    assert_int_equal(job->n_ranks, 8);
+    gp_summary *s;
+    gp_timeline *tl;
+    gp_analysis *a;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
+    assert_int_equal(gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl), GP_OK);
+    assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
+    assert_int_equal(gp_dashboard_build(job->ranks, job->n_ranks, s, tl, a, &d), GP_OK);
+    gp_ns lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        gp_ns b, e;
+        gp_trace_span(job->ranks[i], &b, &e);
+        lo = b < lo ? b : lo;
+        hi = e > hi ? e : hi;
+    }
+    assert_int_equal(d->span, hi - lo);
+    assert_true(d->span < s->span); /* the summary's span is summed over ranks */
+    double sum = 0;
+    for (size_t i = 0; i < d->n_dist; i++)
+        sum += d->dist[i].frac;
+    assert_true(fabs(sum - 1.0) <= 1e-9);
+    assert_int_equal(d->n_gpu_split, 3);
+    sum = 0;
+    for (size_t i = 0; i < d->n_gpu_split; i++)
+        sum += d->gpu_split[i].frac;
+    assert_true(fabs(sum - 1.0) <= 1e-9);
+    assert_true(d->gpu_busy && d->gpu_time <= d->gpu_span);
+    /* one finding per kind; the launch-bound one holds on every rank */
+    bool launch_bound = false;
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const gp_finding *f = &a->findings[i];
+        assert_true(f->n_ranks >= 1);
+        for (size_t k = 1; k < f->n_ranks; k++)
+            assert_true(f->ranks[k - 1] < f->ranks[k]);
+        for (size_t j = i + 1; j < a->n_findings; j++) {
+            const gp_finding *g = &a->findings[j];
+            assert_false(strcmp(f->rule, g->rule) == 0 &&
+                         (strcmp(f->rule, "straggler") != 0 ||
+                          strcmp(f->evidence[0].name, g->evidence[0].name) == 0));
+        }
+        if (strcmp(f->rule, "launch_bound") == 0) {
+            launch_bound = true;
+            assert_int_equal(f->n_ranks, 8);
+            char who[64];
+            gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof who);
+            assert_string_equal(who, "ranks 0-7");
+        }
+    }
+    assert_true(launch_bound);
+    int32_t some[] = {0, 1, 2, 3, 5, 7, 8};
+    char who[64];
+    gp_ranks_format(some, 7, "-", who, sizeof who);
+    assert_string_equal(who, "ranks 0-3, 5, 7, 8");
+    gp_ranks_format(some + 4, 1, "-", who, sizeof who);
+    assert_string_equal(who, "rank 5");
+    gp_dashboard_free(d);
+    gp_analysis_free(a);
+    gp_timeline_free(tl);
+    gp_summary_free(s);
+    gp_job_free(job);
 }
 
 /* Every shared trace goes through all four outputs. */
@@ -675,6 +837,8 @@ int main(void)
         cmocka_unit_test(dashboard_peak_from_memory_counter),
         cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
         cmocka_unit_test(shared_traces_render),
+        cmocka_unit_test(names_unique_in_a_set),
+        cmocka_unit_test(dashboard_multirank_job),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
