@@ -3,8 +3,13 @@
  *
  * For every event kind, events are grouped by name; each group gets calls, total, mean, min, max,
  * standard deviation (population), p50/p95/p99 (linear interpolation between closest ranks, as
- * numpy's default) and its share of the kind's time. Rows are sorted by total time, descending
- * (ties: by name). Names point into the traces' string tables: a summary must not outlive them. */
+ * numpy's default) of the events' durations (inclusive time), their self time (gp_track_self_times:
+ * the duration minus every event nested in it on the same CPU thread, whatever its kind; on GPU
+ * streams self == duration) and its share of the kind's partition. Inclusive times of nested events
+ * overlap, so they are never summed into a share: shares are of self time. Rows are sorted by self
+ * time, descending (as torch's key_averages().table(sort_by="self_cpu_time_total"); for GPU work
+ * self == total), ties by total, then name. Names point into the traces' string tables: a summary
+ * must not outlive them. */
 #ifndef GPUPROF_SUMMARY_H
 #define GPUPROF_SUMMARY_H
 
@@ -22,33 +27,47 @@ typedef struct gp_name_stats {
     gp_ns min, max;
     double mean;          /* ns */
     double stddev;        /* ns, population */
-    double p50, p95, p99; /* ns */
-    double share;         /* total / kind's denominator (0..1), see gp_kind_summary */
+    double p50, p95, p99; /* ns; total..p99 are of durations (inclusive time) */
+    double share;         /* self_total / kind's denominator (0..1), see gp_kind_summary */
+    gp_ns self_total;     /* summed self time, <= total; == total on GPU streams */
+    double self_mean;     /* self_total / calls, ns */
 } gp_name_stats;
 
 typedef struct gp_kind_summary {
     gp_event_kind kind;
-    gp_name_stats *rows; /* sorted by total desc */
+    gp_name_stats *rows; /* sorted by self_total desc, then total desc */
     size_t n_rows;
     uint64_t calls;
-    gp_ns total; /* sum of durations of this kind */
+    /* Sum of durations of this kind. Nested events (aten::linear and the aten::addmm inside it)
+     * are counted once each, so on CPU-side kinds this is not a time: kept for compatibility. */
+    gp_ns total;
+    /* Sum of self times of this kind: a partition (no instant counted twice), at most the union of
+     * the kind's events per thread. */
+    gp_ns self_total;
     /* share denominator: for GPU work (kernel, memcpy, memset) the summed duration of all
-     * kernel+memcpy+memset events ("GPU time"); for every other kind, the kind's own total. */
+     * kernel+memcpy+memset events of the input ("GPU time"; GPU events do not nest, so this is
+     * also their summed self time); for every other kind, the kind's self_total. The shares of a
+     * CPU-side kind sum to 1; those of GPU work sum to 1 across the three GPU-work kinds. */
     gp_ns denominator;
 } gp_kind_summary;
 
 typedef struct gp_summary {
     size_t n_traces;
     gp_kind_summary kinds[GP_EV_KIND_COUNT]; /* n_rows == 0 for kinds absent or not asked for */
-    bool has_gpu;                            /* any kernel, memcpy or memset */
-    gp_ns gpu_time;                          /* summed kernel+memcpy+memset durations */
+    /* Any kernel, memcpy or memset in the input, whatever opts.kinds selects. */
+    bool has_gpu;
+    /* Summed kernel+memcpy+memset durations of the input, whatever opts.kinds selects. */
+    gp_ns gpu_time;
     /* Earliest start to latest end over all events, per trace, summed. */
     gp_ns span;
     /* The readers' counts, summed over the traces. */
     gp_read_stats input;
-    /* Top-N bottlenecks: GPU work when there is any, else CPU ops, annotations and ranges. */
+    /* Top-N bottlenecks by self time: GPU work when the selected kinds hold any (top_is_gpu), else
+     * CPU ops, annotations and ranges. */
     gp_name_stats *top;
     size_t n_top;
+    bool top_is_gpu;
+    uint32_t kinds_selected; /* opts.kinds: 0 = every kind with a duration */
 } gp_summary;
 
 typedef struct gp_summary_opts {
@@ -65,10 +84,11 @@ GP_EXTERN gp_status gp_summary_compute(gp_trace *const *traces, size_t n,
                                        gp_summary **out) GP_WARN_UNUSED;
 GP_EXTERN void gp_summary_free(gp_summary *s);
 
-/* Renderers. Text is the fixed-width report ("GPU KERNEL TIMING REPORT", ...); JSON and CSV carry
- * every field. Return GP_EIO when the stream fails. */
+/* Renderers. Text is the fixed-width report ("GPU KERNEL TIMING REPORT", ...); tables of CPU-side
+ * kinds show self and inclusive time, and their TOTAL row is of self time. JSON and CSV carry every
+ * field. Return GP_EIO when the stream fails. */
 typedef struct gp_summary_render_opts {
-    size_t top_n;   /* rows per table; 0 = all */
+    size_t top_n;   /* rows per table; 0 = all (what machine output gets unless --top is given) */
     int name_width; /* text: width of the name column (default 40) */
 } gp_summary_render_opts;
 

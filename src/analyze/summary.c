@@ -1,5 +1,8 @@
-/* Per-name statistics (gpuprof summary). One pass groups event durations by (kind, name); each
- * group is then sorted once for its percentiles. O(n log n) overall, in the per-group sorts. */
+/* Per-name statistics (gpuprof summary). One pass groups event durations and self times by
+ * (kind, name); each group is then sorted once for its percentiles. Self times come from
+ * gp_track_self_times, one track at a time (every event of the track counts as a child, whatever
+ * --kind selects, so a kind's self time does not depend on the filter). O(n log n) overall, in the
+ * per-group sorts. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +23,24 @@ typedef struct group {
     gp__group_key key;
     int64_t *durs;
     size_t n, cap;
+    gp_ns self; /* summed self time */
 } group;
 
-/* Bottlenecks are GPU work when there is any; otherwise CPU ops, annotations and ranges. */
-static bool is_bottleneck_kind(const gp_summary *s, gp_event_kind k)
+/* Bottlenecks are GPU work when the selected kinds hold any; otherwise CPU ops, annotations and
+ * ranges. */
+static bool is_bottleneck_kind(bool gpu_rows, gp_event_kind k)
 {
-    return s->has_gpu ? gp_event_kind_is_gpu_work(k)
-                      : (k == GP_EV_CPU_OP || k == GP_EV_USER_ANNOTATION || k == GP_EV_RANGE);
+    return gpu_rows ? gp_event_kind_is_gpu_work(k)
+                    : (k == GP_EV_CPU_OP || k == GP_EV_USER_ANNOTATION || k == GP_EV_RANGE);
 }
 
+/* Self time desc (what torch's key_averages().table(sort_by="self_cpu_time_total") shows; on GPU
+ * rows self == total), then total desc, kind, name. */
 static int cmp_rows(const void *a, const void *b)
 {
     const gp_name_stats *x = a, *y = b;
+    if (x->self_total != y->self_total)
+        return x->self_total > y->self_total ? -1 : 1;
     if (x->total != y->total)
         return x->total > y->total ? -1 : 1;
     if (x->kind != y->kind)
@@ -55,6 +64,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         return GP_ENOMEM;
     s->n_traces = n;
     uint32_t mask = opts->kinds;
+    s->kinds_selected = mask;
 
     /* One pass: each event's duration goes to its group. memo[kind][name id] caches the group
      * index per trace, so names are hashed once per trace, not once per event. */
@@ -62,6 +72,8 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         const gp_trace *t = traces[ti];
         size_t n_str = t->strings ? t->strings->n : 1;
         uint32_t *memo[GP_EV_KIND_COUNT] = {0};
+        gp_ns *self = NULL;
+        size_t self_cap = 0;
         bool ok = true;
         gp_ns start, end;
         gp_trace_span(t, &start, &end);
@@ -80,6 +92,29 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         s->input.skipped += rs->skipped;
         for (size_t k = 0; ok && k < t->n_tracks; k++) {
             const gp_track *tr = &t->tracks[k];
+            /* GPU work is counted from the whole input, whatever --kind selects: has_gpu and
+             * gpu_time describe the trace, and a kernel's share does not depend on the filter. */
+            bool nested = tr->kind != GP_TRACK_GPU_STREAM;
+            for (size_t i = 0; i < tr->n_events; i++) {
+                const gp_event *ev = &tr->events[i];
+                if (gp_event_kind_is_gpu_work((gp_event_kind)ev->kind)) {
+                    s->gpu_time = gp__sat_add(s->gpu_time, ev->dur);
+                    s->has_gpu = true;
+                }
+            }
+            if (nested && tr->n_events > self_cap) {
+                gp_ns *p = realloc(self, tr->n_events * sizeof *self);
+                if (!p) {
+                    ok = false;
+                    break;
+                }
+                self = p;
+                self_cap = tr->n_events;
+            }
+            if (nested && gp_track_self_times(tr, self) != GP_OK) {
+                ok = false;
+                break;
+            }
             for (size_t i = 0; i < tr->n_events; i++) {
                 const gp_event *ev = &tr->events[i];
                 gp_event_kind kind = (gp_event_kind)ev->kind;
@@ -107,8 +142,10 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
                     break;
                 }
                 *d = ev->dur;
+                g->self = gp__sat_add(g->self, nested ? self[i] : ev->dur);
             }
         }
+        free(self);
         for (int m = 0; m < GP_EV_KIND_COUNT; m++)
             free(memo[m]);
         if (!ok)
@@ -141,34 +178,36 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         r->p50 = stt.p50;
         r->p95 = stt.p95;
         r->p99 = stt.p99;
+        r->self_total = g->self;
+        r->self_mean = stt.n ? (double)g->self / (double)stt.n : 0;
         ks->calls += stt.n;
         ks->total = gp__sat_add(ks->total, stt.total);
-        if (gp_event_kind_is_gpu_work(kind)) {
-            s->gpu_time = gp__sat_add(s->gpu_time, stt.total);
-            s->has_gpu = true;
-        }
+        ks->self_total = gp__sat_add(ks->self_total, g->self);
     }
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         gp_kind_summary *ks = &s->kinds[k];
-        ks->denominator = gp_event_kind_is_gpu_work((gp_event_kind)k) ? s->gpu_time : ks->total;
+        ks->denominator =
+            gp_event_kind_is_gpu_work((gp_event_kind)k) ? s->gpu_time : ks->self_total;
         for (size_t i = 0; i < ks->n_rows; i++)
             ks->rows[i].share =
-                ks->denominator > 0 ? (double)ks->rows[i].total / (double)ks->denominator : 0;
+                ks->denominator > 0 ? (double)ks->rows[i].self_total / (double)ks->denominator : 0;
         if (ks->n_rows > 1)
             qsort(ks->rows, ks->n_rows, sizeof *ks->rows, cmp_rows);
     }
-    /* Top-N bottlenecks: GPU work when there is any, else CPU ops and annotations/ranges. */
+    /* Top-N bottlenecks: GPU work when the selected kinds hold any, else CPU ops and
+     * annotations/ranges, by self time. */
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (gp_event_kind_is_gpu_work((gp_event_kind)k) && s->kinds[k].n_rows)
+            s->top_is_gpu = true;
     size_t cand = 0;
-    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-        bool take = is_bottleneck_kind(s, (gp_event_kind)k);
-        if (take)
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (is_bottleneck_kind(s->top_is_gpu, (gp_event_kind)k))
             cand += s->kinds[k].n_rows;
-    }
     if (cand) {
         if (!(s->top = malloc(cand * sizeof *s->top)))
             goto fail;
         for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-            if (is_bottleneck_kind(s, (gp_event_kind)k) && s->kinds[k].n_rows) {
+            if (is_bottleneck_kind(s->top_is_gpu, (gp_event_kind)k) && s->kinds[k].n_rows) {
                 memcpy(s->top + s->n_top, s->kinds[k].rows, s->kinds[k].n_rows * sizeof *s->top);
                 s->n_top += s->kinds[k].n_rows;
             }

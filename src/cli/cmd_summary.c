@@ -14,8 +14,10 @@ static void usage(FILE *fp)
         fp,
         "usage: gpuprof summary [options] TRACE|DIR...\n"
         "\n"
-        "Per-name statistics (calls, total, mean, min, max, stddev, p50, p95, p99, share of GPU\n"
-        "or CPU time) for each event kind, and the top-N bottlenecks by total time. TRACE is a\n"
+        "Per-name statistics (calls, self and inclusive time, mean, min, max, stddev, p50, p95,\n"
+        "p99, share of GPU time or of the kind's self time) for each event kind, and the top-N\n"
+        "bottlenecks by self time (GPU work when selected, else CPU). Self time excludes events\n"
+        "nested on the same thread (aten::addmm inside aten::linear). TRACE is a\n"
         "PyTorch-profiler/Kineto or Chrome trace (.json or .json.gz) or a gpuprof profile; a\n"
         "DIR is a multi-rank job (every *.json[.gz] in it). Several inputs are merged by name.\n"
         "\n"
@@ -23,7 +25,8 @@ static void usage(FILE *fp)
         "  -k, --kind KIND    only this kind (repeatable or comma-separated): kernel, memcpy,\n"
         "                     memset, sync, cpu_op, runtime, driver, annotation,\n"
         "                     gpu_annotation, python, range, overhead, other\n"
-        "  -n, --top N        rows per table and bottlenecks (default 10; 0 = all rows)\n"
+        "  -n, --top N        rows per table and bottlenecks (text: default 10; --json and\n"
+        "                     --csv: every row unless --top is given; 0 = all rows)\n"
         "  -w, --name-width N width of the name column in text output (default 40)\n"
         "      --json         JSON output (schema in docs/summary.md)\n"
         "      --csv          CSV output, one row per (kind, name)\n"
@@ -49,6 +52,7 @@ int gp__cmd_summary(int argc, char **argv)
     gp_summary_opts sopts;
     gp_summary_opts_init(&sopts);
     gp_summary_render_opts ropts = {10, 40};
+    bool top_given = false;
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     bool json = false, csv = false, progress = gp__cli_stderr_is_tty();
@@ -78,6 +82,7 @@ int gp__cmd_summary(int argc, char **argv)
             if (!gp__cli_parse_long("summary", "--top", optarg, 0, 1000000, &v))
                 return 2;
             ropts.top_n = (size_t)v;
+            top_given = true;
             sopts.top_n = v ? (size_t)v : SIZE_MAX; /* 0: every row, bottlenecks too */
             break;
         }
@@ -117,6 +122,10 @@ int gp__cmd_summary(int argc, char **argv)
         gp__cli_error("summary", "--json and --csv are exclusive");
         return 2;
     }
+    /* Machine output holds every row unless --top asks for a cut; text keeps a readable default
+     * and says how many rows it left out. */
+    if ((json || csv) && !top_given)
+        ropts.top_n = 0;
     int rc = 2;
     gp_job **jobs = calloc((size_t)(argc - optind), sizeof *jobs);
     gp_trace **traces = NULL;

@@ -77,23 +77,64 @@ static void rule(FILE *fp, char c, int width)
     fputc('\n', fp);
 }
 
-static void row(FILE *fp, int nw, const gp_name_stats *r, bool with_kind)
+/* CPU-side kinds nest (aten::linear holds aten::addmm): their tables show self and inclusive time.
+ * GPU events do not nest (self == duration): their tables keep the plain layout. */
+static bool kind_nests(gp_event_kind k)
+{
+    return !gp_event_kind_is_gpu(k);
+}
+
+static void row(FILE *fp, int nw, const gp_name_stats *r, bool nested, bool with_kind)
 {
     char name[512];
     gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
-    fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
-            r->calls, MS(r->total), r->mean / 1e6, MS(r->min), MS(r->max), r->p95 / 1e6,
-            r->share * 100.0);
+    if (nested)
+        fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
+                r->calls, MS(r->self_total), MS(r->total), r->self_mean / 1e6, r->mean / 1e6,
+                r->p95 / 1e6, r->share * 100.0);
+    else
+        fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
+                r->calls, MS(r->total), r->mean / 1e6, MS(r->min), MS(r->max), r->p95 / 1e6,
+                r->share * 100.0);
     if (with_kind)
         fprintf(fp, "  %s", gp_event_kind_name(r->kind));
     fputc('\n', fp);
 }
 
-static void header(FILE *fp, int nw, const char *first, int width)
+static void header(FILE *fp, int nw, const char *first, bool nested, int width)
 {
-    fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls", "Total (ms)",
-            "Mean (ms)", "Min (ms)", "Max (ms)", "P95 (ms)", "Share");
+    if (nested)
+        fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls",
+                "Self (ms)", "Incl. (ms)", "Mean self", "Mean incl.", "P95 incl.", "Share");
+    else
+        fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls",
+                "Total (ms)", "Mean (ms)", "Min (ms)", "Max (ms)", "P95 (ms)", "Share");
     rule(fp, '-', width);
+}
+
+/* What the columns of a nested table mean, under it. */
+static void nested_note(FILE *fp)
+{
+    fputs("Self: time in the event itself, events nested in it on the same thread excluded; Incl.: "
+          "its whole\nduration (nested spans overlap, so inclusive times do not add up). Times in "
+          "ms. Share: of the\nTOTAL self time.\n",
+          fp);
+}
+
+/* "cpu_op, python_function" for the kinds selected, into b. */
+static const char *selected_kinds(uint32_t mask, char *b, size_t cap)
+{
+    size_t len = 0;
+    b[0] = '\0';
+    for (int k = 0; k < GP_EV_KIND_COUNT && len < cap; k++)
+        if (mask & (1u << k)) {
+            int w = snprintf(b + len, cap - len, "%s%s", len ? ", " : "",
+                             gp_event_kind_name((gp_event_kind)k));
+            if (w < 0)
+                break;
+            len += (size_t)w;
+        }
+    return b;
 }
 
 gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
@@ -110,29 +151,51 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         rule(fp, '=', width);
         fprintf(fp, "%s\n", kind_title(ks->kind));
         rule(fp, '=', width);
-        header(fp, nw, kind_column(ks->kind), width);
+        bool nested = kind_nests(ks->kind);
+        header(fp, nw, kind_column(ks->kind), nested, width);
         size_t n = top && top < ks->n_rows ? top : ks->n_rows;
         for (size_t r = 0; r < n; r++)
-            row(fp, nw, &ks->rows[r], false);
+            row(fp, nw, &ks->rows[r], nested, false);
         if (n < ks->n_rows)
             fprintf(fp, "(%zu more not shown; --top 0 shows all)\n", ks->n_rows - n);
         rule(fp, '-', width);
-        fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
+        if (nested) {
+            /* The self times partition the kind's time; inclusive times overlap: no sum. */
+            fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f -\n", nw, "TOTAL (self)", ks->calls,
+                    MS(ks->self_total));
+            rule(fp, '-', width);
+            nested_note(fp);
+        } else {
+            fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
+        }
         rule(fp, '=', width);
         fputc('\n', fp);
     }
+    char sel[256];
     if (!any)
-        fprintf(fp, "no timed events of the selected kinds in the input\n\n");
+        fprintf(fp, "no timed events of the selected kinds%s%s%s in the input\n\n",
+                s->kinds_selected ? " (" : "",
+                s->kinds_selected ? selected_kinds(s->kinds_selected, sel, sizeof sel) : "",
+                s->kinds_selected ? ")" : "");
+    const gp_read_stats *in = &s->input;
     if (!s->has_gpu)
         fprintf(fp, "note: no GPU events (no kernels, copies or memsets) in the input%s\n\n",
                 any ? "; the tables above cover CPU-side events only" : "");
+    else if (!s->top_is_gpu)
+        fprintf(fp,
+                "note: the input's GPU work (%" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64
+                " memsets; %.3f ms) is not shown: --kind selects %s\n\n",
+                in->by_kind[GP_EV_KERNEL], in->by_kind[GP_EV_MEMCPY], in->by_kind[GP_EV_MEMSET],
+                MS(s->gpu_time), selected_kinds(s->kinds_selected, sel, sizeof sel));
     if (s->n_top) {
+        bool nested = !s->top_is_gpu;
         rule(fp, '=', width);
-        fprintf(fp, "TOP %zu BOTTLENECKS BY TOTAL %s TIME\n", s->n_top, s->has_gpu ? "GPU" : "CPU");
+        fprintf(fp, "TOP %zu BOTTLENECKS BY %s\n", s->n_top,
+                nested ? "SELF CPU TIME" : "TOTAL GPU TIME");
         rule(fp, '=', width);
-        header(fp, nw, "Name", width);
+        header(fp, nw, "Name", nested, width);
         for (size_t r = 0; r < s->n_top; r++)
-            row(fp, nw, &s->top[r], true);
+            row(fp, nw, &s->top[r], nested, true);
         rule(fp, '=', width);
     }
     return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
@@ -153,6 +216,8 @@ static void json_row(gp__jw *w, const gp_name_stats *r)
     gp__jw_kv_double(w, "p95_ns", r->p95);
     gp__jw_kv_double(w, "p99_ns", r->p99);
     gp__jw_kv_double(w, "share", r->share);
+    gp__jw_kv_int(w, "self_total_ns", r->self_total);
+    gp__jw_kv_double(w, "self_mean_ns", r->self_mean);
     gp__jw_obj_end(w);
 }
 
@@ -198,6 +263,7 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
         gp__jw_kv_str(&w, "kind", gp_event_kind_name(ks->kind));
         gp__jw_kv_int(&w, "calls", (int64_t)ks->calls);
         gp__jw_kv_int(&w, "total_ns", ks->total);
+        gp__jw_kv_int(&w, "self_total_ns", ks->self_total);
         gp__jw_kv_int(&w, "denominator_ns", ks->denominator);
         gp__jw_kv_int(&w, "names", (int64_t)ks->n_rows);
         gp__jw_key(&w, "rows");
@@ -224,7 +290,7 @@ gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opt
 {
     size_t top = o ? o->top_n : 0;
     fprintf(fp, "kind,name,calls,total_ns,mean_ns,min_ns,max_ns,stddev_ns,p50_ns,p95_ns,p99_ns,"
-                "share\n");
+                "share,self_total_ns,self_mean_ns\n");
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         const gp_kind_summary *ks = &s->kinds[k];
         size_t n = top && top < ks->n_rows ? top : ks->n_rows;
@@ -234,9 +300,9 @@ gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opt
             gp__csv_field(fp, r->name);
             fprintf(fp,
                     ",%" PRIu64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
-                    ",%.1f,%.1f,%.1f,%.1f,%.6f\n",
+                    ",%.1f,%.1f,%.1f,%.1f,%.6f,%" PRId64 ",%.1f\n",
                     r->calls, r->total, r->mean, r->min, r->max, r->stddev, r->p50, r->p95, r->p99,
-                    r->share);
+                    r->share, r->self_total, r->self_mean);
         }
     }
     return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;

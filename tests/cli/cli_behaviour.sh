@@ -33,6 +33,19 @@ check "truncated gzip" 2 "$gp" summary "$src/tests/data/malformed/truncated_gzip
 contains "truncated gzip" "truncated gzip stream"
 check "bad kind" 2 "$gp" summary --kind bogus "$src/examples/traces/example_step.json"
 contains "bad kind" "unknown kind 'bogus'"
+# Machine output holds every row unless --top is given (the fixture has 13 op names).
+nested="$src/tests/cli/data/nested_ops.json"
+rows=$("$gp" summary --csv "$nested" | grep -c '^cpu_op,')
+if [ "$rows" = 13 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL summary --csv: $rows cpu_op rows, wanted 13"; fi
+rows=$("$gp" summary --json "$nested" | grep -oE '"kind":"cpu_op","calls":[0-9]+,"total_ns":[0-9]+,"mean_ns"' | wc -l)
+if [ "$rows" = 13 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL summary --json: $rows cpu_op rows, wanted 13"; fi
+rows=$("$gp" summary --csv --top 3 "$nested" | grep -c '^cpu_op,')
+if [ "$rows" = 3 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL summary --csv --top 3: $rows cpu_op rows, wanted 3"; fi
+check "summary --kind cpu_op with kernels" 0 "$gp" summary --kind cpu_op "$nested"
+if printf '%s' "$LAST" | grep -q "no GPU events"; then fail=$((fail+1)); echo "FAIL --kind cpu_op claims no GPU events"; else pass=$((pass+1)); fi
+contains "summary --kind cpu_op with kernels" "GPU work (2 kernels, 0 copies, 0 memsets; 0.100 ms) is not shown"
+check "summary --kind memcpy, none there" 0 "$gp" summary --kind memcpy "$nested"
+contains "summary --kind memcpy, none there" "no timed events of the selected kinds (gpu_memcpy) in the input"
 tmp=$(mktemp -d)
 check "convert" 0 "$gp" convert "$src/examples/traces/example_step.json" -o "$tmp/out.json.gz"
 check "convert output reads back" 0 "$gp" summary -q "$tmp/out.json.gz"
