@@ -84,10 +84,32 @@ static bool kind_nests(gp_event_kind k)
     return !gp_event_kind_is_gpu(k);
 }
 
-static void row(FILE *fp, int nw, const gp_name_stats *r, bool nested, bool with_kind)
+#define NAME_CAP 512
+
+/* The display names of n rows at width nw, distinct when the names are (gp_shorten_names_unique):
+ * n * NAME_CAP bytes, or NULL when out of memory. */
+static char *display_names(const gp_name_stats *rows, size_t n, int nw)
 {
-    char name[512];
-    gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    char *out = malloc((n ? n : 1) * NAME_CAP);
+    if (names && out) {
+        for (size_t i = 0; i < n; i++)
+            names[i] = rows[i].name;
+        if (gp_shorten_names_unique(names, n, (size_t)nw, out, NAME_CAP) != GP_OK) {
+            free(out);
+            out = NULL;
+        }
+    } else {
+        free(out);
+        out = NULL;
+    }
+    free(names);
+    return out;
+}
+
+static void row(FILE *fp, int nw, const gp_name_stats *r, const char *name, bool nested,
+                bool with_kind)
+{
     if (nested)
         fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
                 r->calls, MS(r->self_total), MS(r->total), r->self_mean / 1e6, r->mean / 1e6,
@@ -154,8 +176,12 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         bool nested = kind_nests(ks->kind);
         header(fp, nw, kind_column(ks->kind), nested, width);
         size_t n = top && top < ks->n_rows ? top : ks->n_rows;
+        char *names = display_names(ks->rows, n, nw);
+        if (!names)
+            return GP_ENOMEM;
         for (size_t r = 0; r < n; r++)
-            row(fp, nw, &ks->rows[r], nested, false);
+            row(fp, nw, &ks->rows[r], names + r * NAME_CAP, nested, false);
+        free(names);
         if (n < ks->n_rows)
             fprintf(fp, "(%zu more not shown; --top 0 shows all)\n", ks->n_rows - n);
         rule(fp, '-', width);
@@ -194,8 +220,12 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
                 nested ? "SELF CPU TIME" : "TOTAL GPU TIME");
         rule(fp, '=', width);
         header(fp, nw, "Name", nested, width);
+        char *names = display_names(s->top, s->n_top, nw);
+        if (!names)
+            return GP_ENOMEM;
         for (size_t r = 0; r < s->n_top; r++)
-            row(fp, nw, &s->top[r], nested, true);
+            row(fp, nw, &s->top[r], names + r * NAME_CAP, nested, true);
+        free(names);
         rule(fp, '=', width);
     }
     return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
