@@ -103,7 +103,6 @@ static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r
                  "the profiled steps): they are counted here; --steps N selects the GPU work of "
                  "step N by its GPU-side span, as TraceLens does.",
                  v->before_gpu_step);
-
     if (!gp_trace_has_gpu(t))
         gp__note(r->note, sizeof(r->note),
                  "CPU-only trace (no kernel, memcpy or memset): GPU analyses are empty; CPU "

@@ -65,6 +65,10 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
     s->n_traces = n;
     uint32_t mask = opts->kinds;
     s->kinds_selected = mask;
+    uint32_t gpu_mask = 0;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (gp_event_kind_is_gpu((gp_event_kind)k))
+            gpu_mask |= 1u << k;
 
     /* One pass: each event's duration goes to its group. memo[kind][name id] caches the group
      * index per trace, so names are hashed once per trace, not once per event. */
@@ -92,16 +96,8 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         s->input.skipped += rs->skipped;
         for (size_t k = 0; ok && k < t->n_tracks; k++) {
             const gp_track *tr = &t->tracks[k];
-            /* GPU work is counted from the whole input, whatever --kind selects: has_gpu and
-             * gpu_time describe the trace, and a kernel's share does not depend on the filter. */
-            bool nested = tr->kind != GP_TRACK_GPU_STREAM;
-            for (size_t i = 0; i < tr->n_events; i++) {
-                const gp_event *ev = &tr->events[i];
-                if (gp_event_kind_is_gpu_work((gp_event_kind)ev->kind)) {
-                    s->gpu_time = gp__sat_add(s->gpu_time, ev->dur);
-                    s->has_gpu = true;
-                }
-            }
+            /* Self times only where events nest and a nesting kind is selected. */
+            bool nested = tr->kind != GP_TRACK_GPU_STREAM && (mask == 0 || (mask & ~gpu_mask));
             if (nested && tr->n_events > self_cap) {
                 gp_ns *p = realloc(self, tr->n_events * sizeof *self);
                 if (!p) {
@@ -118,6 +114,13 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
             for (size_t i = 0; i < tr->n_events; i++) {
                 const gp_event *ev = &tr->events[i];
                 gp_event_kind kind = (gp_event_kind)ev->kind;
+                /* GPU work is counted from the whole input, whatever --kind selects: has_gpu and
+                 * gpu_time describe the trace, and a kernel's share does not depend on the
+                 * filter. */
+                if (gp_event_kind_is_gpu_work(kind)) {
+                    s->gpu_time = gp__sat_add(s->gpu_time, ev->dur);
+                    s->has_gpu = true;
+                }
                 if (!gp_event_kind_has_duration(kind) || (mask && !(mask & (1u << kind))))
                     continue;
                 if (!memo[kind] && !(memo[kind] = calloc(n_str, sizeof(uint32_t)))) {
