@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "gpuprof/trace.h"
-#include "trace/reader_internal.h"
+#include "io/reader_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

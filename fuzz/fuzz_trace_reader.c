@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gpuprof/trace.h"
-#include "trace/reader_internal.h"
+#include "io/reader_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

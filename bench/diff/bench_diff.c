@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "diff/diff_stats.h"
+#include "analyze/diff_stats.h"
 #include "gpuprof/diff.h"
 #include "gpuprof/summary.h"
 

@@ -31,7 +31,7 @@
 #include "core/stats.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/serve.h"
-#include "monitor/nvml.h"
+#include "produce/monitor/nvml.h"
 
 #define N_GPUS 8
 

@@ -17,7 +17,7 @@
 #include "core/clock.h"
 #include "core/stats.h"
 #include "gpuprof/profiler.h"
-#include "profiler/tsc.h"
+#include "produce/profiler/tsc.h"
 
 #ifdef GP_BENCH_NVTX
 #include <nvtx3/nvToolsExt.h>

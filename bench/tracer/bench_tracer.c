@@ -20,7 +20,7 @@
 
 #include "core/clock.h"
 #include "gpuprof/trace.h"
-#include "tracer/convert.h"
+#include "produce/tracer/convert.h"
 
 #include "../bench_common.h"
 

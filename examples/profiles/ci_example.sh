@@ -3,7 +3,7 @@
 #
 #   examples/profiles/ci_example.sh [GPUPROF]
 #
-# GPUPROF is the gpuprof binary (default: $GPUPROF, else build/src/cli/gpuprof under the repository
+# GPUPROF is the gpuprof binary (default: $GPUPROF, else build/gpuprof under the repository
 # root). Compares the two bundled profiles (base.json, current.json: the current run has a +15 %
 # "backward" range) and checks every exit code a CI job relies on:
 #   current vs base  -> 1 (a significant regression), JUnit names the failing case
@@ -13,7 +13,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-gpuprof=${1:-${GPUPROF:-$root/build/src/cli/gpuprof}}
+gpuprof=${1:-${GPUPROF:-$root/build/gpuprof}}
 if [ ! -x "$gpuprof" ]; then
     echo "ci_example: no gpuprof binary at $gpuprof (build first, or pass its path)" >&2
     exit 1

@@ -4,7 +4,7 @@
  * The split: *_build functions turn the trace model (and summary/analysis results) into view
  * structs with every piece of layout computed (stacks, x positions, nesting depth); *_write
  * functions only format those structs. Every HTML/SVG output is one self-contained file: our own
- * JavaScript and CSS (src/report/assets/) are embedded into the binary at build time, data is
+ * JavaScript and CSS (src/render/assets/) are embedded into the binary at build time, data is
  * embedded as compact JSON with <, > and & escaped, every name is escaped for its context.
  * Files are written atomically (temporary file + rename). */
 #ifndef GPUPROF_REPORT_H

@@ -1,4 +1,4 @@
-/* Unit tests of the summary (src/analyze/summary.c, src/report/summary_render.c) on hand-built
+/* Unit tests of the summary (src/analyze/summary.c, src/render/summary_render.c) on hand-built
  * traces with nested CPU time: self and inclusive times, shares of a partition, every row in JSON.
  * Expected figures are derived by hand in the comment above each trace. The last test runs on a
  * shared real trace and skips when it is absent. */
@@ -238,7 +238,7 @@ static void real_timesformer_partition(void **state)
     }
     /* The CPU ops' self times are a partition of part of the CPU thread: at most the span. The
      * stronger check, that the self totals of all kinds are the union of each CPU row, fails on
-     * this trace in gp_track_self_times (src/trace/nesting.c): a Python frame that starts inside a
+     * this trace in gp_track_self_times (src/model/nesting.c): a Python frame that starts inside a
      * sibling and ends after it is charged to the sibling only, never to the enclosing frame, so
      * python_function's self total (1.001 s) exceeds the span (0.428 s). Reported; not asserted
      * here until the model function is fixed. */

@@ -1,7 +1,8 @@
-/* Unit tests for src/diff: the statistics (PRNG, Mann-Whitney U, bootstrap of the median,
- * multiple-comparison adjustment), name normalisation, gp_diff_compute on synthetic traces built
- * with the builder API, the false-positive rate and power over seeded trials, and golden files
- * for the text / JSON / HTML / JUnit renderers. Set GP_UPDATE_GOLDEN=1 to rewrite the goldens. */
+/* Unit tests for the diff (src/analyze/diff.c, diff_stats.c, src/render/diff_render.c): the
+ * statistics (PRNG, Mann-Whitney U, bootstrap of the median, multiple-comparison adjustment), name
+ * normalisation, gp_diff_compute on synthetic traces built with the builder API, the false-positive
+ * rate and power over seeded trials, and golden files for the text / JSON / HTML / JUnit renderers.
+ * Set GP_UPDATE_GOLDEN=1 to rewrite the goldens. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diff/diff_stats.h"
+#include "analyze/diff_stats.h"
 #include "core/clock.h"
 #include "gpuprof/diff.h"
 #include "gpuprof/profiler.h"

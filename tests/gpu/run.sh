@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-gpuprof=$build/src/cli/gpuprof
+gpuprof=$build/gpuprof
 ex=$build/examples/cuda
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "tests/gpu: no NVIDIA GPU or driver here: skipped" >&2

@@ -1,4 +1,4 @@
-/* Tests of src/monitor against the fake NVML driver (tests/fakes/nvml, scenario files in
+/* Tests of src/produce/monitor against the fake NVML driver (tests/fakes/nvml, scenario files in
  * tests/monitor/scenarios): these test our code, not a GPU. Also the pure detectors (leak trend,
  * bottleneck classes) on scripted series, the YAML configuration and the component API. */
 #include <setjmp.h>

@@ -75,7 +75,7 @@ static void run_once(void)
     if (gp_monitor_open(&cfg, &m, &err) != GP_OK)
         return;
     gp_trace *t = NULL;
-    /* gp_trace_create's own failure paths belong to src/trace's tests (and had a double free
+    /* gp_trace_create's own failure paths belong to src/model's tests (and had a double free
      * under this mode: reported), so the trace is made with injection paused */
     paused = 1;
     gp_status ts = gp_trace_create("alloc", &t);

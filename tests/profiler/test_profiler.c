@@ -1,4 +1,4 @@
-/* Tests of the in-process profiler (src/profiler): nesting, early exits, threads, sampling,
+/* Tests of the in-process profiler (src/produce/profiler): nesting, early exits, threads, sampling,
  * drops, tags, exports and their round trip, NVTX injection, -finstrument-functions, and the
  * CUDA-event timers / memory tracker against a FAKE libcuda.so.1 (tests/fakes/cuda, scripted
  * values: fake_cuda_* tests check our code, not a GPU). */
@@ -18,8 +18,8 @@
 
 #include "gpuprof/profiler.h"
 #include "gpuprof/summary.h"
-#include "profiler/cuda_driver.h"
-#include "profiler/profiler_internal.h"
+#include "produce/profiler/cuda_driver.h"
+#include "produce/profiler/profiler_internal.h"
 
 #ifdef GP_TEST_NVTX
 /* Static NVTX injection: this program's NVTX calls initialise through gp_nvtx_initialize, the

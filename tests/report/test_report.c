@@ -1,7 +1,8 @@
-/* Unit tests for src/report: flame graph stacks (nesting, launch correlation, External id,
- * pruning, grouping, diff), folded/speedscope goldens, HTML/SVG escaping, timeline layout and
- * encoding, dashboard figures. Built on a small synthetic trace (make_fixture) whose expected
- * stacks are derived by hand in the comments; real shared traces where present. */
+/* Unit tests for flame, timeline and dashboard (src/analyze, src/render): flame graph stacks
+ * (nesting, launch correlation, External id, pruning, grouping, diff), folded/speedscope goldens,
+ * HTML/SVG escaping, timeline layout and encoding, dashboard figures. Built on a small synthetic
+ * trace (make_fixture) whose expected stacks are derived by hand in the comments; real shared
+ * traces where present. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,6 @@
-/* Tests of src/serve: the Prometheus rendering (golden file) and the HTTP exporter, on a monitor
- * running against the fake NVML driver (tests/fakes/nvml): they test our code, not a GPU. */
+/* Tests of the Prometheus writer (src/render/prometheus.c) and the servers (src/app/serve): the
+ * Prometheus rendering (golden file) and the HTTP exporter, on a monitor running against the fake
+ * NVML driver (tests/fakes/nvml): they test our code, not a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,6 @@
-/* Tests for src/trace: the Kineto reader, the Chrome writer, jobs, model equality.
- * Real traces come from $GP_SHARED_DIR/traces (tests that need them skip when it is absent). */
+/* Tests for the model and io layers (src/model, src/io): the Kineto reader, the Chrome writer,
+ * jobs, model equality. Real traces come from $GP_SHARED_DIR/traces (tests that need them skip when
+ * it is absent). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,8 +20,8 @@
 
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
-#include "trace/model_internal.h"
-#include "trace/reader_internal.h"
+#include "model/model_internal.h"
+#include "io/reader_internal.h"
 
 static gp_read_opts quiet_opts(void)
 {

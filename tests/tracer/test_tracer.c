@@ -1,4 +1,4 @@
-/* Tests of the tracer (src/tracer). Nothing here runs on a GPU:
+/* Tests of the tracer (src/produce/tracer). Nothing here runs on a GPU:
  *   tracer_convert_*  CUPTI activity records (real structs of the installed CUDA headers) into the
  *                     trace model, in memory.
  *   fake_cupti_*      the injection library loaded with dlopen against the FAKE libcupti.so
@@ -25,8 +25,8 @@
 
 #include "core/clock.h"
 #include "gpuprof/trace.h"
-#include "tracer/convert.h"
-#include "tracer/tracer_internal.h"
+#include "produce/tracer/convert.h"
+#include "produce/tracer/tracer_internal.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "monitor/nvml.h"
+#include "produce/monitor/nvml.h"
 
 #define API __attribute__((visibility("default")))
 #define MAX_DEV 16

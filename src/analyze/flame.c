@@ -1,0 +1,651 @@
+/* Flame graph model-to-view: builds the frame tree of a trace from range nesting and launch
+ * correlation, prunes and groups it, and lays it out (x offsets, colors). No formatting here:
+ * flame_render.c writes folded / speedscope / SVG / HTML from the finished tree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/imap.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/report.h"
+#include "analyze/flame_layout.h"
+
+/* A node of the trie built while walking events. */
+typedef struct tnode {
+    uint32_t name; /* id in the tree's strtab */
+    uint32_t parent;
+    uint8_t kind;
+    gp_ns incl; /* CPU weight: clipped inclusive durations added here */
+    gp_ns own;  /* GPU weight: durations of GPU events added at leaves */
+    gp_ns total;
+} tnode;
+
+typedef struct builder {
+    gp__strtab *st;
+    tnode *nodes;
+    size_t n, cap;
+    gp__imap child; /* (parent << 32 | name) -> node index */
+} builder;
+
+typedef struct tree_priv {
+    gp__strtab st;
+} tree_priv;
+
+void gp_flame_opts_init(gp_flame_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->weight = GP_FLAME_AUTO;
+    opts->thread_frames = true;
+}
+
+static gp_status intern(gp__strtab *st, const char *s, uint32_t *id)
+{
+    return gp__strtab_intern(st, s, strlen(s), id);
+}
+
+/* Finds or creates the child of parent named name. */
+static gp_status child_of(builder *b, uint32_t parent, uint32_t name, uint8_t kind, uint32_t *out)
+{
+    int64_t key = (int64_t)(((uint64_t)parent << 32) | name);
+    uint64_t v;
+    if (gp__imap_get(&b->child, key, &v)) {
+        *out = (uint32_t)v;
+        return GP_OK;
+    }
+    if (b->n >= UINT32_MAX - 1)
+        return GP_ELIMIT;
+    tnode *nd = GP_PUSH(b->nodes, b->n, b->cap);
+    if (!nd)
+        return GP_ENOMEM;
+    nd->name = name;
+    nd->parent = parent;
+    nd->kind = kind;
+    *out = (uint32_t)(b->n - 1);
+    return gp__imap_put(&b->child, key, *out);
+}
+
+static gp_status child_named(builder *b, uint32_t parent, const char *name, uint8_t kind,
+                             uint32_t *out)
+{
+    uint32_t id;
+    gp_status s = intern(b->st, name, &id);
+    if (s != GP_OK)
+        return s;
+    return child_of(b, parent, id, kind, out);
+}
+
+static bool is_cpu_frame_kind(uint8_t k)
+{
+    switch (k) {
+    case GP_EV_CPU_OP:
+    case GP_EV_USER_ANNOTATION:
+    case GP_EV_PYTHON:
+    case GP_EV_RUNTIME:
+    case GP_EV_DRIVER:
+    case GP_EV_RANGE:
+    case GP_EV_OVERHEAD:
+    case GP_EV_OTHER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool is_gpu_weight_kind(uint8_t k)
+{
+    return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
+}
+
+static void thread_label(const gp_trace *t, const gp_track *tr, char *buf, size_t cap)
+{
+    const char *nm = gp_trace_str(t, tr->name);
+    if (tr->tid_str)
+        snprintf(buf, cap, "thread %s", gp_trace_str(t, tr->tid_str));
+    else if (*nm)
+        snprintf(buf, cap, "%s", nm); /* readers name threads "thread 12 (python3)" */
+    else
+        snprintf(buf, cap, "thread %lld", (long long)tr->tid);
+}
+
+typedef struct open_frame {
+    gp_ns end;
+    uint32_t node;
+} open_frame;
+
+/* Walks one trace's CPU threads building stacks; in GPU mode also attaches GPU work. */
+static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame_weight w,
+                           const gp_flame_opts *o, uint64_t *used, uint64_t *unattributed)
+{
+    gp_status s = GP_OK;
+    gp__imap corr = {0}, ext = {0};
+    open_frame *stack = NULL;
+    size_t ns = 0, cs = 0;
+    char label[256];
+    if ((s = gp__imap_init(&corr, 0)) != GP_OK || (s = gp__imap_init(&ext, 0)) != GP_OK)
+        goto done;
+    for (size_t ti = 0; ti < t->n_tracks; ti++) {
+        const gp_track *tr = &t->tracks[ti];
+        if (tr->kind == GP_TRACK_GPU_STREAM || tr->kind == GP_TRACK_COUNTER)
+            continue;
+        bool any = false;
+        for (size_t i = 0; i < tr->n_events && !any; i++)
+            any = is_cpu_frame_kind(tr->events[i].kind) && !(tr->events[i].flags & GP_EVF_INSTANT);
+        if (!any)
+            continue;
+        uint32_t thread = top;
+        if (o->thread_frames) {
+            thread_label(t, tr, label, sizeof label);
+            if ((s = child_named(b, top, label, GP_EV_KIND_COUNT, &thread)) != GP_OK)
+                goto done;
+        }
+        ns = 0;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            if (!is_cpu_frame_kind(ev->kind) || (ev->flags & GP_EVF_INSTANT))
+                continue;
+            while (ns > 0 && stack[ns - 1].end <= ev->ts)
+                ns--;
+            uint32_t parent = ns ? stack[ns - 1].node : thread;
+            gp_ns end = ev->ts + ev->dur;
+            if (ns && end > stack[ns - 1].end)
+                end = stack[ns - 1].end; /* partial overlap: clip to the enclosing frame */
+            if (w == GP_FLAME_GPU && (ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER)) {
+                /* Launches are not frames in the GPU view: their work hangs under the op. */
+                if (ev->correlation != 0 &&
+                    (s = gp__imap_put(&corr, ev->correlation, parent)) != GP_OK)
+                    goto done;
+                continue;
+            }
+            uint32_t node;
+            const char *nm = gp_trace_str(t, ev->name);
+            if ((s = child_named(b, parent, *nm ? nm : "[unnamed]", ev->kind, &node)) != GP_OK)
+                goto done;
+            if (w == GP_FLAME_CPU) {
+                b->nodes[node].incl += end - ev->ts;
+                (*used)++;
+            } else {
+                if (ev->correlation != 0 &&
+                    (s = gp__imap_put(&corr, ev->correlation, node)) != GP_OK)
+                    goto done;
+            }
+            if (ev->external_id != 0 && ev->kind == GP_EV_CPU_OP &&
+                (s = gp__imap_put(&ext, ev->external_id, node)) != GP_OK)
+                goto done;
+            open_frame *f = GP_PUSH(stack, ns, cs);
+            if (!f) {
+                s = GP_ENOMEM;
+                goto done;
+            }
+            f->end = end;
+            f->node = node;
+        }
+    }
+    if (w != GP_FLAME_GPU)
+        goto done;
+    uint32_t unattr = UINT32_MAX;
+    for (size_t ti = 0; ti < t->n_tracks; ti++) {
+        const gp_track *tr = &t->tracks[ti];
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            if (!is_gpu_weight_kind(ev->kind))
+                continue;
+            uint64_t v;
+            uint32_t parent;
+            if (ev->correlation != 0 && gp__imap_get(&corr, ev->correlation, &v)) {
+                parent = (uint32_t)v;
+            } else if (ev->external_id != 0 && gp__imap_get(&ext, ev->external_id, &v)) {
+                parent = (uint32_t)v;
+            } else {
+                if (unattr == UINT32_MAX && (s = child_named(b, top, "[unattributed GPU]",
+                                                             GP_EV_KIND_COUNT, &unattr)) != GP_OK)
+                    goto done;
+                parent = unattr;
+                (*unattributed)++;
+            }
+            const char *nm = gp_trace_str(t, ev->name);
+            uint32_t node;
+            if ((s = child_named(b, parent, *nm ? nm : "[unnamed]", ev->kind, &node)) != GP_OK)
+                goto done;
+            b->nodes[node].own += ev->dur;
+            (*used)++;
+        }
+    }
+done:
+    free(stack);
+    gp__imap_free(&corr);
+    gp__imap_free(&ext);
+    return s;
+}
+
+/* Palette by kind: warm for CPU ops, yellow for Python, grey for runtime, green for kernels,
+ * blue for copies. A small name hash varies the shade so neighbours stay distinguishable. */
+static uint32_t kind_color(uint8_t kind, const char *name)
+{
+    uint64_t h = gp__hash_bytes(name, strlen(name));
+    unsigned v1 = (unsigned)(h & 0xff), v2 = (unsigned)((h >> 8) & 0xff);
+    unsigned r, g, bl;
+    switch (kind) {
+    case GP_EV_KERNEL:
+        r = 60 + v1 % 60, g = 170 + v2 % 60, bl = 60 + v1 % 40;
+        break;
+    case GP_EV_MEMCPY:
+    case GP_EV_MEMSET:
+        r = 70 + v1 % 40, g = 130 + v2 % 50, bl = 210 + v1 % 40;
+        break;
+    case GP_EV_PYTHON:
+        r = 220 + v1 % 30, g = 200 + v2 % 40, bl = 60 + v1 % 40;
+        break;
+    case GP_EV_RUNTIME:
+    case GP_EV_DRIVER:
+    case GP_EV_OVERHEAD:
+        r = g = bl = 170 + v1 % 50;
+        break;
+    case GP_EV_KIND_COUNT:
+        r = 200, g = 200, bl = 210;
+        break;
+    default:
+        r = 205 + v1 % 50, g = 100 + v2 % 100, bl = 40 + v1 % 40;
+        break;
+    }
+    return (r << 16) | (g << 8) | bl;
+}
+
+typedef struct kid {
+    uint32_t idx;
+    const char *name;
+} kid;
+
+static int kid_cmp(const void *a, const void *b)
+{
+    const kid *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
+}
+
+/* Emits the final tree breadth-first: children sorted by name, small frames folded, deep frames
+ * cut, small GPU leaves grouped, x offsets laid out. */
+static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *tree)
+{
+    gp_status s = GP_OK;
+    uint32_t *first = NULL, *next = NULL, *map = NULL;
+    kid *kids = NULL;
+    size_t cap_kids = 0;
+    gp_flame_node *out = NULL;
+    size_t n_out = 0, cap_out = 0;
+    first = malloc(b->n * sizeof *first);
+    next = malloc(b->n * sizeof *next);
+    map = malloc(b->n * sizeof *map); /* final index -> temp index */
+    if (!first || !next || !map) {
+        s = GP_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        first[i] = next[i] = UINT32_MAX;
+    for (size_t i = b->n;
+         i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
+        tnode *nd = &b->nodes[i];
+        nd->total += tree->weight == GP_FLAME_CPU ? nd->incl : nd->own;
+        if (tree->weight == GP_FLAME_GPU)
+            b->nodes[nd->parent].total += nd->total;
+        next[i] = first[nd->parent];
+        first[nd->parent] = (uint32_t)i;
+    }
+    if (tree->weight == GP_FLAME_CPU) {
+        /* inclusive CPU time: a thread (or rank, root) frame is the sum of its top frames */
+        for (size_t i = b->n; i-- > 1;) {
+            tnode *nd = &b->nodes[i];
+            if (b->nodes[nd->parent].kind == GP_EV_KIND_COUNT)
+                b->nodes[nd->parent].total += nd->total;
+        }
+    }
+    if (b->nodes[0].total <= 0) {
+        s = GP_EEMPTY;
+        goto done;
+    }
+    gp_flame_node *root = GP_PUSH(out, n_out, cap_out);
+    if (!root) {
+        s = GP_ENOMEM;
+        goto done;
+    }
+    root->name = gp__strtab_get(b->st, b->nodes[0].name);
+    root->kind = GP_EV_KIND_COUNT;
+    root->total = b->nodes[0].total;
+    map[0] = 0;
+    for (size_t fi = 0; fi < n_out; fi++) {
+        uint32_t ti = map[fi];
+        if (ti == UINT32_MAX) { /* a group of small kernels: a leaf */
+            out[fi].self = out[fi].total;
+            out[fi].first_child = 0;
+            continue;
+        }
+        gp_ns grouped = 0;
+        size_t n_grouped = 0, nk = 0;
+        uint16_t depth = out[fi].depth;
+        for (uint32_t c = first[ti]; c != UINT32_MAX; c = next[c]) {
+            const tnode *cn = &b->nodes[c];
+            if (cn->total <= 0)
+                continue;
+            if (cn->total < o->min_duration || (o->max_depth > 0 && depth + 1 > o->max_depth))
+                continue; /* folded into this frame's self */
+            if (o->group_kernels > 0 && is_gpu_weight_kind(cn->kind) &&
+                cn->total < o->group_kernels && first[c] == UINT32_MAX) {
+                grouped += cn->total;
+                n_grouped++;
+                continue;
+            }
+            kid *k = GP_PUSH(kids, nk, cap_kids);
+            if (!k) {
+                s = GP_ENOMEM;
+                goto done;
+            }
+            k->idx = c;
+            k->name = gp__strtab_get(b->st, cn->name);
+        }
+        if (n_grouped == 1) { /* a group of one is just the frame */
+            for (uint32_t c = first[ti]; c != UINT32_MAX; c = next[c]) {
+                const tnode *cn = &b->nodes[c];
+                if (cn->total > 0 && is_gpu_weight_kind(cn->kind) && cn->total < o->group_kernels &&
+                    first[c] == UINT32_MAX && cn->total >= o->min_duration) {
+                    kid *k = GP_PUSH(kids, nk, cap_kids);
+                    if (!k) {
+                        s = GP_ENOMEM;
+                        goto done;
+                    }
+                    k->idx = c;
+                    k->name = gp__strtab_get(b->st, cn->name);
+                }
+            }
+            n_grouped = 0;
+            grouped = 0;
+        }
+        if (nk > 1)
+            qsort(kids, nk, sizeof *kids, kid_cmp);
+        gp_ns kept = 0;
+        out[fi].first_child = (uint32_t)n_out;
+        gp_ns x = out[fi].x;
+        size_t slots = nk + (n_grouped ? 1 : 0);
+        for (size_t k = 0; k < slots; k++) {
+            if (n_out >= UINT32_MAX - 1) {
+                s = GP_ELIMIT;
+                goto done;
+            }
+            gp_flame_node *cn = GP_PUSH(out, n_out, cap_out);
+            if (!cn) {
+                s = GP_ENOMEM;
+                goto done;
+            }
+            cn->parent = (uint32_t)fi;
+            cn->depth = (uint16_t)(depth + 1);
+            cn->x = x;
+            cn->first_child = (uint32_t)n_out; /* empty until its turn */
+            if (k < nk) {
+                const tnode *tn = &b->nodes[kids[k].idx];
+                cn->name = kids[k].name;
+                cn->kind = tn->kind;
+                cn->total = tn->total;
+                map[n_out - 1] = kids[k].idx;
+            } else {
+                char label[64];
+                uint32_t id;
+                snprintf(label, sizeof label, "[%zu small kernels]", n_grouped);
+                if ((s = intern(b->st, label, &id)) != GP_OK)
+                    goto done;
+                cn->name = gp__strtab_get(b->st, id);
+                cn->kind = GP_EV_KIND_COUNT;
+                cn->total = grouped;
+                map[n_out - 1] = UINT32_MAX; /* a leaf, see above */
+            }
+            x += cn->total;
+            kept += cn->total;
+        }
+        out[fi].n_children = (uint32_t)slots;
+        out[fi].self = out[fi].total - kept;
+        if (out[fi].self < 0)
+            out[fi].self = 0;
+    }
+    for (size_t i = 0; i < n_out; i++)
+        out[i].color = kind_color(out[i].kind, out[i].name);
+    tree->nodes = out;
+    tree->n_nodes = n_out;
+    out = NULL;
+done:
+    free(out);
+    free(first);
+    free(next);
+    free(map);
+    free(kids);
+    return s;
+}
+
+gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                         gp_flame_tree **out)
+{
+    gp_flame_opts defaults;
+    if (!opts) {
+        gp_flame_opts_init(&defaults);
+        opts = &defaults;
+    }
+    gp_status s = GP_OK;
+    builder b = {0};
+    gp_flame_tree *tree = calloc(1, sizeof *tree);
+    tree_priv *priv = calloc(1, sizeof *priv);
+    if (!tree || !priv) {
+        free(tree);
+        free(priv);
+        return GP_ENOMEM;
+    }
+    tree->priv = priv;
+    if ((s = gp__strtab_init(&priv->st)) != GP_OK) {
+        free(priv);
+        free(tree);
+        return s;
+    }
+    b.st = &priv->st;
+    if ((s = gp__imap_init(&b.child, 1024)) != GP_OK)
+        goto done;
+    gp_flame_weight w = opts->weight;
+    if (w == GP_FLAME_AUTO) {
+        w = GP_FLAME_CPU;
+        for (size_t i = 0; i < n; i++)
+            if (gp_trace_has_gpu(traces[i]))
+                w = GP_FLAME_GPU;
+    }
+    tree->weight = w;
+    uint32_t root_name;
+    if ((s = intern(b.st, "all", &root_name)) != GP_OK)
+        goto done;
+    tnode *root = GP_PUSH(b.nodes, b.n, b.cap);
+    if (!root) {
+        s = GP_ENOMEM;
+        goto done;
+    }
+    root->name = root_name;
+    root->kind = GP_EV_KIND_COUNT;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t top = 0;
+        if (n > 1) {
+            char label[64];
+            snprintf(label, sizeof label, "rank %d", (int)traces[i]->rank);
+            if ((s = child_named(&b, 0, label, GP_EV_KIND_COUNT, &top)) != GP_OK)
+                goto done;
+        }
+        if ((s = add_trace(&b, traces[i], top, w, opts, &tree->events_used,
+                           &tree->gpu_unattributed)) != GP_OK)
+            goto done;
+    }
+    s = finish_tree(&b, opts, tree);
+done:
+    free(b.nodes);
+    gp__imap_free(&b.child);
+    if (s != GP_OK) {
+        gp_flame_tree_free(tree);
+        return s;
+    }
+    *out = tree;
+    return GP_OK;
+}
+
+/* Index of the child of base node p named name, or UINT32_MAX (children are sorted by name). */
+static uint32_t find_child(const gp_flame_tree *t, uint32_t p, const char *name)
+{
+    const gp_flame_node *pn = &t->nodes[p];
+    size_t lo = 0, hi = pn->n_children;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(t->nodes[pn->first_child + mid].name, name);
+        if (c == 0)
+            return (uint32_t)(pn->first_child + mid);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return UINT32_MAX;
+}
+
+/* Red when the stack grew, blue when it shrank; saturation by the change relative to the biggest
+ * change of any frame. */
+static uint32_t diff_color(gp_ns base, gp_ns cur, gp_ns maxdelta)
+{
+    gp_ns d = cur - base;
+    if (d == 0 || maxdelta == 0)
+        return 0xdcdcdc;
+    double f = (double)(d < 0 ? -d : d) / (double)maxdelta;
+    unsigned fade = (unsigned)(210.0 - 180.0 * f);
+    if (fade > 210)
+        fade = 210;
+    if (d > 0)
+        return (255u << 16) | (fade << 8) | fade;
+    return (fade << 16) | (fade << 8) | 255u;
+}
+
+gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
+                        gp_flame_tree **out)
+{
+    if (base->weight != current->weight)
+        return GP_EINVAL;
+    gp_status s;
+    gp_flame_tree *t = calloc(1, sizeof *t);
+    tree_priv *priv = calloc(1, sizeof *priv);
+    uint32_t *bmap = malloc((current->n_nodes ? current->n_nodes : 1) * sizeof *bmap);
+    if (!t || !priv || !bmap) {
+        free(t);
+        free(priv);
+        free(bmap);
+        return GP_ENOMEM;
+    }
+    t->priv = priv;
+    if ((s = gp__strtab_init(&priv->st)) != GP_OK) {
+        free(priv);
+        free(t);
+        free(bmap);
+        return s;
+    }
+    t->weight = current->weight;
+    t->is_diff = true;
+    t->events_used = current->events_used;
+    t->nodes = malloc(current->n_nodes * sizeof *t->nodes);
+    if (!t->nodes) {
+        s = GP_ENOMEM;
+        goto done;
+    }
+    t->n_nodes = current->n_nodes;
+    gp_ns maxdelta = 0;
+    for (size_t i = 0; i < current->n_nodes; i++) {
+        gp_flame_node *nd = &t->nodes[i];
+        *nd = current->nodes[i];
+        uint32_t id;
+        if ((s = intern(&priv->st, nd->name, &id)) != GP_OK)
+            goto done;
+        nd->name = gp__strtab_get(&priv->st, id);
+        uint32_t bi = i == 0 ? 0 : bmap[nd->parent];
+        if (i != 0 && bi != UINT32_MAX)
+            bi = find_child(base, bi, nd->name);
+        bmap[i] = bi;
+        nd->base_total = bi == UINT32_MAX ? 0 : base->nodes[bi].total;
+        nd->base_self = bi == UINT32_MAX ? 0 : base->nodes[bi].self;
+        gp_ns d = nd->total - nd->base_total;
+        if (i != 0 && (d < 0 ? -d : d) > maxdelta)
+            maxdelta = d < 0 ? -d : d;
+    }
+    for (size_t i = 0; i < t->n_nodes; i++)
+        t->nodes[i].color = diff_color(t->nodes[i].base_total, t->nodes[i].total, maxdelta);
+    s = GP_OK;
+done:
+    free(bmap);
+    if (s != GP_OK) {
+        gp_flame_tree_free(t);
+        return s;
+    }
+    *out = t;
+    return GP_OK;
+}
+
+void gp_flame_tree_free(gp_flame_tree *tree)
+{
+    if (!tree)
+        return;
+    tree_priv *p = tree->priv;
+    if (p) {
+        gp__strtab_free(&p->st);
+        free(p);
+    }
+    free(tree->nodes);
+    free(tree);
+}
+
+gp_status gp__flame_layout_px(const gp_flame_tree *t, int width, double min_px, gp__flame_px **out,
+                              size_t *n_out, int *rows)
+{
+    const double pad = 10.0, char_px = 7.0;
+    double usable = width - 2 * pad;
+    gp__flame_px *px = NULL;
+    size_t n = 0, cap = 0;
+    uint32_t *drawn = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *drawn);
+    if (!drawn)
+        return GP_ENOMEM;
+    int max_depth = 0;
+    double scale = t->n_nodes && t->nodes[0].total > 0 ? usable / (double)t->nodes[0].total : 0;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const gp_flame_node *nd = &t->nodes[i];
+        drawn[i] = UINT32_MAX;
+        double w = (double)nd->total * scale;
+        if (i != 0 && (drawn[nd->parent] == UINT32_MAX || w < min_px))
+            continue; /* too narrow, or its parent was */
+        gp__flame_px *p = GP_PUSH(px, n, cap);
+        if (!p) {
+            free(drawn);
+            free(px);
+            return GP_ENOMEM;
+        }
+        drawn[i] = (uint32_t)(n - 1);
+        p->node = (uint32_t)i;
+        p->parent = i == 0 ? 0 : drawn[nd->parent];
+        p->x = pad + (double)nd->x * scale;
+        p->w = w;
+        p->row = nd->depth; /* flipped below, once the depth is known */
+        if (nd->depth > max_depth)
+            max_depth = nd->depth;
+        size_t fit = w > 6 ? (size_t)((w - 6) / char_px) : 0;
+        size_t len = strlen(nd->name);
+        if (fit < 3) {
+            p->label_len = 0;
+        } else if (len <= fit) {
+            p->label_len = len;
+        } else {
+            size_t k = fit - 2;
+            while (k > 0 && ((unsigned char)nd->name[k] & 0xC0) == 0x80)
+                k--; /* never cut a UTF-8 sequence */
+            p->label_len = k;
+            p->ellipsis = 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        px[i].row = max_depth - px[i].row;
+    free(drawn);
+    *out = px;
+    *n_out = n;
+    *rows = max_depth + 1;
+    return GP_OK;
+}

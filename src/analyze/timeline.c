@@ -1,0 +1,342 @@
+/* Timeline model-to-view: orders the rows (per rank: CPU threads, GPU streams, other rows,
+ * counters, memory), computes every event's nesting depth, gathers counter and memory samples,
+ * and the CPU/GPU busy figures. timeline_html.c only formats the result. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/imap.h"
+#include "core/util.h"
+#include "gpuprof/analyze.h"
+#include "gpuprof/report.h"
+#include "gpuprof/summary.h"
+
+void gp_timeline_opts_init(gp_timeline_opts *o)
+{
+    o->max_depth = -1;
+    o->cpu_rows = true;
+    o->counter_rows = true;
+    o->analysis = NULL;
+}
+
+typedef struct order {
+    uint32_t track;
+    int cls; /* 0 CPU, 1 GPU, 2 other */
+    int64_t k1, k2;
+} order;
+
+static int order_cmp(const void *x, const void *y)
+{
+    const order *p = x, *q = y;
+    if (p->cls != q->cls)
+        return p->cls - q->cls;
+    if (p->k1 != q->k1)
+        return p->k1 < q->k1 ? -1 : 1;
+    if (p->k2 != q->k2)
+        return p->k2 < q->k2 ? -1 : 1;
+    return p->track < q->track ? -1 : p->track > q->track;
+}
+
+/* Nesting depth of every event of a track (sorted by ts, longer first); 255 marks events not
+ * drawn (memory instants) and events past max_depth. */
+static gp_status layout_depths(const gp_track *tr, int max_depth, gp_tl_row *row)
+{
+    row->depth = malloc(tr->n_events ? tr->n_events : 1);
+    gp_ns *ends = malloc(256 * sizeof *ends);
+    if (!row->depth || !ends) {
+        free(ends);
+        return GP_ENOMEM;
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < tr->n_events; i++) {
+        const gp_event *e = &tr->events[i];
+        if (e->kind == GP_EV_MEMORY || e->kind == GP_EV_COUNTER) {
+            row->depth[i] = 255;
+            continue;
+        }
+        while (ns > 0 && ends[ns - 1] <= e->ts)
+            ns--;
+        size_t d = ns;
+        if (d >= 254 || (max_depth >= 0 && (int)d > max_depth)) {
+            row->depth[i] = 255;
+        } else {
+            row->depth[i] = (uint8_t)d;
+            if (d > row->max_depth)
+                row->max_depth = (uint8_t)d;
+            row->n_drawn++;
+        }
+        if (ns < 254)
+            ends[ns++] = e->ts + e->dur;
+    }
+    free(ends);
+    return GP_OK;
+}
+
+static gp_tl_row *new_row(gp_timeline *tl, size_t *cap)
+{
+    return GP_PUSH(tl->rows, tl->n_rows, *cap);
+}
+
+static gp_status add_counter_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
+{
+    const gp_trace *t = tl->traces[ti];
+    /* Counters are sorted by (track, ts): one row per (track, series), samples in order. */
+    gp__imap idx;
+    gp_status s = gp__imap_init(&idx, 16);
+    if (s != GP_OK)
+        return s;
+    for (size_t i = 0; i < t->n_counters; i++) {
+        const gp_counter_sample *c = &t->counters[i];
+        int64_t key = (int64_t)(((uint64_t)c->track << 32) | c->series);
+        uint64_t v;
+        gp_tl_row *row;
+        if (gp__imap_get(&idx, key, &v)) {
+            row = &tl->rows[v];
+        } else {
+            if (!(row = new_row(tl, cap))) {
+                s = GP_ENOMEM;
+                break;
+            }
+            row->kind = GP_TL_COUNTER;
+            row->rank = t->rank;
+            row->trace = ti;
+            row->track = c->track;
+            row->series = c->series;
+            snprintf(row->label, sizeof row->label, "%s", gp_trace_str(t, c->series));
+            if ((s = gp__imap_put(&idx, key, tl->n_rows - 1)) != GP_OK)
+                break;
+        }
+        if (row->n_samples % 1024 == 0) {
+            size_t nc = row->n_samples + 1024;
+            gp_ns *a = realloc(row->sample_ts, nc * sizeof *a);
+            if (a)
+                row->sample_ts = a;
+            double *b = realloc(row->sample_val, nc * sizeof *b);
+            if (b)
+                row->sample_val = b;
+            if (!a || !b) {
+                s = GP_ENOMEM;
+                break;
+            }
+        }
+        row->sample_ts[row->n_samples] = c->ts;
+        row->sample_val[row->n_samples++] = c->value;
+        row->n_drawn++;
+        tl->n_events++;
+    }
+    gp__imap_free(&idx);
+    return s;
+}
+
+typedef struct mem_pt {
+    gp_ns ts;
+    double v;
+    int32_t dev;
+} mem_pt;
+
+static int mem_cmp(const void *x, const void *y)
+{
+    const mem_pt *p = x, *q = y;
+    if (p->dev != q->dev)
+        return p->dev - q->dev;
+    return p->ts < q->ts ? -1 : p->ts > q->ts;
+}
+
+static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
+{
+    const gp_trace *t = tl->traces[ti];
+    mem_pt *pts = NULL;
+    size_t n = 0, c = 0;
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        const gp_track *tr = &t->tracks[i];
+        for (size_t j = 0; j < tr->n_events; j++) {
+            const gp_mem_info *mi = gp_event_mem_info(t, &tr->events[j]);
+            if (tr->events[j].kind != GP_EV_MEMORY || !mi || mi->total_allocated < 0)
+                continue;
+            mem_pt *p = GP_PUSH(pts, n, c);
+            if (!p) {
+                free(pts);
+                return GP_ENOMEM;
+            }
+            p->ts = tr->events[j].ts;
+            p->v = (double)mi->total_allocated;
+            p->dev = mi->device_type * 1000 + mi->device_id;
+        }
+    }
+    if (n > 1)
+        qsort(pts, n, sizeof *pts, mem_cmp);
+    gp_status s = GP_OK;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && pts[j].dev == pts[i].dev)
+            j++;
+        gp_tl_row *row = new_row(tl, cap);
+        if (!row) {
+            s = GP_ENOMEM;
+            break;
+        }
+        row->kind = GP_TL_MEMORY;
+        row->rank = t->rank;
+        row->trace = ti;
+        row->track = UINT32_MAX;
+        row->device = pts[i].dev;
+        int dt = pts[i].dev / 1000, di = pts[i].dev % 1000;
+        snprintf(row->label, sizeof row->label, "memory allocated (%s %d)",
+                 dt == 0   ? "CPU"
+                 : dt == 1 ? "GPU"
+                           : "device",
+                 di);
+        row->sample_ts = malloc((j - i) * sizeof *row->sample_ts);
+        row->sample_val = malloc((j - i) * sizeof *row->sample_val);
+        if (!row->sample_ts || !row->sample_val) {
+            s = GP_ENOMEM;
+            break;
+        }
+        for (size_t k = i; k < j; k++) {
+            row->sample_ts[k - i] = pts[k].ts;
+            row->sample_val[k - i] = pts[k].v;
+        }
+        row->n_samples = row->n_drawn = j - i;
+        tl->n_events += j - i;
+        i = j;
+    }
+    free(pts);
+    return s;
+}
+
+gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline_opts *opts,
+                            gp_timeline **out)
+{
+    gp_timeline_opts defaults;
+    if (!opts) {
+        gp_timeline_opts_init(&defaults);
+        opts = &defaults;
+    }
+    gp_timeline *tl = calloc(1, sizeof *tl);
+    if (!tl)
+        return GP_ENOMEM;
+    tl->traces = traces;
+    tl->n_traces = n;
+    size_t cap = 0;
+    gp_status s = GP_OK;
+    bool any = false;
+    order *ord = NULL;
+    for (size_t ti = 0; ti < n && s == GP_OK; ti++) {
+        const gp_trace *t = traces[ti];
+        gp_ns a, b;
+        gp_trace_span(t, &a, &b);
+        if (gp_trace_event_count(t) > 0) {
+            if (!any || a < tl->start)
+                tl->start = a;
+            if (!any || b > tl->end)
+                tl->end = b;
+            any = true;
+        }
+        for (size_t i = 0; i < t->n_counters; i++) {
+            gp_ns ts = t->counters[i].ts;
+            if (!any || ts < tl->start)
+                tl->start = ts;
+            if (!any || ts > tl->end)
+                tl->end = ts;
+            any = true;
+        }
+        free(ord);
+        ord = malloc((t->n_tracks ? t->n_tracks : 1) * sizeof *ord);
+        if (!ord) {
+            s = GP_ENOMEM;
+            break;
+        }
+        size_t no = 0;
+        for (size_t i = 0; i < t->n_tracks; i++) {
+            const gp_track *tr = &t->tracks[i];
+            if (tr->kind == GP_TRACK_COUNTER || tr->n_events == 0)
+                continue;
+            order *o = &ord[no++];
+            o->track = (uint32_t)i;
+            o->cls = tr->kind == GP_TRACK_CPU_THREAD ? 0 : tr->kind == GP_TRACK_GPU_STREAM ? 1 : 2;
+            o->k1 = o->cls == 1 ? tr->device : tr->pid;
+            o->k2 = o->cls == 1 ? tr->stream : tr->sort_index;
+        }
+        if (no > 1)
+            qsort(ord, no, sizeof *ord, order_cmp);
+        for (size_t k = 0; k < no; k++) {
+            const gp_track *tr = &t->tracks[ord[k].track];
+            if (ord[k].cls == 0 && !opts->cpu_rows)
+                continue;
+            gp_tl_row *row = new_row(tl, &cap);
+            if (!row) {
+                s = GP_ENOMEM;
+                break;
+            }
+            row->kind = ord[k].cls == 0 ? GP_TL_CPU : ord[k].cls == 1 ? GP_TL_GPU : GP_TL_OTHER;
+            row->rank = t->rank;
+            row->trace = (uint32_t)ti;
+            row->track = ord[k].track;
+            const char *nm = gp_trace_str(t, tr->name);
+            if (ord[k].cls == 1)
+                snprintf(row->label, sizeof row->label, "GPU %d stream %lld", (int)tr->device,
+                         (long long)tr->stream);
+            else if (*nm)
+                snprintf(row->label, sizeof row->label, "%s", nm);
+            else if (tr->tid_str)
+                snprintf(row->label, sizeof row->label, "%s", gp_trace_str(t, tr->tid_str));
+            else
+                snprintf(row->label, sizeof row->label, "thread %lld", (long long)tr->tid);
+            if (n > 1) {
+                char tmp[sizeof row->label];
+                snprintf(tmp, sizeof tmp, "rank %d: %.100s", (int)t->rank, row->label);
+                memcpy(row->label, tmp, sizeof tmp);
+            }
+            if ((s = layout_depths(tr, opts->max_depth, row)) != GP_OK)
+                break;
+            tl->n_events += row->n_drawn;
+            if (row->n_drawn == 0) { /* only memory instants: the memory row shows them */
+                free(row->depth);
+                tl->n_rows--;
+            }
+        }
+        if (s == GP_OK && opts->counter_rows)
+            s = add_counter_rows(tl, &cap, (uint32_t)ti);
+        if (s == GP_OK && opts->counter_rows)
+            s = add_memory_rows(tl, &cap, (uint32_t)ti);
+    }
+    free(ord);
+    /* Busy figures are the analysis' activity figures (docs/analyses.md); when the caller has no
+     * analysis, one is made here: the timeline computes no statistics of its own. */
+    gp_analysis *own = NULL;
+    const gp_analysis *an = opts->analysis;
+    if (s == GP_OK && !an) {
+        gp_job job = {(gp_trace **)traces, n, false};
+        gp_error err;
+        if (gp_analyze_job(&job, NULL, &own, &err) == GP_OK)
+            an = own;
+    }
+    if (s == GP_OK && an) {
+        tl->busy_from_analysis = true;
+        for (size_t r = 0; r < an->n_ranks; r++) {
+            const gp_activity *a = &an->ranks[r].activity;
+            tl->cpu_active += a->cpu_active;
+            tl->gpu_active += a->gpu_active;
+            tl->overlap += a->overlap;
+        }
+    }
+    gp_analysis_free(own);
+    if (s != GP_OK) {
+        gp_timeline_free(tl);
+        return s;
+    }
+    *out = tl;
+    return GP_OK;
+}
+
+void gp_timeline_free(gp_timeline *tl)
+{
+    if (!tl)
+        return;
+    for (size_t i = 0; i < tl->n_rows; i++) {
+        free(tl->rows[i].depth);
+        free(tl->rows[i].sample_ts);
+        free(tl->rows[i].sample_val);
+    }
+    free(tl->rows);
+    free(tl);
+}

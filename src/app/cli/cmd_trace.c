@@ -1,0 +1,192 @@
+/* gpuprof trace: run an unmodified CUDA program under the CUPTI injection library and write a
+ * Kineto-compatible trace per process; a per-kernel summary goes to stderr. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/cli/cli.h"
+#include "gpuprof/summary.h"
+#include "gpuprof/trace.h"
+#include "produce/tracer/launch.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(
+        fp,
+        "usage: gpuprof trace [-o trace.json] [--kinds LIST] [--buffer-mb N] [--flush-ms N]\n"
+        "                     [--no-summary | --json] -- ./app [args...]\n"
+        "\n"
+        "Runs the program with CUPTI activity tracing injected (CUDA_INJECTION64_PATH) and\n"
+        "writes a Kineto-compatible Chrome JSON trace: kernels, copies, memsets, allocations,\n"
+        "CUDA runtime/driver calls, synchronisation, CUDA events, NVTX ranges, CUPTI overhead.\n"
+        "\n"
+        "  -o, --output PATH  trace file (default gpuprof_trace.json; a .gz name is compressed);\n"
+        "                     when several processes use CUDA, one file per process:\n"
+        "                     <stem>.<pid>.json[.gz]\n"
+        "  --kinds LIST       comma list of kernel,memcpy,memset,memory,runtime,driver,sync,\n"
+        "                     event,nvtx,overhead (default: all)\n"
+        "  --buffer-mb N      activity buffer pool per process, allocated up front (default 32)\n"
+        "  --flush-ms N       rewrite the trace every N ms while the program runs, so a crash\n"
+        "                     leaves a readable trace (default 2000, 0 = only at the end)\n"
+        "  --no-summary       do not print the per-kernel summary on stderr\n"
+        "  --json             the summary on stderr as JSON (as gpuprof summary --json)\n"
+        "\n"
+        "Exit code: the program's own (128 + signal when a signal ended it); 2 for usage\n"
+        "errors or when the tracer is not available. A rank from RANK, OMPI_COMM_WORLD_RANK or\n"
+        "SLURM_PROCID goes into distributedInfo.\n");
+}
+
+static int64_t meta_int(const gp_trace *t, const char *key)
+{
+    for (size_t i = 0; i < t->n_meta; i++)
+        if (strcmp(gp_trace_str(t, t->meta[i].key), key) == 0)
+            return strtoll(gp_trace_str(t, t->meta[i].value_json), NULL, 10);
+    return 0;
+}
+
+/* Reads the traces back and prints the per-kernel summary. Returns false when one is unreadable.
+ */
+typedef enum summary_mode { SUMMARY_NONE, SUMMARY_TEXT, SUMMARY_JSON } summary_mode;
+
+static bool print_summary(char **paths, size_t n, summary_mode mode)
+{
+    gp_trace **traces = calloc(n, sizeof *traces);
+    size_t got = 0;
+    bool ok = traces != NULL;
+    gp_read_opts ro;
+    gp_read_opts_init(&ro);
+    ro.quiet = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        gp_error err = {0};
+        if (gp_trace_read(paths[i], &ro, &traces[got], &err) != GP_OK) {
+            gp__cli_error("trace", "%s", err.msg);
+            ok = false;
+            break;
+        }
+        const gp_trace *t = traces[got++];
+        int64_t dropped = meta_int(t, "dropped_records");
+        fprintf(stderr, "gpuprof trace: wrote %s (%zu events", paths[i], gp_trace_event_count(t));
+        if (t->dist.present)
+            fprintf(stderr, ", rank %d", t->dist.rank);
+        fprintf(stderr, ")\n");
+        if (dropped > 0)
+            fprintf(stderr,
+                    "gpuprof trace: %s: CUPTI dropped %lld records; the trace is incomplete "
+                    "(raise --buffer-mb)\n",
+                    paths[i], (long long)dropped);
+    }
+    if (ok && mode != SUMMARY_NONE) {
+        gp_summary_opts so;
+        gp_summary_opts_init(&so);
+        so.kinds = (1u << GP_EV_KERNEL) | (1u << GP_EV_MEMCPY) | (1u << GP_EV_MEMSET);
+        gp_summary *sum = NULL;
+        gp_summary_render_opts rop = {.top_n = 15, .name_width = 48};
+        if (gp_summary_compute(traces, got, &so, &sum) == GP_OK) {
+            gp_status rs = mode == SUMMARY_JSON ? gp_summary_render_json(sum, &rop, stderr)
+                                                : gp_summary_render_text(sum, &rop, stderr);
+            if (rs != GP_OK)
+                ok = false;
+            gp_summary_free(sum);
+        } else {
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < got; i++)
+        gp_trace_free(traces[i]);
+    free(traces);
+    return ok;
+}
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v > max || s[0] == '-')
+        return false;
+    *out = v;
+    return true;
+}
+
+int gp__cmd_trace(int argc, char **argv)
+{
+    gp__trace_launch_opts o = {.flush_ms = -1};
+    summary_mode summary = SUMMARY_TEXT;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        unsigned long v;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
+            o.output = argv[++i];
+        } else if (strcmp(a, "--kinds") == 0 && i + 1 < argc) {
+            o.kinds = argv[++i];
+        } else if (strcmp(a, "--buffer-mb") == 0 && i + 1 < argc) {
+            if (!parse_uint(argv[++i], 65536, &v) || v == 0) {
+                gp__cli_error("trace", "--buffer-mb: '%s' is not a size in MB (1..65536)", argv[i]);
+                return 2;
+            }
+            o.buffer_mb = (unsigned)v;
+        } else if (strcmp(a, "--flush-ms") == 0 && i + 1 < argc) {
+            if (!parse_uint(argv[++i], 3600000, &v)) {
+                gp__cli_error("trace", "--flush-ms: '%s' is not a number of ms", argv[i]);
+                return 2;
+            }
+            o.flush_ms = (int)v;
+        } else if (strcmp(a, "--no-summary") == 0) {
+            summary = SUMMARY_NONE;
+        } else if (strcmp(a, "--json") == 0) {
+            summary = SUMMARY_JSON;
+        } else {
+            gp__cli_error("trace", "unknown or incomplete option '%s' (see --help)", a);
+            return 2;
+        }
+    }
+    if (o.kinds) {
+        static const char *words[] = {"kernel", "memcpy", "memset", "memory",   "runtime", "driver",
+                                      "sync",   "event",  "nvtx",   "overhead", "all"};
+        for (const char *p = o.kinds; *p;) {
+            size_t len = strcspn(p, ","), k;
+            for (k = 0; k < sizeof words / sizeof words[0]; k++) {
+                size_t wl = strlen(words[k]);
+                if ((len == wl || (len == wl + 1 && p[wl] == 's')) && strncmp(p, words[k], wl) == 0)
+                    break;
+            }
+            if (k == sizeof words / sizeof words[0]) {
+                gp__cli_error("trace", "--kinds: unknown kind '%.*s'", (int)len, p);
+                return 2;
+            }
+            p += len + (p[len] == ',');
+        }
+    }
+    if (i >= argc) {
+        gp__cli_error("trace", "no program given (usage: gpuprof trace [options] -- ./app args)");
+        return 2;
+    }
+    o.argv = argv + i;
+    gp__trace_launch_result res;
+    gp_error err = {0};
+    gp_status s = gp__trace_launch(&o, &res, &err);
+    if (s != GP_OK) {
+        gp__cli_error("trace", "%s", err.msg[0] ? err.msg : gp_strerror(s));
+        return 2;
+    }
+    if (res.term_signal)
+        fprintf(stderr, "gpuprof trace: %s ended by signal %d\n", o.argv[0], res.term_signal);
+    if (res.n_traces == 0)
+        fprintf(stderr, "gpuprof trace: no CUDA activity recorded\n");
+    else if (!print_summary(res.traces, res.n_traces, summary))
+        fprintf(stderr, "gpuprof trace: could not summarise the trace\n");
+    int code = res.exit_code;
+    gp__trace_launch_result_free(&res);
+    return code;
+}

@@ -1,0 +1,227 @@
+/* gpuprof: dispatch to subcommands. */
+#include <errno.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/cli/cli.h"
+#include "core/atomic_file.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"summary", gp__cmd_summary, "per-kernel / per-op statistics and top-N bottlenecks"},
+    {"analyze", gp__cmd_analyze, "HTA-style analyses, bottlenecks and suggestions"},
+    {"flame", gp__cmd_flame, "flame graph (html, svg, folded, speedscope)"},
+    {"timeline", gp__cmd_timeline, "interactive CPU/GPU timeline (html)"},
+    {"report", gp__cmd_report, "one-page dashboard (html)"},
+    {"diff", gp__cmd_diff, "compare two runs; gate CI on significant regressions"},
+    {"trace", gp__cmd_trace, "trace an unmodified CUDA program through CUPTI"},
+    {"monitor", gp__cmd_monitor, "live GPU monitor with alerts and detectors (NVML)"},
+    {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},
+    {"serve", gp__cmd_serve, "serve a directory of profiles: dashboards, timelines, JSON API"},
+    {"convert", gp__cmd_convert, "re-write a trace as Kineto-compatible Chrome JSON"},
+};
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: gpuprof <command> [options] [args]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(fp, "\n'gpuprof <command> --help' describes a command's options.\n"
+                "Exit codes: 0 success, 1 a verdict failed, 2 usage or input error.\n");
+}
+
+void gp__cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "gpuprof %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
+{
+    if (quiet || !job)
+        return;
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        const gp_trace *t = job->ranks[i];
+        const gp_read_stats *s = &t->stats;
+        const struct {
+            uint64_t n;
+            const char *what;
+        } notes[] = {
+            {s->negative_dur, "negative durations (clamped to 0)"},
+            {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
+            {s->no_dur, "complete events without \"dur\" (kept with 0)"},
+            {s->unknown_cat, "events of unknown category (kept as \"other\")"},
+        };
+        for (size_t k = 0; k < sizeof notes / sizeof notes[0]; k++)
+            if (notes[k].n)
+                fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", gp_trace_str(t, t->source),
+                        (unsigned long long)notes[k].n, notes[k].what);
+    }
+    if (ranks_note && job->ranks_from_file_order && job->n_ranks > 1)
+        fprintf(stderr, "gpuprof: note: some traces have no (or a duplicate) distributedInfo.rank; "
+                        "they were numbered in file-name order\n");
+}
+
+bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
+                        long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno == ERANGE || v < min || v > max) {
+        gp__cli_error(cmd, "%s needs a whole number in %ld..%ld, not '%s'", opt, min, max, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
+                           bool ranks_note, gp_job **out)
+{
+    gp_error err = {0};
+    rd->progress = progress ? gp__cli_progress : NULL;
+    rd->progress_ctx = (void *)path;
+    gp_status s = gp_job_read(path, rd, out, &err);
+    if (s != GP_OK) {
+        fprintf(stderr, "gpuprof %s: %s\n", cmd, err.msg);
+        return s;
+    }
+    gp__cli_warn_read(*out, ranks_note, rd->quiet);
+    return GP_OK;
+}
+
+bool gp__cli_one_input_to_file(const char *cmd, int n_inputs, const char *out, const char *example,
+                               void (*print_usage)(FILE *))
+{
+    if (n_inputs != 1) {
+        gp__cli_error(cmd, "give one input (a trace, a profile or a job directory)");
+        print_usage(stderr);
+        return false;
+    }
+    if (!out) {
+        gp__cli_error(cmd, "no output file (-o %s)", example);
+        return false;
+    }
+    return true;
+}
+
+gp_status gp__cli_read_and_analyze(const char *cmd, const char *path, gp_read_opts *rd,
+                                   bool progress, const char *without, gp_job **job,
+                                   gp_analysis **an)
+{
+    *an = NULL;
+    gp_status s = gp__cli_read_job(cmd, path, rd, progress, true, job);
+    if (s != GP_OK)
+        return s;
+    gp_error err = {0};
+    if (gp_analyze_job(*job, NULL, an, &err) != GP_OK) {
+        fprintf(stderr, "gpuprof %s: analysis failed, %s: %s\n", cmd, without,
+                err.msg[0] ? err.msg : "out of memory");
+        *an = NULL;
+    }
+    return GP_OK;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+void gp__cli_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+bool gp__cli_stopping(void)
+{
+    return stop_flag != 0;
+}
+
+void gp__cli_request_stop(void)
+{
+    stop_flag = 1;
+}
+
+void gp__cli_wait_for_stop(void)
+{
+    while (!stop_flag) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port)
+{
+    char text[16];
+    int len = snprintf(text, sizeof text, "%u\n", port);
+    gp_error err = {0};
+    if (gp__write_file_atomic(path, text, (size_t)len, &err) != GP_OK) {
+        gp__cli_error(cmd, "%s", err.msg);
+        return false;
+    }
+    return true;
+}
+
+bool gp__cli_stderr_is_tty(void)
+{
+    return isatty(STDERR_FILENO) == 1;
+}
+
+void gp__cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    const char *name = ctx ? (const char *)ctx : "input";
+    if (total)
+        fprintf(stderr, "\rreading %s: %3llu%% (%llu MB)", name,
+                (unsigned long long)(done * 100 / total), (unsigned long long)(done >> 20));
+    else
+        fprintf(stderr, "\rreading %s: %llu MB", name, (unsigned long long)(done >> 20));
+    if (total && done >= total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("gpuprof %s\n", GP_VERSION_STRING);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gpuprof: unknown command '%s'\n\n", name);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,506 @@
+/* The trace model: building, strings, queries, sorting, freeing, comparing. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/imap.h"
+#include "core/msort.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/trace.h"
+#include "model/model_internal.h"
+
+static const char *const kind_names[GP_EV_KIND_COUNT] = {
+    [GP_EV_CPU_OP] = "cpu_op",
+    [GP_EV_USER_ANNOTATION] = "user_annotation",
+    [GP_EV_GPU_USER_ANNOTATION] = "gpu_user_annotation",
+    [GP_EV_PYTHON] = "python_function",
+    [GP_EV_RUNTIME] = "cuda_runtime",
+    [GP_EV_DRIVER] = "cuda_driver",
+    [GP_EV_KERNEL] = "kernel",
+    [GP_EV_MEMCPY] = "gpu_memcpy",
+    [GP_EV_MEMSET] = "gpu_memset",
+    [GP_EV_SYNC] = "cuda_sync",
+    [GP_EV_MEMORY] = "memory",
+    [GP_EV_RANGE] = "range",
+    [GP_EV_COUNTER] = "counter",
+    [GP_EV_OVERHEAD] = "overhead",
+    [GP_EV_INSTANT] = "instant",
+    [GP_EV_OTHER] = "other",
+};
+
+const char *gp_event_kind_name(gp_event_kind kind)
+{
+    return (unsigned)kind < GP_EV_KIND_COUNT ? kind_names[kind] : "invalid";
+}
+
+gp_event_kind gp_event_kind_parse(const char *name)
+{
+    static const struct {
+        const char *alias;
+        gp_event_kind kind;
+    } aliases[] = {
+        {"kernels", GP_EV_KERNEL},
+        {"memcpy", GP_EV_MEMCPY},
+        {"memset", GP_EV_MEMSET},
+        {"cpu", GP_EV_CPU_OP},
+        {"ops", GP_EV_CPU_OP},
+        {"cpu_ops", GP_EV_CPU_OP},
+        {"runtime", GP_EV_RUNTIME},
+        {"driver", GP_EV_DRIVER},
+        {"annotations", GP_EV_USER_ANNOTATION},
+        {"annotation", GP_EV_USER_ANNOTATION},
+        {"gpu_annotations", GP_EV_GPU_USER_ANNOTATION},
+        {"gpu_annotation", GP_EV_GPU_USER_ANNOTATION},
+        {"python", GP_EV_PYTHON},
+        {"sync", GP_EV_SYNC},
+        {"ranges", GP_EV_RANGE},
+    };
+    if (!name)
+        return GP_EV_KIND_COUNT;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        if (strcmp(name, kind_names[k]) == 0)
+            return (gp_event_kind)k;
+    for (size_t i = 0; i < GP_ARRAY_LEN(aliases); i++)
+        if (strcmp(name, aliases[i].alias) == 0)
+            return aliases[i].kind;
+    return GP_EV_KIND_COUNT;
+}
+
+bool gp_event_kind_is_gpu(gp_event_kind kind)
+{
+    return kind == GP_EV_KERNEL || kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET ||
+           kind == GP_EV_SYNC || kind == GP_EV_GPU_USER_ANNOTATION;
+}
+
+bool gp_event_kind_is_gpu_work(gp_event_kind kind)
+{
+    return kind == GP_EV_KERNEL || kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET;
+}
+
+bool gp_event_kind_has_duration(gp_event_kind kind)
+{
+    return kind != GP_EV_MEMORY && kind != GP_EV_INSTANT && kind != GP_EV_COUNTER;
+}
+
+/* ---- strings ---- */
+
+const char *gp_trace_str(const gp_trace *t, gp_strid id)
+{
+    return t && t->strings ? gp__strtab_get(t->strings, id) : "";
+}
+
+size_t gp_trace_strlen(const gp_trace *t, gp_strid id)
+{
+    return t && t->strings ? gp__strtab_len(t->strings, id) : 0;
+}
+
+gp_status gp_trace_intern(gp_trace *t, const char *s, size_t len, gp_strid *out)
+{
+    return gp__strtab_intern(t->strings, s, len, out);
+}
+
+gp_strid gp_trace_find_str(const gp_trace *t, const char *s, size_t len)
+{
+    return gp__strtab_find(t->strings, s, len);
+}
+
+size_t gp_trace_str_count(const gp_trace *t)
+{
+    return t->strings->n - 1;
+}
+
+/* ---- lifetime ---- */
+
+gp_status gp_trace_create(const char *source, gp_trace **out)
+{
+    gp_trace *t = calloc(1, sizeof *t);
+    gp__trace_priv *p = calloc(1, sizeof *p);
+    gp__strtab *st = calloc(1, sizeof *st);
+    if (!t || !p || !st || gp__strtab_init(st) != GP_OK)
+        goto fail;
+    t->strings = st;
+    t->priv = p;
+    if (gp__imap_init(&p->track_index, 64) != GP_OK)
+        goto fail;
+    t->rank = -1;
+    t->dist.rank = -1;
+    t->dist.world_size = -1;
+    t->schema_version = -1;
+    if (source && gp_trace_intern(t, source, strlen(source), &t->source) != GP_OK)
+        goto fail;
+    *out = t;
+    return GP_OK;
+fail:
+    if (st && st->slots)
+        gp__strtab_free(st);
+    free(st);
+    if (p)
+        gp__imap_free(&p->track_index);
+    free(p);
+    free(t);
+    return GP_ENOMEM;
+}
+
+static void free_priv(gp_trace *t)
+{
+    gp__trace_priv *p = t->priv;
+    if (!p)
+        return;
+    gp__imap_free(&p->track_index);
+    free(p->flow_points);
+    free(p);
+    t->priv = NULL;
+}
+
+void gp_trace_free(gp_trace *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_tracks; i++)
+        free(t->tracks[i].events);
+    free(t->tracks);
+    free(t->gpu_info);
+    free(t->mem_info);
+    free(t->py_info);
+    free(t->counters);
+    free(t->flows);
+    free(t->devices);
+    free(t->meta);
+    free(t->args);
+    free_priv(t);
+    if (t->strings) {
+        gp__strtab_free(t->strings);
+        free(t->strings);
+    }
+    free(t);
+}
+
+void gp_job_free(gp_job *job)
+{
+    if (!job)
+        return;
+    for (size_t i = 0; i < job->n_ranks; i++)
+        gp_trace_free(job->ranks[i]);
+    free(job->ranks);
+    free(job);
+}
+
+/* ---- building ---- */
+
+static int64_t track_key(gp_track_kind kind, int64_t pid, int64_t tid)
+{
+    uint64_t h = gp__hash_u64((uint64_t)pid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)tid) ^
+                 ((uint64_t)kind << 60);
+    return (int64_t)(h & 0x7fffffffffffffffULL);
+}
+
+gp_status gp_trace_track(gp_trace *t, gp_track_kind kind, int64_t pid, int64_t tid, uint32_t *out)
+{
+    gp__trace_priv *p = t->priv;
+    uint64_t v;
+    int64_t key = track_key(kind, pid, tid);
+    if (p && gp__imap_get(&p->track_index, key, &v)) {
+        /* Verify (hash collision guard); fall back to a scan on mismatch. */
+        const gp_track *tr = &t->tracks[v];
+        if (tr->kind == kind && tr->pid == pid && tr->tid == tid) {
+            *out = (uint32_t)v;
+            return GP_OK;
+        }
+    }
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        const gp_track *tr = &t->tracks[i];
+        if (tr->kind == kind && tr->pid == pid && tr->tid == tid) {
+            *out = (uint32_t)i;
+            return GP_OK;
+        }
+    }
+    if (t->n_tracks >= UINT32_MAX - 1)
+        return GP_ELIMIT;
+    gp_track *tr = GP_PUSH(t->tracks, t->n_tracks, t->cap_tracks);
+    if (!tr)
+        return GP_ENOMEM;
+    tr->kind = kind;
+    tr->pid = pid;
+    tr->tid = tid;
+    tr->device = kind == GP_TRACK_GPU_STREAM ? (int32_t)pid : -1;
+    tr->stream = kind == GP_TRACK_GPU_STREAM ? tid : -1;
+    tr->sort_index = tid;
+    *out = (uint32_t)(t->n_tracks - 1);
+    if (p) {
+        gp_status s = gp__imap_put(&p->track_index, key, *out);
+        if (s != GP_OK)
+            return s;
+    }
+    if (p)
+        p->sorted = false;
+    return GP_OK;
+}
+
+gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev)
+{
+    if (ev->track >= t->n_tracks)
+        return GP_EINVAL;
+    gp_track *tr = &t->tracks[ev->track];
+    gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
+    if (!e)
+        return GP_ENOMEM;
+    *e = *ev;
+    if (t->priv)
+        ((gp__trace_priv *)t->priv)->sorted = false;
+    return GP_OK;
+}
+
+#define ADD_SIDE(arr, n, cap, rec, extra_out)                                                      \
+    do {                                                                                           \
+        if ((n) >= UINT32_MAX - 1)                                                                 \
+            return GP_ELIMIT;                                                                      \
+        if ((n) >= (cap) && gp__grow((void **)&(arr), &(cap), sizeof *(arr), (n) + 1) != GP_OK)    \
+            return GP_ENOMEM;                                                                      \
+        memcpy(&(arr)[(n)++], rec, sizeof *(arr));                                                 \
+        *(extra_out) = (uint32_t)(n);                                                              \
+        return GP_OK;                                                                              \
+    } while (0)
+
+gp_status gp_trace_add_gpu_info(gp_trace *t, const gp_gpu_info *info, uint32_t *extra_out)
+{
+    ADD_SIDE(t->gpu_info, t->n_gpu_info, t->cap_gpu_info, info, extra_out);
+}
+
+gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info, uint32_t *extra_out)
+{
+    ADD_SIDE(t->mem_info, t->n_mem_info, t->cap_mem_info, info, extra_out);
+}
+
+gp_status gp_trace_add_py_info(gp_trace *t, const gp_py_info *info, uint32_t *extra_out)
+{
+    ADD_SIDE(t->py_info, t->n_py_info, t->cap_py_info, info, extra_out);
+}
+
+gp_status gp_trace_add_args(gp_trace *t, const char *json, size_t len, uint32_t *extra_out)
+{
+    gp_strid id;
+    gp_status s = gp_trace_intern(t, json, len, &id);
+    if (s != GP_OK)
+        return s;
+    ADD_SIDE(t->args, t->n_args, t->cap_args, &id, extra_out);
+}
+
+gp_status gp_trace_add_counter(gp_trace *t, const gp_counter_sample *s)
+{
+    gp_counter_sample *c = GP_PUSH(t->counters, t->n_counters, t->cap_counters);
+    if (!c)
+        return GP_ENOMEM;
+    *c = *s;
+    return GP_OK;
+}
+
+gp_status gp_trace_add_flow(gp_trace *t, const gp_flow *f)
+{
+    gp_flow *d = GP_PUSH(t->flows, t->n_flows, t->cap_flows);
+    if (!d)
+        return GP_ENOMEM;
+    *d = *f;
+    return GP_OK;
+}
+
+gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d)
+{
+    gp_device_props *x = GP_PUSH(t->devices, t->n_devices, t->cap_devices);
+    if (!x)
+        return GP_ENOMEM;
+    *x = *d;
+    return GP_OK;
+}
+
+gp_status gp_trace_set_meta(gp_trace *t, const char *key, const char *value_json)
+{
+    gp_strid k, v;
+    gp_status s = gp_trace_intern(t, key, strlen(key), &k);
+    if (s == GP_OK)
+        s = gp_trace_intern(t, value_json, strlen(value_json), &v);
+    if (s != GP_OK)
+        return s;
+    for (size_t i = 0; i < t->n_meta; i++)
+        if (t->meta[i].key == k) {
+            t->meta[i].value_json = v;
+            return GP_OK;
+        }
+    gp_meta *m = GP_PUSH(t->meta, t->n_meta, t->cap_meta);
+    if (!m)
+        return GP_ENOMEM;
+    m->key = k;
+    m->value_json = v;
+    return GP_OK;
+}
+
+void gp_gpu_info_init(gp_gpu_info *info)
+{
+    gp__zero(info, sizeof *info); /* once per GPU event: see gp__zero */
+    info->device = -1;
+    info->context = -1;
+    info->stream = -1;
+    for (int i = 0; i < 3; i++)
+        info->grid[i] = info->block[i] = -1;
+    info->registers_per_thread = -1;
+    info->shared_memory = -1;
+    info->queued = -1;
+    info->bytes = -1;
+    info->graph_id = -1;
+    info->graph_node_id = -1;
+    info->wait_on_stream = -1;
+    info->in_msg_nelems = -1;
+    info->out_msg_nelems = -1;
+    info->group_size = -1;
+}
+
+/* ---- sorting ---- */
+
+static int cmp_event(const void *a, const void *b)
+{
+    const gp_event *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur > y->dur ? -1 : 1; /* longer first: parents before children */
+    return 0;
+}
+
+static int cmp_counter(const void *a, const void *b)
+{
+    const gp_counter_sample *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->series < y->series ? -1 : x->series > y->series;
+}
+
+gp_status gp_trace_finish(gp_trace *t)
+{
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        gp_track *tr = &t->tracks[i];
+        gp__sort_events(tr->events, tr->n_events); /* one comparison pass when already sorted */
+    }
+    if (t->n_counters > 1)
+        qsort(t->counters, t->n_counters, sizeof *t->counters, cmp_counter);
+    if (t->priv)
+        ((gp__trace_priv *)t->priv)->sorted = true;
+    return GP_OK;
+}
+
+/* Stable (equal events keep file order, so a round trip reproduces the same model) and adaptive to
+ * presortedness: see core/msort.h. */
+GP__DEFINE_MERGE_SORT(sort_events, gp_event, cmp_event)
+
+void gp__sort_events(gp_event *ev, size_t n)
+{
+    if (!sort_events(ev, n)) /* out of memory: an in-place (unstable) sort rather than a failure */
+        qsort(ev, n, sizeof *ev, cmp_event);
+}
+
+/* ---- queries ---- */
+
+const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev)
+{
+    if (!gp_event_kind_is_gpu((gp_event_kind)ev->kind) || ev->extra == 0 ||
+        ev->extra > t->n_gpu_info)
+        return NULL;
+    return &t->gpu_info[ev->extra - 1];
+}
+
+const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event *ev)
+{
+    if (ev->kind != GP_EV_MEMORY || ev->extra == 0 || ev->extra > t->n_mem_info)
+        return NULL;
+    return &t->mem_info[ev->extra - 1];
+}
+
+const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev)
+{
+    if (ev->kind != GP_EV_PYTHON || ev->extra == 0 || ev->extra > t->n_py_info)
+        return NULL;
+    return &t->py_info[ev->extra - 1];
+}
+
+int64_t gp_event_cpu_stream(const gp_event *ev)
+{
+    return ev->kind == GP_EV_CPU_OP && ev->extra ? (int64_t)ev->extra - 1 : -1;
+}
+
+const char *gp_event_args_json(const gp_trace *t, const gp_event *ev)
+{
+    if ((ev->kind != GP_EV_RANGE && ev->kind != GP_EV_INSTANT) || ev->extra == 0 ||
+        ev->extra > t->n_args)
+        return NULL;
+    return gp_trace_str(t, t->args[ev->extra - 1]);
+}
+
+bool gp_event_arg_int(const gp_trace *t, const gp_event *ev, const char *key, int64_t *out)
+{
+    const char *json = gp_event_args_json(t, ev);
+    if (!json)
+        return false;
+    size_t kl = strlen(key);
+    for (const char *p = strstr(json, key); p; p = strstr(p + 1, key)) {
+        if (p == json || p[-1] != '"' || p[kl] != '"')
+            continue;
+        const char *q = p + kl + 1;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        if (*q != ':')
+            continue;
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        char *end;
+        errno = 0;
+        long long v = strtoll(q, &end, 10);
+        if (end == q || errno == ERANGE || *end == '.' || *end == 'e' || *end == 'E')
+            return false;
+        *out = (int64_t)v;
+        return true;
+    }
+    return false;
+}
+
+size_t gp_trace_event_count(const gp_trace *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_tracks; i++)
+        n += t->tracks[i].n_events;
+    return n;
+}
+
+void gp_trace_span(const gp_trace *t, gp_ns *start, gp_ns *end)
+{
+    bool any = false;
+    gp_ns s = 0, e = 0;
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        const gp_track *tr = &t->tracks[i];
+        for (size_t j = 0; j < tr->n_events; j++) {
+            const gp_event *ev = &tr->events[j];
+            if (!any || ev->ts < s)
+                s = ev->ts;
+            if (!any || ev->ts + ev->dur > e)
+                e = ev->ts + ev->dur;
+            any = true;
+        }
+    }
+    *start = s;
+    *end = e;
+}
+
+bool gp_trace_has_gpu(const gp_trace *t)
+{
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        const gp_track *tr = &t->tracks[i];
+        for (size_t j = 0; j < tr->n_events; j++) {
+            uint8_t k = tr->events[j].kind;
+            if (k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET)
+                return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,369 @@
+/* CUDA-event kernel timers: start/stop record events (asynchronous), elapsed times are read later
+ * with cuEventQuery + cuEventElapsedTime, never by synchronising the device. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/json_writer.h"
+#include "core/stats.h"
+#include "gpuprof/summary.h"
+#include "produce/profiler/cuda_driver.h"
+#include "produce/profiler/profiler_internal.h"
+
+#define MAX_OPEN_PER_NAME 64
+
+void gp__timer_init(struct gp_cuda_timer *t)
+{
+    memset(t, 0, sizeof(*t));
+    pthread_mutex_init(&t->lock, NULL);
+}
+
+static void release_pairs(struct gp_cuda_timer *t)
+{
+    const gp__cuda *c = NULL;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        gp__timer_pair *pr = &t->pairs[i];
+        if (pr->ev0 || pr->ev1) {
+            if (!c)
+                c = gp__cuda_get();
+            gp__cuda_event_put(c, pr->ev0);
+            gp__cuda_event_put(c, pr->ev1);
+        }
+    }
+    t->n_pairs = 0;
+}
+
+void gp__timer_fini(struct gp_cuda_timer *t)
+{
+    release_pairs(t);
+    free(t->pairs);
+    pthread_mutex_destroy(&t->lock);
+}
+
+void gp__timer_reset(struct gp_cuda_timer *t)
+{
+    pthread_mutex_lock(&t->lock);
+    release_pairs(t);
+    pthread_mutex_unlock(&t->lock);
+}
+
+gp_cuda_timer *gp_profiler_cuda_timer(gp_profiler *p)
+{
+    p = gp__prof_resolve(p);
+    return p ? &p->timer : NULL;
+}
+
+gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream)
+{
+    if (!t || !name)
+        return GP_EINVAL;
+    const gp__cuda *c = gp__cuda_get();
+    gp_status st = gp__cuda_ensure_context(c);
+    pthread_mutex_lock(&t->lock);
+    t->last = st;
+    if (st != GP_OK)
+        goto done;
+    size_t open = 0;
+    for (size_t i = 0; i < t->n_pairs; i++)
+        if (!t->pairs[i].ev1 && t->pairs[i].ev0 && strcmp(t->pairs[i].name, name) == 0)
+            open++;
+    if (open >= MAX_OPEN_PER_NAME) {
+        st = GP_ELIMIT;
+        goto done;
+    }
+    void *ev = NULL;
+    st = gp__cuda_event_get(c, &ev);
+    if (st != GP_OK)
+        goto done;
+    if (c->cuEventRecord(ev, stream) != GP__CUDA_SUCCESS) {
+        gp__cuda_event_put(c, ev);
+        st = GP_EEXTERNAL;
+        goto done;
+    }
+    gp__timer_pair *pr = GP_PUSH(t->pairs, t->n_pairs, t->cap_pairs);
+    if (!pr) {
+        gp__cuda_event_put(c, ev);
+        st = GP_ENOMEM;
+        goto done;
+    }
+    pr->name = name;
+    pr->stream = stream;
+    pr->ev0 = ev;
+    pr->ns = -1;
+done:
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+gp_status gp_cuda_timer_stop(gp_cuda_timer *t, const char *name)
+{
+    if (!t || !name)
+        return GP_EINVAL;
+    const gp__cuda *c = gp__cuda_get();
+    gp_status st = gp__cuda_ensure_context(c);
+    pthread_mutex_lock(&t->lock);
+    t->last = st;
+    if (st != GP_OK)
+        goto done;
+    gp__timer_pair *pr = NULL;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        if (t->pairs[i].ev0 && !t->pairs[i].ev1 && strcmp(t->pairs[i].name, name) == 0) {
+            pr = &t->pairs[i];
+            break;
+        }
+    }
+    if (!pr) {
+        st = GP_ENOENT;
+        goto done;
+    }
+    void *ev = NULL;
+    st = gp__cuda_event_get(c, &ev);
+    if (st != GP_OK)
+        goto done;
+    if (c->cuEventRecord(ev, pr->stream) != GP__CUDA_SUCCESS) {
+        gp__cuda_event_put(c, ev);
+        st = GP_EEXTERNAL;
+        goto done;
+    }
+    pr->ev1 = ev;
+done:
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+static size_t resolve_locked(struct gp_cuda_timer *t, bool wait)
+{
+    const gp__cuda *c = gp__cuda_get();
+    if (c->status != GP_OK)
+        return 0;
+    int64_t deadline = gp__clock_ns() + 2000000000LL;
+    size_t pending = 0;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        gp__timer_pair *pr = &t->pairs[i];
+        if (!pr->ev1 || pr->ns >= 0)
+            continue;
+        for (;;) {
+            gp__CUresult r = c->cuEventQuery(pr->ev1);
+            if (r == GP__CUDA_SUCCESS) {
+                float ms = 0;
+                if (c->cuEventElapsedTime(&ms, pr->ev0, pr->ev1) == GP__CUDA_SUCCESS && ms >= 0)
+                    pr->ns = (int64_t)((double)ms * 1e6 + 0.5);
+                else
+                    pr->ns = -2; /* failed: dropped from the statistics */
+                gp__cuda_event_put(c, pr->ev0);
+                gp__cuda_event_put(c, pr->ev1);
+                pr->ev0 = pr->ev1 = (void *)0;
+                break;
+            }
+            if (r != GP__CUDA_ERROR_NOT_READY || !wait || gp__clock_ns() > deadline) {
+                pending++;
+                break;
+            }
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return pending;
+}
+
+size_t gp_cuda_timer_resolve(gp_cuda_timer *t, bool wait)
+{
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    size_t n = resolve_locked(t, wait);
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+/* Statistics of one name (lock held). Returns false when the name has no pairs. */
+static bool stats_of(struct gp_cuda_timer *t, const char *name, gp_timer_stats *out, int64_t *buf)
+{
+    size_t n = 0, pending = 0, any = 0;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        const gp__timer_pair *pr = &t->pairs[i];
+        if (strcmp(pr->name, name) != 0)
+            continue;
+        any++;
+        if (pr->ns >= 0)
+            buf[n++] = pr->ns;
+        else if (pr->ev1)
+            pending++;
+    }
+    if (!any)
+        return false;
+    gp__stats s;
+    gp__stats_compute(buf, n, &s);
+    memset(out, 0, sizeof(*out));
+    out->name = name;
+    out->count = n;
+    out->pending = pending;
+    out->total_ms = (double)s.total / 1e6;
+    out->mean_ms = s.mean / 1e6;
+    out->min_ms = (double)s.min / 1e6;
+    out->max_ms = (double)s.max / 1e6;
+    out->stddev_ms = s.stddev / 1e6;
+    out->p50_ms = s.p50 / 1e6;
+    out->p95_ms = s.p95 / 1e6;
+    out->p99_ms = s.p99 / 1e6;
+    return true;
+}
+
+gp_status gp_cuda_timer_stats(gp_cuda_timer *t, const char *name, gp_timer_stats *out)
+{
+    if (!t || !name)
+        return GP_EINVAL;
+    pthread_mutex_lock(&t->lock);
+    resolve_locked(t, true);
+    gp_status st = GP_ENOENT;
+    int64_t *buf = malloc(sizeof(int64_t) * (t->n_pairs + 1));
+    if (!buf)
+        st = GP_ENOMEM;
+    else if (stats_of(t, name, out, buf))
+        st = GP_OK;
+    free(buf);
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+static int cmp_total_desc(const void *a, const void *b)
+{
+    const gp_timer_stats *x = a, *y = b;
+    if (x->total_ms != y->total_ms)
+        return x->total_ms > y->total_ms ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Every name's statistics, sorted by total time (lock held). Caller frees *out. */
+static gp_status collect_locked(struct gp_cuda_timer *t, gp_timer_stats **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    gp_timer_stats *rows = calloc(t->n_pairs + 1, sizeof(*rows));
+    int64_t *buf = malloc(sizeof(int64_t) * (t->n_pairs + 1));
+    if (!rows || !buf) {
+        free(rows);
+        free(buf);
+        return GP_ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        const char *name = t->pairs[i].name;
+        bool seen = false;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = strcmp(rows[j].name, name) == 0;
+        if (!seen && stats_of(t, name, &rows[n], buf))
+            n++;
+    }
+    free(buf);
+    qsort(rows, n, sizeof(*rows), cmp_total_desc);
+    *out = rows;
+    *n_out = n;
+    return GP_OK;
+}
+
+static void rule(FILE *fp, char c, int width)
+{
+    for (int i = 0; i < width; i++)
+        fputc(c, fp);
+    fputc('\n', fp);
+}
+
+gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp)
+{
+    if (!t)
+        return GP_EINVAL;
+    const int nw = 40, width = 40 + 1 + 8 + 9 * 12;
+    const gp__cuda *c = gp__cuda_get();
+    rule(fp, '=', width);
+    fprintf(fp, "GPU KERNEL TIMING REPORT\n");
+    rule(fp, '=', width);
+    if (c->status != GP_OK) {
+        fprintf(fp, "status: %s\n", c->why);
+        rule(fp, '=', width);
+        return ferror(fp) ? GP_EIO : GP_OK;
+    }
+    pthread_mutex_lock(&t->lock);
+    resolve_locked(t, true);
+    gp_timer_stats *rows = NULL;
+    size_t n = 0;
+    gp_status st = collect_locked(t, &rows, &n);
+    pthread_mutex_unlock(&t->lock);
+    if (st != GP_OK)
+        return st;
+    fprintf(fp, "%-*s %-8s %-11s %-11s %-11s %-11s %-11s %-11s %-11s %s\n", nw, "Kernel", "Count",
+            "Total (ms)", "Mean (ms)", "Min (ms)", "Max (ms)", "Std (ms)", "P50 (ms)", "P95 (ms)",
+            "P99 (ms)");
+    rule(fp, '-', width);
+    uint64_t calls = 0, pending = 0;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gp_timer_stats *r = &rows[i];
+        char name[256];
+        gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
+        fprintf(fp,
+                "%-*s %-8" PRIu64 " %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f "
+                "%.3f\n",
+                nw, name, r->count, r->total_ms, r->mean_ms, r->min_ms, r->max_ms, r->stddev_ms,
+                r->p50_ms, r->p95_ms, r->p99_ms);
+        calls += r->count;
+        pending += r->pending;
+        total += r->total_ms;
+    }
+    if (n == 0)
+        fprintf(fp, "(no timers recorded)\n");
+    rule(fp, '-', width);
+    fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", calls, total);
+    if (pending)
+        fprintf(fp, "pending: %" PRIu64 " timer(s) not complete on the GPU after 2 s\n", pending);
+    rule(fp, '=', width);
+    free(rows);
+    return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+gp_status gp__timer_json(gp_cuda_timer *t, gp__buf *b)
+{
+    const gp__cuda *c = gp__cuda_get();
+    gp__jw w;
+    gp__jw_init(&w, NULL);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "status", c->status == GP_OK ? "ok" : c->why);
+    gp__jw_key(&w, "timers");
+    gp__jw_arr_begin(&w);
+    gp_timer_stats *rows = NULL;
+    size_t n = 0;
+    gp_status st = GP_OK;
+    if (c->status == GP_OK) {
+        pthread_mutex_lock(&t->lock);
+        resolve_locked(t, true);
+        st = collect_locked(t, &rows, &n);
+        pthread_mutex_unlock(&t->lock);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gp_timer_stats *r = &rows[i];
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "name", r->name);
+        gp__jw_kv_int(&w, "count", (int64_t)r->count);
+        gp__jw_kv_double(&w, "total_ms", r->total_ms);
+        gp__jw_kv_double(&w, "mean_ms", r->mean_ms);
+        gp__jw_kv_double(&w, "min_ms", r->min_ms);
+        gp__jw_kv_double(&w, "max_ms", r->max_ms);
+        gp__jw_kv_double(&w, "stddev_ms", r->stddev_ms);
+        gp__jw_kv_double(&w, "p50_ms", r->p50_ms);
+        gp__jw_kv_double(&w, "p95_ms", r->p95_ms);
+        gp__jw_kv_double(&w, "p99_ms", r->p99_ms);
+        gp__jw_kv_int(&w, "pending", (int64_t)r->pending);
+        gp__jw_obj_end(&w);
+    }
+    free(rows);
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    size_t len = 0;
+    char *text = gp__jw_take(&w, &len);
+    if (st == GP_OK)
+        st = text ? gp__buf_append(b, text, len) : GP_ENOMEM;
+    free(text);
+    return st;
+}

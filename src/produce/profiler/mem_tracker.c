@@ -1,0 +1,421 @@
+/* GPU memory tracker: named buffers with shape/dtype/bytes, total and peak, the device's
+ * free/total (cuMemGetInfo) and default-pool use, an optional sampler thread. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/json_writer.h"
+#include "gpuprof/summary.h"
+#include "produce/profiler/cuda_driver.h"
+#include "produce/profiler/profiler_internal.h"
+
+#define MB(b) ((double)(b) / 1048576.0)
+
+void gp__mem_init(struct gp_mem_tracker *m, gp_profiler *owner)
+{
+    memset(m, 0, sizeof(*m));
+    pthread_mutex_init(&m->lock, NULL);
+    m->owner = owner;
+}
+
+static void free_buf(gp__mem_buf *b)
+{
+    free(b->name);
+    free(b->shape);
+    free(b->dtype);
+}
+
+void gp__mem_fini(struct gp_mem_tracker *m)
+{
+    gp_mem_sampler_stop(m);
+    for (size_t i = 0; i < m->n_bufs; i++)
+        free_buf(&m->bufs[i]);
+    free(m->bufs);
+    free(m->hist);
+    free(m->samples);
+    pthread_mutex_destroy(&m->lock);
+}
+
+void gp__mem_reset(struct gp_mem_tracker *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->n_hist = 0;
+    m->n_samples = 0;
+    m->peak = m->total;
+    m->hist_base = m->total;
+    pthread_mutex_unlock(&m->lock);
+}
+
+gp_mem_tracker *gp_profiler_mem_tracker(gp_profiler *p)
+{
+    p = gp__prof_resolve(p);
+    return p ? &p->mem : NULL;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+/* Records the total after a change (lock held). A failed append only loses history. */
+static void note_total(struct gp_mem_tracker *m)
+{
+    if (m->total > m->peak)
+        m->peak = m->total;
+    gp__mem_point *pt = GP_PUSH(m->hist, m->n_hist, m->cap_hist);
+    if (pt) {
+        pt->ns = gp__clock_ns();
+        pt->total = m->total;
+    }
+}
+
+gp_status gp_mem_track(gp_mem_tracker *m, const char *name, const char *shape, const char *dtype,
+                       int64_t bytes)
+{
+    if (!m || !name || bytes < 0)
+        return GP_EINVAL;
+    gp__mem_buf nb = {dup_or_empty(name), dup_or_empty(shape), dup_or_empty(dtype), bytes};
+    if (!nb.name || !nb.shape || !nb.dtype) {
+        free_buf(&nb);
+        return GP_ENOMEM;
+    }
+    pthread_mutex_lock(&m->lock);
+    gp_status st = GP_OK;
+    size_t i = 0;
+    while (i < m->n_bufs && strcmp(m->bufs[i].name, name) != 0)
+        i++;
+    if (i < m->n_bufs) {
+        m->total -= m->bufs[i].bytes;
+        free_buf(&m->bufs[i]);
+        m->bufs[i] = nb;
+    } else {
+        gp__mem_buf *slot = GP_PUSH(m->bufs, m->n_bufs, m->cap_bufs);
+        if (!slot) {
+            free_buf(&nb);
+            st = GP_ENOMEM;
+            goto done;
+        }
+        *slot = nb;
+    }
+    m->total += bytes;
+    note_total(m);
+done:
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+gp_status gp_mem_untrack(gp_mem_tracker *m, const char *name)
+{
+    if (!m || !name)
+        return GP_EINVAL;
+    pthread_mutex_lock(&m->lock);
+    size_t i = 0;
+    while (i < m->n_bufs && strcmp(m->bufs[i].name, name) != 0)
+        i++;
+    gp_status st = GP_ENOENT;
+    if (i < m->n_bufs) {
+        m->total -= m->bufs[i].bytes;
+        free_buf(&m->bufs[i]);
+        memmove(&m->bufs[i], &m->bufs[i + 1], (m->n_bufs - i - 1) * sizeof(*m->bufs));
+        m->n_bufs--;
+        note_total(m);
+        st = GP_OK;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+/* Device part of the status (no lock needed). */
+static void device_status(gp_mem_status *out)
+{
+    const gp__cuda *c = gp__cuda_get();
+    out->driver = gp__cuda_ensure_context(c);
+    if (out->driver != GP_OK)
+        return;
+    size_t fr = 0, tot = 0;
+    if (c->cuMemGetInfo(&fr, &tot) == GP__CUDA_SUCCESS) {
+        out->has_device = true;
+        out->free_bytes = (int64_t)fr;
+        out->total_bytes = (int64_t)tot;
+    }
+    int dev = 0;
+    void *pool = NULL;
+    uint64_t used = 0, reserved = 0;
+    if (c->cuDeviceGetDefaultMemPool && c->cuMemPoolGetAttribute &&
+        c->cuDeviceGet(&dev, 0) == GP__CUDA_SUCCESS &&
+        c->cuDeviceGetDefaultMemPool(&pool, dev) == GP__CUDA_SUCCESS &&
+        c->cuMemPoolGetAttribute(pool, GP__CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used) ==
+            GP__CUDA_SUCCESS &&
+        c->cuMemPoolGetAttribute(pool, GP__CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved) ==
+            GP__CUDA_SUCCESS) {
+        out->has_pool = true;
+        out->pool_used = (int64_t)used;
+        out->pool_reserved = (int64_t)reserved;
+    }
+}
+
+void gp_mem_status_get(gp_mem_tracker *m, gp_mem_status *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    out->tracked_bytes = m->total;
+    out->peak_bytes = m->peak;
+    out->buffers = m->n_bufs;
+    pthread_mutex_unlock(&m->lock);
+    device_status(out);
+}
+
+static void rule(FILE *fp, char c, int width)
+{
+    for (int i = 0; i < width; i++)
+        fputc(c, fp);
+    fputc('\n', fp);
+}
+
+gp_status gp_mem_print(gp_mem_tracker *m, FILE *fp)
+{
+    if (!m)
+        return GP_EINVAL;
+    const int nw = 40, width = 40 + 1 + 20 + 1 + 15 + 1 + 12;
+    gp_mem_status s;
+    gp_mem_status_get(m, &s);
+    rule(fp, '=', width);
+    fprintf(fp, "GPU MEMORY TRACKING REPORT\n");
+    rule(fp, '=', width);
+    fprintf(fp, "%-*s %-20s %-15s %12s\n", nw, "Tensor", "Shape", "Dtype", "Size (MB)");
+    rule(fp, '-', width);
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->n_bufs; i++) {
+        const gp__mem_buf *b = &m->bufs[i];
+        char name[256];
+        gp_shorten_name(b->name, (size_t)nw, name, sizeof name);
+        fprintf(fp, "%-*s %-20.20s %-15.15s %12.3f\n", nw, name, b->shape, b->dtype, MB(b->bytes));
+    }
+    if (m->n_bufs == 0)
+        fprintf(fp, "(no buffers tracked)\n");
+    pthread_mutex_unlock(&m->lock);
+    rule(fp, '-', width);
+    fprintf(fp, "%-*s %*.3f\n", nw, "TOTAL TRACKED", width - nw - 1, MB(s.tracked_bytes));
+    fprintf(fp, "%-*s %*.3f\n", nw, "PEAK MEMORY", width - nw - 1, MB(s.peak_bytes));
+    if (s.driver != GP_OK) {
+        const gp__cuda *c = gp__cuda_get();
+        fprintf(fp, "Device memory: %s\n", c->status != GP_OK ? c->why : gp_strerror(s.driver));
+    } else if (s.has_device) {
+        fprintf(fp, "Device memory: used %.3f MB / total %.3f MB (free %.3f MB)\n",
+                MB(s.total_bytes - s.free_bytes), MB(s.total_bytes), MB(s.free_bytes));
+    } else {
+        fprintf(fp, "Device memory: n/a (cuMemGetInfo failed)\n");
+    }
+    if (s.has_pool)
+        fprintf(fp, "Memory pool: used %.3f MB / total %.3f MB\n", MB(s.pool_used),
+                MB(s.pool_reserved));
+    else
+        fprintf(fp, "Memory pool: n/a\n");
+    gp_mem_peak pk;
+    if (gp_mem_sampler_peak(m, &pk) == GP_OK)
+        fprintf(fp,
+                "Sampled device peak: %.3f MB (%" PRIu64 " samples), range open at the peak: %s\n",
+                MB(pk.peak_bytes), pk.samples, pk.open_range ? pk.open_range : "-");
+    rule(fp, '=', width);
+    return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+/* ---- sampler ------------------------------------------------------------------------------ */
+
+static void *sampler_main(void *arg)
+{
+    struct gp_mem_tracker *m = arg;
+    const gp__cuda *c = gp__cuda_get();
+    if (gp__cuda_ensure_context(c) != GP_OK)
+        return NULL;
+    while (!atomic_load(&m->sampler_stop)) {
+        size_t fr = 0, tot = 0;
+        if (c->cuMemGetInfo(&fr, &tot) == GP__CUDA_SUCCESS) {
+            pthread_mutex_lock(&m->lock);
+            gp__mem_sample *s = GP_PUSH(m->samples, m->n_samples, m->cap_samples);
+            if (s) {
+                s->ns = gp__clock_ns();
+                s->used = (int64_t)tot - (int64_t)fr;
+            }
+            pthread_mutex_unlock(&m->lock);
+        }
+        /* Sleep in short steps so that stop is prompt. */
+        int64_t until = gp__clock_ns() + (int64_t)m->interval_ms * 1000000;
+        while (!atomic_load(&m->sampler_stop)) {
+            int64_t left = until - gp__clock_ns();
+            if (left <= 0)
+                break;
+            struct timespec ts = {0, left > 5000000 ? 5000000 : left};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+gp_status gp_mem_sampler_start(gp_mem_tracker *m, unsigned interval_ms)
+{
+    if (!m || interval_ms == 0)
+        return GP_EINVAL;
+    const gp__cuda *c = gp__cuda_get();
+    if (c->status != GP_OK)
+        return GP_ENODRIVER;
+    pthread_mutex_lock(&m->lock);
+    gp_status st = GP_OK;
+    if (m->sampler_running) {
+        st = GP_ESTATE;
+    } else {
+        m->interval_ms = interval_ms;
+        atomic_store(&m->sampler_stop, false);
+        if (pthread_create(&m->sampler, NULL, sampler_main, m) != 0)
+            st = GP_ENOMEM;
+        else
+            m->sampler_running = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+void gp_mem_sampler_stop(gp_mem_tracker *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    bool running = m->sampler_running;
+    m->sampler_running = false;
+    pthread_mutex_unlock(&m->lock);
+    if (!running)
+        return;
+    atomic_store(&m->sampler_stop, true);
+    pthread_join(m->sampler, NULL);
+}
+
+gp_status gp_mem_sampler_peak(gp_mem_tracker *m, gp_mem_peak *out)
+{
+    if (!m)
+        return GP_EINVAL;
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&m->lock);
+    out->samples = m->n_samples;
+    for (size_t i = 0; i < m->n_samples; i++) {
+        if (i == 0 || m->samples[i].used > out->peak_bytes) {
+            out->peak_bytes = m->samples[i].used;
+            out->peak_ts = m->samples[i].ns;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (out->samples == 0)
+        return GP_EEMPTY;
+    out->open_range = gp__prof_open_range_at(m->owner, out->peak_ts);
+    return GP_OK;
+}
+
+gp_status gp__mem_snapshot(gp_mem_tracker *m, gp__mem_point **hist, size_t *n_hist,
+                           gp__mem_sample **samples, size_t *n_samples)
+{
+    *hist = NULL;
+    *samples = NULL;
+    *n_hist = *n_samples = 0;
+    pthread_mutex_lock(&m->lock);
+    gp_status st = GP_OK;
+    if (m->n_hist) {
+        *hist = malloc(m->n_hist * sizeof(**hist));
+        if (*hist) {
+            memcpy(*hist, m->hist, m->n_hist * sizeof(**hist));
+            *n_hist = m->n_hist;
+        } else {
+            st = GP_ENOMEM;
+        }
+    }
+    if (st == GP_OK && m->n_samples) {
+        *samples = malloc(m->n_samples * sizeof(**samples));
+        if (*samples) {
+            memcpy(*samples, m->samples, m->n_samples * sizeof(**samples));
+            *n_samples = m->n_samples;
+        } else {
+            st = GP_ENOMEM;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (st != GP_OK) {
+        free(*hist);
+        free(*samples);
+        *hist = NULL;
+        *samples = NULL;
+        *n_hist = *n_samples = 0;
+    }
+    return st;
+}
+
+gp_status gp__mem_json(gp_mem_tracker *m, gp__buf *b)
+{
+    gp_mem_status s;
+    gp_mem_status_get(m, &s);
+    gp_mem_peak pk;
+    bool has_peak = gp_mem_sampler_peak(m, &pk) == GP_OK;
+    const gp__cuda *c = gp__cuda_get();
+    gp__jw w;
+    gp__jw_init(&w, NULL);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "status",
+                  s.driver == GP_OK    ? "ok"
+                  : c->status != GP_OK ? c->why
+                                       : gp_strerror(s.driver));
+    gp__jw_kv_int(&w, "tracked_bytes", s.tracked_bytes);
+    gp__jw_kv_int(&w, "peak_bytes", s.peak_bytes);
+    gp__jw_key(&w, "buffers");
+    gp__jw_arr_begin(&w);
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->n_bufs; i++) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "name", m->bufs[i].name);
+        gp__jw_kv_str(&w, "shape", m->bufs[i].shape);
+        gp__jw_kv_str(&w, "dtype", m->bufs[i].dtype);
+        gp__jw_kv_int(&w, "bytes", m->bufs[i].bytes);
+        gp__jw_obj_end(&w);
+    }
+    pthread_mutex_unlock(&m->lock);
+    gp__jw_arr_end(&w);
+    gp__jw_key(&w, "device");
+    if (s.has_device) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_int(&w, "free_bytes", s.free_bytes);
+        gp__jw_kv_int(&w, "total_bytes", s.total_bytes);
+        gp__jw_obj_end(&w);
+    } else {
+        gp__jw_null(&w);
+    }
+    gp__jw_key(&w, "pool");
+    if (s.has_pool) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_int(&w, "used_bytes", s.pool_used);
+        gp__jw_kv_int(&w, "reserved_bytes", s.pool_reserved);
+        gp__jw_obj_end(&w);
+    } else {
+        gp__jw_null(&w);
+    }
+    gp__jw_key(&w, "sampler");
+    if (has_peak) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_int(&w, "samples", (int64_t)pk.samples);
+        gp__jw_kv_int(&w, "peak_bytes", pk.peak_bytes);
+        gp__jw_kv_int(&w, "peak_ts_ns", pk.peak_ts);
+        gp__jw_key(&w, "open_range");
+        if (pk.open_range)
+            gp__jw_str(&w, pk.open_range);
+        else
+            gp__jw_null(&w);
+        gp__jw_obj_end(&w);
+    } else {
+        gp__jw_null(&w);
+    }
+    gp__jw_obj_end(&w);
+    size_t len = 0;
+    char *text = gp__jw_take(&w, &len);
+    gp_status st = text ? gp__buf_append(b, text, len) : GP_ENOMEM;
+    free(text);
+    return st;
+}

@@ -1,0 +1,359 @@
+/* Dashboard renderer: formats a gp_dashboard (figures picked and charts laid out by dashboard.c)
+ * as one self-contained, print-friendly HTML page. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/render_internal.h"
+
+/* Fill colors of the event kinds (index: gp_event_kind) and of the four stacked segments. */
+static const char *const kind_fill[GP_EV_KIND_COUNT + 1] = {
+    "#e8833a", "#d9a13b", "#9bd17a", "#e3c84f", "#a0a0a0", "#bdbdbd",
+    "#4caf50", "#4a90d9", "#7fb3e6", "#e06666", "#9467bd", "#c27ba0",
+    "#17becf", "#8c564b", "#cccccc", "#999999", "#666666"};
+static const char *const split_fill[3] = {"#4caf50", "#4a90d9", "#d9d9d9"};
+
+static void dur(FILE *fp, gp_ns ns)
+{
+    char b[32];
+    gp__fmt_dur(b, sizeof b, ns);
+    fputs(b, fp);
+}
+
+static void card(FILE *fp, const char *id, const char *label, const char *value)
+{
+    fprintf(fp, "<div class=\"gp-card\" id=\"%s\"><div class=\"gp-card-v\">", id);
+    gp__html_str(fp, value);
+    fprintf(fp, "</div><div class=\"gp-card-l\">%s</div></div>\n", label);
+}
+
+static void stacked_bar(FILE *fp, const char *id, const gp_dash_bar *bars, size_t n,
+                        const char *const *fills, bool by_kind)
+{
+    fprintf(
+        fp,
+        "<svg class=\"gp-stack\" id=\"%s\" viewBox=\"0 0 1000 36\" preserveAspectRatio=\"none\" "
+        "role=\"img\">\n",
+        id);
+    for (size_t i = 0; i < n; i++) {
+        if (bars[i].frac <= 0)
+            continue;
+        const char *fill = by_kind ? fills[bars[i].kind] : fills[i];
+        fprintf(fp, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"36\" fill=\"%s\"><title>",
+                bars[i].x * 1000, bars[i].frac * 1000, fill);
+        gp__html_str(fp, bars[i].label);
+        fprintf(fp, ": %.1f%%</title></rect>\n", 100 * bars[i].frac);
+    }
+    fputs("</svg>\n<ul class=\"gp-legend\">\n", fp);
+    for (size_t i = 0; i < n; i++) {
+        const char *fill = by_kind ? fills[bars[i].kind] : fills[i];
+        fprintf(fp, "<li><span class=\"gp-swatch\" style=\"background:%s\"></span>", fill);
+        gp__html_str(fp, bars[i].label);
+        fputs(" <b>", fp);
+        dur(fp, (gp_ns)bars[i].value);
+        fprintf(fp, "</b> (%.1f%%)</li>\n", 100 * bars[i].frac);
+    }
+    fputs("</ul>\n", fp);
+}
+
+static void op_bars(FILE *fp, const gp_dashboard *d)
+{
+    if (d->n_ops == 0) {
+        fputs("<p class=\"gp-na\">No operations.</p>\n", fp);
+        return;
+    }
+    fputs("<table class=\"gp-bars\" id=\"gp-op-bars\">\n<thead><tr><th>operation</th><th>mean "
+          "time</th><th>calls</th></tr></thead>\n<tbody>\n",
+          fp);
+    for (size_t i = 0; i < d->n_ops; i++) {
+        const gp_dash_bar *b = &d->ops[i];
+        fputs("<tr><td class=\"gp-name\" title=\"", fp);
+        gp__html_str(fp, b->label);
+        fputs("\">", fp);
+        gp__html_str(fp, d->op_names[i]);
+        fprintf(fp,
+                "</td><td><div class=\"gp-track\"><div class=\"gp-bar\" "
+                "style=\"width:%.1f%%;background:%s\"></div></div><span>",
+                100 * b->frac, kind_fill[b->kind]);
+        dur(fp, (gp_ns)b->value);
+        fprintf(fp,
+                "</span></td><td><div class=\"gp-track\"><div class=\"gp-bar gp-bar2\" "
+                "style=\"width:%.1f%%\"></div></div><span>%.0f</span></td></tr>\n",
+                100 * b->frac2, b->value2);
+    }
+    fputs("</tbody></table>\n", fp);
+}
+
+static void memory_chart(FILE *fp, const gp_dashboard *d)
+{
+    if (d->n_mem == 0) {
+        fputs("<p class=\"gp-na\" id=\"gp-mem-na\">No memory samples in this trace (record with "
+              "profile_memory=True, or run the monitor).</p>\n",
+              fp);
+        return;
+    }
+    char peak[32], span[32];
+    gp__fmt_bytes(peak, sizeof peak, d->peak_memory);
+    gp__fmt_dur(span, sizeof span, d->timeline->end - d->timeline->start);
+    fputs("<p class=\"gp-sub\">", fp);
+    gp__html_str(fp, d->mem_label);
+    fprintf(fp, ", peak <b>%s</b>", peak);
+    if (d->peak_note[0]) {
+        fputs(" (", fp);
+        gp__html_str(fp, d->peak_note);
+        fputs(")", fp);
+    }
+    fputs("</p>\n", fp);
+    fputs("<svg class=\"gp-mem\" id=\"gp-mem\" viewBox=\"0 0 1000 200\" "
+          "preserveAspectRatio=\"none\" role=\"img\">\n<path d=\"M0 200",
+          fp);
+    double prev_y = 200;
+    for (size_t i = 0; i < d->n_mem; i++) {
+        double x = d->mem_x[i] * 1000, y = 200 - d->mem_y[i] * 196;
+        fprintf(fp, " L%.1f %.1f L%.1f %.1f", x, prev_y, x, y);
+        prev_y = y;
+    }
+    fprintf(fp,
+            " L1000 %.1f L1000 200 Z\" fill=\"rgba(148,103,189,0.45)\" stroke=\"#9467bd\" "
+            "stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n</svg>\n",
+            prev_y);
+    fprintf(fp, "<p class=\"gp-axis\"><span>0</span><span>%s</span></p>\n", span);
+}
+
+/* Findings of the analysis: title, evidence, estimated gain and the suggestion. */
+static void findings(FILE *fp, const gp_analysis *a)
+{
+    if (!a) {
+        fputs("<p class=\"gp-na\" id=\"gp-suggestions-na\">Suggestions: unavailable (no "
+              "analysis was given to the dashboard).</p>\n",
+              fp);
+        return;
+    }
+    if (a->n_findings == 0) {
+        fputs("<p class=\"gp-na\" id=\"gp-findings-none\">No bottleneck rule fired on this "
+              "trace.</p>\n",
+              fp);
+        return;
+    }
+    fputs("<ol class=\"gp-findings\" id=\"gp-findings\">\n", fp);
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const gp_finding *f = &a->findings[i];
+        fprintf(fp, "<li class=\"gp-prio-%s\"><span class=\"gp-prio\">%s</span> <b>",
+                gp_priority_name(f->priority), gp_priority_name(f->priority));
+        gp__html_str(fp, f->title);
+        fputs("</b>", fp);
+        if (f->n_ranks > 0) {
+            char who[256];
+            gp_ranks_format(f->ranks, f->n_ranks, "\xe2\x80\x93", who, sizeof who);
+            fputs(" <span class=\"gp-kind gp-ranks\">", fp);
+            gp__html_str(fp, who);
+            if (f->n_ranks > 1)
+                fprintf(fp, " (evidence: rank %d, the worst)", (int)f->rank);
+            fputs("</span>", fp);
+        }
+        if (f->gain_ns > 0) {
+            fputs(" <span class=\"gp-gain\">up to ", fp);
+            dur(fp, f->gain_ns);
+            fputs(" to gain</span>", fp);
+        }
+        fputs("<div class=\"gp-evidence\">", fp);
+        for (size_t k = 0; k < f->n_evidence; k++) {
+            const gp_evidence *e = &f->evidence[k];
+            fputs(k ? " &middot; " : "", fp);
+            gp__html_str(fp, e->name);
+            fprintf(fp, " <b>%.6g</b> ", e->value);
+            gp__html_str(fp, e->unit);
+        }
+        fprintf(fp, "</div><div class=\"gp-suggestion\"><span class=\"gp-kind\">%s</span> ",
+                gp_suggestion_type_name(f->type));
+        gp__html_str(fp, f->suggestion ? f->suggestion : "");
+        fputs("</div></li>\n", fp);
+    }
+    fputs("</ol>\n", fp);
+}
+
+static void bottlenecks(FILE *fp, const gp_dashboard *d)
+{
+    const gp_summary *s = d->summary;
+    if (s->n_top == 0) {
+        fputs("<p class=\"gp-na\">No operations.</p>\n", fp);
+        return;
+    }
+    fputs("<ol class=\"gp-top\" id=\"gp-top\">\n", fp);
+    for (size_t i = 0; i < s->n_top; i++) {
+        const gp_name_stats *r = &s->top[i];
+        fputs("<li><span class=\"gp-name\" title=\"", fp);
+        gp__html_str(fp, r->name);
+        fputs("\">", fp);
+        gp__html_str(fp, d->top_names + i * GP_DASH_NAME_CAP);
+        fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
+        dur(fp, r->total);
+        fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
+                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "GPU time" : "its kind");
+    }
+    fputs("</ol>\n", fp);
+}
+
+static void num_cell(FILE *fp, double ns)
+{
+    char b[32];
+    gp__fmt_dur(b, sizeof b, (gp_ns)(ns + 0.5));
+    fprintf(fp, "<td data-v=\"%.0f\">%s</td>", ns, b);
+}
+
+static size_t op_table(FILE *fp, const gp_summary *s)
+{
+    size_t rows = 0;
+    fputs("<div class=\"gp-controls\"><input id=\"gp-filter\" type=\"search\" "
+          "placeholder=\"Filter by name or kind (regular expression)\" aria-label=\"Filter\"> "
+          "<span id=\"gp-count\"></span></div>\n"
+          "<table class=\"gp-table\" id=\"gp-ops\">\n<thead><tr>"
+          "<th data-t=\"s\">kind</th><th data-t=\"s\">name</th><th>calls</th><th>total</th>"
+          "<th>mean</th><th>min</th><th>max</th><th>p50</th><th>p95</th><th>share</th>"
+          "</tr></thead>\n<tbody>\n",
+          fp);
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
+        const gp_kind_summary *ks = &s->kinds[k];
+        for (size_t i = 0; i < ks->n_rows; i++) {
+            const gp_name_stats *r = &ks->rows[i];
+            fprintf(fp, "<tr><td>%s</td><td class=\"gp-name\">", gp_event_kind_name(r->kind));
+            gp__html_str(fp, r->name);
+            fprintf(fp, "</td><td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls,
+                    (unsigned long long)r->calls);
+            num_cell(fp, (double)r->total);
+            num_cell(fp, r->mean);
+            num_cell(fp, (double)r->min);
+            num_cell(fp, (double)r->max);
+            num_cell(fp, r->p50);
+            num_cell(fp, r->p95);
+            fprintf(fp, "<td data-v=\"%.6f\">%.2f%%</td></tr>\n", r->share, 100 * r->share);
+            rows++;
+        }
+    }
+    fputs("</tbody></table>\n", fp);
+    return rows;
+}
+
+gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
+{
+    if (!title)
+        title = "gpuprof report";
+    fputs("<!DOCTYPE html>\n<html lang=\"en\" data-ready=\"0\" data-wait=\"1\">\n<head>\n"
+          "<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+          fp);
+    gp__html_str(fp, title);
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css);
+    gp__html_str(fp, title);
+    fprintf(fp,
+            "</h1>\n<p class=\"gp-sub\">%zu trace%s &middot; gpuprof " GP_VERSION_STRING
+            "</p>\n</header>\n<main>\n<section class=\"gp-cards\">\n",
+            d->n_traces, d->n_traces == 1 ? "" : "s (ranks)");
+    char v[64], ranks[48] = "";
+    if (d->n_traces > 1)
+        snprintf(ranks, sizeof ranks, ", %zu ranks summed", d->n_traces);
+    gp__fmt_dur(v, sizeof v, d->span);
+    card(fp, "gp-total-time", d->n_traces > 1 ? "total time (job span)" : "total time", v);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)d->operations);
+    card(fp, "gp-operations", "operations", v);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
+    card(fp, "gp-unique", "unique operations", v);
+    char label[96];
+    if (d->summary->has_gpu)
+        gp__fmt_dur(v, sizeof v, d->gpu_time);
+    else
+        snprintf(v, sizeof v, "n/a (no GPU work)");
+    snprintf(label, sizeof label, "%s%s", d->gpu_busy ? "GPU busy" : "GPU time (summed)",
+             d->n_traces > 1 ? ranks : "");
+    card(fp, "gp-gpu-time", label, v);
+    if (d->peak_memory >= 0)
+        gp__fmt_bytes(v, sizeof v, d->peak_memory);
+    else
+        snprintf(v, sizeof v, "n/a");
+    card(fp, "gp-peak-mem", "peak memory", v);
+    char tt[32];
+    gp__fmt_dur(tt, sizeof tt, d->thread_time);
+    fprintf(fp,
+            "</section>\n<section><h2>CPU thread time (self) by kind</h2>\n<p class=\"gp-sub\" "
+            "id=\"gp-dist-total\">thread time (self) <b>%s</b>, summed over CPU threads%s</p>\n",
+            tt, ranks);
+    if (d->n_dist)
+        stacked_bar(fp, "gp-dist", d->dist, d->n_dist, kind_fill, true);
+    else
+        fputs("<p class=\"gp-na\">No CPU thread time in this trace.</p>\n", fp);
+    fputs("<p class=\"gp-note\">Self time: each event's duration minus the events nested in it on "
+          "its thread, so nested annotations, Python frames and ops are counted once; shares "
+          "are of the sum.</p>\n</section>\n<section><h2>GPU: compute / other work / "
+          "idle</h2>\n",
+          fp);
+    if (d->n_gpu_split) {
+        char gs[32];
+        gp__fmt_dur(gs, sizeof gs, d->gpu_span);
+        fprintf(fp,
+                "<p class=\"gp-sub\" id=\"gp-gpu-span\">GPU span <b>%s</b> (first to last GPU "
+                "work%s)</p>\n",
+                gs, d->n_traces > 1 ? " of each rank, summed over ranks" : "");
+        stacked_bar(fp, "gp-split", d->gpu_split, d->n_gpu_split, split_fill, false);
+        fputs("<p class=\"gp-note\">From the analysis' temporal breakdown: compute is the union "
+              "of computation kernels; other GPU work the rest of the union of kernels, memcpys "
+              "and memsets (communication, memory); idle no GPU work. Shares of the GPU "
+              "span.</p>\n",
+              fp);
+    } else {
+        fputs("<p class=\"gp-na\" id=\"gp-split-na\">No GPU work analysed.</p>\n", fp);
+    }
+    fputs("</section>\n<section class=\"gp-half\"><h2>Top operations: mean time and "
+          "calls</h2>\n",
+          fp);
+    op_bars(fp, d);
+    fputs("</section>\n<section class=\"gp-half\"><h2>Memory over time</h2>\n", fp);
+    memory_chart(fp, d);
+    fputs("</section>\n<section><h2>Bottlenecks and suggestions</h2>\n", fp);
+    findings(fp, d->analysis);
+    fputs("<h3>Top operations by total time</h3>\n", fp);
+    bottlenecks(fp, d);
+    fputs("</section>\n<section class=\"gp-tl-section\"><h2>Timeline</h2>\n", fp);
+    if (d->timeline) {
+        char ca[32], ga[32], ov[32];
+        gp__fmt_dur(ca, sizeof ca, d->timeline->cpu_active);
+        gp__fmt_dur(ga, sizeof ga, d->timeline->gpu_active);
+        gp__fmt_dur(ov, sizeof ov, d->timeline->overlap);
+        fprintf(fp,
+                "<p class=\"gp-figs\"><span>CPU active <b>%s</b></span> <span>GPU active "
+                "<b>%s</b></span> <span>overlap <b>%s</b>%s</span> <span class=\"gp-help\">top "
+                "two nesting levels; drag: pan, wheel: zoom, click: details</span></p>\n"
+                "<div id=\"gp-tl\" class=\"gp-tl gp-tl-compact\" data-src=\"gp-tl-data\"></div>\n"
+                "<pre id=\"gp-tl-details\" class=\"gp-tl-details\"></pre>\n",
+                ca, ga, ov, ranks);
+        gp_status s = gp__timeline_data_script(d->timeline, "gp-tl-data", fp);
+        if (s != GP_OK)
+            return s;
+    } else {
+        fputs("<p class=\"gp-na\">Timeline unavailable.</p>\n", fp);
+    }
+    fputs("</section>\n<section><h2>All operations</h2>\n", fp);
+    size_t n = op_table(fp, d->summary);
+    fprintf(fp,
+            "</section>\n</main>\n<footer class=\"gp-sub\">%zu operations in the table</footer>\n"
+            "<script>\n%s</script>\n<script>\n%s</script>\n</body>\n</html>\n",
+            n, gp__asset_timeline_js, gp__asset_report_js);
+    return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+typedef struct dash_ctx {
+    const gp_dashboard *d;
+    const char *title;
+} dash_ctx;
+
+static gp_status dash_cb(const void *ctx, FILE *fp)
+{
+    const dash_ctx *c = ctx;
+    return gp_dashboard_render_html(c->d, c->title, fp);
+}
+
+gp_status gp_dashboard_write_html(const gp_dashboard *d, const char *title, const char *path,
+                                  gp_error *err)
+{
+    dash_ctx c = {d, title};
+    return gp__render_to_file(path, dash_cb, &c, err);
+}

@@ -1,0 +1,397 @@
+/* Flame graph renderers: format a finished gp_flame_tree (layout done in flame.c) as folded
+ * stacks, speedscope JSON, a standalone SVG or an HTML page. No computation of weights here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/imap.h"
+#include "core/json_writer.h"
+#include "core/util.h"
+#include "render/render_internal.h"
+
+#define ROW_PX 16
+#define TOP_PX 34
+#define BOTTOM_PX 28
+
+void gp_flame_render_opts_init(gp_flame_render_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->title = NULL;
+    o->width = 1200;
+    o->min_width_px = 0.1;
+}
+
+bool gp_flame_format_from_path(const char *path, gp_flame_format *out)
+{
+    static const struct {
+        const char *suffix;
+        gp_flame_format fmt;
+    } map[] = {{".speedscope.json", GP_FLAME_SPEEDSCOPE},
+               {".folded", GP_FLAME_FOLDED},
+               {".txt", GP_FLAME_FOLDED},
+               {".json", GP_FLAME_SPEEDSCOPE},
+               {".svg", GP_FLAME_SVG},
+               {".html", GP_FLAME_HTML},
+               {".htm", GP_FLAME_HTML}};
+    size_t n = strlen(path);
+    for (size_t i = 0; i < GP_ARRAY_LEN(map); i++) {
+        size_t k = strlen(map[i].suffix);
+        if (n >= k && strcmp(path + n - k, map[i].suffix) == 0) {
+            *out = map[i].fmt;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A frame name as a folded-stack element: ';' would split the frame and a newline the line. */
+static void folded_name(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        char c = *s;
+        fputc(c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c, fp);
+    }
+}
+
+static void folded_path(FILE *fp, const gp_flame_tree *t, uint32_t i)
+{
+    if (i == 0)
+        return;
+    if (t->nodes[i].parent != 0) {
+        folded_path(fp, t, t->nodes[i].parent);
+        fputc(';', fp);
+    }
+    folded_name(fp, t->nodes[i].name);
+}
+
+static gp_status render_folded(const gp_flame_tree *t, FILE *fp)
+{
+    /* Depth-first so that lines come out in tree order (children sorted by name). */
+    uint32_t *stack = malloc((t->n_nodes + 1) * sizeof *stack);
+    if (!stack)
+        return GP_ENOMEM;
+    size_t ns = 0;
+    stack[ns++] = 0;
+    while (ns) {
+        uint32_t i = stack[--ns];
+        const gp_flame_node *nd = &t->nodes[i];
+        bool emit = i != 0 && (nd->self > 0 || (t->is_diff && nd->base_self > 0));
+        if (emit) {
+            folded_path(fp, t, i);
+            if (t->is_diff)
+                fprintf(fp, " %lld %lld\n", (long long)nd->base_self, (long long)nd->self);
+            else
+                fprintf(fp, " %lld\n", (long long)nd->self);
+        }
+        for (uint32_t k = nd->n_children; k-- > 0;)
+            stack[ns++] = nd->first_child + k;
+    }
+    free(stack);
+    return GP_OK;
+}
+
+static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    if (t->is_diff)
+        return GP_EINVAL;
+    /* Frames: one per distinct name, numbered in order of first appearance (BFS). */
+    gp_status s = GP_OK;
+    uint32_t *frame_of = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *frame_of);
+    const char **names = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *names);
+    uint32_t *path = malloc((t->n_nodes + 1) * sizeof *path);
+    gp__imap seen = {0};
+    if (!frame_of || !names || !path || gp__imap_init(&seen, t->n_nodes) != GP_OK) {
+        s = GP_ENOMEM;
+        goto done;
+    }
+    size_t n_names = 0;
+    for (size_t i = 1; i < t->n_nodes; i++) {
+        const char *nm = t->nodes[i].name;
+        int64_t key = (int64_t)(gp__hash_bytes(nm, strlen(nm)) & INT64_MAX);
+        uint64_t v;
+        bool found = false;
+        /* Linear probing on hash collisions of different names. */
+        while (gp__imap_get(&seen, key, &v)) {
+            if (strcmp(names[v], nm) == 0) {
+                found = true;
+                break;
+            }
+            key = (key + 1) & INT64_MAX;
+        }
+        if (!found) {
+            v = n_names;
+            names[n_names++] = nm;
+            if ((s = gp__imap_put(&seen, key, v)) != GP_OK)
+                goto done;
+        }
+        frame_of[i] = (uint32_t)v;
+    }
+    gp__jw w;
+    gp__jw_init(&w, fp);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "$schema", "https://www.speedscope.app/file-format-schema.json");
+    gp__jw_key(&w, "shared");
+    gp__jw_obj_begin(&w);
+    gp__jw_key(&w, "frames");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n_names; i++) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "name", names[i]);
+        gp__jw_obj_end(&w);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    gp__jw_key(&w, "profiles");
+    gp__jw_arr_begin(&w);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "type", "sampled");
+    gp__jw_kv_str(&w, "name", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time");
+    gp__jw_kv_str(&w, "unit", "nanoseconds");
+    gp__jw_kv_int(&w, "startValue", 0);
+    gp__jw_kv_int(&w, "endValue", t->n_nodes ? t->nodes[0].total : 0);
+    gp__jw_key(&w, "samples");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 1; i < t->n_nodes; i++) {
+        if (t->nodes[i].self <= 0)
+            continue;
+        size_t np = 0;
+        for (uint32_t j = (uint32_t)i; j != 0; j = t->nodes[j].parent)
+            path[np++] = j;
+        gp__jw_arr_begin(&w);
+        while (np)
+            gp__jw_uint(&w, frame_of[path[--np]]);
+        gp__jw_arr_end(&w);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_key(&w, "weights");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 1; i < t->n_nodes; i++)
+        if (t->nodes[i].self > 0)
+            gp__jw_int(&w, t->nodes[i].self);
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    gp__jw_arr_end(&w);
+    gp__jw_kv_str(&w, "name", o->title ? o->title : "gpuprof flame");
+    gp__jw_kv_int(&w, "activeProfileIndex", 0);
+    gp__jw_kv_str(&w, "exporter", "gpuprof " GP_VERSION_STRING);
+    gp__jw_obj_end(&w);
+    s = gp__jw_finish(&w);
+    if (s == GP_OK)
+        fputc('\n', fp);
+done:
+    free(frame_of);
+    free(names);
+    free(path);
+    gp__imap_free(&seen);
+    return s;
+}
+
+static double pct(gp_ns part, gp_ns whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Tooltip text of a frame (escaped by the caller's gp__html_text). */
+static void frame_tip(char *buf, size_t cap, const gp_flame_tree *t, const gp_flame_node *nd)
+{
+    char a[32], b[32];
+    gp__fmt_dur(a, sizeof a, nd->total);
+    if (t->is_diff) {
+        gp__fmt_dur(b, sizeof b, nd->base_total);
+        double ch = nd->base_total > 0 ? pct(nd->total - nd->base_total, nd->base_total) : 0;
+        if (nd->base_total > 0)
+            snprintf(buf, cap, " (%s -> %s, %+.1f%%)", b, a, ch);
+        else
+            snprintf(buf, cap, " (new: %s)", a);
+    } else {
+        snprintf(buf, cap, " (%s, %.2f%%)", a, pct(nd->total, t->nodes[0].total));
+    }
+}
+
+/* The data the JS needs: per drawn frame [parent, depth, x, total, self, base_total, kind]. */
+static void frame_json(FILE *fp, const gp_flame_tree *t, const gp_flame_render_opts *o,
+                       const gp__flame_px *px, size_t n, int rows, int height)
+{
+    gp__jw w;
+    gp__jw_init(&w, fp);
+    w.html_safe = true;
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "title", o->title ? o->title : "gpuprof flame");
+    gp__jw_kv_str(&w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
+    gp__jw_kv_bool(&w, "diff", t->is_diff);
+    gp__jw_kv_int(&w, "width", o->width);
+    gp__jw_kv_int(&w, "height", height);
+    gp__jw_kv_int(&w, "rows", rows);
+    gp__jw_kv_int(&w, "rowPx", ROW_PX);
+    gp__jw_kv_int(&w, "topPx", TOP_PX);
+    gp__jw_key(&w, "frames");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        const gp_flame_node *nd = &t->nodes[px[i].node];
+        gp__jw_arr_begin(&w);
+        gp__jw_uint(&w, px[i].parent);
+        gp__jw_uint(&w, nd->depth);
+        gp__jw_int(&w, nd->x);
+        gp__jw_int(&w, nd->total);
+        gp__jw_int(&w, nd->self);
+        gp__jw_int(&w, nd->base_total);
+        gp__jw_arr_end(&w);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_key(&w, "names");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        gp__jw_str(&w, t->nodes[px[i].node].name);
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    (void)gp__jw_finish(&w); /* stream errors surface through ferror() */
+}
+
+/* The <svg> element with every drawn frame. standalone adds the XML prolog, the controls and the
+ * script; otherwise the page around it provides them. */
+static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp,
+                            bool standalone)
+{
+    gp__flame_px *px = NULL;
+    size_t n = 0;
+    int rows = 0;
+    gp_status s = gp__flame_layout_px(t, o->width, o->min_width_px, &px, &n, &rows);
+    if (s != GP_OK)
+        return s;
+    int height = TOP_PX + rows * ROW_PX + BOTTOM_PX;
+    const char *title = o->title ? o->title : "gpuprof flame";
+    if (standalone)
+        fputs("<?xml version=\"1.0\" standalone=\"no\"?>\n", fp);
+    fprintf(fp,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"gp-flame\" "
+            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" data-ready=\"0\" "
+            "data-frames=\"%zu\">\n",
+            o->width, height, o->width, height, n);
+    if (standalone) {
+        fprintf(fp, "<style>\n%s</style>\n", gp__asset_flame_css);
+        fprintf(fp, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+                o->width, height);
+        fprintf(fp, "<text id=\"gp-title\" x=\"%d\" y=\"20\" text-anchor=\"middle\">",
+                o->width / 2);
+        gp__html_str(fp, title);
+        fputs("</text>\n", fp);
+        fputs("<text id=\"gp-reset\" class=\"gp-btn\" x=\"10\" y=\"20\">Reset Zoom</text>\n", fp);
+        fprintf(fp,
+                "<text id=\"gp-search\" class=\"gp-btn\" x=\"%d\" y=\"20\" "
+                "text-anchor=\"end\">Search</text>\n",
+                o->width - 10);
+        fprintf(fp,
+                "<text id=\"gp-matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+                "data-pct=\"\"></text>\n",
+                o->width - 10, height - 10);
+        fprintf(fp, "<text id=\"gp-details\" x=\"10\" y=\"%d\"> </text>\n", height - 10);
+    }
+    fputs("<g id=\"gp-frames\">\n", fp);
+    char tip[96];
+    for (size_t i = 0; i < n; i++) {
+        const gp_flame_node *nd = &t->nodes[px[i].node];
+        double y = TOP_PX + (double)px[i].row * ROW_PX;
+        fprintf(fp, "<g class=\"f\" data-i=\"%zu\"><title>", i);
+        gp__html_str(fp, nd->name);
+        frame_tip(tip, sizeof tip, t, nd);
+        gp__html_str(fp, tip);
+        fprintf(fp,
+                "</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+                "fill=\"#%06x\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%.0f\">",
+                px[i].x, y, px[i].w, ROW_PX - 1, (unsigned)nd->color, px[i].x + 3, y + 11.5);
+        gp__html_text(fp, nd->name, px[i].label_len);
+        if (px[i].ellipsis)
+            fputs("..", fp);
+        fputs("</text></g>\n", fp);
+    }
+    fputs("</g>\n", fp);
+    if (standalone) {
+        fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar GP_FLAME = ", fp);
+        frame_json(fp, t, o, px, n, rows, height);
+        fprintf(fp, ";\n%s]]></script>\n", gp__asset_flame_js);
+    } else {
+        fputs("</svg>\n<script id=\"gp-data\" type=\"application/json\">", fp);
+        frame_json(fp, t, o, px, n, rows, height);
+        fputs("</script>\n", fp);
+    }
+    if (standalone)
+        fputs("</svg>\n", fp);
+    free(px);
+    return GP_OK;
+}
+
+static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    const char *title = o->title ? o->title : "gpuprof flame";
+    fputs("<!DOCTYPE html>\n<html lang=\"en\" data-ready=\"0\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+          fp);
+    gp__html_str(fp, title);
+    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_flame_css);
+    gp__html_str(fp, title);
+    char total[32];
+    gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
+    fprintf(fp,
+            "</h1>\n<p class=\"gp-sub\">%s%s weight, %s in all%s</p>\n"
+            "<div class=\"gp-controls\"><input id=\"gp-search-input\" type=\"search\" "
+            "placeholder=\"Search (regular expression)\" aria-label=\"Search\"> "
+            "<button id=\"gp-reset\" type=\"button\">Reset zoom</button> "
+            "<span id=\"gp-matched\" data-pct=\"\"></span></div>\n"
+            "</header>\n<div id=\"gp-details\" aria-live=\"polite\">&nbsp;</div>\n<main>\n",
+            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+            total, t->is_diff ? " (red: grew, blue: shrank)" : "");
+    gp_status s = render_svg(t, o, fp, false);
+    if (s != GP_OK)
+        return s;
+    fprintf(fp, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", gp__asset_flame_js);
+    return GP_OK;
+}
+
+gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
+                          const gp_flame_render_opts *o, FILE *fp)
+{
+    gp_flame_render_opts defaults;
+    if (!o) {
+        gp_flame_render_opts_init(&defaults);
+        o = &defaults;
+    }
+    gp_status s;
+    switch (fmt) {
+    case GP_FLAME_FOLDED:
+        s = render_folded(tree, fp);
+        break;
+    case GP_FLAME_SPEEDSCOPE:
+        s = render_speedscope(tree, o, fp);
+        break;
+    case GP_FLAME_SVG:
+        s = render_svg(tree, o, fp, true);
+        break;
+    case GP_FLAME_HTML:
+        s = render_html(tree, o, fp);
+        break;
+    default:
+        return GP_EINVAL;
+    }
+    if (s == GP_OK && ferror(fp))
+        s = GP_EIO;
+    return s;
+}
+
+typedef struct flame_ctx {
+    const gp_flame_tree *tree;
+    gp_flame_format fmt;
+    const gp_flame_render_opts *o;
+} flame_ctx;
+
+static gp_status flame_render_cb(const void *ctx, FILE *fp)
+{
+    const flame_ctx *c = ctx;
+    return gp_flame_render(c->tree, c->fmt, c->o, fp);
+}
+
+gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
+                         const gp_flame_render_opts *o, const char *path, gp_error *err)
+{
+    flame_ctx c = {tree, fmt, o};
+    return gp__render_to_file(path, flame_render_cb, &c, err);
+}

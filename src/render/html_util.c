@@ -1,0 +1,88 @@
+/* Small formatting helpers shared by the report renderers: HTML escaping, durations, byte counts,
+ * and atomic writing of a rendered file. */
+#include <string.h>
+
+#include "core/atomic_file.h"
+#include "render/render_internal.h"
+
+void gp__html_text(FILE *fp, const char *s, size_t len)
+{
+    size_t run = 0; /* start of the pending unescaped run */
+    for (size_t i = 0; i < len; i++) {
+        const char *rep = NULL;
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '&':
+            rep = "&amp;";
+            break;
+        case '<':
+            rep = "&lt;";
+            break;
+        case '>':
+            rep = "&gt;";
+            break;
+        case '"':
+            rep = "&quot;";
+            break;
+        case '\'':
+            rep = "&#39;";
+            break;
+        default:
+            if (c < 0x20 && c != '\t' && c != '\n')
+                rep = " ";
+            break;
+        }
+        if (rep) {
+            if (i > run)
+                fwrite(s + run, 1, i - run, fp);
+            fputs(rep, fp);
+            run = i + 1;
+        }
+    }
+    if (len > run)
+        fwrite(s + run, 1, len - run, fp);
+}
+
+void gp__fmt_dur(char *buf, size_t cap, gp_ns ns)
+{
+    double v = (double)ns;
+    double a = v < 0 ? -v : v;
+    if (a >= 1e9)
+        snprintf(buf, cap, "%.3f s", v / 1e9);
+    else if (a >= 1e6)
+        snprintf(buf, cap, "%.3f ms", v / 1e6);
+    else if (a >= 1e3)
+        snprintf(buf, cap, "%.3f us", v / 1e3);
+    else
+        snprintf(buf, cap, "%lld ns", (long long)ns);
+}
+
+void gp__fmt_bytes(char *buf, size_t cap, double bytes)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double v = bytes;
+    while ((v >= 1024.0 || v <= -1024.0) && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0f B", v);
+    else
+        snprintf(buf, cap, "%.2f %s", v, units[u]);
+}
+
+gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *ctx, FILE *fp),
+                             const void *ctx, gp_error *err)
+{
+    gp__afile f;
+    gp_status s = gp__afile_open(&f, path, err);
+    if (s != GP_OK)
+        return s;
+    s = render(ctx, f.fp);
+    if (s != GP_OK) {
+        gp__afile_abort(&f);
+        return gp_error_set(err, s, "%s: cannot write: %s", path, gp_strerror(s));
+    }
+    return gp__afile_commit(&f, err);
+}
