@@ -36,7 +36,10 @@ typedef struct GP_CAPABILITY("mutex") gp__mutex {
 } gp__mutex;
 
 /* Static initializer: `gp__mutex lock = GP_MUTEX_INIT;` */
-#define GP_MUTEX_INIT {PTHREAD_MUTEX_INITIALIZER}
+#define GP_MUTEX_INIT                                                                              \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER                                                                  \
+    }
 
 static inline void gp__mutex_init(gp__mutex *mu)
 {

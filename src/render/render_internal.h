@@ -8,6 +8,7 @@
 
 #include "gpuprof/report.h"
 #include "analyze/flame_layout.h"
+#include "core/units.h"
 
 /* Asset files of src/render/assets/, embedded at build time by embed_asset.cmake (NUL-terminated;
  * the build fails if one contains "</script", "</style" or "]]>"). */
@@ -25,11 +26,6 @@ static inline void gp__html_str(FILE *fp, const char *s)
 {
     gp__html_text(fp, s, s ? __builtin_strlen(s) : 0);
 }
-
-/* "1.234 ms", "12.3 us", "3.45 s", "870 ns" into buf. */
-void gp__fmt_dur(char *buf, size_t cap, gp_ns ns);
-/* "1.5 GiB", "512 KiB", "12 B" into buf. */
-void gp__fmt_bytes(char *buf, size_t cap, double bytes);
 
 /* Opens path atomically, calls render(ctx, fp), commits. The error names the path. */
 gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *ctx, FILE *fp),
