@@ -51,9 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "errors differ:\n  %s\n  %s\n", e1.msg, e2.msg);
         abort();
     }
-    char why[256];
-    if (s1 == GP_OK && !gp_trace_equal(a, b, why, sizeof why)) {
-        fprintf(stderr, "parallel read differs (%u pieces): %s\n", b->stats.pieces, why);
+    gp_error why = {0};
+    if (s1 == GP_OK && !gp_trace_equal(a, b, &why)) {
+        fprintf(stderr, "parallel read differs (%u pieces): %s\n", b->stats.pieces, why.msg);
         abort();
     }
     gp_trace_free(a);

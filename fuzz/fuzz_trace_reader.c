@@ -35,9 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "re-read of written trace failed: %s\n", err.msg);
             abort();
         }
-        char why[256];
-        if (!gp_trace_equal(t, back, why, sizeof why)) {
-            fprintf(stderr, "round trip differs: %s\n", why);
+        gp_error why = {0};
+        if (!gp_trace_equal(t, back, &why)) {
+            fprintf(stderr, "round trip differs: %s\n", why.msg);
             abort();
         }
         gp_trace_free(back);

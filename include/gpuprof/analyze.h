@@ -310,7 +310,7 @@ GP_EXTERN void gp_peak_memory_of(const gp_trace *t, gp_ns lo, gp_ns hi, gp_peak_
 typedef struct gp_rank_analysis {
     int32_t rank;
     const char *source;
-    char note[512];      /* what the analyses could not do, and why ("" if nothing) */
+    gp_error note; /* status GP_OK; msg: what the analyses could not do, and why ("" if nothing) */
     uint64_t gpu_events; /* GPU events analysed (after step selection) */
     uint64_t cpu_events;
     int64_t steps_total, steps_kept; /* ProfilerSteps seen / kept */
@@ -366,7 +366,7 @@ typedef struct gp_analysis {
     size_t n_stragglers;
     gp_finding *findings; /* sorted by gain, descending */
     size_t n_findings;
-    char note[256]; /* job-level note ("ranks from file order", ...) */
+    gp_error note; /* status GP_OK; msg: job-level note ("ranks from file order", ...) */
 } gp_analysis;
 
 /* Runs every analysis on every rank of job. opts may be NULL (defaults). On success *out is the

@@ -45,8 +45,11 @@ typedef enum gp_status {
 /* Returns a static, human-readable name for a status ("out of memory", ...). Never NULL. */
 GP_EXTERN const char *gp_strerror(gp_status status);
 
-/* A status plus a message. Functions that accept a gp_error* fill it on failure when it is
- * non-NULL; the message is always NUL-terminated and truncated to fit. */
+/* A status plus a message: the one carrier of error and note text in gpuprof. Functions that accept
+ * a gp_error* fill it on failure when it is non-NULL; the message is always NUL-terminated and
+ * truncated to fit. A result struct that can say what it could not do holds a gp_error too: status
+ * GP_OK with a non-empty msg is a note (the result is valid; msg says what was left out and why),
+ * any other status an error. A zeroed gp_error is "OK, nothing to say". */
 typedef struct gp_error {
     gp_status status;
     char msg[512];
@@ -56,6 +59,10 @@ typedef struct gp_error {
  * write `return gp_error_set(err, GP_EINVAL, "...")`. */
 GP_EXTERN gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
     GP_PRINTF(3, 4);
+
+/* Appends one sentence to err->msg, separated by a space, leaving err->status as it is (notes keep
+ * GP_OK). Text that does not fit is dropped whole or truncated; a NULL err is ignored. */
+GP_EXTERN void gp_error_note(gp_error *err, const char *fmt, ...) GP_PRINTF(2, 3);
 
 /* Maps a status to the CLI exit code convention: 0 for GP_OK, 2 for input/usage errors and 1 for
  * everything else that failed at run time. */

@@ -176,7 +176,7 @@ typedef struct gp_diff {
     /* From gpuprof analyze, when opts.analyze and both sides have GPU work (else analyzed is
      * false and analyze_note says why). No statistical test: descriptive deltas. */
     bool analyzed;
-    char analyze_note[160];
+    gp_error analyze_note;     /* status GP_OK; msg says why analyzed is false */
     gp_diff_share temporal[3]; /* idle, compute, non_compute: share of the GPU kernel time */
     gp_diff_share *types;      /* kernel-type overlap states, by current time descending */
     size_t n_types;

@@ -268,7 +268,7 @@ typedef struct gp_report_bundle {
     gp_analysis *analysis;
     gp_timeline *timeline;
     gp_dashboard *dashboard;
-    char analysis_error[512]; /* "" when the analysis succeeded */
+    gp_error analysis_error; /* status GP_OK when the analysis succeeded */
 } gp_report_bundle;
 
 /* Builds the bundle of job (which must outlive it) with summary options so (NULL: defaults).

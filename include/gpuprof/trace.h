@@ -411,9 +411,9 @@ GP_EXTERN gp_status gp_trace_write_chrome_stream(const gp_trace *t, FILE *fp,
                                                  gp_error *err) GP_WARN_UNUSED;
 
 /* Compares two traces' models (not their string ids): same tracks, events, side records, counters,
- * flows, devices and distributed info. Returns true when equal; otherwise writes the first
- * difference into why (may be NULL). Used by round-trip tests. */
-GP_EXTERN bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *why, size_t why_len);
+ * flows, devices and distributed info. Returns true when equal; otherwise describes the first
+ * difference in why->msg (why may be NULL; its status is left GP_OK). Used by round-trip tests. */
+GP_EXTERN bool gp_trace_equal(const gp_trace *a, const gp_trace *b, gp_error *why);
 
 #ifdef __cplusplus
 }

@@ -88,37 +88,36 @@ void gp_analysis_free(gp_analysis *a)
 
 static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r)
 {
-    snprintf(r->note, sizeof(r->note), "%s", v->note);
+    r->note = v->note;
     r->stream_overlaps = v->n_stream_overlaps;
     r->max_stream_overlap = v->max_stream_overlap;
     r->rounded_negative = v->n_rounded_negative;
     if (v->n_stream_overlaps)
-        gp__note(r->note, sizeof(r->note),
-                 "%zu GPU events start before the previous one on their stream ends (by up to "
-                 "%.3f us): the overlap is counted once, idle gaps run from the latest end.",
-                 v->n_stream_overlaps, (double)v->max_stream_overlap / 1000.0);
+        gp_error_note(&r->note,
+                      "%zu GPU events start before the previous one on their stream ends (by up to "
+                      "%.3f us): the overlap is counted once, idle gaps run from the latest end.",
+                      v->n_stream_overlaps, (double)v->max_stream_overlap / 1000.0);
     if (v->before_gpu_step)
-        gp__note(r->note, sizeof(r->note),
-                 "%zu GPU events run before the first GPU-side ProfilerStep (work queued before "
-                 "the profiled steps): they are counted here; --steps N selects the GPU work of "
-                 "step N by its GPU-side span, as TraceLens does.",
-                 v->before_gpu_step);
+        gp_error_note(
+            &r->note,
+            "%zu GPU events run before the first GPU-side ProfilerStep (work queued before "
+            "the profiled steps): they are counted here; --steps N selects the GPU work of "
+            "step N by its GPU-side span, as TraceLens does.",
+            v->before_gpu_step);
     if (!gp_trace_has_gpu(t))
-        gp__note(r->note, sizeof(r->note),
-                 "CPU-only trace (no kernel, memcpy or memset): GPU analyses are empty; CPU "
-                 "activity and launches are still reported.");
+        gp_error_note(&r->note,
+                      "CPU-only trace (no kernel, memcpy or memset): GPU analyses are empty; CPU "
+                      "activity and launches are still reported.");
     else if (v->n_g == 0)
-        gp__note(r->note, sizeof(r->note), "No GPU event in the selected steps.");
+        gp_error_note(&r->note, "No GPU event in the selected steps.");
     if (t->stats.negative_dur)
-        gp__note(r->note, sizeof(r->note), "%llu events had negative durations (clamped to 0).",
-                 (unsigned long long)t->stats.negative_dur);
+        gp_error_note(&r->note, "%llu events had negative durations (clamped to 0).",
+                      (unsigned long long)t->stats.negative_dur);
     if (t->stats.absurd_dur)
-        gp__note(r->note, sizeof(r->note),
-                 "%llu events with durations over 7 days were dropped as corrupt.",
-                 (unsigned long long)t->stats.absurd_dur);
+        gp_error_note(&r->note, "%llu events with durations over 7 days were dropped as corrupt.",
+                      (unsigned long long)t->stats.absurd_dur);
     if (!t->dist.present)
-        gp__note(r->note, sizeof(r->note), "No distributedInfo: rank %d from file order.",
-                 (int)t->rank);
+        gp_error_note(&r->note, "No distributedInfo: rank %d from file order.", (int)t->rank);
 }
 
 /* One rank's analyses read the view and write disjoint parts of the rank's results, so they run
@@ -191,10 +190,10 @@ static gp_status hta_negative_fallback(gp__view *v, gp_rank_analysis *r)
         if (v->g[i].rounded_negative)
             v->g[i].e = v->g[i].s;
     r->rounded_negative_empty = true;
-    gp__note(r->note, sizeof(r->note),
-             "%zu events shorter than 1 us round inward to a negative length, which made a "
-             "figure negative (HTA fails here): they are counted as empty.",
-             v->n_rounded_negative);
+    gp_error_note(&r->note,
+                  "%zu events shorter than 1 us round inward to a negative length, which made a "
+                  "figure negative (HTA fails here): they are counted as empty.",
+                  v->n_rounded_negative);
     gp_status st = gp__analyze_temporal(v, r);
     if (st == GP_OK)
         st = gp__analyze_top_kernels(v, r);
@@ -321,8 +320,8 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
     if (!a->ranks)
         st = GP_ENOMEM;
     if (job->ranks_from_file_order)
-        snprintf(a->note, sizeof(a->note),
-                 "Some traces lack distributedInfo.rank: their ranks follow file-name order.");
+        gp_error_note(&a->note,
+                      "Some traces lack distributedInfo.rank: their ranks follow file-name order.");
     for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++) {
         const gp_trace *t = job->ranks[i];
         gp_rank_analysis *r = &a->ranks[a->n_ranks++];

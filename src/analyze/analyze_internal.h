@@ -64,7 +64,7 @@ typedef struct gp__view {
     size_t n_rounded_negative; /* selected events with rounded_negative set */
     size_t n_stream_overlaps;  /* GPU work starting before the previous one on its stream ends */
     gp_ns max_stream_overlap;  /* the largest such overlap, ns */
-    char note[512];
+    gp_error note;
 } gp__view;
 
 /* Classification of names: compiled user rules plus the built-ins. */
@@ -83,7 +83,6 @@ static inline bool gp__view_cpu_kept(const gp__view *v, gp_ns ts)
     return ts >= v->cpu_lo && ts < v->cpu_hi;
 }
 /* Appends a note sentence to a note buffer. */
-void gp__note(char *note, size_t cap, const char *fmt, ...) GP_PRINTF(3, 4);
 
 /* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
 void gp__type_label(uint32_t mask, char *out, size_t cap);

@@ -14,8 +14,8 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
         return GP_ENOMEM;
     gp_error err = {0};
     if (gp_analyze_job(job, NULL, &b->analysis, &err) != GP_OK) {
-        snprintf(b->analysis_error, sizeof b->analysis_error, "%s",
-                 err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
+        gp_error_set(&b->analysis_error, err.status ? err.status : GP_ENOMEM, "%s",
+                     err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
         b->analysis = NULL;
     }
     gp_timeline_opts to;

@@ -407,9 +407,9 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
 {
     if (!side_has_gpu(base, n_base) || !side_has_gpu(cur, n_cur)) {
         bool b = side_has_gpu(base, n_base), c = side_has_gpu(cur, n_cur);
-        snprintf(d->analyze_note, sizeof d->analyze_note,
-                 "no GPU work %s: kernel-type and temporal breakdowns not compared",
-                 !b && !c ? "on either side" : (b ? "on the current side" : "on the base side"));
+        gp_error_note(
+            &d->analyze_note, "no GPU work %s: kernel-type and temporal breakdowns not compared",
+            !b && !c ? "on either side" : (b ? "on the current side" : "on the base side"));
         return GP_OK;
     }
     gp_analysis *an[2] = {NULL, NULL};
@@ -709,7 +709,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
             goto done;
         }
     } else {
-        snprintf(d->analyze_note, sizeof d->analyze_note, "analyses not requested");
+        gp_error_note(&d->analyze_note, "analyses not requested");
     }
     st = GP_OK;
     *out = d;

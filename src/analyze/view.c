@@ -9,21 +9,6 @@
 #include "core/msort.h"
 #include "core/par.h"
 
-void gp__note(char *note, size_t cap, const char *fmt, ...)
-{
-    size_t len = strlen(note);
-    if (len + 2 >= cap)
-        return;
-    if (len) {
-        note[len++] = ' ';
-        note[len] = '\0';
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(note + len, cap - len, fmt, ap);
-    va_end(ap);
-}
-
 static int64_t floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;
@@ -175,11 +160,10 @@ static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
     if (o->steps == GP_STEPS_HTA) {
         if (n_steps < 2) {
             if (n_steps == 0)
-                gp__note(v->note, sizeof(v->note),
-                         "No ProfilerStep in the trace: --steps hta keeps every event.");
+                gp_error_note(&v->note,
+                              "No ProfilerStep in the trace: --steps hta keeps every event.");
             else
-                gp__note(v->note, sizeof(v->note),
-                         "One ProfilerStep only: --steps hta keeps every event.");
+                gp_error_note(&v->note, "One ProfilerStep only: --steps hta keeps every event.");
             return;
         }
         gp_ns last = steps[0].ts;
@@ -200,9 +184,9 @@ static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
             v->steps_kept++;
         }
         if (v->steps_kept == 0) {
-            gp__note(v->note, sizeof(v->note),
-                     "No ProfilerStep#%lld..#%lld in the trace (%zu steps): nothing selected.",
-                     (long long)o->step_first, (long long)o->step_last, n_steps);
+            gp_error_note(&v->note,
+                          "No ProfilerStep#%lld..#%lld in the trace (%zu steps): nothing selected.",
+                          (long long)o->step_first, (long long)o->step_last, n_steps);
             v->cpu_lo = v->cpu_hi = 0;
             return;
         }
@@ -364,9 +348,10 @@ static void select_gpu(gp__view *v)
         if (kept == 0 && v->n_g > 0) {
             by_time = true;
             v->hta_fallback = true;
-            gp__note(v->note, sizeof(v->note),
-                     "No GPU event is linked to a launch by correlation id: --steps hta selected "
-                     "GPU work by time (start before the last ProfilerStep) instead.");
+            gp_error_note(
+                &v->note,
+                "No GPU event is linked to a launch by correlation id: --steps hta selected "
+                "GPU work by time (start before the last ProfilerStep) instead.");
         }
     }
     size_t out = 0;
@@ -501,8 +486,8 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
         }
     }
     if (v->n_g > 0 && !v->have_correlation)
-        gp__note(v->note, sizeof(v->note),
-                 "No GPU event carries a correlation id matching a launch: host_wait, launch "
-                 "delays and queue lengths are unavailable.");
+        gp_error_note(&v->note,
+                      "No GPU event carries a correlation id matching a launch: host_wait, launch "
+                      "delays and queue lengths are unavailable.");
     return count_rule_breaks(v);
 }

@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gpuprof/core.h"
 
@@ -46,6 +47,23 @@ gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)
         va_end(ap);
     }
     return status;
+}
+
+void gp_error_note(gp_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    size_t cap = sizeof err->msg, len = strlen(err->msg);
+    if (len + 2 >= cap)
+        return;
+    if (len) {
+        err->msg[len++] = ' ';
+        err->msg[len] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg + len, cap - len, fmt, ap);
+    va_end(ap);
 }
 
 int gp_status_exit_code(gp_status status)

@@ -9,14 +9,15 @@
 
 #include "gpuprof/trace.h"
 
-static bool why(char *buf, size_t len, const char *fmt, ...) GP_PRINTF(3, 4);
+static bool why(gp_error *w, const char *fmt, ...) GP_PRINTF(2, 3);
 
-static bool why(char *buf, size_t len, const char *fmt, ...)
+/* Writes the first difference into w (status untouched) and returns false. */
+static bool why(gp_error *w, const char *fmt, ...)
 {
-    if (buf && len) {
+    if (w) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(buf, len, fmt, ap);
+        vsnprintf(w->msg, sizeof w->msg, fmt, ap);
         va_end(ap);
     }
     return false;
@@ -84,30 +85,30 @@ static bool track_id_eq(const gp_trace *a, const gp_track *x, const gp_trace *b,
     return x->device == y->device && x->stream == y->stream;
 }
 
-bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *w, size_t wl)
+bool gp_trace_equal(const gp_trace *a, const gp_trace *b, gp_error *w)
 {
     if (a->base_time_ns != b->base_time_ns)
-        return why(w, wl, "baseTimeNanoseconds %" PRId64 " vs %" PRId64, a->base_time_ns,
+        return why(w, "baseTimeNanoseconds %" PRId64 " vs %" PRId64, a->base_time_ns,
                    b->base_time_ns);
     if (a->dist.present != b->dist.present || a->dist.rank != b->dist.rank ||
         a->dist.world_size != b->dist.world_size || !str_eq(a, a->dist.backend, b, b->dist.backend))
-        return why(w, wl, "distributedInfo differs");
+        return why(w, "distributedInfo differs");
     if (a->n_devices != b->n_devices)
-        return why(w, wl, "%zu vs %zu devices", a->n_devices, b->n_devices);
+        return why(w, "%zu vs %zu devices", a->n_devices, b->n_devices);
     for (size_t i = 0; i < a->n_devices; i++) {
         gp_device_props x = a->devices[i], y = b->devices[i];
         bool names = str_eq(a, x.name, b, y.name);
         x.name = y.name = 0;
         if (!names || memcmp(&x, &y, sizeof x) != 0)
-            return why(w, wl, "device %zu differs", i);
+            return why(w, "device %zu differs", i);
     }
     if (a->n_tracks != b->n_tracks)
-        return why(w, wl, "%zu vs %zu tracks", a->n_tracks, b->n_tracks);
+        return why(w, "%zu vs %zu tracks", a->n_tracks, b->n_tracks);
     /* Tracks match by identity, not position: the order tracks were created in carries no
      * meaning (a writer may emit counters or flows after the events that create other tracks). */
     uint32_t *map = malloc(a->n_tracks * sizeof *map + 1);
     if (!map)
-        return why(w, wl, "out of memory");
+        return why(w, "out of memory");
     bool ok = true;
     for (size_t i = 0; ok && i < a->n_tracks; i++) {
         const gp_track *x = &a->tracks[i], *y = NULL;
@@ -117,22 +118,22 @@ bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *w, size_t wl)
                 map[i] = (uint32_t)k;
             }
         if (!y) {
-            ok = why(w, wl, "track %zu (pid %" PRId64 ", tid %" PRId64 ") has no match", i, x->pid,
+            ok = why(w, "track %zu (pid %" PRId64 ", tid %" PRId64 ") has no match", i, x->pid,
                      x->tid);
         } else if (!str_eq(a, x->name, b, y->name) ||
                    !str_eq(a, x->process_name, b, y->process_name)) {
-            ok = why(w, wl, "track %zu: names differ", i);
+            ok = why(w, "track %zu: names differ", i);
         } else if (x->n_events != y->n_events) {
-            ok = why(w, wl, "track %zu: %zu vs %zu events", i, x->n_events, y->n_events);
+            ok = why(w, "track %zu: %zu vs %zu events", i, x->n_events, y->n_events);
         } else {
             for (size_t j = 0; ok && j < x->n_events; j++)
                 if (!event_eq(a, &x->events[j], b, &y->events[j]))
-                    ok = why(w, wl, "track %zu event %zu (\"%s\" at %" PRId64 " ns) differs", i, j,
+                    ok = why(w, "track %zu event %zu (\"%s\" at %" PRId64 " ns) differs", i, j,
                              gp_trace_str(a, x->events[j].name), x->events[j].ts);
         }
     }
     if (ok && a->n_counters != b->n_counters)
-        ok = why(w, wl, "%zu vs %zu counter samples", a->n_counters, b->n_counters);
+        ok = why(w, "%zu vs %zu counter samples", a->n_counters, b->n_counters);
     /* Counters are sorted by (track, ts, series): compare each track's block with the block of
      * its match. */
     for (size_t i = 0; ok && i < a->n_counters;) {
@@ -153,19 +154,19 @@ bool gp_trace_equal(const gp_trace *a, const gp_trace *b, char *w, size_t wl)
             const gp_counter_sample *x = &a->counters[k], *y = &b->counters[lo];
             if (lo >= b->n_counters || y->track != tb || x->ts != y->ts || x->value != y->value ||
                 !str_eq(a, x->series, b, y->series))
-                ok = why(w, wl, "counter sample %zu differs", k);
+                ok = why(w, "counter sample %zu differs", k);
         }
         i = ae;
     }
     if (ok && a->n_flows != b->n_flows)
-        ok = why(w, wl, "%zu vs %zu flows", a->n_flows, b->n_flows);
+        ok = why(w, "%zu vs %zu flows", a->n_flows, b->n_flows);
     for (size_t i = 0; ok && i < a->n_flows; i++) {
         const gp_flow *x = &a->flows[i], *y = &b->flows[i];
         if (x->id != y->id || x->src_ts != y->src_ts || x->dst_ts != y->dst_ts ||
             x->src_track >= a->n_tracks || x->dst_track >= a->n_tracks ||
             map[x->src_track] != y->src_track || map[x->dst_track] != y->dst_track ||
             !str_eq(a, x->cat, b, y->cat))
-            ok = why(w, wl, "flow %zu differs", i);
+            ok = why(w, "flow %zu differs", i);
     }
     free(map);
     return ok;

@@ -426,11 +426,11 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         gp__jw_kv_int(&w, "max_stream_overlap_ns", r->max_stream_overlap);
         gp__jw_kv_int(&w, "rounded_negative", (int64_t)r->rounded_negative);
         gp__jw_kv_bool(&w, "rounded_negative_empty", r->rounded_negative_empty);
-        gp__jw_kv_str(&w, "note", r->note);
+        gp__jw_kv_str(&w, "note", r->note.msg);
         gp__jw_obj_end(&w);
     }
     gp__jw_arr_end(&w);
-    gp__jw_kv_str(&w, "note", a->note);
+    gp__jw_kv_str(&w, "note", a->note.msg);
     if (WANT(GP_AT_TEMPORAL))
         temporal(&w, a);
     if (WANT(GP_AT_IDLE))

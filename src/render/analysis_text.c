@@ -291,11 +291,11 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
             : a->opts.steps == GP_STEPS_HTA ? "hta (last ProfilerStep dropped)"
                                             : "range",
             a->opts.hta ? "HTA" : "gpuprof");
-    if (a->note[0])
-        fprintf(fp, "note: %s\n", a->note);
+    if (a->note.msg[0])
+        fprintf(fp, "note: %s\n", a->note.msg);
     for (size_t i = 0; i < a->n_ranks; i++)
-        if (a->ranks[i].note[0])
-            fprintf(fp, "note (rank %d): %s\n", a->ranks[i].rank, a->ranks[i].note);
+        if (a->ranks[i].note.msg[0])
+            fprintf(fp, "note (rank %d): %s\n", a->ranks[i].rank, a->ranks[i].note.msg);
     if (WANT(GP_AT_TEMPORAL))
         temporal(fp, a);
     if (WANT(GP_AT_IDLE))

@@ -140,7 +140,7 @@ static void share_table(FILE *fp, const char *title, const gp_diff_share *v, siz
 static void render_analysis_text(const gp_diff *d, FILE *fp)
 {
     if (!d->analyzed) {
-        fprintf(fp, "\nBREAKDOWNS AND FINDINGS: %s\n", d->analyze_note);
+        fprintf(fp, "\nBREAKDOWNS AND FINDINGS: %s\n", d->analyze_note.msg);
         return;
     }
     share_table(fp, "TEMPORAL BREAKDOWN (gpuprof analyze; per run, share of GPU kernel time)",
@@ -410,7 +410,7 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
     gp__jw_key(w, "analysis");
     gp__jw_obj_begin(w);
     gp__jw_kv_bool(w, "analyzed", d->analyzed);
-    gp__jw_kv_str(w, "note", d->analyze_note);
+    gp__jw_kv_str(w, "note", d->analyze_note.msg);
     if (d->analyzed) {
         jw_shares(w, "temporal", d->temporal, 3);
         jw_shares(w, "kernel_types", d->types, d->n_types);
@@ -493,7 +493,7 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
     fputs("<h2>Breakdowns and findings (gpuprof analyze)</h2>\n", fp);
     if (!d->analyzed) {
         fputs("<p>", fp);
-        gp__html_str(fp, d->analyze_note);
+        gp__html_str(fp, d->analyze_note.msg);
         fputs("</p>\n", fp);
         return;
     }

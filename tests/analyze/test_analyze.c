@@ -257,7 +257,7 @@ static void step_selection(void **state)
     a = run(t, &o);
     assert_int_equal(a->ranks[0].gpu_events, 0);
     assert_false(a->ranks[0].temporal.valid);
-    assert_non_null(strstr(a->ranks[0].note, "ProfilerStep#7..#9"));
+    assert_non_null(strstr(a->ranks[0].note.msg, "ProfilerStep#7..#9"));
     gp_analysis_free(a);
     gp_trace_free(t);
 }
@@ -573,7 +573,7 @@ static void cpu_only_trace(void **state)
     assert_true(isnan(r->temporal.idle_pct));
     assert_true(isnan(r->overlap.pct));
     assert_int_equal(r->activity.cpu_active, 2500);
-    assert_non_null(strstr(r->note, "CPU-only"));
+    assert_non_null(strstr(r->note.msg, "CPU-only"));
     FILE *fp = tmpfile();
     assert_non_null(fp);
     assert_int_equal(gp_analysis_render_text(a, 0, fp), GP_OK);
@@ -748,7 +748,7 @@ static void real_cpu_only_and_job(void **state)
     gp_analysis *a = NULL;
     assert_int_equal(gp_analyze_job(job, &o, &a, NULL), GP_OK);
     assert_false(a->ranks[0].temporal.valid);
-    assert_non_null(strstr(a->ranks[0].note, "CPU-only"));
+    assert_non_null(strstr(a->ranks[0].note.msg, "CPU-only"));
     gp_analysis_free(a);
     gp_job_free(job);
     p = shared_trace("multirank8_dlrm_v100", buf, sizeof(buf));

@@ -150,7 +150,7 @@ static void gpu_side_step_selects_gpu_work(void **state)
     gp_error err = {0};
     assert_int_equal(gp_analyze_trace(t, &o, &a, &err), GP_OK);
     assert_int_equal(a->ranks[0].temporal.kernel_time, 57000); /* [3, 60) */
-    assert_non_null(strstr(a->ranks[0].note, "before the first GPU-side ProfilerStep"));
+    assert_non_null(strstr(a->ranks[0].note.msg, "before the first GPU-side ProfilerStep"));
     gp_analysis_free(a);
     assert_int_equal(gp_analyze_parse_steps("3", &o), GP_OK);
     assert_int_equal(gp_analyze_trace(t, &o, &a, &err), GP_OK);

@@ -683,7 +683,7 @@ static void compute_analysis_deltas(void **state)
     gp_trace *rt = b_done(&r);
     assert_int_equal(gp_diff_compute(&bt, 1, &rt, 1, NULL, &d, &err), GP_OK);
     assert_false(d->analyzed);
-    assert_non_null(strstr(d->analyze_note, "current"));
+    assert_non_null(strstr(d->analyze_note.msg, "current"));
     gp_diff_free(d);
     gp_trace_free(bt);
     gp_trace_free(ct);

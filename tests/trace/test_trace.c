@@ -235,14 +235,14 @@ static void legacy_autograd_profiler_format_is_read(void **state)
 
     gp_read_opts o = quiet_opts();
     gp_error err = {0};
-    char why[256];
+    gp_error why = {0};
     for (size_t piece = 1; piece <= 61; piece += 60) {
         gp_trace *cut = NULL;
         assert_int_equal(
             gp__trace_read_buffer_pieces(doc, sizeof doc - 1, "test.json", &o, piece, &cut, &err),
             GP_OK);
-        if (!gp_trace_equal(t, cut, why, sizeof why))
-            fail_msg("%zu-byte pieces differ: %s", piece, why);
+        if (!gp_trace_equal(t, cut, &why))
+            fail_msg("%zu-byte pieces differ: %s", piece, why.msg);
         gp_trace_free(cut);
     }
     char *text = NULL;
@@ -253,8 +253,8 @@ static void legacy_autograd_profiler_format_is_read(void **state)
     fclose(fp);
     gp_trace *back = NULL;
     assert_int_equal(gp_trace_read_buffer(text, len, "back.json", &o, &back, &err), GP_OK);
-    if (!gp_trace_equal(t, back, why, sizeof why))
-        fail_msg("legacy trace after write + read differs: %s", why);
+    if (!gp_trace_equal(t, back, &why))
+        fail_msg("legacy trace after write + read differs: %s", why.msg);
     gp_trace_free(back);
     free(text);
     gp_trace_free(t);
@@ -437,9 +437,9 @@ static void writer_rank_escaping_flows(void **state)
     gp_trace *back = NULL;
     gp_read_opts o = quiet_opts();
     assert_int_equal(gp_trace_read(path, &o, &back, &err), GP_OK);
-    char why[256];
-    if (!gp_trace_equal(t, back, why, sizeof why))
-        fail_msg("round trip differs: %s", why);
+    gp_error why = {0};
+    if (!gp_trace_equal(t, back, &why))
+        fail_msg("round trip differs: %s", why.msg);
     gp_trace_free(back);
     unlink(path);
     /* A failed write leaves nothing behind and reports the path. */
@@ -496,9 +496,9 @@ static void round_trip_every_shared_trace(void **state)
             assert_int_equal(gp_trace_write_chrome(a, out, &err), GP_OK);
             if (gp_trace_read(out, &o, &b, &err) != GP_OK)
                 fail_msg("re-reading %s written from %s: %s", out, names[i], err.msg);
-            char why[512];
-            if (!gp_trace_equal(a, b, why, sizeof why))
-                fail_msg("%s: round trip differs: %s", names[i], why);
+            gp_error why = {0};
+            if (!gp_trace_equal(a, b, &why))
+                fail_msg("%s: round trip differs: %s", names[i], why.msg);
             assert_int_equal(gp_trace_event_count(a), gp_trace_event_count(b));
             gp_trace_free(a);
             gp_trace_free(b);
@@ -559,9 +559,9 @@ static void reading_in_tiny_pieces_gives_the_same_model(void **state)
             if (gp__trace_read_buffer_pieces(text, len, files[f], &o, pieces[p], &cut, &err) !=
                 GP_OK)
                 fail_msg("%s in %zu-byte pieces: %s", files[f], pieces[p], err.msg);
-            char why[256];
-            if (!gp_trace_equal(whole, cut, why, sizeof why))
-                fail_msg("%s in %zu-byte pieces differs: %s", files[f], pieces[p], why);
+            gp_error why = {0};
+            if (!gp_trace_equal(whole, cut, &why))
+                fail_msg("%s in %zu-byte pieces differs: %s", files[f], pieces[p], why.msg);
             gp_trace_free(cut);
             done++;
         }
@@ -600,9 +600,9 @@ static void two_thread_read_gives_the_same_model(void **state)
         assert_int_equal(gp_trace_read(plain, &two, &b, &err), GP_OK);
         assert_int_equal(a->stats.threads_used, 1);
         assert_int_equal(b->stats.threads_used, 2);
-        char why[256];
-        if (!gp_trace_equal(a, b, why, sizeof why))
-            fail_msg("%s: two-thread read differs: %s", names[n], why);
+        gp_error why = {0};
+        if (!gp_trace_equal(a, b, &why))
+            fail_msg("%s: two-thread read differs: %s", names[n], why.msg);
         assert_int_equal(a->stats.events_in, b->stats.events_in);
         assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
         assert_int_equal(a->n_gpu_info, b->n_gpu_info);
@@ -710,10 +710,10 @@ static void stolen_pieces_read_like_one_thread(void **state)
                     assert_string_equal(e1.msg, e2.msg);
                     continue;
                 }
-                char why[256];
-                if (!gp_trace_equal(a, b, why, sizeof why))
+                gp_error why = {0};
+                if (!gp_trace_equal(a, b, &why))
                     fail_msg("variant %d, %zu cuts, %d threads: differs: %s", variant, initial,
-                             threads, why);
+                             threads, why.msg);
                 assert_int_equal(a->stats.events_in, b->stats.events_in);
                 assert_int_equal(a->stats.bytes, b->stats.bytes);
                 if (variant == 4) /* every cut is an element: the chain uses them all */
@@ -777,9 +777,9 @@ static void legacy_format_pieces_read_like_one_thread(void **state)
             gp_trace *b = NULL;
             gp_error e2 = {0};
             assert_int_equal(gp_trace_read(path, &par, &b, &e2), GP_OK);
-            char why[256];
-            if (!gp_trace_equal(a, b, why, sizeof why))
-                fail_msg("%zu cuts, %d threads: differs: %s", initial, threads, why);
+            gp_error why = {0};
+            if (!gp_trace_equal(a, b, &why))
+                fail_msg("%zu cuts, %d threads: differs: %s", initial, threads, why.msg);
             assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
             assert_int_equal(a->stats.unknown_cat, b->stats.unknown_cat);
             assert_int_equal(a->stats.flow_points, b->stats.flow_points);

@@ -100,8 +100,9 @@ int gp__cmd_report(int argc, char **argv)
     }
     /* Without an analysis the dashboard still has everything else; its panels say what is
      * missing. */
-    if (b->analysis_error[0])
-        fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n", b->analysis_error);
+    if (b->analysis_error.status != GP_OK)
+        fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n",
+                b->analysis_error.msg);
     const gp_dashboard *d = b->dashboard;
     if (gp_dashboard_write_html(d, title ? title : in, out, &err) != GP_OK) {
         fprintf(stderr, "gpuprof report: %s\n", err.msg);
