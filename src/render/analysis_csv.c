@@ -44,160 +44,197 @@ unsigned gp_analysis_table_parse(const char *name)
     return 0;
 }
 
+static void csv_temporal(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,idle_time(us),compute_time(us),non_compute_time(us),kernel_time(us),"
+                "idle_time_pctg,compute_time_pctg,non_compute_time_pctg\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_temporal *t = &a->ranks[i].temporal;
+        fprintf(fp, "%d,%.3f,%.3f,%.3f,%.3f,", a->ranks[i].rank, t->idle / 1e3, t->compute / 1e3,
+                t->non_compute / 1e3, t->kernel_time / 1e3);
+        num(fp, t->idle_pct);
+        fputc(',', fp);
+        num(fp, t->compute_pct);
+        fputc(',', fp);
+        num(fp, t->non_compute_pct);
+        fputc('\n', fp);
+    }
+}
+
+static void csv_idle(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,stream,idle_category,idle_time,idle_time_ratio,device,gaps\n");
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_idle; k++) {
+            const gp_idle_stream *s = &a->ranks[i].idle[k];
+            for (int c = 0; c < GP_IDLE_COUNT; c++) {
+                if (!s->present[c])
+                    continue;
+                fprintf(fp, "%d,%lld,%s,%.3f,", a->ranks[i].rank, (long long)s->stream,
+                        gp_idle_category_name((gp_idle_category)c), s->idle[c] / 1e3);
+                num(fp, s->ratio[c]);
+                fprintf(fp, ",%d,%llu\n", s->device, (unsigned long long)s->gaps[c]);
+            }
+        }
+}
+
+static void csv_types(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "kernel_type,sum,percentage\n");
+    for (size_t i = 0; i < a->n_types; i++) {
+        gp__csv_field(fp, a->types[i].label);
+        fprintf(fp, ",%.3f,", a->types[i].time / 1e3);
+        num(fp, a->types[i].pct);
+        fputc('\n', fp);
+    }
+}
+
+static void csv_kernels(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "name,sum (us),max (us),min (us),stddev,mean (us),kernel_type,rank,count\n");
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_kernels; k++) {
+            const gp_kernel_row *r = &a->ranks[i].kernels[k];
+            gp__csv_field(fp, r->name);
+            fprintf(fp, ",%.3f,%.3f,%.3f,%.6g,%.6g,%s,%d,%llu\n", r->sum / 1e3, r->max / 1e3,
+                    r->min / 1e3, r->stddev / 1e3, r->mean / 1e3, gp_kernel_type_name(r->type),
+                    r->rank, (unsigned long long)r->count);
+        }
+}
+
+static void csv_overlap(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,comp_comm_overlap_pctg,communication_time_ns,computation_time_ns,"
+                "overlap_time_ns\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_overlap *o = &a->ranks[i].overlap;
+        fprintf(fp, "%d,", a->ranks[i].rank);
+        num(fp, o->pct);
+        fprintf(fp, ",%lld,%lld,%lld\n", (long long)o->comm, (long long)o->comp,
+                (long long)o->overlap);
+    }
+}
+
+static void csv_launch(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,name,calls,matched,cpu_mean_ns,cpu_p50_ns,cpu_p95_ns,cpu_max_ns,"
+                "delay_mean_ns,delay_p50_ns,delay_p95_ns,delay_max_ns,cpu_outliers,"
+                "delay_outliers,negative_delay\n");
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].launch.n_apis; k++) {
+            const gp_launch_api *p = &a->ranks[i].launch.apis[k];
+            fprintf(fp, "%d,", a->ranks[i].rank);
+            gp__csv_field(fp, p->name);
+            fprintf(fp, ",%llu,%llu,%.1f,%lld,%lld,%lld,%.1f,%lld,%lld,%lld,%llu,%llu,%llu\n",
+                    (unsigned long long)p->calls, (unsigned long long)p->matched, p->cpu_mean,
+                    (long long)p->cpu_p50, (long long)p->cpu_p95, (long long)p->cpu_max,
+                    p->delay_mean, (long long)p->delay_p50, (long long)p->delay_p95,
+                    (long long)p->delay_max, (unsigned long long)p->cpu_outliers,
+                    (unsigned long long)p->delay_outliers, (unsigned long long)p->negative_delay);
+        }
+}
+
+static void csv_queue(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,device,stream,launches,max_queue_length,mean_queue_length\n");
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_queues; k++) {
+            const gp_queue_stream *s = &a->ranks[i].queues[k];
+            fprintf(fp, "%d,%d,%lld,%llu,%lld,%.4f\n", a->ranks[i].rank, s->device,
+                    (long long)s->stream, (unsigned long long)s->launches, (long long)s->max_len,
+                    s->mean_len);
+        }
+}
+
+static void csv_activity(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,span_ns,cpu_active_ns,gpu_active_ns,cpu_gpu_overlap_ns,sync_ns,syncs\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_activity *x = &a->ranks[i].activity;
+        fprintf(fp, "%d,%lld,%lld,%lld,%lld,%lld,%llu\n", a->ranks[i].rank, (long long)x->span,
+                (long long)x->cpu_active, (long long)x->gpu_active, (long long)x->overlap,
+                (long long)x->sync, (unsigned long long)x->syncs);
+    }
+}
+
+static void csv_memory(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,device_type,device_id,events,peak_allocated_bytes,peak_ts_ns,"
+                "peak_reserved_bytes,capacity_bytes,cpu_op_at_peak,kernel_at_peak\n");
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_memory; k++) {
+            const gp_memory_device *m = &a->ranks[i].memory[k];
+            fprintf(fp, "%d,%d,%d,%llu,%lld,%lld,%lld,%lld,", a->ranks[i].rank, m->device_type,
+                    m->device_id, (unsigned long long)m->events, (long long)m->peak_allocated,
+                    (long long)m->peak_ts, (long long)m->peak_reserved, (long long)m->capacity);
+            gp__csv_field(fp, m->running_cpu);
+            fputc(',', fp);
+            gp__csv_field(fp, m->running_gpu);
+            fputc('\n', fp);
+        }
+}
+
+static void csv_peak_memory(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,source,bytes,ts_ns,what\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_peak_memory *p = &a->ranks[i].peak_memory;
+        fprintf(fp, "%d,%s,", a->ranks[i].rank, gp_peak_source_name(p->source));
+        if (p->source != GP_PEAK_NONE)
+            fprintf(fp, "%lld,%lld", (long long)p->bytes, (long long)p->ts);
+        else
+            fputc(',', fp);
+        fputc(',', fp);
+        gp__csv_field(fp, p->what ? p->what : "");
+        fputc('\n', fp);
+    }
+}
+
+static void csv_ranks(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,metric,value,median\n");
+    for (size_t i = 0; i < a->n_stragglers; i++)
+        fprintf(fp, "%d,%s,%.6g,%.6g\n", a->stragglers[i].rank, a->stragglers[i].metric,
+                a->stragglers[i].value, a->stragglers[i].median);
+}
+
+static void csv_findings(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rule,rank,priority,type,estimated_gain_ns,title,suggestion,ranks\n");
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const gp_finding *f = &a->findings[i];
+        fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
+                gp_suggestion_type_name(f->type), (long long)f->gain_ns);
+        gp__csv_field(fp, f->title);
+        fputc(',', fp);
+        gp__csv_field(fp, f->suggestion);
+        char who[256];
+        gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
+        fputc(',', fp);
+        gp__csv_field(fp, who);
+        fputc('\n', fp);
+    }
+}
+
+/* One writer per table, indexed by the table's bit (gp_analysis_table). */
+static const struct {
+    unsigned table;
+    void (*write)(const gp_analysis *a, FILE *fp);
+} csv_writers[] = {
+    {GP_AT_TEMPORAL, csv_temporal}, {GP_AT_IDLE, csv_idle},
+    {GP_AT_TYPES, csv_types},       {GP_AT_KERNELS, csv_kernels},
+    {GP_AT_OVERLAP, csv_overlap},   {GP_AT_LAUNCH, csv_launch},
+    {GP_AT_QUEUE, csv_queue},       {GP_AT_ACTIVITY, csv_activity},
+    {GP_AT_MEMORY, csv_memory},     {GP_AT_PEAK_MEMORY, csv_peak_memory},
+    {GP_AT_RANKS, csv_ranks},       {GP_AT_FINDINGS, csv_findings},
+};
+
 gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
 {
-    switch (table) {
-    case GP_AT_TEMPORAL:
-        fprintf(fp, "rank,idle_time(us),compute_time(us),non_compute_time(us),kernel_time(us),"
-                    "idle_time_pctg,compute_time_pctg,non_compute_time_pctg\n");
-        for (size_t i = 0; i < a->n_ranks; i++) {
-            const gp_temporal *t = &a->ranks[i].temporal;
-            fprintf(fp, "%d,%.3f,%.3f,%.3f,%.3f,", a->ranks[i].rank, t->idle / 1e3,
-                    t->compute / 1e3, t->non_compute / 1e3, t->kernel_time / 1e3);
-            num(fp, t->idle_pct);
-            fputc(',', fp);
-            num(fp, t->compute_pct);
-            fputc(',', fp);
-            num(fp, t->non_compute_pct);
-            fputc('\n', fp);
+    for (size_t i = 0; i < sizeof csv_writers / sizeof *csv_writers; i++)
+        if (csv_writers[i].table == table) {
+            csv_writers[i].write(a, fp);
+            return ferror(fp) ? GP_EIO : GP_OK;
         }
-        break;
-    case GP_AT_IDLE:
-        fprintf(fp, "rank,stream,idle_category,idle_time,idle_time_ratio,device,gaps\n");
-        for (size_t i = 0; i < a->n_ranks; i++)
-            for (size_t k = 0; k < a->ranks[i].n_idle; k++) {
-                const gp_idle_stream *s = &a->ranks[i].idle[k];
-                for (int c = 0; c < GP_IDLE_COUNT; c++) {
-                    if (!s->present[c])
-                        continue;
-                    fprintf(fp, "%d,%lld,%s,%.3f,", a->ranks[i].rank, (long long)s->stream,
-                            gp_idle_category_name((gp_idle_category)c), s->idle[c] / 1e3);
-                    num(fp, s->ratio[c]);
-                    fprintf(fp, ",%d,%llu\n", s->device, (unsigned long long)s->gaps[c]);
-                }
-            }
-        break;
-    case GP_AT_TYPES:
-        fprintf(fp, "kernel_type,sum,percentage\n");
-        for (size_t i = 0; i < a->n_types; i++) {
-            gp__csv_field(fp, a->types[i].label);
-            fprintf(fp, ",%.3f,", a->types[i].time / 1e3);
-            num(fp, a->types[i].pct);
-            fputc('\n', fp);
-        }
-        break;
-    case GP_AT_KERNELS:
-        fprintf(fp, "name,sum (us),max (us),min (us),stddev,mean (us),kernel_type,rank,count\n");
-        for (size_t i = 0; i < a->n_ranks; i++)
-            for (size_t k = 0; k < a->ranks[i].n_kernels; k++) {
-                const gp_kernel_row *r = &a->ranks[i].kernels[k];
-                gp__csv_field(fp, r->name);
-                fprintf(fp, ",%.3f,%.3f,%.3f,%.6g,%.6g,%s,%d,%llu\n", r->sum / 1e3, r->max / 1e3,
-                        r->min / 1e3, r->stddev / 1e3, r->mean / 1e3, gp_kernel_type_name(r->type),
-                        r->rank, (unsigned long long)r->count);
-            }
-        break;
-    case GP_AT_OVERLAP:
-        fprintf(fp, "rank,comp_comm_overlap_pctg,communication_time_ns,computation_time_ns,"
-                    "overlap_time_ns\n");
-        for (size_t i = 0; i < a->n_ranks; i++) {
-            const gp_overlap *o = &a->ranks[i].overlap;
-            fprintf(fp, "%d,", a->ranks[i].rank);
-            num(fp, o->pct);
-            fprintf(fp, ",%lld,%lld,%lld\n", (long long)o->comm, (long long)o->comp,
-                    (long long)o->overlap);
-        }
-        break;
-    case GP_AT_LAUNCH:
-        fprintf(fp, "rank,name,calls,matched,cpu_mean_ns,cpu_p50_ns,cpu_p95_ns,cpu_max_ns,"
-                    "delay_mean_ns,delay_p50_ns,delay_p95_ns,delay_max_ns,cpu_outliers,"
-                    "delay_outliers,negative_delay\n");
-        for (size_t i = 0; i < a->n_ranks; i++)
-            for (size_t k = 0; k < a->ranks[i].launch.n_apis; k++) {
-                const gp_launch_api *p = &a->ranks[i].launch.apis[k];
-                fprintf(fp, "%d,", a->ranks[i].rank);
-                gp__csv_field(fp, p->name);
-                fprintf(fp, ",%llu,%llu,%.1f,%lld,%lld,%lld,%.1f,%lld,%lld,%lld,%llu,%llu,%llu\n",
-                        (unsigned long long)p->calls, (unsigned long long)p->matched, p->cpu_mean,
-                        (long long)p->cpu_p50, (long long)p->cpu_p95, (long long)p->cpu_max,
-                        p->delay_mean, (long long)p->delay_p50, (long long)p->delay_p95,
-                        (long long)p->delay_max, (unsigned long long)p->cpu_outliers,
-                        (unsigned long long)p->delay_outliers,
-                        (unsigned long long)p->negative_delay);
-            }
-        break;
-    case GP_AT_QUEUE:
-        fprintf(fp, "rank,device,stream,launches,max_queue_length,mean_queue_length\n");
-        for (size_t i = 0; i < a->n_ranks; i++)
-            for (size_t k = 0; k < a->ranks[i].n_queues; k++) {
-                const gp_queue_stream *s = &a->ranks[i].queues[k];
-                fprintf(fp, "%d,%d,%lld,%llu,%lld,%.4f\n", a->ranks[i].rank, s->device,
-                        (long long)s->stream, (unsigned long long)s->launches,
-                        (long long)s->max_len, s->mean_len);
-            }
-        break;
-    case GP_AT_ACTIVITY:
-        fprintf(fp, "rank,span_ns,cpu_active_ns,gpu_active_ns,cpu_gpu_overlap_ns,sync_ns,syncs\n");
-        for (size_t i = 0; i < a->n_ranks; i++) {
-            const gp_activity *x = &a->ranks[i].activity;
-            fprintf(fp, "%d,%lld,%lld,%lld,%lld,%lld,%llu\n", a->ranks[i].rank, (long long)x->span,
-                    (long long)x->cpu_active, (long long)x->gpu_active, (long long)x->overlap,
-                    (long long)x->sync, (unsigned long long)x->syncs);
-        }
-        break;
-    case GP_AT_MEMORY:
-        fprintf(fp, "rank,device_type,device_id,events,peak_allocated_bytes,peak_ts_ns,"
-                    "peak_reserved_bytes,capacity_bytes,cpu_op_at_peak,kernel_at_peak\n");
-        for (size_t i = 0; i < a->n_ranks; i++)
-            for (size_t k = 0; k < a->ranks[i].n_memory; k++) {
-                const gp_memory_device *m = &a->ranks[i].memory[k];
-                fprintf(fp, "%d,%d,%d,%llu,%lld,%lld,%lld,%lld,", a->ranks[i].rank, m->device_type,
-                        m->device_id, (unsigned long long)m->events, (long long)m->peak_allocated,
-                        (long long)m->peak_ts, (long long)m->peak_reserved, (long long)m->capacity);
-                gp__csv_field(fp, m->running_cpu);
-                fputc(',', fp);
-                gp__csv_field(fp, m->running_gpu);
-                fputc('\n', fp);
-            }
-        break;
-    case GP_AT_PEAK_MEMORY:
-        fprintf(fp, "rank,source,bytes,ts_ns,what\n");
-        for (size_t i = 0; i < a->n_ranks; i++) {
-            const gp_peak_memory *p = &a->ranks[i].peak_memory;
-            fprintf(fp, "%d,%s,", a->ranks[i].rank, gp_peak_source_name(p->source));
-            if (p->source != GP_PEAK_NONE)
-                fprintf(fp, "%lld,%lld", (long long)p->bytes, (long long)p->ts);
-            else
-                fputc(',', fp);
-            fputc(',', fp);
-            gp__csv_field(fp, p->what ? p->what : "");
-            fputc('\n', fp);
-        }
-        break;
-    case GP_AT_RANKS:
-        fprintf(fp, "rank,metric,value,median\n");
-        for (size_t i = 0; i < a->n_stragglers; i++)
-            fprintf(fp, "%d,%s,%.6g,%.6g\n", a->stragglers[i].rank, a->stragglers[i].metric,
-                    a->stragglers[i].value, a->stragglers[i].median);
-        break;
-    case GP_AT_FINDINGS:
-        fprintf(fp, "rule,rank,priority,type,estimated_gain_ns,title,suggestion,ranks\n");
-        for (size_t i = 0; i < a->n_findings; i++) {
-            const gp_finding *f = &a->findings[i];
-            fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
-                    gp_suggestion_type_name(f->type), (long long)f->gain_ns);
-            gp__csv_field(fp, f->title);
-            fputc(',', fp);
-            gp__csv_field(fp, f->suggestion);
-            char who[256];
-            gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
-            fputc(',', fp);
-            gp__csv_field(fp, who);
-            fputc('\n', fp);
-        }
-        break;
-    default:
-        return GP_EINVAL;
-    }
-    return ferror(fp) ? GP_EIO : GP_OK;
+    return GP_EINVAL;
 }

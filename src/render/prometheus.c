@@ -189,18 +189,9 @@ static bool any_has(const snap *g, size_t n, gp_metric m)
     return false;
 }
 
-gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out_text,
-                               size_t *out_len)
+/* Reads every device's latest sample, processes, XID counts and leak verdict into g. */
+static void take_snapshots(gp_monitor *mon, snap *g, size_t n, const char *host)
 {
-    char host[256] = "";
-    if (hostname)
-        snprintf(host, sizeof host, "%s", hostname);
-    else if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "unknown");
-    size_t n = gp_monitor_device_count(mon);
-    snap *g = calloc(n ? n : 1, sizeof *g);
-    if (!g)
-        return GP_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         if (gp_monitor_device(mon, i, &g[i].id) != GP_OK)
             continue;
@@ -213,9 +204,12 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
             g[i].leak.ready = false;
         build_labels(&g[i], host);
     }
-    out o = {.b = {.max = 64u << 20}, .st = GP_OK};
+}
 
-    family(&o, "gpuprof_gpu_info", "gauge", "GPU identity; the value is always 1.");
+/* gpuprof_gpu_info and gpuprof_gpu_up. */
+static void write_identity(out *o, gp_monitor *mon, const snap *g, size_t n)
+{
+    family(o, "gpuprof_gpu_info", "gauge", "GPU identity; the value is always 1.");
     for (size_t i = 0; i < n; i++) {
         char extra[160];
         size_t pos = 0;
@@ -225,21 +219,24 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
             extra[pos++] = '"';
             extra[pos] = 0;
         }
-        line(&o, "gpuprof_gpu_info", g[i].labels, extra, 1);
+        line(o, "gpuprof_gpu_info", g[i].labels, extra, 1);
     }
-    family(&o, "gpuprof_gpu_up", "gauge",
+    family(o, "gpuprof_gpu_up", "gauge",
            "1 while the GPU answers NVML, 0 once it is lost (GPU_IS_LOST).");
     for (size_t i = 0; i < n; i++)
-        line(&o, "gpuprof_gpu_up", g[i].labels, NULL, g[i].id.lost ? 0 : 1);
+        line(o, "gpuprof_gpu_up", g[i].labels, NULL, g[i].id.lost ? 0 : 1);
+}
 
+/* The one-value gauges of the table above, then the clocks by domain. */
+static void write_gauges(out *o, const snap *g, size_t n)
+{
     for (size_t k = 0; k < GP_ARRAY_LEN(simple); k++) {
         if (!any_has(g, n, simple[k].m))
             continue;
-        family(&o, simple[k].name, simple[k].type, simple[k].help);
+        family(o, simple[k].name, simple[k].type, simple[k].help);
         for (size_t i = 0; i < n; i++)
             if (g[i].has && gp_sample_has(&g[i].s, simple[k].m))
-                line(&o, simple[k].name, g[i].labels, NULL,
-                     g[i].s.v[simple[k].m] * simple[k].scale);
+                line(o, simple[k].name, g[i].labels, NULL, g[i].s.v[simple[k].m] * simple[k].scale);
     }
     static const struct {
         gp_metric m;
@@ -256,7 +253,7 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
             any |= clocks[c].max == (pass == 1) && any_has(g, n, clocks[c].m);
         if (!any)
             continue;
-        family(&o, name, "gauge",
+        family(o, name, "gauge",
                pass ? "Maximum clock frequency by clock domain." : "Clock frequency by domain.");
         for (size_t i = 0; i < n; i++)
             for (size_t c = 0; c < GP_ARRAY_LEN(clocks); c++)
@@ -264,11 +261,16 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
                     gp_sample_has(&g[i].s, clocks[c].m)) {
                     char extra[32];
                     snprintf(extra, sizeof extra, "clock=\"%s\"", clocks[c].clock);
-                    line(&o, name, g[i].labels, extra, g[i].s.v[clocks[c].m]);
+                    line(o, name, g[i].labels, extra, g[i].s.v[clocks[c].m]);
                 }
     }
+}
+
+/* Clock-event (throttle) reasons, ECC and XID error counters. */
+static void write_events(out *o, const snap *g, size_t n)
+{
     if (any_has(g, n, GP_M_THROTTLE)) {
-        family(&o, "gpuprof_gpu_clock_event_active", "gauge",
+        family(o, "gpuprof_gpu_clock_event_active", "gauge",
                "1 when the clock-event (throttle) reason is active.");
         for (size_t i = 0; i < n; i++)
             if (g[i].has && gp_sample_has(&g[i].s, GP_M_THROTTLE)) {
@@ -276,44 +278,49 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
                 for (size_t r = 0; r < GP_ARRAY_LEN(reasons); r++) {
                     char extra[48];
                     snprintf(extra, sizeof extra, "reason=\"%s\"", reasons[r].name);
-                    line(&o, "gpuprof_gpu_clock_event_active", g[i].labels, extra,
+                    line(o, "gpuprof_gpu_clock_event_active", g[i].labels, extra,
                          (bits & reasons[r].bit) ? 1 : 0);
                 }
             }
     }
     if (any_has(g, n, GP_M_ECC_CORRECTED) || any_has(g, n, GP_M_ECC_UNCORRECTED)) {
-        family(&o, "gpuprof_gpu_ecc_errors_total", "counter",
+        family(o, "gpuprof_gpu_ecc_errors_total", "counter",
                "ECC errors since the driver was loaded (volatile counters).");
         for (size_t i = 0; i < n; i++) {
             if (g[i].has && gp_sample_has(&g[i].s, GP_M_ECC_CORRECTED))
-                line(&o, "gpuprof_gpu_ecc_errors_total", g[i].labels, "type=\"corrected\"",
+                line(o, "gpuprof_gpu_ecc_errors_total", g[i].labels, "type=\"corrected\"",
                      g[i].s.v[GP_M_ECC_CORRECTED]);
             if (g[i].has && gp_sample_has(&g[i].s, GP_M_ECC_UNCORRECTED))
-                line(&o, "gpuprof_gpu_ecc_errors_total", g[i].labels, "type=\"uncorrected\"",
+                line(o, "gpuprof_gpu_ecc_errors_total", g[i].labels, "type=\"uncorrected\"",
                      g[i].s.v[GP_M_ECC_UNCORRECTED]);
         }
     }
-    family(&o, "gpuprof_gpu_xid_errors_total", "counter",
+    family(o, "gpuprof_gpu_xid_errors_total", "counter",
            "XID error events seen since the monitor started, per XID code.");
     for (size_t i = 0; i < n; i++)
         for (size_t x = 0; x < g[i].nx; x++) {
             char extra[32];
             snprintf(extra, sizeof extra, "xid=\"%u\"", g[i].xc[x]);
-            line(&o, "gpuprof_gpu_xid_errors_total", g[i].labels, extra, (double)g[i].xn[x]);
+            line(o, "gpuprof_gpu_xid_errors_total", g[i].labels, extra, (double)g[i].xn[x]);
         }
+}
+
+/* Per-process memory and the leak detector's trend and verdict. */
+static void write_processes_and_leaks(out *o, const snap *g, size_t n)
+{
     bool any_proc = false;
     for (size_t i = 0; i < n; i++)
         for (size_t p = 0; p < g[i].np; p++)
             any_proc |= g[i].procs[p].mem_bytes >= 0;
     if (any_proc) {
-        family(&o, "gpuprof_gpu_process_memory_bytes", "gauge",
+        family(o, "gpuprof_gpu_process_memory_bytes", "gauge",
                "Device memory used by a process (host pid).");
         for (size_t i = 0; i < n; i++)
             for (size_t p = 0; p < g[i].np; p++)
                 if (g[i].procs[p].mem_bytes >= 0) {
                     char extra[32];
                     snprintf(extra, sizeof extra, "pid=\"%u\"", g[i].procs[p].pid);
-                    line(&o, "gpuprof_gpu_process_memory_bytes", g[i].labels, extra,
+                    line(o, "gpuprof_gpu_process_memory_bytes", g[i].labels, extra,
                          (double)g[i].procs[p].mem_bytes);
                 }
     }
@@ -321,19 +328,24 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
     for (size_t i = 0; i < n; i++)
         any_leak |= g[i].leak.ready;
     if (any_leak) {
-        family(&o, "gpuprof_gpu_memory_growth_bytes_per_second", "gauge",
+        family(o, "gpuprof_gpu_memory_growth_bytes_per_second", "gauge",
                "Robust trend of used device memory over the leak detector's window.");
         for (size_t i = 0; i < n; i++)
             if (g[i].leak.ready)
-                line(&o, "gpuprof_gpu_memory_growth_bytes_per_second", g[i].labels, NULL,
+                line(o, "gpuprof_gpu_memory_growth_bytes_per_second", g[i].labels, NULL,
                      g[i].leak.slope_mb_per_h * 1e6 / 3600);
-        family(&o, "gpuprof_gpu_memory_leak_detected", "gauge",
+        family(o, "gpuprof_gpu_memory_leak_detected", "gauge",
                "1 when the leak detector's verdict is positive.");
         for (size_t i = 0; i < n; i++)
             if (g[i].leak.ready)
-                line(&o, "gpuprof_gpu_memory_leak_detected", g[i].labels, NULL,
+                line(o, "gpuprof_gpu_memory_leak_detected", g[i].labels, NULL,
                      g[i].leak.leak ? 1 : 0);
     }
+}
+
+/* The monitor's own counters, labelled by host. */
+static void write_monitor_totals(out *o, gp_monitor *mon, const char *host)
+{
     char hl[300];
     size_t pos = 0;
     pos += (size_t)snprintf(hl, sizeof hl, "hostname=\"");
@@ -342,16 +354,38 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
         hl[pos++] = '"';
         hl[pos] = 0;
     }
-    family(&o, "gpuprof_monitor_samples_total", "counter", "Sampling rounds taken.");
-    line(&o, "gpuprof_monitor_samples_total", hl, NULL, (double)gp_monitor_samples_total(mon));
-    family(&o, "gpuprof_monitor_alerts_total", "counter", "Threshold alerts fired, per kind.");
+    family(o, "gpuprof_monitor_samples_total", "counter", "Sampling rounds taken.");
+    line(o, "gpuprof_monitor_samples_total", hl, NULL, (double)gp_monitor_samples_total(mon));
+    family(o, "gpuprof_monitor_alerts_total", "counter", "Threshold alerts fired, per kind.");
     static const char *const kinds[] = {"utilization", "memory", "temperature", "power"};
     for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++) {
         char extra[48];
         snprintf(extra, sizeof extra, "kind=\"%s\"", kinds[k]);
-        line(&o, "gpuprof_monitor_alerts_total", hl, extra,
+        line(o, "gpuprof_monitor_alerts_total", hl, extra,
              (double)gp_monitor_alerts_total(mon, kinds[k]));
     }
+}
+
+gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out_text,
+                               size_t *out_len)
+{
+    char host[256] = "";
+    if (hostname)
+        snprintf(host, sizeof host, "%s", hostname);
+    else if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    size_t n = gp_monitor_device_count(mon);
+    snap *g = calloc(n ? n : 1, sizeof *g);
+    if (!g)
+        return GP_ENOMEM;
+    take_snapshots(mon, g, n, host);
+    out o = {.b = {.max = 64u << 20}, .st = GP_OK};
+
+    write_identity(&o, mon, g, n);
+    write_gauges(&o, g, n);
+    write_events(&o, g, n);
+    write_processes_and_leaks(&o, g, n);
+    write_monitor_totals(&o, mon, host);
     free(g);
     if (o.st == GP_OK)
         o.st = gp__buf_terminate(&o.b);
