@@ -265,6 +265,31 @@ static int kid_cmp(const void *a, const void *b)
 
 /* Emits the final tree breadth-first: children sorted by name, small frames folded, deep frames
  * cut, small GPU leaves grouped, x offsets laid out. */
+/* Links each node into its parent's child list (first/next, in creation order) and sums the
+ * totals bottom-up for the tree's weight (nodes are created after their parents). */
+static void link_children(builder *b, gp_flame_weight weight, uint32_t *first, uint32_t *next)
+{
+    for (size_t i = 0; i < b->n; i++)
+        first[i] = next[i] = UINT32_MAX;
+    for (size_t i = b->n;
+         i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
+        tnode *nd = &b->nodes[i];
+        nd->total += weight == GP_FLAME_CPU ? nd->incl : nd->own;
+        if (weight == GP_FLAME_GPU)
+            b->nodes[nd->parent].total += nd->total;
+        next[i] = first[nd->parent];
+        first[nd->parent] = (uint32_t)i;
+    }
+    if (weight == GP_FLAME_CPU) {
+        /* inclusive CPU time: a thread (or rank, root) frame is the sum of its top frames */
+        for (size_t i = b->n; i-- > 1;) {
+            tnode *nd = &b->nodes[i];
+            if (b->nodes[nd->parent].kind == GP_EV_KIND_COUNT)
+                b->nodes[nd->parent].total += nd->total;
+        }
+    }
+}
+
 static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *tree)
 {
     gp_status s = GP_OK;
@@ -280,25 +305,7 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
         s = GP_ENOMEM;
         goto done;
     }
-    for (size_t i = 0; i < b->n; i++)
-        first[i] = next[i] = UINT32_MAX;
-    for (size_t i = b->n;
-         i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
-        tnode *nd = &b->nodes[i];
-        nd->total += tree->weight == GP_FLAME_CPU ? nd->incl : nd->own;
-        if (tree->weight == GP_FLAME_GPU)
-            b->nodes[nd->parent].total += nd->total;
-        next[i] = first[nd->parent];
-        first[nd->parent] = (uint32_t)i;
-    }
-    if (tree->weight == GP_FLAME_CPU) {
-        /* inclusive CPU time: a thread (or rank, root) frame is the sum of its top frames */
-        for (size_t i = b->n; i-- > 1;) {
-            tnode *nd = &b->nodes[i];
-            if (b->nodes[nd->parent].kind == GP_EV_KIND_COUNT)
-                b->nodes[nd->parent].total += nd->total;
-        }
-    }
+    link_children(b, tree->weight, first, next);
     if (b->nodes[0].total <= 0) {
         s = GP_EEMPTY;
         goto done;
