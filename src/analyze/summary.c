@@ -50,7 +50,7 @@ static int cmp_rows(const void *a, const void *b)
 
 /* Over 150 lines on purpose (one of the three in src/, docs/internals/layers.md): one pass over
  * every event groups, sums and keeps samples in a single loop whose locals are the hot state of
- * the 0.5 s ingest-and-summary budget; splitting it measurably cost time (docs/performance.md). */
+ * the per-event work; the pieces of a split would pass most of them to each other. */
 gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary_opts *opts,
                              gp_summary **out)
 {
