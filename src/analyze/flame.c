@@ -425,6 +425,22 @@ done:
     return s;
 }
 
+/* An empty tree with its own string table (freed by gp_flame_tree_free). */
+static gp_status tree_new(gp_flame_tree **out)
+{
+    gp_flame_tree *t = calloc(1, sizeof *t);
+    tree_priv *priv = calloc(1, sizeof *priv);
+    gp_status s = t && priv ? gp__strtab_init(&priv->st) : GP_ENOMEM;
+    if (s != GP_OK) {
+        free(priv);
+        free(t);
+        return s;
+    }
+    t->priv = priv;
+    *out = t;
+    return GP_OK;
+}
+
 gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
                          gp_flame_tree **out)
 {
@@ -433,21 +449,12 @@ gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts 
         gp_flame_opts_init(&defaults);
         opts = &defaults;
     }
-    gp_status s = GP_OK;
     builder b = {0};
-    gp_flame_tree *tree = calloc(1, sizeof *tree);
-    tree_priv *priv = calloc(1, sizeof *priv);
-    if (!tree || !priv) {
-        free(tree);
-        free(priv);
-        return GP_ENOMEM;
-    }
-    tree->priv = priv;
-    if ((s = gp__strtab_init(&priv->st)) != GP_OK) {
-        free(priv);
-        free(tree);
+    gp_flame_tree *tree;
+    gp_status s = tree_new(&tree);
+    if (s != GP_OK)
         return s;
-    }
+    tree_priv *priv = tree->priv;
     b.st = &priv->st;
     if ((s = gp__imap_init(&b.child, 1024)) != GP_OK)
         goto done;
@@ -532,22 +539,15 @@ gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
 {
     if (base->weight != current->weight)
         return GP_EINVAL;
-    gp_status s;
-    gp_flame_tree *t = calloc(1, sizeof *t);
-    tree_priv *priv = calloc(1, sizeof *priv);
-    uint32_t *bmap = malloc((current->n_nodes ? current->n_nodes : 1) * sizeof *bmap);
-    if (!t || !priv || !bmap) {
-        free(t);
-        free(priv);
-        free(bmap);
-        return GP_ENOMEM;
-    }
-    t->priv = priv;
-    if ((s = gp__strtab_init(&priv->st)) != GP_OK) {
-        free(priv);
-        free(t);
-        free(bmap);
+    gp_flame_tree *t;
+    gp_status s = tree_new(&t);
+    if (s != GP_OK)
         return s;
+    tree_priv *priv = t->priv;
+    uint32_t *bmap = malloc((current->n_nodes ? current->n_nodes : 1) * sizeof *bmap);
+    if (!bmap) {
+        gp_flame_tree_free(t);
+        return GP_ENOMEM;
     }
     t->weight = current->weight;
     t->is_diff = true;
