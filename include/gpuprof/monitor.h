@@ -159,10 +159,10 @@ typedef struct gp_monitor_config {
     /* leak detector */
     double leak_window_minutes;        /* rolling window, default 30 */
     double leak_warmup_minutes;        /* ignored start, default 2 */
-    double leak_min_slope_mb_per_hour; /* default 50 */
+    double leak_min_slope_mb_per_hour; /* MiB per hour, default 50 */
     double leak_min_r2;                /* goodness-of-fit floor, default 0.8 */
     double leak_min_duration_minutes;  /* data needed before a verdict, default 10 */
-    double leak_spike_mb;              /* a transient rise above this is a spike, default 256 */
+    double leak_spike_mb; /* MiB: a transient rise above this is a spike, default 256 */
     /* feature toggles */
     bool enable_alerts;
     bool enable_leak_detection;
@@ -220,14 +220,14 @@ typedef struct gp_monitor_event {
     int32_t device;    /* -1 for monitor-wide events */
     uint32_t pid;      /* per-process leak events, else 0 */
     char what[32];     /* alert kind ("temperature"), XID code, leak scope ("device", "process") */
-    double value;      /* the observed figure (e.g. 91 celsius, slope MB/h) */
+    double value;      /* the observed figure (e.g. 91 celsius, slope MiB/h) */
     double threshold;  /* the limit it crossed, NaN when none */
     char message[256]; /* one human-readable sentence */
 } gp_monitor_event;
 
 typedef void (*gp_monitor_event_cb)(const gp_monitor_event *ev, void *ctx);
 
-/* Writes ev as one JSON object and a newline to fp. */
+/* Writes ev as one JSON object and a newline to fp (render layer). */
 GP_EXTERN void gp_monitor_event_write_json(const gp_monitor_event *ev, FILE *fp);
 
 /* ---- the leak detector (pure: feed it samples, ask for a verdict) ----------------------- */
@@ -237,24 +237,24 @@ GP_EXTERN void gp_monitor_event_write_json(const gp_monitor_event *ev, FILE *fp)
 typedef struct gp_leak_params {
     double window_s;           /* rolling window */
     double warmup_s;           /* samples earlier than first + warmup are ignored */
-    double min_slope_mb_per_h; /* slopes below this are not leaks */
+    double min_slope_mb_per_h; /* MiB/h: slopes below this are not leaks */
     double min_r2;             /* goodness-of-fit floor of the linear trend */
     double min_duration_s;     /* data span needed before any verdict */
-    double spike_mb;           /* rise above the baseline that counts as a spike */
+    double spike_mb;           /* MiB: rise above the baseline that counts as a spike */
     double spike_max_s;        /* a rise that lasts longer than this is a level shift */
 } gp_leak_params;
 
 typedef struct gp_leak_result {
     bool ready;                   /* enough data for a verdict */
     bool leak;                    /* the verdict */
-    double slope_mb_per_h;        /* robust (Theil-Sen) slope over the window, MB = 1e6 bytes */
+    double slope_mb_per_h;        /* robust (Theil-Sen) slope over the window, MiB (2^20 bytes)/h */
     double recent_slope_mb_per_h; /* least-squares slope over the newer half of the window */
     double r2;                    /* goodness of fit of the robust line */
     double window_s;              /* span of the data used */
-    double last_mb;               /* latest baseline value */
+    double last_mb;               /* latest baseline value, MiB */
     double time_to_full_s;        /* (total - used) / slope; negative when unknown or no leak */
     uint32_t spikes;              /* spikes seen so far */
-    double last_spike_mb;         /* height of the latest spike above the baseline */
+    double last_spike_mb;         /* height of the latest spike above the baseline, MiB */
 } gp_leak_result;
 
 /* Fixed-size detector state (no allocation). Buckets of window_s / GP_LEAK_BUCKETS seconds hold
@@ -371,7 +371,9 @@ GP_EXTERN void gp_monitor_close(gp_monitor *mon);
 /* Registers a callback for every event (up to 8). GP_ELIMIT past that. */
 GP_EXTERN gp_status gp_monitor_add_listener(gp_monitor *mon, gp_monitor_event_cb cb,
                                             void *ctx) GP_WARN_UNUSED;
-/* Also writes every event as a JSON line to fp (NULL stops). fp must outlive the monitor's use. */
+/* Also writes every event as a JSON line to fp (NULL stops), after the listeners have seen it. fp
+ * must outlive the monitor's use. Implemented in the render layer as the monitor's sink listener.
+ */
 GP_EXTERN void gp_monitor_set_event_stream(gp_monitor *mon, FILE *fp);
 /* Profiling mode: every later sample is appended to t as counter samples on one counter track per
  * GPU (pid = GPU index), series "gpu<N>.<metric>". The caller must not touch t until
@@ -451,7 +453,7 @@ typedef struct gp_monitor_health {
     uint32_t interval_ms;
     char driver_version[81];
     char nvml_library[256];
-    char last_error[256]; /* "" when none */
+    gp_error last_error; /* the last NVML or profiling failure: msg "" (status GP_OK) when none */
 } gp_monitor_health;
 
 /* "ok", "degraded", "error". */

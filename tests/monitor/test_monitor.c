@@ -18,6 +18,8 @@
 #include "gpuprof/trace.h"
 
 #define SEC 1000000000LL
+/* the leak detector's *_mb figures are MiB (2^20 bytes); the series below are in bytes */
+#define MIB(bytes) ((bytes) / (1024.0 * 1024.0))
 
 static void *fake;
 static void (*fake_set_time)(double);
@@ -255,7 +257,7 @@ static void fake_nvml_lost_gpu_others_go_on(void **state)
     assert_int_equal(h.gpus, 2);
     assert_int_equal(h.gpus_lost, 1);
     assert_int_equal(h.samples_collected, 5);
-    assert_non_null(strstr(h.last_error, "GPU_IS_LOST"));
+    assert_non_null(strstr(h.last_error.msg, "GPU_IS_LOST"));
     gp_monitor_close(m);
 }
 
@@ -523,11 +525,11 @@ static void leak_detector_linear_leak(void **state)
     gp_leak_result r = run_leak(linear_leak, 3600, 1, NULL);
     assert_true(r.ready);
     assert_true(r.leak);
-    assert_true(fabs(r.slope_mb_per_h - 200) < 10);
+    assert_true(fabs(r.slope_mb_per_h - MIB(200e6)) < 10);
     assert_true(r.r2 > 0.95);
     /* time to full: (16 GB - used now) / slope */
-    double used_mb = 2000 + 200;
-    double expect = (16000 - used_mb) / 200 * 3600;
+    double used_mb = MIB(2000e6 + 200e6);
+    double expect = (MIB(16e9) - used_mb) / MIB(200e6) * 3600;
     assert_true(fabs(r.time_to_full_s - expect) / expect < 0.05);
     /* not before warm-up + the minimum duration */
     gp_leak_result early = run_leak(linear_leak, 9 * 60, 1, NULL);
@@ -539,7 +541,7 @@ static void leak_detector_staircase_leak(void **state)
 {
     gp_leak_result r = run_leak(staircase_leak, 3600, 1, NULL);
     assert_true(r.leak);
-    assert_true(fabs(r.slope_mb_per_h - 600) < 60);
+    assert_true(fabs(r.slope_mb_per_h - MIB(600e6)) < 60);
     assert_true(r.r2 > 0.9);
 }
 
@@ -575,7 +577,7 @@ static void leak_detector_noise_and_slow_growth(void **state)
     r = run_leak(slow_growth, 3600, 1, NULL);
     assert_true(r.ready);
     assert_false(r.leak);
-    assert_true(fabs(r.slope_mb_per_h - 10) < 2);
+    assert_true(fabs(r.slope_mb_per_h - MIB(10e6)) < 2);
 }
 
 static void leak_detector_spikes(void **state)
@@ -585,7 +587,7 @@ static void leak_detector_spikes(void **state)
     assert_false(r.leak);
     assert_int_equal(r.spikes, 6); /* at 300, 900, ..., 3300 s */
     assert_int_equal(spike_events, 6);
-    assert_true(fabs(r.last_spike_mb - 1000) < 1);
+    assert_true(fabs(r.last_spike_mb - MIB(1e9)) < 1);
     assert_true(fabs(r.slope_mb_per_h) < 1); /* spikes are kept out of the trend */
 }
 
@@ -612,7 +614,7 @@ static void fake_nvml_leak_device_and_process(void **state)
     gp_leak_result r;
     assert_int_equal(gp_monitor_leak(m, 0, &r), GP_OK);
     assert_true(r.leak);
-    assert_true(fabs(r.slope_mb_per_h - 600) < 30);
+    assert_true(fabs(r.slope_mb_per_h - MIB(600e6)) < 30);
     assert_int_equal(count_events(GP_EVT_LEAK, "device"), 1);
     const gp_monitor_event *ev = find_event(GP_EVT_LEAK, "device");
     /* warm-up 2 min + 10 min of data before the first verdict */
@@ -620,7 +622,7 @@ static void fake_nvml_leak_device_and_process(void **state)
     assert_true(ev->ts <= 20 * 60 * SEC);
     assert_int_equal(gp_monitor_process_leak(m, 0, 77, &r), GP_OK);
     assert_true(r.leak);
-    assert_true(fabs(r.slope_mb_per_h - 360) < 20);
+    assert_true(fabs(r.slope_mb_per_h - MIB(360e6)) < 20);
     assert_int_equal(gp_monitor_process_leak(m, 0, 88, &r), GP_OK);
     assert_false(r.leak); /* grew for 5 minutes, then plateaued */
     assert_int_equal(gp_monitor_process_leak(m, 0, 99, &r), GP_ENOENT);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/stats.h"
+#include "core/units.h"
 #include "core/util.h"
 #include "gpuprof/monitor.h"
 
@@ -77,14 +78,14 @@ bool gp_leak_detector_add(gp_leak_detector *d, gp_ns ts, double used, double tot
     d->last_value = used;
     if ((double)(ts - d->first_ts) < d->p.warmup_s * 1e9)
         return false;
-    double base = 0, thr = d->p.spike_mb * 1e6;
+    double base = 0, thr = d->p.spike_mb * GP_MIB;
     bool have_base = baseline(d, &base);
     if (d->in_excursion) {
         if (used < base + thr / 2) {
             d->in_excursion = false;
             if ((double)(ts - d->exc_start) <= d->p.spike_max_s * 1e9) {
                 d->spikes++;
-                d->last_spike_mb = (d->exc_peak - base) / 1e6;
+                d->last_spike_mb = (d->exc_peak - base) / GP_MIB;
                 d->spike_pending_event = true;
             } else { /* it came back after a long time: keep its samples */
                 bucket_add(d, d->exc_start, d->exc_sum, d->exc_n);
@@ -130,7 +131,7 @@ void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
         if (!d->b_n[i])
             continue;
         x[n] = (double)(d->b_start[i] - d->first_ts) / 1e9 + d->bucket_w_ns / 2e9;
-        y[n] = d->b_sum[i] / d->b_n[i] / 1e6;
+        y[n] = d->b_sum[i] / d->b_n[i] / GP_MIB;
         n++;
     }
     if (n == 0)
@@ -148,7 +149,7 @@ void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
         for (size_t j = i + 1; j < n; j++)
             if (x[j] > x[i])
                 slopes[ns++] = (y[j] - y[i]) / (x[j] - x[i]);
-    double slope = ns ? gp__median_d(slopes, ns) : 0; /* MB/s */
+    double slope = ns ? gp__median_d(slopes, ns) : 0; /* MiB/s */
     double resid[GP_LEAK_BUCKETS];
     for (size_t i = 0; i < n; i++)
         resid[i] = y[i] - slope * x[i];
@@ -189,7 +190,7 @@ void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
     out->leak = out->slope_mb_per_h >= d->p.min_slope_mb_per_h && out->r2 >= d->p.min_r2 &&
                 out->recent_slope_mb_per_h >= 0.5 * out->slope_mb_per_h;
     if (out->leak && d->total_bytes > 0) {
-        double left_mb = d->total_bytes / 1e6 - out->last_mb;
+        double left_mb = d->total_bytes / GP_MIB - out->last_mb;
         out->time_to_full_s = left_mb > 0 ? left_mb / slope : 0;
     }
 }
