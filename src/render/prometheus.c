@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/units.h"
 #include "core/util.h"
 #include "gpuprof/serve.h"
 
@@ -333,7 +334,7 @@ static void write_processes_and_leaks(out *o, const snap *g, size_t n)
         for (size_t i = 0; i < n; i++)
             if (g[i].leak.ready)
                 line(o, "gpuprof_gpu_memory_growth_bytes_per_second", g[i].labels, NULL,
-                     g[i].leak.slope_mb_per_h * 1e6 / 3600);
+                     g[i].leak.slope_mb_per_h * GP_MIB / 3600);
         family(o, "gpuprof_gpu_memory_leak_detected", "gauge",
                "1 when the leak detector's verdict is positive.");
         for (size_t i = 0; i < n; i++)
