@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/util.h"
 #include "analyze/analyze_internal.h"
 
 /* HTA (facebookresearch/HolisticTraceAnalysis @ f4d0062c, hta/utils/utils.py), checked in order. */
@@ -33,18 +34,11 @@ struct gp__classifier {
 
 const char *gp_kernel_type_name(gp_kernel_type t)
 {
-    switch (t) {
-    case GP_KT_COMPUTATION:
-        return "COMPUTATION";
-    case GP_KT_COMMUNICATION:
-        return "COMMUNICATION";
-    case GP_KT_MEMORY:
-        return "MEMORY";
-    case GP_KT_OTHER:
-        return "OTHER";
-    default:
-        return "UNKNOWN";
-    }
+    static const char *const names[] = {[GP_KT_COMPUTATION] = "COMPUTATION",
+                                        [GP_KT_COMMUNICATION] = "COMMUNICATION",
+                                        [GP_KT_MEMORY] = "MEMORY",
+                                        [GP_KT_OTHER] = "OTHER"};
+    return GP_NAME_OF(names, t, "UNKNOWN");
 }
 
 gp_kernel_type gp_kernel_type_parse(const char *s)

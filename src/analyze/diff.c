@@ -32,14 +32,10 @@ void gp_diff_opts_init(gp_diff_opts *opts)
 
 const char *gp_diff_finding_change_name(gp_diff_finding_change c)
 {
-    switch (c) {
-    case GP_DIFF_FINDING_NEW:
-        return "NEW";
-    case GP_DIFF_FINDING_RESOLVED:
-        return "RESOLVED";
-    default:
-        return "PERSISTS";
-    }
+    static const char *const names[] = {[GP_DIFF_FINDING_NEW] = "NEW",
+                                        [GP_DIFF_FINDING_RESOLVED] = "RESOLVED",
+                                        [GP_DIFF_FINDING_PERSISTS] = "PERSISTS"};
+    return GP_NAME_OF(names, c, "PERSISTS");
 }
 
 const char *gp_diff_type_name(gp_diff_type type)
@@ -50,14 +46,10 @@ const char *gp_diff_type_name(gp_diff_type type)
 
 const char *gp_diff_method_name(gp_diff_method m)
 {
-    switch (m) {
-    case GP_DIFF_TEST_CALLS:
-        return "per-call";
-    case GP_DIFF_TEST_RUNS:
-        return "per-run";
-    default:
-        return "none";
-    }
+    static const char *const names[] = {[GP_DIFF_TEST_NONE] = "none",
+                                        [GP_DIFF_TEST_CALLS] = "per-call",
+                                        [GP_DIFF_TEST_RUNS] = "per-run"};
+    return GP_NAME_OF(names, m, "none");
 }
 
 /* ---- name normalisation ------------------------------------------------------------------- */

@@ -2,21 +2,16 @@
  * dashboard and diff. */
 #include <string.h>
 
+#include "core/util.h"
 #include "analyze/analyze_internal.h"
 
 const char *gp_peak_source_name(gp_peak_source s)
 {
-    switch (s) {
-    case GP_PEAK_NONE:
-        return "none";
-    case GP_PEAK_ALLOCATOR:
-        return "allocator";
-    case GP_PEAK_PROFILER:
-        return "profiler";
-    case GP_PEAK_COUNTER:
-        return "counter";
-    }
-    return "none";
+    static const char *const names[] = {[GP_PEAK_NONE] = "none",
+                                        [GP_PEAK_ALLOCATOR] = "allocator",
+                                        [GP_PEAK_PROFILER] = "profiler",
+                                        [GP_PEAK_COUNTER] = "counter"};
+    return GP_NAME_OF(names, s, "none");
 }
 
 static bool memory_series(const char *name)

@@ -2,39 +2,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "gpuprof/core.h"
 
 const char *gp_strerror(gp_status status)
 {
-    switch (status) {
-    case GP_OK:
-        return "success";
-    case GP_ENOMEM:
-        return "out of memory";
-    case GP_EIO:
-        return "input/output error";
-    case GP_EPARSE:
-        return "malformed input";
-    case GP_EINVAL:
-        return "invalid argument";
-    case GP_ENOTSUP:
-        return "not supported";
-    case GP_ENOENT:
-        return "not found";
-    case GP_ENODRIVER:
-        return "driver library not found";
-    case GP_ELIMIT:
-        return "size limit reached";
-    case GP_ESTATE:
-        return "invalid state for this call";
-    case GP_EGPULOST:
-        return "GPU lost";
-    case GP_EEXTERNAL:
-        return "external library or tool failed";
-    case GP_EEMPTY:
-        return "nothing to report";
-    }
-    return "unknown error";
+    /* Indexed by -status, in enum order (gpuprof/core.h). */
+    static const char *const names[] = {"success",
+                                        "out of memory",
+                                        "input/output error",
+                                        "malformed input",
+                                        "invalid argument",
+                                        "not supported",
+                                        "not found",
+                                        "driver library not found",
+                                        "size limit reached",
+                                        "invalid state for this call",
+                                        "GPU lost",
+                                        "external library or tool failed",
+                                        "nothing to report"};
+    _Static_assert(GP_ARRAY_LEN(names) == 1 - GP_EEMPTY, "one text per gp_status");
+    return status <= 0 ? GP_NAME_OF(names, -(long)status, "unknown error") : "unknown error";
 }
 
 gp_status gp_error_set(gp_error *err, gp_status status, const char *fmt, ...)

@@ -13,6 +13,10 @@
 #define GP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* The name of enum value i in a table indexed by the enum (designated initializers), or fallback
+ * when i is out of range or has no entry: the one way an enum becomes text. */
+#define GP_NAME_OF(table, i, fallback)                                                             \
+    ((size_t)(i) < GP_ARRAY_LEN(table) && (table)[(size_t)(i)] ? (table)[(size_t)(i)] : (fallback))
 
 /* Grows *data (elements of elem bytes, capacity *cap) so it holds at least need elements, doubling.
  * On failure *data and *cap are unchanged and GP_ENOMEM is returned. Large blocks are realloc'd,

@@ -199,25 +199,12 @@ void gp_leak_detector_eval(const gp_leak_detector *d, gp_leak_result *out)
 
 const char *gp_bottleneck_name(gp_bottleneck_kind k)
 {
-    switch (k) {
-    case GP_BN_NONE:
-        return "none";
-    case GP_BN_IDLE:
-        return "idle";
-    case GP_BN_COMPUTE:
-        return "compute_bound";
-    case GP_BN_MEMORY_BANDWIDTH:
-        return "memory_bandwidth_bound";
-    case GP_BN_MEMORY_CAPACITY:
-        return "memory_capacity";
-    case GP_BN_THERMAL:
-        return "thermal";
-    case GP_BN_POWER:
-        return "power";
-    case GP_BN_UNKNOWN:
-        return "unknown";
-    }
-    return "?";
+    /* In enum order (gpuprof/monitor.h). */
+    static const char *const names[] = {
+        "none",    "idle",  "compute_bound", "memory_bandwidth_bound", "memory_capacity",
+        "thermal", "power", "unknown"};
+    _Static_assert(GP_ARRAY_LEN(names) == GP_BN_UNKNOWN + 1, "one name per gp_bottleneck_kind");
+    return GP_NAME_OF(names, k, "?");
 }
 
 #define THERMAL_BITS (GP_THROTTLE_SW_THERMAL | GP_THROTTLE_HW_THERMAL | GP_THROTTLE_HW_SLOWDOWN)

@@ -275,15 +275,9 @@ gp_status gp_monitor_components(gp_monitor *m, gp_component_stats *out, size_t m
 
 const char *gp_health_status_name(gp_health_status s)
 {
-    switch (s) {
-    case GP_HEALTH_OK:
-        return "ok";
-    case GP_HEALTH_DEGRADED:
-        return "degraded";
-    case GP_HEALTH_ERROR:
-        return "error";
-    }
-    return "error";
+    static const char *const names[] = {
+        [GP_HEALTH_OK] = "ok", [GP_HEALTH_DEGRADED] = "degraded", [GP_HEALTH_ERROR] = "error"};
+    return GP_NAME_OF(names, s, "error");
 }
 
 void gp_monitor_get_health(gp_monitor *m, gp_monitor_health *h)
