@@ -5,61 +5,36 @@
 
 #include "core/csv.h"
 #include "core/json_writer.h"
+#include "core/util.h"
 #include "gpuprof/summary.h"
 
 #define MS(ns) ((double)(ns) / 1e6)
 
 static const char *kind_title(gp_event_kind k)
 {
-    switch (k) {
-    case GP_EV_KERNEL:
-        return "GPU KERNEL TIMING REPORT";
-    case GP_EV_MEMCPY:
-        return "GPU MEMCPY TIMING REPORT";
-    case GP_EV_MEMSET:
-        return "GPU MEMSET TIMING REPORT";
-    case GP_EV_SYNC:
-        return "CUDA SYNCHRONIZATION REPORT";
-    case GP_EV_CPU_OP:
-        return "CPU OP TIMING REPORT";
-    case GP_EV_RUNTIME:
-        return "CUDA RUNTIME API REPORT";
-    case GP_EV_DRIVER:
-        return "CUDA DRIVER API REPORT";
-    case GP_EV_USER_ANNOTATION:
-        return "USER ANNOTATION REPORT";
-    case GP_EV_GPU_USER_ANNOTATION:
-        return "GPU ANNOTATION REPORT";
-    case GP_EV_PYTHON:
-        return "PYTHON FUNCTION REPORT";
-    case GP_EV_RANGE:
-        return "RANGE TIMING REPORT";
-    case GP_EV_OVERHEAD:
-        return "PROFILER OVERHEAD REPORT";
-    default:
-        return "OTHER EVENTS REPORT";
-    }
+    static const char *const titles[GP_EV_KIND_COUNT] = {
+        [GP_EV_KERNEL] = "GPU KERNEL TIMING REPORT",
+        [GP_EV_MEMCPY] = "GPU MEMCPY TIMING REPORT",
+        [GP_EV_MEMSET] = "GPU MEMSET TIMING REPORT",
+        [GP_EV_SYNC] = "CUDA SYNCHRONIZATION REPORT",
+        [GP_EV_CPU_OP] = "CPU OP TIMING REPORT",
+        [GP_EV_RUNTIME] = "CUDA RUNTIME API REPORT",
+        [GP_EV_DRIVER] = "CUDA DRIVER API REPORT",
+        [GP_EV_USER_ANNOTATION] = "USER ANNOTATION REPORT",
+        [GP_EV_GPU_USER_ANNOTATION] = "GPU ANNOTATION REPORT",
+        [GP_EV_PYTHON] = "PYTHON FUNCTION REPORT",
+        [GP_EV_RANGE] = "RANGE TIMING REPORT",
+        [GP_EV_OVERHEAD] = "PROFILER OVERHEAD REPORT"};
+    return GP_NAME_OF(titles, k, "OTHER EVENTS REPORT");
 }
 
 static const char *kind_column(gp_event_kind k)
 {
-    switch (k) {
-    case GP_EV_KERNEL:
-        return "Kernel";
-    case GP_EV_MEMCPY:
-        return "Copy";
-    case GP_EV_MEMSET:
-        return "Memset";
-    case GP_EV_RUNTIME:
-    case GP_EV_DRIVER:
-        return "API call";
-    case GP_EV_CPU_OP:
-        return "Operator";
-    case GP_EV_PYTHON:
-        return "Function";
-    default:
-        return "Name";
-    }
+    static const char *const columns[GP_EV_KIND_COUNT] = {
+        [GP_EV_KERNEL] = "Kernel",    [GP_EV_MEMCPY] = "Copy",     [GP_EV_MEMSET] = "Memset",
+        [GP_EV_RUNTIME] = "API call", [GP_EV_DRIVER] = "API call", [GP_EV_CPU_OP] = "Operator",
+        [GP_EV_PYTHON] = "Function"};
+    return GP_NAME_OF(columns, k, "Name");
 }
 
 /* Order of the tables in text output: GPU work first, then CPU-side kinds. */

@@ -74,18 +74,11 @@ static void out_double(out *o, double v)
 
 static const char *row_kind_name(gp_tl_row_kind k)
 {
-    switch (k) {
-    case GP_TL_CPU:
-        return "cpu";
-    case GP_TL_GPU:
-        return "gpu";
-    case GP_TL_COUNTER:
-        return "counter";
-    case GP_TL_MEMORY:
-        return "memory";
-    default:
-        return "other";
-    }
+    static const char *const names[] = {[GP_TL_CPU] = "cpu",
+                                        [GP_TL_GPU] = "gpu",
+                                        [GP_TL_COUNTER] = "counter",
+                                        [GP_TL_MEMORY] = "memory"};
+    return GP_NAME_OF(names, k, "other");
 }
 
 /* The timeline data object (see docs/internals/report.md for the encoding). */

@@ -173,16 +173,10 @@ gp_status gp_monitor_config_set(gp_monitor_config *cfg, const char *key, const c
 
 static const char *event_name(yaml_event_type_t t)
 {
-    switch (t) {
-    case YAML_SEQUENCE_START_EVENT:
-        return "a list";
-    case YAML_MAPPING_START_EVENT:
-        return "a mapping";
-    case YAML_ALIAS_EVENT:
-        return "an alias";
-    default:
-        return "an unexpected element";
-    }
+    static const char *const names[] = {[YAML_SEQUENCE_START_EVENT] = "a list",
+                                        [YAML_MAPPING_START_EVENT] = "a mapping",
+                                        [YAML_ALIAS_EVENT] = "an alias"};
+    return GP_NAME_OF(names, t, "an unexpected element");
 }
 
 gp_status gp_monitor_config_parse(gp_monitor_config *cfg, const char *text, size_t len,
