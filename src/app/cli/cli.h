@@ -77,6 +77,11 @@ void gp__cli_wait_for_stop(void);
  * error printed. */
 bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port);
 
+/* For a server that is listening: writes the port file when port_file is set, then waits for a
+ * stop signal. Returns 0, or 1 when the port file could not be written (the error printed; no
+ * wait then). */
+int gp__cli_serve_until_stopped(const char *cmd, const char *port_file, unsigned port);
+
 /* Monitor configuration from the command line (monitor_opts.c), shared by `monitor` and
  * `exporter`: --config FILE, --set KEY=VALUE, --level L and (where allowed) --mode M, collected
  * while parsing and applied in one place: the file first, then each setting in order. */

@@ -118,12 +118,7 @@ int gp__cmd_exporter(int argc, char **argv)
     snprintf(host, sizeof host, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
     fprintf(stderr, "gpuprof exporter: serving http://%s:%u/metrics (%zu GPU(s), every %u ms)\n",
             host, gp_exporter_port(ex), gp_monitor_device_count(mon), cfg.sampling_interval_ms);
-    rc = 0;
-    if (a.port_file && !gp__cli_write_port_file("exporter", a.port_file, gp_exporter_port(ex))) {
-        gp__cli_request_stop();
-        rc = 1;
-    }
-    gp__cli_wait_for_stop();
+    rc = gp__cli_serve_until_stopped("exporter", a.port_file, gp_exporter_port(ex));
     gp_exporter_stop(ex);
     gp_monitor_stop(mon);
     gp_monitor_close(mon);

@@ -91,12 +91,7 @@ int gp__cmd_serve(int argc, char **argv)
              opts.listen);
     fprintf(stderr, "gpuprof serve: http://%s:%u/ serving %s\n", host, gp_profile_server_port(srv),
             opts.dir);
-    rc = 0;
-    if (port_file && !gp__cli_write_port_file("serve", port_file, gp_profile_server_port(srv))) {
-        gp__cli_request_stop();
-        rc = 1;
-    }
-    gp__cli_wait_for_stop();
+    rc = gp__cli_serve_until_stopped("serve", port_file, gp_profile_server_port(srv));
     gp_profile_server_stop(srv);
     return rc;
 }

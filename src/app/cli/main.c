@@ -197,6 +197,17 @@ bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port)
     return true;
 }
 
+int gp__cli_serve_until_stopped(const char *cmd, const char *port_file, unsigned port)
+{
+    int rc = 0;
+    if (port_file && !gp__cli_write_port_file(cmd, port_file, port)) {
+        gp__cli_request_stop();
+        rc = 1;
+    }
+    gp__cli_wait_for_stop();
+    return rc;
+}
+
 bool gp__cli_stderr_is_tty(void)
 {
     return isatty(STDERR_FILENO) == 1;
