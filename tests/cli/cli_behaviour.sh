@@ -63,6 +63,30 @@ if [ -w /dev/full ]; then
   contains "summary to a full device" "writing the output failed"
   "$gp" convert "$src/examples/traces/example_step.json" -o - >/dev/full 2>/dev/null; rc=$?
   if [ $rc = 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL convert -o - >/dev/full: exit $rc"; fi
+  # Every command that writes to stdout: a failed write exits 2 with a message.
+  ex="$src/examples/traces/example_step.json"; full=$(mktemp -d)
+  while IFS= read -r args; do
+    eval "set -- $args"
+    LAST=$("$gp" "$@" 2>&1 >/dev/full); rc=$?
+    if [ $rc = 2 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $args >/dev/full: exit $rc"; fi
+    case "$1" in convert) ;; diff) contains "$args >/dev/full" "writing to stdout failed" ;;
+      *) contains "$args >/dev/full" "gpuprof $1: writing the output failed" ;; esac
+  done <<EOT
+summary "$ex"
+summary --json "$ex"
+summary --csv "$ex"
+analyze "$ex"
+analyze --json "$ex"
+flame "$ex" -o "$full/f.html"
+timeline "$ex" -o "$full/t.html"
+timeline "$ex" -o "$full/t.html" --json
+report "$ex" -o "$full/r.html"
+report "$ex" -o "$full/r.html" --json
+diff "$ex" "$ex"
+diff --json "$ex" "$ex"
+convert "$ex" -o -
+EOT
+  rm -rf "$full"
 fi
 # Monitor configuration options (shared by monitor and exporter) fail at parse time, before NVML.
 check "monitor --set without =" 2 "$gp" monitor --set nokey

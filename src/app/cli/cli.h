@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "app/cli/options.h"
 #include "core/util.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/core.h"
@@ -30,10 +31,17 @@ int gp__cmd_serve(int argc, char **argv);
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
 /* True when stderr is a terminal (progress output is shown only then, or with --progress). */
 bool gp__cli_stderr_is_tty(void);
-/* Parses text as a decimal integer in [min, max] into *out. On failure prints "gpuprof <cmd>:
- * <opt> needs a whole number in min..max, not 'text'" and returns false. */
-bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
-                        long *out);
+/* Ends a command's output on stdout: st is the status of its writes so far; a failure there or
+ * in flushing stdout prints "gpuprof <cmd>: writing the output failed: <why>". Returns the exit
+ * code (0, or 2 for a failed write). */
+int gp__cli_finish_stdout(const char *cmd, gp_status st);
+struct gp__jw;
+/* Ends the JSON object open in w (on stdout) and the line, then gp__cli_finish_stdout with the
+ * writer's status. */
+int gp__cli_end_json_line(const char *cmd, struct gp__jw *w);
+/* After writing an output file: when s failed, prints "gpuprof <cmd>: <err->msg>", sets *rc to
+ * the exit code of err->status (GP_EIO when unset) and returns false; else true. */
+bool gp__cli_file_written(const char *cmd, gp_status s, const gp_error *err, int *rc);
 /* Reads a trace or job directory for a command: sets the progress callback when progress is true,
  * prints "gpuprof <cmd>: <error>" on failure, then the reader's warnings (gp__cli_warn_read).
  * Returns the read's status; *out is the caller's on GP_OK. */
@@ -69,6 +77,11 @@ void gp__cli_wait_for_stop(void);
  * error printed. */
 bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port);
 
+/* For a server that is listening: writes the port file when port_file is set, then waits for a
+ * stop signal. Returns 0, or 1 when the port file could not be written (the error printed; no
+ * wait then). */
+int gp__cli_serve_until_stopped(const char *cmd, const char *port_file, unsigned port);
+
 /* Monitor configuration from the command line (monitor_opts.c), shared by `monitor` and
  * `exporter`: --config FILE, --set KEY=VALUE, --level L and (where allowed) --mode M, collected
  * while parsing and applied in one place: the file first, then each setting in order. */
@@ -77,10 +90,26 @@ typedef struct gp__cli_monitor_cfg {
     const char *sets[64][2];
     size_t n_sets;
 } gp__cli_monitor_cfg;
-/* If argv[*i] is one of those options, takes it and its value (advancing *i): 1. Not one: 0.
- * A missing or malformed value: -1, with the error printed. */
-int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int argc, char **argv, int *i,
-                           bool allow_mode);
+enum { GP__CLI_ID_CONFIG = 900, GP__CLI_ID_SET, GP__CLI_ID_LEVEL, GP__CLI_ID_MODE };
+#define GP__CLI_OPT_CONFIG                                                                         \
+    {                                                                                              \
+        "config", 0, true, GP__CLI_ID_CONFIG, GP__CLI_SAY_NEEDS_VALUE                              \
+    }
+#define GP__CLI_OPT_SET                                                                            \
+    {                                                                                              \
+        "set", 0, true, GP__CLI_ID_SET, GP__CLI_SAY_NEEDS_VALUE                                    \
+    }
+#define GP__CLI_OPT_LEVEL                                                                          \
+    {                                                                                              \
+        "level", 0, true, GP__CLI_ID_LEVEL, GP__CLI_SAY_NEEDS_VALUE                                \
+    }
+#define GP__CLI_OPT_MODE                                                                           \
+    {                                                                                              \
+        "mode", 0, true, GP__CLI_ID_MODE, GP__CLI_SAY_NEEDS_VALUE                                  \
+    }
+/* Takes one of those options (by its id) and its value: 0. Not one: -1. A malformed value or too
+ * many settings: 2, with the error printed. */
+int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int id, char *value);
 /* Loads the file and applies the settings to cfg; false with the error printed. */
 bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_monitor_config *cfg);
 

@@ -1,7 +1,6 @@
 /* gpuprof analyze: every HTA analysis of a trace or a job directory, plus bottlenecks and
  * suggestions. Text tables by default, --json, or --csv DIR (one file per table). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,192 +157,180 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
     return 0;
 }
 
+enum {
+    OPT_STEPS = GP__CLI_ID_OWN,
+    OPT_CLASSIFY,
+    OPT_HTA,
+    OPT_RULE,
+    OPT_RULES,
+    OPT_KW,
+    OPT_TABLE,
+    OPT_CSV
+};
+
+static const gp__cli_opt analyze_opts[] = {{"steps", 0, true, OPT_STEPS, 0},
+                                           {"classify", 0, true, OPT_CLASSIFY, 0},
+                                           {"hta", 0, false, OPT_HTA, 0},
+                                           {"rule", 0, true, OPT_RULE, 0},
+                                           {"rules", 0, true, OPT_RULES, 0},
+                                           {"kernel-wait-us", 0, true, OPT_KW, 0},
+                                           GP__CLI_OPT_TOP_LONG,
+                                           {"table", 0, true, OPT_TABLE, 0},
+                                           GP__CLI_OPT_JSON,
+                                           {"csv", 0, true, OPT_CSV, 0},
+                                           GP__CLI_OPT_OUTPUT,
+                                           GP__CLI_OPT_QUIET,
+                                           GP__CLI_OPT_PROGRESS,
+                                           GP__CLI_OPT_THREADS,
+                                           GP__CLI_OPT_HELP,
+                                           {0}};
+
+typedef struct analyze_args {
+    gp_analyze_opts opts;
+    rules_buf rb;
+    const char *csv_dir;
+    unsigned tables;
+} analyze_args;
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    analyze_args *a = ctx;
+    double us;
+    switch (id) {
+    case OPT_STEPS:
+        if (gp_analyze_parse_steps(arg, &a->opts) != GP_OK) {
+            gp__cli_error("analyze", "--steps takes all, hta, N or N-M, not '%s'", arg);
+            return 2;
+        }
+        return 0;
+    case OPT_CLASSIFY:
+        if (strcmp(arg, "hta") != 0 && strcmp(arg, "default") != 0) {
+            gp__cli_error("analyze", "--classify takes default or hta, not '%s'", arg);
+            return 2;
+        }
+        a->opts.hta = strcmp(arg, "hta") == 0;
+        return 0;
+    case OPT_HTA:
+        a->opts.hta = true;
+        a->opts.steps = GP_STEPS_HTA;
+        return 0;
+    case OPT_RULE:
+        return add_rule(&a->rb, arg, "--rule");
+    case OPT_RULES:
+        return read_rules(&a->rb, arg);
+    case OPT_KW:
+        if (!gp__parse_real(arg, 0, 1e9, &us)) {
+            gp__cli_error("analyze", "--kernel-wait-us needs a number in 0..1e9, not '%s'", arg);
+            return 2;
+        }
+        a->opts.kernel_wait_ns = (gp_ns)(us * 1000.0);
+        return 0;
+    case OPT_TABLE: {
+        unsigned bit = gp_analysis_table_parse(arg);
+        if (!bit) {
+            gp__cli_error("analyze", "unknown table '%s' (see --help)", arg);
+            return 2;
+        }
+        a->tables |= bit;
+        return 0;
+    }
+    default: /* OPT_CSV */
+        a->csv_dir = arg;
+        return 0;
+    }
+}
+
+/* Options and the one operand; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, analyze_args *a, gp__cli_common *o, gp_read_opts *rd)
+{
+    gp__cli_spec spec = {.cmd = "analyze",
+                         .usage = usage,
+                         .opts = analyze_opts,
+                         .handle = take_option,
+                         .ctx = a,
+                         .top_min = 1,
+                         .top_max = 100000};
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, o, &first);
+    if (rc >= 0)
+        return rc;
+    if (first != argc - 1) {
+        gp__cli_error("analyze", first >= argc ? "no input (give a trace file or a directory)"
+                                               : "give exactly one trace file or directory");
+        usage(stderr);
+        return 2;
+    }
+    if (o->json && a->csv_dir) {
+        gp__cli_error("analyze", "--json and --csv are exclusive");
+        return 2;
+    }
+    if (o->top_given)
+        a->opts.top_kernels = (size_t)o->top;
+    if (o->threads >= 0)
+        rd->threads = a->opts.threads = (int)o->threads;
+    rd->quiet = o->quiet;
+    a->opts.rules = a->rb.rules;
+    a->opts.n_rules = a->rb.n;
+    if (!a->tables)
+        a->tables = GP_AT_ALL;
+    return -1;
+}
+
+/* Text or JSON to -o FILE (atomically) or stdout. */
+static int write_output(const gp_analysis *an, const analyze_args *a, const gp__cli_common *o)
+{
+    gp_error err = {0};
+    gp__afile f;
+    FILE *fp = stdout;
+    if (o->output) {
+        if (gp__afile_open(&f, o->output, &err) != GP_OK) {
+            fprintf(stderr, "gpuprof analyze: %s\n", err.msg);
+            return 2;
+        }
+        fp = f.fp;
+    }
+    gp_status st = o->json ? gp_analysis_render_json(an, a->tables, fp)
+                           : gp_analysis_render_text(an, a->tables, fp);
+    if (!o->output)
+        return gp__cli_finish_stdout("analyze", st);
+    if (st == GP_OK)
+        st = gp__afile_commit(&f, &err);
+    else
+        gp__afile_abort(&f);
+    if (st != GP_OK)
+        gp__cli_error("analyze", "writing %s failed: %s", o->output, gp_strerror(st));
+    return gp_status_exit_code(st);
+}
+
 int gp__cmd_analyze(int argc, char **argv)
 {
-    enum {
-        OPT_STEPS = 256,
-        OPT_CLASSIFY,
-        OPT_HTA,
-        OPT_RULE,
-        OPT_RULES,
-        OPT_KW,
-        OPT_TOP,
-        OPT_TABLE,
-        OPT_JSON,
-        OPT_CSV,
-        OPT_PROGRESS,
-        OPT_THREADS
-    };
-    static const struct option longopts[] = {{"steps", required_argument, NULL, OPT_STEPS},
-                                             {"classify", required_argument, NULL, OPT_CLASSIFY},
-                                             {"hta", no_argument, NULL, OPT_HTA},
-                                             {"rule", required_argument, NULL, OPT_RULE},
-                                             {"rules", required_argument, NULL, OPT_RULES},
-                                             {"kernel-wait-us", required_argument, NULL, OPT_KW},
-                                             {"top", required_argument, NULL, OPT_TOP},
-                                             {"table", required_argument, NULL, OPT_TABLE},
-                                             {"json", no_argument, NULL, OPT_JSON},
-                                             {"csv", required_argument, NULL, OPT_CSV},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"progress", no_argument, NULL, OPT_PROGRESS},
-                                             {"threads", required_argument, NULL, OPT_THREADS},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    gp_analyze_opts opts;
-    gp_analyze_opts_init(&opts);
+    analyze_args a = {.csv_dir = NULL};
+    gp_analyze_opts_init(&a.opts);
     gp_read_opts rd;
     gp_read_opts_init(&rd);
-    rules_buf rb = {0};
-    bool json = false, progress = gp__cli_stderr_is_tty();
-    const char *csv_dir = NULL, *out_path = NULL;
-    unsigned tables = 0;
-    int rc = 2, c;
+    gp__cli_common o;
     gp_job *job = NULL;
     gp_analysis *an = NULL;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_STEPS:
-            if (gp_analyze_parse_steps(optarg, &opts) != GP_OK) {
-                gp__cli_error("analyze", "--steps takes all, hta, N or N-M, not '%s'", optarg);
-                goto done;
-            }
-            break;
-        case OPT_CLASSIFY:
-            if (strcmp(optarg, "hta") == 0)
-                opts.hta = true;
-            else if (strcmp(optarg, "default") == 0)
-                opts.hta = false;
-            else {
-                gp__cli_error("analyze", "--classify takes default or hta, not '%s'", optarg);
-                goto done;
-            }
-            break;
-        case OPT_HTA:
-            opts.hta = true;
-            opts.steps = GP_STEPS_HTA;
-            break;
-        case OPT_RULE:
-            if (add_rule(&rb, optarg, "--rule"))
-                goto done;
-            break;
-        case OPT_RULES:
-            if (read_rules(&rb, optarg))
-                goto done;
-            break;
-        case OPT_TOP: {
-            long v;
-            if (!gp__cli_parse_long("analyze", "--top", optarg, 1, 100000, &v))
-                goto done;
-            opts.top_kernels = (size_t)v;
-            break;
-        }
-        case OPT_KW: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !(v >= 0 && v <= 1e9)) { /* also rejects NaN */
-                gp__cli_error("analyze", "--kernel-wait-us needs a number in 0..1e9, not '%s'",
-                              optarg);
-                goto done;
-            }
-            opts.kernel_wait_ns = (gp_ns)(v * 1000.0);
-            break;
-        }
-        case OPT_TABLE: {
-            unsigned bit = gp_analysis_table_parse(optarg);
-            if (!bit) {
-                gp__cli_error("analyze", "unknown table '%s' (see --help)", optarg);
-                goto done;
-            }
-            tables |= bit;
-            break;
-        }
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_CSV:
-            csv_dir = optarg;
-            break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case OPT_PROGRESS:
-            progress = true;
-            break;
-        case OPT_THREADS: {
-            long v;
-            if (!gp__cli_parse_long("analyze", "--threads", optarg, 0, 16, &v))
-                goto done;
-            rd.threads = (int)v;
-            opts.threads = (int)v;
-            break;
-        }
-        case 'h':
-            usage(stdout);
-            rc = 0;
-            goto done;
-        default:
-            usage(stderr);
-            goto done;
-        }
-    }
-    if (optind != argc - 1) {
-        gp__cli_error("analyze", optind >= argc ? "no input (give a trace file or a directory)"
-                                                : "give exactly one trace file or directory");
-        usage(stderr);
+    int rc = parse_args(argc, argv, &a, &o, &rd);
+    if (rc >= 0)
         goto done;
-    }
-    if (json && csv_dir) {
-        gp__cli_error("analyze", "--json and --csv are exclusive");
-        goto done;
-    }
-    opts.rules = rb.rules;
-    opts.n_rules = rb.n;
+    rc = 2;
     gp_error err = {0};
-    if (gp__cli_read_job("analyze", argv[optind], &rd, progress, true, &job) != GP_OK)
+    if (gp__cli_read_job("analyze", argv[argc - 1], &rd, o.progress, true, &job) != GP_OK)
         goto done;
-    gp_status st = gp_analyze_job(job, &opts, &an, &err);
+    gp_status st = gp_analyze_job(job, &a.opts, &an, &err);
     if (st != GP_OK) {
         fprintf(stderr, "gpuprof analyze: %s\n", err.msg[0] ? err.msg : gp_strerror(st));
         rc = st == GP_EINVAL ? 2 : 1;
         goto done;
     }
-    if (!tables)
-        tables = GP_AT_ALL;
-    if (csv_dir) {
-        rc = write_csv_dir(an, tables, csv_dir);
-        goto done;
-    }
-    gp__afile f;
-    FILE *fp = stdout;
-    if (out_path) {
-        if (gp__afile_open(&f, out_path, &err) != GP_OK) {
-            fprintf(stderr, "gpuprof analyze: %s\n", err.msg);
-            goto done;
-        }
-        fp = f.fp;
-    }
-    st = json ? gp_analysis_render_json(an, tables, fp) : gp_analysis_render_text(an, tables, fp);
-    if (out_path) {
-        if (st == GP_OK)
-            st = gp__afile_commit(&f, &err);
-        else
-            gp__afile_abort(&f);
-    }
-    if (st != GP_OK)
-        gp__cli_error("analyze", "writing %s failed: %s", out_path ? out_path : "the output",
-                      gp_strerror(st));
-    rc = gp_status_exit_code(st);
+    rc = a.csv_dir ? write_csv_dir(an, a.tables, a.csv_dir) : write_output(an, &a, &o);
 done:
     gp_analysis_free(an);
     gp_job_free(job);
-    for (size_t i = 0; i < rb.n_owned; i++)
-        free(rb.owned[i]);
-    free(rb.owned);
-    free(rb.rules);
+    for (size_t i = 0; i < a.rb.n_owned; i++)
+        free(a.rb.owned[i]);
+    free(a.rb.owned);
+    free(a.rb.rules);
     return rc;
 }

@@ -1,5 +1,4 @@
 /* gpuprof convert: read any supported trace and write Kineto-compatible Chrome JSON. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,41 +22,29 @@ static void usage(FILE *fp)
             "  -h, --help         this help\n");
 }
 
+static const gp__cli_opt convert_opts[] = {
+    GP__CLI_OPT_OUTPUT, GP__CLI_OPT_QUIET, GP__CLI_OPT_HELP, {0}};
+
 int gp__cmd_convert(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *out = NULL;
-    gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc - 1 || !out) {
+    gp__cli_spec spec = {.cmd = "convert", .usage = usage, .opts = convert_opts};
+    gp__cli_common o;
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    const char *out = o.output;
+    if (first != argc - 1 || !out) {
         gp__cli_error("convert", "need exactly one INPUT and -o OUTPUT");
         usage(stderr);
         return 2;
     }
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = o.quiet;
     gp_error err = {0};
     gp_trace *t = NULL;
-    if (gp_trace_read(argv[optind], &rd, &t, &err) != GP_OK) {
+    if (gp_trace_read(argv[first], &rd, &t, &err) != GP_OK) {
         fprintf(stderr, "gpuprof convert: %s\n", err.msg);
         return 2;
     }

@@ -1,6 +1,5 @@
 /* gpuprof diff: compare base and current runs (profiles or traces) per name and overall, with
  * statistically tested verdicts; text / JSON / HTML / JUnit output; CI gating by exit code. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,31 +135,6 @@ static void side_label(const side *s, char *out, size_t cap)
     }
 }
 
-static bool parse_double(const char *opt, const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*s == '\0' || *end || !(v >= lo && v <= hi)) {
-        gp__cli_error("diff", "%s needs a number in [%g, %g], not '%s'", opt, lo, hi, s);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static bool parse_ulong(const char *opt, const char *s, unsigned long long max,
-                        unsigned long long *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '\0' || *s == '-' || *end || v > max) {
-        gp__cli_error("diff", "%s needs a whole number <= %llu, not '%s'", opt, max, s);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
 static bool parse_list(const char *opt, const char *arg, gp_diff_opts *o)
 {
     char *list = strdup(arg);
@@ -227,253 +201,269 @@ static bool write_output(const char *path, render_fn fn, const gp_diff *d,
     return true;
 }
 
-int gp__cmd_diff(int argc, char **argv)
-{
-    enum {
-        OPT_BASE = 256,
-        OPT_CURRENT,
-        OPT_ALPHA,
-        OPT_CORRECTION,
-        OPT_NORMALIZE,
-        OPT_JSON,
-        OPT_HTML,
-        OPT_JUNIT,
-        OPT_FAIL,
-        OPT_SEED,
-        OPT_BOOTSTRAP,
-        OPT_PROGRESS,
-        OPT_FLAME,
-        OPT_NO_ANALYZE
-    };
-    static const struct option longopts[] = {
-        {"base", required_argument, NULL, OPT_BASE},
-        {"current", required_argument, NULL, OPT_CURRENT},
-        {"threshold", required_argument, NULL, 't'},
-        {"alpha", required_argument, NULL, OPT_ALPHA},
-        {"correction", required_argument, NULL, OPT_CORRECTION},
-        {"normalize", required_argument, NULL, OPT_NORMALIZE},
-        {"kind", required_argument, NULL, 'k'},
-        {"top", required_argument, NULL, 'n'},
-        {"name-width", required_argument, NULL, 'w'},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"output", required_argument, NULL, 'o'},
-        {"html", required_argument, NULL, OPT_HTML},
-        {"flame", required_argument, NULL, OPT_FLAME},
-        {"no-analyze", no_argument, NULL, OPT_NO_ANALYZE},
-        {"junit", required_argument, NULL, OPT_JUNIT},
-        {"fail-on-regression", no_argument, NULL, OPT_FAIL},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"bootstrap", required_argument, NULL, OPT_BOOTSTRAP},
-        {"quiet", no_argument, NULL, 'q'},
-        {"progress", no_argument, NULL, OPT_PROGRESS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+enum {
+    OPT_BASE = GP__CLI_ID_OWN,
+    OPT_CURRENT,
+    OPT_ALPHA,
+    OPT_CORRECTION,
+    OPT_NORMALIZE,
+    OPT_HTML,
+    OPT_JUNIT,
+    OPT_FAIL,
+    OPT_SEED,
+    OPT_BOOTSTRAP,
+    OPT_FLAME,
+    OPT_NO_ANALYZE
+};
 
+static const gp__cli_opt diff_opts[] = {{"base", 0, true, OPT_BASE, 0},
+                                        {"current", 0, true, OPT_CURRENT, 0},
+                                        {"threshold", 't', true, 't', 0},
+                                        {"alpha", 0, true, OPT_ALPHA, 0},
+                                        {"correction", 0, true, OPT_CORRECTION, 0},
+                                        {"normalize", 0, true, OPT_NORMALIZE, 0},
+                                        {"kind", 'k', true, 'k', 0},
+                                        {"top", 'n', true, 'n', 0},
+                                        {"name-width", 'w', true, 'w', 0},
+                                        GP__CLI_OPT_JSON,
+                                        GP__CLI_OPT_OUTPUT,
+                                        {"html", 0, true, OPT_HTML, 0},
+                                        {"flame", 0, true, OPT_FLAME, 0},
+                                        {"no-analyze", 0, false, OPT_NO_ANALYZE, 0},
+                                        {"junit", 0, true, OPT_JUNIT, 0},
+                                        {"fail-on-regression", 0, false, OPT_FAIL, 0},
+                                        {"seed", 0, true, OPT_SEED, 0},
+                                        {"bootstrap", 0, true, OPT_BOOTSTRAP, 0},
+                                        GP__CLI_OPT_QUIET,
+                                        GP__CLI_OPT_PROGRESS,
+                                        GP__CLI_OPT_HELP,
+                                        {0}};
+
+typedef struct diff_args {
     gp_diff_opts dopts;
-    gp_diff_opts_init(&dopts);
     gp_diff_render_opts ro;
-    gp_diff_render_opts_init(&ro);
-    gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    bool json = false, fail_on_regression = false, progress = gp__cli_stderr_is_tty();
-    const char *output = NULL, *html = NULL, *junit = NULL, *flame = NULL;
-    gp_flame_tree *flame_tree = NULL;
-    gp_flame_format flame_fmt = GP_FLAME_HTML;
-    side sides[2] = {{0}};
-    gp_diff *d = NULL;
-    int rc = 2;
+    bool fail_on_regression;
+    const char *html, *junit, *flame;
+    gp_flame_format flame_fmt;
+    side sides[2];
+    gp_error flame_err; /* why there is no flame graph; ro.flame_note points into it */
+} diff_args;
 
-    /* A literal "--" splits base from current; getopt sees only what comes before it. */
-    int dd = -1;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0) {
-            dd = i;
-            break;
+/* The options that take a number (-t, --alpha, -n, -w, --seed, --bootstrap). */
+static int take_number(diff_args *a, int id, const char *arg)
+{
+    unsigned long long u;
+    double pct;
+    switch (id) {
+    case 't':
+        if (!gp__cli_parse_real("diff", "--threshold", arg, 0, 999, &pct))
+            return 2;
+        a->dopts.threshold = pct / 100.0;
+        return 0;
+    case OPT_ALPHA:
+        return gp__cli_parse_real("diff", "--alpha", arg, 1e-12, 0.5, &a->dopts.alpha) ? 0 : 2;
+    case 'n':
+        if (!gp__cli_parse_ulong("diff", "--top", arg, 1000000, &u))
+            return 2;
+        a->ro.top_n = (size_t)u;
+        return 0;
+    case 'w':
+        if (!gp__cli_parse_ulong("diff", "--name-width", arg, 400, &u) || u < 10) {
+            gp__cli_error("diff", "--name-width needs a number in 10..400");
+            return 2;
         }
-    int opt_argc = dd >= 0 ? dd : argc;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(opt_argc, argv, "t:k:n:w:o:qh", longopts, NULL)) != -1) {
-        unsigned long long u;
-        switch (c) {
-        case OPT_BASE:
-        case OPT_CURRENT:
-            if (!side_add(&sides[c == OPT_CURRENT], optarg))
-                goto done;
-            break;
-        case 't': {
-            double pct;
-            if (!parse_double("--threshold", optarg, 0, 999, &pct))
-                goto done;
-            dopts.threshold = pct / 100.0;
-            break;
-        }
-        case OPT_ALPHA:
-            if (!parse_double("--alpha", optarg, 1e-12, 0.5, &dopts.alpha))
-                goto done;
-            break;
-        case OPT_CORRECTION:
-            if (strcmp(optarg, "holm") == 0)
-                dopts.correction = GP_DIFF_HOLM;
-            else if (strcmp(optarg, "bh") == 0)
-                dopts.correction = GP_DIFF_BH;
-            else if (strcmp(optarg, "none") == 0)
-                dopts.correction = GP_DIFF_NONE;
-            else {
-                gp__cli_error("diff", "--correction: holm, bh or none, not '%s'", optarg);
-                goto done;
-            }
-            break;
-        case OPT_NORMALIZE:
-            if (!parse_list("--normalize", optarg, &dopts))
-                goto done;
-            break;
-        case 'k':
-            if (!parse_list("--kind", optarg, &dopts))
-                goto done;
-            break;
-        case 'n':
-            if (!parse_ulong("--top", optarg, 1000000, &u))
-                goto done;
-            ro.top_n = (size_t)u;
-            break;
-        case 'w':
-            if (!parse_ulong("--name-width", optarg, 400, &u) || u < 10) {
-                gp__cli_error("diff", "--name-width needs a number in 10..400");
-                goto done;
-            }
-            ro.name_width = (int)u;
-            break;
-        case OPT_JSON:
-            json = true;
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case OPT_HTML:
-            html = optarg;
-            break;
-        case OPT_JUNIT:
-            junit = optarg;
-            break;
-        case OPT_FLAME:
-            flame = optarg;
-            if (!gp_flame_format_from_path(flame, &flame_fmt) || flame_fmt == GP_FLAME_SPEEDSCOPE) {
-                gp__cli_error("diff", "--flame: name the file .html, .svg or .folded, not '%s'",
-                              flame);
-                goto done;
-            }
-            break;
-        case OPT_NO_ANALYZE:
-            dopts.analyze = false;
-            break;
-        case OPT_FAIL:
-            fail_on_regression = true;
-            break;
-        case OPT_SEED:
-            if (!parse_ulong("--seed", optarg, UINT64_MAX, &u))
-                goto done;
-            dopts.seed = u;
-            break;
-        case OPT_BOOTSTRAP:
-            if (!parse_ulong("--bootstrap", optarg, 1000000, &u))
-                goto done;
-            dopts.bootstrap = (uint32_t)u;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case OPT_PROGRESS:
-            progress = true;
-            break;
-        case 'h':
-            usage(stdout);
-            rc = 0;
-            goto done;
-        default:
-            usage(stderr);
-            goto done;
-        }
+        a->ro.name_width = (int)u;
+        return 0;
+    case OPT_SEED:
+        if (!gp__cli_parse_ulong("diff", "--seed", arg, UINT64_MAX, &u))
+            return 2;
+        a->dopts.seed = u;
+        return 0;
+    default: /* OPT_BOOTSTRAP */
+        if (!gp__cli_parse_ulong("diff", "--bootstrap", arg, 1000000, &u))
+            return 2;
+        a->dopts.bootstrap = (uint32_t)u;
+        return 0;
     }
-    /* Positional inputs. */
+}
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    static const char *const corrections[] = {"holm", "bh", "none"};
+    static const gp_diff_correction correction_of[] = {GP_DIFF_HOLM, GP_DIFF_BH, GP_DIFF_NONE};
+    diff_args *a = ctx;
+    size_t k = 0;
+    switch (id) {
+    case OPT_BASE:
+    case OPT_CURRENT:
+        return side_add(&a->sides[id == OPT_CURRENT], arg) ? 0 : 2;
+    case OPT_CORRECTION:
+        while (k < GP_ARRAY_LEN(corrections) && strcmp(arg, corrections[k]) != 0)
+            k++;
+        if (k == GP_ARRAY_LEN(corrections)) {
+            gp__cli_error("diff", "--correction: holm, bh or none, not '%s'", arg);
+            return 2;
+        }
+        a->dopts.correction = correction_of[k];
+        return 0;
+    case OPT_NORMALIZE:
+    case 'k':
+        return parse_list(id == 'k' ? "--kind" : "--normalize", arg, &a->dopts) ? 0 : 2;
+    case OPT_HTML:
+        a->html = arg;
+        return 0;
+    case OPT_JUNIT:
+        a->junit = arg;
+        return 0;
+    case OPT_FLAME:
+        a->flame = arg;
+        if (!gp_flame_format_from_path(arg, &a->flame_fmt) || a->flame_fmt == GP_FLAME_SPEEDSCOPE) {
+            gp__cli_error("diff", "--flame: name the file .html, .svg or .folded, not '%s'", arg);
+            return 2;
+        }
+        return 0;
+    case OPT_NO_ANALYZE:
+        a->dopts.analyze = false;
+        return 0;
+    case OPT_FAIL:
+        a->fail_on_regression = true;
+        return 0;
+    default:
+        return take_number(a, id, arg);
+    }
+}
+
+/* The inputs after the options: BASE CURRENT, or BASE... -- CURRENT... (dd: the index of "--",
+ * or -1). false with the error printed. */
+static bool add_operands(diff_args *a, int argc, char **argv, int first, int dd)
+{
+    side *base = &a->sides[0], *cur = &a->sides[1];
     if (dd >= 0) {
-        for (int i = optind; i < dd; i++)
-            if (!side_add(&sides[0], argv[i]))
-                goto done;
+        for (int i = first; i < dd; i++)
+            if (!side_add(base, argv[i]))
+                return false;
         for (int i = dd + 1; i < argc; i++)
-            if (!side_add(&sides[1], argv[i]))
-                goto done;
-    } else if (optind < argc) {
-        if (sides[0].n_paths || sides[1].n_paths || argc - optind != 2) {
+            if (!side_add(cur, argv[i]))
+                return false;
+    } else if (first < argc) {
+        if (base->n_paths || cur->n_paths || argc - first != 2) {
             gp__cli_error("diff", "give BASE CURRENT, or BASE... -- CURRENT..., or --base / "
                                   "--current (see --help)");
-            goto done;
+            return false;
         }
-        if (!side_add(&sides[0], argv[optind]) || !side_add(&sides[1], argv[optind + 1]))
-            goto done;
+        if (!side_add(base, argv[first]) || !side_add(cur, argv[first + 1]))
+            return false;
     }
-    if (!sides[0].n_paths || !sides[1].n_paths) {
+    if (!base->n_paths || !cur->n_paths) {
         gp__cli_error("diff", "need at least one base and one current input (see --help)");
-        goto done;
+        return false;
     }
-    if (!side_read(&sides[0], "base", &rd, progress) ||
-        !side_read(&sides[1], "current", &rd, progress))
-        goto done;
+    return true;
+}
 
+/* Options and inputs into *a and *o; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, diff_args *a, gp__cli_common *o)
+{
+    gp_diff_opts_init(&a->dopts);
+    gp_diff_render_opts_init(&a->ro);
+    a->flame_fmt = GP_FLAME_HTML;
+    /* A literal "--" splits base from current; getopt sees only what comes before it. */
+    int dd = -1;
+    for (int i = 1; i < argc && dd < 0; i++)
+        if (strcmp(argv[i], "--") == 0)
+            dd = i;
+    gp__cli_spec spec = {
+        .cmd = "diff", .usage = usage, .opts = diff_opts, .handle = take_option, .ctx = a};
+    int first;
+    int rc = gp__cli_parse_options(&spec, dd >= 0 ? dd : argc, argv, o, &first);
+    if (rc >= 0)
+        return rc;
+    return add_operands(a, argc, argv, first, dd) ? -1 : 2;
+}
+
+/* --html and --flame: the differential flame graph (a note on the page when it cannot be
+ * built), written alone for --flame. false with the error printed. */
+static bool write_flame(diff_args *a, gp_flame_tree **tree)
+{
+    if (gp_diff_flame(a->sides[0].runs, a->sides[0].n_runs, a->sides[1].runs, a->sides[1].n_runs,
+                      tree, &a->flame_err) != GP_OK) {
+        *tree = NULL;
+        a->ro.flame_note = a->flame_err.msg;
+        if (a->flame) {
+            fprintf(stderr, "gpuprof diff: %s\n", a->flame_err.msg);
+            return false;
+        }
+    }
+    a->ro.flame = *tree;
+    if (!a->flame)
+        return true;
+    gp_error werr = {0};
+    gp_flame_render_opts fo;
+    gp_flame_render_opts_init(&fo);
+    fo.title = "gpuprof diff: differential flame graph";
+    if (gp_flame_write(*tree, a->flame_fmt, &fo, a->flame, &werr) != GP_OK) {
+        fprintf(stderr, "gpuprof diff: %s\n", werr.msg);
+        return false;
+    }
+    return true;
+}
+
+/* Every output of a computed diff; false with the error printed. */
+static bool write_outputs(diff_args *a, const gp__cli_common *o, const gp_diff *d,
+                          gp_flame_tree **tree)
+{
+    render_fn main_fn = o->json ? gp_diff_render_json : gp_diff_render_text;
+    if (o->output) {
+        if (!write_output(o->output, main_fn, d, &a->ro))
+            return false;
+    } else if (main_fn(d, &a->ro, stdout) != GP_OK || fflush(stdout) != 0) {
+        gp__cli_error("diff", "writing to stdout failed");
+        return false;
+    }
+    if ((a->html || a->flame) && !write_flame(a, tree))
+        return false;
+    if (a->html && !write_output(a->html, gp_diff_render_html, d, &a->ro))
+        return false;
+    return !a->junit || write_output(a->junit, gp_diff_render_junit, d, &a->ro);
+}
+
+int gp__cmd_diff(int argc, char **argv)
+{
+    diff_args a = {.fail_on_regression = false};
+    gp__cli_common o;
+    gp_flame_tree *flame_tree = NULL;
+    gp_diff *d = NULL;
+    int rc = parse_args(argc, argv, &a, &o);
+    if (rc >= 0)
+        goto done;
+    rc = 2;
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = o.quiet;
+    if (!side_read(&a.sides[0], "base", &rd, o.progress) ||
+        !side_read(&a.sides[1], "current", &rd, o.progress))
+        goto done;
     gp_error err = {0};
-    if (gp_diff_compute(sides[0].runs, sides[0].n_runs, sides[1].runs, sides[1].n_runs, &dopts, &d,
-                        &err) != GP_OK) {
+    if (gp_diff_compute(a.sides[0].runs, a.sides[0].n_runs, a.sides[1].runs, a.sides[1].n_runs,
+                        &a.dopts, &d, &err) != GP_OK) {
         fprintf(stderr, "gpuprof diff: %s\n", err.msg);
         goto done;
     }
     char bl[256], cl[256];
-    side_label(&sides[0], bl, sizeof bl);
-    side_label(&sides[1], cl, sizeof cl);
-    ro.base_label = bl;
-    ro.cur_label = cl;
-    render_fn main_fn = json ? gp_diff_render_json : gp_diff_render_text;
-    if (output) {
-        if (!write_output(output, main_fn, d, &ro))
-            goto done;
-    } else if (main_fn(d, &ro, stdout) != GP_OK || fflush(stdout) != 0) {
-        gp__cli_error("diff", "writing to stdout failed");
+    side_label(&a.sides[0], bl, sizeof bl);
+    side_label(&a.sides[1], cl, sizeof cl);
+    a.ro.base_label = bl;
+    a.ro.cur_label = cl;
+    if (!write_outputs(&a, &o, d, &flame_tree))
         goto done;
-    }
-    if (html || flame) {
-        gp_error ferr = {0};
-        if (gp_diff_flame(sides[0].runs, sides[0].n_runs, sides[1].runs, sides[1].n_runs,
-                          &flame_tree, &ferr) != GP_OK) {
-            flame_tree = NULL;
-            ro.flame_note = ferr.msg;
-            if (flame) {
-                fprintf(stderr, "gpuprof diff: %s\n", ferr.msg);
-                goto done;
-            }
-        }
-        ro.flame = flame_tree;
-        if (flame) {
-            gp_error werr = {0};
-            gp_flame_render_opts fo;
-            gp_flame_render_opts_init(&fo);
-            fo.title = "gpuprof diff: differential flame graph";
-            if (gp_flame_write(flame_tree, flame_fmt, &fo, flame, &werr) != GP_OK) {
-                fprintf(stderr, "gpuprof diff: %s\n", werr.msg);
-                goto done;
-            }
-        }
-    }
-    if (html && !write_output(html, gp_diff_render_html, d, &ro))
-        goto done;
-    if (junit && !write_output(junit, gp_diff_render_junit, d, &ro))
-        goto done;
-    rc = (fail_on_regression && d->n_significant_regressions > 0) ? 1 : 0;
+    rc = (a.fail_on_regression && d->n_significant_regressions > 0) ? 1 : 0;
     if (rc == 1)
         fprintf(stderr, "gpuprof diff: %zu significant regression%s (--fail-on-regression)\n",
                 d->n_significant_regressions, d->n_significant_regressions == 1 ? "" : "s");
 done:
     gp_flame_tree_free(flame_tree);
     gp_diff_free(d);
-    side_free(&sides[0]);
-    side_free(&sides[1]);
+    side_free(&a.sides[0]);
+    side_free(&a.sides[1]);
     return rc;
 }

@@ -29,45 +29,65 @@ static void usage(FILE *fp)
             "  -h, --help          this text\n");
 }
 
+enum { OPT_LISTEN = GP__CLI_ID_OWN, OPT_INTERVAL, OPT_HOSTNAME, OPT_PORT_FILE };
+
+static const gp__cli_opt exporter_opts[] = {GP__CLI_OPT_CONFIG,
+                                            GP__CLI_OPT_SET,
+                                            GP__CLI_OPT_LEVEL,
+                                            GP__CLI_OPT_HELP,
+                                            {"listen", 0, true, OPT_LISTEN, 0},
+                                            {"interval", 0, true, OPT_INTERVAL, 0},
+                                            {"hostname", 0, true, OPT_HOSTNAME, 0},
+                                            {"port-file", 0, true, OPT_PORT_FILE, 0},
+                                            {0}};
+
+typedef struct exporter_args {
+    gp__cli_monitor_cfg mc;
+    const char *listen, *hostname, *port_file;
+    uint32_t interval_ms;
+} exporter_args;
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    exporter_args *a = ctx;
+    int rc = gp__cli_monitor_option("exporter", &a->mc, id, arg);
+    if (rc >= 0)
+        return rc;
+    if (id == OPT_LISTEN)
+        a->listen = arg;
+    else if (id == OPT_HOSTNAME)
+        a->hostname = arg;
+    else if (id == OPT_PORT_FILE)
+        a->port_file = arg;
+    else if (gp__parse_duration_ms(arg, &a->interval_ms) != GP_OK) {
+        gp__cli_error("exporter", "--interval '%s': expected e.g. 500ms, 1s", arg);
+        return 2;
+    }
+    return 0;
+}
+
 int gp__cmd_exporter(int argc, char **argv)
 {
     gp_monitor_config cfg;
     gp_monitor_config_init(&cfg);
     cfg.level = GP_LEVEL_DETAILED;
     cfg.sampling_interval_ms = 1000;
-    const char *listen = "127.0.0.1:9400", *hostname = NULL;
-    const char *port_file = NULL;
-    uint32_t interval_ms = 0;
-    gp__cli_monitor_cfg mc = {0};
+    exporter_args a = {.listen = "127.0.0.1:9400"};
+    gp__cli_spec spec = {.cmd = "exporter",
+                         .usage = usage,
+                         .opts = exporter_opts,
+                         .handle = take_option,
+                         .ctx = &a,
+                         .exact = true};
+    gp__cli_common o;
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    const char *listen = a.listen;
+    uint32_t interval_ms = a.interval_ms;
     gp_error err = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_next = i + 1 < argc;
-        int taken = gp__cli_monitor_option("exporter", &mc, argc, argv, &i, false);
-        if (taken < 0)
-            return 2;
-        if (taken)
-            continue;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--listen") == 0 && has_next) {
-            listen = argv[++i];
-        } else if (strcmp(a, "--interval") == 0 && has_next) {
-            if (gp__parse_duration_ms(argv[++i], &interval_ms) != GP_OK) {
-                gp__cli_error("exporter", "--interval '%s': expected e.g. 500ms, 1s", argv[i]);
-                return 2;
-            }
-        } else if (strcmp(a, "--hostname") == 0 && has_next) {
-            hostname = argv[++i];
-        } else if (strcmp(a, "--port-file") == 0 && has_next) {
-            port_file = argv[++i];
-        } else {
-            gp__cli_error("exporter", "unknown or incomplete option '%s' (see --help)", a);
-            return 2;
-        }
-    }
-    if (!gp__cli_monitor_apply("exporter", &mc, &cfg))
+    if (!gp__cli_monitor_apply("exporter", &a.mc, &cfg))
         return 2;
     if (interval_ms)
         cfg.sampling_interval_ms = interval_ms;
@@ -79,7 +99,7 @@ int gp__cmd_exporter(int argc, char **argv)
         gp__cli_error("exporter", "%s", err.msg);
         return 2;
     }
-    gp_exporter_opts opts = {.listen = listen, .hostname = hostname};
+    gp_exporter_opts opts = {.listen = listen, .hostname = a.hostname};
     gp_exporter *ex = NULL;
     gp_status st = gp_exporter_start(mon, &opts, &ex, &err);
     if (st != GP_OK) {
@@ -98,12 +118,7 @@ int gp__cmd_exporter(int argc, char **argv)
     snprintf(host, sizeof host, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
     fprintf(stderr, "gpuprof exporter: serving http://%s:%u/metrics (%zu GPU(s), every %u ms)\n",
             host, gp_exporter_port(ex), gp_monitor_device_count(mon), cfg.sampling_interval_ms);
-    int rc = 0;
-    if (port_file && !gp__cli_write_port_file("exporter", port_file, gp_exporter_port(ex))) {
-        gp__cli_request_stop();
-        rc = 1;
-    }
-    gp__cli_wait_for_stop();
+    rc = gp__cli_serve_until_stopped("exporter", a.port_file, gp_exporter_port(ex));
     gp_exporter_stop(ex);
     gp_monitor_stop(mon);
     gp_monitor_close(mon);

@@ -1,6 +1,5 @@
 /* gpuprof flame: flame graph of a trace or profile (folded, speedscope, SVG, HTML), or the
  * differential flame graph of two. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,28 +48,6 @@ static void usage(FILE *fp)
             "exit status: 0 success, 2 usage or input error\n");
 }
 
-/* "50us" -> 50000. Returns false on junk or a negative value. */
-static bool parse_dur(const char *s, gp_ns *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return false;
-    double mul = 1;
-    if (*end == 0 || strcmp(end, "ns") == 0)
-        mul = 1;
-    else if (strcmp(end, "us") == 0)
-        mul = 1e3;
-    else if (strcmp(end, "ms") == 0)
-        mul = 1e6;
-    else if (strcmp(end, "s") == 0)
-        mul = 1e9;
-    else
-        return false;
-    *out = (gp_ns)(v * mul + 0.5);
-    return true;
-}
-
 static gp_status build_one(const char *path, gp_read_opts *rd, const gp_flame_opts *fo,
                            gp_flame_tree **tree)
 {
@@ -89,190 +66,194 @@ static gp_status build_one(const char *path, gp_read_opts *rd, const gp_flame_op
     return s;
 }
 
-int gp__cmd_flame(int argc, char **argv)
-{
-    enum {
-        OPT_WEIGHT = 256,
-        OPT_MIN,
-        OPT_DEPTH,
-        OPT_GROUP,
-        OPT_NOTHREADS,
-        OPT_THREADS,
-        OPT_DIFF,
-        OPT_TITLE,
-        OPT_WIDTH,
-        OPT_PROGRESS
-    };
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"format", required_argument, NULL, 'f'},
-                                             {"weight", required_argument, NULL, OPT_WEIGHT},
-                                             {"min-duration", required_argument, NULL, OPT_MIN},
-                                             {"max-depth", required_argument, NULL, OPT_DEPTH},
-                                             {"group-kernels", required_argument, NULL, OPT_GROUP},
-                                             {"no-threads", no_argument, NULL, OPT_NOTHREADS},
-                                             {"threads", no_argument, NULL, OPT_THREADS},
-                                             {"diff", no_argument, NULL, OPT_DIFF},
-                                             {"title", required_argument, NULL, OPT_TITLE},
-                                             {"width", required_argument, NULL, OPT_WIDTH},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"progress", no_argument, NULL, OPT_PROGRESS},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+enum {
+    OPT_WEIGHT = GP__CLI_ID_OWN,
+    OPT_MIN,
+    OPT_DEPTH,
+    OPT_GROUP,
+    OPT_NOTHREADS,
+    OPT_THREADS,
+    OPT_DIFF,
+    OPT_WIDTH
+};
+
+static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
+                                         {"format", 'f', true, 'f', 0},
+                                         {"weight", 0, true, OPT_WEIGHT, 0},
+                                         {"min-duration", 0, true, OPT_MIN, 0},
+                                         {"max-depth", 0, true, OPT_DEPTH, 0},
+                                         {"group-kernels", 0, true, OPT_GROUP, 0},
+                                         {"no-threads", 0, false, OPT_NOTHREADS, 0},
+                                         {"threads", 0, false, OPT_THREADS, 0},
+                                         {"diff", 0, false, OPT_DIFF, 0},
+                                         GP__CLI_OPT_TITLE,
+                                         {"width", 0, true, OPT_WIDTH, 0},
+                                         GP__CLI_OPT_QUIET,
+                                         GP__CLI_OPT_PROGRESS,
+                                         GP__CLI_OPT_HELP,
+                                         {0}};
+
+typedef struct flame_args {
     gp_flame_opts fo;
-    gp_flame_opts_init(&fo);
     gp_flame_render_opts ro;
-    gp_flame_render_opts_init(&ro);
-    gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    const char *out = NULL, *format = NULL;
-    bool diff = false, progress = gp__cli_stderr_is_tty();
-    int threads = -1; /* -1: default (on, off for --diff) */
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:f:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'f':
-            format = optarg;
-            break;
-        case OPT_WEIGHT:
-            if (strcmp(optarg, "cpu") == 0)
-                fo.weight = GP_FLAME_CPU;
-            else if (strcmp(optarg, "gpu") == 0)
-                fo.weight = GP_FLAME_GPU;
-            else if (strcmp(optarg, "auto") == 0)
-                fo.weight = GP_FLAME_AUTO;
-            else {
-                gp__cli_error("flame", "--weight is cpu, gpu or auto, not '%s'", optarg);
-                return 2;
-            }
-            break;
-        case OPT_MIN:
-        case OPT_GROUP: {
-            gp_ns v;
-            if (!parse_dur(optarg, &v)) {
-                gp__cli_error("flame", "%s needs a duration such as 50us, not '%s'",
-                              c == OPT_MIN ? "--min-duration" : "--group-kernels", optarg);
-                return 2;
-            }
-            if (c == OPT_MIN)
-                fo.min_duration = v;
-            else
-                fo.group_kernels = v;
-            break;
-        }
-        case OPT_DEPTH:
-        case OPT_WIDTH: {
-            long v;
-            if (!gp__cli_parse_long("flame", c == OPT_DEPTH ? "--max-depth" : "--width", optarg, 1,
-                                    c == OPT_DEPTH ? 10000 : 100000, &v))
-                return 2;
-            if (c == OPT_DEPTH)
-                fo.max_depth = (int)v;
-            else
-                ro.width = (int)v;
-            break;
-        }
-        case OPT_NOTHREADS:
-            threads = 0;
-            break;
-        case OPT_THREADS:
-            threads = 1;
-            break;
-        case OPT_DIFF:
-            diff = true;
-            break;
-        case OPT_TITLE:
-            ro.title = optarg;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case OPT_PROGRESS:
-            progress = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    int n_in = argc - optind;
-    if (n_in != (diff ? 2 : 1)) {
-        gp__cli_error("flame", diff ? "--diff needs two inputs: BASE CURRENT"
-                                    : "give one input (two with --diff)");
-        usage(stderr);
-        return 2;
-    }
-    if (!out) {
-        gp__cli_error("flame", "no output file (-o flame.html|.svg|.folded|.speedscope.json)");
-        return 2;
-    }
+    const char *format;
     gp_flame_format fmt;
-    if (format) {
-        if (strcmp(format, "folded") == 0)
-            fmt = GP_FLAME_FOLDED;
-        else if (strcmp(format, "speedscope") == 0)
-            fmt = GP_FLAME_SPEEDSCOPE;
-        else if (strcmp(format, "svg") == 0)
-            fmt = GP_FLAME_SVG;
-        else if (strcmp(format, "html") == 0)
-            fmt = GP_FLAME_HTML;
-        else {
-            gp__cli_error("flame", "--format is folded, speedscope, svg or html, not '%s'", format);
+    bool diff;
+    int threads; /* -1: default (on, off for --diff) */
+} flame_args;
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    static const char *const weights[] = {"cpu", "gpu", "auto"};
+    static const gp_flame_weight weight_of[] = {GP_FLAME_CPU, GP_FLAME_GPU, GP_FLAME_AUTO};
+    flame_args *a = ctx;
+    size_t w = 0;
+    gp_ns d;
+    long v;
+    switch (id) {
+    case 'f':
+        a->format = arg;
+        return 0;
+    case OPT_WEIGHT:
+        while (w < GP_ARRAY_LEN(weights) && strcmp(arg, weights[w]) != 0)
+            w++;
+        if (w == GP_ARRAY_LEN(weights)) {
+            gp__cli_error("flame", "--weight is cpu, gpu or auto, not '%s'", arg);
             return 2;
         }
-    } else if (!gp_flame_format_from_path(out, &fmt)) {
+        a->fo.weight = weight_of[w];
+        return 0;
+    case OPT_MIN:
+    case OPT_GROUP:
+        if (!gp__parse_duration_ns(arg, &d)) {
+            gp__cli_error("flame", "%s needs a duration such as 50us, not '%s'",
+                          id == OPT_MIN ? "--min-duration" : "--group-kernels", arg);
+            return 2;
+        }
+        *(id == OPT_MIN ? &a->fo.min_duration : &a->fo.group_kernels) = d;
+        return 0;
+    case OPT_DEPTH:
+    case OPT_WIDTH:
+        if (!gp__cli_parse_long("flame", id == OPT_DEPTH ? "--max-depth" : "--width", arg, 1,
+                                id == OPT_DEPTH ? 10000 : 100000, &v))
+            return 2;
+        *(id == OPT_DEPTH ? &a->fo.max_depth : &a->ro.width) = (int)v;
+        return 0;
+    case OPT_NOTHREADS:
+    case OPT_THREADS:
+        a->threads = id == OPT_THREADS;
+        return 0;
+    default: /* OPT_DIFF */
+        a->diff = true;
+        return 0;
+    }
+}
+
+/* The output format: --format, else the output's suffix. false with the error printed. */
+static bool pick_format(flame_args *a, const char *out)
+{
+    static const char *const names[] = {"folded", "speedscope", "svg", "html"};
+    static const gp_flame_format formats[] = {GP_FLAME_FOLDED, GP_FLAME_SPEEDSCOPE, GP_FLAME_SVG,
+                                              GP_FLAME_HTML};
+    if (a->format) {
+        size_t i = 0;
+        while (i < GP_ARRAY_LEN(names) && strcmp(a->format, names[i]) != 0)
+            i++;
+        if (i == GP_ARRAY_LEN(names)) {
+            gp__cli_error("flame", "--format is folded, speedscope, svg or html, not '%s'",
+                          a->format);
+            return false;
+        }
+        a->fmt = formats[i];
+    } else if (!gp_flame_format_from_path(out, &a->fmt)) {
         gp__cli_error("flame",
                       "%s: cannot tell the format from the name (use .html, .svg, .folded, "
                       ".speedscope.json or --format)",
                       out);
-        return 2;
+        return false;
     }
-    if (diff && fmt == GP_FLAME_SPEEDSCOPE) {
+    if (a->diff && a->fmt == GP_FLAME_SPEEDSCOPE) {
         gp__cli_error("flame", "speedscope files cannot hold a differential flame graph");
+        return false;
+    }
+    return true;
+}
+
+/* Options, operands and format; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, int *first)
+{
+    gp_flame_opts_init(&a->fo);
+    gp_flame_render_opts_init(&a->ro);
+    gp__cli_spec spec = {
+        .cmd = "flame", .usage = usage, .opts = flame_opts, .handle = take_option, .ctx = a};
+    int rc = gp__cli_parse_options(&spec, argc, argv, o, first);
+    if (rc >= 0)
+        return rc;
+    if (o->title)
+        a->ro.title = o->title;
+    if (argc - *first != (a->diff ? 2 : 1)) {
+        gp__cli_error("flame", a->diff ? "--diff needs two inputs: BASE CURRENT"
+                                       : "give one input (two with --diff)");
+        usage(stderr);
         return 2;
     }
-    fo.thread_frames = threads < 0 ? !diff : threads == 1;
-    rd.progress = progress ? gp__cli_progress : NULL;
+    if (!o->output) {
+        gp__cli_error("flame", "no output file (-o flame.html|.svg|.folded|.speedscope.json)");
+        return 2;
+    }
+    if (!pick_format(a, o->output))
+        return 2;
+    a->fo.thread_frames = a->threads < 0 ? !a->diff : a->threads == 1;
+    return -1;
+}
+
+/* The tree to draw: one input's, or with --diff the differential tree of base and current. */
+static int build_tree(char **inputs, flame_args *a, gp_read_opts *rd, gp_flame_tree **tree)
+{
+    gp_flame_tree *base = NULL, *cur = NULL;
     int rc = 2;
-    gp_flame_tree *tree = NULL, *base = NULL, *cur = NULL;
-    if (diff) {
-        if (fo.weight == GP_FLAME_AUTO) {
-            /* Both sides need one weight: resolve it from the current input. */
-            if (build_one(argv[optind + 1], &rd, &fo, &cur) != GP_OK)
-                goto done;
-            fo.weight = cur->weight;
-        } else if (build_one(argv[optind + 1], &rd, &fo, &cur) != GP_OK) {
-            goto done;
-        }
-        if (build_one(argv[optind], &rd, &fo, &base) != GP_OK)
-            goto done;
-        gp_status s = gp_flame_diff(base, cur, &tree);
-        if (s != GP_OK) {
-            gp__cli_error("flame", "diff: %s", gp_strerror(s));
-            rc = gp_status_exit_code(s);
-            goto done;
-        }
-    } else if (build_one(argv[optind], &rd, &fo, &tree) != GP_OK) {
+    if (!a->diff)
+        return build_one(inputs[0], rd, &a->fo, tree) == GP_OK ? 0 : 2;
+    if (build_one(inputs[1], rd, &a->fo, &cur) != GP_OK)
         goto done;
-    }
-    gp_error err = {0};
-    if (gp_flame_write(tree, fmt, &ro, out, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof flame: %s\n", err.msg);
-        rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
+    if (a->fo.weight == GP_FLAME_AUTO) /* both sides need one weight: the current input's */
+        a->fo.weight = cur->weight;
+    if (build_one(inputs[0], rd, &a->fo, &base) != GP_OK)
         goto done;
-    }
-    printf("wrote %s (%zu frames, %s weight%s)\n", out, tree->n_nodes,
-           tree->weight == GP_FLAME_GPU ? "GPU" : "CPU", diff ? ", differential" : "");
-    rc = 0;
+    gp_status s = gp_flame_diff(base, cur, tree);
+    rc = gp_status_exit_code(s);
+    if (s != GP_OK)
+        gp__cli_error("flame", "diff: %s", gp_strerror(s));
 done:
-    gp_flame_tree_free(tree);
     gp_flame_tree_free(base);
     gp_flame_tree_free(cur);
+    return rc;
+}
+
+int gp__cmd_flame(int argc, char **argv)
+{
+    flame_args a = {.threads = -1};
+    gp__cli_common o;
+    int first;
+    int rc = parse_args(argc, argv, &a, &o, &first);
+    if (rc >= 0)
+        return rc;
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = o.quiet;
+    rd.progress = o.progress ? gp__cli_progress : NULL;
+    gp_flame_tree *tree = NULL;
+    rc = build_tree(argv + first, &a, &rd, &tree);
+    if (rc != 0)
+        goto done;
+    gp_error err = {0};
+    if (!gp__cli_file_written("flame", gp_flame_write(tree, a.fmt, &a.ro, o.output, &err), &err,
+                              &rc))
+        goto done;
+    printf("wrote %s (%zu frames, %s weight%s)\n", o.output, tree->n_nodes,
+           tree->weight == GP_FLAME_GPU ? "GPU" : "CPU", a.diff ? ", differential" : "");
+    rc = gp__cli_finish_stdout("flame", GP_OK);
+done:
+    gp_flame_tree_free(tree);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* gpuprof monitor: live NVML monitor. A compact table per interval (like `nvidia-smi dmon`), JSON
  * lines or CSV; alerts and detector events interleaved; clean exit on SIGINT/SIGTERM. */
+#include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +9,17 @@
 
 #include "app/cli/cli.h"
 #include "core/json_writer.h"
+#include "core/lock.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
 #include "produce/monitor/duration.h"
 
 typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
 
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serialises stdout (and stderr for CSV) between the sampler thread's event listener and the
+ * printing loop. stdout itself is not a variable the analysis can see; the printers that use it
+ * say GP_REQUIRES(out_lock). */
+static gp__mutex out_lock = GP_MUTEX_INIT;
 
 static void usage(FILE *fp)
 {
@@ -48,7 +52,7 @@ static void usage(FILE *fp)
 static void on_event(const gp_monitor_event *ev, void *ctx)
 {
     out_format fmt = *(const out_format *)ctx;
-    pthread_mutex_lock(&out_lock);
+    gp__mutex_lock(&out_lock);
     if (fmt == OUT_JSON) {
         gp_monitor_event_write_json(ev, stdout);
     } else {
@@ -57,7 +61,7 @@ static void on_event(const gp_monitor_event *ev, void *ctx)
                 gp_monitor_event_type_name(ev->type), ev->message);
         fflush(fp);
     }
-    pthread_mutex_unlock(&out_lock);
+    gp__mutex_unlock(&out_lock);
 }
 
 static void cell(char *buf, size_t cap, const gp_gpu_sample *s, gp_metric m, double scale,
@@ -85,7 +89,7 @@ static const char *throttle_text(const gp_gpu_sample *s)
     return b ? "other" : "none";
 }
 
-static void print_table_header(void)
+static void print_table_header(void) GP_REQUIRES(out_lock)
 {
     printf("# gpu    sm   mem  fb_used fb_total  temp   pwr plimit  sclk  mclk  fan procs "
            "throttle\n"
@@ -94,6 +98,7 @@ static void print_table_header(void)
 }
 
 static void print_table_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool have)
+    GP_REQUIRES(out_lock)
 {
     char c[13][24];
     if (!have || id->lost) {
@@ -115,7 +120,7 @@ static void print_table_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool
            c[5], c[6], c[7], c[8], c[9], c[10], throttle_text(s));
 }
 
-static void print_csv_header(void)
+static void print_csv_header(void) GP_REQUIRES(out_lock)
 {
     printf("ts_ns,gpu,uuid");
     for (int k = 0; k < GP_M_COUNT; k++)
@@ -124,6 +129,7 @@ static void print_csv_header(void)
 }
 
 static void print_csv_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool have)
+    GP_REQUIRES(out_lock)
 {
     if (!have || id->lost)
         return;
@@ -140,6 +146,7 @@ static void print_csv_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool h
 }
 
 static void print_json_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool have)
+    GP_REQUIRES(out_lock)
 {
     gp__jw w;
     gp__jw_init(&w, NULL);
@@ -177,132 +184,163 @@ static void sleep_ms(uint32_t ms)
     }
 }
 
-int gp__cmd_monitor(int argc, char **argv)
+enum { OPT_JSON = GP__CLI_ID_OWN, OPT_CSV, OPT_HEALTH, OPT_INTERVAL, OPT_COUNT };
+
+static const gp__cli_opt monitor_opts[] = {GP__CLI_OPT_CONFIG,
+                                           GP__CLI_OPT_SET,
+                                           GP__CLI_OPT_LEVEL,
+                                           GP__CLI_OPT_MODE,
+                                           GP__CLI_OPT_HELP,
+                                           {"json", 0, false, OPT_JSON, 0},
+                                           {"csv", 0, false, OPT_CSV, 0},
+                                           {"health", 0, false, OPT_HEALTH, 0},
+                                           {"interval", 0, true, OPT_INTERVAL, 0},
+                                           {"count", 0, true, OPT_COUNT, 0},
+                                           GP__CLI_OPT_OUTPUT,
+                                           {0}};
+
+typedef struct monitor_args {
+    gp__cli_monitor_cfg mc;
+    out_format fmt;
+    uint32_t interval_ms;
+    long long count; /* -1: until stopped */
+    bool health;
+} monitor_args;
+
+static int take_option(void *ctx, int id, char *arg)
 {
-    gp_monitor_config cfg;
-    gp_monitor_config_init(&cfg);
-    out_format fmt = OUT_TABLE;
-    uint32_t interval_ms = 1000;
-    long long count = -1;
-    bool health = false;
-    const char *output = NULL;
-    gp__cli_monitor_cfg mc = {0};
-    gp_error err = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_next = i + 1 < argc;
-        int taken = gp__cli_monitor_option("monitor", &mc, argc, argv, &i, true);
-        if (taken < 0)
+    monitor_args *a = ctx;
+    int rc = gp__cli_monitor_option("monitor", &a->mc, id, arg);
+    if (rc >= 0)
+        return rc;
+    switch (id) {
+    case OPT_JSON:
+        a->fmt = OUT_JSON;
+        break;
+    case OPT_CSV:
+        a->fmt = OUT_CSV;
+        break;
+    case OPT_HEALTH:
+        a->health = true;
+        break;
+    case OPT_INTERVAL:
+        if (gp__parse_duration_ms(arg, &a->interval_ms) != GP_OK) {
+            gp__cli_error("monitor", "--interval '%s': expected e.g. 500ms, 1s, 2m", arg);
             return 2;
-        if (taken)
-            continue;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--json") == 0) {
-            fmt = OUT_JSON;
-        } else if (strcmp(a, "--csv") == 0) {
-            fmt = OUT_CSV;
-        } else if (strcmp(a, "--health") == 0) {
-            health = true;
-        } else if (strcmp(a, "--interval") == 0 && has_next) {
-            if (gp__parse_duration_ms(argv[++i], &interval_ms) != GP_OK) {
-                gp__cli_error("monitor", "--interval '%s': expected e.g. 500ms, 1s, 2m", argv[i]);
-                return 2;
-            }
-        } else if (strcmp(a, "--count") == 0 && has_next) {
-            char *end;
-            count = strtoll(argv[++i], &end, 10);
-            if (*end || count <= 0) {
-                gp__cli_error("monitor", "--count '%s': expected a positive integer", argv[i]);
-                return 2;
-            }
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_next) {
-            output = argv[++i];
-        } else {
-            gp__cli_error("monitor", "unknown or incomplete option '%s' (see --help)", a);
+        }
+        break;
+    default: /* OPT_COUNT */
+        if (!gp__parse_int(arg, 1, LLONG_MAX, &a->count)) {
+            gp__cli_error("monitor", "--count '%s': expected a positive integer", arg);
             return 2;
         }
     }
-    if (!gp__cli_monitor_apply("monitor", &mc, &cfg))
+    return 0;
+}
+
+/* Options into *a and the configuration into *cfg; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, monitor_args *a, const char **output,
+                      gp_monitor_config *cfg)
+{
+    gp_monitor_config_init(cfg);
+    *a = (monitor_args){.fmt = OUT_TABLE, .interval_ms = 1000, .count = -1};
+    gp__cli_spec spec = {.cmd = "monitor",
+                         .usage = usage,
+                         .opts = monitor_opts,
+                         .handle = take_option,
+                         .ctx = a,
+                         .exact = true};
+    gp__cli_common o;
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    *output = o.output;
+    if (!gp__cli_monitor_apply("monitor", &a->mc, cfg))
         return 2;
-    if (output)
-        cfg.mode = GP_MODE_PROFILING;
-    if (cfg.mode == GP_MODE_PROFILING && !output) {
+    if (o.output)
+        cfg->mode = GP_MODE_PROFILING;
+    if (cfg->mode == GP_MODE_PROFILING && !o.output) {
         gp__cli_error("monitor", "mode 'profiling' records a trace: name it with -o FILE");
         return 2;
     }
-    if (cfg.sampling_interval_ms > interval_ms)
-        cfg.sampling_interval_ms = interval_ms;
+    if (cfg->sampling_interval_ms > a->interval_ms)
+        cfg->sampling_interval_ms = a->interval_ms;
+    return -1;
+}
 
-    gp_monitor *mon = NULL;
-    gp_status st = gp_monitor_open(&cfg, &mon, &err);
-    if (st != GP_OK) {
+/* Opens NVML, attaches the trace for -o, adds the event listener and waits for the first sample.
+ * -1 with *mon (and *trace for -o) the caller's, else the exit code with nothing left open. */
+static int start(const gp_monitor_config *cfg, const char *output, monitor_args *a,
+                 gp_monitor **mon, gp_trace **trace)
+{
+    gp_error err = {0};
+    if (gp_monitor_open(cfg, mon, &err) != GP_OK) {
         gp__cli_error("monitor", "%s", err.msg);
         return 2;
     }
-    size_t n = gp_monitor_device_count(mon);
-    if (n == 0) {
+    if (gp_monitor_device_count(*mon) == 0) {
         gp__cli_error("monitor", "the NVIDIA driver (%s) reports no GPU",
-                      gp_monitor_driver_version(mon));
-        gp_monitor_close(mon);
+                      gp_monitor_driver_version(*mon));
+        gp_monitor_close(*mon);
         return 2;
     }
     gp__cli_catch_stop_signals();
+    const char *why = NULL;
+    if (output && (gp_trace_create("gpuprof monitor", trace) != GP_OK ||
+                   gp_monitor_attach_trace(*mon, *trace) != GP_OK))
+        why = "cannot create the trace (out of memory)";
+    else if (!a->health && gp_monitor_add_listener(*mon, on_event, &a->fmt) != GP_OK)
+        why = "";
+    else if (gp_monitor_start(*mon) != GP_OK)
+        why = "cannot start the sampler thread";
+    else if (!gp_monitor_wait_samples(*mon, 1, 10000))
+        why = "no sample within 10 s";
+    if (!why)
+        return -1;
+    if (why[0])
+        gp__cli_error("monitor", "%s", why);
+    gp_monitor_close(*mon);
+    gp_trace_free(*trace);
+    *trace = NULL;
+    return 1;
+}
 
-    gp_trace *trace = NULL;
-    if (output && (gp_trace_create("gpuprof monitor", &trace) != GP_OK ||
-                   gp_monitor_attach_trace(mon, trace) != GP_OK)) {
-        gp__cli_error("monitor", "cannot create the trace (out of memory)");
-        gp_trace_free(trace);
-        gp_monitor_close(mon);
-        return 1;
+/* --health: one health check as JSON on stdout; 1 when it says error. */
+static int print_health(gp_monitor *mon)
+{
+    gp_monitor_stop(mon);
+    gp_monitor_health h;
+    gp_monitor_get_health(mon, &h);
+    char *json = NULL;
+    size_t len = 0;
+    int rc = 1;
+    if (gp_monitor_health_render_json(&h, &json, &len) == GP_OK) {
+        printf("%s\n", json);
+        rc = h.status == GP_HEALTH_ERROR ? 1 : 0;
+        free(json);
+        if (gp__cli_finish_stdout("monitor", GP_OK) != 0)
+            rc = 2;
     }
-    if (!health && gp_monitor_add_listener(mon, on_event, &fmt) != GP_OK) {
-        gp_monitor_close(mon);
-        gp_trace_free(trace);
-        return 1;
-    }
-    if (gp_monitor_start(mon) != GP_OK) {
-        gp__cli_error("monitor", "cannot start the sampler thread");
-        gp_monitor_close(mon);
-        gp_trace_free(trace);
-        return 1;
-    }
-    if (!gp_monitor_wait_samples(mon, 1, 10000)) {
-        gp__cli_error("monitor", "no sample within 10 s");
-        gp_monitor_close(mon);
-        gp_trace_free(trace);
-        return 1;
-    }
-    if (health) {
-        gp_monitor_stop(mon);
-        gp_monitor_health h;
-        gp_monitor_get_health(mon, &h);
-        char *json = NULL;
-        size_t len = 0;
-        int rc = 1;
-        if (gp_monitor_health_render_json(&h, &json, &len) == GP_OK) {
-            printf("%s\n", json);
-            rc = h.status == GP_HEALTH_ERROR ? 1 : 0;
-            free(json);
-        }
-        gp_monitor_close(mon);
-        gp_trace_free(trace);
-        return rc;
-    }
-    pthread_mutex_lock(&out_lock);
-    if (fmt == OUT_CSV)
+    return rc;
+}
+
+/* One row per GPU per interval until stopped or --count rows; 2 when stdout failed. */
+static int print_rows(gp_monitor *mon, const monitor_args *a)
+{
+    size_t n = gp_monitor_device_count(mon);
+    gp__mutex_lock(&out_lock);
+    if (a->fmt == OUT_CSV)
         print_csv_header();
-    pthread_mutex_unlock(&out_lock);
+    gp__mutex_unlock(&out_lock);
     long long rows = 0;
-    while (!gp__cli_stopping() && (count < 0 || rows < count)) {
+    while (!gp__cli_stopping() && (a->count < 0 || rows < a->count)) {
         if (rows > 0)
-            sleep_ms(interval_ms);
+            sleep_ms(a->interval_ms);
         if (gp__cli_stopping())
             break;
-        pthread_mutex_lock(&out_lock);
-        if (fmt == OUT_TABLE && rows % 20 == 0)
+        gp__mutex_lock(&out_lock);
+        if (a->fmt == OUT_TABLE && rows % 20 == 0)
             print_table_header();
         for (size_t i = 0; i < n; i++) {
             gp_gpu_ident id;
@@ -310,31 +348,63 @@ int gp__cmd_monitor(int argc, char **argv)
             if (gp_monitor_device(mon, i, &id) != GP_OK)
                 continue;
             bool have = gp_monitor_latest(mon, i, &s) == GP_OK;
-            if (fmt == OUT_TABLE)
+            if (a->fmt == OUT_TABLE)
                 print_table_row(&id, &s, have);
-            else if (fmt == OUT_CSV)
+            else if (a->fmt == OUT_CSV)
                 print_csv_row(&id, &s, have);
             else
                 print_json_row(&id, &s, have);
         }
         fflush(stdout);
-        pthread_mutex_unlock(&out_lock);
+        gp__mutex_unlock(&out_lock);
         rows++;
     }
     gp_monitor_stop(mon);
-    gp_monitor_close(mon);
+    gp__mutex_lock(&out_lock);
+    int rc = gp__cli_finish_stdout("monitor", GP_OK);
+    gp__mutex_unlock(&out_lock);
+    return rc;
+}
+
+/* -o: writes the recorded counters as a trace; 1 on failure. */
+static int write_trace(gp_trace *trace, const char *output, out_format fmt)
+{
+    gp_error err = {0};
     int rc = 0;
-    if (trace) {
-        if (gp_trace_finish(trace) != GP_OK ||
-            gp_trace_write_chrome(trace, output, &err) != GP_OK) {
-            gp__cli_error("monitor", "cannot write %s: %s", output,
-                          err.msg[0] ? err.msg : "out of memory");
-            rc = 1;
-        } else if (fmt != OUT_JSON) {
-            fprintf(stderr, "gpuprof monitor: wrote %zu counter samples to %s\n", trace->n_counters,
-                    output);
-        }
-        gp_trace_free(trace);
+    if (gp_trace_finish(trace) != GP_OK || gp_trace_write_chrome(trace, output, &err) != GP_OK) {
+        gp__cli_error("monitor", "cannot write %s: %s", output,
+                      err.msg[0] ? err.msg : "out of memory");
+        rc = 1;
+    } else if (fmt != OUT_JSON) {
+        fprintf(stderr, "gpuprof monitor: wrote %zu counter samples to %s\n", trace->n_counters,
+                output);
     }
+    gp_trace_free(trace);
+    return rc;
+}
+
+int gp__cmd_monitor(int argc, char **argv)
+{
+    gp_monitor_config cfg;
+    monitor_args a;
+    const char *output = NULL;
+    int rc = parse_args(argc, argv, &a, &output, &cfg);
+    if (rc >= 0)
+        return rc;
+    gp_monitor *mon = NULL;
+    gp_trace *trace = NULL;
+    rc = start(&cfg, output, &a, &mon, &trace);
+    if (rc >= 0)
+        return rc;
+    if (a.health) {
+        rc = print_health(mon);
+        gp_monitor_close(mon);
+        gp_trace_free(trace);
+        return rc;
+    }
+    rc = print_rows(mon, &a);
+    gp_monitor_close(mon);
+    if (trace && write_trace(trace, output, a.fmt) != 0 && rc == 0)
+        rc = 1;
     return rc;
 }

@@ -1,5 +1,4 @@
 /* gpuprof report: the one-page dashboard (report.html) of a trace, profile or job. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,62 +34,53 @@ static void usage(FILE *fp)
             "exit status: 0 success, 2 usage or input error\n");
 }
 
+static const gp__cli_opt report_opts[] = {
+    GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,    GP__CLI_OPT_TOP,  GP__CLI_OPT_JSON,
+    GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP, {0}};
+
+/* The headline figures as one JSON object on stdout. */
+static int print_json(const char *out, const gp_dashboard *d)
+{
+    gp__jw w;
+    gp__jw_init(&w, stdout);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "output", out);
+    gp__jw_kv_int(&w, "total_time_ns", d->span);
+    gp__jw_kv_int(&w, "operations", (int64_t)d->operations);
+    gp__jw_kv_int(&w, "unique_operations", (int64_t)d->unique_operations);
+    gp__jw_kv_int(&w, "gpu_time_ns", d->gpu_time);
+    gp__jw_key(&w, "peak_memory_bytes");
+    if (d->peak_memory >= 0)
+        gp__jw_double(&w, d->peak_memory);
+    else
+        gp__jw_null(&w);
+    return gp__cli_end_json_line("report", &w);
+}
+
 int gp__cmd_report(int argc, char **argv)
 {
-    enum { OPT_TITLE = 256, OPT_JSON, OPT_PROGRESS };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, OPT_TITLE},
-        {"top", required_argument, NULL, 'n'},    {"json", no_argument, NULL, OPT_JSON},
-        {"quiet", no_argument, NULL, 'q'},        {"progress", no_argument, NULL, OPT_PROGRESS},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    gp__cli_spec spec = {
+        .cmd = "report", .usage = usage, .opts = report_opts, .top_min = 1, .top_max = 1000};
+    gp__cli_common o;
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    if (!gp__cli_one_input_to_file("report", argc - first, o.output, "report.html", usage))
+        return 2;
     gp_summary_opts so;
     gp_summary_opts_init(&so);
+    if (o.top_given)
+        so.top_n = (size_t)o.top;
     gp_read_opts rd;
     gp_read_opts_init(&rd);
-    const char *out = NULL, *title = NULL;
-    bool json = false, progress = gp__cli_stderr_is_tty();
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:n:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case OPT_TITLE:
-            title = optarg;
-            break;
-        case 'n': {
-            long v;
-            if (!gp__cli_parse_long("report", "--top", optarg, 1, 1000, &v))
-                return 2;
-            so.top_n = (size_t)v;
-            break;
-        }
-        case OPT_JSON:
-            json = true;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case OPT_PROGRESS:
-            progress = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!gp__cli_one_input_to_file("report", argc - optind, out, "report.html", usage))
-        return 2;
-    const char *in = argv[optind];
+    rd.quiet = o.quiet;
+    const char *in = argv[first];
     gp_job *job = NULL;
     gp_report_bundle *b = NULL;
     gp_error err = {0};
-    int rc = 2;
-    if (gp__cli_read_job("report", in, &rd, progress, true, &job) != GP_OK)
+    rc = 2;
+    if (gp__cli_read_job("report", in, &rd, o.progress, true, &job) != GP_OK)
         goto done;
     gp_status s = gp_report_bundle_build(job, &so, &b);
     if (s != GP_OK) {
@@ -103,32 +93,15 @@ int gp__cmd_report(int argc, char **argv)
     if (b->analysis_error.status != GP_OK)
         fprintf(stderr, "gpuprof report: analysis failed, no suggestions: %s\n",
                 b->analysis_error.msg);
-    const gp_dashboard *d = b->dashboard;
-    if (gp_dashboard_write_html(d, title ? title : in, out, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof report: %s\n", err.msg);
-        rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
+    s = gp_dashboard_write_html(b->dashboard, o.title ? o.title : in, o.output, &err);
+    if (!gp__cli_file_written("report", s, &err, &rc))
         goto done;
+    if (o.json)
+        rc = print_json(o.output, b->dashboard);
+    else {
+        printf("wrote %s: open it in a browser\n", o.output);
+        rc = gp__cli_finish_stdout("report", GP_OK);
     }
-    if (json) {
-        gp__jw w;
-        gp__jw_init(&w, stdout);
-        gp__jw_obj_begin(&w);
-        gp__jw_kv_str(&w, "output", out);
-        gp__jw_kv_int(&w, "total_time_ns", d->span);
-        gp__jw_kv_int(&w, "operations", (int64_t)d->operations);
-        gp__jw_kv_int(&w, "unique_operations", (int64_t)d->unique_operations);
-        gp__jw_kv_int(&w, "gpu_time_ns", d->gpu_time);
-        gp__jw_key(&w, "peak_memory_bytes");
-        if (d->peak_memory >= 0)
-            gp__jw_double(&w, d->peak_memory);
-        else
-            gp__jw_null(&w);
-        gp__jw_obj_end(&w);
-        (void)gp__jw_finish(&w);
-        putchar('\n');
-    } else
-        printf("wrote %s: open it in a browser\n", out);
-    rc = 0;
 done:
     gp_report_bundle_free(b);
     gp_job_free(job);

@@ -32,27 +32,47 @@ static void usage(FILE *fp)
             "1 cannot listen\n");
 }
 
+enum { OPT_DIR = GP__CLI_ID_OWN, OPT_LISTEN, OPT_PORT_FILE };
+
+static const gp__cli_opt serve_opts[] = {GP__CLI_OPT_HELP,
+                                         {"dir", 0, true, OPT_DIR, 0},
+                                         {"listen", 0, true, OPT_LISTEN, 0},
+                                         {"port-file", 0, true, OPT_PORT_FILE, 0},
+                                         {0}};
+
+typedef struct serve_args {
+    gp_profile_server_opts opts;
+    const char *port_file;
+} serve_args;
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    serve_args *a = ctx;
+    if (id == OPT_DIR)
+        a->opts.dir = arg;
+    else if (id == OPT_LISTEN)
+        a->opts.listen = arg;
+    else
+        a->port_file = arg;
+    return 0;
+}
+
 int gp__cmd_serve(int argc, char **argv)
 {
-    gp_profile_server_opts opts = {NULL, "127.0.0.1:8600"};
-    const char *port_file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_next = i + 1 < argc;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--dir") == 0 && has_next) {
-            opts.dir = argv[++i];
-        } else if (strcmp(a, "--listen") == 0 && has_next) {
-            opts.listen = argv[++i];
-        } else if (strcmp(a, "--port-file") == 0 && has_next) {
-            port_file = argv[++i];
-        } else {
-            gp__cli_error("serve", "unknown or incomplete option '%s' (see --help)", a);
-            return 2;
-        }
-    }
+    serve_args a = {{NULL, "127.0.0.1:8600"}, NULL};
+    gp__cli_spec spec = {.cmd = "serve",
+                         .usage = usage,
+                         .opts = serve_opts,
+                         .handle = take_option,
+                         .ctx = &a,
+                         .exact = true};
+    gp__cli_common o;
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    const gp_profile_server_opts opts = a.opts;
+    const char *port_file = a.port_file;
     if (!opts.dir) {
         gp__cli_error("serve", "no directory (--dir DIR)");
         usage(stderr);
@@ -71,12 +91,7 @@ int gp__cmd_serve(int argc, char **argv)
              opts.listen);
     fprintf(stderr, "gpuprof serve: http://%s:%u/ serving %s\n", host, gp_profile_server_port(srv),
             opts.dir);
-    int rc = 0;
-    if (port_file && !gp__cli_write_port_file("serve", port_file, gp_profile_server_port(srv))) {
-        gp__cli_request_stop();
-        rc = 1;
-    }
-    gp__cli_wait_for_stop();
+    rc = gp__cli_serve_until_stopped("serve", port_file, gp_profile_server_port(srv));
     gp_profile_server_stop(srv);
     return rc;
 }

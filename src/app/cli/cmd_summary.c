@@ -1,5 +1,4 @@
 /* gpuprof summary: per-name statistics per event kind and the top-N bottlenecks. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,104 +36,110 @@ static void usage(FILE *fp)
         "exit status: 0 success, 2 usage or input error\n");
 }
 
-int gp__cmd_summary(int argc, char **argv)
-{
-    enum { OPT_JSON = 256, OPT_CSV, OPT_PROGRESS };
-    static const struct option longopts[] = {{"kind", required_argument, NULL, 'k'},
-                                             {"top", required_argument, NULL, 'n'},
-                                             {"name-width", required_argument, NULL, 'w'},
-                                             {"json", no_argument, NULL, OPT_JSON},
-                                             {"csv", no_argument, NULL, OPT_CSV},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"progress", no_argument, NULL, OPT_PROGRESS},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+enum { OPT_CSV = GP__CLI_ID_OWN };
+
+static const gp__cli_opt summary_opts[] = {{"kind", 'k', true, 'k', 0},
+                                           GP__CLI_OPT_TOP,
+                                           {"name-width", 'w', true, 'w', 0},
+                                           GP__CLI_OPT_JSON,
+                                           {"csv", 0, false, OPT_CSV, 0},
+                                           GP__CLI_OPT_QUIET,
+                                           GP__CLI_OPT_PROGRESS,
+                                           GP__CLI_OPT_HELP,
+                                           {0}};
+
+typedef struct summary_args {
     gp_summary_opts sopts;
-    gp_summary_opts_init(&sopts);
-    gp_summary_render_opts ropts = {10, 40};
-    bool top_given = false;
-    gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    bool json = false, csv = false, progress = gp__cli_stderr_is_tty();
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "k:n:w:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'k': {
-            char *list = strdup(optarg);
-            if (!list)
-                return 2;
-            for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
-                 tok = strtok_r(NULL, ",", &save)) {
-                gp_event_kind k = gp_event_kind_parse(tok);
-                if (k == GP_EV_KIND_COUNT) {
-                    gp__cli_error("summary", "unknown kind '%s' (see --help)", tok);
-                    free(list);
-                    return 2;
-                }
-                sopts.kinds |= 1u << k;
-            }
+    gp_summary_render_opts ropts;
+    bool csv;
+} summary_args;
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    summary_args *a = ctx;
+    if (id == OPT_CSV) {
+        a->csv = true;
+        return 0;
+    }
+    if (id == 'w') {
+        long v;
+        if (!gp__cli_parse_long("summary", "--name-width", arg, 10, 400, &v))
+            return 2;
+        a->ropts.name_width = (int)v;
+        return 0;
+    }
+    char *list = strdup(arg); /* 'k' */
+    if (!list)
+        return 2;
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        gp_event_kind k = gp_event_kind_parse(tok);
+        if (k == GP_EV_KIND_COUNT) {
+            gp__cli_error("summary", "unknown kind '%s' (see --help)", tok);
             free(list);
-            break;
-        }
-        case 'n': {
-            long v;
-            if (!gp__cli_parse_long("summary", "--top", optarg, 0, 1000000, &v))
-                return 2;
-            ropts.top_n = (size_t)v;
-            top_given = true;
-            sopts.top_n = v ? (size_t)v : SIZE_MAX; /* 0: every row, bottlenecks too */
-            break;
-        }
-        case 'w': {
-            long v;
-            if (!gp__cli_parse_long("summary", "--name-width", optarg, 10, 400, &v))
-                return 2;
-            ropts.name_width = (int)v;
-            break;
-        }
-        case OPT_JSON:
-            json = true;
-            break;
-        case OPT_CSV:
-            csv = true;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case OPT_PROGRESS:
-            progress = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
             return 2;
         }
+        a->sopts.kinds |= 1u << k;
     }
-    if (optind >= argc) {
+    free(list);
+    return 0;
+}
+
+/* Options and operands into *a and *o; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o, int *first)
+{
+    gp_summary_opts_init(&a->sopts);
+    a->ropts = (gp_summary_render_opts){10, 40};
+    gp__cli_spec spec = {.cmd = "summary",
+                         .usage = usage,
+                         .opts = summary_opts,
+                         .handle = take_option,
+                         .ctx = a,
+                         .top_min = 0,
+                         .top_max = 1000000};
+    int rc = gp__cli_parse_options(&spec, argc, argv, o, first);
+    if (rc >= 0)
+        return rc;
+    if (*first >= argc) {
         gp__cli_error("summary", "no input (give a trace file or a directory)");
         usage(stderr);
         return 2;
     }
-    if (json && csv) {
+    if (o->json && a->csv) {
         gp__cli_error("summary", "--json and --csv are exclusive");
         return 2;
     }
-    /* Machine output holds every row unless --top asks for a cut; text keeps a readable default
-     * and says how many rows it left out. */
-    if ((json || csv) && !top_given)
-        ropts.top_n = 0;
-    int rc = 2;
-    gp_job **jobs = calloc((size_t)(argc - optind), sizeof *jobs);
+    if (o->top_given) {
+        a->ropts.top_n = (size_t)o->top;
+        a->sopts.top_n = o->top ? (size_t)o->top : SIZE_MAX; /* 0: every row, bottlenecks too */
+    } else if (o->json || a->csv) {
+        /* Machine output holds every row unless --top asks for a cut; text keeps a readable
+         * default and says how many rows it left out. */
+        a->ropts.top_n = 0;
+    }
+    return -1;
+}
+
+int gp__cmd_summary(int argc, char **argv)
+{
+    summary_args a = {.csv = false};
+    gp__cli_common o;
+    int first;
+    int rc = parse_args(argc, argv, &a, &o, &first);
+    if (rc >= 0)
+        return rc;
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = o.quiet;
+    rc = 2;
+    gp_job **jobs = calloc((size_t)(argc - first), sizeof *jobs);
     gp_trace **traces = NULL;
     size_t n_jobs = 0, n_traces = 0;
     gp_summary *sum = NULL;
     if (!jobs)
         goto done;
-    for (int i = optind; i < argc; i++) {
-        if (gp__cli_read_job("summary", argv[i], &rd, progress, true, &jobs[n_jobs]) != GP_OK)
+    for (int i = first; i < argc; i++) {
+        if (gp__cli_read_job("summary", argv[i], &rd, o.progress, true, &jobs[n_jobs]) != GP_OK)
             goto done;
         n_traces += jobs[n_jobs++]->n_ranks;
     }
@@ -145,17 +150,15 @@ int gp__cmd_summary(int argc, char **argv)
     for (size_t j = 0; j < n_jobs; j++)
         for (size_t r = 0; r < jobs[j]->n_ranks; r++)
             traces[n_traces++] = jobs[j]->ranks[r];
-    if (gp_summary_compute(traces, n_traces, &sopts, &sum) != GP_OK) {
+    if (gp_summary_compute(traces, n_traces, &a.sopts, &sum) != GP_OK) {
         gp__cli_error("summary", "out of memory");
         rc = 1;
         goto done;
     }
-    gp_status st = json  ? gp_summary_render_json(sum, &ropts, stdout)
-                   : csv ? gp_summary_render_csv(sum, &ropts, stdout)
-                         : gp_summary_render_text(sum, &ropts, stdout);
-    if (st != GP_OK)
-        gp__cli_error("summary", "writing the output failed: %s", gp_strerror(st));
-    rc = gp_status_exit_code(st);
+    gp_status st = o.json  ? gp_summary_render_json(sum, &a.ropts, stdout)
+                   : a.csv ? gp_summary_render_csv(sum, &a.ropts, stdout)
+                           : gp_summary_render_text(sum, &a.ropts, stdout);
+    rc = gp__cli_finish_stdout("summary", st);
 done:
     gp_summary_free(sum);
     free(traces);

@@ -1,6 +1,5 @@
 /* gpuprof timeline: a self-contained HTML timeline of a trace (tracks per CPU thread and GPU
  * stream per rank, counters, memory) drawn on a canvas with level of detail. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,70 +34,74 @@ static void usage(FILE *fp)
             "exit status: 0 success, 2 usage or input error\n");
 }
 
+enum { OPT_DEPTH = GP__CLI_ID_OWN, OPT_NOCPU };
+
+static const gp__cli_opt timeline_opts[] = {GP__CLI_OPT_OUTPUT,
+                                            GP__CLI_OPT_TITLE,
+                                            {"max-depth", 0, true, OPT_DEPTH, 0},
+                                            {"no-cpu", 0, false, OPT_NOCPU, 0},
+                                            GP__CLI_OPT_JSON,
+                                            GP__CLI_OPT_QUIET,
+                                            GP__CLI_OPT_PROGRESS,
+                                            GP__CLI_OPT_HELP,
+                                            {0}};
+
+static int take_option(void *ctx, int id, char *arg)
+{
+    gp_timeline_opts *to = ctx;
+    if (id == OPT_NOCPU) {
+        to->cpu_rows = false;
+        return 0;
+    }
+    long v;
+    if (!gp__cli_parse_long("timeline", "--max-depth", arg, 0, 250, &v))
+        return 2;
+    to->max_depth = (int)v;
+    return 0;
+}
+
+/* The figures as one JSON object on stdout. */
+static int print_json(const char *out, const gp_timeline *tl)
+{
+    gp__jw w;
+    gp__jw_init(&w, stdout);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "output", out);
+    gp__jw_kv_int(&w, "rows", (int64_t)tl->n_rows);
+    gp__jw_kv_int(&w, "events", (int64_t)tl->n_events);
+    gp__jw_kv_int(&w, "span_ns", tl->end - tl->start);
+    gp__jw_kv_int(&w, "cpu_active_ns", tl->cpu_active);
+    gp__jw_kv_int(&w, "gpu_active_ns", tl->gpu_active);
+    gp__jw_kv_int(&w, "overlap_ns", tl->overlap);
+    return gp__cli_end_json_line("timeline", &w);
+}
+
 int gp__cmd_timeline(int argc, char **argv)
 {
-    enum { OPT_TITLE = 256, OPT_DEPTH, OPT_NOCPU, OPT_JSON, OPT_PROGRESS };
-    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
-                                             {"title", required_argument, NULL, OPT_TITLE},
-                                             {"max-depth", required_argument, NULL, OPT_DEPTH},
-                                             {"no-cpu", no_argument, NULL, OPT_NOCPU},
-                                             {"json", no_argument, NULL, OPT_JSON},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"progress", no_argument, NULL, OPT_PROGRESS},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
+    gp__cli_spec spec = {.cmd = "timeline",
+                         .usage = usage,
+                         .opts = timeline_opts,
+                         .handle = take_option,
+                         .ctx = &to};
+    gp__cli_common o;
+    int first;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    if (!gp__cli_one_input_to_file("timeline", argc - first, o.output, "timeline.html", usage))
+        return 2;
     gp_read_opts rd;
     gp_read_opts_init(&rd);
-    const char *out = NULL, *title = NULL;
-    bool json = false, progress = gp__cli_stderr_is_tty();
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case OPT_TITLE:
-            title = optarg;
-            break;
-        case OPT_DEPTH: {
-            long v;
-            if (!gp__cli_parse_long("timeline", "--max-depth", optarg, 0, 250, &v))
-                return 2;
-            to.max_depth = (int)v;
-            break;
-        }
-        case OPT_NOCPU:
-            to.cpu_rows = false;
-            break;
-        case OPT_JSON:
-            json = true;
-            break;
-        case 'q':
-            rd.quiet = true;
-            break;
-        case OPT_PROGRESS:
-            progress = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!gp__cli_one_input_to_file("timeline", argc - optind, out, "timeline.html", usage))
-        return 2;
-    const char *in = argv[optind];
+    rd.quiet = o.quiet;
+    const char *in = argv[first];
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
     gp_analysis *an = NULL;
     gp_error err = {0};
-    int rc = 2;
-    if (gp__cli_read_and_analyze("timeline", in, &rd, progress, "no busy figures", &job, &an) !=
+    rc = 2;
+    if (gp__cli_read_and_analyze("timeline", in, &rd, o.progress, "no busy figures", &job, &an) !=
         GP_OK)
         goto done;
     to.analysis = an; /* CPU active / GPU active / overlap as `gpuprof analyze` defines them */
@@ -108,29 +111,16 @@ int gp__cmd_timeline(int argc, char **argv)
         rc = gp_status_exit_code(s);
         goto done;
     }
-    if (gp_timeline_write_html(tl, title ? title : in, out, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof timeline: %s\n", err.msg);
-        rc = gp_status_exit_code(err.status ? err.status : GP_EIO);
+    s = gp_timeline_write_html(tl, o.title ? o.title : in, o.output, &err);
+    if (!gp__cli_file_written("timeline", s, &err, &rc))
         goto done;
-    }
-    if (json) {
-        gp__jw w;
-        gp__jw_init(&w, stdout);
-        gp__jw_obj_begin(&w);
-        gp__jw_kv_str(&w, "output", out);
-        gp__jw_kv_int(&w, "rows", (int64_t)tl->n_rows);
-        gp__jw_kv_int(&w, "events", (int64_t)tl->n_events);
-        gp__jw_kv_int(&w, "span_ns", tl->end - tl->start);
-        gp__jw_kv_int(&w, "cpu_active_ns", tl->cpu_active);
-        gp__jw_kv_int(&w, "gpu_active_ns", tl->gpu_active);
-        gp__jw_kv_int(&w, "overlap_ns", tl->overlap);
-        gp__jw_obj_end(&w);
-        (void)gp__jw_finish(&w);
-        putchar('\n');
-    } else
-        printf("wrote %s (%zu rows, %llu events)\n", out, tl->n_rows,
+    if (o.json)
+        rc = print_json(o.output, tl);
+    else {
+        printf("wrote %s (%zu rows, %llu events)\n", o.output, tl->n_rows,
                (unsigned long long)tl->n_events);
-    rc = 0;
+        rc = gp__cli_finish_stdout("timeline", GP_OK);
+    }
 done:
     gp_timeline_free(tl);
     gp_analysis_free(an);

@@ -1,6 +1,5 @@
 /* gpuprof trace: run an unmodified CUDA program under the CUPTI injection library and write a
  * Kineto-compatible trace per process; a per-kernel summary goes to stderr. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,59 +97,71 @@ static bool print_summary(char **paths, size_t n, summary_mode mode)
     return ok;
 }
 
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+enum { OPT_KINDS = GP__CLI_ID_OWN, OPT_BUFFER_MB, OPT_FLUSH_MS, OPT_NO_SUMMARY, OPT_JSON };
+
+static const gp__cli_opt trace_opts[] = {GP__CLI_OPT_HELP,
+                                         GP__CLI_OPT_OUTPUT,
+                                         {"kinds", 0, true, OPT_KINDS, 0},
+                                         {"buffer-mb", 0, true, OPT_BUFFER_MB, 0},
+                                         {"flush-ms", 0, true, OPT_FLUSH_MS, 0},
+                                         {"no-summary", 0, false, OPT_NO_SUMMARY, 0},
+                                         {"json", 0, false, OPT_JSON, 0},
+                                         {0}};
+
+typedef struct trace_args {
+    gp__trace_launch_opts launch;
+    summary_mode summary;
+} trace_args;
+
+static int take_option(void *ctx, int id, char *arg)
 {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v > max || s[0] == '-')
-        return false;
-    *out = v;
-    return true;
+    trace_args *a = ctx;
+    unsigned long long v;
+    switch (id) {
+    case OPT_KINDS:
+        a->launch.kinds = arg;
+        break;
+    case OPT_BUFFER_MB:
+        if (!gp__parse_uint(arg, 65536, &v) || v == 0) {
+            gp__cli_error("trace", "--buffer-mb: '%s' is not a size in MB (1..65536)", arg);
+            return 2;
+        }
+        a->launch.buffer_mb = (unsigned)v;
+        break;
+    case OPT_FLUSH_MS:
+        if (!gp__parse_uint(arg, 3600000, &v)) {
+            gp__cli_error("trace", "--flush-ms: '%s' is not a number of ms", arg);
+            return 2;
+        }
+        a->launch.flush_ms = (int)v;
+        break;
+    case OPT_NO_SUMMARY:
+        a->summary = SUMMARY_NONE;
+        break;
+    default: /* OPT_JSON */
+        a->summary = SUMMARY_JSON;
+    }
+    return 0;
 }
 
 int gp__cmd_trace(int argc, char **argv)
 {
-    gp__trace_launch_opts o = {.flush_ms = -1};
-    summary_mode summary = SUMMARY_TEXT;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        unsigned long v;
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-')
-            break;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
-            o.output = argv[++i];
-        } else if (strcmp(a, "--kinds") == 0 && i + 1 < argc) {
-            o.kinds = argv[++i];
-        } else if (strcmp(a, "--buffer-mb") == 0 && i + 1 < argc) {
-            if (!parse_uint(argv[++i], 65536, &v) || v == 0) {
-                gp__cli_error("trace", "--buffer-mb: '%s' is not a size in MB (1..65536)", argv[i]);
-                return 2;
-            }
-            o.buffer_mb = (unsigned)v;
-        } else if (strcmp(a, "--flush-ms") == 0 && i + 1 < argc) {
-            if (!parse_uint(argv[++i], 3600000, &v)) {
-                gp__cli_error("trace", "--flush-ms: '%s' is not a number of ms", argv[i]);
-                return 2;
-            }
-            o.flush_ms = (int)v;
-        } else if (strcmp(a, "--no-summary") == 0) {
-            summary = SUMMARY_NONE;
-        } else if (strcmp(a, "--json") == 0) {
-            summary = SUMMARY_JSON;
-        } else {
-            gp__cli_error("trace", "unknown or incomplete option '%s' (see --help)", a);
-            return 2;
-        }
-    }
+    trace_args a = {.launch = {.flush_ms = -1}, .summary = SUMMARY_TEXT};
+    gp__cli_spec spec = {.cmd = "trace",
+                         .usage = usage,
+                         .opts = trace_opts,
+                         .handle = take_option,
+                         .ctx = &a,
+                         .exact = true,
+                         .stop_at_operand = true};
+    gp__cli_common c;
+    int i;
+    int rc = gp__cli_parse_options(&spec, argc, argv, &c, &i);
+    if (rc >= 0)
+        return rc;
+    gp__trace_launch_opts o = a.launch;
+    o.output = c.output;
+    summary_mode summary = a.summary;
     if (o.kinds) {
         static const char *words[] = {"kernel", "memcpy", "memset", "memory",   "runtime", "driver",
                                       "sync",   "event",  "nvtx",   "overhead", "all"};

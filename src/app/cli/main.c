@@ -1,5 +1,4 @@
 /* gpuprof: dispatch to subcommands. */
-#include <errno.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 
 #include "app/cli/cli.h"
 #include "core/atomic_file.h"
+#include "core/json_writer.h"
 
 typedef struct command {
     const char *name;
@@ -76,18 +76,30 @@ void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
                         "they were numbered in file-name order\n");
 }
 
-bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
-                        long *out)
+int gp__cli_finish_stdout(const char *cmd, gp_status st)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || errno == ERANGE || v < min || v > max) {
-        gp__cli_error(cmd, "%s needs a whole number in %ld..%ld, not '%s'", opt, min, max, text);
-        return false;
-    }
-    *out = v;
-    return true;
+    if (st == GP_OK && (fflush(stdout) != 0 || ferror(stdout)))
+        st = GP_EIO;
+    if (st != GP_OK)
+        gp__cli_error(cmd, "writing the output failed: %s", gp_strerror(st));
+    return gp_status_exit_code(st);
+}
+
+int gp__cli_end_json_line(const char *cmd, gp__jw *w)
+{
+    gp__jw_obj_end(w);
+    gp_status st = gp__jw_finish(w);
+    putchar('\n');
+    return gp__cli_finish_stdout(cmd, st);
+}
+
+bool gp__cli_file_written(const char *cmd, gp_status s, const gp_error *err, int *rc)
+{
+    if (s == GP_OK)
+        return true;
+    fprintf(stderr, "gpuprof %s: %s\n", cmd, err->msg);
+    *rc = gp_status_exit_code(err->status ? err->status : GP_EIO);
+    return false;
 }
 
 gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
@@ -183,6 +195,17 @@ bool gp__cli_write_port_file(const char *cmd, const char *path, unsigned port)
         return false;
     }
     return true;
+}
+
+int gp__cli_serve_until_stopped(const char *cmd, const char *port_file, unsigned port)
+{
+    int rc = 0;
+    if (port_file && !gp__cli_write_port_file(cmd, port_file, port)) {
+        gp__cli_request_stop();
+        rc = 1;
+    }
+    gp__cli_wait_for_stop();
+    return rc;
 }
 
 bool gp__cli_stderr_is_tty(void)

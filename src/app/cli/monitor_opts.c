@@ -3,42 +3,35 @@
 
 #include "app/cli/cli.h"
 
-int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int argc, char **argv, int *i,
-                           bool allow_mode)
+int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int id, char *value)
 {
-    const char *a = argv[*i];
-    bool is_level = strcmp(a, "--level") == 0, is_mode = allow_mode && strcmp(a, "--mode") == 0;
-    bool is_set = strcmp(a, "--set") == 0, is_config = strcmp(a, "--config") == 0;
-    if (!is_level && !is_mode && !is_set && !is_config)
-        return 0;
-    if (*i + 1 >= argc) {
-        gp__cli_error(cmd, "%s needs a value (see --help)", a);
+    static const char *const names[] = {"level", "mode"};
+    if (id != GP__CLI_ID_CONFIG && id != GP__CLI_ID_SET && id != GP__CLI_ID_LEVEL &&
+        id != GP__CLI_ID_MODE)
         return -1;
-    }
-    char *v = argv[++*i];
-    if (is_config) {
-        mc->path = v;
-        return 1;
+    if (id == GP__CLI_ID_CONFIG) {
+        mc->path = value;
+        return 0;
     }
     if (mc->n_sets == GP_ARRAY_LEN(mc->sets)) {
         gp__cli_error(cmd, "more than %zu configuration settings", GP_ARRAY_LEN(mc->sets));
-        return -1;
+        return 2;
     }
-    if (is_set) {
-        char *eq = strchr(v, '=');
+    if (id == GP__CLI_ID_SET) {
+        char *eq = strchr(value, '=');
         if (!eq) {
-            gp__cli_error(cmd, "--set '%s': expected KEY=VALUE", v);
-            return -1;
+            gp__cli_error(cmd, "--set '%s': expected KEY=VALUE", value);
+            return 2;
         }
         *eq = '\0';
-        mc->sets[mc->n_sets][0] = v;
+        mc->sets[mc->n_sets][0] = value;
         mc->sets[mc->n_sets][1] = eq + 1;
     } else {
-        mc->sets[mc->n_sets][0] = a + 2; /* "level" or "mode" */
-        mc->sets[mc->n_sets][1] = v;
+        mc->sets[mc->n_sets][0] = names[id == GP__CLI_ID_MODE];
+        mc->sets[mc->n_sets][1] = value;
     }
     mc->n_sets++;
-    return 1;
+    return 0;
 }
 
 bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_monitor_config *cfg)

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "gpuprof/serve.h"
 #include "app/serve/http.h"
+#include "core/lock.h"
 
 struct gp_exporter {
     struct MHD_Daemon *daemon;
@@ -19,39 +19,47 @@ struct gp_exporter {
     uint16_t port;
     atomic_ullong scrapes;
     /* the text of the latest sampling round: rendered once per round, copied to each scrape */
-    pthread_mutex_t cache_lock;
+    /* cache, cache_len and cache_round are guarded by cache_lock: clang 14 cannot name a sibling
+     * member in GP_GUARDED_BY in C, so the functions that touch them say GP_REQUIRES instead. */
+    gp__mutex cache_lock;
     char *cache;
     size_t cache_len;
     uint64_t cache_round;
 };
 
-/* Hands a malloc'd copy of the current /metrics text to *out. GP_ENOMEM on failure. */
-static gp_status metrics_text(gp_exporter *ex, char **out, size_t *len)
+/* Hands a malloc'd copy of the current /metrics text (rendered again after a new sampling round)
+ * to *out. GP_ENOMEM on failure. */
+static gp_status copy_metrics(gp_exporter *ex, char **out, size_t *len)
+    GP_REQUIRES(&ex->cache_lock);
+
+static gp_status copy_metrics(gp_exporter *ex, char **out, size_t *len)
 {
-    gp_status st = GP_OK;
-    pthread_mutex_lock(&ex->cache_lock);
     uint64_t round = gp_monitor_samples_total(ex->mon);
     if (!ex->cache || ex->cache_round != round) {
         char *text = NULL;
         size_t n = 0;
-        st = gp_prometheus_render(ex->mon, ex->hostname, &text, &n);
-        if (st == GP_OK) {
-            free(ex->cache);
-            ex->cache = text;
-            ex->cache_len = n;
-            ex->cache_round = round;
-        }
+        gp_status st = gp_prometheus_render(ex->mon, ex->hostname, &text, &n);
+        if (st != GP_OK)
+            return st;
+        free(ex->cache);
+        ex->cache = text;
+        ex->cache_len = n;
+        ex->cache_round = round;
     }
-    if (st == GP_OK) {
-        *out = malloc(ex->cache_len + 1);
-        if (*out) {
-            memcpy(*out, ex->cache, ex->cache_len + 1);
-            *len = ex->cache_len;
-        } else {
-            st = GP_ENOMEM;
-        }
-    }
-    pthread_mutex_unlock(&ex->cache_lock);
+    *out = malloc(ex->cache_len + 1);
+    if (!*out)
+        return GP_ENOMEM;
+    memcpy(*out, ex->cache, ex->cache_len + 1);
+    *len = ex->cache_len;
+    return GP_OK;
+}
+
+/* copy_metrics under the cache lock. */
+static gp_status metrics_text(gp_exporter *ex, char **out, size_t *len)
+{
+    gp__mutex_lock(&ex->cache_lock);
+    gp_status st = copy_metrics(ex, out, len);
+    gp__mutex_unlock(&ex->cache_lock);
     return st;
 }
 
@@ -118,7 +126,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
     if (!ex)
         return gp_error_set(err, GP_ENOMEM, "out of memory");
     ex->mon = mon;
-    pthread_mutex_init(&ex->cache_lock, NULL);
+    gp__mutex_init(&ex->cache_lock);
     if (opts && opts->hostname)
         snprintf(ex->hostname, sizeof ex->hostname, "%s", opts->hostname);
     else if (gethostname(ex->hostname, sizeof ex->hostname - 1) != 0)
@@ -126,7 +134,7 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
     ex->daemon = gp__http_start(&sa, handle, ex);
     if (!ex->daemon) {
         int e = errno;
-        pthread_mutex_destroy(&ex->cache_lock);
+        gp__mutex_destroy(&ex->cache_lock);
         free(ex);
         return gp_error_set(err, GP_EIO, "cannot listen on %s: %s", listen,
                             e ? strerror(e) : "libmicrohttpd failed to start");
@@ -150,8 +158,8 @@ void gp_exporter_stop(gp_exporter *ex)
 {
     if (!ex)
         return;
-    MHD_stop_daemon(ex->daemon);
-    pthread_mutex_destroy(&ex->cache_lock);
+    MHD_stop_daemon(ex->daemon); /* no request runs after this */
     free(ex->cache);
+    gp__mutex_destroy(&ex->cache_lock);
     free(ex);
 }
