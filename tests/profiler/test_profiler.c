@@ -648,6 +648,19 @@ static void summary_and_bottlenecks_print_in_summary_format(void **state)
 static void folded_export_has_self_times(void **state)
 {
     gp_profiler *p = new_prof(0, 0);
+    { /* nothing recorded: an empty file */
+        char empty[] = "/tmp/gp_prof_folded_emptyXXXXXX";
+        int efd = mkstemp(empty);
+        assert_true(efd >= 0);
+        close(efd);
+        gp_error eerr;
+        assert_int_equal(gp_profiler_export_folded(p, empty, &eerr), GP_OK);
+        char *etext = read_all(empty);
+        assert_non_null(etext);
+        assert_string_equal(etext, "");
+        free(etext);
+        unlink(empty);
+    }
     for (int i = 0; i < 3; i++) {
         gp_range_begin(p, "main loop");
         spin_ns(20000);
