@@ -226,10 +226,15 @@ GP_EXTERN void gp_profiler_instrument_functions(bool on);
 
 /* ---- statistics and reports ------------------------------------------------------------------ */
 
+/* Recording, the conversion to the trace model and the statistics of the profiler's own store
+ * (breakdown, timers, memory) are the profiler's (src/produce/profiler). The printing and the
+ * exports that run an analysis (summary statistics, flame tree) are assembled above it
+ * (src/app/profiler_output.c: convert, analyze, render); the API is the same. */
+
 /* Flushes the profiler into a new trace (one CPU-thread track per thread, GP_EV_RANGE events,
  * args holding tags and measurements, counter samples of the memory sampler, and metadata
- * "gpuprof_profile"; see docs/profiler.md). *out is owned by the caller (gp_trace_free).
- * GP_ENOMEM. */
+ * "gpuprof_profile" without its "summary" array, which only gp_profiler_export_json computes; see
+ * docs/profiler.md). *out is owned by the caller (gp_trace_free). GP_ENOMEM. */
 GP_EXTERN gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out) GP_WARN_UNUSED;
 
 /* Prints the per-name statistics (calls, total, mean, min, max, stddev, p50/p95/p99) in the
@@ -265,14 +270,18 @@ GP_EXTERN gp_status gp_range_breakdown_render_text(const gp_range_breakdown *row
 /* gp_profiler_breakdown + gp_range_breakdown_render_text. GP_EEMPTY, GP_ENOMEM, GP_EIO. */
 GP_EXTERN gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp) GP_WARN_UNUSED;
 
-/* Writes the JSON profile (a Chrome/Kineto trace with the profile in metadata; `gpuprof summary`
- * reads it). Atomic; ".gz" compresses. err may be NULL. */
+/* Writes the JSON profile (a Chrome/Kineto trace with the profile in metadata, including the
+ * "summary" array of gp_summary_compute over the trace; `gpuprof summary` reads it). Atomic; ".gz"
+ * compresses. err may be NULL. */
 GP_EXTERN gp_status gp_profiler_export_json(gp_profiler *p, const char *path,
                                             gp_error *err) GP_WARN_UNUSED;
 /* The Chrome trace: the same file as the JSON profile (open it in Perfetto / chrome://tracing). */
 GP_EXTERN gp_status gp_profiler_export_chrome(gp_profiler *p, const char *path,
                                               gp_error *err) GP_WARN_UNUSED;
-/* Folded stacks ("outer;inner self_ns" per line, merged over threads) for flame graph tools. */
+/* Folded stacks ("outer;inner self_ns" per line, merged over threads) for flame graph tools:
+ * gp_profiler_to_trace, gp_flame_build (CPU weight, no thread frames) and the folded writer of
+ * gp_flame_write, so frame names are escaped as in `gpuprof flame` (';' becomes ':'). An empty
+ * profile writes an empty file. */
 GP_EXTERN gp_status gp_profiler_export_folded(gp_profiler *p, const char *path,
                                               gp_error *err) GP_WARN_UNUSED;
 
@@ -323,8 +332,17 @@ typedef struct gp_timer_stats {
 /* Resolves (wait = true), then returns the statistics of timer `name`. GP_ENOENT. */
 GP_EXTERN gp_status gp_cuda_timer_stats(gp_cuda_timer *t, const char *name,
                                         gp_timer_stats *out) GP_WARN_UNUSED;
+/* Resolves (wait = true), then the statistics of every timer name, sorted by total time
+ * (descending, then name). On success *rows (*n) is owned by the caller (free()); names point to
+ * the names given to gp_cuda_timer_start. GP_ENODRIVER without a CUDA driver, GP_ENOMEM. */
+GP_EXTERN gp_status gp_cuda_timer_all_stats(gp_cuda_timer *t, gp_timer_stats **rows,
+                                            size_t *n) GP_WARN_UNUSED;
 /* Prints the fixed-width "GPU KERNEL TIMING REPORT" (or its "no CUDA driver" status line). */
 GP_EXTERN gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp) GP_WARN_UNUSED;
+
+/* Why the CUDA driver is unusable (loads it on first use), or NULL when it is loaded. The text is
+ * static. */
+GP_EXTERN const char *gp_profiler_cuda_status(void);
 
 /* ---- GPU memory tracker ---------------------------------------------------------------------- */
 
@@ -353,7 +371,17 @@ typedef struct gp_mem_status {
 
 /* Fills *out (queries the driver when present; never fails). */
 GP_EXTERN void gp_mem_status_get(gp_mem_tracker *m, gp_mem_status *out);
-/* Prints the fixed-width "GPU MEMORY TRACKING REPORT". */
+/* A tracked buffer as gp_mem_buffers copies it. */
+typedef struct gp_mem_buffer {
+    const char *name, *shape, *dtype;
+    int64_t bytes;
+} gp_mem_buffer;
+
+/* Copies of the tracked buffers, in tracking order. On success *rows (*n) is one allocation owned
+ * by the caller: free(*rows) frees the strings too. GP_ENOMEM. */
+GP_EXTERN gp_status gp_mem_buffers(gp_mem_tracker *m, gp_mem_buffer **rows,
+                                   size_t *n) GP_WARN_UNUSED;
+/* Prints the fixed-width "GPU MEMORY TRACKING REPORT" (sizes in binary megabytes, 2^20 bytes). */
 GP_EXTERN gp_status gp_mem_print(gp_mem_tracker *m, FILE *fp) GP_WARN_UNUSED;
 
 /* Starts a thread sampling the device's used memory (total - free, cuMemGetInfo) every

@@ -1,11 +1,12 @@
 /* Internals shared by the render layer's files: embedded assets, HTML escaping, duration text,
- * atomic writing of a rendered file. */
+ * atomic writing of a rendered file, the rule lines of text tables, the profiler's tables. */
 #ifndef GP_RENDER_INTERNAL_H
 #define GP_RENDER_INTERNAL_H
 
 #include <stddef.h>
 #include <stdio.h>
 
+#include "gpuprof/profiler.h"
 #include "gpuprof/report.h"
 #include "analyze/flame_layout.h"
 #include "core/units.h"
@@ -34,5 +35,22 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
 /* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
  * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
+
+/* A rule line of a fixed-width text table: width copies of c, then a newline. */
+void gp__rule(FILE *fp, char c, int width);
+
+/* The in-process profiler's text tables (profiler_tables.c). They format rows that the profiler
+ * computed (produce layer) and compute nothing; the app layer's profiler_output.c calls them.
+ *
+ * "GPU KERNEL TIMING REPORT": rows as gp_cuda_timer_all_stats returns them (sorted); why != NULL
+ * prints the "status: <why>" line of a missing driver instead of the table. GP_EIO. */
+gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char *why,
+                               FILE *fp) GP_WARN_UNUSED;
+/* "GPU MEMORY TRACKING REPORT": the tracked buffers, the totals of s, the device line (device_why:
+ * why the device part is missing, NULL when the driver answered) and the sampled peak (NULL when
+ * there are no samples). Sizes are MiB (bytes / GP_MIB). GP_EIO. */
+gp_status gp__mem_table_text(const gp_mem_status *s, const gp_mem_buffer *bufs, size_t n,
+                             const char *device_why, const gp_mem_peak *peak,
+                             FILE *fp) GP_WARN_UNUSED;
 
 #endif

@@ -1,4 +1,5 @@
-/* Renderers for gp_summary: fixed-width text, JSON, CSV. Formatting only; no statistics here. */
+/* Renderers for gp_summary: fixed-width text, JSON, CSV. Formatting only; no statistics here.
+ * gp__rule, the rule line of every fixed-width text table, is defined here. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,8 +8,16 @@
 #include "core/json_writer.h"
 #include "core/util.h"
 #include "gpuprof/summary.h"
+#include "render/render_internal.h"
 
 #define MS(ns) ((double)(ns) / 1e6)
+
+void gp__rule(FILE *fp, char c, int width)
+{
+    for (int i = 0; i < width; i++)
+        fputc(c, fp);
+    fputc('\n', fp);
+}
 
 static const char *kind_title(gp_event_kind k)
 {
@@ -44,13 +53,6 @@ static const gp_event_kind text_order[] = {
     GP_EV_RUNTIME, GP_EV_DRIVER, GP_EV_PYTHON,          GP_EV_OVERHEAD,
     GP_EV_OTHER,
 };
-
-static void rule(FILE *fp, char c, int width)
-{
-    for (int i = 0; i < width; i++)
-        fputc(c, fp);
-    fputc('\n', fp);
-}
 
 /* CPU-side kinds nest (aten::linear holds aten::addmm): their tables show self and inclusive time.
  * GPU events do not nest (self == duration): their tables keep the plain layout. */
@@ -106,7 +108,7 @@ static void header(FILE *fp, int nw, const char *first, bool nested, int width)
     else
         fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls",
                 "Total (ms)", "Mean (ms)", "Min (ms)", "Max (ms)", "P95 (ms)", "Share");
-    rule(fp, '-', width);
+    gp__rule(fp, '-', width);
 }
 
 /* What the columns of a nested table mean, under it. */
@@ -145,9 +147,9 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         if (ks->n_rows == 0)
             continue;
         any = true;
-        rule(fp, '=', width);
+        gp__rule(fp, '=', width);
         fprintf(fp, "%s\n", kind_title(ks->kind));
-        rule(fp, '=', width);
+        gp__rule(fp, '=', width);
         bool nested = kind_nests(ks->kind);
         header(fp, nw, kind_column(ks->kind), nested, width);
         size_t n = top && top < ks->n_rows ? top : ks->n_rows;
@@ -159,17 +161,17 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         free(names);
         if (n < ks->n_rows)
             fprintf(fp, "(%zu more not shown; --top 0 shows all)\n", ks->n_rows - n);
-        rule(fp, '-', width);
+        gp__rule(fp, '-', width);
         if (nested) {
             /* The self times partition the kind's time; inclusive times overlap: no sum. */
             fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f -\n", nw, "TOTAL (self)", ks->calls,
                     MS(ks->self_total));
-            rule(fp, '-', width);
+            gp__rule(fp, '-', width);
             nested_note(fp);
         } else {
             fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
         }
-        rule(fp, '=', width);
+        gp__rule(fp, '=', width);
         fputc('\n', fp);
     }
     char sel[256];
@@ -190,10 +192,10 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
                 MS(s->gpu_time), selected_kinds(s->kinds_selected, sel, sizeof sel));
     if (s->n_top) {
         bool nested = !s->top_is_gpu;
-        rule(fp, '=', width);
+        gp__rule(fp, '=', width);
         fprintf(fp, "TOP %zu BOTTLENECKS BY %s\n", s->n_top,
                 nested ? "SELF CPU TIME" : "TOTAL GPU TIME");
-        rule(fp, '=', width);
+        gp__rule(fp, '=', width);
         header(fp, nw, "Name", nested, width);
         char *names = display_names(s->top, s->n_top, nw);
         if (!names)
@@ -201,7 +203,7 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         for (size_t r = 0; r < s->n_top; r++)
             row(fp, nw, &s->top[r], names + r * NAME_CAP, nested, true);
         free(names);
-        rule(fp, '=', width);
+        gp__rule(fp, '=', width);
     }
     return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
 }

@@ -1,6 +1,9 @@
 /* CUDA driver function table: see cuda_driver.h. */
 #include "produce/profiler/cuda_driver.h"
 
+#include "gpuprof/profiler.h"
+
+#include "core/lock.h"
 #include "core/util.h"
 
 #include <dlfcn.h>
@@ -11,9 +14,9 @@
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static gp__cuda g_cuda;
-static pthread_mutex_t g_ev_lock = PTHREAD_MUTEX_INITIALIZER;
-static void **g_ev_free;
-static size_t g_ev_n, g_ev_cap;
+static gp__mutex g_ev_lock = GP_MUTEX_INIT;
+static void **g_ev_free GP_GUARDED_BY(g_ev_lock);
+static size_t g_ev_n GP_GUARDED_BY(g_ev_lock), g_ev_cap GP_GUARDED_BY(g_ev_lock);
 static _Thread_local const gp__cuda *tls_ctx_ok; /* table for which this thread has a context */
 
 static void *sym2(void *h, const char *a, const char *b)
@@ -83,12 +86,18 @@ const gp__cuda *gp__cuda_get(void)
     return &g_cuda;
 }
 
+const char *gp_profiler_cuda_status(void)
+{
+    const gp__cuda *c = gp__cuda_get();
+    return c->status == GP_OK ? NULL : c->why;
+}
+
 const gp__cuda *gp__cuda_reload(const char *path)
 {
     pthread_once(&g_once, load_default);
-    pthread_mutex_lock(&g_ev_lock);
+    gp__mutex_lock(&g_ev_lock);
     g_ev_n = 0; /* events of the old library are abandoned */
-    pthread_mutex_unlock(&g_ev_lock);
+    gp__mutex_unlock(&g_ev_lock);
     tls_ctx_ok = NULL;
     load(path);
     return &g_cuda;
@@ -119,13 +128,13 @@ gp_status gp__cuda_event_get(const gp__cuda *c, void **ev)
     gp_status st = gp__cuda_ensure_context(c);
     if (st != GP_OK)
         return st;
-    pthread_mutex_lock(&g_ev_lock);
+    gp__mutex_lock(&g_ev_lock);
     if (g_ev_n > 0) {
         *ev = g_ev_free[--g_ev_n];
-        pthread_mutex_unlock(&g_ev_lock);
+        gp__mutex_unlock(&g_ev_lock);
         return GP_OK;
     }
-    pthread_mutex_unlock(&g_ev_lock);
+    gp__mutex_unlock(&g_ev_lock);
     void *e = NULL;
     if (c->cuEventCreate(&e, 0) != GP__CUDA_SUCCESS || !e)
         return GP_EEXTERNAL;
@@ -137,13 +146,13 @@ void gp__cuda_event_put(const gp__cuda *c, void *ev)
 {
     if (!ev)
         return;
-    pthread_mutex_lock(&g_ev_lock);
+    gp__mutex_lock(&g_ev_lock);
     if (g_ev_n < 4096 && (g_ev_n < g_ev_cap || gp__grow((void **)&g_ev_free, &g_ev_cap,
                                                         sizeof(void *), g_ev_n + 1) == GP_OK)) {
         g_ev_free[g_ev_n++] = ev;
-        pthread_mutex_unlock(&g_ev_lock);
+        gp__mutex_unlock(&g_ev_lock);
         return;
     }
-    pthread_mutex_unlock(&g_ev_lock);
+    gp__mutex_unlock(&g_ev_lock);
     c->cuEventDestroy(ev);
 }

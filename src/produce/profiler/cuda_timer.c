@@ -8,7 +8,6 @@
 #include "core/clock.h"
 #include "core/json_writer.h"
 #include "core/stats.h"
-#include "gpuprof/summary.h"
 #include "produce/profiler/cuda_driver.h"
 #include "produce/profiler/profiler_internal.h"
 
@@ -17,10 +16,10 @@
 void gp__timer_init(struct gp_cuda_timer *t)
 {
     memset(t, 0, sizeof(*t));
-    pthread_mutex_init(&t->lock, NULL);
+    gp__mutex_init(&t->lock);
 }
 
-static void release_pairs(struct gp_cuda_timer *t)
+static void release_pairs(struct gp_cuda_timer *t) GP_REQUIRES(t->lock)
 {
     const gp__cuda *c = NULL;
     for (size_t i = 0; i < t->n_pairs; i++) {
@@ -37,16 +36,19 @@ static void release_pairs(struct gp_cuda_timer *t)
 
 void gp__timer_fini(struct gp_cuda_timer *t)
 {
+    gp__mutex_lock(&t->lock);
     release_pairs(t);
     free(t->pairs);
-    pthread_mutex_destroy(&t->lock);
+    t->pairs = NULL;
+    gp__mutex_unlock(&t->lock);
+    gp__mutex_destroy(&t->lock);
 }
 
 void gp__timer_reset(struct gp_cuda_timer *t)
 {
-    pthread_mutex_lock(&t->lock);
+    gp__mutex_lock(&t->lock);
     release_pairs(t);
-    pthread_mutex_unlock(&t->lock);
+    gp__mutex_unlock(&t->lock);
 }
 
 gp_cuda_timer *gp_profiler_cuda_timer(gp_profiler *p)
@@ -61,7 +63,7 @@ gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream)
         return GP_EINVAL;
     const gp__cuda *c = gp__cuda_get();
     gp_status st = gp__cuda_ensure_context(c);
-    pthread_mutex_lock(&t->lock);
+    gp__mutex_lock(&t->lock);
     t->last = st;
     if (st != GP_OK)
         goto done;
@@ -93,7 +95,7 @@ gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream)
     pr->ev0 = ev;
     pr->ns = -1;
 done:
-    pthread_mutex_unlock(&t->lock);
+    gp__mutex_unlock(&t->lock);
     return st;
 }
 
@@ -103,7 +105,7 @@ gp_status gp_cuda_timer_stop(gp_cuda_timer *t, const char *name)
         return GP_EINVAL;
     const gp__cuda *c = gp__cuda_get();
     gp_status st = gp__cuda_ensure_context(c);
-    pthread_mutex_lock(&t->lock);
+    gp__mutex_lock(&t->lock);
     t->last = st;
     if (st != GP_OK)
         goto done;
@@ -129,11 +131,11 @@ gp_status gp_cuda_timer_stop(gp_cuda_timer *t, const char *name)
     }
     pr->ev1 = ev;
 done:
-    pthread_mutex_unlock(&t->lock);
+    gp__mutex_unlock(&t->lock);
     return st;
 }
 
-static size_t resolve_locked(struct gp_cuda_timer *t, bool wait)
+static size_t resolve_locked(struct gp_cuda_timer *t, bool wait) GP_REQUIRES(t->lock)
 {
     const gp__cuda *c = gp__cuda_get();
     if (c->status != GP_OK)
@@ -172,14 +174,15 @@ size_t gp_cuda_timer_resolve(gp_cuda_timer *t, bool wait)
 {
     if (!t)
         return 0;
-    pthread_mutex_lock(&t->lock);
+    gp__mutex_lock(&t->lock);
     size_t n = resolve_locked(t, wait);
-    pthread_mutex_unlock(&t->lock);
+    gp__mutex_unlock(&t->lock);
     return n;
 }
 
 /* Statistics of one name (lock held). Returns false when the name has no pairs. */
 static bool stats_of(struct gp_cuda_timer *t, const char *name, gp_timer_stats *out, int64_t *buf)
+    GP_REQUIRES(t->lock)
 {
     size_t n = 0, pending = 0, any = 0;
     for (size_t i = 0; i < t->n_pairs; i++) {
@@ -215,7 +218,7 @@ gp_status gp_cuda_timer_stats(gp_cuda_timer *t, const char *name, gp_timer_stats
 {
     if (!t || !name)
         return GP_EINVAL;
-    pthread_mutex_lock(&t->lock);
+    gp__mutex_lock(&t->lock);
     resolve_locked(t, true);
     gp_status st = GP_ENOENT;
     int64_t *buf = malloc(sizeof(int64_t) * (t->n_pairs + 1));
@@ -224,7 +227,7 @@ gp_status gp_cuda_timer_stats(gp_cuda_timer *t, const char *name, gp_timer_stats
     else if (stats_of(t, name, out, buf))
         st = GP_OK;
     free(buf);
-    pthread_mutex_unlock(&t->lock);
+    gp__mutex_unlock(&t->lock);
     return st;
 }
 
@@ -238,6 +241,7 @@ static int cmp_total_desc(const void *a, const void *b)
 
 /* Every name's statistics, sorted by total time (lock held). Caller frees *out. */
 static gp_status collect_locked(struct gp_cuda_timer *t, gp_timer_stats **out, size_t *n_out)
+    GP_REQUIRES(t->lock)
 {
     *out = NULL;
     *n_out = 0;
@@ -264,63 +268,19 @@ static gp_status collect_locked(struct gp_cuda_timer *t, gp_timer_stats **out, s
     return GP_OK;
 }
 
-static void rule(FILE *fp, char c, int width)
+gp_status gp_cuda_timer_all_stats(gp_cuda_timer *t, gp_timer_stats **rows, size_t *n)
 {
-    for (int i = 0; i < width; i++)
-        fputc(c, fp);
-    fputc('\n', fp);
-}
-
-gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp)
-{
-    if (!t)
+    if (!t || !rows || !n)
         return GP_EINVAL;
-    const int nw = 40, width = 40 + 1 + 8 + 9 * 12;
-    const gp__cuda *c = gp__cuda_get();
-    rule(fp, '=', width);
-    fprintf(fp, "GPU KERNEL TIMING REPORT\n");
-    rule(fp, '=', width);
-    if (c->status != GP_OK) {
-        fprintf(fp, "status: %s\n", c->why);
-        rule(fp, '=', width);
-        return ferror(fp) ? GP_EIO : GP_OK;
-    }
-    pthread_mutex_lock(&t->lock);
+    *rows = NULL;
+    *n = 0;
+    if (gp__cuda_get()->status != GP_OK)
+        return GP_ENODRIVER;
+    gp__mutex_lock(&t->lock);
     resolve_locked(t, true);
-    gp_timer_stats *rows = NULL;
-    size_t n = 0;
-    gp_status st = collect_locked(t, &rows, &n);
-    pthread_mutex_unlock(&t->lock);
-    if (st != GP_OK)
-        return st;
-    fprintf(fp, "%-*s %-8s %-11s %-11s %-11s %-11s %-11s %-11s %-11s %s\n", nw, "Kernel", "Count",
-            "Total (ms)", "Mean (ms)", "Min (ms)", "Max (ms)", "Std (ms)", "P50 (ms)", "P95 (ms)",
-            "P99 (ms)");
-    rule(fp, '-', width);
-    uint64_t calls = 0, pending = 0;
-    double total = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gp_timer_stats *r = &rows[i];
-        char name[256];
-        gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
-        fprintf(fp,
-                "%-*s %-8" PRIu64 " %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f "
-                "%.3f\n",
-                nw, name, r->count, r->total_ms, r->mean_ms, r->min_ms, r->max_ms, r->stddev_ms,
-                r->p50_ms, r->p95_ms, r->p99_ms);
-        calls += r->count;
-        pending += r->pending;
-        total += r->total_ms;
-    }
-    if (n == 0)
-        fprintf(fp, "(no timers recorded)\n");
-    rule(fp, '-', width);
-    fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", calls, total);
-    if (pending)
-        fprintf(fp, "pending: %" PRIu64 " timer(s) not complete on the GPU after 2 s\n", pending);
-    rule(fp, '=', width);
-    free(rows);
-    return ferror(fp) ? GP_EIO : GP_OK;
+    gp_status st = collect_locked(t, rows, n);
+    gp__mutex_unlock(&t->lock);
+    return st;
 }
 
 gp_status gp__timer_json(gp_cuda_timer *t, gp__buf *b)
@@ -335,12 +295,8 @@ gp_status gp__timer_json(gp_cuda_timer *t, gp__buf *b)
     gp_timer_stats *rows = NULL;
     size_t n = 0;
     gp_status st = GP_OK;
-    if (c->status == GP_OK) {
-        pthread_mutex_lock(&t->lock);
-        resolve_locked(t, true);
-        st = collect_locked(t, &rows, &n);
-        pthread_mutex_unlock(&t->lock);
-    }
+    if (c->status == GP_OK)
+        st = gp_cuda_timer_all_stats(t, &rows, &n);
     for (size_t i = 0; i < n; i++) {
         const gp_timer_stats *r = &rows[i];
         gp__jw_obj_begin(&w);

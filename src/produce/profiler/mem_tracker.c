@@ -7,16 +7,13 @@
 
 #include "core/clock.h"
 #include "core/json_writer.h"
-#include "gpuprof/summary.h"
 #include "produce/profiler/cuda_driver.h"
 #include "produce/profiler/profiler_internal.h"
-
-#define MB(b) ((double)(b) / 1048576.0)
 
 void gp__mem_init(struct gp_mem_tracker *m, gp_profiler *owner)
 {
     memset(m, 0, sizeof(*m));
-    pthread_mutex_init(&m->lock, NULL);
+    gp__mutex_init(&m->lock);
     m->owner = owner;
 }
 
@@ -30,22 +27,28 @@ static void free_buf(gp__mem_buf *b)
 void gp__mem_fini(struct gp_mem_tracker *m)
 {
     gp_mem_sampler_stop(m);
+    gp__mutex_lock(&m->lock);
     for (size_t i = 0; i < m->n_bufs; i++)
         free_buf(&m->bufs[i]);
     free(m->bufs);
     free(m->hist);
     free(m->samples);
-    pthread_mutex_destroy(&m->lock);
+    m->bufs = NULL;
+    m->hist = NULL;
+    m->samples = NULL;
+    m->n_bufs = m->n_hist = m->n_samples = 0;
+    gp__mutex_unlock(&m->lock);
+    gp__mutex_destroy(&m->lock);
 }
 
 void gp__mem_reset(struct gp_mem_tracker *m)
 {
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     m->n_hist = 0;
     m->n_samples = 0;
     m->peak = m->total;
     m->hist_base = m->total;
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
 }
 
 gp_mem_tracker *gp_profiler_mem_tracker(gp_profiler *p)
@@ -60,7 +63,7 @@ static char *dup_or_empty(const char *s)
 }
 
 /* Records the total after a change (lock held). A failed append only loses history. */
-static void note_total(struct gp_mem_tracker *m)
+static void note_total(struct gp_mem_tracker *m) GP_REQUIRES(m->lock)
 {
     if (m->total > m->peak)
         m->peak = m->total;
@@ -81,7 +84,7 @@ gp_status gp_mem_track(gp_mem_tracker *m, const char *name, const char *shape, c
         free_buf(&nb);
         return GP_ENOMEM;
     }
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     gp_status st = GP_OK;
     size_t i = 0;
     while (i < m->n_bufs && strcmp(m->bufs[i].name, name) != 0)
@@ -102,7 +105,7 @@ gp_status gp_mem_track(gp_mem_tracker *m, const char *name, const char *shape, c
     m->total += bytes;
     note_total(m);
 done:
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     return st;
 }
 
@@ -110,7 +113,7 @@ gp_status gp_mem_untrack(gp_mem_tracker *m, const char *name)
 {
     if (!m || !name)
         return GP_EINVAL;
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     size_t i = 0;
     while (i < m->n_bufs && strcmp(m->bufs[i].name, name) != 0)
         i++;
@@ -123,7 +126,7 @@ gp_status gp_mem_untrack(gp_mem_tracker *m, const char *name)
         note_total(m);
         st = GP_OK;
     }
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     return st;
 }
 
@@ -161,67 +164,45 @@ void gp_mem_status_get(gp_mem_tracker *m, gp_mem_status *out)
     memset(out, 0, sizeof(*out));
     if (!m)
         return;
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     out->tracked_bytes = m->total;
     out->peak_bytes = m->peak;
     out->buffers = m->n_bufs;
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     device_status(out);
 }
 
-static void rule(FILE *fp, char c, int width)
+gp_status gp_mem_buffers(gp_mem_tracker *m, gp_mem_buffer **rows, size_t *n)
 {
-    for (int i = 0; i < width; i++)
-        fputc(c, fp);
-    fputc('\n', fp);
-}
-
-gp_status gp_mem_print(gp_mem_tracker *m, FILE *fp)
-{
-    if (!m)
+    if (!m || !rows || !n)
         return GP_EINVAL;
-    const int nw = 40, width = 40 + 1 + 20 + 1 + 15 + 1 + 12;
-    gp_mem_status s;
-    gp_mem_status_get(m, &s);
-    rule(fp, '=', width);
-    fprintf(fp, "GPU MEMORY TRACKING REPORT\n");
-    rule(fp, '=', width);
-    fprintf(fp, "%-*s %-20s %-15s %12s\n", nw, "Tensor", "Shape", "Dtype", "Size (MB)");
-    rule(fp, '-', width);
-    pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < m->n_bufs; i++) {
-        const gp__mem_buf *b = &m->bufs[i];
-        char name[256];
-        gp_shorten_name(b->name, (size_t)nw, name, sizeof name);
-        fprintf(fp, "%-*s %-20.20s %-15.15s %12.3f\n", nw, name, b->shape, b->dtype, MB(b->bytes));
+    *rows = NULL;
+    *n = 0;
+    gp__mutex_lock(&m->lock);
+    size_t text = 0; /* one block: the rows, then their strings */
+    for (size_t i = 0; i < m->n_bufs; i++)
+        text += strlen(m->bufs[i].name) + strlen(m->bufs[i].shape) + strlen(m->bufs[i].dtype) + 3;
+    gp_mem_buffer *out = malloc(m->n_bufs * sizeof(*out) + text + 1);
+    gp_status st = out ? GP_OK : GP_ENOMEM;
+    if (out) {
+        char *q = (char *)(out + m->n_bufs);
+        for (size_t i = 0; i < m->n_bufs; i++) {
+            const gp__mem_buf *b = &m->bufs[i];
+            const char *src[3] = {b->name, b->shape, b->dtype};
+            const char **dst[3] = {&out[i].name, &out[i].shape, &out[i].dtype};
+            for (int k = 0; k < 3; k++) {
+                size_t len = strlen(src[k]) + 1;
+                memcpy(q, src[k], len);
+                *dst[k] = q;
+                q += len;
+            }
+            out[i].bytes = b->bytes;
+        }
+        *rows = out;
+        *n = m->n_bufs;
     }
-    if (m->n_bufs == 0)
-        fprintf(fp, "(no buffers tracked)\n");
-    pthread_mutex_unlock(&m->lock);
-    rule(fp, '-', width);
-    fprintf(fp, "%-*s %*.3f\n", nw, "TOTAL TRACKED", width - nw - 1, MB(s.tracked_bytes));
-    fprintf(fp, "%-*s %*.3f\n", nw, "PEAK MEMORY", width - nw - 1, MB(s.peak_bytes));
-    if (s.driver != GP_OK) {
-        const gp__cuda *c = gp__cuda_get();
-        fprintf(fp, "Device memory: %s\n", c->status != GP_OK ? c->why : gp_strerror(s.driver));
-    } else if (s.has_device) {
-        fprintf(fp, "Device memory: used %.3f MB / total %.3f MB (free %.3f MB)\n",
-                MB(s.total_bytes - s.free_bytes), MB(s.total_bytes), MB(s.free_bytes));
-    } else {
-        fprintf(fp, "Device memory: n/a (cuMemGetInfo failed)\n");
-    }
-    if (s.has_pool)
-        fprintf(fp, "Memory pool: used %.3f MB / total %.3f MB\n", MB(s.pool_used),
-                MB(s.pool_reserved));
-    else
-        fprintf(fp, "Memory pool: n/a\n");
-    gp_mem_peak pk;
-    if (gp_mem_sampler_peak(m, &pk) == GP_OK)
-        fprintf(fp,
-                "Sampled device peak: %.3f MB (%" PRIu64 " samples), range open at the peak: %s\n",
-                MB(pk.peak_bytes), pk.samples, pk.open_range ? pk.open_range : "-");
-    rule(fp, '=', width);
-    return ferror(fp) ? GP_EIO : GP_OK;
+    gp__mutex_unlock(&m->lock);
+    return st;
 }
 
 /* ---- sampler ------------------------------------------------------------------------------ */
@@ -235,13 +216,13 @@ static void *sampler_main(void *arg)
     while (!atomic_load(&m->sampler_stop)) {
         size_t fr = 0, tot = 0;
         if (c->cuMemGetInfo(&fr, &tot) == GP__CUDA_SUCCESS) {
-            pthread_mutex_lock(&m->lock);
+            gp__mutex_lock(&m->lock);
             gp__mem_sample *s = GP_PUSH(m->samples, m->n_samples, m->cap_samples);
             if (s) {
                 s->ns = gp__clock_ns();
                 s->used = (int64_t)tot - (int64_t)fr;
             }
-            pthread_mutex_unlock(&m->lock);
+            gp__mutex_unlock(&m->lock);
         }
         /* Sleep in short steps so that stop is prompt. */
         int64_t until = gp__clock_ns() + (int64_t)m->interval_ms * 1000000;
@@ -263,7 +244,7 @@ gp_status gp_mem_sampler_start(gp_mem_tracker *m, unsigned interval_ms)
     const gp__cuda *c = gp__cuda_get();
     if (c->status != GP_OK)
         return GP_ENODRIVER;
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     gp_status st = GP_OK;
     if (m->sampler_running) {
         st = GP_ESTATE;
@@ -275,7 +256,7 @@ gp_status gp_mem_sampler_start(gp_mem_tracker *m, unsigned interval_ms)
         else
             m->sampler_running = true;
     }
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     return st;
 }
 
@@ -283,10 +264,10 @@ void gp_mem_sampler_stop(gp_mem_tracker *m)
 {
     if (!m)
         return;
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     bool running = m->sampler_running;
     m->sampler_running = false;
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     if (!running)
         return;
     atomic_store(&m->sampler_stop, true);
@@ -298,7 +279,7 @@ gp_status gp_mem_sampler_peak(gp_mem_tracker *m, gp_mem_peak *out)
     if (!m)
         return GP_EINVAL;
     memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     out->samples = m->n_samples;
     for (size_t i = 0; i < m->n_samples; i++) {
         if (i == 0 || m->samples[i].used > out->peak_bytes) {
@@ -306,7 +287,7 @@ gp_status gp_mem_sampler_peak(gp_mem_tracker *m, gp_mem_peak *out)
             out->peak_ts = m->samples[i].ns;
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     if (out->samples == 0)
         return GP_EEMPTY;
     out->open_range = gp__prof_open_range_at(m->owner, out->peak_ts);
@@ -319,7 +300,7 @@ gp_status gp__mem_snapshot(gp_mem_tracker *m, gp__mem_point **hist, size_t *n_hi
     *hist = NULL;
     *samples = NULL;
     *n_hist = *n_samples = 0;
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     gp_status st = GP_OK;
     if (m->n_hist) {
         *hist = malloc(m->n_hist * sizeof(**hist));
@@ -339,7 +320,7 @@ gp_status gp__mem_snapshot(gp_mem_tracker *m, gp__mem_point **hist, size_t *n_hi
             st = GP_ENOMEM;
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     if (st != GP_OK) {
         free(*hist);
         free(*samples);
@@ -368,7 +349,7 @@ gp_status gp__mem_json(gp_mem_tracker *m, gp__buf *b)
     gp__jw_kv_int(&w, "peak_bytes", s.peak_bytes);
     gp__jw_key(&w, "buffers");
     gp__jw_arr_begin(&w);
-    pthread_mutex_lock(&m->lock);
+    gp__mutex_lock(&m->lock);
     for (size_t i = 0; i < m->n_bufs; i++) {
         gp__jw_obj_begin(&w);
         gp__jw_kv_str(&w, "name", m->bufs[i].name);
@@ -377,7 +358,7 @@ gp_status gp__mem_json(gp_mem_tracker *m, gp__buf *b)
         gp__jw_kv_int(&w, "bytes", m->bufs[i].bytes);
         gp__jw_obj_end(&w);
     }
-    pthread_mutex_unlock(&m->lock);
+    gp__mutex_unlock(&m->lock);
     gp__jw_arr_end(&w);
     gp__jw_key(&w, "device");
     if (s.has_device) {

@@ -20,10 +20,10 @@ typedef struct open_span {
     int64_t tid;
 } open_span;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static gp__imap g_open; /* range id -> index into g_spans */
-static open_span *g_spans;
-static size_t g_n_spans, g_cap_spans;
+static gp__mutex g_lock = GP_MUTEX_INIT;
+static gp__imap g_open GP_GUARDED_BY(g_lock); /* range id -> index into g_spans */
+static open_span *g_spans GP_GUARDED_BY(g_lock);
+static size_t g_n_spans GP_GUARDED_BY(g_lock), g_cap_spans GP_GUARDED_BY(g_lock);
 static _Atomic uint64_t g_next_id = 1;
 static _Atomic int g_inits;
 
@@ -73,7 +73,7 @@ static nvtxRangeId_t start_named(const char *name)
         return 0;
     nvtxRangeId_t id = atomic_fetch_add(&g_next_id, 1);
     open_span sp = {name, gp__prof_now(p), (int64_t)syscall(SYS_gettid)};
-    pthread_mutex_lock(&g_lock);
+    gp__mutex_lock(&g_lock);
     size_t idx = g_n_spans;
     open_span *slot = NULL;
     if (g_open.n_slots || gp__imap_init(&g_open, 64) == GP_OK)
@@ -82,7 +82,7 @@ static nvtxRangeId_t start_named(const char *name)
         *slot = sp;
     else
         id = 0;
-    pthread_mutex_unlock(&g_lock);
+    gp__mutex_unlock(&g_lock);
     return id;
 }
 
@@ -107,7 +107,7 @@ static void NVTX_API range_end(nvtxRangeId_t id)
     uint64_t idx;
     open_span sp = {0};
     bool found = false;
-    pthread_mutex_lock(&g_lock);
+    gp__mutex_lock(&g_lock);
     if (g_open.n_slots && gp__imap_get(&g_open, (int64_t)id, &idx) && idx < g_n_spans &&
         g_spans[idx].name) {
         sp = g_spans[idx];
@@ -122,7 +122,7 @@ static void NVTX_API range_end(nvtxRangeId_t id)
             memset(&g_open, 0, sizeof(g_open));
         }
     }
-    pthread_mutex_unlock(&g_lock);
+    gp__mutex_unlock(&g_lock);
     if (found)
         gp__prof_add_span(p, sp.name, sp.t0, t1, sp.tid);
 }

@@ -7,12 +7,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/lock.h"
 #include "core/strtab.h"
 #include "core/util.h"
 #include "gpuprof/profiler.h"
 #include "produce/profiler/tsc.h"
 
 #define GP__PROF_MAX_DEPTH 255
+
+/* Bits of gp_profiler.head.key (profiler.h reads bit 0 inline). */
+#define GP__KEY_ENABLED 1ull
+#define GP__KEY_SAMPLING 2ull
+#define GP__KEY_EPOCH_ONE 4ull
+#define GP__KEY_EPOCH_MASK 0x000000fffffffffcull
+#define GP__KEY_UID_SHIFT 40
 #define GP__PROF_MAX_TAGS 4
 
 enum {
@@ -105,8 +113,11 @@ typedef struct gp__timer_pair {
     int64_t ns; /* -1 while pending */
 } gp__timer_pair;
 
+/* Struct members cannot name their lock in C for clang's analysis (guarded_by(lock) on a member
+ * needs C++ late parsing), so the members a lock protects are listed beside it, and the functions
+ * that expect it held say GP_REQUIRES; the globals of the profiler's files are GP_GUARDED_BY. */
 struct gp_cuda_timer {
-    pthread_mutex_t lock;
+    gp__mutex lock; /* guards every member below */
     gp__timer_pair *pairs;
     size_t n_pairs, cap_pairs;
     gp_status last; /* the driver status seen by the last call */
@@ -129,7 +140,7 @@ typedef struct gp__mem_sample {
 } gp__mem_sample;
 
 struct gp_mem_tracker {
-    pthread_mutex_t lock;
+    gp__mutex lock; /* guards bufs..samples and sampler_running */
     gp__mem_buf *bufs;
     size_t n_bufs, cap_bufs;
     int64_t total, peak;
@@ -138,7 +149,7 @@ struct gp_mem_tracker {
     int64_t hist_base; /* tracked total when the history (re)started */
     gp__mem_sample *samples;
     size_t n_samples, cap_samples;
-    pthread_t sampler;
+    pthread_t sampler; /* written before sampler_running is set, read after it is cleared */
     bool sampler_running;
     _Atomic bool sampler_stop;
     unsigned interval_ms;
@@ -157,14 +168,15 @@ struct gp_profiler {
     _Atomic int64_t budget_left;
     double sampling;
 
-    pthread_mutex_t lock; /* threads list, store, names */
+    gp__mutex lock; /* guards threads .. names_ok: the threads list, the store, the names */
     gp__prof_thread **threads;
     size_t n_threads, cap_threads;
     gp__prof_srec *recs;
     size_t n_recs, cap_recs;
     gp__prof_ext *exts;
     size_t n_exts, cap_exts;
-    uint64_t floor_ticks; /* ranges that started before the last reset are discarded */
+    /* ranges that started before the last reset are discarded */
+    uint64_t floor_ticks;
     uint64_t dropped_store;
     gp__strtab names;
     bool names_ok;
@@ -174,13 +186,13 @@ struct gp_profiler {
 };
 
 /* Flush with p->lock held. */
-void gp__prof_flush_locked(gp_profiler *p);
+void gp__prof_flush_locked(gp_profiler *p) GP_REQUIRES(p->lock);
 /* p, or the global profiler for NULL. */
 gp_profiler *gp__prof_resolve(gp_profiler *p);
 /* Measured cost of one begin/end pair (ns), measured once per process. */
 double gp__prof_pair_cost_ns(void);
 /* Resolves GPU times of stored ranges; wait polls up to 2 s. Lock held. */
-void gp__prof_resolve_gpu_locked(gp_profiler *p, bool wait);
+void gp__prof_resolve_gpu_locked(gp_profiler *p, bool wait) GP_REQUIRES(p->lock);
 /* Begin/end of a range whose name is a function address (instrument.c). The end closes the
  * innermost range only when it is that function's. */
 void gp__range_begin_fn(gp_profiler *p, void *fn);
@@ -192,6 +204,16 @@ const char *gp__prof_open_range_at(gp_profiler *p, int64_t ns);
 void gp__prof_add_span(gp_profiler *p, const char *name, uint64_t t0, uint64_t t1, int64_t tid);
 /* Current tick of a profiler's clock. */
 uint64_t gp__prof_now(gp_profiler *p);
+
+/* Thread registry (ranges.c): creates the thread-exit key once; live instance ids, so that an
+ * exiting thread marks its states dead only in profilers that still exist; the calling thread's
+ * cache entries of a destroyed instance. */
+void gp__prof_threads_init(void);
+gp_status gp__prof_registry_add(uint64_t uid) GP_WARN_UNUSED;
+void gp__prof_registry_remove(uint64_t uid);
+void gp__prof_forget_thread_cache(uint64_t uid);
+/* Takes store space from the memory budget; false when it is spent. */
+bool gp__prof_budget_take(gp_profiler *p, size_t bytes);
 
 /* Timer and tracker parts embedded in the profiler. */
 void gp__timer_init(struct gp_cuda_timer *t);

@@ -1,6 +1,8 @@
 /* TSC calibration: see tsc.h. */
 #include "produce/profiler/tsc.h"
 
+#include "core/lock.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +12,11 @@
 #endif
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static gp__tsc_info g_info;
-static uint64_t g_tsc0;
-static int64_t g_ns0;
-static double g_ns_per_tick; /* read under g_lock after init */
+static gp__mutex g_lock = GP_MUTEX_INIT;
+static gp__tsc_info g_info GP_GUARDED_BY(g_lock);
+static uint64_t g_tsc0 GP_GUARDED_BY(g_lock);
+static int64_t g_ns0 GP_GUARDED_BY(g_lock);
+static double g_ns_per_tick GP_GUARDED_BY(g_lock);
 
 #if GP__HAVE_RDTSC
 /* One (tsc, monotonic) pair: the TSC read bracketed by two clock reads; the narrowest of a few
@@ -46,6 +48,7 @@ static bool cpu_invariant_tsc(void)
 
 static void init_once(void)
 {
+    gp__mutex_lock(&g_lock); /* once; taken so that every write of the state is under it */
     g_info.use_tsc = false;
     g_info.reason = "";
 #if GP__HAVE_RDTSC
@@ -77,6 +80,7 @@ static void init_once(void)
 #else
     g_info.reason = "not x86";
 #endif
+    gp__mutex_unlock(&g_lock);
 }
 
 void gp__tsc_init(void)
@@ -87,22 +91,25 @@ void gp__tsc_init(void)
 void gp__tsc_get_info(gp__tsc_info *out)
 {
     gp__tsc_init();
-    pthread_mutex_lock(&g_lock);
+    gp__mutex_lock(&g_lock);
     *out = g_info;
-    pthread_mutex_unlock(&g_lock);
+    gp__mutex_unlock(&g_lock);
 }
 
 void gp__tick_conv_get(gp__tick_conv *c)
 {
     gp__tsc_init();
     memset(c, 0, sizeof(*c));
-    if (!g_info.use_tsc)
+    gp__mutex_lock(&g_lock);
+    bool use_tsc = g_info.use_tsc;
+    gp__mutex_unlock(&g_lock);
+    if (!use_tsc)
         return;
 #if GP__HAVE_RDTSC
     uint64_t t;
     int64_t n;
     sample_pair(&t, &n);
-    pthread_mutex_lock(&g_lock);
+    gp__mutex_lock(&g_lock);
     if (n - g_ns0 > 100000000 && t > g_tsc0) { /* > 100 ms of baseline */
         g_ns_per_tick = (double)(n - g_ns0) / (double)(t - g_tsc0);
         g_info.ghz = 1.0 / g_ns_per_tick;
@@ -111,6 +118,6 @@ void gp__tick_conv_get(gp__tick_conv *c)
     c->tsc0 = g_tsc0;
     c->ns0 = g_ns0;
     c->ns_per_tick = g_ns_per_tick;
-    pthread_mutex_unlock(&g_lock);
+    gp__mutex_unlock(&g_lock);
 #endif
 }

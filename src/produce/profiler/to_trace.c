@@ -1,5 +1,6 @@
-/* From the profiler's store to the trace model, and everything built on that: the summary and
- * bottleneck tables, the JSON profile / Chrome trace, folded stacks. */
+/* From the profiler's store to the trace model (gp_profiler_to_trace and the "gpuprof_profile"
+ * metadata), and what is computed on the store itself: the range breakdown and the range open at
+ * a time. Printing and the exports that run an analysis live in src/app/profiler_output.c. */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,16 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
 #include "core/imap.h"
 #include "core/json_writer.h"
 #include "gpuprof/summary.h"
+#include "produce/profiler/profile_meta.h"
 #include "produce/profiler/profiler_internal.h"
 
 /* ---- names --------------------------------------------------------------------------------- */
 
 /* The text name of a stored range (lock held): function addresses are named with dladdr. */
-static const char *rec_name(gp_profiler *p, const gp__prof_srec *r)
+static const char *rec_name(gp_profiler *p, const gp__prof_srec *r) GP_REQUIRES(p->lock)
 {
     if (!(r->flags & GP__REC_FNADDR))
         return r->name ? r->name : "";
@@ -38,18 +39,15 @@ static const char *rec_name(gp_profiler *p, const gp__prof_srec *r)
 
 /* ---- nesting ------------------------------------------------------------------------------- */
 
-typedef struct nest_info {
-    uint32_t parent; /* index + 1 of the enclosing range, 0 at the top */
-    uint32_t descendants;
-    int64_t child_ns; /* summed duration of direct children */
-} nest_info;
-
-static const gp__prof_srec *g_sort_recs; /* qsort context (lock held by the caller) */
+/* Sort key of a stored range: by thread, start, depth (parents before their children). */
+typedef struct nest_key {
+    int64_t tid, t0;
+    uint32_t depth, idx;
+} nest_key;
 
 static int cmp_nest(const void *a, const void *b)
 {
-    const gp__prof_srec *x = &g_sort_recs[*(const uint32_t *)a];
-    const gp__prof_srec *y = &g_sort_recs[*(const uint32_t *)b];
+    const nest_key *x = a, *y = b;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
     if (x->t0 != y->t0)
@@ -59,31 +57,27 @@ static int cmp_nest(const void *a, const void *b)
     return 0;
 }
 
-static pthread_mutex_t g_sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Parent links, descendant counts and child time of every stored range (lock held). */
-static gp_status compute_nesting(gp_profiler *p, nest_info **out)
+/* Number of ranges nested in each stored range (lock held): the profiler's own cost inside it is
+ * that many begin/end pairs. On success *out (p->n_recs entries) is owned by the caller. */
+static gp_status count_descendants(gp_profiler *p, uint32_t **out) GP_REQUIRES(p->lock)
 {
     size_t n = p->n_recs;
-    nest_info *ni = calloc(n + 1, sizeof(*ni));
-    uint32_t *order = malloc((n + 1) * sizeof(*order));
+    uint32_t *desc = calloc(n + 1, sizeof(*desc));
+    nest_key *keys = malloc((n + 1) * sizeof(*keys));
     uint32_t *stack = malloc((GP__PROF_MAX_DEPTH + 2) * sizeof(*stack));
-    if (!ni || !order || !stack) {
-        free(ni);
-        free(order);
+    if (!desc || !keys || !stack) {
+        free(desc);
+        free(keys);
         free(stack);
         return GP_ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)i;
-    pthread_mutex_lock(&g_sort_lock);
-    g_sort_recs = p->recs;
-    qsort(order, n, sizeof(*order), cmp_nest);
-    pthread_mutex_unlock(&g_sort_lock);
+        keys[i] = (nest_key){p->recs[i].tid, p->recs[i].t0, p->recs[i].depth, (uint32_t)i};
+    qsort(keys, n, sizeof(*keys), cmp_nest);
     size_t sp = 0;
     int64_t cur_tid = INT64_MIN;
     for (size_t k = 0; k < n; k++) {
-        uint32_t i = order[k];
+        uint32_t i = keys[k].idx;
         const gp__prof_srec *r = &p->recs[i];
         if (r->tid != cur_tid) {
             sp = 0;
@@ -95,18 +89,14 @@ static gp_status compute_nesting(gp_profiler *p, nest_info **out)
                 break;
             sp--;
         }
-        if (sp > 0) {
-            ni[i].parent = stack[sp - 1] + 1;
-            ni[stack[sp - 1]].child_ns += r->t1 - r->t0;
-            for (size_t s = 0; s < sp; s++)
-                ni[stack[s]].descendants++;
-        }
+        for (size_t s = 0; s < sp; s++)
+            desc[stack[s]]++;
         if (sp <= GP__PROF_MAX_DEPTH)
             stack[sp++] = i;
     }
-    free(order);
+    free(keys);
     free(stack);
-    *out = ni;
+    *out = desc;
     return GP_OK;
 }
 
@@ -132,7 +122,7 @@ static int64_t total_at(const gp__mem_point *h, size_t n, int64_t base, int64_t 
 typedef struct build_ctx {
     gp_profiler *p;
     gp_trace *t;
-    nest_info *nest;
+    uint32_t *desc;    /* descendants of each stored range */
     gp__imap track_of; /* tid -> track index */
     gp__mem_point *hist;
     size_t n_hist;
@@ -177,9 +167,8 @@ static void ext_args(gp__jw *w, const gp__prof_ext *e, int64_t dur)
     }
 }
 
-static gp_status add_range(build_ctx *c, size_t i)
+static gp_status add_range(gp_profiler *p, build_ctx *c, size_t i) GP_REQUIRES(p->lock)
 {
-    gp_profiler *p = c->p;
     const gp__prof_srec *r = &p->recs[i];
     gp_status st;
     uint64_t tr;
@@ -204,7 +193,7 @@ static gp_status add_range(build_ctx *c, size_t i)
     if (st != GP_OK)
         return st;
     const gp__prof_ext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
-    uint32_t desc = c->nest[i].descendants;
+    uint32_t desc = c->desc[i];
     if (e || desc || c->n_hist) {
         gp__jw w;
         gp__jw_init(&w, NULL);
@@ -273,17 +262,10 @@ static gp_status add_counters(build_ctx *c)
     return st;
 }
 
-/* The "gpuprof_profile" metadata object. */
-static gp_status profile_meta(build_ctx *c, const gp_profiler_stats *ps, gp__buf *out)
+gp_status gp__prof_set_profile_meta(gp_profiler *p, const gp__prof_snapshot *snap,
+                                    const gp_name_stats *rows, size_t n_rows, gp_trace *t)
 {
-    gp_summary_opts so;
-    gp_summary_opts_init(&so);
-    so.kinds = 1u << GP_EV_RANGE;
-    gp_summary *sum = NULL;
-    gp_trace *tr = c->t;
-    gp_status st = gp_summary_compute(&tr, 1, &so, &sum);
-    if (st != GP_OK)
-        return st;
+    const gp_profiler_stats *ps = &snap->stats;
     gp__jw w;
     gp__jw_init(&w, NULL);
     gp__jw_obj_begin(&w);
@@ -292,42 +274,42 @@ static gp_status profile_meta(build_ctx *c, const gp_profiler_stats *ps, gp__buf
     gp__jw_kv_str(&w, "clock", ps->clock);
     gp__jw_kv_double(&w, "tsc_ghz", ps->tsc_ghz);
     gp__jw_kv_bool(&w, "tsc_invariant", ps->tsc_invariant);
-    gp__jw_kv_double(&w, "sampling", c->sampling);
+    gp__jw_kv_double(&w, "sampling", snap->sampling);
     gp__jw_kv_int(&w, "ranges", (int64_t)ps->ranges);
     gp__jw_kv_int(&w, "dropped", (int64_t)ps->dropped);
     gp__jw_kv_int(&w, "sampled_out", (int64_t)ps->sampled_out);
     gp__jw_kv_int(&w, "threads", (int64_t)ps->threads);
     gp__jw_kv_double(&w, "overhead_ns_per_range", ps->overhead_ns);
-    gp__jw_key(&w, "summary");
-    gp__jw_arr_begin(&w);
-    const gp_kind_summary *ks = &sum->kinds[GP_EV_RANGE];
-    for (size_t i = 0; i < ks->n_rows; i++) {
-        const gp_name_stats *r = &ks->rows[i];
-        gp__jw_obj_begin(&w);
-        gp__jw_kv_str(&w, "name", r->name);
-        gp__jw_kv_int(&w, "calls", (int64_t)r->calls);
-        gp__jw_kv_int(&w, "total_ns", r->total);
-        gp__jw_kv_double(&w, "mean_ns", r->mean);
-        gp__jw_kv_int(&w, "min_ns", r->min);
-        gp__jw_kv_int(&w, "max_ns", r->max);
-        gp__jw_kv_double(&w, "stddev_ns", r->stddev);
-        gp__jw_kv_double(&w, "p50_ns", r->p50);
-        gp__jw_kv_double(&w, "p95_ns", r->p95);
-        gp__jw_kv_double(&w, "p99_ns", r->p99);
-        gp__jw_obj_end(&w);
+    if (rows) {
+        gp__jw_key(&w, "summary");
+        gp__jw_arr_begin(&w);
+        for (size_t i = 0; i < n_rows; i++) {
+            const gp_name_stats *r = &rows[i];
+            gp__jw_obj_begin(&w);
+            gp__jw_kv_str(&w, "name", r->name);
+            gp__jw_kv_int(&w, "calls", (int64_t)r->calls);
+            gp__jw_kv_int(&w, "total_ns", r->total);
+            gp__jw_kv_double(&w, "mean_ns", r->mean);
+            gp__jw_kv_int(&w, "min_ns", r->min);
+            gp__jw_kv_int(&w, "max_ns", r->max);
+            gp__jw_kv_double(&w, "stddev_ns", r->stddev);
+            gp__jw_kv_double(&w, "p50_ns", r->p50);
+            gp__jw_kv_double(&w, "p95_ns", r->p95);
+            gp__jw_kv_double(&w, "p99_ns", r->p99);
+            gp__jw_obj_end(&w);
+        }
+        gp__jw_arr_end(&w);
     }
-    gp__jw_arr_end(&w);
-    gp_summary_free(sum);
     gp__jw_key(&w, "cuda_timers");
     gp__buf tb = {0};
-    st = gp__timer_json(&c->p->timer, &tb);
+    gp_status st = gp__timer_json(&p->timer, &tb);
     if (st == GP_OK)
         gp__jw_raw(&w, tb.data, tb.len);
     gp__buf_free(&tb);
     gp__jw_key(&w, "memory");
     gp__buf mb = {0};
     if (st == GP_OK)
-        st = gp__mem_json(&c->p->mem, &mb);
+        st = gp__mem_json(&p->mem, &mb);
     if (st == GP_OK)
         gp__jw_raw(&w, mb.data, mb.len);
     gp__buf_free(&mb);
@@ -335,65 +317,50 @@ static gp_status profile_meta(build_ctx *c, const gp_profiler_stats *ps, gp__buf
     size_t len = 0;
     char *text = gp__jw_take(&w, &len);
     if (st == GP_OK)
-        st = text ? gp__buf_append(out, text, len) : GP_ENOMEM;
-    if (st == GP_OK)
-        st = gp__buf_terminate(out);
+        st = text ? gp_trace_set_meta(t, "gpuprof_profile", text) : GP_ENOMEM;
     free(text);
     return st;
 }
 
-gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out)
+gp_status gp__prof_build_trace(gp_profiler *p, gp__prof_snapshot *snap, gp_trace **out)
 {
     p = gp__prof_resolve(p);
     if (!p)
         return GP_ENOMEM;
-    gp_profiler_stats ps;
-    gp_profiler_get_stats(p, &ps); /* flushes */
+    memset(snap, 0, sizeof(*snap));
+    gp_profiler_stats *ps = &snap->stats;
+    gp_profiler_get_stats(p, ps); /* flushes */
     build_ctx c;
     memset(&c, 0, sizeof(c));
     c.p = p;
-    c.pair_cost = ps.overhead_ns;
+    c.pair_cost = ps->overhead_ns;
     gp_status st = gp__mem_snapshot(&p->mem, &c.hist, &c.n_hist, &c.samples, &c.n_samples);
     if (st != GP_OK)
         return st;
-    pthread_mutex_lock(&p->mem.lock);
+    gp__mutex_lock(&p->mem.lock);
     c.hist_base = p->mem.hist_base;
-    pthread_mutex_unlock(&p->mem.lock);
+    gp__mutex_unlock(&p->mem.lock);
     st = gp_trace_create("gpuprof profiler", &c.t);
     if (st != GP_OK)
-        goto fail_unlocked;
-    pthread_mutex_lock(&p->lock);
+        goto done;
+    gp__mutex_lock(&p->lock);
     gp__prof_flush_locked(p);
     gp__prof_resolve_gpu_locked(p, true);
-    ps.ranges = p->n_recs;
-    c.sampling = p->sampling;
+    ps->ranges = p->n_recs;
+    snap->sampling = p->sampling;
     st = gp__imap_init(&c.track_of, p->n_threads + 1);
-    if (st != GP_OK)
-        goto fail;
-    st = compute_nesting(p, &c.nest);
-    if (st != GP_OK)
-        goto fail;
+    if (st == GP_OK)
+        st = count_descendants(p, &c.desc);
     for (size_t i = 0; i < p->n_recs && st == GP_OK; i++)
-        st = add_range(&c, i);
-    pthread_mutex_unlock(&p->lock);
+        st = add_range(p, &c, i);
+    gp__mutex_unlock(&p->lock);
     if (st == GP_OK)
         st = add_counters(&c);
     if (st == GP_OK)
         st = gp_trace_finish(c.t);
-    if (st == GP_OK) {
-        gp__buf meta = {0};
-        st = profile_meta(&c, &ps, &meta);
-        if (st == GP_OK)
-            st = gp_trace_set_meta(c.t, "gpuprof_profile", meta.data);
-        gp__buf_free(&meta);
-    }
-    goto done;
-fail:
-    pthread_mutex_unlock(&p->lock);
-fail_unlocked:
 done:
     gp__imap_free(&c.track_of);
-    free(c.nest);
+    free(c.desc);
     free(c.hist);
     free(c.samples);
     if (st != GP_OK) {
@@ -404,51 +371,19 @@ done:
     return GP_OK;
 }
 
-/* ---- reports ------------------------------------------------------------------------------- */
-
-static gp_status print_table(gp_profiler *p, FILE *fp, size_t top_rows, size_t top_n)
+gp_status gp_profiler_to_trace(gp_profiler *p, gp_trace **out)
 {
+    gp__prof_snapshot snap;
     gp_trace *t = NULL;
-    gp_status st = gp_profiler_to_trace(p, &t);
-    if (st != GP_OK)
-        return st;
-    if (gp_trace_event_count(t) == 0) {
+    gp_status st = gp__prof_build_trace(p, &snap, &t);
+    if (st == GP_OK)
+        st = gp__prof_set_profile_meta(gp__prof_resolve(p), &snap, NULL, 0, t);
+    if (st != GP_OK) {
         gp_trace_free(t);
-        return GP_EEMPTY;
+        return st;
     }
-    gp_summary_opts so;
-    gp_summary_opts_init(&so);
-    so.kinds = 1u << GP_EV_RANGE;
-    if (top_n)
-        so.top_n = top_n;
-    gp_summary *s = NULL;
-    st = gp_summary_compute(&t, 1, &so, &s);
-    if (st == GP_OK) {
-        gp_summary_render_opts ro;
-        memset(&ro, 0, sizeof(ro));
-        ro.top_n = top_rows;
-        st = gp_summary_render_text(s, &ro, fp);
-        gp_profiler_stats ps;
-        gp_profiler_get_stats(p, &ps);
-        if (st == GP_OK && (ps.dropped || ps.sampled_out))
-            fprintf(fp, "dropped ranges: %" PRIu64 ", sampled out: %" PRIu64 "\n", ps.dropped,
-                    ps.sampled_out);
-    }
-    gp_summary_free(s);
-    gp_trace_free(t);
-    return st == GP_OK && ferror(fp) ? GP_EIO : st;
-}
-
-gp_status gp_profiler_print_summary(gp_profiler *p, FILE *fp)
-{
-    return print_table(p, fp, 0, 0);
-}
-
-gp_status gp_profiler_print_bottlenecks(gp_profiler *p, FILE *fp, size_t n)
-{
-    if (n == 0)
-        n = 10;
-    return print_table(p, fp, n, n);
+    *out = t;
+    return GP_OK;
 }
 
 /* ---- breakdown ----------------------------------------------------------------------------- */
@@ -472,16 +407,16 @@ gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, s
     if (!p)
         return GP_ENOMEM;
     double pair = gp__prof_pair_cost_ns();
-    pthread_mutex_lock(&p->lock);
+    gp__mutex_lock(&p->lock);
     gp__prof_flush_locked(p);
     gp__prof_resolve_gpu_locked(p, true);
-    nest_info *ni = NULL;
+    uint32_t *desc = NULL;
     gp_range_breakdown *rows = NULL;
     size_t n = 0, cap = 0;
     gp__imap by_name; /* interned name pointer -> row */
     gp_status st = gp__imap_init(&by_name, 64);
     if (st == GP_OK)
-        st = compute_nesting(p, &ni);
+        st = count_descendants(p, &desc);
     for (size_t i = 0; i < p->n_recs && st == GP_OK; i++) {
         const gp__prof_srec *r = &p->recs[i];
         const char *name = rec_name(p, r);
@@ -503,7 +438,7 @@ gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, s
         gp_range_breakdown *b = &rows[row];
         b->calls++;
         b->wall_ns += r->t1 - r->t0;
-        b->overhead_ns += (gp_ns)(pair * ni[i].descendants + 0.5);
+        b->overhead_ns += (gp_ns)(pair * desc[i] + 0.5);
         const gp__prof_ext *e = r->ext ? &p->exts[r->ext - 1] : NULL;
         if (e) {
             if (e->gpu_ns >= 0)
@@ -516,8 +451,8 @@ gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, s
                 add_opt(&b->bytes, e->bytes);
         }
     }
-    pthread_mutex_unlock(&p->lock);
-    free(ni);
+    gp__mutex_unlock(&p->lock);
+    free(desc);
     gp__imap_free(&by_name);
     if (st != GP_OK) {
         free(rows);
@@ -533,172 +468,11 @@ gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, s
     return GP_OK;
 }
 
-static void ms_or_na(FILE *fp, gp_ns v)
-{
-    if (v < 0)
-        fprintf(fp, " %-13s", "n/a");
-    else
-        fprintf(fp, " %-13.3f", (double)v / 1e6);
-}
-
-gp_status gp_range_breakdown_render_text(const gp_range_breakdown *rows, size_t n, FILE *fp)
-{
-    const int nw = 40, width = 40 + 1 + 8 + 6 * 14 + 8;
-    for (int i = 0; i < width; i++)
-        fputc('=', fp);
-    fprintf(fp, "\nRANGE TIME BREAKDOWN\n");
-    for (int i = 0; i < width; i++)
-        fputc('=', fp);
-    fprintf(fp, "\n%-*s %-8s %-13s %-13s %-13s %-13s %-13s %s\n", nw, "Name", "Calls", "Wall (ms)",
-            "GPU (ms)", "CPU (ms)", "Transfer (ms)", "Overhead (us)", "GB/s");
-    for (int i = 0; i < width; i++)
-        fputc('-', fp);
-    fputc('\n', fp);
-    for (size_t i = 0; i < n; i++) {
-        const gp_range_breakdown *r = &rows[i];
-        char name[256];
-        gp_shorten_name(r->name, (size_t)nw, name, sizeof name);
-        fprintf(fp, "%-*s %-8" PRIu64, nw, name, r->calls);
-        ms_or_na(fp, r->wall_ns);
-        ms_or_na(fp, r->gpu_ns);
-        ms_or_na(fp, r->cpu_ns);
-        ms_or_na(fp, r->transfer_ns);
-        fprintf(fp, " %-13.3f", (double)r->overhead_ns / 1e3);
-        if (r->gbps < 0)
-            fprintf(fp, " n/a\n");
-        else
-            fprintf(fp, " %.3f\n", r->gbps);
-    }
-    for (int i = 0; i < width; i++)
-        fputc('=', fp);
-    fputc('\n', fp);
-    return ferror(fp) ? GP_EIO : GP_OK;
-}
-
-gp_status gp_profiler_print_breakdown(gp_profiler *p, FILE *fp)
-{
-    gp_range_breakdown *rows = NULL;
-    size_t n = 0;
-    gp_status st = gp_profiler_breakdown(p, &rows, &n);
-    if (st == GP_OK)
-        st = n ? gp_range_breakdown_render_text(rows, n, fp) : GP_EEMPTY;
-    free(rows);
-    return st;
-}
-
-/* ---- exports ------------------------------------------------------------------------------- */
-
-gp_status gp_profiler_export_json(gp_profiler *p, const char *path, gp_error *err)
-{
-    gp_trace *t = NULL;
-    gp_status st = gp_profiler_to_trace(p, &t);
-    if (st != GP_OK)
-        return gp_error_set(err, st, "%s: cannot build the profile: %s", path, gp_strerror(st));
-    st = gp_trace_write_chrome(t, path, err);
-    gp_trace_free(t);
-    return st;
-}
-
-gp_status gp_profiler_export_chrome(gp_profiler *p, const char *path, gp_error *err)
-{
-    return gp_profiler_export_json(p, path, err);
-}
-
-gp_status gp_profiler_export_folded(gp_profiler *p, const char *path, gp_error *err)
-{
-    p = gp__prof_resolve(p);
-    if (!p)
-        return gp_error_set(err, GP_ENOMEM, "out of memory");
-    gp__strtab paths;
-    if (gp__strtab_init(&paths) != GP_OK)
-        return gp_error_set(err, GP_ENOMEM, "out of memory");
-    int64_t *self_ns = NULL;
-    size_t cap_self = 0;
-    nest_info *ni = NULL;
-    char **path_of = NULL;
-    gp__buf line = {0};
-    gp_status st;
-    pthread_mutex_lock(&p->lock);
-    gp__prof_flush_locked(p);
-    st = compute_nesting(p, &ni);
-    if (st == GP_OK) {
-        path_of = calloc(p->n_recs + 1, sizeof(*path_of));
-        if (!path_of)
-            st = GP_ENOMEM;
-    }
-    /* Parents start before children: walk in start order so a parent's path exists. */
-    uint32_t *order = NULL;
-    if (st == GP_OK) {
-        order = malloc((p->n_recs + 1) * sizeof(*order));
-        if (!order)
-            st = GP_ENOMEM;
-    }
-    if (st == GP_OK) {
-        for (size_t i = 0; i < p->n_recs; i++)
-            order[i] = (uint32_t)i;
-        pthread_mutex_lock(&g_sort_lock);
-        g_sort_recs = p->recs;
-        qsort(order, p->n_recs, sizeof(*order), cmp_nest);
-        pthread_mutex_unlock(&g_sort_lock);
-    }
-    for (size_t k = 0; k < p->n_recs && st == GP_OK; k++) {
-        uint32_t i = order[k];
-        const gp__prof_srec *r = &p->recs[i];
-        line.len = 0;
-        if (ni[i].parent) {
-            const char *pp = path_of[ni[i].parent - 1];
-            st = gp__buf_append(&line, pp, strlen(pp));
-            if (st == GP_OK)
-                st = gp__buf_append(&line, ";", 1);
-        }
-        const char *name = rec_name(p, r);
-        for (const char *q = name; *q && st == GP_OK; q++) { /* ';' and spaces would split */
-            char ch = (*q == ';' || *q == ' ' || *q == '\n') ? '_' : *q;
-            st = gp__buf_append(&line, &ch, 1);
-        }
-        uint32_t id = 0;
-        if (st == GP_OK)
-            st = gp__strtab_intern(&paths, line.data, line.len, &id);
-        if (st != GP_OK)
-            break;
-        path_of[i] = (char *)gp__strtab_get(&paths, id);
-        if (id >= cap_self) {
-            size_t old = cap_self;
-            st = gp__grow((void **)&self_ns, &cap_self, sizeof(*self_ns), id + 1);
-            if (st != GP_OK)
-                break;
-            memset(self_ns + old, 0, (cap_self - old) * sizeof(*self_ns));
-        }
-        int64_t self = (r->t1 - r->t0) - ni[i].child_ns;
-        self_ns[id] += self > 0 ? self : 0;
-    }
-    pthread_mutex_unlock(&p->lock);
-    free(order);
-    free(path_of);
-    free(ni);
-    gp__buf_free(&line);
-    if (st == GP_OK) {
-        gp__afile f;
-        st = gp__afile_open(&f, path, err);
-        if (st == GP_OK) {
-            for (uint32_t id = 1; id < paths.n; id++)
-                if (id < cap_self && self_ns[id] > 0)
-                    fprintf(f.fp, "%s %" PRId64 "\n", gp__strtab_get(&paths, id), self_ns[id]);
-            st = gp__afile_commit(&f, err);
-        }
-    } else {
-        gp_error_set(err, st, "%s: %s", path, gp_strerror(st));
-    }
-    free(self_ns);
-    gp__strtab_free(&paths);
-    return st;
-}
-
 const char *gp__prof_open_range_at(gp_profiler *p, int64_t ns)
 {
     if (!p)
         return NULL;
-    pthread_mutex_lock(&p->lock);
+    gp__mutex_lock(&p->lock);
     gp__prof_flush_locked(p);
     const gp__prof_srec *best = NULL;
     for (size_t i = 0; i < p->n_recs; i++) {
@@ -708,6 +482,6 @@ const char *gp__prof_open_range_at(gp_profiler *p, int64_t ns)
             best = r;
     }
     const char *name = best ? rec_name(p, best) : NULL;
-    pthread_mutex_unlock(&p->lock);
+    gp__mutex_unlock(&p->lock);
     return name;
 }
