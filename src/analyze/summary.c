@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/group_table.h"
+#include "core/invariant.h"
 #include "core/stats.h"
 #include "core/strtab.h"
 #include "core/util.h"
@@ -184,6 +185,9 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         r->p50 = stt.p50;
         r->p95 = stt.p95;
         r->p99 = stt.p99;
+        /* Self time is the part of each event's duration spent in no child (model/nesting.c). */
+        GP_INVARIANT(g->self >= 0 && g->self <= stt.total, "%s: self %lld of total %lld", r->name,
+                     (long long)g->self, (long long)stt.total);
         r->self_total = g->self;
         r->self_mean = stt.n ? (double)g->self / (double)stt.n : 0;
         ks->calls += stt.n;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "core/imap.h"
 #include "core/msort.h"
 #include "core/strtab.h"
@@ -382,6 +383,12 @@ gp_status gp_trace_finish(gp_trace *t)
     for (size_t i = 0; i < t->n_tracks; i++) {
         gp_track *tr = &t->tracks[i];
         gp__sort_events(tr->events, tr->n_events); /* one comparison pass when already sorted */
+#ifdef GP_CHECK_INVARIANTS
+        /* Every track of a finished trace is sorted by start, longer first on ties (trace.h). */
+        for (size_t j = 1; j < tr->n_events; j++)
+            GP_INVARIANT(cmp_event(&tr->events[j - 1], &tr->events[j]) <= 0,
+                         "track %zu: event %zu starts before event %zu", i, j, j - 1);
+#endif
     }
     if (t->n_counters > 1)
         qsort(t->counters, t->n_counters, sizeof *t->counters, cmp_counter);
