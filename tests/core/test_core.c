@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/parse.h"
 #include "core/atomic_file.h"
 #include "core/group_table.h"
 #include "core/imap.h"
@@ -263,6 +264,43 @@ static void group_table_groups_by_kind_and_name(void **state)
     }
 }
 
+static void number_parser_reads_whole_text_and_checks_ranges(void **state)
+{
+    (void)state;
+    long long i;
+    assert_true(gp__parse_int("42", 0, 100, &i));
+    assert_int_equal(i, 42);
+    assert_false(gp__parse_int("42x", 0, 100, &i));
+    assert_false(gp__parse_int("101", 0, 100, &i));
+    assert_false(gp__parse_int("", 0, 100, &i));
+    unsigned long long u;
+    assert_false(gp__parse_uint("-1", 10, &u));
+    assert_true(gp__parse_uint("10", 10, &u));
+    double r;
+    assert_true(gp__parse_real("2.5", 0, 5, &r));
+    assert_false(gp__parse_real("nan", 0, 5, &r));
+    int64_t ns;
+    assert_true(gp__parse_duration_ns("50us", 1, &ns));
+    assert_int_equal(ns, 50000);
+    assert_true(gp__parse_duration_ns("7", 1, &ns));
+    assert_int_equal(ns, 7);
+    assert_true(gp__parse_duration_ns("1.5s", 1, &ns));
+    assert_int_equal(ns, 1500000000);
+    assert_false(gp__parse_duration_ns("5 parsecs", 1, &ns));
+    assert_false(gp__parse_duration_ns("-1ms", 1, &ns));
+    assert_false(gp__parse_duration_ns("inf", 1, &ns));
+    uint32_t ms;
+    assert_int_equal(gp__parse_duration_ms("250", &ms), GP_OK);
+    assert_int_equal(ms, 250);
+    assert_int_equal(gp__parse_duration_ms("0.5s", &ms), GP_OK);
+    assert_int_equal(ms, 500);
+    assert_int_equal(gp__parse_duration_ms("2m", &ms), GP_OK);
+    assert_int_equal(ms, 120000);
+    assert_int_equal(gp__parse_duration_ms("0", &ms), GP_EINVAL);
+    assert_int_equal(gp__parse_duration_ms("0.4", &ms), GP_EINVAL);
+    assert_int_equal(gp__parse_duration_ms("61m", &ms), GP_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +311,7 @@ int main(void)
         cmocka_unit_test(input_reads_gzip_and_reports_truncation),
         cmocka_unit_test(par_for_runs_each_task_once),
         cmocka_unit_test(group_table_groups_by_kind_and_name),
+        cmocka_unit_test(number_parser_reads_whole_text_and_checks_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

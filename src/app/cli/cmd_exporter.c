@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/parse.h"
 #include "app/cli/cli.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/serve.h"
-#include "produce/monitor/duration.h"
 
 static void usage(FILE *fp)
 {

@@ -125,7 +125,7 @@ static int take_option(void *ctx, int id, char *arg)
         return 0;
     case OPT_MIN:
     case OPT_GROUP:
-        if (!gp__parse_duration_ns(arg, &d)) {
+        if (!gp__parse_duration_ns(arg, 1, &d)) {
             gp__cli_error("flame", "%s needs a duration such as 50us, not '%s'",
                           id == OPT_MIN ? "--min-duration" : "--group-kernels", arg);
             return 2;

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/parse.h"
 #include "app/cli/cli.h"
 #include "core/json_writer.h"
 #include "core/lock.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
-#include "produce/monitor/duration.h"
 
 typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
 

@@ -8,54 +8,6 @@
 
 #define MAX_OPTS 40
 
-bool gp__parse_int(const char *text, long long min, long long max, long long *out)
-{
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (end == text || *end || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-bool gp__parse_uint(const char *text, unsigned long long max, unsigned long long *out)
-{
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (*text == '\0' || *text == '-' || end == text || *end || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-bool gp__parse_real(const char *text, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= lo && v <= hi))
-        return false;
-    *out = v;
-    return true;
-}
-
-bool gp__parse_duration_ns(const char *text, gp_ns *out)
-{
-    static const struct {
-        const char *unit;
-        double ns;
-    } units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || v < 0)
-        return false;
-    for (size_t i = 0; i < GP_ARRAY_LEN(units); i++)
-        if (strcmp(end, units[i].unit) == 0) {
-            *out = (gp_ns)(v * units[i].ns + 0.5);
-            return true;
-        }
-    return false;
-}
-
 bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,
                         long *out)
 {

@@ -1,8 +1,8 @@
 /* Command-line options of the gpuprof subcommands: one way to declare them (a table of
  * gp__cli_opt), one function that parses them (gp__cli_parse_options), the options several
  * commands share (GP__CLI_OPT_*), handled in one place into a gp__cli_common, and one number
- * parser (gp__parse_int / gp__parse_uint / gp__parse_real / gp__parse_duration_ns) with the
- * CLI's wrappers that print a message naming the option. docs/internals/cli.md. */
+ * parser (core/parse.h: gp__parse_int / gp__parse_uint / gp__parse_real / gp__parse_duration_ns)
+ * with the CLI's wrappers that print a message naming the option. docs/internals/cli.md. */
 #ifndef GP_CLI_OPTIONS_H
 #define GP_CLI_OPTIONS_H
 
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/parse.h"
 #include "gpuprof/trace.h"
 
 /* Ids of the shared options; a command's own options use their short letter or an id from
@@ -110,17 +111,7 @@ typedef struct gp__cli_spec {
 int gp__cli_parse_options(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
                           int *first_operand);
 
-/* The number parser. Each reads the whole text (leading blanks and a sign as strtoll reads them,
- * nothing after) and checks the range; none prints. */
-/* A decimal integer in [min, max]; an out-of-range magnitude counts as LLONG_MIN/LLONG_MAX. */
-bool gp__parse_int(const char *text, long long min, long long max, long long *out);
-/* A decimal integer in [0, max] that does not start with '-'; past 2^64-1 counts as 2^64-1. */
-bool gp__parse_uint(const char *text, unsigned long long max, unsigned long long *out);
-/* A real number (strtod syntax) in [lo, hi]; NaN is out of every range. */
-bool gp__parse_real(const char *text, double lo, double hi, double *out);
-/* A non-negative duration with an optional unit ns, us, ms or s (no unit: ns): "50us" -> 50000. */
-bool gp__parse_duration_ns(const char *text, gp_ns *out);
-
+/* The number parser is core/parse.h; the wrappers below print the CLI's message. */
 /* gp__parse_int in [min, max]; on failure prints "gpuprof <cmd>: <opt> needs a whole number in
  * min..max, not 'text'" and returns false. */
 bool gp__cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max,

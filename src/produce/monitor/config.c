@@ -10,7 +10,7 @@
 
 #include "core/util.h"
 #include "gpuprof/monitor.h"
-#include "produce/monitor/duration.h"
+#include "core/parse.h"
 
 void gp_monitor_config_init(gp_monitor_config *c)
 {
@@ -331,27 +331,4 @@ bool gp_monitor_config_wants(const gp_monitor_config *cfg, gp_metric m)
         return false;
     }
     return cfg->level >= need;
-}
-
-gp_status gp__parse_duration_ms(const char *s, uint32_t *ms)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v <= 0)
-        return GP_EINVAL;
-    double mult;
-    if (*end == 0 || strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-        mult = 60000;
-    else
-        return GP_EINVAL;
-    double r = v * mult;
-    if (r < 1 || r > 3600000)
-        return GP_EINVAL;
-    *ms = (uint32_t)(r + 0.5);
-    return GP_OK;
 }
