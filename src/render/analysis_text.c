@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/units.h"
 #include "analyze/analyze_internal.h"
 #include "gpuprof/summary.h"
 
@@ -203,8 +204,8 @@ static void activity(FILE *fp, const gp_analysis *a)
 static void memory(FILE *fp, const gp_analysis *a)
 {
     heading(fp, "MEMORY ([memory] events)");
-    fprintf(fp, "%5s %8s %12s %14s %12s %12s  %s\n", "rank", "device", "events", "peak_alloc_MB",
-            "peak_at_ms", "reserved_MB", "running at the peak (cpu op | kernel)");
+    fprintf(fp, "%5s %8s %12s %14s %12s %12s  %s\n", "rank", "device", "events", "peak_alloc_MiB",
+            "peak_at_ms", "reserved_MiB", "running at the peak (cpu op | kernel)");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
         for (size_t k = 0; k < r->n_memory; k++) {
@@ -215,9 +216,9 @@ static void memory(FILE *fp, const gp_analysis *a)
             gp_shorten_name(m->running_cpu, 40, cpu, sizeof(cpu));
             gp_shorten_name(m->running_gpu, 40, gpu, sizeof(gpu));
             fprintf(fp, "%5d %8s %12llu %14.1f %12.3f %12.1f  %s | %s\n", r->rank, dev,
-                    (unsigned long long)m->events, (double)m->peak_allocated / 1048576.0,
+                    (unsigned long long)m->events, (double)m->peak_allocated / GP_MIB,
                     m->n_series ? MS(m->peak_ts - m->allocated[0].t) : 0.0,
-                    (double)m->peak_reserved / 1048576.0, cpu[0] ? cpu : "-", gpu[0] ? gpu : "-");
+                    (double)m->peak_reserved / GP_MIB, cpu[0] ? cpu : "-", gpu[0] ? gpu : "-");
         }
     }
 }
@@ -225,7 +226,7 @@ static void memory(FILE *fp, const gp_analysis *a)
 static void peak_memory(FILE *fp, const gp_analysis *a)
 {
     heading(fp, "PEAK MEMORY (allocator, else profiler ranges, else memory counters)");
-    fprintf(fp, "%5s %10s %14s  %s\n", "rank", "source", "peak_MB", "what");
+    fprintf(fp, "%5s %10s %14s  %s\n", "rank", "source", "peak_MiB", "what");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_peak_memory *p = &a->ranks[i].peak_memory;
         if (p->source == GP_PEAK_NONE) {
@@ -233,7 +234,7 @@ static void peak_memory(FILE *fp, const gp_analysis *a)
             continue;
         }
         fprintf(fp, "%5d %10s %14.1f  %s\n", a->ranks[i].rank, gp_peak_source_name(p->source),
-                (double)p->bytes / 1048576.0, p->what && p->what[0] ? p->what : "-");
+                (double)p->bytes / GP_MIB, p->what && p->what[0] ? p->what : "-");
     }
 }
 

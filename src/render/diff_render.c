@@ -39,7 +39,7 @@ static void fmt_value(char *buf, size_t cap, double v, const char *unit)
     if (isnan(v)) {
         snprintf(buf, cap, "n/a");
     } else if (strcmp(unit, "bytes") == 0) {
-        snprintf(buf, cap, "%.1f MB", v / 1048576.0);
+        snprintf(buf, cap, "%.1f MiB", v / GP_MIB);
     } else {
         snprintf(buf, cap, "%.3f ms", v / 1e6);
     }

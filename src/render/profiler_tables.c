@@ -48,8 +48,7 @@ gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char 
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 
-/* Binary megabytes (core/units.h). The column labels still read "MB": the report's text is fixed
- * by its golden file (tests/profiler/golden/memory_report.txt). */
+/* Sizes in MiB, labelled so (core/units.h). */
 static double mib(int64_t bytes)
 {
     return (double)bytes / GP_MIB;
@@ -62,7 +61,7 @@ gp_status gp__mem_table_text(const gp_mem_status *s, const gp_mem_buffer *bufs, 
     gp__rule(fp, '=', width);
     fprintf(fp, "GPU MEMORY TRACKING REPORT\n");
     gp__rule(fp, '=', width);
-    fprintf(fp, "%-*s %-20s %-15s %12s\n", nw, "Tensor", "Shape", "Dtype", "Size (MB)");
+    fprintf(fp, "%-*s %-20s %-15s %12s\n", nw, "Tensor", "Shape", "Dtype", "Size (MiB)");
     gp__rule(fp, '-', width);
     for (size_t i = 0; i < n; i++) {
         const gp_mem_buffer *b = &bufs[i];
@@ -78,18 +77,18 @@ gp_status gp__mem_table_text(const gp_mem_status *s, const gp_mem_buffer *bufs, 
     if (device_why)
         fprintf(fp, "Device memory: %s\n", device_why);
     else if (s->has_device)
-        fprintf(fp, "Device memory: used %.3f MB / total %.3f MB (free %.3f MB)\n",
+        fprintf(fp, "Device memory: used %.3f MiB / total %.3f MiB (free %.3f MiB)\n",
                 mib(s->total_bytes - s->free_bytes), mib(s->total_bytes), mib(s->free_bytes));
     else
         fprintf(fp, "Device memory: n/a (cuMemGetInfo failed)\n");
     if (s->has_pool)
-        fprintf(fp, "Memory pool: used %.3f MB / total %.3f MB\n", mib(s->pool_used),
+        fprintf(fp, "Memory pool: used %.3f MiB / total %.3f MiB\n", mib(s->pool_used),
                 mib(s->pool_reserved));
     else
         fprintf(fp, "Memory pool: n/a\n");
     if (peak)
         fprintf(fp,
-                "Sampled device peak: %.3f MB (%" PRIu64 " samples), range open at the peak: %s\n",
+                "Sampled device peak: %.3f MiB (%" PRIu64 " samples), range open at the peak: %s\n",
                 mib(peak->peak_bytes), peak->samples, peak->open_range ? peak->open_range : "-");
     gp__rule(fp, '=', width);
     return ferror(fp) ? GP_EIO : GP_OK;

@@ -1175,7 +1175,7 @@ static void fake_cuda_memory_sampler_finds_peak_range(void **state)
     assert_non_null(pk.open_range);
     assert_string_equal(pk.open_range, "peak_here");
     char *text = capture(mem_print_cb, m);
-    assert_non_null(strstr(text, "Sampled device peak: 6144.000 MB ("));
+    assert_non_null(strstr(text, "Sampled device peak: 6144.000 MiB ("));
     assert_non_null(strstr(text, "range open at the peak: peak_here\n"));
     free(text);
     gp_trace *t = to_trace(p);

@@ -46,7 +46,7 @@ static void usage(FILE *fp)
         "  -q, --quiet          no warnings about suspect input on stderr\n"
         "      --progress       show read progress on stderr even when it is not a terminal\n"
         "      --threads N      threads for reading and analysing: 0 = automatic (the default:\n"
-        "                       up to 4, for inputs of 48 MB or more), 1 = one; at most 16\n"
+        "                       up to 4, for inputs of 48 MiB or more), 1 = one; at most 16\n"
         "  -h, --help           this help\n"
         "\n"
         "exit status: 0 success, 2 usage or input error\n");

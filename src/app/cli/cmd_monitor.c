@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/units.h"
 #include "core/parse.h"
 #include "app/cli/cli.h"
 #include "core/json_writer.h"
@@ -107,8 +108,8 @@ static void print_table_row(const gp_gpu_ident *id, const gp_gpu_sample *s, bool
     }
     cell(c[0], sizeof c[0], s, GP_M_UTIL_GPU, 1, 5);
     cell(c[1], sizeof c[1], s, GP_M_UTIL_MEM, 1, 5);
-    cell(c[2], sizeof c[2], s, GP_M_MEM_USED, 1.0 / 1048576, 8);
-    cell(c[3], sizeof c[3], s, GP_M_MEM_TOTAL, 1.0 / 1048576, 8);
+    cell(c[2], sizeof c[2], s, GP_M_MEM_USED, 1.0 / GP_MIB, 8);
+    cell(c[3], sizeof c[3], s, GP_M_MEM_TOTAL, 1.0 / GP_MIB, 8);
     cell(c[4], sizeof c[4], s, GP_M_TEMP, 1, 5);
     cell(c[5], sizeof c[5], s, GP_M_POWER, 1, 5);
     cell(c[6], sizeof c[6], s, GP_M_POWER_LIMIT, 1, 6);

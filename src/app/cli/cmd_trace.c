@@ -25,7 +25,8 @@ static void usage(FILE *fp)
         "                     <stem>.<pid>.json[.gz]\n"
         "  --kinds LIST       comma list of kernel,memcpy,memset,memory,runtime,driver,sync,\n"
         "                     event,nvtx,overhead (default: all)\n"
-        "  --buffer-mb N      activity buffer pool per process, allocated up front (default 32)\n"
+        "  --buffer-mb N      activity buffer pool per process in MiB, allocated up front (default "
+        "32)\n"
         "  --flush-ms N       rewrite the trace every N ms while the program runs, so a crash\n"
         "                     leaves a readable trace (default 2000, 0 = only at the end)\n"
         "  --no-summary       do not print the per-kernel summary on stderr\n"
@@ -123,7 +124,7 @@ static int take_option(void *ctx, int id, char *arg)
         break;
     case OPT_BUFFER_MB:
         if (!gp__parse_uint(arg, 65536, &v) || v == 0) {
-            gp__cli_error("trace", "--buffer-mb: '%s' is not a size in MB (1..65536)", arg);
+            gp__cli_error("trace", "--buffer-mb: '%s' is not a size in MiB (1..65536)", arg);
             return 2;
         }
         a->launch.buffer_mb = (unsigned)v;

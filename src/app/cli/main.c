@@ -217,10 +217,10 @@ void gp__cli_progress(void *ctx, uint64_t done, uint64_t total)
 {
     const char *name = ctx ? (const char *)ctx : "input";
     if (total)
-        fprintf(stderr, "\rreading %s: %3llu%% (%llu MB)", name,
+        fprintf(stderr, "\rreading %s: %3llu%% (%llu MiB)", name,
                 (unsigned long long)(done * 100 / total), (unsigned long long)(done >> 20));
     else
-        fprintf(stderr, "\rreading %s: %llu MB", name, (unsigned long long)(done >> 20));
+        fprintf(stderr, "\rreading %s: %llu MiB", name, (unsigned long long)(done >> 20));
     if (total && done >= total)
         fputc('\n', stderr);
     fflush(stderr);

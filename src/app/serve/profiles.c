@@ -148,7 +148,7 @@ static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_ser
         if (v[i].job)
             fputs(" (job)", b.fp);
         if (v[i].bytes >= 0)
-            fprintf(b.fp, "</td><td class=\"n\">%.1f MB", (double)v[i].bytes / 1e6);
+            fprintf(b.fp, "</td><td class=\"n\">%.1f MiB", (double)v[i].bytes / GP_MIB);
         else
             fputs("</td><td class=\"n\">-", b.fp);
         fprintf(b.fp, "</td><td>%s</td><td>", when);
