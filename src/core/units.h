@@ -1,7 +1,7 @@
 /* Units, decided once for all of gpuprof (docs/internals/core.md, "Units"):
  *
  * - Sizes of memory and files are binary and say so: KiB, MiB, GiB (2^10, 2^20, 2^30 bytes), as
- *   nvidia-smi, NVML and PyTorch's memory tables count them. Nothing writes "MB" for 2^20 bytes.
+ *   nvidia-smi and PyTorch's memory tables show them. Nothing writes "MB" for 2^20 bytes.
  * - Rates are decimal: GB/s is 10^9 bytes per second, as bandwidth is quoted by vendors and HTA.
  * - Durations are ns in data (JSON, CSV) and scaled for people in text: s, ms, us, ns.
  *
