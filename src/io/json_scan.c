@@ -1,0 +1,694 @@
+/* The JSON scanner of the Kineto / Chrome trace reader (contracts in io/json_scan.h).
+ *
+ * A dedicated streaming scanner (see docs/decisions/json.md for the measurements behind it): the
+ * input is read in chunks into one buffer; the reader parses one top-level member or one element
+ * of traceEvents at a time, straight into the model. When the scanner reaches the end of the
+ * buffered bytes in the middle of an element it longjmps back to the element's start, the buffer is
+ * refilled (keeping the unfinished element) and the element is parsed again. Only complete elements
+ * have side effects on the model, so a retry is harmless. Memory therefore grows with the events
+ * kept, not with the file: the buffer holds one chunk plus the longest element.
+ *
+ * The buffer is always followed by at least PAD zero bytes: buf[len] == '\0' is the end sentinel
+ * (a NUL inside the data is an error), and the 16-byte-at-a-time string scan may read past it. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/input.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/trace.h"
+#include "model/model_internal.h"
+#include "io/json_scan.h"
+
+/* ---- errors and buffer management -------------------------------------------------------- */
+
+_Noreturn void gp__json_fail_at(reader *r, const char *p, const char *fmt, ...)
+{
+    if (r->err) {
+        char what[300];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        unsigned long long off = r->buf_off + (unsigned long long)(p - r->buf);
+        gp_error_set(r->err, GP_EPARSE, "%s: byte %llu: %s", r->name, off, what);
+    }
+    longjmp(r->jb, JMP_ERROR);
+}
+
+/* Called when the scanner meets a NUL byte at p: the end of the buffered data (need more input, or
+ * the real end of the input), or a NUL inside the data. */
+_Noreturn void gp__json_at_nul(reader *r, const char *p, const char *expected)
+{
+    if (p < r->buf + r->len)
+        gp__json_fail_at(r, p, "unexpected NUL byte");
+    if (!r->eof)
+        longjmp(r->jb, JMP_NEED_MORE);
+    if (r->len == 0 && r->buf_off == 0)
+        gp__json_fail_at(r, p, "empty file");
+    gp__json_fail_at(r, p, "unexpected end of input (truncated file?): expected %s", expected);
+}
+
+/* Reads more input, keeping buf[mark..len). Returns false at end of input. Errors longjmp. */
+bool gp__json_refill(reader *r)
+{
+    if (r->eof)
+        return false;
+    if (r->mark > 0) {
+        memmove(r->buf, r->buf + r->mark, r->len - r->mark);
+        r->len -= r->mark;
+        r->buf_off += r->mark;
+        r->mark = 0;
+    }
+    if (r->cap - r->len < CHUNK / 2) {
+        size_t ncap = r->cap * 2;
+        if (ncap > MAX_BUF) {
+            gp_error_set(r->err, GP_ELIMIT, "%s: byte %llu: an element longer than %zu MB", r->name,
+                         (unsigned long long)r->buf_off, MAX_BUF >> 20);
+            longjmp(r->jb, JMP_ERROR);
+        }
+        char *nb = realloc(r->buf, ncap + PAD);
+        if (!nb) {
+            gp_error_set(r->err, GP_ENOMEM, "%s: out of memory growing the read buffer", r->name);
+            longjmp(r->jb, JMP_ERROR);
+        }
+        r->buf = nb;
+        r->cap = ncap;
+    }
+    size_t got = 0;
+    gp_status s = gp__input_read(&r->in, r->buf + r->len, r->cap - r->len, &got, r->err);
+    if (s != GP_OK)
+        longjmp(r->jb, JMP_ERROR);
+    if (got == 0)
+        r->eof = true;
+    if (r->piece)
+        gp__piece_read_bytes(r->piece, got);
+    r->len += got;
+    memset(r->buf + r->len, 0, PAD);
+    r->t->stats.bytes = r->buf_off + r->len;
+    if (r->opts->progress && r->buf_off + r->len >= r->next_progress) {
+        r->opts->progress(r->opts->progress_ctx, gp__input_raw_pos(&r->in), r->in.file_size);
+        r->next_progress = r->buf_off + r->len + (16u << 20);
+    }
+    return got > 0;
+}
+
+/* ---- strings ------------------------------------------------------------------------------ */
+
+#define HASZERO(v) (((v)-0x0101010101010101ULL) & ~(v)&0x8080808080808080ULL)
+
+/* First byte at or after p that is '"', '\\' or a control character (< 0x20, incl. the NUL
+ * sentinel). 16 bytes at a time with SSE2 (baseline on x86-64), 8 at a time elsewhere; may read up
+ * to 15 bytes past the match, which the buffer's padding allows. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline const char *scan_string_body(const char *p)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+}
+#else
+static inline const char *scan_string_body(const char *p)
+{
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t m = HASZERO(w ^ 0x2222222222222222ULL) | HASZERO(w ^ 0x5c5c5c5c5c5c5c5cULL) |
+                     ((w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL);
+        if (m)
+            return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+}
+#endif
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+void gp__json_scratch_reset(reader *r)
+{
+    for (size_t i = 0; i < r->n_retired; i++)
+        free(r->retired[i]);
+    r->n_retired = 0;
+    r->scratch_len = 0;
+}
+
+static void scratch_put(reader *r, const char *s, size_t n)
+{
+    if (r->scratch_len + n + 1 > r->scratch_cap) {
+        /* Copy into a bigger block but keep the old one alive until the element ends. */
+        size_t ncap = GP_MAX(r->scratch_cap * 2, r->scratch_len + n + 1024);
+        char *nb = malloc(ncap);
+        char **slot = nb && r->scratch ? GP_PUSH(r->retired, r->n_retired, r->cap_retired) : NULL;
+        if (!nb || (r->scratch && !slot)) {
+            free(nb);
+            gp__reader_oom(r);
+        }
+        if (r->scratch) {
+            memcpy(nb, r->scratch, r->scratch_len);
+            *slot = r->scratch;
+        }
+        r->scratch = nb;
+        r->scratch_cap = ncap;
+    }
+    memcpy(r->scratch + r->scratch_len, s, n);
+    r->scratch_len += n;
+}
+
+static void put_utf8(reader *r, uint32_t cp)
+{
+    char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (char)(0xC0 | (cp >> 6));
+        b[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (char)(0xE0 | (cp >> 12));
+        b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (char)(0xF0 | (cp >> 18));
+        b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        b[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    scratch_put(r, b, n);
+}
+
+static uint32_t read_u4(reader *r, const char *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0) {
+            if (p[i] == '\0')
+                gp__json_at_nul(r, p + i, "4 hex digits");
+            gp__json_fail_at(r, p + i, "invalid \\u escape");
+        }
+        v = v << 4 | (uint32_t)h;
+    }
+    return v;
+}
+
+/* Parses a string starting at the opening quote p. Writes its bytes (unescaped when needed) to
+ * *s / *len; unescaped text lives in r->scratch, which the next string with escapes may reuse
+ * unless `keep` (then appended). Returns the position after the closing quote. */
+const char *gp__json_string(reader *r, const char *p, const char **s, size_t *len, bool *escaped)
+{
+    const char *start = ++p;
+    p = scan_string_body(p);
+    if (*p == '"') {
+        *s = start;
+        *len = (size_t)(p - start);
+        if (escaped)
+            *escaped = false;
+        return p + 1;
+    }
+    /* Slow path: escapes. */
+    size_t base = r->scratch_len;
+    for (;;) {
+        if (*p == '"')
+            break;
+        if (*p == '\0')
+            gp__json_at_nul(r, p, "end of string");
+        if ((unsigned char)*p < 0x20)
+            gp__json_fail_at(r, p, "control character in string");
+        if (*p != '\\') { /* plain run */
+            const char *q = scan_string_body(p);
+            scratch_put(r, start, (size_t)(q - start));
+            p = start = q;
+            continue;
+        }
+        scratch_put(r, start, (size_t)(p - start));
+        char c = p[1];
+        const char *rep = NULL;
+        switch (c) {
+        case '"':
+            rep = "\"";
+            break;
+        case '\\':
+            rep = "\\";
+            break;
+        case '/':
+            rep = "/";
+            break;
+        case 'b':
+            rep = "\b";
+            break;
+        case 'f':
+            rep = "\f";
+            break;
+        case 'n':
+            rep = "\n";
+            break;
+        case 'r':
+            rep = "\r";
+            break;
+        case 't':
+            rep = "\t";
+            break;
+        case 'u': {
+            uint32_t cp = read_u4(r, p + 2);
+            p += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF && p[0] == '\\' && p[1] == 'u') {
+                uint32_t lo = read_u4(r, p + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                cp = 0xFFFD; /* lone surrogate */
+            if (cp == 0)
+                cp = 0xFFFD; /* names are C strings in the model: no embedded NUL */
+            put_utf8(r, cp);
+            start = p;
+            continue;
+        }
+        case '\0':
+            gp__json_at_nul(r, p + 1, "escape character");
+        default:
+            gp__json_fail_at(r, p, "invalid escape '\\%c'", c);
+        }
+        scratch_put(r, rep, 1);
+        p += 2;
+        start = p;
+    }
+    scratch_put(r, start, (size_t)(p - start));
+    *s = r->scratch + base;
+    *len = r->scratch_len - base;
+    if (escaped)
+        *escaped = true;
+    return p + 1;
+}
+
+/* One or more digits at q ("a digit" expected at the end of the data, else `msg`): their end. */
+static const char *digits(reader *r, const char *q, const char *msg)
+{
+    if (*q < '0' || *q > '9') {
+        if (*q == '\0')
+            gp__json_at_nul(r, q, "a digit");
+        gp__json_fail_at(r, q, "%s", msg);
+    }
+    while (*q >= '0' && *q <= '9')
+        q++;
+    return q;
+}
+
+const char *gp__json_scan_number(reader *r, const char *p)
+{
+    const char *q = p;
+    if (*q == '-')
+        q++;
+    if (strncmp(q, "NaN", 3) == 0 || strncmp(q, "Infinity", 8) == 0)
+        gp__json_fail_at(r, p, "NaN or Infinity is not a valid JSON number");
+    q = digits(r, q, "expected a digit");
+    if (*q == '.')
+        q = digits(r, q + 1, "expected a digit after '.'");
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-')
+            q++;
+        q = digits(r, q, "expected exponent digits");
+    }
+    if (*q == '\0')
+        gp__json_at_nul(r, q, "end of number"); /* the number may continue in the next chunk */
+    return q;
+}
+
+/* strtod over a validated number token [p, end), copied whole (long tokens such as 0.000...1 with
+ * many digits must not be cut). The C locale's decimal point is assumed, as JSON requires. */
+static double token_to_double(reader *r, const char *p, const char *end)
+{
+    size_t n = (size_t)(end - p);
+    char small[64];
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        gp__reader_oom(r);
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
+    double v = strtod(tmp, NULL);
+    if (tmp != small)
+        free(tmp);
+    return v;
+}
+
+/* Converts "[-]digits[.digits]" in [s, end) from microseconds to exact nanoseconds: integer part *
+ * 1000 plus the first three fraction digits, rounded half away from zero on the fourth. Returns
+ * false on other syntax (exponents) or overflow. */
+bool gp__json_us_text_to_ns(const char *s, const char *end, int64_t *out)
+{
+    bool neg = s < end && *s == '-';
+    if (neg)
+        s++;
+    if (s >= end || *s < '0' || *s > '9')
+        return false;
+    uint64_t ip = 0;
+    while (s < end && *s >= '0' && *s <= '9') {
+        ip = ip * 10 + (uint64_t)(*s++ - '0');
+        if (ip > GP__MAX_TIME_US)
+            return false; /* the careful path reports "time value out of range" */
+    }
+    uint64_t frac = 0;
+    int nd = 0;
+    bool round_up = false;
+    if (s < end && *s == '.') {
+        s++;
+        while (s < end && *s >= '0' && *s <= '9') {
+            if (nd < 3)
+                frac = frac * 10 + (uint64_t)(*s - '0');
+            else if (nd == 3)
+                round_up = *s >= '5';
+            nd++;
+            s++;
+        }
+    }
+    if (s != end)
+        return false;
+    for (int i = nd; i < 3; i++)
+        frac *= 10;
+    uint64_t v = ip * 1000 + frac + (round_up ? 1 : 0); /* <= 2^62 + 1000: no overflow */
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
+/* Parses a number in microseconds to exact int64 nanoseconds: integer part * 1000 plus the first
+ * three fraction digits, rounded half away from zero on the fourth. Exponent forms go through
+ * strtod (and are rare). */
+/* One pass over "[-]digits[.digits]" followed by a delimiter; NULL when the number has another
+ * form (exponent, leading '.', too long) or ends at the buffer's end, for the careful path. */
+static inline const char *fast_us_ns(const char *p, int64_t *out)
+{
+    const char *q = p;
+    bool neg = *q == '-';
+    q += neg;
+    if ((unsigned)(*q - '0') > 9)
+        return NULL;
+    uint64_t ip = 0;
+    int n = 0;
+    while ((unsigned)(*q - '0') <= 9) {
+        ip = ip * 10 + (uint64_t)(*q++ - '0');
+        if (++n > 16)
+            return NULL;
+    }
+    if (ip > GP__MAX_TIME_US)
+        return NULL; /* the careful path reports "out of range" */
+    uint64_t frac = 0;
+    int nd = 0;
+    if (*q == '.') {
+        q++;
+        while ((unsigned)(*q - '0') <= 9 && nd < 3) {
+            frac = frac * 10 + (uint64_t)(*q++ - '0');
+            nd++;
+        }
+        if ((unsigned)(*q - '0') <= 9 || nd == 0)
+            return NULL; /* more than 3 decimals (rounding) or "1.": careful path */
+    }
+    if (*q == 'e' || *q == 'E' || *q == '\0')
+        return NULL;
+    static const uint64_t scale[4] = {1000, 100, 10, 1};
+    int64_t v = (int64_t)(ip * 1000 + frac * scale[nd]);
+    *out = neg ? -v : v;
+    return q;
+}
+
+/* Parses a time in µs to ns. Beyond ±2^62 ns: an error for times; for durations (saturate) the
+ * value becomes INT64_MAX, which the absurd-duration rule then drops and counts. */
+const char *gp__json_us_ns(reader *r, const char *p, int64_t *out, bool saturate)
+{
+    const char *fast = fast_us_ns(p, out);
+    if (fast)
+        return fast;
+    const char *end = gp__json_scan_number(r, p);
+    if (gp__json_us_text_to_ns(p, end, out))
+        return end;
+    double v = token_to_double(r, p, end) * 1000.0;
+    if (!(fabs(v) <= (double)GP__MAX_TIME_NS)) {
+        if (!saturate || v != v)
+            gp__json_fail_at(r, p, "time value out of range (more than 2^62 ns)");
+        *out = v > 0 ? INT64_MAX : INT64_MIN;
+        return end;
+    }
+    *out = llround(v);
+    return end;
+}
+
+/* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
+const char *gp__json_int(reader *r, const char *p, int64_t *out)
+{
+    {
+        /* Fast path: up to 18 digits followed by a delimiter. */
+        const char *q = p;
+        bool neg = *q == '-';
+        q += neg;
+        uint64_t v = 0;
+        int n = 0;
+        while ((unsigned)(*q - '0') <= 9 && n < 18) {
+            v = v * 10 + (uint64_t)(*q++ - '0');
+            n++;
+        }
+        if (n > 0 && n < 18 && *q != '.' && *q != 'e' && *q != 'E' && *q != '\0') {
+            *out = neg ? -(int64_t)v : (int64_t)v;
+            return q;
+        }
+    }
+    const char *end = gp__json_scan_number(r, p);
+    const char *q = p;
+    bool neg = *q == '-';
+    if (neg)
+        q++;
+    uint64_t v = 0;
+    bool simple = true;
+    while (q < end && *q >= '0' && *q <= '9') {
+        if (v > (UINT64_MAX - 9) / 10) {
+            simple = false;
+            break;
+        }
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    }
+    if (simple && (q == end || *q == '.')) {
+        if (q < end) { /* fraction: ok, truncate; but an exponent needs strtod */
+            for (const char *x = q; x < end; x++)
+                if (*x == 'e' || *x == 'E')
+                    simple = false;
+        }
+    } else {
+        simple = false;
+    }
+    if (simple) {
+        if (neg)
+            *out = v > (uint64_t)INT64_MAX + 1 ? INT64_MIN : (int64_t)(0 - v);
+        else
+            *out = v > (uint64_t)INT64_MAX ? (int64_t)v /* uint64 ids wrap like Kineto's */
+                                           : (int64_t)v;
+        return end;
+    }
+    double d = token_to_double(r, p, end);
+    *out = fabs(d) < 9.2e18 ? (int64_t)d : (d < 0 ? INT64_MIN : INT64_MAX);
+    return end;
+}
+
+const char *gp__json_double(reader *r, const char *p, double *out)
+{
+    {
+        /* Exact fast path (Clinger): at most 15 significant digits and 22 decimals give an integer
+         * below 2^53 divided by an exact power of ten, which IEEE division rounds correctly. */
+        static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+        const char *q = p;
+        bool neg = *q == '-';
+        q += neg;
+        uint64_t m = 0;
+        int digits = 0, decimals = 0;
+        while ((unsigned)(*q - '0') <= 9 && digits < 16) {
+            m = m * 10 + (uint64_t)(*q++ - '0');
+            digits += m != 0;
+        }
+        if (*q == '.') {
+            q++;
+            while ((unsigned)(*q - '0') <= 9 && digits < 16 && decimals < 22) {
+                m = m * 10 + (uint64_t)(*q++ - '0');
+                digits += m != 0;
+                decimals++;
+            }
+        }
+        if (digits < 16 && q > p + neg && q[-1] != '.' && (unsigned)(*q - '0') > 9 && *q != 'e' &&
+            *q != 'E' && *q != '.' && *q != '\0') {
+            double v = (double)m / pow10[decimals];
+            *out = neg ? -v : v;
+            return q;
+        }
+    }
+    const char *end = gp__json_scan_number(r, p);
+    *out = token_to_double(r, p, end);
+    return end;
+}
+
+const char *gp__json_skip_literal(reader *r, const char *p, const char *lit)
+{
+    size_t n = strlen(lit);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != lit[i]) {
+            if (p[i] == '\0')
+                gp__json_at_nul(r, p + i, lit);
+            gp__json_fail_at(r, p, "invalid literal (expected %s)", lit);
+        }
+    }
+    return p + n;
+}
+
+static const char *skip_container(reader *r, const char *p, char close)
+{
+    if (++r->depth > MAX_DEPTH)
+        gp__json_fail_at(r, p, "nesting deeper than %d levels", MAX_DEPTH);
+    p = skip_ws(p + 1);
+    if (*p == close) {
+        r->depth--;
+        return p + 1;
+    }
+    do {
+        if (close == '}') {
+            const char *k;
+            size_t kl;
+            p = gp__json_key(r, p, &k, &kl, "expected a member name (a string)");
+        }
+        p = gp__json_skip_value(r, p);
+    } while (
+        gp__json_sep(r, &p, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'"));
+    r->depth--;
+    return p + 1;
+}
+
+const char *gp__json_skip_value(reader *r, const char *p)
+{
+    p = skip_ws(p);
+    switch (*p) {
+    case '"': {
+        const char *s;
+        size_t l;
+        size_t keep = r->scratch_len;
+        p = gp__json_string(r, p, &s, &l, NULL);
+        r->scratch_len = keep;
+        return p;
+    }
+    case '{':
+        return skip_container(r, p, '}');
+    case '[':
+        return skip_container(r, p, ']');
+    case 't':
+        return gp__json_skip_literal(r, p, "true");
+    case 'f':
+        return gp__json_skip_literal(r, p, "false");
+    case 'n':
+        return gp__json_skip_literal(r, p, "null");
+    case '\0':
+        gp__json_at_nul(r, p, "a value");
+    default:
+        if (is_number_start(*p))
+            return gp__json_scan_number(r, p);
+        if (*p == 'N' || *p == 'I')
+            gp__json_fail_at(r, p, "NaN or Infinity is not a valid JSON value");
+        gp__json_fail_at(r, p, "expected a value");
+    }
+}
+
+/* ---- typed values ----------------------------------------------------------------------- */
+
+const char *gp__json_intish(reader *r, const char *p, int64_t *out, bool *ok)
+{
+    p = skip_ws(p);
+    *ok = false;
+    if (is_number_start(*p)) {
+        *ok = true;
+        return gp__json_int(r, p, out);
+    }
+    if (*p == '"') {
+        const char *s;
+        size_t l;
+        size_t keep = r->scratch_len;
+        p = gp__json_string(r, p, &s, &l, NULL);
+        if (l > 0 && l < 32) {
+            char tmp[32];
+            memcpy(tmp, s, l);
+            tmp[l] = '\0';
+            char *end;
+            errno = 0;
+            long long v = strtoll(tmp, &end, 0);
+            if (*end == '\0' && errno == 0) {
+                *out = v;
+                *ok = true;
+            }
+        }
+        r->scratch_len = keep;
+        return p;
+    }
+    return gp__json_skip_value(r, p);
+}
+
+const char *gp__json_dbl_or_skip(reader *r, const char *p, double *out)
+{
+    p = skip_ws(p);
+    if (is_number_start(*p))
+        return gp__json_double(r, p, out);
+    return gp__json_skip_value(r, p);
+}
+
+const char *gp__json_str_or_skip(reader *r, const char *p, const char **s, size_t *l)
+{
+    p = skip_ws(p);
+    if (*p == '"')
+        return gp__json_string(r, p, s, l, NULL);
+    return gp__json_skip_value(r, p);
+}
+const char *gp__json_key(reader *r, const char *p, const char **k, size_t *kl, const char *msg)
+{
+    p = skip_ws(p);
+    gp__json_want(r, p, '"', "a member name", msg);
+    p = gp__json_string(r, p, k, kl, NULL);
+    return skip_ws(expect_char(r, p, ':', "':'"));
+}
+
+/* ---- the model's strings -------------------------------------------------------------------- */
+
+gp_strid gp__reader_intern(reader *r, const char *s, size_t len)
+{
+    gp_strid id;
+    if (gp_trace_intern(r->t, s, len, &id) != GP_OK)
+        gp__reader_oom(r);
+    return id;
+}
+
+_Noreturn void gp__reader_oom(reader *r)
+{
+    gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
+    longjmp(r->jb, JMP_ERROR);
+}

@@ -1,0 +1,181 @@
+/* The "args" object of a Kineto event: the members the model keeps (launch and kernel fields,
+ * correlation and external ids, memory, Python, NCCL and metadata fields, the first numeric member
+ * of a counter) into ev_fields, and the object's raw text for ranges and instants.
+ *
+ * The known keys are one table (arg_keys), sorted by length: a key is compared only with the known
+ * keys of its length. Any other member is skipped (validated, not kept). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/json_scan.h"
+#include "io/kineto_events.h"
+
+/* How the value of a known key is read, and where it goes in ev_fields. */
+typedef enum arg_how {
+    ARG_INT,       /* gp__json_intish into the int64_t at `at` */
+    ARG_INT_HAS,   /* the same; the bool at `has` becomes true when an integer was read */
+    ARG_INT_OK,    /* the same; the bool at `has` becomes whether an integer was read */
+    ARG_DOUBLE,    /* gp__json_dbl_or_skip into the double at `at` */
+    ARG_STRING,    /* gp__json_str_or_skip into the const char * at `at`, its length at `has` */
+    ARG_DIM3,      /* up to 3 integers (an array) into the int32_t[3] at `at` */
+    ARG_PY_PARENT, /* an integer into py_parent, or null (py_parent_null) */
+} arg_how;
+
+typedef struct arg_key {
+    const char *key;
+    uint8_t len;
+    uint8_t how; /* arg_how */
+    uint16_t at, has;
+} arg_key;
+
+#define KEY(lit) lit, sizeof(lit) - 1
+#define AT(field) offsetof(ev_fields, field)
+
+/* Sorted by key length (find_arg_key stops at the first longer key). */
+static const arg_key arg_keys[] = {
+    {KEY("grid"), ARG_DIM3, AT(grid), 0},
+    {KEY("Addr"), ARG_INT, AT(addr), 0},
+    {KEY("cbid"), ARG_INT, AT(cbid), 0},
+    {KEY("name"), ARG_STRING, AT(meta_name), AT(meta_name_len)},
+    {KEY("kind"), ARG_STRING, AT(copy_kind), AT(copy_kind_len)},
+    {KEY("block"), ARG_DIM3, AT(block), 0},
+    {KEY("bytes"), ARG_INT, AT(bytes), 0},
+    {KEY("Bytes"), ARG_INT_OK, AT(mem_bytes), AT(has_mem_bytes)},
+    {KEY("dtype"), ARG_STRING, AT(dtype), AT(dtype_len)},
+    {KEY("stream"), ARG_INT_HAS, AT(stream), AT(has_stream)},
+    {KEY("device"), ARG_INT_HAS, AT(device), AT(has_device)},
+    {KEY("queued"), ARG_INT, AT(queued), 0},
+    {KEY("context"), ARG_INT, AT(context), 0},
+    {KEY("graph id"), ARG_INT, AT(graph_id), 0},
+    {KEY("Python id"), ARG_INT, AT(py_id), 0},
+    {KEY("Device Id"), ARG_INT, AT(dev_id), 0},
+    {KEY("sort_index"), ARG_INT_OK, AT(sort_index), AT(has_sort_index)},
+    {KEY("Group size"), ARG_INT, AT(group_size), 0},
+    {KEY("External id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
+    {KEY("external id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
+    {KEY("correlation"), ARG_INT_HAS, AT(corr), AT(has_corr)},
+    {KEY("Device Type"), ARG_INT, AT(dev_type), 0},
+    {KEY("warps per SM"), ARG_DOUBLE, AT(wps), 0},
+    {KEY("blocks per SM"), ARG_DOUBLE, AT(bps), 0},
+    {KEY("shared memory"), ARG_INT, AT(smem), 0},
+    {KEY("In msg nelems"), ARG_INT, AT(in_nelems), 0},
+    {KEY("graph node id"), ARG_INT, AT(graph_node), 0},
+    {KEY("Out msg nelems"), ARG_INT, AT(out_nelems), 0},
+    {KEY("cuda_sync_kind"), ARG_STRING, AT(sync_kind), AT(sync_kind_len)},
+    {KEY("Total Reserved"), ARG_INT, AT(total_res), 0},
+    {KEY("wait_on_stream"), ARG_INT, AT(wait_on_stream), 0},
+    {KEY("Total Allocated"), ARG_INT, AT(total_alloc), 0},
+    {KEY("Collective name"), ARG_STRING, AT(collective), AT(collective_len)},
+    {KEY("Python parent id"), ARG_PY_PARENT, AT(py_parent), AT(py_parent_null)},
+    {KEY("registers per thread"), ARG_INT, AT(regs), 0},
+    {KEY("memory bandwidth (GB/s)"), ARG_DOUBLE, AT(bw), 0},
+    {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
+};
+
+static const arg_key *find_arg_key(const char *k, size_t kl)
+{
+    for (size_t i = 0; i < sizeof arg_keys / sizeof *arg_keys && arg_keys[i].len <= kl; i++)
+        if (arg_keys[i].len == kl && key_eq(k, kl, arg_keys[i].key, kl))
+            return &arg_keys[i];
+    return NULL;
+}
+
+/* "grid" / "block": an array of up to three integers (more are validated and ignored; what is not
+ * an integer is -1). Any other value is skipped. */
+static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
+{
+    p = skip_ws(p);
+    if (*p != '[')
+        return gp__json_skip_value(r, p);
+    p = skip_ws(p + 1);
+    int i = 0;
+    if (*p == ']')
+        return p + 1;
+    do {
+        int64_t v = -1;
+        bool ok;
+        p = gp__json_intish(r, p, &v, &ok);
+        if (i < 3)
+            d[i++] = ok ? i32_sat(v) : -1;
+    } while (gp__json_sep(r, &p, ']', "expected ',' or ']'"));
+    return p + 1;
+}
+
+/* Reads the value at p of the known key a into f. */
+static const char *read_known_arg(reader *r, const char *p, ev_fields *f, const arg_key *a)
+{
+    char *at = (char *)f + a->at, *has = (char *)f + a->has;
+    bool ok = false;
+    switch ((arg_how)a->how) {
+    case ARG_INT:
+        return gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
+    case ARG_INT_HAS:
+        p = gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
+        if (ok)
+            *(bool *)has = true;
+        return p;
+    case ARG_INT_OK:
+        p = gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
+        *(bool *)has = ok;
+        return p;
+    case ARG_DOUBLE:
+        return gp__json_dbl_or_skip(r, p, (double *)(void *)at);
+    case ARG_STRING:
+        return gp__json_str_or_skip(r, p, (const char **)(void *)at, (size_t *)(void *)has);
+    case ARG_DIM3:
+        return parse_dim3(r, p, (int32_t *)(void *)at);
+    case ARG_PY_PARENT:
+        if (*p == 'n') {
+            p = gp__json_skip_literal(r, p, "null");
+            f->py_parent_null = true;
+            return p;
+        }
+        return gp__json_intish(r, p, &f->py_parent, &ok);
+    }
+    return gp__json_skip_value(r, p);
+}
+
+/* One member "key": value of args, p at (or blanks before) the key. */
+static const char *parse_arg(reader *r, const char *p, ev_fields *f)
+{
+    const char *k;
+    size_t kl;
+    size_t keep = r->scratch_len;
+    p = gp__json_key(r, p, &k, &kl, "expected a member name (a string) in args");
+    const arg_key *a = find_arg_key(k, kl);
+    if (a)
+        return read_known_arg(r, p, f, a);
+    if (f->ph == 'C' && is_number_start(*p)) {
+        double d;
+        p = gp__json_double(r, p, &d);
+        if (f->n_ctr++ == 0) { /* the key stays in scratch: the counter's series name */
+            f->ctr_key = k;
+            f->ctr_key_len = kl;
+            f->ctr_value = d;
+        }
+        return p;
+    }
+    p = gp__json_skip_value(r, p);
+    r->scratch_len = keep; /* the key's unescaped copy, if any, is no longer needed */
+    return p;
+}
+
+const char *gp__kineto_parse_args(reader *r, const char *p, ev_fields *f)
+{
+    p = skip_ws(p);
+    if (*p != '{')
+        return gp__json_skip_value(r, p);
+    const char *args_start = p;
+    if (++r->depth > MAX_DEPTH)
+        gp__json_fail_at(r, p, "nesting too deep");
+    p = skip_ws(p + 1);
+    if (*p != '}') {
+        do
+            p = parse_arg(r, p, f);
+        while (gp__json_sep(r, &p, '}', "expected ',' or '}' in args"));
+    }
+    r->depth--;
+    f->args_s = args_start;
+    f->args_len = (size_t)(p + 1 - args_start);
+    return p + 1;
+}

@@ -1,0 +1,669 @@
+/* Kineto event objects into the model: one element of traceEvents is parsed into ev_fields (its
+ * args by kineto_args.c), then committed as an event on its track (a CPU thread, a GPU stream, a
+ * counter, or a track keyed by string ids), a counter sample, a flow point (paired when the read
+ * ends, kineto_merge.c) or track metadata. Nothing reaches the model before the element is
+ * complete, so an element parsed again after a refill leaves no trace of its first attempt. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/trace.h"
+#include "model/model_internal.h"
+#include "io/json_scan.h"
+#include "io/kineto_events.h"
+
+#define ABSURD_NS (7LL * 24 * 3600 * 1000000000LL) /* HTA's 7-day cut-off */
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static cat_id classify_cat(const char *s, size_t l)
+{
+    switch (l) {
+    case 4:
+        if (KEY_IS(s, l, "ac2g"))
+            return CAT_AC2G;
+        break;
+    case 5:
+        if (KEY_IS(s, l, "range"))
+            return CAT_RANGE;
+        if (KEY_IS(s, l, "async"))
+            return CAT_AC2G; /* legacy launch flows */
+        if (KEY_IS(s, l, "Trace"))
+            return CAT_KNOWN_OTHER; /* the profiler's own span, "PyTorch Profiler (0)" */
+        break;
+    case 6:
+        if (KEY_IS(s, l, "cpu_op"))
+            return CAT_CPU_OP;
+        if (KEY_IS(s, l, "kernel") || KEY_IS(s, l, "Kernel"))
+            return CAT_KERNEL;
+        if (KEY_IS(s, l, "Memcpy"))
+            return CAT_MEMCPY;
+        if (KEY_IS(s, l, "Memset"))
+            return CAT_MEMSET;
+        break;
+    case 7:
+        if (KEY_IS(s, l, "Runtime"))
+            return CAT_RUNTIME;
+        break;
+    case 8:
+        if (KEY_IS(s, l, "Operator"))
+            return CAT_CPU_OP;
+        if (KEY_IS(s, l, "overhead"))
+            return CAT_OVERHEAD;
+        break;
+    case 9:
+        if (KEY_IS(s, l, "cuda_sync"))
+            return CAT_SYNC;
+        break;
+    case 10:
+        if (KEY_IS(s, l, "gpu_memcpy"))
+            return CAT_MEMCPY;
+        if (KEY_IS(s, l, "gpu_memset"))
+            return CAT_MEMSET;
+        break;
+    case 11:
+        if (KEY_IS(s, l, "cuda_driver"))
+            return CAT_DRIVER;
+        break;
+    case 12:
+        if (KEY_IS(s, l, "cuda_runtime"))
+            return CAT_RUNTIME;
+        break;
+    case 15:
+        if (KEY_IS(s, l, "user_annotation"))
+            return CAT_USER_ANNOTATION;
+        if (KEY_IS(s, l, "python_function"))
+            return CAT_PYTHON;
+        break;
+    case 17:
+        if (KEY_IS(s, l, "cpu_instant_event"))
+            return CAT_CPU_INSTANT;
+        break;
+    case 19:
+        if (KEY_IS(s, l, "gpu_user_annotation"))
+            return CAT_GPU_USER_ANNOTATION;
+        break;
+    case 16:
+        if (KEY_IS(s, l, "async_cpu_to_gpu"))
+            return CAT_AC2G;
+        break;
+    default:
+        break;
+    }
+    return CAT_UNKNOWN;
+}
+
+static const char *parse_idval(reader *r, const char *p, idval *v)
+{
+    p = skip_ws(p);
+    memset(v, 0, sizeof *v);
+    v->present = true;
+    if (*p == '"') {
+        p = gp__json_string(r, p, &v->s, &v->len, NULL);
+        v->is_str = true;
+        /* "25738" (legacy) and "stream 7" (legacy GPU rows) carry numbers. */
+        const char *q = v->s;
+        size_t n = v->len;
+        if (n > 7 && memcmp(q, "stream ", 7) == 0) {
+            q += 7;
+            n -= 7;
+        }
+        if (n > 0 && n < 19) { /* at most 18 digits: cannot overflow int64 */
+            bool neg = q[0] == '-';
+            size_t i = neg ? 1 : 0;
+            int64_t x = 0;
+            bool digits = i < n;
+            for (; i < n; i++) {
+                if (q[i] < '0' || q[i] > '9') {
+                    digits = false;
+                    break;
+                }
+                x = x * 10 + (q[i] - '0');
+            }
+            if (digits) {
+                v->numeric = true;
+                v->num = neg ? -x : x;
+            }
+        }
+        return p;
+    }
+    if (is_number_start(*p)) {
+        p = gp__json_int(r, p, &v->num);
+        v->numeric = true;
+        return p;
+    }
+    /* Other JSON values (null, objects...) count as absent, i.e. 0, as Chrome's viewer does. */
+    v->present = false;
+    v->numeric = true;
+    return gp__json_skip_value(r, p);
+}
+
+static gp_strid intern_name(reader *r, const ev_fields *f)
+{
+    gp_strid id;
+    if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len,
+                            gp__strtab_hash(f->name, f->name_len), &id) != GP_OK) {
+        gp__reader_oom(r);
+    }
+    return id;
+}
+
+uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t tid)
+{
+    if (r->have_last && r->last_kind == kind && r->last_pid == pid && r->last_tid == tid)
+        return r->last_track;
+    uint32_t idx;
+    if (gp_trace_track(r->t, kind, pid, tid, &idx) != GP_OK)
+        gp__reader_oom(r);
+    r->have_last = true;
+    r->last_kind = kind;
+    r->last_pid = pid;
+    r->last_tid = tid;
+    r->last_track = idx;
+    return idx;
+}
+
+uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
+                                  gp_strid ts, int64_t tnum)
+{
+    if (!pstr && !tstr)
+        return gp__kineto_get_track(r, GP_TRACK_CPU_THREAD, pnum, tnum);
+    int64_t pid = pstr ? -(int64_t)ps - 1 : pnum;
+    int64_t tid = tstr ? -(int64_t)ts - 1 : tnum;
+    uint32_t idx = gp__kineto_get_track(r, GP_TRACK_OTHER, pid, tid);
+    gp_track *tr = &r->t->tracks[idx];
+    tr->pid_is_str = pstr;
+    tr->tid_is_str = tstr;
+    tr->pid_str = ps;
+    tr->tid_str = ts;
+    return idx;
+}
+
+static uint32_t get_string_track(reader *r, const ev_fields *f)
+{
+    bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
+    return gp__kineto_track_for_ids(
+        r, pstr, pstr ? gp__reader_intern(r, f->pid.s, f->pid.len) : 0, f->pid.num, tstr,
+        tstr ? gp__reader_intern(r, f->tid.s, f->tid.len) : 0, f->tid.num);
+}
+
+/* The legacy autograd-profiler format (torch.autograd.profiler.profile(...).export_chrome_trace
+ * in a PyTorch built without Kineto, e.g. Debian's python3-torch): a bare array of "X" events
+ * without "cat" whose pid is the string "CPU functions" (operators, tid the profiler's thread
+ * number) or "CUDA functions" (kernels, tid the CUDA device index), plus "s"/"f" flows of cat
+ * "cpu_to_cuda" from an operator to its kernels. Decided per event from the pid string alone, so
+ * every piece of a parallel read decides exactly as a sequential read does. Returns which of the
+ * two pids f carries (LEGACY_NONE for anything else, including a numeric pid). */
+typedef enum legacy_pid { LEGACY_NONE = 0, LEGACY_CPU, LEGACY_CUDA } legacy_pid;
+
+static legacy_pid legacy_pid_of(const idval *pid)
+{
+    if (!pid->is_str || pid->numeric)
+        return LEGACY_NONE;
+    if (KEY_IS(pid->s, pid->len, "CPU functions"))
+        return LEGACY_CPU;
+    if (KEY_IS(pid->s, pid->len, "CUDA functions"))
+        return LEGACY_CUDA;
+    return LEGACY_NONE;
+}
+
+static int64_t norm_stream(int64_t s)
+{
+    return s == 4294967295LL ? -1 : s;
+}
+
+static gp_event_kind kind_of(cat_id c)
+{
+    switch (c) {
+    case CAT_CPU_OP:
+        return GP_EV_CPU_OP;
+    case CAT_USER_ANNOTATION:
+        return GP_EV_USER_ANNOTATION;
+    case CAT_GPU_USER_ANNOTATION:
+        return GP_EV_GPU_USER_ANNOTATION;
+    case CAT_PYTHON:
+        return GP_EV_PYTHON;
+    case CAT_RUNTIME:
+        return GP_EV_RUNTIME;
+    case CAT_DRIVER:
+        return GP_EV_DRIVER;
+    case CAT_KERNEL:
+        return GP_EV_KERNEL;
+    case CAT_MEMCPY:
+        return GP_EV_MEMCPY;
+    case CAT_MEMSET:
+        return GP_EV_MEMSET;
+    case CAT_SYNC:
+        return GP_EV_SYNC;
+    case CAT_OVERHEAD:
+        return GP_EV_OVERHEAD;
+    case CAT_RANGE:
+        return GP_EV_RANGE;
+    default:
+        return GP_EV_OTHER;
+    }
+}
+
+static void add_event(reader *r, const gp_event *ev)
+{
+    gp_track *tr = &r->t->tracks[ev->track];
+    gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
+    if (!e)
+        gp__reader_oom(r);
+    *e = *ev;
+    r->t->stats.by_kind[ev->kind]++;
+}
+
+static void commit_metadata(reader *r, const ev_fields *f)
+{
+    r->t->stats.metadata_events++;
+    if (!f->pid.present)
+        return;
+    pending_meta m = {0};
+    m.pid = f->pid.numeric ? f->pid.num : INT64_MIN;
+    m.tid = f->tid.numeric ? f->tid.num : INT64_MIN;
+    if (KEY_IS(f->name, f->name_len, "process_name") && f->meta_name)
+        m.kind = 0;
+    else if (KEY_IS(f->name, f->name_len, "thread_name") && f->meta_name)
+        m.kind = 1;
+    else if (KEY_IS(f->name, f->name_len, "thread_sort_index") && f->has_sort_index)
+        m.kind = 2;
+    else
+        return;
+    if (m.pid == INT64_MIN)
+        return;
+    if (f->meta_name)
+        m.value = gp__reader_intern(r, f->meta_name, f->meta_name_len);
+    m.num = f->sort_index;
+    pending_meta *slot = GP_PUSH(r->meta, r->n_meta, r->cap_meta);
+    if (!slot)
+        gp__reader_oom(r);
+    *slot = m;
+}
+
+static void commit_flow(reader *r, const ev_fields *f)
+{
+    r->t->stats.flow_points++;
+    if (f->cat == CAT_AC2G || !f->has_id || !f->has_ts)
+        return; /* launch flows are implied by correlation ids */
+    /* Legacy operator -> kernel arrows are launch flows too; without correlation ids the model
+     * has no link to keep for them (docs/internals/io.md). */
+    if (f->cat_s && KEY_IS(f->cat_s, f->cat_len, "cpu_to_cuda") &&
+        legacy_pid_of(&f->pid) != LEGACY_NONE)
+        return;
+    gp__trace_priv *priv = r->t->priv;
+    gp__flow_point *fp = GP_PUSH(priv->flow_points, priv->n_flow_points, priv->cap_flow_points);
+    if (!fp)
+        gp__reader_oom(r);
+    fp->id = f->id;
+    fp->cat = f->cat_s ? gp__reader_intern(r, f->cat_s, f->cat_len) : 0;
+    fp->name = f->name ? gp__reader_intern(r, f->name, f->name_len) : 0;
+    fp->is_end = f->ph == 'f';
+    fp->ts = f->ts;
+    /* The track is found when the flow is paired: an endpoint without its partner must not
+     * create a track. */
+    fp->pid_is_str = f->pid.is_str && !f->pid.numeric;
+    fp->tid_is_str = f->tid.is_str && !f->tid.numeric;
+    fp->pid_str = fp->pid_is_str ? gp__reader_intern(r, f->pid.s, f->pid.len) : 0;
+    fp->tid_str = fp->tid_is_str ? gp__reader_intern(r, f->tid.s, f->tid.len) : 0;
+    fp->pid = f->pid.num;
+    fp->tid = f->tid.num;
+}
+
+/* One counter sample of the event's series `key`: the event's name when the key is "value" (the
+ * usual single-series form), else "<name>.<key>". */
+static void add_counter_sample(reader *r, const ev_fields *f, const char *key, size_t key_len,
+                               double value)
+{
+    gp_counter_sample c = {0};
+    c.ts = f->ts;
+    c.value = value;
+    if (KEY_IS(key, key_len, "value")) {
+        c.series = f->name ? gp__reader_intern(r, f->name, f->name_len) : 0;
+    } else {
+        char tmp[512];
+        int n = snprintf(tmp, sizeof tmp, "%.*s.%.*s", (int)GP_MIN(f->name_len, 250),
+                         f->name ? f->name : "", (int)GP_MIN(key_len, 250), key);
+        c.series = gp__reader_intern(r, tmp, (size_t)n);
+    }
+    c.track = gp__kineto_get_track(r, GP_TRACK_COUNTER, f->pid.numeric ? f->pid.num : 0, 0);
+    if (gp_trace_add_counter(r->t, &c) != GP_OK)
+        gp__reader_oom(r);
+    r->t->stats.by_kind[GP_EV_COUNTER]++;
+}
+
+/* A counter event: one sample per numeric member of args, as Chrome's viewer draws each member as
+ * a series of its own. parse_args kept the first; with several, the args text (validated by
+ * parse_args, complete in the buffer) is scanned again for all of them. */
+static void commit_counter(reader *r, const ev_fields *f)
+{
+    if (!f->n_ctr || !f->has_ts)
+        return;
+    if (f->n_ctr == 1 || !f->args_s) {
+        add_counter_sample(r, f, f->ctr_key, f->ctr_key_len, f->ctr_value);
+        return;
+    }
+    const char *p = skip_ws(f->args_s + 1);
+    while (*p == '"') {
+        const char *k;
+        size_t kl;
+        p = gp__json_string(r, p, &k, &kl, NULL);
+        p = skip_ws(expect_char(r, p, ':', "':'"));
+        if (is_number_start(*p)) {
+            double d;
+            p = gp__json_double(r, p, &d);
+            add_counter_sample(r, f, k, kl, d);
+        } else {
+            p = gp__json_skip_value(r, p);
+        }
+        p = skip_ws(p);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+    }
+}
+
+/* The GPU stream track of a GPU event, and its side record (grid, block, bytes, NCCL fields...). */
+static void commit_gpu_fields(reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
+{
+    int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
+    int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
+    if (legacy == LEGACY_CUDA) { /* tid is the device; the format records no stream */
+        device = f->has_device ? f->device : (f->tid.numeric ? f->tid.num : 0);
+        stream = f->has_stream ? f->stream : 0;
+    }
+    stream = norm_stream(stream);
+    if (!f->has_stream)
+        ev->flags |= GP_EVF_STREAM_FROM_TID;
+    ev->track = gp__kineto_get_track(r, GP_TRACK_GPU_STREAM, device, stream);
+    gp_gpu_info gi;
+    gp_gpu_info_init(&gi);
+    gi.device = i32_sat(device);
+    gi.stream = stream;
+    gi.context = f->context >= 0 ? i32_sat(f->context) : -1;
+    memcpy(gi.grid, f->grid, sizeof gi.grid);
+    memcpy(gi.block, f->block, sizeof gi.block);
+    gi.registers_per_thread = i32_sat(f->regs);
+    gi.shared_memory = i32_sat(f->smem);
+    gi.blocks_per_sm = (float)f->bps;
+    gi.warps_per_sm = (float)f->wps;
+    gi.occupancy_pct = (float)f->occ;
+    gi.queued = i32_sat(f->queued);
+    gi.bytes = f->bytes;
+    gi.bandwidth_gbps = f->bw;
+    gi.graph_id = f->graph_id;
+    gi.graph_node_id = f->graph_node;
+    gi.sync_kind = f->sync_kind ? gp__reader_intern(r, f->sync_kind, f->sync_kind_len) : 0;
+    gi.wait_on_stream = f->wait_on_stream;
+    gi.collective = f->collective ? gp__reader_intern(r, f->collective, f->collective_len) : 0;
+    gi.in_msg_nelems = f->in_nelems;
+    gi.out_msg_nelems = f->out_nelems;
+    gi.group_size = i32_sat(f->group_size);
+    gi.dtype = f->dtype ? gp__reader_intern(r, f->dtype, f->dtype_len) : 0;
+    gi.copy_kind = f->copy_kind ? gp__reader_intern(r, f->copy_kind, f->copy_kind_len) : 0;
+    if (gp_trace_add_gpu_info(r->t, &gi, &ev->extra) != GP_OK)
+        gp__reader_oom(r);
+}
+
+/* The track of a CPU-side event: a CPU thread, or a track keyed by string ids. */
+static uint32_t cpu_track(reader *r, const ev_fields *f, legacy_pid legacy)
+{
+    if (legacy == LEGACY_CPU) /* process 0, the profiler's thread number */
+        return f->tid.is_str && !f->tid.numeric
+                   ? gp__kineto_track_for_ids(r, false, 0, 0, true,
+                                              gp__reader_intern(r, f->tid.s, f->tid.len), 0)
+                   : gp__kineto_get_track(r, GP_TRACK_CPU_THREAD, 0, f->tid.num);
+    if (f->pid.numeric && f->tid.numeric)
+        return gp__kineto_get_track(r, GP_TRACK_CPU_THREAD, f->pid.num, f->tid.num);
+    return get_string_track(r, f);
+}
+
+/* ev->extra of a CPU-side event of kind `kind`: its side record or the id it carries. */
+static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, gp_event *ev)
+{
+    gp_trace *t = r->t;
+    switch (kind) {
+    case GP_EV_MEMORY: {
+        gp_mem_info mi = {f->addr,
+                          f->has_mem_bytes ? f->mem_bytes : 0,
+                          f->total_alloc,
+                          f->total_res,
+                          i32_sat(f->dev_type),
+                          i32_sat(f->dev_id)};
+        if (gp_trace_add_mem_info(t, &mi, &ev->extra) != GP_OK)
+            gp__reader_oom(r);
+        break;
+    }
+    case GP_EV_PYTHON: {
+        gp_py_info pi = {f->py_id, f->py_parent_null ? -1 : f->py_parent};
+        if (gp_trace_add_py_info(t, &pi, &ev->extra) != GP_OK)
+            gp__reader_oom(r);
+        break;
+    }
+    case GP_EV_RUNTIME:
+    case GP_EV_DRIVER:
+        ev->extra = f->cbid >= 0 && f->cbid < UINT32_MAX ? (uint32_t)f->cbid + 1 : 0;
+        break;
+    case GP_EV_RANGE:
+    case GP_EV_INSTANT:
+        if (f->args_s && f->args_len > 2 &&
+            gp_trace_add_args(t, f->args_s, f->args_len, &ev->extra) != GP_OK)
+            gp__reader_oom(r);
+        break;
+    case GP_EV_OTHER:
+        ev->extra = f->cat_s ? gp__reader_intern(r, f->cat_s, f->cat_len) : 0;
+        break;
+    case GP_EV_CPU_OP: {
+        int64_t s = f->has_stream ? norm_stream(f->stream) : -1;
+        ev->extra = s >= 0 && s < (int64_t)UINT32_MAX - 1 ? (uint32_t)s + 1 : 0;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* The kind, duration and flags of an "X" event into ev. False when the event is dropped (Python
+ * functions when not kept, absurd durations). */
+static bool span_kind(reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
+{
+    gp_read_stats *stats = &r->t->stats;
+    gp_event_kind kind = legacy == LEGACY_CPU    ? GP_EV_CPU_OP
+                         : legacy == LEGACY_CUDA ? GP_EV_KERNEL
+                                                 : kind_of(f->cat);
+    if (kind == GP_EV_PYTHON && !r->opts->keep_python)
+        return false;
+    if (f->has_dur) {
+        ev->dur = f->dur;
+        if (ev->dur < 0) {
+            ev->dur = 0;
+            ev->flags |= GP_EVF_DUR_CLAMPED;
+            stats->negative_dur++;
+        } else if (ev->dur > ABSURD_NS) {
+            stats->absurd_dur++;
+            return false;
+        }
+    } else {
+        ev->flags |= GP_EVF_NO_DUR;
+        stats->no_dur++;
+    }
+    if (kind == GP_EV_OTHER && f->cat != CAT_KNOWN_OTHER)
+        stats->unknown_cat++;
+    ev->kind = (uint8_t)kind;
+    return true;
+}
+
+/* An "X" (complete) or "i" / "I" (instant) event: one gp_event on its track. */
+static void commit_span(reader *r, const ev_fields *f)
+{
+    gp_event ev = {0};
+    ev.ts = f->ts;
+    ev.correlation = f->has_corr ? f->corr : 0;
+    ev.external_id = f->has_ext ? f->ext : 0;
+    legacy_pid legacy = LEGACY_NONE; /* a legacy "X" event without cat (see legacy_pid_of) */
+    if (f->ph != 'X') {
+        bool is_mem = f->name_len == 8 && memcmp(f->name, "[memory]", 8) == 0;
+        if (is_mem && !r->opts->keep_memory)
+            return;
+        ev.kind = (uint8_t)(is_mem ? GP_EV_MEMORY : GP_EV_INSTANT);
+        ev.flags |= GP_EVF_INSTANT;
+    } else {
+        legacy = f->cat_s ? LEGACY_NONE : legacy_pid_of(&f->pid);
+        if (!span_kind(r, f, legacy, &ev))
+            return;
+    }
+    gp_event_kind kind = (gp_event_kind)ev.kind;
+    ev.name = f->name ? intern_name(r, f) : 0;
+    if (gp_event_kind_is_gpu(kind)) {
+        commit_gpu_fields(r, f, legacy, &ev);
+    } else {
+        ev.track = cpu_track(r, f, legacy);
+        commit_cpu_extra(r, f, kind, &ev);
+    }
+    add_event(r, &ev);
+}
+
+static void commit_event(reader *r, const ev_fields *f)
+{
+    if (f->ph == 'M') {
+        commit_metadata(r, f);
+        return;
+    }
+    if (f->ph == 's' || f->ph == 'f' || f->ph == 't') {
+        commit_flow(r, f);
+        return;
+    }
+    if (f->ph == 'C') {
+        commit_counter(r, f);
+        return;
+    }
+    if ((f->ph != 'X' && f->ph != 'i' && f->ph != 'I') || !f->has_ts) {
+        r->t->stats.skipped++;
+        return;
+    }
+    commit_span(r, f);
+}
+
+static void fields_init(ev_fields *f)
+{
+    gp__zero(f, sizeof *f);                 /* once per event: see gp__zero */
+    f->pid.numeric = f->tid.numeric = true; /* a missing pid or tid is 0 */
+    f->context = -1;
+    f->cbid = -1;
+    for (int i = 0; i < 3; i++)
+        f->grid[i] = f->block[i] = -1;
+    f->regs = f->smem = f->queued = f->bytes = -1;
+    f->graph_id = f->graph_node = -1;
+    f->py_id = f->py_parent = -1;
+    f->total_alloc = f->total_res = -1;
+    f->dev_type = f->dev_id = -1;
+    f->wait_on_stream = -1;
+    f->in_nelems = f->out_nelems = f->group_size = -1;
+}
+
+/* "ph": a string; the event's phase is its first character. */
+static const char *parse_ph(reader *r, const char *p, ev_fields *f)
+{
+    const char *s;
+    size_t l;
+    gp__json_want(r, p, '"', "a string", "field \"ph\": expected a string");
+    p = gp__json_string(r, p, &s, &l, NULL);
+    f->ph = l ? s[0] : 0;
+    return p;
+}
+
+/* "ts" or "dur" (field): microseconds into exact nanoseconds in *out, *has set. Some writers
+ * quote numbers: a quoted number is read the same way. A null duration (is_dur) is absent;
+ * anything else that is not a number is an error. Durations saturate (see gp__json_us_ns). */
+static const char *parse_time(reader *r, const char *p, const char *field, bool is_dur,
+                              int64_t *out, bool *has)
+{
+    if (*p == '"') {
+        const char *s;
+        size_t l;
+        const char *q = gp__json_string(r, p, &s, &l, NULL);
+        if (!gp__json_us_text_to_ns(s, s + l, out))
+            gp__json_fail_at(r, p, "field \"%s\": expected a number", field);
+        *has = true;
+        return q;
+    }
+    if (!is_number_start(*p)) {
+        if (*p == '\0')
+            gp__json_at_nul(r, p, "a number");
+        if (*p == 'N' || *p == 'I')
+            gp__json_fail_at(r, p, "field \"%s\": NaN or Infinity is not a valid JSON number",
+                             field);
+        if (is_dur && *p == 'n') /* null */
+            return gp__json_skip_literal(r, p, "null");
+        gp__json_fail_at(r, p, "field \"%s\": expected a number", field);
+    }
+    p = gp__json_us_ns(r, p, out, is_dur);
+    *has = true;
+    return p;
+}
+
+/* One member "key": value of an event object, p at (or blanks before) the key. */
+static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
+{
+    const char *k;
+    size_t kl;
+    p = gp__json_key(r, p, &k, &kl, "expected a member name (a string) in event");
+    bool ok;
+    switch (kl) {
+    case 2:
+        if (k[0] == 'p' && k[1] == 'h')
+            return parse_ph(r, p, f);
+        if (k[0] == 't' && k[1] == 's')
+            return parse_time(r, p, "ts", false, &f->ts, &f->has_ts);
+        if (k[0] == 'i' && k[1] == 'd') {
+            p = gp__json_intish(r, p, &f->id, &ok);
+            f->has_id = ok;
+            return p;
+        }
+        break;
+    case 3:
+        if (KEY_IS(k, kl, "cat")) {
+            if (*p != '"')
+                return gp__json_skip_value(r, p);
+            p = gp__json_string(r, p, &f->cat_s, &f->cat_len, NULL);
+            f->cat = classify_cat(f->cat_s, f->cat_len);
+            return p;
+        }
+        if (KEY_IS(k, kl, "pid"))
+            return parse_idval(r, p, &f->pid);
+        if (KEY_IS(k, kl, "tid"))
+            return parse_idval(r, p, &f->tid);
+        if (KEY_IS(k, kl, "dur"))
+            return parse_time(r, p, "dur", true, &f->dur, &f->has_dur);
+        break;
+    case 4:
+        if (KEY_IS(k, kl, "name")) {
+            if (*p != '"')
+                return gp__json_skip_value(r, p);
+            return gp__json_string(r, p, &f->name, &f->name_len, &f->name_escaped);
+        }
+        if (KEY_IS(k, kl, "args"))
+            return gp__kineto_parse_args(r, p, f);
+        break;
+    default:
+        break;
+    }
+    return gp__json_skip_value(r, p);
+}
+
+const char *gp__kineto_parse_event(reader *r, const char *p)
+{
+    ev_fields f;
+    fields_init(&f);
+    gp__json_scratch_reset(r);
+    p = skip_ws(p + 1);
+    if (*p == '}') {
+        r->t->stats.skipped++;
+        return p + 1;
+    }
+    do
+        p = parse_event_member(r, p, &f);
+    while (gp__json_sep(r, &p, '}', "expected ',' or '}'"));
+    commit_event(r, &f);
+    return p + 1;
+}

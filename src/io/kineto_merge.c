@@ -1,0 +1,476 @@
+/* Finishing a read, and merging the pieces of a parallel one (contracts in io/kineto_reader.h).
+ *
+ * Finishing (gp__reader_finish) turns what the parse collected into the model's final form: times
+ * become absolute (baseTimeNanoseconds + ts), flow points are paired into flows, metadata events
+ * name the tracks, and gp_trace_finish sorts and indexes.
+ *
+ * Merging (gp__merge_readers): each piece of a parallel read has its own trace, with its own
+ * string ids, tracks and side tables. The pieces are merged into the first in file order: strings
+ * are interned again and mapped, tracks are found or created in order, and the destination's arrays
+ * grow once; the bulk copies (events, side records) then run as tasks of COPY_CHUNK elements on
+ * several threads, each task writing its own range. The result is the trace a sequential read
+ * would have built: same ids, same order. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/par.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "gpuprof/trace.h"
+#include "model/model_internal.h"
+#include "io/json_scan.h"
+
+#define COPY_CHUNK 32768 /* elements per merge-copy task */
+
+/* ---- finishing ---------------------------------------------------------------------------- */
+
+static int cmp_flow_point(const void *a, const void *b)
+{
+    const gp__flow_point *x = a, *y = b;
+    if (x->cat != y->cat)
+        return x->cat < y->cat ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->is_end != y->is_end)
+        return x->is_end ? 1 : -1;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Shifts relative times to absolute ones (base + ts). False when one leaves ±2^62 ns. */
+static bool shift_times(gp_trace *t, gp_ns base)
+{
+    gp__trace_priv *priv = t->priv;
+    /* |ts| and |base| are at most 2^62 each: the sums cannot overflow; bound them again. */
+    bool range = true;
+    for (size_t i = 0; i < t->n_tracks; i++)
+        for (size_t j = 0; j < t->tracks[i].n_events; j++) {
+            gp_ns *ts = &t->tracks[i].events[j].ts;
+            *ts += base;
+            range &= *ts <= GP__MAX_TIME_NS && *ts >= -GP__MAX_TIME_NS;
+        }
+    for (size_t i = 0; i < t->n_counters; i++) {
+        t->counters[i].ts += base;
+        range &= t->counters[i].ts <= GP__MAX_TIME_NS && t->counters[i].ts >= -GP__MAX_TIME_NS;
+    }
+    for (size_t i = 0; i < priv->n_flow_points; i++)
+        priv->flow_points[i].ts += base;
+    return range;
+}
+
+/* Pairs flow points: a start then an end with the same (cat, id) make a flow. Longjmps (r->jb)
+ * when out of memory creating a track. */
+static gp_status pair_flows(reader *r)
+{
+    gp_trace *t = r->t;
+    gp__trace_priv *priv = t->priv;
+    if (!priv->n_flow_points)
+        return GP_OK;
+    qsort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
+    for (size_t i = 0; i + 1 < priv->n_flow_points; i++) {
+        gp__flow_point *a = &priv->flow_points[i], *b = &priv->flow_points[i + 1];
+        if (a->cat == b->cat && a->id == b->id && !a->is_end && b->is_end) {
+            uint32_t src = gp__kineto_track_for_ids(r, a->pid_is_str, a->pid_str, a->pid,
+                                                    a->tid_is_str, a->tid_str, a->tid);
+            uint32_t dst = gp__kineto_track_for_ids(r, b->pid_is_str, b->pid_str, b->pid,
+                                                    b->tid_is_str, b->tid_str, b->tid);
+            gp_flow f = {a->id, a->cat, a->name, src, dst, a->ts, b->ts};
+            if (gp_trace_add_flow(t, &f) != GP_OK)
+                return GP_ENOMEM;
+            i++;
+        }
+    }
+    return GP_OK;
+}
+
+/* Track names and sort indices from metadata events. */
+static void apply_track_meta(reader *r)
+{
+    gp_trace *t = r->t;
+    for (size_t m = 0; m < r->n_meta; m++) {
+        const pending_meta *pm = &r->meta[m];
+        for (size_t i = 0; i < t->n_tracks; i++) {
+            gp_track *tr = &t->tracks[i];
+            if (tr->kind == GP_TRACK_OTHER || tr->kind == GP_TRACK_COUNTER || tr->pid != pm->pid)
+                continue;
+            if (pm->kind == 0)
+                tr->process_name = pm->value;
+            else if (pm->kind == 1 && tr->tid == pm->tid)
+                tr->name = pm->value;
+            else if (pm->kind == 2 && tr->tid == pm->tid)
+                tr->sort_index = pm->num;
+        }
+    }
+}
+
+gp_status gp__reader_finish(reader *r)
+{
+    /* Helpers used below report out-of-memory with longjmp (as during parsing). */
+    if (setjmp(r->jb))
+        return GP_ENOMEM;
+    gp_trace *t = r->t;
+    if (t->base_time_ns && !shift_times(t, t->base_time_ns))
+        return gp_error_set(r->err, GP_EPARSE,
+                            "%s: field \"baseTimeNanoseconds\": base + ts is out of range "
+                            "(more than 2^62 ns)",
+                            r->name);
+    if (pair_flows(r) != GP_OK)
+        return GP_ENOMEM;
+    apply_track_meta(r);
+    t->rank = t->dist.present && t->dist.rank >= 0 ? t->dist.rank : -1;
+    return gp_trace_finish(t);
+}
+
+/* ---- merging pieces ----------------------------------------------------------------------- */
+
+/* How one piece's trace maps into the first piece's. */
+typedef struct merge_src {
+    reader *src;
+    gp_strid *map;     /* string ids */
+    uint32_t *tmap;    /* track indexes */
+    size_t *track_off; /* per track: where its events go in the destination track */
+    size_t off_gpu, off_mem, off_py, off_args;
+    /* Copy tasks not yet done per source array (the side tables by copy_what, then one per
+     * track): the task that brings one to zero frees that array, which keeps the peak low. */
+    _Atomic size_t *left;
+} merge_src;
+
+typedef enum copy_what { COPY_GPU, COPY_MEM, COPY_PY, COPY_ARGS, COPY_EVENTS } copy_what;
+
+typedef struct copy_task {
+    const merge_src *m;
+    copy_what what;
+    uint32_t track; /* COPY_EVENTS: the source track */
+    size_t lo, hi;
+} copy_task;
+
+typedef struct copy_job {
+    gp_trace *dst;
+    copy_task *tasks;
+    size_t n, cap;
+} copy_job;
+
+static void copy_events(gp_trace *d, const merge_src *m, uint32_t k, size_t lo, size_t hi)
+{
+    const gp_track *st = &m->src->t->tracks[k];
+    uint32_t di = m->tmap[k];
+    gp_event *out = d->tracks[di].events + m->track_off[k];
+    for (size_t j = lo; j < hi; j++) {
+        gp_event e = st->events[j];
+        e.name = m->map[e.name];
+        e.track = di;
+        switch ((gp_event_kind)e.kind) {
+        case GP_EV_KERNEL:
+        case GP_EV_MEMCPY:
+        case GP_EV_MEMSET:
+        case GP_EV_SYNC:
+        case GP_EV_GPU_USER_ANNOTATION:
+            e.extra += e.extra ? (uint32_t)m->off_gpu : 0;
+            break;
+        case GP_EV_MEMORY:
+            e.extra += e.extra ? (uint32_t)m->off_mem : 0;
+            break;
+        case GP_EV_PYTHON:
+            e.extra += e.extra ? (uint32_t)m->off_py : 0;
+            break;
+        case GP_EV_RANGE:
+        case GP_EV_INSTANT:
+            e.extra += e.extra ? (uint32_t)m->off_args : 0;
+            break;
+        case GP_EV_OTHER:
+            e.extra = m->map[e.extra];
+            break;
+        default:
+            break;
+        }
+        out[j] = e;
+    }
+}
+
+/* Frees *data and empties the array (*n = *cap = 0). */
+static void drop_array(void **data, size_t *n, size_t *cap)
+{
+    free(*data);
+    *data = NULL;
+    *n = *cap = 0;
+}
+
+/* Frees the source array of a copy task's kind, once its last task is done. */
+static void drop_source(gp_trace *src, copy_what what, uint32_t track)
+{
+    switch (what) {
+    case COPY_EVENTS: {
+        gp_track *tr = &src->tracks[track];
+        drop_array((void **)&tr->events, &tr->n_events, &tr->cap_events);
+        break;
+    }
+    case COPY_GPU:
+        drop_array((void **)&src->gpu_info, &src->n_gpu_info, &src->cap_gpu_info);
+        break;
+    case COPY_MEM:
+        drop_array((void **)&src->mem_info, &src->n_mem_info, &src->cap_mem_info);
+        break;
+    case COPY_PY:
+        drop_array((void **)&src->py_info, &src->n_py_info, &src->cap_py_info);
+        break;
+    case COPY_ARGS:
+        drop_array((void **)&src->args, &src->n_args, &src->cap_args);
+        break;
+    }
+}
+
+static void run_copy_task(void *ctx, size_t i)
+{
+    copy_job *job = ctx;
+    const copy_task *c = &job->tasks[i];
+    const merge_src *m = c->m;
+    const gp_trace *t = m->src->t;
+    gp_trace *d = job->dst;
+    size_t n = c->hi - c->lo;
+    switch (c->what) {
+    case COPY_EVENTS:
+        copy_events(d, m, c->track, c->lo, c->hi);
+        break;
+    case COPY_GPU:
+        memcpy(d->gpu_info + m->off_gpu + c->lo, t->gpu_info + c->lo, n * sizeof *d->gpu_info);
+        for (size_t j = c->lo; j < c->hi; j++) {
+            gp_gpu_info *g = &d->gpu_info[m->off_gpu + j];
+            g->sync_kind = m->map[g->sync_kind];
+            g->collective = m->map[g->collective];
+            g->dtype = m->map[g->dtype];
+            g->copy_kind = m->map[g->copy_kind];
+        }
+        break;
+    case COPY_MEM:
+        memcpy(d->mem_info + m->off_mem + c->lo, t->mem_info + c->lo, n * sizeof *d->mem_info);
+        break;
+    case COPY_PY:
+        memcpy(d->py_info + m->off_py + c->lo, t->py_info + c->lo, n * sizeof *d->py_info);
+        break;
+    case COPY_ARGS:
+        for (size_t j = c->lo; j < c->hi; j++)
+            d->args[m->off_args + j] = m->map[t->args[j]];
+        break;
+    }
+    /* The last task over a source array frees it (no other task reads it any more). */
+    size_t slot = c->what == COPY_EVENTS ? COPY_EVENTS + c->track : c->what;
+    if (atomic_fetch_sub(&m->left[slot], 1) == 1)
+        drop_source(m->src->t, c->what, c->track);
+}
+
+/* Queues copy tasks of at most COPY_CHUNK elements for [0, n). Longjmps (dst) when out of memory.
+ */
+static void add_copy_tasks(reader *dst, copy_job *job, const merge_src *m, copy_what what,
+                           uint32_t track, size_t n)
+{
+    size_t slot = what == COPY_EVENTS ? COPY_EVENTS + track : what;
+    for (size_t lo = 0; lo < n; lo += COPY_CHUNK) {
+        copy_task *c = GP_PUSH(job->tasks, job->n, job->cap);
+        if (!c)
+            gp__reader_oom(dst);
+        *c = (copy_task){m, what, track, lo, GP_MIN(n, lo + COPY_CHUNK)};
+        atomic_fetch_add(&m->left[slot], 1);
+    }
+}
+
+/* Allocates m's maps and interns every string of the source into dst: m->map. */
+static void merge_strings(reader *dst, merge_src *m)
+{
+    const gp_trace *t = m->src->t;
+    size_t n_str = t->strings->n;
+    m->map = malloc(n_str * sizeof *m->map);
+    m->tmap = malloc((t->n_tracks + 1) * sizeof *m->tmap);
+    m->track_off = malloc((t->n_tracks + 1) * sizeof *m->track_off);
+    m->left = calloc(COPY_EVENTS + t->n_tracks, sizeof *m->left);
+    if (!m->map || !m->tmap || !m->track_off || !m->left)
+        gp__reader_oom(dst);
+    for (size_t i = 0; i < n_str; i++)
+        m->map[i] =
+            gp__reader_intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
+}
+
+/* Reserves room for the source's side records (gpu, mem, py, args) after dst's, and queues
+ * their copies. */
+static void merge_side_tables(reader *dst, merge_src *m, copy_job *job)
+{
+    gp_trace *d = dst->t;
+    const gp_trace *t = m->src->t;
+    m->off_gpu = d->n_gpu_info;
+    m->off_mem = d->n_mem_info;
+    m->off_py = d->n_py_info;
+    m->off_args = d->n_args;
+    /* Event `extra` fields are uint32 indexes into these tables (see gp_trace_add_gpu_info). */
+    if (m->off_gpu + t->n_gpu_info >= UINT32_MAX - 1 ||
+        m->off_mem + t->n_mem_info >= UINT32_MAX - 1 ||
+        m->off_py + t->n_py_info >= UINT32_MAX - 1 || m->off_args + t->n_args >= UINT32_MAX - 1) {
+        gp_error_set(dst->err, GP_ELIMIT, "%s: more than 2^32 side records", dst->name);
+        longjmp(dst->jb, JMP_ERROR);
+    }
+    if (gp__grow((void **)&d->gpu_info, &d->cap_gpu_info, sizeof *d->gpu_info,
+                 m->off_gpu + t->n_gpu_info) != GP_OK ||
+        gp__grow((void **)&d->mem_info, &d->cap_mem_info, sizeof *d->mem_info,
+                 m->off_mem + t->n_mem_info) != GP_OK ||
+        gp__grow((void **)&d->py_info, &d->cap_py_info, sizeof *d->py_info,
+                 m->off_py + t->n_py_info) != GP_OK ||
+        gp__grow((void **)&d->args, &d->cap_args, sizeof *d->args, m->off_args + t->n_args) !=
+            GP_OK)
+        gp__reader_oom(dst);
+    d->n_gpu_info += t->n_gpu_info;
+    d->n_mem_info += t->n_mem_info;
+    d->n_py_info += t->n_py_info;
+    d->n_args += t->n_args;
+    add_copy_tasks(dst, job, m, COPY_GPU, 0, t->n_gpu_info);
+    add_copy_tasks(dst, job, m, COPY_MEM, 0, t->n_mem_info);
+    add_copy_tasks(dst, job, m, COPY_PY, 0, t->n_py_info);
+    add_copy_tasks(dst, job, m, COPY_ARGS, 0, t->n_args);
+}
+
+/* Maps each source track to dst's (found or created in order: m->tmap), reserves room for its
+ * events after the destination track's, and queues their copies. */
+static void merge_tracks(reader *dst, merge_src *m, copy_job *job)
+{
+    gp_trace *d = dst->t;
+    const gp_trace *t = m->src->t;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *st = &t->tracks[k];
+        uint32_t di;
+        if (st->kind == GP_TRACK_CPU_THREAD || st->kind == GP_TRACK_OTHER)
+            di = gp__kineto_track_for_ids(dst, st->pid_is_str, m->map[st->pid_str], st->pid,
+                                          st->tid_is_str, m->map[st->tid_str], st->tid);
+        else
+            di = gp__kineto_get_track(dst, st->kind, st->pid, st->tid);
+        m->tmap[k] = di;
+        gp_track *dt = &d->tracks[di];
+        if (gp__grow((void **)&dt->events, &dt->cap_events, sizeof *dt->events,
+                     dt->n_events + st->n_events) != GP_OK)
+            gp__reader_oom(dst);
+        m->track_off[k] = dt->n_events;
+        dt->n_events += st->n_events;
+        add_copy_tasks(dst, job, m, COPY_EVENTS, (uint32_t)k, st->n_events);
+    }
+}
+
+/* Counter samples, flow points and pending track metadata, appended now with ids mapped. */
+static void merge_small_parts(reader *dst, const merge_src *m)
+{
+    gp_trace *d = dst->t;
+    const gp_trace *t = m->src->t;
+    for (size_t i = 0; i < t->n_counters; i++) {
+        gp_counter_sample c = t->counters[i];
+        c.series = m->map[c.series];
+        c.track = m->tmap[c.track];
+        if (gp_trace_add_counter(d, &c) != GP_OK)
+            gp__reader_oom(dst);
+    }
+    gp__trace_priv *sp = t->priv, *dp = d->priv;
+    for (size_t i = 0; i < sp->n_flow_points; i++) {
+        gp__flow_point f = sp->flow_points[i];
+        f.cat = m->map[f.cat];
+        f.name = m->map[f.name];
+        f.pid_str = m->map[f.pid_str];
+        f.tid_str = m->map[f.tid_str];
+        gp__flow_point *fp = GP_PUSH(dp->flow_points, dp->n_flow_points, dp->cap_flow_points);
+        if (!fp)
+            gp__reader_oom(dst);
+        *fp = f;
+    }
+    const reader *src = m->src;
+    for (size_t i = 0; i < src->n_meta; i++) {
+        pending_meta pm = src->meta[i];
+        pm.value = m->map[pm.value];
+        pending_meta *q = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
+        if (!q)
+            gp__reader_oom(dst);
+        *q = pm;
+    }
+}
+
+/* Top-level members after the events (older files put some after traceEvents): what dst has not
+ * got yet. */
+static void merge_top_level(reader *dst, const merge_src *m)
+{
+    gp_trace *d = dst->t;
+    const gp_trace *t = m->src->t;
+    if (!d->n_devices)
+        for (size_t i = 0; i < t->n_devices; i++) {
+            gp_device_props dv = t->devices[i];
+            dv.name = m->map[dv.name];
+            if (gp_trace_add_device(d, &dv) != GP_OK)
+                gp__reader_oom(dst);
+        }
+    if (!d->dist.present && t->dist.present) {
+        d->dist = t->dist;
+        d->dist.backend = m->map[t->dist.backend];
+        d->dist.nccl_version = m->map[t->dist.nccl_version];
+    }
+    if (!d->base_time_ns)
+        d->base_time_ns = t->base_time_ns;
+    if (d->schema_version < 0)
+        d->schema_version = t->schema_version;
+    if (!d->display_time_unit)
+        d->display_time_unit = m->map[t->display_time_unit];
+    for (size_t i = 0; i < t->n_meta; i++)
+        if (gp_trace_set_meta(d, gp_trace_str(t, t->meta[i].key),
+                              gp_trace_str(t, t->meta[i].value_json)) != GP_OK)
+            gp__reader_oom(dst);
+}
+
+/* Adds src's counts to dst's; the bytes read are the source's, which read up to the end. */
+static void merge_stats(gp_read_stats *ds, const reader *src)
+{
+    const gp_read_stats *ss = &src->t->stats;
+    ds->events_in += ss->events_in;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        ds->by_kind[k] += ss->by_kind[k];
+    ds->metadata_events += ss->metadata_events;
+    ds->flow_points += ss->flow_points;
+    ds->negative_dur += ss->negative_dur;
+    ds->absurd_dur += ss->absurd_dur;
+    ds->no_dur += ss->no_dur;
+    ds->unknown_cat += ss->unknown_cat;
+    ds->skipped += ss->skipped;
+    ds->bytes = src->buf_off + src->len;
+}
+
+/* Appends src's records to dst's tables, reserving room for the copies (queued in job, run later
+ * in parallel) and merging the small parts (counters, flows, metadata, top-level members) now.
+ * src parsed the input after everything dst holds. Longjmps (dst's jb) when out of memory. */
+static void merge_prepare(reader *dst, merge_src *m, copy_job *job)
+{
+    merge_strings(dst, m);
+    merge_side_tables(dst, m, job);
+    merge_tracks(dst, m, job);
+    merge_small_parts(dst, m);
+    merge_top_level(dst, m);
+    merge_stats(&dst->t->stats, m->src);
+}
+
+static void merge_src_free(merge_src *m)
+{
+    free(m->map);
+    free(m->tmap);
+    free(m->track_off);
+    free((void *)m->left);
+}
+
+gp_status gp__merge_readers(reader **chain, size_t n, int threads)
+{
+    reader *dst = chain[0];
+    merge_src m[MAX_PIECES];
+    copy_job job = {dst->t, NULL, 0, 0};
+    memset(m, 0, sizeof m);
+    gp_status st = GP_OK;
+    if (setjmp(dst->jb) == 0) {
+        for (size_t i = 1; i < n; i++) {
+            m[i].src = chain[i];
+            merge_prepare(dst, &m[i], &job);
+        }
+        gp__par_for(job.n, threads, run_copy_task, &job);
+    } else {
+        st = dst->err->status ? dst->err->status : GP_ENOMEM;
+    }
+    for (size_t i = 1; i < n; i++)
+        merge_src_free(&m[i]);
+    free(job.tasks);
+    return st;
+}

@@ -1,0 +1,165 @@
+/* The Kineto / Chrome trace JSON reader's state, shared by the files of the reader (src/io/
+ * json_scan.c, kineto_args.c, kineto_events.c, kineto_reader.c, kineto_parallel.c,
+ * kineto_merge.c). Not for use outside src/io: the entry points are gpuprof/trace.h and
+ * io/reader_internal.h.
+ *
+ * A reader owns one input, one read buffer and the trace it fills. Errors inside a parse never
+ * return: they longjmp to r->jb (JMP_ERROR with r->err set, or JMP_NEED_MORE when the buffer ends
+ * in the middle of an element), so every function here that takes a reader may longjmp. */
+#ifndef GP_IO_KINETO_READER_H
+#define GP_IO_KINETO_READER_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/input.h"
+#include "gpuprof/trace.h"
+
+#define CHUNK (4u << 20)
+#define PAD 32 /* zero bytes after the data: the sentinel plus room for 16-byte loads */
+#define MAX_BUF ((size_t)1 << 31) /* longest single element we accept: 2 GiB */
+#define MAX_DEPTH 256             /* nesting depth limit */
+#define MAX_PIECES 64             /* pieces of a parallel read, at most */
+/* Times and durations are limited to 2^62 ns (146 years) in magnitude, so that ts + dur and
+ * base + ts cannot overflow int64. */
+#define GP__MAX_TIME_NS (INT64_C(1) << 62)
+#define GP__MAX_TIME_US (GP__MAX_TIME_NS / 1000)
+
+enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };
+
+/* int64 → int32 for counts and ids the model keeps in 32 bits (grid sizes, device properties,
+ * ranks): out-of-range values saturate instead of wrapping (a wrapped value could turn into -1,
+ * "absent", or change sign). */
+static inline int32_t i32_sat(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+/* Track-name metadata, applied to tracks when reading ends. */
+typedef struct pending_meta {
+    int kind; /* 0 process_name, 1 thread_name, 2 thread_sort_index, 3 process_sort_index */
+    int64_t pid, tid;
+    gp_strid value;
+    int64_t num;
+} pending_meta;
+
+typedef enum top_state {
+    TOP_START,       /* before the first byte */
+    TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
+    TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
+    TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
+    TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
+    TOP_DONE         /* after the closing brace/bracket */
+} top_state;
+
+typedef struct reader {
+    gp__input in;
+    char *buf;
+    size_t len, cap;  /* bytes in buf, allocated (without PAD) */
+    size_t mark;      /* start of the element being parsed */
+    uint64_t buf_off; /* input offset of buf[0] */
+    bool eof;
+    jmp_buf jb;
+    int depth;
+    gp_trace *t;
+    gp_error *err;
+    const gp_read_opts *opts;
+    const char *name; /* for messages */
+    char *scratch;    /* unescaped strings of the current element */
+    size_t scratch_len, scratch_cap;
+    char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
+                       may still be held by the element being parsed) */
+    size_t n_retired, cap_retired;
+    pending_meta *meta;
+    size_t n_meta, cap_meta;
+    uint32_t last_track;
+    gp_track_kind last_kind;
+    int64_t last_pid, last_tid;
+    bool have_last;
+    uint64_t next_progress;
+    bool saw_events;
+    top_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
+    bool bare_array; /* the trace is a bare array of events */
+    /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a
+     * sequential read). Every piece but the first starts at an element of traceEvents. */
+    struct piece *piece;
+    bool split_part;
+    /* How a second part ended, checked against the first part's view of the document: */
+    bool part_bare_end;      /* end of input right after the events' ']' */
+    bool part_object_closed; /* the top-level object's '}' */
+    bool part_members;       /* top-level members after the events array */
+} reader;
+
+/* ---- kineto_reader.c: the reader's life and the top level of the document ---- */
+
+/* Creates a reader over an opened input (which it takes over), reading into buf (cap + PAD bytes,
+ * taken over) or, when buf is NULL, a new buffer of CHUNK bytes. NULL when out of memory (buf is
+ * then freed; the input is not closed). */
+reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err, char *buf,
+                           size_t cap);
+
+/* Frees the reader and closes its input; the trace is freed too unless it was taken. NULL is a
+ * no-op. */
+void gp__reader_free(reader *r);
+
+/* Parses the document from where r->state says, until its end (GP_OK), until a piece's stop
+ * (GP_OK, r->mark at the element the next piece starts at), or an error (its status, in r->err).
+ * Never longjmps to the caller. */
+gp_status gp__reader_run(reader *r);
+
+/* After a parse that returned st: checks that there were events, finishes the model and hands it
+ * over in *out (the caller owns it). Frees the reader in every case. On failure r->err holds the
+ * message. */
+gp_status gp__reader_complete(reader *r, gp_status st, gp_trace **out);
+
+/* ---- kineto_events.c: one event object into the model ---- */
+
+/* Parses one event object at p (which points at '{'), commits it to r->t, and returns the
+ * position after its '}'. Only a complete element changes the model (a retry after
+ * JMP_NEED_MORE is harmless). */
+const char *gp__kineto_parse_event(reader *r, const char *p);
+
+/* The track (kind, pid, tid), created when new; the last one is cached. Longjmps when out of
+ * memory. */
+uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t tid);
+
+/* The track for a pid/tid pair where either may be a string ("Spans", ""): a CPU thread when both
+ * are numeric, else an OTHER track keyed by the interned strings (mapped to negative keys so they
+ * cannot collide with numeric ids). Longjmps when out of memory. */
+uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
+                                  gp_strid ts, int64_t tnum);
+
+/* ---- kineto_merge.c: finishing a read, merging the pieces of a parallel one ---- */
+
+/* Makes times absolute, pairs flow points into flows, applies track names from metadata events,
+ * sets the rank and finishes the model (gp_trace_finish). GP_OK, GP_ENOMEM, or GP_EPARSE (base +
+ * ts out of range, message in r->err). */
+gp_status gp__reader_finish(reader *r);
+
+/* Merges the traces of the readers chain[1..n) into chain[0]'s, in order (each parsed the input
+ * after the one before it), copying on `threads` threads. The sources' big arrays are freed as
+ * they are copied. n <= MAX_PIECES. GP_OK, or GP_ENOMEM / GP_ELIMIT with the message in
+ * chain[0]->err. */
+gp_status gp__merge_readers(reader **chain, size_t n, int threads);
+
+/* ---- kineto_parallel.c: the work-stealing parallel read ---- */
+
+/* Called by a piece's reader at each element start `at` (input offset): true when the piece
+ * stops there. */
+bool gp__piece_stops_at(struct piece *pc, uint64_t at);
+
+/* Called at the end of traceEvents: the piece reads on to the end of the input; no stop applies. */
+void gp__piece_events_ended(struct piece *pc);
+
+/* Counts n more bytes read by a piece, for the progress of the whole read. */
+void gp__piece_read_bytes(struct piece *pc, size_t n);
+
+/* Reads the plain file `path` (opened as *in, which it takes over) with `threads` threads. The
+ * result, or the error, is exactly a sequential read's (gp__trace_read_input): anything in doubt
+ * falls back to one. */
+gp_status gp__read_parallel(const char *path, gp__input *in, const gp_read_opts *opts, int threads,
+                            gp_trace **out, gp_error *err) GP_WARN_UNUSED;
+
+#endif
