@@ -243,15 +243,14 @@ static int take_option(void *ctx, int id, char *arg)
 /* Options and the one operand; -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, analyze_args *a, gp__cli_common *o, gp_read_opts *rd)
 {
-    gp__cli_spec spec = {.cmd = "analyze",
-                         .usage = usage,
-                         .opts = analyze_opts,
-                         .handle = take_option,
-                         .ctx = a,
-                         .top_min = 1,
-                         .top_max = 100000};
+    static const gp__cli_spec spec = {.cmd = "analyze",
+                                      .usage = usage,
+                                      .opts = analyze_opts,
+                                      .handle = take_option,
+                                      .top_min = 1,
+                                      .top_max = 100000};
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, o, &first);
+    int rc = gp__cli_parse_options(&spec, a, argc, argv, o, &first);
     if (rc >= 0)
         return rc;
     if (first != argc - 1) {

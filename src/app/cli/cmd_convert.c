@@ -27,10 +27,10 @@ static const gp__cli_opt convert_opts[] = {
 
 int gp__cmd_convert(int argc, char **argv)
 {
-    gp__cli_spec spec = {.cmd = "convert", .usage = usage, .opts = convert_opts};
+    static const gp__cli_spec spec = {.cmd = "convert", .usage = usage, .opts = convert_opts};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    int rc = gp__cli_parse_options(&spec, NULL, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
     const char *out = o.output;
@@ -40,8 +40,7 @@ int gp__cmd_convert(int argc, char **argv)
         return 2;
     }
     gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = o.quiet;
+    gp__cli_read_opts(&o, &rd);
     gp_error err = {0};
     gp_trace *t = NULL;
     if (gp_trace_read(argv[first], &rd, &t, &err) != GP_OK) {

@@ -372,10 +372,10 @@ static int parse_args(int argc, char **argv, diff_args *a, gp__cli_common *o)
     for (int i = 1; i < argc && dd < 0; i++)
         if (strcmp(argv[i], "--") == 0)
             dd = i;
-    gp__cli_spec spec = {
-        .cmd = "diff", .usage = usage, .opts = diff_opts, .handle = take_option, .ctx = a};
+    static const gp__cli_spec spec = {
+        .cmd = "diff", .usage = usage, .opts = diff_opts, .handle = take_option};
     int first;
-    int rc = gp__cli_parse_options(&spec, dd >= 0 ? dd : argc, argv, o, &first);
+    int rc = gp__cli_parse_options(&spec, a, dd >= 0 ? dd : argc, argv, o, &first);
     if (rc >= 0)
         return rc;
     return add_operands(a, argc, argv, first, dd) ? -1 : 2;
@@ -438,8 +438,7 @@ int gp__cmd_diff(int argc, char **argv)
         goto done;
     rc = 2;
     gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = o.quiet;
+    gp__cli_read_opts(&o, &rd);
     if (!side_read(&a.sides[0], "base", &rd, o.progress) ||
         !side_read(&a.sides[1], "current", &rd, o.progress))
         goto done;

@@ -73,15 +73,14 @@ int gp__cmd_exporter(int argc, char **argv)
     cfg.level = GP_LEVEL_DETAILED;
     cfg.sampling_interval_ms = 1000;
     exporter_args a = {.listen = "127.0.0.1:9400"};
-    gp__cli_spec spec = {.cmd = "exporter",
-                         .usage = usage,
-                         .opts = exporter_opts,
-                         .handle = take_option,
-                         .ctx = &a,
-                         .exact = true};
+    static const gp__cli_spec spec = {.cmd = "exporter",
+                                      .usage = usage,
+                                      .opts = exporter_opts,
+                                      .handle = take_option,
+                                      .exact = true};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    int rc = gp__cli_parse_options(&spec, &a, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
     const char *listen = a.listen;

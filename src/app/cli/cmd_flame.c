@@ -184,9 +184,9 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
 {
     gp_flame_opts_init(&a->fo);
     gp_flame_render_opts_init(&a->ro);
-    gp__cli_spec spec = {
-        .cmd = "flame", .usage = usage, .opts = flame_opts, .handle = take_option, .ctx = a};
-    int rc = gp__cli_parse_options(&spec, argc, argv, o, first);
+    static const gp__cli_spec spec = {
+        .cmd = "flame", .usage = usage, .opts = flame_opts, .handle = take_option};
+    int rc = gp__cli_parse_options(&spec, a, argc, argv, o, first);
     if (rc >= 0)
         return rc;
     if (o->title)
@@ -239,8 +239,7 @@ int gp__cmd_flame(int argc, char **argv)
     if (rc >= 0)
         return rc;
     gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = o.quiet;
+    gp__cli_read_opts(&o, &rd);
     rd.progress = o.progress ? gp__cli_progress : NULL;
     gp_flame_tree *tree = NULL;
     rc = build_tree(argv + first, &a, &rd, &tree);

@@ -245,15 +245,14 @@ static int parse_args(int argc, char **argv, monitor_args *a, const char **outpu
 {
     gp_monitor_config_init(cfg);
     *a = (monitor_args){.fmt = OUT_TABLE, .interval_ms = 1000, .count = -1};
-    gp__cli_spec spec = {.cmd = "monitor",
-                         .usage = usage,
-                         .opts = monitor_opts,
-                         .handle = take_option,
-                         .ctx = a,
-                         .exact = true};
+    static const gp__cli_spec spec = {.cmd = "monitor",
+                                      .usage = usage,
+                                      .opts = monitor_opts,
+                                      .handle = take_option,
+                                      .exact = true};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    int rc = gp__cli_parse_options(&spec, a, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
     *output = o.output;

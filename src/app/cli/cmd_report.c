@@ -59,11 +59,11 @@ static int print_json(const char *out, const gp_dashboard *d)
 
 int gp__cmd_report(int argc, char **argv)
 {
-    gp__cli_spec spec = {
+    static const gp__cli_spec spec = {
         .cmd = "report", .usage = usage, .opts = report_opts, .top_min = 1, .top_max = 1000};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    int rc = gp__cli_parse_options(&spec, NULL, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
     if (!gp__cli_one_input_to_file("report", argc - first, o.output, "report.html", usage))
@@ -73,8 +73,7 @@ int gp__cmd_report(int argc, char **argv)
     if (o.top_given)
         so.top_n = (size_t)o.top;
     gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = o.quiet;
+    gp__cli_read_opts(&o, &rd);
     const char *in = argv[first];
     gp_job *job = NULL;
     gp_report_bundle *b = NULL;

@@ -60,15 +60,11 @@ static int take_option(void *ctx, int id, char *arg)
 int gp__cmd_serve(int argc, char **argv)
 {
     serve_args a = {{NULL, "127.0.0.1:8600"}, NULL};
-    gp__cli_spec spec = {.cmd = "serve",
-                         .usage = usage,
-                         .opts = serve_opts,
-                         .handle = take_option,
-                         .ctx = &a,
-                         .exact = true};
+    static const gp__cli_spec spec = {
+        .cmd = "serve", .usage = usage, .opts = serve_opts, .handle = take_option, .exact = true};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    int rc = gp__cli_parse_options(&spec, &a, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
     const gp_profile_server_opts opts = a.opts;

@@ -90,14 +90,13 @@ static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o,
 {
     gp_summary_opts_init(&a->sopts);
     a->ropts = (gp_summary_render_opts){10, 40};
-    gp__cli_spec spec = {.cmd = "summary",
-                         .usage = usage,
-                         .opts = summary_opts,
-                         .handle = take_option,
-                         .ctx = a,
-                         .top_min = 0,
-                         .top_max = 1000000};
-    int rc = gp__cli_parse_options(&spec, argc, argv, o, first);
+    static const gp__cli_spec spec = {.cmd = "summary",
+                                      .usage = usage,
+                                      .opts = summary_opts,
+                                      .handle = take_option,
+                                      .top_min = 0,
+                                      .top_max = 1000000};
+    int rc = gp__cli_parse_options(&spec, a, argc, argv, o, first);
     if (rc >= 0)
         return rc;
     if (*first >= argc) {
@@ -129,8 +128,7 @@ int gp__cmd_summary(int argc, char **argv)
     if (rc >= 0)
         return rc;
     gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = o.quiet;
+    gp__cli_read_opts(&o, &rd);
     rc = 2;
     gp_job **jobs = calloc((size_t)(argc - first), sizeof *jobs);
     gp_trace **traces = NULL;

@@ -80,21 +80,17 @@ int gp__cmd_timeline(int argc, char **argv)
 {
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
-    gp__cli_spec spec = {.cmd = "timeline",
-                         .usage = usage,
-                         .opts = timeline_opts,
-                         .handle = take_option,
-                         .ctx = &to};
+    static const gp__cli_spec spec = {
+        .cmd = "timeline", .usage = usage, .opts = timeline_opts, .handle = take_option};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &o, &first);
+    int rc = gp__cli_parse_options(&spec, &to, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
     if (!gp__cli_one_input_to_file("timeline", argc - first, o.output, "timeline.html", usage))
         return 2;
     gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = o.quiet;
+    gp__cli_read_opts(&o, &rd);
     const char *in = argv[first];
     gp_job *job = NULL;
     gp_timeline *tl = NULL;

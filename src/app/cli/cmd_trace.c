@@ -148,16 +148,15 @@ static int take_option(void *ctx, int id, char *arg)
 int gp__cmd_trace(int argc, char **argv)
 {
     trace_args a = {.launch = {.flush_ms = -1}, .summary = SUMMARY_TEXT};
-    gp__cli_spec spec = {.cmd = "trace",
-                         .usage = usage,
-                         .opts = trace_opts,
-                         .handle = take_option,
-                         .ctx = &a,
-                         .exact = true,
-                         .stop_at_operand = true};
+    static const gp__cli_spec spec = {.cmd = "trace",
+                                      .usage = usage,
+                                      .opts = trace_opts,
+                                      .handle = take_option,
+                                      .exact = true,
+                                      .stop_at_operand = true};
     gp__cli_common c;
     int i;
-    int rc = gp__cli_parse_options(&spec, argc, argv, &c, &i);
+    int rc = gp__cli_parse_options(&spec, &a, argc, argv, &c, &i);
     if (rc >= 0)
         return rc;
     gp__trace_launch_opts o = a.launch;

@@ -72,7 +72,7 @@ static int take_shared(const gp__cli_spec *spec, gp__cli_common *c, int id, char
 }
 
 /* One option: help (0), a shared one, or the command's own. -1 to go on, else the exit code. */
-static int take(const gp__cli_spec *spec, gp__cli_common *c, int id, char *arg)
+static int take(const gp__cli_spec *spec, void *ctx, gp__cli_common *c, int id, char *arg)
 {
     if (id == GP__CLI_ID_HELP) {
         spec->usage(stdout);
@@ -80,12 +80,12 @@ static int take(const gp__cli_spec *spec, gp__cli_common *c, int id, char *arg)
     }
     int rc = take_shared(spec, c, id, arg);
     if (rc < 0)
-        rc = spec->handle ? spec->handle(spec->ctx, id, arg) : 2;
+        rc = spec->handle ? spec->handle(ctx, id, arg) : 2;
     return rc == 0 ? -1 : rc;
 }
 
-static int parse_getopt(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
-                        int *first_operand)
+static int parse_getopt(const gp__cli_spec *spec, void *ctx, int argc, char **argv,
+                        gp__cli_common *c, int *first_operand)
 {
     struct option longopts[MAX_OPTS + 1];
     char shorts[2 * MAX_OPTS + 1];
@@ -111,7 +111,7 @@ static int parse_getopt(const gp__cli_spec *spec, int argc, char **argv, gp__cli
             spec->usage(stderr);
             return 2;
         }
-        int rc = take(spec, c, o->id, optarg);
+        int rc = take(spec, ctx, c, o->id, optarg);
         if (rc >= 0)
             return rc;
     }
@@ -128,8 +128,8 @@ static const gp__cli_opt *find_exact(const gp__cli_opt *opts, const char *a)
     return NULL;
 }
 
-static int parse_exact(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
-                       int *first_operand)
+static int parse_exact(const gp__cli_spec *spec, void *ctx, int argc, char **argv,
+                       gp__cli_common *c, int *first_operand)
 {
     int i = 1;
     for (; i < argc; i++) {
@@ -149,7 +149,7 @@ static int parse_exact(const gp__cli_spec *spec, int argc, char **argv, gp__cli_
             gp__cli_error(spec->cmd, "unknown or incomplete option '%s' (see --help)", a);
             return 2;
         }
-        int rc = take(spec, c, o->id, o->has_arg ? argv[++i] : NULL);
+        int rc = take(spec, ctx, c, o->id, o->has_arg ? argv[++i] : NULL);
         if (rc >= 0)
             return rc;
     }
@@ -157,13 +157,19 @@ static int parse_exact(const gp__cli_spec *spec, int argc, char **argv, gp__cli_
     return -1;
 }
 
-int gp__cli_parse_options(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
-                          int *first_operand)
+int gp__cli_parse_options(const gp__cli_spec *spec, void *ctx, int argc, char **argv,
+                          gp__cli_common *c, int *first_operand)
 {
     *c = (gp__cli_common){.threads = -1};
     for (const gp__cli_opt *o = spec->opts; o->name; o++)
         if (o->id == GP__CLI_ID_PROGRESS)
             c->progress = gp__cli_stderr_is_tty();
-    return spec->exact ? parse_exact(spec, argc, argv, c, first_operand)
-                       : parse_getopt(spec, argc, argv, c, first_operand);
+    return spec->exact ? parse_exact(spec, ctx, argc, argv, c, first_operand)
+                       : parse_getopt(spec, ctx, argc, argv, c, first_operand);
+}
+
+void gp__cli_read_opts(const gp__cli_common *c, gp_read_opts *rd)
+{
+    gp_read_opts_init(rd);
+    rd->quiet = c->quiet;
 }

@@ -99,17 +99,19 @@ typedef struct gp__cli_spec {
     void (*usage)(FILE *fp);
     const gp__cli_opt *opts;
     int (*handle)(void *ctx, int id, char *arg);
-    void *ctx;
     long top_min, top_max; /* range of --top */
     bool exact, stop_at_operand;
 } gp__cli_spec;
 
-/* Parses argv[1..argc-1] by spec: shared options into *c, the others through spec->handle, in
- * the order given. Returns -1 when the command goes on (*first_operand: index of the first
- * argument that is not an option), 0 after printing the usage for --help, 2 after printing an
- * error. */
-int gp__cli_parse_options(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
-                          int *first_operand);
+/* Parses argv[1..argc-1] by spec: shared options into *c, the others through
+ * spec->handle(ctx, ...), in the order given. Returns -1 when the command goes on (*first_operand:
+ * index of the first argument that is not an option), 0 after printing the usage for --help, 2
+ * after printing an error. */
+int gp__cli_parse_options(const gp__cli_spec *spec, void *ctx, int argc, char **argv,
+                          gp__cli_common *c, int *first_operand);
+
+/* Read options from the shared ones: gp_read_opts_init, then --quiet. */
+void gp__cli_read_opts(const gp__cli_common *c, gp_read_opts *rd);
 
 /* The number parser is core/parse.h; the wrappers below print the CLI's message. */
 /* gp__parse_int in [min, max]; on failure prints "gpuprof <cmd>: <opt> needs a whole number in
