@@ -43,21 +43,15 @@ const char *gp_kernel_type_name(gp_kernel_type t)
 
 gp_kernel_type gp_kernel_type_parse(const char *s)
 {
-    static const struct {
-        const char *name;
-        gp_kernel_type t;
-    } names[] = {{"computation", GP_KT_COMPUTATION},
-                 {"compute", GP_KT_COMPUTATION},
-                 {"comp", GP_KT_COMPUTATION},
-                 {"communication", GP_KT_COMMUNICATION},
-                 {"comm", GP_KT_COMMUNICATION},
-                 {"memory", GP_KT_MEMORY},
-                 {"mem", GP_KT_MEMORY},
-                 {"other", GP_KT_OTHER}};
-    for (size_t i = 0; s && i < GP_ARRAY_LEN(names); i++)
-        if (strcasecmp(s, names[i].name) == 0)
-            return names[i].t;
-    return GP_KT_COUNT;
+    static const gp__named names[] = {{"computation", GP_KT_COMPUTATION},
+                                      {"compute", GP_KT_COMPUTATION},
+                                      {"comp", GP_KT_COMPUTATION},
+                                      {"communication", GP_KT_COMMUNICATION},
+                                      {"comm", GP_KT_COMMUNICATION},
+                                      {"memory", GP_KT_MEMORY},
+                                      {"mem", GP_KT_MEMORY},
+                                      {"other", GP_KT_OTHER}};
+    return (gp_kernel_type)GP_VALUE_OF_NOCASE(names, s, GP_KT_COUNT);
 }
 
 void gp__classifier_free(gp__classifier *c)

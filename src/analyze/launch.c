@@ -65,24 +65,28 @@ static void add_outlier(gp_launch_stats *ls, size_t max, const gp_launch_outlier
         ls->n_outliers++;
 }
 
-static int32_t api_index(const gp_trace *t, int32_t *api_of, const gp_event *ev, api_acc **apis,
-                         size_t *n_apis, size_t *cap_apis)
+/* The accumulator of the API that ev calls, in *out: added to *apis the first time its name is
+ * seen, NULL when ev is not a launch API. api_of caches the index of each name (-2 unknown, -1 not
+ * a launch API). GP_ENOMEM when it could not be added. */
+static gp_status api_lookup(const gp_trace *t, int32_t *api_of, const gp_event *ev, api_acc **apis,
+                            size_t *n_apis, size_t *cap_apis, api_acc **out)
 {
     int32_t a = api_of[ev->name];
-    if (a != -2)
-        return a;
-    a = -1;
-    if (is_launch_api(gp_trace_str(t, ev->name))) {
-        api_acc *p = GP_PUSH(*apis, *n_apis, *cap_apis);
-        if (!p)
-            return -3;
-        p->name = ev->name;
-        p->driver = ev->kind == GP_EV_DRIVER;
-        p->graph = strstr(gp_trace_str(t, ev->name), "GraphLaunch") != NULL;
-        a = (int32_t)(*n_apis - 1);
+    if (a == -2) {
+        a = -1;
+        if (is_launch_api(gp_trace_str(t, ev->name))) {
+            api_acc *p = GP_PUSH(*apis, *n_apis, *cap_apis);
+            if (!p)
+                return GP_ENOMEM;
+            p->name = ev->name;
+            p->driver = ev->kind == GP_EV_DRIVER;
+            p->graph = strstr(gp_trace_str(t, ev->name), "GraphLaunch") != NULL;
+            a = (int32_t)(*n_apis - 1);
+        }
+        api_of[ev->name] = a;
     }
-    api_of[ev->name] = a;
-    return a;
+    *out = a < 0 ? NULL : &(*apis)[a];
+    return GP_OK;
 }
 
 static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
@@ -113,14 +117,11 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         const gp_event *ev = v->rt[i];
         if (!gp__view_cpu_kept(v, ev->ts) || ev->name >= n_str)
             continue;
-        int32_t a = api_index(t, api_of, ev, &apis, &n_apis, &cap_apis);
-        if (a == -3) {
-            st = GP_ENOMEM;
+        api_acc *p;
+        if ((st = api_lookup(t, api_of, ev, &apis, &n_apis, &cap_apis, &p)) != GP_OK)
             break;
-        }
-        if (a < 0)
+        if (!p)
             continue;
-        api_acc *p = &apis[a];
         int64_t *slot = GP_PUSH(p->cpu, p->n_cpu, p->cap_cpu);
         if (!slot) {
             st = GP_ENOMEM;
@@ -137,16 +138,11 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         const gp_event *ev = g->launch;
         if (!ev || !g->first_of_launch || g->kind == GP_EV_SYNC || g->lname >= n_str)
             continue;
-        int32_t a = api_of[g->lname];
-        if (a == -2)
-            a = api_index(t, api_of, ev, &apis, &n_apis, &cap_apis);
-        if (a == -3) {
-            st = GP_ENOMEM;
+        api_acc *p; /* ev->name is g->lname */
+        if ((st = api_lookup(t, api_of, ev, &apis, &n_apis, &cap_apis, &p)) != GP_OK)
             break;
-        }
-        if (a < 0)
+        if (!p)
             continue;
-        api_acc *p = &apis[a];
         const gp_event *gev = g->ev;
         int64_t delay = g->ts - (g->lts + g->ldur);
         int64_t *ds = GP_PUSH(p->delay, p->n_delay, p->cap_delay);

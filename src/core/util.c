@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 gp_status gp__grow(void **data, size_t *cap, size_t elem, size_t need)
 {
@@ -123,4 +124,25 @@ _Noreturn void gp__invariant_failed(const char *cond, const char *file, int line
     va_end(ap);
     fprintf(stderr, ") at %s:%d\n", file, line);
     abort();
+}
+
+static bool names_equal(const char *a, const char *b, bool nocase)
+{
+    return (nocase ? strcasecmp(a, b) : strcmp(a, b)) == 0;
+}
+
+int gp__value_of(const gp__named *t, size_t n, const char *name, bool nocase, int fallback)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (names_equal(name, t[i].name, nocase))
+            return t[i].value;
+    return fallback;
+}
+
+int gp__index_of(const char *const *names, size_t n, const char *name, bool nocase)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (names[i] && names_equal(name, names[i], nocase))
+            return (int)i;
+    return -1;
 }

@@ -3,6 +3,7 @@
 #ifndef GP_CORE_UTIL_H
 #define GP_CORE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,25 @@
  * when i is out of range or has no entry: the one way an enum becomes text. */
 #define GP_NAME_OF(table, i, fallback)                                                             \
     ((size_t)(i) < GP_ARRAY_LEN(table) && (table)[(size_t)(i)] ? (table)[(size_t)(i)] : (fallback))
+
+/* One row of a name -> value table: the counterpart of GP_NAME_OF, the one way text becomes an
+ * enum value or a flag (aliases are more rows with the same value). */
+typedef struct gp__named {
+    const char *name;
+    int value;
+} gp__named;
+
+/* The value of the first row of t[0, n) whose name equals name (ignoring ASCII case when nocase),
+ * or fallback when name is NULL or no row has it. */
+int gp__value_of(const gp__named *t, size_t n, const char *name, bool nocase, int fallback);
+#define GP_VALUE_OF(table, name, fallback)                                                         \
+    gp__value_of(table, GP_ARRAY_LEN(table), name, false, fallback)
+#define GP_VALUE_OF_NOCASE(table, name, fallback)                                                  \
+    gp__value_of(table, GP_ARRAY_LEN(table), name, true, fallback)
+
+/* The index of name in names[0, n) (entries may be NULL; ignoring ASCII case when nocase), or -1
+ * when name is NULL or not there: parses an enum whose names GP_NAME_OF reads. */
+int gp__index_of(const char *const *names, size_t n, const char *name, bool nocase);
 
 /* Grows *data (elements of elem bytes, capacity *cap) so it holds at least need elements, doubling.
  * On failure *data and *cap are unchanged and GP_ENOMEM is returned. Large blocks are realloc'd,

@@ -38,10 +38,7 @@ const char *gp_event_kind_name(gp_event_kind kind)
 
 gp_event_kind gp_event_kind_parse(const char *name)
 {
-    static const struct {
-        const char *alias;
-        gp_event_kind kind;
-    } aliases[] = {
+    static const gp__named aliases[] = {
         {"kernels", GP_EV_KERNEL},
         {"memcpy", GP_EV_MEMCPY},
         {"memset", GP_EV_MEMSET},
@@ -58,15 +55,8 @@ gp_event_kind gp_event_kind_parse(const char *name)
         {"sync", GP_EV_SYNC},
         {"ranges", GP_EV_RANGE},
     };
-    if (!name)
-        return GP_EV_KIND_COUNT;
-    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
-        if (strcmp(name, kind_names[k]) == 0)
-            return (gp_event_kind)k;
-    for (size_t i = 0; i < GP_ARRAY_LEN(aliases); i++)
-        if (strcmp(name, aliases[i].alias) == 0)
-            return aliases[i].kind;
-    return GP_EV_KIND_COUNT;
+    int k = gp__index_of(kind_names, GP_EV_KIND_COUNT, name, false);
+    return (gp_event_kind)(k >= 0 ? k : GP_VALUE_OF(aliases, name, GP_EV_KIND_COUNT));
 }
 
 bool gp_event_kind_is_gpu(gp_event_kind kind)

@@ -14,34 +14,28 @@ static void num(FILE *fp, double v)
 
 unsigned gp_analysis_table_parse(const char *name)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } t[] = {{"temporal", GP_AT_TEMPORAL},
-             {"temporal_breakdown", GP_AT_TEMPORAL},
-             {"idle", GP_AT_IDLE},
-             {"idle_time_breakdown", GP_AT_IDLE},
-             {"kernel_types", GP_AT_TYPES},
-             {"kernel_type_breakdown", GP_AT_TYPES},
-             {"top_kernels", GP_AT_KERNELS},
-             {"kernels", GP_AT_KERNELS},
-             {"overlap", GP_AT_OVERLAP},
-             {"comm_comp_overlap", GP_AT_OVERLAP},
-             {"launch", GP_AT_LAUNCH},
-             {"launch_stats", GP_AT_LAUNCH},
-             {"queue", GP_AT_QUEUE},
-             {"queue_length", GP_AT_QUEUE},
-             {"activity", GP_AT_ACTIVITY},
-             {"memory", GP_AT_MEMORY},
-             {"ranks", GP_AT_RANKS},
-             {"stragglers", GP_AT_RANKS},
-             {"findings", GP_AT_FINDINGS},
-             {"peak_memory", GP_AT_PEAK_MEMORY},
-             {"all", GP_AT_ALL}};
-    for (size_t i = 0; name && i < GP_ARRAY_LEN(t); i++)
-        if (strcmp(name, t[i].name) == 0)
-            return t[i].bit;
-    return 0;
+    static const gp__named t[] = {{"temporal", GP_AT_TEMPORAL},
+                                  {"temporal_breakdown", GP_AT_TEMPORAL},
+                                  {"idle", GP_AT_IDLE},
+                                  {"idle_time_breakdown", GP_AT_IDLE},
+                                  {"kernel_types", GP_AT_TYPES},
+                                  {"kernel_type_breakdown", GP_AT_TYPES},
+                                  {"top_kernels", GP_AT_KERNELS},
+                                  {"kernels", GP_AT_KERNELS},
+                                  {"overlap", GP_AT_OVERLAP},
+                                  {"comm_comp_overlap", GP_AT_OVERLAP},
+                                  {"launch", GP_AT_LAUNCH},
+                                  {"launch_stats", GP_AT_LAUNCH},
+                                  {"queue", GP_AT_QUEUE},
+                                  {"queue_length", GP_AT_QUEUE},
+                                  {"activity", GP_AT_ACTIVITY},
+                                  {"memory", GP_AT_MEMORY},
+                                  {"ranks", GP_AT_RANKS},
+                                  {"stragglers", GP_AT_RANKS},
+                                  {"findings", GP_AT_FINDINGS},
+                                  {"peak_memory", GP_AT_PEAK_MEMORY},
+                                  {"all", GP_AT_ALL}};
+    return (unsigned)GP_VALUE_OF(t, name, 0);
 }
 
 static void csv_temporal(const gp_analysis *a, FILE *fp)

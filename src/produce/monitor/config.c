@@ -42,16 +42,17 @@ void gp_monitor_config_init(gp_monitor_config *c)
     c->enable_pcie = false;
 }
 
+static const char *const level_names[] = {"lightweight", "standard", "detailed", "comprehensive"};
+static const char *const mode_names[] = {"monitoring", "profiling", "adaptive", "debug"};
+
 const char *gp_monitor_level_name(gp_monitor_level l)
 {
-    static const char *const n[] = {"lightweight", "standard", "detailed", "comprehensive"};
-    return (unsigned)l < GP_ARRAY_LEN(n) ? n[l] : "?";
+    return GP_NAME_OF(level_names, l, "?");
 }
 
 const char *gp_monitor_mode_name(gp_monitor_mode m)
 {
-    static const char *const n[] = {"monitoring", "profiling", "adaptive", "debug"};
-    return (unsigned)m < GP_ARRAY_LEN(n) ? n[m] : "?";
+    return GP_NAME_OF(mode_names, m, "?");
 }
 
 typedef enum { K_LEVEL, K_MODE, K_U32, K_DOUBLE, K_BOOL } key_type;
@@ -118,26 +119,23 @@ gp_status gp_monitor_config_set(gp_monitor_config *cfg, const char *key, const c
     if (!k)
         return gp_error_set(err, GP_EINVAL, "unknown key '%s'", key);
     char *field = (char *)cfg + k->off;
+    int i;
     switch (k->type) {
     case K_LEVEL:
-        for (int l = 0; l <= GP_LEVEL_COMPREHENSIVE; l++)
-            if (strcasecmp(value, gp_monitor_level_name((gp_monitor_level)l)) == 0) {
-                cfg->level = (gp_monitor_level)l;
-                return GP_OK;
-            }
-        return gp_error_set(err, GP_EINVAL,
-                            "level: '%s' is not one of lightweight, standard, detailed, "
-                            "comprehensive",
-                            value);
+        if ((i = gp__index_of(level_names, GP_ARRAY_LEN(level_names), value, true)) < 0)
+            return gp_error_set(err, GP_EINVAL,
+                                "level: '%s' is not one of lightweight, standard, detailed, "
+                                "comprehensive",
+                                value);
+        cfg->level = (gp_monitor_level)i;
+        return GP_OK;
     case K_MODE:
-        for (int m = 0; m <= GP_MODE_DEBUG; m++)
-            if (strcasecmp(value, gp_monitor_mode_name((gp_monitor_mode)m)) == 0) {
-                cfg->mode = (gp_monitor_mode)m;
-                return GP_OK;
-            }
-        return gp_error_set(err, GP_EINVAL,
-                            "mode: '%s' is not one of monitoring, profiling, adaptive, debug",
-                            value);
+        if ((i = gp__index_of(mode_names, GP_ARRAY_LEN(mode_names), value, true)) < 0)
+            return gp_error_set(err, GP_EINVAL,
+                                "mode: '%s' is not one of monitoring, profiling, adaptive, debug",
+                                value);
+        cfg->mode = (gp_monitor_mode)i;
+        return GP_OK;
     case K_BOOL:
         if (strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
             strcasecmp(value, "on") == 0 || strcmp(value, "1") == 0) {

@@ -16,23 +16,22 @@
 static void alert_values(const gp_gpu_sample *s, double val[N_ALERT_KINDS],
                          bool have[N_ALERT_KINDS])
 {
-    if (gp_sample_has(s, GP_M_UTIL_GPU)) {
-        val[0] = s->v[GP_M_UTIL_GPU];
-        have[0] = true;
-    }
-    if (gp_sample_has(s, GP_M_MEM_USED) && gp_sample_has(s, GP_M_MEM_TOTAL) &&
-        s->v[GP_M_MEM_TOTAL] > 0) {
-        val[1] = 100 * s->v[GP_M_MEM_USED] / s->v[GP_M_MEM_TOTAL];
-        have[1] = true;
-    }
-    if (gp_sample_has(s, GP_M_TEMP)) {
-        val[2] = s->v[GP_M_TEMP];
-        have[2] = true;
-    }
-    if (gp_sample_has(s, GP_M_POWER) && gp_sample_has(s, GP_M_POWER_LIMIT) &&
-        s->v[GP_M_POWER_LIMIT] > 0) {
-        val[3] = 100 * s->v[GP_M_POWER] / s->v[GP_M_POWER_LIMIT];
-        have[3] = true;
+    /* metric, and the metric it is a percentage of (GP_M_COUNT: none, the value itself) */
+    static const gp_metric figure[N_ALERT_KINDS][2] = {{GP_M_UTIL_GPU, GP_M_COUNT},
+                                                       {GP_M_MEM_USED, GP_M_MEM_TOTAL},
+                                                       {GP_M_TEMP, GP_M_COUNT},
+                                                       {GP_M_POWER, GP_M_POWER_LIMIT}};
+    for (int k = 0; k < N_ALERT_KINDS; k++) {
+        gp_metric m = figure[k][0], of = figure[k][1];
+        if (!gp_sample_has(s, m))
+            continue;
+        if (of == GP_M_COUNT) {
+            val[k] = s->v[m];
+            have[k] = true;
+        } else if (gp_sample_has(s, of) && s->v[of] > 0) {
+            val[k] = 100 * s->v[m] / s->v[of];
+            have[k] = true;
+        }
     }
 }
 

@@ -273,30 +273,30 @@ static void read_temperature(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errb
         }
 }
 
+/* Metric mm in watts from an NVML call that reads milliwatts (fn, named what). */
+static void read_watts(gp_monitor *m, gpu *g, gp_gpu_sample *s, gp_metric mm,
+                       gp__nvmlReturn (*fn)(gp__nvmlDevice_t, unsigned int *), const char *what,
+                       char *errbuf, size_t errlen)
+{
+    if (!want(m, g, BIT(mm)))
+        return;
+    unsigned mw;
+    int r = CALL(fn, g->h, &mw);
+    if (r == NVMLR_SUCCESS)
+        put(s, mm, mw / 1000.0);
+    else
+        nvml_failed(m, g, BIT(mm), r, what, errbuf, errlen);
+}
+
 static void read_power(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
 {
     const gp__nvml *n = &m->nvml;
-    int r;
-    if (want(m, g, BIT(GP_M_POWER))) {
-        unsigned mw;
-        r = CALL(n->power_usage, g->h, &mw);
-        if (r == NVMLR_SUCCESS)
-            put(s, GP_M_POWER, mw / 1000.0);
-        else
-            nvml_failed(m, g, BIT(GP_M_POWER), r, "nvmlDeviceGetPowerUsage", errbuf, errlen);
-    }
-    if (want(m, g, BIT(GP_M_POWER_LIMIT))) {
-        unsigned mw;
-        r = CALL(n->power_limit, g->h, &mw);
-        if (r == NVMLR_SUCCESS)
-            put(s, GP_M_POWER_LIMIT, mw / 1000.0);
-        else
-            nvml_failed(m, g, BIT(GP_M_POWER_LIMIT), r, "nvmlDeviceGetEnforcedPowerLimit", errbuf,
-                        errlen);
-    }
+    read_watts(m, g, s, GP_M_POWER, n->power_usage, "nvmlDeviceGetPowerUsage", errbuf, errlen);
+    read_watts(m, g, s, GP_M_POWER_LIMIT, n->power_limit, "nvmlDeviceGetEnforcedPowerLimit", errbuf,
+               errlen);
     if (want(m, g, BIT(GP_M_ENERGY))) {
         unsigned long long mj;
-        r = CALL(n->energy, g->h, &mj);
+        int r = CALL(n->energy, g->h, &mj);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_ENERGY, (double)mj / 1000.0);
         else

@@ -57,7 +57,10 @@ gp_cuda_timer *gp_profiler_cuda_timer(gp_profiler *p)
     return p ? &p->timer : NULL;
 }
 
-gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream)
+/* Records an event for name: start opens a new pair on stream (at most MAX_OPEN_PER_NAME open per
+ * name: GP_ELIMIT), stop closes the oldest open pair of name on its own stream (none: GP_ENOENT).
+ * t->last says whether a CUDA context was there. */
+static gp_status mark(gp_cuda_timer *t, const char *name, bool start, void *stream)
 {
     if (!t || !name)
         return GP_EINVAL;
@@ -67,21 +70,27 @@ gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream)
     t->last = st;
     if (st != GP_OK)
         goto done;
+    gp__timer_pair *oldest = NULL;
     size_t open = 0;
     for (size_t i = 0; i < t->n_pairs; i++)
-        if (!t->pairs[i].ev1 && t->pairs[i].ev0 && strcmp(t->pairs[i].name, name) == 0)
-            open++;
-    if (open >= MAX_OPEN_PER_NAME) {
-        st = GP_ELIMIT;
+        if (t->pairs[i].ev0 && !t->pairs[i].ev1 && strcmp(t->pairs[i].name, name) == 0 &&
+            open++ == 0)
+            oldest = &t->pairs[i];
+    if (start ? open >= MAX_OPEN_PER_NAME : !oldest) {
+        st = start ? GP_ELIMIT : GP_ENOENT;
         goto done;
     }
     void *ev = NULL;
     st = gp__cuda_event_get(c, &ev);
     if (st != GP_OK)
         goto done;
-    if (c->cuEventRecord(ev, stream) != GP__CUDA_SUCCESS) {
+    if (c->cuEventRecord(ev, start ? stream : oldest->stream) != GP__CUDA_SUCCESS) {
         gp__cuda_event_put(c, ev);
         st = GP_EEXTERNAL;
+        goto done;
+    }
+    if (!start) {
+        oldest->ev1 = ev;
         goto done;
     }
     gp__timer_pair *pr = GP_PUSH(t->pairs, t->n_pairs, t->cap_pairs);
@@ -99,40 +108,14 @@ done:
     return st;
 }
 
+gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream)
+{
+    return mark(t, name, true, stream);
+}
+
 gp_status gp_cuda_timer_stop(gp_cuda_timer *t, const char *name)
 {
-    if (!t || !name)
-        return GP_EINVAL;
-    const gp__cuda *c = gp__cuda_get();
-    gp_status st = gp__cuda_ensure_context(c);
-    gp__mutex_lock(&t->lock);
-    t->last = st;
-    if (st != GP_OK)
-        goto done;
-    gp__timer_pair *pr = NULL;
-    for (size_t i = 0; i < t->n_pairs; i++) {
-        if (t->pairs[i].ev0 && !t->pairs[i].ev1 && strcmp(t->pairs[i].name, name) == 0) {
-            pr = &t->pairs[i];
-            break;
-        }
-    }
-    if (!pr) {
-        st = GP_ENOENT;
-        goto done;
-    }
-    void *ev = NULL;
-    st = gp__cuda_event_get(c, &ev);
-    if (st != GP_OK)
-        goto done;
-    if (c->cuEventRecord(ev, pr->stream) != GP__CUDA_SUCCESS) {
-        gp__cuda_event_put(c, ev);
-        st = GP_EEXTERNAL;
-        goto done;
-    }
-    pr->ev1 = ev;
-done:
-    gp__mutex_unlock(&t->lock);
-    return st;
+    return mark(t, name, false, NULL);
 }
 
 static size_t resolve_locked(struct gp_cuda_timer *t, bool wait) GP_REQUIRES(t->lock)

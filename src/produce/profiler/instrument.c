@@ -20,12 +20,16 @@ NO_INSTR void gp_profiler_instrument_functions(bool on)
 NO_INSTR void __cyg_profile_func_enter(void *fn, void *call_site);
 NO_INSTR void __cyg_profile_func_exit(void *fn, void *call_site);
 
+/* The profiler the hooks record into: the global one while they are on, else NULL. */
+NO_INSTR static gp_profiler *hooked(void)
+{
+    return atomic_load_explicit(&g_on, memory_order_relaxed) ? gp_profiler_global() : NULL;
+}
+
 NO_INSTR void __cyg_profile_func_enter(void *fn, void *call_site)
 {
     (void)call_site;
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
-        return;
-    gp_profiler *p = gp_profiler_global();
+    gp_profiler *p = hooked();
     if (p)
         gp__range_begin_fn(p, fn);
 }
@@ -33,9 +37,7 @@ NO_INSTR void __cyg_profile_func_enter(void *fn, void *call_site)
 NO_INSTR void __cyg_profile_func_exit(void *fn, void *call_site)
 {
     (void)call_site;
-    if (!atomic_load_explicit(&g_on, memory_order_relaxed))
-        return;
-    gp_profiler *p = gp_profiler_global();
+    gp_profiler *p = hooked();
     if (p)
         gp__range_end_fn(p, fn);
 }

@@ -331,6 +331,21 @@ gp_status gp__mem_snapshot(gp_mem_tracker *m, gp__mem_point **hist, size_t *n_hi
     return st;
 }
 
+/* "key": {"k1": v1, "k2": v2}, or "key": null when !has. */
+static void kv_two_or_null(gp__jw *w, const char *key, bool has, const char *k1, int64_t v1,
+                           const char *k2, int64_t v2)
+{
+    gp__jw_key(w, key);
+    if (!has) {
+        gp__jw_null(w);
+        return;
+    }
+    gp__jw_obj_begin(w);
+    gp__jw_kv_int(w, k1, v1);
+    gp__jw_kv_int(w, k2, v2);
+    gp__jw_obj_end(w);
+}
+
 gp_status gp__mem_json(gp_mem_tracker *m, gp__buf *b)
 {
     gp_mem_status s;
@@ -360,24 +375,10 @@ gp_status gp__mem_json(gp_mem_tracker *m, gp__buf *b)
     }
     gp__mutex_unlock(&m->lock);
     gp__jw_arr_end(&w);
-    gp__jw_key(&w, "device");
-    if (s.has_device) {
-        gp__jw_obj_begin(&w);
-        gp__jw_kv_int(&w, "free_bytes", s.free_bytes);
-        gp__jw_kv_int(&w, "total_bytes", s.total_bytes);
-        gp__jw_obj_end(&w);
-    } else {
-        gp__jw_null(&w);
-    }
-    gp__jw_key(&w, "pool");
-    if (s.has_pool) {
-        gp__jw_obj_begin(&w);
-        gp__jw_kv_int(&w, "used_bytes", s.pool_used);
-        gp__jw_kv_int(&w, "reserved_bytes", s.pool_reserved);
-        gp__jw_obj_end(&w);
-    } else {
-        gp__jw_null(&w);
-    }
+    kv_two_or_null(&w, "device", s.has_device, "free_bytes", s.free_bytes, "total_bytes",
+                   s.total_bytes);
+    kv_two_or_null(&w, "pool", s.has_pool, "used_bytes", s.pool_used, "reserved_bytes",
+                   s.pool_reserved);
     gp__jw_key(&w, "sampler");
     if (has_peak) {
         gp__jw_obj_begin(&w);

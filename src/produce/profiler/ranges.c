@@ -361,6 +361,21 @@ void gp_range_begin_ex(gp_profiler *p, const char *name, const gp_range_opts *op
     f->t0 = gp__ticks_now(p->use_tsc);
 }
 
+/* Writes the record of closed frame f (depth d, ended at t1) into ring slot h, which the caller
+ * checked is free, and publishes it to the drain. */
+static inline void publish_rec(gp__prof_thread *st, const gp__prof_frame *f, uint32_t d,
+                               uint64_t t1, uint64_t h)
+{
+    gp__prof_rec *r = &st->ring[h & st->mask];
+    r->name = f->name;
+    r->t0 = f->t0;
+    r->t1 = t1;
+    r->depth = (uint16_t)d;
+    r->flags = (uint16_t)f->flags;
+    st->head = h + 1;
+    atomic_store_explicit(&st->head_pub, h + 1, memory_order_release);
+}
+
 /* End of a range with an ext entry: measurements, then both rings. */
 __attribute__((noinline)) static void end_ext(gp__prof_thread *st, gp__prof_frame *f, uint32_t d,
                                               uint64_t t1)
@@ -394,14 +409,7 @@ __attribute__((noinline)) static void end_ext(gp__prof_thread *st, gp__prof_fram
     }
     st->ext_ring[eh & st->ext_mask] = *e;
     st->ext_head = eh + 1;
-    gp__prof_rec *r = &st->ring[h & st->mask];
-    r->name = f->name;
-    r->t0 = f->t0;
-    r->t1 = t1;
-    r->depth = (uint16_t)d;
-    r->flags = (uint16_t)f->flags;
-    st->head = h + 1;
-    atomic_store_explicit(&st->head_pub, h + 1, memory_order_release);
+    publish_rec(st, f, d, t1, h);
 }
 
 void gp__range_end_on(gp_profiler *p, uint64_t k)
@@ -436,14 +444,7 @@ void gp__range_end_on(gp_profiler *p, uint64_t k)
             return;
         }
     }
-    gp__prof_rec *r = &st->ring[h & st->mask];
-    r->name = f->name;
-    r->t0 = f->t0;
-    r->t1 = t1;
-    r->depth = (uint16_t)d;
-    r->flags = (uint16_t)f->flags;
-    st->head = h + 1;
-    atomic_store_explicit(&st->head_pub, h + 1, memory_order_release);
+    publish_rec(st, f, d, t1, h);
 }
 
 /* The innermost recorded open range's ext entry (created on demand), or NULL. */

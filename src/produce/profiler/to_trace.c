@@ -226,38 +226,45 @@ static gp_status add_range(gp_profiler *p, build_ctx *c, size_t i) GP_REQUIRES(p
     return gp_trace_add_event(c->t, &ev);
 }
 
+/* A counter series of this process: its track (tid) and interned name. */
+typedef struct series {
+    uint32_t track;
+    gp_strid name;
+} series;
+
+static gp_status series_open(build_ctx *c, int64_t tid, const char *name, series *out)
+{
+    out->name = 0;
+    gp_status st = gp_trace_track(c->t, GP_TRACK_COUNTER, (int64_t)getpid(), tid, &out->track);
+    if (st == GP_OK)
+        st = gp_trace_intern(c->t, name, strlen(name), &out->name);
+    return st;
+}
+
+static gp_status series_add(build_ctx *c, const series *sr, int64_t ts, double value)
+{
+    gp_counter_sample s;
+    memset(&s, 0, sizeof(s));
+    s.ts = ts;
+    s.value = value;
+    s.series = sr->name;
+    s.track = sr->track;
+    return gp_trace_add_counter(c->t, &s);
+}
+
 static gp_status add_counters(build_ctx *c)
 {
     gp_status st = GP_OK;
-    uint32_t track;
-    gp_counter_sample s;
+    series sr;
     if (c->n_samples) {
-        st = gp_trace_track(c->t, GP_TRACK_COUNTER, (int64_t)getpid(), 0, &track);
-        gp_strid series = 0;
-        if (st == GP_OK)
-            st = gp_trace_intern(c->t, "gpu0.memory_used_bytes", 22, &series);
-        for (size_t i = 0; i < c->n_samples && st == GP_OK; i++) {
-            memset(&s, 0, sizeof(s));
-            s.ts = c->samples[i].ns;
-            s.value = (double)c->samples[i].used;
-            s.series = series;
-            s.track = track;
-            st = gp_trace_add_counter(c->t, &s);
-        }
+        st = series_open(c, 0, "gpu0.memory_used_bytes", &sr);
+        for (size_t i = 0; i < c->n_samples && st == GP_OK; i++)
+            st = series_add(c, &sr, c->samples[i].ns, (double)c->samples[i].used);
     }
     if (st == GP_OK && c->n_hist) {
-        st = gp_trace_track(c->t, GP_TRACK_COUNTER, (int64_t)getpid(), 1, &track);
-        gp_strid series = 0;
-        if (st == GP_OK)
-            st = gp_trace_intern(c->t, "gpuprof.tracked_bytes", 21, &series);
-        for (size_t i = 0; i < c->n_hist && st == GP_OK; i++) {
-            memset(&s, 0, sizeof(s));
-            s.ts = c->hist[i].ns;
-            s.value = (double)c->hist[i].total;
-            s.series = series;
-            s.track = track;
-            st = gp_trace_add_counter(c->t, &s);
-        }
+        st = series_open(c, 1, "gpuprof.tracked_bytes", &sr);
+        for (size_t i = 0; i < c->n_hist && st == GP_OK; i++)
+            st = series_add(c, &sr, c->hist[i].ns, (double)c->hist[i].total);
     }
     return st;
 }
