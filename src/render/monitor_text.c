@@ -1,0 +1,119 @@
+/* The live monitor's sample lines: table, CSV, JSON lines (render/monitor_text.h). */
+#include "render/monitor_text.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/json_writer.h"
+#include "core/units.h"
+
+static void cell(char *buf, size_t cap, const gp_gpu_sample *s, gp_metric m, double scale,
+                 int width)
+{
+    if (gp_sample_has(s, m))
+        snprintf(buf, cap, "%*.0f", width, s->v[m] * scale);
+    else
+        snprintf(buf, cap, "%*s", width, "-");
+}
+
+static const char *throttle_text(const gp_gpu_sample *s)
+{
+    if (!gp_sample_has(s, GP_M_THROTTLE))
+        return "-";
+    uint64_t b = (uint64_t)s->v[GP_M_THROTTLE];
+    if (b & (GP_THROTTLE_HW_THERMAL | GP_THROTTLE_SW_THERMAL))
+        return "thermal";
+    if (b & (GP_THROTTLE_SW_POWER_CAP | GP_THROTTLE_POWER_BRAKE))
+        return "power";
+    if (b & GP_THROTTLE_HW_SLOWDOWN)
+        return "hw_slow";
+    if (b & GP_THROTTLE_IDLE)
+        return "idle";
+    return b ? "other" : "none";
+}
+
+void gp_monitor_table_header(FILE *fp)
+{
+    fprintf(fp, "# gpu    sm   mem  fb_used fb_total  temp   pwr plimit  sclk  mclk  fan procs "
+                "throttle\n"
+                "# idx     %%     %%      MiB      MiB     C     W      W   MHz   MHz    %%     # "
+                "\n");
+}
+
+void gp_monitor_table_row(FILE *fp, const gp_gpu_ident *id, const gp_gpu_sample *s, bool have)
+
+{
+    char c[13][24];
+    if (!have || id->lost) {
+        fprintf(fp, "  %3u  %s\n", id->index, id->lost ? "lost (GPU_IS_LOST)" : "no sample yet");
+        return;
+    }
+    cell(c[0], sizeof c[0], s, GP_M_UTIL_GPU, 1, 5);
+    cell(c[1], sizeof c[1], s, GP_M_UTIL_MEM, 1, 5);
+    cell(c[2], sizeof c[2], s, GP_M_MEM_USED, 1.0 / GP_MIB, 8);
+    cell(c[3], sizeof c[3], s, GP_M_MEM_TOTAL, 1.0 / GP_MIB, 8);
+    cell(c[4], sizeof c[4], s, GP_M_TEMP, 1, 5);
+    cell(c[5], sizeof c[5], s, GP_M_POWER, 1, 5);
+    cell(c[6], sizeof c[6], s, GP_M_POWER_LIMIT, 1, 6);
+    cell(c[7], sizeof c[7], s, GP_M_CLOCK_SM, 1e-6, 5);
+    cell(c[8], sizeof c[8], s, GP_M_CLOCK_MEM, 1e-6, 5);
+    cell(c[9], sizeof c[9], s, GP_M_FAN, 1, 4);
+    cell(c[10], sizeof c[10], s, GP_M_PROCESSES, 1, 5);
+    fprintf(fp, "  %3u %s %s %s %s %s %s %s %s %s %s %s %s\n", id->index, c[0], c[1], c[2], c[3],
+            c[4], c[5], c[6], c[7], c[8], c[9], c[10], throttle_text(s));
+}
+
+void gp_monitor_csv_header(FILE *fp)
+{
+    fprintf(fp, "ts_ns,gpu,uuid");
+    for (int k = 0; k < GP_M_COUNT; k++)
+        fprintf(fp, ",%s", gp_metric_name((gp_metric)k));
+    fprintf(fp, "\n");
+}
+
+void gp_monitor_csv_row(FILE *fp, const gp_gpu_ident *id, const gp_gpu_sample *s, bool have)
+
+{
+    if (!have || id->lost)
+        return;
+    fprintf(fp, "%lld,%u,%s", (long long)s->ts, id->index, id->uuid);
+    for (int k = 0; k < GP_M_COUNT; k++) {
+        if (gp_sample_has(s, (gp_metric)k) && s->v[k] == floor(s->v[k]) && fabs(s->v[k]) < 9e15)
+            fprintf(fp, ",%.0f", s->v[k]);
+        else if (gp_sample_has(s, (gp_metric)k))
+            fprintf(fp, ",%.10g", s->v[k]);
+        else
+            fprintf(fp, ",");
+    }
+    fprintf(fp, "\n");
+}
+
+void gp_monitor_sample_write_json(FILE *fp, const gp_gpu_ident *id, const gp_gpu_sample *s,
+                                  bool have)
+
+{
+    gp__jw w;
+    gp__jw_init(&w, NULL);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "type", "sample");
+    gp__jw_kv_int(&w, "gpu", id->index);
+    gp__jw_kv_str(&w, "uuid", id->uuid);
+    gp__jw_kv_str(&w, "name", id->name);
+    gp__jw_kv_str(&w, "pci_bus_id", id->pci_bus_id);
+    gp__jw_kv_bool(&w, "lost", id->lost);
+    if (have && !id->lost) {
+        gp__jw_kv_int(&w, "ts_ns", s->ts);
+        for (int k = 0; k < GP_M_COUNT; k++)
+            if (gp_sample_has(s, (gp_metric)k))
+                gp__jw_kv_double(&w, gp_metric_name((gp_metric)k), s->v[k]);
+    }
+    gp__jw_obj_end(&w);
+    size_t len;
+    char *text = gp__jw_take(&w, &len);
+    if (text) {
+        fwrite(text, 1, len, fp);
+        fputc('\n', fp);
+        free(text);
+    }
+}
