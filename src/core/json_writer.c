@@ -330,3 +330,15 @@ char *gp__jw_take(gp__jw *w, size_t *len)
     memset(&w->buf, 0, sizeof w->buf);
     return s;
 }
+
+gp_status gp__jw_take_line(gp__jw *w, FILE *fp)
+{
+    size_t len;
+    char *s = gp__jw_take(w, &len);
+    if (!s)
+        return GP_ENOMEM;
+    s[len] = '\n'; /* the terminator's byte: one fwrite for the line */
+    gp_status st = fwrite(s, 1, len + 1, fp) == len + 1 ? GP_OK : GP_EIO;
+    free(s);
+    return st;
+}

@@ -61,6 +61,9 @@ gp_status gp__jw_flush(gp__jw *w);
 gp_status gp__jw_finish(gp__jw *w);
 /* For in-memory writers: hands over the NUL-terminated text (caller frees) and its length. */
 char *gp__jw_take(gp__jw *w, size_t *len);
+/* For in-memory writers: writes the document and a newline to fp with one fwrite (a line is never
+ * interleaved with another thread's output) and frees it. GP_ENOMEM or GP_EIO. */
+gp_status gp__jw_take_line(gp__jw *w, FILE *fp);
 
 /* Appends s escaped for a JSON string body (no quotes) to b. */
 gp_status gp__json_escape(gp__buf *b, const char *s, size_t len, bool html_safe) GP_WARN_UNUSED;

@@ -25,14 +25,8 @@ void gp_monitor_event_write_json(const gp_monitor_event *ev, FILE *fp)
     gp__jw_kv_double(&w, "threshold", ev->threshold);
     gp__jw_kv_str(&w, "message", ev->message);
     gp__jw_obj_end(&w);
-    size_t len;
-    char *s = gp__jw_take(&w, &len);
-    if (s) {
-        fwrite(s, 1, len, fp);
-        fputc('\n', fp);
-        fflush(fp);
-        free(s);
-    }
+    (void)gp__jw_take_line(&w, fp); /* the caller checks the stream */
+    fflush(fp);
 }
 
 /* The event stream's listener: the monitor calls it one event at a time (never concurrently), so

@@ -109,11 +109,5 @@ void gp_monitor_sample_write_json(FILE *fp, const gp_gpu_ident *id, const gp_gpu
                 gp__jw_kv_double(&w, gp_metric_name((gp_metric)k), s->v[k]);
     }
     gp__jw_obj_end(&w);
-    size_t len;
-    char *text = gp__jw_take(&w, &len);
-    if (text) {
-        fwrite(text, 1, len, fp);
-        fputc('\n', fp);
-        free(text);
-    }
+    (void)gp__jw_take_line(&w, fp); /* the caller checks the stream */
 }
