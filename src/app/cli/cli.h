@@ -92,21 +92,11 @@ typedef struct gp__cli_monitor_cfg {
 } gp__cli_monitor_cfg;
 enum { GP__CLI_ID_CONFIG = 900, GP__CLI_ID_SET, GP__CLI_ID_LEVEL, GP__CLI_ID_MODE };
 #define GP__CLI_OPT_CONFIG                                                                         \
-    {                                                                                              \
-        "config", 0, true, GP__CLI_ID_CONFIG, GP__CLI_SAY_NEEDS_VALUE                              \
-    }
-#define GP__CLI_OPT_SET                                                                            \
-    {                                                                                              \
-        "set", 0, true, GP__CLI_ID_SET, GP__CLI_SAY_NEEDS_VALUE                                    \
-    }
+    GP__CLI_OPTION("config", 0, true, GP__CLI_ID_CONFIG, GP__CLI_SAY_NEEDS_VALUE)
+#define GP__CLI_OPT_SET GP__CLI_OPTION("set", 0, true, GP__CLI_ID_SET, GP__CLI_SAY_NEEDS_VALUE)
 #define GP__CLI_OPT_LEVEL                                                                          \
-    {                                                                                              \
-        "level", 0, true, GP__CLI_ID_LEVEL, GP__CLI_SAY_NEEDS_VALUE                                \
-    }
-#define GP__CLI_OPT_MODE                                                                           \
-    {                                                                                              \
-        "mode", 0, true, GP__CLI_ID_MODE, GP__CLI_SAY_NEEDS_VALUE                                  \
-    }
+    GP__CLI_OPTION("level", 0, true, GP__CLI_ID_LEVEL, GP__CLI_SAY_NEEDS_VALUE)
+#define GP__CLI_OPT_MODE GP__CLI_OPTION("mode", 0, true, GP__CLI_ID_MODE, GP__CLI_SAY_NEEDS_VALUE)
 /* Takes one of those options (by its id) and its value: 0. Not one: -1. A malformed value or too
  * many settings: 2, with the error printed. */
 int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int id, char *value);

@@ -168,22 +168,22 @@ enum {
     OPT_CSV
 };
 
-static const gp__cli_opt analyze_opts[] = {{"steps", 0, true, OPT_STEPS, 0},
-                                           {"classify", 0, true, OPT_CLASSIFY, 0},
-                                           {"hta", 0, false, OPT_HTA, 0},
-                                           {"rule", 0, true, OPT_RULE, 0},
-                                           {"rules", 0, true, OPT_RULES, 0},
-                                           {"kernel-wait-us", 0, true, OPT_KW, 0},
+static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
+                                           GP__CLI_ARG("classify", OPT_CLASSIFY),
+                                           GP__CLI_FLAG("hta", OPT_HTA),
+                                           GP__CLI_ARG("rule", OPT_RULE),
+                                           GP__CLI_ARG("rules", OPT_RULES),
+                                           GP__CLI_ARG("kernel-wait-us", OPT_KW),
                                            GP__CLI_OPT_TOP_LONG,
-                                           {"table", 0, true, OPT_TABLE, 0},
+                                           GP__CLI_ARG("table", OPT_TABLE),
                                            GP__CLI_OPT_JSON,
-                                           {"csv", 0, true, OPT_CSV, 0},
+                                           GP__CLI_ARG("csv", OPT_CSV),
                                            GP__CLI_OPT_OUTPUT,
                                            GP__CLI_OPT_QUIET,
                                            GP__CLI_OPT_PROGRESS,
                                            GP__CLI_OPT_THREADS,
                                            GP__CLI_OPT_HELP,
-                                           {0}};
+                                           GP__CLI_END};
 
 typedef struct analyze_args {
     gp_analyze_opts opts;

@@ -22,8 +22,8 @@ static void usage(FILE *fp)
             "  -h, --help         this help\n");
 }
 
-static const gp__cli_opt convert_opts[] = {
-    GP__CLI_OPT_OUTPUT, GP__CLI_OPT_QUIET, GP__CLI_OPT_HELP, {0}};
+static const gp__cli_opt convert_opts[] = {GP__CLI_OPT_OUTPUT, GP__CLI_OPT_QUIET, GP__CLI_OPT_HELP,
+                                           GP__CLI_END};
 
 int gp__cmd_convert(int argc, char **argv)
 {

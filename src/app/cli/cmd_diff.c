@@ -216,28 +216,28 @@ enum {
     OPT_NO_ANALYZE
 };
 
-static const gp__cli_opt diff_opts[] = {{"base", 0, true, OPT_BASE, 0},
-                                        {"current", 0, true, OPT_CURRENT, 0},
-                                        {"threshold", 't', true, 't', 0},
-                                        {"alpha", 0, true, OPT_ALPHA, 0},
-                                        {"correction", 0, true, OPT_CORRECTION, 0},
-                                        {"normalize", 0, true, OPT_NORMALIZE, 0},
-                                        {"kind", 'k', true, 'k', 0},
-                                        {"top", 'n', true, 'n', 0},
-                                        {"name-width", 'w', true, 'w', 0},
+static const gp__cli_opt diff_opts[] = {GP__CLI_ARG("base", OPT_BASE),
+                                        GP__CLI_ARG("current", OPT_CURRENT),
+                                        GP__CLI_ARG_S("threshold", 't'),
+                                        GP__CLI_ARG("alpha", OPT_ALPHA),
+                                        GP__CLI_ARG("correction", OPT_CORRECTION),
+                                        GP__CLI_ARG("normalize", OPT_NORMALIZE),
+                                        GP__CLI_ARG_S("kind", 'k'),
+                                        GP__CLI_ARG_S("top", 'n'),
+                                        GP__CLI_ARG_S("name-width", 'w'),
                                         GP__CLI_OPT_JSON,
                                         GP__CLI_OPT_OUTPUT,
-                                        {"html", 0, true, OPT_HTML, 0},
-                                        {"flame", 0, true, OPT_FLAME, 0},
-                                        {"no-analyze", 0, false, OPT_NO_ANALYZE, 0},
-                                        {"junit", 0, true, OPT_JUNIT, 0},
-                                        {"fail-on-regression", 0, false, OPT_FAIL, 0},
-                                        {"seed", 0, true, OPT_SEED, 0},
-                                        {"bootstrap", 0, true, OPT_BOOTSTRAP, 0},
+                                        GP__CLI_ARG("html", OPT_HTML),
+                                        GP__CLI_ARG("flame", OPT_FLAME),
+                                        GP__CLI_FLAG("no-analyze", OPT_NO_ANALYZE),
+                                        GP__CLI_ARG("junit", OPT_JUNIT),
+                                        GP__CLI_FLAG("fail-on-regression", OPT_FAIL),
+                                        GP__CLI_ARG("seed", OPT_SEED),
+                                        GP__CLI_ARG("bootstrap", OPT_BOOTSTRAP),
                                         GP__CLI_OPT_QUIET,
                                         GP__CLI_OPT_PROGRESS,
                                         GP__CLI_OPT_HELP,
-                                        {0}};
+                                        GP__CLI_END};
 
 typedef struct diff_args {
     gp_diff_opts dopts;

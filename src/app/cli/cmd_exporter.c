@@ -35,11 +35,11 @@ static const gp__cli_opt exporter_opts[] = {GP__CLI_OPT_CONFIG,
                                             GP__CLI_OPT_SET,
                                             GP__CLI_OPT_LEVEL,
                                             GP__CLI_OPT_HELP,
-                                            {"listen", 0, true, OPT_LISTEN, 0},
-                                            {"interval", 0, true, OPT_INTERVAL, 0},
-                                            {"hostname", 0, true, OPT_HOSTNAME, 0},
-                                            {"port-file", 0, true, OPT_PORT_FILE, 0},
-                                            {0}};
+                                            GP__CLI_ARG("listen", OPT_LISTEN),
+                                            GP__CLI_ARG("interval", OPT_INTERVAL),
+                                            GP__CLI_ARG("hostname", OPT_HOSTNAME),
+                                            GP__CLI_ARG("port-file", OPT_PORT_FILE),
+                                            GP__CLI_END};
 
 typedef struct exporter_args {
     gp__cli_monitor_cfg mc;

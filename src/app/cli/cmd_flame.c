@@ -78,20 +78,20 @@ enum {
 };
 
 static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
-                                         {"format", 'f', true, 'f', 0},
-                                         {"weight", 0, true, OPT_WEIGHT, 0},
-                                         {"min-duration", 0, true, OPT_MIN, 0},
-                                         {"max-depth", 0, true, OPT_DEPTH, 0},
-                                         {"group-kernels", 0, true, OPT_GROUP, 0},
-                                         {"no-threads", 0, false, OPT_NOTHREADS, 0},
-                                         {"threads", 0, false, OPT_THREADS, 0},
-                                         {"diff", 0, false, OPT_DIFF, 0},
+                                         GP__CLI_ARG_S("format", 'f'),
+                                         GP__CLI_ARG("weight", OPT_WEIGHT),
+                                         GP__CLI_ARG("min-duration", OPT_MIN),
+                                         GP__CLI_ARG("max-depth", OPT_DEPTH),
+                                         GP__CLI_ARG("group-kernels", OPT_GROUP),
+                                         GP__CLI_FLAG("no-threads", OPT_NOTHREADS),
+                                         GP__CLI_FLAG("threads", OPT_THREADS),
+                                         GP__CLI_FLAG("diff", OPT_DIFF),
                                          GP__CLI_OPT_TITLE,
-                                         {"width", 0, true, OPT_WIDTH, 0},
+                                         GP__CLI_ARG("width", OPT_WIDTH),
                                          GP__CLI_OPT_QUIET,
                                          GP__CLI_OPT_PROGRESS,
                                          GP__CLI_OPT_HELP,
-                                         {0}};
+                                         GP__CLI_END};
 
 typedef struct flame_args {
     gp_flame_opts fo;

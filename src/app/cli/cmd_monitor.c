@@ -81,13 +81,13 @@ static const gp__cli_opt monitor_opts[] = {GP__CLI_OPT_CONFIG,
                                            GP__CLI_OPT_LEVEL,
                                            GP__CLI_OPT_MODE,
                                            GP__CLI_OPT_HELP,
-                                           {"json", 0, false, OPT_JSON, 0},
-                                           {"csv", 0, false, OPT_CSV, 0},
-                                           {"health", 0, false, OPT_HEALTH, 0},
-                                           {"interval", 0, true, OPT_INTERVAL, 0},
-                                           {"count", 0, true, OPT_COUNT, 0},
+                                           GP__CLI_FLAG("json", OPT_JSON),
+                                           GP__CLI_FLAG("csv", OPT_CSV),
+                                           GP__CLI_FLAG("health", OPT_HEALTH),
+                                           GP__CLI_ARG("interval", OPT_INTERVAL),
+                                           GP__CLI_ARG("count", OPT_COUNT),
                                            GP__CLI_OPT_OUTPUT,
-                                           {0}};
+                                           GP__CLI_END};
 
 typedef struct monitor_args {
     gp__cli_monitor_cfg mc;

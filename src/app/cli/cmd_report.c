@@ -36,7 +36,7 @@ static void usage(FILE *fp)
 
 static const gp__cli_opt report_opts[] = {
     GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,    GP__CLI_OPT_TOP,  GP__CLI_OPT_JSON,
-    GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP, {0}};
+    GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP, GP__CLI_END};
 
 /* The headline figures as one JSON object on stdout. */
 static int print_json(const char *out, const gp_dashboard *d)

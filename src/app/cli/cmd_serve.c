@@ -34,11 +34,9 @@ static void usage(FILE *fp)
 
 enum { OPT_DIR = GP__CLI_ID_OWN, OPT_LISTEN, OPT_PORT_FILE };
 
-static const gp__cli_opt serve_opts[] = {GP__CLI_OPT_HELP,
-                                         {"dir", 0, true, OPT_DIR, 0},
-                                         {"listen", 0, true, OPT_LISTEN, 0},
-                                         {"port-file", 0, true, OPT_PORT_FILE, 0},
-                                         {0}};
+static const gp__cli_opt serve_opts[] = {GP__CLI_OPT_HELP, GP__CLI_ARG("dir", OPT_DIR),
+                                         GP__CLI_ARG("listen", OPT_LISTEN),
+                                         GP__CLI_ARG("port-file", OPT_PORT_FILE), GP__CLI_END};
 
 typedef struct serve_args {
     gp_profile_server_opts opts;

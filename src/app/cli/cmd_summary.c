@@ -38,15 +38,15 @@ static void usage(FILE *fp)
 
 enum { OPT_CSV = GP__CLI_ID_OWN };
 
-static const gp__cli_opt summary_opts[] = {{"kind", 'k', true, 'k', 0},
+static const gp__cli_opt summary_opts[] = {GP__CLI_ARG_S("kind", 'k'),
                                            GP__CLI_OPT_TOP,
-                                           {"name-width", 'w', true, 'w', 0},
+                                           GP__CLI_ARG_S("name-width", 'w'),
                                            GP__CLI_OPT_JSON,
-                                           {"csv", 0, false, OPT_CSV, 0},
+                                           GP__CLI_FLAG("csv", OPT_CSV),
                                            GP__CLI_OPT_QUIET,
                                            GP__CLI_OPT_PROGRESS,
                                            GP__CLI_OPT_HELP,
-                                           {0}};
+                                           GP__CLI_END};
 
 typedef struct summary_args {
     gp_summary_opts sopts;

@@ -38,13 +38,13 @@ enum { OPT_DEPTH = GP__CLI_ID_OWN, OPT_NOCPU };
 
 static const gp__cli_opt timeline_opts[] = {GP__CLI_OPT_OUTPUT,
                                             GP__CLI_OPT_TITLE,
-                                            {"max-depth", 0, true, OPT_DEPTH, 0},
-                                            {"no-cpu", 0, false, OPT_NOCPU, 0},
+                                            GP__CLI_ARG("max-depth", OPT_DEPTH),
+                                            GP__CLI_FLAG("no-cpu", OPT_NOCPU),
                                             GP__CLI_OPT_JSON,
                                             GP__CLI_OPT_QUIET,
                                             GP__CLI_OPT_PROGRESS,
                                             GP__CLI_OPT_HELP,
-                                            {0}};
+                                            GP__CLI_END};
 
 static int take_option(void *ctx, int id, char *arg)
 {

@@ -102,12 +102,12 @@ enum { OPT_KINDS = GP__CLI_ID_OWN, OPT_BUFFER_MB, OPT_FLUSH_MS, OPT_NO_SUMMARY, 
 
 static const gp__cli_opt trace_opts[] = {GP__CLI_OPT_HELP,
                                          GP__CLI_OPT_OUTPUT,
-                                         {"kinds", 0, true, OPT_KINDS, 0},
-                                         {"buffer-mb", 0, true, OPT_BUFFER_MB, 0},
-                                         {"flush-ms", 0, true, OPT_FLUSH_MS, 0},
-                                         {"no-summary", 0, false, OPT_NO_SUMMARY, 0},
-                                         {"json", 0, false, OPT_JSON, 0},
-                                         {0}};
+                                         GP__CLI_ARG("kinds", OPT_KINDS),
+                                         GP__CLI_ARG("buffer-mb", OPT_BUFFER_MB),
+                                         GP__CLI_ARG("flush-ms", OPT_FLUSH_MS),
+                                         GP__CLI_FLAG("no-summary", OPT_NO_SUMMARY),
+                                         GP__CLI_FLAG("json", OPT_JSON),
+                                         GP__CLI_END};
 
 typedef struct trace_args {
     gp__trace_launch_opts launch;

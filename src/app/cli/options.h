@@ -40,43 +40,28 @@ typedef struct gp__cli_opt {
     unsigned flags;
 } gp__cli_opt;
 
-/* The table of shared options. A command lists the ones it takes, in the order of its --help. */
-#define GP__CLI_OPT_HELP                                                                           \
+/* Table entries: a long option that takes a value (ARG) or not (FLAG), handed to the handler
+ * as id; the _S forms also have a short letter, which is then the id. */
+#define GP__CLI_OPTION(name, short_name, has_arg, id, flags)                                       \
     {                                                                                              \
-        "help", 'h', false, GP__CLI_ID_HELP, 0                                                     \
+        name, short_name, has_arg, id, flags                                                       \
     }
-#define GP__CLI_OPT_QUIET                                                                          \
-    {                                                                                              \
-        "quiet", 'q', false, GP__CLI_ID_QUIET, 0                                                   \
-    }
-#define GP__CLI_OPT_PROGRESS                                                                       \
-    {                                                                                              \
-        "progress", 0, false, GP__CLI_ID_PROGRESS, 0                                               \
-    }
-#define GP__CLI_OPT_JSON                                                                           \
-    {                                                                                              \
-        "json", 0, false, GP__CLI_ID_JSON, 0                                                       \
-    }
-#define GP__CLI_OPT_OUTPUT                                                                         \
-    {                                                                                              \
-        "output", 'o', true, GP__CLI_ID_OUTPUT, 0                                                  \
-    }
-#define GP__CLI_OPT_TITLE                                                                          \
-    {                                                                                              \
-        "title", 0, true, GP__CLI_ID_TITLE, 0                                                      \
-    }
-#define GP__CLI_OPT_TOP                                                                            \
-    {                                                                                              \
-        "top", 'n', true, GP__CLI_ID_TOP, 0                                                        \
-    } /* -n, --top N */
-#define GP__CLI_OPT_TOP_LONG                                                                       \
-    {                                                                                              \
-        "top", 0, true, GP__CLI_ID_TOP, 0                                                          \
-    } /* --top N only */
-#define GP__CLI_OPT_THREADS                                                                        \
-    {                                                                                              \
-        "threads", 0, true, GP__CLI_ID_THREADS, 0                                                  \
-    }
+#define GP__CLI_ARG(name, id) GP__CLI_OPTION(name, 0, true, id, 0)
+#define GP__CLI_FLAG(name, id) GP__CLI_OPTION(name, 0, false, id, 0)
+#define GP__CLI_ARG_S(name, letter) GP__CLI_OPTION(name, letter, true, letter, 0)
+#define GP__CLI_FLAG_S(name, letter) GP__CLI_OPTION(name, letter, false, letter, 0)
+#define GP__CLI_END GP__CLI_OPTION(NULL, 0, false, 0, 0)
+
+/* The shared options. A command lists the ones it takes, in the order of its --help. */
+#define GP__CLI_OPT_HELP GP__CLI_OPTION("help", 'h', false, GP__CLI_ID_HELP, 0)
+#define GP__CLI_OPT_QUIET GP__CLI_OPTION("quiet", 'q', false, GP__CLI_ID_QUIET, 0)
+#define GP__CLI_OPT_PROGRESS GP__CLI_FLAG("progress", GP__CLI_ID_PROGRESS)
+#define GP__CLI_OPT_JSON GP__CLI_FLAG("json", GP__CLI_ID_JSON)
+#define GP__CLI_OPT_OUTPUT GP__CLI_OPTION("output", 'o', true, GP__CLI_ID_OUTPUT, 0)
+#define GP__CLI_OPT_TITLE GP__CLI_ARG("title", GP__CLI_ID_TITLE)
+#define GP__CLI_OPT_TOP GP__CLI_OPTION("top", 'n', true, GP__CLI_ID_TOP, 0) /* -n, --top N */
+#define GP__CLI_OPT_TOP_LONG GP__CLI_ARG("top", GP__CLI_ID_TOP)             /* --top N only */
+#define GP__CLI_OPT_THREADS GP__CLI_ARG("threads", GP__CLI_ID_THREADS)
 
 /* What the shared options set. */
 typedef struct gp__cli_common {
