@@ -127,11 +127,9 @@ typedef struct ival {
 static int cmp_ival(const void *x, const void *y)
 {
     const ival *p = x, *q = y;
-    if (p->dev != q->dev)
-        return p->dev < q->dev ? -1 : 1;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return (p->b > q->b) - (p->b < q->b);
+    GP_CMP_KEY(p->dev, q->dev);
+    GP_CMP_KEY(p->a, q->a);
+    return GP_CMP(p->b, q->b);
 }
 
 /* vals[GP_DIFF_METRIC_COUNT]: -1 for absent. */

@@ -14,6 +14,15 @@
 #define GP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Three-way comparison of two scalars: -1, 0 or 1. */
+#define GP_CMP(a, b) (((a) > (b)) - ((a) < (b)))
+/* In a comparator: returns the order of a and b when they differ (a key of a lexicographic
+ * comparison; the next key decides on a tie). */
+#define GP_CMP_KEY(a, b)                                                                           \
+    do {                                                                                           \
+        if ((a) != (b))                                                                            \
+            return (a) < (b) ? -1 : 1;                                                             \
+    } while (0)
 /* The name of enum value i in a table indexed by the enum (designated initializers), or fallback
  * when i is out of range or has no entry: the one way an enum becomes text. */
 #define GP_NAME_OF(table, i, fallback)                                                             \

@@ -28,13 +28,10 @@
 static int cmp_flow_point(const void *a, const void *b)
 {
     const gp__flow_point *x = a, *y = b;
-    if (x->cat != y->cat)
-        return x->cat < y->cat ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    if (x->is_end != y->is_end)
-        return x->is_end ? 1 : -1;
-    return (x->ts > y->ts) - (x->ts < y->ts);
+    GP_CMP_KEY(x->cat, y->cat);
+    GP_CMP_KEY(x->id, y->id);
+    GP_CMP_KEY(x->is_end, y->is_end); /* the start before the end */
+    return GP_CMP(x->ts, y->ts);
 }
 
 /* Shifts relative times to absolute ones (base + ts). False when one leaves ±2^62 ns. */

@@ -351,21 +351,16 @@ void gp_gpu_info_init(gp_gpu_info *info)
 static int cmp_event(const void *a, const void *b)
 {
     const gp_event *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur)
-        return x->dur > y->dur ? -1 : 1; /* longer first: parents before children */
-    return 0;
+    GP_CMP_KEY(x->ts, y->ts);
+    return GP_CMP(y->dur, x->dur); /* longer first: parents before children */
 }
 
 static int cmp_counter(const void *a, const void *b)
 {
     const gp_counter_sample *x = a, *y = b;
-    if (x->track != y->track)
-        return x->track < y->track ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->series < y->series ? -1 : x->series > y->series;
+    GP_CMP_KEY(x->track, y->track);
+    GP_CMP_KEY(x->ts, y->ts);
+    return GP_CMP(x->series, y->series);
 }
 
 gp_status gp_trace_finish(gp_trace *t)

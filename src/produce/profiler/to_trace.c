@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "core/imap.h"
 #include "core/json_writer.h"
 #include "gpuprof/summary.h"
@@ -48,13 +49,9 @@ typedef struct nest_key {
 static int cmp_nest(const void *a, const void *b)
 {
     const nest_key *x = a, *y = b;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->t0 != y->t0)
-        return x->t0 < y->t0 ? -1 : 1;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    return 0;
+    GP_CMP_KEY(x->tid, y->tid);
+    GP_CMP_KEY(x->t0, y->t0);
+    return GP_CMP(x->depth, y->depth);
 }
 
 /* Number of ranges nested in each stored range (lock held): the profiler's own cost inside it is
