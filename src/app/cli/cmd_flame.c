@@ -48,11 +48,11 @@ static void usage(FILE *fp)
             "exit status: 0 success, 2 usage or input error\n");
 }
 
-static gp_status build_one(const char *path, gp_read_opts *rd, const gp_flame_opts *fo,
-                           gp_flame_tree **tree)
+static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
+                           const gp_flame_opts *fo, gp_flame_tree **tree)
 {
     gp_job *job = NULL;
-    gp_status s = gp__cli_read_job("flame", path, rd, rd->progress != NULL, true, &job);
+    gp_status s = gp__cli_read_job("flame", path, rd, progress, true, &job);
     if (s != GP_OK)
         return s;
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
@@ -208,17 +208,18 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
 }
 
 /* The tree to draw: one input's, or with --diff the differential tree of base and current. */
-static int build_tree(char **inputs, flame_args *a, gp_read_opts *rd, gp_flame_tree **tree)
+static int build_tree(char **inputs, flame_args *a, gp_read_opts *rd, bool progress,
+                      gp_flame_tree **tree)
 {
     gp_flame_tree *base = NULL, *cur = NULL;
     int rc = 2;
     if (!a->diff)
-        return build_one(inputs[0], rd, &a->fo, tree) == GP_OK ? 0 : 2;
-    if (build_one(inputs[1], rd, &a->fo, &cur) != GP_OK)
+        return build_one(inputs[0], rd, progress, &a->fo, tree) == GP_OK ? 0 : 2;
+    if (build_one(inputs[1], rd, progress, &a->fo, &cur) != GP_OK)
         goto done;
     if (a->fo.weight == GP_FLAME_AUTO) /* both sides need one weight: the current input's */
         a->fo.weight = cur->weight;
-    if (build_one(inputs[0], rd, &a->fo, &base) != GP_OK)
+    if (build_one(inputs[0], rd, progress, &a->fo, &base) != GP_OK)
         goto done;
     gp_status s = gp_flame_diff(base, cur, tree);
     rc = gp_status_exit_code(s);
@@ -240,9 +241,8 @@ int gp__cmd_flame(int argc, char **argv)
         return rc;
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
-    rd.progress = o.progress ? gp__cli_progress : NULL;
     gp_flame_tree *tree = NULL;
-    rc = build_tree(argv + first, &a, &rd, &tree);
+    rc = build_tree(argv + first, &a, &rd, o.progress, &tree);
     if (rc != 0)
         goto done;
     gp_error err = {0};

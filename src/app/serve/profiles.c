@@ -118,15 +118,24 @@ static void url_segment(FILE *fp, const char *name)
     }
 }
 
+/* The directory's profiles (*v, *n) and an open reply body; false, with *v freed, when out of
+ * memory. */
+static bool listing_begin(const gp_profile_server *s, entry **v, size_t *n, body *b)
+{
+    *v = list_profiles(s->dir, n);
+    if (body_open(b))
+        return true;
+    free(*v);
+    return false;
+}
+
 static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_server *s)
 {
     size_t n;
-    entry *v = list_profiles(s->dir, &n);
+    entry *v;
     body b;
-    if (!body_open(&b)) {
-        free(v);
+    if (!listing_begin(s, &v, &n, &b))
         return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    }
     fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
           "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
           "td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
@@ -178,12 +187,10 @@ static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_ser
 static enum MHD_Result send_profiles_json(struct MHD_Connection *c, const gp_profile_server *s)
 {
     size_t n;
-    entry *v = list_profiles(s->dir, &n);
+    entry *v;
     body b;
-    if (!body_open(&b)) {
-        free(v);
+    if (!listing_begin(s, &v, &n, &b))
         return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    }
     gp__jw w;
     gp__jw_init(&w, b.fp);
     gp__jw_obj_begin(&w);
