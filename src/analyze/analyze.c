@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/invariant.h"
 #include "core/par.h"
 
@@ -261,6 +262,12 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
     return st;
 }
 
+static int cmp_type_time(const gp_type_state *x, const gp_type_state *y)
+{
+    return GP_CMP(y->time, x->time);
+}
+GP__DEFINE_MERGE_SORT(sort_types, gp_type_state, cmp_type_time)
+
 static gp_status job_types(gp_analysis *a)
 {
     gp_ns time[8] = {0};
@@ -287,17 +294,8 @@ static gp_status job_types(gp_analysis *a)
         ts->time = time[m];
         ts->pct = sum > 0 ? 100.0 * (double)time[m] / (double)sum : NAN;
     }
-    /* By time, descending (HTA's order). */
-    for (size_t i = 1; i < a->n_types; i++) {
-        gp_type_state x = a->types[i];
-        size_t j = i;
-        while (j > 0 && a->types[j - 1].time < x.time) {
-            a->types[j] = a->types[j - 1];
-            j--;
-        }
-        a->types[j] = x;
-    }
-    return GP_OK;
+    /* By time, descending (HTA's order); ties keep the type order. */
+    return sort_types(a->types, a->n_types) ? GP_OK : GP_ENOMEM;
 }
 
 gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_analysis **out,

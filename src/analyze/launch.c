@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/stats.h"
 
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1)
@@ -88,6 +89,12 @@ static gp_status api_lookup(const gp_trace *t, int32_t *api_of, const gp_event *
     *out = a < 0 ? NULL : &(*apis)[a];
     return GP_OK;
 }
+
+static int cmp_api_calls(const gp_launch_api *x, const gp_launch_api *y)
+{
+    return GP_CMP(y->calls, x->calls);
+}
+GP__DEFINE_MERGE_SORT(sort_apis, gp_launch_api, cmp_api_calls)
 
 static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
 {
@@ -196,16 +203,9 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         out->delay_outliers = p->delay_out;
         out->negative_delay = p->neg;
     }
-    /* Most-called API first. */
-    for (size_t i = 1; i < ls->n_apis; i++) {
-        gp_launch_api x = ls->apis[i];
-        size_t j = i;
-        while (j > 0 && ls->apis[j - 1].calls < x.calls) {
-            ls->apis[j] = ls->apis[j - 1];
-            j--;
-        }
-        ls->apis[j] = x;
-    }
+    /* Most-called API first; ties keep the order of first appearance. */
+    if (st == GP_OK && !sort_apis(ls->apis, ls->n_apis))
+        st = GP_ENOMEM;
 done:
     for (size_t a = 0; a < n_apis; a++) {
         free(apis[a].cpu);

@@ -6,10 +6,19 @@
 #include "analyze/analyze_internal.h"
 #include "core/csv.h"
 
-static void num(FILE *fp, double v)
+/* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
+static void num(FILE *fp, double v, char sep)
 {
     if (!isnan(v))
         fprintf(fp, "%.6g", v);
+    fputc(sep, fp);
+}
+
+/* A text cell (quoted as RFC 4180 needs) and the separator after it. */
+static void text(FILE *fp, const char *s, char sep)
+{
+    gp__csv_field(fp, s);
+    fputc(sep, fp);
 }
 
 unsigned gp_analysis_table_parse(const char *name)
@@ -46,12 +55,9 @@ static void csv_temporal(const gp_analysis *a, FILE *fp)
         const gp_temporal *t = &a->ranks[i].temporal;
         fprintf(fp, "%d,%.3f,%.3f,%.3f,%.3f,", a->ranks[i].rank, t->idle / 1e3, t->compute / 1e3,
                 t->non_compute / 1e3, t->kernel_time / 1e3);
-        num(fp, t->idle_pct);
-        fputc(',', fp);
-        num(fp, t->compute_pct);
-        fputc(',', fp);
-        num(fp, t->non_compute_pct);
-        fputc('\n', fp);
+        num(fp, t->idle_pct, ',');
+        num(fp, t->compute_pct, ',');
+        num(fp, t->non_compute_pct, '\n');
     }
 }
 
@@ -66,8 +72,8 @@ static void csv_idle(const gp_analysis *a, FILE *fp)
                     continue;
                 fprintf(fp, "%d,%lld,%s,%.3f,", a->ranks[i].rank, (long long)s->stream,
                         gp_idle_category_name((gp_idle_category)c), s->idle[c] / 1e3);
-                num(fp, s->ratio[c]);
-                fprintf(fp, ",%d,%llu\n", s->device, (unsigned long long)s->gaps[c]);
+                num(fp, s->ratio[c], ',');
+                fprintf(fp, "%d,%llu\n", s->device, (unsigned long long)s->gaps[c]);
             }
         }
 }
@@ -76,10 +82,9 @@ static void csv_types(const gp_analysis *a, FILE *fp)
 {
     fprintf(fp, "kernel_type,sum,percentage\n");
     for (size_t i = 0; i < a->n_types; i++) {
-        gp__csv_field(fp, a->types[i].label);
-        fprintf(fp, ",%.3f,", a->types[i].time / 1e3);
-        num(fp, a->types[i].pct);
-        fputc('\n', fp);
+        text(fp, a->types[i].label, ',');
+        fprintf(fp, "%.3f,", a->types[i].time / 1e3);
+        num(fp, a->types[i].pct, '\n');
     }
 }
 
@@ -89,8 +94,8 @@ static void csv_kernels(const gp_analysis *a, FILE *fp)
     for (size_t i = 0; i < a->n_ranks; i++)
         for (size_t k = 0; k < a->ranks[i].n_kernels; k++) {
             const gp_kernel_row *r = &a->ranks[i].kernels[k];
-            gp__csv_field(fp, r->name);
-            fprintf(fp, ",%.3f,%.3f,%.3f,%.6g,%.6g,%s,%d,%llu\n", r->sum / 1e3, r->max / 1e3,
+            text(fp, r->name, ',');
+            fprintf(fp, "%.3f,%.3f,%.3f,%.6g,%.6g,%s,%d,%llu\n", r->sum / 1e3, r->max / 1e3,
                     r->min / 1e3, r->stddev / 1e3, r->mean / 1e3, gp_kernel_type_name(r->type),
                     r->rank, (unsigned long long)r->count);
         }
@@ -103,8 +108,8 @@ static void csv_overlap(const gp_analysis *a, FILE *fp)
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_overlap *o = &a->ranks[i].overlap;
         fprintf(fp, "%d,", a->ranks[i].rank);
-        num(fp, o->pct);
-        fprintf(fp, ",%lld,%lld,%lld\n", (long long)o->comm, (long long)o->comp,
+        num(fp, o->pct, ',');
+        fprintf(fp, "%lld,%lld,%lld\n", (long long)o->comm, (long long)o->comp,
                 (long long)o->overlap);
     }
 }
@@ -118,8 +123,8 @@ static void csv_launch(const gp_analysis *a, FILE *fp)
         for (size_t k = 0; k < a->ranks[i].launch.n_apis; k++) {
             const gp_launch_api *p = &a->ranks[i].launch.apis[k];
             fprintf(fp, "%d,", a->ranks[i].rank);
-            gp__csv_field(fp, p->name);
-            fprintf(fp, ",%llu,%llu,%.1f,%lld,%lld,%lld,%.1f,%lld,%lld,%lld,%llu,%llu,%llu\n",
+            text(fp, p->name, ',');
+            fprintf(fp, "%llu,%llu,%.1f,%lld,%lld,%lld,%.1f,%lld,%lld,%lld,%llu,%llu,%llu\n",
                     (unsigned long long)p->calls, (unsigned long long)p->matched, p->cpu_mean,
                     (long long)p->cpu_p50, (long long)p->cpu_p95, (long long)p->cpu_max,
                     p->delay_mean, (long long)p->delay_p50, (long long)p->delay_p95,
@@ -161,10 +166,8 @@ static void csv_memory(const gp_analysis *a, FILE *fp)
             fprintf(fp, "%d,%d,%d,%llu,%lld,%lld,%lld,%lld,", a->ranks[i].rank, m->device_type,
                     m->device_id, (unsigned long long)m->events, (long long)m->peak_allocated,
                     (long long)m->peak_ts, (long long)m->peak_reserved, (long long)m->capacity);
-            gp__csv_field(fp, m->running_cpu);
-            fputc(',', fp);
-            gp__csv_field(fp, m->running_gpu);
-            fputc('\n', fp);
+            text(fp, m->running_cpu, ',');
+            text(fp, m->running_gpu, '\n');
         }
 }
 
@@ -179,8 +182,7 @@ static void csv_peak_memory(const gp_analysis *a, FILE *fp)
         else
             fputc(',', fp);
         fputc(',', fp);
-        gp__csv_field(fp, p->what ? p->what : "");
-        fputc('\n', fp);
+        text(fp, p->what ? p->what : "", '\n');
     }
 }
 
@@ -199,14 +201,11 @@ static void csv_findings(const gp_analysis *a, FILE *fp)
         const gp_finding *f = &a->findings[i];
         fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
                 gp_suggestion_type_name(f->type), (long long)f->gain_ns);
-        gp__csv_field(fp, f->title);
-        fputc(',', fp);
-        gp__csv_field(fp, f->suggestion);
+        text(fp, f->title, ',');
+        text(fp, f->suggestion, ',');
         char who[256];
         gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
-        fputc(',', fp);
-        gp__csv_field(fp, who);
-        fputc('\n', fp);
+        text(fp, who, '\n');
     }
 }
 

@@ -180,7 +180,8 @@ static bool pick_format(flame_args *a, const char *out)
 }
 
 /* Options, operands and format; -1 to go on, else the exit code. */
-static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, int *first)
+static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, int *first,
+                      gp_read_opts *rd)
 {
     gp_flame_opts_init(&a->fo);
     gp_flame_render_opts_init(&a->ro);
@@ -204,6 +205,7 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
     if (!pick_format(a, o->output))
         return 2;
     a->fo.thread_frames = a->threads < 0 ? !a->diff : a->threads == 1;
+    gp__cli_read_opts(o, rd);
     return -1;
 }
 
@@ -236,11 +238,10 @@ int gp__cmd_flame(int argc, char **argv)
     flame_args a = {.threads = -1};
     gp__cli_common o;
     int first;
-    int rc = parse_args(argc, argv, &a, &o, &first);
+    gp_read_opts rd;
+    int rc = parse_args(argc, argv, &a, &o, &first, &rd);
     if (rc >= 0)
         return rc;
-    gp_read_opts rd;
-    gp__cli_read_opts(&o, &rd);
     gp_flame_tree *tree = NULL;
     rc = build_tree(argv + first, &a, &rd, o.progress, &tree);
     if (rc != 0)

@@ -86,7 +86,8 @@ static int take_option(void *ctx, int id, char *arg)
 }
 
 /* Options and operands into *a and *o; -1 to go on, else the exit code. */
-static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o, int *first)
+static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o, int *first,
+                      gp_read_opts *rd)
 {
     gp_summary_opts_init(&a->sopts);
     a->ropts = (gp_summary_render_opts){10, 40};
@@ -116,6 +117,7 @@ static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o,
          * default and says how many rows it left out. */
         a->ropts.top_n = 0;
     }
+    gp__cli_read_opts(o, rd);
     return -1;
 }
 
@@ -124,11 +126,10 @@ int gp__cmd_summary(int argc, char **argv)
     summary_args a = {.csv = false};
     gp__cli_common o;
     int first;
-    int rc = parse_args(argc, argv, &a, &o, &first);
+    gp_read_opts rd;
+    int rc = parse_args(argc, argv, &a, &o, &first, &rd);
     if (rc >= 0)
         return rc;
-    gp_read_opts rd;
-    gp__cli_read_opts(&o, &rd);
     rc = 2;
     gp_job **jobs = calloc((size_t)(argc - first), sizeof *jobs);
     gp_trace **traces = NULL;
