@@ -118,31 +118,16 @@ static void url_segment(FILE *fp, const char *name)
     }
 }
 
-/* The directory's profiles (*v, *n) and an open reply body; false, with *v freed, when out of
- * memory. */
-static bool listing_begin(const gp_profile_server *s, entry **v, size_t *n, body *b)
+/* The index page of the directory's n profiles v. */
+static gp_status write_index_html(FILE *fp, const char *dir, const entry *v, size_t n)
 {
-    *v = list_profiles(s->dir, n);
-    if (body_open(b))
-        return true;
-    free(*v);
-    return false;
-}
-
-static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_server *s)
-{
-    size_t n;
-    entry *v;
-    body b;
-    if (!listing_begin(s, &v, &n, &b))
-        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
           "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
           "td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
           "td.n{text-align:right}</style></head><body><h1>gpuprof profiles</h1><p>",
-          b.fp);
-    gp__html_str(b.fp, s->dir);
-    fprintf(b.fp,
+          fp);
+    gp__html_str(fp, dir);
+    fprintf(fp,
             ": %zu profile%s</p><table id=\"gp-profiles\"><tr><th>name</th><th>size</th>"
             "<th>modified</th><th>views</th><th>data</th></tr>",
             n, n == 1 ? "" : "s");
@@ -152,49 +137,44 @@ static enum MHD_Result send_index(struct MHD_Connection *c, const gp_profile_ser
         struct tm tm;
         if (gmtime_r(&t, &tm))
             strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-        fputs("<tr><td>", b.fp);
-        gp__html_str(b.fp, v[i].name);
+        fputs("<tr><td>", fp);
+        gp__html_str(fp, v[i].name);
         if (v[i].job)
-            fputs(" (job)", b.fp);
+            fputs(" (job)", fp);
         if (v[i].bytes >= 0)
-            fprintf(b.fp, "</td><td class=\"n\">%.1f MiB", (double)v[i].bytes / GP_MIB);
+            fprintf(fp, "</td><td class=\"n\">%.1f MiB", (double)v[i].bytes / GP_MIB);
         else
-            fputs("</td><td class=\"n\">-", b.fp);
-        fprintf(b.fp, "</td><td>%s</td><td>", when);
+            fputs("</td><td class=\"n\">-", fp);
+        fprintf(fp, "</td><td>%s</td><td>", when);
         static const char *const views[][2] = {{"report", "report"}, {"timeline", "timeline"}};
         static const char *const data[][2] = {{"api/profiler/summary", "summary"},
                                               {"api/profiler/analysis", "analysis"}};
         for (int k = 0; k < 2; k++) {
-            fprintf(b.fp, "%s<a href=\"/%s/", k ? " · " : "", views[k][0]);
-            url_segment(b.fp, v[i].name); /* names come from readdir: no '/' in them */
-            fprintf(b.fp, "\">%s</a>", views[k][1]);
+            fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", views[k][0]);
+            url_segment(fp, v[i].name); /* names come from readdir: no '/' in them */
+            fprintf(fp, "\">%s</a>", views[k][1]);
         }
-        fputs("</td><td>", b.fp);
+        fputs("</td><td>", fp);
         for (int k = 0; k < 2; k++) {
-            fprintf(b.fp, "%s<a href=\"/%s/", k ? " · " : "", data[k][0]);
-            url_segment(b.fp, v[i].name);
-            fprintf(b.fp, "\">%s</a>", data[k][1]);
+            fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", data[k][0]);
+            url_segment(fp, v[i].name);
+            fprintf(fp, "\">%s</a>", data[k][1]);
         }
-        fputs("</td></tr>", b.fp);
+        fputs("</td></tr>", fp);
     }
     fputs("</table><p>JSON: <a href=\"/api/profiler/profiles\">/api/profiler/profiles</a></p>"
           "</body></html>\n",
-          b.fp);
-    free(v);
-    return body_send(c, &b, GP_OK, "text/html; charset=utf-8");
+          fp);
+    return GP_OK;
 }
 
-static enum MHD_Result send_profiles_json(struct MHD_Connection *c, const gp_profile_server *s)
+/* /api/profiler/profiles: {"dir": ..., "profiles": [{name, type, bytes, modified_unix}]}. */
+static gp_status write_profiles_json(FILE *fp, const char *dir, const entry *v, size_t n)
 {
-    size_t n;
-    entry *v;
-    body b;
-    if (!listing_begin(s, &v, &n, &b))
-        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     gp__jw w;
-    gp__jw_init(&w, b.fp);
+    gp__jw_init(&w, fp);
     gp__jw_obj_begin(&w);
-    gp__jw_kv_str(&w, "dir", s->dir);
+    gp__jw_kv_str(&w, "dir", dir);
     gp__jw_key(&w, "profiles");
     gp__jw_arr_begin(&w);
     for (size_t i = 0; i < n; i++) {
@@ -212,9 +192,26 @@ static enum MHD_Result send_profiles_json(struct MHD_Connection *c, const gp_pro
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_finish(&w);
-    fputc('\n', b.fp);
+    fputc('\n', fp);
+    return st;
+}
+
+/* Lists the directory and answers with write's rendering of the listing. */
+static enum MHD_Result send_listing(struct MHD_Connection *c, const gp_profile_server *s,
+                                    gp_status (*write)(FILE *fp, const char *dir, const entry *v,
+                                                       size_t n),
+                                    const char *type)
+{
+    size_t n;
+    entry *v = list_profiles(s->dir, &n);
+    body b;
+    if (!body_open(&b)) {
+        free(v);
+        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    }
+    gp_status st = write(b.fp, s->dir, v, n);
     free(v);
-    return body_send(c, &b, st, "application/json");
+    return body_send(c, &b, st, type);
 }
 
 /* Reads the profile `name` of the directory. A name that is not in the listing is a 404; an
@@ -322,12 +319,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     if (strcmp(url, "/") == 0)
-        return send_index(c, s);
+        return send_listing(c, s, write_index_html, "text/html; charset=utf-8");
     if (strcmp(url, "/healthz") == 0)
         return gp__http_reply(c, MHD_HTTP_OK, "application/json", "{\"status\":\"ok\"}\n", 16,
                               false);
     if (strcmp(url, "/api/profiler/profiles") == 0)
-        return send_profiles_json(c, s);
+        return send_listing(c, s, write_profiles_json, "application/json");
     static const struct {
         const char *prefix;
         view what;
