@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "core/imap.h"
 #include "core/strtab.h"
 #include "core/util.h"
@@ -413,6 +414,18 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
     }
     for (size_t i = 0; i < n_out; i++)
         out[i].color = kind_color(out[i].kind, out[i].name);
+#ifdef GP_CHECK_INVARIANTS
+    /* total = self + the children's totals, unless the children overlap past their parent (CPU
+     * weight on malformed nesting), where self is 0 (docs/internals/report.md). */
+    for (size_t i = 0; i < n_out; i++) {
+        gp_ns kids_total = 0;
+        for (uint32_t k = 0; k < out[i].n_children; k++)
+            kids_total += out[out[i].first_child + k].total;
+        GP_INVARIANT(out[i].self == (out[i].total > kids_total ? out[i].total - kids_total : 0),
+                     "frame %zu: total %lld, self %lld, children %lld", i, (long long)out[i].total,
+                     (long long)out[i].self, (long long)kids_total);
+    }
+#endif
     tree->nodes = out;
     tree->n_nodes = n_out;
     out = NULL;
