@@ -141,8 +141,10 @@ static gp_status write_index_html(FILE *fp, const char *dir, const entry *v, siz
         gp__html_str(fp, v[i].name);
         if (v[i].job)
             fputs(" (job)", fp);
+        char size[32];
+        gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
         if (v[i].bytes >= 0)
-            fprintf(fp, "</td><td class=\"n\">%.1f MiB", (double)v[i].bytes / GP_MIB);
+            fprintf(fp, "</td><td class=\"n\">%s", size);
         else
             fputs("</td><td class=\"n\">-", fp);
         fprintf(fp, "</td><td>%s</td><td>", when);
