@@ -390,6 +390,8 @@ static void fake_nvml_alerts_hysteresis_duration_xid_throttle(void **state)
     gp_monitor_config_init(&cfg);
     cfg.level = GP_LEVEL_DETAILED;
     cfg.enable_bottleneck_detection = false;
+    cfg.temperature_threshold = 85; /* the scenario's figures were written for 85 C */
+    cfg.utilization_low_threshold = 0;
     char dir[] = "/tmp/gp_mon_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char jpath[2048];
@@ -735,7 +737,7 @@ static void config_yaml_good(void **state)
     assert_true(c.memory_threshold == 92.5);
     assert_true(c.enable_pcie);
     assert_false(c.enable_xid_events);
-    assert_true(c.utilization_threshold == 95); /* untouched default */
+    assert_true(c.utilization_threshold == 85); /* untouched default */
     /* a CLI flag overrides the file */
     assert_int_equal(gp_monitor_config_set(&c, "sampling_interval_ms", "50", &err), GP_OK);
     assert_int_equal(c.sampling_interval_ms, 50);
@@ -752,7 +754,7 @@ static void config_yaml_errors_name_the_line(void **state)
     } cases[] = {
         {"level: standard\nsampling_intervl_ms: 10\n",
          "m.yaml:2: unknown key 'sampling_intervl_ms'"},
-        {"level: standard\n\nlevel: extreme\n", "m.yaml:3: level: 'extreme' is not one of"},
+        {"mode: debug\n\nlevel: extreme\n", "m.yaml:3: level: 'extreme' is not one of"},
         {"max_samples: -3\n", "m.yaml:1: max_samples: -3 is out of range"},
         {"sampling_interval_ms: 1.5\n", "m.yaml:1: sampling_interval_ms: '1.5' is not a whole"},
         {"enable_pcie: maybe\n", "m.yaml:1: enable_pcie: 'maybe' is not a boolean"},
@@ -959,6 +961,9 @@ static void fake_nvml_utilization_memory_alerts_bottlenecks_mig(void **state)
     gp_monitor_config_init(&cfg);
     cfg.level = GP_LEVEL_DETAILED;
     cfg.alert_min_duration_ms = 3000;
+    cfg.utilization_threshold = 95;    /* the scenario's figures were written for 95 % */
+    cfg.temperature_threshold = 85;    /* and 85 C */
+    cfg.utilization_low_threshold = 0; /* low utilization: tests/monitor/test_monitor_seed.c */
     gp_monitor *m = open_scenario("busy_hot.txt", &cfg);
     gp_gpu_ident id;
     assert_int_equal(gp_monitor_device(m, 1, &id), GP_OK);
