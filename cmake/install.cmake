@@ -44,8 +44,12 @@ file(RELATIVE_PATH GP_PC_PREFIX /gp_prefix/${GP_PC_INSTALL_DIR} /gp_prefix)
 string(REGEX REPLACE "/$" "" GP_PC_PREFIX "${GP_PC_PREFIX}")
 gp_pc_path(${CMAKE_INSTALL_LIBDIR} GP_PC_LIBDIR)
 gp_pc_path(${CMAKE_INSTALL_INCLUDEDIR} GP_PC_INCLUDEDIR)
-configure_file(cmake/gpuprof.pc.in ${CMAKE_BINARY_DIR}/install/gpuprof.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/install/gpuprof.pc DESTINATION ${GP_PC_INSTALL_DIR} COMPONENT dev)
+# gpuprof.pc: libgpuprof.so (its Requires.private/Libs.private: what `pkg-config --static` adds for
+# a fully static program); gpuprof-static.pc: libgpuprof.a with the other libraries as they are.
+foreach(pc gpuprof gpuprof-static)
+  configure_file(cmake/${pc}.pc.in ${CMAKE_BINARY_DIR}/install/${pc}.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/install/${pc}.pc DESTINATION ${GP_PC_INSTALL_DIR} COMPONENT dev)
+endforeach()
 
 # ---- CMake package: find_package(gpuprof) -------------------------------------------------------
 install(EXPORT gpuprofTargets NAMESPACE gpuprof:: DESTINATION ${GP_CMAKE_INSTALL_DIR}
