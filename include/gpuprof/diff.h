@@ -55,13 +55,14 @@ enum {
     GP_DIFF_NORM_TEMPLATES = 1u << 0, /* "f<float, 4>(int)" -> "f<...>(int)" */
     GP_DIFF_NORM_NUMBERS = 1u << 1,   /* a trailing digit run after '_' or '#' -> "N":
                                          "triton_poi_fused_add_0" -> "triton_poi_fused_add_N" */
+    GP_DIFF_NORM_ARGS = 1u << 2,      /* a trailing argument list "(float*, int)" -> "(...)" */
 };
 
 typedef struct gp_diff_opts {
     double threshold; /* practical threshold as a fraction (default 0.05 = 5 %) */
     double alpha;     /* significance level (default 0.05); the CI is at 1 - alpha */
     gp_diff_correction correction;
-    uint32_t normalize; /* GP_DIFF_NORM_* */
+    uint32_t normalize; /* GP_DIFF_NORM_*: names merged by this form before anything else */
     uint32_t kinds;     /* mask of (1u << gp_event_kind); 0 = the default set (see docs) */
     uint64_t seed;      /* bootstrap seed (default 1) */
     uint32_t bootstrap; /* bootstrap resamples (default 2000; 0 = no CI) */
@@ -81,7 +82,8 @@ typedef struct gp_diff_opts {
 GP_EXTERN void gp_diff_opts_init(gp_diff_opts *opts);
 
 /* Writes the normalised form of name (flags GP_DIFF_NORM_*) into out (cap bytes, always
- * NUL-terminated; truncated if needed). */
+ * NUL-terminated; truncated if needed). One-sided names are matched by their form with all three
+ * flags. */
 GP_EXTERN void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t cap);
 
 typedef enum gp_diff_method {

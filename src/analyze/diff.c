@@ -174,7 +174,8 @@ static gp_status merge_run(gp__group_table *tab, unmatched *u, size_t a, size_t 
     return GP_OK;
 }
 
-/* Names seen on one side only are matched by their normalised form (templates and numbers): a
+/* Names seen on one side only are matched by their normalised form (templates, numbers and the
+ * argument list): a
  * kernel whose template arguments changed becomes one row, not NEW plus REMOVED. */
 static gp_status match_names(gp__group_table *tab, const size_t *counts)
 {
@@ -199,8 +200,9 @@ static gp_status match_names(gp__group_table *tab, const size_t *counts)
             st = GP_ENOMEM;
             break;
         }
-        gp_diff_normalize_name(g->key.name, GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_NUMBERS, u[m].key,
-                               cap);
+        gp_diff_normalize_name(g->key.name,
+                               GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_NUMBERS | GP_DIFF_NORM_ARGS,
+                               u[m].key, cap);
         u[m].group = (uint32_t)i;
         u[m].kind = g->key.kind;
         u[m].side = g->side[0].n == 0 ? 1 : 0;

@@ -367,6 +367,21 @@ void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t 
         out[o++] = name[i++];
     }
     out[o] = '\0';
+    if ((flags & GP_DIFF_NORM_ARGS) && o > 1 && out[o - 1] == ')') {
+        /* The balanced "(...)" that ends the name, when something precedes it. */
+        size_t depth = 0, j = o;
+        while (j-- > 0) {
+            if (out[j] == ')')
+                depth++;
+            else if (out[j] == '(' && --depth == 0)
+                break;
+        }
+        if (j != (size_t)-1 && j > 0 && j + 5 <= o) {
+            memcpy(out + j, "(...)", 5);
+            o = j + 5;
+            out[o] = '\0';
+        }
+    }
     if (flags & GP_DIFF_NORM_NUMBERS) {
         size_t e = o;
         while (e > 0 && out[e - 1] >= '0' && out[e - 1] <= '9')

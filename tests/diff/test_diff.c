@@ -329,6 +329,17 @@ static void normalize_names(void **state)
     assert_string_equal(out, "operator<<"); /* unbalanced: unchanged */
     gp_diff_normalize_name("triton_poi_fused_add_0", 0, out, sizeof out);
     assert_string_equal(out, "triton_poi_fused_add_0");
+    gp_diff_normalize_name("void k<float, 4>(float*, int)",
+                           GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "void k<...>(...)");
+    gp_diff_normalize_name("f(g(int), h)", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "f(...)");
+    gp_diff_normalize_name("Memcpy HtoD (Pageable -> Device)", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "Memcpy HtoD (...)");
+    gp_diff_normalize_name("f()", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "f()"); /* never longer */
+    gp_diff_normalize_name("(int)", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "(int)"); /* nothing before it: unchanged */
     gp_diff_normalize_name("f<int>_7", GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_NUMBERS, out, 8);
     assert_string_equal(out, "f<...>_"); /* truncated to the 8-byte buffer */
 }
