@@ -1,11 +1,11 @@
-/* Measured false-positive rate and detection power of gpuprof diff's verdict (docs/diff.md, "Measured
- * false-positive rate and power"): seeded trials of one name, R runs per side (1, 3, 10), each
- * run CALLS calls of log-normal per-call noise (log-sd 0.10) times a per-run factor (run-to-run
- * log-sd 0.02 or 0.05, e.g. clocks or co-tenants), the current side's durations scaled by 1 + the
- * change (0, +5, +10, +30 % in total time). Each trial is compared with gp_diff_compute, default
- * options (threshold 5 %, alpha 0.05, Holm), and counted when its verdict is REGRESSION (and, for
- * the false-positive rate, either verdict). Deterministic: the same seeds give the same table.
- * usage: diff_power [--trials N]   (default 1000) */
+/* Measured false-positive rate and detection power of gpuprof diff's verdict (docs/diff.md,
+ * "Measured false-positive rate and power"): seeded trials of one name, R runs per side (1, 3, 10),
+ * each run CALLS calls of log-normal per-call noise (log-sd 0.10) times a per-run factor
+ * (run-to-run log-sd 0.02 or 0.05, e.g. clocks or co-tenants), the current side's durations scaled
+ * by 1 + the change (0, +5, +10, +30 % in total time). Each trial is compared with gp_diff_compute,
+ * default options (threshold 5 %, alpha 0.05, Holm), and counted when its verdict is REGRESSION
+ * (and, for the false-positive rate, either verdict). Deterministic: the same seeds give the same
+ * table. usage: diff_power [--trials N]   (default 1000) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
