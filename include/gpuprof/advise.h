@@ -5,8 +5,8 @@
  * type, priority, expected improvement, implementation hint (suggestion), current and estimated
  * time and so its potential speedup. The profile rules look at the ranges of the in-process
  * profiler (what gp_profiler_export_json writes: "device", "gpu_ns", "bytes", "mem_delta_bytes"
- * in their args); every rule, threshold and estimate is listed in docs/analyses.md ("Profile
- * rules"). gp_analyze_job runs them with opts.advise (NULL: the defaults below), so `analyze` and
+ * in their args); every rule, threshold and estimate is listed in docs/advise.md.
+ * gp_analyze_job runs them with opts.advise (NULL: the defaults below), so `analyze` and
  * `report` show the same findings. */
 #ifndef GPUPROF_ADVISE_H
 #define GPUPROF_ADVISE_H
@@ -52,7 +52,7 @@ typedef struct gp_advise_render_opts {
  * time and speedup, expected improvement, hint, evidence), then the skipped rules. GP_EIO. */
 GP_EXTERN gp_status gp_advise_render_text(const gp_analysis *a, const gp_advise_render_opts *o,
                                           FILE *fp) GP_WARN_UNUSED;
-/* JSON, schema "gpuprof.advise/1" (docs/analyses.md). GP_EIO. */
+/* JSON, schema "gpuprof.advise/1" (docs/advise.md). GP_EIO. */
 GP_EXTERN gp_status gp_advise_render_json(const gp_analysis *a, const gp_advise_render_opts *o,
                                           FILE *fp) GP_WARN_UNUSED;
 

@@ -1,8 +1,8 @@
 /* The profile rules of gpuprof advise (gpuprof/advise.h): routing, batching, caching, memory and
  * parallelization suggestions on the ranges of a profile, with the thresholds of the tool gpuprof
- * replaces as defaults. Every rule, threshold and estimate is in docs/analyses.md ("Profile
- * rules"). The algorithm rule needs per-op rates against the roofline (`gpuprof ops`): it is a
- * named hook that reports itself as skipped until that analysis exists. */
+ * replaces as defaults. Every rule, threshold and estimate is in docs/advise.md. The algorithm
+ * rule needs per-op rates against the roofline (`gpuprof ops`): it is a named hook that reports
+ * itself as skipped until that analysis exists. */
 #include <stdlib.h>
 #include <string.h>
 

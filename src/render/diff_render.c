@@ -48,7 +48,7 @@ void gp__diff_fmt_value(char *buf, size_t cap, double v, const char *unit)
 
 void gp__diff_fmt_pct(char *buf, size_t cap, double pct)
 {
-    if (isnan(pct))
+    if (isnan(pct) || isinf(pct)) /* inf: nothing on the base side to compare with */
         snprintf(buf, cap, "n/a");
     else
         snprintf(buf, cap, "%+.1f%%", pct);

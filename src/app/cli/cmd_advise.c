@@ -23,7 +23,7 @@ static void usage(FILE *fp)
         "memory; GPU busy under 50 %% of the span -> parallelization. On traces, gpuprof\n"
         "analyze's bottleneck rules (launch-bound, small kernels, overlap, copies, syncs,\n"
         "occupancy, memory, stragglers). `analyze` and `report` show the same findings.\n"
-        "Rules and estimates: docs/analyses.md (\"Profile rules\").\n"
+        "Rules and estimates: docs/advise.md.\n"
         "\n"
         "options:\n"
         "      --priority P        only suggestions of priority P or higher: critical, high,\n"
