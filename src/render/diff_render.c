@@ -380,8 +380,9 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
     render_analysis_text(d, fp);
     fprintf(fp, "\nNotes: times are per run (averaged over a side's runs). Calls%% is the change "
                 "of calls per run; Per call%% the change of the per-call median, with its own "
-                "test (Per-call shift). A name called more often but faster each time can cost "
-                "more in total: the verdict follows the total.\n");
+                "test (Per-call shift); Median%% the change of the median run total, which the "
+                "verdict uses (one run: the total). A name called more often but faster each "
+                "time can cost more in total: the verdict follows the total.\n");
     st = ferror(fp) ? GP_EIO : GP_OK;
 done:
     free(idx);
