@@ -79,6 +79,25 @@ static void kv_num(gp__jw *w, const char *key, double v)
     gp__jw_raw(w, buf, (size_t)len);
 }
 
+/* key: v, or null when !present. */
+static void kv_ns(gp__jw *w, const char *key, gp_ns v, bool present)
+{
+    gp__jw_key(w, key);
+    if (present)
+        gp__jw_int(w, v);
+    else
+        gp__jw_null(w);
+}
+
+static void kv_str_or_null(gp__jw *w, const char *key, const char *v)
+{
+    gp__jw_key(w, key);
+    if (v)
+        gp__jw_str(w, v);
+    else
+        gp__jw_null(w);
+}
+
 gp_status gp_advise_render_json(const gp_analysis *a, const gp_advise_render_opts *o, FILE *fp)
 {
     gp__jw w;
@@ -96,31 +115,15 @@ gp_status gp_advise_render_json(const gp_analysis *a, const gp_advise_render_opt
             continue;
         gp__jw_obj_begin(&w);
         gp__jw_kv_str(&w, "rule", f->rule);
-        gp__jw_key(&w, "operation");
-        if (f->op)
-            gp__jw_str(&w, f->op);
-        else
-            gp__jw_null(&w);
+        kv_str_or_null(&w, "operation", f->op);
         gp__jw_kv_str(&w, "type", gp_suggestion_type_name(f->type));
         gp__jw_kv_str(&w, "priority", gp_priority_name(f->priority));
         gp__jw_kv_str(&w, "description", f->title);
-        gp__jw_key(&w, "expected_improvement");
-        if (f->expected)
-            gp__jw_str(&w, f->expected);
-        else
-            gp__jw_null(&w);
+        kv_str_or_null(&w, "expected_improvement", f->expected);
         gp__jw_kv_str(&w, "implementation_hint", f->suggestion ? f->suggestion : "");
         gp__jw_kv_int(&w, "gain_ns", f->gain_ns);
-        gp__jw_key(&w, "current_ns");
-        if (f->current_ns > 0)
-            gp__jw_int(&w, f->current_ns);
-        else
-            gp__jw_null(&w);
-        gp__jw_key(&w, "estimated_ns");
-        if (f->current_ns > 0)
-            gp__jw_int(&w, f->estimated_ns);
-        else
-            gp__jw_null(&w);
+        kv_ns(&w, "current_ns", f->current_ns, f->current_ns > 0);
+        kv_ns(&w, "estimated_ns", f->estimated_ns, f->current_ns > 0);
         kv_num(&w, "potential_speedup", f->current_ns > 0 ? speedup_of(f) : NAN);
         gp__jw_key(&w, "ranks");
         gp__jw_arr_begin(&w);

@@ -170,21 +170,28 @@ static void thresholds_just_missed(void **state)
     gp_trace_free(t);
 }
 
+typedef gp_status (*advise_fn)(const gp_analysis *, const gp_advise_render_opts *, FILE *);
+
+/* The output of fn as a string (the caller frees it). */
+static char *render(const gp_analysis *a, advise_fn fn, gp_priority min, const char *source,
+                    size_t *len)
+{
+    gp_advise_render_opts ro = {.min_priority = min, .source = source};
+    char *buf = NULL;
+    FILE *fp = open_memstream(&buf, len);
+    assert_non_null(fp);
+    assert_int_equal(fn(a, &ro, fp), GP_OK);
+    fclose(fp);
+    return buf;
+}
+
 static void render_both(const gp_analysis *a, const char *source, const char *txt, const char *json)
 {
-    gp_advise_render_opts ro = {.min_priority = GP_PRIO_LOW, .source = source};
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&buf, &len);
-    assert_non_null(fp);
-    assert_int_equal(gp_advise_render_text(a, &ro, fp), GP_OK);
-    fclose(fp);
+    size_t len;
+    char *buf = render(a, gp_advise_render_text, GP_PRIO_LOW, source, &len);
     gp_test_check_golden(txt, buf, len);
     free(buf);
-    fp = open_memstream(&buf, &len);
-    assert_non_null(fp);
-    assert_int_equal(gp_advise_render_json(a, &ro, fp), GP_OK);
-    fclose(fp);
+    buf = render(a, gp_advise_render_json, GP_PRIO_LOW, source, &len);
     gp_test_check_golden(json, buf, len);
     free(buf);
 }
@@ -196,20 +203,15 @@ static void goldens_and_priority_filter(void **state)
     render_both(a, "issue_profile", "tests/diff/golden/advise_issue.txt",
                 "tests/diff/golden/advise_issue.json");
     /* --priority high: only critical and high are listed. */
-    gp_advise_render_opts ro = {.min_priority = GP_PRIO_HIGH, .source = NULL};
-    char *buf = NULL;
     size_t len = 0;
-    FILE *fp = open_memstream(&buf, &len);
-    assert_non_null(fp);
-    assert_int_equal(gp_advise_render_text(a, &ro, fp), GP_OK);
-    fclose(fp);
+    char *buf = render(a, gp_advise_render_text, GP_PRIO_HIGH, NULL, &len);
     assert_null(strstr(buf, "[medium/"));
     assert_null(strstr(buf, "[low/"));
     assert_non_null(strstr(buf, "of priority high or higher"));
     assert_non_null(strstr(buf, "not evaluated: algorithm"));
     free(buf);
     /* analyze's own text shows the same findings. */
-    fp = open_memstream(&buf, &len);
+    FILE *fp = open_memstream(&buf, &len);
     assert_non_null(fp);
     assert_int_equal(gp_analysis_render_text(a, GP_AT_FINDINGS, fp), GP_OK);
     fclose(fp);

@@ -77,6 +77,19 @@ check 2 "flame bad suffix" -- "$gp" diff --flame "$out/f.png" "$prof/base.json" 
 check 0 "high threshold" -- "$gp" diff --fail-on-regression -t 50 "$prof/base.json" "$prof/current.json"
 check 1 "gate" -- "$gp" diff --fail-on-regression --correction bh --normalize all -k range "$prof/base.json" "$prof/current.json"
 
+# gpuprof advise: options, JSON, errors.
+check 0 "advise --help" -- "$gp" advise --help
+grep -q -- "--priority" "$out/stdout" || { echo "FAIL: advise --help" >&2; fails=$((fails + 1)); }
+check 2 "advise without input" -- "$gp" advise
+check 2 "advise bad priority" -- "$gp" advise --priority urgent "$prof/base.json"
+check 2 "advise bad threshold" -- "$gp" advise --batch-min-calls 1 "$prof/base.json"
+check 2 "advise missing file" -- "$gp" advise "$out/nope.json"
+check 0 "advise --json" -- "$gp" advise --json --priority high "$prof/current.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="gpuprof.advise/1" and d["min_priority"]=="high"; assert d["not_evaluated"][0]["rule"]=="algorithm"' "$out/stdout" ||
+    { echo "FAIL: advise JSON" >&2; fails=$((fails + 1)); }
+check 0 "advise -o" -- "$gp" advise -o "$out/advice.txt" "$prof/current.json"
+grep -q "^gpuprof advise: " "$out/advice.txt" || { echo "FAIL: advise -o" >&2; fails=$((fails + 1)); }
+
 if [ "$fails" -ne 0 ]; then
     echo "$fails check(s) failed" >&2
     exit 1

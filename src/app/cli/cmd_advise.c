@@ -75,6 +75,29 @@ typedef struct advise_args {
     gp_advise_render_opts ro;
 } advise_args;
 
+/* The thresholds that take a real number: option, range, field. */
+static int take_real(advise_args *a, int id, const char *arg)
+{
+    const struct {
+        int id;
+        const char *opt;
+        double hi;
+        double *field;
+    } reals[] = {
+        {OPT_GPU_MAX, "--gpu-op-max-ms", 1e9, &a->thr.gpu_op_max_ms},
+        {OPT_CPU_MIN, "--cpu-op-min-ms", 1e9, &a->thr.cpu_op_min_ms},
+        {OPT_CACHE_MS, "--cache-max-ms", 1e9, &a->thr.cache_max_ms},
+        {OPT_MEMORY, "--memory-min-mb", 1e12, &a->thr.memory_min_mb},
+        {OPT_UTIL, "--util-max-pct", 100, &a->thr.util_max_pct},
+    };
+    for (size_t i = 0; i < GP_ARRAY_LEN(reals); i++)
+        if (reals[i].id == id)
+            return gp__cli_parse_real("advise", reals[i].opt, arg, 0, reals[i].hi, reals[i].field)
+                       ? 0
+                       : 2;
+    return 2;
+}
+
 static int take_option(void *ctx, int id, char *arg)
 {
     advise_args *a = ctx;
@@ -89,25 +112,11 @@ static int take_option(void *ctx, int id, char *arg)
         gp__cli_error("advise", "--priority: critical, high, medium or low, not '%s'", arg);
         return 2;
     case OPT_GPU_MAX:
-        return gp__cli_parse_real("advise", "--gpu-op-max-ms", arg, 0, 1e9, &a->thr.gpu_op_max_ms)
-                   ? 0
-                   : 2;
     case OPT_CPU_MIN:
-        return gp__cli_parse_real("advise", "--cpu-op-min-ms", arg, 0, 1e9, &a->thr.cpu_op_min_ms)
-                   ? 0
-                   : 2;
     case OPT_CACHE_MS:
-        return gp__cli_parse_real("advise", "--cache-max-ms", arg, 0, 1e9, &a->thr.cache_max_ms)
-                   ? 0
-                   : 2;
     case OPT_MEMORY:
-        return gp__cli_parse_real("advise", "--memory-min-mb", arg, 0, 1e12, &a->thr.memory_min_mb)
-                   ? 0
-                   : 2;
     case OPT_UTIL:
-        return gp__cli_parse_real("advise", "--util-max-pct", arg, 0, 100, &a->thr.util_max_pct)
-                   ? 0
-                   : 2;
+        return take_real(a, id, arg);
     default: /* OPT_BATCH, OPT_CACHE_CALLS */
         if (!gp__cli_parse_ulong("advise",
                                  id == OPT_BATCH ? "--batch-min-calls" : "--cache-min-calls", arg,
