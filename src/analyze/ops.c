@@ -21,6 +21,7 @@
 
 #define NO_LAUNCH "(no launch event)"
 #define OUTSIDE_OP "(launched outside any op)"
+#define OUTSIDE_ROW " (outside any op)"
 
 enum { GW_USED = 1 };
 
@@ -349,14 +350,26 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
     a->more_launchers++; /* counts further launches by other ops, not distinct ops */
 }
 
-/* GPU work without a launching op goes to its row. */
-static void add_unattributed(ctx *c, const gwork *g, const char *label)
+/* GPU work without a launching op goes to its row: "(no launch event)", or, for work launched
+ * outside every op, a row per launch call ("cudaLaunchKernel (outside any op)"; launch is the
+ * call's name). */
+static void add_unattributed(ctx *c, const gwork *g, const char *label, const char *launch)
 {
     if (c->o->by == GP_OPS_BY_KERNEL) {
-        add_kernel(c, g, label, false);
+        add_kernel(c, g, launch ? launch : label, false);
         return;
     }
-    acc *a = row_for(c, 1, label, strlen(label));
+    acc *a;
+    if (launch) {
+        size_t l = strlen(launch);
+        if (!kbuf_fit(c, l + sizeof OUTSIDE_ROW))
+            return;
+        memcpy(c->kbuf, launch, l);
+        memcpy(c->kbuf + l, OUTSIDE_ROW, sizeof OUTSIDE_ROW);
+        a = row_for(c, 1, c->kbuf, l + sizeof OUTSIDE_ROW - 1);
+    } else {
+        a = row_for(c, 1, label, strlen(label));
+    }
     if (!a)
         return;
     a->r.self_gpu += g->dur;
@@ -372,6 +385,7 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label)
         }
         *r = (gp_ops_row){.key = gp_trace_str(c->t, g->name),
                           .module = label,
+                          .line = launch,
                           .rank = c->rank,
                           .ts = g->ts,
                           .self_gpu = g->dur,
@@ -415,7 +429,7 @@ static void launch(ctx *c, const gp_event *ev)
         c->ops->replayed += replay;
         if (op < 0) {
             c->ops->outside_op++;
-            add_unattributed(c, g, OUTSIDE_OP);
+            add_unattributed(c, g, OUTSIDE_OP, gp_trace_str(c->t, ev->name));
             continue;
         }
         frame *f = &c->st[op];
@@ -608,7 +622,7 @@ static void run_trace(ctx *c, const gp_trace *t)
     for (size_t j = 0; j < c->n_gw && !c->oom; j++)
         if (!(c->gw[j].flags & GW_USED)) {
             c->ops->no_launch++;
-            add_unattributed(c, &c->gw[j], NO_LAUNCH);
+            add_unattributed(c, &c->gw[j], NO_LAUNCH, NULL);
         }
 }
 
@@ -783,8 +797,8 @@ static void write_notes(gp_ops *ops)
                       (unsigned long long)ops->no_launch);
     if (ops->outside_op)
         gp_error_note(&ops->note,
-                      "%llu GPU events were launched outside any CPU op: listed as "
-                      "\"" OUTSIDE_OP "\".",
+                      "%llu GPU events were launched outside any CPU op: listed by launch call, "
+                      "as \"cudaLaunchKernel" OUTSIDE_ROW "\".",
                       (unsigned long long)ops->outside_op);
     if (ops->no_shapes)
         gp_error_note(&ops->note,

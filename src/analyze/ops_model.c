@@ -493,9 +493,41 @@ static bool model_conv_bwd(const args *a, gp__op_model *o)
     return true;
 }
 
+/* Where an attention op's is_causal (or custom_mask_type, 1 = causal) is in its arguments. */
+static const struct {
+    const char *op;
+    int at;
+} causal_arg[] = {
+    {"aten::scaled_dot_product_attention", 5},
+    {"aten::_scaled_dot_product_flash_attention", 4},
+    {"aten::_scaled_dot_product_efficient_attention", 6},
+    {"aten::_scaled_dot_product_cudnn_attention", 6},
+    {"aten::_flash_attention_forward", 8},
+    {"aten::_efficient_attention_forward", 9},
+    {"aten::_scaled_dot_product_flash_attention_backward", 11},
+    {"aten::_scaled_dot_product_efficient_attention_backward", 11},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", 11},
+    {"aten::_flash_attention_backward", 11},
+    {"aten::_efficient_attention_backward", 14},
+};
+
+/* True when the op's Concrete Inputs say the attention is causal. */
+static bool is_causal(const char *op, const args *a)
+{
+    for (size_t i = 0; i < sizeof causal_arg / sizeof *causal_arg; i++)
+        if (strcmp(op, causal_arg[i].op) == 0) {
+            int at = causal_arg[i].at;
+            return at < a->n && (strcmp(a->a[at].conc, "True") == 0 ||
+                                 (strstr(op, "_efficient_attention_") && op[6] == '_' &&
+                                  strcmp(a->a[at].conc, "1") == 0));
+        }
+    return false;
+}
+
 /* Attention: q, k, v at 0, 1, 2 (backward: grad_out at 0, q, k, v at 1, 2, 3). heads_first:
  * [B, H, N, d] (scaled_dot_product_*), else [B, N, H, d] (_flash_ / _efficient_attention_*).
- * F = 2 B H Nq Nk (d + dv) forward, 2.5 times that backward (five products instead of two). */
+ * F = 2 B H Nq Nk (d + dv) forward, halved when causal (the masked half of the scores is skipped),
+ * 2.5 times that backward (five products instead of two). */
 static bool model_attn(const char *op, bool bwd, const args *a, gp__op_model *o)
 {
     int q0 = bwd ? 1 : 0;
@@ -509,7 +541,7 @@ static bool model_attn(const char *op, bool bwd, const args *a, gp__op_model *o)
            d = (double)q->d[3], dv = (double)v->d[3];
     if (k->d[3] != q->d[3] || v->d[ni] != k->d[ni])
         return false;
-    double fwd = 2 * b * h * nq * nk * (d + dv);
+    double fwd = 2 * b * h * nq * nk * (d + dv) * (is_causal(op, a) ? 0.5 : 1);
     double out = b * h * nq * dv;
     int es = esize(q);
     if (!bwd) {
