@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analyze/ops_internal.h"
+#include "render/ops_html.h"
 #include "gpuprof/ops.h"
 #include "gpuprof/trace.h"
 
@@ -422,6 +423,11 @@ static void check_golden(const char *name, gp_status (*render)(const gp_ops *, s
     free(got);
 }
 
+static gp_status render_html(const gp_ops *ops, size_t top_n, FILE *fp)
+{
+    return gp__render_ops_html(ops, top_n, "ops", fp);
+}
+
 static void golden_outputs(void **state)
 {
     (void)state;
@@ -436,6 +442,9 @@ static void golden_outputs(void **state)
     gp_ops_free(ops);
     ops = compute(t, GP_OPS_BY_KERNEL, false);
     check_golden("by_kernel.txt", gp_ops_render_text, ops);
+    gp_ops_free(ops);
+    ops = compute(t, GP_OPS_BY_SHAPE, false);
+    check_golden("by_shape.html", render_html, ops);
     gp_ops_free(ops);
     gp_trace_free(t);
 }

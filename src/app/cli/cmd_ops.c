@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "app/cli/cli.h"
+#include "render/ops_html.h"
 #include "gpuprof/ops.h"
 #include "gpuprof/trace.h"
 
@@ -42,7 +43,7 @@ static void usage(FILE *fp)
         "exit status: 0 success, 2 usage or input error\n");
 }
 
-enum { OPT_CSV = GP__CLI_ID_OWN, OPT_NO_MERGE, OPT_PEAK_TFLOPS, OPT_PEAK_TBPS };
+enum { OPT_CSV = GP__CLI_ID_OWN, OPT_NO_MERGE, OPT_PEAK_TFLOPS, OPT_PEAK_TBPS, OPT_HTML };
 
 static const gp__cli_opt ops_opts[] = {GP__CLI_ARG_S("by", 'b'),
                                        GP__CLI_FLAG("no-merge", OPT_NO_MERGE),
@@ -52,6 +53,7 @@ static const gp__cli_opt ops_opts[] = {GP__CLI_ARG_S("by", 'b'),
                                        GP__CLI_ARG("peak-tbps", OPT_PEAK_TBPS),
                                        GP__CLI_OPT_JSON,
                                        GP__CLI_FLAG("csv", OPT_CSV),
+                                       GP__CLI_ARG("html", OPT_HTML),
                                        GP__CLI_OPT_QUIET,
                                        GP__CLI_OPT_PROGRESS,
                                        GP__CLI_OPT_HELP,
@@ -60,6 +62,7 @@ static const gp__cli_opt ops_opts[] = {GP__CLI_ARG_S("by", 'b'),
 typedef struct ops_args {
     gp_ops_opts o;
     bool csv;
+    const char *html;
 } ops_args;
 
 static int take_option(void *ctx, int id, char *arg)
@@ -68,6 +71,9 @@ static int take_option(void *ctx, int id, char *arg)
     switch (id) {
     case OPT_CSV:
         a->csv = true;
+        return 0;
+    case OPT_HTML:
+        a->html = arg;
         return 0;
     case OPT_NO_MERGE:
         a->o.no_merge = true;
@@ -156,6 +162,10 @@ int gp__cmd_ops(int argc, char **argv)
                    : a.csv ? gp_ops_render_csv(ops, top, stdout)
                            : gp_ops_render_text(ops, top, stdout);
     rc = gp__cli_finish_stdout("ops", st);
+    if (rc == 0 && a.html) {
+        gp_error err = {0};
+        (void)gp__cli_file_written("ops", gp__render_ops_page(ops, top, a.html, &err), &err, &rc);
+    }
 done:
     gp_ops_free(ops);
     free(traces);
