@@ -127,9 +127,10 @@ typedef struct gp_ops_row {
     const char
         *shapes;       /* by shape / instance: the Input Dims JSON text; NULL otherwise or absent */
     const char *types; /* by shape / instance: the Input type JSON text; NULL otherwise or absent */
-    const char
-        *module; /* by instance: innermost module; by kernel: the launching ops ("a, b (+2)") */
-    const char *line;    /* by instance: innermost source line; NULL otherwise */
+    /* innermost module and source line (python_function names) of the instance, or of a grouped
+     * row's first instance; NULL when none. By kernel, module lists the launching ops. */
+    const char *module;
+    const char *line;
     int64_t external_id; /* by instance */
     int32_t rank;        /* by instance: the rank of its trace */
     gp_ns ts;            /* by instance: start */

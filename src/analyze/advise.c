@@ -399,12 +399,14 @@ static gp_status merge_ranks(gp_analysis *a)
     return GP_OK;
 }
 
-gp_status gp__analyze_advise(gp_analysis *a)
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
 {
     gp_status st = stragglers(a);
     size_t cap = 0;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
         st = rank_findings(a, &cap, &a->ranks[i]);
+    for (size_t i = 0; job && i < job->n_ranks && st == GP_OK; i++)
+        st = gp__advise_ops(a, &cap, job->ranks[i]); /* advise_ops.c */
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
         const gp_straggler *s = &a->stragglers[i];
         gp_finding *f = add_finding(a, &cap, "straggler", s->rank);

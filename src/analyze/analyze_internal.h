@@ -114,8 +114,12 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
  * low_occ_*). */
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* advise.c: stragglers and findings over the finished rank results. */
-gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
+/* advise.c: stragglers and findings over the finished rank results (job: the traces, for the rules
+ * that read them: advise_ops.c). */
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;
+/* advise_ops.c: the "op_below_roofline" finding of trace t (docs/analyses.md), appended to
+ * a->findings (capacity *cap). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

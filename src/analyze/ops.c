@@ -69,6 +69,7 @@ typedef struct ctx {
     const gp_ops_opts *o;
     gp_ops *ops;
     gp__group_table *tab;
+    gp__strtab *strs; /* compact shape texts (the result's) */
     gp_ops_row *inst; /* by instance */
     size_t n_inst, cap_inst;
     char *kbuf; /* synthesized keys */
@@ -131,6 +132,35 @@ static bool kbuf_fit(ctx *c, size_t n)
     return true;
 }
 
+/* A JSON text without the blanks outside its strings ("[[4, 197, 768], []]" -> "[[4,197,768],[]]"),
+ * interned in the result's strings; NULL when out of memory. */
+static const char *compact(ctx *c, const char *s)
+{
+    size_t n = strlen(s), k = 0;
+    if (!kbuf_fit(c, n + 1))
+        return NULL;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (in_str) {
+            c->kbuf[k++] = ch;
+            if (ch == '\\' && i + 1 < n)
+                c->kbuf[k++] = s[++i];
+            else if (ch == '"')
+                in_str = false;
+        } else if (ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') {
+            c->kbuf[k++] = ch;
+            in_str = ch == '"';
+        }
+    }
+    uint32_t id;
+    if (gp__strtab_intern(c->strs, c->kbuf, k, &id) != GP_OK) {
+        c->oom = true;
+        return NULL;
+    }
+    return gp__strtab_get(c->strs, id);
+}
+
 /* "Linear_3" -> "Linear" (module instance numbers merged). */
 static size_t module_len(const char *s, size_t len, bool merge)
 {
@@ -175,8 +205,8 @@ static acc *instance_row(ctx *c, const frame *f, const gp_op_shapes *sh)
         acc *a = row_for(c, 0, c->kbuf, ln + ld + lt + 2);
         if (a && !a->r.shapes) {
             a->r.key = n;
-            a->r.shapes = sh ? d : NULL;
-            a->r.types = sh ? ty : NULL;
+            a->r.shapes = sh ? compact(c, d) : NULL;
+            a->r.types = sh ? compact(c, ty) : NULL;
         }
         return a;
     }
@@ -305,8 +335,8 @@ static void close_op(ctx *c, const frame *f)
         acc a = {.r = {.roof_pct = -1}};
         add_instance(c, &a, f, busy, has_model ? &m : NULL);
         a.r.key = gp_trace_str(c->t, f->ev->name);
-        a.r.shapes = sh ? gp_trace_str(c->t, sh->dims) : NULL;
-        a.r.types = sh ? gp_trace_str(c->t, sh->types) : NULL;
+        a.r.shapes = sh ? compact(c, gp_trace_str(c->t, sh->dims)) : NULL;
+        a.r.types = sh ? compact(c, gp_trace_str(c->t, sh->types)) : NULL;
         a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
         a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
         a.r.external_id = f->ev->external_id;
@@ -321,6 +351,10 @@ static void close_op(ctx *c, const frame *f)
         return;
     }
     acc *a = instance_row(c, f, sh);
+    if (a && !a->r.calls) { /* the first instance's place in the model (findings quote it) */
+        a->r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
+        a->r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
+    }
     if (a)
         add_instance(c, a, f, busy, has_model ? &m : NULL);
 }
@@ -837,7 +871,7 @@ gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *o
     ops->sort = opts->sort;
     ops->n_traces = n;
     ops->peak.num_sms = -1;
-    ctx c = {.o = opts, .ops = ops, .tab = &p->tab};
+    ctx c = {.o = opts, .ops = ops, .tab = &p->tab, .strs = &p->strs};
     for (size_t i = 0; i < n && !c.oom; i++)
         run_trace(&c, traces[i]);
     gp_status st = c.oom ? GP_ENOMEM : build_rows(&c, p);

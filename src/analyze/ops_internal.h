@@ -1,12 +1,11 @@
 /* Internal interface of `gpuprof ops` (analyze layer): the performance model (ops_model.c) and the
- * device peak table (ops_peak.c) used by the attribution (ops.c) and the findings
- * (advise_ops.c). Formulas: docs/ops.md; internals: docs/internals/ops.md. */
+ * device peak table (ops_peak.c) used by the attribution (ops.c). Formulas: docs/ops.md; internals:
+ * docs/internals/ops.md. */
 #ifndef GP_ANALYZE_OPS_INTERNAL_H
 #define GP_ANALYZE_OPS_INTERNAL_H
 
 #include <stdbool.h>
 
-#include "gpuprof/analyze.h"
 #include "gpuprof/ops.h"
 
 /* One instance's model: what it computes and moves. */
@@ -39,10 +38,5 @@ double gp__op_roof_ns(const gp_device_peak *pk, const gp__op_model *m, double *f
 /* The peak of trace t: the built-in table entry of its first device, then the overrides (> 0). */
 void gp__ops_trace_peak(const gp_trace *t, double peak_tflops, double peak_tbps,
                         gp_device_peak *out);
-
-/* Appends "algorithm" findings to rank analysis ra for the GEMM, convolution and attention
- * shapes of trace t that run far below their roof (advise_ops.c; rules in docs/analyses.md).
- * Nothing when the trace has no record_shapes args or no known peak. GP_ENOMEM. */
-gp_status gp__advise_ops(const gp_trace *t, gp_rank_analysis *ra) GP_WARN_UNUSED;
 
 #endif

@@ -122,7 +122,8 @@ static const char style[] =
     ".gp-ops .memory{fill:#37c}.gp-ops .compute{fill:#e83}.gp-ops table{border-collapse:collapse;"
     "font:12px sans-serif}.gp-ops th{cursor:pointer;background:#eee;position:sticky;top:0}"
     ".gp-ops td,.gp-ops th{padding:2px 6px;border-bottom:1px solid #eee;text-align:right}"
-    ".gp-ops td.k,.gp-ops td.s{text-align:left;font-family:monospace}.gp-ops th:nth-child(-n+2){text-align:left}</style>\n";
+    ".gp-ops td.k,.gp-ops td.s{text-align:left;font-family:monospace}.gp-ops "
+    "th:nth-child(-n+2){text-align:left}</style>\n";
 
 /* Sorts by the clicked column (numbers by data-v), filters by the text box. */
 static const char script[] =
