@@ -236,7 +236,7 @@ static void perf_model_and_refusals(void **state)
             mm = &ops->rows[i];
     assert_non_null(mm);
     assert_string_equal(mm->key, "aten::mm");
-    assert_string_equal(mm->shapes, "[[64, 128], [128, 256]]");
+    assert_string_equal(mm->shapes, "[[64,128],[128,256]]"); /* blanks dropped */
     assert_int_equal(mm->category, GP_OPCAT_GEMM);
     assert_int_equal(mm->dtype, GP_DT_BF16);
     assert_true(mm->flops == 4194304.0);
