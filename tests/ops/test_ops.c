@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/golden.h"
 #include "common/shared_traces.h"
 
 #include <math.h>
@@ -377,50 +378,20 @@ static void unknown_device_and_override(void **state)
     gp_trace_free(t);
 }
 
-static char *slurp(FILE *fp, size_t *len)
-{
-    fflush(fp);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
-    buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
-
+/* Renders ops into memory and compares it with tests/ops/golden/<name>. */
 static void check_golden(const char *name, gp_status (*render)(const gp_ops *, size_t, FILE *),
                          const gp_ops *ops)
 {
-    const char *src = getenv("GP_SOURCE_DIR");
-    if (!src)
-        skip();
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/ops/golden/%s", src, name);
-    FILE *fp = tmpfile();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
     assert_non_null(fp);
     assert_int_equal(render(ops, 0, fp), GP_OK);
-    size_t len;
-    char *got = slurp(fp, &len);
     fclose(fp);
-    if (getenv("GP_UPDATE_GOLDEN")) {
-        FILE *out = fopen(path, "w");
-        assert_non_null(out);
-        fwrite(got, 1, len, out);
-        fclose(out);
-    }
-    FILE *gf = fopen(path, "r");
-    if (!gf)
-        fail_msg("missing golden file %s (run with GP_UPDATE_GOLDEN=1)", path);
-    size_t glen;
-    char *want = slurp(gf, &glen);
-    fclose(gf);
-    if (glen != len || memcmp(want, got, len) != 0)
-        fail_msg("%s differs from the golden file (GP_UPDATE_GOLDEN=1 to accept)", name);
-    free(want);
-    free(got);
+    char rel[256];
+    snprintf(rel, sizeof rel, "ops/golden/%s", name);
+    gp_test_golden(rel, text, len);
+    free(text);
 }
 
 static gp_status render_html(const gp_ops *ops, size_t top_n, FILE *fp)
