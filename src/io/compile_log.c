@@ -17,6 +17,8 @@
 #define CHUNK ((size_t)1 << 20)
 #define PROGRESS_EVERY ((uint64_t)4 << 20)
 
+size_t gp__clog_max_read;
+
 const char *gp__clog_intern(gp_compile_log *log, const char *s, size_t len)
 {
     uint32_t id;
@@ -205,6 +207,7 @@ static gp_status read_one(gp_compile_log *log, const char *path, gp__input *in,
         return gp_error_set(err, GP_ENOMEM, "out of memory");
     gp_compile_file *f = &log->files[log->n_files];
     memset(f, 0, sizeof *f);
+    in->max_read = gp__clog_max_read;
     f->path = name;
     f->compressed = in->compressed;
     size_t first_unit = log->n_units;

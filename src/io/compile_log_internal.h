@@ -77,6 +77,9 @@ typedef struct gp__clog_priv {
 } gp__clog_priv;
 
 /* compile_log.c */
+/* Tests: when non-zero, no read of the input returns more than this many bytes (lines then cross
+ * every chunk boundary). */
+extern size_t gp__clog_max_read;
 /* Interns s[0..len) in the log's table; NULL when out of memory. */
 const char *gp__clog_intern(gp_compile_log *log, const char *s, size_t len);
 /* Adds a warning "<file>: line <n>: <text>" (counted always, kept up to the cap). GP_ENOMEM. */

@@ -72,7 +72,10 @@ static void cards(const gp_compile_report *r, FILE *fp)
     card(fp, "graph breaks", v);
     snprintf(v, sizeof v, "%u", s->failures);
     card(fp, "failures", v);
-    gp__fmt_dur(v, sizeof v, s->compile_time);
+    if (s->compile_time >= 0)
+        gp__fmt_dur(v, sizeof v, s->compile_time);
+    else
+        snprintf(v, sizeof v, "n/a");
     card(fp, "compile time", v);
     if (s->cache_hit_rate >= 0)
         snprintf(v, sizeof v, "%.1f %%", 100 * s->cache_hit_rate);

@@ -344,10 +344,12 @@ gp_status gp_compile_render_text(const gp_compile_report *r, FILE *fp)
 {
     if (r->log && r->analysis) {
         summary_block(r, fp);
-        units_block(r, fp);
-        breaks_block(r, fp);
-        recompiles_block(r, fp);
-        failures_block(r, fp);
+        if (!r->log->is_export || r->log->n_units) { /* an export log has no compile to list */
+            units_block(r, fp);
+            breaks_block(r, fp);
+            recompiles_block(r, fp);
+            failures_block(r, fp);
+        }
         phases_block(r, fp);
         graphs_block(r, fp);
         ranks_block(r, fp);
