@@ -66,7 +66,9 @@ typedef struct gp__clog_reader {
     /* Open chromium phases. */
     gp__clog_open_phase *open;
     size_t n_open, cap_open;
-    /* Arrays of the model under construction (their capacities). */
+    /* The last dynamo_config seen and the recompile limit it sets. */
+    gp__buf last_config;
+    int64_t last_limit;
 } gp__clog_reader;
 
 /* Capacities of the growable arrays of a log under construction (log->priv). */

@@ -352,15 +352,24 @@ static gp_status take_string_list(gp__clog_reader *r, json_t *arr, const char **
     return GP_OK;
 }
 
-/* cache_size_limit (recompile_limit in newer torch) from the dynamo_config JSON string. */
-static int64_t cache_limit(json_t *m)
+/* cache_size_limit (recompile_limit in newer torch) from the dynamo_config JSON string. Every
+ * compile of a run logs the same configuration: the last one parsed is remembered. */
+static int64_t cache_limit(gp__clog_reader *r, json_t *m)
 {
     json_t *cfg = json_object_get(m, "dynamo_config");
     if (!json_is_string(cfg))
         return -1;
-    json_t *c = json_loadb(json_string_value(cfg), json_string_length(cfg), 0, NULL);
+    const char *text = json_string_value(cfg);
+    size_t len = json_string_length(cfg);
+    if (r->last_config.data && r->last_config.len == len &&
+        memcmp(r->last_config.data, text, len) == 0)
+        return r->last_limit;
+    json_t *c = json_loadb(text, len, 0, NULL);
     int64_t v = jint(c, "cache_size_limit", jint(c, "recompile_limit", -1));
     json_decref(c);
+    r->last_config.len = 0;
+    if (gp__buf_append(&r->last_config, text, len) == GP_OK)
+        r->last_limit = v;
     return v;
 }
 
@@ -379,7 +388,7 @@ static gp_status take_metrics(gp__clog_reader *r, gp_compile_unit *u, json_t *m)
     u->graph_input_count = jint(m, "graph_input_count", -1);
     u->guard_count = jint(m, "guard_count", -1);
     u->shape_env_guard_count = jint(m, "shape_env_guard_count", -1);
-    u->cache_size_limit = cache_limit(m);
+    u->cache_size_limit = cache_limit(r, m);
     gp_compile_times *t = &u->times;
     t->total = jsec(m, "entire_frame_compile_time_s");
     if (t->total < 0)
@@ -763,6 +772,7 @@ void gp__clog_reader_free(gp__clog_reader *r)
     free(r->strs);
     gp__imap_free(&r->unit_index);
     gp__buf_free(&r->captured);
+    gp__buf_free(&r->last_config);
     free(r->open);
     memset(r, 0, sizeof *r);
 }
