@@ -25,8 +25,7 @@ static void check(bool ok, const char *what)
 static void check_log(const gp_compile_log *log)
 {
     const gp_compile_read_stats *s = &log->stats;
-    check(s->records + s->payload_lines + s->blank_lines + s->bad_prefix + s->bad_json <=
-              s->lines,
+    check(s->records + s->payload_lines + s->blank_lines + s->bad_prefix + s->bad_json <= s->lines,
           "line counts add up");
     check(log->n_warnings <= log->warnings_total, "warnings kept <= counted");
     uint64_t kernels = 0;
@@ -50,8 +49,7 @@ static void check_log(const gp_compile_log *log)
     for (size_t i = 0; i < log->n_units; i++) {
         const gp_compile_unit *u = &log->units[i];
         for (size_t k = 0; k < u->n_payloads; k++)
-            check(u->payloads[k] < log->n_payloads &&
-                      log->payloads[u->payloads[k]].unit == i,
+            check(u->payloads[k] < log->n_payloads && log->payloads[u->payloads[k]].unit == i,
                   "unit payloads point back");
         for (size_t k = 0; k < u->n_phases; k++)
             check(u->phases[k].total >= 0, "phase time >= 0");
@@ -63,10 +61,10 @@ static void check_analysis(const gp_compile_log *log, const gp_compile_analysis 
     check(a->summary.recompiles <= a->summary.compiles, "recompiles <= compiles");
     check(a->n_recompiles == a->summary.recompiles, "recompile list");
     for (size_t i = 0; i < a->n_breaks; i++)
-        check((a->breaks[i].unit == UINT32_MAX || a->breaks[i].unit < log->n_units) &&
-                  (a->breaks[i].resume_unit == UINT32_MAX ||
-                   a->breaks[i].resume_unit < log->n_units),
-              "break units in range");
+        check(
+            (a->breaks[i].unit == UINT32_MAX || a->breaks[i].unit < log->n_units) &&
+                (a->breaks[i].resume_unit == UINT32_MAX || a->breaks[i].resume_unit < log->n_units),
+            "break units in range");
     for (size_t i = 0; i < a->n_graphs; i++)
         check(a->graphs[i].fusion_ratio >= 0, "fusion ratio >= 0");
 }
@@ -78,8 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gp__clog_max_read = data[0];
     gp_compile_log *log = NULL;
     gp_error err;
-    gp_status st = gp_compile_log_read_buffer((const char *)data + 1, size - 1, "fuzz.log", &log,
-                                              &err);
+    gp_status st =
+        gp_compile_log_read_buffer((const char *)data + 1, size - 1, "fuzz.log", &log, &err);
     gp__clog_max_read = 0;
     if (st != GP_OK)
         return 0;

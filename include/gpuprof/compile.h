@@ -49,12 +49,12 @@ GP_EXTERN const char *gp_compile_payload_kind_name(gp_compile_payload_kind k);
 /* Where a payload lies and what the reader counted in it. Its text is not kept. */
 typedef struct gp_compile_payload {
     gp_compile_payload_kind kind;
-    const char *name; /* record kind, or the artifact's name ("fx_graph_cache_hit") */
-    uint32_t file;    /* index into gp_compile_log.files */
-    uint32_t unit;    /* index into gp_compile_log.units; UINT32_MAX: no compile id */
-    uint64_t line;    /* 1-based line of the record that announced it */
-    uint64_t offset;  /* byte offset (uncompressed) of its first line in the file */
-    uint64_t bytes;   /* payload text size: its lines without the leading tab, joined by '\n' */
+    const char *name;   /* record kind, or the artifact's name ("fx_graph_cache_hit") */
+    uint32_t file;      /* index into gp_compile_log.files */
+    uint32_t unit;      /* index into gp_compile_log.units; UINT32_MAX: no compile id */
+    uint64_t line;      /* 1-based line of the record that announced it */
+    uint64_t offset;    /* byte offset (uncompressed) of its first line in the file */
+    uint64_t bytes;     /* payload text size: its lines without the leading tab, joined by '\n' */
     uint64_t raw_bytes; /* bytes its lines span in the file (tabs, newlines, blank lines) */
     uint64_t n_lines;
     /* The text does not hash to the record's has_payload (md5), or the input ended inside it:
@@ -156,9 +156,9 @@ typedef struct gp_compile_read_stats {
 
 typedef struct gp_compile_file {
     const char *path;
-    int32_t rank;         /* the records' "rank", else _rank_N in the name, else file order */
-    bool rank_from_name;  /* not from the records */
-    bool compressed;      /* gzip */
+    int32_t rank;        /* the records' "rank", else _rank_N in the name, else file order */
+    bool rank_from_name; /* not from the records */
+    bool compressed;     /* gzip */
     gp_compile_read_stats stats;
 } gp_compile_file;
 
@@ -245,17 +245,17 @@ GP_EXTERN void gp_compile_payload_close(gp_compile_payload_reader *r);
 
 /* What a graph break or a recompilation was about, from its reason text. */
 typedef enum gp_compile_cause {
-    GP_CC_EXPLICIT = 0,    /* torch._dynamo.graph_break() or a function Dynamo skips */
-    GP_CC_DATA_DEPENDENT,  /* control flow on tensor values */
-    GP_CC_SCALAR,          /* .item() / .tolist(): a tensor value into Python */
-    GP_CC_DYNAMIC_OUTPUT,  /* operators with data-dependent output shapes (nonzero, unique) */
-    GP_CC_UNSUPPORTED,     /* an unsupported builtin, C extension or Python construct */
-    GP_CC_PRINT,           /* print / logging inside the compiled function */
-    GP_CC_SHAPE,           /* recompile: a size or stride changed (dynamic shapes) */
-    GP_CC_TYPE,            /* recompile: dtype, device or requires_grad changed */
-    GP_CC_IDENTITY,        /* recompile: a guarded object (id, module, function) changed */
-    GP_CC_VALUE,           /* recompile: a guarded Python value changed */
-    GP_CC_CACHE_LIMIT,     /* the cache (recompile) limit was hit */
+    GP_CC_EXPLICIT = 0,   /* torch._dynamo.graph_break() or a function Dynamo skips */
+    GP_CC_DATA_DEPENDENT, /* control flow on tensor values */
+    GP_CC_SCALAR,         /* .item() / .tolist(): a tensor value into Python */
+    GP_CC_DYNAMIC_OUTPUT, /* operators with data-dependent output shapes (nonzero, unique) */
+    GP_CC_UNSUPPORTED,    /* an unsupported builtin, C extension or Python construct */
+    GP_CC_PRINT,          /* print / logging inside the compiled function */
+    GP_CC_SHAPE,          /* recompile: a size or stride changed (dynamic shapes) */
+    GP_CC_TYPE,           /* recompile: dtype, device or requires_grad changed */
+    GP_CC_IDENTITY,       /* recompile: a guarded object (id, module, function) changed */
+    GP_CC_VALUE,          /* recompile: a guarded Python value changed */
+    GP_CC_CACHE_LIMIT,    /* the cache (recompile) limit was hit */
     GP_CC_OTHER,
     GP_CC_COUNT
 } gp_compile_cause;
@@ -362,9 +362,9 @@ typedef struct gp_compile_region {
     const char *name;  /* "0/0" (the compile id) */
     const char *graph; /* first "## Call CompiledFxGraph HASH ##" inside it, "" when none */
     uint64_t calls;
-    gp_ns cpu_time; /* summed region durations */
-    gp_ns gpu_time; /* summed durations of the GPU work it launched */
-    uint64_t kernels; /* kernels launched */
+    gp_ns cpu_time;          /* summed region durations */
+    gp_ns gpu_time;          /* summed durations of the GPU work it launched */
+    uint64_t kernels;        /* kernels launched */
     uint64_t triton_kernels; /* of which triton_* (generated) */
     uint64_t launches;       /* launch calls */
     gp_ns launch_time;       /* summed durations of those launch calls (launch overhead) */
@@ -372,7 +372,7 @@ typedef struct gp_compile_region {
 
 typedef struct gp_compile_trace {
     const char *source;
-    gp_ns span; /* first start to last end of the trace */
+    gp_ns span;                 /* first start to last end of the trace */
     gp_compile_region *regions; /* by gpu_time desc */
     size_t n_regions;
     gp_ns cpu_compiled, cpu_eager; /* outermost cpu_op time inside / outside regions */
@@ -419,8 +419,8 @@ typedef struct gp_compile_report {
     const gp_compile_trace *const *traces;
     size_t n_traces;
     const gp_compile_speedup *speedup; /* traces[0] -> traces[1] */
-    size_t top_n;                       /* text: rows per list, 0 = all */
-    const char *title;                  /* HTML */
+    size_t top_n;                      /* text: rows per list, 0 = all */
+    const char *title;                 /* HTML */
 } gp_compile_report;
 
 /* Text and JSON (schema gpuprof.compile/1, docs/compile.md) on fp. GP_EIO. */

@@ -15,12 +15,18 @@
 #include "core/util.h"
 
 static const char *const cause_names[GP_CC_COUNT] = {
-    [GP_CC_EXPLICIT] = "explicit",       [GP_CC_DATA_DEPENDENT] = "data_dependent",
-    [GP_CC_SCALAR] = "scalar",           [GP_CC_DYNAMIC_OUTPUT] = "dynamic_output",
-    [GP_CC_UNSUPPORTED] = "unsupported", [GP_CC_PRINT] = "print",
-    [GP_CC_SHAPE] = "shape",             [GP_CC_TYPE] = "type",
-    [GP_CC_IDENTITY] = "identity",       [GP_CC_VALUE] = "value",
-    [GP_CC_CACHE_LIMIT] = "cache_limit", [GP_CC_OTHER] = "other",
+    [GP_CC_EXPLICIT] = "explicit",
+    [GP_CC_DATA_DEPENDENT] = "data_dependent",
+    [GP_CC_SCALAR] = "scalar",
+    [GP_CC_DYNAMIC_OUTPUT] = "dynamic_output",
+    [GP_CC_UNSUPPORTED] = "unsupported",
+    [GP_CC_PRINT] = "print",
+    [GP_CC_SHAPE] = "shape",
+    [GP_CC_TYPE] = "type",
+    [GP_CC_IDENTITY] = "identity",
+    [GP_CC_VALUE] = "value",
+    [GP_CC_CACHE_LIMIT] = "cache_limit",
+    [GP_CC_OTHER] = "other",
 };
 
 static const char *const suggestions[GP_CC_COUNT] = {
@@ -66,11 +72,16 @@ const char *gp_compile_cause_suggestion(gp_compile_cause c)
 }
 
 static const char *const payload_kind_names[GP_CPL_KIND_COUNT] = {
-    [GP_CPL_DYNAMO_GRAPH] = "dynamo_graph",         [GP_CPL_AOT_GRAPH] = "aot_graph",
-    [GP_CPL_PRE_GRAD_GRAPH] = "pre_grad_graph",     [GP_CPL_POST_GRAD_GRAPH] = "post_grad_graph",
-    [GP_CPL_OUTPUT_CODE] = "output_code",           [GP_CPL_GUARDS] = "guards",
-    [GP_CPL_GRAPH_BREAK] = "graph_break",           [GP_CPL_EXPORTED_PROGRAM] = "exported_program",
-    [GP_CPL_ARTIFACT] = "artifact",                 [GP_CPL_OTHER] = "other",
+    [GP_CPL_DYNAMO_GRAPH] = "dynamo_graph",
+    [GP_CPL_AOT_GRAPH] = "aot_graph",
+    [GP_CPL_PRE_GRAD_GRAPH] = "pre_grad_graph",
+    [GP_CPL_POST_GRAD_GRAPH] = "post_grad_graph",
+    [GP_CPL_OUTPUT_CODE] = "output_code",
+    [GP_CPL_GUARDS] = "guards",
+    [GP_CPL_GRAPH_BREAK] = "graph_break",
+    [GP_CPL_EXPORTED_PROGRAM] = "exported_program",
+    [GP_CPL_ARTIFACT] = "artifact",
+    [GP_CPL_OTHER] = "other",
 };
 
 const char *gp_compile_payload_kind_name(gp_compile_payload_kind k)
@@ -156,12 +167,11 @@ static gp_compile_cause classify(const char *reason, const cause_rule *rules, si
 typedef struct builder {
     const gp_compile_log *log;
     gp_compile_analysis *a;
-    size_t cap_breaks, cap_recompiles, cap_failures, cap_frames, cap_graphs, cap_ranks,
-        cap_phases;
+    size_t cap_breaks, cap_recompiles, cap_failures, cap_frames, cap_graphs, cap_ranks, cap_phases;
     gp__buf text;      /* sentences, NUL-separated */
     size_t *sentences; /* their offsets */
     size_t n_sentences, cap_sentences;
-    bool *used;    /* units whose restart reason was given to a break */
+    bool *used;     /* units whose restart reason was given to a break */
     size_t *fn_off; /* per break: offset of its function name in text, SIZE_MAX: as is */
     size_t cap_fn_off;
     size_t *first; /* first unit of each unit's compile */
@@ -264,9 +274,9 @@ static size_t breaking_unit(builder *b, size_t before, const char *fn)
             break;
         if (b->used[i - 1] || u->n_restart_reasons == 0)
             continue;
-        bool mine = strcmp(u->co_name, fn) == 0 ||
-                    (strncmp(u->co_name, resume_prefix, pl) == 0 &&
-                     strncmp(u->co_name + pl, fn, fl) == 0 && strncmp(u->co_name + pl + fl, "_at_", 4) == 0);
+        bool mine = strcmp(u->co_name, fn) == 0 || (strncmp(u->co_name, resume_prefix, pl) == 0 &&
+                                                    strncmp(u->co_name + pl, fn, fl) == 0 &&
+                                                    strncmp(u->co_name + pl + fl, "_at_", 4) == 0);
         if (mine)
             return i - 1;
     }
@@ -298,8 +308,8 @@ static gp_status find_breaks(builder *b)
         const gp_compile_unit *u = &log->units[i];
         if (!u->break_reason)
             continue;
-        gp_compile_break x = {u->rank, (uint32_t)i, UINT32_MAX, u->co_name, u->break_file,
-                              u->break_line, u->break_reason, GP_CC_OTHER};
+        gp_compile_break x = {u->rank,       (uint32_t)i,   UINT32_MAX,      u->co_name,
+                              u->break_file, u->break_line, u->break_reason, GP_CC_OTHER};
         x.cause = classify(x.reason, break_rules, GP_ARRAY_LEN(break_rules));
         b->used[i] = true;
         if (add_break(b, &x, NULL) != GP_OK)
@@ -378,9 +388,11 @@ static gp_status find_frames(builder *b)
         if (!f) {
             PUSH_OR_FAIL(b, a->frames, a->n_frames, b->cap_frames);
             f = &a->frames[a->n_frames++];
-            *f = (gp_compile_frame_stats){u->rank, u->frame_id, (uint32_t)i, 0, 0, -1, false,
-                                          strncmp(u->co_name, resume_prefix,
-                                                  strlen(resume_prefix)) == 0};
+            *f = (gp_compile_frame_stats){
+                u->rank,     u->frame_id,
+                (uint32_t)i, 0,
+                0,           -1,
+                false,       strncmp(u->co_name, resume_prefix, strlen(resume_prefix)) == 0};
         }
         if (b->first[i] == i)
             f->compiles++;
@@ -556,7 +568,7 @@ static gp_status find_divergences(builder *b)
         size_t n = 0;
         for (size_t i = 0; i < a->n_ranks; i++) {
             const gp_compile_rank *r = &a->ranks[i];
-            uint32_t x = w == 0 ? r->compiles
+            uint32_t x = w == 0   ? r->compiles
                          : w == 1 ? r->breaks
                          : w == 2 ? r->recompiles
                          : w == 3 ? r->failures

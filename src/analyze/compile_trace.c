@@ -97,18 +97,17 @@ static gp_status scan_cpu(ctx *c)
             const char *n = gp_trace_str(t, e->name);
             bool region = starts_with(n, region_prefix);
             if (e->ts >= outer_end) {
-                gp_ns *sum = region                        ? &o->cpu_compiled
+                gp_ns *sum = region                       ? &o->cpu_compiled
                              : strcmp(n, guard_name) == 0 ? &o->cpu_guard
-                                                           : &o->cpu_eager;
+                                                          : &o->cpu_eager;
                 *sum = gp__sat_add(*sum, e->dur);
                 outer_end = e->ts + e->dur;
             }
             if (!region)
                 continue;
             uint32_t ri = region_index(c, n + strlen(region_prefix));
-            if (ri == UINT32_MAX ||
-                gp__grow((void **)&c->spans, &c->cap_spans, sizeof *c->spans, c->n_spans + 1) !=
-                    GP_OK)
+            if (ri == UINT32_MAX || gp__grow((void **)&c->spans, &c->cap_spans, sizeof *c->spans,
+                                             c->n_spans + 1) != GP_OK)
                 return GP_ENOMEM;
             c->spans[c->n_spans++] = (span){(uint32_t)k, e->ts, e->ts + e->dur, ri};
             gp_compile_region *r = &o->regions[ri];

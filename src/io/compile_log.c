@@ -481,8 +481,9 @@ static gp_status advance(gp_compile_payload_reader *r, uint64_t n, bool build, s
         if (st != GP_OK)
             return st;
         if (got == 0)
-            return gp_error_set(err, GP_EIO, "%s: ends before a payload it had (changed since it "
-                                             "was read?)",
+            return gp_error_set(err, GP_EIO,
+                                "%s: ends before a payload it had (changed since it "
+                                "was read?)",
                                 r->log->files[r->file].path);
         r->pos += got;
         n -= got;

@@ -23,10 +23,10 @@
 
 /* What the reader does with the payload lines of the current record. */
 typedef enum gp__clog_capture {
-    GP__CAP_NONE = 0,   /* count and hash only */
-    GP__CAP_CHROMIUM,   /* chromium_event: a JSON event, parsed at its end */
-    GP__CAP_RECOMPILE,  /* artifact recompile_reasons: a JSON list of strings */
-    GP__CAP_BREAK,      /* artifact dynamo_graph_break_reason: text */
+    GP__CAP_NONE = 0,  /* count and hash only */
+    GP__CAP_CHROMIUM,  /* chromium_event: a JSON event, parsed at its end */
+    GP__CAP_RECOMPILE, /* artifact recompile_reasons: a JSON list of strings */
+    GP__CAP_BREAK,     /* artifact dynamo_graph_break_reason: text */
 } gp__clog_capture;
 
 /* An open chromium "B" event waiting for its "E". */
@@ -95,8 +95,8 @@ gp_status gp__clog_record(gp__clog_reader *r, const char *json, size_t len,
 /* Finishes the payload being read (hash check, captured text interpreted). GP_ENOMEM only. */
 gp_status gp__clog_end_payload(gp__clog_reader *r) GP_WARN_UNUSED;
 /* One payload line (without its tab) at offset; end is the offset after its newline. */
-gp_status gp__clog_payload_line(gp__clog_reader *r, const char *s, size_t len,
-                                uint64_t offset, uint64_t end) GP_WARN_UNUSED;
+gp_status gp__clog_payload_line(gp__clog_reader *r, const char *s, size_t len, uint64_t offset,
+                                uint64_t end) GP_WARN_UNUSED;
 /* Frees what the reader holds (not the log). */
 void gp__clog_reader_free(gp__clog_reader *r);
 

@@ -76,10 +76,9 @@ static const gp__named kinds[] = {
 };
 
 /* Members of the envelope, not record kinds. */
-static const char *const envelope_keys[] = {"rank",          "frame_id",  "frame_compile_id",
-                                            "attempt",       "has_payload", "compiled_autograd_id",
-                                            "stack",         "timestamp", "pathname",
-                                            "lineno",        "thread"};
+static const char *const envelope_keys[] = {
+    "rank",  "frame_id",  "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id",
+    "stack", "timestamp", "pathname",         "lineno",  "thread"};
 
 static gp_compile_log *L(gp__clog_reader *r)
 {
@@ -188,8 +187,8 @@ static uint32_t unit_of(gp__clog_reader *r, json_t *root, gp_status *st)
         return UINT32_MAX;
     json_int_t f = json_integer_value(fv), c = json_integer_value(cv);
     json_int_t a = jint(root, "attempt", 0), ca = jint(root, "compiled_autograd_id", -1);
-    if (f < 0 || f > INT32_MAX || c < 0 || c > INT32_MAX || a < 0 || a > INT32_MAX ||
-        ca < -1 || ca > INT32_MAX)
+    if (f < 0 || f > INT32_MAX || c < 0 || c > INT32_MAX || a < 0 || a > INT32_MAX || ca < -1 ||
+        ca > INT32_MAX)
         return UINT32_MAX;
     gp_compile_log *log = L(r);
     int64_t key = unit_key(r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca);
@@ -444,8 +443,8 @@ static gp_status take_chromium(gp__clog_reader *r, const char *text, size_t len)
         !jnum(e, "ts", &ts))
         goto done;
     uint32_t nid;
-    if (gp__strtab_intern(L(r)->strings, json_string_value(name), json_string_length(name),
-                          &nid) != GP_OK) {
+    if (gp__strtab_intern(L(r)->strings, json_string_value(name), json_string_length(name), &nid) !=
+        GP_OK) {
         st = GP_ENOMEM;
         goto done;
     }
@@ -571,14 +570,22 @@ static gp_status take_artifact(gp__clog_reader *r, uint32_t unit, json_t *v, boo
 static gp_compile_payload_kind payload_kind(int k)
 {
     switch (k) {
-    case K_DYNAMO_GRAPH: return GP_CPL_DYNAMO_GRAPH;
-    case K_AOT_GRAPH: return GP_CPL_AOT_GRAPH;
-    case K_PRE_GRAD: return GP_CPL_PRE_GRAD_GRAPH;
-    case K_POST_GRAD: return GP_CPL_POST_GRAD_GRAPH;
-    case K_OUTPUT_CODE: return GP_CPL_OUTPUT_CODE;
-    case K_GUARDS: return GP_CPL_GUARDS;
-    case K_EXPORTED_PROGRAM: return GP_CPL_EXPORTED_PROGRAM;
-    default: return GP_CPL_OTHER;
+    case K_DYNAMO_GRAPH:
+        return GP_CPL_DYNAMO_GRAPH;
+    case K_AOT_GRAPH:
+        return GP_CPL_AOT_GRAPH;
+    case K_PRE_GRAD:
+        return GP_CPL_PRE_GRAD_GRAPH;
+    case K_POST_GRAD:
+        return GP_CPL_POST_GRAD_GRAPH;
+    case K_OUTPUT_CODE:
+        return GP_CPL_OUTPUT_CODE;
+    case K_GUARDS:
+        return GP_CPL_GUARDS;
+    case K_EXPORTED_PROGRAM:
+        return GP_CPL_EXPORTED_PROGRAM;
+    default:
+        return GP_CPL_OTHER;
     }
 }
 
@@ -589,19 +596,40 @@ static gp_status take_kind(gp__clog_reader *r, int k, json_t *v, uint32_t unit, 
     gp_compile_export *x = &L(r)->export_info;
     gp_compile_unit *u = unit != UINT32_MAX ? &L(r)->units[unit] : NULL;
     switch (k) {
-    case K_STR: return take_str(r, v);
-    case K_DYNAMO_START: return u ? take_start(r, u, v) : GP_OK;
-    case K_METRICS: return u ? take_metrics(r, u, v) : GP_OK;
-    case K_CHROMIUM: r->capture = GP__CAP_CHROMIUM; return GP_OK;
-    case K_ARTIFACT: return take_artifact(r, unit, v, payload);
-    case K_EXPORTED_PROGRAM: x->exported_programs++; break;
-    case K_GUARD_ADDED: x->guards_added++; break;
-    case K_CREATE_SYMBOL: x->symbols_created++; break;
-    case K_UNBACKED_SYMBOL: x->unbacked_symbols++; break;
-    case K_DATA_DEPENDENT: x->data_dependent++; break;
-    case K_MISSING_FAKE: x->missing_fake_kernel++; break;
-    case K_MISMATCHED_FAKE: x->mismatched_fake_kernel++; break;
-    default: break;
+    case K_STR:
+        return take_str(r, v);
+    case K_DYNAMO_START:
+        return u ? take_start(r, u, v) : GP_OK;
+    case K_METRICS:
+        return u ? take_metrics(r, u, v) : GP_OK;
+    case K_CHROMIUM:
+        r->capture = GP__CAP_CHROMIUM;
+        return GP_OK;
+    case K_ARTIFACT:
+        return take_artifact(r, unit, v, payload);
+    case K_EXPORTED_PROGRAM:
+        x->exported_programs++;
+        break;
+    case K_GUARD_ADDED:
+        x->guards_added++;
+        break;
+    case K_CREATE_SYMBOL:
+        x->symbols_created++;
+        break;
+    case K_UNBACKED_SYMBOL:
+        x->unbacked_symbols++;
+        break;
+    case K_DATA_DEPENDENT:
+        x->data_dependent++;
+        break;
+    case K_MISSING_FAKE:
+        x->missing_fake_kernel++;
+        break;
+    case K_MISMATCHED_FAKE:
+        x->mismatched_fake_kernel++;
+        break;
+    default:
+        break;
     }
     if (payload && k != K_IGNORED && k != K_UNKNOWN)
         return register_payload(r, payload_kind(k), kind, unit);
@@ -685,8 +713,8 @@ gp_status gp__clog_payload_line(gp__clog_reader *r, const char *s, size_t len, u
         gp_compile_payload *p = &log->payloads[r->payload_index];
         if (p->kind == GP_CPL_OUTPUT_CODE) {
             const char *name;
-            size_t n = gp__clog_code_line(s, len, &r->code_in_call, &p->n_extern, &p->n_fallback,
-                                          &name);
+            size_t n =
+                gp__clog_code_line(s, len, &r->code_in_call, &p->n_extern, &p->n_fallback, &name);
             if (n > 0) {
                 const char *k = gp__clog_intern(log, name, n);
                 if (!k || gp__grow((void **)&log->kernel_names, &P(r)->cap_kernel_names,

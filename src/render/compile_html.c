@@ -180,7 +180,8 @@ static void recompiles_table(const gp_compile_report *r, FILE *fp)
         for (size_t i = 0; i < a->n_recompiles; i++) {
             const gp_compile_recompile *x = &a->recompiles[i];
             const gp_compile_unit *u = &r->log->units[x->unit];
-            fprintf(fp, "<tr><td data-v=\"%d\">%d</td><td class=\"gp-id\"><a href=\"#u%u\">%s</a></td>",
+            fprintf(fp,
+                    "<tr><td data-v=\"%d\">%d</td><td class=\"gp-id\"><a href=\"#u%u\">%s</a></td>",
                     x->rank, x->rank, x->unit, u->id);
             td(fp, "gp-name", u->co_name);
             td(fp, "gp-reason", x->reason[0] ? x->reason : "(no reason in the log)");
@@ -282,13 +283,12 @@ static void payload_details(const gp_compile_report *r, unit_ctx *c, uint32_t pi
     fputs("</details>\n", fp);
 }
 
-static void unit_row(const gp_compile_report *r, unit_ctx *c, uint32_t i, const bool *brk,
-                     FILE *fp)
+static void unit_row(const gp_compile_report *r, unit_ctx *c, uint32_t i, const bool *brk, FILE *fp)
 {
     const gp_compile_unit *u = &r->log->units[i];
     const char *cls = u->fail_type ? " class=\"gp-fail\"" : brk[i] ? " class=\"gp-brk\"" : "";
-    fprintf(fp, "<tr id=\"u%u\"%s><td data-v=\"%d\">%d</td><td class=\"gp-id\">%s", i, cls,
-            u->rank, u->rank, u->id);
+    fprintf(fp, "<tr id=\"u%u\"%s><td data-v=\"%d\">%d</td><td class=\"gp-id\">%s", i, cls, u->rank,
+            u->rank, u->id);
     if (u->fail_type)
         fputs("<span class=\"gp-tag gp-tag-fail\">failed</span>", fp);
     if (brk[i])
@@ -333,10 +333,11 @@ static gp_status units_table(const gp_compile_report *r, FILE *fp, gp_error *err
         if (b->unit != UINT32_MAX)
             brk[b->unit] = true;
     }
-    fprintf(fp, "<section><h2>Compile ids (%zu)</h2>\n<table class=\"gp-table gp-cc\"><thead>"
-                "<tr><th>rank</th><th>id</th><th>function</th><th>file:line</th><th>ops</th>"
-                "<th>guards</th><th>time</th><th>cache hit/miss</th><th>graphs, code and "
-                "artifacts</th></tr></thead><tbody>\n",
+    fprintf(fp,
+            "<section><h2>Compile ids (%zu)</h2>\n<table class=\"gp-table gp-cc\"><thead>"
+            "<tr><th>rank</th><th>id</th><th>function</th><th>file:line</th><th>ops</th>"
+            "<th>guards</th><th>time</th><th>cache hit/miss</th><th>graphs, code and "
+            "artifacts</th></tr></thead><tbody>\n",
             log->n_units);
     for (uint32_t i = 0; i < log->n_units && c.st == GP_OK; i++)
         unit_row(r, &c, i, brk, fp);
@@ -353,8 +354,9 @@ static void trace_section(const gp_compile_trace *t, FILE *fp)
     gp__html_str(fp, t->source);
     gp__fmt_dur(a, sizeof a, t->gpu_compiled);
     gp__fmt_dur(b, sizeof b, t->gpu_eager);
-    fprintf(fp, "</h2>\n<p class=\"gp-sub\">GPU work from compiled regions %s (%" PRIu64
-                " kernels), eager %s (%" PRIu64 " kernels)</p>\n",
+    fprintf(fp,
+            "</h2>\n<p class=\"gp-sub\">GPU work from compiled regions %s (%" PRIu64
+            " kernels), eager %s (%" PRIu64 " kernels)</p>\n",
             a, t->kernels_compiled, b, t->kernels_eager);
     fputs("<table class=\"gp-table\"><thead><tr><th>region</th><th>calls</th><th>CPU</th>"
           "<th>GPU</th><th>kernels</th><th>triton</th><th>launches</th><th>launch time</th>"
@@ -387,10 +389,12 @@ gp_status gp_compile_render_html(const gp_compile_report *r, FILE *fp, gp_error 
     fprintf(fp, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
             gp__asset_timeline_css, gp__asset_report_css, gp__asset_compile_css);
     gp__html_str(fp, title);
-    fprintf(fp, "</h1>\n<p class=\"gp-sub\">%zu log file%s, %zu trace%s &middot; gpuprof "
-                GP_VERSION_STRING "</p>\n</header>\n<main>\n",
-            r->log ? r->log->n_files : 0, r->log && r->log->n_files == 1 ? "" : "s", r->n_traces,
-            r->n_traces == 1 ? "" : "s");
+    fprintf(
+        fp,
+        "</h1>\n<p class=\"gp-sub\">%zu log file%s, %zu trace%s &middot; gpuprof " GP_VERSION_STRING
+        "</p>\n</header>\n<main>\n",
+        r->log ? r->log->n_files : 0, r->log && r->log->n_files == 1 ? "" : "s", r->n_traces,
+        r->n_traces == 1 ? "" : "s");
     gp_status st = GP_OK;
     if (r->log && r->analysis) {
         cards(r, fp);

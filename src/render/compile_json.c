@@ -263,8 +263,7 @@ static void breaks_json(gp__jw *w, const gp_compile_log *log, const gp_compile_a
     gp__jw_arr_end(w);
 }
 
-static void frames_graphs_json(gp__jw *w, const gp_compile_log *log,
-                               const gp_compile_analysis *a)
+static void frames_graphs_json(gp__jw *w, const gp_compile_log *log, const gp_compile_analysis *a)
 {
     gp__jw_key(w, "frames");
     gp__jw_arr_begin(w);

@@ -58,15 +58,18 @@ static void summary_block(const gp_compile_report *r, FILE *fp)
     if (log->is_export) {
         const gp_compile_export *x = &log->export_info;
         fprintf(fp, "torch.export log (not torch.compile)\n");
-        fprintf(fp, "  exported programs %" PRIu64 ", guards added %" PRIu64
-                    ", symbols %" PRIu64 " (unbacked %" PRIu64 ")\n",
+        fprintf(fp,
+                "  exported programs %" PRIu64 ", guards added %" PRIu64 ", symbols %" PRIu64
+                " (unbacked %" PRIu64 ")\n",
                 x->exported_programs, x->guards_added, x->symbols_created, x->unbacked_symbols);
-        fprintf(fp, "  data-dependent expressions %" PRIu64 ", missing fake kernels %" PRIu64
-                    ", mismatched fake kernels %" PRIu64 "\n",
+        fprintf(fp,
+                "  data-dependent expressions %" PRIu64 ", missing fake kernels %" PRIu64
+                ", mismatched fake kernels %" PRIu64 "\n",
                 x->data_dependent, x->missing_fake_kernel, x->mismatched_fake_kernel);
     }
-    fprintf(fp, "frames %u, compiles %u, recompilations %u, graph breaks %u, failures %u, "
-                "restarts %u\n",
+    fprintf(fp,
+            "frames %u, compiles %u, recompilations %u, graph breaks %u, failures %u, "
+            "restarts %u\n",
             s->frames, s->compiles, s->recompiles, s->breaks, s->failures, s->restarts);
     dur(t[0], sizeof t[0], s->compile_time);
     dur(t[1], sizeof t[1], s->backend);
@@ -81,8 +84,9 @@ static void summary_block(const gp_compile_report *r, FILE *fp)
     else
         fprintf(fp, "cache no hits or misses logged\n");
     if (s->kernels)
-        fprintf(fp, "fusion %u graphs; %" PRIu64 " aten ops in %" PRIu64
-                    " generated kernels (%.2f ops per kernel)\n",
+        fprintf(fp,
+                "fusion %u graphs; %" PRIu64 " aten ops in %" PRIu64
+                " generated kernels (%.2f ops per kernel)\n",
                 s->graphs, s->aten_ops, s->kernels, s->fusion_ratio);
     else
         fprintf(fp, "fusion %u graphs; no post-grad graph with generated kernels\n", s->graphs);
@@ -173,10 +177,11 @@ static void recompiles_block(const gp_compile_report *r, FILE *fp)
     for (size_t i = 0; i < a->n_frames; i++) {
         const gp_compile_frame_stats *f = &a->frames[i];
         if (f->over_limit)
-            fprintf(fp, "  [rank %d] frame %d (%s) compiled %u times, over its recompile limit "
-                        "%" PRId64 ": %s\n",
-                    f->rank, f->frame_id, log->units[f->first_unit].co_name, f->compiles,
-                    f->limit, gp_compile_cause_suggestion(GP_CC_CACHE_LIMIT));
+            fprintf(fp,
+                    "  [rank %d] frame %d (%s) compiled %u times, over its recompile limit "
+                    "%" PRId64 ": %s\n",
+                    f->rank, f->frame_id, log->units[f->first_unit].co_name, f->compiles, f->limit,
+                    gp_compile_cause_suggestion(GP_CC_CACHE_LIMIT));
     }
 }
 
@@ -270,15 +275,17 @@ static void input_block(const gp_compile_report *r, FILE *fp)
     fprintf(fp, "\nINPUT: %" PRIu64 " lines, %" PRIu64 " records, %zu payloads indexed", s->lines,
             s->records, log->n_payloads);
     if (s->bad_json || s->bad_prefix || s->truncated_payloads || s->stray_payload)
-        fprintf(fp, "; skipped: %" PRIu64 " invalid JSON, %" PRIu64 " without prefix, %" PRIu64
-                    " stray payload lines; %" PRIu64 " incomplete payloads",
+        fprintf(fp,
+                "; skipped: %" PRIu64 " invalid JSON, %" PRIu64 " without prefix, %" PRIu64
+                " stray payload lines; %" PRIu64 " incomplete payloads",
                 s->bad_json, s->bad_prefix, s->stray_payload, s->truncated_payloads);
     fputc('\n', fp);
     bool any = false;
     for (size_t i = 0; i < log->n_kinds; i++)
         if (!log->kinds[i].known) {
-            fprintf(fp, "%s%s (%" PRIu64 ")", any ? ", " : "  unknown record kinds (counted): ",
-                    log->kinds[i].kind, log->kinds[i].count);
+            fprintf(fp, "%s%s (%" PRIu64 ")",
+                    any ? ", " : "  unknown record kinds (counted): ", log->kinds[i].kind,
+                    log->kinds[i].count);
             any = true;
         }
     if (any)
@@ -298,8 +305,9 @@ static void trace_block(const gp_compile_trace *t, FILE *fp)
     gp__fmt_dur(a, sizeof a, t->gpu_compiled);
     gp__fmt_dur(b, sizeof b, t->gpu_eager);
     gp__fmt_dur(c, sizeof c, t->gpu_unlinked);
-    fprintf(fp, "GPU work: from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64
-                " kernels), without a launch %s\n",
+    fprintf(fp,
+            "GPU work: from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64
+            " kernels), without a launch %s\n",
             a, t->kernels_compiled, b, t->kernels_eager, c);
     gp__fmt_dur(a, sizeof a, t->launch_compiled);
     gp__fmt_dur(b, sizeof b, t->launch_eager);
@@ -316,8 +324,9 @@ static void trace_block(const gp_compile_trace *t, FILE *fp)
         gp__fmt_dur(a, sizeof a, g->cpu_time);
         gp__fmt_dur(b, sizeof b, g->gpu_time);
         gp__fmt_dur(c, sizeof c, g->launch_time);
-        fprintf(fp, "  %-10s %6" PRIu64 " %12s %12s %8" PRIu64 " %7" PRIu64 " %9" PRIu64
-                    " %12s  %.20s\n",
+        fprintf(fp,
+                "  %-10s %6" PRIu64 " %12s %12s %8" PRIu64 " %7" PRIu64 " %9" PRIu64
+                " %12s  %.20s\n",
                 g->name, g->calls, a, b, g->kernels, g->triton_kernels, g->launches, c, g->graph);
     }
 }

@@ -169,7 +169,8 @@ static void truncated_payload_is_reported(void **state)
     /* The announced payload's hash is of three lines; the input ends after two. */
     text t = {0};
     metrics(&t, 0, 0, "f", NULL);
-    rec(&t, "{\"inductor_output_code\": {}, " ID0 ", \"has_payload\": \"%P\"}", "a = 1\nb = 2\nc = 3");
+    rec(&t, "{\"inductor_output_code\": {}, " ID0 ", \"has_payload\": \"%P\"}",
+        "a = 1\nb = 2\nc = 3");
     char *tail = strstr(t.s, "\tc = 3");
     assert_non_null(tail);
     *tail = '\0';
@@ -266,8 +267,7 @@ static void payload_text_reads_back(void **state)
     assert_int_equal(gp_compile_payload_open(log, &r), GP_OK);
     const char *s;
     size_t len;
-    assert_int_equal(gp_compile_payload_text(r, &log->payloads[0], 1 << 20, &s, &len, NULL),
-                     GP_OK);
+    assert_int_equal(gp_compile_payload_text(r, &log->payloads[0], 1 << 20, &s, &len, NULL), GP_OK);
     assert_string_equal(s, "class GraphModule:\n    def forward(self, x):\n        return x");
     assert_int_equal(len, log->payloads[0].bytes);
     assert_int_equal(gp_compile_payload_text(r, &log->payloads[0], 5, &s, &len, NULL), GP_OK);
@@ -471,8 +471,9 @@ static void fusion_counts_kernels_and_aten_ops(void **state)
         "        e = torch.ops.aten.sum.default(d)\n"
         "        f = torch.ops.mylib.op.default(e)\n"
         "        return (f,)");
-    rec(&t, "{\"inductor_output_code\": {\"filename\": \"/tmp/x.py\"}, " ID0
-            ", \"has_payload\": \"%P\"}",
+    rec(&t,
+        "{\"inductor_output_code\": {\"filename\": \"/tmp/x.py\"}, " ID0
+        ", \"has_payload\": \"%P\"}",
         "async_compile = AsyncCompile()\n"
         "triton_poi_fused_add_mul_relu_0 = async_compile.triton('triton_poi_fused_add_mul_relu_0', "
         "'''\n"
