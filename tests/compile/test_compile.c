@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "common/shared_traces.h"
+#include "core/input.h"
 #include "gpuprof/compile.h"
 #include "io/compile_log_internal.h"
 
@@ -300,18 +301,23 @@ static char *json_of(const char *data, size_t len, size_t piece)
     return buf;
 }
 
+/* The whole (uncompressed) content of a file, through core/input. */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    gp__input in;
+    if (gp__input_open(&in, path, NULL) != GP_OK)
         return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
+    size_t cap = 1 << 16, got;
+    char *s = malloc(cap);
+    *len = 0;
+    do {
+        if (*len + 4096 > cap)
+            s = realloc(s, cap *= 2);
+        assert_non_null(s);
+        assert_int_equal(gp__input_read(&in, s + *len, cap - *len, &got, NULL), GP_OK);
+        *len += got;
+    } while (got);
+    gp__input_close(&in);
     return s;
 }
 

@@ -9,21 +9,7 @@ logs=$2/compile-logs
 out=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-compile-cli.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
 fails=0
-check() { # check EXPECTED_RC DESCRIPTION -- command...
-    want=$1
-    what=$2
-    shift 3
-    "$@" >"$out/stdout" 2>"$out/stderr"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        echo "FAIL: $what: exit $got, expected $want" >&2
-        sed 's/^/  stderr: /' "$out/stderr" >&2
-        fails=$((fails + 1))
-    fi
-}
-has() { # has FILE TEXT DESCRIPTION
-    grep -qF -- "$2" "$1" || { echo "FAIL: $3: no '$2' in $1" >&2; fails=$((fails + 1)); }
-}
+. "$(dirname "$0")/../common/cli_check.sh"
 
 check 0 "--help" -- "$gp" compile --help
 has "$out/stdout" "usage: gpuprof compile" "--help text"
