@@ -470,10 +470,36 @@ static gp_status reopen(gp_compile_payload_reader *r, uint32_t file, gp_error *e
     return GP_OK;
 }
 
-/* Reads n bytes at the reader's position into chunk-sized pieces, handing each to the text
- * builder when build is set. */
+/* Text-building state of one payload: at the start of a line; a '\r' held back (dropped when
+ * a newline follows, as the reader drops it). */
+typedef struct text_state {
+    bool line_start;
+    bool cr;
+} text_state;
+
+static gp_status put_char(gp__buf *out, text_state *t, char c)
+{
+    if (t->cr && c != '\n' && gp__buf_append(out, "\r", 1) != GP_OK)
+        return GP_ENOMEM;
+    t->cr = false;
+    if (t->line_start && c == '\n')
+        return GP_OK; /* a blank line: not part of the payload */
+    if (c == '\r') {
+        t->cr = true;
+        return GP_OK;
+    }
+    if (t->line_start && c == '\t') {
+        t->line_start = false;
+        return GP_OK;
+    }
+    t->line_start = c == '\n';
+    return gp__buf_append(out, &c, 1);
+}
+
+/* Reads n bytes at the reader's position in chunk-sized pieces, handing each to the text builder
+ * when build is set (up to max bytes of text). */
 static gp_status advance(gp_compile_payload_reader *r, uint64_t n, bool build, size_t max,
-                         bool *line_start, gp_error *err)
+                         text_state *t, gp_error *err)
 {
     while (n > 0) {
         size_t want = n < CHUNK ? (size_t)n : CHUNK, got;
@@ -487,18 +513,9 @@ static gp_status advance(gp_compile_payload_reader *r, uint64_t n, bool build, s
                                 r->log->files[r->file].path);
         r->pos += got;
         n -= got;
-        for (size_t i = 0; build && i < got && r->out.len < max; i++) {
-            char c = r->chunk[i];
-            if (*line_start && (c == '\n' || c == '\r'))
-                continue; /* a blank line: not part of the payload */
-            if (*line_start && c == '\t') {
-                *line_start = false;
-                continue;
-            }
-            *line_start = c == '\n';
-            if (gp__buf_append(&r->out, &c, 1) != GP_OK)
+        for (size_t i = 0; build && i < got && r->out.len < max; i++)
+            if (put_char(&r->out, t, r->chunk[i]) != GP_OK)
                 return gp_error_set(err, GP_ENOMEM, "out of memory");
-        }
     }
     return GP_OK;
 }
@@ -510,11 +527,13 @@ gp_status gp_compile_payload_text(gp_compile_payload_reader *r, const gp_compile
     if (!r->open || r->file != p->file || r->pos > p->offset)
         st = reopen(r, p->file, err);
     r->out.len = 0;
-    bool line_start = true;
+    text_state ts = {true, false};
     if (st == GP_OK)
-        st = advance(r, p->offset - r->pos, false, 0, &line_start, err);
+        st = advance(r, p->offset - r->pos, false, 0, &ts, err);
     if (st == GP_OK)
-        st = advance(r, p->raw_bytes, true, max, &line_start, err);
+        st = advance(r, p->raw_bytes, true, max, &ts, err);
+    if (r->out.len > max)
+        r->out.len = max;
     if (st == GP_OK && r->out.len > 0 && r->out.data[r->out.len - 1] == '\n' &&
         r->out.len > p->bytes)
         r->out.len--;
