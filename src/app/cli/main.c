@@ -31,6 +31,7 @@ static const command commands[] = {
     {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},
     {"serve", gp__cmd_serve, "serve a directory of profiles: dashboards, timelines, JSON API"},
     {"convert", gp__cmd_convert, "re-write a trace as Kineto-compatible Chrome JSON"},
+    {"compile", gp__cmd_compile, "torch.compile: graph breaks, recompiles, fusion (TORCH_TRACE)"},
 };
 
 static void usage(FILE *fp)
