@@ -36,6 +36,7 @@ struct gp_profile_server {
     gp__mutex lock;
     pthread_cond_t turn;
     unsigned busy GP_GUARDED_BY(lock);
+    bool stopping GP_GUARDED_BY(lock); /* no new turns: the waiting requests get 503 */
 };
 
 typedef enum view {
@@ -99,9 +100,9 @@ static bool take_turn(gp_profile_server *s)
     until.tv_sec += TURN_WAIT_S;
     gp__mutex_lock(&s->lock);
     int rc = 0;
-    while (s->busy >= s->analyses && rc != ETIMEDOUT)
+    while (s->busy >= s->analyses && !s->stopping && rc != ETIMEDOUT)
         rc = gp__cond_timedwait(&s->turn, &s->lock, &until);
-    bool ok = s->busy < s->analyses;
+    bool ok = s->busy < s->analyses && !s->stopping;
     if (ok)
         s->busy++;
     gp__mutex_unlock(&s->lock);
@@ -442,6 +443,10 @@ void gp_profile_server_stop(gp_profile_server *s)
 {
     if (!s)
         return;
+    gp__mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->turn);
+    gp__mutex_unlock(&s->lock);
     gp__http_stop(s->http);
     pthread_cond_destroy(&s->turn);
     gp__mutex_destroy(&s->lock);
