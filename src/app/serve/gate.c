@@ -112,26 +112,18 @@ static ip_count *active_slot(gp__http_server *s, uint32_t ip)
     return &s->active_ip[s->n_active_ip++];
 }
 
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-                          enum MHD_ConnectionNotificationCode code)
+/* A connection handed to libmicrohttpd: counted as active until its request completes (or the
+ * connection closes without one). */
+typedef struct active_conn {
+    uint32_t ip;
+    bool released;
+} active_conn;
+
+static void count_active(gp__http_server *s, uint32_t ip, bool up)
 {
-    gp__http_server *s = cls;
-    uint32_t ip = 0;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-            ip = ((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr.s_addr;
-        *socket_context = (void *)(uintptr_t)((uint64_t)ip + 1);
-    } else {
-        if (!*socket_context)
-            return;
-        ip = (uint32_t)((uintptr_t)*socket_context - 1);
-        *socket_context = NULL;
-    }
     gp__mutex_lock(&s->lock);
     ip_count *slot = active_slot(s, ip);
-    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    if (up) {
         s->n_active++;
         if (slot)
             slot->n++;
@@ -141,6 +133,35 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             *slot = s->active_ip[--s->n_active_ip];
     }
     gp__mutex_unlock(&s->lock);
+}
+
+static void release(gp__http_server *s, active_conn *a)
+{
+    if (a && !a->released) {
+        a->released = true;
+        count_active(s, a->ip, false);
+    }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    gp__http_server *s = cls;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+        release(s, *socket_context);
+        free(*socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    active_conn *a = calloc(1, sizeof *a);
+    if (!a)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+        a->ip = ((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr.s_addr;
+    *socket_context = a;
+    count_active(s, a->ip, true);
 }
 
 /* Why a new request from ip cannot be answered now, or NULL. */
@@ -170,14 +191,18 @@ static void *keep_uri(void *cls, const char *uri, struct MHD_Connection *c)
     return strdup(uri ? uri : "");
 }
 
+/* A request answered (or abandoned): its context freed, its connection no longer active (the
+ * client may already be connecting again: libmicrohttpd closes the socket a moment later). */
 static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)c;
     (void)toe;
     free(*con_cls);
     *con_cls = NULL;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci)
+        release(cls, ci->socket_context);
 }
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -360,16 +385,21 @@ static int listen_on(const struct sockaddr_in *sa, uint16_t *port)
     return fd;
 }
 
+/* libmicrohttpd with a thread per connection, no listening socket of its own (the gate hands it
+ * the connections). The caps are the gate's (its counts fall as each connection's thread ends);
+ * libmicrohttpd's own count falls only when its polling thread reaps the finished threads, so
+ * its limit is only a far backstop and it has no per-address limit (at a high request rate it
+ * would refuse with a reset). */
 static struct MHD_Daemon *start_daemon(gp__http_server *s)
 {
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
-    return MHD_start_daemon(
-        flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_CONNECTION_LIMIT, s->lim.active + 8,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->lim.active_per_ip + 4, MHD_OPTION_CONNECTION_TIMEOUT,
-        s->lim.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEAD_CAP * 2,
-        MHD_OPTION_URI_LOG_CALLBACK, keep_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done,
-        NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_CONNECTION_LIMIT,
+                            s->lim.active * 4 + 64, MHD_OPTION_CONNECTION_TIMEOUT,
+                            s->lim.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)HEAD_CAP * 2, MHD_OPTION_URI_LOG_CALLBACK, keep_uri, NULL,
+                            MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
 }
 
 gp__http_server *gp__http_start(const struct sockaddr_in *sa, const gp__http_limits *lim,
