@@ -128,6 +128,12 @@ gp_status gp__http_parse_target(const char *raw, size_t len, gp__http_target *t,
         *why = "the request target must start with '/'";
         return GP_EINVAL;
     }
+    for (size_t i = 0; i < len; i++) /* anywhere, the fragment included */
+        if ((unsigned char)raw[i] <= ' ' || raw[i] == 0x7f ||
+            (raw[i] == '%' && i + 2 < len && raw[i + 1] == '0' && raw[i + 2] == '0')) {
+            *why = "a control byte, a space or %00 in the request target";
+            return GP_EINVAL;
+        }
     const char *q = memchr(raw, '?', len);
     size_t plen = q ? (size_t)(q - raw) : len;
     const char *frag = memchr(raw, '#', len);
