@@ -1,6 +1,8 @@
 /* See http.h: what the servers read of a request before libmicrohttpd sees it (the head check of
  * the gate) and the request target (path and query), decoded. Pure functions: no I/O, no
  * allocation; the fuzz target fuzz/fuzz_http.c drives both. */
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/serve/http.h"
@@ -11,17 +13,6 @@ static bool is_tchar(unsigned char c)
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
         return true;
     return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Checks the request line in buf[0..n) (n may stop anywhere in it). GP__HEAD_MORE while it can
@@ -103,11 +94,11 @@ static bool decode(const char *s, size_t len, bool plus_space, char *out, size_t
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '%') {
-            int hi = i + 1 < len ? hex_value((unsigned char)s[i + 1]) : -1;
-            int lo = i + 2 < len ? hex_value((unsigned char)s[i + 2]) : -1;
-            if (hi < 0 || lo < 0 || (hi | lo) == 0)
+            if (i + 2 >= len || !isxdigit((unsigned char)s[i + 1]) ||
+                !isxdigit((unsigned char)s[i + 2]))
                 return false;
-            c = (unsigned char)(hi * 16 + lo);
+            char hex[3] = {s[i + 1], s[i + 2], 0};
+            c = (unsigned char)strtol(hex, NULL, 16);
             i += 2;
         } else if (c == '+' && plus_space) {
             c = ' ';
