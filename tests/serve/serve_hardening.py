@@ -176,6 +176,13 @@ def check_garbage(port, what):
         st, _, secs = request(port, raw, timeout=3)
         check(st == 400 and secs < 1.0, "%s: %s gets 400 at once (%s, %.2f s)" %
               (what, label, st, secs))
+    st, body, _ = request(port, b"GET /api/profiler/summary/a%00.json HTTP/1.1\r\n\r\n")
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = {}
+    check(st == 400 and doc.get("status") == 400 and "%00" in doc.get("message", ""),
+          "%s: %%00 under /api/ is a JSON 400 (%s %r)" % (what, st, body[:100]))
 
 
 def make_dir(work):

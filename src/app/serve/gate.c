@@ -24,6 +24,7 @@
 #include "app/serve/http.h"
 #include "core/lock.h"
 #include "core/util.h"
+#include "render/serve_pages.h"
 
 enum { HEAD_CAP = 16384, MAX_IPS_ACTIVE = 256 };
 
@@ -51,11 +52,12 @@ struct gp__http_server {
     pending_conn *pending;
     size_t n_pending;
     char head[HEAD_CAP];
-    /* requests being answered, counted by libmicrohttpd's connection callbacks */
+    /* requests being answered, counted by libmicrohttpd's callbacks; guarded by lock (clang 14
+     * cannot name a sibling member in GP_GUARDED_BY in C: the functions say GP_REQUIRES) */
     gp__mutex lock;
-    unsigned n_active GP_GUARDED_BY(lock);
-    ip_count active_ip[MAX_IPS_ACTIVE] GP_GUARDED_BY(lock);
-    size_t n_active_ip GP_GUARDED_BY(lock);
+    unsigned n_active;
+    ip_count active_ip[MAX_IPS_ACTIVE];
+    size_t n_active_ip;
 };
 
 void gp__http_limits_init(gp__http_limits *l)
@@ -77,20 +79,40 @@ static int64_t now_ms(void)
 
 /* ---- replies written by the gate itself ---------------------------------------------------- */
 
-/* Answers code with a one-line text body and closes fd. What the client sent is read first (up
- * to 64 KiB) so that the close is a FIN, not a reset that could discard the answer. */
+/* Whether the request line in buf[0..n) names a path under /api/ (its errors are JSON). */
+static bool wants_json(const char *buf, size_t n)
+{
+    const char *sp = memchr(buf, ' ', n);
+    return sp && (size_t)(buf + n - sp) > 5 && memcmp(sp + 1, "/api/", 5) == 0;
+}
+
+/* Answers code with a one-line body (JSON when the request is for /api/) and closes fd. What the
+ * client sent is read first (up to 64 KiB), so that the close is a FIN, not a reset that could
+ * discard the answer. */
 static void gate_reply(int fd, unsigned code, const char *reason, const char *why)
 {
+    char head[512];
+    ssize_t got = recv(fd, head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
+    bool json = got > 0 && wants_json(head, (size_t)got);
     char sink[4096];
     for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
         ;
-    char msg[512];
-    int body = snprintf(msg, sizeof msg, "%s: %s\n", reason, why);
-    char out[768];
+    char msg[512] = "";
+    if (json) {
+        FILE *fp = fmemopen(msg, sizeof msg, "w");
+        if (!fp || gp__serve_error_json(fp, code, reason, why) != GP_OK)
+            json = false;
+        if (fp)
+            fclose(fp);
+    }
+    if (!json)
+        snprintf(msg, sizeof msg, "%s: %s\n", reason, why);
+    char out[1024];
     int n = snprintf(out, sizeof out,
-                     "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                     "Content-Length: %d\r\nConnection: close\r\n%s\r\n%s",
-                     code, reason, body, code == 503 ? "Retry-After: 2\r\n" : "", msg);
+                     "HTTP/1.1 %u %s\r\nContent-Type: %s\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n%s\r\n%s",
+                     code, reason, json ? "application/json" : "text/plain; charset=utf-8",
+                     strlen(msg), code == 503 ? "Retry-After: 2\r\n" : "", msg);
     if (n > 0)
         (void)!send(fd, out, (size_t)GP_MIN(n, (int)sizeof out - 1), MSG_DONTWAIT | MSG_NOSIGNAL);
     shutdown(fd, SHUT_WR);
@@ -315,6 +337,13 @@ static void accept_all(gp__http_server *s)
         socklen_t len = sizeof addr;
         int fd =
             accept4(s->listen_fd, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        unsigned n;
+        ssize_t old;
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) &&
+            (old = oldest_pending(s, false, 0, &n)) >= 0) {
+            drop_pending(s, (size_t)old, true); /* out of descriptors: the oldest makes room */
+            continue;
+        }
         if (fd < 0)
             return;
         if (addr.sin_family != AF_INET) {

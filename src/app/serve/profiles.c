@@ -35,8 +35,8 @@ struct gp_profile_server {
     uint64_t max_input;
     gp__mutex lock;
     pthread_cond_t turn;
-    unsigned busy GP_GUARDED_BY(lock);
-    bool stopping GP_GUARDED_BY(lock); /* no new turns: the waiting requests get 503 */
+    unsigned busy; /* guarded by lock */
+    bool stopping; /* guarded by lock; no new turns: the waiting requests get 503 */
 };
 
 typedef enum view {
