@@ -292,6 +292,11 @@ def check_busy(work):
     time.sleep(0.3)
     secs = stop(proc)
     check(secs < 5, "busy: SIGTERM during 6 reports exits within 5 s (%.2f s)" % secs)
+    proc, port = start(["serve", "--dir", d, "--max-input-mib", "1"], work)
+    st, body, _ = get(port, "/api/profiler/summary/big.json")
+    check(st == 413 and b"over this server's limit of 1.00 MiB" in body,
+          "busy: a profile over --max-input-mib is a 413 (%s %r)" % (st, body[:120]))
+    stop(proc)
 
 
 def main():
