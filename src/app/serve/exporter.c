@@ -125,7 +125,10 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
         snprintf(ex->hostname, sizeof ex->hostname, "%s", opts->hostname);
     else if (gethostname(ex->hostname, sizeof ex->hostname - 1) != 0)
         snprintf(ex->hostname, sizeof ex->hostname, "unknown");
-    ex->http = gp__http_start(&sa, NULL, handle, ex);
+    gp__http_limits lim;
+    gp__http_limits_init(&lim);
+    lim.pool = 4; /* every answer is at once: a copy of the cached text, or the health */
+    ex->http = gp__http_start(&sa, &lim, handle, ex);
     if (!ex->http) {
         int e = errno;
         gp__mutex_destroy(&ex->cache_lock);

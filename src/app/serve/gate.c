@@ -68,6 +68,7 @@ void gp__http_limits_init(gp__http_limits *l)
     l->active_per_ip = 16;
     l->head_timeout_ms = 10000;
     l->idle_timeout_s = 30;
+    l->pool = 0;
 }
 
 static int64_t now_ms(void)
@@ -414,21 +415,21 @@ static int listen_on(const struct sockaddr_in *sa, uint16_t *port)
     return fd;
 }
 
-/* libmicrohttpd with a thread per connection, no listening socket of its own (the gate hands it
- * the connections). The caps are the gate's (its counts fall as each connection's thread ends);
- * libmicrohttpd's own count falls only when its polling thread reaps the finished threads, so
- * its limit is only a far backstop and it has no per-address limit (at a high request rate it
- * would refuse with a reset). */
+/* libmicrohttpd with a thread per connection (or a pool: lim.pool), no listening socket of its
+ * own (the gate hands it the connections). The caps are the gate's (its counts fall as each
+ * connection's thread ends); libmicrohttpd's own count falls only when its polling thread reaps the
+ * finished threads, so its limit is only a far backstop and it has no per-address limit (at a high
+ * request rate it would refuse with a reset). */
 static struct MHD_Daemon *start_daemon(gp__http_server *s)
 {
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
-    return MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_CONNECTION_LIMIT,
-                            s->lim.active * 4 + 64, MHD_OPTION_CONNECTION_TIMEOUT,
-                            s->lim.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                            (size_t)HEAD_CAP * 2, MHD_OPTION_URI_LOG_CALLBACK, keep_uri, NULL,
-                            MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+    flags |= s->lim.pool ? MHD_USE_EPOLL : MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_THREAD_POOL_SIZE, s->lim.pool,
+        MHD_OPTION_CONNECTION_LIMIT, s->lim.active * 4 + 64, MHD_OPTION_CONNECTION_TIMEOUT,
+        s->lim.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEAD_CAP * 2,
+        MHD_OPTION_URI_LOG_CALLBACK, keep_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
 }
 
 gp__http_server *gp__http_start(const struct sockaddr_in *sa, const gp__http_limits *lim,

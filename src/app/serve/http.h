@@ -77,10 +77,13 @@ typedef struct gp__http_limits {
     unsigned active_per_ip;   /* of those, from one address: beyond it a new one gets 503 */
     unsigned head_timeout_ms; /* whole-head deadline from accept(): 408 and closed after it */
     unsigned idle_timeout_s;  /* libmicrohttpd: a reply not read for this long is dropped */
+    /* 0: a thread per request (no request waits behind another: for handlers that may take
+     * long); N: libmicrohttpd's pool of N threads (for handlers that answer at once) */
+    unsigned pool;
 } gp__http_limits;
 
 /* The defaults: 512 pending (32 per address), 64 active (16 per address), 10 s for a head, 30 s
- * idle. */
+ * idle, a thread per request. */
 void gp__http_limits_init(gp__http_limits *l);
 
 typedef struct gp__http_server gp__http_server;
@@ -92,7 +95,8 @@ typedef enum MHD_Result (*gp__http_handler)(void *cls, struct MHD_Connection *c,
 
 /* Binds sa and serves on a gate thread (accepting connections and reading each request head up
  * to its deadline) and libmicrohttpd (a thread per request handed over, so a long answer never
- * holds another). NULL with errno set when it cannot bind or start. */
+ * holds another, or a pool: lim->pool). lim NULL: the defaults. NULL with errno set when it cannot
+ * bind or start. */
 gp__http_server *gp__http_start(const struct sockaddr_in *sa, const gp__http_limits *lim,
                                 gp__http_handler handler, void *cls);
 /* The TCP port bound (port 0 asks for any free one). */
