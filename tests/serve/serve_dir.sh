@@ -88,7 +88,12 @@ jcheck() { # URL-PATH CLI-ARGS...: 200 and the same bytes as the CLI's stdout
   "$gp" "$@" > "$work/cli.json" || { fail "$path: the CLI failed"; return; }
   cmp -s "$work/body" "$work/cli.json" || fail "$path differs from gpuprof $*"
 }
-jcheck /api/profiler/kernels/example_step.json summary --json --kind kernel "$f"
+jcheck /api/profiler/kernels/example_step.json ops --json --by kernel "$f"
+jcheck /api/profiler/ops/example_step.json ops --json "$f"
+jcheck "/api/profiler/ops/example_step.json?by=shape" ops --json --by shape "$f"
+jcheck /api/profiler/ops/job ops --json "$dir/job"
+jcheck /api/profiler/compile/example_step.json compile --trace "$f" --json
+[ "$(get "$base/api/profiler/ops/example_step.json?by=bogus")" = 400 ] || fail "ops ?by=bogus"
 jcheck /api/profiler/memory/example_step.json analyze --json -q --table memory \
   --table peak_memory "$f"
 jcheck /api/profiler/hta/job analyze --json -q --hta --table temporal --table idle \
@@ -127,7 +132,6 @@ d = json.load(open(sys.argv[1]))
 assert d["status"] == int(sys.argv[2]) and sys.argv[3] in d["message"], d' \
     "$work/body" "$2" "$3" || fail "$1: JSON error $2 saying '$3'"
 }
-jerr /api/profiler/compile/example_step.json 404 "torch.compile"
 jerr /api/profiler/compile/missing.json 404 "no such profile"
 jerr /api/profiler/summary/missing.json 404 "no such profile"
 jerr /api/profiler/summary/broken.json 422 "broken.json: byte 17:"

@@ -20,7 +20,9 @@
 #include "core/units.h"
 #include "core/util.h"
 #include "gpuprof/analyze.h"
+#include "gpuprof/compile.h"
 #include "gpuprof/diff.h"
+#include "gpuprof/ops.h"
 #include "gpuprof/report.h"
 #include "gpuprof/serve.h"
 #include "gpuprof/summary.h"
@@ -45,6 +47,7 @@ typedef enum view {
     V_FLAME,
     V_SUMMARY, /* JSON from here on */
     V_KERNELS,
+    V_OPS,
     V_ANALYSIS,
     V_MEMORY,
     V_HTA,
@@ -61,6 +64,7 @@ static const struct route {
               {"/flame/", V_FLAME},
               {"/api/profiler/summary/", V_SUMMARY},
               {"/api/profiler/kernels/", V_KERNELS},
+              {"/api/profiler/ops/", V_OPS},
               {"/api/profiler/analysis/", V_ANALYSIS},
               {"/api/profiler/memory/", V_MEMORY},
               {"/api/profiler/hta/", V_HTA},
@@ -171,6 +175,42 @@ static gp_status render_summary(const gp_job *job, uint32_t kinds, FILE *fp)
     return st;
 }
 
+/* kernels and ops: gpuprof ops --json, by kernel (each kernel with the ops that launched it) or by
+ * the grouping asked for (ops: name by default). */
+static gp_status render_ops(const gp_job *job, gp_ops_by by, FILE *fp)
+{
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = by;
+    gp_ops *ops = NULL;
+    gp_status st = gp_ops_compute(job->ranks, job->n_ranks, &oo, &ops);
+    if (st == GP_OK)
+        st = gp_ops_render_json(ops, 0, fp);
+    gp_ops_free(ops);
+    return st;
+}
+
+/* compile: the compiled regions of each rank trace, as gpuprof compile --trace FILE --json. */
+static gp_status render_compile(const gp_job *job, FILE *fp)
+{
+    gp_compile_trace **ct = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *ct);
+    if (!ct)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
+        st = gp_compile_trace_analyze(job->ranks[i], &ct[i]);
+    if (st == GP_OK) {
+        gp_compile_report r = {.traces = (const gp_compile_trace *const *)ct,
+                               .n_traces = job->n_ranks,
+                               .top_n = 20};
+        st = gp_compile_render_json(&r, fp);
+    }
+    for (size_t i = 0; i < job->n_ranks; i++)
+        gp_compile_trace_free(ct[i]);
+    free(ct);
+    return st;
+}
+
 /* analysis, memory and hta: the analysis JSON (gpuprof analyze --json), some tables of it. */
 static gp_status render_analysis(const gp_job *job, view what, FILE *fp, gp_error *err)
 {
@@ -194,7 +234,7 @@ static gp_status render_analysis(const gp_job *job, view what, FILE *fp, gp_erro
 }
 
 static gp_status render_view(view what, const gp_job *job, const char *name, gp_flame_weight weight,
-                             FILE *fp, gp_error *err)
+                             gp_ops_by by, FILE *fp, gp_error *err)
 {
     switch (what) {
     case V_REPORT: {
@@ -212,8 +252,13 @@ static gp_status render_view(view what, const gp_job *job, const char *name, gp_
     case V_FLAME_JSON:
         return render_flame(job, name, weight, what == V_FLAME_JSON, fp, err);
     case V_SUMMARY:
+        return render_summary(job, 0, fp);
     case V_KERNELS:
-        return render_summary(job, what == V_KERNELS ? 1u << GP_EV_KERNEL : 0, fp);
+        return render_ops(job, GP_OPS_BY_KERNEL, fp);
+    case V_OPS:
+        return render_ops(job, by, fp);
+    case V_COMPILE:
+        return render_compile(job, fp);
     default:
         return render_analysis(job, what, fp, err);
     }
@@ -234,7 +279,7 @@ static enum MHD_Result send_body(struct MHD_Connection *c, bool api, const char 
 
 /* Finds a name of the listing, checks its size and reads it; replies (false) when it cannot. */
 static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api, const char *name,
-                       gp_job **job, enum MHD_Result *r)
+                       bool shapes, gp_job **job, enum MHD_Result *r)
 {
     gp__serve_entry e;
     char path[GP__SERVE_PATH_MAX + 512 + 2], why[GP__SERVE_PATH_MAX + 256];
@@ -255,6 +300,7 @@ static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api,
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.quiet = true;
+    rd.keep_op_shapes = shapes; /* the ops views' performance model reads the input shapes */
     gp_error err = {0};
     st = gp_job_read(path, &rd, job, &err);
     if (st != GP_OK) {
@@ -277,20 +323,16 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
             return fail(c, api, 400, "weight: expected auto, cpu or gpu");
         weight = (gp_flame_weight)k;
     }
-    if (what == V_COMPILE) {
-        gp__serve_entry e;
-        char path[GP__SERVE_PATH_MAX + 512 + 2], why[GP__SERVE_PATH_MAX + 256];
-        if (gp__serve_find(&s->dir, name, &e, path, sizeof path, why, sizeof why) == GP_ENOENT)
-            return fail(c, true, 404, why);
-        return fail(c, true, 404,
-                    "torch.compile analysis is not available yet: this gpuprof does not analyse "
-                    "compiled regions (the endpoint is reserved for it)");
-    }
+    gp_ops_by by = GP_OPS_BY_NAME;
+    const char *b = gp__http_param_get(t, "by");
+    if (b && what == V_OPS && (by = gp_ops_by_parse(b)) == GP_OPS_BY_COUNT)
+        return fail(c, api, 400,
+                    "by: expected name, shape, module, line, annotation, kernel or instance");
     if (!take_turn(s))
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;
     enum MHD_Result r;
-    if (!read_named(s, c, api, name, &job, &r)) {
+    if (!read_named(s, c, api, name, what == V_KERNELS || what == V_OPS, &job, &r)) {
         give_turn(s);
         return r;
     }
@@ -305,7 +347,7 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
         return fail(c, api, 500, "cannot create a temporary file for the reply");
     }
     gp_error err = {0};
-    gp_status st = render_view(what, job, name, weight, nav ? nav : fp, &err);
+    gp_status st = render_view(what, job, name, weight, by, nav ? nav : fp, &err);
     gp_job_free(job);
     give_turn(s);
     return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
@@ -322,8 +364,8 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *jobs[2] = {NULL, NULL};
     enum MHD_Result r = MHD_NO;
-    bool ok = read_named(s, c, api, names[0], &jobs[0], &r) &&
-              read_named(s, c, api, names[1], &jobs[1], &r);
+    bool ok = read_named(s, c, api, names[0], false, &jobs[0], &r) &&
+              read_named(s, c, api, names[1], false, &jobs[1], &r);
     FILE *fp = ok ? tmpfile() : NULL, *nav = NULL;
     gp_status st = GP_ENOMEM;
     gp_error err = {0};
