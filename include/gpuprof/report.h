@@ -135,7 +135,14 @@ typedef struct gp_tl_row {
     uint8_t *depth; /* slice rows: per event of the track, its nesting level; 255 = not drawn
                        (memory instants); NULL for counter rows */
     uint8_t max_depth;
+    /* Slice rows holding Python frames (has_python): the nesting level of every other event when
+     * the Python frames are hidden (255 for the frames themselves and for what depth hides);
+     * NULL otherwise. */
+    bool has_python;
+    uint8_t *depth_nopy;
+    uint8_t max_depth_nopy;
     uint64_t n_drawn; /* events (or samples) this row draws */
+    uint64_t n_spans; /* of those, events that are not instants */
     gp_ns *sample_ts; /* counter/memory rows: the samples in time order */
     double *sample_val;
     size_t n_samples;
@@ -165,9 +172,10 @@ typedef struct gp_timeline {
     uint64_t n_events; /* slices and samples drawn */
 } gp_timeline;
 
-/* Lays out the rows of n traces (by rank: CPU threads, GPU streams by device and stream, other
- * rows, counters, memory) and the nesting depth of every event. The traces must outlive the
- * result. opts may be NULL. *out owned by the caller (gp_timeline_free). */
+/* Lays out the rows of n traces (by rank: GPU streams by device and stream, CPU threads, other
+ * rows, counters, memory; rows of instant markers only are left out) and the nesting depth of every
+ * event. The traces must outlive the result. opts may be NULL. *out owned by the caller
+ * (gp_timeline_free). */
 GP_EXTERN gp_status gp_timeline_build(gp_trace *const *traces, size_t n,
                                       const gp_timeline_opts *opts,
                                       gp_timeline **out) GP_WARN_UNUSED;

@@ -323,7 +323,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
                 "<b>%s</b></span> <span>overlap <b>%s</b>%s</span> <span class=\"gp-help\">top "
                 "two nesting levels; drag: pan, wheel: zoom, click: details</span></p>\n"
                 "<div id=\"gp-tl\" class=\"gp-tl gp-tl-compact\" data-src=\"gp-tl-data\"></div>\n"
-                "<pre id=\"gp-tl-details\" class=\"gp-tl-details\"></pre>\n",
+                "<div id=\"gp-tl-details\" class=\"gp-tl-details\"></div>\n",
                 ca, ga, ov, ranks);
         gp_status s = gp__timeline_data_script(d->timeline, "gp-tl-data", fp);
         if (s != GP_OK)

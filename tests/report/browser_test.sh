@@ -128,6 +128,29 @@ elif grep -q 'id="gp-findings-none"' "$OUT/report.dom"; then ok "report.html: an
 else fail "report.html: no bottleneck/suggestion panel from the analysis"; fi
 chrome shot "file://$OUT/report.html" "$OUT/screenshots/report.png" 1300,2000
 
+# ---- scripted interaction (puppeteer-core driving this chromium) ----------------------------
+# On modern traces: the first screen, search, hover, range selection, rank collapse, the
+# dashboard's partitions (tests/report/browser_interact.js).
+NODE_DIR=${GP_NODE_DIR:-/usr/local/lib/gpuprof-node}
+interact=skipped
+if ! command -v node >/dev/null || [ ! -d "$NODE_DIR/node_modules/puppeteer-core" ]; then
+  echo "SKIP: interaction tests need node and puppeteer-core in $NODE_DIR (scripts/install-deps)"
+elif [ ! -f "$SHARED/traces/modern_h100_vit.json.gz" ] || [ ! -d "$SHARED/traces/multirank8_dlrm_v100" ]; then
+  echo "SKIP: interaction tests need modern_h100_vit and multirank8_dlrm_v100"
+else
+  "$GPUPROF" timeline "$SHARED/traces/modern_h100_vit.json.gz" -o "$OUT/vit_timeline.html" >/dev/null \
+    && "$GPUPROF" report "$SHARED/traces/modern_h100_vit.json.gz" -o "$OUT/vit_report.html" >/dev/null \
+    && "$GPUPROF" timeline "$SHARED/traces/multirank8_dlrm_v100" -o "$OUT/dlrm_timeline.html" >/dev/null \
+    && "$GPUPROF" flame "$SHARED/traces/modern_h100_vit.json.gz" -o "$OUT/vit_flame.html" > "$OUT/vit_flame.out" \
+    || fail "gpuprof could not write the interaction pages"
+  if NODE_PATH="$NODE_DIR/node_modules" timeout 300 node "$SRC/tests/report/browser_interact.js" "$CHROME" "$OUT"; then
+    interact=passed
+  else
+    fail "browser interaction checks"
+  fi
+fi
+
 ls "$OUT/screenshots"
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+[ $interact = passed ] || { echo "DOM checks passed; interaction checks skipped"; exit 77; }
 echo "all browser checks passed"

@@ -403,16 +403,16 @@ static void timeline_layout_and_encoding(void **state)
     gp_trace *t = make_fixture(200);
     gp_timeline *tl;
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
-    /* rows: thread 1, thread 2 (CPU first), then GPU 0 stream 7 */
+    /* rows: GPU 0 stream 7 (GPU streams first), then thread 1, thread 2 */
     assert_int_equal(tl->n_rows, 3);
-    assert_int_equal(tl->rows[0].kind, GP_TL_CPU);
-    assert_int_equal(tl->rows[2].kind, GP_TL_GPU);
-    assert_string_equal(tl->rows[2].label, "GPU 0 stream 7");
-    assert_int_equal(tl->rows[0].max_depth, 3); /* step > conv2d > convolution > launch */
-    const gp_track *tr = &t->tracks[tl->rows[0].track];
+    assert_int_equal(tl->rows[0].kind, GP_TL_GPU);
+    assert_int_equal(tl->rows[1].kind, GP_TL_CPU);
+    assert_string_equal(tl->rows[0].label, "GPU 0 stream 7");
+    assert_int_equal(tl->rows[1].max_depth, 3); /* step > conv2d > convolution > launch */
+    const gp_track *tr = &t->tracks[tl->rows[1].track];
     for (size_t i = 0; i < tr->n_events; i++)
         if (strcmp(gp_trace_str(t, tr->events[i].name), "aten::convolution") == 0)
-            assert_int_equal(tl->rows[0].depth[i], 2);
+            assert_int_equal(tl->rows[1].depth[i], 2);
     assert_int_equal(tl->n_events, 9 + 1 + 6);
     /* busy, as the analysis defines it (CPU ops and runtime calls, not the annotation that spans
      * the step): CPU 690; GPU [100,350) [550,560) [720,880) [900,905) [950,952) = 427 */
