@@ -335,8 +335,14 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     size_t n = op_table(fp, d->summary);
     fprintf(fp,
             "</section>\n</main>\n<footer class=\"gp-sub\">%zu operations in the table</footer>\n"
-            "<script>\n%s</script>\n<script>\n%s</script>\n</body>\n</html>\n",
+            "<script>\n%s</script>\n<script>\n%s</script>\n",
             n, gp__asset_timeline_js, gp__asset_report_js);
+    if (d->timeline) {
+        gp_status s = gp__timeline_args_script(d->timeline, "gp-tl-data", fp);
+        if (s != GP_OK)
+            return s;
+    }
+    fputs("</body>\n</html>\n", fp);
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 

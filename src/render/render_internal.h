@@ -35,6 +35,10 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
 /* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
  * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
+/* Writes <script id="ID-args" type="application/json">{exact ids and args of every event}</script>,
+ * the side data the details panel parses on first use; after the page's scripts, so that the
+ * first paint does not wait for it. */
+gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
 
 /* A rule line of a fixed-width text table: width copies of c, then a newline. */
 void gp__rule(FILE *fp, char c, int width);

@@ -430,24 +430,33 @@ static gp_status timeline_args_json(const gp_timeline *tl, out *o)
 }
 
 /* Shared with the dashboard: the data script element of an embedded timeline. */
-gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp)
+/* One <script id="ID" type="application/json"> element holding what body writes. */
+static gp_status json_script(const gp_timeline *tl, const char *id,
+                             gp_status (*body)(const gp_timeline *, out *), FILE *fp)
 {
     out o = {fp, {0}, GP_OK};
     out_str(&o, "<script id=\"");
     out_str(&o, id);
     out_str(&o, "\" type=\"application/json\">");
-    gp_status s = timeline_json(tl, &o);
-    out_str(&o, "</script>\n<script id=\"");
-    out_str(&o, id);
-    out_str(&o, "-args\" type=\"application/json\">");
-    if (s == GP_OK)
-        s = timeline_args_json(tl, &o);
+    gp_status s = body(tl, &o);
     out_str(&o, "</script>\n");
     if (s == GP_OK)
         s = o.err;
     out_flush(&o);
     gp__buf_free(&o.b);
     return s != GP_OK ? s : o.err;
+}
+
+gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp)
+{
+    return json_script(tl, id, timeline_json, fp);
+}
+
+gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *fp)
+{
+    char aid[96];
+    snprintf(aid, sizeof aid, "%s-args", id);
+    return json_script(tl, aid, timeline_args_json, fp);
 }
 
 static double pct(gp_ns a, gp_ns b)
@@ -492,7 +501,11 @@ gp_status gp_timeline_render_html(const gp_timeline *tl, const char *title, FILE
     gp_status s = gp__timeline_data_script(tl, "gp-tl-data", fp);
     if (s != GP_OK)
         return s;
-    fprintf(fp, "<script>\n%s</script>\n</body>\n</html>\n", gp__asset_timeline_js);
+    /* the side data after the script: the first paint does not wait for the parser to read it */
+    fprintf(fp, "<script>\n%s</script>\n", gp__asset_timeline_js);
+    if ((s = gp__timeline_args_script(tl, "gp-tl-data", fp)) != GP_OK)
+        return s;
+    fputs("</body>\n</html>\n", fp);
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 

@@ -467,9 +467,10 @@
 
   /* The exact ids and arguments of an event, from the side script (parsed on first use). */
   P.args = function (s) {
-    if (this.side === undefined) {
+    if (this.side === undefined) { /* after the page's scripts: absent until the parser is there */
       var src = document.getElementById(this.el.getAttribute('data-src') + '-args');
-      try { this.side = src ? JSON.parse(src.textContent) : null; } catch (e) { this.side = null; }
+      if (!src) return null;
+      try { this.side = JSON.parse(src.textContent); } catch (e) { this.side = null; }
       this.sideRows = [];
     }
     if (!this.side) return null;
