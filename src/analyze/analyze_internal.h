@@ -8,6 +8,7 @@
 #define GP_ANALYZE_INTERNAL_H
 
 #include "gpuprof/analyze.h"
+#include "gpuprof/report.h"
 
 #include "core/imap.h"
 #include "core/ivls.h"
@@ -116,6 +117,10 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results. */
 gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
+
+/* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
+ * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */
+gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

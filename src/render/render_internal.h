@@ -40,6 +40,13 @@ gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *
  * first paint does not wait for it. */
 gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
 
+/* dashboard_hta.c: a partition chart (legend with the summed segments, then one bar per part
+ * with its total under the column head total_head; fills by segment index), and the analysis'
+ * HTA breakdowns (temporal, idle, kernel types, overlap, queue length; a may be NULL). */
+void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
+                         const char *total_head);
+void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
+
 /* A rule line of a fixed-width text table: width copies of c, then a newline. */
 void gp__rule(FILE *fp, char c, int width);
 

@@ -149,6 +149,10 @@ async function dashboard(browser) {
     s.querySelectorAll('rect[data-v]').forEach((r) => { sum += +r.getAttribute('data-v'); });
     return { id: s.id, wall: +s.getAttribute('data-wall'), sum: sum };
   }));
+  const wall = +(await page.$eval('#gp-where', (e) => e.getAttribute('data-wall')));
+  const walls = bars.filter((b) => /^gp-(cpu|gpu)-parts-/.test(b.id));
+  check(walls.length >= 2 && walls.every((b) => b.wall === wall),
+        'vit report: ' + walls.length + ' thread/stream bars are of the wall time ' + wall + ' ns');
   check(bars.length >= 2, 'vit report: ' + bars.length + ' partition bars');
   bars.forEach((b) => check(b.wall > 0 && Math.abs(b.sum - b.wall) <= 0.01 * b.wall,
                             'vit report: ' + b.id + ' sums to ' + b.sum + ' of wall ' + b.wall));

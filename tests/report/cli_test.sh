@@ -56,5 +56,13 @@ printf 'thread 1;train_step 100000\nthread 1;train_step;backward 500000\nthread 
 cmp -s "$OUT/prof.folded" "$OUT/prof.want" && echo "ok: profile stacks" || { fail "profile stacks"; cat "$OUT/prof.folded"; }
 expect 0 "report of a profile" "$GP" report "$P" -o "$OUT/prof.html" --json
 grep -q '"peak_memory_bytes":3000' "$OUT/stdout" || fail "profile: peak memory from the counter series"
+# -n caps what --help says: the top-operations list and chart
+expect 0 "report -n 2" "$GP" report "$X" -n 2 -o "$OUT/n2.html"
+n_list=$(grep -c '<li><span class="gp-name"' "$OUT/n2.html")
+n_bars=$(sed -n '/id="gp-op-bars"/,/<\/table>/p' "$OUT/n2.html" | grep -c '<tr><td')
+[ "$n_list" -eq 2 ] && [ "$n_bars" -eq 2 ] && echo "ok: -n 2 lists 2 operations" \
+  || fail "-n 2: $n_list listed, $n_bars bars"
+"$GP" report --help | grep -q -- '-n, --top N *operations in the top-operations list' \
+  || fail "report --help does not say what -n caps"
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all CLI checks passed"

@@ -376,7 +376,8 @@ static void html_escapes_names(void **state)
     fclose(fp);
     assert_null(strstr(buf, "<script>alert"));
     assert_non_null(
-        strstr(buf, "<td class=\"gp-name\">&lt;script&gt;alert(1)&lt;/script&gt;</td>"));
+        strstr(buf, "title=\"&lt;script&gt;alert(1)&lt;/script&gt;\">&lt;script&gt;alert(1)&lt;/"
+                    "script&gt;</td>"));
     free(buf);
     gp_dashboard_free(d);
     gp_summary_free(s);

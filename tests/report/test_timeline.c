@@ -1,5 +1,6 @@
 /* Unit tests of the timeline's layout and page data (src/analyze/timeline.c,
- * src/render/timeline_html.c): GPU streams first, depths with and without Python frames, marker
+ * src/render/timeline_html.c) and of the dashboard's partition charts (src/analyze/
+ * dashboard_parts.c): GPU streams first, depths with and without Python frames, marker
  * rows left out, labels from metadata, and correlation ids at the int64 limits (issue 21 item 5:
  * the delta encoding overflowed; the page now numbers correlations densely per rank). Synthetic
  * traces built with the trace builder; the ASan/UBSan build runs them too. */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "gpuprof/report.h"
+#include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 
 static gp_strid S(gp_trace *t, const char *s)
@@ -180,11 +182,71 @@ static void timeline_rows_and_python_depths(void **state)
     gp_trace_free(t);
 }
 
+/* Thread 1: ProfilerStep#1 [0,1000) > aten::mm [100,400) > cudaLaunchKernel [150,200);
+ *           enumerate(DataLoader)#next [500,600)
+ * GPU stream 7: gemm [300,700), Memcpy HtoD [650,800), ncclAllReduce kernel [750,900).
+ * Expected by hand (comments below). */
+static void dashboard_partitions_by_hand(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, gpu;
+    assert_int_equal(gp_trace_create("parts", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 1000, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 100, 300, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 150, 50, 1);
+    add(t, cpu, GP_EV_CPU_OP, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 500,
+        100, 0);
+    add(t, gpu, GP_EV_KERNEL, "gemm", 300, 400, 1);
+    add(t, gpu, GP_EV_MEMCPY, "Memcpy HtoD", 650, 150, 0);
+    add(t, gpu, GP_EV_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", 750, 150, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, NULL, NULL, &d), GP_OK);
+    assert_int_equal(d->span, 1000);
+    /* thread: step self 1000 - 300 - 100 = 600; ops 250 + 100; launch 50; no idle */
+    assert_int_equal(d->cpu_parts.n_parts, 1);
+    const gp_dash_part *p = &d->cpu_parts.parts[0];
+    assert_int_equal(p->total, 1000);
+    assert_int_equal(p->seg[GP_EV_USER_ANNOTATION], 600);
+    assert_int_equal(p->seg[GP_EV_CPU_OP], 350);
+    assert_int_equal(p->seg[GP_EV_RUNTIME], 50);
+    assert_int_equal(p->seg[GP_EV_KIND_COUNT], 0);
+    /* stream: computation [300,700), memory [700,800) (the copy's part not under the gemm),
+     * communication [800,900), idle 400 */
+    assert_int_equal(d->gpu_parts.n_parts, 1);
+    p = &d->gpu_parts.parts[0];
+    assert_int_equal(p->total, 1000);
+    assert_int_equal(p->seg[GP_KT_COMPUTATION], 400);
+    assert_int_equal(p->seg[GP_KT_MEMORY], 100);
+    assert_int_equal(p->seg[GP_KT_COMMUNICATION], 100);
+    assert_int_equal(p->seg[GP_KT_COUNT], 400);
+    assert_string_equal(d->gpu_parts.seg_names[GP_KT_COUNT], "idle");
+    /* step [0,1000) by priority: kernel 400, memcpy 100 [700,800), communication 100 [800,900),
+     * runtime 50, dataloader 0 (under the kernel), CPU exec [100,150) + [200,300) = 150,
+     * other [0,100) + [900,1000) = 200 */
+    assert_int_equal(d->steps.n_parts, 1);
+    p = &d->steps.parts[0];
+    assert_int_equal(p->total, 1000);
+    const gp_ns want[8] = {400, 100, 0, 100, 50, 0, 150, 200};
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(p->seg[k], want[k]);
+    assert_string_equal(d->steps.seg_names[6], "CPU exec");
+    gp_dashboard_free(d);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(timeline_extreme_correlation_ids),
         cmocka_unit_test(timeline_rows_and_python_depths),
+        cmocka_unit_test(dashboard_partitions_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
