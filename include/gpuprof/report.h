@@ -24,7 +24,7 @@ extern "C" {
 /* ---- flame graphs ------------------------------------------------------------------------- */
 
 typedef enum gp_flame_weight {
-    GP_FLAME_AUTO = 0, /* GPU time when the traces have GPU work, CPU time otherwise */
+    GP_FLAME_AUTO = 0, /* GPU time when some GPU work has a duration, CPU time otherwise */
     GP_FLAME_CPU,      /* inclusive CPU duration of ranges on CPU threads; GPU work left out */
     GP_FLAME_GPU       /* GPU kernel/memcpy/memset time, under the CPU stack that launched it */
 } gp_flame_weight;

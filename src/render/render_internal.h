@@ -15,6 +15,7 @@
  * the build fails if one contains "</script", "</style" or "]]>"). */
 extern const char gp__asset_flame_js[];
 extern const char gp__asset_flame_css[];
+extern const char gp__asset_flame_page_js[];
 extern const char gp__asset_timeline_js[];
 extern const char gp__asset_timeline_css[];
 extern const char gp__asset_report_js[];

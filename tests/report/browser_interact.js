@@ -159,13 +159,41 @@ async function dashboard(browser) {
   await page.close();
 }
 
+async function flame(browser) {
+  const printed = +(require('fs').readFileSync(path.join(outDir, 'vit_flame.out'), 'utf8').match(/\((\d+) frames/) || [0, -1])[1];
+  const page = await open(browser, 'vit_flame.html', 1000, 700);
+  const f = () => page.$eval('#gp-flame', (e) => ({ frames: +e.getAttribute('data-frames'), tree: +e.getAttribute('data-tree-frames'),
+    drawn: +e.getAttribute('data-drawn'), view: e.getAttribute('data-view'), w: e.querySelector('canvas') ? e.querySelector('canvas').width : 0 }));
+  const a = await f();
+  check(a.frames === printed && a.tree === printed, 'vit flame: the page has the ' + printed + ' frames the CLI printed');
+  const title = await page.title();
+  check(/modern_h100_vit/.test(title), 'vit flame: the title is the trace name (' + title + ')');
+  await page.setViewport({ width: 1600, height: 700 });
+  await page.waitForFunction((w) => document.querySelector('#gp-flame canvas').width > w, { timeout: 5000 }, a.w).catch(() => null);
+  const b = await f();
+  check(b.w > a.w, 'vit flame: the canvas follows the window (' + a.w + ' -> ' + b.w + ' px)');
+  await page.click('button[data-view="left"]');
+  check((await f()).view === 'left', 'vit flame: left-heavy view');
+  await page.click('#gp-merge');
+  const m = await f();
+  check(m.tree < printed, 'vit flame: merging numbered instances leaves ' + m.tree + ' of ' + printed + ' frames');
+  await page.click('button[data-view="table"]');
+  const rows = +(await page.$eval('#gp-table', (e) => e.getAttribute('data-rows')));
+  check(rows > 10, 'vit flame: self-time table with ' + rows + ' names');
+  await page.click('#gp-table tbody tr');
+  const sw = await f();
+  check(sw.view === 'sandwich' && (await page.$$('#gp-flame canvas')).length === 2, 'vit flame: a table row opens its sandwich (callers, callees)');
+  await shot(page, 'vit_flame_sandwich.png');
+  await page.close();
+}
+
 (async () => {
   const browser = await puppeteer.launch({
     executablePath: chrome, headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
   });
   try {
-    for (const t of [timelineVit, timelineDlrm, dashboard]) {
+    for (const t of [timelineVit, timelineDlrm, dashboard, flame]) {
       try { await t(browser); } catch (e) { check(false, t.name + ': ' + e.message); }
     }
   } finally { await browser.close(); }

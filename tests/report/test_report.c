@@ -349,7 +349,9 @@ static void html_escapes_names(void **state)
     for (int f = GP_FLAME_SVG; f <= GP_FLAME_HTML; f++) {
         char *txt = render(tree, (gp_flame_format)f);
         assert_null(strstr(txt, "<script>alert"));
-        assert_non_null(strstr(txt, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+        /* the SVG has the names as text; the HTML page draws them from its JSON data */
+        if (f == GP_FLAME_SVG)
+            assert_non_null(strstr(txt, "&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert_non_null(strstr(txt, "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"));
         free(txt);
     }
