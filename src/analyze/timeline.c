@@ -217,11 +217,11 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
         row->track = UINT32_MAX;
         row->device = pts[i].dev;
         int dt = pts[i].dev / 1000, di = pts[i].dev % 1000;
-        snprintf(row->label, sizeof row->label, "memory allocated (%s %d)",
-                 dt == 0   ? "CPU"
-                 : dt == 1 ? "GPU"
-                           : "device",
-                 di);
+        const char *dn = dt == 0 ? "CPU" : dt == 1 ? "GPU" : "device";
+        if (di < 0) /* the host allocator has no device index (-1) */
+            snprintf(row->label, sizeof row->label, "memory allocated (%s)", dn);
+        else
+            snprintf(row->label, sizeof row->label, "memory allocated (%s %d)", dn, di);
         row->sample_ts = malloc((j - i) * sizeof *row->sample_ts);
         row->sample_val = malloc((j - i) * sizeof *row->sample_val);
         if (!row->sample_ts || !row->sample_val) {
