@@ -97,6 +97,18 @@ void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const
         fprintf(fp, "<p class=\"gp-note\">%zu more not shown (the busiest are).</p>\n", c->n_more);
 }
 
+/* The first cell of a per-stream row: "rank R GPU D stream S" (the rank in a job only). */
+static void stream_cell(FILE *fp, const gp_analysis *a, int32_t rank, int32_t device,
+                        int64_t stream)
+{
+    fputs("<tr><td>", fp);
+    if (a->n_ranks > 1)
+        fprintf(fp, "rank %d ", (int)rank);
+    if (device >= 0)
+        fprintf(fp, "GPU %d ", (int)device);
+    fprintf(fp, "stream %lld</td>", (long long)stream);
+}
+
 /* ---- HTA breakdowns ------------------------------------------------------------------------ */
 
 static const char *const temporal_names[3] = {"compute", "non-compute", "idle"};
@@ -153,12 +165,8 @@ static void idle_table(FILE *fp, const gp_analysis *a)
             const gp_idle_stream *s = &r->idle[j];
             char id[48];
             snprintf(id, sizeof id, "gp-idle-%zu", row);
-            fputs("<tr><td>", fp);
-            if (a->n_ranks > 1)
-                fprintf(fp, "rank %d ", (int)r->rank);
-            if (s->device >= 0)
-                fprintf(fp, "GPU %d ", (int)s->device);
-            fprintf(fp, "stream %lld</td><td class=\"gp-pbar\">", (long long)s->stream);
+            stream_cell(fp, a, r->rank, s->device, s->stream);
+            fputs("<td class=\"gp-pbar\">", fp);
             part_svg(fp, id, s->idle, idle_names, idle_fills, GP_IDLE_COUNT, s->total);
             fputs("</td><td>", fp);
             dur(fp, s->total);
@@ -228,17 +236,12 @@ static void overlap_queue_tables(FILE *fp, const gp_analysis *a)
         const gp_rank_analysis *r = &a->ranks[i];
         for (size_t j = 0; j < r->n_queues && rows < 64; j++, rows++) {
             const gp_queue_stream *q = &r->queues[j];
-            fputs("<tr><td>", fp);
-            if (a->n_ranks > 1)
-                fprintf(fp, "rank %d ", (int)r->rank);
-            fprintf(
-                fp,
-                "GPU %d stream %lld</td><td>%llu</td><td>%.2f</td><td>%lld</td><td>"
-                "<svg class=\"gp-spark\" viewBox=\"0 0 200 20\" preserveAspectRatio=\"none\">"
-                "<polyline fill=\"none\" stroke=\"#4a90d9\" vector-effect=\"non-scaling-stroke\" "
-                "points=\"",
-                (int)q->device, (long long)q->stream, (unsigned long long)q->launches, q->mean_len,
-                (long long)q->max_len);
+            stream_cell(fp, a, r->rank, q->device, q->stream);
+            fprintf(fp,
+                    "<td>%llu</td><td>%.2f</td><td>%lld</td><td><svg class=\"gp-spark\" "
+                    "viewBox=\"0 0 200 20\" preserveAspectRatio=\"none\"><polyline fill=\"none\" "
+                    "stroke=\"#4a90d9\" vector-effect=\"non-scaling-stroke\" points=\"",
+                    (unsigned long long)q->launches, q->mean_len, (long long)q->max_len);
             for (size_t k = 0; k < q->n_series; k++)
                 fprintf(fp, "%s%.1f,%.1f", k ? " " : "",
                         q->n_series > 1 ? 200.0 * (double)k / (double)(q->n_series - 1) : 0.0,

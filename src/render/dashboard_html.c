@@ -322,6 +322,16 @@ static size_t op_table(FILE *fp, const gp_summary *s)
     return rows;
 }
 
+/* A wall-time partition chart, or what is missing (id ID-na). */
+static void chart_or(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
+                     const char *none)
+{
+    if (c->n_parts)
+        gp__dash_chart_html(fp, id, c, fills, "wall time");
+    else
+        fprintf(fp, "<p class=\"gp-na\" id=\"%s-na\">%s</p>\n", id, none);
+}
+
 gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
 {
     if (!title)
@@ -369,19 +379,13 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
             "<b>%s</b>: its segments add up to it.</p>\n<div class=\"gp-cols\"><div>\n"
             "<h3>CPU threads: self time by kind, and idle</h3>\n",
             (long long)d->span, d->n_traces > 1 ? "job's" : "trace's", wall);
-    if (d->cpu_parts.n_parts)
-        gp__dash_chart_html(fp, "gp-cpu-parts", &d->cpu_parts, cpu_fill, "wall time");
-    else
-        fputs("<p class=\"gp-na\">No CPU threads in this trace.</p>\n", fp);
+    chart_or(fp, "gp-cpu-parts", &d->cpu_parts, cpu_fill, "No CPU threads in this trace.");
     fputs("<p class=\"gp-note\">Self time: the time an event is the innermost one on its thread "
           "(its duration minus the events nested in it), so annotations, Python frames and ops "
           "are counted once; idle: no event open.</p>\n</div><div>\n<h3>GPU streams: busy by "
           "kernel type, and idle</h3>\n",
           fp);
-    if (d->gpu_parts.n_parts)
-        gp__dash_chart_html(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "wall time");
-    else
-        fputs("<p class=\"gp-na\" id=\"gp-split-na\">No GPU streams in this trace.</p>\n", fp);
+    chart_or(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "No GPU streams in this trace.");
     fputs("<p class=\"gp-note\">Busy: the union of the stream's kernels, memcpys and memsets, "
           "each instant counted once; computation and communication kernels as the analysis "
           "classifies them, memcpy and memset as memory.</p>\n</div></div>\n</section>\n"

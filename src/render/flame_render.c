@@ -207,17 +207,23 @@ static void frame_tip(char *buf, size_t cap, const gp_flame_tree *t, const gp_fl
     }
 }
 
+/* Opens the pages' data object (html-safe JSON) with its title, weight and diff flag. */
+static void json_head(gp__jw *w, const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    gp__jw_init(w, fp);
+    w->html_safe = true;
+    gp__jw_obj_begin(w);
+    gp__jw_kv_str(w, "title", o->title ? o->title : "gpuprof flame");
+    gp__jw_kv_str(w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
+    gp__jw_kv_bool(w, "diff", t->is_diff);
+}
+
 /* The data the JS needs: per drawn frame [parent, depth, x, total, self, base_total, kind]. */
 static void frame_json(FILE *fp, const gp_flame_tree *t, const gp_flame_render_opts *o,
                        const gp__flame_px *px, size_t n, int rows, int height)
 {
     gp__jw w;
-    gp__jw_init(&w, fp);
-    w.html_safe = true;
-    gp__jw_obj_begin(&w);
-    gp__jw_kv_str(&w, "title", o->title ? o->title : "gpuprof flame");
-    gp__jw_kv_str(&w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
-    gp__jw_kv_bool(&w, "diff", t->is_diff);
+    json_head(&w, t, o, fp);
     gp__jw_kv_int(&w, "width", o->width);
     gp__jw_kv_int(&w, "height", height);
     gp__jw_kv_int(&w, "rows", rows);
@@ -348,12 +354,7 @@ static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o
     if (s != GP_OK)
         goto done;
     gp__jw w;
-    gp__jw_init(&w, fp);
-    w.html_safe = true;
-    gp__jw_obj_begin(&w);
-    gp__jw_kv_str(&w, "title", o->title ? o->title : "gpuprof flame");
-    gp__jw_kv_str(&w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
-    gp__jw_kv_bool(&w, "diff", t->is_diff);
+    json_head(&w, t, o, fp);
     gp__jw_key(&w, "frames");
     gp__jw_arr_begin(&w);
     for (size_t i = 0; i < t->n_nodes; i++) {

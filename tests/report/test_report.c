@@ -21,26 +21,7 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 
-static gp_strid S(gp_trace *t, const char *s)
-{
-    gp_strid id;
-    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
-    return id;
-}
-
-static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
-                gp_ns dur, int64_t corr, int64_t ext)
-{
-    gp_event ev = {0};
-    ev.ts = ts;
-    ev.dur = dur;
-    ev.correlation = corr;
-    ev.external_id = ext;
-    ev.name = S(t, name);
-    ev.track = track;
-    ev.kind = (uint8_t)kind;
-    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
-}
+#include "report_fixture.h"
 
 #define XSS "<script>alert(1)</script>"
 

@@ -18,27 +18,7 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 
-static gp_strid S(gp_trace *t, const char *s)
-{
-    gp_strid id;
-    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
-    return id;
-}
-
-static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
-                gp_ns dur, int64_t corr)
-{
-    gp_event ev = {0};
-    ev.ts = ts;
-    ev.dur = dur;
-    ev.correlation = corr;
-    ev.name = S(t, name);
-    ev.track = track;
-    ev.kind = (uint8_t)kind;
-    if (dur == 0 && kind == GP_EV_INSTANT)
-        ev.flags = GP_EVF_INSTANT;
-    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
-}
+#include "report_fixture.h"
 
 static char *page_of(const gp_timeline *tl)
 {
@@ -91,8 +71,8 @@ static void timeline_extreme_correlation_ids(void **state)
     const int64_t ids[] = {INT64_MAX, INT64_MIN, INT64_MIN + 1, -1, INT64_MAX - 1, 1};
     enum { N = sizeof ids / sizeof ids[0] };
     for (int i = 0; i < N; i++) {
-        add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 100 * i, 10, ids[i]);
-        add(t, gpu, GP_EV_KERNEL, "k", 100 * i + 20, 30, ids[i]);
+        add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 100 * i, 10, ids[i], 0);
+        add(t, gpu, GP_EV_KERNEL, "k", 100 * i + 20, 30, ids[i], 0);
     }
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
@@ -127,12 +107,12 @@ static void timeline_rows_and_python_depths(void **state)
     assert_int_equal(gp_trace_track(t, GP_TRACK_OTHER, 5, 10, &marks), GP_OK);
     assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
     t->tracks[cpu].process_name = S(t, "python3");
-    add(t, cpu, GP_EV_PYTHON, "main.py(1): <module>", 0, 100, 0);
-    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 10, 40, 0);
-    add(t, cpu, GP_EV_PYTHON, "torch/functional.py(5): mm", 20, 20, 0);
-    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 25, 5, 1);
-    add(t, gpu, GP_EV_KERNEL, "gemm", 40, 10, 1);
-    add(t, marks, GP_EV_INSTANT, "Iteration Start", 0, 0, 0);
+    add(t, cpu, GP_EV_PYTHON, "main.py(1): <module>", 0, 100, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 10, 40, 0, 0);
+    add(t, cpu, GP_EV_PYTHON, "torch/functional.py(5): mm", 20, 20, 0, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 25, 5, 1, 0);
+    add(t, gpu, GP_EV_KERNEL, "gemm", 40, 10, 1, 0);
+    add(t, marks, GP_EV_INSTANT, "Iteration Start", 0, 0, 0, 0);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
@@ -194,14 +174,14 @@ static void dashboard_partitions_by_hand(void **state)
     assert_int_equal(gp_trace_create("parts", &t), GP_OK);
     assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
     assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
-    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 1000, 0);
-    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 100, 300, 0);
-    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 150, 50, 1);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 100, 300, 0, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 150, 50, 1, 0);
     add(t, cpu, GP_EV_CPU_OP, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 500,
-        100, 0);
-    add(t, gpu, GP_EV_KERNEL, "gemm", 300, 400, 1);
-    add(t, gpu, GP_EV_MEMCPY, "Memcpy HtoD", 650, 150, 0);
-    add(t, gpu, GP_EV_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", 750, 150, 0);
+        100, 0, 0);
+    add(t, gpu, GP_EV_KERNEL, "gemm", 300, 400, 1, 0);
+    add(t, gpu, GP_EV_MEMCPY, "Memcpy HtoD", 650, 150, 0, 0);
+    add(t, gpu, GP_EV_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", 750, 150, 0, 0);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_summary *s;
     gp_dashboard *d;
