@@ -283,6 +283,10 @@ typedef struct gp_dashboard {
      * annotations named *DataLoader*), CPU exec (other CPU ops), other (none of these). At most
      * 64 steps. */
     gp_dash_chart steps;
+    /* The `gpuprof ops` table by op + input shapes (FLOPs, bytes, the roofline) shown as the
+     * page's op section; not owned (the bundle's), NULL: no section. Set by the caller after
+     * gp_dashboard_build. */
+    const struct gp_ops *op_table;
 } gp_dashboard;
 
 /* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
@@ -312,10 +316,14 @@ typedef struct gp_report_bundle {
     gp_analysis *analysis;
     gp_timeline *timeline;
     gp_dashboard *dashboard;
+    struct gp_ops *ops;      /* gpuprof ops --by shape (the dashboard's op section); NULL when
+                                it could not be made (ops_error) */
     gp_error analysis_error; /* status GP_OK when the analysis succeeded */
+    gp_error ops_error;
 } gp_report_bundle;
 
 /* Builds the bundle of job (which must outlive it) with summary options so (NULL: defaults).
+ * The op section's FLOPs and bytes need the traces read with gp_read_opts.keep_op_shapes.
  * GP_ENOMEM; an analysis failure is not an error (see analysis_error). *out owned by the caller
  * (gp_report_bundle_free). */
 GP_EXTERN gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,

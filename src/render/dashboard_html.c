@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "render/ops_html.h"
 #include "render/render_internal.h"
 
 /* Fill colors of the event kinds (index: gp_event_kind) and of the four stacked segments. */
@@ -407,9 +408,11 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
           "definitions)</h2>\n",
           fp);
     gp__dash_hta_html(fp, d->analysis);
-    /* The `gpuprof ops` section (per-op table with FLOPs, bytes and the roofline) goes here,
-     * once that command's section function exists: <section id="gp-ops-roofline">. */
-    fputs("</section>\n<section class=\"gp-half\"><h2>Top operations: mean time and "
+    fputs("</section>\n", fp);
+    /* gpuprof ops --by shape: the op table and the roofline (a section of its own) */
+    if (d->op_table && gp__render_ops_html(d->op_table, 50, "gp-opperf", fp) != GP_OK)
+        return GP_EIO;
+    fputs("<section class=\"gp-half\"><h2>Top operations: mean time and "
           "calls</h2>\n",
           fp);
     op_bars(fp, d);

@@ -76,6 +76,7 @@ int gp__cmd_report(int argc, char **argv)
         so.top_n = (size_t)o.top;
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
+    rd.keep_op_shapes = true; /* the op section's FLOPs and bytes (gpuprof ops --by shape) */
     const char *in = argv[first];
     gp_job *job = NULL;
     gp_report_bundle *b = NULL;

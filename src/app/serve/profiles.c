@@ -200,9 +200,8 @@ static gp_status render_compile(const gp_job *job, FILE *fp)
     for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
         st = gp_compile_trace_analyze(job->ranks[i], &ct[i]);
     if (st == GP_OK) {
-        gp_compile_report r = {.traces = (const gp_compile_trace *const *)ct,
-                               .n_traces = job->n_ranks,
-                               .top_n = 20};
+        gp_compile_report r = {
+            .traces = (const gp_compile_trace *const *)ct, .n_traces = job->n_ranks, .top_n = 20};
         st = gp_compile_render_json(&r, fp);
     }
     for (size_t i = 0; i < job->n_ranks; i++)
@@ -332,7 +331,8 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;
     enum MHD_Result r;
-    if (!read_named(s, c, api, name, what == V_KERNELS || what == V_OPS, &job, &r)) {
+    if (!read_named(s, c, api, name, what == V_KERNELS || what == V_OPS || what == V_REPORT, &job,
+                    &r)) {
         give_turn(s);
         return r;
     }
