@@ -233,6 +233,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    gp__afile_cleanup_on_signals(); /* no <out>.tmp.* left behind by ^C, kill or a hangup */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
         return 0;
