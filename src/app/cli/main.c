@@ -65,11 +65,22 @@ void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
             {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
             {s->no_dur, "complete events without \"dur\" (kept with 0)"},
             {s->unknown_cat, "events of unknown category (kept as \"other\")"},
+            {s->quoted_times, "events with a time written as a string (\"ts\":\"123\"), read "
+                              "as a number"},
         };
         for (size_t k = 0; k < sizeof notes / sizeof notes[0]; k++)
             if (notes[k].n)
                 fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", gp_trace_str(t, t->source),
                         (unsigned long long)notes[k].n, notes[k].what);
+        if (s->bom)
+            fprintf(stderr, "gpuprof: %s: warning: starts with a UTF-8 byte order mark (skipped)\n",
+                    gp_trace_str(t, t->source));
+        if (s->gzip_trailing_bytes)
+            fprintf(stderr,
+                    "gpuprof: %s: warning: %llu bytes after the end of the gzip data (from byte "
+                    "%llu of the compressed file) ignored\n",
+                    gp_trace_str(t, t->source), (unsigned long long)s->gzip_trailing_bytes,
+                    (unsigned long long)s->gzip_trailing_at);
     }
     if (ranks_note && job->ranks_from_file_order && job->n_ranks > 1)
         fprintf(stderr, "gpuprof: note: some traces have no (or a duplicate) distributedInfo.rank; "
