@@ -1,6 +1,6 @@
-/* Unit tests for output files that never clobber (src/core/atomic_file.c, issue #21 items 1 and
- * 10): what is at the target decides how it is written; temporary files do not outlive a signal
- * nor a killed writer. */
+/* Unit tests for outputs (issue #21): files that never clobber (src/core/atomic_file.c, items 1
+ * and 10: what is at the target decides how it is written; temporary files do not outlive a signal
+ * nor a killed writer), and JSON that stays valid UTF-8 (src/core/json_writer.c, item 8). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/atomic_file.h"
+#include "core/json_writer.h"
 
 static char dir[64];
 
@@ -199,12 +200,57 @@ static void signal_removes_tmp(void **state)
     }
 }
 
+/* Ill-formed UTF-8 becomes U+FFFD, one per maximal subpart, and is counted; well-formed text
+ * (2-, 3- and 4-byte forms) passes unchanged. */
+static void json_invalid_utf8_replaced(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+        int replaced;
+    } cases[] = {
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         0},
+        {"a\xff"
+         "b",
+         "a\xef\xbf\xbd"
+         "b",
+         1},
+        {"\xc3(", "\xef\xbf\xbd(", 1},                               /* cut 2-byte form */
+        {"\xe2\x82", "\xef\xbf\xbd", 1},                             /* cut at the end */
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd", 2},                 /* overlong '/' */
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 3}, /* a surrogate */
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
+         4},                                       /* > U+10FFFF */
+        {"\xf0\x9f\x98\"", "\xef\xbf\xbd\\\"", 1}, /* cut, then an escaped quote */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t before = gp__json_utf8_replaced();
+        gp__buf b = {0};
+        assert_int_equal(gp__json_escape(&b, cases[i].in, strlen(cases[i].in), false), GP_OK);
+        assert_string_equal(b.data, cases[i].out);
+        assert_int_equal(gp__json_utf8_replaced() - before, (uint64_t)cases[i].replaced);
+        gp__buf_free(&b);
+    }
+    /* Raw JSON text inserted whole gets the same treatment. */
+    gp__jw w;
+    gp__jw_init(&w, NULL);
+    gp__jw_arr_begin(&w);
+    const char *raw = "{\"k\":\"x\xfe\"}";
+    gp__jw_raw(&w, raw, strlen(raw));
+    gp__jw_arr_end(&w);
+    size_t len = 0;
+    char *text = gp__jw_take(&w, &len);
+    assert_string_equal(text, "[{\"k\":\"x\xef\xbf\xbd\"}]");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(symlink_is_followed),  cmocka_unit_test(fifo_is_written_into),
         cmocka_unit_test(device_and_directory), cmocka_unit_test(stale_tmp_removed),
-        cmocka_unit_test(signal_removes_tmp),
+        cmocka_unit_test(signal_removes_tmp),   cmocka_unit_test(json_invalid_utf8_replaced),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -254,8 +254,16 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            uint64_t bad = gp__json_utf8_replaced();
+            if (bad)
+                fprintf(stderr,
+                        "gpuprof %s: warning: %llu invalid UTF-8 sequence%s in strings written "
+                        "as U+FFFD\n",
+                        name, (unsigned long long)bad, bad == 1 ? "" : "s");
+            return rc;
+        }
     fprintf(stderr, "gpuprof: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;
