@@ -135,6 +135,26 @@ static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
     return need + 1;
 }
 
+/* At s[*i] >= 0x80: moves *i past a well-formed sequence; or appends s[*run, *i) and U+FFFD
+ * (counted) to b and moves *i and *run past the ill-formed part. */
+static gp_status utf8_step(gp__buf *b, const char *s, size_t len, size_t *i, size_t *run)
+{
+    size_t bad = 0, ok = utf8_seq((const unsigned char *)s + *i, len - *i, &bad);
+    if (ok) {
+        *i += ok;
+        return GP_OK;
+    }
+    gp_status st = gp__buf_append(b, s + *run, *i - *run);
+    if (st == GP_OK)
+        st = gp__buf_append(b, "\xEF\xBF\xBD", 3);
+    if (st != GP_OK)
+        return st;
+    atomic_fetch_add_explicit(&utf8_replaced, 1, memory_order_relaxed);
+    *i += bad;
+    *run = *i;
+    return GP_OK;
+}
+
 /* Appends s[0, len) to b with every ill-formed UTF-8 subpart replaced by U+FFFD (counted). */
 static gp_status append_utf8(gp__buf *b, const char *s, size_t len)
 {
@@ -144,19 +164,9 @@ static gp_status append_utf8(gp__buf *b, const char *s, size_t len)
             i++;
             continue;
         }
-        size_t bad = 0, ok = utf8_seq((const unsigned char *)s + i, len - i, &bad);
-        if (ok) {
-            i += ok;
-            continue;
-        }
-        gp_status st = gp__buf_append(b, s + run, i - run);
-        if (st == GP_OK)
-            st = gp__buf_append(b, "\xEF\xBF\xBD", 3);
+        gp_status st = utf8_step(b, s, len, &i, &run);
         if (st != GP_OK)
             return st;
-        atomic_fetch_add_explicit(&utf8_replaced, 1, memory_order_relaxed);
-        i += bad;
-        run = i;
     }
     return gp__buf_append(b, s + run, len - run);
 }
@@ -170,19 +180,10 @@ gp_status gp__json_escape(gp__buf *b, const char *s, size_t len, bool html_safe)
         const char *rep = NULL;
         char ubuf[6];
         if (c >= 0x80) {
-            size_t bad = 0, ok = utf8_seq((const unsigned char *)s + i, len - i, &bad);
-            if (ok) {
-                i += ok - 1;
-                continue;
-            }
-            gp_status st = gp__buf_append(b, s + run, i - run);
-            if (st == GP_OK)
-                st = gp__buf_append(b, "\xEF\xBF\xBD", 3);
+            gp_status st = utf8_step(b, s, len, &i, &run);
             if (st != GP_OK)
                 return st;
-            atomic_fetch_add_explicit(&utf8_replaced, 1, memory_order_relaxed);
-            i += bad - 1;
-            run = i + 1;
+            i--; /* utf8_step moved past the sequence; the loop adds 1 */
             continue;
         }
         if (c >= 0x20 && c != '"' && c != '\\' &&
