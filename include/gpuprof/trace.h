@@ -236,6 +236,11 @@ typedef struct gp_read_stats {
     uint64_t skipped;                   /* unsupported ph or missing fields */
     uint32_t threads_used;              /* threads that parsed the input (1: a sequential read) */
     uint32_t pieces;                    /* pieces the input was parsed in (1: sequential) */
+    /* Leniencies (docs/trace.md, "What the reader accepts"): */
+    uint64_t quoted_times;        /* "ts" / "dur" written as strings ("123"), read as numbers */
+    uint64_t gzip_trailing_bytes; /* bytes after the end of the gzip data, ignored */
+    uint64_t gzip_trailing_at;    /* where they start in the compressed file */
+    bool bom;                     /* the text began with a UTF-8 byte order mark, skipped */
 } gp_read_stats;
 
 typedef struct gp__strtab gp__strtab;

@@ -24,6 +24,7 @@ static gp_status alloc_slots(gp__imap *m, size_t n_slots)
 gp_status gp__imap_init(gp__imap *m, size_t expected)
 {
     m->n = 0;
+    m->has_min = false;
     size_t s = 16;
     while (s < expected * 2)
         s *= 2;
@@ -37,6 +38,7 @@ void gp__imap_free(gp__imap *m)
     m->keys = NULL;
     m->vals = NULL;
     m->n = m->n_slots = 0;
+    m->has_min = false;
 }
 
 static gp_status grow(gp__imap *m)
@@ -65,8 +67,11 @@ static gp_status grow(gp__imap *m)
 
 gp_status gp__imap_put(gp__imap *m, int64_t key, uint64_t val)
 {
-    if (key == EMPTY)
-        return GP_EINVAL;
+    if (key == EMPTY) {
+        m->has_min = true;
+        m->min_val = val;
+        return GP_OK;
+    }
     if ((m->n + 1) * 2 > m->n_slots) {
         gp_status s = grow(m);
         if (s != GP_OK)
@@ -86,7 +91,12 @@ gp_status gp__imap_put(gp__imap *m, int64_t key, uint64_t val)
 
 bool gp__imap_get(const gp__imap *m, int64_t key, uint64_t *val)
 {
-    if (!m->n_slots || key == EMPTY)
+    if (key == EMPTY) {
+        if (m->has_min)
+            *val = m->min_val;
+        return m->has_min;
+    }
+    if (!m->n_slots)
         return false;
     size_t mask = m->n_slots - 1;
     size_t i = gp__hash_u64((uint64_t)key) & mask;

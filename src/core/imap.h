@@ -1,5 +1,6 @@
 /* Open-addressing hash map from int64 keys to uint64 values (e.g. correlation id -> event index).
- * Key INT64_MIN is reserved as the empty marker. */
+ * Every int64 is a valid key: INT64_MIN marks empty slots and is kept beside the table (Kineto's
+ * uint64 ids wrap to it, so a trace may hold it). */
 #ifndef GP_CORE_IMAP_H
 #define GP_CORE_IMAP_H
 
@@ -11,7 +12,9 @@
 typedef struct gp__imap {
     int64_t *keys;
     uint64_t *vals;
-    size_t n, n_slots; /* n_slots: power of two or 0 */
+    size_t n, n_slots; /* keys in the slots; n_slots: power of two or 0 */
+    bool has_min;      /* key INT64_MIN is present, its value in min_val */
+    uint64_t min_val;
 } gp__imap;
 
 /* expected: number of keys to size for (may be 0). */

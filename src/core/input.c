@@ -3,16 +3,31 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-/* zlib's gzerror() text starts with the descriptor name ("<fd:4>: "); keep only the reason. */
-static const char *gz_reason(const char *msg)
+#define ZIN_CAP (256u * 1024) /* compressed bytes read at a time */
+
+/* Starts the inflater of a gzip file (magic bytes seen). */
+static gp_status start_gzip(gp__input *in, gp_error *err)
 {
-    const char *colon = msg && msg[0] == '<' ? strstr(msg, ">: ") : NULL;
-    return colon ? colon + 3 : (msg ? msg : "unknown error");
+    z_stream *zs = calloc(1, sizeof *zs);
+    in->zin = malloc(ZIN_CAP);
+    if (!zs || !in->zin || inflateInit2(zs, 15 + 16) != Z_OK) {
+        free(zs);
+        free(in->zin);
+        in->zin = NULL;
+        close(in->fd);
+        in->fd = -1;
+        return gp_error_set(err, GP_ENOMEM, "%s: cannot start gzip decoder", in->path);
+    }
+    in->gz = zs;
+    in->compressed = true;
+    in->member_done = true; /* the first member starts at byte 0 */
+    return GP_OK;
 }
 
 gp_status gp__input_open(gp__input *in, const char *path, gp_error *err)
@@ -34,17 +49,9 @@ gp_status gp__input_open(gp__input *in, const char *path, gp_error *err)
     unsigned char magic[2] = {0, 0};
     ssize_t n = pread(in->fd, magic, 2, 0);
     if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        int fd2 = dup(in->fd);
-        gzFile gz = fd2 >= 0 ? gzdopen(fd2, "rb") : NULL;
-        if (!gz) {
-            if (fd2 >= 0)
-                close(fd2);
-            close(in->fd);
-            return gp_error_set(err, GP_ENOMEM, "%s: cannot start gzip decoder", path);
-        }
-        gzbuffer(gz, 256 * 1024);
-        in->gz = gz;
-        in->compressed = true;
+        gp_status s = start_gzip(in, err);
+        if (s != GP_OK)
+            return s;
     }
     posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return GP_OK;
@@ -58,6 +65,131 @@ void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char 
     in->mem_len = len;
     in->file_size = len;
     snprintf(in->path, sizeof in->path, "%s", name ? name : "<memory>");
+}
+
+/* The file offset of the next compressed byte to inflate. */
+static uint64_t zpos(const gp__input *in)
+{
+    const z_stream *zs = in->gz;
+    return in->zin_off + (uint64_t)(zs->next_in - in->zin);
+}
+
+/* Moves the unread compressed bytes to the front of zin and reads more after them. */
+static gp_status zfill(gp__input *in, gp_error *err)
+{
+    z_stream *zs = in->gz;
+    size_t keep = zs->avail_in;
+    if (keep && zs->next_in != in->zin)
+        memmove(in->zin, zs->next_in, keep);
+    in->zin_off += in->zin_len - keep;
+    in->zin_len = keep;
+    ssize_t n;
+    do
+        n = read(in->fd, in->zin + keep, ZIN_CAP - keep);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return gp_error_set(err, GP_EIO, "%s: read failed: %s", in->path, strerror(errno));
+    in->zin_eof = n == 0;
+    in->zin_len += (size_t)n;
+    zs->next_in = in->zin;
+    zs->avail_in = (uInt)in->zin_len;
+    return GP_OK;
+}
+
+/* Bytes after the gzip data: counted (to the end of the file) and ignored. */
+static void skip_trailing(gp__input *in)
+{
+    z_stream *zs = in->gz;
+    in->trailing_at = zpos(in);
+    uint64_t n = zs->avail_in;
+    if (in->file_size > in->trailing_at) {
+        n = in->file_size - in->trailing_at;
+    } else {
+        char tmp[65536];
+        ssize_t k;
+        while ((k = read(in->fd, tmp, sizeof tmp)) > 0 || (k < 0 && errno == EINTR))
+            n += k > 0 ? (uint64_t)k : 0;
+    }
+    in->trailing_bytes = n;
+    zs->avail_in = 0;
+    in->zin_eof = true;
+}
+
+/* What a zlib error means, in words. */
+static const char *zlib_reason(const z_stream *zs, int ret)
+{
+    if (ret == Z_MEM_ERROR)
+        return "out of memory";
+    if (!zs->msg)
+        return "corrupt data";
+    if (strcmp(zs->msg, "incorrect data check") == 0)
+        return "CRC-32 mismatch: the data does not match the checksum in the gzip trailer";
+    if (strcmp(zs->msg, "incorrect length check") == 0)
+        return "length mismatch: the data does not match the size in the gzip trailer";
+    return zs->msg;
+}
+
+static gp_status gz_fail(gp__input *in, int ret, uint64_t produced, gp_error *err)
+{
+    const z_stream *zs = in->gz;
+    uint64_t at = zpos(in);
+    bool trailer = zs->msg && (strcmp(zs->msg, "incorrect data check") == 0 ||
+                               strcmp(zs->msg, "incorrect length check") == 0);
+    if (trailer && at >= 4)
+        at -= 4; /* the field that did not match */
+    return gp_error_set(
+        err, ret == Z_MEM_ERROR ? GP_ENOMEM : GP_EPARSE,
+        "%s: byte %llu of the compressed file: corrupt gzip data: %s (member from compressed "
+        "byte %llu, %llu bytes decompressed)",
+        in->path, (unsigned long long)at, zlib_reason(zs, ret), (unsigned long long)in->member_off,
+        (unsigned long long)produced);
+}
+
+/* gp__input_read for a gzip file: inflates straight into buf, member after member. */
+static gp_status gz_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
+{
+    z_stream *zs = in->gz;
+    size_t total = 0;
+    while (total < cap) {
+        if (zs->avail_in < 2 && !in->zin_eof) {
+            gp_status s = zfill(in, err);
+            if (s != GP_OK)
+                return s;
+            continue;
+        }
+        if (in->member_done) {
+            if (zs->avail_in == 0)
+                break; /* the end, right after a member */
+            if (zs->avail_in < 2 || zs->next_in[0] != 0x1f || zs->next_in[1] != 0x8b) {
+                skip_trailing(in);
+                break;
+            }
+            inflateReset(zs);
+            in->member_off = zpos(in);
+            in->member_done = false;
+        }
+        size_t room = cap - total;
+        zs->next_out = (unsigned char *)buf + total;
+        zs->avail_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
+        uInt before = zs->avail_out;
+        int ret = inflate(zs, Z_NO_FLUSH);
+        total += before - zs->avail_out;
+        if (ret == Z_STREAM_END)
+            in->member_done = true;
+        else if (ret == Z_BUF_ERROR && zs->avail_in == 0 && in->zin_eof)
+            return gp_error_set(err, GP_EPARSE,
+                                "%s: byte %llu of the compressed file: truncated gzip stream: the "
+                                "file ends inside a gzip "
+                                "member (from compressed byte %llu, %llu bytes decompressed)",
+                                in->path, (unsigned long long)zpos(in),
+                                (unsigned long long)in->member_off,
+                                (unsigned long long)(in->consumed + total));
+        else if (ret != Z_OK && ret != Z_BUF_ERROR)
+            return gz_fail(in, ret, in->consumed + total, err);
+    }
+    in->consumed += total;
+    *got = total;
+    return GP_OK;
 }
 
 gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
@@ -75,33 +207,8 @@ gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
         *got = n;
         return GP_OK;
     }
-    if (in->gz) {
-        size_t total = 0;
-        while (total < cap) {
-            unsigned want = cap - total > (1u << 30) ? (1u << 30) : (unsigned)(cap - total);
-            int n = gzread((gzFile)in->gz, buf + total, want);
-            if (n < 0) {
-                int zerr = 0;
-                const char *msg = gz_reason(gzerror((gzFile)in->gz, &zerr));
-                return gp_error_set(err, GP_EPARSE,
-                                    "%s: byte %llu (uncompressed): corrupt gzip data: %s", in->path,
-                                    (unsigned long long)(in->consumed + total), msg);
-            }
-            if (n == 0) {
-                int zerr = 0;
-                const char *msg = gz_reason(gzerror((gzFile)in->gz, &zerr));
-                if (zerr == Z_BUF_ERROR || (zerr != Z_OK && zerr != Z_STREAM_END))
-                    return gp_error_set(err, GP_EPARSE,
-                                        "%s: byte %llu (uncompressed): truncated gzip stream: %s",
-                                        in->path, (unsigned long long)(in->consumed + total), msg);
-                break;
-            }
-            total += (size_t)n;
-        }
-        in->consumed += total;
-        *got = total;
-        return GP_OK;
-    }
+    if (in->gz)
+        return gz_read(in, buf, cap, got, err);
     for (;;) {
         ssize_t n = read(in->fd, buf, cap);
         if (n < 0 && errno == EINTR)
@@ -117,14 +224,18 @@ gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
 uint64_t gp__input_raw_pos(const gp__input *in)
 {
     if (in->gz)
-        return (uint64_t)gzoffset((gzFile)in->gz);
+        return zpos(in);
     return in->consumed;
 }
 
 void gp__input_close(gp__input *in)
 {
-    if (in->gz)
-        gzclose((gzFile)in->gz);
+    if (in->gz) {
+        inflateEnd(in->gz);
+        free(in->gz);
+        free(in->zin);
+        in->zin = NULL;
+    }
     if (in->fd >= 0)
         close(in->fd);
     in->gz = NULL;

@@ -1,5 +1,11 @@
 /* Sequential byte input from a file that may be gzip-compressed (detected by its magic bytes, not
- * its name), or from memory. Reads into caller buffers; never holds the whole file. */
+ * its name), or from memory. Reads into caller buffers; never holds the whole file: a gzip file is
+ * inflated straight into the caller's buffer through a fixed 256 KiB window of compressed bytes,
+ * so memory does not grow with the decompressed size (#21 item 7).
+ *
+ * Gzip files may hold several members (concatenated .gz files), read one after the other. Bytes
+ * after the last member that do not start another one (padding, a partial download appended to) are
+ * ignored, as gunzip does, and counted in trailing_bytes / trailing_at for a warning. */
 #ifndef GP_CORE_INPUT_H
 #define GP_CORE_INPUT_H
 
@@ -11,8 +17,15 @@
 
 typedef struct gp__input {
     int fd;
-    void *gz;        /* gzFile when compressed */
-    const char *mem; /* memory source */
+    void *gz;           /* z_stream (inflating) when compressed */
+    unsigned char *zin; /* compressed bytes read, not yet inflated: zin[0, zin_len) */
+    size_t zin_len;
+    uint64_t zin_off;    /* file offset of zin[0] */
+    uint64_t member_off; /* file offset where the current gzip member started */
+    bool zin_eof;        /* the file has no more bytes */
+    bool member_done;    /* between members (or before the first): no member open */
+    uint64_t trailing_bytes, trailing_at; /* ignored bytes after the gzip data, where they start */
+    const char *mem;                      /* memory source */
     size_t mem_len, mem_pos;
     bool compressed;
     uint64_t file_size; /* on-disk size (compressed size for .gz); 0 if unknown */
@@ -24,8 +37,9 @@ typedef struct gp__input {
 /* Opens path. GP_EIO with err naming the file and errno on failure. */
 gp_status gp__input_open(gp__input *in, const char *path, gp_error *err) GP_WARN_UNUSED;
 void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char *name);
-/* Reads up to cap bytes into buf; *got = 0 at end of input. GP_EIO / GP_EPARSE (corrupt or
- * truncated gzip, err says so with the uncompressed offset reached). */
+/* Reads up to cap bytes into buf; *got = 0 at end of input. GP_EIO / GP_EPARSE: corrupt or
+ * truncated gzip; err says what failed ("CRC-32 mismatch", "truncated gzip stream", zlib's reason)
+ * at which compressed byte, the uncompressed offset reached, and where the member started. */
 gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got,
                          gp_error *err) GP_WARN_UNUSED;
 /* Bytes of the on-disk file consumed so far (for progress); equals consumed for plain files. */

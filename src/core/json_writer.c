@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -94,6 +95,82 @@ void gp__jw_arr_end(gp__jw *w)
     close_(w, ']');
 }
 
+static _Atomic uint64_t utf8_replaced;
+
+uint64_t gp__json_utf8_replaced(void)
+{
+    return atomic_load_explicit(&utf8_replaced, memory_order_relaxed);
+}
+
+/* The length (2 to 4) of the well-formed UTF-8 sequence at s[0, n) (s[0] >= 0x80), or 0 when it is
+ * ill-formed, with *bad the bytes one U+FFFD replaces: the maximal subpart (Unicode ch. 3, "U+FFFD
+ * substitution of maximal subparts", as WHATWG decoders do). Overlong forms, surrogates and code
+ * points past U+10FFFF are ill-formed. */
+static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    size_t need;
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        need = 2;
+        lo = c == 0xE0 ? 0xA0 : 0x80;
+        hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 3;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    for (size_t k = 1; k <= need; k++) {
+        if (k >= n || s[k] < lo || s[k] > hi) {
+            *bad = k;
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return need + 1;
+}
+
+/* At s[*i] >= 0x80: moves *i past a well-formed sequence; or appends s[*run, *i) and U+FFFD
+ * (counted) to b and moves *i and *run past the ill-formed part. */
+static gp_status utf8_step(gp__buf *b, const char *s, size_t len, size_t *i, size_t *run)
+{
+    size_t bad = 0, ok = utf8_seq((const unsigned char *)s + *i, len - *i, &bad);
+    if (ok) {
+        *i += ok;
+        return GP_OK;
+    }
+    gp_status st = gp__buf_append(b, s + *run, *i - *run);
+    if (st == GP_OK)
+        st = gp__buf_append(b, "\xEF\xBF\xBD", 3);
+    if (st != GP_OK)
+        return st;
+    atomic_fetch_add_explicit(&utf8_replaced, 1, memory_order_relaxed);
+    *i += bad;
+    *run = *i;
+    return GP_OK;
+}
+
+/* Appends s[0, len) to b with every ill-formed UTF-8 subpart replaced by U+FFFD (counted). */
+static gp_status append_utf8(gp__buf *b, const char *s, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        gp_status st = utf8_step(b, s, len, &i, &run);
+        if (st != GP_OK)
+            return st;
+    }
+    return gp__buf_append(b, s + run, len - run);
+}
+
 gp_status gp__json_escape(gp__buf *b, const char *s, size_t len, bool html_safe)
 {
     static const char hex[] = "0123456789abcdef";
@@ -102,6 +179,13 @@ gp_status gp__json_escape(gp__buf *b, const char *s, size_t len, bool html_safe)
         unsigned char c = (unsigned char)s[i];
         const char *rep = NULL;
         char ubuf[6];
+        if (c >= 0x80) {
+            gp_status st = utf8_step(b, s, len, &i, &run);
+            if (st != GP_OK)
+                return st;
+            i--; /* utf8_step moved past the sequence; the loop adds 1 */
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\' &&
             !(html_safe && (c == '<' || c == '>' || c == '&')))
             continue;
@@ -260,7 +344,13 @@ void gp__jw_null(gp__jw *w)
 void gp__jw_raw(gp__jw *w, const char *json, size_t len)
 {
     sep(w);
-    put(w, json, len);
+    if (w->err)
+        return;
+    gp_status st = append_utf8(&w->buf, json, len);
+    if (st != GP_OK)
+        w->err = st;
+    else if (w->buf.len >= FLUSH_AT && (w->fp || w->gz))
+        gp__jw_flush(w);
 }
 
 void gp__jw_text(gp__jw *w, const char *text, size_t len)

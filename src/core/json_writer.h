@@ -65,7 +65,13 @@ char *gp__jw_take(gp__jw *w, size_t *len);
  * interleaved with another thread's output) and frees it. GP_ENOMEM or GP_EIO. */
 gp_status gp__jw_take_line(gp__jw *w, FILE *fp);
 
-/* Appends s escaped for a JSON string body (no quotes) to b. */
+/* Appends s escaped for a JSON string body (no quotes) to b. Ill-formed UTF-8 (a stray byte, a
+ * cut sequence, an overlong form, a surrogate) becomes U+FFFD, so the output is always valid JSON;
+ * gp__jw_raw does the same inside the text it inserts. */
 gp_status gp__json_escape(gp__buf *b, const char *s, size_t len, bool html_safe) GP_WARN_UNUSED;
+
+/* How many ill-formed UTF-8 subparts every JSON writer of this process has replaced with U+FFFD so
+ * far (the CLI warns with it when a command ends). */
+uint64_t gp__json_utf8_replaced(void);
 
 #endif

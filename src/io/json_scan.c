@@ -68,8 +68,10 @@ bool gp__json_refill(reader *r)
     if (r->cap - r->len < CHUNK / 2) {
         size_t ncap = r->cap * 2;
         if (ncap > MAX_BUF) {
-            gp_error_set(r->err, GP_ELIMIT, "%s: byte %llu: an element longer than %zu MB", r->name,
-                         (unsigned long long)r->buf_off, MAX_BUF >> 20);
+            gp_error_set(r->err, GP_ELIMIT,
+                         "%s: byte %llu: an element (an event or a top-level member) longer than "
+                         "%zu MiB, the reader's limit",
+                         r->name, (unsigned long long)r->buf_off, MAX_BUF >> 20);
             longjmp(r->jb, JMP_ERROR);
         }
         char *nb = realloc(r->buf, ncap + PAD);
@@ -84,8 +86,11 @@ bool gp__json_refill(reader *r)
     gp_status s = gp__input_read(&r->in, r->buf + r->len, r->cap - r->len, &got, r->err);
     if (s != GP_OK)
         longjmp(r->jb, JMP_ERROR);
-    if (got == 0)
+    if (got == 0) {
         r->eof = true;
+        r->t->stats.gzip_trailing_bytes = r->in.trailing_bytes;
+        r->t->stats.gzip_trailing_at = r->in.trailing_at;
+    }
     if (r->piece)
         gp__piece_read_bytes(r->piece, got);
     r->len += got;
@@ -310,6 +315,13 @@ const char *gp__json_string(reader *r, const char *p, const char **s, size_t *le
     return p + 1;
 }
 
+/* A leading zero followed by a digit ("0123"), which JSON does not allow (docs/trace.md: refused,
+ * as every other syntax error is; the fast paths below leave such numbers to the careful one). */
+static inline bool leading_zero(const char *q)
+{
+    return q[0] == '0' && (unsigned)(q[1] - '0') <= 9;
+}
+
 /* One or more digits at q ("a digit" expected at the end of the data, else `msg`): their end. */
 static const char *digits(reader *r, const char *q, const char *msg)
 {
@@ -330,6 +342,8 @@ const char *gp__json_scan_number(reader *r, const char *p)
         q++;
     if (strncmp(q, "NaN", 3) == 0 || strncmp(q, "Infinity", 8) == 0)
         gp__json_fail_at(r, p, "NaN or Infinity is not a valid JSON number");
+    if (leading_zero(q))
+        gp__json_fail_at(r, p, "a number with a leading zero (0123) is not valid JSON");
     q = digits(r, q, "expected a digit");
     if (*q == '.')
         q = digits(r, q + 1, "expected a digit after '.'");
@@ -369,7 +383,7 @@ bool gp__json_us_text_to_ns(const char *s, const char *end, int64_t *out)
     bool neg = s < end && *s == '-';
     if (neg)
         s++;
-    if (s >= end || *s < '0' || *s > '9')
+    if (s >= end || *s < '0' || *s > '9' || (end - s > 1 && leading_zero(s)))
         return false;
     uint64_t ip = 0;
     while (s < end && *s >= '0' && *s <= '9') {
@@ -410,7 +424,7 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
     const char *q = p;
     bool neg = *q == '-';
     q += neg;
-    if ((unsigned)(*q - '0') > 9)
+    if ((unsigned)(*q - '0') > 9 || leading_zero(q))
         return NULL;
     uint64_t ip = 0;
     int n = 0;
@@ -475,7 +489,8 @@ const char *gp__json_int(reader *r, const char *p, int64_t *out)
             v = v * 10 + (uint64_t)(*q++ - '0');
             n++;
         }
-        if (n > 0 && n < 18 && *q != '.' && *q != 'e' && *q != 'E' && *q != '\0') {
+        if (n > 0 && n < 18 && *q != '.' && *q != 'e' && *q != 'E' && *q != '\0' &&
+            !leading_zero(p + neg)) {
             *out = neg ? -(int64_t)v : (int64_t)v;
             return q;
         }
@@ -542,7 +557,7 @@ const char *gp__json_double(reader *r, const char *p, double *out)
             }
         }
         if (digits < 16 && q > p + neg && q[-1] != '.' && (unsigned)(*q - '0') > 9 && *q != 'e' &&
-            *q != 'E' && *q != '.' && *q != '\0') {
+            *q != 'E' && *q != '.' && *q != '\0' && !leading_zero(p + neg)) {
             double v = (double)m / pow10[decimals];
             *out = neg ? -v : v;
             return q;
@@ -642,7 +657,10 @@ const char *gp__json_intish(reader *r, const char *p, int64_t *out, bool *ok)
             tmp[l] = '\0';
             char *end;
             errno = 0;
-            long long v = strtoll(tmp, &end, 0);
+            /* Decimal, or hex after 0x: "0123" is 123, not octal 83. */
+            const char *d = tmp + (tmp[0] == '-' || tmp[0] == '+');
+            int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
+            long long v = strtoll(tmp, &end, base);
             if (*end == '\0' && errno == 0) {
                 *out = v;
                 *ok = true;

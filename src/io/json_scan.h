@@ -154,7 +154,8 @@ const char *gp__json_skip_literal(reader *r, const char *p, const char *lit);
  * MAX_DEPTH levels. Scratch space used by its strings is given back. */
 const char *gp__json_skip_value(reader *r, const char *p);
 
-/* An integer that may be written as a number, or as a string of digits / 0x-hex: *out and *ok =
+/* An integer that may be written as a number, or as a string of decimal digits / 0x-hex (a
+ * leading zero is decimal, not octal): *out and *ok =
  * true. Other values are skipped, *ok = false and *out untouched. */
 const char *gp__json_intish(reader *r, const char *p, int64_t *out, bool *ok);
 

@@ -534,6 +534,7 @@ static void commit_span(reader *r, const ev_fields *f)
 
 static void commit_event(reader *r, const ev_fields *f)
 {
+    r->t->stats.quoted_times += f->quoted_time;
     if (f->ph == 'M') {
         commit_metadata(r, f);
         return;
@@ -582,10 +583,11 @@ static const char *parse_ph(reader *r, const char *p, ev_fields *f)
 }
 
 /* "ts" or "dur" (field): microseconds into exact nanoseconds in *out, *has set. Some writers
- * quote numbers: a quoted number is read the same way. A null duration (is_dur) is absent;
- * anything else that is not a number is an error. Durations saturate (see gp__json_us_ns). */
+ * quote numbers: a quoted number is read the same way, *quoted set (counted, warned about). A null
+ * duration (is_dur) is absent; anything else that is not a number is an error. Durations saturate
+ * (see gp__json_us_ns). */
 static const char *parse_time(reader *r, const char *p, const char *field, bool is_dur,
-                              int64_t *out, bool *has)
+                              int64_t *out, bool *has, bool *quoted)
 {
     if (*p == '"') {
         const char *s;
@@ -594,6 +596,7 @@ static const char *parse_time(reader *r, const char *p, const char *field, bool 
         if (!gp__json_us_text_to_ns(s, s + l, out))
             gp__json_fail_at(r, p, "field \"%s\": expected a number", field);
         *has = true;
+        *quoted = true;
         return q;
     }
     if (!is_number_start(*p)) {
@@ -623,7 +626,7 @@ static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
         if (k[0] == 'p' && k[1] == 'h')
             return parse_ph(r, p, f);
         if (k[0] == 't' && k[1] == 's')
-            return parse_time(r, p, "ts", false, &f->ts, &f->has_ts);
+            return parse_time(r, p, "ts", false, &f->ts, &f->has_ts, &f->quoted_time);
         if (k[0] == 'i' && k[1] == 'd') {
             p = gp__json_intish(r, p, &f->id, &ok);
             f->has_id = ok;
@@ -643,7 +646,7 @@ static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
         if (KEY_IS(k, kl, "tid"))
             return parse_idval(r, p, &f->tid);
         if (KEY_IS(k, kl, "dur"))
-            return parse_time(r, p, "dur", true, &f->dur, &f->has_dur);
+            return parse_time(r, p, "dur", true, &f->dur, &f->has_dur, &f->quoted_time);
         break;
     case 4:
         if (KEY_IS(k, kl, "name")) {

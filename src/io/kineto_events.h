@@ -53,6 +53,7 @@ typedef struct ev_fields {
     bool name_escaped;
     idval pid, tid;
     bool has_ts, has_dur;
+    bool quoted_time; /* "ts" or "dur" was a string */
     int64_t ts, dur;
     bool has_id;
     int64_t id;

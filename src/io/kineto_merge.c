@@ -451,6 +451,7 @@ static void merge_stats(gp_read_stats *ds, const reader *src)
     ds->no_dur += ss->no_dur;
     ds->unknown_cat += ss->unknown_cat;
     ds->skipped += ss->skipped;
+    ds->quoted_times += ss->quoted_times;
     ds->bytes = src->buf_off + src->len;
 }
 

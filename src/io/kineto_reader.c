@@ -243,9 +243,19 @@ static const char *parse_member(reader *r, const char *p, bool *events_next)
 
 /* ---- the document ------------------------------------------------------------------------ */
 
-/* TOP_START: '{' (a Kineto object) or '[' (a bare array of events). */
+/* TOP_START: '{' (a Kineto object) or '[' (a bare array of events), after an optional UTF-8
+ * byte order mark at byte 0 (editors write one; it is skipped and counted). */
 static const char *top_start(reader *r, const char *p)
 {
+    if (*p == '\xEF' && r->buf_off + (uint64_t)(p - r->buf) == 0) {
+        for (int i = 1; i < 3; i++)
+            if (p[i] == '\0')
+                gp__json_at_nul(r, p + i, "'{' or '['");
+        if (p[1] == '\xBB' && p[2] == '\xBF') {
+            r->t->stats.bom = true;
+            return p + 3; /* still TOP_START */
+        }
+    }
     if (*p == '{') {
         r->state = TOP_OBJ_KEY;
     } else if (*p == '[') {
@@ -260,8 +270,19 @@ static const char *top_start(reader *r, const char *p)
     return p + 1;
 }
 
-/* TOP_OBJ_KEY / TOP_OBJ_NEXT: the next member of the top-level object, or its end. NULL when a
- * second part of a bare array ends right after its ']' (nothing more to parse). */
+/* After the ',' at p between two elements: the comma and the blanks after it are consumed for good
+ * (r->mark moves past them, in state `next`), so that a retry after a refill does not keep them.
+ * Returns the position of what follows. */
+static const char *after_comma(reader *r, const char *p, top_state next)
+{
+    p = skip_ws(p + 1);
+    r->mark = (size_t)(p - r->buf);
+    r->state = next;
+    return p;
+}
+
+/* TOP_OBJ_KEY / TOP_OBJ_NEXT / TOP_OBJ_MEMBER: the next member of the top-level object, or its end.
+ * NULL when a second part of a bare array ends right after its ']' (nothing more to parse). */
 static const char *top_member(reader *r, const char *p)
 {
     if (r->state == TOP_OBJ_KEY && *p == '}') {
@@ -279,7 +300,7 @@ static const char *top_member(reader *r, const char *p)
             return p + 1;
         }
         gp__json_want(r, p, ',', "',' or '}'", "expected ',' or '}'");
-        p = skip_ws(p + 1);
+        p = after_comma(r, p, TOP_OBJ_MEMBER);
     }
     gp__json_want(r, p, '"', "a member name", "expected a member name (a string)");
     bool events_next;
@@ -298,7 +319,7 @@ static const char *top_member(reader *r, const char *p)
  * of a parallel read stops at this element (r->mark on it). */
 static const char *top_event(reader *r, const char *p)
 {
-    if (*p == ']') {
+    if (*p == ']' && r->state != TOP_EVENTS_ELEM) {
         r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
         if (r->piece)
             gp__piece_events_ended(r->piece);
@@ -306,7 +327,7 @@ static const char *top_event(reader *r, const char *p)
     }
     if (r->state == TOP_EVENTS_NEXT) {
         gp__json_want(r, p, ',', "',' or ']'", "expected ',' or ']' between events");
-        p = skip_ws(p + 1);
+        p = after_comma(r, p, TOP_EVENTS_ELEM);
     }
     gp__json_want(r, p, '{', "an event object", "expected an event object");
     if (r->piece && gp__piece_stops_at(r->piece, r->buf_off + (uint64_t)(p - r->buf))) {
@@ -344,6 +365,7 @@ gp_status gp__reader_run(reader *r)
         gp__json_refill(r); /* at the end of the input, the sentinel tells the parse below */
     for (;;) {
         const char *p = skip_ws(r->buf + r->mark);
+        r->mark = (size_t)(p - r->buf); /* blanks between elements are not kept on a refill */
         r->depth = 0;
         switch (r->state) {
         case TOP_START:
@@ -351,10 +373,12 @@ gp_status gp__reader_run(reader *r)
             break;
         case TOP_OBJ_KEY:
         case TOP_OBJ_NEXT:
+        case TOP_OBJ_MEMBER:
             p = top_member(r, p);
             break;
         case TOP_EVENTS:
         case TOP_EVENTS_NEXT:
+        case TOP_EVENTS_ELEM:
             p = top_event(r, p);
             break;
         case TOP_DONE:

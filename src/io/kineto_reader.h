@@ -19,9 +19,13 @@
 
 #define CHUNK (4u << 20)
 #define PAD 32 /* zero bytes after the data: the sentinel plus room for 16-byte loads */
-#define MAX_BUF ((size_t)1 << 31) /* longest single element we accept: 2 GiB */
-#define MAX_DEPTH 256             /* nesting depth limit */
-#define MAX_PIECES 64             /* pieces of a parallel read, at most */
+/* Longest single element (one event, one top-level member) we accept: 64 MiB, 10,000 times the
+ * longest in the shared traces (5.4 KB). It bounds the read buffer, so a decompression bomb (a
+ * gigabyte of blanks or of one string) fails with a clear error instead of holding it all
+ * (#21 item 7); blanks between elements are never kept. */
+#define MAX_BUF ((size_t)64 << 20)
+#define MAX_DEPTH 256 /* nesting depth limit */
+#define MAX_PIECES 64 /* pieces of a parallel read, at most */
 /* Times and durations are limited to 2^62 ns (146 years) in magnitude, so that ts + dur and
  * base + ts cannot overflow int64. */
 #define GP__MAX_TIME_NS (INT64_C(1) << 62)
@@ -51,6 +55,8 @@ typedef enum top_state {
     TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
     TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
     TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
+    TOP_EVENTS_ELEM, /* after a ',' in traceEvents: an element */
+    TOP_OBJ_MEMBER,  /* after a ',' in the top object: a member */
     TOP_DONE         /* after the closing brace/bracket */
 } top_state;
 

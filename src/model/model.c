@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/invariant.h"
-#include "core/imap.h"
 #include "core/msort.h"
 #include "core/strtab.h"
 #include "core/util.h"
@@ -113,8 +112,6 @@ gp_status gp_trace_create(const char *source, gp_trace **out)
         goto fail;
     t->strings = st;
     t->priv = p;
-    if (gp__imap_init(&p->track_index, 64) != GP_OK)
-        goto fail;
     t->rank = -1;
     t->dist.rank = -1;
     t->dist.world_size = -1;
@@ -127,8 +124,6 @@ fail:
     if (st && st->slots)
         gp__strtab_free(st);
     free(st);
-    if (p)
-        gp__imap_free(&p->track_index);
     free(p);
     free(t);
     return GP_ENOMEM;
@@ -139,7 +134,7 @@ static void free_priv(gp_trace *t)
     gp__trace_priv *p = t->priv;
     if (!p)
         return;
-    gp__imap_free(&p->track_index);
+    free(p->track_slots);
     free(p->flow_points);
     free(p);
     t->priv = NULL;
@@ -181,31 +176,76 @@ void gp_job_free(gp_job *job)
 
 /* ---- building ---- */
 
-static int64_t track_key(gp_track_kind kind, int64_t pid, int64_t tid)
+static uint64_t track_hash(gp_track_kind kind, int64_t pid, int64_t tid)
 {
-    uint64_t h = gp__hash_u64((uint64_t)pid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)tid) ^
-                 ((uint64_t)kind << 60);
-    return (int64_t)(h & 0x7fffffffffffffffULL);
+    return gp__hash_u64((uint64_t)pid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)tid ^
+                        ((uint64_t)kind << 58));
+}
+
+/* The slot holding track (kind, pid, tid), or the empty slot where it would go. */
+static size_t track_slot(const gp_trace *t, const gp__trace_priv *p, gp_track_kind kind,
+                         int64_t pid, int64_t tid)
+{
+    uint64_t h = track_hash(kind, pid, tid), fp = h >> 32 << 32;
+    size_t mask = p->n_track_slots - 1, i = h & mask;
+    for (;; i = (i + 1) & mask) {
+        uint64_t v = p->track_slots[i];
+        if (!v)
+            return i;
+        if ((v >> 32 << 32) != fp)
+            continue;
+        const gp_track *tr = &t->tracks[(uint32_t)v - 1];
+        if (tr->pid == pid && tr->tid == tid && tr->kind == kind)
+            return i;
+    }
+}
+
+/* The slot value for track k. */
+static uint64_t track_entry(gp_track_kind kind, int64_t pid, int64_t tid, size_t k)
+{
+    return track_hash(kind, pid, tid) >> 32 << 32 | (uint64_t)(k + 1);
+}
+
+/* Re-indexes every track into a table of n_slots (a power of two). */
+static gp_status track_rehash(gp_trace *t, gp__trace_priv *p, size_t n_slots)
+{
+    uint64_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return GP_ENOMEM;
+    free(p->track_slots);
+    p->track_slots = slots;
+    p->n_track_slots = n_slots;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        slots[track_slot(t, p, tr->kind, tr->pid, tr->tid)] =
+            track_entry(tr->kind, tr->pid, tr->tid, k);
+    }
+    return GP_OK;
 }
 
 gp_status gp_trace_track(gp_trace *t, gp_track_kind kind, int64_t pid, int64_t tid, uint32_t *out)
 {
     gp__trace_priv *p = t->priv;
-    uint64_t v;
-    int64_t key = track_key(kind, pid, tid);
-    if (p && gp__imap_get(&p->track_index, key, &v)) {
-        /* Verify (hash collision guard); fall back to a scan on mismatch. */
-        const gp_track *tr = &t->tracks[v];
-        if (tr->kind == kind && tr->pid == pid && tr->tid == tid) {
-            *out = (uint32_t)v;
+    if (p && (t->n_tracks + 1) * 2 > p->n_track_slots) {
+        gp_status s = track_rehash(t, p, GP_MAX(p->n_track_slots * 2, (size_t)64));
+        if (s != GP_OK)
+            return s;
+    }
+    size_t slot = 0;
+    if (p) {
+        slot = track_slot(t, p, kind, pid, tid);
+        if (p->track_slots[slot]) {
+            *out = (uint32_t)p->track_slots[slot] - 1;
             return GP_OK;
         }
-    }
-    for (size_t i = 0; i < t->n_tracks; i++) {
-        const gp_track *tr = &t->tracks[i];
-        if (tr->kind == kind && tr->pid == pid && tr->tid == tid) {
-            *out = (uint32_t)i;
-            return GP_OK;
+    } else {
+        /* A finished trace has no index: a scan (producers add tracks before finishing). */
+        for (size_t i = 0; i < t->n_tracks; i++) {
+            const gp_track *tr = &t->tracks[i];
+            if (tr->kind == kind && tr->pid == pid && tr->tid == tid) {
+                *out = (uint32_t)i;
+                return GP_OK;
+            }
         }
     }
     if (t->n_tracks >= UINT32_MAX - 1)
@@ -219,14 +259,15 @@ gp_status gp_trace_track(gp_trace *t, gp_track_kind kind, int64_t pid, int64_t t
     tr->device = kind == GP_TRACK_GPU_STREAM ? (int32_t)pid : -1;
     tr->stream = kind == GP_TRACK_GPU_STREAM ? tid : -1;
     tr->sort_index = tid;
+    /* A small first block (GP_PUSH would start at 16 events, 768 bytes): with a million tracks of
+     * one event each, that was most of the memory and of the time (page faults). Best effort. */
+    tr->events = malloc(4 * sizeof *tr->events);
+    tr->cap_events = tr->events ? 4 : 0;
     *out = (uint32_t)(t->n_tracks - 1);
     if (p) {
-        gp_status s = gp__imap_put(&p->track_index, key, *out);
-        if (s != GP_OK)
-            return s;
-    }
-    if (p)
+        p->track_slots[slot] = track_entry(kind, pid, tid, *out);
         p->sorted = false;
+    }
     return GP_OK;
 }
 

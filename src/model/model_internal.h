@@ -18,7 +18,12 @@ typedef struct gp__flow_point {
 } gp__flow_point;
 
 typedef struct gp__trace_priv {
-    gp__imap track_index; /* hash(kind,pid,tid) -> track */
+    /* (kind, pid, tid) -> track: open addressing; a slot holds the track index + 1 (low 32 bits,
+     * 0: empty) and the high 32 bits of the key's hash (so a probe rarely reads a track), and a
+     * match is confirmed against the track itself. A lookup or an insert is O(1) whatever the
+     * number of tracks (#21 item 6). n_track_slots: a power of two, at least twice the tracks. */
+    uint64_t *track_slots;
+    size_t n_track_slots;
     gp__flow_point *flow_points;
     size_t n_flow_points, cap_flow_points;
     bool sorted;

@@ -93,7 +93,15 @@ static void imap_put_get(void **state)
         assert_int_equal(v, (uint64_t)(k * 3));
     }
     assert_false(gp__imap_get(&m, 2, &v)); /* -1000 + 7k never equals 2 */
-    assert_int_equal(gp__imap_put(&m, INT64_MIN, 1), GP_EINVAL);
+    /* INT64_MIN (a uint64 id of 2^63, wrapped) is a key like any other (#21 item 12). */
+    assert_false(gp__imap_get(&m, INT64_MIN, &v));
+    assert_int_equal(gp__imap_put(&m, INT64_MIN, 1), GP_OK);
+    assert_int_equal(gp__imap_put(&m, INT64_MAX, 2), GP_OK);
+    assert_int_equal(gp__imap_put(&m, INT64_MIN, 5), GP_OK);
+    assert_true(gp__imap_get(&m, INT64_MIN, &v));
+    assert_int_equal(v, 5);
+    assert_true(gp__imap_get(&m, INT64_MAX, &v));
+    assert_int_equal(v, 2);
     gp__imap_free(&m);
 }
 

@@ -98,6 +98,21 @@ static bool print_summary(char **paths, size_t n, summary_mode mode)
     return ok;
 }
 
+/* Says where the traces of an earlier run that was killed before it could move them are. */
+static void tell_earlier(const char *output)
+{
+    char **paths = NULL;
+    size_t n = 0;
+    if (gp__trace_find_earlier(output, &paths, &n) != GP_OK)
+        return;
+    for (size_t k = 0; k < n; k++)
+        fprintf(stderr,
+                "gpuprof trace: note: an earlier run was stopped before it could move its trace; "
+                "it is at %s (move or delete it)\n",
+                paths[k]);
+    gp__trace_paths_free(paths, n);
+}
+
 enum { OPT_KINDS = GP__CLI_ID_OWN, OPT_BUFFER_MB, OPT_FLUSH_MS, OPT_NO_SUMMARY, OPT_JSON };
 
 static const gp__cli_opt trace_opts[] = {GP__CLI_OPT_HELP,
@@ -184,6 +199,7 @@ int gp__cmd_trace(int argc, char **argv)
         return 2;
     }
     o.argv = argv + i;
+    tell_earlier(o.output);
     gp__trace_launch_result res;
     gp_error err = {0};
     gp_status s = gp__trace_launch(&o, &res, &err);

@@ -69,11 +69,22 @@ void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
             {s->absurd_dur, "durations over 7 days (dropped as corrupt)"},
             {s->no_dur, "complete events without \"dur\" (kept with 0)"},
             {s->unknown_cat, "events of unknown category (kept as \"other\")"},
+            {s->quoted_times, "events with a time written as a string (\"ts\":\"123\"), read "
+                              "as a number"},
         };
         for (size_t k = 0; k < sizeof notes / sizeof notes[0]; k++)
             if (notes[k].n)
                 fprintf(stderr, "gpuprof: %s: warning: %llu %s\n", gp_trace_str(t, t->source),
                         (unsigned long long)notes[k].n, notes[k].what);
+        if (s->bom)
+            fprintf(stderr, "gpuprof: %s: warning: starts with a UTF-8 byte order mark (skipped)\n",
+                    gp_trace_str(t, t->source));
+        if (s->gzip_trailing_bytes)
+            fprintf(stderr,
+                    "gpuprof: %s: warning: %llu bytes after the end of the gzip data (from byte "
+                    "%llu of the compressed file) ignored\n",
+                    gp_trace_str(t, t->source), (unsigned long long)s->gzip_trailing_bytes,
+                    (unsigned long long)s->gzip_trailing_at);
     }
     if (ranks_note && job->ranks_from_file_order && job->n_ranks > 1)
         fprintf(stderr, "gpuprof: note: some traces have no (or a duplicate) distributedInfo.rank; "
@@ -237,6 +248,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    gp__afile_cleanup_on_signals(); /* no <out>.tmp.* left behind by ^C, kill or a hangup */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
         return 0;
@@ -246,8 +258,16 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            uint64_t bad = gp__json_utf8_replaced();
+            if (bad)
+                fprintf(stderr,
+                        "gpuprof %s: warning: %llu invalid UTF-8 sequence%s in strings written "
+                        "as U+FFFD\n",
+                        name, (unsigned long long)bad, bad == 1 ? "" : "s");
+            return rc;
+        }
     fprintf(stderr, "gpuprof: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;

@@ -56,7 +56,7 @@ void gp__tconv_free(gp__tconv *c)
 
 size_t gp__tconv_open_ranges(const gp__tconv *c)
 {
-    size_t open = 0;
+    size_t open = c->open_markers.has_min && c->open_markers.min_val != UINT64_MAX;
     for (size_t i = 0; i < c->open_markers.n_slots; i++)
         if (c->open_markers.keys[i] != INT64_MIN && c->open_markers.vals[i] != UINT64_MAX)
             open++;

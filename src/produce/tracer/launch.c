@@ -9,9 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "core/util.h"
 #include "produce/tracer/tracer_paths.h"
@@ -126,6 +131,83 @@ static void split_output(const char *out, char *dir, size_t dcap, char *stem, si
     fmt(stem, scap, "%.*s", (int)len, out);
 }
 
+/* A trace file name in the hidden folder: "<pid>.json" or "<pid>.json.gz". */
+static bool is_trace_name(const char *nm, const char *suffix)
+{
+    size_t len = strlen(nm), slen = strlen(suffix);
+    return len > slen && strcmp(nm + len - slen, suffix) == 0 &&
+           strspn(nm, "0123456789") == len - slen;
+}
+
+#define LOCK_NAME ".lock" /* held (flock) by the run that owns the folder */
+
+/* Adds the trace files of the folder `folder` to *paths. */
+static gp_status add_traces_of(const char *folder, char ***paths, size_t *n, size_t *cap)
+{
+    DIR *d = opendir(folder);
+    if (!d)
+        return GP_OK;
+    gp_status s = GP_OK;
+    struct dirent *e;
+    while (s == GP_OK && (e = readdir(d)) != NULL) {
+        if (!is_trace_name(e->d_name, ".json") && !is_trace_name(e->d_name, ".json.gz"))
+            continue;
+        char path[PATH_MAX];
+        char **slot = NULL;
+        if (fmt(path, sizeof path, "%s/%s", folder, e->d_name) &&
+            (!(slot = GP_PUSH(*paths, *n, *cap)) || !(*slot = strdup(path)))) {
+            if (slot)
+                (*n)--;
+            s = GP_ENOMEM;
+        }
+    }
+    closedir(d);
+    return s;
+}
+
+gp_status gp__trace_find_earlier(const char *output, char ***paths, size_t *n)
+{
+    *paths = NULL;
+    *n = 0;
+    size_t cap = 0;
+    char dir[PATH_MAX], stem[PATH_MAX];
+    split_output(output ? output : "gpuprof_trace.json", dir, sizeof dir, stem, sizeof stem);
+    DIR *d = opendir(dir);
+    if (!d)
+        return GP_OK;
+    gp_status s = GP_OK;
+    struct dirent *e;
+    while (s == GP_OK && (e = readdir(d)) != NULL) {
+        char folder[PATH_MAX], lock[PATH_MAX + 8];
+        if (strncmp(e->d_name, ".gpuprof-trace.", 15) != 0 ||
+            !fmt(folder, sizeof folder, "%s/%s", dir, e->d_name))
+            continue;
+        fmt(lock, sizeof lock, "%s/" LOCK_NAME, folder);
+        int fd = open(lock, O_RDONLY | O_CLOEXEC);
+        bool live = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0; /* a run in progress */
+        if (fd >= 0)
+            close(fd);
+        if (!live)
+            s = add_traces_of(folder, paths, n, &cap);
+    }
+    closedir(d);
+    if (s == GP_OK && *n > 1)
+        qsort(*paths, *n, sizeof **paths, cmp_str);
+    if (s != GP_OK) {
+        gp__trace_paths_free(*paths, *n);
+        *paths = NULL;
+        *n = 0;
+    }
+    return s;
+}
+
+void gp__trace_paths_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
 /* Moves the finished traces from tmp to their final names; removes leftovers and tmp. */
 static gp_status collect(const char *tmp, const char *output, gp__trace_launch_result *res,
                          gp_error *err)
@@ -138,16 +220,13 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
     gp_status s = GP_OK;
     struct dirent *e;
     const char *suffix = trace_suffix(output);
-    size_t slen = strlen(suffix);
     while ((e = readdir(d)) != NULL) {
         const char *nm = e->d_name;
-        size_t len = strlen(nm);
         char path[PATH_MAX];
         fmt(path, sizeof path, "%s/%s", tmp, nm);
         if (nm[0] == '.')
             continue;
-        if (len > slen && strcmp(nm + len - slen, suffix) == 0 &&
-            strspn(nm, "0123456789") == len - slen) {
+        if (is_trace_name(nm, suffix)) {
             char **slot = GP_PUSH(names, n, cap);
             if (!slot || !(*slot = strdup(nm))) {
                 s = GP_ENOMEM;
@@ -187,6 +266,9 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
         free(names[i]);
     }
     free(names);
+    char lock[PATH_MAX + 8];
+    fmt(lock, sizeof lock, "%s/" LOCK_NAME, tmp);
+    unlink(lock);
     rmdir(tmp);
     return s;
 }
@@ -210,6 +292,13 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
     if (!mkdtemp(tmp))
         return gp_error_set(err, GP_EIO, "cannot create a folder in %s for the trace: %s", dir,
                             strerror(errno));
+    /* The folder is this run's while the lock is held: a later run that finds it unlocked knows
+     * the run was killed, and reports the traces left in it (gp__trace_find_earlier). */
+    char lock[PATH_MAX + 48];
+    fmt(lock, sizeof lock, "%s/" LOCK_NAME, tmp);
+    int lock_fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (lock_fd >= 0)
+        (void)flock(lock_fd, LOCK_EX);
     char tmpl[PATH_MAX + 64];
     char *abs_tmp = realpath(tmp, NULL);
     fmt(tmpl, sizeof tmpl, "%s/%%p%s", abs_tmp ? abs_tmp : tmp, trace_suffix(output));
@@ -226,13 +315,22 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
     sigaction(SIGHUP, &fwd, &old_hup);
 
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         s = gp_error_set(err, GP_EIO, "fork: %s", strerror(errno));
+        unlink(lock);
         rmdir(tmp);
         goto done;
     }
     if (pid == 0) {
+#ifdef __linux__
+        /* Dies with gpuprof: SIGTERM, on which the injection library writes its trace. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+            _exit(128 + SIGTERM); /* gpuprof died before the prctl */
+#else
+        (void)parent;
+#endif
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
         sigaction(SIGTERM, &old_term, NULL);
@@ -282,6 +380,8 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
     }
     s = collect(tmp, output, res, err);
 done:
+    if (lock_fd >= 0)
+        close(lock_fd);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);

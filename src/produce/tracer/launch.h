@@ -30,7 +30,10 @@ typedef struct gp__trace_launch_result {
 gp_status gp__trace_find_inject(char *out, size_t cap, gp_error *err) GP_WARN_UNUSED;
 
 /* Runs opts->argv under tracing and waits for it; SIGINT/SIGQUIT are ignored meanwhile (the
- * program gets them from the terminal) and SIGTERM/SIGHUP are forwarded to it. On GP_OK *res holds
+ * program gets them from the terminal) and SIGTERM/SIGHUP are forwarded to it. Should gpuprof
+ * itself die (kill -9), the program gets SIGTERM (PR_SET_PDEATHSIG), on which the injection
+ * library writes what it has: the traces stay in the hidden folder beside the output, which the
+ * run holds locked, and gp__trace_find_earlier finds them on the next run. On GP_OK *res holds
  * the exit code and the traces (free with gp__trace_launch_result_free). Fails with GP_EINVAL or
  * GP_EIO (output folder not writable), GP_ENOTSUP / GP_ENOENT (no injection library). A program
  * that cannot be executed is not an error: exit code 127, as a shell reports it. */
@@ -38,5 +41,12 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
                            gp_error *err) GP_WARN_UNUSED;
 
 void gp__trace_launch_result_free(gp__trace_launch_result *res);
+
+/* The traces of earlier runs that were stopped before they could move them to their output: the
+ * <pid>.json[.gz] files in the unlocked ".gpuprof-trace.*" folders beside output (NULL: the
+ * default). *paths (free with gp__trace_paths_free) and *n; GP_ENOMEM, else GP_OK (a folder that
+ * cannot be read holds nothing). */
+gp_status gp__trace_find_earlier(const char *output, char ***paths, size_t *n) GP_WARN_UNUSED;
+void gp__trace_paths_free(char **paths, size_t n);
 
 #endif
