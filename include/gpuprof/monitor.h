@@ -146,12 +146,12 @@ typedef struct gp_monitor_config {
     uint32_t sampling_interval_ms;     /* default 100 */
     uint32_t adaptive_min_interval_ms; /* fast interval of the adaptive mode, default 20 */
     double adaptive_busy_percent;      /* adaptive: "busy" when util_gpu >= this, default 50 */
-    uint32_t max_samples;              /* ring size per GPU, default 1000 (100 s at 100 ms) */
-    double retention_hours;            /* samples older than this are dropped, default 1 */
+    uint32_t max_samples;              /* ring size per GPU, default 10000 (1000 s at 100 ms) */
+    double retention_hours;            /* samples older than this are dropped, default 24 */
     /* alert thresholds (0 disables one) */
-    double utilization_threshold; /* percent, default 95 */
+    double utilization_threshold; /* percent, default 85 */
     double memory_threshold;      /* percent of total memory, default 90 */
-    double temperature_threshold; /* celsius, default 85 */
+    double temperature_threshold; /* celsius, default 80 */
     double power_threshold;       /* percent of the enforced power limit, default 95 */
     double alert_hysteresis; /* an alert clears below threshold - this (same unit), default 5 */
     uint32_t
@@ -170,22 +170,53 @@ typedef struct gp_monitor_config {
     bool enable_process_monitoring;
     bool enable_xid_events;
     bool enable_pcie;
+    /* added with the seed configuration (docs/monitor.md, "Configuration"); defaults in () */
+    double utilization_low_threshold;   /* percent: alert when util_gpu stays <= this (10); 0 off;
+                                           clears above this + alert_hysteresis */
+    bool enable_memory_tracking;        /* memory figures, memory alert, leak detectors (true) */
+    bool enable_power_monitoring;       /* power, power limit, energy, power alert (true) */
+    bool enable_temperature_monitoring; /* temperatures, temperature alert (true) */
+    bool enable_multi_gpu;              /* false: only GPU 0 is monitored (true) */
+    bool integrate_with_component_profiling; /* gp_component_* attribution (true) */
+    bool enable_optimization_suggestions;    /* gp_monitor_suggestions answers (true) */
+    /* read and kept, but no effect in gpuprof (a warning says why when set as below) */
+    bool enable_real_time_monitoring; /* always continuous; warning when false (true) */
+    bool enable_kernel_profiling;     /* kernels: gpuprof trace; warning when true (false) */
+    bool integrate_with_tracing;      /* traces: monitor -o FILE; warning when true (false) */
+    bool integrate_with_metrics;      /* metrics: gpuprof exporter; warning when true (false) */
 } gp_monitor_config;
 
 /* Fills cfg with the defaults listed above (level standard, mode monitoring). */
 GP_EXTERN void gp_monitor_config_init(gp_monitor_config *cfg);
 
-/* Applies a YAML configuration (a flat mapping of the keys named in gp_monitor_config, e.g.
- * `sampling_interval_ms: 250`, `level: detailed`, `enable_pcie: true`) on top of cfg. name is used
- * in messages. Unknown keys, nested values and bad values fail with GP_EPARSE / GP_EINVAL and err
- * names the file, line and key. cfg is unchanged on failure. */
+/* Receives one configuration warning: a key read but without effect in gpuprof, or a value read
+ * leniently ("yes" as true). msg is one line, "file:line: key: why" for files. */
+typedef void (*gp_config_warn_fn)(const char *msg, void *ctx);
+
+/* Applies a YAML configuration on top of cfg: a mapping of the keys named in gp_monitor_config
+ * (`sampling_interval_ms: 250`, `level: detailed`, `enable_pcie: true`), either flat or inside a
+ * top-level `gpu_profiler:` block (the layout of the tool gpuprof replaces; the other top-level
+ * sections of such a file are ignored, with a warning each). name is used in messages. Unknown
+ * keys, repeated keys, nested values, hexadecimal numbers and bad values fail with GP_EPARSE /
+ * GP_EINVAL and err names the file, line and key. Warnings go to warn (NULL: dropped). cfg is
+ * unchanged on failure. */
+GP_EXTERN gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const char *text, size_t len,
+                                               const char *name, gp_config_warn_fn warn, void *ctx,
+                                               gp_error *err) GP_WARN_UNUSED;
+/* gp_monitor_config_parse_ex without warnings. */
 GP_EXTERN gp_status gp_monitor_config_parse(gp_monitor_config *cfg, const char *text, size_t len,
                                             const char *name, gp_error *err) GP_WARN_UNUSED;
-/* As gp_monitor_config_parse, reading the file at path (GP_EIO when it cannot be read). */
+/* As gp_monitor_config_parse_ex, reading the file at path (GP_EIO when it cannot be read). */
+GP_EXTERN gp_status gp_monitor_config_load_ex(gp_monitor_config *cfg, const char *path,
+                                              gp_config_warn_fn warn, void *ctx,
+                                              gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_monitor_config_load(gp_monitor_config *cfg, const char *path,
                                            gp_error *err) GP_WARN_UNUSED;
 /* Sets one key from text, as a CLI flag would ("level", "detailed"). GP_EINVAL on an unknown key
- * or a bad value (err says which). */
+ * or a bad value (err says which); warnings as for files, without a line. */
+GP_EXTERN gp_status gp_monitor_config_set_ex(gp_monitor_config *cfg, const char *key,
+                                             const char *value, gp_config_warn_fn warn, void *ctx,
+                                             gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_monitor_config_set(gp_monitor_config *cfg, const char *key,
                                           const char *value, gp_error *err) GP_WARN_UNUSED;
 /* True when metric m is sampled at cfg's level and feature toggles. */
@@ -217,11 +248,12 @@ typedef struct gp_monitor_event {
     gp_monitor_event_type type;
     gp_severity severity;
     gp_ns ts;
-    int32_t device;    /* -1 for monitor-wide events */
-    uint32_t pid;      /* per-process leak events, else 0 */
-    char what[32];     /* alert kind ("temperature"), XID code, leak scope ("device", "process") */
-    double value;      /* the observed figure (e.g. 91 celsius, slope MiB/h) */
-    double threshold;  /* the limit it crossed, NaN when none */
+    int32_t device;   /* -1 for monitor-wide events */
+    uint32_t pid;     /* per-process leak events, else 0 */
+    char what[96];    /* alert kind ("temperature"), XID code, leak scope ("device", "process"), the
+                         UUID of a lost GPU (whole: 40 characters) */
+    double value;     /* the observed figure (e.g. 91 celsius, slope MiB/h) */
+    double threshold; /* the limit it crossed, NaN when none */
     char message[256]; /* one human-readable sentence */
 } gp_monitor_event;
 
@@ -326,9 +358,10 @@ GP_EXTERN void gp_bottleneck_classify(const gp_gpu_sample *samples, size_t n, gp
 typedef struct gp_suggestion {
     char type[32]; /* "thermal", "power", "memory_leak", "memory_capacity", "idle", ... */
     gp_severity severity;
-    int32_t device; /* -1 for monitor-wide */
-    char message[256];
-    char evidence[256]; /* the figures behind it, "key=value" separated by spaces */
+    int32_t device;       /* -1 for monitor-wide */
+    char message[256];    /* what was observed (fixed text per type: no figures) */
+    char evidence[256];   /* the figures behind it, "key=value" separated by spaces */
+    char suggestion[256]; /* what to do about it */
 } gp_suggestion;
 
 /* ---- component attribution (process-wide) --------------------------------------------- */
@@ -413,7 +446,8 @@ GP_EXTERN size_t gp_monitor_xid_counts(gp_monitor *mon, size_t idx, uint32_t *co
                                        uint64_t *counts, size_t max);
 /* Total samples taken (all GPUs count as one sampling round). */
 GP_EXTERN uint64_t gp_monitor_samples_total(gp_monitor *mon);
-/* Alerts fired so far, per kind: "utilization", "memory", "temperature", "power". */
+/* Alerts fired so far, per kind: "utilization", "utilization_low", "memory", "temperature",
+ * "power" (NULL: all kinds). */
 GP_EXTERN uint64_t gp_monitor_alerts_total(gp_monitor *mon, const char *kind);
 /* The interval in use now (adaptive mode changes it). */
 GP_EXTERN uint32_t gp_monitor_current_interval_ms(gp_monitor *mon);
@@ -428,7 +462,7 @@ GP_EXTERN gp_status gp_monitor_process_leak(gp_monitor *mon, size_t idx, uint32_
 GP_EXTERN gp_status gp_monitor_bottleneck(gp_monitor *mon, size_t idx,
                                           gp_bottleneck *out) GP_WARN_UNUSED;
 /* Suggestions drawn from the bottlenecks, leaks and alerts now: up to max into out; *n receives
- * the count. */
+ * the count (0 when enable_optimization_suggestions is off). */
 GP_EXTERN gp_status gp_monitor_suggestions(gp_monitor *mon, gp_suggestion *out, size_t max,
                                            size_t *n) GP_WARN_UNUSED;
 /* Per-component attribution: up to max entries; *n receives the count. */
@@ -440,7 +474,8 @@ GP_EXTERN gp_status gp_monitor_components(gp_monitor *mon, gp_component_stats *o
 typedef enum gp_health_status {
     GP_HEALTH_OK = 0,
     GP_HEALTH_DEGRADED,
-    GP_HEALTH_ERROR
+    GP_HEALTH_ERROR,
+    GP_HEALTH_UNAVAILABLE /* no monitor: the driver could not be loaded (gp_monitor_open failed) */
 } gp_health_status;
 
 typedef struct gp_monitor_health {
@@ -456,13 +491,18 @@ typedef struct gp_monitor_health {
     gp_error last_error; /* the last NVML or profiling failure: msg "" (status GP_OK) when none */
 } gp_monitor_health;
 
-/* "ok", "degraded", "error". */
+/* "ok", "degraded", "error", "unavailable". */
 GP_EXTERN const char *gp_health_status_name(gp_health_status s);
+/* The health of a monitor that could not be opened: status unavailable, level, mode and interval
+ * from cfg (NULL: the defaults), last_error = why (the reason gp_monitor_open gave). */
+GP_EXTERN void gp_monitor_health_unavailable(const gp_monitor_config *cfg, const gp_error *why,
+                                             gp_monitor_health *out);
 /* Fills *out with the monitor's health now. */
 GP_EXTERN void gp_monitor_get_health(gp_monitor *mon, gp_monitor_health *out);
 /* Renders health as a JSON object: {"status", "gpus", "gpus_lost", "samples_collected",
  * "running", "level", "mode", "interval_ms", "driver_version", "nvml_library", "last_error"
- * (null when none)}. The text is malloc'd: caller frees. */
+ * (null when none)}, plus "reason" (= last_error) when the status is unavailable. The text is
+ * malloc'd: caller frees. */
 GP_EXTERN gp_status gp_monitor_health_render_json(const gp_monitor_health *h, char **out,
                                                   size_t *len) GP_WARN_UNUSED;
 /* gp_monitor_get_health + gp_monitor_health_render_json. */

@@ -61,7 +61,9 @@ GP_EXTERN void gp_profiler_destroy(gp_profiler *p);
  * that first allocation fails. Every function below also accepts NULL for this profiler. */
 GP_EXTERN gp_profiler *gp_profiler_global(void);
 
-/* Turns recording on or off at run time. Ranges open when the state changes are discarded. */
+/* Turns recording on or off at run time. Ranges open when the state changes are discarded; so are
+ * the profiler's CUDA timers started and not yet stopped. While disabled, the CUDA timers and
+ * GP_PROFILE_KERNEL record nothing either. */
 GP_EXTERN void gp_profiler_enable(gp_profiler *p, bool on);
 GP_EXTERN bool gp_profiler_enabled(gp_profiler *p);
 
@@ -70,7 +72,8 @@ GP_EXTERN bool gp_profiler_enabled(gp_profiler *p);
 GP_EXTERN gp_status gp_profiler_set_sampling(gp_profiler *p, double fraction) GP_WARN_UNUSED;
 
 /* Discards every recorded range, timer sample and tracker history (tracked buffers stay tracked)
- * and zeroes the counters. Ranges open at that moment are discarded. */
+ * and zeroes the counters. Ranges open at that moment are discarded. To clear only the timers:
+ * gp_cuda_timer_reset; only the tracked buffers: gp_mem_reset. */
 GP_EXTERN void gp_profiler_reset(gp_profiler *p);
 
 /* Drains every thread's ring into the profiler's store. Called by every summary and export
@@ -313,7 +316,8 @@ GP_EXTERN gp_cuda_timer *gp_profiler_cuda_timer(gp_profiler *p);
 
 /* Records a start event on `stream` (a CUstream; NULL = default stream) for `name`. Does not
  * synchronise. GP_ENODRIVER without a CUDA driver, GP_EEXTERNAL when the driver call fails,
- * GP_ELIMIT when 64 timers of one name are open. name must outlive the profiler. */
+ * GP_ELIMIT when 64 timers of one name are open. name must outlive the profiler. While the
+ * owning profiler is disabled, start and stop record nothing and return GP_OK. */
 GP_EXTERN gp_status gp_cuda_timer_start(gp_cuda_timer *t, const char *name, void *stream);
 /* Records the stop event of the oldest open start of `name` on the same stream. GP_ENOENT when
  * none is open. The elapsed time is read later (gp_cuda_timer_resolve), never here. */
@@ -324,7 +328,10 @@ GP_EXTERN size_t gp_cuda_timer_resolve(gp_cuda_timer *t, bool wait);
 
 typedef struct gp_timer_stats {
     const char *name;
-    uint64_t count;
+    union {
+        uint64_t calls; /* timed calls (completed pairs): "Calls", as in gpuprof summary */
+        uint64_t count; /* the former name of calls */
+    };
     double total_ms, mean_ms, min_ms, max_ms, stddev_ms, p50_ms, p95_ms, p99_ms;
     uint64_t pending; /* stopped but not yet complete on the GPU */
 } gp_timer_stats;
@@ -339,6 +346,33 @@ GP_EXTERN gp_status gp_cuda_timer_all_stats(gp_cuda_timer *t, gp_timer_stats **r
                                             size_t *n) GP_WARN_UNUSED;
 /* Prints the fixed-width "GPU KERNEL TIMING REPORT" (or its "no CUDA driver" status line). */
 GP_EXTERN gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp) GP_WARN_UNUSED;
+/* Clears every timer (completed, pending and open pairs) and nothing else: ranges, the memory
+ * tracker and the profiler's counters stay. */
+GP_EXTERN void gp_cuda_timer_reset(gp_cuda_timer *t);
+
+/* Scoped kernel timing (GCC/Clang cleanup attribute), the counterpart of a `with
+ * profile_kernel(name):` block: a CUDA timer `name` of p's timer set (NULL: the global profiler)
+ * starts on `stream` when the scope opens and stops on every exit path; the result is in the
+ * timing report (gp_cuda_timer_print, gp_profiler_print_full_report). Errors (no driver) are
+ * ignored: the scope runs either way, and a disabled profiler records nothing.
+ *   GP_PROFILE_KERNEL(p, "angular_scattering", stream) { launch(...); }   block form
+ *   GP_KERNEL_SCOPE(p, "energy_loss", stream);                            declaration form */
+typedef struct gp__kernel_scope {
+    gp_cuda_timer *timer; /* NULL when the start was not recorded */
+    const char *name;
+} gp__kernel_scope;
+GP_EXTERN gp__kernel_scope gp__kernel_scope_begin(gp_profiler *p, const char *name, void *stream);
+GP_EXTERN void gp__kernel_scope_end(gp__kernel_scope *s);
+#define GP_KERNEL_SCOPE(p, name, stream) GP__KERNEL_SCOPE((p), (name), (stream), __COUNTER__)
+#define GP__KERNEL_SCOPE(p, name, stream, id)                                                      \
+    gp__kernel_scope GP__CAT(gp__ks_, id) __attribute__((cleanup(gp__kernel_scope_end), unused)) = \
+        gp__kernel_scope_begin((p), (name), (stream))
+#define GP_PROFILE_KERNEL(p, name, stream) GP__PROFILE_KERNEL((p), (name), (stream), __COUNTER__)
+#define GP__PROFILE_KERNEL(p, name, stream, id)                                                    \
+    for (gp__kernel_scope GP__CAT(gp__pk_, id) __attribute__((cleanup(gp__kernel_scope_end))) =    \
+             gp__kernel_scope_begin((p), (name), (stream)),                                        \
+                                               *GP__CAT(gp__pk_once, id) = &GP__CAT(gp__pk_, id);  \
+         GP__CAT(gp__pk_once, id); GP__CAT(gp__pk_once, id) = NULL)
 
 /* Why the CUDA driver is unusable (loads it on first use), or NULL when it is loaded. The text is
  * static. */
@@ -383,6 +417,17 @@ GP_EXTERN gp_status gp_mem_buffers(gp_mem_tracker *m, gp_mem_buffer **rows,
                                    size_t *n) GP_WARN_UNUSED;
 /* Prints the fixed-width "GPU MEMORY TRACKING REPORT" (sizes in binary megabytes, 2^20 bytes). */
 GP_EXTERN gp_status gp_mem_print(gp_mem_tracker *m, FILE *fp) GP_WARN_UNUSED;
+/* Looks up one tracked buffer (get_tensor_info): on success *out is one allocation owned by the
+ * caller (free(*out) frees the strings too). GP_ENOENT when name is not tracked, GP_ENOMEM. */
+GP_EXTERN gp_status gp_mem_buffer_info(gp_mem_tracker *m, const char *name,
+                                       gp_mem_buffer **out) GP_WARN_UNUSED;
+/* Stops tracking every buffer and clears the tracker: tracked total, peak, history and the
+ * sampler's samples (a running sampler goes on). Ranges and timers stay. */
+GP_EXTERN void gp_mem_reset(gp_mem_tracker *m);
+
+/* The combined report: the kernel timing report, then the memory tracking report (each as printed
+ * alone), under one "GPU PROFILING REPORT" title. GP_EIO. */
+GP_EXTERN gp_status gp_profiler_print_full_report(gp_profiler *p, FILE *fp) GP_WARN_UNUSED;
 
 /* Starts a thread sampling the device's used memory (total - free, cuMemGetInfo) every
  * interval_ms into a counter track ("gpu0.memory_used_bytes"). GP_ENODRIVER without a driver,

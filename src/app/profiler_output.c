@@ -121,6 +121,20 @@ gp_status gp_mem_print(gp_mem_tracker *m, FILE *fp)
     return st;
 }
 
+gp_status gp_profiler_print_full_report(gp_profiler *p, FILE *fp)
+{
+    p = p ? p : gp_profiler_global();
+    if (!p)
+        return GP_ENOMEM;
+    gp__full_report_title(fp);
+    gp_status st = gp_cuda_timer_print(gp_profiler_cuda_timer(p), fp);
+    if (st == GP_OK)
+        fprintf(fp, "\n");
+    if (st == GP_OK)
+        st = gp_mem_print(gp_profiler_mem_tracker(p), fp);
+    return st == GP_OK && ferror(fp) ? GP_EIO : st;
+}
+
 /* ---- exports ------------------------------------------------------------------------------- */
 
 gp_status gp_profiler_export_json(gp_profiler *p, const char *path, gp_error *err)

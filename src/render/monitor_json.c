@@ -61,6 +61,8 @@ gp_status gp_monitor_health_render_json(const gp_monitor_health *h, char **out, 
         gp__jw_str(&w, h->last_error.msg);
     else
         gp__jw_null(&w);
+    if (h->status == GP_HEALTH_UNAVAILABLE)
+        gp__jw_kv_str(&w, "reason", h->last_error.msg);
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_flush(&w);
     if (st != GP_OK) {

@@ -111,3 +111,39 @@ void gp_monitor_sample_write_json(FILE *fp, const gp_gpu_ident *id, const gp_gpu
     gp__jw_obj_end(&w);
     (void)gp__jw_take_line(&w, fp); /* the caller checks the stream */
 }
+
+void gp_monitor_suggestions_text(FILE *fp, const gp_suggestion *s, size_t n)
+{
+    if (n == 0)
+        fprintf(fp, "# suggestions: none\n");
+    for (size_t i = 0; i < n; i++) {
+        char where[32] = "";
+        if (s[i].device >= 0)
+            snprintf(where, sizeof where, " gpu%d", s[i].device);
+        fprintf(fp, "# %-8s suggestion %s%s: %s %s (%s)\n", gp_severity_name(s[i].severity),
+                s[i].type, where, s[i].message, s[i].suggestion, s[i].evidence);
+    }
+}
+
+void gp_monitor_suggestions_write_json(FILE *fp, const gp_suggestion *s, size_t n)
+{
+    gp__jw w;
+    gp__jw_init(&w, NULL);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "type", "suggestions");
+    gp__jw_key(&w, "suggestions");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "type", s[i].type);
+        gp__jw_kv_str(&w, "severity", gp_severity_name(s[i].severity));
+        gp__jw_kv_int(&w, "gpu", s[i].device);
+        gp__jw_kv_str(&w, "message", s[i].message);
+        gp__jw_kv_str(&w, "suggestion", s[i].suggestion);
+        gp__jw_kv_str(&w, "evidence", s[i].evidence);
+        gp__jw_obj_end(&w);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    (void)gp__jw_take_line(&w, fp); /* the caller checks the stream */
+}

@@ -19,5 +19,11 @@ void gp_monitor_csv_row(FILE *fp, const gp_gpu_ident *id, const gp_gpu_sample *s
 /* One JSON line {"type":"sample","gpu":...}, metrics by name. */
 void gp_monitor_sample_write_json(FILE *fp, const gp_gpu_ident *id, const gp_gpu_sample *s,
                                   bool have);
+/* The suggestions as "# suggestion" lines: severity, type, GPU, message, suggestion, evidence
+ * ("# suggestions: none" when n == 0). */
+void gp_monitor_suggestions_text(FILE *fp, const gp_suggestion *s, size_t n);
+/* One JSON line {"type":"suggestions","suggestions":[{"type","severity","gpu","message",
+ * "suggestion","evidence"}, ...]}. */
+void gp_monitor_suggestions_write_json(FILE *fp, const gp_suggestion *s, size_t n);
 
 #endif

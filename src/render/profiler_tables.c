@@ -19,7 +19,7 @@ gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char 
         gp__rule(fp, '=', width);
         return ferror(fp) ? GP_EIO : GP_OK;
     }
-    fprintf(fp, "%-*s %-8s %-11s %-11s %-11s %-11s %-11s %-11s %-11s %s\n", nw, "Kernel", "Count",
+    fprintf(fp, "%-*s %-8s %-11s %-11s %-11s %-11s %-11s %-11s %-11s %s\n", nw, "Kernel", "Calls",
             "Total (ms)", "Mean (ms)", "Min (ms)", "Max (ms)", "Std (ms)", "P50 (ms)", "P95 (ms)",
             "P99 (ms)");
     gp__rule(fp, '-', width);
@@ -32,9 +32,9 @@ gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char 
         fprintf(fp,
                 "%-*s %-8" PRIu64 " %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f %-11.3f "
                 "%.3f\n",
-                nw, name, r->count, r->total_ms, r->mean_ms, r->min_ms, r->max_ms, r->stddev_ms,
+                nw, name, r->calls, r->total_ms, r->mean_ms, r->min_ms, r->max_ms, r->stddev_ms,
                 r->p50_ms, r->p95_ms, r->p99_ms);
-        calls += r->count;
+        calls += r->calls;
         pending += r->pending;
         total += r->total_ms;
     }
@@ -46,6 +46,14 @@ gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char 
         fprintf(fp, "pending: %" PRIu64 " timer(s) not complete on the GPU after 2 s\n", pending);
     gp__rule(fp, '=', width);
     return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+void gp__full_report_title(FILE *fp)
+{
+    gp__rule(fp, '#', 157);
+    fprintf(fp, "GPU PROFILING REPORT: kernel timers, then tracked memory\n");
+    gp__rule(fp, '#', 157);
+    fprintf(fp, "\n");
 }
 
 /* Sizes in MiB, labelled so (core/units.h). */

@@ -344,21 +344,44 @@ static void write_processes_and_leaks(out *o, const snap *g, size_t n)
     }
 }
 
-/* The monitor's own counters, labelled by host. */
-static void write_monitor_totals(out *o, gp_monitor *mon, const char *host)
+/* The monitor's suggestions now: one series per suggestion, value 1, with the seed's fields as
+ * labels (type, severity, message, suggestion; the message is fixed text per type, so series do
+ * not churn). The evidence figures are left out for the same reason. */
+static void write_suggestions(out *o, gp_monitor *mon, const snap *g, size_t n, const char *hl)
 {
-    char hl[300];
-    size_t pos = 0;
-    pos += (size_t)snprintf(hl, sizeof hl, "hostname=\"");
-    escape_label(hl, sizeof hl, &pos, host);
-    if (pos + 2 < sizeof hl) {
-        hl[pos++] = '"';
-        hl[pos] = 0;
+    gp_suggestion sg[64];
+    size_t ns = 0;
+    if (gp_monitor_suggestions(mon, sg, GP_ARRAY_LEN(sg), &ns) != GP_OK)
+        ns = 0;
+    family(o, "gpuprof_gpu_suggestion", "gauge",
+           "An optimization suggestion that holds now (value 1); type, severity, message and "
+           "suggestion as labels.");
+    for (size_t i = 0; i < ns; i++) {
+        char extra[1400];
+        size_t pos = 0;
+        static const char *const keys[] = {"type=\"", "\",severity=\"", "\",message=\"",
+                                           "\",suggestion=\""};
+        const char *vals[] = {sg[i].type, gp_severity_name(sg[i].severity), sg[i].message,
+                              sg[i].suggestion};
+        extra[0] = 0;
+        for (size_t k = 0; k < GP_ARRAY_LEN(keys); k++) {
+            add_raw(extra, sizeof extra, &pos, keys[k]);
+            escape_label(extra, sizeof extra, &pos, vals[k]);
+        }
+        add_raw(extra, sizeof extra, &pos, "\"");
+        bool per_gpu = sg[i].device >= 0 && (size_t)sg[i].device < n;
+        line(o, "gpuprof_gpu_suggestion", per_gpu ? g[sg[i].device].labels : hl, extra, 1);
     }
+}
+
+/* The monitor's own counters, labelled by host. */
+static void write_monitor_totals(out *o, gp_monitor *mon, const char *hl)
+{
     family(o, "gpuprof_monitor_samples_total", "counter", "Sampling rounds taken.");
     line(o, "gpuprof_monitor_samples_total", hl, NULL, (double)gp_monitor_samples_total(mon));
     family(o, "gpuprof_monitor_alerts_total", "counter", "Threshold alerts fired, per kind.");
-    static const char *const kinds[] = {"utilization", "memory", "temperature", "power"};
+    static const char *const kinds[] = {"utilization", "utilization_low", "memory", "temperature",
+                                        "power"};
     for (size_t k = 0; k < GP_ARRAY_LEN(kinds); k++) {
         char extra[48];
         snprintf(extra, sizeof extra, "kind=\"%s\"", kinds[k]);
@@ -386,7 +409,13 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
     write_gauges(&o, g, n);
     write_events(&o, g, n);
     write_processes_and_leaks(&o, g, n);
-    write_monitor_totals(&o, mon, host);
+    char hl[600]; /* hostname="<host, escaped>" */
+    size_t pos = 0;
+    add_raw(hl, sizeof hl, &pos, "hostname=\"");
+    escape_label(hl, sizeof hl, &pos, host);
+    add_raw(hl, sizeof hl, &pos, "\"");
+    write_suggestions(&o, mon, g, n, hl);
+    write_monitor_totals(&o, mon, hl);
     free(g);
     if (o.st == GP_OK)
         o.st = gp__buf_terminate(&o.b);

@@ -52,5 +52,8 @@ gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char 
 gp_status gp__mem_table_text(const gp_mem_status *s, const gp_mem_buffer *bufs, size_t n,
                              const char *device_why, const gp_mem_peak *peak,
                              FILE *fp) GP_WARN_UNUSED;
+/* The title block of the combined report (gp_profiler_print_full_report): "GPU PROFILING REPORT"
+ * between two rules, then a blank line. */
+void gp__full_report_title(FILE *fp);
 
 #endif

@@ -16,95 +16,10 @@
 
 #include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
+#include "monitor/monitor_test_util.h"
 
-#define SEC 1000000000LL
 /* the leak detector's *_mb figures are MiB (2^20 bytes); the series below are in bytes */
 #define MIB(bytes) ((bytes) / (1024.0 * 1024.0))
-
-static void *fake;
-static void (*fake_set_time)(double);
-static void (*fake_reload)(void);
-static unsigned long (*fake_calls)(const char *);
-
-/* ---- event capture ----------------------------------------------------------------------- */
-
-#define MAX_EVENTS 512
-static gp_monitor_event events[MAX_EVENTS];
-static size_t n_events;
-
-static void on_event(const gp_monitor_event *ev, void *ctx)
-{
-    (void)ctx;
-    if (n_events < MAX_EVENTS)
-        events[n_events++] = *ev;
-}
-
-static size_t count_events(gp_monitor_event_type t, const char *what)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < n_events; i++)
-        if (events[i].type == t && (!what || strcmp(events[i].what, what) == 0))
-            n++;
-    return n;
-}
-
-static const gp_monitor_event *find_event(gp_monitor_event_type t, const char *what)
-{
-    for (size_t i = 0; i < n_events; i++)
-        if (events[i].type == t && (!what || strcmp(events[i].what, what) == 0))
-            return &events[i];
-    return NULL;
-}
-
-/* ---- fake driver helpers --------------------------------------------------------------- */
-
-static void use_library(const char *env_name)
-{
-    const char *lib = getenv(env_name);
-    assert_non_null(lib);
-    setenv("GP_NVML_LIBRARY", lib, 1);
-    if (fake)
-        dlclose(fake);
-    fake = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(fake);
-    *(void **)&fake_set_time = dlsym(fake, "fake_nvml_set_time");
-    *(void **)&fake_reload = dlsym(fake, "fake_nvml_reload");
-    *(void **)&fake_calls = dlsym(fake, "fake_nvml_calls");
-    assert_non_null(fake_set_time);
-    assert_non_null(fake_reload);
-    assert_non_null(fake_calls);
-}
-
-static gp_monitor *open_scenario_lib(const char *lib_env, const char *scenario,
-                                     const gp_monitor_config *cfg)
-{
-    use_library(lib_env);
-    char path[2048];
-    snprintf(path, sizeof path, "%s/tests/monitor/scenarios/%s", getenv("GP_SOURCE_DIR"), scenario);
-    setenv("GP_FAKE_NVML_SCENARIO", path, 1);
-    fake_reload();
-    n_events = 0;
-    gp_monitor *m = NULL;
-    gp_error err = {0};
-    gp_status st = gp_monitor_open(cfg, &m, &err);
-    if (st != GP_OK)
-        fail_msg("gp_monitor_open(%s): %s", scenario, err.msg);
-    fake_set_time(0);
-    assert_int_equal(gp_monitor_add_listener(m, on_event, NULL), GP_OK);
-    return m;
-}
-
-static gp_monitor *open_scenario(const char *scenario, const gp_monitor_config *cfg)
-{
-    return open_scenario_lib("GP_FAKE_NVML", scenario, cfg);
-}
-
-/* One sampling round at fake time t seconds (monitor timestamps are t * 1e9 ns). */
-static void step(gp_monitor *m, double t)
-{
-    fake_set_time(t);
-    assert_int_equal(gp_monitor_sample_now(m, (gp_ns)llround(t * 1e9)), GP_OK);
-}
 
 /* ---- NVML backend ------------------------------------------------------------------------ */
 
@@ -390,6 +305,8 @@ static void fake_nvml_alerts_hysteresis_duration_xid_throttle(void **state)
     gp_monitor_config_init(&cfg);
     cfg.level = GP_LEVEL_DETAILED;
     cfg.enable_bottleneck_detection = false;
+    cfg.temperature_threshold = 85; /* the scenario's figures were written for 85 C */
+    cfg.utilization_low_threshold = 0;
     char dir[] = "/tmp/gp_mon_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char jpath[2048];
@@ -735,7 +652,7 @@ static void config_yaml_good(void **state)
     assert_true(c.memory_threshold == 92.5);
     assert_true(c.enable_pcie);
     assert_false(c.enable_xid_events);
-    assert_true(c.utilization_threshold == 95); /* untouched default */
+    assert_true(c.utilization_threshold == 85); /* untouched default */
     /* a CLI flag overrides the file */
     assert_int_equal(gp_monitor_config_set(&c, "sampling_interval_ms", "50", &err), GP_OK);
     assert_int_equal(c.sampling_interval_ms, 50);
@@ -752,7 +669,7 @@ static void config_yaml_errors_name_the_line(void **state)
     } cases[] = {
         {"level: standard\nsampling_intervl_ms: 10\n",
          "m.yaml:2: unknown key 'sampling_intervl_ms'"},
-        {"level: standard\n\nlevel: extreme\n", "m.yaml:3: level: 'extreme' is not one of"},
+        {"mode: debug\n\nlevel: extreme\n", "m.yaml:3: level: 'extreme' is not one of"},
         {"max_samples: -3\n", "m.yaml:1: max_samples: -3 is out of range"},
         {"sampling_interval_ms: 1.5\n", "m.yaml:1: sampling_interval_ms: '1.5' is not a whole"},
         {"enable_pcie: maybe\n", "m.yaml:1: enable_pcie: 'maybe' is not a boolean"},
@@ -959,6 +876,9 @@ static void fake_nvml_utilization_memory_alerts_bottlenecks_mig(void **state)
     gp_monitor_config_init(&cfg);
     cfg.level = GP_LEVEL_DETAILED;
     cfg.alert_min_duration_ms = 3000;
+    cfg.utilization_threshold = 95;    /* the scenario's figures were written for 95 % */
+    cfg.temperature_threshold = 85;    /* and 85 C */
+    cfg.utilization_low_threshold = 0; /* low utilization: tests/monitor/test_monitor_seed.c */
     gp_monitor *m = open_scenario("busy_hot.txt", &cfg);
     gp_gpu_ident id;
     assert_int_equal(gp_monitor_device(m, 1, &id), GP_OK);

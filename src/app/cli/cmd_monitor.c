@@ -39,13 +39,16 @@ static void usage(FILE *fp)
             "  --level L         lightweight | standard | detailed | comprehensive\n"
             "  --mode M          monitoring | adaptive | debug (profiling: use -o)\n"
             "  --set KEY=VALUE   set any configuration key (after --config)\n"
-            "  --health          print the health check as JSON after one sample and exit\n"
+            "  --health          print the health check as JSON after one sample and exit;\n"
+            "                    with --json and no driver: status \"unavailable\", exit 2\n"
             "  -o, --output FILE profiling mode: also record every sample as counter tracks\n"
             "                    (gpu0.temp_celsius, ...) and write them as a Chrome/Kineto\n"
             "                    trace to FILE on exit (.gz compresses)\n"
             "  -h, --help        this text\n"
             "\n"
-            "Without an NVIDIA driver it prints one line and exits with code 2.\n");
+            "At the end it prints the suggestions drawn from what it saw (type, severity,\n"
+            "message, suggestion, evidence). Without an NVIDIA driver it prints one line\n"
+            "and exits with code 2.\n");
 }
 
 static void on_event(const gp_monitor_event *ev, void *ctx)
@@ -158,6 +161,24 @@ static int parse_args(int argc, char **argv, monitor_args *a, const char **outpu
     return -1;
 }
 
+/* --health --json without a monitor: the health document with status "unavailable" and the
+ * reason on stdout; exit code 2. */
+static int print_unavailable(const gp_monitor_config *cfg, const gp_error *why)
+{
+    gp_monitor_health h;
+    gp_monitor_health_unavailable(cfg, why, &h);
+    char *json = NULL;
+    size_t len = 0;
+    if (gp_monitor_health_render_json(&h, &json, &len) != GP_OK) {
+        gp__cli_error("monitor", "%s", why->msg);
+        return 2;
+    }
+    printf("%s\n", json);
+    free(json);
+    (void)gp__cli_finish_stdout("monitor", GP_OK);
+    return 2;
+}
+
 /* Opens NVML, attaches the trace for -o, adds the event listener and waits for the first sample.
  * -1 with *mon (and *trace for -o) the caller's, else the exit code with nothing left open. */
 static int start(const gp_monitor_config *cfg, const char *output, monitor_args *a,
@@ -165,6 +186,8 @@ static int start(const gp_monitor_config *cfg, const char *output, monitor_args 
 {
     gp_error err = {0};
     if (gp_monitor_open(cfg, mon, &err) != GP_OK) {
+        if (a->health && a->fmt == OUT_JSON)
+            return print_unavailable(cfg, &err);
         gp__cli_error("monitor", "%s", err.msg);
         return 2;
     }
@@ -214,8 +237,31 @@ static int print_health(gp_monitor *mon)
     return rc;
 }
 
-/* One row per GPU per interval until stopped or --count rows; 2 when stdout failed. */
-static int print_rows(gp_monitor *mon, const monitor_args *a)
+/* Waits until the sampler has taken more than `seen` rounds (or a stop signal came). */
+static void wait_new_round(gp_monitor *mon, uint64_t seen)
+{
+    while (!gp__cli_stopping() && !gp_monitor_wait_samples(mon, seen + 1, 100)) {
+    }
+}
+
+/* The suggestions after the run, in the output's format (CSV: on stderr, as events). */
+static void print_suggestions(gp_monitor *mon, out_format fmt) GP_REQUIRES(out_lock)
+{
+    gp_suggestion sg[64];
+    size_t n = 0;
+    if (gp_monitor_suggestions(mon, sg, GP_ARRAY_LEN(sg), &n) != GP_OK)
+        return;
+    if (fmt == OUT_JSON)
+        gp_monitor_suggestions_write_json(stdout, sg, n);
+    else
+        gp_monitor_suggestions_text(fmt == OUT_CSV ? stderr : stdout, sg, n);
+}
+
+/* One row per GPU per interval until stopped or --count rows, then the suggestions. Each row is a
+ * new sampling round (never the same sample twice): with the print interval equal to the sampling
+ * interval, every round is printed once, so the stopped event's count is the rows printed. 2 when
+ * stdout failed. */
+static int print_rows(gp_monitor *mon, const monitor_args *a, const gp_monitor_config *cfg)
 {
     size_t n = gp_monitor_device_count(mon);
     gp__mutex_lock(&out_lock);
@@ -223,11 +269,16 @@ static int print_rows(gp_monitor *mon, const monitor_args *a)
         gp_monitor_csv_header(stdout);
     gp__mutex_unlock(&out_lock);
     long long rows = 0;
+    uint64_t seen = 0;
     while (!gp__cli_stopping() && (a->count < 0 || rows < a->count)) {
-        if (rows > 0)
-            sleep_ms(a->interval_ms);
+        if (rows > 0) {
+            if (a->interval_ms > cfg->sampling_interval_ms)
+                sleep_ms(a->interval_ms);
+            wait_new_round(mon, seen);
+        }
         if (gp__cli_stopping())
             break;
+        seen = gp_monitor_samples_total(mon);
         gp__mutex_lock(&out_lock);
         if (a->fmt == OUT_TABLE && rows % 20 == 0)
             gp_monitor_table_header(stdout);
@@ -250,6 +301,8 @@ static int print_rows(gp_monitor *mon, const monitor_args *a)
     }
     gp_monitor_stop(mon);
     gp__mutex_lock(&out_lock);
+    if (cfg->enable_optimization_suggestions)
+        print_suggestions(mon, a->fmt);
     int rc = gp__cli_finish_stdout("monitor", GP_OK);
     gp__mutex_unlock(&out_lock);
     return rc;
@@ -291,7 +344,7 @@ int gp__cmd_monitor(int argc, char **argv)
         gp_trace_free(trace);
         return rc;
     }
-    rc = print_rows(mon, &a);
+    rc = print_rows(mon, &a, &cfg);
     gp_monitor_close(mon);
     if (trace && write_trace(trace, output, a.fmt) != 0 && rc == 0)
         rc = 1;

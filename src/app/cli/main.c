@@ -37,6 +37,7 @@ static void usage(FILE *fp)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(fp, "\n'gpuprof <command> --help' describes a command's options.\n"
+                "'gpuprof --version' prints the version.\n"
                 "Exit codes: 0 success, 1 a verdict failed, 2 usage or input error.\n");
 }
 

@@ -1,4 +1,6 @@
 /* Monitor-configuration options shared by `gpuprof monitor` and `gpuprof exporter`. */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app/cli/cli.h"
@@ -34,15 +36,23 @@ int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int id, cha
     return 0;
 }
 
+/* A configuration warning on stderr: "gpuprof <cmd>: warning: <msg>". */
+static void warn_config(const char *msg, void *ctx)
+{
+    fprintf(stderr, "gpuprof %s: warning: %s\n", (const char *)ctx, msg);
+}
+
 bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_monitor_config *cfg)
 {
     gp_error err = {0};
-    if (mc->path && gp_monitor_config_load(cfg, mc->path, &err) != GP_OK) {
+    void *ctx = (void *)(uintptr_t)cmd;
+    if (mc->path && gp_monitor_config_load_ex(cfg, mc->path, warn_config, ctx, &err) != GP_OK) {
         gp__cli_error(cmd, "%s", err.msg);
         return false;
     }
     for (size_t i = 0; i < mc->n_sets; i++)
-        if (gp_monitor_config_set(cfg, mc->sets[i][0], mc->sets[i][1], &err) != GP_OK) {
+        if (gp_monitor_config_set_ex(cfg, mc->sets[i][0], mc->sets[i][1], warn_config, ctx, &err) !=
+            GP_OK) {
             gp__cli_error(cmd, "%s", err.msg);
             return false;
         }

@@ -14,8 +14,8 @@
 #include "core/util.h"
 #include "produce/monitor/monitor_internal.h"
 
-const char *const gp__alert_kinds[N_ALERT_KINDS] = {"utilization", "memory", "temperature",
-                                                    "power"};
+const char *const gp__alert_kinds[N_ALERT_KINDS] = {"utilization", "memory", "temperature", "power",
+                                                    "utilization_low"};
 
 /* ---- names -------------------------------------------------------------------------------- */
 
@@ -200,8 +200,10 @@ static gp_status open_devices(gp_monitor *m, const gp_leak_params *lp, gp_error 
     m->gpus = calloc(count ? count : 1, sizeof *m->gpus);
     if (!m->gpus)
         return gp_error_set(err, GP_ENOMEM, "out of memory");
-    m->n_gpus = count;
     const gp_monitor_config *cfg = &m->cfg;
+    if (!cfg->enable_multi_gpu && count > 1)
+        count = 1; /* enable_multi_gpu: false monitors GPU 0 only */
+    m->n_gpus = count;
     if (cfg->enable_xid_events && cfg->level >= GP_LEVEL_STANDARD && m->nvml.event_set_create &&
         m->nvml.register_events && m->nvml.event_set_wait &&
         m->nvml.event_set_create(&m->evset) == NVMLR_SUCCESS)
@@ -342,7 +344,7 @@ static void publish_gpu(gp_monitor *m, size_t i, gp_gpu_sample *s, const char *g
 static gp_status sample_round(gp_monitor *m, gp_ns ts) GP_REQUIRES(m->sample_lock)
     GP_EXCLUDES(m->lock)
 {
-    int32_t comp = gp_component_current();
+    int32_t comp = m->cfg.integrate_with_component_profiling ? gp_component_current() : -1;
     bool busy = false;
     for (size_t i = 0; i < m->n_gpus; i++) {
         gpu *g = &m->gpus[i];

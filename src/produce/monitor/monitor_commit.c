@@ -12,7 +12,7 @@
 
 /* ---- alerts and throttle events ------------------------------------------------------------ */
 
-/* The four alert figures of s: val[k] is meaningful when have[k]. */
+/* The alert figures of s: val[k] is meaningful when have[k]. */
 static void alert_values(const gp_gpu_sample *s, double val[N_ALERT_KINDS],
                          bool have[N_ALERT_KINDS])
 {
@@ -20,7 +20,8 @@ static void alert_values(const gp_gpu_sample *s, double val[N_ALERT_KINDS],
     static const gp_metric figure[N_ALERT_KINDS][2] = {{GP_M_UTIL_GPU, GP_M_COUNT},
                                                        {GP_M_MEM_USED, GP_M_MEM_TOTAL},
                                                        {GP_M_TEMP, GP_M_COUNT},
-                                                       {GP_M_POWER, GP_M_POWER_LIMIT}};
+                                                       {GP_M_POWER, GP_M_POWER_LIMIT},
+                                                       {GP_M_UTIL_GPU, GP_M_COUNT}};
     for (int k = 0; k < N_ALERT_KINDS; k++) {
         gp_metric m = figure[k][0], of = figure[k][1];
         if (!gp_sample_has(s, m))
@@ -35,46 +36,58 @@ static void alert_values(const gp_gpu_sample *s, double val[N_ALERT_KINDS],
     }
 }
 
+#define ALERT_LOW 4 /* the low-utilization alert: fires at or below its threshold */
+
+static const char *const units[N_ALERT_KINDS] = {"%", "% of memory", " C", "% of the limit", "%"};
+
+/* Queues the alert event of kind k (the condition held for the minimum duration). */
+static void alert_fire(gp_monitor *m, gpu *g, const gp_gpu_sample *s, int k, double val, double thr)
+    GP_REQUIRES(m->lock)
+{
+    g->alert_active[k] = true;
+    m->alerts_total[k]++;
+    gp_severity sev = k == ALERT_LOW ? GP_SEV_INFO : GP_SEV_WARNING;
+    if (k == 2 && gp_sample_has(s, GP_M_TEMP_SLOWDOWN) && val >= s->v[GP_M_TEMP_SLOWDOWN])
+        sev = GP_SEV_CRITICAL;
+    gp__mon_emit(m, GP_EVT_ALERT, sev, s->ts, (int)g->id.index, 0, gp__alert_kinds[k], val, thr,
+                 "gpu%u %s %.1f%s %s %.1f%s for %.1f s", g->id.index, gp__alert_kinds[k], val,
+                 units[k], k == ALERT_LOW ? "<=" : ">=", thr, units[k],
+                 (double)(s->ts - g->alert_pending[k]) / 1e9);
+}
+
 static void alerts(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
 {
     const gp_monitor_config *c = &m->cfg;
     double val[N_ALERT_KINDS], thr[N_ALERT_KINDS] = {c->utilization_threshold, c->memory_threshold,
-                                                     c->temperature_threshold, c->power_threshold};
+                                                     c->temperature_threshold, c->power_threshold,
+                                                     c->utilization_low_threshold};
     bool have[N_ALERT_KINDS] = {false};
     alert_values(s, val, have);
-    static const char *const units[N_ALERT_KINDS] = {"%", "% of memory", " C", "% of the limit"};
-    const char *const *kinds = gp__alert_kinds;
     gp_ns min_dur = (gp_ns)c->alert_min_duration_ms * 1000000;
     for (int k = 0; k < N_ALERT_KINDS; k++) {
         if (!have[k] || !(thr[k] > 0))
             continue;
+        bool low = k == ALERT_LOW;
+        bool over = low ? val[k] <= thr[k] : val[k] >= thr[k];
+        double clear_at = low ? thr[k] + c->alert_hysteresis : thr[k] - c->alert_hysteresis;
         if (!g->alert_active[k]) {
-            if (val[k] >= thr[k]) {
-                if (!g->alert_is_pending[k]) {
-                    g->alert_pending[k] = s->ts;
-                    g->alert_is_pending[k] = true;
-                }
-                if (s->ts - g->alert_pending[k] >= min_dur) {
-                    g->alert_active[k] = true;
-                    m->alerts_total[k]++;
-                    gp_severity sev = k == 2 && gp_sample_has(s, GP_M_TEMP_SLOWDOWN) &&
-                                              val[k] >= s->v[GP_M_TEMP_SLOWDOWN]
-                                          ? GP_SEV_CRITICAL
-                                          : GP_SEV_WARNING;
-                    gp__mon_emit(m, GP_EVT_ALERT, sev, s->ts, (int)g->id.index, 0, kinds[k], val[k],
-                                 thr[k], "gpu%u %s %.1f%s >= %.1f%s for %.1f s", g->id.index,
-                                 kinds[k], val[k], units[k], thr[k], units[k],
-                                 (double)(s->ts - g->alert_pending[k]) / 1e9);
-                }
-            } else {
+            if (!over) {
                 g->alert_is_pending[k] = false;
+                continue;
             }
-        } else if (val[k] < thr[k] - c->alert_hysteresis) {
+            if (!g->alert_is_pending[k]) {
+                g->alert_pending[k] = s->ts;
+                g->alert_is_pending[k] = true;
+            }
+            if (s->ts - g->alert_pending[k] >= min_dur)
+                alert_fire(m, g, s, k, val[k], thr[k]);
+        } else if (low ? val[k] > clear_at : val[k] < clear_at) {
             g->alert_active[k] = false;
             g->alert_is_pending[k] = false;
-            gp__mon_emit(m, GP_EVT_ALERT_CLEARED, GP_SEV_INFO, s->ts, (int)g->id.index, 0, kinds[k],
-                         val[k], thr[k], "gpu%u %s back to %.1f%s (below %.1f%s)", g->id.index,
-                         kinds[k], val[k], units[k], thr[k] - c->alert_hysteresis, units[k]);
+            gp__mon_emit(m, GP_EVT_ALERT_CLEARED, GP_SEV_INFO, s->ts, (int)g->id.index, 0,
+                         gp__alert_kinds[k], val[k], thr[k], "gpu%u %s back to %.1f%s (%s %.1f%s)",
+                         g->id.index, gp__alert_kinds[k], val[k], units[k], low ? "above" : "below",
+                         clear_at, units[k]);
         }
     }
 }

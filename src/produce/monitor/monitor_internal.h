@@ -33,7 +33,7 @@
 #define MAX_XID_CODES 32
 #define MAX_PROC_TRACKS 32
 #define MAX_COMPONENTS 256
-#define N_ALERT_KINDS 4
+#define N_ALERT_KINDS 5 /* utilization, memory, temperature, power, utilization_low */
 
 #define BIT(mm) (1ull << (mm))
 

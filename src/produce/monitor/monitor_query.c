@@ -150,10 +150,12 @@ gp_status gp_monitor_bottleneck(gp_monitor *m, size_t idx, gp_bottleneck *out)
     return GP_OK;
 }
 
+/* One suggestion: what was seen (msg), what to do (action) and the figures (evfmt). */
 static void suggest(gp_suggestion *out, size_t max, size_t *n, const char *type, gp_severity sev,
-                    int dev, const char *msg, const char *evfmt, ...) GP_PRINTF(8, 9);
+                    int dev, const char *msg, const char *action, const char *evfmt, ...)
+    GP_PRINTF(9, 10);
 static void suggest(gp_suggestion *out, size_t max, size_t *n, const char *type, gp_severity sev,
-                    int dev, const char *msg, const char *evfmt, ...)
+                    int dev, const char *msg, const char *action, const char *evfmt, ...)
 {
     if (*n >= max)
         return;
@@ -163,23 +165,69 @@ static void suggest(gp_suggestion *out, size_t max, size_t *n, const char *type,
     s->severity = sev;
     s->device = dev;
     snprintf(s->message, sizeof s->message, "%s", msg);
+    snprintf(s->suggestion, sizeof s->suggestion, "%s", action);
     va_list ap;
     va_start(ap, evfmt);
     vsnprintf(s->evidence, sizeof s->evidence, evfmt, ap);
     va_end(ap);
 }
 
+/* The suggestion of a bottleneck class, if it has one. */
+static void suggest_bottleneck(gp_suggestion *out, size_t max, size_t *n, int d,
+                               const gp_bottleneck *b)
+{
+    switch (b->kind) {
+    case GP_BN_THERMAL:
+        suggest(out, max, n, "thermal", GP_SEV_WARNING, d, "Clocks are reduced for temperature.",
+                "Check airflow, fan curves and ambient temperature.",
+                "temp_max_c=%.0f thermal_throttle_share=%.2f", b->temp_max,
+                b->thermal_throttle_share);
+        break;
+    case GP_BN_POWER:
+        suggest(out, max, n, "power", GP_SEV_WARNING, d, "The GPU runs at its power limit.",
+                "Raise the limit if allowed, or expect lower clocks under this load.",
+                "power_ratio=%.2f power_throttle_share=%.2f", b->power_ratio,
+                b->power_throttle_share);
+        break;
+    case GP_BN_MEMORY_CAPACITY:
+        suggest(out, max, n, "memory_capacity", GP_SEV_WARNING, d, "GPU memory is almost full.",
+                "Reduce the batch size, use activation checkpointing or mixed precision.",
+                "mem_used_ratio=%.3f", b->mem_used_ratio);
+        break;
+    case GP_BN_IDLE:
+        suggest(out, max, n, "idle", GP_SEV_INFO, d, "The GPU is mostly idle.",
+                "The input pipeline or CPU work may be the bottleneck: more data-loader workers, "
+                "pinned memory, prefetching.",
+                "util_gpu_mean=%.1f samples=%u", b->util_gpu_mean, b->samples);
+        break;
+    case GP_BN_MEMORY_BANDWIDTH:
+        suggest(out, max, n, "memory_bandwidth", GP_SEV_INFO, d, "Memory-bandwidth-bound.",
+                "Fuse element-wise kernels, use lower precision or raise arithmetic intensity.",
+                "util_mem_mean=%.1f util_gpu_mean=%.1f", b->util_mem_mean, b->util_gpu_mean);
+        break;
+    case GP_BN_COMPUTE:
+        suggest(out, max, n, "compute", GP_SEV_INFO, d, "Compute-bound.",
+                "Tensor cores (TF32/FP16/BF16) and kernel-level profiling are the next steps.",
+                "util_gpu_mean=%.1f", b->util_gpu_mean);
+        break;
+    default:
+        break;
+    }
+}
+
 gp_status gp_monitor_suggestions(gp_monitor *m, gp_suggestion *out, size_t max, size_t *n)
 {
     *n = 0;
+    if (!m->cfg.enable_optimization_suggestions)
+        return GP_OK;
     gp__mutex_lock(&m->lock);
     for (size_t i = 0; i < m->n_gpus; i++) {
         gpu *g = &m->gpus[i];
         int d = (int)i;
         if (g->id.lost) {
-            suggest(out, max, n, "device_lost", GP_SEV_CRITICAL, d,
-                    "The GPU stopped answering: check dmesg for XID errors, reseat or replace it.",
-                    "gpu=%zu pci_bus_id=%s", i, g->id.pci_bus_id);
+            suggest(out, max, n, "device_lost", GP_SEV_CRITICAL, d, "The GPU stopped answering.",
+                    "Check dmesg for XID errors, reseat or replace it.", "gpu=%zu pci_bus_id=%s", i,
+                    g->id.pci_bus_id);
             continue;
         }
         if (!g->has_latest)
@@ -187,65 +235,24 @@ gp_status gp_monitor_suggestions(gp_monitor *m, gp_suggestion *out, size_t max, 
         gp_leak_result lr;
         gp_leak_detector_eval(&g->leak, &lr);
         if (lr.leak)
-            suggest(out, max, n, "memory_leak", GP_SEV_CRITICAL, d,
-                    "GPU memory keeps growing: look for tensors or buffers kept alive across "
-                    "iterations (caches, lists of losses, graphs retained for backward).",
+            suggest(out, max, n, "memory_leak", GP_SEV_CRITICAL, d, "GPU memory keeps growing.",
+                    "Look for tensors or buffers kept alive across iterations (caches, lists of "
+                    "losses, graphs retained for backward).",
                     "slope_mb_per_h=%.1f r2=%.3f window_min=%.1f time_to_full_h=%.2f",
                     lr.slope_mb_per_h, lr.r2, lr.window_s / 60,
                     lr.time_to_full_s >= 0 ? lr.time_to_full_s / 3600 : -1.0);
         gp_bottleneck b;
         gp__mon_bottleneck_of(m, g, g->latest.ts, &b);
-        switch (b.kind) {
-        case GP_BN_THERMAL:
-            suggest(out, max, n, "thermal", GP_SEV_WARNING, d,
-                    "Clocks are reduced for temperature: check airflow, fan curves and "
-                    "ambient temperature.",
-                    "temp_max_c=%.0f thermal_throttle_share=%.2f", b.temp_max,
-                    b.thermal_throttle_share);
-            break;
-        case GP_BN_POWER:
-            suggest(out, max, n, "power", GP_SEV_WARNING, d,
-                    "The GPU runs at its power limit: raise the limit if allowed, or expect "
-                    "lower clocks under this load.",
-                    "power_ratio=%.2f power_throttle_share=%.2f", b.power_ratio,
-                    b.power_throttle_share);
-            break;
-        case GP_BN_MEMORY_CAPACITY:
-            suggest(out, max, n, "memory_capacity", GP_SEV_WARNING, d,
-                    "GPU memory is almost full: reduce the batch size, use activation "
-                    "checkpointing or mixed precision.",
-                    "mem_used_ratio=%.3f", b.mem_used_ratio);
-            break;
-        case GP_BN_IDLE:
-            suggest(out, max, n, "idle", GP_SEV_INFO, d,
-                    "The GPU is mostly idle: the input pipeline or CPU work may be the "
-                    "bottleneck (more data-loader workers, pinned memory, prefetching).",
-                    "util_gpu_mean=%.1f samples=%u", b.util_gpu_mean, b.samples);
-            break;
-        case GP_BN_MEMORY_BANDWIDTH:
-            suggest(out, max, n, "memory_bandwidth", GP_SEV_INFO, d,
-                    "Memory-bandwidth-bound: fuse element-wise kernels, use lower precision "
-                    "or larger arithmetic intensity.",
-                    "util_mem_mean=%.1f util_gpu_mean=%.1f", b.util_mem_mean, b.util_gpu_mean);
-            break;
-        case GP_BN_COMPUTE:
-            suggest(out, max, n, "compute", GP_SEV_INFO, d,
-                    "Compute-bound: tensor cores (TF32/FP16/BF16) and kernel-level profiling "
-                    "are the next steps.",
-                    "util_gpu_mean=%.1f", b.util_gpu_mean);
-            break;
-        default:
-            break;
-        }
+        suggest_bottleneck(out, max, n, d, &b);
         if (gp_sample_has(&g->latest, GP_M_ECC_UNCORRECTED) &&
             g->latest.v[GP_M_ECC_UNCORRECTED] > 0)
-            suggest(out, max, n, "ecc", GP_SEV_CRITICAL, d,
-                    "Uncorrected ECC errors: drain the GPU and run diagnostics.",
-                    "ecc_uncorrected=%.0f", g->latest.v[GP_M_ECC_UNCORRECTED]);
+            suggest(out, max, n, "ecc", GP_SEV_CRITICAL, d, "Uncorrected ECC errors.",
+                    "Drain the GPU and run diagnostics.", "ecc_uncorrected=%.0f",
+                    g->latest.v[GP_M_ECC_UNCORRECTED]);
         if (g->n_xid)
-            suggest(out, max, n, "xid", GP_SEV_CRITICAL, d,
-                    "The driver reported XID errors: look them up in NVIDIA's XID catalogue.",
-                    "xid_codes=%zu first_code=%u", g->n_xid, g->xid_code[0]);
+            suggest(out, max, n, "xid", GP_SEV_CRITICAL, d, "The driver reported XID errors.",
+                    "Look them up in NVIDIA's XID catalogue.", "xid_codes=%zu first_code=%u",
+                    g->n_xid, g->xid_code[0]);
     }
     gp__mutex_unlock(&m->lock);
     return GP_OK;
@@ -275,9 +282,30 @@ gp_status gp_monitor_components(gp_monitor *m, gp_component_stats *out, size_t m
 
 const char *gp_health_status_name(gp_health_status s)
 {
-    static const char *const names[] = {
-        [GP_HEALTH_OK] = "ok", [GP_HEALTH_DEGRADED] = "degraded", [GP_HEALTH_ERROR] = "error"};
+    static const char *const names[] = {[GP_HEALTH_OK] = "ok",
+                                        [GP_HEALTH_DEGRADED] = "degraded",
+                                        [GP_HEALTH_ERROR] = "error",
+                                        [GP_HEALTH_UNAVAILABLE] = "unavailable"};
     return GP_NAME_OF(names, s, "error");
+}
+
+void gp_monitor_health_unavailable(const gp_monitor_config *cfg, const gp_error *why,
+                                   gp_monitor_health *h)
+{
+    gp_monitor_config defaults;
+    if (!cfg) {
+        gp_monitor_config_init(&defaults);
+        cfg = &defaults;
+    }
+    memset(h, 0, sizeof *h);
+    h->status = GP_HEALTH_UNAVAILABLE;
+    h->level = cfg->level;
+    h->mode = cfg->mode;
+    h->interval_ms = cfg->sampling_interval_ms;
+    if (why && why->msg[0])
+        h->last_error = *why;
+    else
+        gp_error_set(&h->last_error, GP_ENODRIVER, "no NVIDIA driver found");
 }
 
 void gp_monitor_get_health(gp_monitor *m, gp_monitor_health *h)

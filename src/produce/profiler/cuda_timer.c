@@ -13,10 +13,11 @@
 
 #define MAX_OPEN_PER_NAME 64
 
-void gp__timer_init(struct gp_cuda_timer *t)
+void gp__timer_init(struct gp_cuda_timer *t, gp_profiler *owner)
 {
     memset(t, 0, sizeof(*t));
     gp__mutex_init(&t->lock);
+    t->owner = owner;
 }
 
 static void release_pairs(struct gp_cuda_timer *t) GP_REQUIRES(t->lock)
@@ -51,6 +52,46 @@ void gp__timer_reset(struct gp_cuda_timer *t)
     gp__mutex_unlock(&t->lock);
 }
 
+void gp_cuda_timer_reset(gp_cuda_timer *t)
+{
+    if (t)
+        gp__timer_reset(t);
+}
+
+void gp__timer_drop_open(struct gp_cuda_timer *t)
+{
+    gp__mutex_lock(&t->lock);
+    const gp__cuda *c = NULL;
+    size_t kept = 0;
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        gp__timer_pair *pr = &t->pairs[i];
+        if (pr->ev0 && !pr->ev1) {
+            if (!c)
+                c = gp__cuda_get();
+            gp__cuda_event_put(c, pr->ev0);
+        } else {
+            t->pairs[kept++] = *pr;
+        }
+    }
+    t->n_pairs = kept;
+    gp__mutex_unlock(&t->lock);
+}
+
+gp__kernel_scope gp__kernel_scope_begin(gp_profiler *p, const char *name, void *stream)
+{
+    gp__kernel_scope s = {NULL, name};
+    gp_cuda_timer *t = gp_profiler_cuda_timer(p);
+    if (t && gp_profiler_enabled(t->owner) && gp_cuda_timer_start(t, name, stream) == GP_OK)
+        s.timer = t;
+    return s;
+}
+
+void gp__kernel_scope_end(gp__kernel_scope *s)
+{
+    if (s->timer)
+        (void)gp_cuda_timer_stop(s->timer, s->name);
+}
+
 gp_cuda_timer *gp_profiler_cuda_timer(gp_profiler *p)
 {
     p = gp__prof_resolve(p);
@@ -64,6 +105,8 @@ static gp_status mark(gp_cuda_timer *t, const char *name, bool start, void *stre
 {
     if (!t || !name)
         return GP_EINVAL;
+    if (t->owner && !gp_profiler_enabled(t->owner))
+        return GP_OK; /* a disabled profiler records nothing */
     const gp__cuda *c = gp__cuda_get();
     gp_status st = gp__cuda_ensure_context(c);
     gp__mutex_lock(&t->lock);
@@ -184,7 +227,7 @@ static bool stats_of(struct gp_cuda_timer *t, const char *name, gp_timer_stats *
     gp__stats_compute(buf, n, &s);
     memset(out, 0, sizeof(*out));
     out->name = name;
-    out->count = n;
+    out->calls = n;
     out->pending = pending;
     out->total_ms = (double)s.total / 1e6;
     out->mean_ms = s.mean / 1e6;
@@ -284,7 +327,7 @@ gp_status gp__timer_json(gp_cuda_timer *t, gp__buf *b)
         const gp_timer_stats *r = &rows[i];
         gp__jw_obj_begin(&w);
         gp__jw_kv_str(&w, "name", r->name);
-        gp__jw_kv_int(&w, "count", (int64_t)r->count);
+        gp__jw_kv_int(&w, "calls", (int64_t)r->calls);
         gp__jw_kv_double(&w, "total_ms", r->total_ms);
         gp__jw_kv_double(&w, "mean_ms", r->mean_ms);
         gp__jw_kv_double(&w, "min_ms", r->min_ms);

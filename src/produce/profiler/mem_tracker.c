@@ -51,6 +51,20 @@ void gp__mem_reset(struct gp_mem_tracker *m)
     gp__mutex_unlock(&m->lock);
 }
 
+void gp_mem_reset(gp_mem_tracker *m)
+{
+    if (!m)
+        return;
+    gp__mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->n_bufs; i++)
+        free_buf(&m->bufs[i]);
+    m->n_bufs = 0;
+    m->total = m->peak = m->hist_base = 0;
+    m->n_hist = 0;
+    m->n_samples = 0;
+    gp__mutex_unlock(&m->lock);
+}
+
 gp_mem_tracker *gp_profiler_mem_tracker(gp_profiler *p)
 {
     p = gp__prof_resolve(p);
@@ -172,6 +186,31 @@ void gp_mem_status_get(gp_mem_tracker *m, gp_mem_status *out)
     device_status(out);
 }
 
+/* Copies n buffers into one allocation: the rows, then their strings. NULL when out of memory. */
+static gp_mem_buffer *copy_rows(const gp__mem_buf *src, size_t n)
+{
+    size_t text = 0;
+    for (size_t i = 0; i < n; i++)
+        text += strlen(src[i].name) + strlen(src[i].shape) + strlen(src[i].dtype) + 3;
+    gp_mem_buffer *out = malloc(n * sizeof(*out) + text + 1);
+    if (!out)
+        return NULL;
+    char *q = (char *)(out + n);
+    for (size_t i = 0; i < n; i++) {
+        const gp__mem_buf *b = &src[i];
+        const char *from[3] = {b->name, b->shape, b->dtype};
+        const char **dst[3] = {&out[i].name, &out[i].shape, &out[i].dtype};
+        for (int k = 0; k < 3; k++) {
+            size_t len = strlen(from[k]) + 1;
+            memcpy(q, from[k], len);
+            *dst[k] = q;
+            q += len;
+        }
+        out[i].bytes = b->bytes;
+    }
+    return out;
+}
+
 gp_status gp_mem_buffers(gp_mem_tracker *m, gp_mem_buffer **rows, size_t *n)
 {
     if (!m || !rows || !n)
@@ -179,28 +218,27 @@ gp_status gp_mem_buffers(gp_mem_tracker *m, gp_mem_buffer **rows, size_t *n)
     *rows = NULL;
     *n = 0;
     gp__mutex_lock(&m->lock);
-    size_t text = 0; /* one block: the rows, then their strings */
-    for (size_t i = 0; i < m->n_bufs; i++)
-        text += strlen(m->bufs[i].name) + strlen(m->bufs[i].shape) + strlen(m->bufs[i].dtype) + 3;
-    gp_mem_buffer *out = malloc(m->n_bufs * sizeof(*out) + text + 1);
-    gp_status st = out ? GP_OK : GP_ENOMEM;
+    gp_mem_buffer *out = copy_rows(m->bufs, m->n_bufs);
     if (out) {
-        char *q = (char *)(out + m->n_bufs);
-        for (size_t i = 0; i < m->n_bufs; i++) {
-            const gp__mem_buf *b = &m->bufs[i];
-            const char *src[3] = {b->name, b->shape, b->dtype};
-            const char **dst[3] = {&out[i].name, &out[i].shape, &out[i].dtype};
-            for (int k = 0; k < 3; k++) {
-                size_t len = strlen(src[k]) + 1;
-                memcpy(q, src[k], len);
-                *dst[k] = q;
-                q += len;
-            }
-            out[i].bytes = b->bytes;
-        }
         *rows = out;
         *n = m->n_bufs;
     }
+    gp__mutex_unlock(&m->lock);
+    return out ? GP_OK : GP_ENOMEM;
+}
+
+gp_status gp_mem_buffer_info(gp_mem_tracker *m, const char *name, gp_mem_buffer **out)
+{
+    if (!m || !name || !out)
+        return GP_EINVAL;
+    *out = NULL;
+    gp__mutex_lock(&m->lock);
+    gp_status st = GP_ENOENT;
+    for (size_t i = 0; i < m->n_bufs && st == GP_ENOENT; i++)
+        if (strcmp(m->bufs[i].name, name) == 0) {
+            *out = copy_rows(&m->bufs[i], 1);
+            st = *out ? GP_OK : GP_ENOMEM;
+        }
     gp__mutex_unlock(&m->lock);
     return st;
 }

@@ -70,7 +70,7 @@ gp_status gp_profiler_create(const gp_profiler_opts *opts, gp_profiler **out)
         return GP_ENOMEM;
     }
     gp__mutex_init(&p->lock);
-    gp__timer_init(&p->timer);
+    gp__timer_init(&p->timer, p);
     gp__mem_init(&p->mem, p);
     *out = p;
     return GP_OK;
@@ -154,10 +154,13 @@ void gp_profiler_enable(gp_profiler *p, bool on)
     p = gp__prof_resolve(p);
     if (!p)
         return;
+    bool was = gp_profiler_enabled(p);
     if (on)
         key_update(p, GP__KEY_ENABLED, 0);
     else
         key_update(p, 0, GP__KEY_ENABLED);
+    if (was != on)
+        gp__timer_drop_open(&p->timer);
 }
 
 bool gp_profiler_enabled(gp_profiler *p)

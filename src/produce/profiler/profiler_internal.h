@@ -120,7 +120,8 @@ struct gp_cuda_timer {
     gp__mutex lock; /* guards every member below */
     gp__timer_pair *pairs;
     size_t n_pairs, cap_pairs;
-    gp_status last; /* the driver status seen by the last call */
+    gp_status last;     /* the driver status seen by the last call */
+    gp_profiler *owner; /* set once at init: its enabled bit gates start / stop */
 };
 
 /* Memory tracker (mem_tracker.c). */
@@ -216,9 +217,11 @@ void gp__prof_forget_thread_cache(uint64_t uid);
 bool gp__prof_budget_take(gp_profiler *p, size_t bytes);
 
 /* Timer and tracker parts embedded in the profiler. */
-void gp__timer_init(struct gp_cuda_timer *t);
+void gp__timer_init(struct gp_cuda_timer *t, gp_profiler *owner);
 void gp__timer_fini(struct gp_cuda_timer *t);
 void gp__timer_reset(struct gp_cuda_timer *t);
+/* Discards the pairs started and not stopped (the profiler was enabled or disabled). */
+void gp__timer_drop_open(struct gp_cuda_timer *t);
 void gp__mem_init(struct gp_mem_tracker *m, gp_profiler *owner);
 void gp__mem_fini(struct gp_mem_tracker *m);
 void gp__mem_reset(struct gp_mem_tracker *m);
