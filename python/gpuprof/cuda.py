@@ -137,9 +137,12 @@ class KernelTimer:
                 "synchronisation, not GPU execution alone):\n" + self._prof.summary_text())
 
     def reset(self) -> None:
-        """Clears every timing (the profiler's ranges and timer samples)."""
-        self._prof.reset()
-        self._cpu_open.clear()
+        """Clears every timing and nothing else (tracked tensors stay). With the CPU-clock
+        fallback the timings are the profiler's ranges, so those are cleared."""
+        _core._timer_reset(self._h)
+        if not self.uses_cuda_events:
+            self._prof.reset()
+            self._cpu_open.clear()
 
 
 class MemoryTracker:
@@ -164,11 +167,10 @@ class MemoryTracker:
 
     def get_tensor_info(self, name: str) -> Optional[Dict[str, Any]]:
         """{"name", "shape", "dtype", "bytes", "size_mib"} of a tracked tensor, or None."""
-        for b in _core._mem_buffers(self._h):
-            if b["name"] == name:
-                b["size_mib"] = b["bytes"] / 2**20
-                return b
-        return None
+        b = _core._mem_info(self._h, name)
+        if b is not None:
+            b["size_mib"] = b["bytes"] / 2**20
+        return b
 
     def tracked(self) -> List[Dict[str, Any]]:
         """Every tracked tensor, in tracking order."""
@@ -192,9 +194,8 @@ class MemoryTracker:
         return _core._mem_report(self._h)
 
     def reset(self) -> None:
-        """Stops tracking every tensor."""
-        for b in _core._mem_buffers(self._h):
-            _core._mem_untrack(self._h, b["name"])
+        """Stops tracking every tensor and clears the peak (timers and ranges stay)."""
+        _core._mem_reset(self._h)
 
 
 class CudaProfiler:
@@ -240,13 +241,18 @@ class CudaProfiler:
         return self.memory.get_memory_report()
 
     def get_full_report(self) -> str:
-        """The timing report followed by the memory report."""
+        """One report: the kernel timing report, then the memory tracking report (the C
+        library's gp_profiler_print_full_report; with the CPU-clock fallback, the timing part is
+        the fallback's)."""
+        if self.timer.uses_cuda_events:
+            return _core._full_report(self.profiler._handle())
         return self.get_timing_report() + "\n" + self.get_memory_report()
 
     def reset(self) -> None:
         """Clears timings, ranges and tracked tensors."""
         self.timer.reset()
         self.memory.reset()
+        self.profiler.reset()
 
     def enable(self) -> None:
         self._enabled = self.timer.enabled = self.memory.enabled = True

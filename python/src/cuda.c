@@ -238,6 +238,55 @@ static PyObject *mem_buffers(PyObject *mod, PyObject *h)
     return out;
 }
 
+static PyObject *mem_info(PyObject *mod, PyObject *args)
+{
+    PyObject *h;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "Os", &h, &name))
+        return NULL;
+    gp_profiler *p = handle_of(h);
+    if (!p)
+        return NULL;
+    gp_mem_buffer *b = NULL;
+    gp_status st = gp_mem_buffer_info(gp_profiler_mem_tracker(p), name, &b);
+    if (st == GP_ENOENT)
+        Py_RETURN_NONE;
+    if (st != GP_OK)
+        return gpy_raise(st, NULL, "MemoryTracker.get_tensor_info");
+    PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:L}", "name", b->name, "shape", b->shape, "dtype",
+                                b->dtype, "bytes", (long long)b->bytes);
+    free(b);
+    return d;
+}
+
+static PyObject *mem_reset(PyObject *mod, PyObject *h)
+{
+    gp_profiler *p = handle_of(h);
+    if (!p)
+        return NULL;
+    gp_mem_reset(gp_profiler_mem_tracker(p));
+    Py_RETURN_NONE;
+}
+
+static PyObject *timer_reset(PyObject *mod, PyObject *h)
+{
+    gp_profiler *p = handle_of(h);
+    if (!p)
+        return NULL;
+    gp_cuda_timer_reset(gp_profiler_cuda_timer(p));
+    Py_RETURN_NONE;
+}
+
+static gp_status print_full(gp_profiler *p, FILE *fp)
+{
+    return gp_profiler_print_full_report(p, fp);
+}
+
+static PyObject *full_report(PyObject *mod, PyObject *h)
+{
+    return report_of(h, print_full, "CudaProfiler.get_full_report");
+}
+
 /* The DLPack ABI (dlpack.h, stable since v0.2): only what describing a tensor needs. */
 typedef struct gpy_dl_tensor {
     void *data;
@@ -295,6 +344,10 @@ static PyMethodDef functions[] = {
     {"_mem_untrack", mem_untrack, METH_VARARGS, "(handle, name)"},
     {"_mem_status", mem_status, METH_O, "(handle) -> dict"},
     {"_mem_buffers", mem_buffers, METH_O, "(handle) -> list of dicts"},
+    {"_mem_info", mem_info, METH_VARARGS, "(handle, name) -> dict or None"},
+    {"_mem_reset", mem_reset, METH_O, "(handle): untracks everything, clears the peak"},
+    {"_timer_reset", timer_reset, METH_O, "(handle): clears every kernel timer"},
+    {"_full_report", full_report, METH_O, "(handle) -> GPU PROFILING REPORT (timers + memory)"},
     {"_dlpack_info", dlpack_info, METH_O, "(dltensor capsule) -> (shape, dtype, bytes)"},
     {"_mem_report", mem_report, METH_O, "(handle) -> GPU MEMORY TRACKING REPORT"},
     {NULL, NULL, 0, NULL},

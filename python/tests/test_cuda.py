@@ -36,7 +36,7 @@ def test_memory_tracker_tensors_of_every_kind():
     assert m.get_total_memory() == 254
     assert m.get_peak_memory() >= 320254
     m.reset()
-    assert m.tracked() == []
+    assert m.tracked() == [] and m.get_peak_memory() == 0
     with pytest.raises(TypeError):
         m.track_tensor("x", object())
 
@@ -74,6 +74,9 @@ def test_kernel_timer_without_driver_falls_back_to_cpu_clock():
 def test_kernel_timer_fake_cuda(fake_cuda):
     code = textwrap.dedent("""
         import gpuprof
+        class ArrayInterface:
+            def __init__(self, shape, typestr):
+                self.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3}
         t = gpuprof.KernelTimer()
         assert t.uses_cuda_events, t.status
         for _ in range(5):
@@ -86,6 +89,12 @@ def test_kernel_timer_fake_cuda(fake_cuda):
         t.enabled = False
         t.start("ignored"); t.stop("ignored")
         assert t.get_timing("ignored") is None
+        t.enabled = True
+        m = gpuprof.MemoryTracker(profiler=t._prof)
+        m.track_tensor("kept", ArrayInterface((4,), "<f4"))
+        t.reset()                        # timers only
+        assert t.get_timing("angular_scattering") is None and t.get_timings() == []
+        assert m.get_tensor_info("kept")["bytes"] == 16
         print("ok")
     """)
     p = run_python(code, {"GPUPROF_CUDA_LIBRARY": fake_cuda})
@@ -102,6 +111,7 @@ def test_cuda_profiler_full_report_fake_cuda(fake_cuda):
             with cp.profile_kernel("spatial_streaming"):
                 pass
         full = cp.get_full_report()
+        assert "GPU PROFILING REPORT" in full
         assert "GPU KERNEL TIMING REPORT" in full and "GPU MEMORY TRACKING REPORT" in full
         assert "spatial_streaming" in full and "psi" in full
         assert cp.profiler.get_summary()["spatial_streaming"]["calls"] == 3
