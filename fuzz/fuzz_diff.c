@@ -70,8 +70,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int t = 0; t < GP_DIFF_TYPE_COUNT; t++)
         sum += d->n_by_type[t];
     check(sum == d->n_rows, "type counts add up");
+    size_t regressions = 0;
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++)
+        regressions += d->metrics[m].present && d->metrics[m].type == GP_DIFF_REGRESSION;
+    check(d->n_significant_regressions + d->n_untested_regressions ==
+              d->n_by_type[GP_DIFF_REGRESSION] + regressions,
+          "regressions are tested or untested");
+    check(d->n_failing_regressions == d->n_significant_regressions + d->n_untested_regressions,
+          "every regression fails by default");
     for (size_t i = 0; i < d->n_rows; i++) {
         check_test(&d->rows[i].test);
+        check_test(&d->rows[i].per_call);
         if (i)
             check(d->rows[i - 1].delta_ns >= d->rows[i].delta_ns, "rows sorted");
     }

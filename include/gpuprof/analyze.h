@@ -76,6 +76,8 @@ typedef struct gp_analyze_opts {
     size_t series_points;    /* time-series buckets (queue, bandwidth, memory) (100) */
     size_t max_outliers;     /* launch outliers listed per rank (10) */
     double small_kernel_ns;  /* "small kernel" cut-off for the bottleneck rules (10 us) */
+    /* Thresholds of the profile rules (gpuprof/advise.h); NULL: the defaults. */
+    const struct gp_advise_opts *advise;
     /* Threads for one rank's independent analyses: 0 = automatic (up to 4, as many as the machine
      * has CPUs, for ranks of 50 000 events or more), 1 = the caller's only, N = up to N. Results
      * never depend on it. */
@@ -280,6 +282,13 @@ typedef struct gp_finding {
     gp_suggestion_type type;
     gp_priority priority;
     const char *suggestion; /* static text */
+    /* The profile rules of gpuprof advise (gpuprof/advise.h) name one operation and estimate its
+     * time after the suggestion: op points into the trace; current_ns / estimated_ns are the
+     * op's total time in the trace (for "gpu_underutilized": the trace's span) now and after;
+     * expected is static text. NULL / 0 for the other rules. */
+    const char *op;
+    gp_ns current_ns, estimated_ns;
+    const char *expected;
 } gp_finding;
 
 /* Where a peak-memory figure comes from (docs/analyses.md, "Peak memory"). */

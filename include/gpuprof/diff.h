@@ -1,18 +1,21 @@
 /* gpuprof diff: compare a base and a current set of runs (profiles or traces) per operation /
  * kernel name and overall, with verdicts that respect noise.
  *
- * Each side is one or more runs (one gp_trace each). Events are grouped by (kind, name), the name
- * optionally normalised (template arguments, auto-generated numbering). Every group gets per-side
- * statistics (calls and total per run, mean / p50 / p95 per call, peak memory where present) and a
- * verdict:
- *   - one run on either side: the per-call duration distributions are compared;
- *   - several runs on both sides: the per-run totals of the name are compared.
- * The comparison is a two-sided Mann-Whitney U test (exact null distribution for small samples
- * without ties, else the normal approximation with tie and continuity corrections), p-values
- * adjusted over all tested names (Holm by default, Benjamini-Hochberg or none on request), plus a
- * bootstrap confidence interval of the ratio of medians (seeded, deterministic). A change is a
- * REGRESSION / IMPROVEMENT only when the adjusted p-value is below alpha AND the ratio of medians
- * moved by at least the practical threshold in the same direction as the test's effect.
+ * Each side is one or more runs (one gp_trace each). Events are grouped by (kind, name); names
+ * found on one side only are then matched by their normalised form (template arguments and
+ * trailing instance numbers, gp_diff_normalize_name) unless opts.exact, so a kernel whose template
+ * arguments changed is one row showing both names. Every row gets per-side statistics (calls and
+ * total per run, mean / p50 / p95 per call, peak memory where present) and three signals:
+ *   - the verdict (type) on the total time per run (calls x time per call), what costs the user
+ *     time: with enough runs on both sides to reach alpha (4 vs 4 at 0.05) a two-sided
+ *     Mann-Whitney U test of the per-run totals, p-values adjusted over all tested names (Holm by
+ *     default), and the practical threshold on the ratio of median totals; below that sample size
+ *     the threshold alone decides and the verdict is untested (test.method NONE);
+ *   - the call-count change (calls per run), with its direction;
+ *   - the per-call shift: a Mann-Whitney U test of the per-call durations (all runs pooled),
+ *     adjusted as its own family, with its direction (slower / faster / same / untested).
+ * Bootstrap confidence intervals (seeded, deterministic) of the ratios of medians are computed
+ * only where both samples hold at least GP_DIFF_MIN_CI_N values; below that they are NaN.
  *
  * A gp_diff owns its memory (names are copied); it does not keep pointers into the traces.
  * Thread-safety: gp_diff_compute touches only its arguments; results are read-only. */
@@ -52,25 +55,35 @@ enum {
     GP_DIFF_NORM_TEMPLATES = 1u << 0, /* "f<float, 4>(int)" -> "f<...>(int)" */
     GP_DIFF_NORM_NUMBERS = 1u << 1,   /* a trailing digit run after '_' or '#' -> "N":
                                          "triton_poi_fused_add_0" -> "triton_poi_fused_add_N" */
+    GP_DIFF_NORM_ARGS = 1u << 2,      /* a trailing argument list "(float*, int)" -> "(...)" */
 };
 
 typedef struct gp_diff_opts {
     double threshold; /* practical threshold as a fraction (default 0.05 = 5 %) */
     double alpha;     /* significance level (default 0.05); the CI is at 1 - alpha */
     gp_diff_correction correction;
-    uint32_t normalize; /* GP_DIFF_NORM_* */
+    uint32_t normalize; /* GP_DIFF_NORM_*: names merged by this form before anything else */
     uint32_t kinds;     /* mask of (1u << gp_event_kind); 0 = the default set (see docs) */
     uint64_t seed;      /* bootstrap seed (default 1) */
     uint32_t bootstrap; /* bootstrap resamples (default 2000; 0 = no CI) */
     bool analyze; /* run gpuprof analyze on both sides for the kernel-type / temporal breakdown
                      deltas and the changes in findings (default true; needs GPU work) */
+    bool exact;   /* no matching of one-sided names by normalised form (default false) */
+    /* Count only tested, significant regressions as failing (n_failing_regressions); by default
+     * untested threshold regressions (too few runs to test) fail too. */
+    bool require_significance;
 } gp_diff_opts;
+
+/* Bootstrap CIs need at least this many values on each side (a percentile interval of a median
+ * from fewer is too coarse to mean anything). */
+#define GP_DIFF_MIN_CI_N 10
 
 /* Fills opts with the defaults above. */
 GP_EXTERN void gp_diff_opts_init(gp_diff_opts *opts);
 
 /* Writes the normalised form of name (flags GP_DIFF_NORM_*) into out (cap bytes, always
- * NUL-terminated; truncated if needed). */
+ * NUL-terminated; truncated if needed). One-sided names are matched by their form with all three
+ * flags. */
 GP_EXTERN void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t cap);
 
 typedef enum gp_diff_method {
@@ -82,7 +95,8 @@ typedef enum gp_diff_method {
 /* "none", "per-call", "per-run". */
 GP_EXTERN const char *gp_diff_method_name(gp_diff_method m);
 
-/* The statistical comparison behind one verdict. */
+/* The statistical comparison behind one signal. method NONE: untested (the sizes cannot reach
+ * alpha, or NEW / REMOVED); ratio is still the ratio of medians when both sides have values. */
 typedef struct gp_diff_test {
     gp_diff_method method;
     uint64_t n_base, n_cur; /* samples on each side */
@@ -90,9 +104,11 @@ typedef struct gp_diff_test {
     double u;               /* U statistic of the current sample (n_base*n_cur/2 = no shift) */
     double p_value;         /* two-sided, unadjusted; NaN when not tested */
     double p_adjusted;      /* after the multiple-comparison correction; NaN when not tested */
-    double ratio;           /* median(current) / median(base); NaN when base median is 0 */
-    double ci_lo, ci_hi;    /* bootstrap (1-alpha) CI of the ratio; NaN when not computed */
-    bool significant;       /* p_adjusted < alpha */
+    double ratio;        /* median(current) / median(base); +inf when only the base median is 0; NaN
+                            when both are 0 or a side is empty */
+    double ci_lo, ci_hi; /* bootstrap (1-alpha) CI of the ratio; NaN when not computed (untested,
+                            fewer than GP_DIFF_MIN_CI_N values on a side, or --bootstrap 0) */
+    bool significant;    /* p_adjusted < alpha */
 } gp_diff_test;
 
 /* One side's statistics for a name. Per-run values are averages over the side's runs. */
@@ -104,14 +120,36 @@ typedef struct gp_diff_side {
     int64_t mem_peak; /* bytes (max "mem_peak_bytes" of the range args); -1 absent */
 } gp_diff_side;
 
+/* Direction of a signal. */
+typedef enum gp_diff_dir {
+    GP_DIFF_SAME = 0,    /* moved less than the threshold (or, tested, not significantly) */
+    GP_DIFF_UP,          /* calls: more; per call: slower */
+    GP_DIFF_DOWN,        /* calls: fewer; per call: faster */
+    GP_DIFF_DIR_UNTESTED /* per call: too few calls to test */
+} gp_diff_dir;
+
+/* "same", "more" / "slower", "fewer" / "faster", "untested" (calls: for_calls true). */
+GP_EXTERN const char *gp_diff_dir_name(gp_diff_dir d, bool for_calls);
+
 typedef struct gp_diff_row {
-    char *name; /* normalised name (owned by the gp_diff) */
+    /* The current side's name (the base's for REMOVED), normalised with opts.normalize; for a row
+     * matching several one-sided names per side, their normalised form. Owned by the gp_diff. */
+    char *name;
+    /* The base side's name when one base name was matched to a different current name by
+     * normalised form (a renamed kernel), else NULL. Owned. */
+    char *base_name;
+    uint32_t n_base_names, n_cur_names; /* distinct names on each side (0 on an absent side) */
     gp_event_kind kind;
     gp_diff_side base, cur;
-    double delta_ns;  /* cur.total - base.total (per run) */
-    double delta_pct; /* 100 * delta / base.total; NaN when base.total == 0 */
-    gp_diff_type type;
-    gp_diff_test test;
+    double delta_ns;          /* cur.total - base.total (per run) */
+    double delta_pct;         /* 100 * delta / base.total; NaN when base.total == 0 */
+    gp_diff_type type;        /* the verdict on the total time per run */
+    gp_diff_test test;        /* behind it: per-run totals (method RUNS), or NONE: untested */
+    double calls_pct;         /* 100 * (cur.calls / base.calls - 1); NaN when base.calls == 0 */
+    gp_diff_dir calls_dir;    /* UP / DOWN when calls_pct moved by at least the threshold */
+    gp_diff_test per_call;    /* per-call durations of all runs pooled (method CALLS or NONE) */
+    gp_diff_dir per_call_dir; /* UP (slower) / DOWN (faster): significant and past the
+                                 threshold in the test's direction; SAME; or UNTESTED */
 } gp_diff_row;
 
 typedef enum gp_diff_metric_id {
@@ -128,9 +166,8 @@ typedef struct gp_diff_metric {
     bool present;     /* measured on both sides */
     double base, cur; /* median over the side's runs */
     double delta, delta_pct;
-    /* Type by the same rule as names when tested (several runs on both sides); with one run on a
-     * side the metric is not tested (test.method NONE): type reflects the threshold alone and
-     * never counts as a significant regression. */
+    /* Type by the same rule as names: tested with enough runs on both sides, else (test.method
+     * NONE) by the threshold alone, an untested verdict. */
     gp_diff_type type;
     gp_diff_test test;
 } gp_diff_metric;
@@ -168,10 +205,17 @@ typedef struct gp_diff {
     gp_diff_row *rows; /* sorted by delta_ns descending, then kind, then name */
     size_t n_rows;
     gp_diff_metric metrics[GP_DIFF_METRIC_COUNT];
-    double speedup;  /* base total_time / current total_time; NaN when unknown */
-    size_t n_tested; /* rows in the multiple-comparison family */
+    double speedup;           /* base total_time / current total_time; NaN when unknown */
+    size_t n_tested;          /* rows in the multiple-comparison family of the verdicts */
+    size_t runs_needed;       /* the smallest n for which n vs n runs can reach alpha (4 at 0.05) */
+    size_t n_matched;         /* rows matched by normalised name (base_name set or several names) */
+    size_t n_tested_per_call; /* rows in the family of the per-call tests */
     size_t n_by_type[GP_DIFF_TYPE_COUNT];
-    size_t n_significant_regressions; /* rows + tested metrics with type REGRESSION */
+    size_t n_significant_regressions; /* rows + metrics: REGRESSION, tested and significant */
+    size_t n_untested_regressions;    /* rows + metrics: REGRESSION by the threshold, untested */
+    /* What `--fail-on-regression` fails on: significant + untested regressions, or only the
+     * significant ones with opts.require_significance. */
+    size_t n_failing_regressions;
 
     /* From gpuprof analyze, when opts.analyze and both sides have GPU work (else analyzed is
      * false and analyze_note says why). No statistical test: descriptive deltas. */
@@ -224,13 +268,14 @@ GP_EXTERN void gp_diff_render_opts_init(gp_diff_render_opts *o);
 /* Fixed-width text: summary, top-N regressions, top-N improvements, NEW / REMOVED, notes. */
 GP_EXTERN gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o,
                                         FILE *fp) GP_WARN_UNUSED;
-/* JSON with every field (schema "gpuprof.diff/1"). */
+/* JSON with every field (schema "gpuprof.diff/2"). */
 GP_EXTERN gp_status gp_diff_render_json(const gp_diff *d, const gp_diff_render_opts *o,
                                         FILE *fp) GP_WARN_UNUSED;
 /* Self-contained HTML comparison page: summary and side-by-side bars per name. */
 GP_EXTERN gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o,
                                         FILE *fp) GP_WARN_UNUSED;
-/* JUnit XML: one testcase per compared name; each significant regression is a failed case. */
+/* JUnit XML: one testcase per name present on both sides and per overall metric; each failing
+ * regression (n_failing_regressions) is a failed case. */
 GP_EXTERN gp_status gp_diff_render_junit(const gp_diff *d, const gp_diff_render_opts *o,
                                          FILE *fp) GP_WARN_UNUSED;
 

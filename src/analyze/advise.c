@@ -108,7 +108,7 @@ done:
     return st;
 }
 
-static gp_priority priority_of(gp_ns gain, gp_ns base)
+gp_priority gp__advise_priority(gp_ns gain, gp_ns base)
 {
     double share = base > 0 ? (double)gain / (double)base : 0.0;
     if (share >= 0.30)
@@ -120,17 +120,18 @@ static gp_priority priority_of(gp_ns gain, gp_ns base)
     return GP_PRIO_LOW;
 }
 
-static gp_finding *add_finding(gp_analysis *a, size_t *cap, const char *rule, int32_t rank)
+gp_finding *gp__advise_add(gp_analysis *a, size_t *cap, const char *rule, int32_t rank)
 {
     gp_finding *f = GP_PUSH(a->findings, a->n_findings, *cap);
     if (f) {
+        memset(f, 0, sizeof *f);
         f->rule = rule;
         f->rank = rank;
     }
     return f;
 }
 
-static void ev_add(gp_finding *f, const char *name, double value, const char *unit)
+void gp__advise_evidence(gp_finding *f, const char *name, double value, const char *unit)
 {
     if (f->n_evidence >= GP_ARRAY_LEN(f->evidence))
         return;
@@ -182,107 +183,110 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
     gp_finding *f;
     /* launch-bound */
     if (tb->valid && tb->idle_pct >= 30.0 && idle_sum > 0 && host_wait * 2 >= idle_sum) {
-        if (!(f = add_finding(a, cap, "launch_bound", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "launch_bound", r->rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof(f->title),
                  "GPU idle %.1f%% of the time, mostly waiting for the host to launch work",
                  tb->idle_pct);
-        ev_add(f, "idle_time_pctg", tb->idle_pct, "%");
-        ev_add(f, "host_wait_share_of_idle", 100.0 * (double)host_wait / (double)idle_sum, "%");
-        ev_add(f, "kernels", (double)r->kernels_total, "count");
+        gp__advise_evidence(f, "idle_time_pctg", tb->idle_pct, "%");
+        gp__advise_evidence(f, "host_wait_share_of_idle",
+                            100.0 * (double)host_wait / (double)idle_sum, "%");
+        gp__advise_evidence(f, "kernels", (double)r->kernels_total, "count");
         if (r->kernels_total)
-            ev_add(f, "small_kernels_share",
-                   100.0 * (double)r->small_kernels / (double)r->kernels_total, "%");
+            gp__advise_evidence(f, "small_kernels_share",
+                                100.0 * (double)r->small_kernels / (double)r->kernels_total, "%");
         if (r->launch.n_apis)
-            ev_add(f, "launch_cpu_p50", US(r->launch.apis[0].cpu_p50), "us");
+            gp__advise_evidence(f, "launch_cpu_p50", US(r->launch.apis[0].cpu_p50), "us");
         f->gain_ns = GP_MIN(tb->idle, host_wait_max);
         f->type = GP_SUG_CACHING;
         f->suggestion = "The GPU waits for the CPU to enqueue work. Capture the step in a CUDA "
                         "graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse "
                         "small kernels, and move host work (data loading, .item(), logging) off "
                         "the critical path.";
-        f->priority = priority_of(f->gain_ns, base);
+        f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* small kernels dominating */
     if (r->kernels_total >= 100 && r->small_kernels * 2 >= r->kernels_total) {
-        if (!(f = add_finding(a, cap, "small_kernels", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "small_kernels", r->rank)))
             return GP_ENOMEM;
         double share = 100.0 * (double)r->small_kernels / (double)r->kernels_total;
         snprintf(f->title, sizeof(f->title), "%.0f%% of %llu kernels run for less than %.0f us",
                  share, (unsigned long long)r->kernels_total, a->opts.small_kernel_ns / 1000.0);
-        ev_add(f, "small_kernels", (double)r->small_kernels, "count");
-        ev_add(f, "small_kernels_share", share, "%");
-        ev_add(f, "small_kernels_time", US(r->small_kernels_time), "us");
+        gp__advise_evidence(f, "small_kernels", (double)r->small_kernels, "count");
+        gp__advise_evidence(f, "small_kernels_share", share, "%");
+        gp__advise_evidence(f, "small_kernels_time", US(r->small_kernels_time), "us");
         gp_ns mean_gap = gaps ? idle_sum / (gp_ns)gaps : 0;
-        ev_add(f, "mean_gap", US(mean_gap), "us");
+        gp__advise_evidence(f, "mean_gap", US(mean_gap), "us");
         f->gain_ns =
             GP_MAX(0, GP_MIN(tb->valid ? tb->idle : 0, (gp_ns)r->small_kernels * mean_gap));
         f->type = GP_SUG_BATCHING;
         f->suggestion = "Most kernels are tiny: fuse element-wise chains (torch.compile, fused or "
                         "foreach optimizers), batch small operations together, or raise the batch "
                         "size so each launch does more work.";
-        f->priority = priority_of(f->gain_ns, base);
+        f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* low communication/computation overlap */
     const gp_overlap *ov = &r->overlap;
     if (tb->valid && ov->comm > 0 && (double)ov->comm >= 0.05 * (double)tb->kernel_time &&
         ov->pct < 30.0) {
-        if (!(f = add_finding(a, cap, "low_overlap", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "low_overlap", r->rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof(f->title), "Only %.1f%% of communication overlaps computation",
                  ov->pct);
-        ev_add(f, "comp_comm_overlap_pctg", ov->pct, "%");
-        ev_add(f, "communication_time", US(ov->comm), "us");
-        ev_add(f, "computation_time", US(ov->comp), "us");
+        gp__advise_evidence(f, "comp_comm_overlap_pctg", ov->pct, "%");
+        gp__advise_evidence(f, "communication_time", US(ov->comm), "us");
+        gp__advise_evidence(f, "computation_time", US(ov->comp), "us");
         f->gain_ns = GP_MAX(0, GP_MIN(ov->comm - ov->overlap, ov->comp - ov->overlap));
         f->type = GP_SUG_PARALLELIZATION;
         f->suggestion = "Communication runs mostly alone. Overlap it with computation: DDP/FSDP "
                         "gradient bucketing (bucket_cap_mb), backward/forward prefetch, async "
                         "collectives on their own stream, and fewer, larger collectives.";
-        f->priority = priority_of(f->gain_ns, base);
+        f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* copy-heavy or pageable copies */
     const gp_bandwidth *bw = &r->bandwidth;
     if (tb->valid && bw->busy > 0 &&
         ((double)bw->busy >= 0.10 * (double)tb->kernel_time ||
          (bw->pageable > 0 && (double)bw->busy >= 0.01 * (double)tb->kernel_time))) {
-        if (!(f = add_finding(a, cap, "copy_heavy", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "copy_heavy", r->rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof(f->title), "Memory copies take %.1f%% of GPU time%s",
                  100.0 * (double)bw->busy / (double)tb->kernel_time,
                  bw->pageable ? ", some from pageable host memory" : "");
-        ev_add(f, "memcpy_time", US(bw->busy), "us");
-        ev_add(f, "memcpy_share", 100.0 * (double)bw->busy / (double)tb->kernel_time, "%");
-        ev_add(f, "pageable_copies", (double)bw->pageable, "count");
-        ev_add(f, "mean_bandwidth", bw->mean_gbps, "GB/s");
+        gp__advise_evidence(f, "memcpy_time", US(bw->busy), "us");
+        gp__advise_evidence(f, "memcpy_share", 100.0 * (double)bw->busy / (double)tb->kernel_time,
+                            "%");
+        gp__advise_evidence(f, "pageable_copies", (double)bw->pageable, "count");
+        gp__advise_evidence(f, "mean_bandwidth", bw->mean_gbps, "GB/s");
         f->gain_ns = bw->pageable ? bw->busy / 2 : bw->busy / 4;
         f->type = GP_SUG_MEMORY;
         f->suggestion = "Pin host memory (DataLoader pin_memory=True, tensor.pin_memory()), copy "
                         "with non_blocking=True on a side stream so copies overlap compute, and "
                         "keep tensors resident on the GPU between steps.";
-        f->priority = priority_of(f->gain_ns, base);
+        f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* frequent synchronisation */
     const gp_activity *act = &r->activity;
     if (act->syncs >= 10 && act->span > 0 && (double)act->sync >= 0.10 * (double)act->span) {
-        if (!(f = add_finding(a, cap, "frequent_sync", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "frequent_sync", r->rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof(f->title), "%llu synchronisations block for %.1f%% of the trace",
                  (unsigned long long)act->syncs, 100.0 * (double)act->sync / (double)act->span);
-        ev_add(f, "syncs", (double)act->syncs, "count");
-        ev_add(f, "sync_time", US(act->sync), "us");
-        ev_add(f, "sync_share_of_span", 100.0 * (double)act->sync / (double)act->span, "%");
+        gp__advise_evidence(f, "syncs", (double)act->syncs, "count");
+        gp__advise_evidence(f, "sync_time", US(act->sync), "us");
+        gp__advise_evidence(f, "sync_share_of_span", 100.0 * (double)act->sync / (double)act->span,
+                            "%");
         f->gain_ns = act->sync / 2;
         f->type = GP_SUG_ALGORITHM;
         f->suggestion = "The host blocks on the GPU often (cudaStreamSynchronize, .item(), .cpu(), "
                         "printing tensors). Keep values on the device, batch the reads, and use "
                         "CUDA events or non_blocking copies instead of full synchronisations.";
-        f->priority = priority_of(f->gain_ns, base);
+        f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* low-occupancy hot kernel */
     if (r->low_occ_kernel && r->kernels_time > 0 &&
         (double)r->low_occ_time >= 0.05 * (double)r->kernels_time) {
-        if (!(f = add_finding(a, cap, "low_occupancy", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "low_occupancy", r->rank)))
             return GP_ENOMEM;
         /* shortened among the rank's top kernels, so that it reads as its row there */
         char shortname[64];
@@ -291,16 +295,16 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
             return st;
         snprintf(f->title, sizeof(f->title), "Hot kernel %s runs at %.0f%% occupancy", shortname,
                  r->low_occ_pct);
-        ev_add(f, "occupancy", r->low_occ_pct, "%");
-        ev_add(f, "kernel_time", US(r->low_occ_time), "us");
-        ev_add(f, "share_of_kernel_time", 100.0 * (double)r->low_occ_time / (double)r->kernels_time,
-               "%");
+        gp__advise_evidence(f, "occupancy", r->low_occ_pct, "%");
+        gp__advise_evidence(f, "kernel_time", US(r->low_occ_time), "us");
+        gp__advise_evidence(f, "share_of_kernel_time",
+                            100.0 * (double)r->low_occ_time / (double)r->kernels_time, "%");
         f->gain_ns = r->low_occ_time / 4;
         f->type = GP_SUG_ALGORITHM;
         f->suggestion = "Check the kernel's launch configuration, registers per thread and shared "
                         "memory per block; try another tile size, a library kernel (cuBLAS/cuDNN "
                         "heuristics) or torch.compile max-autotune.";
-        f->priority = priority_of(f->gain_ns, base);
+        f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* memory peak near capacity */
     for (size_t i = 0; i < r->n_memory; i++) {
@@ -310,14 +314,14 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         double frac = (double)md->peak_allocated / (double)md->capacity;
         if (frac < 0.90)
             continue;
-        if (!(f = add_finding(a, cap, "memory_peak", r->rank)))
+        if (!(f = gp__advise_add(a, cap, "memory_peak", r->rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof(f->title),
                  "Allocated memory on device %d peaks at %.0f%% of its capacity", md->device_id,
                  100.0 * frac);
-        ev_add(f, "peak_allocated", (double)md->peak_allocated / 1e9, "GB");
-        ev_add(f, "capacity", (double)md->capacity / 1e9, "GB");
-        ev_add(f, "peak_share", 100.0 * frac, "%");
+        gp__advise_evidence(f, "peak_allocated", (double)md->peak_allocated / 1e9, "GB");
+        gp__advise_evidence(f, "capacity", (double)md->capacity / 1e9, "GB");
+        gp__advise_evidence(f, "peak_share", 100.0 * frac, "%");
         f->gain_ns = 0;
         f->type = GP_SUG_MEMORY;
         f->suggestion = "Memory is close to exhaustion: activation checkpointing, smaller "
@@ -338,11 +342,14 @@ static int cmp_finding(const void *pa, const void *pb)
     return a->rank - b->rank;
 }
 
-/* Findings of one kind: the same rule (for stragglers, the same metric). */
+/* Findings of one kind: the same rule (for stragglers, the same metric; for the profile rules,
+ * the same operation). */
 static bool same_kind(const gp_finding *a, const gp_finding *b)
 {
     if (strcmp(a->rule, b->rule) != 0)
         return false;
+    if (a->op || b->op)
+        return a->op && b->op && strcmp(a->op, b->op) == 0;
     return strcmp(a->rule, "straggler") != 0 ||
            strcmp(a->evidence[0].name, b->evidence[0].name) == 0;
 }
@@ -399,15 +406,17 @@ static gp_status merge_ranks(gp_analysis *a)
     return GP_OK;
 }
 
-gp_status gp__analyze_advise(gp_analysis *a)
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
 {
     gp_status st = stragglers(a);
     size_t cap = 0;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
         st = rank_findings(a, &cap, &a->ranks[i]);
+    for (size_t i = 0; i < a->n_ranks && i < job->n_ranks && st == GP_OK; i++)
+        st = gp__advise_profile(a, &cap, job->ranks[i], a->ranks[i].rank);
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
         const gp_straggler *s = &a->stragglers[i];
-        gp_finding *f = add_finding(a, &cap, "straggler", s->rank);
+        gp_finding *f = gp__advise_add(a, &cap, "straggler", s->rank);
         if (!f)
             return GP_ENOMEM;
         const gp_rank_analysis *r = NULL;
@@ -419,8 +428,8 @@ gp_status gp__analyze_advise(gp_analysis *a)
                  "Out of step with the other ranks: %s %.1f%s against a median of %.1f%s",
                  s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : " us",
                  pct ? s->median : s->median / 1000.0, pct ? "%" : " us");
-        ev_add(f, s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : "us");
-        ev_add(f, "median", pct ? s->median : s->median / 1000.0, pct ? "%" : "us");
+        gp__advise_evidence(f, s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : "us");
+        gp__advise_evidence(f, "median", pct ? s->median : s->median / 1000.0, pct ? "%" : "us");
         gp_ns kt = r && r->temporal.valid ? r->temporal.kernel_time : 0;
         f->gain_ns = pct ? (gp_ns)(fabs(s->value - s->median) / 100.0 * (double)kt)
                          : (gp_ns)(s->value - s->median);
@@ -428,7 +437,7 @@ gp_status gp__analyze_advise(gp_analysis *a)
         f->suggestion = "One rank is out of step with the others, and collectives make every rank "
                         "wait for it: compare its input shard sizes, data loading, clocks and "
                         "placement, and rebalance the work.";
-        f->priority = priority_of(f->gain_ns, kt);
+        f->priority = gp__advise_priority(f->gain_ns, kt);
     }
     if (st == GP_OK && a->n_findings > 1)
         qsort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);

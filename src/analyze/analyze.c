@@ -340,7 +340,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
     if (st == GP_OK)
         st = job_types(a);
     if (st == GP_OK)
-        st = gp__analyze_advise(a);
+        st = gp__analyze_advise(a, job);
     if (st != GP_OK) {
         gp_analysis_free(a);
         if (st == GP_ENOMEM)

@@ -114,8 +114,18 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
  * low_occ_*). */
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* advise.c: stragglers and findings over the finished rank results. */
-gp_status gp__analyze_advise(gp_analysis *a) GP_WARN_UNUSED;
+/* advise.c: stragglers and findings over the finished rank results, and the profile rules
+ * (advise_profile.c) over the job's traces. */
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;
+/* advise.c, for the rule files: a new finding (zeroed but for rule and rank) in a->findings
+ * (capacity *cap), NULL when out of memory; an evidence line; the priority of a gain against a
+ * base time (>= 30 % critical, >= 15 % high, >= 5 % medium, else low). */
+gp_finding *gp__advise_add(gp_analysis *a, size_t *cap, const char *rule, int32_t rank);
+void gp__advise_evidence(gp_finding *f, const char *name, double value, const char *unit);
+gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
+/* advise_profile.c: the profile rules (gpuprof/advise.h) on one rank's trace. */
+gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
+                             int32_t rank) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

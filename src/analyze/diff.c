@@ -44,51 +44,19 @@ const char *gp_diff_type_name(gp_diff_type type)
     return (unsigned)type < GP_ARRAY_LEN(names) ? names[type] : "UNKNOWN";
 }
 
+const char *gp_diff_dir_name(gp_diff_dir d, bool for_calls)
+{
+    static const char *const calls[] = {"same", "more", "fewer", "untested"};
+    static const char *const per_call[] = {"same", "slower", "faster", "untested"};
+    return for_calls ? GP_NAME_OF(calls, d, "same") : GP_NAME_OF(per_call, d, "same");
+}
+
 const char *gp_diff_method_name(gp_diff_method m)
 {
     static const char *const names[] = {[GP_DIFF_TEST_NONE] = "none",
                                         [GP_DIFF_TEST_CALLS] = "per-call",
                                         [GP_DIFF_TEST_RUNS] = "per-run"};
     return GP_NAME_OF(names, m, "none");
-}
-
-/* ---- name normalisation ------------------------------------------------------------------- */
-
-void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t cap)
-{
-    if (cap == 0)
-        return;
-    size_t o = 0, n = strlen(name);
-    for (size_t i = 0; i < n && o + 1 < cap;) {
-        if ((flags & GP_DIFF_NORM_TEMPLATES) && name[i] == '<') {
-            /* Find the matching '>'; an unbalanced '<' (operator<) is copied as is. */
-            size_t depth = 0, j = i;
-            for (; j < n; j++) {
-                if (name[j] == '<')
-                    depth++;
-                else if (name[j] == '>' && --depth == 0)
-                    break;
-            }
-            if (j < n) {
-                const char *rep = "<...>";
-                for (size_t k = 0; rep[k] && o + 1 < cap; k++)
-                    out[o++] = rep[k];
-                i = j + 1;
-                continue;
-            }
-        }
-        out[o++] = name[i++];
-    }
-    out[o] = '\0';
-    if (flags & GP_DIFF_NORM_NUMBERS) {
-        size_t e = o;
-        while (e > 0 && out[e - 1] >= '0' && out[e - 1] <= '9')
-            e--;
-        if (e < o && e > 0 && (out[e - 1] == '_' || out[e - 1] == '#')) {
-            out[e] = 'N';
-            out[e + 1] = '\0';
-        }
-    }
 }
 
 /* ---- grouping ----------------------------------------------------------------------------- */
@@ -103,6 +71,10 @@ typedef struct side_acc {
 typedef struct dgroup {
     gp__group_key key; /* the name is the table's copy */
     side_acc side[2];
+    char *row_name;  /* owned: the row's name when not key.name (several names matched) */
+    char *base_name; /* owned: the matched base name of a renamed row */
+    uint32_t n_names[2];
+    bool merged; /* moved into another group by name matching: no row of its own */
 } dgroup;
 
 static void groups_free(gp__group_table *t)
@@ -113,8 +85,141 @@ static void groups_free(gp__group_table *t)
             free(g->side[s].durs);
             free(g->side[s].run_tot);
         }
+        free(g->row_name);
+        free(g->base_name);
     }
     gp__group_table_free(t);
+}
+
+/* ---- matching one-sided names by normalised form ------------------------------------------ */
+
+typedef struct unmatched {
+    char *key; /* normalised name */
+    uint32_t group;
+    int32_t kind;
+    int side; /* the side the group has samples on */
+} unmatched;
+
+static int cmp_unmatched(const void *a, const void *b)
+{
+    const unmatched *x = a, *y = b;
+    GP_CMP_KEY(x->kind, y->kind);
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return GP_CMP(x->group, y->group);
+}
+
+/* Moves the samples of side s of group src into dst (same side, same number of runs). */
+static gp_status side_move(side_acc *dst, side_acc *src, size_t n_runs)
+{
+    if (src->n) {
+        if (dst->n + src->n > dst->cap) {
+            int64_t *d = realloc(dst->durs, (dst->n + src->n) * sizeof *d);
+            if (!d)
+                return GP_ENOMEM;
+            dst->durs = d;
+            dst->cap = dst->n + src->n;
+        }
+        memcpy(dst->durs + dst->n, src->durs, src->n * sizeof *src->durs);
+        dst->n += src->n;
+    }
+    if (src->run_tot) {
+        if (!dst->run_tot && !(dst->run_tot = calloc(n_runs, sizeof(double))))
+            return GP_ENOMEM;
+        for (size_t r = 0; r < n_runs; r++)
+            dst->run_tot[r] += src->run_tot[r];
+    }
+    dst->mem_peak = GP_MAX(dst->mem_peak, src->mem_peak);
+    free(src->durs);
+    free(src->run_tot);
+    *src = (side_acc){.mem_peak = -1};
+    return GP_OK;
+}
+
+/* One run of equal (kind, key) among the one-sided groups u[a..b): when both sides are there,
+ * every group of the run moves into the first current-side group, whose row shows both names (one
+ * on each side) or the normalised key (several). */
+static gp_status merge_run(gp__group_table *tab, unmatched *u, size_t a, size_t b,
+                           const size_t *counts)
+{
+    uint32_t n_side[2] = {0, 0};
+    size_t into = b;
+    for (size_t k = a; k < b; k++) {
+        n_side[u[k].side]++;
+        if (u[k].side == 1 && into == b)
+            into = k;
+    }
+    if (!n_side[0] || !n_side[1])
+        return GP_OK;
+    dgroup *dst = gp__group_at(tab, u[into].group);
+    for (size_t k = a; k < b; k++) {
+        if (k == into)
+            continue;
+        dgroup *src = gp__group_at(tab, u[k].group);
+        int s = u[k].side;
+        gp_status st = side_move(&dst->side[s], &src->side[s], counts[s]);
+        if (st != GP_OK)
+            return st;
+        src->merged = true;
+        if (n_side[0] == 1 && n_side[1] == 1) {
+            dst->base_name = (char *)src->key.name; /* the table's copy, now the row's */
+            src->key.name = NULL;
+        }
+    }
+    dst->n_names[0] = n_side[0];
+    dst->n_names[1] = n_side[1];
+    if ((n_side[0] > 1 || n_side[1] > 1) && !(dst->row_name = strdup(u[a].key)))
+        return GP_ENOMEM;
+    return GP_OK;
+}
+
+/* Names seen on one side only are matched by their normalised form (templates, numbers and the
+ * argument list): a
+ * kernel whose template arguments changed becomes one row, not NEW plus REMOVED. */
+static gp_status match_names(gp__group_table *tab, const size_t *counts)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tab->n; i++) {
+        const dgroup *g = gp__group_at(tab, i);
+        n += (g->side[0].n == 0) != (g->side[1].n == 0);
+    }
+    if (n < 2)
+        return GP_OK;
+    unmatched *u = calloc(n, sizeof *u);
+    if (!u)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
+    size_t m = 0;
+    for (size_t i = 0; i < tab->n && st == GP_OK; i++) {
+        const dgroup *g = gp__group_at(tab, i);
+        if ((g->side[0].n == 0) == (g->side[1].n == 0))
+            continue;
+        size_t cap = 3 * g->key.len + 1; /* "<>" -> "<...>": at most 2.5 times longer */
+        if (!(u[m].key = malloc(cap))) {
+            st = GP_ENOMEM;
+            break;
+        }
+        gp_diff_normalize_name(g->key.name,
+                               GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_NUMBERS | GP_DIFF_NORM_ARGS,
+                               u[m].key, cap);
+        u[m].group = (uint32_t)i;
+        u[m].kind = g->key.kind;
+        u[m].side = g->side[0].n == 0 ? 1 : 0;
+        m++;
+    }
+    if (st == GP_OK)
+        qsort(u, m, sizeof *u, cmp_unmatched);
+    for (size_t a = 0, b; a < m && st == GP_OK; a = b) {
+        for (b = a + 1; b < m && u[b].kind == u[a].kind && strcmp(u[b].key, u[a].key) == 0; b++)
+            ;
+        if (b - a > 1)
+            st = merge_run(tab, u, a, b, counts);
+    }
+    for (size_t k = 0; k < m; k++)
+        free(u[k].key);
+    free(u);
+    return st;
 }
 
 /* ---- per-run overall values --------------------------------------------------------------- */
@@ -201,8 +306,20 @@ static double min_p_value(size_t m, size_t n)
     return p > 1 ? 1 : p;
 }
 
-/* Runs the test on sorted samples x (base) and y (current). Leaves method NONE when the sizes
- * cannot reach significance at alpha even before any correction. */
+/* Ratio of medians current / base: +inf when only the base median is 0, NaN when both are (or a
+ * side is empty). */
+static double median_ratio(double mx, double my, size_t nx, size_t ny)
+{
+    if (!nx || !ny)
+        return NAN;
+    if (mx > 0)
+        return my / mx;
+    return my > 0 ? INFINITY : NAN;
+}
+
+/* Runs the test on sorted samples x (base) and y (current). Leaves method NONE (untested) when the
+ * sizes cannot reach significance at alpha even before any correction; computes the bootstrap CI
+ * only with at least GP_DIFF_MIN_CI_N values on each side. */
 static gp_status run_test(const double *x, size_t nx, const double *y, size_t ny,
                           gp_diff_method method, const gp_diff_opts *o, uint64_t seed,
                           gp_diff_test *t)
@@ -212,8 +329,7 @@ static gp_status run_test(const double *x, size_t nx, const double *y, size_t ny
     t->n_cur = ny;
     t->p_value = t->p_adjusted = NAN;
     t->ci_lo = t->ci_hi = NAN;
-    double mx = gp__median_sorted(x, nx), my = gp__median_sorted(y, ny);
-    t->ratio = (nx && ny && mx > 0) ? my / mx : NAN;
+    t->ratio = median_ratio(gp__median_sorted(x, nx), gp__median_sorted(y, ny), nx, ny);
     if (nx == 0 || ny == 0 || min_p_value(nx, ny) >= o->alpha)
         return GP_OK;
     gp__mwu r;
@@ -224,28 +340,52 @@ static gp_status run_test(const double *x, size_t nx, const double *y, size_t ny
     t->u = r.u;
     t->exact = r.exact;
     t->p_value = r.p;
+    if (nx < GP_DIFF_MIN_CI_N || ny < GP_DIFF_MIN_CI_N)
+        return GP_OK;
     return gp__boot_ratio_ci(x, nx, y, ny, o->bootstrap, o->alpha, seed, &t->ci_lo, &t->ci_hi);
 }
 
-static gp_diff_type verdict(const gp_diff_test *t, double threshold, bool require_sig)
+/* The direction a test points to: UP when significant, past the threshold upwards and U above
+ * its null mean; DOWN likewise downwards; SAME otherwise; UNTESTED when not tested. */
+static gp_diff_dir tested_dir(const gp_diff_test *t, double threshold)
+{
+    if (t->method == GP_DIFF_TEST_NONE)
+        return GP_DIFF_DIR_UNTESTED;
+    double half = (double)t->n_base * (double)t->n_cur / 2.0;
+    if (isnan(t->ratio) || !t->significant)
+        return GP_DIFF_SAME;
+    if (t->ratio >= 1.0 + threshold && t->u > half)
+        return GP_DIFF_UP;
+    if (t->ratio <= 1.0 - threshold && t->u < half)
+        return GP_DIFF_DOWN;
+    return GP_DIFF_SAME;
+}
+
+/* The decision rule (docs/diff.md, "Decision rule"): tested -> significant and past the threshold
+ * in the test's direction; untested -> the threshold alone. */
+static gp_diff_type verdict(const gp_diff_test *t, double threshold)
 {
     if (isnan(t->ratio))
         return GP_DIFF_NO_CHANGE;
-    double half = (double)t->n_base * (double)t->n_cur / 2.0;
-    if (require_sig) {
-        if (t->method == GP_DIFF_TEST_NONE || !t->significant)
-            return GP_DIFF_NO_CHANGE;
-        if (t->ratio >= 1.0 + threshold && t->u > half)
-            return GP_DIFF_REGRESSION;
-        if (t->ratio <= 1.0 - threshold && t->u < half)
-            return GP_DIFF_IMPROVEMENT;
-        return GP_DIFF_NO_CHANGE;
-    }
-    if (t->ratio >= 1.0 + threshold)
-        return GP_DIFF_REGRESSION;
-    if (t->ratio <= 1.0 - threshold)
-        return GP_DIFF_IMPROVEMENT;
-    return GP_DIFF_NO_CHANGE;
+    if (t->method == GP_DIFF_TEST_NONE)
+        return t->ratio >= 1.0 + threshold   ? GP_DIFF_REGRESSION
+               : t->ratio <= 1.0 - threshold ? GP_DIFF_IMPROVEMENT
+                                             : GP_DIFF_NO_CHANGE;
+    gp_diff_dir d = tested_dir(t, threshold);
+    return d == GP_DIFF_UP     ? GP_DIFF_REGRESSION
+           : d == GP_DIFF_DOWN ? GP_DIFF_IMPROVEMENT
+                               : GP_DIFF_NO_CHANGE;
+}
+
+/* Counts a REGRESSION verdict as significant (tested) or untested. */
+static void count_regression(gp_diff *d, gp_diff_type type, const gp_diff_test *t)
+{
+    if (type != GP_DIFF_REGRESSION)
+        return;
+    if (t->method == GP_DIFF_TEST_NONE)
+        d->n_untested_regressions++;
+    else
+        d->n_significant_regressions++;
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -507,9 +647,162 @@ done:
     return st;
 }
 
-/* Over 150 lines on purpose (one of the three in src/, docs/internals/layers.md): the steps (group
- * both sides, test every row, correct the p-values as one family, rank, analyse) share one
- * cleanup path and the family of p-values; split, each piece would take most of the state. */
+/* The overall metrics: per-run values in mvals (n_base + n_cur runs, -1 absent), their medians,
+ * and the test across runs where the sizes allow it. xs / ys: scratch of n_base + n_cur. */
+static gp_status compute_metrics(gp_diff *d, const double *mvals, double *xs, double *ys)
+{
+    const gp_diff_opts *o = &d->opts;
+    size_t n_base = d->n_base_runs, n_all = d->n_base_runs + d->n_cur_runs;
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
+        gp_diff_metric *mt = &d->metrics[m];
+        mt->name = metric_names[m];
+        mt->unit = metric_units[m];
+        size_t nx = 0, ny = 0;
+        for (size_t r = 0; r < n_all; r++) {
+            double v = mvals[r * GP_DIFF_METRIC_COUNT + m];
+            if (v < 0)
+                continue;
+            if (r < n_base)
+                xs[nx++] = v;
+            else
+                ys[ny++] = v;
+        }
+        mt->present = nx == n_base && ny == d->n_cur_runs;
+        mt->test.p_value = mt->test.p_adjusted = mt->test.ratio = NAN;
+        mt->test.ci_lo = mt->test.ci_hi = NAN;
+        mt->delta_pct = NAN;
+        if (!mt->present)
+            continue;
+        qsort(xs, nx, sizeof *xs, gp__cmp_double);
+        qsort(ys, ny, sizeof *ys, gp__cmp_double);
+        mt->base = gp__median_sorted(xs, nx);
+        mt->cur = gp__median_sorted(ys, ny);
+        mt->delta = mt->cur - mt->base;
+        mt->delta_pct = mt->base > 0 ? 100.0 * mt->delta / mt->base : NAN;
+        uint64_t seed = o->seed ^ gp__hash_bytes(mt->name, strlen(mt->name));
+        gp_status st = run_test(xs, nx, ys, ny, GP_DIFF_TEST_RUNS, o, seed, &mt->test);
+        if (st != GP_OK)
+            return st;
+    }
+    const gp_diff_metric *tt = &d->metrics[GP_DIFF_M_TOTAL];
+    d->speedup = (tt->present && tt->cur > 0) ? tt->base / tt->cur : NAN;
+    return GP_OK;
+}
+
+/* One row from group g: side statistics, the test of the per-run totals (the verdict's), the
+ * call-count change and the per-call test. xs / ys: scratch of the largest sample. */
+static gp_status build_row(gp_diff *d, dgroup *g, double *xs, double *ys)
+{
+    const gp_diff_opts *o = &d->opts;
+    size_t counts[2] = {d->n_base_runs, d->n_cur_runs};
+    gp_diff_row *row = &d->rows[d->n_rows++];
+    row->name = g->row_name ? g->row_name : (char *)g->key.name;
+    if (g->row_name) {
+        g->row_name = NULL; /* owned by the row now; the key's copy stays the table's */
+    } else {
+        g->key.name = NULL;
+    }
+    row->base_name = g->base_name;
+    g->base_name = NULL;
+    for (int s = 0; s < 2; s++)
+        if (!g->n_names[s])
+            g->n_names[s] = g->side[s].n > 0;
+    row->n_base_names = g->n_names[0];
+    row->n_cur_names = g->n_names[1];
+    row->kind = (gp_event_kind)g->key.kind;
+    fill_side(&row->base, &g->side[0], counts[0]);
+    fill_side(&row->cur, &g->side[1], counts[1]);
+    row->delta_ns = row->cur.total - row->base.total;
+    row->delta_pct = row->base.total > 0 ? 100.0 * row->delta_ns / row->base.total : NAN;
+    row->calls_pct = row->base.calls > 0 ? 100.0 * (row->cur.calls / row->base.calls - 1) : NAN;
+    row->calls_dir = isnan(row->calls_pct)                     ? GP_DIFF_SAME
+                     : row->calls_pct >= 100.0 * o->threshold  ? GP_DIFF_UP
+                     : row->calls_pct <= -100.0 * o->threshold ? GP_DIFF_DOWN
+                                                               : GP_DIFF_SAME;
+    double *samples[2] = {xs, ys};
+    for (int s = 0; s < 2; s++) {
+        for (size_t r = 0; r < counts[s]; r++)
+            samples[s][r] = g->side[s].run_tot ? g->side[s].run_tot[r] : 0;
+        qsort(samples[s], counts[s], sizeof(double), gp__cmp_double);
+    }
+    uint64_t seed = o->seed ^ gp__group_hash(row->kind, row->name, strlen(row->name));
+    gp_status st = GP_OK;
+    if (g->side[0].n == 0 || g->side[1].n == 0) {
+        row->type = g->side[0].n == 0 ? GP_DIFF_NEW : GP_DIFF_REMOVED;
+        row->test = (gp_diff_test){.n_base = counts[0], .n_cur = counts[1]};
+        row->test.p_value = row->test.p_adjusted = row->test.ratio = NAN;
+        row->test.ci_lo = row->test.ci_hi = NAN;
+    } else {
+        st = run_test(xs, counts[0], ys, counts[1], GP_DIFF_TEST_RUNS, o, seed, &row->test);
+    }
+    if (st != GP_OK)
+        return st;
+    for (int s = 0; s < 2; s++)
+        for (size_t k = 0; k < g->side[s].n; k++) /* already sorted by fill_side */
+            samples[s][k] = (double)g->side[s].durs[k];
+    /* A distinct seed: the two bootstraps of a row draw different streams. */
+    return run_test(xs, g->side[0].n, ys, g->side[1].n, GP_DIFF_TEST_CALLS, o,
+                    seed ^ 0x9e3779b97f4a7c15ull, &row->per_call);
+}
+
+/* Adjusts one family of p-values in place: the rows' verdict tests, or their per-call tests. pv:
+ * scratch of n_rows. */
+static gp_status adjust_rows(gp_diff *d, double *pv, bool per_call, size_t *n_tested)
+{
+    for (size_t i = 0; i < d->n_rows; i++) {
+        pv[i] = per_call ? d->rows[i].per_call.p_value : d->rows[i].test.p_value;
+        *n_tested += !isnan(pv[i]);
+    }
+    gp_status st = gp__p_adjust(pv, d->n_rows, (int)d->opts.correction);
+    for (size_t i = 0; st == GP_OK && i < d->n_rows; i++) {
+        gp_diff_test *t = per_call ? &d->rows[i].per_call : &d->rows[i].test;
+        t->p_adjusted = pv[i];
+        t->significant = !isnan(pv[i]) && pv[i] < d->opts.alpha;
+    }
+    return st;
+}
+
+/* Multiple comparisons (rows' verdicts, rows' per-call tests and the overall metrics: three
+ * families), then every verdict, direction and count. */
+static gp_status decide(gp_diff *d, double *pv)
+{
+    const gp_diff_opts *o = &d->opts;
+    gp_status st = adjust_rows(d, pv, false, &d->n_tested);
+    if (st == GP_OK)
+        st = adjust_rows(d, pv, true, &d->n_tested_per_call);
+    if (st != GP_OK)
+        return st;
+    for (size_t i = 0; i < d->n_rows; i++) {
+        gp_diff_row *row = &d->rows[i];
+        if (row->type != GP_DIFF_NEW && row->type != GP_DIFF_REMOVED)
+            row->type = verdict(&row->test, o->threshold);
+        row->per_call_dir = tested_dir(&row->per_call, o->threshold);
+        d->n_by_type[row->type]++;
+        d->n_matched += row->base_name || row->n_base_names > 1 || row->n_cur_names > 1;
+        count_regression(d, row->type, &row->test);
+    }
+    double mp[GP_DIFF_METRIC_COUNT];
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++)
+        mp[m] = d->metrics[m].test.p_value;
+    if ((st = gp__p_adjust(mp, GP_DIFF_METRIC_COUNT, (int)o->correction)) != GP_OK)
+        return st;
+    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
+        gp_diff_metric *mt = &d->metrics[m];
+        if (!mt->present)
+            continue;
+        mt->test.p_adjusted = mp[m];
+        mt->test.significant = !isnan(mp[m]) && mp[m] < o->alpha;
+        mt->type = verdict(&mt->test, o->threshold);
+        count_regression(d, mt->type, &mt->test);
+    }
+    for (d->runs_needed = 1; d->runs_needed < 1000; d->runs_needed++)
+        if (min_p_value(d->runs_needed, d->runs_needed) < o->alpha)
+            break;
+    d->n_failing_regressions =
+        d->n_significant_regressions + (o->require_significance ? 0 : d->n_untested_regressions);
+    return GP_OK;
+}
+
 gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const *cur, size_t n_cur,
                           const gp_diff_opts *opts, gp_diff **out, gp_error *err)
 {
@@ -532,14 +825,13 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     bool err_filled = false;
     gp__group_table tab;
     gp__group_table_init(&tab, sizeof(dgroup), true);
-    double *mvals = NULL, *xs = NULL, *ys = NULL, *pv = NULL;
+    double *mvals = NULL, *xs = NULL, *ys = NULL;
     gp_diff *d = calloc(1, sizeof *d);
     if (!d)
         goto done;
     d->opts = *opts;
     d->n_base_runs = n_base;
     d->n_cur_runs = n_cur;
-    bool per_run = n_base >= 2 && n_cur >= 2;
 
     gp_trace *const *sides[2] = {base, cur};
     size_t counts[2] = {n_base, n_cur};
@@ -547,6 +839,8 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
         for (size_t r = 0; r < counts[s]; r++)
             if ((st = collect_run(&tab, sides[s][r], s, r, counts[s], opts, mask)) != GP_OK)
                 goto done;
+    if (!opts->exact && (st = match_names(&tab, counts)) != GP_OK)
+        goto done;
     st = GP_ENOMEM;
 
     /* Overall metrics per run. */
@@ -559,141 +853,24 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
             goto done;
     }
     st = GP_ENOMEM;
-    size_t max_samples = n_all;
+    size_t max_samples = GP_MAX(n_all, tab.n);
     for (size_t i = 0; i < tab.n; i++)
         for (int s = 0; s < 2; s++)
-            if (((dgroup *)gp__group_at(&tab, i))->side[s].n > max_samples)
-                max_samples = ((dgroup *)gp__group_at(&tab, i))->side[s].n;
+            max_samples = GP_MAX(max_samples, ((dgroup *)gp__group_at(&tab, i))->side[s].n);
     if (!(xs = malloc(max_samples * sizeof *xs)) || !(ys = malloc(max_samples * sizeof *ys)))
         goto done;
-
-    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
-        gp_diff_metric *mt = &d->metrics[m];
-        mt->name = metric_names[m];
-        mt->unit = metric_units[m];
-        size_t nx = 0, ny = 0;
-        for (size_t r = 0; r < n_all; r++) {
-            double v = mvals[r * GP_DIFF_METRIC_COUNT + m];
-            if (v < 0)
-                continue;
-            if (r < n_base)
-                xs[nx++] = v;
-            else
-                ys[ny++] = v;
-        }
-        mt->present = nx == n_base && ny == n_cur;
-        mt->test.p_value = mt->test.p_adjusted = mt->test.ratio = NAN;
-        mt->test.ci_lo = mt->test.ci_hi = NAN;
-        mt->delta_pct = NAN;
-        if (!mt->present)
-            continue;
-        qsort(xs, nx, sizeof *xs, gp__cmp_double);
-        qsort(ys, ny, sizeof *ys, gp__cmp_double);
-        mt->base = gp__median_sorted(xs, nx);
-        mt->cur = gp__median_sorted(ys, ny);
-        mt->delta = mt->cur - mt->base;
-        mt->delta_pct = mt->base > 0 ? 100.0 * mt->delta / mt->base : NAN;
-        if (per_run) {
-            uint64_t seed = opts->seed ^ gp__hash_bytes(mt->name, strlen(mt->name));
-            if ((st = run_test(xs, nx, ys, ny, GP_DIFF_TEST_RUNS, opts, seed, &mt->test)) != GP_OK)
-                goto done;
-            st = GP_ENOMEM;
-        } else {
-            mt->test.n_base = nx;
-            mt->test.n_cur = ny;
-            mt->test.ratio = mt->base > 0 ? mt->cur / mt->base : NAN;
-        }
-    }
-    {
-        const gp_diff_metric *tt = &d->metrics[GP_DIFF_M_TOTAL];
-        d->speedup = (tt->present && tt->cur > 0) ? tt->base / tt->cur : NAN;
-    }
-
-    /* Rows. */
+    if ((st = compute_metrics(d, mvals, xs, ys)) != GP_OK)
+        goto done;
+    st = GP_ENOMEM;
     if (tab.n && !(d->rows = calloc(tab.n, sizeof *d->rows)))
         goto done;
     for (size_t i = 0; i < tab.n; i++) {
         dgroup *g = gp__group_at(&tab, i);
-        gp_diff_row *row = &d->rows[d->n_rows++];
-        row->name = (char *)g->key.name;
-        g->key.name = NULL; /* owned by the row now */
-        row->kind = (gp_event_kind)g->key.kind;
-        fill_side(&row->base, &g->side[0], n_base);
-        fill_side(&row->cur, &g->side[1], n_cur);
-        row->delta_ns = row->cur.total - row->base.total;
-        row->delta_pct = row->base.total > 0 ? 100.0 * row->delta_ns / row->base.total : NAN;
-        size_t nx, ny;
-        gp_diff_method method;
-        if (per_run) {
-            nx = n_base;
-            ny = n_cur;
-            for (size_t r = 0; r < nx; r++)
-                xs[r] = g->side[0].run_tot ? g->side[0].run_tot[r] : 0;
-            for (size_t r = 0; r < ny; r++)
-                ys[r] = g->side[1].run_tot ? g->side[1].run_tot[r] : 0;
-            qsort(xs, nx, sizeof *xs, gp__cmp_double);
-            qsort(ys, ny, sizeof *ys, gp__cmp_double);
-            method = GP_DIFF_TEST_RUNS;
-        } else {
-            nx = g->side[0].n;
-            ny = g->side[1].n;
-            for (size_t k = 0; k < nx; k++) /* already sorted by fill_side */
-                xs[k] = (double)g->side[0].durs[k];
-            for (size_t k = 0; k < ny; k++)
-                ys[k] = (double)g->side[1].durs[k];
-            method = GP_DIFF_TEST_CALLS;
-        }
-        if (g->side[0].n == 0 || g->side[1].n == 0) {
-            row->type = g->side[0].n == 0 ? GP_DIFF_NEW : GP_DIFF_REMOVED;
-            row->test.method = GP_DIFF_TEST_NONE;
-            row->test.n_base = nx;
-            row->test.n_cur = ny;
-            row->test.p_value = row->test.p_adjusted = row->test.ratio = NAN;
-            row->test.ci_lo = row->test.ci_hi = NAN;
-            continue;
-        }
-        uint64_t seed = opts->seed ^ gp__group_hash(row->kind, row->name, strlen(row->name));
-        if ((st = run_test(xs, nx, ys, ny, method, opts, seed, &row->test)) != GP_OK)
+        if (!g->merged && (st = build_row(d, g, xs, ys)) != GP_OK)
             goto done;
-        st = GP_ENOMEM;
     }
-
-    /* Multiple comparisons: rows form one family, the tested overall metrics another. */
-    if (d->n_rows && !(pv = malloc(d->n_rows * sizeof *pv)))
+    if ((st = decide(d, xs)) != GP_OK) /* xs holds at least tab.n >= n_rows values */
         goto done;
-    for (size_t i = 0; i < d->n_rows; i++) {
-        pv[i] = d->rows[i].test.p_value;
-        if (!isnan(pv[i]))
-            d->n_tested++;
-    }
-    if ((st = gp__p_adjust(pv, d->n_rows, (int)opts->correction)) != GP_OK)
-        goto done;
-    for (size_t i = 0; i < d->n_rows; i++) {
-        gp_diff_row *row = &d->rows[i];
-        row->test.p_adjusted = pv[i];
-        row->test.significant = !isnan(pv[i]) && pv[i] < opts->alpha;
-        if (row->type != GP_DIFF_NEW && row->type != GP_DIFF_REMOVED)
-            row->type = verdict(&row->test, opts->threshold, true);
-        d->n_by_type[row->type]++;
-        if (row->type == GP_DIFF_REGRESSION)
-            d->n_significant_regressions++;
-    }
-    double mp[GP_DIFF_METRIC_COUNT];
-    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++)
-        mp[m] = d->metrics[m].test.p_value;
-    if ((st = gp__p_adjust(mp, GP_DIFF_METRIC_COUNT, (int)opts->correction)) != GP_OK)
-        goto done;
-    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
-        gp_diff_metric *mt = &d->metrics[m];
-        if (!mt->present)
-            continue;
-        mt->test.p_adjusted = mp[m];
-        mt->test.significant = !isnan(mp[m]) && mp[m] < opts->alpha;
-        bool tested = mt->test.method != GP_DIFF_TEST_NONE;
-        mt->type = verdict(&mt->test, opts->threshold, tested || per_run);
-        if (tested && mt->type == GP_DIFF_REGRESSION)
-            d->n_significant_regressions++;
-    }
     if (d->n_rows > 1)
         qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_rows);
     if (opts->analyze) {
@@ -714,7 +891,6 @@ done:
     free(mvals);
     free(xs);
     free(ys);
-    free(pv);
     gp_diff_free(d);
     return st;
 }
@@ -723,8 +899,10 @@ void gp_diff_free(gp_diff *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->n_rows; i++)
+    for (size_t i = 0; i < d->n_rows; i++) {
         free(d->rows[i].name);
+        free(d->rows[i].base_name);
+    }
     free(d->rows);
     free(d->types);
     free(d->findings);

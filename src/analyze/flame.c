@@ -531,17 +531,18 @@ static uint32_t find_child(const gp_flame_tree *t, uint32_t p, const char *name)
     return UINT32_MAX;
 }
 
-/* Red when the stack grew, blue when it shrank; saturation by the change relative to the biggest
- * change of any frame. */
+/* Red when the stack grew, blue when it shrank, light grey when unchanged; the tint's strength
+ * follows the change relative to the biggest change of any frame, from a pale tint (a small
+ * change still shows) to a mid tone that keeps black labels readable: the darkest blue
+ * (110, 110, 255) has a relative luminance of 0.22, a 5.3:1 contrast with black text (WCAG AA
+ * asks 4.5:1); the darkest red more. */
 static uint32_t diff_color(gp_ns base, gp_ns cur, gp_ns maxdelta)
 {
     gp_ns d = cur - base;
     if (d == 0 || maxdelta == 0)
         return 0xdcdcdc;
     double f = (double)(d < 0 ? -d : d) / (double)maxdelta;
-    unsigned fade = (unsigned)(210.0 - 180.0 * f);
-    if (fade > 210)
-        fade = 210;
+    unsigned fade = (unsigned)(225.0 - 115.0 * (f > 1 ? 1 : f));
     if (d > 0)
         return (255u << 16) | (fade << 8) | fade;
     return (fade << 16) | (fade << 8) | 255u;

@@ -1,9 +1,11 @@
-/* Readable short forms of long (demangled C++) names for fixed-width tables. */
+/* Readable short forms of long (demangled C++) names for fixed-width tables, and the normalised
+ * form gpuprof diff matches names by. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuprof/diff.h"
 #include "gpuprof/summary.h"
 
 static void copy_trunc(const char *s, size_t len, char *out, size_t cap)
@@ -334,4 +336,59 @@ gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t wid
     }
     free(ix);
     return GP_OK;
+}
+
+/* ---- normalised names (gpuprof diff's matching) ------------------------------------------ */
+
+/* Template arguments become "<...>", a trailing instance number "N" (gpuprof/diff.h). */
+void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    size_t o = 0, n = strlen(name);
+    for (size_t i = 0; i < n && o + 1 < cap;) {
+        if ((flags & GP_DIFF_NORM_TEMPLATES) && name[i] == '<') {
+            /* Find the matching '>'; an unbalanced '<' (operator<) is copied as is. */
+            size_t depth = 0, j = i;
+            for (; j < n; j++) {
+                if (name[j] == '<')
+                    depth++;
+                else if (name[j] == '>' && --depth == 0)
+                    break;
+            }
+            if (j < n) {
+                const char *rep = "<...>";
+                for (size_t k = 0; rep[k] && o + 1 < cap; k++)
+                    out[o++] = rep[k];
+                i = j + 1;
+                continue;
+            }
+        }
+        out[o++] = name[i++];
+    }
+    out[o] = '\0';
+    if ((flags & GP_DIFF_NORM_ARGS) && o > 1 && out[o - 1] == ')') {
+        /* The balanced "(...)" that ends the name, when something precedes it. */
+        size_t depth = 0, j = o;
+        while (j-- > 0) {
+            if (out[j] == ')')
+                depth++;
+            else if (out[j] == '(' && --depth == 0)
+                break;
+        }
+        if (j != (size_t)-1 && j > 0 && j + 5 <= o) {
+            memcpy(out + j, "(...)", 5);
+            o = j + 5;
+            out[o] = '\0';
+        }
+    }
+    if (flags & GP_DIFF_NORM_NUMBERS) {
+        size_t e = o;
+        while (e > 0 && out[e - 1] >= '0' && out[e - 1] <= '9')
+            e--;
+        if (e < o && e > 0 && (out[e - 1] == '_' || out[e - 1] == '#')) {
+            out[e] = 'N';
+            out[e + 1] = '\0';
+        }
+    }
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/diff_render.h"
 #include "render/render_internal.h"
 #include "core/json_writer.h"
 #include "core/util.h"
@@ -18,8 +19,8 @@ void gp_diff_render_opts_init(gp_diff_render_opts *o)
     o->name_width = 48;
 }
 
-static const gp_diff_render_opts *opts_or_default(const gp_diff_render_opts *o,
-                                                  gp_diff_render_opts *def)
+const gp_diff_render_opts *gp__diff_opts_or_default(const gp_diff_render_opts *o,
+                                                    gp_diff_render_opts *def)
 {
     if (o)
         return o;
@@ -27,14 +28,14 @@ static const gp_diff_render_opts *opts_or_default(const gp_diff_render_opts *o,
     return def;
 }
 
-static const char *correction_name(gp_diff_correction c)
+const char *gp__diff_correction_name(gp_diff_correction c)
 {
     return c == GP_DIFF_HOLM ? "holm" : c == GP_DIFF_BH ? "benjamini-hochberg" : "none";
 }
 
 /* ---- text --------------------------------------------------------------------------------- */
 
-static void fmt_value(char *buf, size_t cap, double v, const char *unit)
+void gp__diff_fmt_value(char *buf, size_t cap, double v, const char *unit)
 {
     if (isnan(v)) {
         snprintf(buf, cap, "n/a");
@@ -45,9 +46,9 @@ static void fmt_value(char *buf, size_t cap, double v, const char *unit)
     }
 }
 
-static void fmt_pct(char *buf, size_t cap, double pct)
+void gp__diff_fmt_pct(char *buf, size_t cap, double pct)
 {
-    if (isnan(pct))
+    if (isnan(pct) || isinf(pct)) /* inf: nothing on the base side to compare with */
         snprintf(buf, cap, "n/a");
     else
         snprintf(buf, cap, "%+.1f%%", pct);
@@ -72,40 +73,79 @@ static void fmt_p(char *buf, size_t cap, double p)
         snprintf(buf, cap, "%.4f", p);
 }
 
+/* "untested (n=1)", "untested (n=3/3)" or "p(adj) 0.0022, n=6/6": how a verdict was reached. */
+void gp__diff_fmt_basis(char *buf, size_t cap, const gp_diff_test *t)
+{
+    unsigned long long nb = t->n_base, nc = t->n_cur;
+    if (t->method == GP_DIFF_TEST_NONE) {
+        if (nb == nc)
+            snprintf(buf, cap, "untested (n=%llu)", nb);
+        else
+            snprintf(buf, cap, "untested (n=%llu/%llu)", nb, nc);
+        return;
+    }
+    char p[24];
+    fmt_p(p, sizeof p, t->p_adjusted);
+    snprintf(buf, cap, "p(adj) %s, n=%llu/%llu", p, nb, nc);
+}
+
+/* The per-call signal: "slower p<1e-4", "same p=0.3288", "untested n=2/2". */
+void gp__diff_fmt_shift(char *buf, size_t cap, const gp_diff_row *r)
+{
+    if (r->type == GP_DIFF_NEW || r->type == GP_DIFF_REMOVED) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    if (r->per_call.method == GP_DIFF_TEST_NONE) {
+        snprintf(buf, cap, "untested n=%llu/%llu", (unsigned long long)r->per_call.n_base,
+                 (unsigned long long)r->per_call.n_cur);
+        return;
+    }
+    char p[24];
+    fmt_p(p, sizeof p, r->per_call.p_adjusted);
+    snprintf(buf, cap, "%s p%s%s", gp_diff_dir_name(r->per_call_dir, false), p[0] == '<' ? "" : "=",
+             p);
+}
+
+double gp__diff_ratio_pct(double ratio)
+{
+    return isnan(ratio) ? NAN : 100.0 * (ratio - 1.0);
+}
+
 /* Why a row with a visible change has no verdict. */
 static const char *why_no_verdict(const gp_diff *d, const gp_diff_row *r)
 {
     if (r->test.method == GP_DIFF_TEST_NONE)
-        return "too few samples to test";
+        return "total change below threshold (untested)";
     if (!r->test.significant)
         return "not significant";
-    double thr = d->opts.threshold;
-    if (!isnan(r->test.ratio) && fabs(r->test.ratio - 1.0) < thr)
-        return "median change below threshold";
+    if (!isnan(r->test.ratio) && fabs(r->test.ratio - 1.0) < d->opts.threshold)
+        return "median total change below threshold";
     return "median and rank test disagree";
 }
 
 static void row_header(FILE *fp, int w)
 {
-    fprintf(fp, "%-*s %-15s %11s %11s %11s %12s %8s %9s %20s %8s %11s\n", w, "Name", "Kind",
-            "Calls b/c", "Base ms", "Cur ms", "Delta ms", "Delta%", "Median%", "CI of median%",
-            "p(adj)", "n b/c");
+    fprintf(fp, "%-*s %-15s %11s %9s %11s %11s %12s %9s  %-26s %9s  %s\n", w, "Name", "Kind",
+            "Calls b/c", "Calls%", "Base ms", "Cur ms", "Delta ms", "Delta%", "Verdict basis",
+            "Per call%", "Per-call shift");
 }
 
-static void row_line(FILE *fp, const gp_diff_row *r, int w)
+static void row_line(FILE *fp, const gp_diff_row *r, const char *name, int w)
 {
-    char name[512], calls[32], ci[48], p[24], n[32], med[24], dp[24];
-    gp_shorten_name(r->name, (size_t)w, name, sizeof name);
+    char calls[48], cp[24], basis[64], shift[64], pc[24], dp[24];
     snprintf(calls, sizeof calls, "%.0f/%.0f", r->base.calls, r->cur.calls);
-    fmt_ci(ci, sizeof ci, &r->test);
-    fmt_p(p, sizeof p, r->test.p_adjusted);
-    snprintf(n, sizeof n, "%llu/%llu", (unsigned long long)r->test.n_base,
-             (unsigned long long)r->test.n_cur);
-    fmt_pct(med, sizeof med, isnan(r->test.ratio) ? NAN : 100.0 * (r->test.ratio - 1.0));
-    fmt_pct(dp, sizeof dp, r->delta_pct);
-    fprintf(fp, "%-*s %-15s %11s %11.3f %11.3f %+12.3f %8s %9s %20s %8s %11s\n", w, name,
-            gp_event_kind_name(r->kind), calls, r->base.total / 1e6, r->cur.total / 1e6,
-            r->delta_ns / 1e6, dp, med, ci, p, n);
+    gp__diff_fmt_pct(cp, sizeof cp, r->calls_pct);
+    if (r->type == GP_DIFF_NEW || r->type == GP_DIFF_REMOVED)
+        snprintf(basis, sizeof basis, "-");
+    else
+        gp__diff_fmt_basis(basis, sizeof basis, &r->test);
+    gp__diff_fmt_pct(pc, sizeof pc, gp__diff_ratio_pct(r->per_call.ratio));
+    gp__diff_fmt_shift(shift, sizeof shift, r);
+    gp__diff_fmt_pct(dp, sizeof dp, r->delta_pct);
+    fprintf(fp, "%-*s %-15s %11s %9s %11.3f %11.3f %+12.3f %9s  %-26s %9s  %s\n", w, name,
+            gp_event_kind_name(r->kind), calls, cp, r->base.total / 1e6, r->cur.total / 1e6,
+            r->delta_ns / 1e6, dp, basis, pc, shift);
 }
 
 /* Indices of rows of a type, in table order (regressions: largest delta first; improvements:
@@ -163,27 +203,36 @@ static void render_analysis_text(const gp_diff *d, FILE *fp)
         fprintf(fp, "none on either side\n");
 }
 
-gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
+/* The method lines under the title: what the verdicts test, and on how many runs. */
+static void method_lines(const gp_diff *d, FILE *fp)
 {
-    gp_diff_render_opts def;
-    const gp_diff_render_opts *o = opts_or_default(o_in, &def);
-    int w = o->name_width > 8 ? o->name_width : 48;
-    size_t top = o->top_n ? o->top_n : (size_t)-1;
-    size_t *idx = d->n_rows ? malloc(d->n_rows * sizeof *idx) : NULL;
-    if (d->n_rows && !idx)
-        return GP_ENOMEM;
-    bool per_run = d->n_base_runs >= 2 && d->n_cur_runs >= 2;
-    fprintf(fp, "GPUPROF DIFF: %s (%zu run%s) -> %s (%zu run%s)\n",
-            o->base_label ? o->base_label : "base", d->n_base_runs, d->n_base_runs == 1 ? "" : "s",
-            o->cur_label ? o->cur_label : "current", d->n_cur_runs, d->n_cur_runs == 1 ? "" : "s");
+    const char *corr = gp__diff_correction_name(d->opts.correction);
+    bool runs_tested = false;
+    for (size_t i = 0; i < d->n_rows && !runs_tested; i++)
+        runs_tested = d->rows[i].test.method != GP_DIFF_TEST_NONE;
+    fprintf(fp, "Verdicts: total time per name per run (calls x time per call), threshold %.1f%%",
+            100.0 * d->opts.threshold);
+    if (runs_tested || (d->n_base_runs >= d->runs_needed && d->n_cur_runs >= d->runs_needed))
+        fprintf(fp,
+                "; Mann-Whitney U (two-sided) on the per-run totals, %s-adjusted over %zu tested "
+                "names, alpha %.3g\n",
+                corr, d->n_tested, d->opts.alpha);
+    else
+        fprintf(fp,
+                "; %zu vs %zu runs cannot be tested (a test needs %zu vs %zu at alpha %.3g): the "
+                "threshold alone decides, marked untested\n",
+                d->n_base_runs, d->n_cur_runs, d->runs_needed, d->runs_needed, d->opts.alpha);
     fprintf(fp,
-            "Verdicts: %s samples, Mann-Whitney U (two-sided), %s-adjusted over %zu tested names, "
-            "alpha %.3g, threshold %.1f%%, %u bootstrap resamples (seed %llu)\n\n",
-            per_run ? "per-run total" : "per-call duration", correction_name(d->opts.correction),
-            d->n_tested, d->opts.alpha, 100.0 * d->opts.threshold, d->opts.bootstrap,
-            (unsigned long long)d->opts.seed);
+            "Per-call shift: Mann-Whitney U on the per-call durations (runs pooled), %s-adjusted "
+            "over %zu tested names; CIs: %u bootstrap resamples (seed %llu), shown with >= %d "
+            "values per side\n\n",
+            corr, d->n_tested_per_call, d->opts.bootstrap, (unsigned long long)d->opts.seed,
+            GP_DIFF_MIN_CI_N);
+}
 
-    fprintf(fp, "SUMMARY\n");
+static void summary_text(const gp_diff *d, FILE *fp)
+{
+    fprintf(fp, "SUMMARY (median over each side's runs)\n");
     fprintf(fp, "%-12s %14s %14s %14s %9s  %s\n", "Metric", "Base", "Current", "Change", "Change%",
             "Verdict");
     for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
@@ -193,60 +242,62 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
                     "not present in both");
             continue;
         }
-        char b[32], c[32], dl[32], pc[24], verdict[128];
-        fmt_value(b, sizeof b, mt->base, mt->unit);
-        fmt_value(c, sizeof c, mt->cur, mt->unit);
-        fmt_value(dl, sizeof dl, mt->delta, mt->unit);
-        fmt_pct(pc, sizeof pc, mt->delta_pct);
-        if (mt->test.method == GP_DIFF_TEST_NONE && !per_run)
-            snprintf(verdict, sizeof verdict, "%s (untested: one run on a side)",
-                     gp_diff_type_name(mt->type));
-        else if (mt->test.method == GP_DIFF_TEST_NONE)
-            snprintf(verdict, sizeof verdict, "%s (too few runs to test)",
-                     gp_diff_type_name(mt->type));
-        else {
-            char p[24];
-            fmt_p(p, sizeof p, mt->test.p_adjusted);
-            snprintf(verdict, sizeof verdict, "%s (p(adj) %s, n %llu/%llu)",
-                     gp_diff_type_name(mt->type), p, (unsigned long long)mt->test.n_base,
-                     (unsigned long long)mt->test.n_cur);
-        }
-        fprintf(fp, "%-12s %14s %14s %14s %9s  %s\n", mt->name, b, c, dl, pc, verdict);
+        char b[32], c[32], dl[32], pc[24], basis[64];
+        gp__diff_fmt_value(b, sizeof b, mt->base, mt->unit);
+        gp__diff_fmt_value(c, sizeof c, mt->cur, mt->unit);
+        gp__diff_fmt_value(dl, sizeof dl, mt->delta, mt->unit);
+        gp__diff_fmt_pct(pc, sizeof pc, mt->delta_pct);
+        gp__diff_fmt_basis(basis, sizeof basis, &mt->test);
+        fprintf(fp, "%-12s %14s %14s %14s %9s  %s, %s\n", mt->name, b, c, dl, pc,
+                gp_diff_type_name(mt->type), basis);
     }
     if (isnan(d->speedup))
         fprintf(fp, "Speedup: n/a\n");
     else
         fprintf(fp, "Speedup: %.3fx (base total / current total)\n", d->speedup);
     fprintf(fp,
-            "Names: %zu compared, %zu tested; REGRESSION %zu, IMPROVEMENT %zu, NO_CHANGE %zu, "
-            "NEW %zu, REMOVED %zu\n",
-            d->n_rows, d->n_tested, d->n_by_type[GP_DIFF_REGRESSION],
+            "Names: %zu compared (%zu matched by normalised name), %zu tested; REGRESSION %zu, "
+            "IMPROVEMENT %zu, NO_CHANGE %zu, NEW %zu, REMOVED %zu\n",
+            d->n_rows, d->n_matched, d->n_tested, d->n_by_type[GP_DIFF_REGRESSION],
             d->n_by_type[GP_DIFF_IMPROVEMENT], d->n_by_type[GP_DIFF_NO_CHANGE],
             d->n_by_type[GP_DIFF_NEW], d->n_by_type[GP_DIFF_REMOVED]);
-    fprintf(fp, "Significant regressions: %zu\n", d->n_significant_regressions);
+    fprintf(fp,
+            "Regressions (names and metrics): %zu tested and significant, %zu untested; "
+            "--fail-on-regression fails on %zu%s\n",
+            d->n_significant_regressions, d->n_untested_regressions, d->n_failing_regressions,
+            d->opts.require_significance ? " (--require-significance)" : "");
+}
 
-    static const struct {
-        gp_diff_type type;
-        bool reverse;
-        const char *title;
-    } sections[] = {
-        {GP_DIFF_REGRESSION, false, "TOP REGRESSIONS"},
-        {GP_DIFF_IMPROVEMENT, true, "TOP IMPROVEMENTS"},
-        {GP_DIFF_NEW, false, "NEW (only in current)"},
-        {GP_DIFF_REMOVED, true, "REMOVED (only in base)"},
-    };
-    for (size_t s = 0; s < GP_ARRAY_LEN(sections); s++) {
-        size_t k = pick_rows(d, sections[s].type, sections[s].reverse, idx);
-        fprintf(fp, "\n%s (%zu)\n", sections[s].title, k);
-        if (!k)
+/* Rows matched by normalised name: both names, so a renamed kernel reads as one. */
+static void matched_text(const gp_diff *d, FILE *fp, size_t top)
+{
+    if (!d->n_matched)
+        return;
+    fprintf(fp, "\nMATCHED BY NORMALISED NAME (%zu; --exact keeps them apart)\n", d->n_matched);
+    size_t shown = 0;
+    for (size_t i = 0; i < d->n_rows && shown < top; i++) {
+        const gp_diff_row *r = &d->rows[i];
+        if (r->base_name) {
+            fprintf(fp, "%-11s %-15s base:    %s\n", gp_diff_type_name(r->type),
+                    gp_event_kind_name(r->kind), r->base_name);
+            fprintf(fp, "%-11s %-15s current: %s\n", "", "", r->name);
+        } else if (r->n_base_names > 1 || r->n_cur_names > 1) {
+            fprintf(fp, "%-11s %-15s %u base names -> %u current names: %s\n",
+                    gp_diff_type_name(r->type), gp_event_kind_name(r->kind), r->n_base_names,
+                    r->n_cur_names, r->name);
+        } else {
             continue;
-        row_header(fp, w);
-        for (size_t i = 0; i < k && i < top; i++)
-            row_line(fp, &d->rows[idx[i]], w);
-        if (k > top)
-            fprintf(fp, "... %zu more\n", k - top);
+        }
+        shown++;
     }
-    /* The largest moves that did not earn a verdict, so nobody mistakes silence for absence. */
+    if (shown < d->n_matched)
+        fprintf(fp, "... %zu more\n", d->n_matched - shown);
+}
+
+/* The largest moves that did not earn a verdict, so nobody mistakes silence for absence. */
+static void no_verdict_text(const gp_diff *d, FILE *fp, size_t *idx, const char *shortn, int w,
+                            size_t top)
+{
     size_t k = 0;
     for (size_t i = 0; i < d->n_rows; i++)
         if (d->rows[i].type == GP_DIFF_NO_CHANGE && d->rows[i].delta_ns != 0)
@@ -262,27 +313,82 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
     }
     size_t shown = k < top ? k : top;
     fprintf(fp, "\nLARGEST CHANGES WITHOUT A VERDICT (%zu of %zu)\n", shown, k);
-    if (shown) {
-        fprintf(fp, "%-*s %-15s %12s %8s %9s %8s  %s\n", w, "Name", "Kind", "Delta ms", "Delta%",
-                "Median%", "p(adj)", "Why");
-        for (size_t i = 0; i < shown; i++) {
-            const gp_diff_row *r = &d->rows[idx[i]];
-            char name[512], dp[24], med[24], p[24];
-            gp_shorten_name(r->name, (size_t)w, name, sizeof name);
-            fmt_pct(dp, sizeof dp, r->delta_pct);
-            fmt_pct(med, sizeof med, isnan(r->test.ratio) ? NAN : 100.0 * (r->test.ratio - 1.0));
-            fmt_p(p, sizeof p, r->test.p_adjusted);
-            fprintf(fp, "%-*s %-15s %+12.3f %8s %9s %8s  %s\n", w, name,
-                    gp_event_kind_name(r->kind), r->delta_ns / 1e6, dp, med, p,
-                    why_no_verdict(d, r));
-        }
+    if (!shown)
+        return;
+    fprintf(fp, "%-*s %-15s %12s %9s %9s  %-26s %s\n", w, "Name", "Kind", "Delta ms", "Delta%",
+            "Median%", "Verdict basis", "Why");
+    for (size_t i = 0; i < shown; i++) {
+        const gp_diff_row *r = &d->rows[idx[i]];
+        char dp[24], med[24], basis[64];
+        gp__diff_fmt_pct(dp, sizeof dp, r->delta_pct);
+        gp__diff_fmt_pct(med, sizeof med, gp__diff_ratio_pct(r->test.ratio));
+        gp__diff_fmt_basis(basis, sizeof basis, &r->test);
+        fprintf(fp, "%-*s %-15s %+12.3f %9s %9s  %-26s %s\n", w,
+                shortn + idx[i] * GP__DIFF_SHORT_CAP, gp_event_kind_name(r->kind),
+                r->delta_ns / 1e6, dp, med, basis, why_no_verdict(d, r));
     }
+}
+
+gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
+{
+    gp_diff_render_opts def;
+    const gp_diff_render_opts *o = gp__diff_opts_or_default(o_in, &def);
+    int w = o->name_width > 8 ? o->name_width : 48;
+    if (w >= GP__DIFF_SHORT_CAP)
+        w = GP__DIFF_SHORT_CAP - 1;
+    size_t top = o->top_n ? o->top_n : (size_t)-1;
+    size_t n = d->n_rows;
+    size_t *idx = n ? malloc(n * sizeof *idx) : NULL;
+    const char **names = n ? malloc(n * sizeof *names) : NULL;
+    char *shortn = n ? malloc(n * GP__DIFF_SHORT_CAP) : NULL;
+    gp_status st = (!n || (idx && names && shortn)) ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; st == GP_OK && i < n; i++)
+        names[i] = d->rows[i].name;
+    /* Two rows never show the same text for different names (a CI log must say which). */
+    if (st == GP_OK)
+        st = gp_shorten_names_unique(names, n, (size_t)w, shortn, GP__DIFF_SHORT_CAP);
+    if (st != GP_OK)
+        goto done;
+    fprintf(fp, "GPUPROF DIFF: %s (%zu run%s) -> %s (%zu run%s)\n",
+            o->base_label ? o->base_label : "base", d->n_base_runs, d->n_base_runs == 1 ? "" : "s",
+            o->cur_label ? o->cur_label : "current", d->n_cur_runs, d->n_cur_runs == 1 ? "" : "s");
+    method_lines(d, fp);
+    summary_text(d, fp);
+    static const struct {
+        gp_diff_type type;
+        bool reverse;
+        const char *title;
+    } sections[] = {
+        {GP_DIFF_REGRESSION, false, "TOP REGRESSIONS (total time per run; largest first)"},
+        {GP_DIFF_IMPROVEMENT, true, "TOP IMPROVEMENTS (total time per run; largest first)"},
+        {GP_DIFF_NEW, false, "NEW (only in current)"},
+        {GP_DIFF_REMOVED, true, "REMOVED (only in base)"},
+    };
+    for (size_t s = 0; s < GP_ARRAY_LEN(sections); s++) {
+        size_t k = pick_rows(d, sections[s].type, sections[s].reverse, idx);
+        fprintf(fp, "\n%s: %zu\n", sections[s].title, k);
+        if (!k)
+            continue;
+        row_header(fp, w);
+        for (size_t i = 0; i < k && i < top; i++)
+            row_line(fp, &d->rows[idx[i]], shortn + idx[i] * GP__DIFF_SHORT_CAP, w);
+        if (k > top)
+            fprintf(fp, "... %zu more\n", k - top);
+    }
+    matched_text(d, fp, top);
+    no_verdict_text(d, fp, idx, shortn, w, top);
     render_analysis_text(d, fp);
-    fprintf(fp, "\nNotes: totals are per run; Median%% is the change of the per-call median "
-                "(per-run: of the median run total) that the verdict uses; CI is its bootstrap "
-                "interval.\n");
+    fprintf(fp, "\nNotes: times are per run (averaged over a side's runs). Calls%% is the change "
+                "of calls per run; Per call%% the change of the per-call median, with its own "
+                "test (Per-call shift); Median%% the change of the median run total, which the "
+                "verdict uses (one run: the total). A name called more often but faster each "
+                "time can cost more in total: the verdict follows the total.\n");
+    st = ferror(fp) ? GP_EIO : GP_OK;
+done:
     free(idx);
-    return ferror(fp) ? GP_EIO : GP_OK;
+    free(names);
+    free(shortn);
+    return st;
 }
 
 /* ---- JSON --------------------------------------------------------------------------------- */
@@ -305,11 +411,12 @@ static void jw_kv_sig(gp__jw *w, const char *k, double v, int sig)
     jw_sig(w, v, sig);
 }
 
-static void jw_test(gp__jw *w, const gp_diff_test *t)
+static void jw_test(gp__jw *w, const char *key, const gp_diff_test *t)
 {
-    gp__jw_key(w, "test");
+    gp__jw_key(w, key);
     gp__jw_obj_begin(w);
     gp__jw_kv_str(w, "method", gp_diff_method_name(t->method));
+    gp__jw_kv_bool(w, "tested", t->method != GP_DIFF_TEST_NONE);
     gp__jw_kv_int(w, "n_base", (int64_t)t->n_base);
     gp__jw_kv_int(w, "n_current", (int64_t)t->n_cur);
     gp__jw_kv_bool(w, "exact", t->exact);
@@ -356,10 +463,10 @@ static void jw_shares(gp__jw *w, const char *key, const gp_diff_share *v, size_t
     gp__jw_arr_end(w);
 }
 
-static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o)
+void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o)
 {
     gp__jw_obj_begin(w);
-    gp__jw_kv_str(w, "schema", "gpuprof.diff/1");
+    gp__jw_kv_str(w, "schema", "gpuprof.diff/2");
     gp__jw_kv_str(w, "base", o->base_label ? o->base_label : "base");
     gp__jw_kv_str(w, "current", o->cur_label ? o->cur_label : "current");
     gp__jw_kv_int(w, "base_runs", (int64_t)d->n_base_runs);
@@ -368,9 +475,11 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
     gp__jw_obj_begin(w);
     jw_kv_sig(w, "threshold", d->opts.threshold, 6);
     jw_kv_sig(w, "alpha", d->opts.alpha, 6);
-    gp__jw_kv_str(w, "correction", correction_name(d->opts.correction));
+    gp__jw_kv_str(w, "correction", gp__diff_correction_name(d->opts.correction));
     gp__jw_kv_bool(w, "normalize_templates", (d->opts.normalize & GP_DIFF_NORM_TEMPLATES) != 0);
     gp__jw_kv_bool(w, "normalize_numbers", (d->opts.normalize & GP_DIFF_NORM_NUMBERS) != 0);
+    gp__jw_kv_bool(w, "exact", d->opts.exact);
+    gp__jw_kv_bool(w, "require_significance", d->opts.require_significance);
     gp__jw_kv_int(w, "bootstrap", d->opts.bootstrap);
     gp__jw_key(w, "seed");
     gp__jw_uint(w, d->opts.seed);
@@ -380,6 +489,9 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
     jw_kv_sig(w, "speedup", d->speedup, 6);
     gp__jw_kv_int(w, "names", (int64_t)d->n_rows);
     gp__jw_kv_int(w, "tested", (int64_t)d->n_tested);
+    gp__jw_kv_int(w, "tested_per_call", (int64_t)d->n_tested_per_call);
+    gp__jw_kv_int(w, "matched_by_normalised_name", (int64_t)d->n_matched);
+    gp__jw_kv_int(w, "runs_needed_to_test", (int64_t)d->runs_needed);
     for (int t = 0; t < GP_DIFF_TYPE_COUNT; t++) {
         char key[32];
         snprintf(key, sizeof key, "%s", gp_diff_type_name((gp_diff_type)t));
@@ -389,6 +501,8 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
         gp__jw_kv_int(w, key, (int64_t)d->n_by_type[t]);
     }
     gp__jw_kv_int(w, "significant_regressions", (int64_t)d->n_significant_regressions);
+    gp__jw_kv_int(w, "untested_regressions", (int64_t)d->n_untested_regressions);
+    gp__jw_kv_int(w, "failing_regressions", (int64_t)d->n_failing_regressions);
     gp__jw_obj_end(w);
     gp__jw_key(w, "metrics");
     gp__jw_arr_begin(w);
@@ -403,7 +517,7 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
         jw_kv_sig(w, "delta", mt->present ? mt->delta : NAN, 12);
         jw_kv_sig(w, "delta_pct", mt->delta_pct, 6);
         gp__jw_kv_str(w, "type", gp_diff_type_name(mt->type));
-        jw_test(w, &mt->test);
+        jw_test(w, "test", &mt->test);
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);
@@ -436,13 +550,24 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
         const gp_diff_row *r = &d->rows[i];
         gp__jw_obj_begin(w);
         gp__jw_kv_str(w, "name", r->name);
+        gp__jw_key(w, "base_name");
+        if (r->base_name)
+            gp__jw_str(w, r->base_name);
+        else
+            gp__jw_null(w);
+        gp__jw_kv_int(w, "base_names", r->n_base_names);
+        gp__jw_kv_int(w, "current_names", r->n_cur_names);
         gp__jw_kv_str(w, "kind", gp_event_kind_name(r->kind));
         gp__jw_kv_str(w, "type", gp_diff_type_name(r->type));
         jw_kv_sig(w, "delta_ns", r->delta_ns, 12);
         jw_kv_sig(w, "delta_pct", r->delta_pct, 6);
+        jw_kv_sig(w, "calls_pct", r->calls_pct, 6);
+        gp__jw_kv_str(w, "calls_direction", gp_diff_dir_name(r->calls_dir, true));
+        gp__jw_kv_str(w, "per_call_direction", gp_diff_dir_name(r->per_call_dir, false));
         jw_side(w, "base", &r->base);
         jw_side(w, "current", &r->cur);
-        jw_test(w, &r->test);
+        jw_test(w, "test", &r->test);
+        jw_test(w, "per_call", &r->per_call);
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);
@@ -452,248 +577,55 @@ static void write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o
 gp_status gp_diff_render_json(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
 {
     gp_diff_render_opts def;
-    const gp_diff_render_opts *o = opts_or_default(o_in, &def);
+    const gp_diff_render_opts *o = gp__diff_opts_or_default(o_in, &def);
     gp__jw w;
     gp__jw_init(&w, fp);
     w.pretty = true;
-    write_json(&w, d, o);
+    gp__diff_write_json(&w, d, o);
     gp_status st = gp__jw_finish(&w);
     if (st == GP_OK && fputc('\n', fp) == EOF)
         st = GP_EIO;
     return st;
 }
 
-/* ---- HTML --------------------------------------------------------------------------------- */
-
-static const char *type_class(gp_diff_type t)
-{
-    static const char *const c[] = {"same", "better", "worse", "new", "gone"};
-    return (unsigned)t < GP_ARRAY_LEN(c) ? c[t] : "same";
-}
-
-static void share_table_html(FILE *fp, const char *title, const gp_diff_share *v, size_t n)
-{
-    fprintf(fp,
-            "<h3>%s</h3>\n<table><tr><th class=\"n\"></th><th>Base ms</th><th>Base %%</th>"
-            "<th>Current ms</th><th>Current %%</th><th>Change</th></tr>\n",
-            title);
-    for (size_t i = 0; i < n; i++) {
-        fputs("<tr><td class=\"n\">", fp);
-        gp__html_str(fp, v[i].label);
-        fprintf(fp,
-                "</td><td>%.3f</td><td>%.1f</td><td>%.3f</td><td>%.1f</td><td>%+.1f pp</td></tr>\n",
-                v[i].base_ns / 1e6, v[i].base_pct, v[i].cur_ns / 1e6, v[i].cur_pct,
-                v[i].cur_pct - v[i].base_pct);
-    }
-    fputs("</table>\n", fp);
-}
-
-static void render_analysis_html(const gp_diff *d, FILE *fp)
-{
-    fputs("<h2>Breakdowns and findings (gpuprof analyze)</h2>\n", fp);
-    if (!d->analyzed) {
-        fputs("<p>", fp);
-        gp__html_str(fp, d->analyze_note.msg);
-        fputs("</p>\n", fp);
-        return;
-    }
-    share_table_html(fp, "Temporal breakdown (share of GPU kernel time)", d->temporal, 3);
-    share_table_html(fp, "Kernel-type breakdown (share of GPU busy time)", d->types, d->n_types);
-    fputs("<h3>Findings (NEW, RESOLVED or PERSISTS)</h3>\n<table><tr><th>Change</th><th "
-          "class=\"n\">Rule</th>"
-          "<th class=\"n\">Finding</th><th>Gain base ms</th><th>Gain current ms</th></tr>\n",
-          fp);
-    for (size_t i = 0; i < d->n_findings; i++) {
-        const gp_diff_finding *f = &d->findings[i];
-        fprintf(fp, "<tr><td class=\"%s\">%s</td><td class=\"n\">",
-                f->change == GP_DIFF_FINDING_NEW        ? "worse"
-                : f->change == GP_DIFF_FINDING_RESOLVED ? "better"
-                                                        : "same",
-                gp_diff_finding_change_name(f->change));
-        gp__html_str(fp, f->rule);
-        fputs("</td><td class=\"n\" title=\"", fp);
-        gp__html_str(fp, f->suggestion ? f->suggestion : "");
-        fputs("\">", fp);
-        gp__html_str(fp, f->title);
-        fprintf(fp, "</td><td>%.3f</td><td>%.3f</td></tr>\n", f->base_gain_ns / 1e6,
-                f->cur_gain_ns / 1e6);
-    }
-    fputs("</table>\n", fp);
-}
-
-/* The differential flame graph: report's self-contained HTML flame page, embedded as the srcdoc
- * of an iframe (escaped for a double-quoted attribute) so its script and styles stay isolated. */
-static gp_status render_flame_html(const gp_diff_render_opts *o, FILE *fp)
-{
-    if (!o->flame) {
-        if (o->flame_note) {
-            fputs("<h2>Differential flame graph</h2>\n<p>Not drawn: ", fp);
-            gp__html_str(fp, o->flame_note);
-            fputs("</p>\n", fp);
-        }
-        return GP_OK;
-    }
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
-        return GP_ENOMEM;
-    gp_flame_render_opts fo;
-    gp_flame_render_opts_init(&fo);
-    fo.title = "gpuprof diff: differential flame graph (red: grew, blue: shrank)";
-    gp_status st = gp_flame_render(o->flame, GP_FLAME_HTML, &fo, mem);
-    if (fclose(mem) != 0 && st == GP_OK)
-        st = GP_EIO;
-    if (st == GP_OK) {
-        fputs("<h2>Differential flame graph</h2>\n<p>Current run's stacks; red where a stack "
-              "grew against the base, blue where it shrank.</p>\n<iframe title=\"differential "
-              "flame graph\" style=\"width:100%;height:440px;border:1px solid #ddd\" "
-              "sandbox=\"allow-scripts\" srcdoc=\"",
-              fp);
-        gp__html_str(fp, buf);
-        fputs("\"></iframe>\n", fp);
-    }
-    free(buf);
-    return st;
-}
-
-gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in, FILE *fp)
-{
-    gp_diff_render_opts def;
-    const gp_diff_render_opts *o = opts_or_default(o_in, &def);
-    const char *bl = o->base_label ? o->base_label : "base";
-    const char *cl = o->cur_label ? o->cur_label : "current";
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<title>gpuprof diff</title>\n<style>\n"
-          "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\n"
-          "table{border-collapse:collapse;margin:12px 0}td,th{padding:3px 8px;border-bottom:1px "
-          "solid #ddd;text-align:right;white-space:nowrap}\n"
-          "td.n,th.n{text-align:left;max-width:520px;overflow:hidden;text-overflow:ellipsis;"
-          "white-space:nowrap}\n"
-          ".bars{width:260px;text-align:left}.bar{height:7px;margin:1px 0}"
-          ".b{background:#8a8f98}.c{background:#3b7dd8}\n"
-          ".worse{color:#b3261e;font-weight:600}.better{color:#1b7f3b;font-weight:600}"
-          ".new{color:#7a4cc2}.gone{color:#8a6d00}.same{color:#555}\n"
-          "</style></head><body>\n<h1>gpuprof diff</h1>\n<p>Base: <b>",
-          fp);
-    gp__html_str(fp, bl);
-    fprintf(fp, "</b> (%zu run%s) &rarr; current: <b>", d->n_base_runs,
-            d->n_base_runs == 1 ? "" : "s");
-    gp__html_str(fp, cl);
-    fprintf(fp,
-            "</b> (%zu run%s). Verdicts: Mann-Whitney U on %s, %s-adjusted, alpha %.3g, threshold "
-            "%.1f%%.</p>\n",
-            d->n_cur_runs, d->n_cur_runs == 1 ? "" : "s",
-            (d->n_base_runs >= 2 && d->n_cur_runs >= 2) ? "per-run totals" : "per-call durations",
-            correction_name(d->opts.correction), d->opts.alpha, 100.0 * d->opts.threshold);
-    fprintf(fp, "<p>Significant regressions: <b class=\"%s\">%zu</b>. Speedup: ",
-            d->n_significant_regressions ? "worse" : "better", d->n_significant_regressions);
-    if (isnan(d->speedup))
-        fputs("n/a", fp);
-    else
-        fprintf(fp, "%.3fx", d->speedup);
-    fputs(".</p>\n<h2>Summary</h2>\n<table><tr><th class=\"n\">Metric</th><th>Base</th>"
-          "<th>Current</th><th>Change</th><th>Change %</th><th>Verdict</th></tr>\n",
-          fp);
-    for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
-        const gp_diff_metric *mt = &d->metrics[m];
-        char b[32] = "n/a", c[32] = "n/a", dl[32] = "n/a", pc[24] = "n/a";
-        if (mt->present) {
-            fmt_value(b, sizeof b, mt->base, mt->unit);
-            fmt_value(c, sizeof c, mt->cur, mt->unit);
-            fmt_value(dl, sizeof dl, mt->delta, mt->unit);
-            fmt_pct(pc, sizeof pc, mt->delta_pct);
-        }
-        fprintf(fp,
-                "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td class=\"%s\">%s%s</td></tr>\n",
-                mt->name, b, c, dl, pc,
-                mt->test.method == GP_DIFF_TEST_NONE ? "same" : type_class(mt->type),
-                mt->present ? gp_diff_type_name(mt->type) : "n/a",
-                mt->present && mt->test.method == GP_DIFF_TEST_NONE ? " (untested)" : "");
-    }
-    fputs("</table>\n", fp);
-    render_analysis_html(d, fp);
-    gp_status fst = render_flame_html(o, fp);
-    if (fst != GP_OK)
-        return fst;
-    fprintf(fp,
-            "<h2>Per name</h2>\n<p>Bars: per-run total time, base (grey) above current "
-            "(blue), on one scale.</p>\n<table><tr><th class=\"n\">Name</th>"
-            "<th>Kind</th><th class=\"bars\">Base / current</th><th>Base ms</th><th>Current ms</th>"
-            "<th>Delta %%</th><th>Median %%</th><th>CI of median %%</th><th>p(adj)</th>"
-            "<th>n</th><th>Verdict</th></tr>\n");
-    double maxv = 0;
-    for (size_t i = 0; i < d->n_rows; i++) {
-        maxv = GP_MAX(maxv, d->rows[i].base.total);
-        maxv = GP_MAX(maxv, d->rows[i].cur.total);
-    }
-    for (size_t i = 0; i < d->n_rows; i++) {
-        const gp_diff_row *r = &d->rows[i];
-        char dp[24], med[24], ci[48], p[24];
-        fmt_pct(dp, sizeof dp, r->delta_pct);
-        fmt_pct(med, sizeof med, isnan(r->test.ratio) ? NAN : 100.0 * (r->test.ratio - 1.0));
-        fmt_ci(ci, sizeof ci, &r->test);
-        fmt_p(p, sizeof p, r->test.p_adjusted);
-        fputs("<tr><td class=\"n\" title=\"", fp);
-        gp__html_str(fp, r->name);
-        fputs("\">", fp);
-        gp__html_str(fp, r->name);
-        fprintf(fp,
-                "</td><td>%s</td><td class=\"bars\"><div class=\"bar b\" style=\"width:%.1f%%\">"
-                "</div><div class=\"bar c\" style=\"width:%.1f%%\"></div></td><td>%.3f</td>"
-                "<td>%.3f</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%llu/%llu</td>"
-                "<td class=\"%s\">%s</td></tr>\n",
-                gp_event_kind_name(r->kind), maxv > 0 ? 100.0 * r->base.total / maxv : 0.0,
-                maxv > 0 ? 100.0 * r->cur.total / maxv : 0.0, r->base.total / 1e6,
-                r->cur.total / 1e6, dp, med, ci, p, (unsigned long long)r->test.n_base,
-                (unsigned long long)r->test.n_cur, type_class(r->type), gp_diff_type_name(r->type));
-    }
-    fputs("</table>\n<script type=\"application/json\" id=\"gpuprof-diff-data\">", fp);
-    gp__jw w;
-    gp__jw_init(&w, fp);
-    w.html_safe = true;
-    write_json(&w, d, o);
-    gp_status st = gp__jw_finish(&w);
-    fputs("</script>\n</body></html>\n", fp);
-    if (st == GP_OK && ferror(fp))
-        st = GP_EIO;
-    return st;
-}
-
 /* ---- JUnit XML ---------------------------------------------------------------------------- */
 
-static void junit_case(FILE *fp, const char *cls, const char *name, gp_diff_type type,
-                       const gp_diff_test *t, double delta_pct, double base, double cur,
-                       const char *unit)
+/* A regression that fails --fail-on-regression (and so the JUnit case). */
+static bool failing(const gp_diff *d, gp_diff_type type, const gp_diff_test *t)
+{
+    return type == GP_DIFF_REGRESSION &&
+           (t->method != GP_DIFF_TEST_NONE || !d->opts.require_significance);
+}
+
+static void junit_case(FILE *fp, const gp_diff *d, const char *cls, const char *name,
+                       gp_diff_type type, const gp_diff_test *t, double delta_pct, double base,
+                       double cur, const char *unit, const char *extra)
 {
     fputs("    <testcase classname=\"", fp);
     gp__html_str(fp, cls);
     fputs("\" name=\"", fp);
     gp__html_str(fp, name);
     fputs("\"", fp);
-    bool failed = type == GP_DIFF_REGRESSION && t->method != GP_DIFF_TEST_NONE;
-    if (!failed) {
+    if (!failing(d, type, t)) {
         fputs("/>\n", fp);
         return;
     }
-    char msg[256], ci[48], p[24], dp[24];
+    char msg[256], basis[64], ci[48], dp[24];
+    gp__diff_fmt_basis(basis, sizeof basis, t);
     fmt_ci(ci, sizeof ci, t);
-    fmt_p(p, sizeof p, t->p_adjusted);
-    fmt_pct(dp, sizeof dp, delta_pct);
-    snprintf(msg, sizeof msg, "REGRESSION: median %+.1f%%, CI %s, p(adj) %s, n %llu/%llu",
-             100.0 * (t->ratio - 1.0), ci, p, (unsigned long long)t->n_base,
-             (unsigned long long)t->n_cur);
+    gp__diff_fmt_pct(dp, sizeof dp, delta_pct);
+    snprintf(msg, sizeof msg, "REGRESSION: %s%s, threshold %.1f%%, %s%s%s", dp,
+             strcmp(unit, "bytes") == 0 ? "" : " total per run", 100.0 * d->opts.threshold, basis,
+             isnan(t->ci_lo) ? "" : ", CI of the median change ", isnan(t->ci_lo) ? "" : ci);
     fputs(">\n      <failure type=\"REGRESSION\" message=\"", fp);
     gp__html_str(fp, msg);
     fputs("\">", fp);
-    char body[256];
+    char body[512];
     if (strcmp(unit, "bytes") == 0)
-        snprintf(body, sizeof body, "base %.0f bytes, current %.0f bytes (%s); test %s", base, cur,
-                 dp, gp_diff_method_name(t->method));
+        snprintf(body, sizeof body, "base %.0f bytes, current %.0f bytes (%s)", base, cur, dp);
     else
-        snprintf(body, sizeof body, "base %.3f ms, current %.3f ms per run (%s); test %s",
-                 base / 1e6, cur / 1e6, dp, gp_diff_method_name(t->method));
+        snprintf(body, sizeof body, "base %.3f ms, current %.3f ms per run (%s)%s", base / 1e6,
+                 cur / 1e6, dp, extra ? extra : "");
     gp__html_str(fp, body);
     fputs("</failure>\n    </testcase>\n", fp);
 }
@@ -703,29 +635,34 @@ gp_status gp_diff_render_junit(const gp_diff *d, const gp_diff_render_opts *o, F
     (void)o;
     size_t cases = 0;
     for (size_t i = 0; i < d->n_rows; i++)
-        cases += d->rows[i].test.method != GP_DIFF_TEST_NONE;
+        cases += d->rows[i].type != GP_DIFF_NEW && d->rows[i].type != GP_DIFF_REMOVED;
     for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++)
-        cases += d->metrics[m].test.method != GP_DIFF_TEST_NONE;
+        cases += d->metrics[m].present;
     fprintf(fp,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<testsuites name=\"gpuprof diff\" tests=\"%zu\" failures=\"%zu\">\n"
             "  <testsuite name=\"gpuprof.diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
             "skipped=\"0\">\n",
-            cases, d->n_significant_regressions, cases, d->n_significant_regressions);
+            cases, d->n_failing_regressions, cases, d->n_failing_regressions);
     for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
         const gp_diff_metric *mt = &d->metrics[m];
-        if (mt->test.method != GP_DIFF_TEST_NONE)
-            junit_case(fp, "gpuprof.diff.overall", mt->name, mt->type, &mt->test, mt->delta_pct,
-                       mt->base, mt->cur, mt->unit);
+        if (mt->present)
+            junit_case(fp, d, "gpuprof.diff.overall", mt->name, mt->type, &mt->test, mt->delta_pct,
+                       mt->base, mt->cur, mt->unit, NULL);
     }
     for (size_t i = 0; i < d->n_rows; i++) {
         const gp_diff_row *r = &d->rows[i];
-        if (r->test.method == GP_DIFF_TEST_NONE)
+        if (r->type == GP_DIFF_NEW || r->type == GP_DIFF_REMOVED)
             continue;
-        char cls[64];
+        char cls[64], extra[160], cp[24], pc[24], shift[64];
         snprintf(cls, sizeof cls, "gpuprof.diff.%s", gp_event_kind_name(r->kind));
-        junit_case(fp, cls, r->name, r->type, &r->test, r->delta_pct, r->base.total, r->cur.total,
-                   "ns");
+        gp__diff_fmt_pct(cp, sizeof cp, r->calls_pct);
+        gp__diff_fmt_pct(pc, sizeof pc, gp__diff_ratio_pct(r->per_call.ratio));
+        gp__diff_fmt_shift(shift, sizeof shift, r);
+        snprintf(extra, sizeof extra, "; calls %.0f -> %.0f per run (%s); per call %s (%s)",
+                 r->base.calls, r->cur.calls, cp, pc, shift);
+        junit_case(fp, d, cls, r->name, r->type, &r->test, r->delta_pct, r->base.total,
+                   r->cur.total, "ns", extra);
     }
     fputs("  </testsuite>\n</testsuites>\n", fp);
     return ferror(fp) ? GP_EIO : GP_OK;

@@ -20,82 +20,15 @@
 #include "gpuprof/diff.h"
 #include "gpuprof/profiler.h"
 #include "gpuprof/report.h"
+#include "common/golden.h"
+#include "diff/diff_builder.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-/* A run under construction: events laid one after another on GPU stream (device 0, stream 7)
- * with a fixed 1 µs gap, so the idle time is known exactly. */
-typedef struct builder {
-    gp_trace *t;
-    uint32_t track, cpu_track;
-    gp_ns clock;
-} builder;
-
-static void b_init(builder *b, const char *name)
-{
-    assert_int_equal(gp_trace_create(name, &b->t), GP_OK);
-    assert_int_equal(gp_trace_track(b->t, GP_TRACK_GPU_STREAM, 0, 7, &b->track), GP_OK);
-    assert_int_equal(gp_trace_track(b->t, GP_TRACK_CPU_THREAD, 100, 101, &b->cpu_track), GP_OK);
-    b->clock = 1000000;
-}
-
-static void b_add(builder *b, gp_event_kind kind, const char *name, gp_ns dur)
-{
-    gp_event ev = {0};
-    assert_int_equal(gp_trace_intern(b->t, name, strlen(name), &ev.name), GP_OK);
-    ev.kind = (uint8_t)kind;
-    ev.ts = b->clock;
-    ev.dur = dur;
-    ev.track = gp_event_kind_is_gpu(kind) ? b->track : b->cpu_track;
-    if (kind == GP_EV_KERNEL) {
-        gp_gpu_info gi;
-        gp_gpu_info_init(&gi);
-        gi.device = 0;
-        gi.stream = 7;
-        assert_int_equal(gp_trace_add_gpu_info(b->t, &gi, &ev.extra), GP_OK);
-    }
-    assert_int_equal(gp_trace_add_event(b->t, &ev), GP_OK);
-    b->clock += dur + 1000;
-}
-
-static void b_add_range(builder *b, const char *name, gp_ns dur, const char *args)
-{
-    gp_event ev = {0};
-    assert_int_equal(gp_trace_intern(b->t, name, strlen(name), &ev.name), GP_OK);
-    ev.kind = GP_EV_RANGE;
-    ev.ts = b->clock;
-    ev.dur = dur;
-    ev.track = b->cpu_track;
-    if (args)
-        assert_int_equal(gp_trace_add_args(b->t, args, strlen(args), &ev.extra), GP_OK);
-    assert_int_equal(gp_trace_add_event(b->t, &ev), GP_OK);
-    b->clock += dur + 1000;
-}
-
-static gp_trace *b_done(builder *b)
-{
-    assert_int_equal(gp_trace_finish(b->t), GP_OK);
-    return b->t;
-}
-
-/* Log-normal duration around median `med` ns with log-sd `sigma`. */
-static gp_ns lognormal(gp__rng *r, double med, double sigma)
-{
-    return (gp_ns)llround(med * exp(sigma * gp__rng_normal(r)));
-}
 
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
-}
-
-static const gp_diff_row *find_row(const gp_diff *d, const char *name)
-{
-    for (size_t i = 0; i < d->n_rows; i++)
-        if (strcmp(d->rows[i].name, name) == 0)
-            return &d->rows[i];
-    return NULL;
 }
 
 /* ---- PRNG --------------------------------------------------------------------------------- */
@@ -396,6 +329,17 @@ static void normalize_names(void **state)
     assert_string_equal(out, "operator<<"); /* unbalanced: unchanged */
     gp_diff_normalize_name("triton_poi_fused_add_0", 0, out, sizeof out);
     assert_string_equal(out, "triton_poi_fused_add_0");
+    gp_diff_normalize_name("void k<float, 4>(float*, int)",
+                           GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "void k<...>(...)");
+    gp_diff_normalize_name("f(g(int), h)", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "f(...)");
+    gp_diff_normalize_name("Memcpy HtoD (Pageable -> Device)", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "Memcpy HtoD (...)");
+    gp_diff_normalize_name("f()", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "f()"); /* never longer */
+    gp_diff_normalize_name("(int)", GP_DIFF_NORM_ARGS, out, sizeof out);
+    assert_string_equal(out, "(int)"); /* nothing before it: unchanged */
     gp_diff_normalize_name("f<int>_7", GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_NUMBERS, out, 8);
     assert_string_equal(out, "f<...>_"); /* truncated to the 8-byte buffer */
 }
@@ -456,21 +400,32 @@ static void compute_known_changes(void **state)
     gp_error err = {0};
     assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d, &err), GP_OK);
 
+    /* One run per side: verdicts on the total per run by the threshold alone (untested); the
+     * per-call test is the per_call signal. */
     const gp_diff_row *r = find_row(d, "gemm<...>");
     assert_non_null(r);
     assert_int_equal(r->type, GP_DIFF_REGRESSION);
-    assert_int_equal(r->test.method, GP_DIFF_TEST_CALLS);
-    assert_int_equal(r->test.n_base, 200);
-    assert_true(r->test.ci_lo > 1.05 && r->test.ci_lo < 1.12 && r->test.ci_hi > 1.12);
-    assert_true(r->test.p_adjusted < 1e-6);
-    assert_int_equal(find_row(d, "softmax")->type, GP_DIFF_IMPROVEMENT);
-    assert_int_equal(find_row(d, "relu")->type, GP_DIFF_NO_CHANGE);
-    r = find_row(d, "tiny_shift");
-    assert_true(r->test.significant);             /* the test sees it ... */
-    assert_int_equal(r->type, GP_DIFF_NO_CHANGE); /* ... but 3 % is below the 5 % threshold */
-    r = find_row(d, "few");
     assert_int_equal(r->test.method, GP_DIFF_TEST_NONE);
+    assert_true(isnan(r->test.ci_lo)); /* no interval from one value per side */
+    assert_true(fabs(r->test.ratio - r->cur.total / r->base.total) < 1e-12);
+    assert_int_equal(r->per_call.method, GP_DIFF_TEST_CALLS);
+    assert_int_equal(r->per_call.n_base, 200);
+    assert_int_equal(r->per_call_dir, GP_DIFF_UP);
+    assert_int_equal(r->calls_dir, GP_DIFF_SAME);
+    assert_true(r->per_call.ci_lo > 1.05 && r->per_call.ci_lo < 1.12 && r->per_call.ci_hi > 1.12);
+    assert_true(r->per_call.p_adjusted < 1e-6);
+    assert_int_equal(find_row(d, "softmax")->type, GP_DIFF_IMPROVEMENT);
+    assert_int_equal(find_row(d, "softmax")->per_call_dir, GP_DIFF_DOWN);
+    assert_int_equal(find_row(d, "relu")->type, GP_DIFF_NO_CHANGE);
+    assert_int_equal(find_row(d, "relu")->per_call_dir, GP_DIFF_SAME);
+    r = find_row(d, "tiny_shift");
+    assert_true(r->per_call.significant);            /* the test sees it ... */
+    assert_int_equal(r->per_call_dir, GP_DIFF_SAME); /* ... but 3 % is below the 5 % threshold */
     assert_int_equal(r->type, GP_DIFF_NO_CHANGE);
+    r = find_row(d, "few");
+    assert_int_equal(r->per_call.method, GP_DIFF_TEST_NONE);
+    assert_int_equal(r->per_call_dir, GP_DIFF_DIR_UNTESTED);
+    assert_int_equal(r->type, GP_DIFF_REGRESSION); /* +50 % total: untested, by the threshold */
     assert_true(fabs(r->delta_ns - 10000) < 1e-9);
     assert_true(fabs(r->delta_pct - 50.0) < 1e-9);
     r = find_row(d, "triton_poi_fused_add_N");
@@ -478,14 +433,18 @@ static void compute_known_changes(void **state)
     assert_true(r->base.calls == 30 && r->cur.calls == 30);
     assert_int_equal(find_row(d, "new_kernel")->type, GP_DIFF_NEW);
     assert_int_equal(find_row(d, "old_kernel")->type, GP_DIFF_REMOVED);
-    assert_int_equal(d->n_by_type[GP_DIFF_REGRESSION], 1);
+    assert_int_equal(d->n_by_type[GP_DIFF_REGRESSION], 2);
     assert_int_equal(d->n_by_type[GP_DIFF_IMPROVEMENT], 1);
     assert_int_equal(d->n_by_type[GP_DIFF_NEW], 1);
     assert_int_equal(d->n_by_type[GP_DIFF_REMOVED], 1);
-    assert_int_equal(d->n_significant_regressions, 1);
-    /* Tested: gemm, softmax, relu, tiny_shift, triton (few: 2 vs 2 cannot reach 0.05; the memcpy
-     * has one call per side). */
-    assert_int_equal(d->n_tested, 5);
+    assert_int_equal(d->n_significant_regressions, 0);
+    assert_int_equal(d->n_untested_regressions, 2);
+    assert_int_equal(d->n_failing_regressions, 2);
+    assert_int_equal(d->runs_needed, 4);
+    /* Nothing tested on the totals (1 vs 1 runs); per call: gemm, softmax, relu, tiny_shift,
+     * triton (few: 2 vs 2 cannot reach 0.05; the memcpy has one call per side). */
+    assert_int_equal(d->n_tested, 0);
+    assert_int_equal(d->n_tested_per_call, 5);
     /* Rows sorted by delta descending. */
     for (size_t i = 1; i < d->n_rows; i++)
         assert_true(d->rows[i - 1].delta_ns >= d->rows[i].delta_ns);
@@ -510,25 +469,41 @@ static void compute_known_changes(void **state)
     assert_true(fabs(d->speedup - m->base / m->cur) < 1e-12);
     assert_int_equal(m->test.method, GP_DIFF_TEST_NONE); /* one run per side */
     assert_false(d->metrics[GP_DIFF_M_PEAK_MEM].present);
+    for (int k = 0; k < GP_DIFF_METRIC_COUNT; k++) /* every metric moved less than 5 % */
+        assert_true(!d->metrics[k].present || d->metrics[k].type == GP_DIFF_NO_CHANGE);
 
     /* Deterministic: a second computation gives identical CIs. */
     gp_diff *d2 = NULL;
     assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d2, &err), GP_OK);
     for (size_t i = 0; i < d->n_rows; i++) {
         assert_string_equal(d->rows[i].name, d2->rows[i].name);
-        if (!isnan(d->rows[i].test.ci_lo))
-            assert_true(d->rows[i].test.ci_lo == d2->rows[i].test.ci_lo);
+        if (!isnan(d->rows[i].per_call.ci_lo))
+            assert_true(d->rows[i].per_call.ci_lo == d2->rows[i].per_call.ci_lo);
     }
-    /* Without normalisation the two triton names are NEW / REMOVED. */
+    /* Without merging by normalised name, the one-sided triton names are still matched by
+     * default: one row, both names shown. */
     gp_diff *d3 = NULL;
     o.normalize = 0;
     assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d3, &err), GP_OK);
-    assert_int_equal(find_row(d3, "triton_poi_fused_add_7")->type, GP_DIFF_NEW);
-    assert_int_equal(find_row(d3, "triton_poi_fused_add_0")->type, GP_DIFF_REMOVED);
+    r = find_row(d3, "triton_poi_fused_add_7");
+    assert_non_null(r);
+    assert_string_equal(r->base_name, "triton_poi_fused_add_0");
+    assert_int_equal(r->type, GP_DIFF_NO_CHANGE);
+    assert_null(find_row(d3, "triton_poi_fused_add_0"));
+    assert_int_equal(d3->n_matched, 1);
     assert_non_null(find_row(d3, "gemm<float, 128>"));
+    /* --exact: NEW / REMOVED. */
+    gp_diff *d4 = NULL;
+    o.exact = true;
+    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d4, &err), GP_OK);
+    assert_int_equal(find_row(d4, "triton_poi_fused_add_7")->type, GP_DIFF_NEW);
+    assert_int_equal(find_row(d4, "triton_poi_fused_add_0")->type, GP_DIFF_REMOVED);
+    assert_null(find_row(d4, "triton_poi_fused_add_7")->base_name);
+    assert_int_equal(d4->n_matched, 0);
     gp_diff_free(d);
     gp_diff_free(d2);
     gp_diff_free(d3);
+    gp_diff_free(d4);
     gp_trace_free(base);
     gp_trace_free(cur);
 }
@@ -714,9 +689,13 @@ static gp_diff_type trial_calls(uint64_t seed, int n, double sigma, double chang
     o.threshold = threshold;
     gp_diff *d = NULL;
     assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
-    gp_diff_type t = d->rows[0].type;
+    /* The per-call signal: its direction as a verdict (slower: REGRESSION, faster: IMPROVEMENT). */
+    gp_diff_dir dir = d->rows[0].per_call_dir;
+    gp_diff_type t = dir == GP_DIFF_UP     ? GP_DIFF_REGRESSION
+                     : dir == GP_DIFF_DOWN ? GP_DIFF_IMPROVEMENT
+                                           : GP_DIFF_NO_CHANGE;
     if (p_raw)
-        *p_raw = d->rows[0].test.p_value;
+        *p_raw = d->rows[0].per_call.p_value;
     gp_diff_free(d);
     gp_trace_free(bt);
     gp_trace_free(ct);
@@ -817,9 +796,9 @@ static void false_positive_rate_and_power_per_run(void **state)
     assert_true(pw > 0.5 * trials);
 }
 
-/* 20 unchanged names per trial: the family-wise error rate without correction is near
- * 1 - 0.95^20 = 0.64; Holm keeps it at or below alpha; BH (FDR; all nulls true, so FWER = FDR)
- * too. */
+/* The per-call tests of 20 unchanged names per trial: the family-wise error rate without correction
+ * is near 1 - 0.95^20 = 0.64; Holm keeps it at or below alpha; BH (FDR; all nulls true, so FWER =
+ * FDR) too. */
 static void multiple_comparisons_control_fwer(void **state)
 {
     const int trials = 300, names = 20, n = 30;
@@ -848,9 +827,11 @@ static void multiple_comparisons_control_fwer(void **state)
             o.correction = (gp_diff_correction)method;
             gp_diff *d = NULL;
             assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
-            assert_int_equal(d->n_tested, names);
-            any[method] +=
-                (d->n_by_type[GP_DIFF_REGRESSION] + d->n_by_type[GP_DIFF_IMPROVEMENT]) > 0;
+            assert_int_equal(d->n_tested_per_call, names);
+            size_t moved = 0;
+            for (size_t r = 0; r < d->n_rows; r++)
+                moved += d->rows[r].per_call_dir != GP_DIFF_SAME;
+            any[method] += moved > 0;
             gp_diff_free(d);
         }
         gp_trace_free(bt);
@@ -866,54 +847,6 @@ static void multiple_comparisons_control_fwer(void **state)
 
 /* ---- golden files ------------------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(fp);
-    if (buf) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    return buf;
-}
-
-static void check_golden(const char *file, const char *got, size_t got_len)
-{
-    const char *src = getenv("GP_SOURCE_DIR");
-    if (!src)
-        src = ".";
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/diff/golden/%s", src, file);
-    if (getenv("GP_UPDATE_GOLDEN")) {
-        FILE *fp = fopen(path, "wb");
-        assert_non_null(fp);
-        assert_int_equal(fwrite(got, 1, got_len, fp), got_len);
-        fclose(fp);
-        return;
-    }
-    size_t len = 0;
-    char *want = slurp(path, &len);
-    if (!want)
-        fail_msg("missing golden file %s (run with GP_UPDATE_GOLDEN=1)", path);
-    if (len != got_len || memcmp(want, got, len) != 0) {
-        size_t i = 0;
-        while (i < len && i < got_len && want[i] == got[i])
-            i++;
-        fail_msg("%s differs at byte %zu", path, i);
-    }
-    free(want);
-}
-
 typedef gp_status (*render_fn)(const gp_diff *, const gp_diff_render_opts *, FILE *);
 
 static void render_to_golden(const gp_diff *d, render_fn fn, const char *file)
@@ -928,7 +861,9 @@ static void render_to_golden(const gp_diff *d, render_fn fn, const char *file)
     ro.cur_label = "current.json";
     assert_int_equal(fn(d, &ro, fp), GP_OK);
     fclose(fp);
-    check_golden(file, buf, len);
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/diff/golden/%s", file);
+    gp_test_check_golden(rel, buf, len);
     free(buf);
 }
 
@@ -1076,8 +1011,10 @@ static void profiler_profiles(void **state)
     const gp_diff_row *r = find_row(d, "work");
     assert_non_null(r);
     assert_int_equal(r->kind, GP_EV_RANGE);
-    assert_int_equal(r->test.n_base, 30);
-    assert_int_equal(r->type, GP_DIFF_REGRESSION);
+    assert_int_equal(r->per_call.n_base, 30);
+    assert_int_equal(r->per_call_dir, GP_DIFF_UP); /* slower per call, significantly */
+    assert_int_equal(r->type, GP_DIFF_REGRESSION); /* and more in total: untested, one run */
+    assert_int_equal(r->test.method, GP_DIFF_TEST_NONE);
     assert_true(r->test.ratio > 1.3);
     assert_int_equal(find_row(d, "iteration")->type, GP_DIFF_REGRESSION);
     gp_diff_free(d);
@@ -1119,7 +1056,8 @@ static void real_two_ranks(void **state)
     gp_diff *d = NULL;
     assert_int_equal(gp_diff_compute(&a, 1, &b, 1, NULL, &d, &err), GP_OK);
     assert_true(d->n_rows > 100);
-    assert_true(d->n_tested > 20);
+    assert_true(d->n_tested_per_call > 20);
+    assert_int_equal(d->n_tested, 0); /* one run per side: verdicts by the threshold */
     assert_true(d->metrics[GP_DIFF_M_GPU].present && d->metrics[GP_DIFF_M_IDLE].present);
     /* The GPU time of each side equals the sum of its kernel, memcpy and memset durations. */
     double gpu = 0;
@@ -1142,10 +1080,11 @@ static void real_two_ranks(void **state)
     assert_int_equal(gp_diff_compute(&a, 1, &a, 1, NULL, &d, &err), GP_OK);
     assert_int_equal(d->n_by_type[GP_DIFF_NO_CHANGE], d->n_rows);
     assert_int_equal(d->n_significant_regressions, 0);
+    assert_int_equal(d->n_untested_regressions, 0);
     for (size_t i = 0; i < d->n_rows; i++) {
         assert_true(d->rows[i].delta_ns == 0);
-        if (d->rows[i].test.method != GP_DIFF_TEST_NONE)
-            assert_true(d->rows[i].test.p_value == 1.0);
+        if (d->rows[i].per_call.method != GP_DIFF_TEST_NONE)
+            assert_true(d->rows[i].per_call.p_value == 1.0);
     }
     assert_true(d->speedup == 1.0);
     gp_diff_free(d);
@@ -1183,13 +1122,22 @@ static void bundled_profiles(void **state)
     assert_int_equal(a->stats.by_kind[GP_EV_RANGE], 240);
     gp_diff *d = NULL;
     assert_int_equal(gp_diff_compute(&a, 1, &b, 1, NULL, &d, &err), GP_OK);
+    /* One run per side: the total per run decides by the threshold (untested); the per-call
+     * test is its own signal. */
     assert_int_equal(find_row(d, "backward")->type, GP_DIFF_REGRESSION);
+    assert_int_equal(find_row(d, "backward")->per_call_dir, GP_DIFF_UP);
+    assert_int_equal(find_row(d, "train_step")->type, GP_DIFF_REGRESSION);   /* +5.1 % total */
+    assert_int_equal(find_row(d, "train_step")->per_call_dir, GP_DIFF_SAME); /* +4.6 %/call */
     assert_int_equal(find_row(d, "data_load")->type, GP_DIFF_IMPROVEMENT);
+    assert_int_equal(find_row(d, "data_load")->per_call_dir, GP_DIFF_DOWN);
     assert_int_equal(find_row(d, "forward")->type, GP_DIFF_NO_CHANGE);
     assert_int_equal(find_row(d, "optimizer_step")->type, GP_DIFF_NO_CHANGE);
     assert_int_equal(find_row(d, "grad_clip")->type, GP_DIFF_NEW);
     assert_int_equal(find_row(d, "legacy_sync")->type, GP_DIFF_REMOVED);
-    assert_int_equal(d->n_significant_regressions, 1);
+    assert_int_equal(d->n_significant_regressions, 0);
+    /* backward, train_step, total_time (+5.1 %) and peak_memory (+9.1 %). */
+    assert_int_equal(d->n_untested_regressions, 4);
+    assert_int_equal(d->n_failing_regressions, 4);
     /* Peak memory from the train_step args: 1476395008 + 4096*39 and 1610612736 + 4096*39. */
     const gp_diff_metric *m = &d->metrics[GP_DIFF_M_PEAK_MEM];
     assert_true(m->present);

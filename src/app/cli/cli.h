@@ -21,6 +21,7 @@ int gp__cmd_flame(int argc, char **argv);
 int gp__cmd_timeline(int argc, char **argv);
 int gp__cmd_report(int argc, char **argv);
 int gp__cmd_diff(int argc, char **argv);
+int gp__cmd_advise(int argc, char **argv);
 int gp__cmd_trace(int argc, char **argv);
 int gp__cmd_monitor(int argc, char **argv);
 int gp__cmd_exporter(int argc, char **argv);

@@ -24,10 +24,13 @@ static void usage(FILE *fp)
         "mean, p50, p95, memory) and overall (total time, GPU time, idle time, peak memory,\n"
         "speedup). Each input is a PyTorch-profiler/Kineto or Chrome trace, or a gpuprof profile\n"
         "(.json or .json.gz): one file is one run; a DIR holds several runs (every *.json[.gz]).\n"
-        "With one run on a side the per-call durations are compared; with several runs on both\n"
-        "sides the per-run totals are. The test is a two-sided Mann-Whitney U with the p-values\n"
-        "adjusted over all tested names; a change is a REGRESSION or IMPROVEMENT only when it is\n"
-        "significant AND the median moved by at least the threshold (see docs/diff.md).\n"
+        "The verdict is on each name's total time per run (calls x time per call): with enough\n"
+        "runs to test (4 per side at alpha 0.05) a two-sided Mann-Whitney U test of the per-run\n"
+        "totals, adjusted over all tested names, plus the threshold; with fewer the threshold\n"
+        "alone decides and the verdict says 'untested (n=1)'. The call-count change and the\n"
+        "per-call shift (a U test of the per-call durations) are shown as their own signals.\n"
+        "Names found on one side only are matched by their normalised form (template arguments,\n"
+        "trailing instance numbers) unless --exact. Decision rule: docs/diff.md.\n"
         "With the `--` form, options go before `--`.\n"
         "\n"
         "options:\n"
@@ -36,30 +39,35 @@ static void usage(FILE *fp)
         "  -t, --threshold PCT      practical threshold in percent (default 5)\n"
         "      --alpha A            significance level (default 0.05)\n"
         "      --correction M       holm (default), bh (Benjamini-Hochberg) or none\n"
-        "      --normalize LIST     name normalisation: none (default), templates, numbers, all\n"
-        "                           (templates: f<float,4> -> f<...>; numbers: trailing _12 or\n"
-        "                           #12 -> _N / #N, e.g. triton_poi_fused_add_0)\n"
+        "      --normalize LIST     merge names by normalised form: none (default), templates,\n"
+        "                           numbers, all (templates: f<float,4> -> f<...>; numbers:\n"
+        "                           trailing _12 or #12 -> _N / #N, e.g. triton_poi_fused_add_0)\n"
+        "      --exact              match names exactly: no matching of one-sided names by\n"
+        "                           their normalised form (a renamed kernel is NEW + REMOVED)\n"
         "  -k, --kind KIND          kinds to compare (repeatable or comma-separated; 'all');\n"
         "                           default: kernel, memcpy, memset, cpu_op, annotation, range\n"
         "  -n, --top N              rows per text table (default 10; 0 = all)\n"
         "  -w, --name-width N       width of the name column (default 48)\n"
-        "      --json               JSON instead of text (schema gpuprof.diff/1, docs/diff.md)\n"
+        "      --json               JSON instead of text (schema gpuprof.diff/2, docs/diff.md)\n"
         "  -o, --output FILE        write the text / JSON there (atomically) instead of stdout\n"
         "      --html FILE          also write a self-contained HTML comparison page (summary,\n"
         "                           breakdowns, per-name bars, differential flame graph)\n"
         "      --flame FILE         also write the differential flame graph alone (.html, .svg\n"
         "                           or .folded, by suffix)\n"
         "      --no-analyze         skip the kernel-type / temporal breakdowns and findings\n"
-        "      --junit FILE         also write JUnit XML (each significant regression fails)\n"
-        "      --fail-on-regression exit 1 when any significant regression remains\n"
+        "      --junit FILE         also write JUnit XML (each failing regression is a failure)\n"
+        "      --fail-on-regression exit 1 on any regression: tested and significant, or\n"
+        "                           untested (too few runs) past the threshold\n"
+        "      --require-significance  with --fail-on-regression / --junit: only tested,\n"
+        "                           significant regressions fail\n"
         "      --seed N             bootstrap seed (default 1)\n"
         "      --bootstrap N        bootstrap resamples for the CIs (default 2000; 0 = none)\n"
         "  -q, --quiet              no warnings about suspect input on stderr\n"
         "      --progress           show read progress on stderr even when not a terminal\n"
         "  -h, --help               this help\n"
         "\n"
-        "exit status: 0 success (no significant regression, or no --fail-on-regression),\n"
-        "             1 significant regression with --fail-on-regression,\n"
+        "exit status: 0 success (no failing regression, or no --fail-on-regression),\n"
+        "             1 a regression with --fail-on-regression (see --require-significance),\n"
         "             2 usage, input or output error\n");
 }
 
@@ -213,7 +221,9 @@ enum {
     OPT_SEED,
     OPT_BOOTSTRAP,
     OPT_FLAME,
-    OPT_NO_ANALYZE
+    OPT_NO_ANALYZE,
+    OPT_EXACT,
+    OPT_REQUIRE_SIG
 };
 
 static const gp__cli_opt diff_opts[] = {GP__CLI_ARG("base", OPT_BASE),
@@ -222,6 +232,7 @@ static const gp__cli_opt diff_opts[] = {GP__CLI_ARG("base", OPT_BASE),
                                         GP__CLI_ARG("alpha", OPT_ALPHA),
                                         GP__CLI_ARG("correction", OPT_CORRECTION),
                                         GP__CLI_ARG("normalize", OPT_NORMALIZE),
+                                        GP__CLI_FLAG("exact", OPT_EXACT),
                                         GP__CLI_ARG_S("kind", 'k'),
                                         GP__CLI_ARG_S("top", 'n'),
                                         GP__CLI_ARG_S("name-width", 'w'),
@@ -232,6 +243,7 @@ static const gp__cli_opt diff_opts[] = {GP__CLI_ARG("base", OPT_BASE),
                                         GP__CLI_FLAG("no-analyze", OPT_NO_ANALYZE),
                                         GP__CLI_ARG("junit", OPT_JUNIT),
                                         GP__CLI_FLAG("fail-on-regression", OPT_FAIL),
+                                        GP__CLI_FLAG("require-significance", OPT_REQUIRE_SIG),
                                         GP__CLI_ARG("seed", OPT_SEED),
                                         GP__CLI_ARG("bootstrap", OPT_BOOTSTRAP),
                                         GP__CLI_OPT_QUIET,
@@ -327,6 +339,12 @@ static int take_option(void *ctx, int id, char *arg)
         return 0;
     case OPT_FAIL:
         a->fail_on_regression = true;
+        return 0;
+    case OPT_EXACT:
+        a->dopts.exact = true;
+        return 0;
+    case OPT_REQUIRE_SIG:
+        a->dopts.require_significance = true;
         return 0;
     default:
         return take_number(a, id, arg);
@@ -455,10 +473,15 @@ int gp__cmd_diff(int argc, char **argv)
     a.ro.cur_label = cl;
     if (!write_outputs(&a, &o, d, &flame_tree))
         goto done;
-    rc = (a.fail_on_regression && d->n_significant_regressions > 0) ? 1 : 0;
+    rc = (a.fail_on_regression && d->n_failing_regressions > 0) ? 1 : 0;
     if (rc == 1)
-        fprintf(stderr, "gpuprof diff: %zu significant regression%s (--fail-on-regression)\n",
-                d->n_significant_regressions, d->n_significant_regressions == 1 ? "" : "s");
+        fprintf(stderr,
+                "gpuprof diff: %zu regression%s (%zu tested and significant, %zu untested: too "
+                "few runs to test%s) (--fail-on-regression)\n",
+                d->n_failing_regressions, d->n_failing_regressions == 1 ? "" : "s",
+                d->n_significant_regressions,
+                a.dopts.require_significance ? 0 : d->n_untested_regressions,
+                a.dopts.require_significance ? "" : "; --require-significance ignores them");
 done:
     gp_flame_tree_free(flame_tree);
     gp_diff_free(d);

@@ -24,6 +24,7 @@ static const command commands[] = {
     {"timeline", gp__cmd_timeline, "interactive CPU/GPU timeline (html)"},
     {"report", gp__cmd_report, "one-page dashboard (html)"},
     {"diff", gp__cmd_diff, "compare two runs; gate CI on significant regressions"},
+    {"advise", gp__cmd_advise, "optimisation suggestions for a profile or trace"},
     {"trace", gp__cmd_trace, "trace an unmodified CUDA program through CUPTI"},
     {"monitor", gp__cmd_monitor, "live GPU monitor with alerts and detectors (NVML)"},
     {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},

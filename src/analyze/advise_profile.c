@@ -1,0 +1,289 @@
+/* The profile rules of gpuprof advise (gpuprof/advise.h): routing, batching, caching, memory and
+ * parallelization suggestions on the ranges of a profile, with the thresholds of the tool gpuprof
+ * replaces as defaults. Every rule, threshold and estimate is in docs/advise.md. The algorithm
+ * rule needs per-op rates against the roofline (`gpuprof ops`): it is a named hook that reports
+ * itself as skipped until that analysis exists. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+#include "core/ivls.h"
+#include "gpuprof/advise.h"
+
+void gp_advise_opts_init(gp_advise_opts *o)
+{
+    o->gpu_op_max_ms = 1.0;
+    o->cpu_op_min_ms = 10.0;
+    o->batch_min_calls = 10;
+    o->cache_min_calls = 100;
+    o->cache_max_ms = 1.0;
+    o->memory_min_mb = 100.0;
+    o->util_max_pct = 50.0;
+}
+
+/* The algorithm rule: the slowest ops by total time whose achieved rate is far from the device's
+ * roofline. It needs per-op FLOP and byte counts and the device's peaks, which `gpuprof ops`
+ * (issue #17) computes; until that analysis is part of gp_analysis this hook fires nothing and
+ * gp_advise_skipped_rules says why. */
+static gp_status algorithm_rule(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank)
+{
+    (void)a, (void)cap, (void)t, (void)rank;
+    return GP_OK;
+}
+
+const gp_advise_skipped *gp_advise_skipped_rules(size_t *n)
+{
+    static const gp_advise_skipped skipped[] = {
+        {"algorithm", "needs per-op rates against the device roofline, from the `gpuprof ops` "
+                      "analysis, which this build does not have"},
+    };
+    *n = GP_ARRAY_LEN(skipped);
+    return skipped;
+}
+
+#define MB 1e6
+#define MS 1e6
+
+/* One operation (range name) of a trace. */
+typedef struct op_acc {
+    gp_strid name;
+    uint64_t calls;
+    gp_ns total;        /* wall time, summed */
+    gp_ns gpu_ns;       /* summed "gpu_ns" of its calls (0 when none) */
+    uint64_t gpu_calls; /* calls tagged "device": "gpu" */
+    int64_t mem;        /* largest "bytes" or "mem_delta_bytes" of a call */
+    uint32_t run;       /* longest run of back-to-back calls under one parent */
+    bool parent;        /* some call has ranges nested in it (a loop body, not a batchable op) */
+} op_acc;
+
+/* True when the range's args say "device": "gpu" (the profiler's tag). */
+static bool is_gpu_range(const gp_trace *t, const gp_event *ev)
+{
+    const char *j = gp_event_args_json(t, ev);
+    const char *p = j ? strstr(j, "\"device\"") : NULL;
+    if (!p)
+        return false;
+    p += 8;
+    while (*p == ' ' || *p == ':')
+        p++;
+    return strncmp(p, "\"gpu\"", 5) == 0;
+}
+
+typedef struct op_set {
+    op_acc *v;
+    size_t n, cap;
+    uint32_t *slot; /* name id -> index + 1 */
+    gp__ivls gpu;   /* wall intervals of GPU-tagged ranges */
+} op_set;
+
+/* Adds one range event (at nesting depth `depth` on its row; prev[] holds the last name seen at
+ * each depth and runs[] its run length). *index: the op's index in o->v. */
+static gp_status add_range(op_set *o, const gp_trace *t, const gp_event *ev, gp_strid *prev,
+                           uint32_t *runs, size_t depth, uint32_t *index)
+{
+    uint32_t k = o->slot[ev->name];
+    if (!k) {
+        op_acc *a = GP_PUSH(o->v, o->n, o->cap);
+        if (!a)
+            return GP_ENOMEM;
+        memset(a, 0, sizeof *a);
+        a->name = ev->name;
+        k = o->slot[ev->name] = (uint32_t)o->n;
+    }
+    *index = k - 1;
+    op_acc *a = &o->v[k - 1];
+    a->calls++;
+    a->total += ev->dur;
+    int64_t v;
+    if (gp_event_arg_int(t, ev, "gpu_ns", &v) && v > 0)
+        a->gpu_ns += v;
+    if (gp_event_arg_int(t, ev, "bytes", &v) && v > a->mem)
+        a->mem = v;
+    if (gp_event_arg_int(t, ev, "mem_delta_bytes", &v) && v > a->mem)
+        a->mem = v;
+    if (is_gpu_range(t, ev)) {
+        a->gpu_calls++;
+        if (gp__ivls_push(&o->gpu, ev->ts, ev->ts + ev->dur) != GP_OK)
+            return GP_ENOMEM;
+    }
+    runs[depth] = prev[depth] == ev->name ? runs[depth] + 1 : 1;
+    prev[depth] = ev->name;
+    prev[depth + 1] = 0; /* its children start a new sequence */
+    if (runs[depth] > a->run)
+        a->run = runs[depth];
+    return GP_OK;
+}
+
+/* Every range of t into o, with nesting per row. */
+static gp_status collect_ops(op_set *o, const gp_trace *t)
+{
+    enum { DEPTH = 256 };
+    gp_strid prev[DEPTH + 1];
+    uint32_t runs[DEPTH];
+    gp_ns ends[DEPTH];
+    uint32_t open_op[DEPTH];
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        size_t depth = 0;
+        memset(prev, 0, sizeof prev);
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            if (ev->kind != GP_EV_RANGE || ev->name == 0)
+                continue;
+            while (depth > 0 && ends[depth - 1] <= ev->ts)
+                depth--;
+            if (depth >= DEPTH)
+                continue;
+            gp_status st = add_range(o, t, ev, prev, runs, depth, &open_op[depth]);
+            if (st != GP_OK)
+                return st;
+            if (depth > 0)
+                o->v[open_op[depth - 1]].parent = true;
+            ends[depth++] = ev->ts + ev->dur;
+        }
+    }
+    return GP_OK;
+}
+
+/* Fills the parts every profile finding has: op, times, type, expected text, hint. */
+static void fill(gp_finding *f, const gp_trace *t, const op_acc *op, gp_ns current, gp_ns estimated,
+                 gp_suggestion_type type, gp_ns span)
+{
+    f->op = op ? gp_trace_str(t, op->name) : NULL;
+    f->current_ns = current;
+    f->estimated_ns = estimated;
+    f->gain_ns = current - estimated;
+    f->type = type;
+    f->priority = gp__advise_priority(f->gain_ns, span);
+    if (op) {
+        gp__advise_evidence(f, "calls", (double)op->calls, "count");
+        gp__advise_evidence(f, "mean", (double)op->total / (double)op->calls / MS, "ms");
+        gp__advise_evidence(f, "total", (double)op->total / MS, "ms");
+    }
+}
+
+/* The rules on one operation. */
+static gp_status op_rules(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank,
+                          const op_acc *op, const gp_advise_opts *o, gp_ns span)
+{
+    const char *name = gp_trace_str(t, op->name);
+    double mean_ms = (double)op->total / (double)op->calls / MS;
+    bool gpu = op->gpu_calls * 2 > op->calls;
+    gp_finding *f;
+    if (gpu && mean_ms < o->gpu_op_max_ms) {
+        if (!(f = gp__advise_add(a, cap, "routing_to_cpu", rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof f->title, "%.64s runs on the GPU but averages %.3f ms per call",
+                 name, mean_ms);
+        fill(f, t, op, op->total, op->total / 2, GP_SUG_ROUTING, span);
+        f->expected = "about 2x: sub-millisecond GPU work is mostly launch, copy and "
+                      "synchronisation overhead";
+        f->suggestion = "Run it on the CPU (or fuse it into a neighbouring GPU op): keep small "
+                        "inputs on the host, and measure both placements with gpuprof diff.";
+    }
+    if (!gpu && op->mem > 0 && mean_ms > o->cpu_op_min_ms) {
+        if (!(f = gp__advise_add(a, cap, "routing_to_gpu", rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof f->title,
+                 "%.64s runs on the CPU for %.1f ms per call and moves %.1f MB", name, mean_ms,
+                 (double)op->mem / MB);
+        fill(f, t, op, op->total, op->total / 5, GP_SUG_ROUTING, span);
+        gp__advise_evidence(f, "memory", (double)op->mem / MB, "MB");
+        f->expected = "about 5x for data-parallel array work (after the copy to the device)";
+        f->suggestion = "Move it to the GPU (CuPy, torch on cuda, a CUDA kernel) and keep its "
+                        "data resident there so the copy is paid once.";
+    }
+    if (op->run >= o->batch_min_calls && !op->parent) {
+        if (!(f = gp__advise_add(a, cap, "batching", rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof f->title, "%.64s is called %u times in a row", name, op->run);
+        fill(f, t, op, op->total, op->total - op->total * 3 / 10, GP_SUG_BATCHING, span);
+        gp__advise_evidence(f, "calls_in_a_row", (double)op->run, "count");
+        f->expected = "about 30 % of its time: one call's fixed cost instead of one per item";
+        f->suggestion = "Batch the inputs and make one call (stack tensors, vectorise the loop, "
+                        "torch.vmap / foreach ops), or capture the sequence in a CUDA graph.";
+    }
+    if (op->calls >= o->cache_min_calls && mean_ms < o->cache_max_ms) {
+        if (!(f = gp__advise_add(a, cap, "caching", rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof f->title, "%.64s: %llu small calls of %.3f ms on average", name,
+                 (unsigned long long)op->calls, mean_ms);
+        fill(f, t, op, op->total, op->total / 2, GP_SUG_CACHING, span);
+        f->expected = "about half its time when half of the calls repeat an earlier input";
+        f->suggestion = "Cache or memoise the results of repeated inputs (functools.lru_cache, a "
+                        "lookup table, precomputed constants), or hoist the call out of the loop.";
+    }
+    if ((double)op->mem > o->memory_min_mb * MB) {
+        if (!(f = gp__advise_add(a, cap, "memory_heavy_op", rank)))
+            return GP_ENOMEM;
+        snprintf(f->title, sizeof f->title, "%.64s allocates or moves %.1f MB in one call", name,
+                 (double)op->mem / MB);
+        fill(f, t, op, op->total, op->total, GP_SUG_MEMORY, span);
+        gp__advise_evidence(f, "memory", (double)op->mem / MB, "MB");
+        f->priority = (double)op->mem >= 1000 * MB ? GP_PRIO_HIGH : GP_PRIO_MEDIUM;
+        f->expected = "lower peak memory (room for larger batches); time about the same";
+        f->suggestion = "Process it in chunks, reuse preallocated buffers, use a smaller dtype "
+                        "(fp16/bf16), free intermediates early, or checkpoint activations.";
+    }
+    return GP_OK;
+}
+
+static int cmp_op(const void *pa, const void *pb)
+{
+    const op_acc *x = pa, *y = pb;
+    return x->total != y->total ? (x->total > y->total ? -1 : 1) : GP_CMP(x->name, y->name);
+}
+
+gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank)
+{
+    gp_advise_opts defaults;
+    const gp_advise_opts *o = a->opts.advise;
+    if (!o) {
+        gp_advise_opts_init(&defaults);
+        o = &defaults;
+    }
+    op_set ops = {0};
+    if (!(ops.slot = calloc(gp_trace_str_count(t) + 1, sizeof *ops.slot)))
+        return GP_ENOMEM;
+    gp_status st = collect_ops(&ops, t);
+    gp_ns s0, s1;
+    gp_trace_span(t, &s0, &s1);
+    gp_ns span = s1 - s0;
+    if (st == GP_OK && ops.n > 1)
+        qsort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */
+    for (size_t i = 0; i < ops.n && st == GP_OK; i++)
+        st = op_rules(a, cap, t, rank, &ops.v[i], o, span);
+    /* GPU under-utilised: the GPU-tagged ranges cover little of the profile's span (traces with
+     * GPU activity have analyze's temporal rules instead). */
+    if (st == GP_OK && ops.gpu.n && !gp_trace_has_gpu(t) && span > 0 &&
+        (st = gp__ivls_sort(&ops.gpu)) == GP_OK) {
+        gp_ns busy = gp__ivls_union_sorted(&ops.gpu);
+        double util = 100.0 * (double)busy / (double)span;
+        gp_finding *f;
+        if (util < o->util_max_pct) {
+            if (!(f = gp__advise_add(a, cap, "gpu_underutilized", rank))) {
+                st = GP_ENOMEM;
+            } else {
+                snprintf(f->title, sizeof f->title,
+                         "GPU ops cover %.1f%% of the profile's span: the GPU is mostly idle",
+                         util);
+                /* At the threshold's utilisation the same GPU work would take busy / util. */
+                gp_ns est = (gp_ns)((double)busy * 100.0 / o->util_max_pct);
+                fill(f, t, NULL, span, est < span ? est : span, GP_SUG_PARALLELIZATION, span);
+                gp__advise_evidence(f, "gpu_utilization", util, "%");
+                gp__advise_evidence(f, "gpu_busy", (double)busy / MS, "ms");
+                gp__advise_evidence(f, "span", (double)span / MS, "ms");
+                f->expected = "the span shrinks toward the GPU work once it runs concurrently";
+                f->suggestion = "Increase parallelism: larger batches, independent work on "
+                                "several CUDA streams, overlap host work and copies with GPU "
+                                "work, asynchronous launches instead of waiting per op.";
+            }
+        }
+    }
+    if (st == GP_OK)
+        st = algorithm_rule(a, cap, t, rank);
+    free(ops.v);
+    free(ops.slot);
+    gp__ivls_free(&ops.gpu);
+    return st;
+}

@@ -1,0 +1,32 @@
+/* Internals shared by the diff renderers (diff_render.c: text, JSON, JUnit; diff_html.c: the
+ * HTML page): number formatting and the JSON document. */
+#ifndef GP_RENDER_DIFF_RENDER_H
+#define GP_RENDER_DIFF_RENDER_H
+
+#include <stdio.h>
+
+#include "core/json_writer.h"
+#include "gpuprof/diff.h"
+
+/* Bytes per short (display) name of a row. */
+enum { GP__DIFF_SHORT_CAP = 512 };
+
+/* o, or the defaults written into def. */
+const gp_diff_render_opts *gp__diff_opts_or_default(const gp_diff_render_opts *o,
+                                                    gp_diff_render_opts *def);
+/* "holm", "benjamini-hochberg", "none". */
+const char *gp__diff_correction_name(gp_diff_correction c);
+/* A metric value with its unit: "12.345 ms", "1408.2 MiB", "n/a". */
+void gp__diff_fmt_value(char *buf, size_t cap, double v, const char *unit);
+/* "+12.3%" or "n/a". */
+void gp__diff_fmt_pct(char *buf, size_t cap, double pct);
+/* How a verdict was reached: "untested (n=1)", "untested (n=3/2)", "p(adj) 0.0022, n=6/6". */
+void gp__diff_fmt_basis(char *buf, size_t cap, const gp_diff_test *t);
+/* The per-call signal: "slower p<1e-4", "same p=0.3288", "untested n=2/2", "-" (NEW/REMOVED). */
+void gp__diff_fmt_shift(char *buf, size_t cap, const gp_diff_row *r);
+/* 100 * (ratio - 1); NaN stays NaN. */
+double gp__diff_ratio_pct(double ratio);
+/* The "gpuprof.diff/2" document. */
+void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o);
+
+#endif
