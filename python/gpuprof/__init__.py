@@ -155,6 +155,14 @@ class Trace:
         out = self._t.analyze(hta=hta, steps=steps, format=format)
         return Result(out, "analyze") if format == "dict" else out
 
+    def advise(self, priority: str = "low", format: str = "dict", **thresholds: Any) -> Any:
+        """``gpuprof advise``: optimisation suggestions (the seed's profile rules on profiler
+        ranges and analyze's rules on traces; schema gpuprof.advise/1, docs/advise.md).
+        Thresholds: gpu_op_max_ms, cpu_op_min_ms, batch_min_calls, cache_min_calls,
+        cache_max_ms, memory_min_mb, util_max_pct."""
+        out = self._t.advise(priority=priority, format=format, **thresholds)
+        return Result(out, "advise") if format == "dict" else out
+
     def diff(self, current: "Trace", threshold: float = 5.0, alpha: float = 0.05,
              format: str = "dict") -> Any:
         """``gpuprof diff`` with this trace as the base: verdicts per name (docs/diff.md)."""

@@ -47,8 +47,11 @@ class OperationChange:
     change_percent: Optional[float]
     baseline_calls: Optional[float]
     current_calls: Optional[float]
+    tested: bool             # the verdict was tested across runs (else the threshold decided)
     significant: bool
     p_value: Optional[float]
+    calls_direction: str     # "more", "fewer", "same"
+    per_call_direction: str  # "slower", "faster", "same", "untested"
     row: Dict[str, Any]      # the whole JSON row
 
     @classmethod
@@ -62,8 +65,10 @@ class OperationChange:
                    change_percent=row.get("delta_pct"),
                    baseline_calls=base.get("calls_per_run"),
                    current_calls=cur.get("calls_per_run"),
+                   tested=bool(test.get("tested")),
                    significant=bool(test.get("significant")), p_value=test.get("p_value"),
-                   row=row)
+                   calls_direction=row.get("calls_direction", ""),
+                   per_call_direction=row.get("per_call_direction", ""), row=row)
 
 
 @dataclass
@@ -76,6 +81,8 @@ class ComparisonSummary:
     new_count: int
     removed_count: int
     significant_regressions: int
+    untested_regressions: int
+    failing_regressions: int  # what --fail-on-regression fails on (untested ones included)
     speedup: Optional[float]
     total_time_change_percent: Optional[float]
 
@@ -98,6 +105,8 @@ class Comparison:
             unchanged_count=s.get("no_change", 0), new_count=s.get("new", 0),
             removed_count=s.get("removed", 0),
             significant_regressions=s.get("significant_regressions", 0),
+            untested_regressions=s.get("untested_regressions", 0),
+            failing_regressions=s.get("failing_regressions", 0),
             speedup=s.get("speedup"), total_time_change_percent=total.get("delta_pct"))
 
     def _metrics(self) -> List[Dict[str, Any]]:
@@ -119,7 +128,13 @@ class Comparison:
 
     @property
     def has_regression(self) -> bool:
-        """True when `gpuprof diff --fail-on-regression` would fail."""
+        """True when `gpuprof diff --fail-on-regression` would fail: a regression above the
+        threshold, tested or not (docs/diff.md, the decision rule)."""
+        return self.get_summary().failing_regressions > 0
+
+    @property
+    def has_significant_regression(self) -> bool:
+        """True when `--fail-on-regression --require-significance` would fail."""
         return self.get_summary().significant_regressions > 0
 
     def print_summary(self, file=None) -> None:
@@ -164,10 +179,11 @@ def compare_profiling_runs(baseline, current, significance_threshold: float = 5.
 
 @dataclass
 class OptimizationSuggestion:
-    """One suggestion (a finding of gpuprof's rules), in the seed's fields."""
-    operation: str
+    """One suggestion of `gpuprof advise`, in the seed tool's fields (times in ms)."""
+    rule: str
+    operation: Optional[str]  # None for trace-level rules
     type: str
-    priority: str            # critical, high, medium, low
+    priority: str             # critical, high, medium, low
     description: str
     expected_improvement: str
     implementation_hint: str
@@ -177,41 +193,32 @@ class OptimizationSuggestion:
     evidence: List[Dict[str, Any]]
 
     @classmethod
-    def from_finding(cls, f: Dict[str, Any]) -> "OptimizationSuggestion":
-        gain = f.get("estimated_gain_ns")
-        cur = f.get("current_time_ns")
-        current_ms = cur / 1e6 if isinstance(cur, (int, float)) else None
-        est_ms = f.get("estimated_time_ns")
-        est_ms = est_ms / 1e6 if isinstance(est_ms, (int, float)) else (
-            current_ms - gain / 1e6 if current_ms is not None and gain is not None else None)
-        speedup = f.get("potential_speedup")
-        if speedup is None and current_ms and est_ms:
-            speedup = current_ms / est_ms if est_ms > 0 else None
-        expected = f.get("expected_improvement") or (
-            "about %.3f ms less" % (gain / 1e6) if isinstance(gain, (int, float)) else "")
-        return cls(operation=f.get("operation") or f.get("name") or f.get("title", ""),
-                   type=f.get("type", ""), priority=f.get("priority", ""),
-                   description=f.get("description") or f.get("title", ""),
-                   expected_improvement=expected,
-                   implementation_hint=f.get("implementation_hint") or f.get("suggestion", ""),
-                   current_time_ms=current_ms, estimated_time_ms=est_ms,
-                   potential_speedup=speedup, evidence=f.get("evidence", []))
+    def from_json(cls, f: Dict[str, Any]) -> "OptimizationSuggestion":
+        def ms(key):
+            v = f.get(key)
+            return v / 1e6 if isinstance(v, (int, float)) else None
+        return cls(rule=f.get("rule", ""), operation=f.get("operation"), type=f.get("type", ""),
+                   priority=f.get("priority", ""), description=f.get("description", ""),
+                   expected_improvement=f.get("expected_improvement", ""),
+                   implementation_hint=f.get("implementation_hint", ""),
+                   current_time_ms=ms("current_ns"), estimated_time_ms=ms("estimated_ns"),
+                   potential_speedup=f.get("potential_speedup"),
+                   evidence=f.get("evidence", []))
 
 
-_PRIORITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 class ProfilerOptimizer:
-    """Suggestions for a profile or trace from gpuprof's rules (`gpuprof analyze` findings),
-    ordered by priority and then expected gain. ``data``: a path, a Trace, a Profiler, or profile
-    data loaded with json.load."""
+    """Suggestions for a profile or trace from `gpuprof advise` (the seed's rules on profiler
+    ranges, analyze's rules on traces), in advise's order (priority, then expected gain).
+    ``data``: a path, a Trace, a Profiler, or profile data loaded with json.load; ``thresholds``
+    as Trace.advise."""
 
-    def __init__(self, data: Source) -> None:
-        doc = _trace_of(data).analyze(format="dict")
-        self.suggestions = [OptimizationSuggestion.from_finding(f)
-                            for f in doc.get("findings", [])]
-        self.suggestions.sort(key=lambda s: (_PRIORITY_ORDER.get(s.priority, 9),
-                                             -(s.potential_speedup or 0)))
+    def __init__(self, data: Source, **thresholds: Any) -> None:
+        self.doc = _trace_of(data).advise(format="dict", **thresholds)
+        self.suggestions = [OptimizationSuggestion.from_json(f)
+                            for f in self.doc.get("suggestions", [])]
+        self.not_evaluated = self.doc.get("not_evaluated", [])
 
     def get_suggestions(self, top_n: Optional[int] = None) -> List[OptimizationSuggestion]:
         return self.suggestions if top_n is None else self.suggestions[:top_n]
@@ -225,7 +232,9 @@ class ProfilerOptimizer:
         if not rows:
             out.write("No suggestion: no rule fired.\n")
         for i, s in enumerate(rows, 1):
-            out.write("%d. [%s] %s: %s\n" % (i, s.priority.upper(), s.type, s.description))
+            what = s.operation + ": " if s.operation else ""
+            out.write("%d. [%s] %s: %s%s\n" % (i, s.priority.upper(), s.type, what,
+                                                s.description))
             if s.implementation_hint:
                 out.write("   hint: %s\n" % s.implementation_hint)
             if s.expected_improvement:

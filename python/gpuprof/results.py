@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 # The table to_pandas() returns when none is named, per kind of result.
-_DEFAULT_TABLE = {"summary": "rows", "analyze": "top_kernels", "diff": "rows"}
+_DEFAULT_TABLE = {"summary": "rows", "analyze": "top_kernels", "diff": "rows",
+                  "advise": "suggestions"}
 
 
 class Result(dict):

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpuprof/advise.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/diff.h"
 #include "gpuprof/profiler.h"
@@ -369,6 +370,64 @@ static PyObject *trace_analyze(gpy_trace *self, PyObject *args, PyObject *kw)
     return finish(&b, st, f, "analyze");
 }
 
+/* ---- advise ------------------------------------------------------------------------------- */
+
+static int parse_priority(const char *s, gp_priority *out)
+{
+    for (int p = 0; p <= (int)GP_PRIO_LOW; p++)
+        if (strcmp(s, gp_priority_name((gp_priority)p)) == 0) {
+            *out = (gp_priority)p;
+            return 0;
+        }
+    PyErr_Format(PyExc_ValueError, "priority must be critical, high, medium or low, not %s", s);
+    return -1;
+}
+
+static PyObject *trace_advise(gpy_trace *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {
+        "priority",        "format",       "gpu_op_max_ms", "cpu_op_min_ms", "batch_min_calls",
+        "cache_min_calls", "cache_max_ms", "memory_min_mb", "util_max_pct",  NULL};
+    gp_advise_opts thr;
+    gp_advise_opts_init(&thr);
+    const char *prio = "low", *fmt = "dict";
+    unsigned int batch = thr.batch_min_calls, cache = thr.cache_min_calls;
+    out_format f;
+    gp_priority min_priority;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$ssddIIddd", kwlist, &prio, &fmt,
+                                     &thr.gpu_op_max_ms, &thr.cpu_op_min_ms, &batch, &cache,
+                                     &thr.cache_max_ms, &thr.memory_min_mb, &thr.util_max_pct) ||
+        parse_format(fmt, false, &f) < 0 || parse_priority(prio, &min_priority) < 0)
+        return NULL;
+    if (batch < 2 || cache < 2)
+        return PyErr_Format(PyExc_ValueError, "batch_min_calls and cache_min_calls need >= 2");
+    thr.batch_min_calls = batch;
+    thr.cache_min_calls = cache;
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.advise = &thr;
+    gp_advise_render_opts ro = {.min_priority = min_priority,
+                                .source = PyUnicode_AsUTF8(self->path)};
+    gpy_buf b;
+    if (!ro.source || gpy_buf_open(&b) < 0)
+        return NULL;
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    gp_status st;
+    Py_BEGIN_ALLOW_THREADS;
+    st = gp_analyze_job(self->job, &o, &a, &err);
+    if (st == GP_OK)
+        st = f == OUT_TEXT ? gp_advise_render_text(a, &ro, b.fp)
+                           : gp_advise_render_json(a, &ro, b.fp);
+    gp_analysis_free(a);
+    Py_END_ALLOW_THREADS;
+    if (st != GP_OK) {
+        gpy_buf_discard(&b);
+        return gpy_raise(st, &err, "advise");
+    }
+    return finish(&b, st, f, "advise");
+}
+
 /* ---- diff ---------------------------------------------------------------------------------- */
 
 /* The ranks of a sequence of Traces, as one array (each rank trace is one run of the side).
@@ -686,6 +745,10 @@ static PyMethodDef trace_methods[] = {
      "analyze(*, hta=False, steps=None, format=\"dict\"): hta=True is the CLI's --hta; HTA's "
      "breakdowns, launch statistics, "
      "findings... (`gpuprof analyze`; schema gpuprof.analyze/1 in docs/analyses.md)."},
+    {"advise", (PyCFunction)(void (*)(void))trace_advise, METH_VARARGS | METH_KEYWORDS,
+     "advise(*, priority=\"low\", format=\"dict\", gpu_op_max_ms=1, cpu_op_min_ms=10, "
+     "batch_min_calls=10, cache_min_calls=100, cache_max_ms=1, memory_min_mb=100, "
+     "util_max_pct=50): `gpuprof advise` (schema gpuprof.advise/1, docs/advise.md)."},
     {"flame", (PyCFunction)(void (*)(void))trace_flame, METH_VARARGS | METH_KEYWORDS,
      "flame(path=None, *, weight=\"auto\", title=None): writes the flame graph to path "
      "(.html, .svg, .folded, .speedscope.json), or returns {\"a;b;c\": self_ns} without one."},
