@@ -182,6 +182,18 @@ typedef struct gp_flow {
     gp_ns dst_ts;
 } gp_flow;
 
+/* The record_shapes fields of one cpu_op, kept only when the trace is read with
+ * gp_read_opts.keep_op_shapes: each is the JSON text of the op's args member as the file wrote it
+ * ("[[4,197,768],[768,3072],[]]"), 0 when the member is absent. Looked up by External id
+ * (gp_trace_op_shapes); the Chrome writer does not write them back. */
+typedef struct gp_op_shapes {
+    int64_t external_id; /* the op's External id */
+    gp_strid dims;       /* "Input Dims" */
+    gp_strid types;      /* "Input type" */
+    gp_strid strides;    /* "Input Strides" */
+    gp_strid concrete;   /* "Concrete Inputs" */
+} gp_op_shapes;
+
 typedef struct gp_device_props {
     int32_t id;
     gp_strid name;
@@ -259,6 +271,10 @@ typedef struct gp_trace {
     gp_read_stats stats;
     gp__strtab *strings;
     void *priv; /* builder state (flow endpoints, track index); NULL once finished */
+    /* record_shapes args of cpu_ops (gp_op_shapes), sorted by external_id once finished; empty
+     * unless read with keep_op_shapes. */
+    gp_op_shapes *op_shapes;
+    size_t n_op_shapes, cap_op_shapes;
 } gp_trace;
 
 typedef struct gp_job {
@@ -295,6 +311,10 @@ typedef struct gp_read_opts {
     /* Progress: called every few MB with bytes read so far and the total (0 if unknown). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* keep the record_shapes args of cpu_ops (Input Dims, Input type, Input Strides, Concrete
+     * Inputs) in gp_trace.op_shapes (default false: they cost memory and only `gpuprof ops` reads
+     * them) */
+    bool keep_op_shapes;
 } gp_read_opts;
 
 /* Fills opts with the defaults. */
@@ -353,6 +373,9 @@ GP_EXTERN gp_status gp_trace_add_flow(gp_trace *t, const gp_flow *f) GP_WARN_UNU
 GP_EXTERN gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d) GP_WARN_UNUSED;
 /* Adds or replaces a metadata entry; value_json must be valid JSON text (e.g. "\"13.0\"" or "12").
  */
+/* Appends a cpu_op's record_shapes fields (ids interned in t). gp_trace_finish sorts them by
+ * external_id. GP_ENOMEM. */
+GP_EXTERN gp_status gp_trace_add_op_shapes(gp_trace *t, const gp_op_shapes *s) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_set_meta(gp_trace *t, const char *key,
                                       const char *value_json) GP_WARN_UNUSED;
 
@@ -379,6 +402,10 @@ GP_EXTERN const char *gp_event_args_json(const gp_trace *t, const gp_event *ev);
  * true and *out when present and an integer, false otherwise. */
 GP_EXTERN bool gp_event_arg_int(const gp_trace *t, const gp_event *ev, const char *key,
                                 int64_t *out);
+
+/* The record_shapes fields of the cpu_op with this External id (the first when several share it),
+ * or NULL (none kept, or external_id <= 0). Binary search of a finished trace: O(log n). */
+GP_EXTERN const gp_op_shapes *gp_trace_op_shapes(const gp_trace *t, int64_t external_id);
 
 /* Total number of events over all tracks. */
 GP_EXTERN size_t gp_trace_event_count(const gp_trace *t);

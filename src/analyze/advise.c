@@ -414,6 +414,8 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
         st = rank_findings(a, &cap, &a->ranks[i]);
     for (size_t i = 0; i < a->n_ranks && i < job->n_ranks && st == GP_OK; i++)
         st = gp__advise_profile(a, &cap, job->ranks[i], a->ranks[i].rank);
+    for (size_t i = 0; job && i < job->n_ranks && st == GP_OK; i++)
+        st = gp__advise_ops(a, &cap, job->ranks[i]); /* advise_ops.c */
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
         const gp_straggler *s = &a->stragglers[i];
         gp_finding *f = gp__advise_add(a, &cap, "straggler", s->rank);

@@ -126,6 +126,9 @@ gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
 /* advise_profile.c: the profile rules (gpuprof/advise.h) on one rank's trace. */
 gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
                              int32_t rank) GP_WARN_UNUSED;
+/* advise_ops.c: the "op_below_roofline" finding of trace t (docs/analyses.md), appended to
+ * a->findings (capacity *cap). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

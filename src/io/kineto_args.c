@@ -19,6 +19,7 @@ typedef enum arg_how {
     ARG_STRING,    /* gp__json_str_or_skip into the const char * at `at`, its length at `has` */
     ARG_DIM3,      /* up to 3 integers (an array) into the int32_t[3] at `at` */
     ARG_PY_PARENT, /* an integer into py_parent, or null (py_parent_null) */
+    ARG_RAW, /* any value, skipped; its JSON text into the const char * at `at`, length at `has` */
 } arg_how;
 
 typedef struct arg_key {
@@ -49,6 +50,8 @@ static const arg_key arg_keys[] = {
     {KEY("graph id"), ARG_INT, AT(graph_id), 0},
     {KEY("Python id"), ARG_INT, AT(py_id), 0},
     {KEY("Device Id"), ARG_INT, AT(dev_id), 0},
+    {KEY("Input Dims"), ARG_RAW, AT(in_dims), AT(in_dims_len)},
+    {KEY("Input type"), ARG_RAW, AT(in_types), AT(in_types_len)},
     {KEY("sort_index"), ARG_INT_OK, AT(sort_index), AT(has_sort_index)},
     {KEY("Group size"), ARG_INT, AT(group_size), 0},
     {KEY("External id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
@@ -60,12 +63,14 @@ static const arg_key arg_keys[] = {
     {KEY("shared memory"), ARG_INT, AT(smem), 0},
     {KEY("In msg nelems"), ARG_INT, AT(in_nelems), 0},
     {KEY("graph node id"), ARG_INT, AT(graph_node), 0},
+    {KEY("Input Strides"), ARG_RAW, AT(in_strides), AT(in_strides_len)},
     {KEY("Out msg nelems"), ARG_INT, AT(out_nelems), 0},
     {KEY("cuda_sync_kind"), ARG_STRING, AT(sync_kind), AT(sync_kind_len)},
     {KEY("Total Reserved"), ARG_INT, AT(total_res), 0},
     {KEY("wait_on_stream"), ARG_INT, AT(wait_on_stream), 0},
     {KEY("Total Allocated"), ARG_INT, AT(total_alloc), 0},
     {KEY("Collective name"), ARG_STRING, AT(collective), AT(collective_len)},
+    {KEY("Concrete Inputs"), ARG_RAW, AT(in_concrete), AT(in_concrete_len)},
     {KEY("Python parent id"), ARG_PY_PARENT, AT(py_parent), AT(py_parent_null)},
     {KEY("registers per thread"), ARG_INT, AT(regs), 0},
     {KEY("memory bandwidth (GB/s)"), ARG_DOUBLE, AT(bw), 0},
@@ -142,6 +147,13 @@ static const char *read_known_arg(reader *r, const char *p, ev_fields *f, const 
             return p;
         }
         return gp__json_intish(r, p, &f->py_parent, &ok);
+    case ARG_RAW: {
+        const char *v = skip_ws(p);
+        p = gp__json_skip_value(r, v);
+        *(const char **)(void *)at = v;
+        *(size_t *)(void *)has = (size_t)(p - v);
+        return p;
+    }
     }
     return gp__json_skip_value(r, p);
 }

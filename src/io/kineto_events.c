@@ -456,6 +456,15 @@ static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, 
     case GP_EV_CPU_OP: {
         int64_t s = f->has_stream ? norm_stream(f->stream) : -1;
         ev->extra = s >= 0 && s < (int64_t)UINT32_MAX - 1 ? (uint32_t)s + 1 : 0;
+        if (r->opts->keep_op_shapes && f->has_ext && f->ext > 0 && (f->in_dims || f->in_types)) {
+            gp_op_shapes os = {
+                f->ext, f->in_dims ? gp__reader_intern(r, f->in_dims, f->in_dims_len) : 0,
+                f->in_types ? gp__reader_intern(r, f->in_types, f->in_types_len) : 0,
+                f->in_strides ? gp__reader_intern(r, f->in_strides, f->in_strides_len) : 0,
+                f->in_concrete ? gp__reader_intern(r, f->in_concrete, f->in_concrete_len) : 0};
+            if (gp_trace_add_op_shapes(t, &os) != GP_OK)
+                gp__reader_oom(r);
+        }
         break;
     }
     default:

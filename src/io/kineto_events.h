@@ -76,6 +76,9 @@ typedef struct ev_fields {
     const char *collective, *dtype, *copy_kind;
     size_t collective_len, dtype_len, copy_kind_len;
     int64_t in_nelems, out_nelems, group_size;
+    /* record_shapes args of a cpu_op: raw JSON text of each value (NULL when absent) */
+    const char *in_dims, *in_types, *in_strides, *in_concrete;
+    size_t in_dims_len, in_types_len, in_strides_len, in_concrete_len;
     /* metadata args */
     const char *meta_name;
     size_t meta_name_len;

@@ -126,13 +126,20 @@ typedef struct merge_src {
     gp_strid *map;     /* string ids */
     uint32_t *tmap;    /* track indexes */
     size_t *track_off; /* per track: where its events go in the destination track */
-    size_t off_gpu, off_mem, off_py, off_args;
+    size_t off_gpu, off_mem, off_py, off_args, off_shapes;
     /* Copy tasks not yet done per source array (the side tables by copy_what, then one per
      * track): the task that brings one to zero frees that array, which keeps the peak low. */
     _Atomic size_t *left;
 } merge_src;
 
-typedef enum copy_what { COPY_GPU, COPY_MEM, COPY_PY, COPY_ARGS, COPY_EVENTS } copy_what;
+typedef enum copy_what {
+    COPY_GPU,
+    COPY_MEM,
+    COPY_PY,
+    COPY_ARGS,
+    COPY_SHAPES,
+    COPY_EVENTS
+} copy_what;
 
 typedef struct copy_task {
     const merge_src *m;
@@ -213,6 +220,9 @@ static void drop_source(gp_trace *src, copy_what what, uint32_t track)
     case COPY_ARGS:
         drop_array((void **)&src->args, &src->n_args, &src->cap_args);
         break;
+    case COPY_SHAPES:
+        drop_array((void **)&src->op_shapes, &src->n_op_shapes, &src->cap_op_shapes);
+        break;
     }
 }
 
@@ -247,6 +257,16 @@ static void run_copy_task(void *ctx, size_t i)
     case COPY_ARGS:
         for (size_t j = c->lo; j < c->hi; j++)
             d->args[m->off_args + j] = m->map[t->args[j]];
+        break;
+    case COPY_SHAPES:
+        for (size_t j = c->lo; j < c->hi; j++) {
+            gp_op_shapes o = t->op_shapes[j];
+            o.dims = m->map[o.dims];
+            o.types = m->map[o.types];
+            o.strides = m->map[o.strides];
+            o.concrete = m->map[o.concrete];
+            d->op_shapes[m->off_shapes + j] = o;
+        }
         break;
     }
     /* The last task over a source array frees it (no other task reads it any more). */
@@ -286,8 +306,8 @@ static void merge_strings(reader *dst, merge_src *m)
             gp__reader_intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
 }
 
-/* Reserves room for the source's side records (gpu, mem, py, args) after dst's, and queues
- * their copies. */
+/* Reserves room for the source's side records (gpu, mem, py, args, op shapes) after dst's, and
+ * queues their copies. */
 static void merge_side_tables(reader *dst, merge_src *m, copy_job *job)
 {
     gp_trace *d = dst->t;
@@ -296,6 +316,7 @@ static void merge_side_tables(reader *dst, merge_src *m, copy_job *job)
     m->off_mem = d->n_mem_info;
     m->off_py = d->n_py_info;
     m->off_args = d->n_args;
+    m->off_shapes = d->n_op_shapes;
     /* Event `extra` fields are uint32 indexes into these tables (see gp_trace_add_gpu_info). */
     if (m->off_gpu + t->n_gpu_info >= UINT32_MAX - 1 ||
         m->off_mem + t->n_mem_info >= UINT32_MAX - 1 ||
@@ -310,16 +331,20 @@ static void merge_side_tables(reader *dst, merge_src *m, copy_job *job)
         gp__grow((void **)&d->py_info, &d->cap_py_info, sizeof *d->py_info,
                  m->off_py + t->n_py_info) != GP_OK ||
         gp__grow((void **)&d->args, &d->cap_args, sizeof *d->args, m->off_args + t->n_args) !=
-            GP_OK)
+            GP_OK ||
+        gp__grow((void **)&d->op_shapes, &d->cap_op_shapes, sizeof *d->op_shapes,
+                 m->off_shapes + t->n_op_shapes) != GP_OK)
         gp__reader_oom(dst);
     d->n_gpu_info += t->n_gpu_info;
     d->n_mem_info += t->n_mem_info;
     d->n_py_info += t->n_py_info;
     d->n_args += t->n_args;
+    d->n_op_shapes += t->n_op_shapes;
     add_copy_tasks(dst, job, m, COPY_GPU, 0, t->n_gpu_info);
     add_copy_tasks(dst, job, m, COPY_MEM, 0, t->n_mem_info);
     add_copy_tasks(dst, job, m, COPY_PY, 0, t->n_py_info);
     add_copy_tasks(dst, job, m, COPY_ARGS, 0, t->n_args);
+    add_copy_tasks(dst, job, m, COPY_SHAPES, 0, t->n_op_shapes);
 }
 
 /* Maps each source track to dst's (found or created in order: m->tmap), reserves room for its

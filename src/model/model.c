@@ -160,6 +160,7 @@ void gp_trace_free(gp_trace *t)
     free(t->devices);
     free(t->meta);
     free(t->args);
+    free(t->op_shapes);
     free_priv(t);
     if (t->strings) {
         gp__strtab_free(t->strings);
@@ -305,6 +306,17 @@ gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d)
     return GP_OK;
 }
 
+gp_status gp_trace_add_op_shapes(gp_trace *t, const gp_op_shapes *s)
+{
+    gp_op_shapes *o = GP_PUSH(t->op_shapes, t->n_op_shapes, t->cap_op_shapes);
+    if (!o)
+        return GP_ENOMEM;
+    *o = *s;
+    if (t->priv)
+        ((gp__trace_priv *)t->priv)->sorted = false;
+    return GP_OK;
+}
+
 gp_status gp_trace_set_meta(gp_trace *t, const char *key, const char *value_json)
 {
     gp_strid k, v;
@@ -363,6 +375,9 @@ static int cmp_counter(const void *a, const void *b)
     return GP_CMP(x->series, y->series);
 }
 
+#define CMP_OP_SHAPES(x, y) GP_CMP((x)->external_id, (y)->external_id)
+GP__DEFINE_MERGE_SORT(sort_op_shapes, gp_op_shapes, CMP_OP_SHAPES)
+
 gp_status gp_trace_finish(gp_trace *t)
 {
     for (size_t i = 0; i < t->n_tracks; i++) {
@@ -377,6 +392,9 @@ gp_status gp_trace_finish(gp_trace *t)
     }
     if (t->n_counters > 1)
         qsort(t->counters, t->n_counters, sizeof *t->counters, cmp_counter);
+    /* Stable: among equal External ids the first in file order is the one looked up. */
+    if (t->n_op_shapes > 1 && !sort_op_shapes(t->op_shapes, t->n_op_shapes))
+        return GP_ENOMEM;
     if (t->priv)
         ((gp__trace_priv *)t->priv)->sorted = true;
     return GP_OK;
@@ -455,6 +473,22 @@ bool gp_event_arg_int(const gp_trace *t, const gp_event *ev, const char *key, in
         return true;
     }
     return false;
+}
+
+const gp_op_shapes *gp_trace_op_shapes(const gp_trace *t, int64_t external_id)
+{
+    if (external_id <= 0)
+        return NULL;
+    size_t lo = 0, hi = t->n_op_shapes;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (t->op_shapes[m].external_id < external_id)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < t->n_op_shapes && t->op_shapes[lo].external_id == external_id ? &t->op_shapes[lo]
+                                                                              : NULL;
 }
 
 size_t gp_trace_event_count(const gp_trace *t)

@@ -27,6 +27,8 @@ int gp__cmd_monitor(int argc, char **argv);
 int gp__cmd_exporter(int argc, char **argv);
 int gp__cmd_convert(int argc, char **argv);
 int gp__cmd_serve(int argc, char **argv);
+int gp__cmd_ops(int argc, char **argv);
+int gp__cmd_compile(int argc, char **argv);
 
 /* Prints "gpuprof <cmd>: <message>" to stderr (printf-style). */
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);

@@ -307,6 +307,7 @@ int gp__cmd_analyze(int argc, char **argv)
     gp_analyze_opts_init(&a.opts);
     gp_read_opts rd;
     gp_read_opts_init(&rd);
+    rd.keep_op_shapes = true; /* the op roofline rule (advise_ops.c) */
     gp__cli_common o;
     gp_job *job = NULL;
     gp_analysis *an = NULL;

@@ -20,6 +20,7 @@ typedef struct command {
 static const command commands[] = {
     {"summary", gp__cmd_summary, "per-kernel / per-op statistics and top-N bottlenecks"},
     {"analyze", gp__cmd_analyze, "HTA-style analyses, bottlenecks and suggestions"},
+    {"ops", gp__cmd_ops, "GPU time per launching op, module or line; per-op roofline"},
     {"flame", gp__cmd_flame, "flame graph (html, svg, folded, speedscope)"},
     {"timeline", gp__cmd_timeline, "interactive CPU/GPU timeline (html)"},
     {"report", gp__cmd_report, "one-page dashboard (html)"},
@@ -30,6 +31,7 @@ static const command commands[] = {
     {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},
     {"serve", gp__cmd_serve, "serve a directory of profiles: dashboards, timelines, JSON API"},
     {"convert", gp__cmd_convert, "re-write a trace as Kineto-compatible Chrome JSON"},
+    {"compile", gp__cmd_compile, "torch.compile: graph breaks, recompiles, fusion (TORCH_TRACE)"},
 };
 
 static void usage(FILE *fp)

@@ -1,0 +1,908 @@
+/* `gpuprof ops`: GPU work attributed to the CPU ops that launched it, grouped, with the roofline
+ * of the performance model (include/gpuprof/ops.h; docs/ops.md; docs/internals/ops.md).
+ *
+ * Per trace: the GPU work (kernel, memcpy, memset) is collected and sorted by correlation id
+ * (adaptive merge sort: each stream is nearly sorted already). Then each CPU thread is walked once
+ * in time order with a stack of open events (cpu_op, python_function, user_annotation). A
+ * runtime/driver call's correlation finds its GPU work by binary search; the work goes to the
+ * innermost op on the stack. When an op closes, its subtree's GPU time and intervals pass to the
+ * innermost op below it, its perf model is computed and the instance is added to its row. Nothing
+ * per instance is kept (but with --by instance), so memory is the stack, the GPU array and the
+ * rows. GPU work that no launch claimed is added to the unattributed rows at the end. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/group_table.h"
+#include "core/msort.h"
+#include "core/strtab.h"
+#include "core/util.h"
+#include "analyze/ops_internal.h"
+#include "gpuprof/ops.h"
+
+#define NO_LAUNCH "(no launch event)"
+#define OUTSIDE_OP "(launched outside any op)"
+#define OUTSIDE_ROW " (outside any op)"
+
+enum { GW_USED = 1 };
+
+/* GPU work of one trace. */
+typedef struct gwork {
+    int64_t corr;
+    gp_ns ts, dur;
+    gp_strid name;
+    uint32_t flags;
+} gwork;
+
+#define CMP_GWORK(x, y) GP_CMP((x)->corr, (y)->corr)
+GP__DEFINE_MERGE_SORT(sort_gwork, gwork, CMP_GWORK)
+
+/* An open event on a CPU thread's stack; the op fields are used by op frames only. */
+typedef struct frame {
+    gp_ns end;
+    int32_t op_up; /* the innermost op frame at or below this one, -1 */
+    bool is_op;
+    gp_strid module, line, annot; /* innermost context frames' names, 0 = none */
+    const gp_event *ev;
+    gp_ns self, g_direct, g_sub;
+    uint64_t k_direct, k_sub, replayed;
+    size_t iv_mark; /* where this op's subtree intervals start in ctx.iv */
+} frame;
+
+typedef struct ivl {
+    gp_ns lo, hi;
+} ivl;
+
+#define CMP_IVL(x, y) GP_CMP((x)->lo, (y)->lo)
+GP__DEFINE_MERGE_SORT(sort_ivl, ivl, CMP_IVL)
+
+/* A row being accumulated (a group-table record). */
+typedef struct acc {
+    gp__group_key key;
+    gp_ops_row r;
+    double ideal_ns, flop_ns, mem_ns;
+    uint64_t roof_known;
+    const char *launchers[3]; /* by kernel: the first distinct launching ops */
+    uint64_t more_launchers;
+} acc;
+
+typedef struct ctx {
+    const gp_ops_opts *o;
+    gp_ops *ops;
+    gp__group_table *tab;
+    gp__strtab *strs; /* compact shape texts (the result's) */
+    gp_ops_row *inst; /* by instance */
+    size_t n_inst, cap_inst;
+    char *kbuf; /* synthesized keys */
+    size_t kcap;
+    /* the trace being walked */
+    const gp_trace *t;
+    int32_t rank;
+    gp_device_peak peak;
+    gwork *gw;
+    size_t n_gw, cap_gw;
+    uint8_t *cat_memo;  /* per name id: 0 not yet, else category + 1 */
+    uint8_t *py_memo;   /* per name id: 0 not yet, 1 module, 2 source line, 3 neither */
+    uint32_t *row_memo; /* by name: per name id, the row index + 1 */
+    size_t n_str;
+    frame *st;
+    size_t n_st, cap_st;
+    ivl *iv;
+    size_t n_iv, cap_iv;
+    gp_ns *self;
+    size_t cap_self;
+    bool oom;
+} ctx;
+
+void gp_ops_opts_init(gp_ops_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+}
+
+/* ---- rows ----------------------------------------------------------------------------------- */
+
+/* The row of (kind, key[0, len)); NULL when out of memory. kind 1 marks unattributed rows. */
+static acc *row_for(ctx *c, int32_t kind, const char *key, size_t len)
+{
+    uint32_t idx = gp__group_find(c->tab, kind, key, len);
+    if (!idx) {
+        c->oom = true;
+        return NULL;
+    }
+    acc *a = gp__group_at(c->tab, idx - 1);
+    if (!a->r.key) {
+        a->r.key = a->key.name;
+        a->r.unattributed = kind == 1;
+        a->r.roof_pct = -1;
+    }
+    return a;
+}
+
+/* ctx.kbuf holding at least n bytes. */
+static bool kbuf_fit(ctx *c, size_t n)
+{
+    if (n <= c->kcap)
+        return true;
+    char *p = realloc(c->kbuf, n);
+    if (!p) {
+        c->oom = true;
+        return false;
+    }
+    c->kbuf = p;
+    c->kcap = n;
+    return true;
+}
+
+/* A JSON text without the blanks outside its strings ("[[4, 197, 768], []]" -> "[[4,197,768],[]]"),
+ * interned in the result's strings; NULL when out of memory. */
+static const char *compact(ctx *c, const char *s)
+{
+    size_t n = strlen(s), k = 0;
+    if (!kbuf_fit(c, n + 1))
+        return NULL;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (in_str) {
+            c->kbuf[k++] = ch;
+            if (ch == '\\' && i + 1 < n)
+                c->kbuf[k++] = s[++i];
+            else if (ch == '"')
+                in_str = false;
+        } else if (ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') {
+            c->kbuf[k++] = ch;
+            in_str = ch == '"';
+        }
+    }
+    uint32_t id;
+    if (gp__strtab_intern(c->strs, c->kbuf, k, &id) != GP_OK) {
+        c->oom = true;
+        return NULL;
+    }
+    return gp__strtab_get(c->strs, id);
+}
+
+/* "Linear_3" -> "Linear" (module instance numbers merged). */
+static size_t module_len(const char *s, size_t len, bool merge)
+{
+    if (!merge)
+        return len;
+    size_t i = len;
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+        i--;
+    return i > 0 && i < len && s[i - 1] == '_' ? i - 1 : len;
+}
+
+/* A name as a module key: "nn.Module: Linear_3" without its prefix (and number). */
+static const char *module_text(const ctx *c, gp_strid id, size_t *len)
+{
+    const char *s = gp_trace_str(c->t, id);
+    size_t l = gp_trace_strlen(c->t, id);
+    if (l > 11 && memcmp(s, "nn.Module: ", 11) == 0) {
+        s += 11;
+        l -= 11;
+    }
+    *len = module_len(s, l, !c->o->no_merge);
+    return s;
+}
+
+/* The row an op instance belongs to (not by instance, not by kernel). */
+static acc *instance_row(ctx *c, const frame *f, const gp_op_shapes *sh)
+{
+    const gp_trace *t = c->t;
+    gp_strid name = f->ev->name;
+    switch (c->o->by) {
+    case GP_OPS_BY_SHAPE: {
+        const char *n = gp_trace_str(t, name), *d = sh ? gp_trace_str(t, sh->dims) : "",
+                   *ty = sh ? gp_trace_str(t, sh->types) : "";
+        size_t ln = strlen(n), ld = strlen(d), lt = strlen(ty);
+        if (!kbuf_fit(c, ln + ld + lt + 3))
+            return NULL;
+        memcpy(c->kbuf, n, ln);
+        c->kbuf[ln] = '\x1f';
+        memcpy(c->kbuf + ln + 1, d, ld);
+        c->kbuf[ln + 1 + ld] = '\x1f';
+        memcpy(c->kbuf + ln + 2 + ld, ty, lt);
+        acc *a = row_for(c, 0, c->kbuf, ln + ld + lt + 2);
+        if (a && !a->r.shapes) {
+            a->r.key = n;
+            a->r.shapes = sh ? compact(c, d) : NULL;
+            a->r.types = sh ? compact(c, ty) : NULL;
+        }
+        return a;
+    }
+    case GP_OPS_BY_MODULE: {
+        if (!f->module)
+            return row_for(c, 2, "(no module)", 11);
+        size_t len;
+        const char *s = module_text(c, f->module, &len);
+        return row_for(c, 0, s, len);
+    }
+    case GP_OPS_BY_LINE:
+        return f->line ? row_for(c, 0, gp_trace_str(t, f->line), gp_trace_strlen(t, f->line))
+                       : row_for(c, 2, "(no source line)", 16);
+    case GP_OPS_BY_ANNOTATION:
+        return f->annot ? row_for(c, 0, gp_trace_str(t, f->annot), gp_trace_strlen(t, f->annot))
+                        : row_for(c, 2, "(no annotation)", 15);
+    default: {
+        uint32_t *m = name < c->n_str ? &c->row_memo[name] : NULL;
+        if (m && *m)
+            return gp__group_at(c->tab, *m - 1);
+        acc *a = row_for(c, 0, gp_trace_str(t, name), gp_trace_strlen(t, name));
+        if (a && m)
+            *m = (uint32_t)(a - (acc *)c->tab->recs) + 1;
+        return a;
+    }
+    }
+}
+
+/* Adds one instance's figures (and model, when m is not NULL) to row r. */
+static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__op_model *m)
+{
+    gp_ops_row *r = &a->r;
+    r->calls++;
+    r->self_cpu += f->self;
+    r->cpu += f->ev->dur;
+    r->self_gpu += f->g_direct;
+    r->gpu += f->g_sub;
+    r->gpu_busy += busy;
+    r->kernels += f->k_direct;
+    r->kernels_subtree += f->k_sub;
+    r->replayed += f->replayed;
+    if (!m)
+        return;
+    if (!r->modeled) {
+        r->category = m->cat;
+        r->dtype = m->dtype;
+    } else if (r->dtype != m->dtype) {
+        r->dtype = GP_DT_UNKNOWN;
+    }
+    r->modeled++;
+    r->flops += m->flops;
+    r->bytes += m->bytes;
+    r->model_time += f->g_sub;
+    double fl, me, roof = gp__op_roof_ns(&c->peak, m, &fl, &me);
+    if (roof >= 0) {
+        a->ideal_ns += roof;
+        a->flop_ns += fl;
+        a->mem_ns += me;
+        a->roof_known++;
+    }
+}
+
+/* The union of ctx.iv[lo, n_iv): sorts that range in place (runs of children are sorted). */
+static gp_ns busy_of(ctx *c, size_t lo)
+{
+    ivl *v = c->iv + lo;
+    size_t n = c->n_iv - lo;
+    if (n > 1 && !sort_ivl(v, n))
+        c->oom = true;
+    gp_ns total = 0, s = 0, e = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || v[i].lo > e) {
+            total += e - s;
+            s = v[i].lo;
+            e = v[i].hi;
+        } else if (v[i].hi > e) {
+            e = v[i].hi;
+        }
+    }
+    return n ? total + e - s : 0;
+}
+
+/* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
+static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_model *m)
+{
+    gp_strid name = f->ev->name;
+    uint8_t cat1 = name < c->n_str ? c->cat_memo[name] : 0;
+    if (!cat1) {
+        cat1 = (uint8_t)(gp__op_category_of(gp_trace_str(c->t, name)) + 1);
+        if (name < c->n_str)
+            c->cat_memo[name] = cat1;
+    }
+    if (cat1 == GP_OPCAT_NONE + 1 || f->g_sub <= 0)
+        return false; /* not modeled, or no GPU time to rate */
+    if (!sh) {
+        c->ops->no_shapes++;
+        return false;
+    }
+    const gp_trace *t = c->t;
+    if (!gp__op_model_compute(gp_trace_str(t, name), (gp_op_category)(cat1 - 1),
+                              gp_trace_str(t, sh->dims), gp_trace_str(t, sh->types),
+                              gp_trace_str(t, sh->concrete), m)) {
+        c->ops->bad_shapes++;
+        return false;
+    }
+    c->ops->modeled++;
+    return true;
+}
+
+/* An op instance closes: its row gets its figures. */
+static void close_op(ctx *c, const frame *f)
+{
+    gp_ns busy = busy_of(c, f->iv_mark);
+    const gp_op_shapes *sh = gp_trace_op_shapes(c->t, f->ev->external_id);
+    gp__op_model m;
+    bool has_model = model_of(c, f, sh, &m);
+    c->ops->instances++;
+    if (c->o->by == GP_OPS_BY_KERNEL)
+        return;
+    if (c->o->by == GP_OPS_BY_INSTANCE) {
+        gp_ops_row *r = GP_PUSH(c->inst, c->n_inst, c->cap_inst);
+        if (!r) {
+            c->oom = true;
+            return;
+        }
+        acc a = {.r = {.roof_pct = -1}};
+        add_instance(c, &a, f, busy, has_model ? &m : NULL);
+        a.r.key = gp_trace_str(c->t, f->ev->name);
+        a.r.shapes = sh ? compact(c, gp_trace_str(c->t, sh->dims)) : NULL;
+        a.r.types = sh ? compact(c, gp_trace_str(c->t, sh->types)) : NULL;
+        a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
+        a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
+        a.r.external_id = f->ev->external_id;
+        a.r.rank = c->rank;
+        a.r.ts = f->ev->ts;
+        /* the roofline sums of a one-instance row, as finish_row reads them from acc */
+        a.r.roof_pct =
+            a.roof_known && a.r.model_time > 0 ? 100.0 * a.ideal_ns / (double)a.r.model_time : -1;
+        a.r.bound = a.roof_known ? (a.flop_ns > a.mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY)
+                                 : GP_BOUND_NONE;
+        *r = a.r;
+        return;
+    }
+    acc *a = instance_row(c, f, sh);
+    if (a && !a->r.calls) { /* the first instance's place in the model (findings quote it) */
+        a->r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
+        a->r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
+    }
+    if (a)
+        add_instance(c, a, f, busy, has_model ? &m : NULL);
+}
+
+/* By kernel: GPU work g launched by op `op` (a name) or by nothing (label). */
+static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replayed)
+{
+    acc *a = row_for(c, 0, gp_trace_str(c->t, g->name), gp_trace_strlen(c->t, g->name));
+    if (!a)
+        return;
+    gp_ops_row *r = &a->r;
+    r->calls++;
+    r->self_gpu += g->dur;
+    r->gpu += g->dur;
+    r->gpu_busy += g->dur;
+    r->kernels++;
+    r->kernels_subtree++;
+    r->replayed += replayed;
+    for (size_t i = 0; i < 3; i++) {
+        if (a->launchers[i] && strcmp(a->launchers[i], launcher) == 0)
+            return;
+        if (!a->launchers[i]) {
+            a->launchers[i] = launcher;
+            return;
+        }
+    }
+    a->more_launchers++; /* counts further launches by other ops, not distinct ops */
+}
+
+/* GPU work without a launching op goes to its row: "(no launch event)", or, for work launched
+ * outside every op, a row per launch call ("cudaLaunchKernel (outside any op)"; launch is the
+ * call's name). */
+static void add_unattributed(ctx *c, const gwork *g, const char *label, const char *launch)
+{
+    if (c->o->by == GP_OPS_BY_KERNEL) {
+        add_kernel(c, g, launch ? launch : label, false);
+        return;
+    }
+    acc *a;
+    if (launch) {
+        size_t l = strlen(launch);
+        if (!kbuf_fit(c, l + sizeof OUTSIDE_ROW))
+            return;
+        memcpy(c->kbuf, launch, l);
+        memcpy(c->kbuf + l, OUTSIDE_ROW, sizeof OUTSIDE_ROW);
+        a = row_for(c, 1, c->kbuf, l + sizeof OUTSIDE_ROW - 1);
+    } else {
+        a = row_for(c, 1, label, strlen(label));
+    }
+    if (!a)
+        return;
+    a->r.self_gpu += g->dur;
+    a->r.gpu += g->dur;
+    a->r.gpu_busy += g->dur;
+    a->r.kernels++;
+    a->r.kernels_subtree++;
+    if (c->o->by == GP_OPS_BY_INSTANCE) { /* an instance row per unattributed event */
+        gp_ops_row *r = GP_PUSH(c->inst, c->n_inst, c->cap_inst);
+        if (!r) {
+            c->oom = true;
+            return;
+        }
+        *r = (gp_ops_row){.key = gp_trace_str(c->t, g->name),
+                          .module = label,
+                          .line = launch,
+                          .rank = c->rank,
+                          .ts = g->ts,
+                          .self_gpu = g->dur,
+                          .gpu = g->dur,
+                          .gpu_busy = g->dur,
+                          .kernels = 1,
+                          .kernels_subtree = 1,
+                          .unattributed = true,
+                          .roof_pct = -1};
+    }
+}
+
+/* ---- the walk ------------------------------------------------------------------------------- */
+
+static bool is_graph_launch(const char *s)
+{
+    return strncmp(s, "cudaGraphLaunch", 15) == 0 || strncmp(s, "hipGraphLaunch", 14) == 0 ||
+           strncmp(s, "cuGraphLaunch", 13) == 0;
+}
+
+/* A runtime/driver call: its GPU work goes to the innermost open op. */
+static void launch(ctx *c, const gp_event *ev)
+{
+    size_t lo = 0, hi = c->n_gw;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (c->gw[m].corr < ev->correlation)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (lo == c->n_gw || c->gw[lo].corr != ev->correlation)
+        return;
+    int32_t op = c->n_st ? c->st[c->n_st - 1].op_up : -1;
+    bool replay = is_graph_launch(gp_trace_str(c->t, ev->name));
+    for (size_t j = lo; j < c->n_gw && c->gw[j].corr == ev->correlation; j++) {
+        gwork *g = &c->gw[j];
+        if (g->flags & GW_USED)
+            continue;
+        g->flags |= GW_USED;
+        c->ops->replayed += replay;
+        if (op < 0) {
+            c->ops->outside_op++;
+            add_unattributed(c, g, OUTSIDE_OP, gp_trace_str(c->t, ev->name));
+            continue;
+        }
+        frame *f = &c->st[op];
+        f->g_direct += g->dur;
+        f->k_direct++;
+        f->replayed += replay;
+        ivl *v = GP_PUSH(c->iv, c->n_iv, c->cap_iv);
+        if (!v) {
+            c->oom = true;
+            return;
+        }
+        *v = (ivl){g->ts, g->ts + g->dur};
+        if (c->o->by == GP_OPS_BY_KERNEL)
+            add_kernel(c, g, gp_trace_str(c->t, f->ev->name), replay);
+    }
+}
+
+static void pop(ctx *c)
+{
+    frame f = c->st[--c->n_st];
+    if (!f.is_op)
+        return;
+    f.g_sub += f.g_direct;
+    f.k_sub += f.k_direct;
+    close_op(c, &f);
+    int32_t up = c->n_st ? c->st[c->n_st - 1].op_up : -1;
+    if (up >= 0) { /* the subtree's time and intervals pass to the enclosing op */
+        c->st[up].g_sub += f.g_sub;
+        c->st[up].k_sub += f.k_sub;
+    } else {
+        c->n_iv = f.iv_mark;
+    }
+}
+
+/* What a python_function frame is: 1 an nn.Module, 2 a source line outside torch, 3 neither. */
+static uint8_t py_class(const char *s)
+{
+    if (strncmp(s, "nn.Module: ", 11) == 0)
+        return 1;
+    const char *paren = strstr(s, ".py(");
+    if (!paren || !strstr(paren, "): "))
+        return 3;
+    if (strncmp(s, "torch/", 6) == 0 || strstr(s, "/torch/") != NULL)
+        return 3; /* torch's own frames: the user's line is further out */
+    return 2;
+}
+
+static void push(ctx *c, const gp_event *ev, gp_ns self)
+{
+    frame *f = GP_PUSH(c->st, c->n_st, c->cap_st);
+    if (!f) {
+        c->oom = true;
+        return;
+    }
+    if (c->n_st > 1) {
+        const frame *up = &c->st[c->n_st - 2];
+        f->op_up = up->op_up;
+        f->module = up->module;
+        f->line = up->line;
+        f->annot = up->annot;
+    } else {
+        f->op_up = -1;
+    }
+    f->end = ev->ts + ev->dur;
+    const gp_trace *t = c->t;
+    switch ((gp_event_kind)ev->kind) {
+    case GP_EV_CPU_OP:
+        f->is_op = true;
+        f->ev = ev;
+        f->self = self;
+        f->iv_mark = c->n_iv;
+        f->op_up = (int32_t)(c->n_st - 1);
+        break;
+    case GP_EV_PYTHON: {
+        uint8_t k = ev->name < c->n_str ? c->py_memo[ev->name] : 0;
+        if (!k) {
+            k = py_class(gp_trace_str(t, ev->name));
+            if (ev->name < c->n_str)
+                c->py_memo[ev->name] = k;
+        }
+        if (k == 1)
+            f->module = ev->name;
+        else if (k == 2)
+            f->line = ev->name;
+        break;
+    }
+    default: /* a user annotation */
+        if (strncmp(gp_trace_str(t, ev->name), "ProfilerStep#", 13) != 0)
+            f->annot = ev->name;
+        break;
+    }
+}
+
+/* One CPU thread, in time order. */
+static void walk_track(ctx *c, const gp_track *tr)
+{
+    if (tr->n_events > c->cap_self) {
+        gp_ns *p = realloc(c->self, tr->n_events * sizeof *p);
+        if (!p) {
+            c->oom = true;
+            return;
+        }
+        c->self = p;
+        c->cap_self = tr->n_events;
+    }
+    if (gp_track_self_times(tr, c->self) != GP_OK) {
+        c->oom = true;
+        return;
+    }
+    c->n_st = c->n_iv = 0;
+    for (size_t i = 0; i < tr->n_events && !c->oom; i++) {
+        const gp_event *ev = &tr->events[i];
+        while (c->n_st && ev->ts >= c->st[c->n_st - 1].end)
+            pop(c);
+        switch ((gp_event_kind)ev->kind) {
+        case GP_EV_RUNTIME:
+        case GP_EV_DRIVER:
+            if (ev->correlation)
+                launch(c, ev);
+            break;
+        case GP_EV_CPU_OP:
+        case GP_EV_PYTHON:
+        case GP_EV_USER_ANNOTATION:
+            push(c, ev, c->self[i]);
+            break;
+        default:
+            break;
+        }
+    }
+    while (c->n_st && !c->oom)
+        pop(c);
+}
+
+/* The GPU work of c->t into c->gw, sorted by correlation. */
+static void collect_gpu(ctx *c)
+{
+    const gp_trace *t = c->t;
+    c->n_gw = 0;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind != GP_TRACK_GPU_STREAM)
+            continue;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            if (!gp_event_kind_is_gpu_work((gp_event_kind)ev->kind))
+                continue;
+            gwork *g = GP_PUSH(c->gw, c->n_gw, c->cap_gw);
+            if (!g) {
+                c->oom = true;
+                return;
+            }
+            *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0};
+            c->ops->gpu_events++;
+            c->ops->gpu_time += ev->dur;
+        }
+    }
+    if (c->n_gw > 1 && !sort_gwork(c->gw, c->n_gw))
+        c->oom = true;
+}
+
+/* One trace: GPU work, every CPU thread, then the work no launch claimed. */
+static void run_trace(ctx *c, const gp_trace *t)
+{
+    c->t = t;
+    c->rank = t->rank;
+    gp__ops_trace_peak(t, c->o->peak_tflops, c->o->peak_tbps, &c->peak);
+    c->n_str = t->strings ? gp_trace_str_count(t) + 1 : 1;
+    free(c->cat_memo);
+    free(c->py_memo);
+    free(c->row_memo);
+    c->cat_memo = calloc(c->n_str, 1);
+    c->py_memo = calloc(c->n_str, 1);
+    c->row_memo = calloc(c->n_str, sizeof *c->row_memo);
+    if (!c->cat_memo || !c->py_memo || !c->row_memo) {
+        c->oom = true;
+        return;
+    }
+    size_t gpu_before = c->ops->gpu_events;
+    collect_gpu(c);
+    if (c->ops->gpu_events > gpu_before && !c->ops->peak.device && !c->ops->peak.overridden)
+        c->ops->peak = c->peak;
+    else if (c->ops->gpu_events > gpu_before && c->ops->peak.entry != c->peak.entry)
+        gp_error_note(&c->ops->note,
+                      "Rank %d runs on another device (%s): its rows use its own "
+                      "peaks; the header shows the first rank's.",
+                      (int)t->rank, c->peak.device ? c->peak.device : "unknown");
+    for (size_t k = 0; k < t->n_tracks && !c->oom; k++)
+        if (t->tracks[k].kind != GP_TRACK_GPU_STREAM)
+            walk_track(c, &t->tracks[k]);
+    for (size_t j = 0; j < c->n_gw && !c->oom; j++)
+        if (!(c->gw[j].flags & GW_USED)) {
+            c->ops->no_launch++;
+            add_unattributed(c, &c->gw[j], NO_LAUNCH, NULL);
+        }
+}
+
+/* Rates, roofline and bound of a finished row. */
+static void finish_row(acc *a)
+{
+    gp_ops_row *r = &a->r;
+    if (r->model_time > 0) {
+        double s = (double)r->model_time * 1e-9;
+        r->tflops_per_s = r->flops / s * 1e-12;
+        r->tb_per_s = r->bytes / s * 1e-12;
+    }
+    r->intensity = r->bytes > 0 ? r->flops / r->bytes : 0;
+    if (r->modeled && a->roof_known == r->modeled && r->model_time > 0) {
+        r->roof_pct = 100.0 * a->ideal_ns / (double)r->model_time;
+        r->bound = a->flop_ns > a->mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY;
+    } else {
+        r->roof_pct = -1;
+        r->bound = GP_BOUND_NONE;
+    }
+}
+
+/* The private part of a gp_ops: the texts rows point to. */
+typedef struct ops_priv {
+    gp__group_table tab; /* copies of the row keys */
+    gp__strtab strs;     /* launcher lists */
+} ops_priv;
+
+/* By kernel: "aten::mm, aten::addmm (+12 launches by others)" into priv's strings. */
+static const char *launcher_text(ops_priv *p, const acc *a, ctx *c)
+{
+    size_t n = 64;
+    for (int i = 0; i < 3 && a->launchers[i]; i++)
+        n += strlen(a->launchers[i]) + 2;
+    if (!kbuf_fit(c, n))
+        return NULL;
+    size_t k = 0;
+    for (int i = 0; i < 3 && a->launchers[i]; i++) {
+        size_t l = strlen(a->launchers[i]);
+        if (i) {
+            memcpy(c->kbuf + k, ", ", 2);
+            k += 2;
+        }
+        memcpy(c->kbuf + k, a->launchers[i], l);
+        k += l;
+    }
+    if (a->more_launchers)
+        k += (size_t)snprintf(c->kbuf + k, n - k, " (+%llu launches by others)",
+                              (unsigned long long)a->more_launchers);
+    uint32_t id;
+    if (gp__strtab_intern(&p->strs, c->kbuf, k, &id) != GP_OK) {
+        c->oom = true;
+        return NULL;
+    }
+    return gp__strtab_get(&p->strs, id);
+}
+
+/* A row's place in the order: primary key descending, then GPU time, key, shapes, rank, start. */
+typedef struct sortrec {
+    double primary;
+    const gp_ops_row *r;
+} sortrec;
+
+static double primary_of(const gp_ops_row *r, gp_ops_sort s)
+{
+    switch (s) {
+    case GP_OPS_SORT_GPU:
+        return (double)r->gpu;
+    case GP_OPS_SORT_SELF_CPU:
+        return (double)r->self_cpu;
+    case GP_OPS_SORT_CPU:
+        return (double)r->cpu;
+    case GP_OPS_SORT_CALLS:
+        return (double)r->calls;
+    case GP_OPS_SORT_TFLOPS:
+        return r->tflops_per_s;
+    case GP_OPS_SORT_EFFICIENCY: /* lowest % first, rows without one last */
+        return r->roof_pct >= 0 ? -r->roof_pct : -1e300;
+    default:
+        return (double)r->self_gpu;
+    }
+}
+
+static int cmp_str0(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_sortrec(const sortrec *x, const sortrec *y)
+{
+    if (x->primary != y->primary)
+        return x->primary > y->primary ? -1 : 1;
+    const gp_ops_row *a = x->r, *b = y->r;
+    GP_CMP_KEY(b->gpu, a->gpu);
+    int k = strcmp(a->key, b->key);
+    if (k)
+        return k;
+    if ((k = cmp_str0(a->shapes, b->shapes)) || (k = cmp_str0(a->types, b->types)))
+        return k;
+    GP_CMP_KEY(a->unattributed, b->unattributed);
+    GP_CMP_KEY(a->rank, b->rank);
+    return GP_CMP(a->ts, b->ts);
+}
+GP__DEFINE_MERGE_SORT(sort_recs, sortrec, cmp_sortrec)
+
+/* The accumulated rows (or instances) into ops->rows, finished and sorted, and the total row. */
+static gp_status build_rows(ctx *c, ops_priv *p)
+{
+    gp_ops *ops = c->ops;
+    size_t n = c->o->by == GP_OPS_BY_INSTANCE ? c->n_inst : c->tab->n;
+    gp_ops_row *rows = calloc(n ? n : 1, sizeof *rows);
+    sortrec *rec = calloc(n ? n : 1, sizeof *rec);
+    if (!rows || !rec) {
+        free(rows);
+        free(rec);
+        return GP_ENOMEM;
+    }
+    if (c->o->by == GP_OPS_BY_INSTANCE) {
+        /* instance rows are finished; the unattributed group rows only fed the total */
+        memcpy(rows, c->inst, n * sizeof *rows);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            acc *a = gp__group_at(c->tab, i);
+            finish_row(a);
+            if (a->launchers[0])
+                a->r.module = launcher_text(p, a, c);
+            rows[i] = a->r;
+        }
+    }
+    gp_ops_row *t = &ops->total;
+    acc tot = {.r = {.key = "TOTAL", .roof_pct = -1}};
+    for (size_t i = 0; i < n; i++) {
+        const gp_ops_row *r = &rows[i];
+        rec[i] = (sortrec){primary_of(r, c->o->sort), r};
+        tot.r.calls += r->calls;
+        tot.r.self_cpu += r->self_cpu;
+        tot.r.cpu += r->cpu;
+        tot.r.self_gpu += r->self_gpu;
+        tot.r.gpu += r->gpu;
+        tot.r.gpu_busy += r->gpu_busy;
+        tot.r.kernels += r->kernels;
+        tot.r.kernels_subtree += r->kernels_subtree;
+        tot.r.replayed += r->replayed;
+    }
+    if (n > 1 && !sort_recs(rec, n)) {
+        free(rows);
+        free(rec);
+        return GP_ENOMEM;
+    }
+    ops->rows = malloc((n ? n : 1) * sizeof *ops->rows);
+    if (!ops->rows) {
+        free(rows);
+        free(rec);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        ops->rows[i] = *rec[i].r;
+    ops->n_rows = n;
+    *t = tot.r;
+    free(rows);
+    free(rec);
+    return c->oom ? GP_ENOMEM : GP_OK;
+}
+
+/* What the result cannot say, in its note. */
+static void write_notes(gp_ops *ops)
+{
+    if (ops->no_launch)
+        gp_error_note(&ops->note,
+                      "%llu GPU events have no launch call with their correlation id: listed as "
+                      "\"" NO_LAUNCH "\".",
+                      (unsigned long long)ops->no_launch);
+    if (ops->outside_op)
+        gp_error_note(&ops->note,
+                      "%llu GPU events were launched outside any CPU op: listed by launch call, "
+                      "as \"cudaLaunchKernel" OUTSIDE_ROW "\".",
+                      (unsigned long long)ops->outside_op);
+    if (ops->no_shapes)
+        gp_error_note(&ops->note,
+                      "%llu instances of modeled ops have no Input Dims (recorded without "
+                      "record_shapes=True): no FLOPs or bytes for them.",
+                      (unsigned long long)ops->no_shapes);
+    if (ops->bad_shapes)
+        gp_error_note(&ops->note,
+                      "%llu instances of modeled ops have shapes the model cannot use "
+                      "(malformed, or not the operator's form): listed without a perf model.",
+                      (unsigned long long)ops->bad_shapes);
+    if (ops->modeled && !ops->peak.tbps)
+        gp_error_note(&ops->note,
+                      "Device %s is not in the peak table: achieved rates without %% of roofline "
+                      "(give --peak-tflops and --peak-tbps).",
+                      ops->peak.device ? ops->peak.device : "unknown");
+}
+
+gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out)
+{
+    gp_ops_opts defaults;
+    if (!opts) {
+        gp_ops_opts_init(&defaults);
+        opts = &defaults;
+    }
+    gp_ops *ops = calloc(1, sizeof *ops);
+    ops_priv *p = calloc(1, sizeof *p);
+    if (!ops || !p || gp__strtab_init(&p->strs) != GP_OK) {
+        free(ops);
+        free(p);
+        return GP_ENOMEM;
+    }
+    ops->priv = p;
+    gp__group_table_init(&p->tab, sizeof(acc), true);
+    ops->by = opts->by;
+    ops->sort = opts->sort;
+    ops->n_traces = n;
+    ops->peak.num_sms = -1;
+    ctx c = {.o = opts, .ops = ops, .tab = &p->tab, .strs = &p->strs};
+    for (size_t i = 0; i < n && !c.oom; i++)
+        run_trace(&c, traces[i]);
+    gp_status st = c.oom ? GP_ENOMEM : build_rows(&c, p);
+    free(c.inst);
+    free(c.kbuf);
+    free(c.gw);
+    free(c.cat_memo);
+    free(c.py_memo);
+    free(c.row_memo);
+    free(c.st);
+    free(c.iv);
+    free(c.self);
+    if (st != GP_OK) {
+        gp_ops_free(ops);
+        return st;
+    }
+    write_notes(ops);
+    *out = ops;
+    return GP_OK;
+}
+
+void gp_ops_free(gp_ops *ops)
+{
+    if (!ops)
+        return;
+    ops_priv *p = ops->priv;
+    if (p) {
+        gp__group_table_free(&p->tab);
+        gp__strtab_free(&p->strs);
+        free(p);
+    }
+    free(ops->rows);
+    free(ops);
+}

@@ -1,0 +1,42 @@
+/* Internal interface of `gpuprof ops` (analyze layer): the performance model (ops_model.c) and the
+ * device peak table (ops_peak.c) used by the attribution (ops.c). Formulas: docs/ops.md; internals:
+ * docs/internals/ops.md. */
+#ifndef GP_ANALYZE_OPS_INTERNAL_H
+#define GP_ANALYZE_OPS_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "gpuprof/ops.h"
+
+/* One instance's model: what it computes and moves. */
+typedef struct gp__op_model {
+    gp_op_category cat;
+    gp_op_dtype dtype; /* the dtype whose peak applies (fp32 convolutions: tf32, see docs) */
+    double flops;
+    double bytes;
+} gp__op_model;
+
+/* The model family of an operator name ("aten::addmm" -> GEMM); GP_OPCAT_NONE when the model
+ * does not cover it. */
+gp_op_category gp__op_category_of(const char *name);
+
+/* Computes the model of op `name` (of family cat) from its record_shapes texts: dims is the Input
+ * Dims JSON, types the Input type JSON, concrete the Concrete Inputs JSON (each may be NULL or "").
+ * True on success; false when the shapes are missing, malformed or do not fit the operator (a
+ * matrix product whose inner sizes differ, a convolution without its stride): then no model, never
+ * a made-up count. */
+bool gp__op_model_compute(const char *name, gp_op_category cat, const char *dims, const char *types,
+                          const char *concrete, gp__op_model *out);
+
+/* Roofline times of a model on a device, ns: *flop_ns = flops / peak of its dtype, *mem_ns =
+ * bytes / bandwidth; returns max of the two, or -1 when the device's peak for it is unknown
+ * (elementwise, normalisation, softmax and reductions of a dtype without a FLOP peak use the
+ * memory time alone). */
+double gp__op_roof_ns(const gp_device_peak *pk, const gp__op_model *m, double *flop_ns,
+                      double *mem_ns);
+
+/* The peak of trace t: the built-in table entry of its first device, then the overrides (> 0). */
+void gp__ops_trace_peak(const gp_trace *t, double peak_tflops, double peak_tbps,
+                        gp_device_peak *out);
+
+#endif

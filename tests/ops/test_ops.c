@@ -1,0 +1,467 @@
+/* Unit tests of `gpuprof ops` (src/analyze/ops*.c, src/render/ops_*.c) on hand-built traces:
+ * attribution through correlation ids to the innermost op, subtrees, busy unions, graph replays,
+ * GPU work without a launcher, grouping by module / line / annotation / kernel / shape, the perf
+ * model's formulas, shapes the model must refuse, the peak table, and golden text / JSON / CSV.
+ * Every expected figure is derived by hand in the comment above its trace or check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/golden.h"
+#include "common/shared_traces.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/ops_internal.h"
+#include "render/ops_html.h"
+#include "gpuprof/ops.h"
+#include "gpuprof/trace.h"
+
+static gp_strid str(gp_trace *t, const char *s)
+{
+    gp_strid id;
+    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
+    return id;
+}
+
+static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
+                gp_ns dur, int64_t corr, int64_t ext)
+{
+    gp_event ev = {.ts = ts,
+                   .dur = dur,
+                   .correlation = corr,
+                   .external_id = ext,
+                   .name = str(t, name),
+                   .track = track,
+                   .kind = (uint8_t)kind};
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+static void shapes(gp_trace *t, int64_t ext, const char *dims, const char *types,
+                   const char *concrete)
+{
+    gp_op_shapes s = {ext, dims ? str(t, dims) : 0, types ? str(t, types) : 0, 0,
+                      concrete ? str(t, concrete) : 0};
+    assert_int_equal(gp_trace_add_op_shapes(t, &s), GP_OK);
+}
+
+static void device(gp_trace *t, const char *name)
+{
+    gp_device_props d = {.id = 0, .name = str(t, name), .num_sms = 132};
+    assert_int_equal(gp_trace_add_device(t, &d), GP_OK);
+}
+
+/* Thread 1 (ns):
+ *   nn.Module: Block_0 [0, 1000) (python) holds
+ *     model.py(10): forward [0, 1000) (python) holds
+ *       aten::outer (ext 1) [0, 500) holds
+ *         aten::inner (ext 2) [100, 300) holds cudaLaunchKernel corr 1 [150, 160)
+ *                                          and cudaGraphLaunch corr 4 [200, 210)
+ *         cudaLaunchKernel corr 2 [350, 360)            (launched by outer itself)
+ *       aten::mm (ext 3) [600, 700) holds cudaLaunchKernel corr 5 [610, 620)
+ *   nn.Module: Block_1 [1000, 2000) holds aten::mm (ext 4) [1100, 1200) with corr 6 [1110,1120)
+ *   cudaLaunchKernel corr 3 [2100, 2110)                (outside any op)
+ *   user annotation "attn" [0, 2050): innermost annotation of every op (ProfilerStep#1 around it
+ *   is not one)
+ * stream 7: k_inner corr 1 [1000, 1300); k_outer corr 2 [1200, 1600) (overlaps k_inner by 100);
+ *   graph kernels g1, g2 corr 4 [1700, 1750), [1750, 1800); k_mm corr 5 [2000, 3000);
+ *   k_mm corr 6 [3000, 4000); k_free corr 3 [5000, 5010); k_orphan corr 9 [6000, 6005).
+ * Expect: inner direct 300 + 50 + 50 = 400, 3 kernels, 2 replayed; outer direct 400, subtree 800,
+ *   busy = union [1000,1600) + [1700,1800) = 700; mm 2 calls, 2000 ns; outside 10; orphan 5.
+ *   Total GPU 300+400+100+1000+1000+10+5 = 2815. */
+static gp_trace *attribution_trace(bool with_shapes)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("attribution", &t), GP_OK);
+    uint32_t cpu, s7;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    device(t, "NVIDIA H100 80GB HBM3");
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 3000, 0, 0);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "attn", 0, 2050, 0, 0);
+    add(t, cpu, GP_EV_PYTHON, "nn.Module: Block_0", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_PYTHON, "model.py(10): forward", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_PYTHON, "torch/nn/modules/module.py(1501): _call_impl", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::outer", 0, 500, 0, 1);
+    add(t, cpu, GP_EV_CPU_OP, "aten::inner", 100, 200, 0, 2);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 150, 10, 1, 2);
+    add(t, cpu, GP_EV_RUNTIME, "cudaGraphLaunch", 200, 10, 4, 2);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 350, 10, 2, 1);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 600, 100, 0, 3);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 610, 10, 5, 3);
+    add(t, cpu, GP_EV_PYTHON, "nn.Module: Block_1", 1000, 1000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 1100, 100, 0, 4);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 1110, 10, 6, 4);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 2100, 10, 3, 0);
+    add(t, s7, GP_EV_KERNEL, "k_inner", 1000, 300, 1, 2);
+    add(t, s7, GP_EV_KERNEL, "k_outer", 1200, 400, 2, 1);
+    add(t, s7, GP_EV_KERNEL, "g1", 1700, 50, 4, 0);
+    add(t, s7, GP_EV_KERNEL, "g2", 1750, 50, 4, 0);
+    add(t, s7, GP_EV_KERNEL, "k_mm", 2000, 1000, 5, 3);
+    add(t, s7, GP_EV_KERNEL, "k_mm", 3000, 1000, 6, 4);
+    add(t, s7, GP_EV_KERNEL, "k_free", 5000, 10, 3, 0);
+    add(t, s7, GP_EV_KERNEL, "k_orphan", 6000, 5, 9, 0);
+    if (with_shapes) {
+        /* mm (ext 3): [64,128] x [128,256] bf16; F = 2*64*256*128 = 4194304, bytes =
+         * (64*128 + 128*256 + 64*256) * 2 = 114688. mm (ext 4): inner sizes differ -> refused.
+         * outer (ext 1) is not a modeled op; inner has no shapes but is not modeled either. */
+        shapes(t, 3, "[[64, 128], [128, 256]]", "[\"c10::BFloat16\", \"c10::BFloat16\"]", NULL);
+        shapes(t, 4, "[[64, 128], [100, 256]]", "[\"c10::BFloat16\", \"c10::BFloat16\"]", NULL);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    return t;
+}
+
+static gp_ops *compute(gp_trace *t, gp_ops_by by, bool no_merge)
+{
+    gp_ops_opts o;
+    gp_ops_opts_init(&o);
+    o.by = by;
+    o.no_merge = no_merge;
+    gp_ops *ops = NULL;
+    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    return ops;
+}
+
+static const gp_ops_row *row_of(const gp_ops *ops, const char *key)
+{
+    for (size_t i = 0; i < ops->n_rows; i++)
+        if (strcmp(ops->rows[i].key, key) == 0)
+            return &ops->rows[i];
+    fail_msg("no row %s", key);
+    return NULL;
+}
+
+static void attribution_by_name(void **state)
+{
+    (void)state;
+    gp_trace *t = attribution_trace(false);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    const gp_ops_row *inner = row_of(ops, "aten::inner");
+    assert_int_equal(inner->self_gpu, 400);
+    assert_int_equal(inner->gpu, 400);
+    assert_int_equal(inner->kernels, 3);
+    assert_int_equal(inner->replayed, 2);
+    assert_int_equal(inner->gpu_busy, 400); /* [1000,1300) and [1700,1800) */
+    const gp_ops_row *outer = row_of(ops, "aten::outer");
+    assert_int_equal(outer->self_gpu, 400);
+    assert_int_equal(outer->gpu, 800);
+    assert_int_equal(outer->kernels, 1);
+    assert_int_equal(outer->kernels_subtree, 4);
+    assert_int_equal(outer->gpu_busy, 700);
+    /* self CPU: outer 500 - inner 200 - launch 10 = 290; inner 200 - 20 = 180 */
+    assert_int_equal(outer->self_cpu, 290);
+    assert_int_equal(outer->cpu, 500);
+    assert_int_equal(inner->self_cpu, 180);
+    const gp_ops_row *mm = row_of(ops, "aten::mm");
+    assert_int_equal(mm->calls, 2);
+    assert_int_equal(mm->self_gpu, 2000);
+    const gp_ops_row *out = row_of(ops, "cudaLaunchKernel (outside any op)");
+    assert_true(out->unattributed);
+    assert_int_equal(out->self_gpu, 10);
+    const gp_ops_row *orphan = row_of(ops, "(no launch event)");
+    assert_true(orphan->unattributed);
+    assert_int_equal(orphan->self_gpu, 5);
+    /* self GPU is a partition of all GPU work */
+    assert_int_equal(ops->total.self_gpu, 2815);
+    assert_int_equal(ops->gpu_time, 2815);
+    assert_int_equal(ops->gpu_events, 8);
+    assert_int_equal(ops->no_launch, 1);
+    assert_int_equal(ops->outside_op, 1);
+    assert_int_equal(ops->replayed, 2);
+    assert_int_equal(ops->instances, 4);
+    /* sorted by self GPU: mm (2000) first */
+    assert_string_equal(ops->rows[0].key, "aten::mm");
+    assert_non_null(strstr(ops->note.msg, "no launch call"));
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
+static void groupings(void **state)
+{
+    (void)state;
+    gp_trace *t = attribution_trace(false);
+    gp_ops *ops = compute(t, GP_OPS_BY_MODULE, false);
+    /* Block_0 holds outer (400 direct), inner (400), mm ext 3 (1000); Block_1 mm ext 4 (1000) */
+    const gp_ops_row *b = row_of(ops, "Block");
+    assert_int_equal(b->calls, 4);
+    assert_int_equal(b->self_gpu, 2800);
+    gp_ops_free(ops);
+    ops = compute(t, GP_OPS_BY_MODULE, true);
+    assert_int_equal(row_of(ops, "Block_0")->self_gpu, 1800);
+    assert_int_equal(row_of(ops, "Block_1")->self_gpu, 1000);
+    gp_ops_free(ops);
+    /* the source line skips torch's own frame; Block_1's op has none */
+    ops = compute(t, GP_OPS_BY_LINE, false);
+    assert_int_equal(row_of(ops, "model.py(10): forward")->calls, 3);
+    assert_int_equal(row_of(ops, "(no source line)")->calls, 1);
+    gp_ops_free(ops);
+    ops = compute(t, GP_OPS_BY_ANNOTATION, false);
+    assert_int_equal(row_of(ops, "attn")->calls, 4);
+    assert_int_equal(row_of(ops, "attn")->self_gpu, 2800);
+    gp_ops_free(ops);
+    /* by kernel: k_mm launched twice by aten::mm; g1 by aten::inner from a replay */
+    ops = compute(t, GP_OPS_BY_KERNEL, false);
+    const gp_ops_row *k = row_of(ops, "k_mm");
+    assert_int_equal(k->calls, 2);
+    assert_string_equal(k->module, "aten::mm");
+    assert_int_equal(row_of(ops, "g1")->replayed, 1);
+    assert_string_equal(row_of(ops, "k_free")->module, "cudaLaunchKernel");
+    assert_string_equal(row_of(ops, "k_orphan")->module, "(no launch event)");
+    assert_int_equal(ops->total.self_gpu, 2815);
+    gp_ops_free(ops);
+    /* by instance: one row per op instance and per unattributed event */
+    ops = compute(t, GP_OPS_BY_INSTANCE, false);
+    assert_int_equal(ops->n_rows, 6);
+    assert_int_equal(ops->total.self_gpu, 2815);
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
+static void perf_model_and_refusals(void **state)
+{
+    (void)state;
+    gp_trace *t = attribution_trace(true);
+    gp_ops *ops = compute(t, GP_OPS_BY_SHAPE, false);
+    assert_int_equal(ops->modeled, 1);
+    assert_int_equal(ops->bad_shapes, 1);
+    assert_int_equal(ops->no_shapes, 0); /* outer and inner are not modeled ops */
+    const gp_ops_row *mm = NULL;
+    for (size_t i = 0; i < ops->n_rows; i++)
+        if (ops->rows[i].modeled)
+            mm = &ops->rows[i];
+    assert_non_null(mm);
+    assert_string_equal(mm->key, "aten::mm");
+    assert_string_equal(mm->shapes, "[[64,128],[128,256]]"); /* blanks dropped */
+    assert_int_equal(mm->category, GP_OPCAT_GEMM);
+    assert_int_equal(mm->dtype, GP_DT_BF16);
+    assert_true(mm->flops == 4194304.0);
+    assert_true(mm->bytes == 114688.0);
+    /* 1000 ns of GPU time: 4.194304 TFLOP/s, 0.114688 TB/s; roof on H100 SXM5:
+     * max(4194304 / 989.5e3, 114688 / 3.35e3) = 34.2352 ns -> 3.42 %, memory-bound */
+    assert_true(fabs(mm->tflops_per_s - 4.194304) < 1e-9);
+    assert_true(fabs(mm->tb_per_s - 0.114688) < 1e-9);
+    assert_true(fabs(mm->roof_pct - 100.0 * 114688 / 3.35e3 / 1000) < 1e-9);
+    assert_int_equal(mm->bound, GP_BOUND_MEMORY);
+    assert_non_null(strstr(ops->note.msg, "cannot use"));
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
+/* Formulas of docs/ops.md, each against a count done by hand. */
+static void formulas(void **state)
+{
+    (void)state;
+    gp__op_model m;
+    const char *bf2 = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\"]";
+    /* addmm(bias[1024], A[8944,1024], B[1024,1024]): 2MNK + MN = 18766086144 (TraceLens' figure) */
+    assert_true(gp__op_model_compute("aten::addmm", GP_OPCAT_GEMM,
+                                     "[[1024], [8944, 1024], [1024, 1024]]", bf2, NULL, &m));
+    assert_true(m.flops == 18766086144.0);
+    assert_true(m.bytes == (8944.0 * 1024 + 1024 * 1024 + 8944.0 * 1024) * 2 + 2048);
+    /* conv [128,3,224,224] * [768,3,16,16], stride 16: out 14x14; F = 2*128*768*196*768 */
+    assert_true(gp__op_model_compute(
+        "aten::convolution", GP_OPCAT_CONV_FWD,
+        "[[128, 3, 224, 224], [768, 3, 16, 16], [768], [], [], [], [], [], []]",
+        "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\", \"ScalarList\", "
+        "\"ScalarList\", \"Scalar\", \"ScalarList\", \"Scalar\"]",
+        "[\"\", \"\", \"\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]",
+        &m));
+    assert_true(m.flops == 29595009024.0);
+    assert_true(m.bytes == (128.0 * 3 * 224 * 224 + 768.0 * 768 + 128.0 * 768 * 196) * 2);
+    /* a convolution without Concrete Inputs has no output size: refused */
+    assert_false(gp__op_model_compute("aten::convolution", GP_OPCAT_CONV_FWD,
+                                      "[[1, 3, 8, 8], [4, 3, 3, 3]]", bf2, NULL, &m));
+    /* causal flash attention [16,16,559,64]: 4 B H N^2 d / 2 = 10239377408 */
+    const char *q = "[[16, 16, 559, 64], [16, 16, 559, 64], [16, 16, 559, 64], [], [], [], []]";
+    const char *qt = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", "
+                     "\"Scalar\", \"Scalar\", \"Scalar\"]";
+    assert_true(gp__op_model_compute("aten::_scaled_dot_product_flash_attention", GP_OPCAT_ATTN_FWD,
+                                     q, qt, "[\"\", \"\", \"\", \"0.\", \"True\", \"False\", \"\"]",
+                                     &m));
+    assert_true(m.flops == 10239377408.0);
+    assert_true(m.bytes == 4.0 * 16 * 16 * 559 * 64 * 2);
+    assert_true(gp__op_model_compute("aten::_scaled_dot_product_flash_attention", GP_OPCAT_ATTN_FWD,
+                                     q, qt,
+                                     "[\"\", \"\", \"\", \"0.\", \"False\", \"False\", \"\"]", &m));
+    assert_true(m.flops == 2 * 10239377408.0);
+    /* broadcast add [4,197,768] + [1,197,768]: 605184 FLOPs, (605184 + 151296 + 605184) * 2 B */
+    assert_true(gp__op_model_compute(
+        "aten::add", GP_OPCAT_ELEMENTWISE, "[[4, 197, 768], [1, 197, 768], []]",
+        "[\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]", NULL, &m));
+    assert_true(m.flops == 605184.0 && m.bytes == 2723328.0);
+    /* copy_ float <- long [559]: 559 FLOPs, 559 * (4 + 8) bytes */
+    assert_true(gp__op_model_compute("aten::copy_", GP_OPCAT_ELEMENTWISE,
+                                     "[[1, 1, 559], [1, 1, 559], []]",
+                                     "[\"float\", \"long int\", \"Scalar\"]", NULL, &m));
+    assert_true(m.flops == 559.0 && m.bytes == 6708.0);
+    /* layer_norm [3136,8,768]: 5 FLOPs per element */
+    assert_true(gp__op_model_compute("aten::layer_norm", GP_OPCAT_NORM_FWD,
+                                     "[[3136, 8, 768], [], [768], [768], [], []]",
+                                     "[\"c10::BFloat16\", \"ScalarList\", \"c10::BFloat16\", "
+                                     "\"c10::BFloat16\", \"Scalar\", \"Scalar\"]",
+                                     NULL, &m));
+    assert_true(m.flops == 5.0 * 3136 * 8 * 768);
+    /* refusals: malformed JSON, mismatched inner sizes, a shape that does not broadcast, no types
+     */
+    assert_false(
+        gp__op_model_compute("aten::mm", GP_OPCAT_GEMM, "[[64, 128], [128", bf2, NULL, &m));
+    assert_false(
+        gp__op_model_compute("aten::bmm", GP_OPCAT_GEMM, "[[2, 3, 4], [2, 5, 6]]", bf2, NULL, &m));
+    assert_false(
+        gp__op_model_compute("aten::mul", GP_OPCAT_ELEMENTWISE, "[[3, 4], [5, 4]]", bf2, NULL, &m));
+    assert_false(gp__op_model_compute("aten::mm", GP_OPCAT_GEMM, "[[2, 2], [2, 2]]", "", NULL, &m));
+    assert_false(gp__op_model_compute("aten::mm", GP_OPCAT_GEMM, "[[2, 2], [2, 2]]",
+                                      "[\"ScalarList\", \"Scalar\"]", NULL, &m));
+    assert_int_equal(gp__op_category_of("aten::linear"), GP_OPCAT_GEMM);
+    assert_int_equal(gp__op_category_of("aten::view"), GP_OPCAT_NONE);
+}
+
+static void peak_table(void **state)
+{
+    (void)state;
+    gp_device_peak p;
+    gp_device_peak_lookup("NVIDIA A100-SXM4-40GB", 42505273344LL, &p);
+    assert_string_equal(p.entry, "NVIDIA A100 SXM4 40GB");
+    assert_true(p.tbps == 1.555);
+    gp_device_peak_lookup("NVIDIA A100 80GB PCIe", 85899345920LL, &p);
+    assert_string_equal(p.entry, "NVIDIA A100 PCIe 80GB");
+    gp_device_peak_lookup("NVIDIA H100 PCIe", 0, &p);
+    assert_true(p.tflops[GP_DT_BF16] == 756);
+    gp_device_peak_lookup("AMD Instinct MI300X", 0, &p);
+    assert_true(p.tbps == 5.3);
+    gp_device_peak_lookup("AMD Radeon Graphics", 0, &p);
+    assert_null(p.entry);
+    assert_true(p.tbps == 0);
+    assert_int_equal(gp_ops_by_parse("module"), GP_OPS_BY_MODULE);
+    assert_int_equal(gp_ops_by_parse("modules"), GP_OPS_BY_COUNT);
+    assert_int_equal(gp_ops_sort_parse("efficiency"), GP_OPS_SORT_EFFICIENCY);
+}
+
+/* Unknown device: rates without a %, and the note says so; an override gives the %. */
+static void unknown_device_and_override(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("unknown", &t), GP_OK);
+    uint32_t cpu, s;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 0, &s), GP_OK);
+    device(t, "Some Future GPU");
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 0, 100, 0, 7);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 10, 1, 7);
+    add(t, s, GP_EV_KERNEL, "gemm", 100, 1000000, 1, 7);
+    shapes(t, 7, "[[1000, 1000], [1000, 1000]]", "[\"float\", \"float\"]", NULL);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    const gp_ops_row *r = row_of(ops, "aten::mm");
+    assert_true(fabs(r->tflops_per_s - 2.0) < 1e-9); /* 2e9 FLOPs in 1 ms */
+    assert_true(r->roof_pct < 0);
+    assert_non_null(strstr(ops->note.msg, "not in the peak table"));
+    gp_ops_free(ops);
+    /* override: 4 TFLOP/s, 1 TB/s: roof max(2e9 / 4e3, 12e6 / 1e3) = 500000 ns of 1 ms: 50 % */
+    gp_ops_opts o;
+    gp_ops_opts_init(&o);
+    o.peak_tflops = 4;
+    o.peak_tbps = 1;
+    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    r = row_of(ops, "aten::mm");
+    assert_true(fabs(r->roof_pct - 50.0) < 1e-9);
+    assert_int_equal(r->bound, GP_BOUND_COMPUTE);
+    assert_true(ops->peak.overridden);
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
+/* Renders ops into memory and compares it with tests/ops/golden/<name>. */
+static void check_golden(const char *name, gp_status (*render)(const gp_ops *, size_t, FILE *),
+                         const gp_ops *ops)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    assert_non_null(fp);
+    assert_int_equal(render(ops, 0, fp), GP_OK);
+    fclose(fp);
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/ops/golden/%s", name);
+    gp_test_check_golden(rel, text, len);
+    free(text);
+}
+
+static gp_status render_html(const gp_ops *ops, size_t top_n, FILE *fp)
+{
+    return gp__render_ops_html(ops, top_n, "ops", fp);
+}
+
+static void golden_outputs(void **state)
+{
+    (void)state;
+    gp_trace *t = attribution_trace(true);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    check_golden("by_name.txt", gp_ops_render_text, ops);
+    check_golden("by_name.json", gp_ops_render_json, ops);
+    check_golden("by_name.csv", gp_ops_render_csv, ops);
+    gp_ops_free(ops);
+    ops = compute(t, GP_OPS_BY_INSTANCE, false);
+    check_golden("by_instance.txt", gp_ops_render_text, ops);
+    gp_ops_free(ops);
+    ops = compute(t, GP_OPS_BY_KERNEL, false);
+    check_golden("by_kernel.txt", gp_ops_render_text, ops);
+    gp_ops_free(ops);
+    ops = compute(t, GP_OPS_BY_SHAPE, false);
+    check_golden("by_shape.html", render_html, ops);
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
+/* A real trace read with and without the shapes: the same attribution; the partition holds. */
+static void real_vit(void **state)
+{
+    (void)state;
+    if (!gp_test_have_shared_traces())
+        skip();
+    char path[4096];
+    const char *shared = getenv("GP_SHARED_DIR");
+    snprintf(path, sizeof path, "%s/traces/modern_h100_vit.json.gz", shared ? shared : "../shared");
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.keep_op_shapes = true;
+    rd.threads = 3; /* the pieces of a parallel read merge their shape tables */
+    gp_trace *t;
+    assert_int_equal(gp_trace_read(path, &rd, &t, NULL), GP_OK);
+    assert_true(t->n_op_shapes > 1000);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    assert_int_equal(ops->total.self_gpu, ops->gpu_time);
+    assert_int_equal(ops->gpu_events, 156);
+    const gp_ops_row *addmm = row_of(ops, "aten::addmm");
+    assert_int_equal(addmm->calls, 73);
+    assert_int_equal(addmm->modeled, 73);
+    assert_true(addmm->roof_pct > 0 && addmm->roof_pct < 100);
+    gp_ops_free(ops);
+    gp_trace_free(t);
+    rd.keep_op_shapes = false;
+    assert_int_equal(gp_trace_read(path, &rd, &t, NULL), GP_OK);
+    assert_int_equal(t->n_op_shapes, 0);
+    gp_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(attribution_by_name),
+        cmocka_unit_test(groupings),
+        cmocka_unit_test(perf_model_and_refusals),
+        cmocka_unit_test(formulas),
+        cmocka_unit_test(peak_table),
+        cmocka_unit_test(unknown_device_and_override),
+        cmocka_unit_test(golden_outputs),
+        cmocka_unit_test(real_vit),
+    };
+    return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
