@@ -37,7 +37,7 @@ core = Extension(
     # The layer libraries reference each other upward only through public symbols; a group
     # resolves them in one pass whatever the order.
     extra_link_args=["-Wl,--start-group"] + LIBS + ["-Wl,--end-group"],
-    libraries=["microhttpd", "yaml", "z", "pthread", "dl", "m"],
+    libraries=["microhttpd", "yaml", "jansson", "nettle", "z", "pthread", "dl", "m"],
     depends=LIBS + [os.path.join("src", "gpy.h")],
 )
 

@@ -155,6 +155,16 @@ class Trace:
         out = self._t.analyze(hta=hta, steps=steps, format=format)
         return Result(out, "analyze") if format == "dict" else out
 
+    def ops(self, by: str = "name", sort: str = "self_gpu", top: int = 0,
+            no_merge: bool = False, peak_tflops: float = 0.0, peak_tbps: float = 0.0,
+            format: str = "dict") -> Any:
+        """``gpuprof ops``: GPU time per launching operator (by name, shape, module, line,
+        annotation, kernel or instance), self/total CPU, FLOPs, bytes and the roofline
+        (docs/ops.md). Needs the trace read with keep_op_shapes=True (the default) for shapes."""
+        out = self._t.ops(by=by, sort=sort, top=top, no_merge=no_merge, peak_tflops=peak_tflops,
+                          peak_tbps=peak_tbps, format=format)
+        return Result(out, "ops") if format == "dict" else out
+
     def advise(self, priority: str = "low", format: str = "dict", **thresholds: Any) -> Any:
         """``gpuprof advise``: optimisation suggestions (the seed's profile rules on profiler
         ranges and analyze's rules on traces; schema gpuprof.advise/1, docs/advise.md).
@@ -188,13 +198,13 @@ class Trace:
         self._t.write_chrome(path)
 
 
-def read(path, *, threads: int = 0, keep_python: bool = True,
-         keep_memory: bool = True) -> Trace:
+def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool = True,
+         keep_op_shapes: bool = True) -> Trace:
     """Reads a Kineto / PyTorch-profiler trace (.json, .json.gz), a gpuprof profile, or a directory
     of rank traces. Errors raise :class:`gpuprof.Error` subclasses whose message names the file and
     byte offset. The GIL is released while it reads; Ctrl-C interrupts it."""
     return Trace(_core.read(path, threads=threads, keep_python=keep_python,
-                            keep_memory=keep_memory))
+                            keep_memory=keep_memory, keep_op_shapes=keep_op_shapes))
 
 
 from .compare import (Comparison, OptimizationSuggestion, ProfilerOptimizer,  # noqa: E402

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 # The table to_pandas() returns when none is named, per kind of result.
 _DEFAULT_TABLE = {"summary": "rows", "analyze": "top_kernels", "diff": "rows",
-                  "advise": "suggestions"}
+                  "advise": "suggestions", "ops": "rows"}
 
 
 class Result(dict):

@@ -12,6 +12,7 @@
 #include "gpuprof/advise.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/diff.h"
+#include "gpuprof/ops.h"
 #include "gpuprof/profiler.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
@@ -119,11 +120,12 @@ static int wait_read(read_work *w)
 
 static PyObject *py_read(PyObject *mod, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "threads", "keep_python", "keep_memory", NULL};
+    static char *kwlist[] = {"path",        "threads",        "keep_python",
+                             "keep_memory", "keep_op_shapes", NULL};
     PyObject *pathobj;
-    int threads = 0, keep_python = 1, keep_memory = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$ipp", kwlist, &pathobj, &threads, &keep_python,
-                                     &keep_memory))
+    int threads = 0, keep_python = 1, keep_memory = 1, keep_op_shapes = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$ippp", kwlist, &pathobj, &threads, &keep_python,
+                                     &keep_memory, &keep_op_shapes))
         return NULL;
     PyObject *bpath = gpy_fspath(pathobj);
     if (!bpath)
@@ -143,6 +145,7 @@ static PyObject *py_read(PyObject *mod, PyObject *args, PyObject *kw)
     w->opts.threads = threads;
     w->opts.keep_python = keep_python;
     w->opts.keep_memory = keep_memory;
+    w->opts.keep_op_shapes = keep_op_shapes;
     w->opts.quiet = true;
     pthread_t th;
     pthread_attr_t attr;
@@ -368,6 +371,50 @@ static PyObject *trace_analyze(gpy_trace *self, PyObject *args, PyObject *kw)
         return gpy_raise(st, &err, "analyze");
     }
     return finish(&b, st, f, "analyze");
+}
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+static PyObject *trace_ops(gpy_trace *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"by",          "sort",      "top",    "no_merge",
+                             "peak_tflops", "peak_tbps", "format", NULL};
+    gp_ops_opts o;
+    gp_ops_opts_init(&o);
+    const char *by = gp_ops_by_name(o.by), *sort = gp_ops_sort_name(o.sort), *fmt = "dict";
+    Py_ssize_t top = 0;
+    int no_merge = 0;
+    out_format f;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$ssnpdds", kwlist, &by, &sort, &top, &no_merge,
+                                     &o.peak_tflops, &o.peak_tbps, &fmt) ||
+        parse_format(fmt, true, &f) < 0)
+        return NULL;
+    o.by = gp_ops_by_parse(by);
+    o.sort = gp_ops_sort_parse(sort);
+    o.no_merge = no_merge;
+    if (o.by == GP_OPS_BY_COUNT)
+        return PyErr_Format(PyExc_ValueError,
+                            "by must be name, shape, module, line, annotation, "
+                            "kernel or instance, not %s",
+                            by);
+    if (o.sort == GP_OPS_SORT_COUNT)
+        return PyErr_Format(PyExc_ValueError, "unknown sort key %s", sort);
+    if (top < 0 || o.peak_tflops < 0 || o.peak_tbps < 0)
+        return PyErr_Format(PyExc_ValueError, "top and the peaks must be >= 0");
+    gpy_buf b;
+    if (gpy_buf_open(&b) < 0)
+        return NULL;
+    gp_ops *ops = NULL;
+    gp_status st;
+    Py_BEGIN_ALLOW_THREADS;
+    st = gp_ops_compute(self->job->ranks, self->job->n_ranks, &o, &ops);
+    if (st == GP_OK)
+        st = f == OUT_TEXT  ? gp_ops_render_text(ops, (size_t)top, b.fp)
+             : f == OUT_CSV ? gp_ops_render_csv(ops, (size_t)top, b.fp)
+                            : gp_ops_render_json(ops, (size_t)top, b.fp);
+    gp_ops_free(ops);
+    Py_END_ALLOW_THREADS;
+    return finish(&b, st, f, "ops");
 }
 
 /* ---- advise ------------------------------------------------------------------------------- */
@@ -745,6 +792,9 @@ static PyMethodDef trace_methods[] = {
      "analyze(*, hta=False, steps=None, format=\"dict\"): hta=True is the CLI's --hta; HTA's "
      "breakdowns, launch statistics, "
      "findings... (`gpuprof analyze`; schema gpuprof.analyze/1 in docs/analyses.md)."},
+    {"ops", (PyCFunction)(void (*)(void))trace_ops, METH_VARARGS | METH_KEYWORDS,
+     "ops(*, by=\"name\", sort=\"self_gpu\", top=0, no_merge=False, peak_tflops=0, "
+     "peak_tbps=0, format=\"dict\"): `gpuprof ops` (docs/ops.md)."},
     {"advise", (PyCFunction)(void (*)(void))trace_advise, METH_VARARGS | METH_KEYWORDS,
      "advise(*, priority=\"low\", format=\"dict\", gpu_op_max_ms=1, cpu_op_min_ms=10, "
      "batch_min_calls=10, cache_min_calls=100, cache_max_ms=1, memory_min_mb=100, "

@@ -148,3 +148,22 @@ def test_ctrl_c_interrupts_a_large_read(tmp_path):
     # the abandoned read finishes on its own thread and frees its result; reading works again
     t = gpuprof.read(path)
     assert t.events == 400_000
+
+
+def test_ops_equals_cli(example_trace, cli_json, cli):
+    t = gpuprof.read(example_trace)
+    assert dict(t.ops()) == cli_json("ops", example_trace, "--json")
+    assert dict(t.ops(by="kernel", top=3)) == cli_json("ops", example_trace, "--json", "--by",
+                                                       "kernel", "--top", "3")
+    assert t.ops(format="text") == cli("ops", example_trace).stdout
+    rows = t.ops().rows()
+    assert rows and rows[0]["key"]
+    with pytest.raises(ValueError):
+        t.ops(by="bogus")
+
+
+def test_ops_on_a_modern_trace_has_a_roofline(cli_json):
+    path = shared_trace("modern_h100_vit.json.gz")
+    got = gpuprof.read(path).ops(by="shape", top=10)
+    assert dict(got) == cli_json("ops", path, "--json", "--by", "shape", "--top", "10")
+    assert got["modeled"] > 0
