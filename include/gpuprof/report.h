@@ -24,7 +24,7 @@ extern "C" {
 /* ---- flame graphs ------------------------------------------------------------------------- */
 
 typedef enum gp_flame_weight {
-    GP_FLAME_AUTO = 0, /* GPU time when the traces have GPU work, CPU time otherwise */
+    GP_FLAME_AUTO = 0, /* GPU time when some GPU work has a duration, CPU time otherwise */
     GP_FLAME_CPU,      /* inclusive CPU duration of ranges on CPU threads; GPU work left out */
     GP_FLAME_GPU       /* GPU kernel/memcpy/memset time, under the CPU stack that launched it */
 } gp_flame_weight;
@@ -135,7 +135,14 @@ typedef struct gp_tl_row {
     uint8_t *depth; /* slice rows: per event of the track, its nesting level; 255 = not drawn
                        (memory instants); NULL for counter rows */
     uint8_t max_depth;
+    /* Slice rows holding Python frames (has_python): the nesting level of every other event when
+     * the Python frames are hidden (255 for the frames themselves and for what depth hides);
+     * NULL otherwise. */
+    bool has_python;
+    uint8_t *depth_nopy;
+    uint8_t max_depth_nopy;
     uint64_t n_drawn; /* events (or samples) this row draws */
+    uint64_t n_spans; /* of those, events that are not instants */
     gp_ns *sample_ts; /* counter/memory rows: the samples in time order */
     double *sample_val;
     size_t n_samples;
@@ -165,9 +172,10 @@ typedef struct gp_timeline {
     uint64_t n_events; /* slices and samples drawn */
 } gp_timeline;
 
-/* Lays out the rows of n traces (by rank: CPU threads, GPU streams by device and stream, other
- * rows, counters, memory) and the nesting depth of every event. The traces must outlive the
- * result. opts may be NULL. *out owned by the caller (gp_timeline_free). */
+/* Lays out the rows of n traces (by rank: GPU streams by device and stream, CPU threads, other
+ * rows, counters, memory; rows of instant markers only are left out) and the nesting depth of every
+ * event. The traces must outlive the result. opts may be NULL. *out owned by the caller
+ * (gp_timeline_free). */
 GP_EXTERN gp_status gp_timeline_build(gp_trace *const *traces, size_t n,
                                       const gp_timeline_opts *opts,
                                       gp_timeline **out) GP_WARN_UNUSED;
@@ -191,6 +199,24 @@ typedef struct gp_dash_bar {
     double value2; /* per-op chart: calls */
     double frac2;  /* calls / most calls */
 } gp_dash_bar;
+
+/* A bar of a partition chart: a time (`total`: the wall time of a thread or stream, or a step's
+ * duration) split into segments that add up to it exactly (seg: ns, by the chart's seg_names). */
+enum { GP_DASH_SEGS = GP_EV_KIND_COUNT + 1 };
+typedef struct gp_dash_part {
+    char label[128];
+    int32_t rank;
+    gp_ns total;
+    gp_ns seg[GP_DASH_SEGS];
+} gp_dash_part;
+
+/* A chart of partition bars with its segment names (NULL: a segment the chart does not use). */
+typedef struct gp_dash_chart {
+    const char *seg_names[GP_DASH_SEGS];
+    gp_dash_part *parts;
+    size_t n_parts;
+    size_t n_more; /* bars left out (the chart keeps the busiest) */
+} gp_dash_chart;
 
 /* Everything the dashboard shows, computed before rendering. Per-name statistics come from the
  * summary (gp_summary_compute), busy figures from the analysis; dashboard.c computes the job-level
@@ -239,6 +265,28 @@ typedef struct gp_dashboard {
     double *mem_x, *mem_y;
     size_t n_mem;
     char mem_label[128];
+    /* memory chart axes: the peak's place (fraction of the span), ticks as values (bytes, ns from
+     * the start) at fractions 0, 1/4, ... 1 of the chart */
+    double mem_peak_x;
+    double mem_ytick[5];
+    gp_ns mem_xtick[5];
+    /* Partitions of wall time (the job's span), one bar per thread or stream (the busiest 16):
+     * CPU threads: self time per event kind (seg[kind]) + idle (seg[GP_EV_KIND_COUNT]);
+     * GPU streams: busy by kernel type (seg[gp_kernel_type], memcpy/memset are MEMORY) + idle
+     * (seg[GP_KT_COUNT]), the union of the stream's GPU work attributed to the event that covers
+     * each instant first. */
+    gp_dash_chart cpu_parts, gpu_parts;
+    /* Per-ProfilerStep breakdown (as TensorBoard's overview): each step of each rank (its
+     * ProfilerStep#N on a CPU thread) split by priority, every instant counted once under the
+     * first category active then: kernel (non-communication kernels), memcpy, memset,
+     * communication (kernels), runtime (CUDA runtime/driver calls), dataloader (CPU ops and
+     * annotations named *DataLoader*), CPU exec (other CPU ops), other (none of these). At most
+     * 64 steps. */
+    gp_dash_chart steps;
+    /* The `gpuprof ops` table by op + input shapes (FLOPs, bytes, the roofline) shown as the
+     * page's op section; not owned (the bundle's), NULL: no section. Set by the caller after
+     * gp_dashboard_build. */
+    const struct gp_ops *op_table;
 } gp_dashboard;
 
 /* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
@@ -268,10 +316,14 @@ typedef struct gp_report_bundle {
     gp_analysis *analysis;
     gp_timeline *timeline;
     gp_dashboard *dashboard;
+    struct gp_ops *ops;      /* gpuprof ops --by shape (the dashboard's op section); NULL when
+                                it could not be made (ops_error) */
     gp_error analysis_error; /* status GP_OK when the analysis succeeded */
+    gp_error ops_error;
 } gp_report_bundle;
 
 /* Builds the bundle of job (which must outlive it) with summary options so (NULL: defaults).
+ * The op section's FLOPs and bytes need the traces read with gp_read_opts.keep_op_shapes.
  * GP_ENOMEM; an analysis failure is not an error (see analysis_error). *out owned by the caller
  * (gp_report_bundle_free). */
 GP_EXTERN gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,

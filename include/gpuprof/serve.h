@@ -5,6 +5,7 @@
 #ifndef GPUPROF_SERVE_H
 #define GPUPROF_SERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gpuprof/core.h"
@@ -44,21 +45,28 @@ GP_EXTERN uint64_t gp_exporter_scrapes(const gp_exporter *ex);
 GP_EXTERN void gp_exporter_stop(gp_exporter *ex);
 
 /* ---- profile server (gpuprof serve --dir) ----------------------------------------------------
- * Serves a directory of profiles and traces (*.json, *.json.gz, and subdirectories as jobs):
+ * Serves a directory of profiles and traces (*.json, *.json.gz, folders of rank traces as jobs,
+ * and the job folders one level further down as "folder/job"):
  *   /                              an HTML index with links to each one's views and data
- *   /report/NAME, /timeline/NAME   the dashboard and the timeline (what `gpuprof report` and
- *                                  `gpuprof timeline` write), built on request
+ *   /report/NAME, /timeline/NAME,  the dashboard, the timeline and the flame graph (what
+ *   /flame/NAME                    `gpuprof report`, `timeline` and `flame` write), built on
+ * request /diff?base=NAME&current=NAME   the comparison page of `gpuprof diff --html`
  *   /api/profiler/profiles         the listing as JSON: name, type (file | job), bytes, modified
- *   /api/profiler/summary/NAME     `gpuprof summary --json` of it
- *   /api/profiler/analysis/NAME    `gpuprof analyze --json` of it
+ *   /api/profiler/VIEW/NAME        JSON: summary, analysis, kernels, memory, hta, flame, timeline,
+ *                                  compile; /api/profiler/diff?base=&current= (docs/reports.md)
  *   /healthz                       {"status":"ok"}
  * NAME is an entry of the directory (404 otherwise, never a path); a profile that cannot be read
- * answers 422 with the reader's message. Binds 127.0.0.1:8600 unless told otherwise. */
+ * answers 422 with the reader's message; errors under /api/ are JSON. Binds 127.0.0.1:8600 unless
+ * told otherwise. Slow or misbehaving clients are bounded (docs/internals/serve.md). */
 typedef struct gp_profile_server gp_profile_server;
 
 typedef struct gp_profile_server_opts {
-    const char *dir;    /* required */
-    const char *listen; /* "HOST:PORT" as for the exporter; NULL: "127.0.0.1:8600" */
+    const char *dir;          /* required */
+    const char *listen;       /* "HOST:PORT" as for the exporter; NULL: "127.0.0.1:8600" */
+    bool follow_symlinks;     /* serve symbolic links that lead out of dir (default: refused) */
+    unsigned analyses;        /* profiles read and analysed at once (0: 2); more wait up to 30 s,
+                                 then get 503 */
+    uint64_t max_input_bytes; /* a profile whose files are larger is refused with 413 (0: 4 GiB) */
 } gp_profile_server_opts;
 
 /* Starts serving on its own thread. GP_ENOENT when dir is not a directory, GP_EINVAL for a bad

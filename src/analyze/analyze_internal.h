@@ -8,6 +8,7 @@
 #define GP_ANALYZE_INTERNAL_H
 
 #include "gpuprof/analyze.h"
+#include "gpuprof/report.h"
 
 #include "core/imap.h"
 #include "core/ivls.h"
@@ -129,6 +130,10 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
 /* advise_ops.c: the "op_below_roofline" finding of trace t (docs/analyses.md), appended to
  * a->findings (capacity *cap). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
 gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t) GP_WARN_UNUSED;
+
+/* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
+ * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */
+gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

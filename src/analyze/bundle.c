@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "gpuprof/analyze.h"
+#include "gpuprof/ops.h"
 #include "gpuprof/report.h"
 
 gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
@@ -32,6 +33,13 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
         gp_report_bundle_free(b);
         return s;
     }
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = GP_OPS_BY_SHAPE;
+    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
+    if (os != GP_OK)
+        gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
+    b->dashboard->op_table = b->ops;
     *out = b;
     return GP_OK;
 }
@@ -41,6 +49,7 @@ void gp_report_bundle_free(gp_report_bundle *b)
     if (!b)
         return;
     gp_dashboard_free(b->dashboard);
+    gp_ops_free(b->ops);
     gp_timeline_free(b->timeline);
     gp_analysis_free(b->analysis);
     gp_summary_free(b->summary);

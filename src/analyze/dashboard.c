@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze_internal.h"
 #include "core/util.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
@@ -54,6 +55,11 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl, const gp_p
         d->mem_x[d->n_mem] = (double)b / (BUCKETS - 1);
         d->mem_y[d->n_mem++] = fy;
         last = b;
+    }
+    d->mem_peak_x = GP_MAX(0.0, GP_MIN(1.0, (double)(pk->ts - tl->start) / span));
+    for (int i = 0; i < 5; i++) {
+        d->mem_ytick[i] = top * i / 4;
+        d->mem_xtick[i] = (gp_ns)(span * i / 4);
     }
     return GP_OK;
 }
@@ -252,6 +258,8 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     if ((st = short_names(d, s)) != GP_OK)
         goto fail;
     gpu_split(d, a);
+    if ((st = gp__dash_partitions(d, traces, n)) != GP_OK)
+        goto fail;
     d->peak_memory = -1;
     const gp_peak_memory *pk = job_peak(d, a);
     st = tl && pk ? memory_chart(d, tl, pk) : GP_OK;
@@ -271,5 +279,8 @@ void gp_dashboard_free(gp_dashboard *d)
     free(d->mem_x);
     free(d->mem_y);
     free(d->top_names);
+    free(d->cpu_parts.parts);
+    free(d->gpu_parts.parts);
+    free(d->steps.parts);
     free(d);
 }

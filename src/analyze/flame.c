@@ -438,6 +438,19 @@ done:
     return s;
 }
 
+/* True when some kernel, memcpy or memset of the traces has a duration. */
+static bool any_gpu_weight(gp_trace *const *traces, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < traces[i]->n_tracks; k++) {
+            const gp_track *tr = &traces[i]->tracks[k];
+            for (size_t e = 0; e < tr->n_events; e++)
+                if (is_gpu_weight_kind(tr->events[e].kind) && tr->events[e].dur > 0)
+                    return true;
+        }
+    return false;
+}
+
 /* An empty tree with its own string table (freed by gp_flame_tree_free). */
 static gp_status tree_new(gp_flame_tree **out)
 {
@@ -472,12 +485,8 @@ gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts 
     if ((s = gp__imap_init(&b.child, 1024)) != GP_OK)
         goto done;
     gp_flame_weight w = opts->weight;
-    if (w == GP_FLAME_AUTO) {
-        w = GP_FLAME_CPU;
-        for (size_t i = 0; i < n; i++)
-            if (gp_trace_has_gpu(traces[i]))
-                w = GP_FLAME_GPU;
-    }
+    if (w == GP_FLAME_AUTO) /* GPU weight when some GPU work has a duration */
+        w = any_gpu_weight(traces, n) ? GP_FLAME_GPU : GP_FLAME_CPU;
     tree->weight = w;
     uint32_t root_name;
     if ((s = intern(b.st, "all", &root_name)) != GP_OK)

@@ -20,7 +20,7 @@ void gp_timeline_opts_init(gp_timeline_opts *o)
 
 typedef struct order {
     uint32_t track;
-    int cls; /* 0 CPU, 1 GPU, 2 other */
+    int cls; /* 0 GPU, 1 CPU, 2 other: GPU streams come first */
     int64_t k1, k2;
 } order;
 
@@ -36,39 +36,76 @@ static int order_cmp(const void *x, const void *y)
     return p->track < q->track ? -1 : p->track > q->track;
 }
 
-/* Nesting depth of every event of a track (sorted by ts, longer first); 255 marks events not
- * drawn (memory instants) and events past max_depth. */
+/* Nesting depth of every event of a track (sorted by ts, longer first) with an end-time stack;
+ * 255 marks events not drawn (memory instants) and events past max_depth. With Python frames in
+ * the track, a second stack gives the depth of the other events when the frames are hidden. */
 static gp_status layout_depths(const gp_track *tr, int max_depth, gp_tl_row *row)
 {
-    row->depth = malloc(tr->n_events ? tr->n_events : 1);
-    gp_ns *ends = malloc(256 * sizeof *ends);
-    if (!row->depth || !ends) {
+    size_t n = tr->n_events ? tr->n_events : 1;
+    for (size_t i = 0; i < tr->n_events && !row->has_python; i++)
+        row->has_python = tr->events[i].kind == GP_EV_PYTHON;
+    row->depth = malloc(n);
+    row->depth_nopy = row->has_python ? malloc(n) : NULL;
+    gp_ns *ends = malloc(2 * 256 * sizeof *ends), *ends2 = ends + 256;
+    if (!row->depth || !ends || (row->has_python && !row->depth_nopy)) {
         free(ends);
         return GP_ENOMEM;
     }
-    size_t ns = 0;
+    size_t ns = 0, ns2 = 0;
     for (size_t i = 0; i < tr->n_events; i++) {
         const gp_event *e = &tr->events[i];
         if (e->kind == GP_EV_MEMORY || e->kind == GP_EV_COUNTER) {
             row->depth[i] = 255;
+            if (row->depth_nopy)
+                row->depth_nopy[i] = 255;
             continue;
         }
         while (ns > 0 && ends[ns - 1] <= e->ts)
             ns--;
         size_t d = ns;
-        if (d >= 254 || (max_depth >= 0 && (int)d > max_depth)) {
-            row->depth[i] = 255;
-        } else {
-            row->depth[i] = (uint8_t)d;
-            if (d > row->max_depth)
-                row->max_depth = (uint8_t)d;
+        bool drawn = d < 254 && (max_depth < 0 || (int)d <= max_depth);
+        row->depth[i] = drawn ? (uint8_t)d : 255;
+        if (drawn) {
+            row->max_depth = (uint8_t)GP_MAX(row->max_depth, d);
             row->n_drawn++;
+            if (e->kind != GP_EV_MEMORY && !(e->flags & GP_EVF_INSTANT))
+                row->n_spans++;
         }
         if (ns < 254)
             ends[ns++] = e->ts + e->dur;
+        if (!row->depth_nopy)
+            continue;
+        row->depth_nopy[i] = 255;
+        if (e->kind == GP_EV_PYTHON)
+            continue;
+        while (ns2 > 0 && ends2[ns2 - 1] <= e->ts)
+            ns2--;
+        size_t d2 = ns2;
+        if (d2 < 254 && (max_depth < 0 || (int)d2 <= max_depth)) {
+            row->depth_nopy[i] = (uint8_t)d2;
+            row->max_depth_nopy = (uint8_t)GP_MAX(row->max_depth_nopy, d2);
+        }
+        if (ns2 < 254)
+            ends2[ns2++] = e->ts + e->dur;
     }
     free(ends);
     return GP_OK;
+}
+
+/* The row's label: the thread_name metadata, else the thread id with the process name. */
+static void row_label(const gp_trace *t, const gp_track *tr, int cls, char *out, size_t cap)
+{
+    const char *nm = gp_trace_str(t, tr->name), *proc = gp_trace_str(t, tr->process_name);
+    if (cls == 0)
+        snprintf(out, cap, "GPU %d stream %lld", (int)tr->device, (long long)tr->stream);
+    else if (*nm)
+        snprintf(out, cap, "%s", nm);
+    else if (tr->tid_is_str)
+        snprintf(out, cap, "%s", gp_trace_str(t, tr->tid_str));
+    else if (*proc)
+        snprintf(out, cap, "thread %lld (%.80s)", (long long)tr->tid, proc);
+    else
+        snprintf(out, cap, "thread %lld", (long long)tr->tid);
 }
 
 static gp_tl_row *new_row(gp_timeline *tl, size_t *cap)
@@ -180,11 +217,11 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
         row->track = UINT32_MAX;
         row->device = pts[i].dev;
         int dt = pts[i].dev / 1000, di = pts[i].dev % 1000;
-        snprintf(row->label, sizeof row->label, "memory allocated (%s %d)",
-                 dt == 0   ? "CPU"
-                 : dt == 1 ? "GPU"
-                           : "device",
-                 di);
+        const char *dn = dt == 0 ? "CPU" : dt == 1 ? "GPU" : "device";
+        if (di < 0) /* the host allocator has no device index (-1) */
+            snprintf(row->label, sizeof row->label, "memory allocated (%s)", dn);
+        else
+            snprintf(row->label, sizeof row->label, "memory allocated (%s %d)", dn, di);
         row->sample_ts = malloc((j - i) * sizeof *row->sample_ts);
         row->sample_val = malloc((j - i) * sizeof *row->sample_val);
         if (!row->sample_ts || !row->sample_val) {
@@ -252,47 +289,38 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
                 continue;
             order *o = &ord[no++];
             o->track = (uint32_t)i;
-            o->cls = tr->kind == GP_TRACK_CPU_THREAD ? 0 : tr->kind == GP_TRACK_GPU_STREAM ? 1 : 2;
-            o->k1 = o->cls == 1 ? tr->device : tr->pid;
-            o->k2 = o->cls == 1 ? tr->stream : tr->sort_index;
+            o->cls = tr->kind == GP_TRACK_GPU_STREAM ? 0 : tr->kind == GP_TRACK_CPU_THREAD ? 1 : 2;
+            o->k1 = o->cls == 0 ? tr->device : tr->pid;
+            o->k2 = o->cls == 0 ? tr->stream : tr->sort_index;
         }
         if (no > 1)
             qsort(ord, no, sizeof *ord, order_cmp);
         for (size_t k = 0; k < no; k++) {
             const gp_track *tr = &t->tracks[ord[k].track];
-            if (ord[k].cls == 0 && !opts->cpu_rows)
+            if (ord[k].cls == 1 && !opts->cpu_rows)
                 continue;
             gp_tl_row *row = new_row(tl, &cap);
             if (!row) {
                 s = GP_ENOMEM;
                 break;
             }
-            row->kind = ord[k].cls == 0 ? GP_TL_CPU : ord[k].cls == 1 ? GP_TL_GPU : GP_TL_OTHER;
+            row->kind = ord[k].cls == 0 ? GP_TL_GPU : ord[k].cls == 1 ? GP_TL_CPU : GP_TL_OTHER;
             row->rank = t->rank;
             row->trace = (uint32_t)ti;
             row->track = ord[k].track;
-            const char *nm = gp_trace_str(t, tr->name);
-            if (ord[k].cls == 1)
-                snprintf(row->label, sizeof row->label, "GPU %d stream %lld", (int)tr->device,
-                         (long long)tr->stream);
-            else if (*nm)
-                snprintf(row->label, sizeof row->label, "%s", nm);
-            else if (tr->tid_str)
-                snprintf(row->label, sizeof row->label, "%s", gp_trace_str(t, tr->tid_str));
-            else
-                snprintf(row->label, sizeof row->label, "thread %lld", (long long)tr->tid);
-            if (n > 1) {
-                char tmp[sizeof row->label];
-                snprintf(tmp, sizeof tmp, "rank %d: %.100s", (int)t->rank, row->label);
-                memcpy(row->label, tmp, sizeof tmp);
-            }
+            row_label(t, tr, ord[k].cls, row->label, sizeof row->label);
             if ((s = layout_depths(tr, opts->max_depth, row)) != GP_OK)
                 break;
-            tl->n_events += row->n_drawn;
-            if (row->n_drawn == 0) { /* only memory instants: the memory row shows them */
+            /* A row of instant markers only ("Iteration Start", "Record Window End") or of memory
+             * instants only (the memory row shows them) is left out. */
+            if (row->n_spans == 0) {
                 free(row->depth);
+                free(row->depth_nopy);
+                memset(row, 0, sizeof *row);
                 tl->n_rows--;
+                continue;
             }
+            tl->n_events += row->n_drawn;
         }
         if (s == GP_OK && opts->counter_rows)
             s = add_counter_rows(tl, &cap, (uint32_t)ti);
@@ -334,6 +362,7 @@ void gp_timeline_free(gp_timeline *tl)
         return;
     for (size_t i = 0; i < tl->n_rows; i++) {
         free(tl->rows[i].depth);
+        free(tl->rows[i].depth_nopy);
         free(tl->rows[i].sample_ts);
         free(tl->rows[i].sample_val);
     }

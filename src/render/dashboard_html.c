@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+#include "render/ops_html.h"
 #include "render/render_internal.h"
 
 /* Fill colors of the event kinds (index: gp_event_kind) and of the four stacked segments. */
@@ -10,7 +12,16 @@ static const char *const kind_fill[GP_EV_KIND_COUNT + 1] = {
     "#e8833a", "#d9a13b", "#9bd17a", "#e3c84f", "#a0a0a0", "#bdbdbd",
     "#4caf50", "#4a90d9", "#7fb3e6", "#e06666", "#9467bd", "#c27ba0",
     "#17becf", "#8c564b", "#cccccc", "#999999", "#666666"};
-static const char *const split_fill[3] = {"#4caf50", "#4a90d9", "#d9d9d9"};
+/* Partition charts: CPU threads (by kind, then idle), GPU streams (computation, communication,
+ * memory, -, idle), steps (TensorBoard's overview categories). */
+static const char *const cpu_fill[GP_DASH_SEGS] = {
+    "#e8833a", "#d9a13b", "#9bd17a", "#e3c84f", "#a0a0a0", "#bdbdbd",
+    "#4caf50", "#4a90d9", "#7fb3e6", "#e06666", "#9467bd", "#c27ba0",
+    "#17becf", "#8c564b", "#cccccc", "#999999", "#eeeeee"};
+static const char *const gpu_fill[GP_DASH_SEGS] = {"#4caf50", "#e8833a", "#4a90d9", "#999999",
+                                                   "#eeeeee"};
+static const char *const step_fill[GP_DASH_SEGS] = {"#4caf50", "#4a90d9", "#7fb3e6", "#e8833a",
+                                                    "#a0a0a0", "#9467bd", "#e3c84f", "#e4e4e4"};
 
 static void dur(FILE *fp, gp_ns ns)
 {
@@ -24,35 +35,6 @@ static void card(FILE *fp, const char *id, const char *label, const char *value)
     fprintf(fp, "<div class=\"gp-card\" id=\"%s\"><div class=\"gp-card-v\">", id);
     gp__html_str(fp, value);
     fprintf(fp, "</div><div class=\"gp-card-l\">%s</div></div>\n", label);
-}
-
-static void stacked_bar(FILE *fp, const char *id, const gp_dash_bar *bars, size_t n,
-                        const char *const *fills, bool by_kind)
-{
-    fprintf(
-        fp,
-        "<svg class=\"gp-stack\" id=\"%s\" viewBox=\"0 0 1000 36\" preserveAspectRatio=\"none\" "
-        "role=\"img\">\n",
-        id);
-    for (size_t i = 0; i < n; i++) {
-        if (bars[i].frac <= 0)
-            continue;
-        const char *fill = by_kind ? fills[bars[i].kind] : fills[i];
-        fprintf(fp, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"36\" fill=\"%s\"><title>",
-                bars[i].x * 1000, bars[i].frac * 1000, fill);
-        gp__html_str(fp, bars[i].label);
-        fprintf(fp, ": %.1f%%</title></rect>\n", 100 * bars[i].frac);
-    }
-    fputs("</svg>\n<ul class=\"gp-legend\">\n", fp);
-    for (size_t i = 0; i < n; i++) {
-        const char *fill = by_kind ? fills[bars[i].kind] : fills[i];
-        fprintf(fp, "<li><span class=\"gp-swatch\" style=\"background:%s\"></span>", fill);
-        gp__html_str(fp, bars[i].label);
-        fputs(" <b>", fp);
-        dur(fp, (gp_ns)bars[i].value);
-        fprintf(fp, "</b> (%.1f%%)</li>\n", 100 * bars[i].frac);
-    }
-    fputs("</ul>\n", fp);
 }
 
 static void op_bars(FILE *fp, const gp_dashboard *d)
@@ -83,6 +65,8 @@ static void op_bars(FILE *fp, const gp_dashboard *d)
     fputs("</tbody></table>\n", fp);
 }
 
+/* The memory chart: allocated bytes over time with a y axis in bytes, an x axis in time from the
+ * start and a marker at the peak (its note names the op running then). */
 static void memory_chart(FILE *fp, const gp_dashboard *d)
 {
     if (d->n_mem == 0) {
@@ -91,9 +75,8 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
               fp);
         return;
     }
-    char peak[32], span[32];
+    char peak[32], b[32];
     gp__fmt_bytes(peak, sizeof peak, d->peak_memory);
-    gp__fmt_dur(span, sizeof span, d->timeline->end - d->timeline->start);
     fputs("<p class=\"gp-sub\">", fp);
     gp__html_str(fp, d->mem_label);
     fprintf(fp, ", peak <b>%s</b>", peak);
@@ -102,10 +85,20 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
         gp__html_str(fp, d->peak_note);
         fputs(")", fp);
     }
-    fputs("</p>\n", fp);
-    fputs("<svg class=\"gp-mem\" id=\"gp-mem\" viewBox=\"0 0 1000 200\" "
-          "preserveAspectRatio=\"none\" role=\"img\">\n<path d=\"M0 200",
+    fputs("</p>\n<div class=\"gp-memchart\"><div class=\"gp-yaxis\">", fp);
+    for (int i = 4; i >= 0; i--) {
+        gp__fmt_bytes(b, sizeof b, d->mem_ytick[i]);
+        fprintf(fp, "<span>%s</span>", b);
+    }
+    fputs("</div><div class=\"gp-memplot\">\n<svg class=\"gp-mem\" id=\"gp-mem\" viewBox=\"0 0 "
+          "1000 200\" preserveAspectRatio=\"none\" role=\"img\">\n",
           fp);
+    for (int i = 1; i < 4; i++)
+        fprintf(fp,
+                "<line x1=\"0\" x2=\"1000\" y1=\"%d\" y2=\"%d\" stroke=\"#e4e4e4\" "
+                "vector-effect=\"non-scaling-stroke\"/>\n",
+                200 - 49 * i, 200 - 49 * i);
+    fputs("<path d=\"M0 200", fp);
     double prev_y = 200;
     for (size_t i = 0; i < d->n_mem; i++) {
         double x = d->mem_x[i] * 1000, y = 200 - d->mem_y[i] * 196;
@@ -114,9 +107,106 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
     }
     fprintf(fp,
             " L1000 %.1f L1000 200 Z\" fill=\"rgba(148,103,189,0.45)\" stroke=\"#9467bd\" "
-            "stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n</svg>\n",
-            prev_y);
-    fprintf(fp, "<p class=\"gp-axis\"><span>0</span><span>%s</span></p>\n", span);
+            "stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n"
+            "<line id=\"gp-mem-peak\" x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"200\" "
+            "stroke=\"#c62828\" stroke-dasharray=\"4 3\" vector-effect=\"non-scaling-stroke\">"
+            "<title>peak %s</title></line>\n</svg>\n<div class=\"gp-xaxis\">",
+            prev_y, d->mem_peak_x * 1000, d->mem_peak_x * 1000, peak);
+    for (int i = 0; i < 5; i++) {
+        gp__fmt_dur(b, sizeof b, d->mem_xtick[i]);
+        fprintf(fp, "<span>%s</span>", i ? b : "0");
+    }
+    fprintf(fp,
+            "</div></div></div>\n<p class=\"gp-note\">Allocated bytes (y) over the time since the "
+            "trace's start (x); the dashed line marks the peak.</p>\n");
+}
+
+/* Evidence keys of the analysis' rules (advise.c) as words around the value ("%s": the value
+ * with its unit). */
+static const char *const ev_keys[] = {"idle_time_pctg",
+                                      "host_wait_share_of_idle",
+                                      "kernels",
+                                      "small_kernels_share",
+                                      "launch_cpu_p50",
+                                      "small_kernels",
+                                      "small_kernels_time",
+                                      "mean_gap",
+                                      "comp_comm_overlap_pctg",
+                                      "communication_time",
+                                      "computation_time",
+                                      "memcpy_time",
+                                      "memcpy_share",
+                                      "pageable_copies",
+                                      "mean_bandwidth",
+                                      "syncs",
+                                      "sync_time",
+                                      "sync_share_of_span",
+                                      "occupancy",
+                                      "kernel_time",
+                                      "share_of_kernel_time",
+                                      "peak_allocated",
+                                      "capacity",
+                                      "peak_share",
+                                      "median",
+                                      "idle_pct",
+                                      "compute_time"};
+static const char *const ev_words[] = {"GPU idle %s of the time",
+                                       "%s of it waiting for the host",
+                                       "%s kernels",
+                                       "%s of them small",
+                                       "a launch takes %s on the CPU (median)",
+                                       "%s small kernels",
+                                       "taking %s",
+                                       "mean gap between kernels %s",
+                                       "communication overlapped %s",
+                                       "communication %s",
+                                       "computation %s",
+                                       "memory copies %s",
+                                       "%s of the GPU span",
+                                       "%s copies from pageable memory",
+                                       "mean bandwidth %s",
+                                       "%s synchronisations",
+                                       "taking %s",
+                                       "%s of the span",
+                                       "occupancy %s",
+                                       "kernel time %s",
+                                       "%s of the kernel time",
+                                       "peak allocated %s",
+                                       "of %s capacity",
+                                       "(%s)",
+                                       "median over ranks %s",
+                                       "GPU idle %s",
+                                       "computation %s"};
+_Static_assert(sizeof ev_keys == sizeof ev_words, "one phrase per evidence key");
+
+static void evidence(FILE *fp, const gp_evidence *e)
+{
+    char v[48];
+    if (strcmp(e->unit, "%") == 0)
+        snprintf(v, sizeof v, "%.1f %%", e->value);
+    else if (strcmp(e->unit, "us") == 0)
+        gp__fmt_dur(v, sizeof v, (int64_t)(e->value * 1000.0 + 0.5));
+    else if (strcmp(e->unit, "count") == 0)
+        snprintf(v, sizeof v, "%.0f", e->value);
+    else if (strcmp(e->unit, "GB") == 0)
+        gp__fmt_bytes(v, sizeof v, e->value * 1e9);
+    else
+        snprintf(v, sizeof v, "%.4g %.7s", e->value, e->unit);
+    int i = gp__index_of(ev_keys, GP_ARRAY_LEN(ev_keys), e->name, false);
+    if (i < 0) { /* a key without a phrase: its words */
+        char w[sizeof e->name];
+        snprintf(w, sizeof w, "%s", e->name);
+        for (char *p = w; *p; p++)
+            if (*p == '_')
+                *p = ' ';
+        gp__html_str(fp, w);
+        fprintf(fp, " <b>%s</b>", v);
+        return;
+    }
+    const char *ph = ev_words[i], *at = strstr(ph, "%s");
+    gp__html_text(fp, ph, (size_t)(at - ph));
+    fprintf(fp, "<b>%s</b>", v);
+    gp__html_str(fp, at + 2);
 }
 
 /* Findings of the analysis: title, evidence, estimated gain and the suggestion. */
@@ -157,11 +247,8 @@ static void findings(FILE *fp, const gp_analysis *a)
         }
         fputs("<div class=\"gp-evidence\">", fp);
         for (size_t k = 0; k < f->n_evidence; k++) {
-            const gp_evidence *e = &f->evidence[k];
-            fputs(k ? " &middot; " : "", fp);
-            gp__html_str(fp, e->name);
-            fprintf(fp, " <b>%.6g</b> ", e->value);
-            gp__html_str(fp, e->unit);
+            fputs(k ? "; " : "", fp);
+            evidence(fp, &f->evidence[k]);
         }
         fprintf(fp, "</div><div class=\"gp-suggestion\"><span class=\"gp-kind\">%s</span> ",
                 gp_suggestion_type_name(f->type));
@@ -215,7 +302,10 @@ static size_t op_table(FILE *fp, const gp_summary *s)
         const gp_kind_summary *ks = &s->kinds[k];
         for (size_t i = 0; i < ks->n_rows; i++) {
             const gp_name_stats *r = &ks->rows[i];
-            fprintf(fp, "<tr><td>%s</td><td class=\"gp-name\">", gp_event_kind_name(r->kind));
+            fprintf(fp, "<tr><td>%s</td><td class=\"gp-name gp-clip\" title=\"",
+                    gp_event_kind_name(r->kind));
+            gp__html_str(fp, r->name);
+            fputs("\">", fp);
             gp__html_str(fp, r->name);
             fprintf(fp, "</td><td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls,
                     (unsigned long long)r->calls);
@@ -231,6 +321,16 @@ static size_t op_table(FILE *fp, const gp_summary *s)
     }
     fputs("</tbody></table>\n", fp);
     return rows;
+}
+
+/* A wall-time partition chart, or what is missing (id ID-na). */
+static void chart_or(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
+                     const char *none)
+{
+    if (c->n_parts)
+        gp__dash_chart_html(fp, id, c, fills, "wall time");
+    else
+        fprintf(fp, "<p class=\"gp-na\" id=\"%s-na\">%s</p>\n", id, none);
 }
 
 gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
@@ -271,38 +371,48 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     else
         snprintf(v, sizeof v, "n/a");
     card(fp, "gp-peak-mem", "peak memory", v);
-    char tt[32];
-    gp__fmt_dur(tt, sizeof tt, d->thread_time);
+    char wall[32];
+    gp__fmt_dur(wall, sizeof wall, d->span);
     fprintf(fp,
-            "</section>\n<section><h2>CPU thread time (self) by kind</h2>\n<p class=\"gp-sub\" "
-            "id=\"gp-dist-total\">thread time (self) <b>%s</b>, summed over CPU threads%s</p>\n",
-            tt, ranks);
-    if (d->n_dist)
-        stacked_bar(fp, "gp-dist", d->dist, d->n_dist, kind_fill, true);
-    else
-        fputs("<p class=\"gp-na\">No CPU thread time in this trace.</p>\n", fp);
-    fputs("<p class=\"gp-note\">Self time: each event's duration minus the events nested in it on "
-          "its thread, so nested annotations, Python frames and ops are counted once; shares "
-          "are of the sum.</p>\n</section>\n<section><h2>GPU: compute / other work / "
-          "idle</h2>\n",
+            "</section>\n<section id=\"gp-where\" data-wall=\"%lld\"><h2>Where the wall time "
+            "goes</h2>\n"
+            "<p class=\"gp-sub\">Each bar is one thread or stream over the %s wall time "
+            "<b>%s</b>: its segments add up to it.</p>\n<div class=\"gp-cols\"><div>\n"
+            "<h3>CPU threads: self time by kind, and idle</h3>\n",
+            (long long)d->span, d->n_traces > 1 ? "job's" : "trace's", wall);
+    chart_or(fp, "gp-cpu-parts", &d->cpu_parts, cpu_fill, "No CPU threads in this trace.");
+    fputs("<p class=\"gp-note\">Self time: the time an event is the innermost one on its thread "
+          "(its duration minus the events nested in it), so annotations, Python frames and ops "
+          "are counted once; idle: no event open.</p>\n</div><div>\n<h3>GPU streams: busy by "
+          "kernel type, and idle</h3>\n",
           fp);
-    if (d->n_gpu_split) {
-        char gs[32];
-        gp__fmt_dur(gs, sizeof gs, d->gpu_span);
-        fprintf(fp,
-                "<p class=\"gp-sub\" id=\"gp-gpu-span\">GPU span <b>%s</b> (first to last GPU "
-                "work%s)</p>\n",
-                gs, d->n_traces > 1 ? " of each rank, summed over ranks" : "");
-        stacked_bar(fp, "gp-split", d->gpu_split, d->n_gpu_split, split_fill, false);
-        fputs("<p class=\"gp-note\">From the analysis' temporal breakdown: compute is the union "
-              "of computation kernels; other GPU work the rest of the union of kernels, memcpys "
-              "and memsets (communication, memory); idle no GPU work. Shares of the GPU "
-              "span.</p>\n",
+    chart_or(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "No GPU streams in this trace.");
+    fputs("<p class=\"gp-note\">Busy: the union of the stream's kernels, memcpys and memsets, "
+          "each instant counted once; computation and communication kernels as the analysis "
+          "classifies them, memcpy and memset as memory.</p>\n</div></div>\n</section>\n"
+          "<section id=\"gp-steps-section\"><h2>Steps</h2>\n",
+          fp);
+    if (d->steps.n_parts) {
+        fputs("<p class=\"gp-sub\">Each ProfilerStep split as TensorBoard's overview does: every "
+              "instant of the step counted once, under the first of kernel, memcpy, memset, "
+              "communication, runtime, dataloader, CPU exec that is running then; other: none "
+              "of them.</p>\n",
               fp);
+        gp__dash_chart_html(fp, "gp-steps", &d->steps, step_fill, "step time");
     } else {
-        fputs("<p class=\"gp-na\" id=\"gp-split-na\">No GPU work analysed.</p>\n", fp);
+        fputs("<p class=\"gp-na\" id=\"gp-steps-na\">No ProfilerStep annotations in this "
+              "trace (record with torch.profiler's schedule and prof.step()).</p>\n",
+              fp);
     }
-    fputs("</section>\n<section class=\"gp-half\"><h2>Top operations: mean time and "
+    fputs("</section>\n<section id=\"gp-hta\"><h2>GPU breakdown (Holistic Trace Analysis' "
+          "definitions)</h2>\n",
+          fp);
+    gp__dash_hta_html(fp, d->analysis);
+    fputs("</section>\n", fp);
+    /* gpuprof ops --by shape: the op table and the roofline (a section of its own) */
+    if (d->op_table && gp__render_ops_html(d->op_table, 50, "gp-opperf", fp) != GP_OK)
+        return GP_EIO;
+    fputs("<section class=\"gp-half\"><h2>Top operations: mean time and "
           "calls</h2>\n",
           fp);
     op_bars(fp, d);
@@ -323,7 +433,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
                 "<b>%s</b></span> <span>overlap <b>%s</b>%s</span> <span class=\"gp-help\">top "
                 "two nesting levels; drag: pan, wheel: zoom, click: details</span></p>\n"
                 "<div id=\"gp-tl\" class=\"gp-tl gp-tl-compact\" data-src=\"gp-tl-data\"></div>\n"
-                "<pre id=\"gp-tl-details\" class=\"gp-tl-details\"></pre>\n",
+                "<div id=\"gp-tl-details\" class=\"gp-tl-details\"></div>\n",
                 ca, ga, ov, ranks);
         gp_status s = gp__timeline_data_script(d->timeline, "gp-tl-data", fp);
         if (s != GP_OK)
@@ -335,8 +445,14 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     size_t n = op_table(fp, d->summary);
     fprintf(fp,
             "</section>\n</main>\n<footer class=\"gp-sub\">%zu operations in the table</footer>\n"
-            "<script>\n%s</script>\n<script>\n%s</script>\n</body>\n</html>\n",
+            "<script>\n%s</script>\n<script>\n%s</script>\n",
             n, gp__asset_timeline_js, gp__asset_report_js);
+    if (d->timeline) {
+        gp_status s = gp__timeline_args_script(d->timeline, "gp-tl-data", fp);
+        if (s != GP_OK)
+            return s;
+    }
+    fputs("</body>\n</html>\n", fp);
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 

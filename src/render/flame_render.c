@@ -207,17 +207,23 @@ static void frame_tip(char *buf, size_t cap, const gp_flame_tree *t, const gp_fl
     }
 }
 
+/* Opens the pages' data object (html-safe JSON) with its title, weight and diff flag. */
+static void json_head(gp__jw *w, const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    gp__jw_init(w, fp);
+    w->html_safe = true;
+    gp__jw_obj_begin(w);
+    gp__jw_kv_str(w, "title", o->title ? o->title : "gpuprof flame");
+    gp__jw_kv_str(w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
+    gp__jw_kv_bool(w, "diff", t->is_diff);
+}
+
 /* The data the JS needs: per drawn frame [parent, depth, x, total, self, base_total, kind]. */
 static void frame_json(FILE *fp, const gp_flame_tree *t, const gp_flame_render_opts *o,
                        const gp__flame_px *px, size_t n, int rows, int height)
 {
     gp__jw w;
-    gp__jw_init(&w, fp);
-    w.html_safe = true;
-    gp__jw_obj_begin(&w);
-    gp__jw_kv_str(&w, "title", o->title ? o->title : "gpuprof flame");
-    gp__jw_kv_str(&w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
-    gp__jw_kv_bool(&w, "diff", t->is_diff);
+    json_head(&w, t, o, fp);
     gp__jw_kv_int(&w, "width", o->width);
     gp__jw_kv_int(&w, "height", height);
     gp__jw_kv_int(&w, "rows", rows);
@@ -319,6 +325,62 @@ static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *
     return GP_OK;
 }
 
+/* The HTML page's data: every node of the tree (so the page shows the count the CLI prints), in
+ * tree order: [parent, total, self, base_total, name index, colour], names deduplicated. The page
+ * (assets/flame_page.js) lays the frames out on a canvas at the window's width and derives its
+ * views (left heavy, sandwich, self-time table, merged instances) from this tree. */
+static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    gp__imap seen;
+    gp_status s = gp__imap_init(&seen, t->n_nodes);
+    uint32_t *name_of = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *name_of);
+    const char **names = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *names);
+    if (s != GP_OK || !name_of || !names) {
+        s = GP_ENOMEM;
+        goto done;
+    }
+    size_t n_names = 0;
+    for (size_t i = 0; i < t->n_nodes && s == GP_OK; i++) {
+        const char *nm = t->nodes[i].name;
+        uint64_t v;
+        /* names are interned in the tree's table: equal names are equal pointers */
+        if (!gp__imap_get(&seen, (int64_t)(uintptr_t)nm, &v)) {
+            v = n_names;
+            names[n_names++] = nm;
+            s = gp__imap_put(&seen, (int64_t)(uintptr_t)nm, v);
+        }
+        name_of[i] = (uint32_t)v;
+    }
+    if (s != GP_OK)
+        goto done;
+    gp__jw w;
+    json_head(&w, t, o, fp);
+    gp__jw_key(&w, "frames");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const gp_flame_node *nd = &t->nodes[i];
+        gp__jw_uint(&w, nd->parent);
+        gp__jw_int(&w, nd->total);
+        gp__jw_int(&w, nd->self);
+        gp__jw_int(&w, nd->base_total);
+        gp__jw_uint(&w, name_of[i]);
+        gp__jw_uint(&w, nd->color);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_key(&w, "names");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n_names; i++)
+        gp__jw_str(&w, names[i]);
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    s = gp__jw_finish(&w);
+done:
+    free(name_of);
+    free(names);
+    gp__imap_free(&seen);
+    return s;
+}
+
 static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
 {
     const char *title = o->title ? o->title : "gpuprof flame";
@@ -332,18 +394,30 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
     fprintf(fp,
-            "</h1>\n<p class=\"gp-sub\">%s%s weight, %s in all%s</p>\n"
-            "<div class=\"gp-controls\"><input id=\"gp-search-input\" type=\"search\" "
+            "</h1>\n<p class=\"gp-sub\">%s%s weight, %s in all, <span id=\"gp-nframes\">%zu"
+            "</span> frames%s</p>\n"
+            "<div class=\"gp-controls\"><span class=\"gp-views\" role=\"tablist\">"
+            "<button type=\"button\" data-view=\"flame\" class=\"gp-on\">Flame (time order)"
+            "</button><button type=\"button\" data-view=\"left\">Left heavy</button>"
+            "<button type=\"button\" data-view=\"sandwich\">Sandwich</button>"
+            "<button type=\"button\" data-view=\"table\">Self time</button></span> "
+            "<label><input id=\"gp-merge\" type=\"checkbox\"> merge numbered instances "
+            "(Linear_3 &rarr; Linear)</label> "
+            "<input id=\"gp-search-input\" type=\"search\" "
             "placeholder=\"Search (regular expression)\" aria-label=\"Search\"> "
             "<button id=\"gp-reset\" type=\"button\">Reset zoom</button> "
             "<span id=\"gp-matched\" data-pct=\"\"></span></div>\n"
-            "</header>\n<div id=\"gp-details\" aria-live=\"polite\">&nbsp;</div>\n<main>\n",
+            "</header>\n<div id=\"gp-details\" aria-live=\"polite\">&nbsp;</div>\n<main>\n"
+            "<div id=\"gp-flame\" class=\"gp-flame\" data-ready=\"0\" data-frames=\"%zu\"></div>\n"
+            "<div id=\"gp-table\" class=\"gp-table-wrap\"></div>\n"
+            "<script id=\"gp-data\" type=\"application/json\">",
             t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
-            total, t->is_diff ? " (red: grew, blue: shrank)" : "");
-    gp_status s = render_svg(t, o, fp, false);
+            total, t->n_nodes, t->is_diff ? " (red: grew, blue: shrank)" : "", t->n_nodes);
+    gp_status s = page_json(t, o, fp);
     if (s != GP_OK)
         return s;
-    fprintf(fp, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", gp__asset_flame_js);
+    fprintf(fp, "</script>\n</main>\n<script>\n%s</script>\n</body>\n</html>\n",
+            gp__asset_flame_page_js);
     return GP_OK;
 }
 

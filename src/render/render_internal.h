@@ -15,6 +15,7 @@
  * the build fails if one contains "</script", "</style" or "]]>"). */
 extern const char gp__asset_flame_js[];
 extern const char gp__asset_flame_css[];
+extern const char gp__asset_flame_page_js[];
 extern const char gp__asset_timeline_js[];
 extern const char gp__asset_timeline_css[];
 extern const char gp__asset_report_js[];
@@ -35,6 +36,17 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
 /* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
  * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
+/* Writes <script id="ID-args" type="application/json">{exact ids and args of every event}</script>,
+ * the side data the details panel parses on first use; after the page's scripts, so that the
+ * first paint does not wait for it. */
+gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
+
+/* dashboard_hta.c: a partition chart (legend with the summed segments, then one bar per part
+ * with its total under the column head total_head; fills by segment index), and the analysis'
+ * HTA breakdowns (temporal, idle, kernel types, overlap, queue length; a may be NULL). */
+void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
+                         const char *total_head);
+void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
 
 /* A rule line of a fixed-width text table: width copies of c, then a newline. */
 void gp__rule(FILE *fp, char c, int width);

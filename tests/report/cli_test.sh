@@ -56,5 +56,29 @@ printf 'thread 1;train_step 100000\nthread 1;train_step;backward 500000\nthread 
 cmp -s "$OUT/prof.folded" "$OUT/prof.want" && echo "ok: profile stacks" || { fail "profile stacks"; cat "$OUT/prof.folded"; }
 expect 0 "report of a profile" "$GP" report "$P" -o "$OUT/prof.html" --json
 grep -q '"peak_memory_bytes":3000' "$OUT/stdout" || fail "profile: peak memory from the counter series"
+# issue 21 item 12: GPU events that all have zero duration: auto weight falls back to CPU, and
+# --weight gpu suggests the weight that works; nothing to weigh at all suggests nothing
+cat > "$OUT/zero_gpu.json" <<'EOF'
+{"traceEvents":[
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":1}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":6,"dur":0,"args":{"External id":1,"device":0,"stream":7}}
+]}
+EOF
+sed 's/"dur":10/"dur":0/' "$OUT/zero_gpu.json" > "$OUT/all_zero.json"
+expect 0 "flame: zero-duration GPU work, auto weight" "$GP" flame "$OUT/zero_gpu.json" -o "$OUT/z.folded"
+grep -q 'CPU weight' "$OUT/stdout" || fail "auto weight should fall back to CPU"
+expect 2 "flame --weight gpu on zero-duration GPU work" "$GP" flame "$OUT/zero_gpu.json" --weight gpu -o "$OUT/z.folded"
+grep -q 'try --weight cpu' "$OUT/stderr" || fail "--weight gpu should suggest --weight cpu"
+expect 2 "flame with nothing to weigh" "$GP" flame "$OUT/all_zero.json" -o "$OUT/z.folded"
+grep -q 'try --weight' "$OUT/stderr" && fail "nothing to weigh: no weight to suggest"
+grep -q 'zero duration' "$OUT/stderr" || fail "nothing to weigh: say why"
+# -n caps what --help says: the top-operations list and chart
+expect 0 "report -n 2" "$GP" report "$X" -n 2 -o "$OUT/n2.html"
+n_list=$(grep -c '<li><span class="gp-name"' "$OUT/n2.html")
+n_bars=$(sed -n '/id="gp-op-bars"/,/<\/table>/p' "$OUT/n2.html" | grep -c '<tr><td')
+[ "$n_list" -eq 2 ] && [ "$n_bars" -eq 2 ] && echo "ok: -n 2 lists 2 operations" \
+  || fail "-n 2: $n_list listed, $n_bars bars"
+"$GP" report --help | grep -q -- '-n, --top N *operations in the top-operations list' \
+  || fail "report --help does not say what -n caps"
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all CLI checks passed"

@@ -3,7 +3,10 @@
 # HTML), each view of a trace, a profile and a job directory, figures equal to the CLI's own
 # (summary and analysis JSON byte for byte), a file added while it runs, and the refusals (a
 # malformed profile: 422 with the reader's message; names outside the listing, traversal: 404;
-# POST: 405). Exit 77 (skip) without curl or python3. Env: GPUPROF, GP_SOURCE_DIR, GP_SHARED_DIR.
+# POST: 405). The JSON endpoints equal the CLI's output (kernels, memory, hta, flame, timeline,
+# diff), job folders one level down ("pair/base") are listed and served, every page links back
+# to the index, and errors under /api/ are JSON. Exit 77 (skip) without curl or python3.
+# Env: GPUPROF, GP_SOURCE_DIR, GP_SHARED_DIR.
 set -uo pipefail
 for tool in curl python3; do
   command -v "$tool" >/dev/null || { echo "$tool not installed: skipping" >&2; exit 77; }
@@ -19,12 +22,14 @@ trap cleanup EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 dir="$work/profiles"
-mkdir -p "$dir/job"
+mkdir -p "$dir/job" "$dir/pair/base" "$dir/pair/current"
 cp "$src/examples/traces/example_step.json" "$dir/"
 cp "$src/tests/report/data/profile_ranges.json" "$dir/profile.json"
 cp "$src/examples/traces/example_step.json" "$dir/run #2 & <x>.json" # needs escaping everywhere
 "$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank0.json" >/dev/null
 "$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank1.json.gz" >/dev/null
+cp "$src/examples/traces/example_step.json" "$dir/pair/base/r0.json"
+cp "$src/tests/report/data/profile_ranges.json" "$dir/pair/current/r0.json"
 printf '{"traceEvents": [' > "$dir/broken.json"
 printf 'not a profile\n' > "$dir/notes.txt"
 touch "$dir/.hidden.json"
@@ -41,8 +46,8 @@ python3 - "$work/body" <<'PY' || fail "listing content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [p["name"] for p in d["profiles"]]
-assert names == ["broken.json", "example_step.json", "job", "profile.json",
-                 "run #2 & <x>.json"], names
+assert names == ["broken.json", "example_step.json", "job", "pair/base", "pair/current",
+                 "profile.json", "run #2 & <x>.json"], names
 assert [p["type"] for p in d["profiles"]][2] == "job"
 assert all(p["bytes"] is None or p["bytes"] > 0 for p in d["profiles"])
 PY
@@ -74,6 +79,79 @@ for v in report timeline; do
 done
 [ "$(get "$base/report/example_step.json")" = 200 ] && grep -q 'id="gp-peak-mem"' "$work/body" \
   || fail "dashboard of a trace"
+
+# The JSON endpoints are the CLI's output, byte for byte.
+f="$dir/example_step.json"
+jcheck() { # URL-PATH CLI-ARGS...: 200 and the same bytes as the CLI's stdout
+  local path=$1; shift
+  [ "$(get "$base$path")" = 200 ] || { fail "$path: status"; return; }
+  "$gp" "$@" > "$work/cli.json" || { fail "$path: the CLI failed"; return; }
+  cmp -s "$work/body" "$work/cli.json" || fail "$path differs from gpuprof $*"
+}
+jcheck /api/profiler/kernels/example_step.json ops --json --by kernel "$f"
+jcheck /api/profiler/ops/example_step.json ops --json "$f"
+jcheck "/api/profiler/ops/example_step.json?by=shape" ops --json --by shape "$f"
+jcheck /api/profiler/ops/job ops --json "$dir/job"
+jcheck /api/profiler/compile/example_step.json compile --trace "$f" --json
+[ "$(get "$base/api/profiler/ops/example_step.json?by=bogus")" = 400 ] || fail "ops ?by=bogus"
+jcheck /api/profiler/memory/example_step.json analyze --json -q --table memory \
+  --table peak_memory "$f"
+jcheck /api/profiler/hta/job analyze --json -q --hta --table temporal --table idle \
+  --table kernel_types --table top_kernels --table overlap --table queue "$dir/job"
+[ "$(get "$base/api/profiler/flame/example_step.json")" = 200 ] || fail "flame JSON"
+"$gp" flame "$f" --title example_step.json -o "$work/cli.speedscope.json" >/dev/null
+cmp -s "$work/body" "$work/cli.speedscope.json" || fail "flame JSON differs from gpuprof flame"
+[ "$(get "$base/api/profiler/flame/example_step.json?weight=cpu")" = 200 ] || fail "flame cpu"
+[ "$(get "$base/api/profiler/timeline/profile.json")" = 200 ] || fail "timeline JSON"
+"$gp" timeline "$dir/profile.json" -o "$work/cli_tl.html" >/dev/null
+python3 - "$work/body" "$work/cli_tl.html" <<'PY' || fail "timeline JSON is not the page's data"
+import json, re, sys
+api = open(sys.argv[1]).read()
+page = open(sys.argv[2]).read()
+embedded = re.search(r'<script id="gp-tl-data" type="application/json">(.*?)</script>', page, re.S)
+assert api == embedded.group(1) + "\n"
+assert json.loads(api)
+PY
+[ "$(get "$base/api/profiler/diff?base=pair%2Fbase&current=pair%2Fcurrent")" = 200 ] \
+  || fail "diff JSON"
+"$gp" diff --json "$dir/pair/base" "$dir/pair/current" > "$work/cli_diff.json"
+python3 - "$work/body" "$work/cli_diff.json" <<'PY' || fail "diff JSON differs from gpuprof diff"
+import json, sys
+api, cli = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert (api["base"], api["current"]) == ("pair/base", "pair/current"), api["base"]
+for d in (api, cli):
+    del d["base"], d["current"]
+assert api == cli
+PY
+
+# JSON errors under /api/, with the reason.
+jerr() { # URL-PATH STATUS TEXT
+  [ "$(get "$base$1")" = "$2" ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == int(sys.argv[2]) and sys.argv[3] in d["message"], d' \
+    "$work/body" "$2" "$3" || fail "$1: JSON error $2 saying '$3'"
+}
+jerr /api/profiler/compile/missing.json 404 "no such profile"
+jerr /api/profiler/summary/missing.json 404 "no such profile"
+jerr /api/profiler/summary/broken.json 422 "broken.json: byte 17:"
+jerr /api/profiler/nothing 404 "not found"
+jerr "/api/profiler/flame/example_step.json?weight=heavy" 400 "weight"
+jerr /api/profiler/diff 400 "base="
+jerr "/api/profiler/diff?base=job&current=missing.json" 404 "missing.json"
+
+# Job folders one level down, the flame and diff pages, links back to the index.
+for v in report timeline flame; do
+  [ "$(get "$base/$v/pair%2Fbase")" = 200 ] || fail "$v of a job one level down"
+  grep -q '<nav id="gp-serve-nav"[^>]*><a href="/">' "$work/body" || fail "$v: no link back"
+  grep -q "href=\"/$v/pair%2Fbase\"" "$work/body" || fail "$v: no links to the other views"
+done
+[ "$(get "$base/diff?base=example_step.json&current=profile.json")" = 200 ] \
+  && grep -q 'gp-serve-nav' "$work/body" && grep -q '</html>' "$work/body" || fail "diff page"
+get "$base/" >/dev/null
+grep -q '<form id="gp-diff" action="/diff"' "$work/body" \
+  && grep -q 'href="/flame/pair%2Fbase"' "$work/body" || fail "index: diff form, group links"
+[ "$(get "$base/report/pair")" = 404 ] || fail "a folder of jobs is not a job"
 
 # A file added while serving shows at once.
 cp "$src/examples/traces/example_step.json" "$dir/later.json"

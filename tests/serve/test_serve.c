@@ -1,4 +1,5 @@
-/* Tests of the Prometheus writer (src/render/prometheus.c) and the servers (src/app/serve): the
+/* Tests of the Prometheus writer (src/render/prometheus.c) and the servers (src/app/serve): what
+ * the servers read of a client (the gate's request-head check, the target decoder); the
  * Prometheus rendering (golden file) and the HTTP exporter, on a monitor running against the fake
  * NVML driver (tests/fakes/nvml): they test our code, not a GPU. */
 #include <setjmp.h>
@@ -17,8 +18,70 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "app/serve/http.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/serve.h"
+
+static gp__head_verdict head(const char *text, size_t cap)
+{
+    const char *why = NULL;
+    gp__head_verdict v = gp__http_head_check(text, strlen(text), cap, &why);
+    assert_non_null(why);
+    if (v == GP__HEAD_BAD || v == GP__HEAD_TOO_LARGE)
+        assert_true(why[0] != 0);
+    return v;
+}
+
+/* Garbage, a TLS handshake and %00 are refused as soon as the bytes decide it; a head is whole at
+ * its empty line (CRLF or LF); a head without an end is too large at the cap. */
+static void http_head_check_verdicts(void **state)
+{
+    (void)state;
+    assert_int_equal(head("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 16384), GP__HEAD_COMPLETE);
+    assert_int_equal(head("GET / HTTP/1.0\n\n", 16384), GP__HEAD_COMPLETE);
+    assert_int_equal(head("\r\nGET / HTTP/1.0\r\n\r\n", 16384), GP__HEAD_COMPLETE);
+    assert_int_equal(head("GET /healthz HTTP/1.1\r\nHost: x\r\n", 16384), GP__HEAD_MORE);
+    assert_int_equal(head("GE", 16384), GP__HEAD_MORE);
+    assert_int_equal(head("GET /report/a%0", 16384), GP__HEAD_MORE);
+    assert_int_equal(head("garbage\r\n\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("\x16\x03\x01", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("GET /report/a%00.json", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("GET /\r\n\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("GET / HTTP/1.1x\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("GET  / HTTP/1.1\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("GET / HTTP/1.1\r\nX-Slow: aaaa", 24), GP__HEAD_TOO_LARGE);
+    const char nul[] = "GET / HTTP/1.1\r\nA: \0\r\n\r\n";
+    const char *why;
+    assert_int_equal(gp__http_head_check(nul, sizeof nul - 1, 16384, &why), GP__HEAD_BAD);
+}
+
+/* The target decoder: %XX undone in the path (%2F too: a name's '/' is looked up, never walked),
+ * '+' a space in the query, a fragment ignored; NUL, control bytes and bad escapes refused. */
+static void http_target_decoding(void **state)
+{
+    (void)state;
+    gp__http_target t;
+    const char *why;
+    const char *raw = "/diff?base=pair%2Fbase&current=a+b%26c.json&flag#frag";
+    assert_int_equal(gp__http_parse_target(raw, strlen(raw), &t, &why), GP_OK);
+    assert_string_equal(t.path, "/diff");
+    assert_int_equal(t.n_params, 3);
+    assert_string_equal(gp__http_param_get(&t, "base"), "pair/base");
+    assert_string_equal(gp__http_param_get(&t, "current"), "a b&c.json");
+    assert_string_equal(gp__http_param_get(&t, "flag"), "");
+    assert_null(gp__http_param_get(&t, "frag"));
+    raw = "/report/run%20%232%20%26%20%3Cx%3E.json";
+    assert_int_equal(gp__http_parse_target(raw, strlen(raw), &t, &why), GP_OK);
+    assert_string_equal(t.path, "/report/run #2 & <x>.json");
+    static const char *const bad[] = {"/a%00b", "/a%0",     "/a%zz",
+                                      "/a%1fb", "report/a", "/a?k=%00",
+                                      "/a#%00", "/a b",     "/?a&b&c&d&e&f&g&h&i"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why = NULL;
+        assert_int_equal(gp__http_parse_target(bad[i], strlen(bad[i]), &t, &why), GP_EINVAL);
+        assert_true(why && why[0]);
+    }
+}
 
 static void *fake;
 
@@ -211,8 +274,13 @@ static void fake_nvml_exporter_rejects_bad_addresses(void **state)
 
 int main(void)
 {
+    const struct CMUnitTest parsing[] = {
+        cmocka_unit_test(http_head_check_verdicts),
+        cmocka_unit_test(http_target_decoding),
+    };
+    int prc = cmocka_run_group_tests(parsing, NULL, NULL);
     if (!getenv("GP_FAKE_NVML") || !getenv("GP_SOURCE_DIR"))
-        return 77;
+        return prc ? prc : 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fake_nvml_prometheus_text_matches_golden),
         cmocka_unit_test(fake_nvml_exporter_http),
@@ -221,5 +289,5 @@ int main(void)
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (fake)
         dlclose(fake);
-    return rc;
+    return rc ? rc : prc;
 }

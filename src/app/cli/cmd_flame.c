@@ -56,11 +56,25 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
     if (s != GP_OK)
         return s;
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
-    if (s == GP_EEMPTY)
-        gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,
-                      fo->weight == GP_FLAME_GPU ? "GPU" : "any",
-                      fo->weight == GP_FLAME_GPU ? "cpu" : "gpu");
-    else if (s != GP_OK)
+    if (s == GP_EEMPTY) {
+        /* suggest the other weight only when it works on this input (issue 21 item 12: GPU
+         * events that all have zero duration made "try --weight gpu" fail the same way) */
+        gp_flame_opts other = *fo;
+        other.weight = fo->weight == GP_FLAME_CPU ? GP_FLAME_GPU : GP_FLAME_CPU;
+        gp_flame_tree *alt = NULL;
+        bool works = fo->weight != GP_FLAME_AUTO &&
+                     gp_flame_build(job->ranks, job->n_ranks, &other, &alt) == GP_OK;
+        gp_flame_tree_free(alt);
+        if (works)
+            gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,
+                          fo->weight == GP_FLAME_GPU ? "GPU" : "CPU",
+                          fo->weight == GP_FLAME_GPU ? "cpu" : "gpu");
+        else
+            gp__cli_error("flame",
+                          "%s: no event carries weight: every CPU range and GPU event has a zero "
+                          "duration",
+                          path);
+    } else if (s != GP_OK)
         gp__cli_error("flame", "%s: %s", path, gp_strerror(s));
     gp_job_free(job);
     return s;
@@ -94,6 +108,7 @@ static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
                                          GP__CLI_END};
 
 typedef struct flame_args {
+    char title[512];
     gp_flame_opts fo;
     gp_flame_render_opts ro;
     const char *format;
@@ -190,8 +205,6 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
     int rc = gp__cli_parse_options(&spec, a, argc, argv, o, first);
     if (rc >= 0)
         return rc;
-    if (o->title)
-        a->ro.title = o->title;
     if (argc - *first != (a->diff ? 2 : 1)) {
         gp__cli_error("flame", a->diff ? "--diff needs two inputs: BASE CURRENT"
                                        : "give one input (two with --diff)");
@@ -205,6 +218,15 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
     if (!pick_format(a, o->output))
         return 2;
     a->fo.thread_frames = a->threads < 0 ? !a->diff : a->threads == 1;
+    /* the picture's title: --title, else the input's name (BASE -> CURRENT for a diff) */
+    if (o->title)
+        a->ro.title = o->title;
+    else if (!a->diff)
+        a->ro.title = argv[*first];
+    else {
+        snprintf(a->title, sizeof a->title, "%s \xe2\x86\x92 %s", argv[*first], argv[*first + 1]);
+        a->ro.title = a->title;
+    }
     gp__cli_read_opts(o, rd);
     return -1;
 }

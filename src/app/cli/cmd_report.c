@@ -16,16 +16,18 @@ static void usage(FILE *fp)
             "usage: gpuprof report [options] TRACE|PROFILE|DIR -o report.html\n"
             "\n"
             "Writes the dashboard, one self-contained HTML file (no network, print-friendly):\n"
-            "total time, operations, unique operations, GPU time and peak memory; time by kind;\n"
-            "mean time and calls of the top operations; GPU / CPU / transfer / overhead; memory\n"
-            "over time; bottlenecks with suggestions (`gpuprof analyze`) and the top operations;\n"
-            "a compact timeline; and a sortable, filterable table of every operation\n"
-            "(statistics from `gpuprof summary`).\n"
+            "total time, operations, unique operations, GPU time and peak memory; the wall time\n"
+            "of each CPU thread and GPU stream split by kind; a per-ProfilerStep breakdown; the\n"
+            "HTA breakdowns (temporal, idle per stream, kernel types, overlap, queue length);\n"
+            "mean time and calls of the top operations; memory over time; bottlenecks with\n"
+            "suggestions (`gpuprof analyze`) and the top operations; a compact timeline; and a\n"
+            "sortable, filterable table of every operation (statistics from `gpuprof summary`).\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   output file (required)\n"
             "      --title TEXT    page title (default: the input's name)\n"
-            "  -n, --top N         bottlenecks listed (default 10)\n"
+            "  -n, --top N         operations in the top-operations list (default 10) and chart\n"
+            "                      (at most 15)\n"
             "      --json          print the headline figures as JSON on stdout\n"
             "  -q, --quiet         no warnings about suspect input on stderr\n"
             "      --progress      show read progress on stderr even when not a terminal\n"
@@ -74,6 +76,7 @@ int gp__cmd_report(int argc, char **argv)
         so.top_n = (size_t)o.top;
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
+    rd.keep_op_shapes = true; /* the op section's FLOPs and bytes (gpuprof ops --by shape) */
     const char *in = argv[first];
     gp_job *job = NULL;
     gp_report_bundle *b = NULL;

@@ -1,4 +1,5 @@
-/* The Prometheus exporter: libmicrohttpd serving /metrics, /healthz and / for a gp_monitor. */
+/* The Prometheus exporter: libmicrohttpd serving /metrics, /healthz and / for a gp_monitor, behind
+ * the gate of gate.c (slow clients, caps; docs/internals/serve.md). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -13,7 +14,7 @@
 #include "core/lock.h"
 
 struct gp_exporter {
-    struct MHD_Daemon *daemon;
+    gp__http_server *http;
     gp_monitor *mon;
     char hostname[256];
     uint16_t port;
@@ -63,23 +64,16 @@ static gp_status metrics_text(gp_exporter *ex, char **out, size_t *len)
     return st;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-                              const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **con_cls)
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *method,
+                              const gp__http_target *t)
 {
     gp_exporter *ex = cls;
-    (void)version;
-    (void)upload;
+    const char *url = t->path;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         static char msg[] = "method not allowed\n";
         return gp__http_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", msg, sizeof msg - 1,
                               false);
     }
-    if (*upload_size) { /* a GET with a body: ignore it */
-        *upload_size = 0;
-        return MHD_YES;
-    }
-    (void)con_cls;
     if (strcmp(url, "/metrics") == 0) {
         char *text = NULL;
         size_t len = 0;
@@ -131,15 +125,18 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
         snprintf(ex->hostname, sizeof ex->hostname, "%s", opts->hostname);
     else if (gethostname(ex->hostname, sizeof ex->hostname - 1) != 0)
         snprintf(ex->hostname, sizeof ex->hostname, "unknown");
-    ex->daemon = gp__http_start(&sa, handle, ex);
-    if (!ex->daemon) {
+    gp__http_limits lim;
+    gp__http_limits_init(&lim);
+    lim.pool = 4; /* every answer is at once: a copy of the cached text, or the health */
+    ex->http = gp__http_start(&sa, &lim, handle, ex);
+    if (!ex->http) {
         int e = errno;
         gp__mutex_destroy(&ex->cache_lock);
         free(ex);
         return gp_error_set(err, GP_EIO, "cannot listen on %s: %s", listen,
                             e ? strerror(e) : "libmicrohttpd failed to start");
     }
-    ex->port = gp__http_port(ex->daemon, &sa);
+    ex->port = gp__http_port(ex->http);
     *out = ex;
     return GP_OK;
 }
@@ -158,7 +155,7 @@ void gp_exporter_stop(gp_exporter *ex)
 {
     if (!ex)
         return;
-    MHD_stop_daemon(ex->daemon); /* no request runs after this */
+    gp__http_stop(ex->http); /* no request runs after this */
     free(ex->cache);
     gp__mutex_destroy(&ex->cache_lock);
     free(ex);

@@ -1,4 +1,4 @@
-/* See http.h. */
+/* See http.h: listen addresses and replies. */
 #include "app/serve/http.h"
 
 #include <arpa/inet.h>
@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "render/serve_pages.h"
 
 gp_status gp__http_parse_listen(const char *listen, struct sockaddr_in *sa, gp_error *err)
 {
@@ -34,6 +38,19 @@ gp_status gp__http_parse_listen(const char *listen, struct sockaddr_in *sa, gp_e
     return GP_OK;
 }
 
+/* Adds the headers every reply carries and queues it. */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned code, const char *type,
+                             struct MHD_Response *r)
+{
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "2");
+    enum MHD_Result ret = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 enum MHD_Result gp__http_reply(struct MHD_Connection *c, unsigned code, const char *type,
                                char *body, size_t len, bool owned)
 {
@@ -44,10 +61,7 @@ enum MHD_Result gp__http_reply(struct MHD_Connection *c, unsigned code, const ch
             free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
+    return queue(c, code, type, r);
 }
 
 enum MHD_Result gp__http_text(struct MHD_Connection *c, unsigned code, const char *text)
@@ -55,17 +69,37 @@ enum MHD_Result gp__http_text(struct MHD_Connection *c, unsigned code, const cha
     return gp__http_reply(c, code, "text/plain; charset=utf-8", (char *)text, strlen(text), false);
 }
 
-struct MHD_Daemon *gp__http_start(const struct sockaddr_in *sa, MHD_AccessHandlerCallback handler,
-                                  void *cls)
+enum MHD_Result gp__http_json_error(struct MHD_Connection *c, unsigned code, const char *message)
 {
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY,
-                            ntohs(sa->sin_port), NULL, NULL, handler, cls, MHD_OPTION_SOCK_ADDR,
-                            (const struct sockaddr *)sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    char *body = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&body, &len);
+    const char *reason = MHD_get_reason_phrase_for(code);
+    gp_status st =
+        fp ? gp__serve_error_json(fp, code, reason ? reason : "error", message) : GP_ENOMEM;
+    if (fp && fclose(fp) != 0)
+        st = GP_EIO;
+    if (st != GP_OK) {
+        free(body);
+        return gp__http_text(c, code, message);
+    }
+    return gp__http_reply(c, code, "application/json", body, len, true);
 }
 
-uint16_t gp__http_port(struct MHD_Daemon *d, const struct sockaddr_in *sa)
+enum MHD_Result gp__http_reply_file(struct MHD_Connection *c, unsigned code, const char *type,
+                                    FILE *fp)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : ntohs(sa->sin_port);
+    int fd = -1;
+    struct stat st;
+    if (fflush(fp) == 0 && !ferror(fp) && fstat(fileno(fp), &st) == 0)
+        fd = dup(fileno(fp));
+    fclose(fp);
+    if (fd < 0)
+        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "could not write the reply\n");
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64((uint64_t)st.st_size, fd, 0);
+    if (!r) {
+        close(fd);
+        return MHD_NO;
+    }
+    return queue(c, code, type, r);
 }

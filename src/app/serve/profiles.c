@@ -1,345 +1,447 @@
 /* The profile server behind `gpuprof serve --dir DIR`: an index of the profiles and traces in a
- * directory, each one's dashboard and timeline, and their summary and analysis as JSON. Every
- * request reads the profile afresh (a file replaced on disk shows at the next request) and builds
- * its answer with the same library calls as the CLI; requests are served one at a time on the
- * server's thread. Names are never paths: a request names an entry of DIR's listing or nothing. */
-#include <dirent.h>
+ * directory, each one's dashboard, timeline and flame graph, a comparison of two, and JSON
+ * endpoints (docs/reports.md). Every request reads the profile afresh (a file replaced on disk
+ * shows at the next request) and builds its answer with the same library calls as the CLI. Names
+ * are never paths: a request names an entry of DIR's listing (listing.c) or nothing.
+ *
+ * Each request is answered on its own thread (gate.c); at most `analyses` profiles are read and
+ * analysed at once (the memory a request holds is its profile's model: bodies are written to a
+ * temporary file and sent from it), the others wait for a turn up to 30 s, then get 503. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
-#include "core/json_writer.h"
+#include "app/serve/http.h"
+#include "app/serve/serve.h"
+#include "core/lock.h"
+#include "core/units.h"
 #include "core/util.h"
 #include "gpuprof/analyze.h"
+#include "gpuprof/compile.h"
+#include "gpuprof/diff.h"
+#include "gpuprof/ops.h"
 #include "gpuprof/report.h"
 #include "gpuprof/serve.h"
 #include "gpuprof/summary.h"
-#include "render/render_internal.h"
-#include "app/serve/http.h"
+#include "render/serve_pages.h"
+
+enum { TURN_WAIT_S = 30 };
 
 struct gp_profile_server {
-    struct MHD_Daemon *daemon;
-    char dir[4096];
-    uint16_t port;
+    gp__http_server *http;
+    gp__serve_dir dir;
+    unsigned analyses;
+    uint64_t max_input;
+    gp__mutex lock;
+    pthread_cond_t turn;
+    unsigned busy; /* guarded by lock */
+    bool stopping; /* guarded by lock; no new turns: the waiting requests get 503 */
 };
 
-typedef struct entry {
-    char name[256];
-    bool job; /* a directory of ranks */
-    int64_t bytes;
-    int64_t mtime;
-} entry;
+typedef enum view {
+    V_REPORT, /* HTML views first */
+    V_TIMELINE,
+    V_FLAME,
+    V_SUMMARY, /* JSON from here on */
+    V_KERNELS,
+    V_OPS,
+    V_ANALYSIS,
+    V_MEMORY,
+    V_HTA,
+    V_FLAME_JSON,
+    V_TIMELINE_JSON,
+    V_COMPILE
+} view;
 
-static bool has_suffix(const char *s, const char *suf)
+static const struct route {
+    const char *prefix;
+    view what;
+} routes[] = {{"/report/", V_REPORT},
+              {"/timeline/", V_TIMELINE},
+              {"/flame/", V_FLAME},
+              {"/api/profiler/summary/", V_SUMMARY},
+              {"/api/profiler/kernels/", V_KERNELS},
+              {"/api/profiler/ops/", V_OPS},
+              {"/api/profiler/analysis/", V_ANALYSIS},
+              {"/api/profiler/memory/", V_MEMORY},
+              {"/api/profiler/hta/", V_HTA},
+              {"/api/profiler/flame/", V_FLAME_JSON},
+              {"/api/profiler/timeline/", V_TIMELINE_JSON},
+              {"/api/profiler/compile/", V_COMPILE}};
+
+static const char *const TYPE_HTML = "text/html; charset=utf-8";
+static const char *const TYPE_JSON = "application/json";
+
+/* An error: JSON under /api/, a line of text elsewhere. */
+static enum MHD_Result fail(struct MHD_Connection *c, bool api, unsigned code, const char *msg)
 {
-    size_t n = strlen(s), k = strlen(suf);
-    return n > k && strcmp(s + n - k, suf) == 0;
+    if (api)
+        return gp__http_json_error(c, code, msg);
+    size_t len = strlen(msg);
+    char *text = malloc(len + 2);
+    if (!text)
+        return MHD_NO;
+    memcpy(text, msg, len);
+    memcpy(text + len, "\n", 2);
+    return gp__http_reply(c, code, "text/plain; charset=utf-8", text, len + 1, true);
 }
 
-static int cmp_entry(const void *a, const void *b)
+static unsigned status_code(gp_status st)
 {
-    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+    return st == GP_ENOMEM || st == GP_EIO ? MHD_HTTP_INTERNAL_SERVER_ERROR
+                                           : 422u; /* Unprocessable Content */
 }
 
-/* The profiles of dir: *.json and *.json.gz files and subdirectories (jobs), sorted by name,
- * hidden entries left out. malloc'd (*n entries); NULL with *n 0 when none or unreadable. */
-static entry *list_profiles(const char *dir, size_t *n)
+/* ---- turns: at most `analyses` requests read and analyse at once ------------------------- */
+
+static bool take_turn(gp_profile_server *s)
 {
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    entry *v = NULL;
-    size_t cap = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        const char *nm = de->d_name;
-        if (nm[0] == '.' || strlen(nm) >= sizeof v->name)
-            continue;
-        char path[4096 + 256 + 2];
-        snprintf(path, sizeof path, "%s/%s", dir, nm);
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        bool job = S_ISDIR(st.st_mode);
-        if (!job &&
-            !(S_ISREG(st.st_mode) && (has_suffix(nm, ".json") || has_suffix(nm, ".json.gz"))))
-            continue;
-        entry *e = GP_PUSH(v, *n, cap);
-        if (!e)
-            break;
-        snprintf(e->name, sizeof e->name, "%s", nm);
-        e->job = job;
-        e->bytes = job ? -1 : (int64_t)st.st_size;
-        e->mtime = (int64_t)st.st_mtime;
-    }
-    closedir(d);
-    if (*n > 1)
-        qsort(v, *n, sizeof *v, cmp_entry);
-    return v;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += TURN_WAIT_S;
+    gp__mutex_lock(&s->lock);
+    int rc = 0;
+    while (s->busy >= s->analyses && !s->stopping && rc != ETIMEDOUT)
+        rc = gp__cond_timedwait(&s->turn, &s->lock, &until);
+    bool ok = s->busy < s->analyses && !s->stopping;
+    if (ok)
+        s->busy++;
+    gp__mutex_unlock(&s->lock);
+    return ok;
 }
 
-/* Reply built in a memory stream. */
-typedef struct body {
-    char *text;
-    size_t len;
-    FILE *fp;
-} body;
-
-static bool body_open(body *b)
+static void give_turn(gp_profile_server *s)
 {
-    b->text = NULL;
-    b->len = 0;
-    b->fp = open_memstream(&b->text, &b->len);
-    return b->fp != NULL;
+    gp__mutex_lock(&s->lock);
+    s->busy--;
+    pthread_cond_signal(&s->turn);
+    gp__mutex_unlock(&s->lock);
 }
 
-static enum MHD_Result body_send(struct MHD_Connection *c, body *b, gp_status st, const char *type)
-{
-    bool ok = fclose(b->fp) == 0 && st == GP_OK;
-    if (!ok) {
-        free(b->text);
-        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "could not render the page\n");
-    }
-    return gp__http_reply(c, MHD_HTTP_OK, type, b->text, b->len, true);
-}
+/* ---- the views ---------------------------------------------------------------------------- */
 
-/* A name as one URL path segment: unreserved characters as they are, every other byte %XX. */
-static void url_segment(FILE *fp, const char *name)
+static gp_status render_timeline(const gp_job *job, const char *name, bool json, FILE *fp)
 {
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '.' || *p == '_' || *p == '~')
-            fputc(*p, fp);
-        else
-            fprintf(fp, "%%%02X", *p);
-    }
-}
-
-/* The index page of the directory's n profiles v. */
-static gp_status write_index_html(FILE *fp, const char *dir, const entry *v, size_t n)
-{
-    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
-          "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-          "td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
-          "td.n{text-align:right}</style></head><body><h1>gpuprof profiles</h1><p>",
-          fp);
-    gp__html_str(fp, dir);
-    fprintf(fp,
-            ": %zu profile%s</p><table id=\"gp-profiles\"><tr><th>name</th><th>size</th>"
-            "<th>modified</th><th>views</th><th>data</th></tr>",
-            n, n == 1 ? "" : "s");
-    for (size_t i = 0; i < n; i++) {
-        char when[32] = "";
-        time_t t = (time_t)v[i].mtime;
-        struct tm tm;
-        if (gmtime_r(&t, &tm))
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-        fputs("<tr><td>", fp);
-        gp__html_str(fp, v[i].name);
-        if (v[i].job)
-            fputs(" (job)", fp);
-        char size[32];
-        gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
-        if (v[i].bytes >= 0)
-            fprintf(fp, "</td><td class=\"n\">%s", size);
-        else
-            fputs("</td><td class=\"n\">-", fp);
-        fprintf(fp, "</td><td>%s</td><td>", when);
-        static const char *const views[][2] = {{"report", "report"}, {"timeline", "timeline"}};
-        static const char *const data[][2] = {{"api/profiler/summary", "summary"},
-                                              {"api/profiler/analysis", "analysis"}};
-        for (int k = 0; k < 2; k++) {
-            fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", views[k][0]);
-            url_segment(fp, v[i].name); /* names come from readdir: no '/' in them */
-            fprintf(fp, "\">%s</a>", views[k][1]);
-        }
-        fputs("</td><td>", fp);
-        for (int k = 0; k < 2; k++) {
-            fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", data[k][0]);
-            url_segment(fp, v[i].name);
-            fprintf(fp, "\">%s</a>", data[k][1]);
-        }
-        fputs("</td></tr>", fp);
-    }
-    fputs("</table><p>JSON: <a href=\"/api/profiler/profiles\">/api/profiler/profiles</a></p>"
-          "</body></html>\n",
-          fp);
-    return GP_OK;
-}
-
-/* /api/profiler/profiles: {"dir": ..., "profiles": [{name, type, bytes, modified_unix}]}. */
-static gp_status write_profiles_json(FILE *fp, const char *dir, const entry *v, size_t n)
-{
-    gp__jw w;
-    gp__jw_init(&w, fp);
-    gp__jw_obj_begin(&w);
-    gp__jw_kv_str(&w, "dir", dir);
-    gp__jw_key(&w, "profiles");
-    gp__jw_arr_begin(&w);
-    for (size_t i = 0; i < n; i++) {
-        gp__jw_obj_begin(&w);
-        gp__jw_kv_str(&w, "name", v[i].name);
-        gp__jw_kv_str(&w, "type", v[i].job ? "job" : "file");
-        gp__jw_key(&w, "bytes");
-        if (v[i].bytes >= 0)
-            gp__jw_int(&w, v[i].bytes);
-        else
-            gp__jw_null(&w);
-        gp__jw_kv_int(&w, "modified_unix", v[i].mtime);
-        gp__jw_obj_end(&w);
-    }
-    gp__jw_arr_end(&w);
-    gp__jw_obj_end(&w);
-    gp_status st = gp__jw_finish(&w);
-    fputc('\n', fp);
+    gp_analysis *an = NULL;
+    if (gp_analyze_job(job, NULL, &an, NULL) != GP_OK)
+        an = NULL; /* the timeline shows without the analysis' busy figures */
+    gp_timeline_opts to;
+    gp_timeline_opts_init(&to);
+    to.analysis = an;
+    gp_timeline *tl = NULL;
+    gp_status st = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
+    if (st == GP_OK)
+        st = json ? gp__serve_timeline_json(tl, fp) : gp_timeline_render_html(tl, name, fp);
+    gp_timeline_free(tl);
+    gp_analysis_free(an);
     return st;
 }
 
-/* Lists the directory and answers with write's rendering of the listing. */
-static enum MHD_Result send_listing(struct MHD_Connection *c, const gp_profile_server *s,
-                                    gp_status (*write)(FILE *fp, const char *dir, const entry *v,
-                                                       size_t n),
-                                    const char *type)
+static gp_status render_flame(const gp_job *job, const char *name, gp_flame_weight weight,
+                              bool json, FILE *fp, gp_error *err)
 {
-    size_t n;
-    entry *v = list_profiles(s->dir, &n);
-    body b;
-    if (!body_open(&b)) {
-        free(v);
-        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    }
-    gp_status st = write(b.fp, s->dir, v, n);
-    free(v);
-    return body_send(c, &b, st, type);
+    gp_flame_opts fo;
+    gp_flame_opts_init(&fo);
+    fo.weight = weight;
+    gp_flame_tree *tree = NULL;
+    gp_status st = gp_flame_build(job->ranks, job->n_ranks, &fo, &tree);
+    if (st == GP_EEMPTY)
+        return gp_error_set(err, st, "%s: no event carries %s weight", name,
+                            weight == GP_FLAME_GPU   ? "GPU"
+                            : weight == GP_FLAME_CPU ? "CPU"
+                                                     : "any");
+    gp_flame_render_opts ro;
+    gp_flame_render_opts_init(&ro);
+    ro.title = name;
+    if (st == GP_OK)
+        st = gp_flame_render(tree, json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
+    gp_flame_tree_free(tree);
+    return st;
 }
 
-/* Reads the profile `name` of the directory. A name that is not in the listing is a 404; an
- * unreadable or malformed profile a 422 with the reader's message. */
-static enum MHD_Result read_named(struct MHD_Connection *c, const gp_profile_server *s,
-                                  const char *name, gp_job **job, bool *replied)
+static gp_status render_summary(const gp_job *job, uint32_t kinds, FILE *fp)
 {
-    *replied = true;
-    size_t n;
-    entry *v = list_profiles(s->dir, &n);
-    bool found = false;
-    for (size_t i = 0; i < n && !found; i++)
-        found = strcmp(v[i].name, name) == 0;
-    free(v);
-    if (!found)
-        return gp__http_text(c, MHD_HTTP_NOT_FOUND, "no such profile in the directory\n");
-    char path[4096 + 256 + 2];
-    snprintf(path, sizeof path, "%s/%s", s->dir, name);
+    gp_summary_opts so;
+    gp_summary_opts_init(&so);
+    so.kinds = kinds;
+    gp_summary *sum = NULL;
+    gp_status st = gp_summary_compute(job->ranks, job->n_ranks, &so, &sum);
+    if (st == GP_OK)
+        st = gp_summary_render_json(sum, NULL, fp);
+    gp_summary_free(sum);
+    return st;
+}
+
+/* kernels and ops: gpuprof ops --json, by kernel (each kernel with the ops that launched it) or by
+ * the grouping asked for (ops: name by default). */
+static gp_status render_ops(const gp_job *job, gp_ops_by by, FILE *fp)
+{
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = by;
+    gp_ops *ops = NULL;
+    gp_status st = gp_ops_compute(job->ranks, job->n_ranks, &oo, &ops);
+    if (st == GP_OK)
+        st = gp_ops_render_json(ops, 0, fp);
+    gp_ops_free(ops);
+    return st;
+}
+
+/* compile: the compiled regions of each rank trace, as gpuprof compile --trace FILE --json. */
+static gp_status render_compile(const gp_job *job, FILE *fp)
+{
+    gp_compile_trace **ct = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *ct);
+    if (!ct)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
+        st = gp_compile_trace_analyze(job->ranks[i], &ct[i]);
+    if (st == GP_OK) {
+        gp_compile_report r = {
+            .traces = (const gp_compile_trace *const *)ct, .n_traces = job->n_ranks, .top_n = 20};
+        st = gp_compile_render_json(&r, fp);
+    }
+    for (size_t i = 0; i < job->n_ranks; i++)
+        gp_compile_trace_free(ct[i]);
+    free(ct);
+    return st;
+}
+
+/* analysis, memory and hta: the analysis JSON (gpuprof analyze --json), some tables of it. */
+static gp_status render_analysis(const gp_job *job, view what, FILE *fp, gp_error *err)
+{
+    gp_analyze_opts ao;
+    gp_analyze_opts_init(&ao);
+    unsigned tables = GP_AT_ALL;
+    if (what == V_MEMORY)
+        tables = GP_AT_MEMORY | GP_AT_PEAK_MEMORY;
+    if (what == V_HTA) { /* gpuprof analyze --hta: HTA's step filter and definitions */
+        ao.steps = GP_STEPS_HTA;
+        ao.hta = true;
+        tables =
+            GP_AT_TEMPORAL | GP_AT_IDLE | GP_AT_TYPES | GP_AT_KERNELS | GP_AT_OVERLAP | GP_AT_QUEUE;
+    }
+    gp_analysis *an = NULL;
+    gp_status st = gp_analyze_job(job, &ao, &an, err);
+    if (st == GP_OK)
+        st = gp_analysis_render_json(an, tables, fp);
+    gp_analysis_free(an);
+    return st;
+}
+
+static gp_status render_view(view what, const gp_job *job, const char *name, gp_flame_weight weight,
+                             gp_ops_by by, FILE *fp, gp_error *err)
+{
+    switch (what) {
+    case V_REPORT: {
+        gp_report_bundle *rb = NULL;
+        gp_status st = gp_report_bundle_build(job, NULL, &rb);
+        if (st == GP_OK)
+            st = gp_dashboard_render_html(rb->dashboard, name, fp);
+        gp_report_bundle_free(rb);
+        return st;
+    }
+    case V_TIMELINE:
+    case V_TIMELINE_JSON:
+        return render_timeline(job, name, what == V_TIMELINE_JSON, fp);
+    case V_FLAME:
+    case V_FLAME_JSON:
+        return render_flame(job, name, weight, what == V_FLAME_JSON, fp, err);
+    case V_SUMMARY:
+        return render_summary(job, 0, fp);
+    case V_KERNELS:
+        return render_ops(job, GP_OPS_BY_KERNEL, fp);
+    case V_OPS:
+        return render_ops(job, by, fp);
+    case V_COMPILE:
+        return render_compile(job, fp);
+    default:
+        return render_analysis(job, what, fp, err);
+    }
+}
+
+/* Sends the body written to fp (closing nav, the HTML pages' stream, first); an error (st, err)
+ * instead when the rendering failed. */
+static enum MHD_Result send_body(struct MHD_Connection *c, bool api, const char *type, FILE *fp,
+                                 FILE *nav, gp_status st, const gp_error *err)
+{
+    if (nav && fclose(nav) != 0 && st == GP_OK)
+        st = GP_EIO;
+    if (st == GP_OK)
+        return gp__http_reply_file(c, MHD_HTTP_OK, type, fp);
+    fclose(fp);
+    return fail(c, api, status_code(st), err->msg[0] ? err->msg : gp_strerror(st));
+}
+
+/* Finds a name of the listing, checks its size and reads it; replies (false) when it cannot. */
+static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api, const char *name,
+                       bool shapes, gp_job **job, enum MHD_Result *r)
+{
+    gp__serve_entry e;
+    char path[GP__SERVE_PATH_MAX + 512 + 2], why[GP__SERVE_PATH_MAX + 256];
+    gp_status st = gp__serve_find(&s->dir, name, &e, path, sizeof path, why, sizeof why);
+    if (st != GP_OK) {
+        *r = fail(c, api, st == GP_ENOENT ? 404 : st == GP_ENOTSUP ? 403 : 422, why);
+        return false;
+    }
+    if ((uint64_t)e.bytes > s->max_input) {
+        char size[32], cap[32];
+        gp__fmt_bytes(size, sizeof size, (double)e.bytes);
+        gp__fmt_bytes(cap, sizeof cap, (double)s->max_input);
+        snprintf(why, sizeof why, "%s: %s of trace files, over this server's limit of %s", name,
+                 size, cap);
+        *r = fail(c, api, 413, why);
+        return false;
+    }
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.quiet = true;
+    rd.keep_op_shapes = shapes; /* the ops views' performance model reads the input shapes */
     gp_error err = {0};
-    gp_status st = gp_job_read(path, &rd, job, &err);
-    if (st == GP_OK) {
-        *replied = false;
-        return MHD_YES;
+    st = gp_job_read(path, &rd, job, &err);
+    if (st != GP_OK) {
+        *r = fail(c, api, st == GP_ENOMEM ? 500 : 422, err.msg[0] ? err.msg : gp_strerror(st));
+        return false;
     }
-    char *msg = malloc(sizeof err.msg + 2);
-    if (!msg)
-        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-    int len = snprintf(msg, sizeof err.msg + 2, "%s\n", err.msg[0] ? err.msg : gp_strerror(st));
-    unsigned code =
-        st == GP_ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : 422u; /* Unprocessable Content */
-    return gp__http_reply(c, code, "text/plain; charset=utf-8", msg, (size_t)len, true);
+    return true;
 }
 
-typedef enum view { VIEW_REPORT, VIEW_TIMELINE, VIEW_SUMMARY, VIEW_ANALYSIS } view;
-
-static enum MHD_Result send_view(struct MHD_Connection *c, const gp_profile_server *s,
-                                 const char *name, view what)
+static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c, const char *name,
+                                 view what, const gp__http_target *t)
 {
+    bool api = what >= V_SUMMARY;
+    gp_flame_weight weight = GP_FLAME_AUTO;
+    const char *w = gp__http_param_get(t, "weight");
+    if (w && (what == V_FLAME || what == V_FLAME_JSON)) {
+        static const char *const names[] = {"auto", "cpu", "gpu"};
+        int k = gp__index_of(names, 3, w, false);
+        if (k < 0)
+            return fail(c, api, 400, "weight: expected auto, cpu or gpu");
+        weight = (gp_flame_weight)k;
+    }
+    gp_ops_by by = GP_OPS_BY_NAME;
+    const char *b = gp__http_param_get(t, "by");
+    if (b && what == V_OPS && (by = gp_ops_by_parse(b)) == GP_OPS_BY_COUNT)
+        return fail(c, api, 400,
+                    "by: expected name, shape, module, line, annotation, kernel or instance");
+    if (!take_turn(s))
+        return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;
-    bool replied;
-    enum MHD_Result r = read_named(c, s, name, &job, &replied);
-    if (replied)
+    enum MHD_Result r;
+    if (!read_named(s, c, api, name, what == V_KERNELS || what == V_OPS || what == V_REPORT, &job,
+                    &r)) {
+        give_turn(s);
         return r;
-    body b;
-    if (!body_open(&b)) {
+    }
+    FILE *fp = tmpfile(), *nav = NULL;
+    if (fp && !api && !(nav = gp__serve_nav_stream(fp, name))) {
+        fclose(fp);
+        fp = NULL;
+    }
+    if (!fp) {
         gp_job_free(job);
-        return gp__http_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+        give_turn(s);
+        return fail(c, api, 500, "cannot create a temporary file for the reply");
     }
-    gp_status st = GP_OK;
-    const char *type = "application/json";
-    if (what == VIEW_REPORT) {
-        gp_report_bundle *rb = NULL;
-        st = gp_report_bundle_build(job, NULL, &rb);
-        if (st == GP_OK)
-            st = gp_dashboard_render_html(rb->dashboard, name, b.fp);
-        gp_report_bundle_free(rb);
-        type = "text/html; charset=utf-8";
-    } else if (what == VIEW_TIMELINE) {
-        gp_analysis *an = NULL;
-        if (gp_analyze_job(job, NULL, &an, NULL) != GP_OK)
-            an = NULL; /* the timeline shows without the analysis' busy figures */
-        gp_timeline_opts to;
-        gp_timeline_opts_init(&to);
-        to.analysis = an;
-        gp_timeline *tl = NULL;
-        st = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
-        if (st == GP_OK)
-            st = gp_timeline_render_html(tl, name, b.fp);
-        gp_timeline_free(tl);
-        gp_analysis_free(an);
-        type = "text/html; charset=utf-8";
-    } else if (what == VIEW_SUMMARY) {
-        gp_summary *sum = NULL;
-        st = gp_summary_compute(job->ranks, job->n_ranks, NULL, &sum);
-        if (st == GP_OK)
-            st = gp_summary_render_json(sum, NULL, b.fp);
-        gp_summary_free(sum);
-    } else {
-        gp_analysis *an = NULL;
-        gp_error err = {0};
-        st = gp_analyze_job(job, NULL, &an, &err);
-        if (st == GP_OK)
-            st = gp_analysis_render_json(an, GP_AT_ALL, b.fp);
-        gp_analysis_free(an);
-    }
+    gp_error err = {0};
+    gp_status st = render_view(what, job, name, weight, by, nav ? nav : fp, &err);
     gp_job_free(job);
-    return body_send(c, &b, st, type);
+    give_turn(s);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-                              const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **con_cls)
+/* /diff and /api/profiler/diff: base and current, each a name of the listing. */
+static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c, bool api,
+                                 const gp__http_target *t)
 {
-    const gp_profile_server *s = cls;
-    (void)version;
-    (void)upload;
-    (void)con_cls;
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return gp__http_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-    if (*upload_size) { /* a GET with a body: ignore it */
-        *upload_size = 0;
-        return MHD_YES;
+    const char *names[2] = {gp__http_param_get(t, "base"), gp__http_param_get(t, "current")};
+    if (!names[0] || !names[1] || !names[0][0] || !names[1][0])
+        return fail(c, api, 400, "diff: give ?base=NAME&current=NAME (names from the listing)");
+    if (!take_turn(s))
+        return fail(c, api, 503, "busy: every analysis slot is taken; try again");
+    gp_job *jobs[2] = {NULL, NULL};
+    enum MHD_Result r = MHD_NO;
+    bool ok = read_named(s, c, api, names[0], false, &jobs[0], &r) &&
+              read_named(s, c, api, names[1], false, &jobs[1], &r);
+    FILE *fp = ok ? tmpfile() : NULL, *nav = NULL;
+    gp_status st = GP_ENOMEM;
+    gp_error err = {0};
+    gp_diff *d = NULL;
+    gp_flame_tree *tree = NULL;
+    if (fp && (api || (nav = gp__serve_nav_stream(fp, NULL)))) {
+        gp_diff_opts dopts;
+        gp_diff_opts_init(&dopts);
+        st = gp_diff_compute(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks,
+                             &dopts, &d, &err);
+        gp_diff_render_opts ro;
+        gp_diff_render_opts_init(&ro);
+        ro.base_label = names[0];
+        ro.cur_label = names[1];
+        gp_error flame_err = {0};
+        if (st == GP_OK && !api &&
+            gp_diff_flame(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks, &tree,
+                          &flame_err) != GP_OK) {
+            tree = NULL;
+            ro.flame_note = flame_err.msg;
+        }
+        ro.flame = tree;
+        if (st == GP_OK)
+            st = (api ? gp_diff_render_json : gp_diff_render_html)(d, &ro, nav ? nav : fp);
     }
+    gp_flame_tree_free(tree);
+    gp_diff_free(d);
+    gp_job_free(jobs[0]);
+    gp_job_free(jobs[1]);
+    give_turn(s);
+    if (!ok)
+        return r;
+    if (!fp)
+        return fail(c, api, 500, "cannot create a temporary file for the reply");
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
+}
+
+/* The index page or the JSON listing. */
+static enum MHD_Result send_listing(gp_profile_server *s, struct MHD_Connection *c, bool json)
+{
+    size_t n;
+    gp__serve_entry *v = gp__serve_list(&s->dir, &n);
+    FILE *fp = tmpfile();
+    if (!fp) {
+        free(v);
+        return fail(c, json, 500, "cannot create a temporary file for the reply");
+    }
+    gp_status st = json ? gp__serve_profiles_json(fp, s->dir.dir, v, n)
+                        : gp__serve_index_html(fp, s->dir.dir, v, n);
+    free(v);
+    gp_error err = {0};
+    return send_body(c, json, json ? TYPE_JSON : TYPE_HTML, fp, NULL, st, &err);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *method,
+                              const gp__http_target *t)
+{
+    gp_profile_server *s = cls;
+    const char *url = t->path;
+    bool api = strncmp(url, "/api/", 5) == 0;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return fail(c, api, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
     if (strcmp(url, "/") == 0)
-        return send_listing(c, s, write_index_html, "text/html; charset=utf-8");
+        return send_listing(s, c, false);
     if (strcmp(url, "/healthz") == 0)
-        return gp__http_reply(c, MHD_HTTP_OK, "application/json", "{\"status\":\"ok\"}\n", 16,
-                              false);
+        return gp__http_reply(c, MHD_HTTP_OK, TYPE_JSON, "{\"status\":\"ok\"}\n", 16, false);
     if (strcmp(url, "/api/profiler/profiles") == 0)
-        return send_listing(c, s, write_profiles_json, "application/json");
-    static const struct {
-        const char *prefix;
-        view what;
-    } routes[] = {{"/report/", VIEW_REPORT},
-                  {"/timeline/", VIEW_TIMELINE},
-                  {"/api/profiler/summary/", VIEW_SUMMARY},
-                  {"/api/profiler/analysis/", VIEW_ANALYSIS}};
+        return send_listing(s, c, true);
+    if (strcmp(url, "/diff") == 0 || strcmp(url, "/api/profiler/diff") == 0)
+        return send_diff(s, c, api, t);
     for (size_t i = 0; i < GP_ARRAY_LEN(routes); i++) {
         size_t k = strlen(routes[i].prefix);
-        if (strncmp(url, routes[i].prefix, k) == 0 && url[k] && !strchr(url + k, '/'))
-            return send_view(c, s, url + k, routes[i].what);
+        if (strncmp(url, routes[i].prefix, k) == 0 && url[k])
+            return send_view(s, c, url + k, routes[i].what, t);
     }
-    return gp__http_text(c, MHD_HTTP_NOT_FOUND, "not found (see /)\n");
+    return fail(c, api, MHD_HTTP_NOT_FOUND, "not found (see /)");
 }
 
 gp_status gp_profile_server_start(const gp_profile_server_opts *opts, gp_profile_server **out,
@@ -347,41 +449,48 @@ gp_status gp_profile_server_start(const gp_profile_server_opts *opts, gp_profile
 {
     if (!opts || !opts->dir)
         return gp_error_set(err, GP_EINVAL, "no profile directory");
-    struct stat st;
-    if (stat(opts->dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return gp_error_set(err, GP_ENOENT, "%s: not a directory", opts->dir);
-    if (strlen(opts->dir) >= sizeof((gp_profile_server *)0)->dir)
-        return gp_error_set(err, GP_EINVAL, "%s: path too long", opts->dir);
     const char *listen = opts->listen ? opts->listen : "127.0.0.1:8600";
     struct sockaddr_in sa;
-    gp_status s = gp__http_parse_listen(listen, &sa, err);
-    if (s != GP_OK)
-        return s;
+    gp_status st = gp__http_parse_listen(listen, &sa, err);
+    if (st != GP_OK)
+        return st;
     gp_profile_server *srv = calloc(1, sizeof *srv);
     if (!srv)
         return gp_error_set(err, GP_ENOMEM, "out of memory");
-    snprintf(srv->dir, sizeof srv->dir, "%s", opts->dir);
-    srv->daemon = gp__http_start(&sa, handle, srv);
-    if (!srv->daemon) {
-        int e = errno;
+    if ((st = gp__serve_dir_init(&srv->dir, opts->dir, opts->follow_symlinks, err)) != GP_OK) {
         free(srv);
+        return st;
+    }
+    srv->analyses = opts->analyses ? opts->analyses : 2;
+    srv->max_input = opts->max_input_bytes ? opts->max_input_bytes : (uint64_t)4 << 30;
+    gp__mutex_init(&srv->lock);
+    pthread_cond_init(&srv->turn, NULL);
+    srv->http = gp__http_start(&sa, NULL, handle, srv);
+    if (!srv->http) {
+        int e = errno;
+        gp_profile_server_stop(srv);
         return gp_error_set(err, GP_EIO, "cannot listen on %s: %s", listen,
                             e ? strerror(e) : "libmicrohttpd failed to start");
     }
-    srv->port = gp__http_port(srv->daemon, &sa);
     *out = srv;
     return GP_OK;
 }
 
 uint16_t gp_profile_server_port(const gp_profile_server *s)
 {
-    return s->port;
+    return gp__http_port(s->http);
 }
 
 void gp_profile_server_stop(gp_profile_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon);
+    gp__mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->turn);
+    gp__mutex_unlock(&s->lock);
+    gp__http_stop(s->http);
+    pthread_cond_destroy(&s->turn);
+    gp__mutex_destroy(&s->lock);
     free(s);
 }

@@ -1,0 +1,286 @@
+/* See serve_pages.h: the profile server's own pages and documents. */
+#include "render/serve_pages.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/json_writer.h"
+#include "core/units.h"
+#include "render/render_internal.h"
+
+/* A name as one URL path or query component: unreserved characters as they are, every other byte
+ * %XX (a '/' of "group/job" too: the server decodes it back and looks the name up). */
+static void url_component(FILE *fp, const char *name)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '.' || *p == '_' || *p == '~')
+            fputc(*p, fp);
+        else
+            fprintf(fp, "%%%02X", *p);
+    }
+}
+
+/* Links " · "-separated: each prefix[k] + name, labelled label[k]. */
+static void links(FILE *fp, const char *name, const char *const (*l)[2], size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", l[k][0]);
+        url_component(fp, name);
+        fprintf(fp, "\">%s</a>", l[k][1]);
+    }
+}
+
+static const char *const views[][2] = {
+    {"report", "report"}, {"timeline", "timeline"}, {"flame", "flame"}};
+static const char *const data[][2] = {
+    {"api/profiler/summary", "summary"},  {"api/profiler/analysis", "analysis"},
+    {"api/profiler/kernels", "kernels"},  {"api/profiler/memory", "memory"},
+    {"api/profiler/hta", "hta"},          {"api/profiler/flame", "flame"},
+    {"api/profiler/timeline", "timeline"}};
+
+/* The compare form: two lists of the entries, GET /diff?base=&current=. */
+static void diff_form(FILE *fp, const gp__serve_entry *v, size_t n)
+{
+    if (n < 2)
+        return;
+    fputs("<h2>Compare two</h2><form id=\"gp-diff\" action=\"/diff\" method=\"get\">", fp);
+    static const char *const sides[][2] = {{"base", "base"}, {"current", "current"}};
+    for (int s = 0; s < 2; s++) {
+        fprintf(fp, "<label>%s <select name=\"%s\">", sides[s][1], sides[s][0]);
+        for (size_t i = 0; i < n; i++) {
+            fputs("<option value=\"", fp);
+            gp__html_str(fp, v[i].name);
+            fprintf(fp, "\"%s>", (size_t)s == i ? " selected" : "");
+            gp__html_str(fp, v[i].name);
+            fputs("</option>", fp);
+        }
+        fputs("</select></label> ", fp);
+    }
+    fputs("<button type=\"submit\">diff</button></form>", fp);
+}
+
+gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n)
+{
+    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
+          "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
+          "td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
+          "td.n{text-align:right}label{margin-right:1em}</style></head><body>"
+          "<h1>gpuprof profiles</h1><p>",
+          fp);
+    gp__html_str(fp, dir);
+    fprintf(fp,
+            ": %zu profile%s</p><table id=\"gp-profiles\"><tr><th>name</th><th>size</th>"
+            "<th>modified</th><th>views</th><th>data (JSON)</th></tr>",
+            n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        char when[32] = "";
+        time_t t = (time_t)v[i].mtime;
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+        fputs("<tr><td>", fp);
+        gp__html_str(fp, v[i].name);
+        if (v[i].job)
+            fprintf(fp, " (job, %d rank%s)", v[i].ranks, v[i].ranks == 1 ? "" : "s");
+        char size[32];
+        gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
+        fprintf(fp, "</td><td class=\"n\">%s</td><td>%s</td><td>", size, when);
+        links(fp, v[i].name, views, GP_ARRAY_LEN(views));
+        fputs("</td><td>", fp);
+        links(fp, v[i].name, data, GP_ARRAY_LEN(data));
+        fputs("</td></tr>", fp);
+    }
+    fputs("</table>", fp);
+    diff_form(fp, v, n);
+    fputs("<p>JSON: <a href=\"/api/profiler/profiles\">/api/profiler/profiles</a>; the endpoints "
+          "are described in docs/reports.md.</p></body></html>\n",
+          fp);
+    return ferror(fp) ? GP_EIO : GP_OK;
+}
+
+gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n)
+{
+    gp__jw w;
+    gp__jw_init(&w, fp);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_str(&w, "dir", dir);
+    gp__jw_key(&w, "profiles");
+    gp__jw_arr_begin(&w);
+    for (size_t i = 0; i < n; i++) {
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "name", v[i].name);
+        gp__jw_kv_str(&w, "type", v[i].job ? "job" : "file");
+        gp__jw_kv_int(&w, "bytes", v[i].bytes);
+        gp__jw_kv_int(&w, "modified_unix", v[i].mtime);
+        if (v[i].job)
+            gp__jw_kv_int(&w, "ranks", v[i].ranks);
+        gp__jw_obj_end(&w);
+    }
+    gp__jw_arr_end(&w);
+    gp__jw_obj_end(&w);
+    gp__jw_text(&w, "\n", 1);
+    return gp__jw_finish(&w);
+}
+
+gp_status gp__serve_error_json(FILE *fp, unsigned code, const char *reason, const char *message)
+{
+    gp__jw w;
+    gp__jw_init(&w, fp);
+    gp__jw_obj_begin(&w);
+    gp__jw_kv_int(&w, "status", code);
+    gp__jw_kv_str(&w, "error", reason);
+    gp__jw_kv_str(&w, "message", message);
+    gp__jw_obj_end(&w);
+    gp__jw_text(&w, "\n", 1);
+    return gp__jw_finish(&w);
+}
+
+/* ---- filtering streams ------------------------------------------------------------------- */
+
+enum { STRIP_SUFFIX = 10 }; /* "</script>\n" */
+
+typedef struct filter {
+    FILE *out;
+    bool strip;   /* strip mode: drop up to the first '>' and the last STRIP_SUFFIX bytes */
+    char *insert; /* nav mode: written after the first <body> tag */
+    size_t insert_len;
+    int matched; /* nav: bytes of "<body" matched; 5: inside the tag */
+    bool done;   /* nav: inserted; strip: past the first '>' */
+    char hold[STRIP_SUFFIX];
+    size_t n_hold;
+} filter;
+
+static bool put(filter *f, const char *p, size_t n)
+{
+    return n == 0 || fwrite(p, 1, n, f->out) == n;
+}
+
+/* Strip mode: bytes after the first '>' go out, the last STRIP_SUFFIX held back. */
+static bool strip_write(filter *f, const char *p, size_t m)
+{
+    if (!f->done) {
+        const char *gt = memchr(p, '>', m);
+        if (!gt)
+            return true;
+        f->done = true;
+        m -= (size_t)(gt + 1 - p);
+        p = gt + 1;
+    }
+    size_t total = f->n_hold + m;
+    if (total <= STRIP_SUFFIX) {
+        memcpy(f->hold + f->n_hold, p, m);
+        f->n_hold = total;
+        return true;
+    }
+    size_t emit = total - STRIP_SUFFIX;
+    size_t from_hold = GP_MIN(emit, f->n_hold), from_buf = emit - from_hold;
+    if (!put(f, f->hold, from_hold) || !put(f, p, from_buf))
+        return false;
+    char tmp[STRIP_SUFFIX];
+    size_t k = f->n_hold - from_hold;
+    memcpy(tmp, f->hold + from_hold, k);
+    memcpy(tmp + k, p + from_buf, m - from_buf);
+    memcpy(f->hold, tmp, STRIP_SUFFIX);
+    f->n_hold = STRIP_SUFFIX;
+    return true;
+}
+
+/* Nav mode: everything goes out; the bar after the '>' of the first "<body". */
+static bool nav_write(filter *f, const char *p, size_t m)
+{
+    size_t i = 0;
+    static const char pat[] = "<body";
+    for (; i < m && !f->done; i++) {
+        if (f->matched == 5)
+            f->done = p[i] == '>';
+        else if (p[i] == pat[f->matched])
+            f->matched++;
+        else
+            f->matched = p[i] == '<';
+    }
+    if (!put(f, p, i))
+        return false;
+    if (f->done && f->insert) {
+        bool ok = put(f, f->insert, f->insert_len);
+        free(f->insert);
+        f->insert = NULL;
+        if (!ok)
+            return false;
+    }
+    return put(f, p + i, m - i);
+}
+
+static ssize_t filter_write(void *cookie, const char *p, size_t m)
+{
+    filter *f = cookie;
+    return (f->strip ? strip_write(f, p, m) : nav_write(f, p, m)) ? (ssize_t)m : 0;
+}
+
+static int filter_close(void *cookie)
+{
+    filter *f = cookie;
+    bool ok = true;
+    if (f->strip)
+        ok = f->n_hold == STRIP_SUFFIX && memcmp(f->hold, "</script>\n", STRIP_SUFFIX) == 0 &&
+             put(f, "\n", 1);
+    free(f->insert);
+    free(f);
+    return ok ? 0 : -1;
+}
+
+static FILE *filter_open(filter *f)
+{
+    cookie_io_functions_t io = {.write = filter_write, .close = filter_close};
+    FILE *fp = fopencookie(f, "w", io);
+    if (!fp) {
+        free(f->insert);
+        free(f);
+    }
+    return fp;
+}
+
+FILE *gp__serve_nav_stream(FILE *out, const char *name)
+{
+    filter *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->out = out;
+    FILE *bar = open_memstream(&f->insert, &f->insert_len);
+    if (!bar) {
+        free(f);
+        return NULL;
+    }
+    fputs("\n<nav id=\"gp-serve-nav\" style=\"position:fixed;top:6px;right:10px;z-index:9999;"
+          "font:12px system-ui,sans-serif;background:#fff;color:#222;border:1px solid #bbb;"
+          "border-radius:4px;padding:3px 8px;opacity:.92\"><a href=\"/\">&larr; all profiles</a>",
+          bar);
+    if (name) {
+        fputs(" · ", bar);
+        links(bar, name, views, GP_ARRAY_LEN(views));
+    }
+    fputs("</nav>\n", bar);
+    if (fclose(bar) != 0) {
+        free(f->insert);
+        free(f);
+        return NULL;
+    }
+    return filter_open(f);
+}
+
+gp_status gp__serve_timeline_json(const gp_timeline *tl, FILE *fp)
+{
+    filter *f = calloc(1, sizeof *f);
+    if (!f)
+        return GP_ENOMEM;
+    f->out = fp;
+    f->strip = true;
+    FILE *s = filter_open(f);
+    if (!s)
+        return GP_ENOMEM;
+    gp_status st = gp__timeline_data_script(tl, "gp-tl-data", s);
+    if (fclose(s) != 0 && st == GP_OK)
+        st = GP_EIO;
+    return st;
+}

@@ -1,0 +1,43 @@
+/* What the profile server (`gpuprof serve`, src/app/serve/profiles.c) writes of its own: the
+ * index page and the JSON listing of a directory, JSON errors, the navigation bar it adds to the
+ * pages of the other renderers, and the timeline's data as a JSON document. Formats only: the
+ * server lists the directory and builds every view. */
+#ifndef GP_RENDER_SERVE_PAGES_H
+#define GP_RENDER_SERVE_PAGES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuprof/report.h"
+
+/* One entry of a served directory: a trace file, or a job (a folder of rank traces, directly in
+ * the directory or one level further down, "group/job"). */
+typedef struct gp__serve_entry {
+    char name[512]; /* relative to the directory; "group/job" for a job one level down */
+    bool job;
+    int32_t ranks; /* a job's rank files; 0 for a file */
+    int64_t bytes; /* a file's size, a job's files' sizes summed */
+    int64_t mtime; /* seconds since the epoch (a job: its newest file) */
+} gp__serve_entry;
+
+/* The index page: a table of the n entries v of dir with links to every view and JSON endpoint,
+ * and a form to compare two of them (/diff). GP_EIO when the stream fails. */
+gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v,
+                               size_t n) GP_WARN_UNUSED;
+/* /api/profiler/profiles: {"dir", "profiles": [{name, type (file|job), bytes, modified_unix,
+ * ranks (jobs)}]} and a newline. */
+gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_entry *v,
+                                  size_t n) GP_WARN_UNUSED;
+/* {"status": code, "error": reason, "message": message} and a newline. */
+gp_status gp__serve_error_json(FILE *fp, unsigned code, const char *reason,
+                               const char *message) GP_WARN_UNUSED;
+
+/* A stream that passes everything written to it on to out, adding after the first <body> tag a
+ * small fixed bar with a link back to the index and to the other views of name (entry NULL: the
+ * index link only). Close it (fclose) before using out; NULL when it cannot be made. */
+FILE *gp__serve_nav_stream(FILE *out, const char *name);
+/* The timeline's data (what the timeline page embeds, docs/internals/report.md) as a JSON
+ * document and a newline. GP_EIO, GP_ENOMEM. */
+gp_status gp__serve_timeline_json(const gp_timeline *tl, FILE *fp) GP_WARN_UNUSED;
+
+#endif

@@ -1,0 +1,34 @@
+/* Helpers shared by the report unit tests (test_report.c, test_timeline.c): interning a name and
+ * adding an event to a trace under construction. Included once per test program. */
+#ifndef GP_TESTS_REPORT_FIXTURE_H
+#define GP_TESTS_REPORT_FIXTURE_H
+
+#include <string.h>
+
+#include "gpuprof/trace.h"
+
+static gp_strid S(gp_trace *t, const char *s)
+{
+    gp_strid id;
+    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
+    return id;
+}
+
+/* An event of kind on track; an instant (GP_EV_INSTANT with dur 0) gets GP_EVF_INSTANT. */
+static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
+                gp_ns dur, int64_t corr, int64_t ext)
+{
+    gp_event ev = {0};
+    ev.ts = ts;
+    ev.dur = dur;
+    ev.correlation = corr;
+    ev.external_id = ext;
+    ev.name = S(t, name);
+    ev.track = track;
+    ev.kind = (uint8_t)kind;
+    if (dur == 0 && kind == GP_EV_INSTANT)
+        ev.flags = GP_EVF_INSTANT;
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+#endif

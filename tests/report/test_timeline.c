@@ -1,0 +1,232 @@
+/* Unit tests of the timeline's layout and page data (src/analyze/timeline.c,
+ * src/render/timeline_html.c) and of the dashboard's partition charts (src/analyze/
+ * dashboard_parts.c): GPU streams first, depths with and without Python frames, marker
+ * rows left out, labels from metadata, and correlation ids at the int64 limits (issue 21 item 5:
+ * the delta encoding overflowed; the page now numbers correlations densely per rank). Synthetic
+ * traces built with the trace builder; the ASan/UBSan build runs them too. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprof/report.h"
+#include "gpuprof/summary.h"
+#include "gpuprof/trace.h"
+
+#include "report_fixture.h"
+
+static char *page_of(const gp_timeline *tl)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_non_null(fp);
+    assert_int_equal(gp_timeline_render_html(tl, "t", fp), GP_OK);
+    fclose(fp);
+    return buf;
+}
+
+/* The decoded correlation numbers of the slice row whose label is `label` in the page data. */
+static size_t row_corrs(const char *page, const char *label, int64_t *out, size_t cap)
+{
+    char key[160];
+    snprintf(key, sizeof key, "{\"l\":\"%s\"", label);
+    const char *p = strstr(page, key);
+    assert_non_null(p);
+    p = strstr(p, "\"e\":[");
+    assert_non_null(p);
+    p += 5;
+    size_t n = 0, k = 0;
+    int64_t c = 0;
+    while (*p != ']') {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        assert_true(end != p);
+        if (k % 5 == 4 && n < cap) {
+            if (v != 0)
+                c += v > 0 ? v - 1 : v;
+            out[n++] = v != 0 ? c : 0;
+        }
+        k++;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* Correlation ids at and near the int64 limits: the launches and their kernels still pair up in
+ * the page, the numbers in the page are small, and the exact ids are in the side data. */
+static void timeline_extreme_correlation_ids(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, gpu;
+    assert_int_equal(gp_trace_create("extreme", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    const int64_t ids[] = {INT64_MAX, INT64_MIN, INT64_MIN + 1, -1, INT64_MAX - 1, 1};
+    enum { N = sizeof ids / sizeof ids[0] };
+    for (int i = 0; i < N; i++) {
+        add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 100 * i, 10, ids[i], 0);
+        add(t, gpu, GP_EV_KERNEL, "k", 100 * i + 20, 30, ids[i], 0);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    char *page = page_of(tl);
+    int64_t lc[N], gc[N];
+    assert_int_equal(row_corrs(page, "thread 1", lc, N), N);
+    assert_int_equal(row_corrs(page, "GPU 0 stream 7", gc, N), N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(lc[i], gc[i]); /* launch i and kernel i share a number */
+        assert_true(gc[i] >= 1 && gc[i] <= N);
+        for (int j = 0; j < i; j++)
+            assert_true(gc[j] != gc[i]); /* distinct ids, distinct numbers */
+    }
+    /* the exact ids travel as text in the side data */
+    assert_non_null(strstr(page, "\"9223372036854775807\""));
+    assert_non_null(strstr(page, "\"-9223372036854775808\""));
+    free(page);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
+/* GPU streams come before CPU threads; Python frames get a second depth that skips them; a row
+ * of instant markers only is left out; a thread without a name gets its process name. */
+static void timeline_rows_and_python_depths(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, gpu, marks;
+    assert_int_equal(gp_trace_create("py", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 5, 9, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_OTHER, 5, 10, &marks), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    t->tracks[cpu].process_name = S(t, "python3");
+    add(t, cpu, GP_EV_PYTHON, "main.py(1): <module>", 0, 100, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 10, 40, 0, 0);
+    add(t, cpu, GP_EV_PYTHON, "torch/functional.py(5): mm", 20, 20, 0, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 25, 5, 1, 0);
+    add(t, gpu, GP_EV_KERNEL, "gemm", 40, 10, 1, 0);
+    add(t, marks, GP_EV_INSTANT, "Iteration Start", 0, 0, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(tl->n_rows, 2); /* the marker row is left out */
+    assert_int_equal(tl->rows[0].kind, GP_TL_GPU);
+    assert_false(tl->rows[0].has_python);
+    assert_null(tl->rows[0].depth_nopy);
+    const gp_tl_row *row = &tl->rows[1];
+    assert_string_equal(row->label, "thread 9 (python3)");
+    assert_true(row->has_python);
+    assert_int_equal(row->max_depth, 3);
+    assert_int_equal(row->max_depth_nopy, 1);
+    const gp_track *tr = &t->tracks[row->track];
+    for (size_t i = 0; i < tr->n_events; i++) {
+        const char *nm = gp_trace_str(t, tr->events[i].name);
+        if (strcmp(nm, "aten::mm") == 0) {
+            assert_int_equal(row->depth[i], 1);
+            assert_int_equal(row->depth_nopy[i], 0);
+        } else if (strcmp(nm, "cudaLaunchKernel") == 0) {
+            assert_int_equal(row->depth[i], 3);
+            assert_int_equal(row->depth_nopy[i], 1);
+        } else {
+            assert_int_equal(row->depth_nopy[i], 255); /* Python frames hidden */
+        }
+    }
+    /* the page: "dn" on the Python row, the level code carries both depths (mm: kind 0, depth 1,
+     * depth without Python 0 -> 16) */
+    char *page = page_of(tl);
+    assert_non_null(strstr(page, "\"d\":3,\"dn\":1,\"e\":["));
+    assert_non_null(strstr(page, ",16,0,")); /* aten::mm: code 16, no correlation */
+    free(page);
+    gp_timeline_free(tl);
+
+    /* the compact timeline (depth <= 1): the launch is hidden with the frames shown, drawn at
+     * depth 1 without them */
+    gp_timeline_opts o;
+    gp_timeline_opts_init(&o);
+    o.max_depth = 1;
+    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    row = &tl->rows[1];
+    for (size_t i = 0; i < tr->n_events; i++)
+        if (strcmp(gp_trace_str(t, tr->events[i].name), "cudaLaunchKernel") == 0) {
+            assert_int_equal(row->depth[i], 255);
+            assert_int_equal(row->depth_nopy[i], 1);
+        }
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
+/* Thread 1: ProfilerStep#1 [0,1000) > aten::mm [100,400) > cudaLaunchKernel [150,200);
+ *           enumerate(DataLoader)#next [500,600)
+ * GPU stream 7: gemm [300,700), Memcpy HtoD [650,800), ncclAllReduce kernel [750,900).
+ * Expected by hand (comments below). */
+static void dashboard_partitions_by_hand(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, gpu;
+    assert_int_equal(gp_trace_create("parts", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 100, 300, 0, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 150, 50, 1, 0);
+    add(t, cpu, GP_EV_CPU_OP, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 500,
+        100, 0, 0);
+    add(t, gpu, GP_EV_KERNEL, "gemm", 300, 400, 1, 0);
+    add(t, gpu, GP_EV_MEMCPY, "Memcpy HtoD", 650, 150, 0, 0);
+    add(t, gpu, GP_EV_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", 750, 150, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_dashboard_build(&t, 1, s, NULL, NULL, &d), GP_OK);
+    assert_int_equal(d->span, 1000);
+    /* thread: step self 1000 - 300 - 100 = 600; ops 250 + 100; launch 50; no idle */
+    assert_int_equal(d->cpu_parts.n_parts, 1);
+    const gp_dash_part *p = &d->cpu_parts.parts[0];
+    assert_int_equal(p->total, 1000);
+    assert_int_equal(p->seg[GP_EV_USER_ANNOTATION], 600);
+    assert_int_equal(p->seg[GP_EV_CPU_OP], 350);
+    assert_int_equal(p->seg[GP_EV_RUNTIME], 50);
+    assert_int_equal(p->seg[GP_EV_KIND_COUNT], 0);
+    /* stream: computation [300,700), memory [700,800) (the copy's part not under the gemm),
+     * communication [800,900), idle 400 */
+    assert_int_equal(d->gpu_parts.n_parts, 1);
+    p = &d->gpu_parts.parts[0];
+    assert_int_equal(p->total, 1000);
+    assert_int_equal(p->seg[GP_KT_COMPUTATION], 400);
+    assert_int_equal(p->seg[GP_KT_MEMORY], 100);
+    assert_int_equal(p->seg[GP_KT_COMMUNICATION], 100);
+    assert_int_equal(p->seg[GP_KT_COUNT], 400);
+    assert_string_equal(d->gpu_parts.seg_names[GP_KT_COUNT], "idle");
+    /* step [0,1000) by priority: kernel 400, memcpy 100 [700,800), communication 100 [800,900),
+     * runtime 50, dataloader 0 (under the kernel), CPU exec [100,150) + [200,300) = 150,
+     * other [0,100) + [900,1000) = 200 */
+    assert_int_equal(d->steps.n_parts, 1);
+    p = &d->steps.parts[0];
+    assert_int_equal(p->total, 1000);
+    const gp_ns want[8] = {400, 100, 0, 100, 50, 0, 150, 200};
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(p->seg[k], want[k]);
+    assert_string_equal(d->steps.seg_names[6], "CPU exec");
+    gp_dashboard_free(d);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(timeline_extreme_correlation_ids),
+        cmocka_unit_test(timeline_rows_and_python_depths),
+        cmocka_unit_test(dashboard_partitions_by_hand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
