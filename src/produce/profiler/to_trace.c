@@ -466,7 +466,8 @@ gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, s
         gp_ns basis = rows[i].gpu_ns > 0 ? rows[i].gpu_ns : rows[i].wall_ns;
         rows[i].gbps = rows[i].bytes >= 0 && basis > 0 ? (double)rows[i].bytes / (double)basis : -1;
     }
-    qsort(rows, n, sizeof(*rows), cmp_breakdown);
+    if (n) /* an empty profiler has rows == NULL: qsort's pointer must not be null */
+        qsort(rows, n, sizeof(*rows), cmp_breakdown);
     *rows_out = rows;
     *n_out = n;
     return GP_OK;

@@ -1,0 +1,212 @@
+"""gpuprof: the gpuprof C library for Python.
+
+The profiler, the trace reader and every analysis are the C library (libgpuprof) behind the
+extension module ``gpuprof._core``; this package gives them the names Python users expect::
+
+    import gpuprof
+
+    prof = gpuprof.get_profiler()
+    with prof.profile("forward", device="gpu", batch=32):
+        model(x)
+    prof.print_summary()
+    prof.export_json("profile.json")          # readable by every gpuprof command
+
+    trace = gpuprof.read("trace.json.gz")     # a Kineto / PyTorch-profiler trace or a rank folder
+    trace.analyze()["findings"]
+
+See docs/python.md for the whole API.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from typing import Any, Callable, Dict, List, Optional
+
+from . import _core
+from ._core import (EmptyError, Error, FileError, InvalidArgumentError, LimitError,
+                    NoDriverError, NotFoundError, NotSupportedError, ParseError, StateError,
+                    cuda_status)
+from .results import Result
+
+__version__ = _core.version()
+
+__all__ = [
+    "Profiler", "get_profiler", "read", "Trace", "Result", "KernelTimer", "MemoryTracker",
+    "CudaProfiler", "compare_profiling_runs", "Comparison", "ProfilerOptimizer",
+    "OptimizationSuggestion", "cuda_status", "Error", "ParseError", "InvalidArgumentError",
+    "NotFoundError", "FileError", "NoDriverError", "EmptyError", "NotSupportedError",
+    "LimitError", "StateError", "__version__",
+]
+
+
+class Profiler(_core.Profiler):
+    """The in-process profiler: named, nested ranges recorded at the cost of two clock reads.
+
+    ``Profiler(enabled=True, sampling=1.0, ring_records=65536, memory_budget=256 MiB,
+    cpu_time=False)`` creates an independent profiler; :func:`get_profiler` returns the process-wide
+    one (the same one C code reaches with ``gp_profiler_global()``).
+    """
+
+    def profile_function(self, fn: Optional[Callable] = None, *, operation: Optional[str] = None,
+                         device: str = "cpu", **tags: Any) -> Callable:
+        """Decorator: every call of the function is a range named ``operation`` (default: the
+        function's qualified name). Usable bare (``@prof.profile_function``) or with arguments."""
+
+        def decorate(f: Callable) -> Callable:
+            name = operation or getattr(f, "__qualname__", None) or repr(f)
+            profile = self.profile
+
+            @functools.wraps(f)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                with profile(name, device=device, **tags):
+                    return f(*args, **kwargs)
+
+            return wrapper
+
+        return decorate(fn) if fn is not None else decorate
+
+    def get_summary(self) -> Dict[str, Dict[str, Any]]:
+        """Per-operation records, keyed by name, in the order of the summary (self time, largest
+        first): calls, total/mean/min/max/std/p50/p95/p99 and self time in ms, GPU, CPU,
+        transfer and profiler-overhead time in ms (None where not measured), bytes and GB/s."""
+        return {r["operation"]: r for r in self._records()}
+
+    def get_bottlenecks(self, top_n: int = 5) -> List[Dict[str, Any]]:
+        """The top_n operations by total time (largest first), as get_summary's records."""
+        rows = sorted(self._records(), key=lambda r: (-r["total_ms"], r["operation"]))
+        return rows[:top_n]
+
+    def print_summary(self, file=None) -> None:
+        """Prints the fixed-width summary (the same text as gp_profiler_print_summary)."""
+        (file or sys.stdout).write(self.summary_text())
+
+    def print_bottlenecks(self, top_n: int = 10, file=None) -> None:
+        """Prints the top_n names by total time in the summary's layout."""
+        (file or sys.stdout).write(self.bottlenecks_text(top_n))
+
+    def print_breakdown(self, file=None) -> None:
+        """Prints the RANGE TIME BREAKDOWN table: GPU / CPU / transfer / overhead per name."""
+        (file or sys.stdout).write(self.breakdown_text())
+
+    def to_trace(self) -> "Trace":
+        """The recorded ranges as a Trace (the model every gpuprof analysis reads)."""
+        return Trace(_core._from_profiler(self._handle()))
+
+    def timer(self) -> "KernelTimer":
+        """This profiler's CUDA-event kernel timer."""
+        from .cuda import KernelTimer
+        return KernelTimer(profiler=self)
+
+    def memory_tracker(self) -> "MemoryTracker":
+        """This profiler's memory tracker."""
+        from .cuda import MemoryTracker
+        return MemoryTracker(profiler=self)
+
+
+_global: Optional[Profiler] = None
+_global_lock = threading.Lock()
+
+
+def get_profiler(enabled: Optional[bool] = None) -> Profiler:
+    """The process-wide profiler (created enabled on first use, unless GPUPROF_DISABLE=1). With
+    ``enabled`` given, turns it on or off."""
+    global _global
+    with _global_lock:
+        if _global is None:
+            _global = Profiler(_global=True)
+    if enabled is not None:
+        _global.enabled = enabled
+    return _global
+
+
+class Trace:
+    """A trace, a gpuprof profile, or a job of rank traces, read by :func:`read`.
+
+    Every method is the matching ``gpuprof`` command, computed by the C library. Results are
+    :class:`Result` objects (dicts with the command's JSON schema and ``to_pandas()``), or str with
+    ``format="text"`` / ``"json"`` / ``"csv"``.
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, core_trace: "_core.Trace") -> None:
+        self._t = core_trace
+
+    path = property(lambda self: self._t.path, doc="The file or directory read.")
+    ranks = property(lambda self: self._t.ranks, doc="Number of rank traces.")
+    events = property(lambda self: self._t.events, doc="Number of events over all ranks.")
+    has_gpu = property(lambda self: self._t.has_gpu, doc="Any kernel, memcpy or memset.")
+    span_ns = property(lambda self: self._t.span_ns, doc="(first start, last end) in ns.")
+
+    def __repr__(self) -> str:
+        return "<gpuprof.Trace %r: %d rank(s), %d events>" % (self.path, self.ranks, self.events)
+
+    def summary(self, kinds: Optional[List[str]] = None, top: int = 10,
+                format: str = "dict") -> Any:
+        """``gpuprof summary``: per-name statistics per event kind (docs/summary.md)."""
+        out = self._t.summary(kinds=kinds, top=top, format=format)
+        return Result(out, "summary") if format == "dict" else out
+
+    def analyze(self, hta: bool = False, steps: Optional[str] = None,
+                format: str = "dict") -> Any:
+        """``gpuprof analyze``: HTA's breakdowns, launch statistics, memory, findings
+        (schema gpuprof.analyze/1, docs/analyses.md). ``hta=True`` uses HTA's definitions."""
+        out = self._t.analyze(hta=hta, steps=steps, format=format)
+        return Result(out, "analyze") if format == "dict" else out
+
+    def ops(self, by: str = "name", sort: str = "self_gpu", top: int = 0,
+            no_merge: bool = False, peak_tflops: float = 0.0, peak_tbps: float = 0.0,
+            format: str = "dict") -> Any:
+        """``gpuprof ops``: GPU time per launching operator (by name, shape, module, line,
+        annotation, kernel or instance), self/total CPU, FLOPs, bytes and the roofline
+        (docs/ops.md). Needs the trace read with keep_op_shapes=True (the default) for shapes."""
+        out = self._t.ops(by=by, sort=sort, top=top, no_merge=no_merge, peak_tflops=peak_tflops,
+                          peak_tbps=peak_tbps, format=format)
+        return Result(out, "ops") if format == "dict" else out
+
+    def advise(self, priority: str = "low", format: str = "dict", **thresholds: Any) -> Any:
+        """``gpuprof advise``: optimisation suggestions (the seed's profile rules on profiler
+        ranges and analyze's rules on traces; schema gpuprof.advise/1, docs/advise.md).
+        Thresholds: gpu_op_max_ms, cpu_op_min_ms, batch_min_calls, cache_min_calls,
+        cache_max_ms, memory_min_mb, util_max_pct."""
+        out = self._t.advise(priority=priority, format=format, **thresholds)
+        return Result(out, "advise") if format == "dict" else out
+
+    def diff(self, current: "Trace", threshold: float = 5.0, alpha: float = 0.05,
+             format: str = "dict") -> Any:
+        """``gpuprof diff`` with this trace as the base: verdicts per name (docs/diff.md)."""
+        out = _core.diff([self._t], [current._t], threshold=threshold, alpha=alpha,
+                         format=format, base_label=self.path, current_label=current.path)
+        return Result(out, "diff") if format == "dict" else out
+
+    def flame(self, path=None, weight: str = "auto", title: Optional[str] = None) -> Any:
+        """``gpuprof flame``: writes the flame graph to path (.html, .svg, .folded,
+        .speedscope.json); without a path returns the folded stacks {"a;b;c": self_ns}."""
+        return self._t.flame(path, weight=weight, title=title)
+
+    def report(self, path, title: Optional[str] = None) -> None:
+        """``gpuprof report``: writes the self-contained dashboard page to path."""
+        self._t.report(path, title=title)
+
+    def timeline(self, path, title: Optional[str] = None) -> None:
+        """``gpuprof timeline``: writes the timeline page to path."""
+        self._t.timeline(path, title=title)
+
+    def write_chrome(self, path) -> None:
+        """``gpuprof convert``: writes a one-rank trace as Kineto-compatible Chrome JSON."""
+        self._t.write_chrome(path)
+
+
+def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool = True,
+         keep_op_shapes: bool = True) -> Trace:
+    """Reads a Kineto / PyTorch-profiler trace (.json, .json.gz), a gpuprof profile, or a directory
+    of rank traces. Errors raise :class:`gpuprof.Error` subclasses whose message names the file and
+    byte offset. The GIL is released while it reads; Ctrl-C interrupts it."""
+    return Trace(_core.read(path, threads=threads, keep_python=keep_python,
+                            keep_memory=keep_memory, keep_op_shapes=keep_op_shapes))
+
+
+from .compare import (Comparison, OptimizationSuggestion, ProfilerOptimizer,  # noqa: E402
+                      compare_profiling_runs)
+from .cuda import CudaProfiler, KernelTimer, MemoryTracker  # noqa: E402

@@ -1,0 +1,173 @@
+/* gpuprof._core: module definition, exceptions, buffers and paths shared by the other files. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpy.h"
+
+PyObject *gpy_Error;
+
+/* Exception classes by status; filled in module init. */
+static struct {
+    gp_status status;
+    const char *name;  /* attribute of the module */
+    const char *base2; /* builtin second base, or NULL */
+    PyObject *type;
+} errors[] = {
+    {GP_EPARSE, "ParseError", "ValueError", NULL},
+    {GP_EINVAL, "InvalidArgumentError", "ValueError", NULL},
+    {GP_ENOENT, "NotFoundError", "LookupError", NULL},
+    {GP_EIO, "FileError", NULL, NULL},
+    {GP_ENODRIVER, "NoDriverError", NULL, NULL},
+    {GP_EEMPTY, "EmptyError", NULL, NULL},
+    {GP_ENOTSUP, "NotSupportedError", NULL, NULL},
+    {GP_ELIMIT, "LimitError", NULL, NULL},
+    {GP_ESTATE, "StateError", NULL, NULL},
+};
+
+PyObject *gpy_raise(gp_status st, const gp_error *err, const char *what)
+{
+    if (st == GP_ENOMEM)
+        return PyErr_NoMemory();
+    PyObject *type = gpy_Error;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].status == st && errors[i].type)
+            type = errors[i].type;
+    PyObject *msg;
+    if (err && err->msg[0])
+        msg = PyUnicode_DecodeUTF8(err->msg, (Py_ssize_t)strlen(err->msg), "replace");
+    else
+        msg = PyUnicode_FromFormat("%s: %s", what ? what : "gpuprof", gp_strerror(st));
+    if (!msg)
+        return NULL;
+    PyObject *exc = PyObject_CallOneArg(type, msg);
+    Py_DECREF(msg);
+    if (!exc)
+        return NULL;
+    PyObject *code = PyLong_FromLong((long)st);
+    PyObject *name = PyUnicode_FromString(gp_strerror(st));
+    if (code && name && PyObject_SetAttrString(exc, "status", code) == 0 &&
+        PyObject_SetAttrString(exc, "reason", name) == 0)
+        PyErr_SetObject(type, exc);
+    Py_XDECREF(code);
+    Py_XDECREF(name);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+int gpy_buf_open(gpy_buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->fp = open_memstream(&b->data, &b->len);
+    if (!b->fp) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+void gpy_buf_discard(gpy_buf *b)
+{
+    if (b->fp)
+        fclose(b->fp);
+    free(b->data);
+    b->fp = NULL;
+    b->data = NULL;
+}
+
+PyObject *gpy_buf_str(gpy_buf *b)
+{
+    int bad = fclose(b->fp) != 0;
+    b->fp = NULL;
+    PyObject *s = bad ? PyErr_NoMemory()
+                      : PyUnicode_DecodeUTF8(b->data ? b->data : "", (Py_ssize_t)b->len, "replace");
+    free(b->data);
+    b->data = NULL;
+    return s;
+}
+
+PyObject *gpy_buf_json(gpy_buf *b)
+{
+    PyObject *text = gpy_buf_str(b);
+    if (!text)
+        return NULL;
+    PyObject *json = PyImport_ImportModule("json");
+    PyObject *doc = json ? PyObject_CallMethod(json, "loads", "O", text) : NULL;
+    Py_XDECREF(json);
+    Py_DECREF(text);
+    return doc;
+}
+
+PyObject *gpy_fspath(PyObject *obj)
+{
+    PyObject *out = NULL;
+    if (!PyUnicode_FSConverter(obj, &out))
+        return NULL;
+    return out;
+}
+
+static PyObject *py_version(PyObject *self, PyObject *noargs)
+{
+    return PyUnicode_FromString(GP_VERSION_STRING);
+}
+
+static PyMethodDef module_methods[] = {
+    {"version", py_version, METH_NOARGS, "version() -> str: the C library's version."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int add_errors(PyObject *m)
+{
+    gpy_Error = PyErr_NewExceptionWithDoc(
+        "gpuprof.Error",
+        "Base of every gpuprof error. `status` is the C library's gp_status (a negative int), "
+        "`reason` its name; the message names the file, byte offset or field at fault.",
+        PyExc_Exception, NULL);
+    if (!gpy_Error || PyModule_AddObjectRef(m, "Error", gpy_Error) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        PyObject *bases;
+        if (errors[i].base2) {
+            PyObject *builtins = PyImport_ImportModule("builtins");
+            PyObject *b2 = builtins ? PyObject_GetAttrString(builtins, errors[i].base2) : NULL;
+            Py_XDECREF(builtins);
+            if (!b2)
+                return -1;
+            bases = PyTuple_Pack(2, gpy_Error, b2);
+            Py_DECREF(b2);
+        } else {
+            bases = PyTuple_Pack(1, gpy_Error);
+        }
+        if (!bases)
+            return -1;
+        char qual[64];
+        snprintf(qual, sizeof qual, "gpuprof.%s", errors[i].name);
+        errors[i].type = PyErr_NewException(qual, bases, NULL);
+        Py_DECREF(bases);
+        if (!errors[i].type || PyModule_AddObjectRef(m, errors[i].name, errors[i].type) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "gpuprof._core",
+    .m_doc = "The gpuprof C library (libgpuprof) for Python; use the `gpuprof` package.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    if (add_errors(m) < 0 || gpy_profiler_init(m) < 0 || gpy_trace_init(m) < 0 ||
+        gpy_cuda_init(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
