@@ -1,8 +1,9 @@
 /* The profile rules of gpuprof advise (gpuprof/advise.h): routing, batching, caching, memory and
  * parallelization suggestions on the ranges of a profile, with the thresholds of the tool gpuprof
  * replaces as defaults. Every rule, threshold and estimate is in docs/advise.md. The algorithm
- * rule needs per-op rates against the roofline (`gpuprof ops`): it is a named hook that reports
- * itself as skipped until that analysis exists. */
+ * rule needs per-op rates against the roofline, which profiles (ranges without input shapes)
+ * cannot give: on traces it is analyze's op_below_roofline finding (advise_ops.c), and
+ * gp_advise_skipped_rules says so for profiles. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,21 +22,12 @@ void gp_advise_opts_init(gp_advise_opts *o)
     o->util_max_pct = 50.0;
 }
 
-/* The algorithm rule: the slowest ops by total time whose achieved rate is far from the device's
- * roofline. It needs per-op FLOP and byte counts and the device's peaks, which `gpuprof ops`
- * (issue #17) computes; until that analysis is part of gp_analysis this hook fires nothing and
- * gp_advise_skipped_rules says why. */
-static gp_status algorithm_rule(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank)
-{
-    (void)a, (void)cap, (void)t, (void)rank;
-    return GP_OK;
-}
-
 const gp_advise_skipped *gp_advise_skipped_rules(size_t *n)
 {
     static const gp_advise_skipped skipped[] = {
-        {"algorithm", "needs per-op rates against the device roofline, from the `gpuprof ops` "
-                      "analysis, which this build does not have"},
+        {"algorithm", "on profiles: their ranges carry no input shapes, so no FLOP or byte "
+                      "rates; on traces recorded with record_shapes=True the rule is analyze's "
+                      "op_below_roofline finding (gpuprof ops' roofline)"},
     };
     *n = GP_ARRAY_LEN(skipped);
     return skipped;
@@ -280,8 +272,6 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
             }
         }
     }
-    if (st == GP_OK)
-        st = algorithm_rule(a, cap, t, rank);
     free(ops.v);
     free(ops.slot);
     gp__ivls_free(&ops.gpu);
