@@ -176,22 +176,7 @@ static void profile_section_golden(void **state)
     assert_non_null(to);
     to[strlen("</section>\n")] = 0;
     assert_null(strstr(buf, "gp-mem-na")); /* the memory chart is drawn */
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/report/golden/profile_section.html",
-             getenv("GP_SOURCE_DIR"));
-    if (getenv("GP_UPDATE_GOLDEN")) {
-        FILE *w = fopen(path, "w");
-        assert_non_null(w);
-        fputs(from, w);
-        fclose(w);
-    }
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    static char want[1 << 16];
-    size_t n = fread(want, 1, sizeof want - 1, fp);
-    fclose(fp);
-    want[n] = 0;
-    assert_string_equal(from, want);
+    check_golden("profile_section.html", from);
     free(buf);
     unbuild(&b);
 }
