@@ -287,7 +287,33 @@ typedef struct gp_dashboard {
      * page's op section; not owned (the bundle's), NULL: no section. Set by the caller after
      * gp_dashboard_build. */
     const struct gp_ops *op_table;
+    /* In-process profile (is_profile: ranges and no GPU events, what gpu_profiler exports): the
+     * operations are the range names, with the figures the profiler stored in each range's args
+     * (gpu_ns, cpu_ns, transfer_ns, overhead_ns, mem_peak_bytes; docs/reports.md). prof_ops: one
+     * row per range name, by total time (descending). prof_dist: one bar, the ranges' self time
+     * (summed over threads and ranks), a segment per operation (the top 16, then the rest).
+     * prof_split: a bar per operation (the top 16) of its wall time split into GPU, transfer,
+     * profiler overhead, CPU and the rest (not measured, or waiting), each clipped to what is left
+     * so the segments add up to the wall time. When no allocator or counter memory exists, the
+     * memory chart (mem_*) holds the ranges' mem_peak_bytes at their starts (mem_from_ranges). */
+    bool is_profile;
+    bool mem_from_ranges;
+    struct gp_dash_prof_op *prof_ops;
+    size_t n_prof_ops;
+    gp_dash_chart prof_dist, prof_split;
 } gp_dashboard;
+
+/* One operation (range name) of an in-process profile. Fields never measured are -1. */
+typedef struct gp_dash_prof_op {
+    const char *name; /* owned by a trace's string table */
+    char short_name[GP_DASH_NAME_CAP];
+    uint64_t calls;
+    gp_ns total, self, min, max;
+    double mean;
+    gp_ns gpu, cpu, transfer, overhead; /* summed over the calls that measured it, or -1 */
+    double mem_avg;                     /* mean mem_peak_bytes of the calls that have it, or -1 */
+    double gpu_util;                    /* gpu / total of the calls that measured GPU time, or -1 */
+} gp_dash_prof_op;
 
 /* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
  * may be NULL) their analysis. Per-name rows come from the summary; the job's span, the CPU

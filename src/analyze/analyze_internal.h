@@ -134,6 +134,10 @@ gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t) GP_WARN
 /* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
  * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */
 gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n) GP_WARN_UNUSED;
+/* The in-process profile part of the dashboard (gp_dashboard.is_profile and prof_*), after the
+ * memory chart (dashboard_profile.c). GP_ENOMEM. */
+gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n,
+                           const gp_summary *s) GP_WARN_UNUSED;
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

@@ -265,6 +265,8 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     st = tl && pk ? memory_chart(d, tl, pk) : GP_OK;
     if (st != GP_OK)
         goto fail;
+    if ((st = gp__dash_profile(d, traces, n, s)) != GP_OK)
+        goto fail;
     *out = d;
     return GP_OK;
 fail:
@@ -282,5 +284,8 @@ void gp_dashboard_free(gp_dashboard *d)
     free(d->cpu_parts.parts);
     free(d->gpu_parts.parts);
     free(d->steps.parts);
+    free(d->prof_ops);
+    free(d->prof_dist.parts);
+    free(d->prof_split.parts);
     free(d);
 }

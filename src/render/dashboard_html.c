@@ -117,8 +117,10 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
         fprintf(fp, "<span>%s</span>", i ? b : "0");
     }
     fprintf(fp,
-            "</div></div></div>\n<p class=\"gp-note\">Allocated bytes (y) over the time since the "
-            "trace's start (x); the dashed line marks the peak.</p>\n");
+            "</div></div></div>\n<p class=\"gp-note\">%s (y) over the time since the "
+            "trace's start (x); the dashed line marks the peak.</p>\n",
+            d->mem_from_ranges ? "The peak memory of each range (its mem_peak_bytes, at its start)"
+                               : "Allocated bytes");
 }
 
 /* Evidence keys of the analysis' rules (advise.c) as words around the value ("%s": the value
@@ -373,8 +375,10 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     card(fp, "gp-peak-mem", "peak memory", v);
     char wall[32];
     gp__fmt_dur(wall, sizeof wall, d->span);
+    fputs("</section>\n", fp);
+    gp__dash_profile_html(fp, d);
     fprintf(fp,
-            "</section>\n<section id=\"gp-where\" data-wall=\"%lld\"><h2>Where the wall time "
+            "<section id=\"gp-where\" data-wall=\"%lld\"><h2>Where the wall time "
             "goes</h2>\n"
             "<p class=\"gp-sub\">Each bar is one thread or stream over the %s wall time "
             "<b>%s</b>: its segments add up to it.</p>\n<div class=\"gp-cols\"><div>\n"

@@ -1,8 +1,11 @@
 /* Helpers shared by the report unit tests (test_report.c, test_timeline.c): interning a name and
- * adding an event to a trace under construction. Included once per test program. */
+ * adding an event to a trace under construction, comparing with a golden. Included once per test
+ * program. */
 #ifndef GP_TESTS_REPORT_FIXTURE_H
 #define GP_TESTS_REPORT_FIXTURE_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuprof/trace.h"
@@ -29,6 +32,27 @@ static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *nam
     if (dur == 0 && kind == GP_EV_INSTANT)
         ev.flags = GP_EVF_INSTANT;
     assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+/* Compares text with tests/report/golden/<name>; GP_UPDATE_GOLDEN=1 rewrites the file. */
+static inline void check_golden(const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/report/golden/%s", getenv("GP_SOURCE_DIR"), name);
+    if (getenv("GP_UPDATE_GOLDEN")) {
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+    }
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char *want = calloc(1, 1 << 20);
+    size_t n = fread(want, 1, (1 << 20) - 1, fp);
+    fclose(fp);
+    want[n] = 0;
+    assert_string_equal(text, want);
+    free(want);
 }
 
 #endif

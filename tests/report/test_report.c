@@ -265,27 +265,6 @@ static void flame_diff_marks_growth(void **state)
     gp_trace_free(b);
 }
 
-/* Compares text with tests/report/golden/<name>; GP_UPDATE_GOLDEN=1 rewrites the file. */
-static void check_golden(const char *name, const char *text)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/report/golden/%s", getenv("GP_SOURCE_DIR"), name);
-    if (getenv("GP_UPDATE_GOLDEN")) {
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(text, fp);
-        fclose(fp);
-    }
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
-    char *want = calloc(1, 1 << 20);
-    size_t n = fread(want, 1, (1 << 20) - 1, fp);
-    fclose(fp);
-    want[n] = 0;
-    assert_string_equal(text, want);
-    free(want);
-}
-
 static void flame_goldens(void **state)
 {
     gp_trace *t = make_fixture(200);
