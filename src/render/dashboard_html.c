@@ -414,7 +414,8 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     gp__dash_hta_html(fp, d->analysis);
     fputs("</section>\n", fp);
     /* gpuprof ops --by shape: the op table and the roofline (a section of its own) */
-    if (d->op_table && gp__render_ops_html(d->op_table, 50, "gp-opperf", fp) != GP_OK)
+    if (d->op_table && d->op_table->n_rows > 0 && !d->is_profile &&
+        gp__render_ops_html(d->op_table, 50, "gp-opperf", fp) != GP_OK)
         return GP_EIO;
     fputs("<section class=\"gp-half\"><h2>Top operations: mean time and "
           "calls</h2>\n",
