@@ -17,6 +17,15 @@ static gp_profiler *handle_of(PyObject *h)
     return p;
 }
 
+/* Parses (handle, name): the profiler, or NULL with an exception set. */
+static gp_profiler *handle_and_name(PyObject *args, const char **name)
+{
+    PyObject *h;
+    if (!PyArg_ParseTuple(args, "Os", &h, name))
+        return NULL;
+    return handle_of(h);
+}
+
 static PyObject *timer_start(PyObject *mod, PyObject *args)
 {
     PyObject *h;
@@ -41,11 +50,8 @@ static PyObject *timer_start(PyObject *mod, PyObject *args)
 
 static PyObject *timer_stop(PyObject *mod, PyObject *args)
 {
-    PyObject *h;
     const char *name;
-    if (!PyArg_ParseTuple(args, "Os", &h, &name))
-        return NULL;
-    gp_profiler *p = handle_of(h);
+    gp_profiler *p = handle_and_name(args, &name);
     if (!p)
         return NULL;
     gp_status st;
@@ -70,11 +76,8 @@ static PyObject *stats_dict(const gp_timer_stats *s)
 
 static PyObject *timer_stats(PyObject *mod, PyObject *args)
 {
-    PyObject *h;
     const char *name;
-    if (!PyArg_ParseTuple(args, "Os", &h, &name))
-        return NULL;
-    gp_profiler *p = handle_of(h);
+    gp_profiler *p = handle_and_name(args, &name);
     if (!p)
         return NULL;
     gp_timer_stats s;
@@ -182,11 +185,8 @@ static PyObject *mem_track(PyObject *mod, PyObject *args)
 
 static PyObject *mem_untrack(PyObject *mod, PyObject *args)
 {
-    PyObject *h;
     const char *name;
-    if (!PyArg_ParseTuple(args, "Os", &h, &name))
-        return NULL;
-    gp_profiler *p = handle_of(h);
+    gp_profiler *p = handle_and_name(args, &name);
     if (!p)
         return NULL;
     gp_status st = gp_mem_untrack(gp_profiler_mem_tracker(p), name);
@@ -240,11 +240,8 @@ static PyObject *mem_buffers(PyObject *mod, PyObject *h)
 
 static PyObject *mem_info(PyObject *mod, PyObject *args)
 {
-    PyObject *h;
     const char *name;
-    if (!PyArg_ParseTuple(args, "Os", &h, &name))
-        return NULL;
-    gp_profiler *p = handle_of(h);
+    gp_profiler *p = handle_and_name(args, &name);
     if (!p)
         return NULL;
     gp_mem_buffer *b = NULL;
