@@ -50,6 +50,19 @@ bool gp__cli_file_written(const char *cmd, gp_status s, const gp_error *err, int
  * Returns the read's status; *out is the caller's on GP_OK. */
 gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
                            bool ranks_note, gp_job **out);
+/* Several inputs read as one set of traces (summary, ops): each path a trace or a job directory,
+ * every rank of every job in traces[], in argument order. */
+typedef struct gp__cli_inputs {
+    gp_job **jobs;
+    size_t n_jobs;
+    gp_trace **traces;
+    size_t n_traces;
+} gp__cli_inputs;
+/* Reads paths[0..n) with gp__cli_read_job (messages printed there). Returns GP_OK, the read's
+ * status, or GP_ENOMEM; free *in with gp__cli_inputs_free either way. */
+gp_status gp__cli_read_inputs(const char *cmd, char *const *paths, int n, gp_read_opts *rd,
+                              bool progress, gp__cli_inputs *in);
+void gp__cli_inputs_free(gp__cli_inputs *in);
 /* For commands that turn one input into one output file (report, timeline): true when exactly one
  * input is left in argv and -o was given; otherwise prints why (and the usage for a wrong input
  * count) and returns false. example names the output, as in "-o report.html". */

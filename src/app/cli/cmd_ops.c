@@ -135,25 +135,15 @@ int gp__cmd_ops(int argc, char **argv)
     gp__cli_read_opts(&o, &rd);
     rd.keep_op_shapes = true;
     rc = 2;
-    gp_job **jobs = calloc((size_t)(argc - first), sizeof *jobs);
-    gp_trace **traces = NULL;
-    size_t n_jobs = 0, n_traces = 0;
+    gp__cli_inputs in;
     gp_ops *ops = NULL;
-    if (!jobs)
+    gp_status rs = gp__cli_read_inputs("ops", argv + first, argc - first, &rd, o.progress, &in);
+    if (rs != GP_OK) {
+        if (rs == GP_ENOMEM)
+            gp__cli_error("ops", "out of memory");
         goto done;
-    for (int i = first; i < argc; i++) {
-        if (gp__cli_read_job("ops", argv[i], &rd, o.progress, true, &jobs[n_jobs]) != GP_OK)
-            goto done;
-        n_traces += jobs[n_jobs++]->n_ranks;
     }
-    traces = calloc(n_traces ? n_traces : 1, sizeof *traces);
-    if (!traces)
-        goto done;
-    n_traces = 0;
-    for (size_t j = 0; j < n_jobs; j++)
-        for (size_t r = 0; r < jobs[j]->n_ranks; r++)
-            traces[n_traces++] = jobs[j]->ranks[r];
-    if (gp_ops_compute(traces, n_traces, &a.o, &ops) != GP_OK) {
+    if (gp_ops_compute(in.traces, in.n_traces, &a.o, &ops) != GP_OK) {
         gp__cli_error("ops", "out of memory");
         rc = 1;
         goto done;
@@ -168,9 +158,6 @@ int gp__cmd_ops(int argc, char **argv)
     }
 done:
     gp_ops_free(ops);
-    free(traces);
-    for (size_t j = 0; j < n_jobs; j++)
-        gp_job_free(jobs[j]);
-    free(jobs);
+    gp__cli_inputs_free(&in);
     return rc;
 }

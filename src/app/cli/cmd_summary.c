@@ -131,25 +131,15 @@ int gp__cmd_summary(int argc, char **argv)
     if (rc >= 0)
         return rc;
     rc = 2;
-    gp_job **jobs = calloc((size_t)(argc - first), sizeof *jobs);
-    gp_trace **traces = NULL;
-    size_t n_jobs = 0, n_traces = 0;
+    gp__cli_inputs in;
     gp_summary *sum = NULL;
-    if (!jobs)
+    gp_status rs = gp__cli_read_inputs("summary", argv + first, argc - first, &rd, o.progress, &in);
+    if (rs != GP_OK) {
+        if (rs == GP_ENOMEM)
+            gp__cli_error("summary", "out of memory");
         goto done;
-    for (int i = first; i < argc; i++) {
-        if (gp__cli_read_job("summary", argv[i], &rd, o.progress, true, &jobs[n_jobs]) != GP_OK)
-            goto done;
-        n_traces += jobs[n_jobs++]->n_ranks;
     }
-    traces = calloc(n_traces, sizeof *traces);
-    if (!traces)
-        goto done;
-    n_traces = 0;
-    for (size_t j = 0; j < n_jobs; j++)
-        for (size_t r = 0; r < jobs[j]->n_ranks; r++)
-            traces[n_traces++] = jobs[j]->ranks[r];
-    if (gp_summary_compute(traces, n_traces, &a.sopts, &sum) != GP_OK) {
+    if (gp_summary_compute(in.traces, in.n_traces, &a.sopts, &sum) != GP_OK) {
         gp__cli_error("summary", "out of memory");
         rc = 1;
         goto done;
@@ -160,9 +150,6 @@ int gp__cmd_summary(int argc, char **argv)
     rc = gp__cli_finish_stdout("summary", st);
 done:
     gp_summary_free(sum);
-    free(traces);
-    for (size_t j = 0; j < n_jobs; j++)
-        gp_job_free(jobs[j]);
-    free(jobs);
+    gp__cli_inputs_free(&in);
     return rc;
 }

@@ -132,6 +132,38 @@ gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, 
     return GP_OK;
 }
 
+gp_status gp__cli_read_inputs(const char *cmd, char *const *paths, int n, gp_read_opts *rd,
+                              bool progress, gp__cli_inputs *in)
+{
+    *in = (gp__cli_inputs){0};
+    in->jobs = calloc(n > 0 ? (size_t)n : 1, sizeof *in->jobs);
+    if (!in->jobs)
+        return GP_ENOMEM;
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        gp_status st = gp__cli_read_job(cmd, paths[i], rd, progress, true, &in->jobs[in->n_jobs]);
+        if (st != GP_OK)
+            return st;
+        total += in->jobs[in->n_jobs++]->n_ranks;
+    }
+    in->traces = calloc(total ? total : 1, sizeof *in->traces);
+    if (!in->traces)
+        return GP_ENOMEM;
+    for (size_t j = 0; j < in->n_jobs; j++)
+        for (size_t r = 0; r < in->jobs[j]->n_ranks; r++)
+            in->traces[in->n_traces++] = in->jobs[j]->ranks[r];
+    return GP_OK;
+}
+
+void gp__cli_inputs_free(gp__cli_inputs *in)
+{
+    free(in->traces);
+    for (size_t j = 0; j < in->n_jobs; j++)
+        gp_job_free(in->jobs[j]);
+    free(in->jobs);
+    *in = (gp__cli_inputs){0};
+}
+
 bool gp__cli_one_input_to_file(const char *cmd, int n_inputs, const char *out, const char *example,
                                void (*print_usage)(FILE *))
 {
