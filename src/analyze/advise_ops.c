@@ -37,16 +37,6 @@ static const gp_ops_row *worst_row(const gp_ops *ops)
     return best;
 }
 
-static void evidence(gp_finding *f, const char *name, double value, const char *unit)
-{
-    if (f->n_evidence >= sizeof f->evidence / sizeof *f->evidence)
-        return;
-    gp_evidence *e = &f->evidence[f->n_evidence++];
-    snprintf(e->name, sizeof e->name, "%s", name);
-    e->value = value;
-    snprintf(e->unit, sizeof e->unit, "%s", unit);
-}
-
 gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
 {
     if (!t->n_op_shapes)
@@ -61,13 +51,11 @@ gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
         return st;
     const gp_ops_row *r = worst_row(ops);
     if (r) {
-        gp_finding *f = GP_PUSH(a->findings, a->n_findings, *cap);
+        gp_finding *f = gp__advise_add(a, cap, "op_below_roofline", t->rank);
         if (!f) {
             gp_ops_free(ops);
             return GP_ENOMEM;
         }
-        f->rule = "op_below_roofline";
-        f->rank = t->rank;
         const char *mod = r->module ? r->module : "", *line = r->line ? r->line : "";
         if (strncmp(mod, "nn.Module: ", 11) == 0)
             mod += 11;
@@ -79,13 +67,13 @@ gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
         snprintf(f->title, sizeof f->title, "%s %s %s at %.1f%% of peak%s%s%s%s%s", r->key, dims,
                  gp_op_dtype_name(r->dtype), r->roof_pct, *mod || *line ? " (" : "", mod,
                  *mod && *line ? ", " : "", line, *mod || *line ? ")" : "");
-        evidence(f, "roofline_pct", r->roof_pct, "%");
-        evidence(f, "achieved_tflops", r->tflops_per_s, "TFLOP/s");
-        evidence(f, "achieved_tbps", r->tb_per_s, "TB/s");
-        evidence(f, "gpu_time", (double)r->model_time / 1000.0, "us");
-        evidence(f, "share_of_gpu_time", 100.0 * (double)r->model_time / (double)ops->gpu_time,
-                 "%");
-        evidence(f, "calls", (double)r->calls, "count");
+        gp__advise_evidence(f, "roofline_pct", r->roof_pct, "%");
+        gp__advise_evidence(f, "achieved_tflops", r->tflops_per_s, "TFLOP/s");
+        gp__advise_evidence(f, "achieved_tbps", r->tb_per_s, "TB/s");
+        gp__advise_evidence(f, "gpu_time", (double)r->model_time / 1000.0, "us");
+        gp__advise_evidence(f, "share_of_gpu_time",
+                            100.0 * (double)r->model_time / (double)ops->gpu_time, "%");
+        gp__advise_evidence(f, "calls", (double)r->calls, "count");
         f->gain_ns = (gp_ns)((double)r->model_time * (1 - r->roof_pct / 100));
         f->type = GP_SUG_ALGORITHM;
         double share = (double)f->gain_ns / (double)ops->gpu_time;
