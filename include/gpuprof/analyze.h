@@ -51,7 +51,8 @@ typedef struct gp_classify_rule {
 } gp_classify_rule;
 
 /* Classifies one GPU event name with the built-in rules. kind is the event's kind (a memcpy is
- * MEMORY whatever its name in the default rules); hta selects HTA's regexes exactly. */
+ * MEMORY whatever its name in the default rules); hta selects HTA's regexes exactly. The rules
+ * are compiled once per process (thread-safe); a call costs only the matching. */
 GP_EXTERN gp_kernel_type gp_classify_name(const char *name, gp_event_kind kind, bool hta);
 
 /* ---- options ------------------------------------------------------------------------------ */
