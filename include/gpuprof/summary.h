@@ -31,6 +31,13 @@ typedef struct gp_name_stats {
     double share;         /* self_total / kind's denominator (0..1), see gp_kind_summary */
     gp_ns self_total;     /* summed self time, <= total; == total on GPU streams */
     double self_mean;     /* self_total / calls, ns */
+    /* Per-operation figures of a gpuprof profile (the args the profiler writes into its ranges,
+     * docs/profiler.md); -1 on rows none of whose calls carry them (every row of a Kineto trace):
+     * mem_avg: mean of the calls' mem_peak_bytes (bytes; memory tracking on), the seed tools'
+     * "avg memory"; gpu_util: the calls' summed gpu_ns over their summed wall time (0..1, the
+     * calls that measured GPU time only), "avg GPU utilisation". */
+    double mem_avg;
+    double gpu_util;
 } gp_name_stats;
 
 typedef struct gp_kind_summary {
@@ -68,6 +75,8 @@ typedef struct gp_summary {
     size_t n_top;
     bool top_is_gpu;
     uint32_t kinds_selected; /* opts.kinds: 0 = every kind with a duration */
+    /* Some row has mem_avg >= 0 / gpu_util >= 0: the renderers show those columns only then. */
+    bool has_mem_avg, has_gpu_util;
 } gp_summary;
 
 typedef struct gp_summary_opts {

@@ -1,7 +1,9 @@
 /* The dashboard of an in-process profile (ranges, no GPU events): per range name, the calls and
  * times, the figures the profiler stored in the ranges' args (to_trace.c: gpu_ns, cpu_ns,
  * transfer_ns, overhead_ns, mem_peak_bytes), the self-time distribution over the operations, the
- * per-operation split of the wall time and the memory chart from the ranges. */
+ * per-operation split of the wall time and the memory chart from the ranges. Average memory and
+ * GPU utilisation per operation are the summary's (summary.c computes them for `gpuprof summary`
+ * too). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,13 +11,6 @@
 #include "core/util.h"
 
 enum { MAX_SEGS = GP_DASH_SEGS - 1, BUCKETS = 600 };
-
-/* Sums of one operation while scanning, beside its public row. */
-typedef struct op_acc {
-    gp_ns gpu_wall; /* wall time of the calls that measured GPU time */
-    double mem_sum;
-    uint64_t mem_n;
-} op_acc;
 
 typedef struct mem_pt {
     gp_ns ts;
@@ -51,30 +46,23 @@ static void add_opt(gp_ns *sum, int64_t v)
 }
 
 /* Adds the args of one range call to its operation. */
-static void add_call(const gp_trace *t, const gp_event *ev, gp_dash_prof_op *o, op_acc *a,
-                     gp_ns self)
+static void add_call(const gp_trace *t, const gp_event *ev, gp_dash_prof_op *o, gp_ns self)
 {
     int64_t v;
     o->self += self;
-    if (gp_event_arg_int(t, ev, "gpu_ns", &v)) {
+    if (gp_event_arg_int(t, ev, "gpu_ns", &v))
         add_opt(&o->gpu, v);
-        a->gpu_wall += ev->dur;
-    }
     if (gp_event_arg_int(t, ev, "cpu_ns", &v))
         add_opt(&o->cpu, v);
     if (gp_event_arg_int(t, ev, "transfer_ns", &v))
         add_opt(&o->transfer, v);
     if (gp_event_arg_int(t, ev, "overhead_ns", &v))
         add_opt(&o->overhead, v);
-    if (gp_event_arg_int(t, ev, "mem_peak_bytes", &v)) {
-        a->mem_sum += (double)v;
-        a->mem_n++;
-    }
 }
 
 /* Scans the range events of every CPU thread: self time and args per operation (matched by name
  * once per string id), memory points into *pts. */
-static gp_status scan(gp_dashboard *d, gp_trace *const *traces, size_t n, op_acc *acc, mem_pt **pts,
+static gp_status scan(gp_dashboard *d, gp_trace *const *traces, size_t n, mem_pt **pts,
                       size_t *n_pts)
 {
     size_t cap = 0;
@@ -108,7 +96,7 @@ static gp_status scan(gp_dashboard *d, gp_trace *const *traces, size_t n, op_acc
                 int32_t o = op_of[ev->name];
                 if (o < 0)
                     continue;
-                add_call(t, ev, &d->prof_ops[o], &acc[o], self[e]);
+                add_call(t, ev, &d->prof_ops[o], self[e]);
                 int64_t v;
                 if (gp_event_arg_int(t, ev, "mem_peak_bytes", &v)) {
                     mem_pt *p = GP_PUSH(*pts, *n_pts, cap);
@@ -214,17 +202,15 @@ gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n, c
     const gp_kind_summary *ks = &s->kinds[GP_EV_RANGE];
     d->is_profile = true;
     d->prof_ops = calloc(ks->n_rows, sizeof *d->prof_ops);
-    op_acc *acc = calloc(ks->n_rows, sizeof *acc);
     const char **names = malloc(ks->n_rows * sizeof *names);
     char *shorts = malloc(ks->n_rows * GP_DASH_NAME_CAP);
     d->prof_dist.parts = calloc(1, sizeof *d->prof_dist.parts);
     d->prof_split.parts = calloc(16, sizeof *d->prof_split.parts);
     mem_pt *pts = NULL;
     size_t n_pts = 0;
-    gp_status st =
-        d->prof_ops && acc && names && shorts && d->prof_dist.parts && d->prof_split.parts
-            ? GP_OK
-            : GP_ENOMEM;
+    gp_status st = d->prof_ops && names && shorts && d->prof_dist.parts && d->prof_split.parts
+                       ? GP_OK
+                       : GP_ENOMEM;
     for (size_t i = 0; st == GP_OK && i < ks->n_rows; i++) {
         const gp_name_stats *r = &ks->rows[i];
         gp_dash_prof_op *o = &d->prof_ops[d->n_prof_ops++];
@@ -238,21 +224,15 @@ gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n, c
                                .cpu = -1,
                                .transfer = -1,
                                .overhead = -1,
-                               .mem_avg = -1,
-                               .gpu_util = -1};
+                               .mem_avg = r->mem_avg,
+                               .gpu_util = r->gpu_util};
     }
     if (st == GP_OK)
         qsort(d->prof_ops, d->n_prof_ops, sizeof *d->prof_ops, op_total_cmp);
     if (st == GP_OK)
-        st = scan(d, traces, n, acc, &pts, &n_pts);
-    for (size_t i = 0; st == GP_OK && i < d->n_prof_ops; i++) {
-        gp_dash_prof_op *o = &d->prof_ops[i];
-        if (acc[i].mem_n)
-            o->mem_avg = acc[i].mem_sum / (double)acc[i].mem_n;
-        if (o->gpu >= 0 && acc[i].gpu_wall > 0)
-            o->gpu_util = (double)o->gpu / (double)acc[i].gpu_wall;
-        names[i] = o->name;
-    }
+        st = scan(d, traces, n, &pts, &n_pts);
+    for (size_t i = 0; st == GP_OK && i < d->n_prof_ops; i++)
+        names[i] = d->prof_ops[i].name;
     if (st == GP_OK && d->n_prof_ops)
         st = gp_shorten_names_unique(names, d->n_prof_ops, 48, shorts, GP_DASH_NAME_CAP);
     for (size_t i = 0; st == GP_OK && i < d->n_prof_ops; i++)
@@ -261,7 +241,6 @@ gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n, c
         charts(d);
         st = range_memory(d, pts, n_pts);
     }
-    free(acc);
     free(names);
     free(shorts);
     free(pts);

@@ -25,7 +25,75 @@ typedef struct group {
     int64_t *durs;
     size_t n, cap;
     gp_ns self; /* summed self time */
+    /* The figures gpuprof's profiler writes into a range's args (to_trace.c), over the calls that
+     * carry them: mem_peak_bytes (memory tracking) and gpu_ns with the calls' wall time. */
+    double mem_sum;
+    uint64_t mem_n;
+    gp_ns gpu_sum, gpu_wall;
+    uint64_t gpu_n;
 } group;
+
+/* Adds the profiler's args of one range call (mem_peak_bytes, gpu_ns) to its group. Other events,
+ * and ranges without those args (every Kineto trace), add nothing. */
+static void add_range_args(const gp_trace *t, const gp_event *ev, group *g)
+{
+    int64_t v;
+    if (ev->kind != GP_EV_RANGE || ev->extra == 0)
+        return;
+    if (gp_event_arg_int(t, ev, "mem_peak_bytes", &v)) {
+        g->mem_sum += (double)v;
+        g->mem_n++;
+    }
+    if (gp_event_arg_int(t, ev, "gpu_ns", &v) && v >= 0) {
+        g->gpu_sum = gp__sat_add(g->gpu_sum, v);
+        g->gpu_wall = gp__sat_add(g->gpu_wall, ev->dur);
+        g->gpu_n++;
+    }
+}
+
+/* Adds one trace's reader counts to the summary's. */
+static void add_read_stats(gp_read_stats *to, const gp_read_stats *rs)
+{
+    to->bytes += rs->bytes;
+    to->events_in += rs->events_in;
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        to->by_kind[k] += rs->by_kind[k];
+    to->metadata_events += rs->metadata_events;
+    to->flow_points += rs->flow_points;
+    to->negative_dur += rs->negative_dur;
+    to->absurd_dur += rs->absurd_dur;
+    to->no_dur += rs->no_dur;
+    to->unknown_cat += rs->unknown_cat;
+    to->skipped += rs->skipped;
+}
+
+/* The row of a finished group: its duration statistics, self time and the profiler's range
+ * figures (mem_avg, gpu_util; -1 where no call carries them, and then s's has_ flags stay). */
+static void fill_row(gp_summary *s, gp_name_stats *r, const group *g)
+{
+    gp__stats stt;
+    gp__stats_compute(g->durs, g->n, &stt);
+    r->name = g->key.name;
+    r->kind = (gp_event_kind)g->key.kind;
+    r->calls = stt.n;
+    r->total = stt.total;
+    r->min = stt.min;
+    r->max = stt.max;
+    r->mean = stt.mean;
+    r->stddev = stt.stddev;
+    r->p50 = stt.p50;
+    r->p95 = stt.p95;
+    r->p99 = stt.p99;
+    /* Self time is the part of each event's duration spent in no child (model/nesting.c). */
+    GP_INVARIANT(g->self >= 0 && g->self <= stt.total, "%s: self %lld of total %lld", r->name,
+                 (long long)g->self, (long long)stt.total);
+    r->self_total = g->self;
+    r->self_mean = stt.n ? (double)g->self / (double)stt.n : 0;
+    r->mem_avg = g->mem_n ? g->mem_sum / (double)g->mem_n : -1;
+    r->gpu_util = g->gpu_n && g->gpu_wall > 0 ? (double)g->gpu_sum / (double)g->gpu_wall : -1;
+    s->has_mem_avg |= g->mem_n > 0;
+    s->has_gpu_util |= r->gpu_util >= 0;
+}
 
 /* Bottlenecks are GPU work when the selected kinds hold any; otherwise CPU ops, annotations and
  * ranges. */
@@ -86,18 +154,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         gp_ns start, end;
         gp_trace_span(t, &start, &end);
         s->span = gp__sat_add(s->span, end - start);
-        const gp_read_stats *rs = &t->stats;
-        s->input.bytes += rs->bytes;
-        s->input.events_in += rs->events_in;
-        for (int k = 0; k < GP_EV_KIND_COUNT; k++)
-            s->input.by_kind[k] += rs->by_kind[k];
-        s->input.metadata_events += rs->metadata_events;
-        s->input.flow_points += rs->flow_points;
-        s->input.negative_dur += rs->negative_dur;
-        s->input.absurd_dur += rs->absurd_dur;
-        s->input.no_dur += rs->no_dur;
-        s->input.unknown_cat += rs->unknown_cat;
-        s->input.skipped += rs->skipped;
+        add_read_stats(&s->input, &t->stats);
         for (size_t k = 0; ok && k < t->n_tracks; k++) {
             const gp_track *tr = &t->tracks[k];
             /* Self times only where events nest and a nesting kind is selected. */
@@ -150,6 +207,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
                 }
                 *d = ev->dur;
                 g->self = gp__sat_add(g->self, nested ? self[i] : ev->dur);
+                add_range_args(t, ev, g);
             }
         }
         free(self);
@@ -169,29 +227,11 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
     }
     for (size_t i = 0; i < tab.n; i++) {
         group *g = gp__group_at(&tab, i);
-        gp_event_kind kind = (gp_event_kind)g->key.kind;
-        gp__stats stt;
-        gp__stats_compute(g->durs, g->n, &stt);
-        gp_kind_summary *ks = &s->kinds[kind];
+        gp_kind_summary *ks = &s->kinds[g->key.kind];
         gp_name_stats *r = &ks->rows[ks->n_rows++];
-        r->name = g->key.name;
-        r->kind = kind;
-        r->calls = stt.n;
-        r->total = stt.total;
-        r->min = stt.min;
-        r->max = stt.max;
-        r->mean = stt.mean;
-        r->stddev = stt.stddev;
-        r->p50 = stt.p50;
-        r->p95 = stt.p95;
-        r->p99 = stt.p99;
-        /* Self time is the part of each event's duration spent in no child (model/nesting.c). */
-        GP_INVARIANT(g->self >= 0 && g->self <= stt.total, "%s: self %lld of total %lld", r->name,
-                     (long long)g->self, (long long)stt.total);
-        r->self_total = g->self;
-        r->self_mean = stt.n ? (double)g->self / (double)stt.n : 0;
-        ks->calls += stt.n;
-        ks->total = gp__sat_add(ks->total, stt.total);
+        fill_row(s, r, g);
+        ks->calls += r->calls;
+        ks->total = gp__sat_add(ks->total, r->total);
         ks->self_total = gp__sat_add(ks->self_total, g->self);
     }
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {

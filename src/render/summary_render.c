@@ -6,6 +6,7 @@
 
 #include "core/csv.h"
 #include "core/json_writer.h"
+#include "core/units.h"
 #include "core/util.h"
 #include "gpuprof/summary.h"
 #include "render/render_internal.h"
@@ -84,8 +85,38 @@ static char *display_names(const gp_name_stats *rows, size_t n, int nw)
     return out;
 }
 
-static void row(FILE *fp, int nw, const gp_name_stats *r, const char *name, bool nested,
-                bool with_kind)
+/* The columns of a gpuprof profile's per-operation figures (gp_name_stats.mem_avg, gpu_util),
+ * after Share, each only when some row of the summary carries it. */
+enum { MEM_W = 13, UTIL_W = 12 };
+
+static int extra_width(const gp_summary *s)
+{
+    return (s->has_mem_avg ? 1 + MEM_W : 0) + (s->has_gpu_util ? 1 + UTIL_W : 0);
+}
+
+static void extra_header(FILE *fp, const gp_summary *s)
+{
+    if (s->has_mem_avg)
+        fprintf(fp, " %*s", MEM_W, "Avg mem (MiB)");
+    if (s->has_gpu_util)
+        fprintf(fp, " %*s", UTIL_W, "Avg GPU util");
+}
+
+/* A row's figures in MiB and %, "-" where its calls carry none. */
+static void extra_cells(FILE *fp, const gp_summary *s, const gp_name_stats *r)
+{
+    if (s->has_mem_avg && r->mem_avg >= 0)
+        fprintf(fp, " %*.2f", MEM_W, r->mem_avg / GP_MIB);
+    else if (s->has_mem_avg)
+        fprintf(fp, " %*s", MEM_W, "-");
+    if (s->has_gpu_util && r->gpu_util >= 0)
+        fprintf(fp, " %*.1f%%", UTIL_W - 1, r->gpu_util * 100.0);
+    else if (s->has_gpu_util)
+        fprintf(fp, " %*s", UTIL_W, "-");
+}
+
+static void row(FILE *fp, const gp_summary *s, int nw, const gp_name_stats *r, const char *name,
+                bool nested, bool with_kind)
 {
     if (nested)
         fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
@@ -95,19 +126,22 @@ static void row(FILE *fp, int nw, const gp_name_stats *r, const char *name, bool
         fprintf(fp, "%-*s %-8" PRIu64 " %-12.3f %-12.3f %-12.3f %-12.3f %-12.3f %5.1f%%", nw, name,
                 r->calls, MS(r->total), r->mean / 1e6, MS(r->min), MS(r->max), r->p95 / 1e6,
                 r->share * 100.0);
+    extra_cells(fp, s, r);
     if (with_kind)
         fprintf(fp, "  %s", gp_event_kind_name(r->kind));
     fputc('\n', fp);
 }
 
-static void header(FILE *fp, int nw, const char *first, bool nested, int width)
+static void header(FILE *fp, const gp_summary *s, int nw, const char *first, bool nested, int width)
 {
     if (nested)
-        fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls",
-                "Self (ms)", "Incl. (ms)", "Mean self", "Mean incl.", "P95 incl.", "Share");
+        fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s", nw, first, "Calls", "Self (ms)",
+                "Incl. (ms)", "Mean self", "Mean incl.", "P95 incl.", "Share");
     else
-        fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s\n", nw, first, "Calls",
-                "Total (ms)", "Mean (ms)", "Min (ms)", "Max (ms)", "P95 (ms)", "Share");
+        fprintf(fp, "%-*s %-8s %-12s %-12s %-12s %-12s %-12s %6s", nw, first, "Calls", "Total (ms)",
+                "Mean (ms)", "Min (ms)", "Max (ms)", "P95 (ms)", "Share");
+    extra_header(fp, s);
+    fputc('\n', fp);
     gp__rule(fp, '-', width);
 }
 
@@ -140,7 +174,7 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
 {
     int nw = o && o->name_width > 0 ? o->name_width : 40;
     size_t top = o ? o->top_n : 0;
-    int width = nw + 1 + 9 + 5 * 13 + 6;
+    int width = nw + 1 + 9 + 5 * 13 + 6 + extra_width(s);
     bool any = false;
     for (size_t i = 0; i < sizeof text_order / sizeof text_order[0]; i++) {
         const gp_kind_summary *ks = &s->kinds[text_order[i]];
@@ -151,13 +185,13 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         fprintf(fp, "%s\n", kind_title(ks->kind));
         gp__rule(fp, '=', width);
         bool nested = kind_nests(ks->kind);
-        header(fp, nw, kind_column(ks->kind), nested, width);
+        header(fp, s, nw, kind_column(ks->kind), nested, width);
         size_t n = top && top < ks->n_rows ? top : ks->n_rows;
         char *names = display_names(ks->rows, n, nw);
         if (!names)
             return GP_ENOMEM;
         for (size_t r = 0; r < n; r++)
-            row(fp, nw, &ks->rows[r], names + r * NAME_CAP, nested, false);
+            row(fp, s, nw, &ks->rows[r], names + r * NAME_CAP, nested, false);
         free(names);
         if (n < ks->n_rows)
             fprintf(fp, "(%zu more not shown; --top 0 shows all)\n", ks->n_rows - n);
@@ -196,12 +230,12 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
         fprintf(fp, "TOP %zu BOTTLENECKS BY %s\n", s->n_top,
                 nested ? "SELF CPU TIME" : "TOTAL GPU TIME");
         gp__rule(fp, '=', width);
-        header(fp, nw, "Name", nested, width);
+        header(fp, s, nw, "Name", nested, width);
         char *names = display_names(s->top, s->n_top, nw);
         if (!names)
             return GP_ENOMEM;
         for (size_t r = 0; r < s->n_top; r++)
-            row(fp, nw, &s->top[r], names + r * NAME_CAP, nested, true);
+            row(fp, s, nw, &s->top[r], names + r * NAME_CAP, nested, true);
         free(names);
         gp__rule(fp, '=', width);
     }
@@ -225,6 +259,10 @@ static void json_row(gp__jw *w, const gp_name_stats *r)
     gp__jw_kv_double(w, "share", r->share);
     gp__jw_kv_int(w, "self_total_ns", r->self_total);
     gp__jw_kv_double(w, "self_mean_ns", r->self_mean);
+    if (r->mem_avg >= 0) /* a gpuprof profile's figures: only on rows whose calls carry them */
+        gp__jw_kv_double(w, "avg_memory_bytes", r->mem_avg);
+    if (r->gpu_util >= 0)
+        gp__jw_kv_double(w, "avg_gpu_utilization_pct", r->gpu_util * 100.0);
     gp__jw_obj_end(w);
 }
 
@@ -296,8 +334,11 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
 gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opts *o, FILE *fp)
 {
     size_t top = o ? o->top_n : 0;
-    fprintf(fp, "kind,name,calls,total_ns,mean_ns,min_ns,max_ns,stddev_ns,p50_ns,p95_ns,p99_ns,"
-                "share,self_total_ns,self_mean_ns\n");
+    fprintf(fp,
+            "kind,name,calls,total_ns,mean_ns,min_ns,max_ns,stddev_ns,p50_ns,p95_ns,p99_ns,"
+            "share,self_total_ns,self_mean_ns%s%s\n",
+            s->has_mem_avg ? ",avg_memory_bytes" : "",
+            s->has_gpu_util ? ",avg_gpu_utilization_pct" : "");
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         const gp_kind_summary *ks = &s->kinds[k];
         size_t n = top && top < ks->n_rows ? top : ks->n_rows;
@@ -307,9 +348,19 @@ gp_status gp_summary_render_csv(const gp_summary *s, const gp_summary_render_opt
             gp__csv_field(fp, r->name);
             fprintf(fp,
                     ",%" PRIu64 ",%" PRId64 ",%.1f,%" PRId64 ",%" PRId64
-                    ",%.1f,%.1f,%.1f,%.1f,%.6f,%" PRId64 ",%.1f\n",
+                    ",%.1f,%.1f,%.1f,%.1f,%.6f,%" PRId64 ",%.1f",
                     r->calls, r->total, r->mean, r->min, r->max, r->stddev, r->p50, r->p95, r->p99,
                     r->share, r->self_total, r->self_mean);
+            /* a gpuprof profile's columns, empty on rows whose calls carry none */
+            if (s->has_mem_avg && r->mem_avg >= 0)
+                fprintf(fp, ",%.1f", r->mem_avg);
+            else if (s->has_mem_avg)
+                fputc(',', fp);
+            if (s->has_gpu_util && r->gpu_util >= 0)
+                fprintf(fp, ",%.4f", r->gpu_util * 100.0);
+            else if (s->has_gpu_util)
+                fputc(',', fp);
+            fputc('\n', fp);
         }
     }
     return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
