@@ -69,7 +69,10 @@ class Profiler(_core.Profiler):
     def get_summary(self) -> Dict[str, Dict[str, Any]]:
         """Per-operation records, keyed by name, in the order of the summary (self time, largest
         first): calls, total/mean/min/max/std/p50/p95/p99 and self time in ms, GPU, CPU,
-        transfer and profiler-overhead time in ms (None where not measured), bytes and GB/s."""
+        transfer and profiler-overhead time in ms (None where not measured), bytes and GB/s,
+        avg_memory_mib (mean peak memory of the calls, MiB; memory tracking) and
+        avg_gpu_utilization_pct (GPU time / wall time of the calls that measured GPU time, %),
+        None where not measured; the figures of ``gpuprof summary --json``."""
         return {r["operation"]: r for r in self._records()}
 
     def get_bottlenecks(self, top_n: int = 5) -> List[Dict[str, Any]]:

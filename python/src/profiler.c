@@ -444,7 +444,13 @@ static PyObject *record_of(const gp_name_stats *r, const gp_range_breakdown *b)
             b && b->bytes >= 0 ? PyLong_FromLongLong(b->bytes) : (Py_INCREF(Py_None), Py_None)) <
             0 ||
         put(d, "gbps",
-            b && b->gbps >= 0 ? PyFloat_FromDouble(b->gbps) : (Py_INCREF(Py_None), Py_None)) < 0) {
+            b && b->gbps >= 0 ? PyFloat_FromDouble(b->gbps) : (Py_INCREF(Py_None), Py_None)) < 0 ||
+        put(d, "avg_memory_mib",
+            r->mem_avg >= 0 ? PyFloat_FromDouble(r->mem_avg / (1024.0 * 1024.0))
+                            : (Py_INCREF(Py_None), Py_None)) < 0 ||
+        put(d, "avg_gpu_utilization_pct",
+            r->gpu_util >= 0 ? PyFloat_FromDouble(r->gpu_util * 100.0)
+                             : (Py_INCREF(Py_None), Py_None)) < 0) {
         Py_DECREF(d);
         return NULL;
     }

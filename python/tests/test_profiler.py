@@ -2,11 +2,13 @@
 library's (the CLI's `gpuprof summary` of the exported profile), JSON export read by the CLI."""
 import io
 import json
+import textwrap
 import time
 
 import pytest
 
 import gpuprof
+from conftest import run_python
 
 
 def spin(ns):
@@ -199,3 +201,83 @@ def test_export_folded_and_chrome(tmp_path):
     p.export_chrome(tmp_path / "c.json")
     doc = json.loads((tmp_path / "c.json").read_text())
     assert {e["name"] for e in doc["traceEvents"] if e.get("ph") == "X"} == {"a", "b"}
+
+
+class _Buffer:
+    """A host buffer the memory tracker sizes through the array interface (no numpy needed)."""
+
+    def __init__(self, n_floats):
+        self.__array_interface__ = {"shape": (n_floats,), "typestr": "<f4", "version": 3}
+
+
+def _cli_rows(cli_json, path):
+    doc = cli_json("summary", path, "--json")
+    return {r["name"]: r for k in doc["kinds"] if k["kind"] == "range" for r in k["rows"]}
+
+
+def test_summary_memory_figures_equal_the_clis(tmp_path, cli_json):
+    p = gpuprof.Profiler()
+    m = gpuprof.MemoryTracker(profiler=p)
+    for i in range(3):
+        m.track_tensor("buf%d" % i, _Buffer(1 << 18))  # 1 MiB more before each step
+        with p.profile("step"):
+            spin(20_000)
+    with p.profile("last"):
+        pass
+    path = tmp_path / "profile.json"
+    p.export_json(path)
+    mine = p.get_summary()
+    # by hand: the steps' peaks are 1, 2 and 3 MiB
+    assert mine["step"]["avg_memory_mib"] == pytest.approx(2.0)
+    assert mine["step"]["avg_gpu_utilization_pct"] is None  # no GPU time measured here
+    rows = _cli_rows(cli_json, path)
+    assert set(rows) == set(mine)
+    for name, r in rows.items():
+        if "avg_memory_bytes" in r:
+            assert mine[name]["avg_memory_mib"] == pytest.approx(r["avg_memory_bytes"] / 2**20)
+        else:
+            assert mine[name]["avg_memory_mib"] is None
+        assert "avg_gpu_utilization_pct" not in r
+
+
+def test_plain_ranges_have_no_memory_or_utilisation(tmp_path, cli_json):
+    p = gpuprof.Profiler()
+    with p.profile("plain"):
+        pass
+    path = tmp_path / "profile.json"
+    p.export_json(path)
+    rec = p.get_summary()["plain"]
+    assert rec["avg_memory_mib"] is None and rec["avg_gpu_utilization_pct"] is None
+    r = _cli_rows(cli_json, path)["plain"]
+    assert "avg_memory_bytes" not in r and "avg_gpu_utilization_pct" not in r
+
+
+def test_summary_gpu_utilisation_equals_the_clis_fake_cuda(tmp_path, cli_json, fake_cuda):
+    """GPU times from the FAKE libcuda (scripted event times): tests the figures, not a GPU."""
+    path = tmp_path / "profile.json"
+    code = textwrap.dedent("""
+        import ctypes, json, sys, time, gpuprof
+        fake = ctypes.CDLL(%r)
+        times = [0.0, 1.0, 10.0, 10.5, 20.0, 21.5]   # three ranges: 1, 0.5 and 1.5 ms of GPU time
+        fake.fake_cuda_script_times((ctypes.c_double * 6)(*times), ctypes.c_size_t(6))
+        p = gpuprof.Profiler()
+        for _ in range(3):
+            with p.profile("step", device="gpu"):
+                time.sleep(0.002)
+            with p.profile("host"):
+                pass
+        p.export_json(%r)
+        print(json.dumps(p.get_summary()))
+    """ % (fake_cuda, str(path)))
+    proc = run_python(code, {"GPUPROF_CUDA_LIBRARY": fake_cuda})
+    assert proc.returncode == 0, proc.stderr
+    mine = json.loads(proc.stdout)
+    step = mine["step"]
+    assert step["gpu_ms"] == pytest.approx(3.0)
+    # by hand: 3 ms of GPU time over the steps' wall time
+    assert step["avg_gpu_utilization_pct"] == pytest.approx(100 * 3.0 / step["total_ms"])
+    assert mine["host"]["avg_gpu_utilization_pct"] is None
+    rows = _cli_rows(cli_json, path)
+    assert step["avg_gpu_utilization_pct"] == pytest.approx(rows["step"]["avg_gpu_utilization_pct"],
+                                                            rel=1e-12)
+    assert "avg_gpu_utilization_pct" not in rows["host"]

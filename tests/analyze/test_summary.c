@@ -208,6 +208,112 @@ static void machine_output_has_every_row(void **state)
     gp_trace_free(t);
 }
 
+/* A range with args JSON (NULL: none). */
+static void range_args(gp_trace *t, uint32_t track, const char *name, gp_ns ts, gp_ns dur,
+                       const char *args)
+{
+    gp_strid id;
+    assert_int_equal(gp_trace_intern(t, name, strlen(name), &id), GP_OK);
+    gp_event ev = {.ts = ts, .dur = dur, .name = id, .track = track, .kind = GP_EV_RANGE};
+    if (args)
+        assert_int_equal(gp_trace_add_args(t, args, strlen(args), &ev.extra), GP_OK);
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+static char *render(const gp_summary *s,
+                    gp_status (*fn)(const gp_summary *, const gp_summary_render_opts *, FILE *))
+{
+    gp_summary_render_opts ro = {0, 40};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(fn(s, &ro, f), GP_OK);
+    fclose(f);
+    return buf;
+}
+
+/* A gpuprof profile (the args its profiler writes into ranges):
+ *   step [0,1000) {gpu_ns 600, mem 4096}, step [2000,3000) {gpu_ns 200, mem 2048}
+ *   copy [1100,1300) {mem 1024}, copy [1400,1600) {}  (memory only; gpu_only: no mem at all)
+ *   idle [3000,3500) no args.
+ * step: mem_avg (4096 + 2048) / 2 = 3072, gpu_util 800 / 2000 = 0.4; copy: mem_avg 1024 (the one
+ * call that carries it), gpu_util -1; idle: -1, -1. With gpu_only the ranges carry gpu_ns only: no
+ * memory column anywhere. */
+static void profile_memory_and_gpu_utilisation(void **state)
+{
+    (void)state;
+    for (int gpu_only = 0; gpu_only < 2; gpu_only++) {
+        gp_trace *t;
+        uint32_t cpu;
+        assert_int_equal(gp_trace_create("profile", &t), GP_OK);
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+        range_args(t, cpu, "step", 0, 1000,
+                   gpu_only ? "{\"gpu_ns\":600}" : "{\"gpu_ns\":600,\"mem_peak_bytes\":4096}");
+        range_args(t, cpu, "copy", 1100, 200, gpu_only ? NULL : "{\"mem_peak_bytes\":1024}");
+        range_args(t, cpu, "copy", 1400, 200, "{\"device\":\"cpu\"}");
+        range_args(t, cpu, "step", 2000, 1000,
+                   gpu_only ? "{\"gpu_ns\":200}" : "{\"gpu_ns\":200,\"mem_peak_bytes\":2048}");
+        range_args(t, cpu, "idle", 3000, 500, NULL);
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        gp_summary *s = NULL;
+        assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+        const gp_kind_summary *ks = &s->kinds[GP_EV_RANGE];
+        assert_int_equal(ks->n_rows, 3);
+        assert_string_equal(ks->rows[0].name, "step");
+        assert_string_equal(ks->rows[1].name, "idle");
+        assert_string_equal(ks->rows[2].name, "copy");
+        assert_true(ks->rows[0].gpu_util == 0.4);
+        assert_true(ks->rows[0].mem_avg == (gpu_only ? -1 : 3072.0));
+        assert_true(ks->rows[1].mem_avg == -1 && ks->rows[1].gpu_util == -1);
+        assert_true(ks->rows[2].mem_avg == (gpu_only ? -1 : 1024.0));
+        assert_true(ks->rows[2].gpu_util == -1);
+        assert_true(s->has_gpu_util);
+        assert_int_equal(s->has_mem_avg, !gpu_only);
+        assert_true(s->n_top == 3 && s->top[0].gpu_util == 0.4); /* bottlenecks carry them too */
+        char *text = render(s, gp_summary_render_text);
+        assert_int_equal(strstr(text, "Avg mem (MiB)") != NULL, !gpu_only);
+        assert_non_null(strstr(text, "Avg GPU util"));
+        assert_non_null(strstr(text, gpu_only ? "      40.0%\n" : "0.00        40.0%\n"));
+        free(text);
+        char *json = render(s, gp_summary_render_json);
+        assert_int_equal(strstr(json, "\"avg_memory_bytes\":3072") != NULL, !gpu_only);
+        assert_non_null(strstr(json, "\"avg_gpu_utilization_pct\":40"));
+        assert_int_equal(count(json, "avg_gpu_utilization_pct"), 2); /* step's row and top row */
+        free(json);
+        char *csv = render(s, gp_summary_render_csv);
+        assert_non_null(strstr(csv, gpu_only ? "self_mean_ns,avg_gpu_utilization_pct\n"
+                                             : "self_mean_ns,avg_memory_bytes,"
+                                               "avg_gpu_utilization_pct\n"));
+        assert_non_null(strstr(csv, gpu_only ? ",500.0,\n" : ",500.0,,\n")); /* idle */
+        free(csv);
+        gp_summary_free(s);
+        gp_trace_free(t);
+    }
+}
+
+/* A trace without those args (every Kineto trace): no figures, no columns, no keys. */
+static void no_profile_figures_without_args(void **state)
+{
+    (void)state;
+    gp_trace *t = nested_trace(true);
+    gp_summary *s = NULL;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_false(s->has_mem_avg || s->has_gpu_util);
+    for (int k = 0; k < GP_EV_KIND_COUNT; k++)
+        for (size_t i = 0; i < s->kinds[k].n_rows; i++)
+            assert_true(s->kinds[k].rows[i].mem_avg == -1 && s->kinds[k].rows[i].gpu_util == -1);
+    char *text = render(s, gp_summary_render_text);
+    assert_null(strstr(text, "Avg mem"));
+    assert_null(strstr(text, "Avg GPU util"));
+    free(text);
+    char *json = render(s, gp_summary_render_json);
+    assert_null(strstr(json, "avg_"));
+    free(json);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
 /* modern_h100_timesformer (PyTorch 2.x, with_stack): per kind, 0 <= self <= inclusive per row,
  * shares sum to 1, the CPU ops' self total is at most the span. */
 static void real_timesformer_partition(void **state)
@@ -256,6 +362,8 @@ int main(void)
         cmocka_unit_test(kind_filter_keeps_self_and_gpu_facts),
         cmocka_unit_test(machine_output_has_every_row),
         cmocka_unit_test(real_timesformer_partition),
+        cmocka_unit_test(profile_memory_and_gpu_utilisation),
+        cmocka_unit_test(no_profile_figures_without_args),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -19,6 +19,8 @@ static void usage(FILE *fp)
         "nested on the same thread (aten::addmm inside aten::linear). TRACE is a\n"
         "PyTorch-profiler/Kineto or Chrome trace (.json or .json.gz) or a gpuprof profile; a\n"
         "DIR is a multi-rank job (every *.json[.gz] in it). Several inputs are merged by name.\n"
+        "A gpuprof profile whose ranges carry memory and GPU time adds, per operation, the\n"
+        "average memory (MiB) and GPU utilisation (%%) of its calls.\n"
         "\n"
         "options:\n"
         "  -k, --kind KIND    only this kind (repeatable or comma-separated): kernel, memcpy,\n"
