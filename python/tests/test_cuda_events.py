@@ -23,12 +23,12 @@ class FakeClock:
         self.records = []  # (event, stream)
 
 
-class FakeTorchEvent:
-    """A fake torch.cuda.Event: record(stream=None), query(), synchronize(), elapsed_time()."""
+class FakeEvent:
+    """What fake torch and CuPy events share: record(stream=None) takes the next scripted time;
+    the event completes after clock.not_ready "not ready" answers, or at synchronize()."""
 
-    def __init__(self, clock, enable_timing=True):
+    def __init__(self, clock):
         self.clock = clock
-        self.enable_timing = enable_timing
         self.t = None
         self.left = clock.not_ready
 
@@ -36,7 +36,7 @@ class FakeTorchEvent:
         self.t = self.clock.times.pop(0)
         self.clock.records.append((self, stream))
 
-    def query(self):
+    def _complete(self):
         if self.left > 0:
             self.left -= 1
             return False
@@ -45,6 +45,17 @@ class FakeTorchEvent:
     def synchronize(self):
         self.clock.syncs += 1
         self.left = 0
+
+
+class FakeTorchEvent(FakeEvent):
+    """A fake torch.cuda.Event: query() and start.elapsed_time(end)."""
+
+    def __init__(self, clock, enable_timing=True):
+        super().__init__(clock)
+        self.enable_timing = enable_timing
+
+    def query(self):
+        return self._complete()
 
     def elapsed_time(self, end):
         assert self.t is not None and end.t is not None and self.enable_timing
@@ -52,30 +63,18 @@ class FakeTorchEvent:
         return end.t - self.t
 
 
-class FakeCupyEvent:
-    """A fake cupy.cuda.Event: record(stream=None), the done property, synchronize(); the time
-    comes from the module function cupy.cuda.get_elapsed_time(start, end)."""
+class FakeCupyEvent(FakeEvent):
+    """A fake cupy.cuda.Event: the done property; the time comes from the module function
+    cupy.cuda.get_elapsed_time(start, end)."""
 
     clock = None
 
     def __init__(self, block=False, disable_timing=False, interprocess=False):
-        self.t = None
-        self.left = self.clock.not_ready
-
-    def record(self, stream=None):
-        self.t = self.clock.times.pop(0)
-        self.clock.records.append((self, stream))
+        super().__init__(type(self).clock)
 
     @property
     def done(self):
-        if self.left > 0:
-            self.left -= 1
-            return False
-        return True
-
-    def synchronize(self):
-        self.clock.syncs += 1
-        self.left = 0
+        return self._complete()
 
 
 @pytest.fixture
