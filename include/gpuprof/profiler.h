@@ -355,8 +355,9 @@ GP_EXTERN gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp) GP_WARN_UNUS
  * gp_cuda_timer_stats / gp_cuda_timer_all_stats, the timing report and the profile export exactly
  * like a completed pair of the set's own events, and needs no CUDA driver: with samples added, the
  * statistics, the report and the export list them even where no driver loads. name must outlive
- * the profiler (gp_profiler_intern). While the owning profiler is disabled, records nothing and
- * returns GP_OK. GP_EINVAL (NULL t or name, ns < 0), GP_ENOMEM. Thread-safe. */
+ * the profiler (gp_profiler_intern). Records whether or not the owning profiler is enabled: the
+ * caller measured the time and decides (events recorded while enabled may complete, and be read,
+ * after a disable). GP_EINVAL (NULL t or name, ns < 0), GP_ENOMEM. Thread-safe. */
 GP_EXTERN gp_status gp_cuda_timer_add(gp_cuda_timer *t, const char *name, gp_ns ns) GP_WARN_UNUSED;
 /* Prints rows (n of them, e.g. from gp_cuda_timer_all_stats, in the order given) as the
  * fixed-width "GPU KERNEL TIMING REPORT" that gp_cuda_timer_print prints: one line per row, the

@@ -141,9 +141,13 @@ class KernelTimer:
         """True when start/stop record events from ``events`` (torch, CuPy or a factory)."""
         return self._factory is not None
 
+    def _on(self) -> bool:
+        """Recording: this timer and its profiler are enabled."""
+        return self.enabled and self._prof.enabled
+
     def start(self, name: str, stream: Any = None) -> None:
         """Records a start event for name on stream (default stream when None)."""
-        if not self.enabled:
+        if not self._on():
             return
         if self._factory is not None:
             self._poll(False)
@@ -160,7 +164,7 @@ class KernelTimer:
     def stop(self, name: str) -> None:
         """Records the stop event of the oldest open start of name (on its stream). LookupError if
         none is open."""
-        if not self.enabled:
+        if not self._on():
             return
         if self._factory is not None:
             opened = self._ev_open.get(name)
@@ -186,15 +190,16 @@ class KernelTimer:
     def add_events(self, name: str, start: Any, end: Any) -> None:
         """Times name by two events the caller recorded around its work (``torch.cuda.Event
         (enable_timing=True)`` or ``cupy.cuda.Event()``): the elapsed time is read when end
-        completes and counts as one call of name. Works with any ``events`` setting."""
-        if not self.enabled:
+        completes and counts as one call of name. Works with any ``events`` setting. Pairs handed
+        over while enabled are read even if the timer is disabled before they complete."""
+        if not self._on():
             return
         self._pending.append((name, start, end))
         self._poll(False)
 
     def add_time(self, name: str, ms: float) -> None:
         """Adds one call of name that took ms milliseconds (measured by the caller)."""
-        if self.enabled:
+        if self._on():
             _core._timer_add(self._h, name, int(round(ms * 1e6)))
 
     def resolve(self, wait: bool = True) -> int:
@@ -217,10 +222,10 @@ class KernelTimer:
                         continue
                     end.synchronize()
                 ms = _elapsed_ms(start, end)
+                _core._timer_add(self._h, name, max(0, int(round(ms * 1e6))))
             except BaseException:
                 keep.extend(pending[i + 1:])  # this pair is dropped; the rest stay pending
                 raise
-            _core._timer_add(self._h, name, max(0, int(round(ms * 1e6))))
 
     @contextlib.contextmanager
     def time(self, name: str, stream: Any = None) -> Iterator[None]:

@@ -214,3 +214,16 @@ def test_fake_events_factory_forms_and_errors():
     assert t.get_timing("good")["calls"] == 1 and t.get_timing("bad") is None
     with pytest.raises(ValueError):
         t.add_time("negative", -1.0)
+
+
+def test_fake_events_stopped_before_a_disable_still_count():
+    clock = FakeClock([0.0, 2.0], not_ready=10)
+    prof = gpuprof.Profiler()
+    t = gpuprof.KernelTimer(profiler=prof, events=lambda: FakeTorchEvent(clock))
+    t.start("k")
+    t.stop("k")  # not complete yet
+    prof.disable()
+    t.start("ignored")  # records no event (the clock has no time left: it would fail)
+    t.stop("ignored")
+    assert t.get_timing("k")["calls"] == 1  # measured while enabled, read after the disable
+    assert t.get_timing("ignored") is None

@@ -166,8 +166,8 @@ gp_status gp_cuda_timer_add(gp_cuda_timer *t, const char *name, gp_ns ns)
 {
     if (!t || !name || ns < 0)
         return GP_EINVAL;
-    if (t->owner && !gp_profiler_enabled(t->owner))
-        return GP_OK; /* a disabled profiler records nothing */
+    /* No enabled check: the caller measured it, maybe before a disable (Python reads events
+     * after they complete); it decides whether to add. */
     gp_status st = GP_OK;
     gp__mutex_lock(&t->lock);
     gp__timer_pair *pr = GP_PUSH(t->pairs, t->n_pairs, t->cap_pairs);
