@@ -27,17 +27,24 @@ if missing and not any(a in sys.argv for a in ("--help", "sdist", "egg_info", "c
              "or set GPUPROF_BUILD_DIR to your build directory."
              % (BUILD, os.path.basename(missing[0]), ROOT, BUILD, BUILD))
 
+SYSTEM_LIBS = ["microhttpd", "yaml", "jansson", "nettle", "z", "pthread", "dl", "m"]
+
 core = Extension(
     "gpuprof._core",
-    sources=[os.path.join("src", f) for f in ("module.c", "profiler.c", "trace.c", "cuda.c")],
+    sources=[os.path.join("src", f) for f in ("module.c", "profiler.c", "trace.c", "cuda.c",
+                                                     "compile.c")],
     include_dirs=[os.path.join(ROOT, "include")],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"]
     + (["-Werror"] if os.environ.get("GPUPROF_WERROR") == "1" else []),
     # The layer libraries reference each other upward only through public symbols; a group
     # resolves them in one pass whatever the order.
-    extra_link_args=["-Wl,--start-group"] + LIBS + ["-Wl,--end-group"],
-    libraries=["microhttpd", "yaml", "jansson", "nettle", "z", "pthread", "dl", "m"],
+    # The system libraries come after the group (setuptools puts `libraries` before
+    # extra_link_args, and with --as-needed, Debian's default, a library named before the archives
+    # that use it is dropped: jansson, used only by the compile-log reader, was).
+    extra_link_args=["-Wl,--start-group"] + LIBS + ["-Wl,--end-group"]
+    + ["-l" + lib for lib in SYSTEM_LIBS],
+    libraries=SYSTEM_LIBS,
     depends=LIBS + [os.path.join("src", "gpy.h")],
 )
 

@@ -341,11 +341,31 @@ GP_EXTERN gp_status gp_cuda_timer_stats(gp_cuda_timer *t, const char *name,
                                         gp_timer_stats *out) GP_WARN_UNUSED;
 /* Resolves (wait = true), then the statistics of every timer name, sorted by total time
  * (descending, then name). On success *rows (*n) is owned by the caller (free()); names point to
- * the names given to gp_cuda_timer_start. GP_ENODRIVER without a CUDA driver, GP_ENOMEM. */
+ * the names given to gp_cuda_timer_start / gp_cuda_timer_add. GP_ENODRIVER without a CUDA driver
+ * when no sample was added with gp_cuda_timer_add (nothing to report), GP_ENOMEM. */
 GP_EXTERN gp_status gp_cuda_timer_all_stats(gp_cuda_timer *t, gp_timer_stats **rows,
                                             size_t *n) GP_WARN_UNUSED;
-/* Prints the fixed-width "GPU KERNEL TIMING REPORT" (or its "no CUDA driver" status line). */
+/* Prints the fixed-width "GPU KERNEL TIMING REPORT" (without a CUDA driver, and no sample added
+ * with gp_cuda_timer_add, its "no CUDA driver" status line). */
 GP_EXTERN gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp) GP_WARN_UNUSED;
+
+/* Adds one sample measured outside the timer set to timer `name`: `ns` (>= 0) is the elapsed time
+ * between two events the caller recorded and read itself (torch.cuda.Event.elapsed_time,
+ * cupy.cuda.get_elapsed_time, cudaEventElapsedTime of its own events). The sample counts in
+ * gp_cuda_timer_stats / gp_cuda_timer_all_stats, the timing report and the profile export exactly
+ * like a completed pair of the set's own events, and needs no CUDA driver: with samples added, the
+ * statistics, the report and the export list them even where no driver loads. name must outlive
+ * the profiler (gp_profiler_intern). Records whether or not the owning profiler is enabled: the
+ * caller measured the time and decides (events recorded while enabled may complete, and be read,
+ * after a disable). GP_EINVAL (NULL t or name, ns < 0), GP_ENOMEM. Thread-safe. */
+GP_EXTERN gp_status gp_cuda_timer_add(gp_cuda_timer *t, const char *name, gp_ns ns) GP_WARN_UNUSED;
+/* Prints rows (n of them, e.g. from gp_cuda_timer_all_stats, in the order given) as the
+ * fixed-width "GPU KERNEL TIMING REPORT" that gp_cuda_timer_print prints: one line per row, the
+ * TOTAL line, and the pending count when a row has pending pairs; "(no timers recorded)" when n is
+ * 0. With why non-NULL prints only the title and "status: <why>" (the no-driver form). Formats
+ * only. GP_EINVAL (rows NULL with n > 0, fp NULL), GP_EIO. */
+GP_EXTERN gp_status gp_timer_stats_render_text(const gp_timer_stats *rows, size_t n,
+                                               const char *why, FILE *fp) GP_WARN_UNUSED;
 /* Clears every timer (completed, pending and open pairs) and nothing else: ranges, the memory
  * tracker and the profiler's counters stay. */
 GP_EXTERN void gp_cuda_timer_reset(gp_cuda_timer *t);

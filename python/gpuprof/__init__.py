@@ -19,6 +19,7 @@ See docs/python.md for the whole API.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional
@@ -200,6 +201,16 @@ class Trace:
         """``gpuprof convert``: writes a one-rank trace as Kineto-compatible Chrome JSON."""
         self._t.write_chrome(path)
 
+    def compile(self, current: Optional["Trace"] = None, log=None, top: int = 20,
+                format: str = "dict", html=None, title: Optional[str] = None) -> Any:
+        """``gpuprof compile --trace THIS [--trace CURRENT] [LOG]``: the compiled regions
+        ("Torch-Compiled Region") of this trace, their CPU and GPU time, kernels and launch
+        overhead against the eager ops; with ``current`` (another Trace or a path) the speedup
+        overall and per region; with ``log`` (a TORCH_TRACE log or directory) the log's analysis
+        too. See :func:`compile_log`."""
+        traces = [self] if current is None else [self, current]
+        return compile_log(log, traces=traces, top=top, format=format, html=html, title=title)
+
 
 def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool = True,
          keep_op_shapes: bool = True) -> Trace:
@@ -208,6 +219,31 @@ def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool 
     byte offset. The GIL is released while it reads; Ctrl-C interrupts it."""
     return Trace(_core.read(path, threads=threads, keep_python=keep_python,
                             keep_memory=keep_memory, keep_op_shapes=keep_op_shapes))
+
+
+def compile_log(log=None, *, traces=(), top: int = 20, format: str = "dict", html=None,
+                title: Optional[str] = None) -> Any:
+    """``gpuprof compile``: torch.compile analysis of a TORCH_TRACE log (a file, plain or .gz, or
+    a directory of rank logs): compile ids, graph breaks with reason, user line and suggestion,
+    recompilations and why, failures, compile time per phase, cache hits, fusion per graph
+    (docs/compile.md). ``traces`` (up to two paths or one-rank Traces: base, then current) adds
+    the compiled regions of traces of compiled code and the speedup. Returns a Result with the
+    schema of ``gpuprof compile --json`` (gpuprof.compile/1), or str with ``format="text"`` /
+    ``"json"``; ``html=PATH`` also writes the HTML report (``--html``)."""
+    core = [t._t if isinstance(t, Trace) else t for t in traces]
+    if format not in ("dict", "json", "text"):
+        raise ValueError('format must be one of "dict", "json", "text"')
+    if html is not None:
+        page = _core.compile(log, core, top=top, format="html", title=title)
+        tmp = "%s.tmp%d" % (os.fspath(html), os.getpid())
+        with open(tmp, "w", encoding="utf-8") as f:  # whole or not at all, as the CLI writes
+            f.write(page)
+        os.replace(tmp, html)
+    out = _core.compile(log, core, top=top, format=format, title=title)
+    return Result(out, "compile") if format == "dict" else out
+
+
+__all__.append("compile_log")
 
 
 from .compare import (Comparison, OptimizationSuggestion, ProfilerOptimizer,  # noqa: E402

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional
 # The table to_pandas() returns when none is named, per kind of result.
 _DEFAULT_TABLE = {"summary": "rows", "analyze": "top_kernels", "diff": "rows",
                   "advise": "suggestions", "ops": "rows"}
+_DEFAULT_TABLE["compile"] = "compile_ids"  # gpuprof compile: one row per compile id
 
 
 class Result(dict):

@@ -1,7 +1,8 @@
 /* The CUDA-event kernel timer and the memory tracker of a profiler (include/gpuprof/profiler.h),
  * as functions on the profiler's C handle; gpuprof/cuda.py builds KernelTimer, MemoryTracker and
  * CudaProfiler on them. CUDA events go through the C library's driver binding (dlopen of
- * libcuda.so.1, or GPUPROF_CUDA_LIBRARY); without a driver the timer reports why. */
+ * libcuda.so.1, or GPUPROF_CUDA_LIBRARY); without a driver the timer reports why. Elapsed times
+ * of the caller's own events (torch.cuda.Event, CuPy) come in through _timer_add. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,29 @@ static PyObject *timer_stop(PyObject *mod, PyObject *args)
         return PyErr_Format(PyExc_LookupError, "KernelTimer.stop: no open start of %s", name);
     if (st != GP_OK)
         return gpy_raise(st, NULL, "KernelTimer.stop");
+    Py_RETURN_NONE;
+}
+
+/* _timer_add(handle, name, ns): one sample measured by the caller's own events (torch / CuPy),
+ * into the profiler's timer table (gp_cuda_timer_add). */
+static PyObject *timer_add(PyObject *mod, PyObject *args)
+{
+    PyObject *h;
+    const char *name;
+    long long ns;
+    if (!PyArg_ParseTuple(args, "OsL", &h, &name, &ns))
+        return NULL;
+    gp_profiler *p = handle_of(h);
+    if (!p)
+        return NULL;
+    if (ns < 0)
+        return PyErr_Format(PyExc_ValueError, "KernelTimer: a negative elapsed time for %s", name);
+    const char *kept = gp_profiler_intern(p, name);
+    if (!kept)
+        return PyErr_NoMemory();
+    gp_status st = gp_cuda_timer_add(gp_profiler_cuda_timer(p), kept, (gp_ns)ns);
+    if (st != GP_OK)
+        return gpy_raise(st, NULL, "KernelTimer.add_time");
     Py_RETURN_NONE;
 }
 
@@ -152,6 +176,26 @@ static PyObject *report_of(PyObject *h, print_fn fn, const char *what)
 static PyObject *timer_report(PyObject *mod, PyObject *h)
 {
     return report_of(h, print_timer, "KernelTimer.get_report");
+}
+
+/* The timer rows in the report's layout, never the no-driver status line (the rows of a timer fed
+ * only by the caller's events: there may be none yet, and the driver is not what measures). */
+static gp_status print_timer_rows(gp_profiler *p, FILE *fp)
+{
+    gp_timer_stats *rows = NULL;
+    size_t n = 0;
+    gp_status st = gp_cuda_timer_all_stats(gp_profiler_cuda_timer(p), &rows, &n);
+    if (st == GP_ENODRIVER)
+        st = GP_OK; /* no driver and no sample: an empty table */
+    if (st == GP_OK)
+        st = gp_timer_stats_render_text(rows, n, NULL, fp);
+    free(rows);
+    return st;
+}
+
+static PyObject *timer_rows_report(PyObject *mod, PyObject *h)
+{
+    return report_of(h, print_timer_rows, "KernelTimer.get_report");
 }
 
 static PyObject *mem_report(PyObject *mod, PyObject *h)
@@ -335,6 +379,9 @@ static PyMethodDef functions[] = {
     {"_timer_stats", timer_stats, METH_VARARGS, "(handle, name) -> dict or None"},
     {"_timer_all", timer_all, METH_O, "(handle) -> list of dicts"},
     {"_timer_report", timer_report, METH_O, "(handle) -> GPU KERNEL TIMING REPORT"},
+    {"_timer_add", timer_add, METH_VARARGS, "(handle, name, ns): a sample of the caller's events"},
+    {"_timer_rows_report", timer_rows_report, METH_O,
+     "(handle) -> GPU KERNEL TIMING REPORT of the rows, without the driver's status line"},
     {"cuda_status", cuda_status, METH_NOARGS,
      "cuda_status() -> None when the CUDA driver is loaded, else why it is not."},
     {"_mem_track", mem_track, METH_VARARGS, "(handle, name, shape, dtype, bytes)"},

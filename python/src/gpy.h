@@ -40,9 +40,15 @@ void gpy_buf_discard(gpy_buf *b);
 /* os.fspath(obj) as a new bytes object (NULL with an exception set): accepts str and path-like. */
 PyObject *gpy_fspath(PyObject *obj);
 
+/* The job of a gpuprof._core.Trace object (borrowed: valid while obj lives), or NULL when obj is
+ * not one (no exception set). */
+struct gp_job;
+struct gp_job *gpy_trace_job(PyObject *obj);
+
 /* Type and function registration, one per source file. Each returns 0 or -1 with an exception. */
 int gpy_profiler_init(PyObject *module);
 int gpy_trace_init(PyObject *module);
 int gpy_cuda_init(PyObject *module);
+int gpy_compile_init(PyObject *module);
 
 #endif

@@ -169,5 +169,9 @@ PyMODINIT_FUNC PyInit__core(void)
         Py_DECREF(m);
         return NULL;
     }
+    if (gpy_compile_init(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

@@ -46,6 +46,11 @@ static gpy_trace *trace_wrap(gp_job *job, PyObject *path)
     return t;
 }
 
+gp_job *gpy_trace_job(PyObject *obj)
+{
+    return PyObject_TypeCheck(obj, &gpy_trace_type) ? ((gpy_trace *)obj)->job : NULL;
+}
+
 /* ---- reading, on a worker thread ------------------------------------------------------------ */
 
 typedef struct read_work {

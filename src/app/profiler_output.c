@@ -85,12 +85,13 @@ gp_status gp_cuda_timer_print(gp_cuda_timer *t, FILE *fp)
 {
     if (!t)
         return GP_EINVAL;
-    const char *why = gp_profiler_cuda_status();
-    if (why)
-        return gp__timer_table_text(NULL, 0, why, fp);
     gp_timer_stats *rows = NULL;
     size_t n = 0;
     gp_status st = gp_cuda_timer_all_stats(t, &rows, &n);
+    if (st == GP_ENODRIVER) { /* no driver and no added sample: say why */
+        const char *why = gp_profiler_cuda_status();
+        return gp__timer_table_text(NULL, 0, why ? why : gp_strerror(st), fp);
+    }
     if (st == GP_OK)
         st = gp__timer_table_text(rows, n, NULL, fp);
     free(rows);

@@ -48,6 +48,14 @@ gp_status gp__timer_table_text(const gp_timer_stats *rows, size_t n, const char 
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 
+gp_status gp_timer_stats_render_text(const gp_timer_stats *rows, size_t n, const char *why,
+                                     FILE *fp)
+{
+    if (!fp || (!rows && n > 0))
+        return GP_EINVAL;
+    return gp__timer_table_text(rows, n, why, fp);
+}
+
 void gp__full_report_title(FILE *fp)
 {
     gp__rule(fp, '#', 157);

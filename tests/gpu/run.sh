@@ -47,6 +47,10 @@ PY
 "$gpuprof" trace -o "$out/streams.json" -- "$ex/streams" 4 10 && check "$out/streams.json" scale 40
 "$gpuprof" trace -o "$out/nvtx.json" -- "$ex/nvtx_ranges" 5 && check "$out/nvtx.json" work 15 16
 "$gpuprof" trace -o "$out/graph.json" -- "$ex/cuda_graph" 10 && check "$out/graph.json" stage_ 30
+# The Python KernelTimer on real torch.cuda.Event objects (skipped without torch built with CUDA).
+if [ -d "$build/python/gpuprof" ] && python3 -c 'import pytest' 2>/dev/null; then
+  PYTHONPATH=$build/python python3 -m pytest -q -p no:cacheprovider tests/gpu/test_python_torch_events.py || fail=1
+fi
 # Exit code pass-through: a program killed by SIGTERM reports 128 + 15.
 set +e
 "$gpuprof" trace -o "$out/term.json" -- bash -c 'kill -TERM $$' ; rc=$?

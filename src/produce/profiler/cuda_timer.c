@@ -1,5 +1,6 @@
 /* CUDA-event kernel timers: start/stop record events (asynchronous), elapsed times are read later
- * with cuEventQuery + cuEventElapsedTime, never by synchronising the device. */
+ * with cuEventQuery + cuEventElapsedTime, never by synchronising the device. gp_cuda_timer_add
+ * puts samples measured by the caller's own events (torch / CuPy) into the same table. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,23 @@ gp_status gp_cuda_timer_stop(gp_cuda_timer *t, const char *name)
     return mark(t, name, false, NULL);
 }
 
+gp_status gp_cuda_timer_add(gp_cuda_timer *t, const char *name, gp_ns ns)
+{
+    if (!t || !name || ns < 0)
+        return GP_EINVAL;
+    /* No enabled check: the caller measured it, maybe before a disable (Python reads events
+     * after they complete); it decides whether to add. */
+    gp_status st = GP_OK;
+    gp__mutex_lock(&t->lock);
+    gp__timer_pair *pr = GP_PUSH(t->pairs, t->n_pairs, t->cap_pairs);
+    if (pr) /* a completed pair without events: nothing to resolve or release */
+        *pr = (gp__timer_pair){.name = name, .ns = ns};
+    else
+        st = GP_ENOMEM;
+    gp__mutex_unlock(&t->lock);
+    return st;
+}
+
 static size_t resolve_locked(struct gp_cuda_timer *t, bool wait) GP_REQUIRES(t->lock)
 {
     const gp__cuda *c = gp__cuda_get();
@@ -300,11 +318,13 @@ gp_status gp_cuda_timer_all_stats(gp_cuda_timer *t, gp_timer_stats **rows, size_
         return GP_EINVAL;
     *rows = NULL;
     *n = 0;
-    if (gp__cuda_get()->status != GP_OK)
-        return GP_ENODRIVER;
+    bool driver = gp__cuda_get()->status == GP_OK;
     gp__mutex_lock(&t->lock);
-    resolve_locked(t, true);
-    gp_status st = collect_locked(t, rows, n);
+    gp_status st = GP_ENODRIVER; /* without a driver only added samples can be there */
+    if (driver || t->n_pairs) {
+        resolve_locked(t, true);
+        st = collect_locked(t, rows, n);
+    }
     gp__mutex_unlock(&t->lock);
     return st;
 }
@@ -320,9 +340,9 @@ gp_status gp__timer_json(gp_cuda_timer *t, gp__buf *b)
     gp__jw_arr_begin(&w);
     gp_timer_stats *rows = NULL;
     size_t n = 0;
-    gp_status st = GP_OK;
-    if (c->status == GP_OK)
-        st = gp_cuda_timer_all_stats(t, &rows, &n);
+    gp_status st = gp_cuda_timer_all_stats(t, &rows, &n); /* added samples without a driver */
+    if (st == GP_ENODRIVER)
+        st = GP_OK;
     for (size_t i = 0; i < n; i++) {
         const gp_timer_stats *r = &rows[i];
         gp__jw_obj_begin(&w);
