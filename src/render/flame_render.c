@@ -144,7 +144,12 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
     gp__jw_arr_begin(&w);
     gp__jw_obj_begin(&w);
     gp__jw_kv_str(&w, "type", "sampled");
-    gp__jw_kv_str(&w, "name", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time");
+    gp__jw_kv_str(
+        &w, "name",
+        t->by == GP_FLAME_BY_MODULE
+            ? (t->weight == GP_FLAME_GPU ? "GPU time by nn.Module" : "CPU time by nn.Module")
+        : t->weight == GP_FLAME_GPU ? "GPU time"
+                                    : "CPU time");
     gp__jw_kv_str(&w, "unit", "nanoseconds");
     gp__jw_kv_int(&w, "startValue", 0);
     gp__jw_kv_int(&w, "endValue", t->n_nodes ? t->nodes[0].total : 0);
@@ -216,6 +221,8 @@ static void json_head(gp__jw *w, const gp_flame_tree *t, const gp_flame_render_o
     gp__jw_kv_str(w, "title", o->title ? o->title : "gpuprof flame");
     gp__jw_kv_str(w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
     gp__jw_kv_bool(w, "diff", t->is_diff);
+    if (t->by == GP_FLAME_BY_MODULE)
+        gp__jw_kv_str(w, "by", "module");
 }
 
 /* The data the JS needs: per drawn frame [parent, depth, x, total, self, base_total, kind]. */
@@ -394,7 +401,7 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
     fprintf(fp,
-            "</h1>\n<p class=\"gp-sub\">%s%s weight, %s in all, <span id=\"gp-nframes\">%zu"
+            "</h1>\n<p class=\"gp-sub\">%s%s weight%s, %s in all, <span id=\"gp-nframes\">%zu"
             "</span> frames%s</p>\n"
             "<div class=\"gp-controls\"><span class=\"gp-views\" role=\"tablist\">"
             "<button type=\"button\" data-view=\"flame\" class=\"gp-on\">Flame (time order)"
@@ -412,7 +419,8 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "<div id=\"gp-table\" class=\"gp-table-wrap\"></div>\n"
             "<script id=\"gp-data\" type=\"application/json\">",
             t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
-            total, t->n_nodes, t->is_diff ? " (red: grew, blue: shrank)" : "", t->n_nodes);
+            t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes,
+            t->is_diff ? " (red: grew, blue: shrank)" : "", t->n_nodes);
     gp_status s = page_json(t, o, fp);
     if (s != GP_OK)
         return s;

@@ -26,11 +26,18 @@ static void usage(FILE *fp)
             "                            view state in the URL (#f=FRAME&s=REGEX)\n"
             "With --diff the picture has CURRENT's shape, red where a stack grew against BASE and\n"
             "blue where it shrank; folded output then has two counts per line (base current).\n"
+            "With --by module the frames are the nn.Module hierarchy instead (python_function\n"
+            "frames \"nn.Module: Block_3\" of traces recorded with with_stack=True): each kernel\n"
+            "under the modules around the op that launched it, the rule of `gpuprof ops --by\n"
+            "module`; CPU weight is the ops' self CPU time. Work outside every module, and GPU\n"
+            "work no op launched, is under \"(no module)\". No thread frames.\n"
             "\n"
             "options:\n"
             "  -o, --output FILE       output file (required)\n"
             "  -f, --format FMT        folded, speedscope, svg or html (overrides the suffix)\n"
             "      --weight W          cpu, gpu or auto (default: gpu when there is GPU work)\n"
+            "      --by B              stack (default) or module: the frames are the nn.Module\n"
+            "                          hierarchy\n"
             "      --min-duration D    fold frames shorter than D into their parent (e.g. 50us)\n"
             "      --max-depth N       fold frames deeper than N (root = 0, thread = 1)\n"
             "      --group-kernels D   merge GPU leaves shorter than D into \"[N small kernels]\"\n"
@@ -88,12 +95,14 @@ enum {
     OPT_NOTHREADS,
     OPT_THREADS,
     OPT_DIFF,
-    OPT_WIDTH
+    OPT_WIDTH,
+    OPT_BY
 };
 
 static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
                                          GP__CLI_ARG_S("format", 'f'),
                                          GP__CLI_ARG("weight", OPT_WEIGHT),
+                                         GP__CLI_ARG("by", OPT_BY),
                                          GP__CLI_ARG("min-duration", OPT_MIN),
                                          GP__CLI_ARG("max-depth", OPT_DEPTH),
                                          GP__CLI_ARG("group-kernels", OPT_GROUP),
@@ -128,6 +137,13 @@ static int take_option(void *ctx, int id, char *arg)
     switch (id) {
     case 'f':
         a->format = arg;
+        return 0;
+    case OPT_BY:
+        if (strcmp(arg, "stack") != 0 && strcmp(arg, "module") != 0) {
+            gp__cli_error("flame", "--by is stack or module, not '%s'", arg);
+            return 2;
+        }
+        a->fo.by = arg[0] == 'm' ? GP_FLAME_BY_MODULE : GP_FLAME_BY_STACK;
         return 0;
     case OPT_WEIGHT:
         while (w < GP_ARRAY_LEN(weights) && strcmp(arg, weights[w]) != 0)
@@ -255,6 +271,15 @@ done:
     return rc;
 }
 
+/* True when a module tree has a module frame (frames by module are Python frames). */
+static bool has_module_frame(const gp_flame_tree *t)
+{
+    for (size_t i = 1; i < t->n_nodes; i++)
+        if (t->nodes[i].kind == GP_EV_PYTHON)
+            return true;
+    return false;
+}
+
 int gp__cmd_flame(int argc, char **argv)
 {
     flame_args a = {.threads = -1};
@@ -272,8 +297,13 @@ int gp__cmd_flame(int argc, char **argv)
     if (!gp__cli_file_written("flame", gp_flame_write(tree, a.fmt, &a.ro, o.output, &err), &err,
                               &rc))
         goto done;
-    printf("wrote %s (%zu frames, %s weight%s)\n", o.output, tree->n_nodes,
-           tree->weight == GP_FLAME_GPU ? "GPU" : "CPU", a.diff ? ", differential" : "");
+    if (tree->by == GP_FLAME_BY_MODULE && !o.quiet && !has_module_frame(tree))
+        fprintf(stderr,
+                "gpuprof flame: warning: no nn.Module frames: every frame is \"(no module)\" "
+                "(record with with_stack=True)\n");
+    printf("wrote %s (%zu frames, %s weight%s%s)\n", o.output, tree->n_nodes,
+           tree->weight == GP_FLAME_GPU ? "GPU" : "CPU",
+           tree->by == GP_FLAME_BY_MODULE ? ", by module" : "", a.diff ? ", differential" : "");
     rc = gp__cli_finish_stdout("flame", GP_OK);
 done:
     gp_flame_tree_free(tree);
