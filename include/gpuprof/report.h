@@ -32,11 +32,11 @@ typedef enum gp_flame_weight {
 /* What the frames are. */
 typedef enum gp_flame_by {
     GP_FLAME_BY_STACK = 0, /* the CPU stacks of range nesting, GPU work under its launching op */
-    GP_FLAME_BY_MODULE     /* the nn.Module hierarchy (python_function frames "nn.Module: X_N")
-                              around the op that launched the GPU work (GPU weight) or ran (CPU
-                              weight: the op's self CPU time), the rule of `gpuprof ops --by
-                              module`; work of ops outside every module and GPU work no op
-                              launched under "(no module)". No thread frames. */
+    GP_FLAME_BY_MODULE     /* the nn.Module hierarchy (python_function frames "nn.Module: X_N",
+                              a frame "X_N" each) around the op that launched the GPU work (GPU
+                              weight) or ran (CPU weight: the op's self CPU time), the rule of
+                              `gpuprof ops --by module`; work of ops outside every module and GPU
+                              work no op launched under "(no module)". No thread frames. */
 } gp_flame_by;
 
 typedef struct gp_flame_opts {
@@ -75,7 +75,8 @@ typedef struct gp_flame_tree {
     uint64_t events_used;      /* events that contributed weight */
     uint64_t gpu_unattributed; /* GPU events with no launch/op found (under "[unattributed]") */
     void *priv;
-    gp_flame_by by; /* what the frames are */
+    gp_flame_by by;   /* what the frames are */
+    size_t n_modules; /* by module: the frames that are nn.Module frames (0: the input has none) */
 } gp_flame_tree;
 
 /* Builds the frame tree of n traces (one root; a "rank N" level when n > 1). CPU stacks come from
@@ -112,6 +113,9 @@ typedef struct gp_flame_render_opts {
     int width;           /* SVG width in px (default 1200) */
     double min_width_px; /* SVG/HTML: frames narrower than this at full width are not drawn
                             (default 0.1) */
+    const gp_flame_tree *alt; /* HTML: the same input's tree grouped the other way (the
+                                 module tree of a stack tree), offered by a "Frames"
+                                 switch on the page; NULL: none (default) */
 } gp_flame_render_opts;
 
 GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);

@@ -255,11 +255,15 @@ static bool module_node(mod_walk *m, const gp_trace *t, const gp_strid *mods, si
         *out = m->path_node;
         return true;
     }
-    uint32_t node = m->top;
-    for (size_t k = 0; k < n; k++)
-        if ((m->s = child_named(m->b, node, gp_trace_str(t, mods[k]), GP_EV_PYTHON, &node)) !=
-            GP_OK)
+    uint32_t node = m->top, id;
+    for (size_t k = 0; k < n; k++) {
+        size_t len; /* "nn.Module: Linear_3" -> "Linear_3" */
+        const char *s =
+            gp__module_name(gp_trace_str(t, mods[k]), gp_trace_strlen(t, mods[k]), false, &len);
+        if ((m->s = gp__strtab_intern(m->b->st, s, len, &id)) != GP_OK ||
+            (m->s = child_of(m->b, node, id, GP_EV_PYTHON, &node)) != GP_OK)
             return false;
+    }
     if (n <= MOD_CACHE) {
         memcpy(m->path, mods, n * sizeof *mods);
         m->n_path = n;
@@ -626,6 +630,8 @@ gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts 
             goto done;
     }
     s = finish_tree(&b, opts, tree);
+    for (size_t i = 1; s == GP_OK && tree->by == GP_FLAME_BY_MODULE && i < tree->n_nodes; i++)
+        tree->n_modules += tree->nodes[i].kind == GP_EV_PYTHON; /* module frames only */
 done:
     free(b.nodes);
     gp__imap_free(&b.child);
@@ -689,6 +695,7 @@ gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
     }
     t->weight = current->weight;
     t->by = current->by;
+    t->n_modules = current->n_modules;
     t->is_diff = true;
     t->events_used = current->events_used;
     t->nodes = malloc(current->n_nodes * sizeof *t->nodes);

@@ -165,28 +165,23 @@ static const char *compact(ctx *c, const char *s)
     return gp__strtab_get(c->strs, id);
 }
 
-/* "Linear_3" -> "Linear" (module instance numbers merged). */
-static size_t module_len(const char *s, size_t len, bool merge)
+const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len)
 {
-    if (!merge)
-        return len;
+    if (len > 11 && memcmp(s, "nn.Module: ", 11) == 0) {
+        s += 11;
+        len -= 11;
+    }
     size_t i = len;
-    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+    while (merge && i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
         i--;
-    return i > 0 && i < len && s[i - 1] == '_' ? i - 1 : len;
+    *out_len = merge && i > 1 && i < len && s[i - 1] == '_' ? i - 1 : len; /* "_7" stays */
+    return s;
 }
 
 /* A name as a module key: "nn.Module: Linear_3" without its prefix (and number). */
 static const char *module_text(const ctx *c, gp_strid id, size_t *len)
 {
-    const char *s = gp_trace_str(c->t, id);
-    size_t l = gp_trace_strlen(c->t, id);
-    if (l > 11 && memcmp(s, "nn.Module: ", 11) == 0) {
-        s += 11;
-        l -= 11;
-    }
-    *len = module_len(s, l, !c->o->no_merge);
-    return s;
+    return gp__module_name(gp_trace_str(c->t, id), gp_trace_strlen(c->t, id), !c->o->no_merge, len);
 }
 
 /* The row an op instance belongs to (not by instance, not by kernel). */

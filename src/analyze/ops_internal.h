@@ -53,6 +53,11 @@ typedef struct gp__ops_listener {
     bool (*op)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns self_cpu);
 } gp__ops_listener;
 
+/* The module name of a python_function frame named s[0, len) ("nn.Module: Linear_3"): without the
+ * prefix "nn.Module: " ("Linear_3") and, with merge, without its instance number ("Linear");
+ * *out_len receives its length. The one naming rule of ops --by module and flame --by module. */
+const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len);
+
 /* gp_ops_compute, telling listener l (NULL: none) each attribution as the walk makes it. */
 gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out);

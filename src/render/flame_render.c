@@ -336,7 +336,7 @@ static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *
  * tree order: [parent, total, self, base_total, name index, colour], names deduplicated. The page
  * (assets/flame_page.js) lays the frames out on a canvas at the window's width and derives its
  * views (left heavy, sandwich, self-time table, merged instances) from this tree. */
-static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+static gp_status tree_json(gp__jw *w, const gp_flame_tree *t)
 {
     gp__imap seen;
     gp_status s = gp__imap_init(&seen, t->n_nodes);
@@ -360,32 +360,73 @@ static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o
     }
     if (s != GP_OK)
         goto done;
-    gp__jw w;
-    json_head(&w, t, o, fp);
-    gp__jw_key(&w, "frames");
-    gp__jw_arr_begin(&w);
+    gp__jw_key(w, "frames");
+    gp__jw_arr_begin(w);
     for (size_t i = 0; i < t->n_nodes; i++) {
         const gp_flame_node *nd = &t->nodes[i];
-        gp__jw_uint(&w, nd->parent);
-        gp__jw_int(&w, nd->total);
-        gp__jw_int(&w, nd->self);
-        gp__jw_int(&w, nd->base_total);
-        gp__jw_uint(&w, name_of[i]);
-        gp__jw_uint(&w, nd->color);
+        gp__jw_uint(w, nd->parent);
+        gp__jw_int(w, nd->total);
+        gp__jw_int(w, nd->self);
+        gp__jw_int(w, nd->base_total);
+        gp__jw_uint(w, name_of[i]);
+        gp__jw_uint(w, nd->color);
     }
-    gp__jw_arr_end(&w);
-    gp__jw_key(&w, "names");
-    gp__jw_arr_begin(&w);
+    gp__jw_arr_end(w);
+    gp__jw_key(w, "names");
+    gp__jw_arr_begin(w);
     for (size_t i = 0; i < n_names; i++)
-        gp__jw_str(&w, names[i]);
-    gp__jw_arr_end(&w);
-    gp__jw_obj_end(&w);
-    s = gp__jw_finish(&w);
+        gp__jw_str(w, names[i]);
+    gp__jw_arr_end(w);
 done:
     free(name_of);
     free(names);
     gp__imap_free(&seen);
     return s;
+}
+
+/* What a tree's frames are and weigh, as the page's subtitle says it: "GPU time weight, frames by
+ * nn.Module, 12 ms in all, 250 frames". */
+static void sub_text(char *buf, size_t cap, const gp_flame_tree *t)
+{
+    char total[32];
+    gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
+    snprintf(buf, cap, "%s weight%s, %s in all, %zu frames",
+             t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+             t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes);
+}
+
+/* The page's data: the tree (tree_json), and o->alt as "alt" {by, sub, frames, names}. */
+static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    gp__jw w;
+    json_head(&w, t, o, fp);
+    gp_status s = tree_json(&w, t);
+    if (s == GP_OK && o->alt) {
+        char sub[160];
+        sub_text(sub, sizeof sub, o->alt);
+        gp__jw_key(&w, "alt");
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "by", o->alt->by == GP_FLAME_BY_MODULE ? "module" : "stack");
+        gp__jw_kv_str(&w, "sub", sub);
+        s = tree_json(&w, o->alt);
+        gp__jw_obj_end(&w);
+    }
+    gp__jw_obj_end(&w);
+    gp_status f = gp__jw_finish(&w);
+    return s != GP_OK ? s : f;
+}
+
+/* With an alternative tree: the "Frames" switch between the two groupings. */
+static void by_switch(FILE *fp, const gp_flame_tree *t, const gp_flame_render_opts *o)
+{
+    if (!o->alt)
+        return;
+    bool mod = t->by == GP_FLAME_BY_MODULE;
+    fprintf(fp,
+            "<span class=\"gp-bys\" role=\"tablist\" title=\"what the frames are\">Frames: "
+            "<button type=\"button\" data-by=\"stack\"%s>call stacks</button>"
+            "<button type=\"button\" data-by=\"module\"%s>nn.Module</button></span> ",
+            mod ? "" : " class=\"gp-on\"", mod ? " class=\"gp-on\"" : "");
 }
 
 static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
@@ -407,7 +448,12 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "<button type=\"button\" data-view=\"flame\" class=\"gp-on\">Flame (time order)"
             "</button><button type=\"button\" data-view=\"left\">Left heavy</button>"
             "<button type=\"button\" data-view=\"sandwich\">Sandwich</button>"
-            "<button type=\"button\" data-view=\"table\">Self time</button></span> "
+            "<button type=\"button\" data-view=\"table\">Self time</button></span> ",
+            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+            t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes,
+            t->is_diff ? " (red: grew, blue: shrank)" : "");
+    by_switch(fp, t, o);
+    fprintf(fp,
             "<label><input id=\"gp-merge\" type=\"checkbox\"> merge numbered instances "
             "(Linear_3 &rarr; Linear)</label> "
             "<input id=\"gp-search-input\" type=\"search\" "
@@ -418,9 +464,7 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "<div id=\"gp-flame\" class=\"gp-flame\" data-ready=\"0\" data-frames=\"%zu\"></div>\n"
             "<div id=\"gp-table\" class=\"gp-table-wrap\"></div>\n"
             "<script id=\"gp-data\" type=\"application/json\">",
-            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
-            t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes,
-            t->is_diff ? " (red: grew, blue: shrank)" : "", t->n_nodes);
+            t->n_nodes);
     gp_status s = page_json(t, o, fp);
     if (s != GP_OK)
         return s;

@@ -1,8 +1,9 @@
 /* Unit tests of the module flame graph (gp_flame_build with GP_FLAME_BY_MODULE, src/analyze/flame.c
  * over the attribution walk of src/analyze/ops.c): the frames are the nn.Module stacks of the op
- * that launched each GPU event (GPU weight) or ran (CPU weight: the op's self CPU time), the rest
- * under "(no module)"; totals agree with gp_ops_compute --by module. Hand-built traces, every
- * figure derived in the comment above its trace; goldens in tests/report/golden/flame_module_*. */
+ * that launched each GPU event (GPU weight) or ran (CPU weight: the op's self CPU time), a frame
+ * "Block_0" per python_function frame "nn.Module: Block_0", the rest under "(no module)"; totals
+ * agree with gp_ops_compute --by module. Hand-built traces, every figure derived in the comment
+ * above its trace; goldens in tests/report/golden/flame_module_*. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include "report_fixture.h"
 
+#include "analyze/ops_internal.h"
 #include "gpuprof/ops.h"
 #include "gpuprof/report.h"
 
@@ -117,13 +119,13 @@ static void gpu_weight_follows_the_launching_ops_modules(void **state)
     assert_int_equal(tree->weight, GP_FLAME_GPU);
     assert_int_equal(tree->nodes[0].total, 2800);
     assert_int_equal(tree->nodes[0].n_children, 2); /* no thread frame: modules at the top */
-    const gp_flame_node *m = AT(tree, "nn.Module: Model_0");
+    const gp_flame_node *m = AT(tree, "Model_0");
     assert_int_equal(m->total, 1000);
     assert_int_equal(m->self, 400);
     assert_int_equal(m->n_children, 2); /* Inner_0 ran no op: no GPU time, no frame */
-    assert_int_equal(AT(tree, "nn.Module: Model_0", "nn.Module: Block_0")->total, 300);
-    assert_int_equal(AT(tree, "nn.Module: Model_0", "nn.Module: Block_0")->self, 300);
-    assert_int_equal(AT(tree, "nn.Module: Model_0", "nn.Module: Block_1")->total, 300);
+    assert_int_equal(AT(tree, "Model_0", "Block_0")->total, 300);
+    assert_int_equal(AT(tree, "Model_0", "Block_0")->self, 300);
+    assert_int_equal(AT(tree, "Model_0", "Block_1")->total, 300);
     assert_int_equal(AT(tree, "(no module)")->total, 1800);
     assert_int_equal(AT(tree, "(no module)")->self, 500);
     assert_int_equal(AT(tree, "(no module)", "[unattributed GPU]")->total, 1300);
@@ -140,10 +142,10 @@ static void cpu_weight_is_the_ops_self_time(void **state)
     gp_flame_tree *tree = build_modules(&t, 1, GP_FLAME_CPU);
     assert_int_equal(tree->weight, GP_FLAME_CPU);
     assert_int_equal(tree->nodes[0].total, 460);
-    assert_int_equal(AT(tree, "nn.Module: Model_0")->total, 370);
-    assert_int_equal(AT(tree, "nn.Module: Model_0")->self, 40);
-    assert_int_equal(AT(tree, "nn.Module: Model_0", "nn.Module: Block_0")->total, 240);
-    assert_int_equal(AT(tree, "nn.Module: Model_0", "nn.Module: Block_1")->total, 90);
+    assert_int_equal(AT(tree, "Model_0")->total, 370);
+    assert_int_equal(AT(tree, "Model_0")->self, 40);
+    assert_int_equal(AT(tree, "Model_0", "Block_0")->total, 240);
+    assert_int_equal(AT(tree, "Model_0", "Block_1")->total, 90);
     assert_int_equal(AT(tree, "(no module)")->total, 90);
     assert_int_equal(tree->events_used, 4); /* the four ops */
     gp_flame_tree_free(tree);
@@ -173,13 +175,13 @@ static void totals_agree_with_ops_by_module(void **state)
                 none += want;
                 continue;
             }
-            /* rows "Model", "Block": the frames named "nn.Module: <key>_N" */
+            /* rows "Model", "Block": the module frames named "<key>_N" */
             gp_ns got = 0;
             for (size_t k = 1; k < tree->n_nodes; k++) {
                 const char *nm = tree->nodes[k].name;
                 size_t l = strlen(r->key);
-                if (strncmp(nm, "nn.Module: ", 11) == 0 && strncmp(nm + 11, r->key, l) == 0 &&
-                    nm[11 + l] == '_')
+                if (tree->nodes[k].kind == GP_EV_PYTHON && strncmp(nm, r->key, l) == 0 &&
+                    nm[l] == '_')
                     got += tree->nodes[k].self;
             }
             assert_int_equal(got, want);
@@ -200,7 +202,7 @@ static void ranks_and_diff(void **state)
     t[1]->rank = 1;
     gp_flame_tree *tree = build_modules(t, 2, GP_FLAME_GPU);
     assert_int_equal(tree->nodes[0].total, 5600);
-    assert_int_equal(AT(tree, "rank 1", "nn.Module: Model_0", "nn.Module: Block_1")->total, 300);
+    assert_int_equal(AT(tree, "rank 1", "Model_0", "Block_1")->total, 300);
     assert_int_equal(AT(tree, "rank 0", "(no module)", "[unattributed GPU]")->total, 1300);
     gp_flame_opts so;
     gp_flame_opts_init(&so);
@@ -240,6 +242,30 @@ static void goldens_and_labels(void **state)
     gp_trace_free(t);
 }
 
+/* The naming rule flame shares with ops (analyze/ops_internal.h): prefix dropped, instance
+ * number merged on request, names that are not "X_N" left whole. */
+static void module_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        bool merge;
+        const char *out;
+    } cases[] = {{"nn.Module: Linear_3", false, "Linear_3"},
+                 {"nn.Module: Linear_3", true, "Linear"},
+                 {"nn.Module: Foo_1_2", true, "Foo_1"},
+                 {"nn.Module: Net", true, "Net"},
+                 {"nn.Module: _7", true, "_7"},
+                 {"Conv2d_0", true, "Conv2d"},
+                 {"nn.Module: ", true, "nn.Module: "}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        const char *s = gp__module_name(cases[i].in, strlen(cases[i].in), cases[i].merge, &len);
+        assert_int_equal(len, strlen(cases[i].out));
+        assert_memory_equal(s, cases[i].out, len);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +274,7 @@ int main(void)
         cmocka_unit_test(totals_agree_with_ops_by_module),
         cmocka_unit_test(ranks_and_diff),
         cmocka_unit_test(goldens_and_labels),
+        cmocka_unit_test(module_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
