@@ -100,17 +100,6 @@ static const gp_flame_node *at(const gp_flame_tree *t, const char *const *path, 
     at(t, (const char *const[]){__VA_ARGS__},                                                      \
        sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 
-static char *render(const gp_flame_tree *tree, gp_flame_format fmt)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&buf, &len);
-    assert_non_null(fp);
-    assert_int_equal(gp_flame_render(tree, fmt, NULL, fp), GP_OK);
-    fclose(fp);
-    return buf;
-}
-
 static void gpu_weight_follows_the_launching_ops_modules(void **state)
 {
     (void)state;
