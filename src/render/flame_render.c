@@ -416,6 +416,13 @@ static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o
     return s != GP_OK ? s : f;
 }
 
+/* The "Frames" switch's style (only pages with an alternative tree have one): the view buttons'. */
+#define BYS_CSS                                                                                    \
+    ".gp-bys { font-size: 12px; margin-left: 8px; }\n"                                             \
+    ".gp-bys button { font-size: 12px; border: 1px solid #aaa; background: #f4f4f4; "              \
+    "padding: 2px 8px; margin-right: -1px; cursor: pointer; }\n"                                   \
+    ".gp-bys button.gp-on { background: #2b5797; color: #fff; border-color: #2b5797; }\n"
+
 /* With an alternative tree: the "Frames" switch between the two groupings. */
 static void by_switch(FILE *fp, const gp_flame_tree *t, const gp_flame_render_opts *o)
 {
@@ -436,8 +443,8 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_flame_css);
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_flame_css, o->alt ? BYS_CSS : "");
     gp__html_str(fp, title);
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
