@@ -29,6 +29,16 @@ typedef enum gp_flame_weight {
     GP_FLAME_GPU       /* GPU kernel/memcpy/memset time, under the CPU stack that launched it */
 } gp_flame_weight;
 
+/* What the frames are. */
+typedef enum gp_flame_by {
+    GP_FLAME_BY_STACK = 0, /* the CPU stacks of range nesting, GPU work under its launching op */
+    GP_FLAME_BY_MODULE     /* the nn.Module hierarchy (python_function frames "nn.Module: X_N",
+                              a frame "X_N" each) around the op that launched the GPU work (GPU
+                              weight) or ran (CPU weight: the op's self CPU time), the rule of
+                              `gpuprof ops --by module`; work of ops outside every module and GPU
+                              work no op launched under "(no module)". No thread frames. */
+} gp_flame_by;
+
 typedef struct gp_flame_opts {
     gp_flame_weight weight;
     gp_ns min_duration;  /* frames whose total is below this are folded into their parent */
@@ -36,6 +46,7 @@ typedef struct gp_flame_opts {
     gp_ns group_kernels; /* GPU leaves below this total merge into one "[N small kernels]" frame
                             per parent; 0 = no grouping */
     bool thread_frames;  /* a frame per CPU thread under the root (default true) */
+    gp_flame_by by;      /* default GP_FLAME_BY_STACK */
 } gp_flame_opts;
 
 /* Fills opts with the defaults (auto weight, no limits, thread frames on). */
@@ -64,20 +75,23 @@ typedef struct gp_flame_tree {
     uint64_t events_used;      /* events that contributed weight */
     uint64_t gpu_unattributed; /* GPU events with no launch/op found (under "[unattributed]") */
     void *priv;
+    gp_flame_by by;   /* what the frames are */
+    size_t n_modules; /* by module: the frames that are nn.Module frames (0: the input has none) */
 } gp_flame_tree;
 
 /* Builds the frame tree of n traces (one root; a "rank N" level when n > 1). CPU stacks come from
  * range nesting per CPU thread (ops, annotations, Python frames, runtime calls, own ranges); a GPU
  * event attaches under the op that encloses the runtime call with the same correlation id, or
- * else the CPU op with the same external id, or else "[unattributed GPU]". opts may be NULL.
- * On success *out is owned by the caller (gp_flame_tree_free). GP_ENOMEM; GP_EEMPTY when no
- * event carries weight. */
+ * else the CPU op with the same external id, or else "[unattributed GPU]". By module (opts->by)
+ * the frames are the nn.Module stacks instead (see gp_flame_by), with GPU work no op launched
+ * under "(no module)" / "[unattributed GPU]". opts may be NULL. On success *out is owned by the
+ * caller (gp_flame_tree_free). GP_ENOMEM; GP_EEMPTY when no event carries weight. */
 GP_EXTERN gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
                                    gp_flame_tree **out) GP_WARN_UNUSED;
 
 /* Differential tree: the shape and widths of current, every node annotated with base_total, the
  * weight of the same stack (same names root to leaf) in base. Both inputs must have the same
- * resolved weight (GP_EINVAL otherwise). *out is owned by the caller. */
+ * resolved weight and the same `by` (GP_EINVAL otherwise). *out is owned by the caller. */
 GP_EXTERN gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
                                   gp_flame_tree **out) GP_WARN_UNUSED;
 
@@ -99,6 +113,9 @@ typedef struct gp_flame_render_opts {
     int width;           /* SVG width in px (default 1200) */
     double min_width_px; /* SVG/HTML: frames narrower than this at full width are not drawn
                             (default 0.1) */
+    const gp_flame_tree *alt; /* HTML: the same input's tree grouped the other way (the
+                                 module tree of a stack tree), offered by a "Frames"
+                                 switch on the page; NULL: none (default) */
 } gp_flame_render_opts;
 
 GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);

@@ -11,6 +11,7 @@
 #include "core/util.h"
 #include "gpuprof/report.h"
 #include "analyze/flame_layout.h"
+#include "analyze/ops_internal.h"
 
 /* A node of the trie built while walking events. */
 typedef struct tnode {
@@ -27,6 +28,7 @@ typedef struct builder {
     tnode *nodes;
     size_t n, cap;
     gp__imap child; /* (parent << 32 | name) -> node index */
+    bool additive;  /* weights are added at nodes and summed up the tree (GPU weight, by module) */
 } builder;
 
 typedef struct tree_priv {
@@ -219,6 +221,116 @@ done:
     return s;
 }
 
+/* ---- frames by module ------------------------------------------------------------------------ */
+
+enum { MOD_CACHE = 64 };
+
+/* One trace's module walk: the attribution of gpuprof ops (gp__ops_compute_with) tells where each
+ * GPU event or op's CPU time goes; this hangs it under its module stack. */
+typedef struct mod_walk {
+    builder *b;
+    uint32_t top;
+    gp_flame_weight w;
+    uint32_t none, unattr; /* "(no module)" and its "[unattributed GPU]"; UINT32_MAX until made */
+    gp_strid path[MOD_CACHE]; /* the last module stack looked up, and its node */
+    size_t n_path;
+    uint32_t path_node;
+    uint64_t *used, *unattributed;
+    gp_status s;
+} mod_walk;
+
+/* The node of module stack mods[0, n) under the walk's top frame, "(no module)" when n is 0.
+ * Consecutive events mostly share their stack: the last one is remembered. */
+static bool module_node(mod_walk *m, const gp_trace *t, const gp_strid *mods, size_t n,
+                        uint32_t *out)
+{
+    if (n == 0) {
+        if (m->none == UINT32_MAX &&
+            (m->s = child_named(m->b, m->top, "(no module)", GP_EV_KIND_COUNT, &m->none)) != GP_OK)
+            return false;
+        *out = m->none;
+        return true;
+    }
+    if (m->n_path == n && memcmp(m->path, mods, n * sizeof *mods) == 0) {
+        *out = m->path_node;
+        return true;
+    }
+    uint32_t node = m->top, id;
+    for (size_t k = 0; k < n; k++) {
+        size_t len; /* "nn.Module: Linear_3" -> "Linear_3" */
+        const char *s =
+            gp__module_name(gp_trace_str(t, mods[k]), gp_trace_strlen(t, mods[k]), false, &len);
+        if ((m->s = gp__strtab_intern(m->b->st, s, len, &id)) != GP_OK ||
+            (m->s = child_of(m->b, node, id, GP_EV_PYTHON, &node)) != GP_OK)
+            return false;
+    }
+    if (n <= MOD_CACHE) {
+        memcpy(m->path, mods, n * sizeof *mods);
+        m->n_path = n;
+        m->path_node = node;
+    }
+    *out = node;
+    return true;
+}
+
+/* GPU weight: GPU work of duration dur under its launching op's modules (op false: no op
+ * launched it; under "(no module)" / "[unattributed GPU]"). */
+static bool module_gpu(void *ud, const gp_trace *t, const gp_strid *mods, size_t n, gp_ns dur,
+                       bool op)
+{
+    mod_walk *m = ud;
+    uint32_t node;
+    if (m->w != GP_FLAME_GPU)
+        return true;
+    if (!module_node(m, t, mods, n, &node))
+        return false;
+    if (!op) {
+        if (m->unattr == UINT32_MAX && (m->s = child_named(m->b, node, "[unattributed GPU]",
+                                                           GP_EV_KIND_COUNT, &m->unattr)) != GP_OK)
+            return false;
+        node = m->unattr;
+        (*m->unattributed)++;
+    }
+    m->b->nodes[node].own += dur;
+    (*m->used)++;
+    return true;
+}
+
+/* CPU weight: an op's self CPU time under its modules. */
+static bool module_op(void *ud, const gp_trace *t, const gp_strid *mods, size_t n, gp_ns self_cpu)
+{
+    mod_walk *m = ud;
+    uint32_t node;
+    if (m->w != GP_FLAME_CPU)
+        return true;
+    if (!module_node(m, t, mods, n, &node))
+        return false;
+    m->b->nodes[node].own += self_cpu;
+    (*m->used)++;
+    return true;
+}
+
+/* The module frames of one trace under top: the walk of gpuprof ops --by module, listened to. */
+static gp_status add_trace_modules(builder *b, gp_trace *const *t, uint32_t top, gp_flame_weight w,
+                                   uint64_t *used, uint64_t *unattributed)
+{
+    mod_walk m = {.b = b,
+                  .top = top,
+                  .w = w,
+                  .none = UINT32_MAX,
+                  .unattr = UINT32_MAX,
+                  .used = used,
+                  .unattributed = unattributed};
+    gp__ops_listener l = {.ud = &m, .gpu = module_gpu, .op = module_op};
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = GP_OPS_BY_MODULE;
+    gp_ops *ops = NULL;
+    gp_status s = gp__ops_compute_with(t, 1, &oo, &l, &ops);
+    gp_ops_free(ops);
+    return m.s != GP_OK ? m.s : s;
+}
+
 /* Palette by kind: warm for CPU ops, yellow for Python, grey for runtime, green for kernels,
  * blue for copies. A small name hash varies the shade so neighbours stay distinguishable. */
 static uint32_t kind_color(uint8_t kind, const char *name)
@@ -270,18 +382,19 @@ static int kid_cmp(const void *a, const void *b)
  * totals bottom-up for the tree's weight (nodes are created after their parents). */
 static void link_children(builder *b, gp_flame_weight weight, uint32_t *first, uint32_t *next)
 {
+    bool additive = b->additive || weight == GP_FLAME_GPU;
     for (size_t i = 0; i < b->n; i++)
         first[i] = next[i] = UINT32_MAX;
     for (size_t i = b->n;
          i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
         tnode *nd = &b->nodes[i];
-        nd->total += weight == GP_FLAME_CPU ? nd->incl : nd->own;
-        if (weight == GP_FLAME_GPU)
+        nd->total += additive ? nd->own : nd->incl;
+        if (additive)
             b->nodes[nd->parent].total += nd->total;
         next[i] = first[nd->parent];
         first[nd->parent] = (uint32_t)i;
     }
-    if (weight == GP_FLAME_CPU) {
+    if (!additive) {
         /* inclusive CPU time: a thread (or rank, root) frame is the sum of its top frames */
         for (size_t i = b->n; i-- > 1;) {
             tnode *nd = &b->nodes[i];
@@ -488,6 +601,8 @@ gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts 
     if (w == GP_FLAME_AUTO) /* GPU weight when some GPU work has a duration */
         w = any_gpu_weight(traces, n) ? GP_FLAME_GPU : GP_FLAME_CPU;
     tree->weight = w;
+    tree->by = opts->by;
+    b.additive = opts->by == GP_FLAME_BY_MODULE;
     uint32_t root_name;
     if ((s = intern(b.st, "all", &root_name)) != GP_OK)
         goto done;
@@ -506,11 +621,17 @@ gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts 
             if ((s = child_named(&b, 0, label, GP_EV_KIND_COUNT, &top)) != GP_OK)
                 goto done;
         }
-        if ((s = add_trace(&b, traces[i], top, w, opts, &tree->events_used,
-                           &tree->gpu_unattributed)) != GP_OK)
+        if (opts->by == GP_FLAME_BY_MODULE)
+            s = add_trace_modules(&b, &traces[i], top, w, &tree->events_used,
+                                  &tree->gpu_unattributed);
+        else
+            s = add_trace(&b, traces[i], top, w, opts, &tree->events_used, &tree->gpu_unattributed);
+        if (s != GP_OK)
             goto done;
     }
     s = finish_tree(&b, opts, tree);
+    for (size_t i = 1; s == GP_OK && tree->by == GP_FLAME_BY_MODULE && i < tree->n_nodes; i++)
+        tree->n_modules += tree->nodes[i].kind == GP_EV_PYTHON; /* module frames only */
 done:
     free(b.nodes);
     gp__imap_free(&b.child);
@@ -560,7 +681,7 @@ static uint32_t diff_color(gp_ns base, gp_ns cur, gp_ns maxdelta)
 gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
                         gp_flame_tree **out)
 {
-    if (base->weight != current->weight)
+    if (base->weight != current->weight || base->by != current->by)
         return GP_EINVAL;
     gp_flame_tree *t;
     gp_status s = tree_new(&t);
@@ -573,6 +694,8 @@ gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
         return GP_ENOMEM;
     }
     t->weight = current->weight;
+    t->by = current->by;
+    t->n_modules = current->n_modules;
     t->is_diff = true;
     t->events_used = current->events_used;
     t->nodes = malloc(current->n_nodes * sizeof *t->nodes);

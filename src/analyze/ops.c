@@ -46,6 +46,7 @@ typedef struct frame {
     gp_ns self, g_direct, g_sub;
     uint64_t k_direct, k_sub, replayed;
     size_t iv_mark; /* where this op's subtree intervals start in ctx.iv */
+    size_t n_mod;   /* modules open at and below this frame: ctx.mods[0, n_mod) */
 } frame;
 
 typedef struct ivl {
@@ -90,6 +91,9 @@ typedef struct ctx {
     size_t n_iv, cap_iv;
     gp_ns *self;
     size_t cap_self;
+    const gp__ops_listener *lis; /* NULL: none */
+    gp_strid *mods;              /* with a listener: the open nn.Module frames, outermost first */
+    size_t n_mods, cap_mods;
     bool oom;
 } ctx;
 
@@ -161,28 +165,23 @@ static const char *compact(ctx *c, const char *s)
     return gp__strtab_get(c->strs, id);
 }
 
-/* "Linear_3" -> "Linear" (module instance numbers merged). */
-static size_t module_len(const char *s, size_t len, bool merge)
+const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len)
 {
-    if (!merge)
-        return len;
+    if (len > 11 && memcmp(s, "nn.Module: ", 11) == 0) {
+        s += 11;
+        len -= 11;
+    }
     size_t i = len;
-    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+    while (merge && i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
         i--;
-    return i > 0 && i < len && s[i - 1] == '_' ? i - 1 : len;
+    *out_len = merge && i > 1 && i < len && s[i - 1] == '_' ? i - 1 : len; /* "_7" stays */
+    return s;
 }
 
 /* A name as a module key: "nn.Module: Linear_3" without its prefix (and number). */
 static const char *module_text(const ctx *c, gp_strid id, size_t *len)
 {
-    const char *s = gp_trace_str(c->t, id);
-    size_t l = gp_trace_strlen(c->t, id);
-    if (l > 11 && memcmp(s, "nn.Module: ", 11) == 0) {
-        s += 11;
-        l -= 11;
-    }
-    *len = module_len(s, l, !c->o->no_merge);
-    return s;
+    return gp__module_name(gp_trace_str(c->t, id), gp_trace_strlen(c->t, id), !c->o->no_merge, len);
 }
 
 /* The row an op instance belongs to (not by instance, not by kernel). */
@@ -324,6 +323,8 @@ static void close_op(ctx *c, const frame *f)
     gp__op_model m;
     bool has_model = model_of(c, f, sh, &m);
     c->ops->instances++;
+    if (c->lis && c->lis->op && !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self))
+        c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL)
         return;
     if (c->o->by == GP_OPS_BY_INSTANCE) {
@@ -389,6 +390,8 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
  * call's name). */
 static void add_unattributed(ctx *c, const gwork *g, const char *label, const char *launch)
 {
+    if (c->lis && c->lis->gpu && !c->lis->gpu(c->lis->ud, c->t, NULL, 0, g->dur, false))
+        c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL) {
         add_kernel(c, g, launch ? launch : label, false);
         return;
@@ -467,6 +470,9 @@ static void launch(ctx *c, const gp_event *ev)
             continue;
         }
         frame *f = &c->st[op];
+        if (c->lis && c->lis->gpu &&
+            !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur, true))
+            c->oom = true;
         f->g_direct += g->dur;
         f->k_direct++;
         f->replayed += replay;
@@ -484,6 +490,8 @@ static void launch(ctx *c, const gp_event *ev)
 static void pop(ctx *c)
 {
     frame f = c->st[--c->n_st];
+    /* the modules of f's scope close (ctx.mods keeps their ids until the next push) */
+    c->n_mods = c->n_st ? c->st[c->n_st - 1].n_mod : 0;
     if (!f.is_op)
         return;
     f.g_sub += f.g_direct;
@@ -544,9 +552,14 @@ static void push(ctx *c, const gp_event *ev, gp_ns self)
             if (ev->name < c->n_str)
                 c->py_memo[ev->name] = k;
         }
-        if (k == 1)
+        if (k == 1) {
             f->module = ev->name;
-        else if (k == 2)
+            gp_strid *m = c->lis ? GP_PUSH(c->mods, c->n_mods, c->cap_mods) : NULL;
+            if (m)
+                *m = ev->name;
+            else if (c->lis)
+                c->oom = true;
+        } else if (k == 2)
             f->line = ev->name;
         break;
     }
@@ -555,6 +568,7 @@ static void push(ctx *c, const gp_event *ev, gp_ns self)
             f->annot = ev->name;
         break;
     }
+    f->n_mod = c->n_mods;
 }
 
 /* One CPU thread, in time order. */
@@ -573,7 +587,7 @@ static void walk_track(ctx *c, const gp_track *tr)
         c->oom = true;
         return;
     }
-    c->n_st = c->n_iv = 0;
+    c->n_st = c->n_iv = c->n_mods = 0;
     for (size_t i = 0; i < tr->n_events && !c->oom; i++) {
         const gp_event *ev = &tr->events[i];
         while (c->n_st && ev->ts >= c->st[c->n_st - 1].end)
@@ -853,6 +867,12 @@ static void write_notes(gp_ops *ops)
 
 gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out)
 {
+    return gp__ops_compute_with(traces, n, opts, NULL, out);
+}
+
+gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                               const gp__ops_listener *l, gp_ops **out)
+{
     gp_ops_opts defaults;
     if (!opts) {
         gp_ops_opts_init(&defaults);
@@ -871,7 +891,7 @@ gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *o
     ops->sort = opts->sort;
     ops->n_traces = n;
     ops->peak.num_sms = -1;
-    ctx c = {.o = opts, .ops = ops, .tab = &p->tab, .strs = &p->strs};
+    ctx c = {.o = opts, .ops = ops, .tab = &p->tab, .strs = &p->strs, .lis = l};
     for (size_t i = 0; i < n && !c.oom; i++)
         run_trace(&c, traces[i]);
     gp_status st = c.oom ? GP_ENOMEM : build_rows(&c, p);
@@ -884,6 +904,7 @@ gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *o
     free(c.st);
     free(c.iv);
     free(c.self);
+    free(c.mods);
     if (st != GP_OK) {
         gp_ops_free(ops);
         return st;

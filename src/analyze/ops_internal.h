@@ -39,4 +39,27 @@ double gp__op_roof_ns(const gp_device_peak *pk, const gp__op_model *m, double *f
 void gp__ops_trace_peak(const gp_trace *t, double peak_tflops, double peak_tbps,
                         gp_device_peak *out);
 
+/* What the attribution walk of gp_ops_compute tells a listener (the module flame graph,
+ * analyze/flame.c), so that one walk and one module rule serve both. modules[0, n) are the string
+ * ids (of trace t) of the python_function frames `nn.Module: X_N` open around the op, outermost
+ * first; n = 0: no module. A callback returns false when it runs out of memory (the walk then fails
+ * with GP_ENOMEM). */
+typedef struct gp__ops_listener {
+    void *ud;
+    /* GPU work of duration dur: launched by an op inside modules[0, n) (op true), or by no op
+     * (op false: no launch call, or a launch outside every op; n is 0). */
+    bool (*gpu)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns dur, bool op);
+    /* An op instance closed with self CPU time self_cpu inside modules[0, n). */
+    bool (*op)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns self_cpu);
+} gp__ops_listener;
+
+/* The module name of a python_function frame named s[0, len) ("nn.Module: Linear_3"): without the
+ * prefix "nn.Module: " ("Linear_3") and, with merge, without its instance number ("Linear");
+ * *out_len receives its length. The one naming rule of ops --by module and flame --by module. */
+const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len);
+
+/* gp_ops_compute, telling listener l (NULL: none) each attribution as the walk makes it. */
+gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                               const gp__ops_listener *l, gp_ops **out);
+
 #endif

@@ -144,7 +144,12 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
     gp__jw_arr_begin(&w);
     gp__jw_obj_begin(&w);
     gp__jw_kv_str(&w, "type", "sampled");
-    gp__jw_kv_str(&w, "name", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time");
+    gp__jw_kv_str(
+        &w, "name",
+        t->by == GP_FLAME_BY_MODULE
+            ? (t->weight == GP_FLAME_GPU ? "GPU time by nn.Module" : "CPU time by nn.Module")
+        : t->weight == GP_FLAME_GPU ? "GPU time"
+                                    : "CPU time");
     gp__jw_kv_str(&w, "unit", "nanoseconds");
     gp__jw_kv_int(&w, "startValue", 0);
     gp__jw_kv_int(&w, "endValue", t->n_nodes ? t->nodes[0].total : 0);
@@ -216,6 +221,8 @@ static void json_head(gp__jw *w, const gp_flame_tree *t, const gp_flame_render_o
     gp__jw_kv_str(w, "title", o->title ? o->title : "gpuprof flame");
     gp__jw_kv_str(w, "weight", t->weight == GP_FLAME_GPU ? "gpu" : "cpu");
     gp__jw_kv_bool(w, "diff", t->is_diff);
+    if (t->by == GP_FLAME_BY_MODULE)
+        gp__jw_kv_str(w, "by", "module");
 }
 
 /* The data the JS needs: per drawn frame [parent, depth, x, total, self, base_total, kind]. */
@@ -329,7 +336,7 @@ static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *
  * tree order: [parent, total, self, base_total, name index, colour], names deduplicated. The page
  * (assets/flame_page.js) lays the frames out on a canvas at the window's width and derives its
  * views (left heavy, sandwich, self-time table, merged instances) from this tree. */
-static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+static gp_status tree_json(gp__jw *w, const gp_flame_tree *t)
 {
     gp__imap seen;
     gp_status s = gp__imap_init(&seen, t->n_nodes);
@@ -353,32 +360,80 @@ static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o
     }
     if (s != GP_OK)
         goto done;
-    gp__jw w;
-    json_head(&w, t, o, fp);
-    gp__jw_key(&w, "frames");
-    gp__jw_arr_begin(&w);
+    gp__jw_key(w, "frames");
+    gp__jw_arr_begin(w);
     for (size_t i = 0; i < t->n_nodes; i++) {
         const gp_flame_node *nd = &t->nodes[i];
-        gp__jw_uint(&w, nd->parent);
-        gp__jw_int(&w, nd->total);
-        gp__jw_int(&w, nd->self);
-        gp__jw_int(&w, nd->base_total);
-        gp__jw_uint(&w, name_of[i]);
-        gp__jw_uint(&w, nd->color);
+        gp__jw_uint(w, nd->parent);
+        gp__jw_int(w, nd->total);
+        gp__jw_int(w, nd->self);
+        gp__jw_int(w, nd->base_total);
+        gp__jw_uint(w, name_of[i]);
+        gp__jw_uint(w, nd->color);
     }
-    gp__jw_arr_end(&w);
-    gp__jw_key(&w, "names");
-    gp__jw_arr_begin(&w);
+    gp__jw_arr_end(w);
+    gp__jw_key(w, "names");
+    gp__jw_arr_begin(w);
     for (size_t i = 0; i < n_names; i++)
-        gp__jw_str(&w, names[i]);
-    gp__jw_arr_end(&w);
-    gp__jw_obj_end(&w);
-    s = gp__jw_finish(&w);
+        gp__jw_str(w, names[i]);
+    gp__jw_arr_end(w);
 done:
     free(name_of);
     free(names);
     gp__imap_free(&seen);
     return s;
+}
+
+/* What a tree's frames are and weigh, as the page's subtitle says it: "GPU time weight, frames by
+ * nn.Module, 12 ms in all, 250 frames". */
+static void sub_text(char *buf, size_t cap, const gp_flame_tree *t)
+{
+    char total[32];
+    gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
+    snprintf(buf, cap, "%s weight%s, %s in all, %zu frames",
+             t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+             t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes);
+}
+
+/* The page's data: the tree (tree_json), and o->alt as "alt" {by, sub, frames, names}. */
+static gp_status page_json(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
+{
+    gp__jw w;
+    json_head(&w, t, o, fp);
+    gp_status s = tree_json(&w, t);
+    if (s == GP_OK && o->alt) {
+        char sub[160];
+        sub_text(sub, sizeof sub, o->alt);
+        gp__jw_key(&w, "alt");
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "by", o->alt->by == GP_FLAME_BY_MODULE ? "module" : "stack");
+        gp__jw_kv_str(&w, "sub", sub);
+        s = tree_json(&w, o->alt);
+        gp__jw_obj_end(&w);
+    }
+    gp__jw_obj_end(&w);
+    gp_status f = gp__jw_finish(&w);
+    return s != GP_OK ? s : f;
+}
+
+/* The "Frames" switch's style (only pages with an alternative tree have one): the view buttons'. */
+#define BYS_CSS                                                                                    \
+    ".gp-bys { font-size: 12px; margin-left: 8px; }\n"                                             \
+    ".gp-bys button { font-size: 12px; border: 1px solid #aaa; background: #f4f4f4; "              \
+    "padding: 2px 8px; margin-right: -1px; cursor: pointer; }\n"                                   \
+    ".gp-bys button.gp-on { background: #2b5797; color: #fff; border-color: #2b5797; }\n"
+
+/* With an alternative tree: the "Frames" switch between the two groupings. */
+static void by_switch(FILE *fp, const gp_flame_tree *t, const gp_flame_render_opts *o)
+{
+    if (!o->alt)
+        return;
+    bool mod = t->by == GP_FLAME_BY_MODULE;
+    fprintf(fp,
+            "<span class=\"gp-bys\" role=\"tablist\" title=\"what the frames are\">Frames: "
+            "<button type=\"button\" data-by=\"stack\"%s>call stacks</button>"
+            "<button type=\"button\" data-by=\"module\"%s>nn.Module</button></span> ",
+            mod ? "" : " class=\"gp-on\"", mod ? " class=\"gp-on\"" : "");
 }
 
 static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
@@ -388,19 +443,24 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_flame_css);
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_flame_css, o->alt ? BYS_CSS : "");
     gp__html_str(fp, title);
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
     fprintf(fp,
-            "</h1>\n<p class=\"gp-sub\">%s%s weight, %s in all, <span id=\"gp-nframes\">%zu"
+            "</h1>\n<p class=\"gp-sub\">%s%s weight%s, %s in all, <span id=\"gp-nframes\">%zu"
             "</span> frames%s</p>\n"
             "<div class=\"gp-controls\"><span class=\"gp-views\" role=\"tablist\">"
             "<button type=\"button\" data-view=\"flame\" class=\"gp-on\">Flame (time order)"
             "</button><button type=\"button\" data-view=\"left\">Left heavy</button>"
             "<button type=\"button\" data-view=\"sandwich\">Sandwich</button>"
-            "<button type=\"button\" data-view=\"table\">Self time</button></span> "
+            "<button type=\"button\" data-view=\"table\">Self time</button></span> ",
+            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+            t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes,
+            t->is_diff ? " (red: grew, blue: shrank)" : "");
+    by_switch(fp, t, o);
+    fprintf(fp,
             "<label><input id=\"gp-merge\" type=\"checkbox\"> merge numbered instances "
             "(Linear_3 &rarr; Linear)</label> "
             "<input id=\"gp-search-input\" type=\"search\" "
@@ -411,8 +471,7 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "<div id=\"gp-flame\" class=\"gp-flame\" data-ready=\"0\" data-frames=\"%zu\"></div>\n"
             "<div id=\"gp-table\" class=\"gp-table-wrap\"></div>\n"
             "<script id=\"gp-data\" type=\"application/json\">",
-            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
-            total, t->n_nodes, t->is_diff ? " (red: grew, blue: shrank)" : "", t->n_nodes);
+            t->n_nodes);
     gp_status s = page_json(t, o, fp);
     if (s != GP_OK)
         return s;

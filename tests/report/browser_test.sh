@@ -94,6 +94,16 @@ ready "$OUT/flame_svg.dom" && ok "flame.svg ready" || fail "flame.svg not ready"
 spct=$(attr "$OUT/flame_svg.dom" gp-matched data-pct)
 [ "$spct" = "$pct" ] && ok "flame.svg search agrees ($spct%)" || fail "flame.svg search '$spct' vs '$pct'"
 chrome shot "file://$OUT/flame.html#s=gemm" "$OUT/screenshots/flame.png" 1300,560
+# flame: a with_stack trace's page also holds its module tree, behind the "Frames" switch (#b=)
+V="$SHARED/traces/modern_h100_vit.json.gz"
+mods=$("$GPUPROF" flame "$V" --by module -o "$OUT/vit_modules.folded" | sed -n 's/.*(\([0-9]*\) frames.*/\1/p')
+"$GPUPROF" flame "$V" -o "$OUT/vit_frames.html" >/dev/null || fail "vit_frames.html"
+chrome dom "file://$OUT/vit_frames.html#b=module" > "$OUT/vit_modules.dom"
+mby=$(attr "$OUT/vit_modules.dom" gp-flame data-by) mgot=$(attr "$OUT/vit_modules.dom" gp-flame data-tree-frames)
+[ "$mby" = module ] && [ "$mgot" = "$mods" ] && grep -q 'frames by nn.Module' "$OUT/vit_modules.dom" \
+  && ok "flame.html#b=module: the module tree, $mgot frames as flame --by module printed" \
+  || fail "flame.html#b=module: by '$mby', $mgot frames, flame --by module printed $mods"
+chrome shot "file://$OUT/vit_frames.html#b=module&v=left" "$OUT/screenshots/flame_modules.png" 1300,560
 
 # timeline: drawn, first paint time recorded
 chrome dom "file://$OUT/timeline.html" > "$OUT/timeline.dom"

@@ -31,6 +31,7 @@ done
 ls "$OUT" | grep -q '\.tmp\.' && fail "a temporary file was left behind"
 expect 2 "flame: unknown suffix" "$GP" flame "$X" -o "$OUT/x.png"
 expect 2 "flame: bad --weight" "$GP" flame "$X" --weight fast -o "$OUT/x.folded"
+expect 2 "flame: bad --by" "$GP" flame "$X" --by thread -o "$OUT/x.folded"
 expect 2 "flame: bad --min-duration" "$GP" flame "$X" --min-duration 5parsecs -o "$OUT/x.folded"
 expect 2 "flame: --diff with one input" "$GP" flame --diff "$X" -o "$OUT/x.folded"
 expect 2 "flame: --diff to speedscope" "$GP" flame --diff "$X" "$X" -o "$OUT/x.speedscope.json"

@@ -1,6 +1,6 @@
-/* Helpers shared by the report unit tests (test_report.c, test_timeline.c): interning a name and
- * adding an event to a trace under construction, comparing with a golden. Included once per test
- * program. */
+/* Helpers shared by the report unit tests (test_report.c, test_timeline.c, test_flame_module.c):
+ * interning a name and adding an event to a trace under construction, rendering a flame tree into
+ * memory, comparing with a golden. Included once per test program. */
 #ifndef GP_TESTS_REPORT_FIXTURE_H
 #define GP_TESTS_REPORT_FIXTURE_H
 
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
 static gp_strid S(gp_trace *t, const char *s)
@@ -32,6 +33,19 @@ static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *nam
     if (dur == 0 && kind == GP_EV_INSTANT)
         ev.flags = GP_EVF_INSTANT;
     assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+/* A flame tree rendered in format fmt into memory; the caller frees. */
+__attribute__((noinline, unused)) static char *render(const gp_flame_tree *tree,
+                                                      gp_flame_format fmt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_non_null(fp);
+    assert_int_equal(gp_flame_render(tree, fmt, NULL, fp), GP_OK);
+    fclose(fp);
+    return buf;
 }
 
 /* Compares text with tests/report/golden/<name>; GP_UPDATE_GOLDEN=1 rewrites the file. */

@@ -65,18 +65,6 @@ static gp_trace *make_fixture(gp_ns gemm_dur)
     return t;
 }
 
-/* Renders into memory; the caller frees. */
-static char *render(const gp_flame_tree *tree, gp_flame_format fmt)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&buf, &len);
-    assert_non_null(fp);
-    assert_int_equal(gp_flame_render(tree, fmt, NULL, fp), GP_OK);
-    fclose(fp);
-    return buf;
-}
-
 static gp_flame_tree *build(gp_trace *t, gp_flame_weight w, const gp_flame_opts *base)
 {
     gp_flame_opts o;

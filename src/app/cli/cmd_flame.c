@@ -10,61 +10,88 @@
 
 static void usage(FILE *fp)
 {
-    fprintf(fp,
-            "usage: gpuprof flame [options] TRACE|PROFILE|DIR -o OUT\n"
-            "       gpuprof flame [options] --diff BASE CURRENT -o OUT\n"
-            "\n"
-            "Flame graph of a PyTorch-profiler/Kineto or Chrome trace, a gpuprof profile or a\n"
-            "multi-rank job directory. Stacks come from range nesting on each CPU thread (ops,\n"
-            "annotations, Python frames, runtime calls, own ranges); with GPU weight each kernel,\n"
-            "memcpy and memset hangs under the op that launched it (correlation id, else\n"
-            "External id, else \"[unattributed GPU]\"). The output format follows OUT's suffix:\n"
-            "  .folded / .txt            folded stacks (flamegraph.pl, inferno, speedscope)\n"
-            "  .speedscope.json / .json  speedscope file\n"
-            "  .svg                      interactive SVG (click to zoom, search)\n"
-            "  .html                     interactive page: zoom, search with match %%, tooltips,\n"
-            "                            view state in the URL (#f=FRAME&s=REGEX)\n"
-            "With --diff the picture has CURRENT's shape, red where a stack grew against BASE and\n"
-            "blue where it shrank; folded output then has two counts per line (base current).\n"
-            "\n"
-            "options:\n"
-            "  -o, --output FILE       output file (required)\n"
-            "  -f, --format FMT        folded, speedscope, svg or html (overrides the suffix)\n"
-            "      --weight W          cpu, gpu or auto (default: gpu when there is GPU work)\n"
-            "      --min-duration D    fold frames shorter than D into their parent (e.g. 50us)\n"
-            "      --max-depth N       fold frames deeper than N (root = 0, thread = 1)\n"
-            "      --group-kernels D   merge GPU leaves shorter than D into \"[N small kernels]\"\n"
-            "      --no-threads        no per-thread frame under the root (the default with\n"
-            "                          --diff, where thread ids differ between runs)\n"
-            "      --threads           keep the per-thread frames with --diff\n"
-            "      --diff              two inputs: BASE CURRENT\n"
-            "      --title TEXT        title of the picture\n"
-            "      --width PX          SVG/HTML width (default 1200)\n"
-            "  -q, --quiet             no warnings about suspect input on stderr\n"
-            "      --progress          show read progress on stderr even when not a terminal\n"
-            "  -h, --help              this help\n"
-            "\n"
-            "Durations take a unit: ns, us, ms, s (no unit = ns).\n"
-            "exit status: 0 success, 2 usage or input error\n");
+    fprintf(
+        fp,
+        "usage: gpuprof flame [options] TRACE|PROFILE|DIR -o OUT\n"
+        "       gpuprof flame [options] --diff BASE CURRENT -o OUT\n"
+        "\n"
+        "Flame graph of a PyTorch-profiler/Kineto or Chrome trace, a gpuprof profile or a\n"
+        "multi-rank job directory. Stacks come from range nesting on each CPU thread (ops,\n"
+        "annotations, Python frames, runtime calls, own ranges); with GPU weight each kernel,\n"
+        "memcpy and memset hangs under the op that launched it (correlation id, else\n"
+        "External id, else \"[unattributed GPU]\"). The output format follows OUT's suffix:\n"
+        "  .folded / .txt            folded stacks (flamegraph.pl, inferno, speedscope)\n"
+        "  .speedscope.json / .json  speedscope file\n"
+        "  .svg                      interactive SVG (click to zoom, search)\n"
+        "  .html                     interactive page: zoom, search with match %%, tooltips,\n"
+        "                            view state in the URL (#f=FRAME&s=REGEX)\n"
+        "With --diff the picture has CURRENT's shape, red where a stack grew against BASE and\n"
+        "blue where it shrank; folded output then has two counts per line (base current).\n"
+        "With --by module the frames are the nn.Module hierarchy instead (a frame \"Block_3\"\n"
+        "per python_function frame \"nn.Module: Block_3\" of a trace recorded with\n"
+        "with_stack=True): each kernel under the modules around the op that launched it, the\n"
+        "rule of `gpuprof ops --by module`; CPU weight is the ops' self CPU time. Work outside\n"
+        "every module, and GPU work no op launched, is under \"(no module)\". No thread\n"
+        "frames. An HTML page of call stacks also holds the module tree when the input has\n"
+        "nn.Module frames: its \"Frames\" switch shows either.\n"
+        "\n"
+        "options:\n"
+        "  -o, --output FILE       output file (required)\n"
+        "  -f, --format FMT        folded, speedscope, svg or html (overrides the suffix)\n"
+        "      --weight W          cpu, gpu or auto (default: gpu when there is GPU work)\n"
+        "      --by B              stack (default) or module: the frames are the nn.Module\n"
+        "                          hierarchy\n"
+        "      --min-duration D    fold frames shorter than D into their parent (e.g. 50us)\n"
+        "      --max-depth N       fold frames deeper than N (root = 0, thread = 1)\n"
+        "      --group-kernels D   merge GPU leaves shorter than D into \"[N small kernels]\"\n"
+        "      --no-threads        no per-thread frame under the root (the default with\n"
+        "                          --diff, where thread ids differ between runs)\n"
+        "      --threads           keep the per-thread frames with --diff\n"
+        "      --diff              two inputs: BASE CURRENT\n"
+        "      --title TEXT        title of the picture\n"
+        "      --width PX          SVG/HTML width (default 1200)\n"
+        "  -q, --quiet             no warnings about suspect input on stderr\n"
+        "      --progress          show read progress on stderr even when not a terminal\n"
+        "  -h, --help              this help\n"
+        "\n"
+        "Durations take a unit: ns, us, ms, s (no unit = ns).\n"
+        "exit status: 0 success, 2 usage or input error\n");
 }
 
+/* The input's module tree to offer beside its stack tree, same weight and limits, in *alt; NULL
+ * when the input has no nn.Module frame (or no weight by module). */
+static void build_alt(const gp_job *job, const gp_flame_opts *fo, const gp_flame_tree *tree,
+                      gp_flame_tree **alt)
+{
+    gp_flame_opts mo = *fo;
+    mo.by = GP_FLAME_BY_MODULE;
+    mo.weight = tree->weight;
+    if (gp_flame_build(job->ranks, job->n_ranks, &mo, alt) != GP_OK || !(*alt)->n_modules) {
+        gp_flame_tree_free(*alt);
+        *alt = NULL;
+    }
+}
+
+/* One input's tree; with alt (not NULL) also the module tree the HTML page offers. */
 static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
-                           const gp_flame_opts *fo, gp_flame_tree **tree)
+                           const gp_flame_opts *fo, gp_flame_tree **tree, gp_flame_tree **alt)
 {
     gp_job *job = NULL;
     gp_status s = gp__cli_read_job("flame", path, rd, progress, true, &job);
     if (s != GP_OK)
         return s;
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
+    if (s == GP_OK && alt && fo->by == GP_FLAME_BY_STACK)
+        build_alt(job, fo, *tree, alt);
     if (s == GP_EEMPTY) {
         /* suggest the other weight only when it works on this input (issue 21 item 12: GPU
          * events that all have zero duration made "try --weight gpu" fail the same way) */
         gp_flame_opts other = *fo;
         other.weight = fo->weight == GP_FLAME_CPU ? GP_FLAME_GPU : GP_FLAME_CPU;
-        gp_flame_tree *alt = NULL;
+        gp_flame_tree *probe = NULL;
         bool works = fo->weight != GP_FLAME_AUTO &&
-                     gp_flame_build(job->ranks, job->n_ranks, &other, &alt) == GP_OK;
-        gp_flame_tree_free(alt);
+                     gp_flame_build(job->ranks, job->n_ranks, &other, &probe) == GP_OK;
+        gp_flame_tree_free(probe);
         if (works)
             gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,
                           fo->weight == GP_FLAME_GPU ? "GPU" : "CPU",
@@ -88,12 +115,14 @@ enum {
     OPT_NOTHREADS,
     OPT_THREADS,
     OPT_DIFF,
-    OPT_WIDTH
+    OPT_WIDTH,
+    OPT_BY
 };
 
 static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
                                          GP__CLI_ARG_S("format", 'f'),
                                          GP__CLI_ARG("weight", OPT_WEIGHT),
+                                         GP__CLI_ARG("by", OPT_BY),
                                          GP__CLI_ARG("min-duration", OPT_MIN),
                                          GP__CLI_ARG("max-depth", OPT_DEPTH),
                                          GP__CLI_ARG("group-kernels", OPT_GROUP),
@@ -128,6 +157,13 @@ static int take_option(void *ctx, int id, char *arg)
     switch (id) {
     case 'f':
         a->format = arg;
+        return 0;
+    case OPT_BY:
+        if (strcmp(arg, "stack") != 0 && strcmp(arg, "module") != 0) {
+            gp__cli_error("flame", "--by is stack or module, not '%s'", arg);
+            return 2;
+        }
+        a->fo.by = arg[0] == 'm' ? GP_FLAME_BY_MODULE : GP_FLAME_BY_STACK;
         return 0;
     case OPT_WEIGHT:
         while (w < GP_ARRAY_LEN(weights) && strcmp(arg, weights[w]) != 0)
@@ -233,17 +269,20 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
 
 /* The tree to draw: one input's, or with --diff the differential tree of base and current. */
 static int build_tree(char **inputs, flame_args *a, gp_read_opts *rd, bool progress,
-                      gp_flame_tree **tree)
+                      gp_flame_tree **tree, gp_flame_tree **alt)
 {
     gp_flame_tree *base = NULL, *cur = NULL;
     int rc = 2;
     if (!a->diff)
-        return build_one(inputs[0], rd, progress, &a->fo, tree) == GP_OK ? 0 : 2;
-    if (build_one(inputs[1], rd, progress, &a->fo, &cur) != GP_OK)
+        return build_one(inputs[0], rd, progress, &a->fo, tree,
+                         a->fmt == GP_FLAME_HTML ? alt : NULL) == GP_OK
+                   ? 0
+                   : 2;
+    if (build_one(inputs[1], rd, progress, &a->fo, &cur, NULL) != GP_OK)
         goto done;
     if (a->fo.weight == GP_FLAME_AUTO) /* both sides need one weight: the current input's */
         a->fo.weight = cur->weight;
-    if (build_one(inputs[0], rd, progress, &a->fo, &base) != GP_OK)
+    if (build_one(inputs[0], rd, progress, &a->fo, &base, NULL) != GP_OK)
         goto done;
     gp_status s = gp_flame_diff(base, cur, tree);
     rc = gp_status_exit_code(s);
@@ -264,18 +303,25 @@ int gp__cmd_flame(int argc, char **argv)
     int rc = parse_args(argc, argv, &a, &o, &first, &rd);
     if (rc >= 0)
         return rc;
-    gp_flame_tree *tree = NULL;
-    rc = build_tree(argv + first, &a, &rd, o.progress, &tree);
+    gp_flame_tree *tree = NULL, *alt = NULL;
+    rc = build_tree(argv + first, &a, &rd, o.progress, &tree, &alt);
     if (rc != 0)
         goto done;
+    a.ro.alt = alt;
     gp_error err = {0};
     if (!gp__cli_file_written("flame", gp_flame_write(tree, a.fmt, &a.ro, o.output, &err), &err,
                               &rc))
         goto done;
-    printf("wrote %s (%zu frames, %s weight%s)\n", o.output, tree->n_nodes,
-           tree->weight == GP_FLAME_GPU ? "GPU" : "CPU", a.diff ? ", differential" : "");
+    if (tree->by == GP_FLAME_BY_MODULE && !o.quiet && !tree->n_modules)
+        fprintf(stderr,
+                "gpuprof flame: warning: no nn.Module frames: every frame is \"(no module)\" "
+                "(record with with_stack=True)\n");
+    printf("wrote %s (%zu frames, %s weight%s%s)\n", o.output, tree->n_nodes,
+           tree->weight == GP_FLAME_GPU ? "GPU" : "CPU",
+           tree->by == GP_FLAME_BY_MODULE ? ", by module" : "", a.diff ? ", differential" : "");
     rc = gp__cli_finish_stdout("flame", GP_OK);
 done:
     gp_flame_tree_free(tree);
+    gp_flame_tree_free(alt);
     return rc;
 }

@@ -23,6 +23,7 @@ static void usage(FILE *fp)
             "  /report/NAME                     the dashboard (as gpuprof report writes it)\n"
             "  /timeline/NAME                   the timeline (as gpuprof timeline writes it)\n"
             "  /flame/NAME[?weight=cpu|gpu]     the flame graph (as gpuprof flame -o x.html)\n"
+            "                                   (&by=module: frames by nn.Module, as --by module)\n"
             "  /diff?base=NAME&current=NAME     the comparison page (gpuprof diff --html)\n"
             "  /api/profiler/profiles           the listing as JSON\n"
             "  /api/profiler/summary/NAME       gpuprof summary --json of NAME\n"

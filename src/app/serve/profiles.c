@@ -141,11 +141,12 @@ static gp_status render_timeline(const gp_job *job, const char *name, bool json,
 }
 
 static gp_status render_flame(const gp_job *job, const char *name, gp_flame_weight weight,
-                              bool json, FILE *fp, gp_error *err)
+                              gp_flame_by by, bool json, FILE *fp, gp_error *err)
 {
     gp_flame_opts fo;
     gp_flame_opts_init(&fo);
     fo.weight = weight;
+    fo.by = by;
     gp_flame_tree *tree = NULL;
     gp_status st = gp_flame_build(job->ranks, job->n_ranks, &fo, &tree);
     if (st == GP_EEMPTY)
@@ -156,8 +157,16 @@ static gp_status render_flame(const gp_job *job, const char *name, gp_flame_weig
     gp_flame_render_opts ro;
     gp_flame_render_opts_init(&ro);
     ro.title = name;
+    gp_flame_tree *alt = NULL; /* the page's "Frames: nn.Module" switch, as gpuprof flame has it */
+    if (st == GP_OK && !json && by == GP_FLAME_BY_STACK) {
+        fo.by = GP_FLAME_BY_MODULE;
+        fo.weight = tree->weight;
+        if (gp_flame_build(job->ranks, job->n_ranks, &fo, &alt) == GP_OK && alt->n_modules)
+            ro.alt = alt;
+    }
     if (st == GP_OK)
         st = gp_flame_render(tree, json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
+    gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);
     return st;
 }
@@ -249,7 +258,9 @@ static gp_status render_view(view what, const gp_job *job, const char *name, gp_
         return render_timeline(job, name, what == V_TIMELINE_JSON, fp);
     case V_FLAME:
     case V_FLAME_JSON:
-        return render_flame(job, name, weight, what == V_FLAME_JSON, fp, err);
+        return render_flame(job, name, weight,
+                            by == GP_OPS_BY_MODULE ? GP_FLAME_BY_MODULE : GP_FLAME_BY_STACK,
+                            what == V_FLAME_JSON, fp, err);
     case V_SUMMARY:
         return render_summary(job, 0, fp);
     case V_KERNELS:
@@ -327,6 +338,11 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
     if (b && what == V_OPS && (by = gp_ops_by_parse(b)) == GP_OPS_BY_COUNT)
         return fail(c, api, 400,
                     "by: expected name, shape, module, line, annotation, kernel or instance");
+    if (b && (what == V_FLAME || what == V_FLAME_JSON)) { /* the flame's frames: by module */
+        if (strcmp(b, "stack") != 0 && strcmp(b, "module") != 0)
+            return fail(c, api, 400, "by: expected stack or module");
+        by = b[0] == 'm' ? GP_OPS_BY_MODULE : GP_OPS_BY_NAME;
+    }
     if (!take_turn(s))
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;

@@ -5,7 +5,9 @@
  * "self time" (a table per name). "merge numbered instances" merges sibling frames whose names
  * differ only by an instance number (nn.Module: Linear_3) or an object address (at 0x7f..).
  * Click a frame to zoom (click the root or Reset to come back), hover for its figures, search
- * with a regular expression. State in the URL fragment: #v=left&f=12&s=gemm&m=1&n=NAME. */
+ * with a regular expression. A page that also holds the module tree (D.alt, made by flame_render.c
+ * with the input's nn.Module frames) has a "Frames" switch: call stacks or nn.Module, every view
+ * then working on the chosen tree. State in the URL fragment: #v=left&f=12&s=gemm&m=1&n=NAME&b=module. */
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('gp-data').textContent);
@@ -13,8 +15,10 @@
   var host = document.getElementById('gp-flame'), details = document.getElementById('gp-details');
   var matchedEl = document.getElementById('gp-matched'), input = document.getElementById('gp-search-input');
   var mergeBox = document.getElementById('gp-merge'), tableEl = document.getElementById('gp-table');
-  var state = { view: 'flame', zoom: 0, term: '', merge: false, name: '' };
-  var base = tree(false), T = base, merged = null, re = null;
+  var primaryBy = D.by || 'stack';
+  var state = { view: 'flame', zoom: 0, term: '', merge: false, name: '', by: primaryBy };
+  var T = null, re = null;
+  var subMain = document.querySelector('.gp-sub'), subAlt = D.alt ? mk('p', 'gp-sub', D.alt.sub) : null;
 
   function fmt(ns) {
     var a = Math.abs(ns), u = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s']];
@@ -27,17 +31,20 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function key(s) { return s.replace(/^(nn\.Module: .*?)_\d+$/, '$1').replace(/ at 0x[0-9a-fA-F]+>$/, '>'); }
+  function key(s, mod) {
+    if (mod) return s.replace(/^(.+?)_\d+$/, '$1'); /* module frames: "Linear_3" */
+    return s.replace(/^(nn\.Module: .*?)_\d+$/, '$1').replace(/ at 0x[0-9a-fA-F]+>$/, '>');
+  }
 
   /* A tree as arrays: name, total, self, base, colour, parent, children, depth. merge: siblings
    * with the same key() become one frame (their subtrees merged). */
-  function tree(merge) {
-    var F = D.frames, n = F.length / 6, t = { nm: [], tot: [], slf: [], bas: [], col: [], par: [], kids: [], dep: [] };
-    var idx = new Int32Array(n), look = {};
+  function tree(merge, S) {
+    var F = S.frames, n = F.length / 6, t = { nm: [], tot: [], slf: [], bas: [], col: [], par: [], kids: [], dep: [] };
+    var idx = new Int32Array(n), look = {}, mod = (S === D ? primaryBy : S.by) === 'module';
     for (var i = 0; i < n; i++) {
-      var b = i * 6, p = i ? idx[F[b]] : -1, nm = D.names[F[b + 4]], j = -1;
+      var b = i * 6, p = i ? idx[F[b]] : -1, nm = S.names[F[b + 4]], j = -1;
       if (merge && i) {
-        nm = key(nm);
+        nm = key(nm, mod);
         var k = p + '\u0000' + nm;
         j = look[k] === undefined ? -1 : look[k];
         if (j < 0) look[k] = t.nm.length;
@@ -252,7 +259,10 @@
   }
 
   function render() {
-    T = state.merge ? (merged || (merged = tree(true))) : base;
+    var S = state.by !== primaryBy && D.alt ? D.alt : D, k0 = state.merge ? 'gpMerged' : 'gpTree';
+    T = S[k0] || (S[k0] = tree(state.merge, S));
+    var sub = S === D ? subMain : subAlt, cur = document.querySelector('.gp-sub');
+    if (sub && cur && cur !== sub) cur.parentNode.replaceChild(sub, cur);
     layout(T, state.view === 'left');
     if (!(state.zoom >= 0 && state.zoom < T.nm.length)) state.zoom = 0;
     search();
@@ -281,7 +291,10 @@
     }
     var btns = document.querySelectorAll('.gp-views button');
     for (var k = 0; k < btns.length; k++) btns[k].className = btns[k].getAttribute('data-view') === state.view ? 'gp-on' : '';
+    var bb = document.querySelectorAll('.gp-bys button');
+    for (var q = 0; q < bb.length; q++) bb[q].className = bb[q].getAttribute('data-by') === (S === D ? primaryBy : D.alt.by) ? 'gp-on' : '';
     host.setAttribute('data-view', state.view);
+    host.setAttribute('data-by', S === D ? primaryBy : D.alt.by);
     host.setAttribute('data-zoom', String(state.zoom));
     host.setAttribute('data-drawn', String(drawn));
     host.setAttribute('data-tree-frames', String(T.nm.length));
@@ -297,6 +310,7 @@
     if (state.term) parts.push('s=' + encodeURIComponent(state.term));
     if (state.merge) parts.push('m=1');
     if (state.view === 'sandwich' && state.name) parts.push('n=' + encodeURIComponent(state.name));
+    if (state.by !== primaryBy) parts.push('b=' + state.by);
     var h = parts.length ? '#' + parts.join('&') : '';
     lastHash = h;
     try { history.replaceState(null, '', h || location.pathname + location.search); } catch (e) { /* file: quirks */ }
@@ -314,12 +328,16 @@
     state.term = st.s || '';
     state.merge = st.m === '1';
     state.name = st.n || '';
+    state.by = D.alt && st.b === D.alt.by ? D.alt.by : primaryBy;
     render();
   }
 
   var vb = document.querySelectorAll('.gp-views button');
   for (var k = 0; k < vb.length; k++)
     vb[k].addEventListener('click', function () { state.view = this.getAttribute('data-view'); state.zoom = 0; render(); });
+  var byb = document.querySelectorAll('.gp-bys button');
+  for (var q = 0; q < byb.length; q++)
+    byb[q].addEventListener('click', function () { state.by = this.getAttribute('data-by'); state.zoom = 0; state.name = ''; render(); });
   mergeBox.addEventListener('change', function () { state.merge = mergeBox.checked; state.zoom = 0; render(); });
   input.addEventListener('input', function () { state.term = input.value; render(); });
   document.getElementById('gp-reset').addEventListener('click', function () { state.zoom = 0; render(); });
