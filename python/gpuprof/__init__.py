@@ -184,10 +184,12 @@ class Trace:
                          format=format, base_label=self.path, current_label=current.path)
         return Result(out, "diff") if format == "dict" else out
 
-    def flame(self, path=None, weight: str = "auto", title: Optional[str] = None) -> Any:
+    def flame(self, path=None, weight: str = "auto", title: Optional[str] = None,
+              by: str = "stack") -> Any:
         """``gpuprof flame``: writes the flame graph to path (.html, .svg, .folded,
-        .speedscope.json); without a path returns the folded stacks {"a;b;c": self_ns}."""
-        return self._t.flame(path, weight=weight, title=title)
+        .speedscope.json); without a path returns the folded stacks {"a;b;c": self_ns}.
+        ``by="module"`` makes the frames the nn.Module hierarchy (``--by module``)."""
+        return self._t.flame(path, weight=weight, title=title, by=by)
 
     def report(self, path, title: Optional[str] = None) -> None:
         """``gpuprof report``: writes the self-contained dashboard page to path."""

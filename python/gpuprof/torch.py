@@ -73,9 +73,9 @@ class ProfileSession:
     def time_per_iteration_ms(self) -> float:
         return self.total_time_ms / max(self.iterations, 1)
 
-    def flame(self, path=None, weight: str = "auto"):
+    def flame(self, path=None, weight: str = "auto", by: str = "stack"):
         """The session's flame graph (see Trace.flame)."""
-        return self.trace.flame(path, weight=weight)
+        return self.trace.flame(path, weight=weight, by=by)
 
     def _finish(self, path: Path, wall_ns: int) -> None:
         self.trace_path = path

@@ -625,15 +625,41 @@ static PyObject *folded_to_dict(gpy_buf *b)
     return d;
 }
 
+static int parse_by(const char *s, gp_flame_by *by)
+{
+    if (strcmp(s, "stack") == 0 || strcmp(s, "module") == 0) {
+        *by = s[0] == 'm' ? GP_FLAME_BY_MODULE : GP_FLAME_BY_STACK;
+        return 0;
+    }
+    PyErr_SetString(PyExc_ValueError, "by must be \"stack\" or \"module\"");
+    return -1;
+}
+
+/* Like `gpuprof flame`: an HTML page of the stack tree also carries the module tree (its
+ * "Frames" switch) when the input has nn.Module frames. Returns NULL otherwise. */
+static gp_flame_tree *module_alt(const gp_job *job, const gp_flame_opts *o, gp_flame_format ff)
+{
+    if (ff != GP_FLAME_HTML || o->by != GP_FLAME_BY_STACK)
+        return NULL;
+    gp_flame_opts mo = *o;
+    mo.by = GP_FLAME_BY_MODULE;
+    gp_flame_tree *alt = NULL;
+    if (gp_flame_build(job->ranks, job->n_ranks, &mo, &alt) != GP_OK || !alt->n_modules) {
+        gp_flame_tree_free(alt);
+        return NULL;
+    }
+    return alt;
+}
+
 static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "weight", "title", NULL};
+    static char *kwlist[] = {"path", "weight", "title", "by", NULL};
     PyObject *pathobj = Py_None;
-    const char *weight = "auto", *title = NULL;
+    const char *weight = "auto", *title = NULL, *by = "stack";
     gp_flame_opts o;
     gp_flame_opts_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$sz", kwlist, &pathobj, &weight, &title) ||
-        parse_weight(weight, &o.weight) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$szs", kwlist, &pathobj, &weight, &title, &by) ||
+        parse_weight(weight, &o.weight) < 0 || parse_by(by, &o.by) < 0)
         return NULL;
     PyObject *bpath = pathobj == Py_None ? NULL : gpy_fspath(pathobj);
     if (pathobj != Py_None && !bpath)
@@ -647,7 +673,7 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
     gpy_buf b = {0};
     if (!bpath && gpy_buf_open(&b) < 0)
         return NULL;
-    gp_flame_tree *tree = NULL;
+    gp_flame_tree *tree = NULL, *alt = NULL;
     gp_error err = {0};
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
@@ -656,9 +682,11 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
         gp_flame_render_opts ro;
         gp_flame_render_opts_init(&ro);
         ro.title = title;
+        ro.alt = alt = bpath ? module_alt(self->job, &o, ff) : NULL;
         st = bpath ? gp_flame_write(tree, ff, &ro, PyBytes_AS_STRING(bpath), &err)
                    : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp);
     }
+    gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);
     Py_END_ALLOW_THREADS;
     if (bpath) {
@@ -805,8 +833,9 @@ static PyMethodDef trace_methods[] = {
      "batch_min_calls=10, cache_min_calls=100, cache_max_ms=1, memory_min_mb=100, "
      "util_max_pct=50): `gpuprof advise` (schema gpuprof.advise/1, docs/advise.md)."},
     {"flame", (PyCFunction)(void (*)(void))trace_flame, METH_VARARGS | METH_KEYWORDS,
-     "flame(path=None, *, weight=\"auto\", title=None): writes the flame graph to path "
-     "(.html, .svg, .folded, .speedscope.json), or returns {\"a;b;c\": self_ns} without one."},
+     "flame(path=None, *, weight=\"auto\", title=None, by=\"stack\"): writes the flame graph to "
+     "path (.html, .svg, .folded, .speedscope.json), or returns {\"a;b;c\": self_ns} without "
+     "one; by=\"module\" makes the frames the nn.Module hierarchy (`gpuprof flame --by module`)."},
     {"report", (PyCFunction)(void (*)(void))trace_report, METH_VARARGS | METH_KEYWORDS,
      "report(path, *, title=None): writes the one-page dashboard (`gpuprof report`)."},
     {"timeline", (PyCFunction)(void (*)(void))trace_timeline, METH_VARARGS | METH_KEYWORDS,

@@ -56,6 +56,30 @@ def test_flame_folded_equals_cli(example_trace, cli, tmp_path):
         t.flame(tmp_path / "f.png")
 
 
+def _folded(path):
+    stacks = {}
+    for line in path.read_text().splitlines():
+        stack, w = line.rsplit(" ", 1)
+        stacks[stack] = int(w)
+    return stacks
+
+
+def test_flame_by_module_equals_cli(cli, tmp_path):
+    path = shared_trace("modern_h100_timesformer.json.gz")
+    t = gpuprof.read(path)
+    out = tmp_path / "cli.folded"
+    cli("flame", path, "--by", "module", "-o", out)
+    got = t.flame(by="module")
+    assert got == _folded(out)
+    assert any(s.startswith("(no module)") for s in got) and len(got) > 5
+    # The stack page carries the module tree too (the "Frames" switch), as the CLI's does.
+    t.flame(tmp_path / "py.html", title="tf")
+    cli("flame", path, "--title", "tf", "-o", tmp_path / "cli.html")
+    assert (tmp_path / "py.html").read_bytes() == (tmp_path / "cli.html").read_bytes()
+    with pytest.raises(ValueError):
+        t.flame(by="thread")
+
+
 def test_pages_are_written(example_trace, tmp_path):
     t = gpuprof.read(example_trace)
     t.report(tmp_path / "report.html", title="example")
