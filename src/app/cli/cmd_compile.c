@@ -132,6 +132,8 @@ static int load(run *r, const char *log_path, const compile_args *a, const gp__c
             gp__cli_error("compile", "out of memory");
             return 1;
         }
+        if (r->log) /* the gaps between regions that are graph breaks the log names */
+            gp_compile_trace_link(r->ct[i], r->log, r->an);
     }
     if (a->n_traces == 2 && gp_compile_speedup_compute(r->ct[0], r->ct[1], &r->sp) != GP_OK) {
         gp__cli_error("compile", "out of memory");
