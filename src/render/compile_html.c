@@ -493,6 +493,9 @@ gp_status gp_compile_render_html(const gp_compile_report *r, FILE *fp, gp_error 
         recompiles_table(r, fp);
         st = units_table(r, fp, err);
     }
+    if (st == GP_OK && r->n_traces)
+        fputs("<section><h2>Traces: compiled regions and graph breaks at run time</h2></section>\n",
+              fp);
     for (size_t i = 0; st == GP_OK && i < r->n_traces; i++) {
         fputs("<section>", fp);
         gp__compile_trace_html(fp, r->traces[i], r->analysis, r->traces[i]->source);
