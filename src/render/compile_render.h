@@ -14,6 +14,11 @@ extern const char gp__asset_compile_css[];
 
 /* The last component of a path ("" for NULL). */
 const char *gp__compile_base(const char *path);
+/* Table cells (compile_regions_html.c): text (escaped; cls may be NULL), a count ("-" when < 0)
+ * and a duration ("-" when < 0), numbers with data-v for sorting. */
+void gp__compile_td(FILE *fp, const char *cls, const char *s);
+void gp__compile_td_num(FILE *fp, int64_t v);
+void gp__compile_td_dur(FILE *fp, gp_ns ns);
 /* A count of compilation_metrics into buf: the number, or "-" when absent (< 0). */
 void gp__compile_count(char *buf, size_t cap, int64_t v);
 

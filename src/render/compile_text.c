@@ -412,14 +412,6 @@ gp_status gp_compile_render_text(const gp_compile_report *r, FILE *fp)
     return ferror(fp) ? GP_EIO : GP_OK;
 }
 
-const char *gp__compile_base(const char *path)
-{
-    if (!path)
-        return "";
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 void gp__compile_count(char *buf, size_t cap, int64_t v)
 {
     if (v < 0)
