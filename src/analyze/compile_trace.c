@@ -17,11 +17,12 @@ static const char region_prefix[] = "Torch-Compiled Region: ";
 static const char graph_prefix[] = "## Call CompiledFxGraph ";
 static const char guard_name[] = "TorchDynamo Cache Lookup";
 
-/* A region call on a CPU track. */
+/* A region call on a CPU track (idx: the region), or the time between two outermost region calls
+ * (idx: the gap, the pair of regions it counts for). */
 typedef struct span {
     uint32_t track;
     gp_ns ts, end;
-    uint32_t region; /* index into the result's regions */
+    uint32_t idx; /* index into the result's regions or gaps */
 } span;
 
 static int cmp_span(const span *a, const span *b)
@@ -30,13 +31,6 @@ static int cmp_span(const span *a, const span *b)
     return c ? c : GP_CMP(a->ts, b->ts);
 }
 GP__DEFINE_MERGE_SORT(sort_spans, span, cmp_span)
-
-/* The time between two outermost region calls on a track, and the gap (pair) it counts for. */
-typedef struct gspan {
-    uint32_t track;
-    gp_ns ts, end;
-    uint32_t gap; /* index into the result's gaps */
-} gspan;
 
 enum { OPS_KEPT = 16 }; /* distinct eager op names counted per gap; the rest are not named */
 
@@ -53,8 +47,8 @@ typedef struct ctx {
     size_t cap_regions;
     span *spans;
     size_t n_spans, cap_spans;
-    gspan *gs;
-    size_t n_gs, cap_gs, cap_gaps;
+    span *gs; /* the gaps, sorted as spans */
+    size_t n_gs, cap_gs, cap_gaps, cap_gops;
     gap_ops *gops; /* per gap */
 } ctx;
 
@@ -103,11 +97,12 @@ static char *graph_in(const gp_trace *t, const gp_track *tr, size_t from, gp_ns 
     return NULL;
 }
 
-/* CPU tracks: regions, their calls, and the outermost ops inside / outside them. */
-static gp_status scan_cpu(ctx *c)
+/* Calls fn on every cpu_op of every CPU thread, in order, saying whether it is outermost (starts
+ * after the previous outermost op ended); stops at the first error fn returns. */
+static gp_status each_cpu_op(ctx *c, gp_status (*fn)(ctx *c, uint32_t k, size_t i, const char *name,
+                                                     bool outer))
 {
     const gp_trace *t = c->t;
-    gp_compile_trace *o = c->out;
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
         if (tr->kind != GP_TRACK_CPU_THREAD)
@@ -117,73 +112,91 @@ static gp_status scan_cpu(ctx *c)
             const gp_event *e = &tr->events[i];
             if (e->kind != GP_EV_CPU_OP)
                 continue;
-            const char *n = gp_trace_str(t, e->name);
-            bool region = starts_with(n, region_prefix);
-            if (e->ts >= outer_end) {
-                gp_ns *sum = region                       ? &o->cpu_compiled
-                             : strcmp(n, guard_name) == 0 ? &o->cpu_guard
-                                                          : &o->cpu_eager;
-                *sum = gp__sat_add(*sum, e->dur);
+            bool outer = e->ts >= outer_end;
+            if (outer)
                 outer_end = e->ts + e->dur;
-            }
-            if (!region)
-                continue;
-            uint32_t ri = region_index(c, n + strlen(region_prefix));
-            if (ri == UINT32_MAX || gp__grow((void **)&c->spans, &c->cap_spans, sizeof *c->spans,
-                                             c->n_spans + 1) != GP_OK)
-                return GP_ENOMEM;
-            c->spans[c->n_spans++] = (span){(uint32_t)k, e->ts, e->ts + e->dur, ri};
-            gp_compile_region *r = &o->regions[ri];
-            r->calls++;
-            r->cpu_time = gp__sat_add(r->cpu_time, e->dur);
-            if (!r->graph[0]) {
-                char *g = graph_in(t, tr, i, e->ts + e->dur);
-                if (g)
-                    r->graph = g;
-            }
+            gp_status st = fn(c, (uint32_t)k, i, gp_trace_str(t, e->name), outer);
+            if (st != GP_OK)
+                return st;
         }
     }
+    return GP_OK;
+}
+
+/* A cpu_op: the outermost ones' time inside / outside regions; region calls. */
+static gp_status cpu_op(ctx *c, uint32_t k, size_t i, const char *n, bool outer)
+{
+    gp_compile_trace *o = c->out;
+    const gp_track *tr = &c->t->tracks[k];
+    const gp_event *e = &tr->events[i];
+    bool region = starts_with(n, region_prefix);
+    if (outer) {
+        gp_ns *sum = region                       ? &o->cpu_compiled
+                     : strcmp(n, guard_name) == 0 ? &o->cpu_guard
+                                                  : &o->cpu_eager;
+        *sum = gp__sat_add(*sum, e->dur);
+    }
+    if (!region)
+        return GP_OK;
+    uint32_t ri = region_index(c, n + strlen(region_prefix));
+    if (ri == UINT32_MAX ||
+        gp__grow((void **)&c->spans, &c->cap_spans, sizeof *c->spans, c->n_spans + 1) != GP_OK)
+        return GP_ENOMEM;
+    c->spans[c->n_spans++] = (span){k, e->ts, e->ts + e->dur, ri};
+    gp_compile_region *r = &o->regions[ri];
+    r->calls++;
+    r->cpu_time = gp__sat_add(r->cpu_time, e->dur);
+    if (!r->graph[0]) {
+        char *g = graph_in(c->t, tr, i, e->ts + e->dur);
+        if (g)
+            r->graph = g;
+    }
+    return GP_OK;
+}
+
+/* CPU tracks: regions, their calls, and the outermost ops inside / outside them. */
+static gp_status scan_cpu(ctx *c)
+{
+    gp_status st = each_cpu_op(c, cpu_op);
+    if (st != GP_OK)
+        return st;
     return sort_spans(c->spans, c->n_spans) ? GP_OK : GP_ENOMEM;
+}
+
+/* The number of spans of v[0..n) (sorted by track, start) that start at or before (k, x). */
+static size_t spans_upto(const span *v, size_t n, uint32_t k, gp_ns x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (v[m].track < k || (v[m].track == k && v[m].ts <= x))
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
 }
 
 /* The region whose call contains time x on track k (the innermost), or UINT32_MAX. */
 static uint32_t region_at(const ctx *c, uint32_t k, gp_ns x)
 {
-    size_t lo = 0, hi = c->n_spans;
-    while (lo < hi) { /* first span after (k, x) */
-        size_t m = lo + (hi - lo) / 2;
-        const span *s = &c->spans[m];
-        if (s->track < k || (s->track == k && s->ts <= x))
-            lo = m + 1;
-        else
-            hi = m;
-    }
+    size_t lo = spans_upto(c->spans, c->n_spans, k, x);
     for (size_t i = lo, steps = 0; i > 0 && steps < 64; i--, steps++) {
         const span *s = &c->spans[i - 1];
         if (s->track != k)
             break;
         if (x < s->end)
-            return s->region;
+            return s->idx;
     }
     return UINT32_MAX;
 }
 
-/* The gap that contains time x on track k, or UINT32_MAX. */
+/* The gap that contains time x on track k (gaps do not overlap), or UINT32_MAX. */
 static uint32_t gap_at(const ctx *c, uint32_t k, gp_ns x)
 {
-    size_t lo = 0, hi = c->n_gs;
-    while (lo < hi) { /* first gap span after (k, x) */
-        size_t m = lo + (hi - lo) / 2;
-        const gspan *s = &c->gs[m];
-        if (s->track < k || (s->track == k && s->ts <= x))
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    if (lo == 0)
-        return UINT32_MAX;
-    const gspan *s = &c->gs[lo - 1];
-    return s->track == k && x < s->end ? s->gap : UINT32_MAX;
+    size_t lo = spans_upto(c->gs, c->n_gs, k, x);
+    const span *s = lo ? &c->gs[lo - 1] : NULL;
+    return s && s->track == k && x < s->end ? s->idx : UINT32_MAX;
 }
 
 static uint32_t gap_index(ctx *c, const char *from, const char *to)
@@ -192,11 +205,9 @@ static uint32_t gap_index(ctx *c, const char *from, const char *to)
     for (size_t i = 0; i < o->n_gaps; i++)
         if (o->gaps[i].from == from && o->gaps[i].to == to)
             return (uint32_t)i;
-    size_t cap = c->cap_gaps;
     if (gp__grow((void **)&o->gaps, &c->cap_gaps, sizeof *o->gaps, o->n_gaps + 1) != GP_OK ||
-        gp__grow((void **)&c->gops, &cap, sizeof *c->gops, o->n_gaps + 1) != GP_OK)
+        gp__grow((void **)&c->gops, &c->cap_gops, sizeof *c->gops, o->n_gaps + 1) != GP_OK)
         return UINT32_MAX;
-    c->cap_gaps = cap;
     o->gaps[o->n_gaps] = (gp_compile_gap){.from = from, .to = to, .brk = UINT32_MAX};
     c->gops[o->n_gaps].n = 0;
     return (uint32_t)o->n_gaps++;
@@ -212,11 +223,11 @@ static gp_status find_gaps(ctx *c)
         if (prev && prev->track == s->track && s->ts < prev->end)
             continue; /* nested in (or overlapping) the previous call */
         if (prev && prev->track == s->track) {
-            uint32_t g = gap_index(c, o->regions[prev->region].name, o->regions[s->region].name);
+            uint32_t g = gap_index(c, o->regions[prev->idx].name, o->regions[s->idx].name);
             if (g == UINT32_MAX ||
                 gp__grow((void **)&c->gs, &c->cap_gs, sizeof *c->gs, c->n_gs + 1) != GP_OK)
                 return GP_ENOMEM;
-            c->gs[c->n_gs++] = (gspan){s->track, prev->end, s->ts, g};
+            c->gs[c->n_gs++] = (span){s->track, prev->end, s->ts, g};
             o->gaps[g].count++;
             o->gaps[g].wall = gp__sat_add(o->gaps[g].wall, s->ts - prev->end);
         }
@@ -245,26 +256,14 @@ static void add_gap_op(ctx *c, uint32_t g, const gp_event *e, bool guard)
     }
 }
 
-/* The outermost eager ops inside gaps. */
-static void scan_gap_ops(ctx *c)
+/* An outermost eager op inside a gap. */
+static gp_status gap_op(ctx *c, uint32_t k, size_t i, const char *n, bool outer)
 {
-    const gp_trace *t = c->t;
-    for (size_t k = 0; c->n_gs && k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
-            continue;
-        gp_ns outer_end = INT64_MIN;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *e = &tr->events[i];
-            if (e->kind != GP_EV_CPU_OP || e->ts < outer_end)
-                continue;
-            outer_end = e->ts + e->dur;
-            const char *n = gp_trace_str(t, e->name);
-            uint32_t g = starts_with(n, region_prefix) ? UINT32_MAX : gap_at(c, (uint32_t)k, e->ts);
-            if (g != UINT32_MAX)
-                add_gap_op(c, g, e, strcmp(n, guard_name) == 0);
-        }
-    }
+    const gp_event *e = &c->t->tracks[k].events[i];
+    uint32_t g = outer && !starts_with(n, region_prefix) ? gap_at(c, k, e->ts) : UINT32_MAX;
+    if (g != UINT32_MAX)
+        add_gap_op(c, g, e, strcmp(n, guard_name) == 0);
+    return GP_OK;
 }
 
 /* Names each gap's ops, the most time first. */
@@ -442,8 +441,8 @@ gp_status gp_compile_trace_analyze(const gp_trace *t, gp_compile_trace **out)
         span_of(t, &c.out->span);
         st = scan_cpu(&c);
     }
-    if (st == GP_OK && (st = find_gaps(&c)) == GP_OK)
-        scan_gap_ops(&c);
+    if (st == GP_OK && (st = find_gaps(&c)) == GP_OK && c.n_gs)
+        st = each_cpu_op(&c, gap_op);
     if (st == GP_OK && (st = gp__imap_init(&gpu, 1024)) == GP_OK)
         st = gp__imap_init(&launch_of, 1024);
     for (size_t k = 0; st == GP_OK && k < t->n_tracks; k++)

@@ -2,8 +2,8 @@
  * costs, with and without a compile log), report.html's torch.compile section (shown only when a
  * trace has compiled regions), and gpuprof diff pairing compiled regions with the eager ops they
  * replace. Inputs: the synthetic tests/compile/data (make_synthetic.py: every figure an exact
- * number of microseconds, the expectations below computed by hand from it) and the shared
- * modern_mi300_torch_compile trace (skipped when absent). */
+ * number of microseconds, the expectations below computed by hand from it); the shared compile
+ * trace is test_compile.c's. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,6 @@
 
 #include <cmocka.h>
 
-#include "common/shared_traces.h"
 #include "gpuprof/compile.h"
 #include "gpuprof/diff.h"
 #include "gpuprof/report.h"
@@ -233,35 +232,6 @@ static void diff_pairs_regions_with_eager_ops(void **state)
     gp_diff_free(d);
 }
 
-/* The shared compile trace: one region call, so no gap; against itself every speedup is 1. */
-static void shared_compile_trace(void **state)
-{
-    (void)state;
-    if (!gp_test_have_shared_traces())
-        skip();
-    char path[4096];
-    const char *shared = getenv("GP_SHARED_DIR");
-    snprintf(path, sizeof path, "%s/traces/modern_mi300_torch_compile.json.gz",
-             shared ? shared : "../shared");
-    gp_trace *t;
-    assert_int_equal(gp_trace_read(path, NULL, &t, NULL), GP_OK);
-    assert_true(gp_compile_trace_has_regions(t));
-    gp_compile_trace *ct;
-    assert_int_equal(gp_compile_trace_analyze(t, &ct), GP_OK);
-    assert_int_equal(ct->n_gaps, 0);
-    gp_compile_trace_free(ct);
-    gp_diff_opts o;
-    gp_diff_opts_init(&o);
-    o.analyze = false;
-    gp_diff *d;
-    assert_int_equal(gp_diff_compute(&t, 1, &t, 1, &o, &d, NULL), GP_OK);
-    assert_int_equal(d->compile->mode, GP_DIFF_COMPILE_BOTH);
-    assert_int_equal(d->compile->n_regions, 1);
-    assert_true(d->compile->regions[0].gpu[1] == 12549021 && d->compile->speedup == 1.0);
-    gp_diff_free(d);
-    gp_trace_free(t);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,7 +239,6 @@ int main(void)
         cmocka_unit_test(gaps_linked_to_the_log),
         cmocka_unit_test(report_section_only_with_regions),
         cmocka_unit_test(diff_pairs_regions_with_eager_ops),
-        cmocka_unit_test(shared_compile_trace),
     };
-    return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
