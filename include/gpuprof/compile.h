@@ -370,8 +370,46 @@ typedef struct gp_compile_region {
     gp_ns launch_time;       /* summed durations of those launch calls (launch overhead) */
 } gp_compile_region;
 
+/* What ran between two compiled regions (docs/compile.md, "Graph breaks at run time"). */
+typedef enum gp_compile_gap_kind {
+    GP_CGAP_BETWEEN = 0, /* between calls: back to an earlier or the same frame, or the log names
+                            no break between the two frames */
+    GP_CGAP_PROBABLE,    /* no log: `to` is a frame compiled after `from`'s (a graph break resumes
+                            in a frame compiled after the one that broke; two compiled functions
+                            called in a row look the same) */
+    GP_CGAP_BREAK        /* the log names a graph break of from's frame resuming in to's frame */
+} gp_compile_gap_kind;
+
+/* "between", "probable_break", "graph_break". */
+GP_EXTERN const char *gp_compile_gap_kind_name(gp_compile_gap_kind k);
+
+enum { GP_COMPILE_GAP_OPS = 4 }; /* eager ops named per gap */
+
+/* Transitions from a call of region `from` to the next outermost region call on the same CPU
+ * thread, `to`, and what ran in the time between (eager code: at a graph break, the eager
+ * fallback, the guard checks of the resume function and its launches). */
+typedef struct gp_compile_gap {
+    const char *from, *to; /* region names (compile ids) */
+    gp_compile_gap_kind kind;
+    uint32_t brk;   /* GP_CGAP_BREAK: index into the linked analysis' breaks, else UINT32_MAX */
+    uint64_t count; /* transitions */
+    gp_ns wall;     /* summed time from the end of a `from` call to the start of the `to` call */
+    gp_ns cpu_ops;  /* outermost cpu_op time in those gaps, guard checks excluded */
+    gp_ns guard;    /* "TorchDynamo Cache Lookup" in those gaps */
+    gp_ns gpu;      /* GPU work launched in those gaps */
+    uint64_t kernels, launches;
+    gp_ns launch_time;
+    /* The outermost eager ops with the most time in those gaps (NULL past the last). */
+    const char *ops[GP_COMPILE_GAP_OPS];
+    gp_ns op_time[GP_COMPILE_GAP_OPS];
+} gp_compile_gap;
+
 typedef struct gp_compile_trace {
     const char *source;
+    int32_t rank;         /* the trace's rank */
+    gp_compile_gap *gaps; /* by kind (breaks first), then wall time desc */
+    size_t n_gaps;
+    bool linked;                /* gaps classified against a log (gp_compile_trace_link) */
     gp_ns span;                 /* first start to last end of the trace */
     gp_compile_region *regions; /* by gpu_time desc */
     size_t n_regions;
@@ -388,6 +426,14 @@ typedef struct gp_compile_trace {
 GP_EXTERN gp_status gp_compile_trace_analyze(const gp_trace *t,
                                              gp_compile_trace **out) GP_WARN_UNUSED;
 GP_EXTERN void gp_compile_trace_free(gp_compile_trace *t);
+/* True when the trace has a "Torch-Compiled Region" op name (a look at its string table, not its
+ * events: cheap enough to ask before gp_compile_trace_analyze on every report). */
+GP_EXTERN bool gp_compile_trace_has_regions(const gp_trace *t);
+/* Classifies t's gaps against the graph breaks of a log (a of log): a gap from frame F to frame R
+ * is GP_CGAP_BREAK when a break of F resumes in R (a break of t's rank first, else of any rank),
+ * else GP_CGAP_BETWEEN; sets linked. Re-sorts the gaps (the break's index stays in brk). */
+GP_EXTERN void gp_compile_trace_link(gp_compile_trace *t, const gp_compile_log *log,
+                                     const gp_compile_analysis *a);
 
 /* Two traces (eager and compiled, or two modes): speedups base / current, > 1 when current is
  * faster. Regions are paired by name; a region of one side only has 0 for the other. */

@@ -199,6 +199,44 @@ typedef struct gp_diff_finding {
     const char *suggestion;           /* analyze's static text */
 } gp_diff_finding;
 
+/* torch.compile: which sides ran compiled code ("Torch-Compiled Region" ops). */
+typedef enum gp_diff_compile_mode {
+    GP_DIFF_COMPILE_NONE = 0,   /* neither side has compiled regions */
+    GP_DIFF_COMPILE_BASE_EAGER, /* base eager, current compiled */
+    GP_DIFF_COMPILE_CUR_EAGER,  /* base compiled, current eager */
+    GP_DIFF_COMPILE_BOTH        /* both compiled: regions paired by compile id */
+} gp_diff_compile_mode;
+
+/* "none", "eager_to_compiled", "compiled_to_eager", "compiled_both". */
+GP_EXTERN const char *gp_diff_compile_mode_name(gp_diff_compile_mode m);
+
+/* A compiled region and what it replaces on the other side (docs/diff.md, "torch.compile"). Index
+ * 0 is the base side, 1 the current side; all figures per run (averaged over the side's runs). On
+ * the compiled side(s): the region's calls, its GPU work (what its launches ran) and CPU time. On
+ * an eager side: the eager ops paired with the region by name (ops it calls itself, such as
+ * aten::mm, and the aten ops Inductor names in its fused kernels, triton_poi_fused_add_relu_1 ->
+ * aten::add, aten::relu), each op's time split between the regions naming it by how many of
+ * their kernels name it: their calls, the GPU work they launched, their CPU time. */
+typedef struct gp_diff_region {
+    char name[48]; /* compile id "0/0" */
+    double calls[2];
+    double gpu[2], cpu[2]; /* ns per run */
+    char ops[256];         /* eager side: the paired ops, most GPU time first ("" none) */
+    double gpu_speedup;    /* gpu[0] / gpu[1] (> 1: current faster); NaN when either is 0 */
+    double cpu_speedup;    /* cpu[0] / cpu[1] */
+} gp_diff_region;
+
+typedef struct gp_diff_compile {
+    gp_diff_compile_mode mode;
+    gp_diff_region *regions; /* by the compiled side's GPU time (current's when both), desc */
+    size_t n_regions;
+    /* Per run, [side]: GPU work paired (regions, and the eager ops paired with them) and GPU
+     * work outside: launched outside regions on a compiled side, by ops paired with no region on
+     * an eager side. */
+    double paired_gpu[2], other_gpu[2];
+    double speedup; /* paired_gpu[0] / paired_gpu[1]; NaN when either is 0 */
+} gp_diff_compile;
+
 typedef struct gp_diff {
     gp_diff_opts opts;
     size_t n_base_runs, n_cur_runs;
@@ -226,6 +264,9 @@ typedef struct gp_diff {
     size_t n_types;
     gp_diff_finding *findings; /* NEW first, then RESOLVED, then PERSISTS; by gain within */
     size_t n_findings;
+
+    /* torch.compile regions paired across the sides (mode NONE: none); set by gp_diff_compute. */
+    gp_diff_compile *compile;
 } gp_diff;
 
 /* Compares base[0..n_base) with cur[0..n_cur) (each trace one run; both counts >= 1). opts may be

@@ -318,6 +318,10 @@ typedef struct gp_dashboard {
     struct gp_dash_prof_op *prof_ops;
     size_t n_prof_ops;
     gp_dash_chart prof_dist, prof_split;
+    /* torch.compile section: compiled regions per rank (NULL entries: none), the bundle's; set by
+     * the caller after gp_dashboard_build (NULL: no section). */
+    const struct gp_compile_trace *const *compile;
+    size_t n_compile;
 } gp_dashboard;
 
 /* One operation (range name) of an in-process profile. Fields never measured are -1. */
@@ -363,6 +367,10 @@ typedef struct gp_report_bundle {
                                 it could not be made (ops_error) */
     gp_error analysis_error; /* status GP_OK when the analysis succeeded */
     gp_error ops_error;
+    /* Compiled regions (gpuprof/compile.h) of each rank that has "Torch-Compiled Region" ops,
+     * NULL for the others; NULL when no rank has any. n_compile is the job's rank count. */
+    struct gp_compile_trace **compile;
+    size_t n_compile;
 } gp_report_bundle;
 
 /* Builds the bundle of job (which must outlive it) with summary options so (NULL: defaults).

@@ -4,8 +4,27 @@
 #include <stdlib.h>
 
 #include "gpuprof/analyze.h"
+#include "gpuprof/compile.h"
 #include "gpuprof/ops.h"
 #include "gpuprof/report.h"
+
+/* The torch.compile section: the compiled regions of each rank that has some. */
+static gp_status compile_regions(const gp_job *job, gp_report_bundle *b)
+{
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        if (!gp_compile_trace_has_regions(job->ranks[i]))
+            continue;
+        if (!b->compile && !(b->compile = calloc(job->n_ranks, sizeof *b->compile)))
+            return GP_ENOMEM;
+        b->n_compile = job->n_ranks;
+        gp_status s = gp_compile_trace_analyze(job->ranks[i], &b->compile[i]);
+        if (s != GP_OK)
+            return s;
+    }
+    b->dashboard->compile = (const gp_compile_trace *const *)b->compile;
+    b->dashboard->n_compile = b->n_compile;
+    return GP_OK;
+}
 
 gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
                                  gp_report_bundle **out)
@@ -40,6 +59,10 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     if (os != GP_OK)
         gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     b->dashboard->op_table = b->ops;
+    if ((s = compile_regions(job, b)) != GP_OK) {
+        gp_report_bundle_free(b);
+        return s;
+    }
     *out = b;
     return GP_OK;
 }
@@ -48,6 +71,9 @@ void gp_report_bundle_free(gp_report_bundle *b)
 {
     if (!b)
         return;
+    for (size_t i = 0; i < b->n_compile; i++)
+        gp_compile_trace_free(b->compile[i]);
+    free(b->compile);
     gp_dashboard_free(b->dashboard);
     gp_ops_free(b->ops);
     gp_timeline_free(b->timeline);

@@ -14,6 +14,7 @@
 #include "gpuprof/report.h"
 #include "core/util.h"
 #include "analyze/diff_stats.h"
+#include "analyze/diff_compile.h"
 
 #define DEFAULT_KINDS                                                                              \
     ((1u << GP_EV_KERNEL) | (1u << GP_EV_MEMCPY) | (1u << GP_EV_MEMSET) | (1u << GP_EV_CPU_OP) |   \
@@ -881,7 +882,8 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     } else {
         gp_error_note(&d->analyze_note, "analyses not requested");
     }
-    st = GP_OK;
+    if ((st = gp__diff_compile(base, n_base, cur, n_cur, &d->compile)) != GP_OK)
+        goto done;
     *out = d;
     d = NULL;
 done:
@@ -906,6 +908,7 @@ void gp_diff_free(gp_diff *d)
     free(d->rows);
     free(d->types);
     free(d->findings);
+    gp__diff_compile_free(d->compile);
     free(d);
 }
 

@@ -26,28 +26,6 @@ static void card(FILE *fp, const char *label, const char *value)
     fputs("</div></div>\n", fp);
 }
 
-static void td(FILE *fp, const char *cls, const char *s)
-{
-    fprintf(fp, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
-    gp__html_str(fp, s);
-    fputs("</td>", fp);
-}
-
-static void td_num(FILE *fp, int64_t v)
-{
-    char b[32];
-    gp__compile_count(b, sizeof b, v);
-    fprintf(fp, "<td data-v=\"%" PRId64 "\">%s</td>", v, b);
-}
-
-static void td_dur(FILE *fp, gp_ns ns)
-{
-    char b[32] = "-";
-    if (ns >= 0)
-        gp__fmt_dur(b, sizeof b, ns);
-    fprintf(fp, "<td data-v=\"%" PRId64 "\">%s</td>", ns, b);
-}
-
 static void td_loc(FILE *fp, const char *file, int32_t line)
 {
     char b[1200];
@@ -152,11 +130,11 @@ static void breaks_table(const gp_compile_report *r, FILE *fp)
     for (size_t i = 0; i < a->n_breaks; i++) {
         const gp_compile_break *b = &a->breaks[i];
         fprintf(fp, "<tr class=\"gp-brk\"><td data-v=\"%d\">%d</td>", b->rank, b->rank);
-        td(fp, "gp-name", b->function);
+        gp__compile_td(fp, "gp-name", b->function);
         td_loc(fp, b->file, b->line);
-        td(fp, "gp-reason", b->reason[0] ? b->reason : "(not in the log)");
-        td(fp, NULL, gp_compile_cause_name(b->cause));
-        td(fp, "gp-reason", gp_compile_cause_suggestion(b->cause));
+        gp__compile_td(fp, "gp-reason", b->reason[0] ? b->reason : "(not in the log)");
+        gp__compile_td(fp, NULL, gp_compile_cause_name(b->cause));
+        gp__compile_td(fp, "gp-reason", gp_compile_cause_suggestion(b->cause));
         fputs("<td class=\"gp-id\">", fp);
         if (b->unit != UINT32_MAX)
             fprintf(fp, "<a href=\"#u%u\">%s</a> ", b->unit, r->log->units[b->unit].id);
@@ -183,10 +161,10 @@ static void recompiles_table(const gp_compile_report *r, FILE *fp)
             fprintf(fp,
                     "<tr><td data-v=\"%d\">%d</td><td class=\"gp-id\"><a href=\"#u%u\">%s</a></td>",
                     x->rank, x->rank, x->unit, u->id);
-            td(fp, "gp-name", u->co_name);
-            td(fp, "gp-reason", x->reason[0] ? x->reason : "(no reason in the log)");
-            td(fp, NULL, gp_compile_cause_name(x->cause));
-            td(fp, "gp-reason", gp_compile_cause_suggestion(x->cause));
+            gp__compile_td(fp, "gp-name", u->co_name);
+            gp__compile_td(fp, "gp-reason", x->reason[0] ? x->reason : "(no reason in the log)");
+            gp__compile_td(fp, NULL, gp_compile_cause_name(x->cause));
+            gp__compile_td(fp, "gp-reason", gp_compile_cause_suggestion(x->cause));
             fputs("</tr>\n", fp);
         }
         fputs("</tbody></table>\n", fp);
@@ -230,13 +208,13 @@ static void failures_and_ranks(const gp_compile_report *r, FILE *fp)
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_compile_rank *k = &a->ranks[i];
         fprintf(fp, "<tr><td data-v=\"%d\">%d</td>", k->rank, k->rank);
-        td_num(fp, k->frames);
-        td_num(fp, k->compiles);
-        td_num(fp, k->breaks);
-        td_num(fp, k->recompiles);
-        td_num(fp, k->failures);
-        td_num(fp, k->graphs);
-        td_dur(fp, k->compile_time);
+        gp__compile_td_num(fp, k->frames);
+        gp__compile_td_num(fp, k->compiles);
+        gp__compile_td_num(fp, k->breaks);
+        gp__compile_td_num(fp, k->recompiles);
+        gp__compile_td_num(fp, k->failures);
+        gp__compile_td_num(fp, k->graphs);
+        gp__compile_td_dur(fp, k->compile_time);
         fputs("</tr>\n", fp);
     }
     fputs("</tbody></table>\n", fp);
@@ -296,11 +274,11 @@ static void unit_row(const gp_compile_report *r, unit_ctx *c, uint32_t i, const 
     if (u->frame_compile_id > 0)
         fputs("<span class=\"gp-tag gp-tag-re\">recompile</span>", fp);
     fputs("</td>", fp);
-    td(fp, "gp-name", u->co_name);
+    gp__compile_td(fp, "gp-name", u->co_name);
     td_loc(fp, u->co_filename, u->co_firstlineno);
-    td_num(fp, u->graph_op_count);
-    td_num(fp, u->guard_count);
-    td_dur(fp, u->times.total);
+    gp__compile_td_num(fp, u->graph_op_count);
+    gp__compile_td_num(fp, u->guard_count);
+    gp__compile_td_dur(fp, u->times.total);
     fprintf(fp, "<td>%u / %u</td><td>", u->cache_hits, u->cache_misses);
     if (u->n_stack) {
         fputs("<details><summary>user stack</summary><pre class=\"gp-code\">", fp);
@@ -347,38 +325,6 @@ static gp_status units_table(const gp_compile_report *r, FILE *fp, gp_error *err
     return c.st;
 }
 
-static void trace_section(const gp_compile_trace *t, FILE *fp)
-{
-    char a[32], b[32];
-    fputs("<section><h2>Compiled regions: ", fp);
-    gp__html_str(fp, t->source);
-    gp__fmt_dur(a, sizeof a, t->gpu_compiled);
-    gp__fmt_dur(b, sizeof b, t->gpu_eager);
-    fprintf(fp,
-            "</h2>\n<p class=\"gp-sub\">GPU work from compiled regions %s (%" PRIu64
-            " kernels), eager %s (%" PRIu64 " kernels)</p>\n",
-            a, t->kernels_compiled, b, t->kernels_eager);
-    fputs("<table class=\"gp-table\"><thead><tr><th>region</th><th>calls</th><th>CPU</th>"
-          "<th>GPU</th><th>kernels</th><th>triton</th><th>launches</th><th>launch time</th>"
-          "<th>graph</th></tr></thead><tbody>\n",
-          fp);
-    for (size_t i = 0; i < t->n_regions; i++) {
-        const gp_compile_region *g = &t->regions[i];
-        fputs("<tr>", fp);
-        td(fp, "gp-id", g->name);
-        td_num(fp, (int64_t)g->calls);
-        td_dur(fp, g->cpu_time);
-        td_dur(fp, g->gpu_time);
-        td_num(fp, (int64_t)g->kernels);
-        td_num(fp, (int64_t)g->triton_kernels);
-        td_num(fp, (int64_t)g->launches);
-        td_dur(fp, g->launch_time);
-        td(fp, "gp-name", g->graph);
-        fputs("</tr>\n", fp);
-    }
-    fputs("</tbody></table></section>\n", fp);
-}
-
 gp_status gp_compile_render_html(const gp_compile_report *r, FILE *fp, gp_error *err)
 {
     const char *title = r->title ? r->title : "gpuprof compile report";
@@ -404,8 +350,14 @@ gp_status gp_compile_render_html(const gp_compile_report *r, FILE *fp, gp_error 
         recompiles_table(r, fp);
         st = units_table(r, fp, err);
     }
-    for (size_t i = 0; st == GP_OK && i < r->n_traces; i++)
-        trace_section(r->traces[i], fp);
+    if (st == GP_OK && r->n_traces)
+        fputs("<section><h2>Traces: compiled regions and graph breaks at run time</h2></section>\n",
+              fp);
+    for (size_t i = 0; st == GP_OK && i < r->n_traces; i++) {
+        fputs("<section>", fp);
+        gp__compile_trace_html(fp, r->traces[i], r->analysis, r->traces[i]->source);
+        fputs("</section>\n", fp);
+    }
     fputs("</main>\n<footer class=\"gp-note\">Generated by gpuprof compile; every payload is "
           "embedded up to 256 KiB.</footer>\n</body>\n</html>\n",
           fp);

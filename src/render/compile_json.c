@@ -344,10 +344,50 @@ static void ranks_json(gp__jw *w, const gp_compile_analysis *a)
     gp__jw_arr_end(w);
 }
 
+/* The gaps between compiled regions (what each graph break costs at run time). */
+static void gaps_json(gp__jw *w, const gp_compile_trace *t)
+{
+    gp__jw_kv_bool(w, "gaps_linked", t->linked);
+    gp__jw_key(w, "gaps");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < t->n_gaps; i++) {
+        const gp_compile_gap *g = &t->gaps[i];
+        gp__jw_obj_begin(w);
+        gp__jw_kv_str(w, "from", g->from);
+        gp__jw_kv_str(w, "to", g->to);
+        gp__jw_kv_str(w, "kind", gp_compile_gap_kind_name(g->kind));
+        gp__jw_key(w, "break");
+        if (g->kind == GP_CGAP_BREAK)
+            gp__jw_int(w, g->brk);
+        else
+            gp__jw_null(w);
+        gp__jw_kv_int(w, "count", (int64_t)g->count);
+        gp__jw_kv_int(w, "between_ns", g->wall);
+        gp__jw_kv_int(w, "eager_ops_ns", g->cpu_ops);
+        gp__jw_kv_int(w, "guard_ns", g->guard);
+        gp__jw_kv_int(w, "gpu_ns", g->gpu);
+        gp__jw_kv_int(w, "kernels", (int64_t)g->kernels);
+        gp__jw_kv_int(w, "launches", (int64_t)g->launches);
+        gp__jw_kv_int(w, "launch_ns", g->launch_time);
+        gp__jw_key(w, "ops");
+        gp__jw_arr_begin(w);
+        for (size_t k = 0; k < GP_COMPILE_GAP_OPS && g->ops[k]; k++) {
+            gp__jw_obj_begin(w);
+            gp__jw_kv_str(w, "name", g->ops[k]);
+            gp__jw_kv_int(w, "ns", g->op_time[k]);
+            gp__jw_obj_end(w);
+        }
+        gp__jw_arr_end(w);
+        gp__jw_obj_end(w);
+    }
+    gp__jw_arr_end(w);
+}
+
 static void trace_json(gp__jw *w, const gp_compile_trace *t)
 {
     gp__jw_obj_begin(w);
     gp__jw_kv_str(w, "source", t->source);
+    gp__jw_kv_int(w, "rank", t->rank);
     gp__jw_kv_int(w, "span_ns", t->span);
     gp__jw_kv_int(w, "cpu_compiled_ns", t->cpu_compiled);
     gp__jw_kv_int(w, "cpu_eager_ns", t->cpu_eager);
@@ -378,6 +418,7 @@ static void trace_json(gp__jw *w, const gp_compile_trace *t)
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);
+    gaps_json(w, t);
     gp__jw_obj_end(w);
 }
 

@@ -331,6 +331,45 @@ static void trace_block(const gp_compile_trace *t, FILE *fp)
     }
 }
 
+/* The gaps between compiled regions: what each graph break costs at run time. */
+static void gaps_block(const gp_compile_report *r, const gp_compile_trace *t, FILE *fp)
+{
+    if (!t->n_gaps)
+        return;
+    fprintf(fp, "\nGRAPH BREAKS AT RUN TIME: time between compiled regions on a thread (%s)\n",
+            t->linked ? "breaks from the log" : "no log: probable breaks by frame order");
+    fprintf(fp, "  %-17s %-14s %6s %12s %12s %12s %10s %12s %7s\n", "from -> to", "kind", "count",
+            "per call", "between", "eager ops", "guards", "GPU", "kernels");
+    size_t n = shown(r, t->n_gaps);
+    for (size_t i = 0; i < n; i++) {
+        const gp_compile_gap *g = &t->gaps[i];
+        char pair[64], a[32], b[32], c[32], d[32], e[32];
+        snprintf(pair, sizeof pair, "%s -> %s", g->from, g->to);
+        gp__fmt_dur(a, sizeof a, g->count ? g->wall / (gp_ns)g->count : 0);
+        gp__fmt_dur(b, sizeof b, g->wall);
+        gp__fmt_dur(c, sizeof c, g->cpu_ops);
+        gp__fmt_dur(d, sizeof d, g->guard);
+        gp__fmt_dur(e, sizeof e, g->gpu);
+        fprintf(fp, "  %-17s %-14s %6" PRIu64 " %12s %12s %12s %10s %12s %7" PRIu64 "\n", pair,
+                gp_compile_gap_kind_name(g->kind), g->count, a, b, c, d, e, g->kernels);
+        for (size_t k = 0; k < GP_COMPILE_GAP_OPS && g->ops[k]; k++) {
+            gp__fmt_dur(a, sizeof a, g->op_time[k]);
+            fprintf(fp, "%s%s %s", k ? ", " : "      eager ops: ", g->ops[k], a);
+        }
+        if (g->ops[0])
+            fputc('\n', fp);
+        if (g->kind == GP_CGAP_BREAK && r->analysis && g->brk < r->analysis->n_breaks) {
+            const gp_compile_break *k = &r->analysis->breaks[g->brk];
+            fprintf(fp, "      break: %s at %s:%d (%s): ", k->function, gp__compile_base(k->file),
+                    k->line, gp_compile_cause_name(k->cause));
+            one_line(fp, k->reason[0] ? k->reason : "(no reason in the log)");
+            fputc('\n', fp);
+        }
+    }
+    if (n < t->n_gaps)
+        fprintf(fp, "  ... %zu more (-n 0 for all)\n", t->n_gaps - n);
+}
+
 static void speedup_block(const gp_compile_report *r, FILE *fp)
 {
     const gp_compile_speedup *s = r->speedup;
@@ -364,19 +403,13 @@ gp_status gp_compile_render_text(const gp_compile_report *r, FILE *fp)
         ranks_block(r, fp);
         input_block(r, fp);
     }
-    for (size_t i = 0; i < r->n_traces; i++)
+    for (size_t i = 0; i < r->n_traces; i++) {
         trace_block(r->traces[i], fp);
+        gaps_block(r, r->traces[i], fp);
+    }
     if (r->speedup && r->n_traces == 2)
         speedup_block(r, fp);
     return ferror(fp) ? GP_EIO : GP_OK;
-}
-
-const char *gp__compile_base(const char *path)
-{
-    if (!path)
-        return "";
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }
 
 void gp__compile_count(char *buf, size_t cap, int64_t v)

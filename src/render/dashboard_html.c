@@ -5,6 +5,7 @@
 
 #include "core/util.h"
 #include "render/ops_html.h"
+#include "render/compile_render.h"
 #include "render/render_internal.h"
 
 /* Fill colors of the event kinds (index: gp_event_kind) and of the four stacked segments. */
@@ -413,6 +414,8 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
           fp);
     gp__dash_hta_html(fp, d->analysis);
     fputs("</section>\n", fp);
+    if (gp__render_compile_section(fp, d->compile, d->n_compile) != GP_OK) /* torch.compile */
+        return GP_EIO;
     /* gpuprof ops --by shape: the op table and the roofline (a section of its own) */
     if (d->op_table && d->op_table->n_rows > 0 && !d->is_profile &&
         gp__render_ops_html(d->op_table, 50, "gp-opperf", fp) != GP_OK)

@@ -307,6 +307,7 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
     if (st != GP_OK)
         return st;
     render_analysis_html(d, fp);
+    gp__diff_compile_html(d, fp);
     if ((st = render_flame_html(o, fp)) != GP_OK)
         return st;
     fputs("</main>\n<script type=\"application/json\" id=\"gpuprof-diff-data\">", fp);

@@ -378,6 +378,7 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
     matched_text(d, fp, top);
     no_verdict_text(d, fp, idx, shortn, w, top);
     render_analysis_text(d, fp);
+    gp__diff_compile_text(d, fp);
     fprintf(fp, "\nNotes: times are per run (averaged over a side's runs). Calls%% is the change "
                 "of calls per run; Per call%% the change of the per-call median, with its own "
                 "test (Per-call shift); Median%% the change of the median run total, which the "
@@ -571,6 +572,7 @@ void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts 
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);
+    gp__diff_compile_json(w, d);
     gp__jw_obj_end(w);
 }
 

@@ -28,5 +28,10 @@ void gp__diff_fmt_shift(char *buf, size_t cap, const gp_diff_row *r);
 double gp__diff_ratio_pct(double ratio);
 /* The "gpuprof.diff/2" document. */
 void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o);
+/* The torch.compile section (diff_compile_render.c) in text, as the "compile" member of the JSON
+ * document, and in HTML; each writes nothing when no side has compiled regions. */
+void gp__diff_compile_text(const gp_diff *d, FILE *fp);
+void gp__diff_compile_json(gp__jw *w, const gp_diff *d);
+void gp__diff_compile_html(const gp_diff *d, FILE *fp);
 
 #endif

@@ -20,6 +20,7 @@
 #include "common/shared_traces.h"
 #include "core/input.h"
 #include "gpuprof/compile.h"
+#include "gpuprof/diff.h"
 #include "io/compile_log_internal.h"
 
 /* ---- building synthetic logs ---- */
@@ -671,7 +672,19 @@ static void compile_trace_regions(void **state)
     assert_int_equal(s->n_pairs, 1);
     assert_true(s->pairs[0].gpu_speedup == 1.0);
     gp_compile_speedup_free(s);
+    assert_true(gp_compile_trace_has_regions(t));
+    assert_int_equal(ct->n_gaps, 0); /* one region call: nothing between regions */
     gp_compile_trace_free(ct);
+    /* gpuprof diff against itself: both compiled, the region paired by compile id. */
+    gp_diff_opts o;
+    gp_diff_opts_init(&o);
+    o.analyze = false;
+    gp_diff *d;
+    assert_int_equal(gp_diff_compute(&t, 1, &t, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(d->compile->mode, GP_DIFF_COMPILE_BOTH);
+    assert_int_equal(d->compile->n_regions, 1);
+    assert_true(d->compile->regions[0].gpu[1] == 12549021 && d->compile->speedup == 1.0);
+    gp_diff_free(d);
     gp_trace_free(t);
 }
 

@@ -20,8 +20,10 @@ static void usage(FILE *fp)
             "per phase, cache hits, and per graph the aten ops against the kernels Inductor\n"
             "generated (fusion). torch.export logs are reported as export. With --trace, the\n"
             "compiled regions of a Kineto trace (\"Torch-Compiled Region\"): their CPU and GPU\n"
-            "time, kernels and launch overhead against the eager ops; with two traces (eager\n"
-            "and compiled, or two modes) the speedup overall and per region.\n"
+            "time, kernels and launch overhead against the eager ops, and what each graph\n"
+            "break costs at run time (the eager code between two regions; named from the log\n"
+            "when one is given); with two traces (eager and compiled, or two modes) the\n"
+            "speedup overall and per region (gpuprof diff pairs regions with eager ops).\n"
             "\n"
             "options:\n"
             "      --trace TRACE  a trace of compiled code (twice: base, then current)\n"
@@ -132,6 +134,8 @@ static int load(run *r, const char *log_path, const compile_args *a, const gp__c
             gp__cli_error("compile", "out of memory");
             return 1;
         }
+        if (r->log) /* the gaps between regions that are graph breaks the log names */
+            gp_compile_trace_link(r->ct[i], r->log, r->an);
     }
     if (a->n_traces == 2 && gp_compile_speedup_compute(r->ct[0], r->ct[1], &r->sp) != GP_OK) {
         gp__cli_error("compile", "out of memory");
