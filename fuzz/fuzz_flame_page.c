@@ -13,8 +13,6 @@
 #include "gpuprof/report.h"
 #include "page_check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 /* Every line of folded output ends in " <digits>" (a diff: two numbers). */
 static void check_folded(const char *s, size_t len, bool diff)
 {
@@ -64,13 +62,11 @@ static void render_all(const gp_flame_tree *tree, uint8_t flags)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void fuzz_one(gp_fuzz_input *in)
 {
-    gp_trace *t[2] = {NULL, NULL};
-    size_t n = gp_fuzz_read_traces(data, size, t);
-    if (n == 0)
-        return 0;
-    uint8_t flags = data[0];
+    gp_trace **t = in->t;
+    size_t n = in->n;
+    uint8_t flags = in->flags;
     gp_flame_opts fo;
     gp_flame_opts_init(&fo);
     fo.weight = (gp_flame_weight)(flags % 3);
@@ -101,9 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     gp_flame_tree_free(diff);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         gp_flame_tree_free(tree[i]);
-        gp_trace_free(t[i]);
-    }
-    return 0;
 }
+
+GP_FUZZ_TRACES_TARGET(fuzz_one)

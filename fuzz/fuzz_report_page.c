@@ -14,8 +14,6 @@
 #include "gpuprof/report.h"
 #include "page_check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static void render_json(gp_status (*fn)(const void *, FILE *), const void *what_obj,
                         const char *what)
 {
@@ -43,13 +41,11 @@ static gp_status ops_json(const void *o, FILE *fp)
     return gp_ops_render_json(o, 0, fp);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void fuzz_one(gp_fuzz_input *in)
 {
-    gp_trace *t[2] = {NULL, NULL};
-    size_t n = gp_fuzz_read_traces(data, size, t);
-    if (n == 0)
-        return 0;
-    uint8_t flags = data[0];
+    gp_trace **t = in->t;
+    size_t n = in->n;
+    uint8_t flags = in->flags;
     gp_job job = {.ranks = t, .n_ranks = n};
     gp_report_bundle *b = NULL;
     gp_status st = gp_report_bundle_build(&job, NULL, &b);
@@ -86,7 +82,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             render_json(analysis_json, an, "analysis JSON (HTA mode)");
         gp_analysis_free(an);
     }
-    for (size_t i = 0; i < n; i++)
-        gp_trace_free(t[i]);
-    return 0;
 }
+
+GP_FUZZ_TRACES_TARGET(fuzz_one)

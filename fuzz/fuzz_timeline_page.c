@@ -12,15 +12,11 @@
 #include "page_check.h"
 #include "render/serve_pages.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void fuzz_one(gp_fuzz_input *in)
 {
-    gp_trace *t[2] = {NULL, NULL};
-    size_t n = gp_fuzz_read_traces(data, size, t);
-    if (n == 0)
-        return 0;
-    uint8_t flags = data[0];
+    gp_trace **t = in->t;
+    size_t n = in->n;
+    uint8_t flags = in->flags;
     static const int depths[4] = {-1, 0, 1, 3};
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
@@ -47,7 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gp_fuzz_mem_free(&m);
     }
     gp_timeline_free(tl);
-    for (size_t i = 0; i < n; i++)
-        gp_trace_free(t[i]);
-    return 0;
 }
+
+GP_FUZZ_TRACES_TARGET(fuzz_one)

@@ -323,10 +323,12 @@ static void check_srcdoc(const char *v, size_t n, const char *what)
     free(page);
 }
 
-size_t gp_fuzz_read_traces(const uint8_t *data, size_t size, gp_trace *out[2])
+bool gp_fuzz_input_read(const uint8_t *data, size_t size, gp_fuzz_input *in)
 {
+    memset(in, 0, sizeof *in);
     if (size < 2)
-        return 0;
+        return false;
+    in->flags = data[0];
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
     const char *sep = memchr(text, '\0', len);
@@ -337,15 +339,23 @@ size_t gp_fuzz_read_traces(const uint8_t *data, size_t size, gp_trace *out[2])
     ro.threads = 1;
     ro.keep_op_shapes = true;
     gp_error err;
-    if (gp_trace_read_buffer(text, first, "rank0", &ro, &out[0], &err) != GP_OK)
-        return 0;
-    if (!sep)
-        return 1;
-    if (gp_trace_read_buffer(sep + 1, len - first - 1, "rank1", &ro, &out[1], &err) != GP_OK) {
-        gp_trace_free(out[0]);
-        return 0;
+    if (gp_trace_read_buffer(text, first, "rank0", &ro, &in->t[0], &err) != GP_OK)
+        return false;
+    in->n = 1;
+    if (sep &&
+        gp_trace_read_buffer(sep + 1, len - first - 1, "rank1", &ro, &in->t[1], &err) != GP_OK) {
+        gp_fuzz_input_free(in);
+        return false;
     }
-    return 2;
+    in->n += sep != NULL;
+    return true;
+}
+
+void gp_fuzz_input_free(gp_fuzz_input *in)
+{
+    for (size_t i = 0; i < in->n; i++)
+        gp_trace_free(in->t[i]);
+    in->n = 0;
 }
 
 void gp_fuzz_mem_open(gp_fuzz_mem *m)

@@ -29,10 +29,31 @@ void gp_fuzz_check_json(const char *text, size_t len, const char *what);
  * for: they cannot carry a script. */
 void gp_fuzz_check_page(const char *text, size_t len, const char *what);
 
-/* Splits fuzz input after its flag byte into up to two traces at the first NUL byte and reads
- * them (quietly, single-threaded). Returns how many were read (0 when the first is unreadable;
- * with a NUL, 2 only when both are). The caller frees out[0, returned). */
-size_t gp_fuzz_read_traces(const uint8_t *data, size_t size, gp_trace *out[2]);
+/* The renderer targets' input: an option byte, then one trace or two separated by the first NUL
+ * byte, read quietly on one thread (op shapes kept). */
+typedef struct gp_fuzz_input {
+    gp_trace *t[2];
+    size_t n; /* traces read: 1 or 2 */
+    uint8_t flags;
+} gp_fuzz_input;
+/* Reads data into in. False (nothing to free) when the first trace, or the second after a NUL,
+ * does not read. */
+bool gp_fuzz_input_read(const uint8_t *data, size_t size, gp_fuzz_input *in);
+void gp_fuzz_input_free(gp_fuzz_input *in);
+
+/* Defines the libFuzzer entry point of a renderer target: reads the input (gp_fuzz_input_read)
+ * and, when the traces read, calls fn(&in), then frees them. */
+#define GP_FUZZ_TRACES_TARGET(fn)                                                                  \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                  \
+    int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                   \
+    {                                                                                              \
+        gp_fuzz_input in;                                                                          \
+        if (gp_fuzz_input_read(data, size, &in)) {                                                 \
+            fn(&in);                                                                               \
+            gp_fuzz_input_free(&in);                                                               \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
 
 /* A memory stream for one rendering: open, render into fp, then close to get text/len. */
 typedef struct gp_fuzz_mem {

@@ -1052,15 +1052,21 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* Makes the folder dir (a mkdtemp template) holding scenario.txt, the full scenario, at scen. */
+static void make_scenario(char *dir, char *scen, size_t cap)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(scen, cap, "%s/scenario.txt", dir);
+    write_file(scen, full_scenario);
+}
+
 static void fake_cupti_cli_exit_code_summary_and_file(void **state)
 {
     NEED_CLI();
     char dir[] = "/tmp/gp_tracer_cli_dir.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     char scen[300], out[300];
-    snprintf(scen, sizeof scen, "%s/scenario.txt", dir);
+    make_scenario(dir, scen, sizeof scen);
     snprintf(out, sizeof out, "%s/run.json", dir);
-    write_file(scen, full_scenario);
     char *err = NULL;
     const char *args[] = {"-o", out, "--", getenv("GP_TEST_FAKE_APP"), scen, "exit:3", NULL};
     int st = run_cli(&err, args);
@@ -1123,11 +1129,9 @@ static void fake_cupti_cli_one_trace_per_process(void **state)
 {
     NEED_CLI();
     char dir[] = "/tmp/gp_tracer_cli_dir.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     char scen[300], out[300];
-    snprintf(scen, sizeof scen, "%s/scenario.txt", dir);
+    make_scenario(dir, scen, sizeof scen);
     snprintf(out, sizeof out, "%s/job.json.gz", dir); /* compressed, by name */
-    write_file(scen, full_scenario);
     char *err = NULL;
     const char *args[] = {"-o", out, "--", getenv("GP_TEST_FAKE_APP"), scen, "fork:3", NULL};
     int st = run_cli(&err, args);
@@ -1171,10 +1175,8 @@ static void fake_cupti_cli_output_to_stdout(void **state)
 {
     NEED_CLI();
     char dir[] = "/tmp/gp_tracer_cli_dir.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     char scen[300], cmd[700];
-    snprintf(scen, sizeof scen, "%s/scenario.txt", dir);
-    write_file(scen, full_scenario);
+    make_scenario(dir, scen, sizeof scen);
     setenv("TMPDIR", dir, 1); /* the temporary folder of -o - goes there */
     char *err = NULL, *out = NULL;
     const char *args[] = {"-o", "-", "--", getenv("GP_TEST_FAKE_APP"), scen, "exit:0", NULL};
