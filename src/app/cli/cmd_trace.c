@@ -34,9 +34,8 @@ static void usage(FILE *fp)
         "  --json             the summary on stderr as JSON (as gpuprof summary --json)\n"
         "\n"
         "Exit code: the program's own (128 + signal when a signal ended it); 2 for usage\n"
-        "errors, when the tracer is not available, or when -o - met several processes. A rank from "
-        "RANK, OMPI_COMM_WORLD_RANK or\n"
-        "SLURM_PROCID goes into distributedInfo.\n");
+        "errors, when the tracer is not available, or when -o - met several processes.\n"
+        "A rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID goes into distributedInfo.\n");
 }
 
 static int64_t meta_int(const gp_trace *t, const char *key)
