@@ -30,27 +30,53 @@ static gp_status start_gzip(gp__input *in, gp_error *err)
     return GP_OK;
 }
 
+/* What a file that is not a regular one is, for the error message. */
+static const char *file_type(mode_t mode)
+{
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "an unknown type";
+}
+
 gp_status gp__input_open(gp__input *in, const char *path, gp_error *err)
 {
     memset(in, 0, sizeof *in);
     snprintf(in->path, sizeof in->path, "%s", path);
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (a file swapped for a FIFO after a
+     * caller's own check, e.g. serve's listing, would block the request). The type is checked on
+     * the descriptor itself, then reads block as usual. */
+    in->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (in->fd < 0)
         return gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(in->fd, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            close(in->fd);
-            in->fd = -1;
-            return gp_error_set(err, GP_EIO, "%s: is a directory", path);
-        }
-        in->file_size = (uint64_t)st.st_size;
+    gp_status s = GP_OK;
+    int flags;
+    if (fstat(in->fd, &st) != 0)
+        s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+        s = gp_error_set(err, GP_EIO, "%s: is a directory", path);
+    else if (!S_ISREG(st.st_mode))
+        s = gp_error_set(err, GP_EIO, "%s: not a regular file (%s): only regular files are read",
+                         path, file_type(st.st_mode));
+    else if ((flags = fcntl(in->fd, F_GETFL)) < 0 ||
+             fcntl(in->fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+        s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (s != GP_OK) {
+        close(in->fd);
+        in->fd = -1;
+        return s;
     }
+    in->file_size = (uint64_t)st.st_size;
     unsigned char magic[2] = {0, 0};
     ssize_t n = pread(in->fd, magic, 2, 0);
     if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        gp_status s = start_gzip(in, err);
-        if (s != GP_OK)
+        if ((s = start_gzip(in, err)) != GP_OK)
             return s;
     }
     posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);

@@ -34,7 +34,10 @@ typedef struct gp__input {
     char path[4096];
 } gp__input;
 
-/* Opens path. GP_EIO with err naming the file and errno on failure. */
+/* Opens path, a regular file: opened with O_NONBLOCK and checked with fstat on the descriptor
+ * (so a FIFO swapped in after a caller's own check never blocks), then read blocking as usual.
+ * GP_EIO with err naming the file and errno on failure, or saying what the file is instead
+ * ("not a regular file (a FIFO): ...", "is a directory"). */
 gp_status gp__input_open(gp__input *in, const char *path, gp_error *err) GP_WARN_UNUSED;
 void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char *name);
 /* Reads up to cap bytes into buf; *got = 0 at end of input. GP_EIO / GP_EPARSE: corrupt or

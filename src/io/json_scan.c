@@ -65,7 +65,7 @@ bool gp__json_refill(reader *r)
         r->buf_off += r->mark;
         r->mark = 0;
     }
-    if (r->cap - r->len < CHUNK / 2) {
+    if (r->cap - r->len < GP_MIN(CHUNK, r->cap) / 2) {
         size_t ncap = r->cap * 2;
         if (ncap > MAX_BUF) {
             gp_error_set(r->err, GP_ELIMIT,

@@ -401,6 +401,17 @@ void gp_read_opts_init(gp_read_opts *opts)
     opts->keep_memory = true;
 }
 
+/* The first buffer: one CHUNK, or less for a plain input known to be smaller (the whole input in
+ * one read, rounded up to 64 KiB): thousands of small reads (serve's folders, the fuzz targets)
+ * do not each map and poison 4 MB. Refills grow it as needed (gp__json_refill). */
+static size_t first_cap(const gp__input *in)
+{
+    uint64_t size = in->mem ? in->mem_len : in->file_size;
+    if (in->compressed || size == 0 || size >= CHUNK)
+        return CHUNK;
+    return (size_t)((size + 1 + 0xffff) & ~(uint64_t)0xffff);
+}
+
 reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err, char *buf,
                            size_t cap)
 {
@@ -413,7 +424,7 @@ reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_err
     r->err = err;
     r->opts = opts;
     r->name = r->in.path;
-    r->cap = buf ? cap : CHUNK;
+    r->cap = buf ? cap : first_cap(in);
     r->buf = buf ? buf : malloc(r->cap + PAD);
     if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
         free(r->buf);

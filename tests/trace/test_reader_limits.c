@@ -1,7 +1,8 @@
 /* Reader hardening (issue #21): gzip input (memory bounded whatever the decompressed size, errors
  * with compressed offsets, several members, trailing bytes), the element size cap, the leniencies
  * of docs/trace.md ("What the reader accepts": a BOM, quoted times; leading zeros refused), and the
- * track index at many tracks (correctness here; speed in bench/trace/bench_tracks). */
+ * track index at many tracks (correctness here; speed in bench/trace/bench_tracks), and paths that
+ * are not regular files (FIFOs, devices) refused without blocking. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -253,6 +255,70 @@ static void many_tracks(void **state)
     free(s);
 }
 
+/* A path that is not a regular file is refused at once with what it is (#21 item 2): a FIFO with
+ * no writer (opening it blocking would wait for one forever), a FIFO swapped in for a regular file
+ * after the caller's own check (what `serve` does before reading), a FIFO inside a job folder, a
+ * character device. The alarm turns a hang into a failure instead of a stuck test. */
+static void non_regular_files_are_refused_without_blocking(void **state)
+{
+    (void)state;
+    char fifo[256], file[256], dir[256], rank[300];
+    tmp_path(fifo, sizeof fifo, "fifo.json");
+    tmp_path(file, sizeof file, "swapped.json");
+    tmp_path(dir, sizeof dir, "job");
+    snprintf(rank, sizeof rank, "%s/rank1.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20);
+    gp_read_opts o = quiet_opts();
+    gp_trace *t = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read(fifo, &o, &t, &err), GP_EIO);
+    assert_null(t);
+    assert_non_null(strstr(err.msg, fifo));
+    assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+    assert_int_equal(gp_status_exit_code(err.status), 2);
+
+    /* Checked as a regular file, then swapped for a FIFO before the read. */
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fprintf(fp, "{\"traceEvents\":[%s]}", ev_a);
+    fclose(fp);
+    struct stat st;
+    assert_int_equal(stat(file, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(mkfifo(file, 0600), 0);
+    assert_int_equal(gp_trace_read(file, &o, &t, &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+
+    /* A FIFO among a job's rank files: the job read fails naming it. */
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(mkfifo(rank, 0600), 0);
+    gp_job *job = NULL;
+    assert_int_equal(gp_job_read(dir, &o, &job, &err), GP_EIO);
+    assert_null(job);
+    assert_non_null(strstr(err.msg, "rank1.json: not a regular file (a FIFO)"));
+
+    /* A character device. */
+    assert_int_equal(gp_trace_read("/dev/null", &o, &t, &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "/dev/null: not a regular file (a character device)"));
+    alarm(0);
+
+    /* A regular file still reads (O_NONBLOCK is cleared after the check). */
+    assert_int_equal(unlink(file), 0);
+    fp = fopen(file, "w");
+    assert_non_null(fp);
+    fprintf(fp, "{\"traceEvents\":[%s,%s]}", ev_a, ev_b);
+    fclose(fp);
+    assert_int_equal(gp_trace_read(file, &o, &t, &err), GP_OK);
+    assert_int_equal(gp_trace_event_count(t), 2);
+    gp_trace_free(t);
+    unlink(file);
+    unlink(fifo);
+    unlink(rank);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +326,7 @@ int main(void)
         cmocka_unit_test(gzip_errors_name_compressed_offset),
         cmocka_unit_test(leniencies),
         cmocka_unit_test(many_tracks),
+        cmocka_unit_test(non_regular_files_are_refused_without_blocking),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

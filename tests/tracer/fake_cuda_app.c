@@ -5,6 +5,7 @@
  *   fake_cuda_app SCENARIO MODE
  *   MODE: exit:N (exit code N) | term (SIGTERM to itself) | abort | nocuda (never touches CUDA)
  *         | fork:N (runs N copies of itself with RANK=0..N-1 and exits 0; the parent uses no CUDA)
+ * It writes "fake_cuda_app: program output" to its standard output (to test where that goes).
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[2];
+    printf("fake_cuda_app: program output\n");
+    fflush(stdout);
     if (strcmp(mode, "nocuda") == 0)
         return 0;
     if (strncmp(mode, "fork:", 5) == 0) {

@@ -993,17 +993,19 @@ static void fake_cupti_inject_threads_and_ranks(void **state)
 /* ---- gpuprof trace end to end (fake CUPTI, fake_cuda_app) -------------------------------- */
 
 /* Runs `gpuprof trace ARGS...` with stderr captured into *err_text; returns the wait status. */
-static int run_cli(char **err_text, const char *const *args)
+/* Runs `gpuprof trace ARGS` with the fake CUPTI; its stderr into *err_text, its stdout into
+ * *out_text (out_text NULL: discarded). */
+static int run_cli_out(char **err_text, char **out_text, const char *const *args)
 {
-    char errpath[] = "/tmp/gp_tracer_cli.XXXXXX";
-    int fd = mkstemp(errpath);
-    assert_true(fd >= 0);
+    char errpath[] = "/tmp/gp_tracer_cli.XXXXXX", outpath[] = "/tmp/gp_tracer_out.XXXXXX";
+    int fd = mkstemp(errpath), ofd = mkstemp(outpath);
+    assert_true(fd >= 0 && ofd >= 0);
     fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         dup2(fd, 2);
-        int devnull = open("/dev/null", O_WRONLY);
+        int devnull = out_text ? ofd : open("/dev/null", O_WRONLY);
         if (devnull >= 0)
             dup2(devnull, 1);
         setenv("GP_INJECT_LIBRARY", inject_path(), 1);
@@ -1021,9 +1023,18 @@ static int run_cli(char **err_text, const char *const *args)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     close(fd);
+    close(ofd);
     *err_text = slurp(errpath);
     unlink(errpath);
+    if (out_text)
+        *out_text = slurp(outpath);
+    unlink(outpath);
     return status;
+}
+
+static int run_cli(char **err_text, const char *const *args)
+{
+    return run_cli_out(err_text, NULL, args);
 }
 
 #define NEED_CLI()                                                                                 \
@@ -1041,15 +1052,21 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* Makes the folder dir (a mkdtemp template) holding scenario.txt, the full scenario, at scen. */
+static void make_scenario(char *dir, char *scen, size_t cap)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(scen, cap, "%s/scenario.txt", dir);
+    write_file(scen, full_scenario);
+}
+
 static void fake_cupti_cli_exit_code_summary_and_file(void **state)
 {
     NEED_CLI();
     char dir[] = "/tmp/gp_tracer_cli_dir.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     char scen[300], out[300];
-    snprintf(scen, sizeof scen, "%s/scenario.txt", dir);
+    make_scenario(dir, scen, sizeof scen);
     snprintf(out, sizeof out, "%s/run.json", dir);
-    write_file(scen, full_scenario);
     char *err = NULL;
     const char *args[] = {"-o", out, "--", getenv("GP_TEST_FAKE_APP"), scen, "exit:3", NULL};
     int st = run_cli(&err, args);
@@ -1112,11 +1129,9 @@ static void fake_cupti_cli_one_trace_per_process(void **state)
 {
     NEED_CLI();
     char dir[] = "/tmp/gp_tracer_cli_dir.XXXXXX";
-    assert_non_null(mkdtemp(dir));
     char scen[300], out[300];
-    snprintf(scen, sizeof scen, "%s/scenario.txt", dir);
+    make_scenario(dir, scen, sizeof scen);
     snprintf(out, sizeof out, "%s/job.json.gz", dir); /* compressed, by name */
-    write_file(scen, full_scenario);
     char *err = NULL;
     const char *args[] = {"-o", out, "--", getenv("GP_TEST_FAKE_APP"), scen, "fork:3", NULL};
     int st = run_cli(&err, args);
@@ -1149,6 +1164,74 @@ static void fake_cupti_cli_one_trace_per_process(void **state)
     assert_int_equal(seen, 7);
     free(list);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* -o -: the trace on standard output, nothing else there (the program's own output and every
+ * message on stderr), no temporary file left in $TMPDIR; a FIFO at -o is written into, not
+ * replaced; several processes with -o -: nothing on stdout, exit 2, the traces kept and named.
+ * Against the fake CUPTI (tests/fakes/cupti): this tests gpuprof's handling, not a GPU. */
+static void fake_cupti_cli_output_to_stdout(void **state)
+{
+    NEED_CLI();
+    char dir[] = "/tmp/gp_tracer_cli_dir.XXXXXX";
+    char scen[300], cmd[700];
+    make_scenario(dir, scen, sizeof scen);
+    setenv("TMPDIR", dir, 1); /* the temporary folder of -o - goes there */
+    char *err = NULL, *out = NULL;
+    const char *args[] = {"-o", "-", "--", getenv("GP_TEST_FAKE_APP"), scen, "exit:0", NULL};
+    int st = run_cli_out(&err, &out, args);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_non_null(out);
+    assert_null(strstr(out, "program output")); /* stdout holds the trace only */
+    assert_non_null(strstr(err, "fake_cuda_app: program output"));
+    assert_non_null(strstr(err, "wrote the trace to standard output"));
+    assert_non_null(strstr(err, "vector_add")); /* the summary, on stderr */
+    gp_trace *t = NULL;
+    gp_error e = {0};
+    assert_int_equal(gp_trace_read_buffer(out, strlen(out), "stdout", NULL, &t, &e), GP_OK);
+    assert_int_equal(count_kind(t, GP_EV_KERNEL), 3);
+    gp_trace_free(t);
+    free(err);
+    free(out);
+    /* nothing left behind: the scenario only */
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+    assert_int_equal(system(cmd), 0);
+
+    /* A FIFO at -o: written into (a reader drains it), still a FIFO afterwards. */
+    char fifo[300], got[300];
+    snprintf(fifo, sizeof fifo, "%s/out.fifo", dir);
+    snprintf(got, sizeof got, "%s/from_fifo.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(cmd, sizeof cmd, "cat '%s' > '%s' &", fifo, got);
+    assert_int_equal(system(cmd), 0);
+    const char *to_fifo[] = {"-o", fifo, "--", getenv("GP_TEST_FAKE_APP"), scen, "exit:0", NULL};
+    st = run_cli(&err, to_fifo);
+    assert_int_equal(WEXITSTATUS(st), 0);
+    free(err);
+    struct stat sb;
+    assert_int_equal(lstat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    snprintf(cmd, sizeof cmd, "for i in $(seq 50); do [ -s '%s' ] && break; sleep 0.1; done", got);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(gp_trace_read(got, NULL, &t, NULL), GP_OK);
+    assert_int_equal(count_kind(t, GP_EV_KERNEL), 3);
+    gp_trace_free(t);
+
+    /* Several processes: stdout takes one trace; exit 2 and the traces are named on stderr. */
+    const char *forked[] = {"-o", "-", "--", getenv("GP_TEST_FAKE_APP"), scen, "fork:2", NULL};
+    st = run_cli_out(&err, &out, forked);
+    assert_int_equal(WEXITSTATUS(st), 2);
+    assert_non_null(out);
+    assert_int_equal(strlen(out), 0);
+    assert_non_null(strstr(err, "2 processes used CUDA"));
+    char *kept = strstr(err, dir);
+    assert_non_null(kept);
+    free(err);
+    free(out);
+    unsetenv("TMPDIR");
+    snprintf(cmd, sizeof cmd, "ls -d '%s'/.gpuprof-trace.* >/dev/null && rm -rf '%s'", dir, dir);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -1208,6 +1291,7 @@ int main(void)
         cmocka_unit_test(fake_cupti_cli_exit_code_summary_and_file),
         cmocka_unit_test(fake_cupti_cli_no_cuda_no_file),
         cmocka_unit_test(fake_cupti_cli_one_trace_per_process),
+        cmocka_unit_test(fake_cupti_cli_output_to_stdout),
         cmocka_unit_test(fake_cupti_cli_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

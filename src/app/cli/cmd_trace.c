@@ -22,7 +22,8 @@ static void usage(FILE *fp)
         "\n"
         "  -o, --output PATH  trace file (default gpuprof_trace.json; a .gz name is compressed);\n"
         "                     when several processes use CUDA, one file per process:\n"
-        "                     <stem>.<pid>.json[.gz]\n"
+        "                     <stem>.<pid>.json[.gz]. '-': the trace on standard output (the\n"
+        "                     program's own output then goes to stderr; one process only)\n"
         "  --kinds LIST       comma list of kernel,memcpy,memset,memory,runtime,driver,sync,\n"
         "                     event,nvtx,overhead (default: all)\n"
         "  --buffer-mb N      activity buffer pool per process in MiB, allocated up front (default "
@@ -33,8 +34,8 @@ static void usage(FILE *fp)
         "  --json             the summary on stderr as JSON (as gpuprof summary --json)\n"
         "\n"
         "Exit code: the program's own (128 + signal when a signal ended it); 2 for usage\n"
-        "errors or when the tracer is not available. A rank from RANK, OMPI_COMM_WORLD_RANK or\n"
-        "SLURM_PROCID goes into distributedInfo.\n");
+        "errors, when the tracer is not available, or when -o - met several processes.\n"
+        "A rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID goes into distributedInfo.\n");
 }
 
 static int64_t meta_int(const gp_trace *t, const char *key)
@@ -45,11 +46,11 @@ static int64_t meta_int(const gp_trace *t, const char *key)
     return 0;
 }
 
-/* Reads the traces back and prints the per-kernel summary. Returns false when one is unreadable.
- */
+/* Reads the traces back and prints the per-kernel summary; shown names where each went ("-":
+ * standard output), NULL: its path. Returns false when one is unreadable. */
 typedef enum summary_mode { SUMMARY_NONE, SUMMARY_TEXT, SUMMARY_JSON } summary_mode;
 
-static bool print_summary(char **paths, size_t n, summary_mode mode)
+static bool print_summary(char **paths, size_t n, const char *shown, summary_mode mode)
 {
     gp_trace **traces = calloc(n, sizeof *traces);
     size_t got = 0;
@@ -66,7 +67,10 @@ static bool print_summary(char **paths, size_t n, summary_mode mode)
         }
         const gp_trace *t = traces[got++];
         int64_t dropped = meta_int(t, "dropped_records");
-        fprintf(stderr, "gpuprof trace: wrote %s (%zu events", paths[i], gp_trace_event_count(t));
+        const char *where = shown ? shown : paths[i];
+        fprintf(stderr, "gpuprof trace: wrote %s (%zu events",
+                strcmp(where, "-") == 0 ? "the trace to standard output" : where,
+                gp_trace_event_count(t));
         if (t->dist.present)
             fprintf(stderr, ", rank %d", t->dist.rank);
         fprintf(stderr, ")\n");
@@ -211,9 +215,19 @@ int gp__cmd_trace(int argc, char **argv)
         fprintf(stderr, "gpuprof trace: %s ended by signal %d\n", o.argv[0], res.term_signal);
     if (res.n_traces == 0)
         fprintf(stderr, "gpuprof trace: no CUDA activity recorded\n");
-    else if (!print_summary(res.traces, res.n_traces, summary))
+    else if (!res.kept &&
+             !print_summary(res.traces, res.n_traces, res.scratch ? o.output : NULL, summary))
         fprintf(stderr, "gpuprof trace: could not summarise the trace\n");
     int code = res.exit_code;
+    if (res.kept) { /* several processes: standard output takes one trace */
+        gp__cli_error("trace",
+                      "%zu processes used CUDA and standard output takes one trace: nothing was "
+                      "written to it; the traces are in %s",
+                      res.n_traces, res.scratch);
+        for (size_t k = 0; k < res.n_traces; k++)
+            fprintf(stderr, "  %s\n", res.traces[k]);
+        code = 2;
+    }
     gp__trace_launch_result_free(&res);
     return code;
 }

@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "core/atomic_file.h"
 #include "core/util.h"
 #include "produce/tracer/tracer_paths.h"
 
@@ -113,9 +114,16 @@ static const char *trace_suffix(const char *output)
 }
 
 /* Splits "dir/name.json[.gz]" into the folder (for the temporary folder) and the stem "dir/name".
+ * Standard output ("-") has its temporary folder in $TMPDIR (else /tmp).
  */
 static void split_output(const char *out, char *dir, size_t dcap, char *stem, size_t scap)
 {
+    if (strcmp(out, "-") == 0) {
+        const char *t = getenv("TMPDIR");
+        fmt(dir, dcap, "%s", t && *t ? t : "/tmp");
+        fmt(stem, scap, "%s/gpuprof_trace", dir);
+        return;
+    }
     const char *slash = strrchr(out, '/');
     if (slash)
         fmt(dir, dcap, "%.*s", (int)(slash - out == 0 ? 1 : slash - out), out);
@@ -208,7 +216,45 @@ void gp__trace_paths_free(char **paths, size_t n)
     free(paths);
 }
 
-/* Moves the finished traces from tmp to their final names; removes leftovers and tmp. */
+/* Whether a single trace goes to output through gp__afile instead of a rename: standard output,
+ * and what must not be replaced by a file (a FIFO, a device, a socket, a symbolic link). */
+static bool written_through(const char *output)
+{
+    struct stat st;
+    return strcmp(output, "-") == 0 ||
+           (lstat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+/* Copies the file from to output through gp__afile (atomically at a link's target, straight into
+ * a FIFO or device, flushed to standard output). */
+static gp_status copy_to(const char *from, const char *output, gp_error *err)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return gp_error_set(err, GP_EIO, "%s: %s", from, strerror(errno));
+    gp__afile af;
+    gp_status s = gp__afile_open(&af, output, err);
+    if (s == GP_OK) {
+        char buf[1 << 16];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, got, af.fp) != got)
+                break;
+        if (ferror(in) || ferror(af.fp)) {
+            gp__afile_abort(&af);
+            s = gp_error_set(err, GP_EIO, "%s: cannot write the trace: %s", af.path,
+                             strerror(errno));
+        } else {
+            s = gp__afile_commit(&af, err);
+        }
+    }
+    fclose(in);
+    return s;
+}
+
+/* Moves the finished traces from tmp to their final names, or (written_through) copies the one
+ * trace to output and keeps it in tmp to be read back (res->scratch); with output "-" and several
+ * traces, leaves them all in tmp (res->kept). Removes leftovers, and tmp when nothing stays. */
 static gp_status collect(const char *tmp, const char *output, gp__trace_launch_result *res,
                          gp_error *err)
 {
@@ -243,33 +289,48 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
         if (!res->traces)
             s = GP_ENOMEM;
     }
+    bool stay = n > 1 && strcmp(output, "-") == 0; /* one stream cannot take several traces */
+    bool through = n == 1 && written_through(output), keep_files = false;
     char dir[PATH_MAX], stem[PATH_MAX];
     split_output(output, dir, sizeof dir, stem, sizeof stem);
     for (size_t i = 0; s == GP_OK && i < n; i++) {
         char from[PATH_MAX], to[PATH_MAX];
         fmt(from, sizeof from, "%s/%s", tmp, names[i]);
-        if (n == 1)
+        if (stay || through)
+            fmt(to, sizeof to, "%s", from);
+        else if (n == 1)
             fmt(to, sizeof to, "%s", output);
         else
             fmt(to, sizeof to, "%s.%s", stem, names[i]);
-        if (rename(from, to) != 0) {
+        if (through && (s = copy_to(from, output, err)) != GP_OK) {
+            gp_error_note(err, "the trace is kept at %s", from);
+            keep_files = true;
+            break;
+        }
+        if (!stay && !through && rename(from, to) != 0) {
             s = gp_error_set(err, GP_EIO, "cannot move %s to %s: %s", from, to, strerror(errno));
             break;
         }
         if (!(res->traces[res->n_traces++] = strdup(to)))
             s = GP_ENOMEM;
     }
+    if (s == GP_OK && (stay || through) && !(res->scratch = strdup(tmp)))
+        s = GP_ENOMEM;
+    res->kept = s == GP_OK && stay;
+    keep_files |= res->scratch != NULL;
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX];
         fmt(path, sizeof path, "%s/%s", tmp, names[i]);
-        unlink(path); /* only left when a move failed */
+        if (!keep_files)
+            unlink(path); /* only left when a move failed */
         free(names[i]);
     }
     free(names);
     char lock[PATH_MAX + 8];
     fmt(lock, sizeof lock, "%s/" LOCK_NAME, tmp);
     unlink(lock);
-    rmdir(tmp);
+    if (!keep_files)
+        rmdir(tmp);
     return s;
 }
 
@@ -335,6 +396,9 @@ gp_status gp__trace_launch(const gp__trace_launch_opts *opts, gp__trace_launch_r
         sigaction(SIGQUIT, &old_quit, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGHUP, &old_hup, NULL);
+        /* The trace goes to standard output: the program's own output goes to stderr. */
+        if (strcmp(output, "-") == 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            _exit(127);
         setenv("CUDA_INJECTION64_PATH", inject, 1);
         setenv("GP_TRACE_OUTPUT", tmpl, 1);
         setenv("GP_TRACE_QUIET", "1", 1);
@@ -393,8 +457,16 @@ done:
 
 void gp__trace_launch_result_free(gp__trace_launch_result *res)
 {
-    for (size_t i = 0; i < res->n_traces; i++)
+    for (size_t i = 0; i < res->n_traces; i++) {
+        if (res->scratch && !res->kept)
+            unlink(res->traces[i]); /* the copy read back of a trace written through */
         free(res->traces[i]);
+    }
+    if (res->scratch && !res->kept)
+        rmdir(res->scratch);
+    free(res->scratch);
+    res->scratch = NULL;
+    res->kept = false;
     free(res->traces);
     res->traces = NULL;
     res->n_traces = 0;

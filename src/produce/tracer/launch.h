@@ -10,7 +10,10 @@
 #include "gpuprof/core.h"
 
 typedef struct gp__trace_launch_opts {
-    const char *output; /* final trace path; several processes -> <stem>.<pid>.json */
+    /* final trace path; several processes -> <stem>.<pid>.json. "-": standard output (the
+     * program's own standard output then goes to stderr); a FIFO, device or symbolic link is
+     * written through (gp__afile), never replaced */
+    const char *output;
     const char *kinds;  /* GP_TRACE_KINDS list, NULL = every kind */
     unsigned buffer_mb; /* activity buffer pool per process, 0 = library default (32) */
     int flush_ms;       /* periodic write period, -1 = library default (2000), 0 = off */
@@ -20,8 +23,13 @@ typedef struct gp__trace_launch_opts {
 typedef struct gp__trace_launch_result {
     int exit_code;   /* the program's exit status, or 128 + signal */
     int term_signal; /* the signal that ended it, 0 when it exited */
-    char **traces;   /* paths of the traces written, sorted (owned) */
+    char **traces;   /* paths of the traces written, sorted (owned), to read them back */
     size_t n_traces;
+    /* A temporary folder holding traces[] (owned): the copy of a trace written through to
+     * standard output or a FIFO/device/link, removed by gp__trace_launch_result_free; or, when
+     * kept, the traces of several processes that output "-" could not take, left there. */
+    char *scratch;
+    bool kept;
 } gp__trace_launch_result;
 
 /* Writes the absolute path of libgpuprof_inject.so into out. Looks at GP_INJECT_LIBRARY, then next
