@@ -20,7 +20,7 @@ static unsigned long long read_floor(const char *path)
 {
     gp__input in;
     gp_error err;
-    if (gp__input_open(&in, path, &err) != GP_OK) {
+    if (gp__input_open(&in, path, true, &err) != GP_OK) {
         fprintf(stderr, "%s\n", err.msg);
         exit(2);
     }

@@ -320,6 +320,11 @@ typedef struct gp_read_opts {
      * Inputs) in gp_trace.op_shapes (default false: they cost memory and only `gpuprof ops` reads
      * them) */
     bool keep_op_shapes;
+    /* refuse any input that is not a regular file (FIFO, device, socket) at once, without
+     * waiting for a writer, even when it was swapped in after the caller's own check (serve sets
+     * it). Default false: the CLI reads `<(zcat t.json.gz)` and /dev/stdin, waiting for the
+     * writer as cat would. */
+    bool regular_files_only;
 } gp_read_opts;
 
 /* Fills opts with the defaults. */

@@ -271,8 +271,10 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
 /* The union of ctx.iv[lo, n_iv): sorts that range in place (runs of children are sorted). */
 static gp_ns busy_of(ctx *c, size_t lo)
 {
-    ivl *v = c->iv + lo;
     size_t n = c->n_iv - lo;
+    if (n == 0)
+        return 0; /* c->iv may be NULL: no pointer arithmetic on it */
+    ivl *v = c->iv + lo;
     if (n > 1 && !sort_ivl(v, n))
         c->oom = true;
     gp_ns total = 0, s = 0, e = 0;
@@ -285,7 +287,7 @@ static gp_ns busy_of(ctx *c, size_t lo)
             e = v[i].hi;
         }
     }
-    return n ? total + e - s : 0;
+    return total + e - s;
 }
 
 /* The perf model of a closing op: true and *m when it has one; counts what it lacks. */

@@ -44,7 +44,7 @@ static const char *file_type(mode_t mode)
     return "an unknown type";
 }
 
-gp_status gp__input_open(gp__input *in, const char *path, gp_error *err)
+gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_error *err)
 {
     memset(in, 0, sizeof *in);
     snprintf(in->path, sizeof in->path, "%s", path);
@@ -61,11 +61,22 @@ gp_status gp__input_open(gp__input *in, const char *path, gp_error *err)
         s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
     else if (S_ISDIR(st.st_mode))
         s = gp_error_set(err, GP_EIO, "%s: is a directory", path);
-    else if (!S_ISREG(st.st_mode))
+    else if (!S_ISREG(st.st_mode) && regular_only)
         s = gp_error_set(err, GP_EIO, "%s: not a regular file (%s): only regular files are read",
                          path, file_type(st.st_mode));
-    else if ((flags = fcntl(in->fd, F_GETFL)) < 0 ||
-             fcntl(in->fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+    else if (!S_ISREG(st.st_mode)) {
+        /* A stream the caller asked for: reopened blocking, so a FIFO waits for its writer
+         * instead of reading an empty input when the writer has not opened it yet. */
+        close(in->fd);
+        in->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0)
+            return gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+        if (fstat(in->fd, &st) != 0)
+            s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+        else if (S_ISDIR(st.st_mode))
+            s = gp_error_set(err, GP_EIO, "%s: is a directory", path);
+    } else if ((flags = fcntl(in->fd, F_GETFL)) < 0 ||
+               fcntl(in->fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
         s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (s != GP_OK) {
         close(in->fd);

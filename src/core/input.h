@@ -34,11 +34,14 @@ typedef struct gp__input {
     char path[4096];
 } gp__input;
 
-/* Opens path, a regular file: opened with O_NONBLOCK and checked with fstat on the descriptor
- * (so a FIFO swapped in after a caller's own check never blocks), then read blocking as usual.
- * GP_EIO with err naming the file and errno on failure, or saying what the file is instead
- * ("not a regular file (a FIFO): ...", "is a directory"). */
-gp_status gp__input_open(gp__input *in, const char *path, gp_error *err) GP_WARN_UNUSED;
+/* Opens path with O_NONBLOCK and checks it with fstat on the descriptor, then reads blocking as
+ * usual. A directory is refused. Anything else that is not a regular file (FIFO, device) is
+ * refused at once when regular_only (so a FIFO swapped in after a caller's own check never
+ * blocks); otherwise it is reopened blocking and read as a stream (a pipe from `<(zcat ...)`
+ * waits for its writer). GP_EIO with err naming the file and errno on failure, or saying what the
+ * file is instead ("not a regular file (a FIFO): ...", "is a directory"). */
+gp_status gp__input_open(gp__input *in, const char *path, bool regular_only,
+                         gp_error *err) GP_WARN_UNUSED;
 void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char *name);
 /* Reads up to cap bytes into buf; *got = 0 at end of input. GP_EIO / GP_EPARSE: corrupt or
  * truncated gzip; err says what failed ("CRC-32 mismatch", "truncated gzip stream", zlib's reason)

@@ -364,7 +364,7 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
     }
     for (size_t i = 0; st == GP_OK && i < n; i++) {
         gp__input in;
-        if ((st = gp__input_open(&in, names[i], err)) != GP_OK)
+        if ((st = gp__input_open(&in, names[i], false, err)) != GP_OK)
             break;
         st = read_one(log, names[i], &in, opts, &done, total, err);
         gp__input_close(&in);
@@ -462,7 +462,7 @@ static gp_status reopen(gp_compile_payload_reader *r, uint32_t file, gp_error *e
     const char *path = r->log->files[file].path;
     if (pv->mem)
         gp__input_open_mem(&r->in, pv->mem, pv->mem_len, path);
-    else if (gp__input_open(&r->in, path, err) != GP_OK)
+    else if (gp__input_open(&r->in, path, false, err) != GP_OK)
         return err ? err->status : GP_EIO;
     r->open = true;
     r->file = file;

@@ -226,7 +226,7 @@ static void run_piece(par_read *pr, piece *pc, char **spare, size_t *spare_cap)
     if (pc->start == 0) {
         in = pr->first_in;
         pr->first_in.fd = -1;
-    } else if (gp__input_open(&in, pr->path, &pc->err) != GP_OK) {
+    } else if (gp__input_open(&in, pr->path, true, &pc->err) != GP_OK) {
         pc->st = pc->err.status;
         atomic_store(&pc->stop, PIECE_DONE);
         return;
@@ -323,7 +323,7 @@ static gp_status read_sequential(const char *path, const gp_read_opts *opts, gp_
                                  gp_error *err)
 {
     gp__input in;
-    gp_status s = gp__input_open(&in, path, err);
+    gp_status s = gp__input_open(&in, path, opts->regular_files_only, err);
     if (s != GP_OK)
         return s;
     return gp__trace_read_input(&in, opts, out, err);

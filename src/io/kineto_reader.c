@@ -513,7 +513,7 @@ gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **o
     if (!err)
         err = &local;
     gp__input in;
-    gp_status s = gp__input_open(&in, path, err);
+    gp_status s = gp__input_open(&in, path, opts->regular_files_only, err);
     if (s != GP_OK)
         return s;
     int threads = gp__par_threads(opts->threads, opts->threads > 0 ? 16 : 4);

@@ -338,7 +338,7 @@ static char *json_of(const char *data, size_t len, size_t piece)
 static char *slurp(const char *path, size_t *len)
 {
     gp__input in;
-    if (gp__input_open(&in, path, NULL) != GP_OK)
+    if (gp__input_open(&in, path, true, NULL) != GP_OK)
         return NULL;
     size_t cap = 1 << 16, got;
     char *s = malloc(cap);

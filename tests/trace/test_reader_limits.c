@@ -3,6 +3,7 @@
  * of docs/trace.md ("What the reader accepts": a BOM, quoted times; leading zeros refused), and the
  * track index at many tracks (correctness here; speed in bench/trace/bench_tracks), and paths that
  * are not regular files (FIFOs, devices) refused without blocking. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -255,10 +256,11 @@ static void many_tracks(void **state)
     free(s);
 }
 
-/* A path that is not a regular file is refused at once with what it is (#21 item 2): a FIFO with
- * no writer (opening it blocking would wait for one forever), a FIFO swapped in for a regular file
- * after the caller's own check (what `serve` does before reading), a FIFO inside a job folder, a
- * character device. The alarm turns a hang into a failure instead of a stuck test. */
+/* With regular_files_only (what `serve` sets), a path that is not a regular file is refused at
+ * once with what it is (#21 item 2): a FIFO with no writer (opening it blocking would wait for one
+ * forever), a FIFO swapped in for a regular file after the caller's own check (what `serve` does
+ * before reading), a FIFO inside a job folder, a character device. The alarm turns a hang into a
+ * failure instead of a stuck test. */
 static void non_regular_files_are_refused_without_blocking(void **state)
 {
     (void)state;
@@ -270,6 +272,7 @@ static void non_regular_files_are_refused_without_blocking(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     alarm(20);
     gp_read_opts o = quiet_opts();
+    o.regular_files_only = true;
     gp_trace *t = NULL;
     gp_error err = {0};
     assert_int_equal(gp_trace_read(fifo, &o, &t, &err), GP_EIO);
@@ -319,6 +322,39 @@ static void non_regular_files_are_refused_without_blocking(void **state)
     rmdir(dir);
 }
 
+/* The writer end of a FIFO: opens it (blocking until the reader has) and writes a trace. */
+static void *fifo_writer(void *arg)
+{
+    FILE *fp = fopen((const char *)arg, "w");
+    if (fp) {
+        fprintf(fp, "{\"traceEvents\":[%s,%s]}", ev_a, ev_b);
+        fclose(fp);
+    }
+    return NULL;
+}
+
+/* Without regular_files_only (the CLI's default) a FIFO is read as a stream: `gpuprof summary
+ * <(zcat t.json.gz)` waits for its writer, even one that opens the FIFO after the reader did. */
+static void fifo_with_a_writer_is_read_by_default(void **state)
+{
+    (void)state;
+    char fifo[256];
+    tmp_path(fifo, sizeof fifo, "stream.json");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fifo_writer, fifo), 0);
+    gp_read_opts o = quiet_opts();
+    gp_trace *t = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read(fifo, &o, &t, &err), GP_OK);
+    assert_int_equal(gp_trace_event_count(t), 2);
+    gp_trace_free(t);
+    pthread_join(th, NULL);
+    alarm(0);
+    unlink(fifo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +363,7 @@ int main(void)
         cmocka_unit_test(leniencies),
         cmocka_unit_test(many_tracks),
         cmocka_unit_test(non_regular_files_are_refused_without_blocking),
+        cmocka_unit_test(fifo_with_a_writer_is_read_by_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

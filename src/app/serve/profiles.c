@@ -309,6 +309,7 @@ static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api,
     }
     gp_read_opts rd;
     gp_read_opts_init(&rd);
+    rd.regular_files_only = true; /* a file swapped for a FIFO after the listing never blocks */
     rd.quiet = true;
     rd.keep_op_shapes = shapes; /* the ops views' performance model reads the input shapes */
     gp_error err = {0};
