@@ -461,15 +461,32 @@ static size_t args_key(uint32_t ti, const gp_trace *t, const gp_event *e, args_c
         memcpy(&f[2], &g->occupancy_pct, 4);
         int64_t bw;
         memcpy(&bw, &g->bandwidth_gbps, 8);
-        int64_t v[] = {g->device,        g->context,         g->stream,
-                       g->grid[0],       g->grid[1],         g->grid[2],
-                       g->block[0],      g->block[1],        g->block[2],
-                       g->registers_per_thread,              g->shared_memory,
-                       f[0],             f[1],               f[2],
-                       g->queued,        g->bytes,           bw,
-                       g->graph_id,      g->graph_node_id,   g->sync_kind,
-                       g->wait_on_stream, g->collective,     g->in_msg_nelems,
-                       g->out_msg_nelems, g->group_size,     g->dtype,
+        int64_t v[] = {g->device,
+                       g->context,
+                       g->stream,
+                       g->grid[0],
+                       g->grid[1],
+                       g->grid[2],
+                       g->block[0],
+                       g->block[1],
+                       g->block[2],
+                       g->registers_per_thread,
+                       g->shared_memory,
+                       f[0],
+                       f[1],
+                       f[2],
+                       g->queued,
+                       g->bytes,
+                       bw,
+                       g->graph_id,
+                       g->graph_node_id,
+                       g->sync_kind,
+                       g->wait_on_stream,
+                       g->collective,
+                       g->in_msg_nelems,
+                       g->out_msg_nelems,
+                       g->group_size,
+                       g->dtype,
                        g->copy_kind};
         memcpy(k + n, v, sizeof v);
         n += GP_ARRAY_LEN(v);
@@ -487,8 +504,8 @@ typedef struct args_tab {
     gp__strtab keys; /* args_key bytes */
     uint32_t *obj;   /* obj[key id]: the object's id in objs (0: not formatted yet) */
     size_t cap_obj;
-    gp__strtab objs;  /* the JSON texts */
-    uint32_t *count;  /* count[object id] */
+    gp__strtab objs; /* the JSON texts */
+    uint32_t *count; /* count[object id] */
     size_t cap_count;
     uint32_t *events; /* per emitted event, in row order: its object id (0: none) */
     size_t n_events, cap_events;
@@ -549,7 +566,7 @@ static void out_id(out *o, int64_t v, int64_t *prev)
     const int64_t lim = (int64_t)1 << 52;
     if (v == 0) {
         out_raw(o, "0", 1);
-    } else if (v > -lim && v < lim && *prev > -lim && *prev < lim) {
+    } else if (v > -lim && v<lim && * prev> - lim && *prev < lim) {
         int64_t d = v - *prev;
         out_int(o, d >= 0 ? d + 1 : d);
         *prev = v;
@@ -761,8 +778,7 @@ static gp_status write_corr(const gp_timeline *tl, out *o)
 
 /* Per trace with marked op shapes: {"r": rank, "x": [External id, object number, ...]}, the ids
  * ascending and delta-encoded as in the rows. */
-static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uint32_t *rank,
-                      out *o)
+static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uint32_t *rank, out *o)
 {
     bool any = false;
     for (size_t ti = 0; ti < tl->n_traces; ti++) {

@@ -133,8 +133,8 @@ static void timeline_side_block(void **state)
     add_gpu(t, gpu, "gemm", 30, 1000, 7, 64);
     add_gpu(t, gpu, "gemm", 50, 1001, 7, 64);
     add_gpu(t, gpu, "other", 70, 1002, 0, 2);
-    gp_op_shapes os = {7, S(t, "[\n  [4, 8],\n  [8, 16]\n]"), S(t, "[\"float\", \"c10::Half\"]"),
-                       0, S(t, "[\"\", \"1 2\"]")};
+    gp_op_shapes os = {7, S(t, "[\n  [4, 8],\n  [8, 16]\n]"), S(t, "[\"float\", \"c10::Half\"]"), 0,
+                       S(t, "[\"\", \"1 2\"]")};
     assert_int_equal(gp_trace_add_op_shapes(t, &os), GP_OK);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;

@@ -547,6 +547,11 @@
       if (g['est. achieved occupancy %'] !== undefined) lines.push('occupancy ' + g['est. achieved occupancy %'] + ' %');
       if (g.bytes !== undefined) lines.push(bytes(g.bytes));
     }
+    if (a && a.shapes) { /* the op's input shapes (record_shapes), shortened */
+      var dims = a.shapes['Input Dims'] !== undefined ? shapeText(a.shapes['Input Dims']) : '';
+      var own = this.kinds[L.kind[h.i]] === 'cpu_op', op = !own && a.shapes.op ? a.shapes.op + ' ' : '';
+      if (dims || op) lines.push((own ? '' : 'op ') + op + (dims.length > 100 ? dims.slice(0, 99) + '\u2026' : dims));
+    }
     tip.textContent = '';
     tip.appendChild(mk('b', '', nm.length > 160 ? nm.slice(0, 159) + '\u2026' : nm));
     lines.forEach(function (l) { tip.appendChild(mk('div', '', l)); });
