@@ -336,6 +336,15 @@ static void chart_or(FILE *fp, const char *id, const gp_dash_chart *c, const cha
         fprintf(fp, "<p class=\"gp-na\" id=\"%s-na\">%s</p>\n", id, none);
 }
 
+/* Whether the HTA breakdowns have something to show: GPU work on some rank. */
+static bool has_gpu_breakdown(const gp_analysis *a)
+{
+    for (size_t i = 0; a && i < a->n_ranks; i++)
+        if (a->ranks[i].temporal.valid)
+            return true;
+    return false;
+}
+
 gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
 {
     if (!title)
@@ -388,15 +397,22 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     chart_or(fp, "gp-cpu-parts", &d->cpu_parts, cpu_fill, "No CPU threads in this trace.");
     fputs("<p class=\"gp-note\">Self time: the time an event is the innermost one on its thread "
           "(its duration minus the events nested in it), so annotations, Python frames and ops "
-          "are counted once; idle: no event open.</p>\n</div><div>\n<h3>GPU streams: busy by "
-          "kernel type, and idle</h3>\n",
+          "are counted once; idle: no event open.</p>\n</div>",
           fp);
-    chart_or(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "No GPU streams in this trace.");
-    fputs("<p class=\"gp-note\">Busy: the union of the stream's kernels, memcpys and memsets, "
-          "each instant counted once; computation and communication kernels as the analysis "
-          "classifies them, memcpy and memset as memory.</p>\n</div></div>\n</section>\n"
-          "<section id=\"gp-steps-section\"><h2>Steps</h2>\n",
-          fp);
+    /* A profile shows only the sections that apply to it: no empty GPU column, steps or GPU
+     * breakdown when it has none (a trace shows them with a line that says why they are empty). */
+    bool prof = d->is_profile;
+    if (!prof || d->gpu_parts.n_parts) {
+        fputs("<div>\n<h3>GPU streams: busy by kernel type, and idle</h3>\n", fp);
+        chart_or(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "No GPU streams in this trace.");
+        fputs("<p class=\"gp-note\">Busy: the union of the stream's kernels, memcpys and "
+              "memsets, each instant counted once; computation and communication kernels as the "
+              "analysis classifies them, memcpy and memset as memory.</p>\n</div>",
+              fp);
+    }
+    fputs("</div>\n</section>\n", fp);
+    if (!prof || d->steps.n_parts)
+        fputs("<section id=\"gp-steps-section\"><h2>Steps</h2>\n", fp);
     if (d->steps.n_parts) {
         fputs("<p class=\"gp-sub\">Each ProfilerStep split as TensorBoard's overview does: every "
               "instant of the step counted once, under the first of kernel, memcpy, memset, "
@@ -404,16 +420,20 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
               "of them.</p>\n",
               fp);
         gp__dash_chart_html(fp, "gp-steps", &d->steps, step_fill, "step time");
-    } else {
+    } else if (!prof) {
         fputs("<p class=\"gp-na\" id=\"gp-steps-na\">No ProfilerStep annotations in this "
               "trace (record with torch.profiler's schedule and prof.step()).</p>\n",
               fp);
     }
-    fputs("</section>\n<section id=\"gp-hta\"><h2>GPU breakdown (Holistic Trace Analysis' "
-          "definitions)</h2>\n",
-          fp);
-    gp__dash_hta_html(fp, d->analysis);
-    fputs("</section>\n", fp);
+    if (!prof || d->steps.n_parts)
+        fputs("</section>\n", fp);
+    if (!prof || has_gpu_breakdown(d->analysis)) {
+        fputs("<section id=\"gp-hta\"><h2>GPU breakdown (Holistic Trace Analysis' "
+              "definitions)</h2>\n",
+              fp);
+        gp__dash_hta_html(fp, d->analysis);
+        fputs("</section>\n", fp);
+    }
     if (gp__render_compile_section(fp, d->compile, d->n_compile) != GP_OK) /* torch.compile */
         return GP_EIO;
     /* gpuprof ops --by shape: the op table and the roofline (a section of its own) */
@@ -436,13 +456,18 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
         gp__fmt_dur(ca, sizeof ca, d->timeline->cpu_active);
         gp__fmt_dur(ga, sizeof ga, d->timeline->gpu_active);
         gp__fmt_dur(ov, sizeof ov, d->timeline->overlap);
-        fprintf(fp,
-                "<p class=\"gp-figs\"><span>CPU active <b>%s</b></span> <span>GPU active "
-                "<b>%s</b></span> <span>overlap <b>%s</b>%s</span> <span class=\"gp-help\">top "
-                "two nesting levels; drag: pan, wheel: zoom, click: details</span></p>\n"
-                "<div id=\"gp-tl\" class=\"gp-tl gp-tl-compact\" data-src=\"gp-tl-data\"></div>\n"
-                "<div id=\"gp-tl-details\" class=\"gp-tl-details\"></div>\n",
-                ca, ga, ov, ranks);
+        fputs("<p class=\"gp-figs\">", fp);
+        /* the activity figures count CPU ops and GPU work, which a profile of ranges may lack */
+        if (!prof || d->timeline->cpu_active || d->timeline->gpu_active)
+            fprintf(fp,
+                    "<span>CPU active <b>%s</b></span> <span>GPU active <b>%s</b></span> "
+                    "<span>overlap <b>%s</b>%s</span> ",
+                    ca, ga, ov, ranks);
+        fputs("<span class=\"gp-help\">top two nesting levels; drag: pan, wheel: zoom, click: "
+              "details</span></p>\n"
+              "<div id=\"gp-tl\" class=\"gp-tl gp-tl-compact\" data-src=\"gp-tl-data\"></div>\n"
+              "<div id=\"gp-tl-details\" class=\"gp-tl-details\"></div>\n",
+              fp);
         gp_status s = gp__timeline_data_script(d->timeline, "gp-tl-data", fp);
         if (s != GP_OK)
             return s;

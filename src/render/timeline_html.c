@@ -1,13 +1,27 @@
 /* Timeline renderer: formats a gp_timeline (rows and depths laid out by timeline.c) as one
  * self-contained HTML page: compact delta-encoded JSON drawn by assets/timeline.js on a canvas. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/imap.h"
 #include "core/json_writer.h"
+#include "core/msort.h"
+#include "core/radix.h"
 #include "core/strtab.h"
 #include "core/util.h"
 #include "render/render_internal.h"
+
+/* The side block's argument objects with their use counts (sorted most used first; defined here,
+ * before `out`, which the sort's macro would shadow). */
+typedef struct obj_use {
+    uint32_t id, count;
+} obj_use;
+
+#define CMP_OBJ_USE(x, y)                                                                          \
+    ((x)->count != (y)->count ? ((x)->count < (y)->count) - ((x)->count > (y)->count)              \
+                              : GP_CMP((x)->id, (y)->id))
+GP__DEFINE_MERGE_SORT(sort_obj_use, obj_use, CMP_OBJ_USE)
 
 /* Output buffer flushed to the stream in large blocks; numbers are formatted by hand because a
  * 1.5 M-event page holds about 7 M of them. */
@@ -31,7 +45,10 @@ static void out_raw(out *o, const char *s, size_t n)
 {
     if (o->err)
         return;
-    if (gp__buf_append(&o->b, s, n) != GP_OK)
+    if (o->b.len + n < o->b.cap && !o->b.max) { /* the common case, without a call */
+        memcpy(o->b.data + o->b.len, s, n);
+        o->b.len += n;
+    } else if (gp__buf_append(&o->b, s, n) != GP_OK)
         o->err = GP_ENOMEM;
     else if (o->b.len >= (1u << 20))
         out_flush(o);
@@ -66,8 +83,14 @@ static void out_jstr(out *o, const char *s)
         o->err = GP_ENOMEM;
 }
 
+/* A sample value: an integral one (bytes, counts) exactly as an integer, others with 6
+ * significant digits. */
 static void out_double(out *o, double v)
 {
+    if (v == (double)(int64_t)v && v > -9007199254740992.0 && v < 9007199254740992.0) {
+        out_int(o, (int64_t)v);
+        return;
+    }
     char tmp[40];
     int n = snprintf(tmp, sizeof tmp, "%.6g", v);
     if (strchr(tmp, 'n') || strchr(tmp, 'i')) /* nan, inf */
@@ -85,44 +108,101 @@ static const char *row_kind_name(gp_tl_row_kind k)
     return GP_NAME_OF(names, k, "other");
 }
 
-/* Dense correlation numbers of one trace: each distinct correlation id gets 1, 2, ... in order of
- * first appearance, so the page's delta encoding stays small and exact whatever the ids are (ids
- * near the int64 limits overflowed a plain difference). INT64_MIN, the map's empty key, is kept
- * apart. */
-typedef struct corr_map {
-    gp__imap m;
-    uint64_t next, min_ord;
-} corr_map;
-
-static gp_status corr_ord(corr_map *c, int64_t id, uint64_t *ord)
-{
-    if (id == INT64_MIN) {
-        if (!c->min_ord)
-            c->min_ord = ++c->next;
-        *ord = c->min_ord;
-        return GP_OK;
-    }
-    if (gp__imap_get(&c->m, id, ord))
-        return GP_OK;
-    *ord = ++c->next;
-    return gp__imap_put(&c->m, id, *ord);
-}
-
 /* Whether a slice row emits event i: drawn with the Python frames, or without them. */
 static bool emitted(const gp_tl_row *row, size_t i)
 {
     return row->depth[i] != 255 || (row->depth_nopy && row->depth_nopy[i] != 255);
 }
 
+/* Dense correlation numbers of one trace: its slice rows' distinct correlation ids, sorted (as
+ * keys that sort signed ids in order); an id's number is its position + 1, so the page's delta
+ * encoding stays small and exact whatever the ids are (ids near the int64 limits overflowed a
+ * plain difference). */
+typedef struct corr_tab {
+    uint64_t *keys;
+    size_t n;
+} corr_tab;
+
+static uint64_t corr_key(int64_t id)
+{
+    return (uint64_t)id ^ ((uint64_t)1 << 63);
+}
+
+static gp_status corr_build(const gp_timeline *tl, uint32_t trace, corr_tab *c)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < tl->n_rows; r++)
+        if (tl->rows[r].trace == trace && tl->rows[r].depth)
+            n += tl->traces[trace]->tracks[tl->rows[r].track].n_events;
+    uint64_t *k = malloc((n ? n : 1) * sizeof *k), *v = calloc(n ? n : 1, sizeof *v);
+    gp_status s = k && v ? GP_OK : GP_ENOMEM;
+    n = 0;
+    for (size_t r = 0; s == GP_OK && r < tl->n_rows; r++) {
+        const gp_tl_row *row = &tl->rows[r];
+        if (row->trace != trace || !row->depth)
+            continue;
+        const gp_track *tr = &tl->traces[trace]->tracks[row->track];
+        for (size_t i = 0; i < tr->n_events; i++)
+            if (tr->events[i].correlation != 0 && emitted(row, i))
+                k[n++] = corr_key(tr->events[i].correlation);
+    }
+    if (s == GP_OK)
+        s = gp__radix_sort_kv(k, v, n);
+    size_t u = 0;
+    for (size_t i = 0; s == GP_OK && i < n; i++)
+        if (u == 0 || k[i] != k[u - 1])
+            k[u++] = k[i];
+    free(v);
+    free(c->keys);
+    c->keys = k;
+    c->n = s == GP_OK ? u : 0;
+    return s;
+}
+
+/* The number of correlation id `id` (which the table holds), searched from *cur, the position of
+ * the row's previous id: ids mostly rise along a row, so this is mostly a step. */
+static uint64_t corr_num(const corr_tab *c, int64_t id, size_t *cur)
+{
+    uint64_t key = corr_key(id);
+    size_t lo, hi, step = 1, n = c->n;
+    if (*cur < n && c->keys[*cur] == key)
+        return *cur + 1;
+    if (*cur < n && c->keys[*cur] < key) { /* gallop up: every key before lo is below */
+        lo = *cur + 1;
+        while (lo + step - 1 < n && c->keys[lo + step - 1] < key) {
+            lo += step;
+            step *= 2;
+        }
+        hi = GP_MIN(lo + step - 1, n);
+    } else { /* gallop down: keys[hi] >= key (or hi == n) */
+        hi = GP_MIN(*cur, n);
+        while (hi >= step && c->keys[hi - step] >= key) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi >= step ? hi - step + 1 : 0;
+    }
+    while (lo < hi) { /* the first key >= key */
+        size_t m = lo + (hi - lo) / 2;
+        if (c->keys[m] < key)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    *cur = lo;
+    return lo + 1;
+}
+
 /* The events of a slice row: dts, dur, name, level code, correlation (docs/internals/report.md).
  */
-static gp_status row_events(const gp_timeline *tl, const gp_tl_row *row, const gp__imap *names,
-                            corr_map *cm, out *o)
+static void row_events(const gp_timeline *tl, const gp_tl_row *row, const gp__imap *names,
+                       const corr_tab *ct, out *o)
 {
     const gp_trace *t = tl->traces[row->trace];
     const gp_track *tr = &t->tracks[row->track];
     gp_ns prev = tl->start;
     uint64_t prev_corr = 0;
+    size_t cur = 0;
     bool first = true;
     for (size_t i = 0; i < tr->n_events; i++) {
         const gp_event *e = &tr->events[i];
@@ -147,18 +227,14 @@ static gp_status row_events(const gp_timeline *tl, const gp_tl_row *row, const g
         if (e->correlation == 0) {
             out_raw(o, "0", 1);
         } else {
-            uint64_t ord;
-            gp_status s = corr_ord(cm, e->correlation, &ord);
-            if (s != GP_OK)
-                return s;
-            /* ordinals are at most the number of events: the difference cannot overflow */
+            uint64_t ord = corr_num(ct, e->correlation, &cur);
+            /* numbers are at most the number of events: the difference cannot overflow */
             int64_t d = (int64_t)ord - (int64_t)prev_corr;
             out_int(o, d >= 0 ? d + 1 : d);
             prev_corr = ord;
         }
         prev = e->ts;
     }
-    return GP_OK;
 }
 
 /* The timeline data object (see docs/internals/report.md for the encoding). */
@@ -167,7 +243,7 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
     gp__imap names;
     char **list = NULL; /* pointers into the traces' string tables */
     size_t n_names = 0, cap_names = 0;
-    corr_map cm = {{0}, 0, 0};
+    corr_tab ct = {NULL, 0};
     gp_status s = gp__imap_init(&names, 1024);
     if (s != GP_OK)
         return s;
@@ -223,7 +299,7 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
         out_jstr(o, list[i]);
     }
     out_str(o, "],\"rows\":[");
-    uint32_t cm_trace = UINT32_MAX;
+    uint32_t ct_trace = UINT32_MAX;
     for (size_t r = 0; r < tl->n_rows && s == GP_OK; r++) {
         const gp_tl_row *row = &tl->rows[r];
         if (r)
@@ -235,12 +311,10 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
         out_str(o, "\",\"r\":");
         out_int(o, row->rank);
         if (row->depth) {
-            if (row->trace != cm_trace) { /* correlation numbers are per trace (rank) */
-                gp__imap_free(&cm.m);
-                cm.next = cm.min_ord = 0;
-                if ((s = gp__imap_init(&cm.m, 1024)) != GP_OK)
+            if (row->trace != ct_trace) { /* correlation numbers are per trace (rank) */
+                if ((s = corr_build(tl, row->trace, &ct)) != GP_OK)
                     break;
-                cm_trace = row->trace;
+                ct_trace = row->trace;
             }
             out_str(o, ",\"d\":");
             out_int(o, row->max_depth);
@@ -249,7 +323,7 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
                 out_int(o, row->max_depth_nopy);
             }
             out_str(o, ",\"e\":[");
-            s = row_events(tl, row, &names, &cm, o);
+            row_events(tl, row, &names, &ct, o);
             out_str(o, "]");
         } else {
             out_str(o, ",\"c\":[");
@@ -270,81 +344,220 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
     if (s == GP_OK)
         s = o->err;
 done:
-    gp__imap_free(&cm.m);
+    free(ct.keys);
     free(list);
     gp__imap_free(&names);
     return s;
 }
 
-/* The kind-specific fields of an event as one JSON object (html-safe), the names as Kineto's args
- * spell them; empty when it has none. */
-static void event_args(const gp_trace *t, const gp_event *e, gp__jw *w)
+/* Which argument object an event has (event_args writes it, args_key keys it). */
+typedef enum args_class {
+    ARGS_NONE,
+    ARGS_GPU,     /* the GPU fields */
+    ARGS_JSON,    /* a range's source args */
+    ARGS_CBID,    /* a runtime or driver call's cbid */
+    ARGS_STREAM,  /* a CPU op's stream */
+    ARGS_CATEGORY /* an other event's category */
+} args_class;
+
+static args_class event_args_class(const gp_trace *t, const gp_event *e)
 {
-    const gp_gpu_info *g = gp_event_gpu_info(t, e);
-    const char *aj = gp_event_args_json(t, e);
-    if (g) {
-        gp__jw_obj_begin(w);
-        gp__jw_kv_int(w, "device", g->device);
-        gp__jw_kv_int(w, "stream", g->stream);
-        if (g->grid[0] >= 0) {
-            gp__jw_key(w, "grid");
-            gp__jw_arr_begin(w);
-            for (int k = 0; k < 3; k++)
-                gp__jw_int(w, g->grid[k]);
-            gp__jw_arr_end(w);
-            gp__jw_key(w, "block");
-            gp__jw_arr_begin(w);
-            for (int k = 0; k < 3; k++)
-                gp__jw_int(w, g->block[k]);
-            gp__jw_arr_end(w);
-        }
-        static const char *const ik[] = {"registers per thread", "shared memory", "queued",
-                                         "context"};
-        int64_t iv[] = {g->registers_per_thread, g->shared_memory, g->queued, g->context};
-        for (size_t k = 0; k < GP_ARRAY_LEN(ik); k++)
-            if (iv[k] >= 0)
-                gp__jw_kv_int(w, ik[k], iv[k]);
-        static const char *const fk[] = {"blocks per SM", "warps per SM",
-                                         "est. achieved occupancy %"};
-        double fv[] = {g->blocks_per_sm, g->warps_per_sm, g->occupancy_pct};
-        for (size_t k = 0; k < GP_ARRAY_LEN(fk); k++)
-            if (fv[k] > 0)
-                gp__jw_kv_double(w, fk[k], (double)(float)fv[k]);
-        static const char *const lk[] = {"bytes",          "graph id",      "graph node id",
-                                         "wait_on_stream", "in msg nelems", "out msg nelems",
-                                         "group size"};
-        int64_t lv[] = {g->bytes,         g->graph_id,       g->graph_node_id, g->wait_on_stream,
-                        g->in_msg_nelems, g->out_msg_nelems, g->group_size};
-        for (size_t k = 0; k < GP_ARRAY_LEN(lk); k++)
-            if (lv[k] >= 0)
-                gp__jw_kv_int(w, lk[k], lv[k]);
-        if (g->bandwidth_gbps > 0)
-            gp__jw_kv_double(w, "memory bandwidth (GB/s)", g->bandwidth_gbps);
-        static const char *const sk[] = {"cuda_sync_kind", "Collective name", "dtype", "kind"};
-        gp_strid sv[] = {g->sync_kind, g->collective, g->dtype, g->copy_kind};
-        for (size_t k = 0; k < GP_ARRAY_LEN(sk); k++)
-            if (sv[k])
-                gp__jw_kv_str(w, sk[k], gp_trace_str(t, sv[k]));
-        gp__jw_obj_end(w);
-    } else if (aj) {
-        gp__jw_obj_begin(w);
-        gp__jw_kv_str(w, "json", aj); /* the source's args, parsed by the page when shown */
-        gp__jw_obj_end(w);
-    } else if ((e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) && e->extra) {
-        gp__jw_obj_begin(w);
-        gp__jw_kv_int(w, "cbid", (int64_t)e->extra - 1);
-        gp__jw_obj_end(w);
-    } else if (e->kind == GP_EV_CPU_OP && gp_event_cpu_stream(e) >= 0) {
-        gp__jw_obj_begin(w);
-        gp__jw_kv_int(w, "stream", gp_event_cpu_stream(e));
-        gp__jw_obj_end(w);
-    } else if (e->kind == GP_EV_OTHER && e->extra) {
-        gp__jw_obj_begin(w);
-        gp__jw_kv_str(w, "cat", gp_trace_str(t, e->extra));
-        gp__jw_obj_end(w);
-    }
+    if (gp_event_gpu_info(t, e))
+        return ARGS_GPU;
+    if (gp_event_args_json(t, e))
+        return ARGS_JSON;
+    if ((e->kind == GP_EV_RUNTIME || e->kind == GP_EV_DRIVER) && e->extra)
+        return ARGS_CBID;
+    if (e->kind == GP_EV_CPU_OP && gp_event_cpu_stream(e) >= 0)
+        return ARGS_STREAM;
+    if (e->kind == GP_EV_OTHER && e->extra)
+        return ARGS_CATEGORY;
+    return ARGS_NONE;
 }
 
+/* The GPU fields of an event, the names as Kineto's args spell them. */
+static void gpu_args(const gp_trace *t, const gp_gpu_info *g, gp__jw *w)
+{
+    gp__jw_kv_int(w, "device", g->device);
+    gp__jw_kv_int(w, "stream", g->stream);
+    if (g->grid[0] >= 0) {
+        gp__jw_key(w, "grid");
+        gp__jw_arr_begin(w);
+        for (int k = 0; k < 3; k++)
+            gp__jw_int(w, g->grid[k]);
+        gp__jw_arr_end(w);
+        gp__jw_key(w, "block");
+        gp__jw_arr_begin(w);
+        for (int k = 0; k < 3; k++)
+            gp__jw_int(w, g->block[k]);
+        gp__jw_arr_end(w);
+    }
+    static const char *const ik[] = {"registers per thread", "shared memory", "queued", "context"};
+    int64_t iv[] = {g->registers_per_thread, g->shared_memory, g->queued, g->context};
+    for (size_t k = 0; k < GP_ARRAY_LEN(ik); k++)
+        if (iv[k] >= 0)
+            gp__jw_kv_int(w, ik[k], iv[k]);
+    static const char *const fk[] = {"blocks per SM", "warps per SM", "est. achieved occupancy %"};
+    double fv[] = {g->blocks_per_sm, g->warps_per_sm, g->occupancy_pct};
+    for (size_t k = 0; k < GP_ARRAY_LEN(fk); k++)
+        if (fv[k] > 0)
+            gp__jw_kv_double(w, fk[k], round(fv[k] * 1e6) / 1e6); /* Kineto's 6 decimals */
+    static const char *const lk[] = {"bytes",          "graph id",      "graph node id",
+                                     "wait_on_stream", "in msg nelems", "out msg nelems",
+                                     "group size"};
+    int64_t lv[] = {g->bytes,         g->graph_id,       g->graph_node_id, g->wait_on_stream,
+                    g->in_msg_nelems, g->out_msg_nelems, g->group_size};
+    for (size_t k = 0; k < GP_ARRAY_LEN(lk); k++)
+        if (lv[k] >= 0)
+            gp__jw_kv_int(w, lk[k], lv[k]);
+    if (g->bandwidth_gbps > 0)
+        gp__jw_kv_double(w, "memory bandwidth (GB/s)", g->bandwidth_gbps);
+    static const char *const sk[] = {"cuda_sync_kind", "Collective name", "dtype", "kind"};
+    gp_strid sv[] = {g->sync_kind, g->collective, g->dtype, g->copy_kind};
+    for (size_t k = 0; k < GP_ARRAY_LEN(sk); k++)
+        if (sv[k])
+            gp__jw_kv_str(w, sk[k], gp_trace_str(t, sv[k]));
+}
+
+/* The kind-specific fields of an event (class c) as one JSON object (html-safe). */
+static void event_args(const gp_trace *t, const gp_event *e, args_class c, gp__jw *w)
+{
+    gp__jw_obj_begin(w);
+    switch (c) {
+    case ARGS_GPU:
+        gpu_args(t, gp_event_gpu_info(t, e), w);
+        break;
+    case ARGS_JSON: /* the source's args, parsed by the page when shown */
+        gp__jw_kv_str(w, "json", gp_event_args_json(t, e));
+        break;
+    case ARGS_CBID:
+        gp__jw_kv_int(w, "cbid", (int64_t)e->extra - 1);
+        break;
+    case ARGS_STREAM:
+        gp__jw_kv_int(w, "stream", gp_event_cpu_stream(e));
+        break;
+    default:
+        gp__jw_kv_str(w, "cat", gp_trace_str(t, e->extra));
+        break;
+    }
+    gp__jw_obj_end(w);
+}
+
+enum { ARGS_KEY_MAX = 32 };
+
+/* Everything event_args reads for e (class c) as int64s, after a full hash of them (the string
+ * table hashes only a sample of long keys; the hash in front makes that sample enough). Equal
+ * keys give equal objects. Returns the key's length in int64s. */
+static size_t args_key(uint32_t ti, const gp_trace *t, const gp_event *e, args_class c,
+                       int64_t k[ARGS_KEY_MAX])
+{
+    size_t n = 1;
+    k[n++] = ((int64_t)ti << 8) | c;
+    if (c == ARGS_GPU) {
+        const gp_gpu_info *g = gp_event_gpu_info(t, e);
+        uint32_t f[3];
+        memcpy(&f[0], &g->blocks_per_sm, 4);
+        memcpy(&f[1], &g->warps_per_sm, 4);
+        memcpy(&f[2], &g->occupancy_pct, 4);
+        int64_t bw;
+        memcpy(&bw, &g->bandwidth_gbps, 8);
+        int64_t v[] = {g->device,
+                       g->context,
+                       g->stream,
+                       g->grid[0],
+                       g->grid[1],
+                       g->grid[2],
+                       g->block[0],
+                       g->block[1],
+                       g->block[2],
+                       g->registers_per_thread,
+                       g->shared_memory,
+                       f[0],
+                       f[1],
+                       f[2],
+                       g->queued,
+                       g->bytes,
+                       bw,
+                       g->graph_id,
+                       g->graph_node_id,
+                       g->sync_kind,
+                       g->wait_on_stream,
+                       g->collective,
+                       g->in_msg_nelems,
+                       g->out_msg_nelems,
+                       g->group_size,
+                       g->dtype,
+                       g->copy_kind};
+        memcpy(k + n, v, sizeof v);
+        n += GP_ARRAY_LEN(v);
+    } else {
+        k[n++] = c == ARGS_JSON ? (int64_t)t->args[e->extra - 1] : (int64_t)e->extra;
+    }
+    uint64_t h = gp__hash_bytes(k + 1, (n - 1) * sizeof *k);
+    memcpy(k, &h, sizeof h);
+    return n;
+}
+
+/* The distinct argument objects of the side block and how many emitted events use each: an
+ * event's fields are formatted once per distinct key, not once per event. */
+typedef struct args_tab {
+    gp__strtab keys; /* args_key bytes */
+    uint32_t *obj;   /* obj[key id]: the object's id in objs (0: not formatted yet) */
+    size_t cap_obj;
+    gp__strtab objs; /* the JSON texts */
+    uint32_t *count; /* count[object id] */
+    size_t cap_count;
+    uint32_t *events; /* per emitted event, in row order: its object id (0: none) */
+    size_t n_events, cap_events;
+} args_tab;
+
+/* Interns a JSON object text; *id receives its id (its use count starts at 0). */
+static gp_status args_obj(args_tab *a, const gp__jw *w, uint32_t *id)
+{
+    gp_status s = w->err;
+    if (s == GP_OK)
+        s = gp__strtab_intern(&a->objs, w->buf.data, w->buf.len, id);
+    if (s == GP_OK && *id >= a->cap_count) {
+        size_t old = a->cap_count;
+        if ((s = gp__grow((void **)&a->count, &a->cap_count, sizeof *a->count, *id + 1)) == GP_OK)
+            memset(a->count + old, 0, (a->cap_count - old) * sizeof *a->count);
+    }
+    return s;
+}
+
+/* The object id of e's arguments (0: none), formatting them the first time their key is seen. */
+static gp_status event_obj(args_tab *a, uint32_t ti, const gp_trace *t, const gp_event *e,
+                           uint32_t *id)
+{
+    *id = 0;
+    args_class c = event_args_class(t, e);
+    if (c == ARGS_NONE)
+        return GP_OK;
+    int64_t k[ARGS_KEY_MAX];
+    size_t n = args_key(ti, t, e, c, k);
+    uint32_t kid;
+    gp_status s = gp__strtab_intern(&a->keys, (const char *)k, n * sizeof *k, &kid);
+    if (s != GP_OK)
+        return s;
+    if (kid >= a->cap_obj) {
+        size_t old = a->cap_obj;
+        if ((s = gp__grow((void **)&a->obj, &a->cap_obj, sizeof *a->obj, kid + 1)) != GP_OK)
+            return s;
+        memset(a->obj + old, 0, (a->cap_obj - old) * sizeof *a->obj);
+    }
+    if (!a->obj[kid]) {
+        gp__jw w;
+        gp__jw_init(&w, NULL);
+        w.html_safe = true;
+        event_args(t, e, c, &w);
+        s = args_obj(a, &w, &a->obj[kid]);
+        gp__buf_free(&w.buf);
+        if (s != GP_OK)
+            return s;
+    }
+    *id = a->obj[kid];
+    return GP_OK;
+}
 /* An id (correlation, External id) exactly, delta-encoded against *prev (0: none; a difference
  * d >= 0 written as d + 1). Ids or differences a double cannot hold exactly (beyond 2^52) are
  * written as a decimal string and reset *prev to 0, so no difference can overflow. */
@@ -365,67 +578,277 @@ static void out_id(out *o, int64_t v, int64_t *prev)
     }
 }
 
-/* The side data of the details panel, parsed by the page only when an event is hovered or
- * selected: {"args":[distinct argument objects], "rows":[per row: [correlation, External id,
- * 1 + index into args or 0, ...] for each emitted event, in the order of "e"; 0 for counter
- * rows]}. */
-static gp_status timeline_args_json(const gp_timeline *tl, out *o)
+/* Per op shapes entry of a trace: whether an emitted event refers to it and, once formatted, its
+ * object id; the name of its op when the op itself is emitted. */
+typedef struct shape_use {
+    bool used;
+    uint32_t obj;
+    gp_strid op;
+} shape_use;
+
+/* First pass: the argument object of every emitted event (counted), and which of the traces'
+ * op shapes (read with keep_op_shapes) an emitted event refers to by its External id: the CPU op
+ * itself, and the launches and kernels that carry the op's External id. */
+static gp_status collect_args(const gp_timeline *tl, args_tab *a, shape_use **shapes)
 {
-    gp__strtab tab;
-    gp_status s = gp__strtab_init(&tab);
-    if (s != GP_OK)
-        return s;
-    out ro = {NULL, {0}, GP_OK}; /* the rows part, written after the table */
-    for (size_t r = 0; r < tl->n_rows && s == GP_OK; r++) {
+    for (size_t r = 0; r < tl->n_rows; r++) {
         const gp_tl_row *row = &tl->rows[r];
-        if (r)
-            out_raw(&ro, ",", 1);
-        if (!row->depth) {
-            out_raw(&ro, "0", 1);
+        if (!row->depth)
             continue;
-        }
         const gp_trace *t = tl->traces[row->trace];
         const gp_track *tr = &t->tracks[row->track];
-        int64_t pc = 0, px = 0;
-        bool first = true;
-        out_raw(&ro, "[", 1);
-        for (size_t i = 0; i < tr->n_events && s == GP_OK; i++) {
+        shape_use *used = shapes[row->trace];
+        for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *e = &tr->events[i];
             if (!emitted(row, i))
                 continue;
-            if (!first)
-                out_raw(&ro, ",", 1);
-            first = false;
-            out_id(&ro, e->correlation, &pc);
-            out_raw(&ro, ",", 1);
-            out_id(&ro, e->external_id, &px);
-            out_raw(&ro, ",", 1);
+            uint32_t *slot = GP_PUSH(a->events, a->n_events, a->cap_events), id;
+            if (!slot)
+                return GP_ENOMEM;
+            gp_status s = event_obj(a, row->trace, t, e, &id);
+            if (s != GP_OK)
+                return s;
+            *slot = id;
+            a->count[id] += id != 0;
+            const gp_op_shapes *sh = used ? gp_trace_op_shapes(t, e->external_id) : NULL;
+            if (sh) {
+                used[sh - t->op_shapes].used = true;
+                if (e->kind == GP_EV_CPU_OP)
+                    used[sh - t->op_shapes].op = e->name;
+            }
+        }
+    }
+    return GP_OK;
+}
+
+/* A JSON text without the whitespace outside its strings (Kineto pretty-prints the shapes). */
+static gp_status json_compact(const char *s, gp__buf *b)
+{
+    b->len = 0;
+    bool in_str = false;
+    gp_status st = gp__buf_append(b, "", 0);
+    for (const char *p = s; *p && st == GP_OK; p++) {
+        if (!in_str && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+            continue;
+        size_t n = in_str && *p == '\\' && p[1] ? 2 : 1; /* an escape: both bytes */
+        in_str ^= n == 1 && *p == '"';
+        st = gp__buf_append(b, p, n);
+        p += n - 1;
+    }
+    return st;
+}
+
+/* The op shapes objects ({"op": name when emitted, "Input Dims": JSON text, ...}) of the marked
+ * entries. */
+static gp_status shape_objs(const gp_timeline *tl, args_tab *a, shape_use **shapes)
+{
+    static const char *const keys[] = {"Input Dims", "Input type", "Input Strides",
+                                       "Concrete Inputs"};
+    gp__buf text = {0};
+    gp_status s = GP_OK;
+    for (size_t ti = 0; ti < tl->n_traces && s == GP_OK; ti++) {
+        const gp_trace *t = tl->traces[ti];
+        for (size_t k = 0; shapes[ti] && k < t->n_op_shapes && s == GP_OK; k++) {
+            shape_use *u = &shapes[ti][k];
+            if (!u->used)
+                continue;
+            const gp_op_shapes *sh = &t->op_shapes[k];
+            gp_strid v[] = {sh->dims, sh->types, sh->strides, sh->concrete};
             gp__jw w;
             gp__jw_init(&w, NULL);
             w.html_safe = true;
-            event_args(t, e, &w);
-            uint32_t id = 0;
-            if (w.buf.len && (s = w.err) == GP_OK)
-                s = gp__strtab_intern(&tab, w.buf.data, w.buf.len, &id);
+            gp__jw_obj_begin(&w);
+            if (u->op)
+                gp__jw_kv_str(&w, "op", gp_trace_str(t, u->op));
+            for (size_t j = 0; j < GP_ARRAY_LEN(keys); j++) {
+                if (!v[j])
+                    continue;
+                if ((s = json_compact(gp_trace_str(t, v[j]), &text)) != GP_OK)
+                    break;
+                gp__jw_key(&w, keys[j]);
+                gp__jw_strn(&w, text.data, text.len);
+            }
+            gp__jw_obj_end(&w);
+            if (s == GP_OK)
+                s = args_obj(a, &w, &u->obj);
             gp__buf_free(&w.buf);
-            out_int(&ro, id);
+            if (s != GP_OK)
+                break;
+            a->count[u->obj]++;
         }
-        out_raw(&ro, "]", 1);
     }
-    if (s == GP_OK)
-        s = ro.err;
-    out_str(o, "{\"args\":[");
-    for (size_t i = 1; s == GP_OK && i < tab.n; i++) {
-        if (i > 1)
+    gp__buf_free(&text);
+    return s;
+}
+
+/* Numbers the objects by use, most used first (1, 2, ...: few digits for the common ones), and
+ * writes them in that order. rank[id] receives the number of object id. */
+static gp_status write_objs(const args_tab *a, uint32_t *rank, out *o)
+{
+    size_t n = a->objs.n - 1;
+    obj_use *u = malloc((n ? n : 1) * sizeof *u);
+    if (!u)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        u[i] = (obj_use){(uint32_t)i + 1, a->count[i + 1]};
+    if (!sort_obj_use(u, n)) {
+        free(u);
+        return GP_ENOMEM;
+    }
+    rank[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        rank[u[i].id] = (uint32_t)i + 1;
+        if (i)
             out_raw(o, ",", 1);
-        out_raw(o, tab.ents[i].s, tab.ents[i].len);
+        out_raw(o, a->objs.ents[u[i].id].s, a->objs.ents[u[i].id].len);
     }
-    out_str(o, "],\"rows\":[");
+    free(u);
+    return GP_OK;
+}
+
+/* Second pass: per slice row [External id, object number, ...] (0 for counter rows). */
+static void write_rows(const gp_timeline *tl, const args_tab *a, const uint32_t *rank, out *o)
+{
+    size_t j = 0;
+    for (size_t r = 0; r < tl->n_rows; r++) {
+        const gp_tl_row *row = &tl->rows[r];
+        if (r)
+            out_raw(o, ",", 1);
+        if (!row->depth) {
+            out_raw(o, "0", 1);
+            continue;
+        }
+        const gp_track *tr = &tl->traces[row->trace]->tracks[row->track];
+        int64_t px = 0;
+        bool first = true;
+        out_raw(o, "[", 1);
+        for (size_t i = 0; i < tr->n_events; i++) {
+            if (!emitted(row, i))
+                continue;
+            if (!first)
+                out_raw(o, ",", 1);
+            first = false;
+            out_id(o, tr->events[i].external_id, &px);
+            out_raw(o, ",", 1);
+            out_int(o, rank[a->events[j++]]);
+        }
+        out_raw(o, "]", 1);
+    }
+}
+
+/* Opens the entry of trace t in a per-rank list (`"key":[{"r":rank,"x":[`), closing the previous
+ * entry; *any says whether the list is open. */
+static void rank_entry(out *o, const char *key, const gp_trace *t, bool *any)
+{
+    if (*any) {
+        out_str(o, "]},{\"r\":");
+    } else {
+        out_str(o, ",\"");
+        out_str(o, key);
+        out_str(o, "\":[{\"r\":");
+    }
+    *any = true;
+    out_int(o, t->rank);
+    out_str(o, ",\"x\":[");
+}
+
+/* Per trace with correlation ids: {"r": rank, "x": [its distinct ids, ascending]}: the exact id of
+ * correlation number k (the main block's) is x[k - 1]. */
+static gp_status write_corr(const gp_timeline *tl, out *o)
+{
+    corr_tab ct = {NULL, 0};
+    gp_status s = GP_OK;
+    bool any = false;
+    for (uint32_t ti = 0; ti < tl->n_traces && s == GP_OK; ti++) {
+        if ((s = corr_build(tl, ti, &ct)) != GP_OK || ct.n == 0)
+            continue;
+        rank_entry(o, "corr", tl->traces[ti], &any);
+        int64_t prev = 0;
+        for (size_t i = 0; i < ct.n; i++) {
+            if (i)
+                out_raw(o, ",", 1);
+            out_id(o, (int64_t)(ct.keys[i] ^ ((uint64_t)1 << 63)), &prev);
+        }
+    }
+    if (any)
+        out_str(o, "]}]");
+    free(ct.keys);
+    return s;
+}
+
+/* Per trace with marked op shapes: {"r": rank, "x": [External id, object number, ...]}, the ids
+ * ascending and delta-encoded as in the rows. */
+static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uint32_t *rank, out *o)
+{
+    bool any = false;
+    for (size_t ti = 0; ti < tl->n_traces; ti++) {
+        const gp_trace *t = tl->traces[ti];
+        int64_t px = 0;
+        bool first = true;
+        for (size_t k = 0; shapes[ti] && k < t->n_op_shapes; k++) {
+            if (!shapes[ti][k].used)
+                continue;
+            if (first)
+                rank_entry(o, "ops", t, &any);
+            else
+                out_raw(o, ",", 1);
+            first = false;
+            out_id(o, t->op_shapes[k].external_id, &px);
+            out_raw(o, ",", 1);
+            out_int(o, rank[shapes[ti][k].obj]);
+        }
+    }
+    if (any)
+        out_str(o, "]}]");
+}
+
+/* The side data of the details panel, parsed by the page only when an event is hovered or
+ * selected: {"args":[distinct argument objects, most used first], "rows":[per row: [External id,
+ * 1 + index into args or 0, ...] for each emitted event, in the order of "e"; 0 for counter
+ * rows], "corr":[per rank: {"r":rank, "x":[correlation ids by number]}], "ops":[per rank whose
+ * trace has op shapes: {"r":rank, "x":[External id, 1 + index into args, ...]}]} ("corr" and
+ * "ops" absent when empty; docs/internals/report.md). */
+static gp_status timeline_args_json(const gp_timeline *tl, out *o)
+{
+    args_tab a = {0};
+    shape_use **shapes = calloc(tl->n_traces ? tl->n_traces : 1, sizeof *shapes);
+    uint32_t *rank = NULL;
+    gp_status s = shapes ? GP_OK : GP_ENOMEM;
+    for (size_t ti = 0; s == GP_OK && ti < tl->n_traces; ti++)
+        if (tl->traces[ti]->n_op_shapes &&
+            !(shapes[ti] = calloc(tl->traces[ti]->n_op_shapes, sizeof **shapes)))
+            s = GP_ENOMEM;
+    if (s == GP_OK && (s = gp__strtab_init(&a.keys)) == GP_OK &&
+        (s = gp__strtab_init(&a.objs)) == GP_OK &&
+        (s = gp__grow((void **)&a.count, &a.cap_count, sizeof *a.count, 1)) == GP_OK) {
+        a.count[0] = 0;
+        s = collect_args(tl, &a, shapes);
+    }
     if (s == GP_OK)
-        out_raw(o, ro.b.data, ro.b.len);
-    out_str(o, "]}");
-    gp__buf_free(&ro.b);
-    gp__strtab_free(&tab);
+        s = shape_objs(tl, &a, shapes);
+    if (s == GP_OK && !(rank = malloc(a.objs.n * sizeof *rank)))
+        s = GP_ENOMEM;
+    if (s == GP_OK) {
+        out_str(o, "{\"args\":[");
+        s = write_objs(&a, rank, o);
+    }
+    if (s == GP_OK) {
+        out_str(o, "],\"rows\":[");
+        write_rows(tl, &a, rank, o);
+        out_str(o, "]");
+        s = write_corr(tl, o);
+        write_ops(tl, shapes, rank, o);
+        out_str(o, "}");
+    }
+    for (size_t ti = 0; shapes && ti < tl->n_traces; ti++)
+        free(shapes[ti]);
+    free(shapes);
+    free(rank);
+    free(a.obj);
+    free(a.count);
+    free(a.events);
+    gp__strtab_free(&a.keys);
+    gp__strtab_free(&a.objs);
     return s != GP_OK ? s : o->err;
 }
 

@@ -65,6 +65,7 @@ async function timelineVit(browser) {
   const det = await page.$eval('#gp-tl-details', (e) => e.textContent);
   check(/grid/.test(det) && /block/.test(det) && /correlation/.test(det), 'vit timeline: details list grid, block, correlation');
   check(/launched by/.test(det), 'vit timeline: details name the launch');
+  check(/op Input Dims\s*\[\[/.test(det), 'vit timeline: a kernel\'s details list its op\'s Input Dims');
   const xy = await selectedXY(page);
   await page.mouse.move(xy.x, xy.y);
   await page.waitForSelector('#gp-tl-tip[data-name]', { timeout: 5000 }).catch(() => null);
@@ -77,6 +78,20 @@ async function timelineVit(browser) {
   await page.click('#gp-tl-goto');
   const launch = await page.$eval('#gp-tl-details', (e) => e.getAttribute('data-selected'));
   check(/Launch|cuda|cu[A-Z]/.test(launch || ''), 'vit timeline: "go to launch" selects ' + launch);
+
+  /* click an aten op: its details list Input Dims and Input type (record_shapes) */
+  await page.evaluate(() => {
+    window.scrollTo(0, 0); /* the "go to" click scrolled the page to the panel */
+    const tl = window.gpTimelines[0], s = tl.find('aten::addmm');
+    tl.reveal(s, true); tl.select(s);
+  });
+  const opXY = await selectedXY(page);
+  await page.evaluate(() => window.gpTimelines[0].select(null));
+  await page.mouse.click(opXY.x, opXY.y);
+  const op = await page.$eval('#gp-tl-details', (e) => [e.getAttribute('data-selected'), e.innerText]);
+  check(op[0] === 'aten::addmm' && /Input Dims\s*\[\[\d/.test(op[1]) && /Input type\s*\["/.test(op[1]),
+        'vit timeline: clicking aten::addmm shows its Input Dims and Input type (' + op[0] + ': ' + op[1].slice(0, 120).replace(/\s+/g, ' ') + ')');
+  await shot(page, 'vit_timeline_op_shapes.png');
 
   /* range selection: shift+drag over the whole GPU track aggregates its events per name */
   await page.keyboard.press('0');

@@ -181,6 +181,27 @@ static void profile_section_golden(void **state)
     unbuild(&b);
 }
 
+/* The sections that cannot apply to a profile (it has no GPU work and no ProfilerStep) are left
+ * out instead of saying they are empty; those with data stay. */
+static void profile_page_leaves_out_what_cannot_apply(void **state)
+{
+    (void)state;
+    built b;
+    build(&b, false);
+    assert_true(b.d->is_profile);
+    char *buf = page(b.d);
+    assert_null(strstr(buf, "gp-steps-section"));
+    assert_null(strstr(buf, "No ProfilerStep"));
+    assert_null(strstr(buf, "id=\"gp-hta\""));
+    assert_null(strstr(buf, "gp-gpu-parts"));
+    assert_null(strstr(buf, "CPU active <b>")); /* no CPU ops: the activity figures are 0 */
+    assert_non_null(strstr(buf, "id=\"gp-cpu-parts-0\""));
+    assert_non_null(strstr(buf, "<h2>Memory over time</h2>"));
+    assert_non_null(strstr(buf, "<h2>Timeline</h2>"));
+    free(buf);
+    unbuild(&b);
+}
+
 /* A trace with GPU work is not a profile: no section, nothing computed. */
 static void traces_with_gpu_work_keep_their_dashboard(void **state)
 {
@@ -192,6 +213,9 @@ static void traces_with_gpu_work_keep_their_dashboard(void **state)
     assert_false(b.d->mem_from_ranges);
     char *buf = page(b.d);
     assert_null(strstr(buf, "gp-profile"));
+    /* a trace keeps every section, with a line that says why one is empty */
+    assert_non_null(strstr(buf, "id=\"gp-steps-na\""));
+    assert_non_null(strstr(buf, "id=\"gp-hta\""));
     free(buf);
     unbuild(&b);
 }
@@ -201,6 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(per_operation_figures_are_the_ranges),
         cmocka_unit_test(profile_section_golden),
+        cmocka_unit_test(profile_page_leaves_out_what_cannot_apply),
         cmocka_unit_test(traces_with_gpu_work_keep_their_dashboard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

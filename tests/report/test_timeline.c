@@ -95,6 +95,76 @@ static void timeline_extreme_correlation_ids(void **state)
     gp_trace_free(t);
 }
 
+/* An event with GPU fields (the gp_gpu_info the reader would attach). */
+static void add_gpu(gp_trace *t, uint32_t track, const char *name, gp_ns ts, int64_t corr,
+                    int64_t ext, int32_t grid_x)
+{
+    gp_gpu_info g = {.device = 0, .stream = 7, .grid = {grid_x, 1, 1}, .block = {128, 1, 1}};
+    g.registers_per_thread = g.shared_memory = g.queued = g.context = -1;
+    g.bytes = g.graph_id = g.graph_node_id = g.wait_on_stream = -1;
+    g.in_msg_nelems = g.out_msg_nelems = g.group_size = -1;
+    g.blocks_per_sm = 0.9090909957885742f; /* Kineto writes 0.909091 */
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_gpu_info(t, &g, &extra), GP_OK);
+    gp_event ev = {.ts = ts, .dur = 10, .correlation = corr, .external_id = ext};
+    ev.name = S(t, name);
+    ev.track = track;
+    ev.kind = GP_EV_KERNEL;
+    ev.extra = extra;
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+/* The side block of the details panel: argument objects written once each, most used first; the
+ * exact correlation ids per rank by number; a CPU op's record_shapes args (whitespace of the
+ * source removed) by External id, with the op's name, for the op and for the launches and kernels
+ * that carry its External id. */
+static void timeline_side_block(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, gpu;
+    assert_int_equal(gp_trace_create("side", &t), GP_OK);
+    t->rank = 0;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 0, 100, 0, 7);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 5, 1000, 7);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 20, 5, 1001, 7);
+    add_gpu(t, gpu, "gemm", 30, 1000, 7, 64);
+    add_gpu(t, gpu, "gemm", 50, 1001, 7, 64);
+    add_gpu(t, gpu, "other", 70, 1002, 0, 2);
+    gp_op_shapes os = {7, S(t, "[\n  [4, 8],\n  [8, 16]\n]"), S(t, "[\"float\", \"c10::Half\"]"), 0,
+                       S(t, "[\"\", \"1 2\"]")};
+    assert_int_equal(gp_trace_add_op_shapes(t, &os), GP_OK);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    char *page = page_of(tl);
+    const char *side = strstr(page, "<script id=\"gp-tl-data-args\"");
+    assert_non_null(side);
+    /* the kernels' fields: the object of the two gemms first (used twice), written once */
+    const char *gemm = "{\"device\":0,\"stream\":7,\"grid\":[64,1,1],\"block\":[128,1,1],"
+                       "\"blocks per SM\":0.909091}";
+    assert_non_null(strstr(side, "{\"args\":[{\"device\":0,\"stream\":7,\"grid\":[64,1,1]"));
+    assert_non_null(strstr(side, gemm));
+    assert_null(strstr(strstr(side, gemm) + 1, gemm));
+    /* the op's shapes: compact, html-safe, after the other kernel's object (both used once) */
+    assert_non_null(strstr(side, "\"grid\":[2,1,1]"));
+    assert_true(strstr(side, "\"grid\":[2,1,1]") <
+                strstr(side, "{\"op\":\"aten::mm\",\"Input Dims\":\"[[4,8],[8,16]]\","
+                             "\"Input type\":\"[\\\"float\\\",\\\"c10::Half\\\"]\","
+                             "\"Concrete Inputs\":\"[\\\"\\\",\\\"1 2\\\"]\"}]"));
+    /* rows (GPU stream first): [External id, object number] per event, ids delta-encoded */
+    assert_non_null(strstr(side, "\"rows\":[[8,1,1,1,0,2],[8,0,1,0,1,0]]"));
+    /* correlation numbers 1, 2, 3 are the ids 1000, 1001, 1002 */
+    assert_non_null(strstr(side, "\"corr\":[{\"r\":0,\"x\":[1001,2,2]}]"));
+    /* External id 7 has the shapes object (number 3) */
+    assert_non_null(strstr(side, "\"ops\":[{\"r\":0,\"x\":[8,3]}]}"));
+    free(page);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
 /* GPU streams come before CPU threads; Python frames get a second depth that skips them; a row
  * of instant markers only is left out; a thread without a name gets its process name. */
 static void timeline_rows_and_python_depths(void **state)
@@ -225,6 +295,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(timeline_extreme_correlation_ids),
+        cmocka_unit_test(timeline_side_block),
         cmocka_unit_test(timeline_rows_and_python_depths),
         cmocka_unit_test(dashboard_partitions_by_hand),
     };

@@ -91,6 +91,7 @@ int gp__cmd_timeline(int argc, char **argv)
         return 2;
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
+    rd.keep_op_shapes = true; /* the details panel shows a CPU op's Input Dims and types */
     const char *in = argv[first];
     gp_job *job = NULL;
     gp_timeline *tl = NULL;

@@ -5,8 +5,10 @@
  *   counter rows "c": [dts, value, ...]
  * code = kind + 16 * depth (+ 4096 * depth without Python frames, in rows with "dn"); a depth of
  * 255 is not drawn in that mode. corr is 0 (none) or the event's correlation number (dense per
- * rank) minus the previous one, plus 1 when >= 0. A second JSON script (id + "-args") holds the
- * exact ids and the arguments of every event; it is parsed only when an event is hovered.
+ * rank: k is the k-th smallest id) minus the previous one, plus 1 when >= 0. A second JSON script
+ * (id + "-args") holds the exact ids (correlation ids per rank by number, External ids per event),
+ * the arguments of every event and the record_shapes args of CPU ops by External id; it is parsed
+ * only when an event is hovered or selected.
  * Each slice row is split by depth into levels; within a level events never overlap, so both
  * starts and ends are sorted and a binary search finds the first visible event. An event narrower
  * than a pixel is drawn as one pixel column and the walk jumps to the next column (binary search),
@@ -465,33 +467,62 @@
     return null;
   };
 
-  /* The exact ids and arguments of an event, from the side script (parsed on first use). */
+  /* Delta-decodes a list of ids (0: none; d >= 0 written as d + 1; strings exact, restarting). */
+  function decodeIds(a, step, off) {
+    var out = [], p = 0;
+    for (var i = off; i < a.length; i += step) {
+      var v = a[i];
+      if (typeof v === 'string') { out.push(v); p = 0; } else if (v) { p += v > 0 ? v - 1 : v; out.push(p); } else out.push(0);
+    }
+    return out;
+  }
+  /* The exact ids and arguments of an event, from the side script (parsed on first use): its
+   * correlation id, External id, arguments and, by External id, the record_shapes args of its CPU
+   * op (the op's own, or those of the op that launched a kernel). */
   P.args = function (s) {
     if (this.side === undefined) { /* after the page's scripts: absent until the parser is there */
       var src = document.getElementById(this.el.getAttribute('data-src') + '-args');
       if (!src) return null;
       try { this.side = JSON.parse(src.textContent); } catch (e) { this.side = null; }
-      this.sideRows = [];
+      this.sideRows = []; this.corrIds = {}; this.opShapes = {};
+      var side = this.side, self = this;
+      if (side) (side.corr || []).forEach(function (c) { self.corrIds[c.r] = decodeIds(c.x, 1, 0); });
+      if (side) (side.ops || []).forEach(function (c) {
+        var m = new Map(), ids = decodeIds(c.x, 2, 0);
+        for (var i = 0; i < ids.length; i++) m.set(String(ids[i]), c.x[2 * i + 1]);
+        self.opShapes[c.r] = m;
+      });
     }
     if (!this.side) return null;
     var ri = s.row.index, dec = this.sideRows[ri];
     if (!dec) {
-      var a = this.side.rows[ri] || [], n = a.length / 3, c = [], x = [], pc = 0, px = 0;
-      for (var i = 0; i < n; i++) {
-        var cv = a[3 * i], xv = a[3 * i + 1];
-        if (typeof cv === 'string') { c.push(cv); pc = 0; } else if (cv) { pc += cv > 0 ? cv - 1 : cv; c.push(pc); } else c.push(0);
-        if (typeof xv === 'string') { x.push(xv); px = 0; } else if (xv) { px += xv > 0 ? xv - 1 : xv; x.push(px); } else x.push(0);
-      }
-      dec = this.sideRows[ri] = { c: c, x: x, a: a };
+      var a = this.side.rows[ri] || [];
+      dec = this.sideRows[ri] = { x: decodeIds(a, 2, 0), a: a };
     }
-    var k = s.row.lvs[s.level].idx[s.i], ai = dec.a[3 * k + 2], obj = ai ? this.side.args[ai - 1] : null;
+    var L = s.row.lvs[s.level], k = L.idx[s.i], ai = dec.a[2 * k + 1], obj = ai ? this.side.args[ai - 1] : null;
     if (obj && obj.json) { try { obj = JSON.parse(obj.json); } catch (e) { /* keep the text */ } }
-    return { corr: dec.c[k], ext: dec.x[k], args: obj };
+    var ids = this.corrIds[s.row.rank], ext = dec.x[k], ops = this.opShapes[s.row.rank], shapes = null;
+    var si = ext && ops ? ops.get(String(ext)) : 0;
+    if (si) {
+      shapes = {};
+      var so = this.side.args[si - 1];
+      Object.keys(so).forEach(function (key) {
+        if (key === 'op') { shapes.op = so.op; return; }
+        try { shapes[key] = JSON.parse(so[key]); } catch (e) { shapes[key] = so[key]; }
+      });
+    }
+    return { corr: L.corr[s.i] && ids ? ids[L.corr[s.i] - 1] : 0, ext: ext, args: obj, shapes: shapes };
   };
   function argText(v) {
     if (Array.isArray(v)) return '[' + v.map(argText).join(', ') + ']';
     if (v && typeof v === 'object') return JSON.stringify(v);
     return String(v);
+  }
+
+  /* A record_shapes value: like argText, with its strings quoted ("" stays visible). */
+  function shapeText(v) {
+    if (Array.isArray(v)) return '[' + v.map(shapeText).join(', ') + ']';
+    return typeof v === 'string' ? JSON.stringify(v) : String(v);
   }
 
   /* The enclosing events of s, outermost first. */
@@ -515,6 +546,11 @@
       if (g['registers per thread'] !== undefined) lines.push('registers ' + g['registers per thread'] + '  shared memory ' + bytes(g['shared memory'] || 0));
       if (g['est. achieved occupancy %'] !== undefined) lines.push('occupancy ' + g['est. achieved occupancy %'] + ' %');
       if (g.bytes !== undefined) lines.push(bytes(g.bytes));
+    }
+    if (a && a.shapes) { /* the op's input shapes (record_shapes), shortened */
+      var dims = a.shapes['Input Dims'] !== undefined ? shapeText(a.shapes['Input Dims']) : '';
+      var own = this.kinds[L.kind[h.i]] === 'cpu_op', op = !own && a.shapes.op ? a.shapes.op + ' ' : '';
+      if (dims || op) lines.push((own ? '' : 'op ') + op + (dims.length > 100 ? dims.slice(0, 99) + '\u2026' : dims));
     }
     tip.textContent = '';
     tip.appendChild(mk('b', '', nm.length > 160 ? nm.slice(0, 159) + '\u2026' : nm));
@@ -546,6 +582,11 @@
     if (a && a.corr) kv('correlation', String(a.corr));
     if (a && a.ext) kv('External id', String(a.ext));
     if (a && a.args) Object.keys(a.args).forEach(function (k) { kv(k, argText(a.args[k])); });
+    /* the op's Input Dims, Input type, ...: the event's own for a CPU op, else its op's */
+    var own = this.kinds[L.kind[i]] === 'cpu_op';
+    if (a && a.shapes) Object.keys(a.shapes).forEach(function (k) {
+      if (k === 'op') { if (!own) kv('op', a.shapes.op); } else kv((own ? '' : 'op ') + k, shapeText(a.shapes[k]));
+    });
     var st = this.stack(s);
     if (st.length) kv('stack', st.join('\n'));
     det.appendChild(t);
