@@ -30,6 +30,16 @@ cp "$src/examples/traces/example_step.json" "$dir/run #2 & <x>.json" # needs esc
 "$gp" convert "$src/examples/traces/example_step.json" -o "$dir/job/rank1.json.gz" >/dev/null
 cp "$src/examples/traces/example_step.json" "$dir/pair/base/r0.json"
 cp "$src/tests/report/data/profile_ranges.json" "$dir/pair/current/r0.json"
+cat > "$dir/shapes.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20,
+  "args": {"External id": 7, "Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 5,
+  "args": {"External id": 7, "correlation": 40}},
+ {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 8,
+  "args": {"External id": 7, "correlation": 40, "device": 0, "stream": 7}}
+]}
+JSON
 printf '{"traceEvents": [' > "$dir/broken.json"
 printf 'not a profile\n' > "$dir/notes.txt"
 touch "$dir/.hidden.json"
@@ -79,6 +89,19 @@ for v in report timeline; do
 done
 [ "$(get "$base/report/example_step.json")" = 200 ] && grep -q 'id="gp-peak-mem"' "$work/body" \
   || fail "dashboard of a trace"
+# The served timeline's detail panel has the ops' input shapes, as the CLI's page does.
+[ "$(get "$base/timeline/shapes.json")" = 200 ] || fail "timeline of a trace with shapes"
+"$gp" timeline "$dir/shapes.json" -o "$work/cli_shapes.html" >/dev/null
+python3 - "$work/body" "$work/cli_shapes.html" <<'PY' || fail "served timeline lacks the shapes"
+import re, sys
+def args(path):
+    page = open(path).read()
+    m = re.search(r'<script id="gp-tl-data-args" type="application/json">(.*?)</script>', page, re.S)
+    return m.group(1)
+served, cli = args(sys.argv[1]), args(sys.argv[2])
+assert "Input Dims" in cli and "[[64,128],[128,32]]" in cli, cli[:400]
+assert served == cli
+PY
 
 # The JSON endpoints are the CLI's output, byte for byte.
 f="$dir/example_step.json"

@@ -311,7 +311,7 @@ static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api,
     gp_read_opts_init(&rd);
     rd.regular_files_only = true; /* a file swapped for a FIFO after the listing never blocks */
     rd.quiet = true;
-    rd.keep_op_shapes = shapes; /* the ops views' performance model reads the input shapes */
+    rd.keep_op_shapes = shapes;
     gp_error err = {0};
     st = gp_job_read(path, &rd, job, &err);
     if (st != GP_OK) {
@@ -348,8 +348,9 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;
     enum MHD_Result r;
-    if (!read_named(s, c, api, name, what == V_KERNELS || what == V_OPS || what == V_REPORT, &job,
-                    &r)) {
+    /* the ops views' performance model and the timeline's detail panel read the input shapes */
+    bool shapes = what == V_KERNELS || what == V_OPS || what == V_REPORT || what == V_TIMELINE;
+    if (!read_named(s, c, api, name, shapes, &job, &r)) {
         give_turn(s);
         return r;
     }
