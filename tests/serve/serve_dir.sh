@@ -57,7 +57,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 names = [p["name"] for p in d["profiles"]]
 assert names == ["broken.json", "example_step.json", "job", "pair/base", "pair/current",
-                 "profile.json", "run #2 & <x>.json"], names
+                 "profile.json", "run #2 & <x>.json", "shapes.json"], names
 assert [p["type"] for p in d["profiles"]][2] == "job"
 assert all(p["bytes"] is None or p["bytes"] > 0 for p in d["profiles"])
 PY
