@@ -406,7 +406,7 @@ typedef struct gp_compile_gap {
 
 typedef struct gp_compile_trace {
     const char *source;
-    int32_t rank;         /* the trace's rank */
+    int32_t rank;         /* the trace's distributedInfo rank, -1 when the trace has none */
     gp_compile_gap *gaps; /* by kind (breaks first), then wall time desc */
     size_t n_gaps;
     bool linked;                /* gaps classified against a log (gp_compile_trace_link) */

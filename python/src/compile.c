@@ -56,6 +56,8 @@ static gp_status run_load(compile_run *r, const char *log_path, gp_error *err)
         }
         if (st == GP_OK)
             st = gp_compile_trace_analyze(r->traces[i], &r->ct[i]);
+        if (st == GP_OK && r->log) /* the gaps that are graph breaks the log names, as the CLI */
+            gp_compile_trace_link(r->ct[i], r->log, r->an);
     }
     if (st == GP_OK && r->n_traces == 2)
         st = gp_compile_speedup_compute(r->ct[0], r->ct[1], &r->sp);

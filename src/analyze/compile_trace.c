@@ -437,7 +437,8 @@ gp_status gp_compile_trace_analyze(const gp_trace *t, gp_compile_trace **out)
     gp_status st = c.out ? GP_OK : GP_ENOMEM;
     if (st == GP_OK) {
         c.out->source = gp_trace_str(t, t->source);
-        c.out->rank = t->rank;
+        /* a rank a job gave by file order is not the trace's: read alone it has none */
+        c.out->rank = t->rank_from_file_order ? -1 : t->rank;
         span_of(t, &c.out->span);
         st = scan_cpu(&c);
     }
