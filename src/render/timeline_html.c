@@ -905,11 +905,17 @@ gp_status gp_timeline_render_html(const gp_timeline *tl, const char *title, FILE
     gp__fmt_dur(gpu, sizeof gpu, tl->gpu_active);
     gp__fmt_dur(ov, sizeof ov, tl->overlap);
     gp_ns denom = total * (gp_ns)(tl->n_traces ? tl->n_traces : 1);
+    fprintf(fp, "</h1>\n<p class=\"gp-figs\"><span>span <b>%s</b></span> ", span);
+    /* Both 0 (a profile's ranges are neither CPU ops nor GPU work): the figures say nothing true
+     * of the rows below, so they are left out, as on the dashboard. */
+    if (tl->cpu_active || tl->gpu_active)
+        fprintf(fp,
+                "<span id=\"gp-cpu-active\">CPU active <b>%s</b> (%.1f%%)</span> "
+                "<span id=\"gp-gpu-active\">GPU active <b>%s</b> (%.1f%%)</span> "
+                "<span id=\"gp-overlap\">CPU/GPU overlap <b>%s</b> (%.1f%%)</span> ",
+                cpu, pct(tl->cpu_active, denom), gpu, pct(tl->gpu_active, denom), ov,
+                pct(tl->overlap, denom));
     fprintf(fp,
-            "</h1>\n<p class=\"gp-figs\"><span>span <b>%s</b></span> "
-            "<span id=\"gp-cpu-active\">CPU active <b>%s</b> (%.1f%%)</span> "
-            "<span id=\"gp-gpu-active\">GPU active <b>%s</b> (%.1f%%)</span> "
-            "<span id=\"gp-overlap\">CPU/GPU overlap <b>%s</b> (%.1f%%)</span> "
             "<span><b>%llu</b> events</span></p>\n"
             "<p class=\"gp-help\">wheel: scroll tracks &middot; ctrl/&#8984;+wheel or W/S: zoom "
             "&middot; drag or shift+wheel or A/D: pan &middot; 0: whole trace &middot; click a "
@@ -919,8 +925,7 @@ gp_status gp_timeline_render_html(const gp_timeline *tl, const char *title, FILE
             "<div id=\"gp-tl\" class=\"gp-tl\" data-src=\"gp-tl-data\"></div>\n"
             "<div id=\"gp-tl-details\" class=\"gp-tl-details\">Click an event for its "
             "details.</div>\n<div id=\"gp-tl-agg\" class=\"gp-tl-agg\"></div>\n",
-            span, cpu, pct(tl->cpu_active, denom), gpu, pct(tl->gpu_active, denom), ov,
-            pct(tl->overlap, denom), (unsigned long long)tl->n_events);
+            (unsigned long long)tl->n_events);
     gp_status s = gp__timeline_data_script(tl, "gp-tl-data", fp);
     if (s != GP_OK)
         return s;

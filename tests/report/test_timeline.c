@@ -291,9 +291,46 @@ static void dashboard_partitions_by_hand(void **state)
     gp_trace_free(t);
 }
 
+/* The header's CPU/GPU activity figures are shown when the analysis has them and left out when
+ * both are 0 (a profile's ranges are neither CPU ops nor GPU work: "CPU active 0 ns" above a row of
+ * ranges would be wrong to the eye). */
+static void timeline_header_figures_only_when_measured(void **state)
+{
+    (void)state;
+    for (int with_ops = 0; with_ops < 2; with_ops++) {
+        gp_trace *t;
+        uint32_t cpu, gpu;
+        assert_int_equal(gp_trace_create("figs", &t), GP_OK);
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+        add(t, cpu, GP_EV_RANGE, "step", 0, 1000, 0, 0);
+        if (with_ops) {
+            assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+            add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 100, 10, 5, 0);
+            add(t, gpu, GP_EV_KERNEL, "k", 120, 30, 5, 0);
+        }
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        gp_timeline *tl;
+        assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+        char *page = page_of(tl);
+        if (with_ops) {
+            assert_int_equal(tl->gpu_active, 30);
+            assert_non_null(strstr(page, "id=\"gp-gpu-active\">GPU active <b>30 ns</b>"));
+        } else {
+            assert_int_equal(tl->cpu_active, 0);
+            assert_null(strstr(page, "gp-cpu-active"));
+            assert_null(strstr(page, "gp-gpu-active"));
+        }
+        assert_non_null(strstr(page, "events</span>"));
+        free(page);
+        gp_timeline_free(tl);
+        gp_trace_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(timeline_header_figures_only_when_measured),
         cmocka_unit_test(timeline_extreme_correlation_ids),
         cmocka_unit_test(timeline_side_block),
         cmocka_unit_test(timeline_rows_and_python_depths),

@@ -386,8 +386,16 @@
     }
     ctx.lineTo(W, lastY); ctx.lineTo(W, y0 + h); ctx.closePath(); ctx.fill();
     ctx.fillStyle = '#333';
-    ctx.fillText('max ' + (row.kind === 'memory' ? bytes(row.max) : row.max.toPrecision(4)), W - 120, y0 + 8);
+    ctx.fillText('max ' + counterValue(row, row.max), W - 120, y0 + 8);
   };
+
+  /* A counter's value as a user reads it: bytes for memory rows and counters named in bytes,
+   * whole numbers with thousands separators, other values to 4 significant digits. */
+  function counterValue(row, v) {
+    if (row.kind === 'memory' || /bytes/i.test(row.label || '')) return bytes(v);
+    if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString('en-US');
+    return v.toPrecision(4);
+  }
 
   P.drawRuler = function () {
     var ctx = this.ctx, W = this.W, tpp = (this.v1 - this.v0) / (W - LABEL_W);
