@@ -241,8 +241,8 @@ bool gp_compile_log_name(const char *n)
 {
     size_t l = strlen(n);
     return n[0] != '.' && ((l > 4 && strcmp(n + l - 4, ".log") == 0) ||
-           (l > 7 && strcmp(n + l - 7, ".log.gz") == 0) ||
-           strncmp(n, "dedicated_log_torch_trace", 25) == 0);
+                           (l > 7 && strcmp(n + l - 7, ".log.gz") == 0) ||
+                           strncmp(n, "dedicated_log_torch_trace", 25) == 0);
 }
 
 static int cmp_str(const void *a, const void *b)

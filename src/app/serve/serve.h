@@ -41,8 +41,9 @@ gp_status gp__serve_check_path(const gp__serve_dir *d, const char *path, bool wa
 gp__serve_entry *gp__serve_list(const gp__serve_dir *d, size_t *n);
 
 /* Finds name in the listing (a name is never a path: "group/job" only as the listing has it) and
- * writes its path. For a folder (a job, a compile log's), every rank file must be readable. GP_ENOENT when it is not listed;
- * GP_ENOTSUP or GP_EINVAL (why names the file) when a rank file may not be read. */
+ * writes its path. For a folder (a job, a compile log's), every rank file must be readable.
+ * GP_ENOENT when it is not listed; GP_ENOTSUP or GP_EINVAL (why names the file) when a rank file
+ * may not be read. */
 gp_status gp__serve_find(const gp__serve_dir *d, const char *name, gp__serve_entry *out, char *path,
                          size_t path_cap, char *why, size_t cap) GP_WARN_UNUSED;
 
