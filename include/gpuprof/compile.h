@@ -210,6 +210,11 @@ typedef struct gp_compile_read_opts {
     /* Progress: called every few MB with bytes read so far and the total (0 if unknown). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* Refuse any file that is not a regular one (a FIFO, device or socket: GP_EIO naming it),
+     * when the log is read and when its payloads are read back, rather than read it as a stream;
+     * it is opened without waiting, so a file swapped for a FIFO never blocks (gpuprof serve).
+     * Default (false): a FIFO given as the log is read as a stream (`<(zcat log.gz)`). */
+    bool regular_files_only;
 } gp_compile_read_opts;
 
 /* Reads a TORCH_TRACE log: a file (plain or gzip, any name) or a directory of rank logs (every
@@ -221,6 +226,10 @@ typedef struct gp_compile_read_opts {
  * log), GP_ENOMEM. On success *out is the caller's (gp_compile_log_free). */
 GP_EXTERN gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts,
                                         gp_compile_log **out, gp_error *err) GP_WARN_UNUSED;
+/* Whether a file named name (no directory) is read as a rank log of a directory by
+ * gp_compile_log_read: it ends in .log or .log.gz, or starts with dedicated_log_torch_trace, and
+ * is not hidden. By name only (gpuprof serve lists logs without opening them). */
+GP_EXTERN bool gp_compile_log_name(const char *name);
 /* As gp_compile_log_read, from memory (one file named name). data must stay valid while payload
  * texts are read from the log. */
 GP_EXTERN gp_status gp_compile_log_read_buffer(const char *data, size_t len, const char *name,

@@ -237,12 +237,12 @@ static gp_status read_one(gp_compile_log *log, const char *path, gp__input *in,
     return st;
 }
 
-static bool is_log_name(const char *n)
+bool gp_compile_log_name(const char *n)
 {
     size_t l = strlen(n);
-    return (l > 4 && strcmp(n + l - 4, ".log") == 0) ||
-           (l > 7 && strcmp(n + l - 7, ".log.gz") == 0) ||
-           strncmp(n, "dedicated_log_torch_trace", 25) == 0;
+    return n[0] != '.' && ((l > 4 && strcmp(n + l - 4, ".log") == 0) ||
+                           (l > 7 && strcmp(n + l - 7, ".log.gz") == 0) ||
+                           strncmp(n, "dedicated_log_torch_trace", 25) == 0);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -260,7 +260,7 @@ static gp_status list_dir(const char *path, char ***names, size_t *n, uint64_t *
     size_t cap = 0;
     gp_status st = GP_OK;
     for (struct dirent *de; st == GP_OK && (de = readdir(d)) != NULL;) {
-        if (de->d_name[0] == '.' || !is_log_name(de->d_name))
+        if (!gp_compile_log_name(de->d_name))
             continue;
         size_t l = strlen(path) + strlen(de->d_name) + 2;
         char *full = malloc(l);
@@ -352,6 +352,8 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
     size_t n = 0;
     uint64_t total = 0, done = 0;
     gp_status st = GP_OK;
+    bool regular_only = opts && opts->regular_files_only;
+    ((gp__clog_priv *)log->priv)->regular_only = regular_only;
     if (S_ISDIR(sb.st_mode)) {
         st = list_dir(path, &names, &n, &total, err);
     } else {
@@ -364,7 +366,7 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
     }
     for (size_t i = 0; st == GP_OK && i < n; i++) {
         gp__input in;
-        if ((st = gp__input_open(&in, names[i], false, err)) != GP_OK)
+        if ((st = gp__input_open(&in, names[i], regular_only, err)) != GP_OK)
             break;
         st = read_one(log, names[i], &in, opts, &done, total, err);
         gp__input_close(&in);
@@ -462,7 +464,7 @@ static gp_status reopen(gp_compile_payload_reader *r, uint32_t file, gp_error *e
     const char *path = r->log->files[file].path;
     if (pv->mem)
         gp__input_open_mem(&r->in, pv->mem, pv->mem_len, path);
-    else if (gp__input_open(&r->in, path, false, err) != GP_OK)
+    else if (gp__input_open(&r->in, path, pv->regular_only, err) != GP_OK)
         return err ? err->status : GP_EIO;
     r->open = true;
     r->file = file;

@@ -76,6 +76,7 @@ typedef struct gp__clog_priv {
     size_t cap_files, cap_units, cap_payloads, cap_kernel_names, cap_kinds, cap_warnings;
     const char *mem; /* gp_compile_log_read_buffer: the caller's bytes */
     size_t mem_len;
+    bool regular_only; /* gp_compile_read_opts.regular_files_only, for reading payloads back */
 } gp__clog_priv;
 
 /* compile_log.c */

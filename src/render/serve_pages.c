@@ -9,9 +9,7 @@
 #include "core/units.h"
 #include "render/render_internal.h"
 
-/* A name as one URL path or query component: unreserved characters as they are, every other byte
- * %XX (a '/' of "group/job" too: the server decodes it back and looks the name up). */
-static void url_component(FILE *fp, const char *name)
+void gp__serve_url_component(FILE *fp, const char *name)
 {
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
         if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -27,7 +25,7 @@ static void links(FILE *fp, const char *name, const char *const (*l)[2], size_t 
 {
     for (size_t k = 0; k < n; k++) {
         fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", l[k][0]);
-        url_component(fp, name);
+        gp__serve_url_component(fp, name);
         fprintf(fp, "\">%s</a>", l[k][1]);
     }
 }
@@ -39,20 +37,29 @@ static const char *const data[][2] = {
     {"api/profiler/kernels", "kernels"},  {"api/profiler/memory", "memory"},
     {"api/profiler/hta", "hta"},          {"api/profiler/flame", "flame"},
     {"api/profiler/timeline", "timeline"}};
+/* A compile log's page and its JSON (its only views). */
+static const char *const compile_views[][2] = {{"compile", "compile"}};
+static const char *const compile_data[][2] = {{"api/profiler/compile", "compile"}};
 
-/* The compare form: two lists of the entries, GET /diff?base=&current=. */
+/* The compare form: two lists of the entries (traces and jobs: a compile log is not compared),
+ * GET /diff?base=&current=. */
 static void diff_form(FILE *fp, const gp__serve_entry *v, size_t n)
 {
-    if (n < 2)
+    size_t traces = 0;
+    for (size_t i = 0; i < n; i++)
+        traces += !v[i].compile_log;
+    if (traces < 2)
         return;
     fputs("<h2>Compare two</h2><form id=\"gp-diff\" action=\"/diff\" method=\"get\">", fp);
     static const char *const sides[][2] = {{"base", "base"}, {"current", "current"}};
     for (int s = 0; s < 2; s++) {
         fprintf(fp, "<label>%s <select name=\"%s\">", sides[s][1], sides[s][0]);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0, k = 0; i < n; i++) {
+            if (v[i].compile_log)
+                continue;
             fputs("<option value=\"", fp);
             gp__html_str(fp, v[i].name);
-            fprintf(fp, "\"%s>", (size_t)s == i ? " selected" : "");
+            fprintf(fp, "\"%s>", (size_t)s == k++ ? " selected" : "");
             gp__html_str(fp, v[i].name);
             fputs("</option>", fp);
         }
@@ -84,12 +91,17 @@ gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry 
         gp__html_str(fp, v[i].name);
         if (v[i].job)
             fprintf(fp, " (job, %d rank%s)", v[i].ranks, v[i].ranks == 1 ? "" : "s");
+        else if (v[i].compile_log && v[i].dir)
+            fprintf(fp, " (torch.compile log, %d file%s)", v[i].ranks, v[i].ranks == 1 ? "" : "s");
+        else if (v[i].compile_log)
+            fputs(" (torch.compile log)", fp);
         char size[32];
         gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
         fprintf(fp, "</td><td class=\"n\">%s</td><td>%s</td><td>", size, when);
-        links(fp, v[i].name, views, GP_ARRAY_LEN(views));
+        bool cl = v[i].compile_log;
+        links(fp, v[i].name, cl ? compile_views : views, cl ? 1 : GP_ARRAY_LEN(views));
         fputs("</td><td>", fp);
-        links(fp, v[i].name, data, GP_ARRAY_LEN(data));
+        links(fp, v[i].name, cl ? compile_data : data, cl ? 1 : GP_ARRAY_LEN(data));
         fputs("</td></tr>", fp);
     }
     fputs("</table>", fp);
@@ -111,11 +123,13 @@ gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_ent
     for (size_t i = 0; i < n; i++) {
         gp__jw_obj_begin(&w);
         gp__jw_kv_str(&w, "name", v[i].name);
-        gp__jw_kv_str(&w, "type", v[i].job ? "job" : "file");
+        gp__jw_kv_str(&w, "type", v[i].compile_log ? "compile_log" : v[i].job ? "job" : "file");
         gp__jw_kv_int(&w, "bytes", v[i].bytes);
         gp__jw_kv_int(&w, "modified_unix", v[i].mtime);
         if (v[i].job)
             gp__jw_kv_int(&w, "ranks", v[i].ranks);
+        else if (v[i].compile_log && v[i].dir)
+            gp__jw_kv_int(&w, "files", v[i].ranks);
         gp__jw_obj_end(&w);
     }
     gp__jw_arr_end(&w);

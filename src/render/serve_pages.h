@@ -10,22 +10,29 @@
 
 #include "gpuprof/report.h"
 
-/* One entry of a served directory: a trace file, or a job (a folder of rank traces, directly in
- * the directory or one level further down, "group/job"). */
+/* One entry of a served directory: a trace file, a job (a folder of rank traces, directly in
+ * the directory or one level further down, "group/job"), or a torch.compile log (TORCH_TRACE: a
+ * log file, or a folder of rank logs, placed as a job is). */
 typedef struct gp__serve_entry {
-    char name[512]; /* relative to the directory; "group/job" for a job one level down */
+    char name[512]; /* relative to the directory; "group/job" for a folder one level down */
     bool job;
-    int32_t ranks; /* a job's rank files; 0 for a file */
-    int64_t bytes; /* a file's size, a job's files' sizes summed */
-    int64_t mtime; /* seconds since the epoch (a job: its newest file) */
+    bool compile_log;
+    bool dir;      /* a folder: a job, or a compile log's folder of rank logs */
+    int32_t ranks; /* a folder's rank files (a compile log's: its log files); 0 for a file */
+    int64_t bytes; /* a file's size, a folder's files' sizes summed */
+    int64_t mtime; /* seconds since the epoch (a folder: its newest file) */
 } gp__serve_entry;
 
-/* The index page: a table of the n entries v of dir with links to every view and JSON endpoint,
- * and a form to compare two of them (/diff). GP_EIO when the stream fails. */
+/* A name as one URL path or query component: unreserved characters as they are, every other byte
+ * %XX (a '/' of "group/job" too: the server decodes it back and looks the name up). */
+void gp__serve_url_component(FILE *fp, const char *name);
+/* The index page: a table of the n entries v of dir with links to every view and JSON endpoint
+ * (a compile log: /compile and its JSON), and a form to compare two of them (/diff; traces and
+ * jobs only). GP_EIO when the stream fails. */
 gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v,
                                size_t n) GP_WARN_UNUSED;
-/* /api/profiler/profiles: {"dir", "profiles": [{name, type (file|job), bytes, modified_unix,
- * ranks (jobs)}]} and a newline. */
+/* /api/profiler/profiles: {"dir", "profiles": [{name, type (file|job|compile_log), bytes,
+ * modified_unix, ranks (jobs), files (a compile log's folder)}]} and a newline. */
 gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_entry *v,
                                   size_t n) GP_WARN_UNUSED;
 /* {"status": code, "error": reason, "message": message} and a newline. */

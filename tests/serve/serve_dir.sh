@@ -5,7 +5,11 @@
 # malformed profile: 422 with the reader's message; names outside the listing, traversal: 404;
 # POST: 405). The JSON endpoints equal the CLI's output (kernels, memory, hta, flame, timeline,
 # diff), job folders one level down ("pair/base") are listed and served, every page links back
-# to the index, and errors under /api/ are JSON. Exit 77 (skip) without curl or python3.
+# to the index, and errors under /api/ are JSON. TORCH_TRACE compile logs (a log file, a folder
+# of rank logs) are listed as compile_log and served as gpuprof compile serves them (JSON byte for
+# byte, the HTML page), their other views are 422 naming the views they have, and a FIFO or a link
+# out of the folder named like a log is never read; with ../shared, every shared log's JSON equals
+# the CLI's. Exit 77 (skip) without curl or python3.
 # Env: GPUPROF, GP_SOURCE_DIR, GP_SHARED_DIR.
 set -uo pipefail
 for tool in curl python3; do
@@ -41,6 +45,20 @@ cat > "$dir/shapes.json" <<'JSON'
 ]}
 JSON
 printf '{"traceEvents": [' > "$dir/broken.json"
+# TORCH_TRACE logs (from the repository's own test data): a folder of two rank logs (one gzipped),
+# a single log file, a folder whose second log is a FIFO, one whose second log links out of DIR,
+# a FIFO and a link out named like logs.
+clog=$src/tests/compile/data/breaks.log; clog2=$src/python/tests/data/torch_trace_example.log
+mkdir -p "$dir/torch_trace" "$dir/tt_fifo" "$dir/tt_link"
+cp "$clog" "$dir/torch_trace/dedicated_log_torch_trace_rank_0_123.log"
+gzip -c "$clog2" > "$dir/torch_trace/dedicated_log_torch_trace_rank_1_123.log.gz"
+cp "$clog2" "$dir/dedicated_log_torch_trace_rank_0.log"
+cp "$clog" "$dir/tt_fifo/dedicated_log_torch_trace_rank_0.log"
+mkfifo "$dir/tt_fifo/dedicated_log_torch_trace_rank_1.log" "$dir/fifo.log"
+cp "$clog" "$dir/tt_link/dedicated_log_torch_trace_rank_0.log"
+cp "$clog" "$work/outside.log"
+ln -s "$work/outside.log" "$dir/tt_link/dedicated_log_torch_trace_rank_1.log"
+ln -s "$work/outside.log" "$dir/out.log"
 printf 'not a profile\n' > "$dir/notes.txt"
 touch "$dir/.hidden.json"
 
@@ -56,9 +74,16 @@ python3 - "$work/body" <<'PY' || fail "listing content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [p["name"] for p in d["profiles"]]
-assert names == ["broken.json", "example_step.json", "job", "pair/base", "pair/current",
-                 "profile.json", "run #2 & <x>.json", "shapes.json"], names
-assert [p["type"] for p in d["profiles"]][2] == "job"
+assert names == ["broken.json", "dedicated_log_torch_trace_rank_0.log", "example_step.json",
+                 "job", "pair/base", "pair/current", "profile.json", "run #2 & <x>.json",
+                 "shapes.json", "torch_trace", "tt_fifo", "tt_link"], names
+by = {p["name"]: p for p in d["profiles"]}
+assert by["job"]["type"] == "job" and by["example_step.json"]["type"] == "file"
+# compile logs: a folder counts its log files (a FIFO and a link out are left out), a file none
+assert by["torch_trace"]["type"] == "compile_log" and by["torch_trace"]["files"] == 2, by
+assert by["tt_fifo"]["files"] == 1 and by["tt_link"]["files"] == 1, by
+f = by["dedicated_log_torch_trace_rank_0.log"]
+assert f["type"] == "compile_log" and "files" not in f and "ranks" not in f, f
 assert all(p["bytes"] is None or p["bytes"] > 0 for p in d["profiles"])
 PY
 [ "$(get "$base/")" = 200 ] && grep -q 'href="/report/example_step.json"' "$work/body" \
@@ -163,6 +188,49 @@ jerr "/api/profiler/flame/example_step.json?weight=heavy" 400 "weight"
 jerr /api/profiler/diff 400 "base="
 jerr "/api/profiler/diff?base=job&current=missing.json" 404 "missing.json"
 
+# TORCH_TRACE compile logs: gpuprof compile NAME --json byte for byte, the --html page with the
+# bar back to the index, and the other views a 422 saying which views a compile log has.
+jcheck /api/profiler/compile/torch_trace compile -q --json "$dir/torch_trace"
+jcheck /api/profiler/compile/dedicated_log_torch_trace_rank_0.log compile -q --json \
+  "$dir/dedicated_log_torch_trace_rank_0.log"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["log"]["files"]) == 1' \
+  "$work/body" || fail "a single compile log file"
+[ "$(get "$base/compile/torch_trace")" = 200 ] || fail "compile page"
+"$gp" compile -q "$dir/torch_trace" --html "$work/cli_compile.html" --title torch_trace >/dev/null
+python3 - "$work/body" "$work/cli_compile.html" <<'PY' || fail "compile page differs from the CLI's"
+import re, sys
+served, cli = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+nav = re.search(r'\n<nav id="gp-serve-nav"[^>]*><a href="/">.*?</nav>\n', served, re.S)
+assert nav and "/report/" not in nav.group(0), served[:300]
+assert served[:nav.start()] + served[nav.end():] == cli
+assert "Graph Break Reason: Unsupported Tensor.item()" in cli  # a payload read back
+PY
+[ "$(get "$base/compile/example_step.json")" = 200 ] && grep -q 'gp-serve-nav' "$work/body" \
+  && grep -q '</html>' "$work/body" || fail "compile page of a trace"
+for v in summary analysis kernels flame timeline; do
+  jerr "/api/profiler/$v/torch_trace" 422 "torch_trace: a torch.compile log (TORCH_TRACE), not a trace"
+done
+jerr /api/profiler/summary/dedicated_log_torch_trace_rank_0.log 422 \
+  "its views are /compile/dedicated_log_torch_trace_rank_0.log (HTML)"
+for v in report timeline flame; do
+  [ "$(get "$base/$v/torch_trace")" = 422 ] \
+    && grep -q 'its views are /compile/torch_trace (HTML) and /api/profiler/compile/torch_trace' \
+      "$work/body" || fail "$v of a compile log: 422 naming its views"
+done
+jerr "/api/profiler/diff?base=example_step.json&current=torch_trace" 422 "a torch.compile log"
+get "$base/" >/dev/null
+grep -q 'torch_trace (torch.compile log, 2 files)' "$work/body" \
+  && grep -q 'href="/compile/torch_trace"' "$work/body" \
+  && grep -q 'href="/api/profiler/compile/dedicated_log_torch_trace_rank_0.log"' "$work/body" \
+  || fail "index: compile logs and their links"
+grep -q 'href="/report/torch_trace"' "$work/body" && fail "index: a compile log has no report"
+grep -q '<option value="torch_trace"' "$work/body" && fail "index: a compile log is not compared"
+# never read: a FIFO named like a log (in a folder: 422 naming it; alone: not listed), a link out
+jerr /api/profiler/compile/tt_fifo 422 "tt_fifo/dedicated_log_torch_trace_rank_1.log: not a regular file"
+jerr /api/profiler/compile/fifo.log 404 "no such profile"
+jerr /api/profiler/compile/tt_link 403 "tt_link/dedicated_log_torch_trace_rank_1.log: a symbolic link out"
+jerr /api/profiler/compile/out.log 404 "no such profile"
+
 # Job folders one level down, the flame and diff pages, links back to the index.
 for v in report timeline flame; do
   [ "$(get "$base/$v/pair%2Fbase")" = 200 ] || fail "$v of a job one level down"
@@ -191,6 +259,51 @@ cp "$src/examples/traces/example_step.json" "$dir/later.json"
 
 kill "$pid"; wait "$pid"; rc=$?; pid=""
 [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
+
+# A compile log's folder is capped by its files' bytes summed, as a job is: two logs of 0.6 MiB
+# each (every line a record) over --max-input-mib 1, each under it.
+mkdir -p "$work/big/tt"
+python3 - "$work/big/tt" <<'PY'
+import sys
+line = ('V1206 15:18:20.253000 1500233 torch/_dynamo/x.py:1] {"dynamo_start": {"stack": []}, '
+        '"frame_id": %d, "frame_compile_id": 0, "attempt": 0}\n')
+for r in range(2):
+    with open("%s/dedicated_log_torch_trace_rank_%d.log" % (sys.argv[1], r), "w") as f:
+        n = 0
+        while n < 600 * 1024:
+            n += f.write(line % n)
+PY
+"$gp" serve --dir "$work/big" --listen 127.0.0.1:0 --port-file "$work/port2" --max-input-mib 1 \
+  2>"$work/stderr2" &
+pid=$!
+for _ in $(seq 100); do [ -s "$work/port2" ] && break; sleep 0.1; done
+base="http://127.0.0.1:$(cat "$work/port2")"
+jerr /api/profiler/compile/tt 413 "of log files, over this server's limit of 1.00 MiB"
+kill "$pid"; wait "$pid"; pid=""
+
+# Every shared TORCH_TRACE log (../shared/compile-logs, when present): listed, and its JSON the
+# CLI's byte for byte (multi_rank_logs: 4 rank logs, two gzipped).
+shared=${GP_SHARED_DIR:-$src/../shared}/compile-logs
+if [ -d "$shared" ]; then
+  "$gp" serve --dir "$shared" --listen 127.0.0.1:0 --port-file "$work/port3" 2>"$work/stderr3" &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$work/port3" ] && break; sleep 0.1; done
+  base="http://127.0.0.1:$(cat "$work/port3")"
+  [ "$(get "$base/api/profiler/profiles")" = 200 ] || fail "shared logs: listing"
+  python3 - "$work/body" <<'PY' || fail "shared logs: listing content"
+import json, sys
+d = {p["name"]: p for p in json.load(open(sys.argv[1]))["profiles"]}
+assert sorted(d) == ["chromium_events.log", "comp_metrics.log", "export.log", "multi_rank_logs",
+                     "simple.log"], sorted(d)
+assert all(p["type"] == "compile_log" for p in d.values()) and d["multi_rank_logs"]["files"] == 4
+PY
+  for n in chromium_events.log comp_metrics.log export.log multi_rank_logs simple.log; do
+    jcheck "/api/profiler/compile/$n" compile -q --json "$shared/$n"
+  done
+  kill "$pid"; wait "$pid"; pid=""
+else
+  echo "shared compile logs absent: their checks skipped"
+fi
 "$gp" serve --dir "$work/missing" >/dev/null 2>"$work/err"; [ $? = 2 ] \
   && grep -q "$work/missing" "$work/err" || fail "missing directory: exit 2 naming it"
 "$gp" serve >/dev/null 2>&1; [ $? = 2 ] || fail "no --dir: exit 2"

@@ -15,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "app/serve/http.h"
+#include "gpuprof/compile.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/serve.h"
 
@@ -272,11 +274,73 @@ static void fake_nvml_exporter_rejects_bad_addresses(void **state)
     gp_monitor_close(m);
 }
 
+/* The compile-log reader as gpuprof serve calls it (gp_compile_read_opts.regular_files_only): a
+ * FIFO named like a log is refused at once, as the log and when a payload is read back from a
+ * file swapped for one after the read, instead of waiting for a writer (which would hang this
+ * test). Without the option a regular file reads as before. */
+static void compile_log_regular_files_only(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gp_serve_clog_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char log[64], fifo[64];
+    snprintf(log, sizeof log, "%s/dedicated_log_torch_trace_rank_0.log", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo.log", dir);
+    FILE *fp = fopen(log, "w");
+    assert_non_null(fp);
+    fputs("V1206 15:18:20.253000 1500233 torch/_dynamo/x.py:1] {\"artifact\": {\"name\": "
+          "\"dynamo_graph_break_reason\", \"encoding\": \"string\"}, \"frame_id\": 0, "
+          "\"frame_compile_id\": 0, \"attempt\": 0, \"has_payload\": "
+          "\"bb41bcd7a7fded0d216ed9e0a71eeb1a\"}\n"
+          "\tGraph break in user code at /x/model.py:12\n"
+          "\tGraph Break Reason: Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+          "\tUser code traceback:\n"
+          "\t  File \"/x/model.py\", line 12, in fn\n",
+          fp);
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+
+    gp_compile_read_opts ro = {.regular_files_only = true};
+    gp_compile_log *cl = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_compile_log_read(fifo, &ro, &cl, &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+    assert_null(cl);
+
+    assert_int_equal(gp_compile_log_read(log, &ro, &cl, &err), GP_OK);
+    assert_int_equal(cl->n_payloads, 1);
+    assert_int_equal(cl->stats.truncated_payloads, 0);
+    gp_compile_payload_reader *pr = NULL;
+    assert_int_equal(gp_compile_payload_open(cl, &pr), GP_OK);
+    const char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(gp_compile_payload_text(pr, &cl->payloads[0], 4096, &text, &len, &err), GP_OK);
+    assert_non_null(strstr(text, "Graph Break Reason: Unsupported Tensor.item()"));
+    gp_compile_payload_close(pr);
+    /* the file becomes a FIFO after the read: reading the payload back is refused too */
+    assert_int_equal(unlink(log), 0);
+    assert_int_equal(mkfifo(log, 0600), 0);
+    assert_int_equal(gp_compile_payload_open(cl, &pr), GP_OK);
+    err = (gp_error){0};
+    assert_int_equal(gp_compile_payload_text(pr, &cl->payloads[0], 4096, &text, &len, &err),
+                     GP_EIO);
+    assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+    gp_compile_payload_close(pr);
+    gp_compile_log_free(cl);
+    /* in a directory, the reader skips a FIFO named like a log (its own stat check) */
+    assert_int_equal(unlink(log), 0);
+    assert_int_equal(gp_compile_log_read(dir, &ro, &cl, &err), GP_EIO);
+    assert_non_null(strstr(err.msg, "no TORCH_TRACE logs"));
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest parsing[] = {
         cmocka_unit_test(http_head_check_verdicts),
         cmocka_unit_test(http_target_decoding),
+        cmocka_unit_test(compile_log_regular_files_only),
     };
     int prc = cmocka_run_group_tests(parsing, NULL, NULL);
     if (!getenv("GP_FAKE_NVML") || !getenv("GP_SOURCE_DIR"))

@@ -108,7 +108,8 @@ static int load(run *r, const char *log_path, const compile_args *a, const gp__c
 {
     gp_error err = {0};
     if (log_path) {
-        gp_compile_read_opts ro = {o->progress ? gp__cli_progress : NULL, (void *)log_path};
+        gp_compile_read_opts ro = {.progress = o->progress ? gp__cli_progress : NULL,
+                                   .progress_ctx = (void *)log_path};
         gp_status st = gp_compile_log_read(log_path, &ro, &r->log, &err);
         if (st != GP_OK) {
             gp__cli_error("compile", "%s", err.msg);

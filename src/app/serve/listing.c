@@ -11,6 +11,7 @@
 
 #include "app/serve/serve.h"
 #include "core/util.h"
+#include "gpuprof/compile.h"
 
 static bool is_trace_name(const char *n)
 {
@@ -60,11 +61,12 @@ gp_status gp__serve_check_path(const gp__serve_dir *d, const char *path, bool wa
     return GP_OK;
 }
 
-/* The rank files of the job folder path (rel: its name in the listing): counted, sizes summed,
- * newest time into e. With why non-NULL, the first file that may not be read is named there
- * (GP_ENOTSUP, GP_EINVAL); without, such files are skipped. */
-static gp_status scan_job(const gp__serve_dir *d, const char *path, const char *rel,
-                          gp__serve_entry *e, char *why, size_t cap)
+/* The rank files (names that match: traces of a job, or a compile log's rank logs as
+ * gp_compile_log_read takes them) of the folder path (rel: its name in the listing): counted,
+ * sizes summed, newest time into e. With why non-NULL, the first file that may not be read is
+ * named there (GP_ENOTSUP, GP_EINVAL); without, such files are skipped. */
+static gp_status scan_folder(const gp__serve_dir *d, const char *path, const char *rel,
+                             bool (*match)(const char *), gp__serve_entry *e, char *why, size_t cap)
 {
     DIR *dh = opendir(path);
     if (!dh)
@@ -73,7 +75,7 @@ static gp_status scan_job(const gp__serve_dir *d, const char *path, const char *
     e->bytes = 0;
     gp_status s = GP_OK;
     for (struct dirent *de; s == GP_OK && (de = readdir(dh));) {
-        if (!is_trace_name(de->d_name))
+        if (!match(de->d_name))
             continue;
         char file[GP__SERVE_PATH_MAX + 256 + 2], reason[160];
         snprintf(file, sizeof file, "%s/%s", path, de->d_name);
@@ -99,23 +101,33 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(((const gp__serve_entry *)a)->name, ((const gp__serve_entry *)b)->name);
 }
 
-/* Adds name (path: where it is) to the listing when it is a trace file or a job folder; a folder
- * without rank files of its own lists its subfolders that have some, as "name/sub", when
- * depth is 0. */
+/* Adds name (path: where it is) to the listing when it is a trace file, a job folder, a compile
+ * log or a folder of them (a folder with rank traces is a job, whatever logs it holds); a folder
+ * without rank files of its own lists its subfolders that have some, as "name/sub", when depth
+ * is 0. */
 static void consider(const gp__serve_dir *d, const char *path, const char *name, int depth,
                      gp__serve_entry **v, size_t *n, size_t *cap)
 {
     struct stat st;
     char why[8];
     bool dir = gp__serve_check_path(d, path, true, &st, why, sizeof why) == GP_OK;
-    if (!dir && (!is_trace_name(name) ||
+    bool log = !dir && !is_trace_name(name) && gp_compile_log_name(name);
+    if (!dir && ((!is_trace_name(name) && !log) ||
                  gp__serve_check_path(d, path, false, &st, why, sizeof why) != GP_OK))
         return;
-    gp__serve_entry e = {
-        .job = dir, .bytes = dir ? 0 : (int64_t)st.st_size, .mtime = (int64_t)st.st_mtime};
+    gp__serve_entry e = {.job = dir,
+                         .compile_log = log,
+                         .dir = dir,
+                         .bytes = dir ? 0 : (int64_t)st.st_size,
+                         .mtime = (int64_t)st.st_mtime};
     if (snprintf(e.name, sizeof e.name, "%s", name) >= (int)sizeof e.name)
         return;
-    if (dir && (scan_job(d, path, name, &e, NULL, 0) != GP_OK || e.ranks == 0)) {
+    if (dir && (scan_folder(d, path, name, is_trace_name, &e, NULL, 0) != GP_OK || e.ranks == 0) &&
+        scan_folder(d, path, name, gp_compile_log_name, &e, NULL, 0) == GP_OK && e.ranks > 0) {
+        e.job = false;
+        e.compile_log = true;
+    }
+    if (dir && e.ranks == 0) {
         DIR *dh = depth == 0 ? opendir(path) : NULL;
         for (struct dirent *de; dh && (de = readdir(dh));) {
             if (de->d_name[0] == '.')
@@ -171,7 +183,8 @@ gp_status gp__serve_find(const gp__serve_dir *d, const char *name, gp__serve_ent
     if (s != GP_OK)
         return snprintf(why, cap, "%s: no such profile in the directory (see /)", name), s;
     snprintf(path, path_cap, "%s/%s", d->dir, name);
-    if (out->job) /* every rank file, as the reader will take them all */
-        return scan_job(d, path, name, out, why, cap);
+    if (out->dir) /* every rank file, as the reader will take them all */
+        return scan_folder(d, path, name, out->job ? is_trace_name : gp_compile_log_name, out, why,
+                           cap);
     return GP_OK;
 }

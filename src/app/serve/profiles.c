@@ -45,6 +45,7 @@ typedef enum view {
     V_REPORT, /* HTML views first */
     V_TIMELINE,
     V_FLAME,
+    V_COMPILE_HTML,
     V_SUMMARY, /* JSON from here on */
     V_KERNELS,
     V_OPS,
@@ -62,6 +63,7 @@ static const struct route {
 } routes[] = {{"/report/", V_REPORT},
               {"/timeline/", V_TIMELINE},
               {"/flame/", V_FLAME},
+              {"/compile/", V_COMPILE_HTML},
               {"/api/profiler/summary/", V_SUMMARY},
               {"/api/profiler/kernels/", V_KERNELS},
               {"/api/profiler/ops/", V_OPS},
@@ -199,8 +201,10 @@ static gp_status render_ops(const gp_job *job, gp_ops_by by, FILE *fp)
     return st;
 }
 
-/* compile: the compiled regions of each rank trace, as gpuprof compile --trace FILE --json. */
-static gp_status render_compile(const gp_job *job, FILE *fp)
+/* compile: the compiled regions of each rank trace, as gpuprof compile --trace FILE --json (or
+ * --html, titled name). */
+static gp_status render_compile(const gp_job *job, const char *name, bool html, FILE *fp,
+                                gp_error *err)
 {
     gp_compile_trace **ct = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *ct);
     if (!ct)
@@ -209,9 +213,11 @@ static gp_status render_compile(const gp_job *job, FILE *fp)
     for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
         st = gp_compile_trace_analyze(job->ranks[i], &ct[i]);
     if (st == GP_OK) {
-        gp_compile_report r = {
-            .traces = (const gp_compile_trace *const *)ct, .n_traces = job->n_ranks, .top_n = 20};
-        st = gp_compile_render_json(&r, fp);
+        gp_compile_report r = {.traces = (const gp_compile_trace *const *)ct,
+                               .n_traces = job->n_ranks,
+                               .top_n = 20,
+                               .title = name};
+        st = html ? gp_compile_render_html(&r, fp, err) : gp_compile_render_json(&r, fp);
     }
     for (size_t i = 0; i < job->n_ranks; i++)
         gp_compile_trace_free(ct[i]);
@@ -268,7 +274,8 @@ static gp_status render_view(view what, const gp_job *job, const char *name, gp_
     case V_OPS:
         return render_ops(job, by, fp);
     case V_COMPILE:
-        return render_compile(job, fp);
+    case V_COMPILE_HTML:
+        return render_compile(job, name, what == V_COMPILE_HTML, fp, err);
     default:
         return render_analysis(job, what, fp, err);
     }
@@ -287,38 +294,112 @@ static enum MHD_Result send_body(struct MHD_Connection *c, bool api, const char 
     return fail(c, api, status_code(st), err->msg[0] ? err->msg : gp_strerror(st));
 }
 
-/* Finds a name of the listing, checks its size and reads it; replies (false) when it cannot. */
-static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api, const char *name,
-                       bool shapes, gp_job **job, enum MHD_Result *r)
+/* Finds a name of the listing (*e, its path) and checks its size; replies (false) when it
+ * cannot. */
+static bool find_named(gp_profile_server *s, struct MHD_Connection *c, bool api, const char *name,
+                       gp__serve_entry *e, char *path, size_t path_cap, enum MHD_Result *r)
 {
-    gp__serve_entry e;
-    char path[GP__SERVE_PATH_MAX + 512 + 2], why[GP__SERVE_PATH_MAX + 256];
-    gp_status st = gp__serve_find(&s->dir, name, &e, path, sizeof path, why, sizeof why);
+    char why[GP__SERVE_PATH_MAX + 256];
+    gp_status st = gp__serve_find(&s->dir, name, e, path, path_cap, why, sizeof why);
     if (st != GP_OK) {
         *r = fail(c, api, st == GP_ENOENT ? 404 : st == GP_ENOTSUP ? 403 : 422, why);
         return false;
     }
-    if ((uint64_t)e.bytes > s->max_input) {
+    if ((uint64_t)e->bytes > s->max_input) {
         char size[32], cap[32];
-        gp__fmt_bytes(size, sizeof size, (double)e.bytes);
+        gp__fmt_bytes(size, sizeof size, (double)e->bytes);
         gp__fmt_bytes(cap, sizeof cap, (double)s->max_input);
-        snprintf(why, sizeof why, "%s: %s of trace files, over this server's limit of %s", name,
-                 size, cap);
+        snprintf(why, sizeof why, "%s: %s of %s files, over this server's limit of %s", name, size,
+                 e->compile_log ? "log" : "trace", cap);
         *r = fail(c, api, 413, why);
         return false;
     }
+    return true;
+}
+
+/* A compile log has none of a trace's views: a 422 saying which to ask for. */
+static enum MHD_Result not_a_trace(struct MHD_Connection *c, bool api, const char *name)
+{
+    char why[4096];
+    FILE *m = fmemopen(why, sizeof why, "w");
+    if (!m)
+        return fail(c, api, 500, "out of memory");
+    fprintf(m, "%s: a torch.compile log (TORCH_TRACE), not a trace: its views are /compile/", name);
+    gp__serve_url_component(m, name);
+    fputs(" (HTML) and /api/profiler/compile/", m);
+    gp__serve_url_component(m, name);
+    fputs(" (JSON)", m);
+    fputc(0, m);
+    fclose(m);
+    why[sizeof why - 1] = 0;
+    return fail(c, api, 422, why);
+}
+
+/* Reads the trace or job at path (a listed one); replies (false) when it cannot. */
+static bool read_path(struct MHD_Connection *c, bool api, const char *path, bool shapes,
+                      gp_job **job, enum MHD_Result *r)
+{
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.regular_files_only = true; /* a file swapped for a FIFO after the listing never blocks */
     rd.quiet = true;
     rd.keep_op_shapes = shapes;
     gp_error err = {0};
-    st = gp_job_read(path, &rd, job, &err);
+    gp_status st = gp_job_read(path, &rd, job, &err);
     if (st != GP_OK) {
         *r = fail(c, api, st == GP_ENOMEM ? 500 : 422, err.msg[0] ? err.msg : gp_strerror(st));
         return false;
     }
     return true;
+}
+
+/* Finds a name of the listing, checks its size and reads it as a trace or job; replies (false)
+ * when it cannot (a compile log: which views it has). */
+static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api, const char *name,
+                       bool shapes, gp_job **job, enum MHD_Result *r)
+{
+    gp__serve_entry e;
+    char path[GP__SERVE_PATH_MAX + 512 + 2];
+    if (!find_named(s, c, api, name, &e, path, sizeof path, r))
+        return false;
+    if (e.compile_log) {
+        *r = not_a_trace(c, api, name);
+        return false;
+    }
+    return read_path(c, api, path, shapes, job, r);
+}
+
+/* /compile/NAME and /api/profiler/compile/NAME of a compile log at path: gpuprof compile PATH
+ * --html (titled name, the bar back to the index) or --json. The log is read with regular files
+ * only, its payloads too (the HTML page reads them back). */
+static enum MHD_Result send_compile_log(struct MHD_Connection *c, bool api, const char *name,
+                                        const char *path)
+{
+    gp_compile_read_opts ro = {.regular_files_only = true};
+    gp_compile_log *log = NULL;
+    gp_compile_analysis *an = NULL;
+    gp_error err = {0};
+    gp_status st = gp_compile_log_read(path, &ro, &log, &err);
+    if (st != GP_OK)
+        return fail(c, api, st == GP_ENOMEM ? 500 : 422, err.msg[0] ? err.msg : gp_strerror(st));
+    FILE *fp = tmpfile(), *nav = NULL;
+    if (fp && !api && !(nav = gp__serve_nav_stream(fp, NULL))) {
+        fclose(fp);
+        fp = NULL;
+    }
+    if (!fp || gp_compile_analyze(log, &an) != GP_OK) {
+        if (nav)
+            fclose(nav);
+        if (fp)
+            fclose(fp);
+        gp_compile_log_free(log);
+        return fail(c, api, 500, fp ? "out of memory" : "cannot create a temporary file");
+    }
+    gp_compile_report rep = {.log = log, .analysis = an, .top_n = 20, .title = name};
+    st = api ? gp_compile_render_json(&rep, fp) : gp_compile_render_html(&rep, nav, &err);
+    gp_compile_analysis_free(an);
+    gp_compile_log_free(log);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
 }
 
 static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c, const char *name,
@@ -348,9 +429,21 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;
     enum MHD_Result r;
+    gp__serve_entry e;
+    char path[GP__SERVE_PATH_MAX + 512 + 2];
+    if (!find_named(s, c, api, name, &e, path, sizeof path, &r)) {
+        give_turn(s);
+        return r;
+    }
+    if (e.compile_log) {
+        r = what == V_COMPILE || what == V_COMPILE_HTML ? send_compile_log(c, api, name, path)
+                                                        : not_a_trace(c, api, name);
+        give_turn(s);
+        return r;
+    }
     /* the ops views' performance model and the timeline's detail panel read the input shapes */
     bool shapes = what == V_KERNELS || what == V_OPS || what == V_REPORT || what == V_TIMELINE;
-    if (!read_named(s, c, api, name, shapes, &job, &r)) {
+    if (!read_path(c, api, path, shapes, &job, &r)) {
         give_turn(s);
         return r;
     }

@@ -32,15 +32,18 @@ gp_status gp__serve_dir_init(gp__serve_dir *d, const char *dir, bool follow_syml
 gp_status gp__serve_check_path(const gp__serve_dir *d, const char *path, bool want_dir,
                                struct stat *st, char *why, size_t cap);
 
-/* The listing, sorted by name: trace files (*.json, *.json.gz) and job folders (with rank files
- * of their own), and for a folder without rank files of its own each subfolder that has some
- * ("folder/sub"); hidden entries, other files and refused links left out. malloc'd (*n entries),
- * NULL with *n 0 when there are none. */
+/* The listing, sorted by name: trace files (*.json, *.json.gz), job folders (with rank files of
+ * their own), torch.compile logs (TORCH_TRACE: a file, or a folder without rank traces whose
+ * rank logs gp_compile_log_read would read; by name, gp_compile_log_name), and for a folder
+ * without rank files of its own each subfolder that has some ("folder/sub"); hidden entries,
+ * other files and refused links left out. malloc'd (*n entries), NULL with *n 0 when there are
+ * none. */
 gp__serve_entry *gp__serve_list(const gp__serve_dir *d, size_t *n);
 
 /* Finds name in the listing (a name is never a path: "group/job" only as the listing has it) and
- * writes its path. For a job, every rank file must be readable. GP_ENOENT when it is not listed;
- * GP_ENOTSUP or GP_EINVAL (why names the file) when a rank file may not be read. */
+ * writes its path. For a folder (a job, a compile log's), every rank file must be readable.
+ * GP_ENOENT when it is not listed; GP_ENOTSUP or GP_EINVAL (why names the file) when a rank file
+ * may not be read. */
 gp_status gp__serve_find(const gp__serve_dir *d, const char *name, gp__serve_entry *out, char *path,
                          size_t path_cap, char *why, size_t cap) GP_WARN_UNUSED;
 
