@@ -821,7 +821,7 @@ static gp_status timeline_args_json(const gp_timeline *tl, out *o)
     if (s == GP_OK && (s = gp__strtab_init(&a.keys)) == GP_OK &&
         (s = gp__strtab_init(&a.objs)) == GP_OK &&
         (s = gp__grow((void **)&a.count, &a.cap_count, sizeof *a.count, 1)) == GP_OK) {
-        a.count[0] = 0;
+        memset(a.count, 0, a.cap_count * sizeof *a.count); /* the whole first block, not [0] */
         s = collect_args(tl, &a, shapes);
     }
     if (s == GP_OK)
