@@ -84,10 +84,15 @@ static void out_jstr(out *o, const char *s)
 }
 
 /* A sample value: an integral one (bytes, counts) exactly as an integer, others with 6
- * significant digits. */
+ * significant digits; one a JSON number cannot hold (inf, nan) as null. The range is tested
+ * before the cast: converting a double beyond int64 is undefined (fuzz_timeline_page found it). */
 static void out_double(out *o, double v)
 {
-    if (v == (double)(int64_t)v && v > -9007199254740992.0 && v < 9007199254740992.0) {
+    if (!isfinite(v)) {
+        out_raw(o, "null", 4);
+        return;
+    }
+    if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(int64_t)v) {
         out_int(o, (int64_t)v);
         return;
     }

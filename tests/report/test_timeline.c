@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,9 +328,42 @@ static void timeline_header_figures_only_when_measured(void **state)
     }
 }
 
+/* Counter values beyond int64 and beyond a JSON number: written as %.6g and as null, without
+ * converting an out-of-range double to int64 (undefined; fuzz_timeline_page found it with
+ * "res": 2022...2 (57 digits) in a "C" event). */
+static void timeline_counter_values_out_of_range(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t tr, ct;
+    assert_int_equal(gp_trace_create("huge", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_COUNTER, 1, 1, &ct), GP_OK);
+    add(t, tr, GP_EV_RANGE, "step", 0, 100, 0, 0);
+    const double vals[] = {2.0222e56, -3e30, 1.5, 4096, HUGE_VAL};
+    for (int i = 0; i < 5; i++) {
+        gp_counter_sample c = {.ts = 10 * i, .value = vals[i], .series = S(t, "res"), .track = ct};
+        assert_int_equal(gp_trace_add_counter(t, &c), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    char *page = page_of(tl);
+    assert_non_null(strstr(page, "2.0222e+56"));
+    assert_non_null(strstr(page, "-3e+30"));
+    assert_non_null(strstr(page, "1.5"));
+    assert_non_null(strstr(page, "4096"));
+    assert_non_null(strstr(page, "null"));
+    assert_null(strstr(page, "inf"));
+    free(page);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(timeline_counter_values_out_of_range),
         cmocka_unit_test(timeline_header_figures_only_when_measured),
         cmocka_unit_test(timeline_extreme_correlation_ids),
         cmocka_unit_test(timeline_side_block),
