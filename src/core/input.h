@@ -19,7 +19,7 @@ typedef struct gp__input {
     int fd;
     void *gz;           /* z_stream (inflating) when compressed */
     unsigned char *zin; /* compressed bytes read, not yet inflated: zin[0, zin_len) */
-    size_t zin_len;
+    size_t zin_len, zin_cap;
     uint64_t zin_off;    /* file offset of zin[0] */
     uint64_t member_off; /* file offset where the current gzip member started */
     bool zin_eof;        /* the file has no more bytes */
@@ -29,8 +29,12 @@ typedef struct gp__input {
     size_t mem_len, mem_pos;
     bool compressed;
     uint64_t file_size; /* on-disk size (compressed size for .gz); 0 if unknown */
-    uint64_t consumed;  /* bytes handed out so far (uncompressed) */
-    size_t max_read;    /* if non-zero, no read returns more than this (tests) */
+    /* The uncompressed size to expect, for sizing buffers only: file_size for plain input, the
+     * last gzip trailer's ISIZE (size mod 2^32) for a regular gzip file; 0 if unknown. A wrong
+     * hint (a crafted trailer, several members) only makes the readers' buffers grow. */
+    uint64_t size_hint;
+    uint64_t consumed; /* bytes handed out so far (uncompressed) */
+    size_t max_read;   /* if non-zero, no read returns more than this (tests) */
     char path[4096];
 } gp__input;
 

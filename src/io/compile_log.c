@@ -113,7 +113,9 @@ static gp_status handle_line(line_ctx *c, const char *s, size_t len, uint64_t of
 static gp_status read_lines(line_ctx *c, gp__input *in, const gp_compile_read_opts *o,
                             uint64_t *progress_base, uint64_t total, gp_error *err)
 {
-    size_t cap = CHUNK, have = 0;
+    /* A small input is read in one buffer of its size (the fuzz targets read thousands). */
+    size_t cap = in->size_hint && in->size_hint < CHUNK ? (size_t)in->size_hint + 1 : CHUNK;
+    size_t have = 0;
     char *buf = malloc(cap);
     if (!buf)
         return gp_error_set(err, GP_ENOMEM, "out of memory");
@@ -440,17 +442,24 @@ struct gp_compile_payload_reader {
     uint32_t file;
     uint64_t pos;
     char *chunk;
+    size_t chunk_cap;
     gp__buf out;
 };
 
 gp_status gp_compile_payload_open(const gp_compile_log *log, gp_compile_payload_reader **out)
 {
     gp_compile_payload_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->chunk = malloc(CHUNK))) {
+    /* One chunk, or the largest file's size when every file is smaller. */
+    uint64_t largest = 0;
+    for (size_t i = 0; i < log->n_files; i++)
+        largest = GP_MAX(largest, log->files[i].stats.bytes);
+    size_t cap = largest < CHUNK ? (size_t)largest + 1 : CHUNK;
+    if (!r || !(r->chunk = malloc(cap))) {
         free(r);
         return GP_ENOMEM;
     }
     r->log = log;
+    r->chunk_cap = cap;
     *out = r;
     return GP_OK;
 }
@@ -504,7 +513,7 @@ static gp_status advance(gp_compile_payload_reader *r, uint64_t n, bool build, s
                          text_state *t, gp_error *err)
 {
     while (n > 0) {
-        size_t want = n < CHUNK ? (size_t)n : CHUNK, got;
+        size_t want = n < r->chunk_cap ? (size_t)n : r->chunk_cap, got;
         gp_status st = gp__input_read(&r->in, r->chunk, want, &got, err);
         if (st != GP_OK)
             return st;

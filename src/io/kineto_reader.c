@@ -401,13 +401,14 @@ void gp_read_opts_init(gp_read_opts *opts)
     opts->keep_memory = true;
 }
 
-/* The first buffer: one CHUNK, or less for a plain input known to be smaller (the whole input in
- * one read, rounded up to 64 KiB): thousands of small reads (serve's folders, the fuzz targets)
- * do not each map and poison 4 MB. Refills grow it as needed (gp__json_refill). */
+/* The first buffer: one CHUNK, or less for an input expected to be smaller (the whole input in
+ * one read, rounded up to 64 KiB; for gzip, the size its trailer states): thousands of small
+ * reads (serve's folders, the fuzz targets) do not each map and poison 4 MB. Refills grow it as
+ * needed (gp__json_refill), so a trailer that lies costs refills, never bytes. */
 static size_t first_cap(const gp__input *in)
 {
-    uint64_t size = in->mem ? in->mem_len : in->file_size;
-    if (in->compressed || size == 0 || size >= CHUNK)
+    uint64_t size = in->size_hint;
+    if (size == 0 || size >= CHUNK)
         return CHUNK;
     return (size_t)((size + 1 + 0xffff) & ~(uint64_t)0xffff);
 }

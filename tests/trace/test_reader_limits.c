@@ -161,6 +161,46 @@ static void gzip_errors_name_compressed_offset(void **state)
     unlink(path);
 }
 
+/* The first buffer of a gzip read is sized by the last trailer's ISIZE (core/input.c size_hint).
+ * With two members, the last one's ISIZE (2 bytes: "]}") understates the text by far: 3,000
+ * events and a 200 KB name must still be read whole, the buffer growing past its 64 KiB start. */
+static void gzip_size_hint_that_understates(void **state)
+{
+    (void)state;
+    char path[128];
+    tmp_path(path, sizeof path, "hint.json.gz");
+    gzFile f = gzopen(path, "wb");
+    assert_non_null(f);
+    gzputs(f, "{\"traceEvents\":[");
+    for (int i = 0; i < 3000; i++)
+        gzprintf(f,
+                 "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
+                 "\"ts\":%d,\"dur\":1},",
+                 i, 10 * i);
+    gzputs(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"");
+    static char longname[200000];
+    memset(longname, 'n', sizeof longname);
+    assert_int_equal(gzwrite(f, longname, sizeof longname), (int)sizeof longname);
+    gzputs(f, "\",\"pid\":1,\"tid\":1,\"ts\":40000,\"dur\":1}");
+    assert_int_equal(gzclose(f), Z_OK);
+    f = gzopen(path, "ab");
+    gzputs(f, "]}");
+    assert_int_equal(gzclose(f), Z_OK);
+    gp_trace *t;
+    gp_error err = {0};
+    assert_int_equal(read_path(path, &t, &err), GP_OK);
+    assert_int_equal(gp_trace_event_count(t), 3001);
+    size_t longest = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        for (size_t i = 0; i < t->tracks[k].n_events; i++) {
+            size_t len = gp_trace_strlen(t, t->tracks[k].events[i].name);
+            longest = len > longest ? len : longest;
+        }
+    assert_int_equal(longest, sizeof longname);
+    gp_trace_free(t);
+    unlink(path);
+}
+
 static gp_status read_text(const char *text, gp_trace **t, gp_error *err)
 {
     gp_read_opts o = quiet_opts();
@@ -360,6 +400,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gzip_bomb_of_blanks),
         cmocka_unit_test(gzip_errors_name_compressed_offset),
+        cmocka_unit_test(gzip_size_hint_that_understates),
         cmocka_unit_test(leniencies),
         cmocka_unit_test(many_tracks),
         cmocka_unit_test(non_regular_files_are_refused_without_blocking),
