@@ -89,6 +89,15 @@ typedef struct gp_flame_tree {
 GP_EXTERN gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
                                    gp_flame_tree **out) GP_WARN_UNUSED;
 
+/* The module tree that an HTML page of the stack tree `stack` (built from the same traces and
+ * opts) offers beside it, behind its "Frames" switch: the traces by module, with stack's resolved
+ * weight and opts' limits. GP_OK with *out NULL when there is none to offer: the traces have no
+ * nn.Module frame, no module work carries weight, or stack is a diff or already by module.
+ * Otherwise *out is owned by the caller (gp_flame_tree_free). GP_ENOMEM. */
+GP_EXTERN gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                                       const gp_flame_tree *stack,
+                                       gp_flame_tree **out) GP_WARN_UNUSED;
+
 /* Differential tree: the shape and widths of current, every node annotated with base_total, the
  * weight of the same stack (same names root to leaf) in base. Both inputs must have the same
  * resolved weight and the same `by` (GP_EINVAL otherwise). *out is owned by the caller. */

@@ -635,22 +635,6 @@ static int parse_by(const char *s, gp_flame_by *by)
     return -1;
 }
 
-/* Like `gpuprof flame`: an HTML page of the stack tree also carries the module tree (its
- * "Frames" switch) when the input has nn.Module frames. Returns NULL otherwise. */
-static gp_flame_tree *module_alt(const gp_job *job, const gp_flame_opts *o, gp_flame_format ff)
-{
-    if (ff != GP_FLAME_HTML || o->by != GP_FLAME_BY_STACK)
-        return NULL;
-    gp_flame_opts mo = *o;
-    mo.by = GP_FLAME_BY_MODULE;
-    gp_flame_tree *alt = NULL;
-    if (gp_flame_build(job->ranks, job->n_ranks, &mo, &alt) != GP_OK || !alt->n_modules) {
-        gp_flame_tree_free(alt);
-        return NULL;
-    }
-    return alt;
-}
-
 static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"path", "weight", "title", "by", NULL};
@@ -682,9 +666,12 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
         gp_flame_render_opts ro;
         gp_flame_render_opts_init(&ro);
         ro.title = title;
-        ro.alt = alt = bpath ? module_alt(self->job, &o, ff) : NULL;
-        st = bpath ? gp_flame_write(tree, ff, &ro, PyBytes_AS_STRING(bpath), &err)
-                   : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp);
+        if (bpath && ff == GP_FLAME_HTML) /* like `gpuprof flame`: the page's "Frames" switch */
+            st = gp_flame_build_alt(self->job->ranks, self->job->n_ranks, &o, tree, &alt);
+        ro.alt = alt;
+        if (st == GP_OK)
+            st = bpath ? gp_flame_write(tree, ff, &ro, PyBytes_AS_STRING(bpath), &err)
+                       : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp);
     }
     gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);

@@ -643,6 +643,30 @@ done:
     return GP_OK;
 }
 
+gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                             const gp_flame_tree *stack, gp_flame_tree **out)
+{
+    *out = NULL;
+    if (stack->by != GP_FLAME_BY_STACK || stack->is_diff)
+        return GP_OK;
+    gp_flame_opts mo;
+    if (opts)
+        mo = *opts;
+    else
+        gp_flame_opts_init(&mo);
+    mo.by = GP_FLAME_BY_MODULE;
+    mo.weight = stack->weight;
+    gp_flame_tree *alt = NULL;
+    gp_status s = gp_flame_build(traces, n, &mo, &alt);
+    if (s == GP_EEMPTY || (s == GP_OK && !alt->n_modules)) {
+        gp_flame_tree_free(alt);
+        return GP_OK;
+    }
+    if (s == GP_OK)
+        *out = alt;
+    return s;
+}
+
 /* Index of the child of base node p named name, or UINT32_MAX (children are sorted by name). */
 static uint32_t find_child(const gp_flame_tree *t, uint32_t p, const char *name)
 {

@@ -233,6 +233,55 @@ static void goldens_and_labels(void **state)
 
 /* The naming rule flame shares with ops (analyze/ops_internal.h): prefix dropped, instance
  * number merged on request, names that are not "X_N" left whole. */
+/* gp_flame_build_alt, the module tree beside a stack tree (the HTML page's "Frames" switch of
+ * gpuprof flame, serve and Trace.flame): the stack tree's resolved weight, the same figures as
+ * a module build; none for a trace without nn.Module frames, a module tree or a diff. */
+static void alt_is_the_module_tree_beside_a_stack_tree(void **state)
+{
+    (void)state;
+    gp_trace *t = module_trace("modules");
+    gp_flame_opts o;
+    gp_flame_opts_init(&o); /* auto weight: GPU here */
+    gp_flame_tree *stack = NULL, *alt = NULL;
+    assert_int_equal(gp_flame_build(&t, 1, &o, &stack), GP_OK);
+    assert_int_equal(gp_flame_build_alt(&t, 1, &o, stack, &alt), GP_OK);
+    assert_non_null(alt);
+    assert_int_equal(alt->by, GP_FLAME_BY_MODULE);
+    assert_int_equal(alt->weight, stack->weight);
+    assert_int_equal(alt->nodes[0].total, 2800);
+    assert_int_equal(AT(alt, "Model_0")->total, 1000);
+    assert_int_equal(alt->n_modules, 3);
+
+    gp_flame_tree *none = stack; /* a module tree is offered nothing beside it */
+    assert_int_equal(gp_flame_build_alt(&t, 1, &o, alt, &none), GP_OK);
+    assert_null(none);
+    gp_flame_tree *diff = NULL;
+    assert_int_equal(gp_flame_diff(stack, stack, &diff), GP_OK);
+    none = stack;
+    assert_int_equal(gp_flame_build_alt(&t, 1, &o, diff, &none), GP_OK);
+    assert_null(none);
+    gp_flame_tree_free(diff);
+    gp_flame_tree_free(alt);
+    gp_flame_tree_free(stack);
+    gp_trace_free(t);
+
+    gp_trace *plain; /* no nn.Module frame: nothing to offer */
+    assert_int_equal(gp_trace_create("plain", &plain), GP_OK);
+    uint32_t c, g;
+    assert_int_equal(gp_trace_track(plain, GP_TRACK_CPU_THREAD, 1, 1, &c), GP_OK);
+    assert_int_equal(gp_trace_track(plain, GP_TRACK_GPU_STREAM, 0, 7, &g), GP_OK);
+    add(plain, c, GP_EV_CPU_OP, "aten::mm", 0, 100, 0, 1);
+    add(plain, c, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 10, 1, 1);
+    add(plain, g, GP_EV_KERNEL, "k", 200, 50, 1, 1);
+    assert_int_equal(gp_trace_finish(plain), GP_OK);
+    assert_int_equal(gp_flame_build(&plain, 1, &o, &stack), GP_OK);
+    alt = stack;
+    assert_int_equal(gp_flame_build_alt(&plain, 1, &o, stack, &alt), GP_OK);
+    assert_null(alt);
+    gp_flame_tree_free(stack);
+    gp_trace_free(plain);
+}
+
 static void module_names(void **state)
 {
     (void)state;
@@ -263,6 +312,7 @@ int main(void)
         cmocka_unit_test(totals_agree_with_ops_by_module),
         cmocka_unit_test(ranks_and_diff),
         cmocka_unit_test(goldens_and_labels),
+        cmocka_unit_test(alt_is_the_module_tree_beside_a_stack_tree),
         cmocka_unit_test(module_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,20 +58,6 @@ static void usage(FILE *fp)
         "exit status: 0 success, 2 usage or input error\n");
 }
 
-/* The input's module tree to offer beside its stack tree, same weight and limits, in *alt; NULL
- * when the input has no nn.Module frame (or no weight by module). */
-static void build_alt(const gp_job *job, const gp_flame_opts *fo, const gp_flame_tree *tree,
-                      gp_flame_tree **alt)
-{
-    gp_flame_opts mo = *fo;
-    mo.by = GP_FLAME_BY_MODULE;
-    mo.weight = tree->weight;
-    if (gp_flame_build(job->ranks, job->n_ranks, &mo, alt) != GP_OK || !(*alt)->n_modules) {
-        gp_flame_tree_free(*alt);
-        *alt = NULL;
-    }
-}
-
 /* One input's tree; with alt (not NULL) also the module tree the HTML page offers. */
 static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
                            const gp_flame_opts *fo, gp_flame_tree **tree, gp_flame_tree **alt)
@@ -81,8 +67,11 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
     if (s != GP_OK)
         return s;
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
-    if (s == GP_OK && alt && fo->by == GP_FLAME_BY_STACK)
-        build_alt(job, fo, *tree, alt);
+    if (s == GP_OK && alt &&
+        (s = gp_flame_build_alt(job->ranks, job->n_ranks, fo, *tree, alt)) != GP_OK) {
+        gp_flame_tree_free(*tree);
+        *tree = NULL;
+    }
     if (s == GP_EEMPTY) {
         /* suggest the other weight only when it works on this input (issue 21 item 12: GPU
          * events that all have zero duration made "try --weight gpu" fail the same way) */

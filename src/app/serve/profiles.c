@@ -160,12 +160,9 @@ static gp_status render_flame(const gp_job *job, const char *name, gp_flame_weig
     gp_flame_render_opts_init(&ro);
     ro.title = name;
     gp_flame_tree *alt = NULL; /* the page's "Frames: nn.Module" switch, as gpuprof flame has it */
-    if (st == GP_OK && !json && by == GP_FLAME_BY_STACK) {
-        fo.by = GP_FLAME_BY_MODULE;
-        fo.weight = tree->weight;
-        if (gp_flame_build(job->ranks, job->n_ranks, &fo, &alt) == GP_OK && alt->n_modules)
-            ro.alt = alt;
-    }
+    if (st == GP_OK && !json)
+        st = gp_flame_build_alt(job->ranks, job->n_ranks, &fo, tree, &alt);
+    ro.alt = alt;
     if (st == GP_OK)
         st = gp_flame_render(tree, json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
     gp_flame_tree_free(alt);
