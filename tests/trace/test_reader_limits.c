@@ -18,6 +18,7 @@
 
 #include <zlib.h>
 
+#include "core/input.h"
 #include "gpuprof/trace.h"
 
 static const char ev_a[] =
@@ -162,17 +163,19 @@ static void gzip_errors_name_compressed_offset(void **state)
 }
 
 /* The first buffer of a gzip read is sized by the last trailer's ISIZE (core/input.c size_hint).
- * With two members, the last one's ISIZE (2 bytes: "]}") understates the text by far: 3,000
- * events and a 200 KB name must still be read whole, the buffer growing past its 64 KiB start. */
+ * With two members the last one's ISIZE (its 2,000-letter event and "]}") understates the text
+ * by far: the first member's 100 events and 200 KB name must still be read whole, the buffer
+ * growing past its 64 KiB start. A hint under half the compressed size is no hint (an ISIZE that
+ * wrapped past 4 GiB): unknown, the full first buffer. */
 static void gzip_size_hint_that_understates(void **state)
 {
     (void)state;
     char path[128];
     tmp_path(path, sizeof path, "hint.json.gz");
-    gzFile f = gzopen(path, "wb");
+    gzFile f = gzopen(path, "wb9");
     assert_non_null(f);
     gzputs(f, "{\"traceEvents\":[");
-    for (int i = 0; i < 3000; i++)
+    for (int i = 0; i < 100; i++)
         gzprintf(f,
                  "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
                  "\"ts\":%d,\"dur\":1},",
@@ -181,15 +184,31 @@ static void gzip_size_hint_that_understates(void **state)
     static char longname[200000];
     memset(longname, 'n', sizeof longname);
     assert_int_equal(gzwrite(f, longname, sizeof longname), (int)sizeof longname);
-    gzputs(f, "\",\"pid\":1,\"tid\":1,\"ts\":40000,\"dur\":1}");
+    gzputs(f, "\",\"pid\":1,\"tid\":1,\"ts\":4000,\"dur\":1},");
     assert_int_equal(gzclose(f), Z_OK);
-    f = gzopen(path, "ab");
-    gzputs(f, "]}");
+    char last[2200]; /* letters that deflate cannot shrink much */
+    int n = snprintf(last, sizeof last, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"");
+    uint32_t x = 12345;
+    for (int i = 0; i < 2000; i++) {
+        x = x * 1103515245u + 12345u;
+        last[n++] = (char)('a' + (x >> 16) % 26);
+    }
+    n += snprintf(last + n, sizeof last - (size_t)n,
+                  "\",\"pid\":1,\"tid\":1,\"ts\":5000,\"dur\":1}]}");
+    f = gzopen(path, "ab9");
+    assert_int_equal(gzwrite(f, last, (unsigned)n), n);
     assert_int_equal(gzclose(f), Z_OK);
-    gp_trace *t;
+
+    gp__input in;
     gp_error err = {0};
+    assert_int_equal(gp__input_open(&in, path, false, &err), GP_OK);
+    assert_true(in.compressed);
+    assert_int_equal(in.size_hint, (uint64_t)n); /* the last member's text only */
+    gp__input_close(&in);
+
+    gp_trace *t;
     assert_int_equal(read_path(path, &t, &err), GP_OK);
-    assert_int_equal(gp_trace_event_count(t), 3001);
+    assert_int_equal(gp_trace_event_count(t), 102);
     size_t longest = 0;
     for (size_t k = 0; k < t->n_tracks; k++)
         for (size_t i = 0; i < t->tracks[k].n_events; i++) {
@@ -198,6 +217,19 @@ static void gzip_size_hint_that_understates(void **state)
         }
     assert_int_equal(longest, sizeof longname);
     gp_trace_free(t);
+
+    /* A trailer stating 2 bytes behind a long member: no hint. */
+    f = gzopen(path, "wb9");
+    gzputs(f, "{\"traceEvents\":[");
+    gzwrite(f, last, (unsigned)n - 2);
+    gzputs(f, ",");
+    gzclose(f);
+    f = gzopen(path, "ab9");
+    gzputs(f, "]}");
+    gzclose(f);
+    assert_int_equal(gp__input_open(&in, path, false, &err), GP_OK);
+    assert_int_equal(in.size_hint, 0);
+    gp__input_close(&in);
     unlink(path);
 }
 
