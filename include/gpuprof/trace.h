@@ -389,8 +389,9 @@ GP_EXTERN gp_status gp_trace_add_op_shapes(gp_trace *t, const gp_op_shapes *s) G
 GP_EXTERN gp_status gp_trace_set_meta(gp_trace *t, const char *key,
                                       const char *value_json) GP_WARN_UNUSED;
 
-/* Sorts every track by (ts, longer first) and counters by (track, ts). Call once after building;
- * readers call it themselves. Idempotent. */
+/* Sorts every track by (ts, longer first) and counters by (track, ts), both stably (insertion
+ * order among equals, so a trace written and read back keeps its order). Call once after
+ * building; readers call it themselves. Idempotent. GP_ENOMEM. */
 GP_EXTERN gp_status gp_trace_finish(gp_trace *t) GP_WARN_UNUSED;
 
 /* A blank side record with every optional field set to "absent". */

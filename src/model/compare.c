@@ -134,8 +134,8 @@ bool gp_trace_equal(const gp_trace *a, const gp_trace *b, gp_error *w)
     }
     if (ok && a->n_counters != b->n_counters)
         ok = why(w, "%zu vs %zu counter samples", a->n_counters, b->n_counters);
-    /* Counters are sorted by (track, ts, series): compare each track's block with the block of
-     * its match. */
+    /* Counters are sorted by (track, ts), file order among equal times: compare each track's
+     * block with the block of its match. */
     for (size_t i = 0; ok && i < a->n_counters;) {
         uint32_t ta = a->counters[i].track;
         size_t ae = i;

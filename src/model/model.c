@@ -408,13 +408,13 @@ static int cmp_event(const void *a, const void *b)
     return GP_CMP(y->dur, x->dur); /* longer first: parents before children */
 }
 
-static int cmp_counter(const void *a, const void *b)
-{
-    const gp_counter_sample *x = a, *y = b;
-    GP_CMP_KEY(x->track, y->track);
-    GP_CMP_KEY(x->ts, y->ts);
-    return GP_CMP(x->series, y->series);
-}
+/* Counter samples by (track, ts), stably: samples of one time keep file order. Ordering them by
+ * series id made the order depend on which names were interned first, so a trace written and read
+ * back (or read in parallel pieces) could list the samples of one time in another order
+ * (fuzz_trace_reader found it). */
+#define CMP_COUNTER(x, y)                                                                          \
+    ((x)->track != (y)->track ? GP_CMP((x)->track, (y)->track) : GP_CMP((x)->ts, (y)->ts))
+GP__DEFINE_MERGE_SORT(sort_counters, gp_counter_sample, CMP_COUNTER)
 
 #define CMP_OP_SHAPES(x, y) GP_CMP((x)->external_id, (y)->external_id)
 GP__DEFINE_MERGE_SORT(sort_op_shapes, gp_op_shapes, CMP_OP_SHAPES)
@@ -431,8 +431,8 @@ gp_status gp_trace_finish(gp_trace *t)
                          "track %zu: event %zu starts before event %zu", i, j, j - 1);
 #endif
     }
-    if (t->n_counters > 1)
-        qsort(t->counters, t->n_counters, sizeof *t->counters, cmp_counter);
+    if (t->n_counters > 1 && !sort_counters(t->counters, t->n_counters))
+        return GP_ENOMEM;
     /* Stable: among equal External ids the first in file order is the one looked up. */
     if (t->n_op_shapes > 1 && !sort_op_shapes(t->op_shapes, t->n_op_shapes))
         return GP_ENOMEM;
