@@ -361,8 +361,9 @@ static gp_status bandwidth(const gp__view *v, gp_rank_analysis *r)
             bw->pageable++;
         if (!gi || gi->bytes <= 0 || ev->dur <= 0)
             continue;
-        bw->bytes += gi->bytes;
-        bw->busy += ev->dur;
+        /* saturating: byte counts come from the file (fuzz_timeline_page overflowed the sum) */
+        bw->bytes = gp__sat_add(bw->bytes, gi->bytes);
+        bw->busy = gp__sat_add(bw->busy, ev->dur);
         if (!nb)
             continue;
         double rate = (double)gi->bytes / (double)ev->dur; /* bytes/ns = GB/s */

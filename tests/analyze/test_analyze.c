@@ -372,6 +372,28 @@ static void launches_and_queues(void **state)
     gp_trace_free(t);
 }
 
+/* Byte counts come from the file: two copies of INT64_MAX and 4096 bytes sum to INT64_MAX, not to
+ * a wrapped negative (undefined: fuzz_timeline_page found it); the busy time sums normally. */
+static void bandwidth_sums_saturate(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("huge copies", &t), GP_OK);
+    uint32_t s7;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    gpu(t, s7, GP_EV_MEMCPY, "Memcpy HtoD", 1000, 1000, 1, 7, INT64_MAX);
+    gpu(t, s7, GP_EV_MEMCPY, "Memcpy HtoD", 3000, 1000, 2, 7, 4096);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analysis *a = run(t, NULL);
+    const gp_bandwidth *bw = &a->ranks[0].bandwidth;
+    assert_int_equal(bw->copies, 2);
+    assert_int_equal(bw->bytes, INT64_MAX);
+    assert_int_equal(bw->busy, 2000);
+    assert_true(bw->mean_gbps > 0);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* Activity: CPU union = L1 5 + L2 4 + outer 29 + L3 3 + L4 2 = 43 us; GPU union 55 us; both:
  * outer [11,40) within [10,45) = 29 us + L4 [105,107) = 2 us. Memory peak 300 B at 20 us while
  * aten::mm (innermost) and gemm_kernel run; capacity 310 B. */
@@ -777,6 +799,7 @@ int main(void)
         cmocka_unit_test(hta_rounding_inward),
         cmocka_unit_test(top_kernels_others),
         cmocka_unit_test(launches_and_queues),
+        cmocka_unit_test(bandwidth_sums_saturate),
         cmocka_unit_test(activity_and_memory),
         cmocka_unit_test(peak_memory_sources_and_window),
         cmocka_unit_test(findings_rules),
