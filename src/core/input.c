@@ -97,9 +97,10 @@ gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_
         if (in->file_size >= 18 && pread(in->fd, isize, 4, (off_t)in->file_size - 4) == 4)
             in->size_hint = (uint64_t)isize[0] | (uint64_t)isize[1] << 8 |
                             (uint64_t)isize[2] << 16 | (uint64_t)isize[3] << 24;
-        /* Under half the compressed size is no size (deflate never shrinks by expanding): a
-         * text of 4 GiB or more, whose ISIZE wrapped, or several members. Unknown then, so that
-         * such a file is not read through a small first buffer. */
+        /* A text is never under half its compressed size (deflate expands incompressible data
+         * by a few bytes at most), so such an ISIZE is wrong: a text of 4 GiB or more, whose
+         * ISIZE wrapped, or several members. Unknown then, so that such a file is not read
+         * through a small first buffer. */
         if (in->size_hint + 64 < in->file_size / 2)
             in->size_hint = 0;
     }
