@@ -4,6 +4,7 @@
 #include "page_check.h"
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,26 @@ void gp_fuzz_check(bool ok, const char *what)
         abort();
     }
 }
+
+static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void failf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fuzz invariant broken: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+/* gp_fuzz_check with a formatted message, formatted only when the check fails: the tokenizer
+ * checks every attribute, and formatting each message up front was a tenth of a page's check. */
+#define CHECKF(ok, ...)                                                                            \
+    do {                                                                                           \
+        if (!(ok))                                                                                 \
+            failf(__VA_ARGS__);                                                                    \
+    } while (0)
 
 /* Parses text as JSON with jansson (integers as reals: our counters are unsigned 64-bit, which
  * jansson's json_int_t cannot hold). eof_check false: a value followed by more text, whose
@@ -148,7 +169,6 @@ static void check_srcdoc(const char *v, size_t n, const char *what);
 static const char *attributes(const char *p, const char *end, bool *json, bool *ecma,
                               const char *what)
 {
-    char msg[256];
     for (;;) {
         while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
             p++;
@@ -161,21 +181,17 @@ static const char *attributes(const char *p, const char *end, bool *json, bool *
         while (p < end && is_name_char(*p))
             p++;
         size_t nlen = (size_t)(p - name);
-        snprintf(msg, sizeof msg, "%s: attribute name at byte %.40s", what, name);
-        gp_fuzz_check(nlen > 0 && is_alpha(*name), msg);
-        snprintf(msg, sizeof msg, "%s: event-handler attribute %.*s", what, (int)nlen, name);
-        gp_fuzz_check(!(nlen > 2 && strncasecmp(name, "on", 2) == 0), msg);
+        CHECKF(nlen > 0 && is_alpha(*name), "%s: attribute name at byte %.40s", what, name);
+        CHECKF(!(nlen > 2 && strncasecmp(name, "on", 2) == 0), "%s: event-handler attribute %.*s",
+               what, (int)nlen, name);
         if (p < end && *p == '=') {
             p++;
             const char *v = p;
             if (p < end && *p == '"') {
                 const char *q = memchr(p + 1, '"', (size_t)(end - p - 1));
-                snprintf(msg, sizeof msg, "%s: attribute %.*s: unterminated value", what, (int)nlen,
-                         name);
-                gp_fuzz_check(q != NULL, msg);
-                snprintf(msg, sizeof msg, "%s: '<' in the value of attribute %.*s: %.60s", what,
-                         (int)nlen, name, v);
-                gp_fuzz_check(!memchr(p + 1, '<', (size_t)(q - p - 1)), msg);
+                CHECKF(q != NULL, "%s: attribute %.*s: unterminated value", what, (int)nlen, name);
+                CHECKF(!memchr(p + 1, '<', (size_t)(q - p - 1)),
+                       "%s: '<' in the value of attribute %.*s: %.60s", what, (int)nlen, name, v);
                 if (nlen == 6 && strncasecmp(name, "srcdoc", 6) == 0)
                     check_srcdoc(v + 1, (size_t)(q - v - 1), what);
                 if (nlen == 4 && strncasecmp(name, "type", 4) == 0) {
@@ -188,9 +204,8 @@ static const char *attributes(const char *p, const char *end, bool *json, bool *
             } else {
                 while (p < end && is_name_char(*p))
                     p++;
-                snprintf(msg, sizeof msg, "%s: attribute %.*s: unquoted value %.40s", what,
-                         (int)nlen, name, v);
-                gp_fuzz_check(p > v && p < end && (*p == ' ' || *p == '>' || *p == '/'), msg);
+                CHECKF(p > v && p < end && (*p == ' ' || *p == '>' || *p == '/'),
+                       "%s: attribute %.*s: unquoted value %.40s", what, (int)nlen, name, v);
             }
         }
     }
@@ -220,33 +235,29 @@ static void script_content(const char *s, const char *end, bool json, bool ecma,
     char msg[256];
     size_t n = (size_t)(end - s);
     if (json) {
-        snprintf(msg, sizeof msg, "%s: '<' inside embedded JSON data", what);
-        gp_fuzz_check(!memchr(s, '<', n), msg);
+        CHECKF(!memchr(s, '<', n), "%s: '<' inside embedded JSON data", what);
         snprintf(msg, sizeof msg, "%s: embedded JSON data", what);
         parse_json(s, n, true, NULL, msg);
         return;
     }
     if (ecma) { /* the flame SVG: <![CDATA[\nvar GP_FLAME = {...};\n<flame.js>]]> */
         static const char head[] = "<![CDATA[\nvar GP_FLAME = ";
-        snprintf(msg, sizeof msg, "%s: the SVG's script prelude", what);
-        gp_fuzz_check(n > sizeof head && memcmp(s, head, sizeof head - 1) == 0, msg);
+        CHECKF(n > sizeof head && memcmp(s, head, sizeof head - 1) == 0,
+               "%s: the SVG's script prelude", what);
         const char *j = s + sizeof head - 1;
         size_t used = 0;
         snprintf(msg, sizeof msg, "%s: the SVG's GP_FLAME data", what);
         parse_json(j, (size_t)(end - j), false, &used, msg);
-        snprintf(msg, sizeof msg, "%s: '<' or ']]>' inside the SVG's GP_FLAME data", what);
-        gp_fuzz_check(!memchr(j, '<', used) && !memmem(j, used, "]]>", 3), msg);
+        CHECKF(!memchr(j, '<', used) && !memmem(j, used, "]]>", 3),
+               "%s: '<' or ']]>' inside the SVG's GP_FLAME data", what);
         j += used;
         size_t js = strlen(gp__asset_flame_js);
-        snprintf(msg, sizeof msg, "%s: the SVG's script after GP_FLAME", what);
-        gp_fuzz_check((size_t)(end - j) == 2 + js + 3 && memcmp(j, ";\n", 2) == 0 &&
-                          memcmp(j + 2, gp__asset_flame_js, js) == 0 &&
-                          memcmp(j + 2 + js, "]]>", 3) == 0,
-                      msg);
+        CHECKF((size_t)(end - j) == 2 + js + 3 && memcmp(j, ";\n", 2) == 0 &&
+                   memcmp(j + 2, gp__asset_flame_js, js) == 0 && memcmp(j + 2 + js, "]]>", 3) == 0,
+               "%s: the SVG's script after GP_FLAME", what);
         return;
     }
-    snprintf(msg, sizeof msg, "%s: a script that is none of ours: %.80s", what, s);
-    gp_fuzz_check(known_script(s, n), msg);
+    CHECKF(known_script(s, n), "%s: a script that is none of ours: %.80s", what, s);
 }
 
 /* A style element holds no '<' outside CSS comments (our stylesheets' comments mention tags). */
@@ -268,7 +279,6 @@ static bool style_clean(const char *s, const char *end)
 void gp_fuzz_check_page(const char *text, size_t len, const char *what)
 {
     const char *end = text + len, *p = text;
-    char msg[256];
     while ((p = memchr(p, '<', (size_t)(end - p))) != NULL) {
         /* '<' before anything but a letter, '/', '!' or '?' is text to a browser ("p <1e-4") */
         if (p + 1 < end && !is_alpha(p[1]) && p[1] != '/' && p[1] != '!' && p[1] != '?') {
@@ -282,8 +292,7 @@ void gp_fuzz_check_page(const char *text, size_t len, const char *what)
             close = ">";
         if (close) {
             const char *q = find_ci(p, end, close);
-            snprintf(msg, sizeof msg, "%s: unclosed %.9s", what, p);
-            gp_fuzz_check(q != NULL, msg);
+            CHECKF(q != NULL, "%s: unclosed %.9s", what, p);
             p = q + strlen(close);
             continue;
         }
@@ -291,23 +300,20 @@ void gp_fuzz_check_page(const char *text, size_t len, const char *what)
         const char *name = p + 1 + closing, *q = name;
         while (q < end && (is_alpha(*q) || (q > name && *q >= '0' && *q <= '9')))
             q++;
-        snprintf(msg, sizeof msg, "%s: a tag we never write at byte %zu: %.40s", what,
-                 (size_t)(p - text), p);
-        gp_fuzz_check(known_tag(name, (size_t)(q - name)), msg);
+        CHECKF(known_tag(name, (size_t)(q - name)), "%s: a tag we never write at byte %zu: %.40s",
+               what, (size_t)(p - text), p);
         bool json = false, ecma = false;
         const char *after = attributes(q, end, &json, &ecma, what);
         bool script = (size_t)(q - name) == 6 && strncasecmp(name, "script", 6) == 0;
         bool style = (size_t)(q - name) == 5 && strncasecmp(name, "style", 5) == 0;
         if (!closing && (script || style) && after[-2] != '/') {
             const char *stop = find_ci(after, end, script ? "</script" : "</style");
-            snprintf(msg, sizeof msg, "%s: a <%s> element is not closed", what,
-                     script ? "script" : "style");
-            gp_fuzz_check(stop != NULL, msg);
+            CHECKF(stop != NULL, "%s: a <%s> element is not closed", what,
+                   script ? "script" : "style");
             if (script) {
                 script_content(after, stop, json, ecma, what);
             } else {
-                snprintf(msg, sizeof msg, "%s: '<' inside a style element", what);
-                gp_fuzz_check(style_clean(after, stop), msg);
+                CHECKF(style_clean(after, stop), "%s: '<' inside a style element", what);
             }
             after = stop;
         }

@@ -66,7 +66,7 @@ static int64_t gen_key(enum shape sh, size_t i, size_t n, uint64_t *s)
     }
 }
 
-static const size_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 64, 65, 100, 257, 1000, 4099, 20000};
+static const size_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 100, 257, 1000, 4099, 20000};
 
 static void merge_sort_is_sorted_and_stable(void **state)
 {

@@ -967,8 +967,10 @@ static void html_embeds_flame(void **state)
 
 /* Profiles written by the in-process profiler itself (gp_profiler_export_json: Chrome JSON,
  * ranges with cat "range"), read back by the reader and compared. The "work" range busy-waits
- * 200 us in the base and 400 us in the current profile; waits only get longer under load, so the
- * doubling is always there to find. */
+ * 100 us in the base and 3 ms in the current profile. A wait preempted under load grows by a
+ * scheduler slice (milliseconds): with 200 us against 400 us, a few preempted base calls were
+ * enough to make the base's total the larger one on a loaded 2-core machine. A 30x gap leaves
+ * the base 3 ms plus its preemptions against 90 ms. */
 static void busy_wait_us(int us)
 {
     int64_t end = gp__clock_ns() + (int64_t)us * 1000;
@@ -999,8 +1001,8 @@ static void profiler_profiles(void **state)
     char pb[64], pc[64];
     snprintf(pb, sizeof pb, "%s/base.json", dir);
     snprintf(pc, sizeof pc, "%s/current.json", dir);
-    write_profile(pb, 200);
-    write_profile(pc, 400);
+    write_profile(pb, 100);
+    write_profile(pc, 3000);
     gp_trace *a = NULL, *b = NULL;
     gp_error err = {0};
     assert_int_equal(gp_trace_read(pb, NULL, &a, &err), GP_OK);
