@@ -15,15 +15,15 @@ install(TARGETS gpuprof_shared gpuprof_static EXPORT gpuprofTargets
 install(DIRECTORY include/gpuprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 # ---- what libgpuprof.a needs besides itself -----------------------------------------------------
-# The layer libraries link zlib, pthread, dl and m (gp_core), libyaml (the monitor's configuration)
-# libmicrohttpd (the exporter and the profile server), jansson and nettle (the TORCH_TRACE reader of
-# gpuprof compile): src/CMakeLists.txt and the layers'. The
-# readelf check of scripts/check-install holds these lists against libgpuprof.so's DT_NEEDED.
+# The layer libraries link zlib, libiberty (static only), pthread, dl and m (gp_core), libyaml (the
+# monitor's configuration), libmicrohttpd (the exporter and the profile server), jansson and nettle
+# (the TORCH_TRACE reader of gpuprof compile): src/CMakeLists.txt and the layers'. The readelf
+# check of scripts/check-install holds these lists against libgpuprof.so's DT_NEEDED.
 set(GP_PC_REQUIRES_PRIVATE "zlib yaml-0.1 libmicrohttpd jansson nettle")
 set(GP_PC_REQUIRES_PRIVATE_NOZLIB "yaml-0.1 libmicrohttpd jansson nettle")
 set(GP_STATIC_LIBS_PLAIN "yaml microhttpd jansson nettle")
-set(GP_STATIC_SYSTEM_LIBS "${CMAKE_DL_LIBS} m")
-set(GP_PC_LIBS_PRIVATE "-pthread")
+set(GP_STATIC_SYSTEM_LIBS "iberty ${CMAKE_DL_LIBS} m")
+set(GP_PC_LIBS_PRIVATE "-liberty -pthread")
 foreach(lib ${CMAKE_DL_LIBS} m)
   string(APPEND GP_PC_LIBS_PRIVATE " -l${lib}")
 endforeach()
@@ -128,7 +128,7 @@ set(CPACK_DEBIAN_LIB_DESCRIPTION "GPU profiling toolkit: shared library
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libgpuprof-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # libgpuprof.a and gpuprof.pc's Requires.private need the -dev packages of what the library links.
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "zlib1g-dev, libyaml-dev, libmicrohttpd-dev, libjansson-dev, nettle-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "zlib1g-dev, libiberty-dev, libyaml-dev, libmicrohttpd-dev, libjansson-dev, nettle-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "GPU profiling toolkit: development files
  Headers (include/gpuprof), the static library, gpuprof.pc for pkg-config and the CMake

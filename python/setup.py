@@ -45,7 +45,7 @@ if missing and not any(a in sys.argv for a in ("--help", "sdist", "egg_info", "c
              "or set GPUPROF_BUILD_DIR to your build directory."
              % (BUILD, os.path.basename(missing[0]), ROOT, BUILD, BUILD))
 
-SYSTEM_LIBS = ["microhttpd", "yaml", "jansson", "nettle", "z", "pthread", "dl", "m"]
+SYSTEM_LIBS = ["microhttpd", "yaml", "jansson", "nettle", "z", "iberty", "pthread", "dl", "m"]
 
 core = Extension(
     "gpuprof._core",

@@ -179,8 +179,8 @@ typedef struct gp_launch_stats {
     size_t n_apis;
     uint64_t launches, matched, gpu_unmatched; /* GPU work with no launch found */
     uint64_t graph_launches;                   /* cudaGraphLaunch calls */
-    uint64_t graph_kernels;                    /* kernels carrying a graph id */
-    gp_launch_outlier *outliers;               /* worst first */
+    uint64_t graph_kernels; /* kernels carrying a graph id or launched by a graph launch call */
+    gp_launch_outlier *outliers; /* worst first */
     size_t n_outliers;
 } gp_launch_stats;
 

@@ -383,13 +383,28 @@ static gp_status bandwidth(const gp__view *v, gp_rank_analysis *r)
 
 gp_status gp__analyze_launch_stats(const gp__view *v, gp_rank_analysis *r)
 {
+    /* A kernel is in a graph when it carries a graph id (CUPTI, Kineto on CUDA) or its launch is
+     * a graph launch: ROCm traces give graph-replayed kernels the hipGraphLaunch's correlation id
+     * and no graph id. Whether a launch name is a graph launch is decided once per name. */
+    size_t n_str = gp_trace_str_count(v->t) + 1;
+    int8_t *graph_name = calloc(n_str, 1); /* 0 unknown, 1 graph launch, -1 not */
+    if (!graph_name)
+        return GP_ENOMEM;
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
-        r->launch.graph_kernels += g->in_graph;
+        bool in_graph = g->in_graph;
+        if (!in_graph && g->kind == GP_EV_KERNEL && g->launch && g->lname < n_str) {
+            int8_t *m = &graph_name[g->lname];
+            if (*m == 0)
+                *m = strstr(gp_trace_str(v->t, g->lname), "GraphLaunch") ? 1 : -1;
+            in_graph = *m == 1;
+        }
+        r->launch.graph_kernels += in_graph;
         if (!g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION &&
             g->kind != GP_EV_CPU_OP)
             r->launch.gpu_unmatched++;
     }
+    free(graph_name);
     return launch_stats(v, r);
 }
 

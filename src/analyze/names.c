@@ -1,5 +1,7 @@
 /* Readable short forms of long (demangled C++) names for fixed-width tables, and the normalised
- * form gpuprof diff matches names by. */
+ * form gpuprof diff matches names by. Mangled names ("_Z...", as some ROCm and vLLM traces write
+ * kernel names) are demangled first (core/demangle.h); the trace and every data output keep the
+ * name as written. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,8 @@
 
 #include "gpuprof/diff.h"
 #include "gpuprof/summary.h"
+
+#include "core/demangle.h"
 
 static void copy_trunc(const char *s, size_t len, char *out, size_t cap)
 {
@@ -37,7 +41,16 @@ static void elide(const char *s, size_t len, size_t width, char *out, size_t cap
     copy_trunc(tmp, head + 3 + tail, out, cap);
 }
 
+static void shorten(const char *name, size_t width, char *out, size_t cap);
+
 void gp_shorten_name(const char *name, size_t width, char *out, size_t cap)
+{
+    char *dem = gp__demangle(name);
+    shorten(dem ? dem : name, width, out, cap);
+    free(dem);
+}
+
+static void shorten(const char *name, size_t width, char *out, size_t cap)
 {
     size_t len = strlen(name);
     if (len <= width) {
@@ -234,13 +247,9 @@ static void sort_by_short(name_ix *ix, size_t n, char *out, size_t cap)
     qsort(ix, n, sizeof *ix, cmp_name_ix);
 }
 
-gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t width, char *out,
-                                  size_t cap)
+/* gp_shorten_names_unique on names none of which is mangled. */
+static gp_status unique(const char *const *names, size_t n, size_t width, char *out, size_t cap)
 {
-    if (n == 0)
-        return GP_OK;
-    if (cap == 0)
-        return GP_EINVAL;
     if (width >= cap)
         width = cap - 1;
     name_ix *ix = malloc(n * sizeof *ix);
@@ -391,4 +400,34 @@ void gp_diff_normalize_name(const char *name, uint32_t flags, char *out, size_t 
             out[e + 1] = '\0';
         }
     }
+}
+
+gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t width, char *out,
+                                  size_t cap)
+{
+    if (n == 0)
+        return GP_OK;
+    if (cap == 0)
+        return GP_EINVAL;
+    size_t n_mangled = 0;
+    for (size_t k = 0; k < n; k++)
+        n_mangled += gp__is_mangled(names[k]);
+    if (n_mangled == 0)
+        return unique(names, n, width, out, cap);
+    /* Collisions are told apart by the names' long forms: those of the demangled names. */
+    char **dem = calloc(n, sizeof *dem);
+    const char **use = malloc(n * sizeof *use);
+    gp_status st = GP_ENOMEM;
+    if (dem && use) {
+        for (size_t k = 0; k < n; k++) {
+            dem[k] = gp__demangle(names[k]);
+            use[k] = dem[k] ? dem[k] : names[k];
+        }
+        st = unique(use, n, width, out, cap);
+        for (size_t k = 0; k < n; k++)
+            free(dem[k]);
+    }
+    free(dem);
+    free(use);
+    return st;
 }

@@ -845,11 +845,23 @@ static void write_notes(gp_ops *ops)
                       "%llu GPU events have no launch call with their correlation id: listed as "
                       "\"" NO_LAUNCH "\".",
                       (unsigned long long)ops->no_launch);
-    if (ops->outside_op)
+    if (ops->outside_op) {
+        /* the example is a row of this table: hipGraphLaunch on ROCm, cudaLaunchKernel on CUDA */
+        const char *eg = "cudaLaunchKernel" OUTSIDE_ROW;
+        size_t sl = sizeof OUTSIDE_ROW - 1;
+        for (size_t i = 0; i < ops->n_rows; i++) {
+            const char *k = ops->rows[i].key;
+            size_t kl = k ? strlen(k) : 0;
+            if (kl > sl && memcmp(k + kl - sl, OUTSIDE_ROW, sl) == 0) {
+                eg = k;
+                break;
+            }
+        }
         gp_error_note(&ops->note,
                       "%llu GPU events were launched outside any CPU op: listed by launch call, "
-                      "as \"cudaLaunchKernel" OUTSIDE_ROW "\".",
-                      (unsigned long long)ops->outside_op);
+                      "as \"%s\".",
+                      (unsigned long long)ops->outside_op, eg);
+    }
     if (ops->no_shapes)
         gp_error_note(&ops->note,
                       "%llu instances of modeled ops have no Input Dims (recorded without "

@@ -372,6 +372,41 @@ static void launches_and_queues(void **state)
     gp_trace_free(t);
 }
 
+/* Kernels in graphs: those with a graph id (CUDA), and those a graph launch call launched with
+ * its correlation id and no graph id (ROCm: modern_vllm_decode_graph replays 421 kernels under one
+ * hipGraphLaunch). A kernel of an ordinary launch is not one. */
+static void graph_kernels_by_id_or_launch(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("graphs", &t), GP_OK);
+    uint32_t cpu, s0;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 0, &s0), GP_OK);
+    add(t, cpu, GP_EV_RUNTIME, "hipGraphLaunch", 1000, 500, 10, 0);
+    add(t, cpu, GP_EV_RUNTIME, "hipLaunchKernel", 2000, 10, 11, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 2100, 10, 12, 0);
+    for (int i = 0; i < 3; i++)
+        gpu(t, s0, GP_EV_KERNEL, "replayed", 3000 + i * 100, 50, 10, 0, 0);
+    gpu(t, s0, GP_EV_KERNEL, "plain", 4000, 50, 11, 0, 0);
+    gp_gpu_info gi; /* a CUDA kernel that carries its graph's id */
+    gp_gpu_info_init(&gi);
+    gi.device = 0;
+    gi.stream = 0;
+    gi.graph_id = 7;
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+    add(t, s0, GP_EV_KERNEL, "with_id", 5000, 50, 12, extra);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analysis *a = run(t, NULL);
+    const gp_launch_stats *ls = &a->ranks[0].launch;
+    assert_int_equal(ls->graph_launches, 1);
+    assert_int_equal(ls->graph_kernels, 4);
+    assert_int_equal(ls->matched, 3);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* Byte counts come from the file: two copies of INT64_MAX and 4096 bytes sum to INT64_MAX, not to
  * a wrapped negative (undefined: fuzz_timeline_page found it); the busy time sums normally. */
 static void bandwidth_sums_saturate(void **state)
@@ -799,6 +834,7 @@ int main(void)
         cmocka_unit_test(hta_rounding_inward),
         cmocka_unit_test(top_kernels_others),
         cmocka_unit_test(launches_and_queues),
+        cmocka_unit_test(graph_kernels_by_id_or_launch),
         cmocka_unit_test(bandwidth_sums_saturate),
         cmocka_unit_test(activity_and_memory),
         cmocka_unit_test(peak_memory_sources_and_window),

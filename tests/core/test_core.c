@@ -16,6 +16,7 @@
 
 #include "core/parse.h"
 #include "core/atomic_file.h"
+#include "core/demangle.h"
 #include "core/group_table.h"
 #include "core/imap.h"
 #include "core/par.h"
@@ -309,6 +310,37 @@ static void number_parser_reads_whole_text_and_checks_ranges(void **state)
     assert_int_equal(gp__parse_duration_ms("61m", &ms), GP_EINVAL);
 }
 
+/* gp__demangle: libiberty's demangler, std::bfloat16_t ("DF16b") included; NULL for names that are
+ * not mangled, are cut short, or nest beyond libiberty's recursion limit (a hostile trace's names:
+ * no stack overflow, no long run). */
+static void demangle_with_libiberty(void **state)
+{
+    (void)state;
+    char *d = gp__demangle("_Z6vecAddPKfS0_Pfi");
+    assert_non_null(d);
+    assert_string_equal(d, "vecAdd(float const*, float const*, float*, int)");
+    free(d);
+    d = gp__demangle(
+        "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi64ELi8ELb0ELb0ELb1ELi1EEEvPT0_"
+        "PT_PfS4_S4_S4_diiiiiiib");
+    assert_non_null(d);
+    assert_non_null(strstr(d, "aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, std::bfloat16_t, "
+                              "64, 8, false, false, true, 1>("));
+    free(d);
+    assert_null(gp__demangle("aten::mm"));
+    assert_null(gp__demangle("_Z"));
+    assert_null(gp__demangle("_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemm"));
+    assert_null(gp__demangle(NULL));
+    enum { DEEP = 200000 };
+    char *deep = malloc(DEEP + 8);
+    assert_non_null(deep);
+    memcpy(deep, "_Z1f", 4);
+    memset(deep + 4, 'P', DEEP);
+    memcpy(deep + 4 + DEEP, "i", 2);
+    assert_null(gp__demangle(deep));
+    free(deep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +352,7 @@ int main(void)
         cmocka_unit_test(par_for_runs_each_task_once),
         cmocka_unit_test(group_table_groups_by_kind_and_name),
         cmocka_unit_test(number_parser_reads_whole_text_and_checks_ranges),
+        cmocka_unit_test(demangle_with_libiberty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,28 @@ static void attribution_by_name(void **state)
     gp_trace_free(t);
 }
 
+/* The note's example of a launch outside any op is one of the table's rows: on ROCm the launch
+ * calls are hip*, so a note naming cudaLaunchKernel would point at a row that is not there. */
+static void outside_op_note_names_a_row(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("hip", &t), GP_OK);
+    uint32_t cpu, s0;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 0, &s0), GP_OK);
+    add(t, cpu, GP_EV_RUNTIME, "hipGraphLaunch", 100, 10, 1, 0);
+    add(t, s0, GP_EV_KERNEL, "k", 200, 50, 1, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    assert_int_equal(ops->outside_op, 1);
+    assert_non_null(row_of(ops, "hipGraphLaunch (outside any op)"));
+    assert_non_null(strstr(ops->note.msg, "as \"hipGraphLaunch (outside any op)\""));
+    assert_null(strstr(ops->note.msg, "cudaLaunchKernel"));
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
 static void groupings(void **state)
 {
     (void)state;
@@ -455,6 +477,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(attribution_by_name),
+        cmocka_unit_test(outside_op_note_names_a_row),
         cmocka_unit_test(groupings),
         cmocka_unit_test(perf_model_and_refusals),
         cmocka_unit_test(formulas),

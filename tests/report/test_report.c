@@ -644,6 +644,43 @@ static void names_unique_in_a_set(void **state)
     free(out);
 }
 
+/* Mangled kernel names (as ROCm and vLLM traces write some) are shown demangled by libiberty,
+ * std::bfloat16_t ("DF16b", unknown to GCC 12's libstdc++) included; two that differ only in
+ * template arguments are told apart by those arguments, not by their mangled bytes. A name that
+ * does not demangle (Kineto truncates long ones) is shown as written. */
+static void names_mangled_are_demangled(void **state)
+{
+    (void)state;
+    static const char *const names[] = {
+        "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_"
+        "S4_"
+        "S4_diiiiiiib",
+        "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi64ELi8ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_"
+        "S4_diiiiiiib",
+        "_Z6vecAddPKfS0_Pfi",
+        "_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemm", /* truncated */
+    };
+    char one[96];
+    gp_shorten_name(names[0], 48, one, sizeof one);
+    assert_string_equal(one, "aiter::add_rmsnorm_quant_kernel<...>");
+    gp_shorten_name(names[2], 48, one, sizeof one); /* fits whole */
+    assert_string_equal(one, "vecAdd(float const*, float const*, float*, int)");
+    gp_shorten_name(names[2], 30, one, sizeof one);
+    assert_string_equal(one, "vecAdd");
+    gp_shorten_name(names[3], 30, one, sizeof one);
+    assert_string_equal(one, "_ZN19cutlass_c...3ImplicitGemm");
+    enum { N = sizeof names / sizeof names[0], CAP = 96 };
+    char out[N * CAP];
+    assert_int_equal(gp_shorten_names_unique(names, N, 40, out, CAP), GP_OK);
+    assert_string_equal(out + 2 * CAP, "vecAdd");
+    for (int i = 0; i < 2; i++) {
+        assert_true(strlen(out + i * CAP) <= 40);
+        assert_non_null(strstr(out + i * CAP, "add_rmsnorm_quan")); /* not "_ZN5aiter..." */
+    }
+    assert_non_null(strstr(out, "256, 16"));
+    assert_non_null(strstr(out + CAP, "64, 8"));
+}
+
 /* The 8-rank job: the dashboard's total time is the job's span (not a sum over ranks), its charts
  * are partitions, and a finding that holds on several ranks is listed once, naming them. */
 static void dashboard_multirank_job(void **state)
@@ -790,6 +827,7 @@ int main(void)
         cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
         cmocka_unit_test(shared_traces_render),
         cmocka_unit_test(names_unique_in_a_set),
+        cmocka_unit_test(names_mangled_are_demangled),
         cmocka_unit_test(dashboard_multirank_job),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -1,10 +1,11 @@
 /* CUPTI activity record -> gp_trace conversion (see convert.h). */
 #include "produce/tracer/convert.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/demangle.h"
 
 static gp_status intern(gp__tconv *c, const char *s, gp_strid *out)
 {
@@ -31,12 +32,6 @@ gp_status gp__tconv_init(gp__tconv *c, gp_trace *t, const gp__cupti *api)
     for (int i = 0; i < 5; i++)
         if ((s = intern(c, sync_names[i], &c->s_sync[i])) != GP_OK)
             goto fail;
-    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!sym) { /* a C program on the driver API: borrow libstdc++'s demangler if installed */
-        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-        sym = h ? dlsym(h, "__cxa_demangle") : NULL;
-    }
-    memcpy(&c->demangle, &sym, sizeof sym);
     return GP_OK;
 fail:
     gp__tconv_free(c);
@@ -158,11 +153,8 @@ static gp_status kernel_name(gp__tconv *c, const char *name, gp_strid *out)
         return GP_OK;
     }
     gp_status s;
-    char *dem = NULL;
-    int st = -1;
-    if (name && c->demangle && name[0] == '_' && name[1] == 'Z')
-        dem = c->demangle(name, NULL, NULL, &st);
-    s = intern(c, st == 0 && dem ? dem : name, out);
+    char *dem = gp__demangle(name);
+    s = intern(c, dem ? dem : name, out);
     free(dem);
     if (s == GP_OK && name)
         s = gp__imap_put(&c->kernel_names, key, *out);

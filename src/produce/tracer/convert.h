@@ -49,16 +49,15 @@ typedef struct gp__tconv {
     size_t n_markers, cap_markers;
     uint32_t free_marker;  /* head of the free list, UINT32_MAX when empty */
     int64_t mem_total[64]; /* bytes allocated per device (MEMORY2 records) */
-    char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
     gp_strid s_memory, s_cuda_event, s_sync[5];
     gp_strid process_name; /* process_name of CPU rows (0 = none); set by the caller */
     gp__tconv_stats stats;
 } gp__tconv;
 
 /* Prepares a converter that appends to t (not owned; must outlive the converter). api may be NULL
- * (API calls are then named "cbid N"). Looks up __cxa_demangle in the process (present when
- * libstdc++ is loaded, as it is in CUDA C++ programs; otherwise libstdc++.so.6 is loaded for it
- * when installed) to demangle kernel names; without it names stay mangled. GP_ENOMEM. */
+ * (API calls are then named "cbid N"). Kernel names are demangled with gp__demangle
+ * (core/demangle.h: libstdc++'s __cxa_demangle, present in CUDA C++ programs, else loaded when
+ * installed); without it they stay mangled. GP_ENOMEM. */
 gp_status gp__tconv_init(gp__tconv *c, gp_trace *t, const gp__cupti *api) GP_WARN_UNUSED;
 
 /* Converts one record into events / side records / devices of the trace. Kinds it does not know
