@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/demangle.h"
 #include "core/invariant.h"
 #include "core/imap.h"
 #include "core/strtab.h"
@@ -111,6 +112,26 @@ static void thread_label(const gp_trace *t, const gp_track *tr, char *buf, size_
         snprintf(buf, cap, "thread %lld", (long long)tr->tid);
 }
 
+/* The frame of GPU event name (a trace string id) in *id: a mangled kernel name demangled, as
+ * Kineto already writes most kernel names, so a graph does not mix "void f<int>(int*)" and
+ * "_Z1fIiEvPi"; each mangled name is demangled once (dem: trace string id -> tree string id). */
+static gp_status gpu_frame_name(builder *b, gp__imap *dem, const gp_trace *t, gp_strid name,
+                                uint32_t *id)
+{
+    const char *nm = gp_trace_str(t, name);
+    if (!gp__is_mangled(nm))
+        return intern(b->st, *nm ? nm : "[unnamed]", id);
+    uint64_t v;
+    if (gp__imap_get(dem, name, &v)) {
+        *id = (uint32_t)v;
+        return GP_OK;
+    }
+    char *d = gp__demangle(nm);
+    gp_status s = intern(b->st, d ? d : nm, id);
+    free(d);
+    return s == GP_OK ? gp__imap_put(dem, name, *id) : s;
+}
+
 typedef struct open_frame {
     gp_ns end;
     uint32_t node;
@@ -121,11 +142,12 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
                            const gp_flame_opts *o, uint64_t *used, uint64_t *unattributed)
 {
     gp_status s = GP_OK;
-    gp__imap corr = {0}, ext = {0};
+    gp__imap corr = {0}, ext = {0}, dem = {0};
     open_frame *stack = NULL;
     size_t ns = 0, cs = 0;
     char label[256];
-    if ((s = gp__imap_init(&corr, 0)) != GP_OK || (s = gp__imap_init(&ext, 0)) != GP_OK)
+    if ((s = gp__imap_init(&corr, 0)) != GP_OK || (s = gp__imap_init(&ext, 0)) != GP_OK ||
+        (s = gp__imap_init(&dem, 0)) != GP_OK)
         goto done;
     for (size_t ti = 0; ti < t->n_tracks; ti++) {
         const gp_track *tr = &t->tracks[ti];
@@ -206,9 +228,9 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
                 parent = unattr;
                 (*unattributed)++;
             }
-            const char *nm = gp_trace_str(t, ev->name);
-            uint32_t node;
-            if ((s = child_named(b, parent, *nm ? nm : "[unnamed]", ev->kind, &node)) != GP_OK)
+            uint32_t id, node;
+            if ((s = gpu_frame_name(b, &dem, t, ev->name, &id)) != GP_OK ||
+                (s = child_of(b, parent, id, ev->kind, &node)) != GP_OK)
                 goto done;
             b->nodes[node].own += ev->dur;
             (*used)++;
@@ -218,6 +240,7 @@ done:
     free(stack);
     gp__imap_free(&corr);
     gp__imap_free(&ext);
+    gp__imap_free(&dem);
     return s;
 }
 

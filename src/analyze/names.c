@@ -1,7 +1,7 @@
 /* Readable short forms of long (demangled C++) names for fixed-width tables, and the normalised
  * form gpuprof diff matches names by. Mangled names ("_Z...", as some ROCm and vLLM traces write
- * kernel names) are demangled first (core/demangle.h); the trace and every data output keep the
- * name as written. */
+ * kernel names) are demangled first (core/demangle.h); the trace and the data outputs (JSON, CSV)
+ * keep the name as written. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

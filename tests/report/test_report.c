@@ -101,6 +101,33 @@ static void flame_gpu_attaches_kernels_under_launching_op(void **state)
     gp_trace_free(t);
 }
 
+/* GPU frames of mangled kernel names are demangled: one kernel the trace names both ways (Kineto
+ * demangles most names, some ROCm kernels arrive mangled) is one frame, not two. */
+static void flame_gpu_frames_demangled(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, g;
+    assert_int_equal(gp_trace_create("mangled", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &g), GP_OK);
+    add(t, cpu, GP_EV_CPU_OP, "aten::f", 0, 100, 0, 0);
+    add(t, cpu, GP_EV_RUNTIME, "hipLaunchKernel", 10, 5, 1, 0);
+    add(t, cpu, GP_EV_RUNTIME, "hipLaunchKernel", 20, 5, 2, 0);
+    add(t, cpu, GP_EV_RUNTIME, "hipLaunchKernel", 30, 5, 3, 0);
+    add(t, g, GP_EV_KERNEL, "_Z1fIiEvPi", 200, 30, 1, 0);
+    add(t, g, GP_EV_KERNEL, "void f<int>(int*)", 300, 20, 2, 0);
+    add(t, g, GP_EV_KERNEL, "_Zcut", 400, 7, 3, 0); /* does not demangle: kept */
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_flame_tree *tree = build(t, GP_FLAME_GPU, NULL);
+    char *txt = render(tree, GP_FLAME_FOLDED);
+    assert_string_equal(txt, "thread 1;aten::f;_Zcut 7\n"
+                             "thread 1;aten::f;void f<int>(int*) 50\n");
+    free(txt);
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
 static void flame_cpu_weight_follows_nesting(void **state)
 {
     gp_trace *t = make_fixture(200);
@@ -811,6 +838,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flame_gpu_attaches_kernels_under_launching_op),
+        cmocka_unit_test(flame_gpu_frames_demangled),
         cmocka_unit_test(flame_cpu_weight_follows_nesting),
         cmocka_unit_test(flame_partial_overlap_is_clipped),
         cmocka_unit_test(flame_min_duration_depth_and_grouping),
