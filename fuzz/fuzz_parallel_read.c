@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuprof/trace.h"
@@ -17,20 +16,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[64];
 
+static void remove_file(void)
+{
+    unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     if (!path[0]) {
-        /* tmpfs when there is one: on ext4, truncating and rewriting a file forces its
-         * write-back at close (auto_da_alloc), a third of each execution's time. */
-        struct stat sb;
-        const char *dir = stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) ? "/dev/shm" : "/tmp";
-        snprintf(path, sizeof path, "%s/gp_fuzz_par_XXXXXX", dir);
+        /* /dev/shm (tmpfs) when it can be written: on ext4, truncating and rewriting a file
+         * forces its write-back at close (auto_da_alloc), a third of each execution's time. */
+        snprintf(path, sizeof path, "/dev/shm/gp_fuzz_par_XXXXXX");
         int fd = mkstemp(path);
+        if (fd < 0) {
+            snprintf(path, sizeof path, "/tmp/gp_fuzz_par_XXXXXX");
+            fd = mkstemp(path);
+        }
         if (fd < 0)
             abort();
         close(fd);
+        atexit(remove_file); /* a crash leaves it, with the input libFuzzer keeps */
     }
     FILE *fp = fopen(path, "wb");
     if (!fp || fwrite(data + 1, 1, size - 1, fp) != size - 1 || fclose(fp) != 0)

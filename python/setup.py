@@ -61,8 +61,10 @@ core = Extension(
     # extra_link_args): Debian's gcc links with --as-needed, which drops a library named before
     # the archives that use it, and the extension then fails to import ("undefined symbol:
     # gzclose", or json_string_length), whichever Python (Debian's, pyenv's) builds it.
+    # libiberty's objects (the C++ demangler, linked whole) have default visibility: keep them
+    # out of the extension's exports.
     extra_link_args=["-Wl,--start-group"] + LIBS + ["-Wl,--end-group"]
-    + ["-l" + lib for lib in SYSTEM_LIBS],
+    + ["-l" + lib for lib in SYSTEM_LIBS] + ["-Wl,--exclude-libs,libiberty.a"],
     depends=LIBS + [os.path.join("src", "gpy.h")],
 )
 

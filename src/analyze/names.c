@@ -247,8 +247,11 @@ static void sort_by_short(name_ix *ix, size_t n, char *out, size_t cap)
     qsort(ix, n, sizeof *ix, cmp_name_ix);
 }
 
-/* gp_shorten_names_unique on names none of which is mangled. */
-static gp_status unique(const char *const *names, size_t n, size_t width, char *out, size_t cap)
+/* gp_shorten_names_unique, shown[k] being the text of names[k] (its demangled form, or itself):
+ * short forms are made from shown, and names tell which entries are the same name (two names
+ * that demangle alike still get different short forms). */
+static gp_status unique(const char *const *names, const char *const *shown, size_t n, size_t width,
+                        char *out, size_t cap)
 {
     if (width >= cap)
         width = cap - 1;
@@ -256,7 +259,7 @@ static gp_status unique(const char *const *names, size_t n, size_t width, char *
     if (!ix)
         return GP_ENOMEM;
     for (size_t k = 0; k < n; k++)
-        gp_shorten_name(names[k] ? names[k] : "", width, out + k * cap, cap);
+        gp_shorten_name(shown[k] ? shown[k] : "", width, out + k * cap, cap);
     /* 1. Runs of equal short forms holding different names: show each from its long form,
      *    keeping the part that tells it from the most similar other name of the run. */
     sort_by_short(ix, n, out, cap);
@@ -269,15 +272,16 @@ static gp_status unique(const char *const *names, size_t n, size_t width, char *
             differ = strcmp(names[ix[k].i] ? names[ix[k].i] : "",
                             names[ix[a].i] ? names[ix[a].i] : "") != 0;
         for (size_t k = a; differ && k < b; k++) {
-            const char *nk = names[ix[k].i] ? names[ix[k].i] : "";
+            const char *idk = names[ix[k].i] ? names[ix[k].i] : "";
+            const char *nk = shown[ix[k].i] ? shown[ix[k].i] : "";
             const char *sk;
             size_t lk;
             long_form(nk, &sk, &lk);
             size_t p = 0;
             bool same_long = false;
             for (size_t m = a; m < b; m++) {
-                const char *nm = names[ix[m].i] ? names[ix[m].i] : "";
-                if (m == k || strcmp(nm, nk) == 0)
+                const char *nm = shown[ix[m].i] ? shown[ix[m].i] : "";
+                if (m == k || strcmp(names[ix[m].i] ? names[ix[m].i] : "", idk) == 0)
                     continue;
                 const char *sm;
                 size_t lm;
@@ -293,8 +297,8 @@ static gp_status unique(const char *const *names, size_t n, size_t width, char *
                 lk = strlen(nk);
                 p = 0;
                 for (size_t m = a; m < b; m++) {
-                    const char *nm = names[ix[m].i] ? names[ix[m].i] : "";
-                    if (m == k || strcmp(nm, nk) == 0)
+                    const char *nm = shown[ix[m].i] ? shown[ix[m].i] : "";
+                    if (m == k || strcmp(names[ix[m].i] ? names[ix[m].i] : "", idk) == 0)
                         continue;
                     size_t c = common_prefix(sk, lk, nm, strlen(nm));
                     if (c > p)
@@ -413,8 +417,8 @@ gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t wid
     for (size_t k = 0; k < n; k++)
         n_mangled += gp__is_mangled(names[k]);
     if (n_mangled == 0)
-        return unique(names, n, width, out, cap);
-    /* Collisions are told apart by the names' long forms: those of the demangled names. */
+        return unique(names, names, n, width, out, cap);
+    /* Short and long forms are made from the demangled text; identity stays the name's. */
     char **dem = calloc(n, sizeof *dem);
     const char **use = malloc(n * sizeof *use);
     gp_status st = GP_ENOMEM;
@@ -423,7 +427,7 @@ gp_status gp_shorten_names_unique(const char *const *names, size_t n, size_t wid
             dem[k] = gp__demangle(names[k]);
             use[k] = dem[k] ? dem[k] : names[k];
         }
-        st = unique(use, n, width, out, cap);
+        st = unique(names, use, n, width, out, cap);
         for (size_t k = 0; k < n; k++)
             free(dem[k]);
     }

@@ -837,30 +837,39 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     return c->oom ? GP_ENOMEM : GP_OK;
 }
 
-/* What the result cannot say, in its note. */
+/* The key of the first row whose key ends with suffix, or NULL. */
+static const char *row_ending(const gp_ops *ops, const char *suffix)
+{
+    size_t sl = strlen(suffix);
+    for (size_t i = 0; i < ops->n_rows; i++) {
+        const char *k = ops->rows[i].key;
+        size_t kl = k ? strlen(k) : 0;
+        if (kl >= sl && memcmp(k + kl - sl, suffix, sl) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* What the result cannot say, in its note. Where such GPU events have a row of their own (by
+ * name, shape, module, line, annotation), the note names one: hipGraphLaunch on ROCm,
+ * cudaLaunchKernel on CUDA; by kernel or instance they have none. */
 static void write_notes(gp_ops *ops)
 {
-    if (ops->no_launch)
-        gp_error_note(&ops->note,
-                      "%llu GPU events have no launch call with their correlation id: listed as "
-                      "\"" NO_LAUNCH "\".",
-                      (unsigned long long)ops->no_launch);
+    if (ops->no_launch) {
+        gp_error_note(&ops->note, "%llu GPU events have no launch call with their correlation id%s",
+                      (unsigned long long)ops->no_launch,
+                      row_ending(ops, NO_LAUNCH) ? ": listed as \"" NO_LAUNCH "\"." : ".");
+    }
     if (ops->outside_op) {
-        /* the example is a row of this table: hipGraphLaunch on ROCm, cudaLaunchKernel on CUDA */
-        const char *eg = "cudaLaunchKernel" OUTSIDE_ROW;
-        size_t sl = sizeof OUTSIDE_ROW - 1;
-        for (size_t i = 0; i < ops->n_rows; i++) {
-            const char *k = ops->rows[i].key;
-            size_t kl = k ? strlen(k) : 0;
-            if (kl > sl && memcmp(k + kl - sl, OUTSIDE_ROW, sl) == 0) {
-                eg = k;
-                break;
-            }
-        }
-        gp_error_note(&ops->note,
-                      "%llu GPU events were launched outside any CPU op: listed by launch call, "
-                      "as \"%s\".",
-                      (unsigned long long)ops->outside_op, eg);
+        const char *eg = row_ending(ops, OUTSIDE_ROW);
+        if (eg)
+            gp_error_note(&ops->note,
+                          "%llu GPU events were launched outside any CPU op: listed by launch "
+                          "call, as \"%s\".",
+                          (unsigned long long)ops->outside_op, eg);
+        else
+            gp_error_note(&ops->note, "%llu GPU events were launched outside any CPU op.",
+                          (unsigned long long)ops->outside_op);
     }
     if (ops->no_shapes)
         gp_error_note(&ops->note,

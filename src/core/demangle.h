@@ -13,10 +13,15 @@ static inline bool gp__is_mangled(const char *name)
     return name && name[0] == '_' && name[1] == 'Z';
 }
 
+/* Longest name demangled (bytes) and longest text produced: bounds on the stack and on the work
+ * a hostile name can ask for (demangle.c). Real kernel names reach 1,700 bytes. */
+#define GP__DEMANGLE_MAX_IN 4096
+#define GP__DEMANGLE_MAX_OUT 65536
+
 /* The demangled form of name with its parameter list, malloc'd (the caller frees it), or NULL
- * when name is not a mangled C++ symbol, does not demangle (truncated names, as Kineto writes
- * some long ones, do not) or memory ran out. Thread-safe; nesting is bounded by libiberty's
- * recursion limit, so a hostile name costs time linear in its length, not the stack. */
+ * when name is not a mangled C++ symbol, does not demangle (a name cut short does not), is
+ * longer than GP__DEMANGLE_MAX_IN, would demangle to more than GP__DEMANGLE_MAX_OUT bytes (back-
+ * references can double the text per level), or memory ran out. Thread-safe, no global state. */
 char *gp__demangle(const char *name);
 
 #endif

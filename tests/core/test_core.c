@@ -310,9 +310,10 @@ static void number_parser_reads_whole_text_and_checks_ranges(void **state)
     assert_int_equal(gp__parse_duration_ms("61m", &ms), GP_EINVAL);
 }
 
-/* gp__demangle: libiberty's demangler, std::bfloat16_t ("DF16b") included; NULL for names that are
- * not mangled, are cut short, or nest beyond libiberty's recursion limit (a hostile trace's names:
- * no stack overflow, no long run). */
+/* gp__demangle: libiberty's demangler, std::bfloat16_t ("DF16b") and names over 1,024 bytes
+ * included; NULL for names that are not mangled, are cut short, are longer than
+ * GP__DEMANGLE_MAX_IN or whose text would pass GP__DEMANGLE_MAX_OUT (a hostile trace's names: no
+ * stack overflow, no gigabytes, no long run). */
 static void demangle_with_libiberty(void **state)
 {
     (void)state;
@@ -331,6 +332,38 @@ static void demangle_with_libiberty(void **state)
     assert_null(gp__demangle("_Z"));
     assert_null(gp__demangle("_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemm"));
     assert_null(gp__demangle(NULL));
+    /* 1,283 bytes: over libiberty's default limit (names over 1,024 bytes), as real CUTLASS
+     * kernel names are; demangled here. */
+    char longname[1400] = "_ZN";
+    for (int i = 0; i < 40; i++)
+        strcat(longname, "30abcdefghijklmnopqrstuvwxyz0123");
+    strcat(longname, "Ev");
+    assert_int_equal(strlen(longname), 3 + 40 * 32 + 2);
+    d = gp__demangle(longname);
+    assert_non_null(d);
+    assert_int_equal(strlen(d), 40 * 30 + 39 * 2 + 2);
+    free(d);
+    /* back-references double the text per level: 26 levels would be gigabytes; refused at
+     * GP__DEMANGLE_MAX_OUT, fast */
+    char bomb[400] = "_Z1f1AIiE";
+    static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    for (int lvl = 1; lvl <= 26; lvl++) {
+        char ref[8];
+        if (lvl == 1)
+            snprintf(ref, sizeof ref, "S0_");
+        else
+            snprintf(ref, sizeof ref, "S%c_", digits[lvl - 1]);
+        strcat(bomb, "S_I");
+        strcat(bomb, ref);
+        strcat(bomb, ref);
+        strcat(bomb, "E");
+    }
+    assert_null(gp__demangle(bomb));
+    bomb[9 + 10 * 10] = '\0'; /* 10 levels: 2 K of text, under the bound */
+    d = gp__demangle(bomb);
+    assert_non_null(d);
+    assert_true(strlen(d) > 1000 && strlen(d) < GP__DEMANGLE_MAX_OUT);
+    free(d);
     enum { DEEP = 200000 };
     char *deep = malloc(DEEP + 8);
     assert_non_null(deep);

@@ -706,6 +706,21 @@ static void names_mangled_are_demangled(void **state)
     }
     assert_non_null(strstr(out, "256, 16"));
     assert_non_null(strstr(out + CAP, "64, 8"));
+    /* one kernel the trace names both ways is two rows: they keep two labels */
+    static const char *const twice[] = {"_Z1fIiEvPi", "void f<int>(int*)"};
+    char two[2 * CAP];
+    assert_int_equal(gp_shorten_names_unique(twice, 2, 12, two, CAP), GP_OK);
+    assert_string_not_equal(two, two + CAP);
+    assert_true(strlen(two) <= 12 && strlen(two + CAP) <= 12);
+    assert_non_null(strstr(two + CAP, "#2"));
+    /* a name whose text would double with each back-reference is shown as written */
+    static const char *const bomb[] = {
+        "_Z1f1AIiES_IS0_S0_ES_IS1_S1_ES_IS2_S2_ES_IS3_S3_ES_IS4_S4_ES_IS5_S5_ES_IS6_S6_ES_IS7_S7_"
+        "ES_"
+        "IS8_S8_ES_IS9_S9_ES_ISA_SA_ES_ISB_SB_ES_ISC_SC_ES_ISD_SD_ES_ISE_SE_ES_ISF_SF_ES_ISG_SG_ES_"
+        "ISH_SH_ES_ISI_SI_ES_ISJ_SJ_ES_ISK_SK_ES_ISL_SL_ES_ISM_SM_ES_ISN_SN_ES_ISO_SO_ES_ISP_SP_E"};
+    gp_shorten_name(bomb[0], 20, one, sizeof one);
+    assert_true(strncmp(one, "_Z1f1AIiE", 9) == 0);
 }
 
 /* The 8-rank job: the dashboard's total time is the job's span (not a sum over ranks), its charts

@@ -56,8 +56,7 @@ typedef struct gp__tconv {
 
 /* Prepares a converter that appends to t (not owned; must outlive the converter). api may be NULL
  * (API calls are then named "cbid N"). Kernel names are demangled with gp__demangle
- * (core/demangle.h: libstdc++'s __cxa_demangle, present in CUDA C++ programs, else loaded when
- * installed); without it they stay mangled. GP_ENOMEM. */
+ * (core/demangle.h: libiberty, linked in); a name it cannot demangle stays mangled. GP_ENOMEM. */
 gp_status gp__tconv_init(gp__tconv *c, gp_trace *t, const gp__cupti *api) GP_WARN_UNUSED;
 
 /* Converts one record into events / side records / devices of the trace. Kinds it does not know
