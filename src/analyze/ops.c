@@ -791,8 +791,10 @@ static gp_status build_rows(ctx *c, ops_priv *p)
         return GP_ENOMEM;
     }
     if (c->o->by == GP_OPS_BY_INSTANCE) {
-        /* instance rows are finished; the unattributed group rows only fed the total */
-        memcpy(rows, c->inst, n * sizeof *rows);
+        /* instance rows are finished; the unattributed group rows only fed the total. No
+         * instance: c->inst is NULL, which memcpy may not be given even for 0 bytes. */
+        if (n)
+            memcpy(rows, c->inst, n * sizeof *rows);
     } else {
         for (size_t i = 0; i < n; i++) {
             acc *a = gp__group_at(c->tab, i);

@@ -204,6 +204,32 @@ static void outside_op_note_names_a_row(void **state)
     gp_trace_free(t);
 }
 
+/* Every grouping of a trace without a single op or GPU event: an empty table, no
+ * undefined behaviour (by instance copied from a NULL instance array: fuzz_report_page found it;
+ * the sanitizer build of this test aborts on it). */
+static void no_instances_in_any_grouping(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("no ops, no GPU work", &t), GP_OK);
+    uint32_t cpu;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "step", 0, 100, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    for (int by = 0; by < GP_OPS_BY_COUNT; by++) {
+        gp_ops_opts o;
+        gp_ops_opts_init(&o);
+        o.by = (gp_ops_by)by;
+        gp_ops *ops = NULL;
+        assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+        assert_int_equal(ops->instances, 0);
+        assert_int_equal(ops->n_rows, 0);
+        assert_int_equal(ops->total.self_gpu, 0);
+        gp_ops_free(ops);
+    }
+    gp_trace_free(t);
+}
+
 static void groupings(void **state)
 {
     (void)state;
@@ -478,6 +504,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(attribution_by_name),
         cmocka_unit_test(outside_op_note_names_a_row),
+        cmocka_unit_test(no_instances_in_any_grouping),
         cmocka_unit_test(groupings),
         cmocka_unit_test(perf_model_and_refusals),
         cmocka_unit_test(formulas),
