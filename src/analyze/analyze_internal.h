@@ -142,4 +142,12 @@ gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n,
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;
 
+/* A CUDA or HIP graph launch call (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, suffixed
+ * forms such as _v10000 or _ptsz included): the one test the analyses use. */
+static inline bool gp__is_graph_launch(const char *name)
+{
+    return strncmp(name, "cudaGraphLaunch", 15) == 0 || strncmp(name, "hipGraphLaunch", 14) == 0 ||
+           strncmp(name, "cuGraphLaunch", 13) == 0;
+}
+
 #endif

@@ -81,7 +81,7 @@ static gp_status api_lookup(const gp_trace *t, int32_t *api_of, const gp_event *
                 return GP_ENOMEM;
             p->name = ev->name;
             p->driver = ev->kind == GP_EV_DRIVER;
-            p->graph = strstr(gp_trace_str(t, ev->name), "GraphLaunch") != NULL;
+            p->graph = gp__is_graph_launch(gp_trace_str(t, ev->name));
             a = (int32_t)(*n_apis - 1);
         }
         api_of[ev->name] = a;
@@ -396,7 +396,7 @@ gp_status gp__analyze_launch_stats(const gp__view *v, gp_rank_analysis *r)
         if (!in_graph && g->kind == GP_EV_KERNEL && g->launch && g->lname < n_str) {
             int8_t *m = &graph_name[g->lname];
             if (*m == 0)
-                *m = strstr(gp_trace_str(v->t, g->lname), "GraphLaunch") ? 1 : -1;
+                *m = gp__is_graph_launch(gp_trace_str(v->t, g->lname)) ? 1 : -1;
             in_graph = *m == 1;
         }
         r->launch.graph_kernels += in_graph;

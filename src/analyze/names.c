@@ -259,7 +259,7 @@ static gp_status unique(const char *const *names, const char *const *shown, size
     if (!ix)
         return GP_ENOMEM;
     for (size_t k = 0; k < n; k++)
-        gp_shorten_name(shown[k] ? shown[k] : "", width, out + k * cap, cap);
+        shorten(shown[k] ? shown[k] : "", width, out + k * cap, cap); /* already demangled */
     /* 1. Runs of equal short forms holding different names: show each from its long form,
      *    keeping the part that tells it from the most similar other name of the run. */
     sort_by_short(ix, n, out, cap);

@@ -16,6 +16,7 @@
 #include "core/msort.h"
 #include "core/strtab.h"
 #include "core/util.h"
+#include "analyze/analyze_internal.h"
 #include "analyze/ops_internal.h"
 #include "gpuprof/ops.h"
 
@@ -439,12 +440,6 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
 
 /* ---- the walk ------------------------------------------------------------------------------- */
 
-static bool is_graph_launch(const char *s)
-{
-    return strncmp(s, "cudaGraphLaunch", 15) == 0 || strncmp(s, "hipGraphLaunch", 14) == 0 ||
-           strncmp(s, "cuGraphLaunch", 13) == 0;
-}
-
 /* A runtime/driver call: its GPU work goes to the innermost open op. */
 static void launch(ctx *c, const gp_event *ev)
 {
@@ -459,7 +454,7 @@ static void launch(ctx *c, const gp_event *ev)
     if (lo == c->n_gw || c->gw[lo].corr != ev->correlation)
         return;
     int32_t op = c->n_st ? c->st[c->n_st - 1].op_up : -1;
-    bool replay = is_graph_launch(gp_trace_str(c->t, ev->name));
+    bool replay = gp__is_graph_launch(gp_trace_str(c->t, ev->name));
     for (size_t j = lo; j < c->n_gw && c->gw[j].corr == ev->correlation; j++) {
         gwork *g = &c->gw[j];
         if (g->flags & GW_USED)
