@@ -148,8 +148,8 @@ static void launch(FILE *fp, const gp_analysis *a)
                     (unsigned long long)p->cpu_outliers, (unsigned long long)p->delay_outliers);
         }
         fprintf(fp,
-                "%5d CUDA graphs: %llu graph launches, %llu kernels in graphs; %llu GPU events "
-                "without a launch\n",
+                "%5d graph launches: %llu, kernels in graphs: %llu, GPU events without a "
+                "launch: %llu\n",
                 r->rank, (unsigned long long)ls->graph_launches,
                 (unsigned long long)ls->graph_kernels, (unsigned long long)ls->gpu_unmatched);
         for (size_t k = 0; k < ls->n_outliers; k++) {
