@@ -285,7 +285,10 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
         occ_acc *a = &acc[k];
         a->time += ev->dur;
         const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
-        if (gi && gi->blocks_per_sm > 0.0f) {
+        /* A kernel that ran had at least one block resident, so an occupancy of 0 is Kineto's
+         * "not computed" (CUPTI's calculator fails for kernels such as Hopper's sm90 GEMMs with
+         * over 200 KB of shared memory): such a kernel does not report one. */
+        if (gi && gi->blocks_per_sm > 0.0f && gi->occupancy_pct > 0.0f) {
             a->occ_weighted += (double)gi->occupancy_pct * (double)ev->dur;
             a->occ_time += ev->dur;
         }

@@ -170,16 +170,20 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
 {
     const gp_temporal *tb = &r->temporal;
     gp_ns base = tb->valid ? tb->kernel_time : r->activity.span;
-    gp_ns host_wait = 0, host_wait_max = 0, idle_sum = 0;
-    uint64_t gaps = 0;
+    gp_ns host_wait = 0, host_wait_max = 0, idle_sum = 0, kw_idle = 0;
+    uint64_t gaps = 0, kw_gaps = 0;
     for (size_t i = 0; i < r->n_idle; i++) {
         const gp_idle_stream *s = &r->idle[i];
         host_wait += s->idle[GP_IDLE_HOST_WAIT];
         host_wait_max = GP_MAX(host_wait_max, s->idle[GP_IDLE_HOST_WAIT]);
         idle_sum += s->total;
+        kw_idle += s->idle[GP_IDLE_KERNEL_WAIT];
+        kw_gaps += s->gaps[GP_IDLE_KERNEL_WAIT];
         for (int c = 0; c < GP_IDLE_COUNT; c++)
             gaps += s->gaps[c];
     }
+    /* most of the rank's kernels are launched by graph replays */
+    bool graphed = r->kernels_total > 0 && r->launch.graph_kernels * 2 >= r->kernels_total;
     gp_finding *f;
     /* launch-bound */
     if (tb->valid && tb->idle_pct >= 30.0 && idle_sum > 0 && host_wait * 2 >= idle_sum) {
@@ -197,12 +201,21 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
                                 100.0 * (double)r->small_kernels / (double)r->kernels_total, "%");
         if (r->launch.n_apis)
             gp__advise_evidence(f, "launch_cpu_p50", US(r->launch.apis[0].cpu_p50), "us");
+        if (r->launch.graph_kernels)
+            gp__advise_evidence(f, "kernels_in_graphs", (double)r->launch.graph_kernels, "count");
         f->gain_ns = GP_MIN(tb->idle, host_wait_max);
-        f->type = GP_SUG_CACHING;
-        f->suggestion = "The GPU waits for the CPU to enqueue work. Capture the step in a CUDA "
-                        "graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse "
-                        "small kernels, and move host work (data loading, .item(), logging) off "
-                        "the critical path.";
+        f->type = graphed ? GP_SUG_PARALLELIZATION : GP_SUG_CACHING;
+        /* Advice to capture graphs is no help to a step that already replays one (vLLM, SGLang
+         * decode): there the wait is host work between replays. */
+        f->suggestion =
+            graphed ? "Most kernels already run in graph replays, so the GPU waits for host work "
+                      "between them (scheduling, sampling, blocking copies, .item()). Find it in "
+                      "the timeline's CPU rows during the gaps, then overlap it with the next "
+                      "replay or move it off the critical path."
+                    : "The GPU waits for the CPU to enqueue work. Capture the step in a CUDA "
+                      "graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse "
+                      "small kernels, and move host work (data loading, .item(), logging) off "
+                      "the critical path.";
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* small kernels dominating */
@@ -215,8 +228,11 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         gp__advise_evidence(f, "small_kernels", (double)r->small_kernels, "count");
         gp__advise_evidence(f, "small_kernels_share", share, "%");
         gp__advise_evidence(f, "small_kernels_time", US(r->small_kernels_time), "us");
-        gp_ns mean_gap = gaps ? idle_sum / (gp_ns)gaps : 0;
-        gp__advise_evidence(f, "mean_gap", US(mean_gap), "us");
+        /* In graph replays launches cost nothing per kernel: fusing saves only the gaps between
+         * kernels already queued (kernel_wait), not the host's gaps between replays. */
+        gp_ns mean_gap = graphed ? (kw_gaps ? kw_idle / (gp_ns)kw_gaps : 0)
+                                 : (gaps ? idle_sum / (gp_ns)gaps : 0);
+        gp__advise_evidence(f, graphed ? "mean_kernel_wait_gap" : "mean_gap", US(mean_gap), "us");
         f->gain_ns =
             GP_MAX(0, GP_MIN(tb->valid ? tb->idle : 0, (gp_ns)r->small_kernels * mean_gap));
         f->type = GP_SUG_BATCHING;

@@ -743,6 +743,104 @@ static void real_medium_is_launch_bound(void **state)
     gp_job_free(job);
 }
 
+static const gp_finding *finding(const gp_analysis *a, const char *rule)
+{
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (strcmp(a->findings[i].rule, rule) == 0)
+            return &a->findings[i];
+    return NULL;
+}
+
+static double evidence(const gp_finding *f, const char *name)
+{
+    for (size_t i = 0; i < f->n_evidence; i++)
+        if (strcmp(f->evidence[i].name, name) == 0)
+            return f->evidence[i].value;
+    return -1.0;
+}
+
+/* modern_mi300_sglang_decode replays 544 of its 555 kernels in one hipGraphLaunch: the host-wait
+ * finding must not advise capturing a graph, and fusing small kernels can only save the gaps
+ * between queued kernels (the mean over all gaps was one 463 ms host gap: a 310 ms "gain"). */
+static void real_graph_replay_advice(void **state)
+{
+    char buf[4096];
+    const char *p = shared_trace("modern_mi300_sglang_decode.json.gz", buf, sizeof(buf));
+    if (!p)
+        skip();
+    gp_job *job = read_job(p);
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_true(r->launch.graph_kernels * 2 >= r->kernels_total);
+    const gp_finding *lb = finding(a, "launch_bound");
+    assert_non_null(lb);
+    assert_int_equal(lb->type, GP_SUG_PARALLELIZATION);
+    assert_null(strstr(lb->suggestion, "Capture"));
+    assert_non_null(strstr(lb->suggestion, "graph replays"));
+    assert_float_equal(evidence(lb, "kernels_in_graphs"), (double)r->launch.graph_kernels, 0.0);
+    const gp_finding *sk = finding(a, "small_kernels");
+    assert_non_null(sk);
+    gp_ns kw = 0;
+    uint64_t kw_gaps = 0;
+    for (size_t i = 0; i < r->n_idle; i++) {
+        kw += r->idle[i].idle[GP_IDLE_KERNEL_WAIT];
+        kw_gaps += r->idle[i].gaps[GP_IDLE_KERNEL_WAIT];
+    }
+    assert_true(kw_gaps > 0);
+    assert_int_equal(sk->gain_ns, (gp_ns)r->small_kernels * (kw / (gp_ns)kw_gaps));
+    assert_true(sk->gain_ns < 1000000); /* under 1 ms of a 474 ms span */
+    assert_int_equal(sk->priority, GP_PRIO_LOW);
+    gp_analysis_free(a);
+    gp_job_free(job);
+}
+
+/* Low occupancy: the hottest compute kernel under 25 % is named, and an occupancy of 0 is
+ * Kineto's "not computed" (a kernel that ran had a block resident), never "runs at 0 %". */
+static void occupancy_zero_is_not_reported(void **state)
+{
+    static const struct {
+        const char *name;
+        gp_ns dur;
+        float occ;
+    } k[] = {{"sm90_gemm_not_computed", 90000, 0.0f},
+             {"small_occ_kernel", 30000, 12.5f},
+             {"full_occ_kernel", 20000, 75.0f}};
+    for (int with_low = 0; with_low < 2; with_low++) {
+        gp_trace *t;
+        assert_int_equal(gp_trace_create("occupancy", &t), GP_OK);
+        uint32_t s7;
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+        gp_ns ts = 0;
+        for (size_t i = 0; i < 3; i++) {
+            if (i == 1 && !with_low)
+                continue;
+            gp_gpu_info gi;
+            gp_gpu_info_init(&gi);
+            gi.device = 0;
+            gi.stream = 7;
+            gi.blocks_per_sm = 0.9f;
+            gi.occupancy_pct = k[i].occ;
+            uint32_t extra;
+            assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+            add(t, s7, GP_EV_KERNEL, k[i].name, ts, k[i].dur, 0, extra);
+            ts += k[i].dur + 1000;
+        }
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        gp_analysis *a = run(t, NULL);
+        const gp_rank_analysis *r = &a->ranks[0];
+        if (with_low) {
+            assert_string_equal(r->low_occ_kernel, "small_occ_kernel");
+            assert_float_equal(r->low_occ_pct, 12.5, 1e-9);
+            assert_int_equal(r->low_occ_time, 30000);
+        } else {
+            assert_null(r->low_occ_kernel);
+        }
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
 /* The analyses of a rank run side by side: any thread count gives the same results, byte for
  * byte in the JSON rendering, in both modes (large_v100_nccl: memory events, NCCL, two streams). */
 static char *render_json_text(const gp_analysis *a)
@@ -845,6 +943,8 @@ int main(void)
         cmocka_unit_test(cpu_only_trace),
         cmocka_unit_test(golden_outputs),
         cmocka_unit_test(real_medium_is_launch_bound),
+        cmocka_unit_test(real_graph_replay_advice),
+        cmocka_unit_test(occupancy_zero_is_not_reported),
         cmocka_unit_test(thread_count_does_not_change_results),
         cmocka_unit_test(real_cpu_only_and_job),
     };
