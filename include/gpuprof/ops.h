@@ -108,7 +108,10 @@ GP_EXTERN const char *gp_op_bound_name(gp_op_bound b);
 /* A device's roof: dense peak arithmetic rate per dtype and memory bandwidth. */
 typedef struct gp_device_peak {
     const char *entry;  /* the table entry used ("NVIDIA H100 SXM5"), NULL when none matched */
-    const char *device; /* deviceProperties name of the trace (trace string), NULL when absent */
+    const char *device; /* deviceProperties name of the trace (trace string); for an unnamed
+                         * device that its properties identify, a static description
+                         * ("unnamed gfx942, 304 CUs, 192 GiB: AMD Instinct MI300X"); NULL
+                         * when absent */
     int32_t num_sms;    /* deviceProperties numSms, -1 when absent */
     double tflops[GP_DT_COUNT]; /* TFLOP/s (10^12 per second); 0 = unknown */
     double tbps;                /* TB/s (10^12 bytes per second); 0 = unknown */

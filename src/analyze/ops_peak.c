@@ -174,11 +174,28 @@ void gp_device_peak_lookup(const char *device, int64_t total_mem, gp_device_peak
     }
 }
 
+/* A device the trace leaves unnamed (vLLM's ROCm traces write "name": ""), told by its properties
+ * where they single out one entry: gfx942 (compute 9.4, 64-wide wavefronts) with 304 CUs and
+ * 192 GiB is the MI300X (the named MI300X traces carry exactly these; the MI325X has 256 GiB and
+ * is not in the table). NULL when the properties fit no entry alone. */
+static const char *unnamed_device(const gp_device_props *d)
+{
+    const double gib = 1073741824.0;
+    if (d->compute_major == 9 && d->compute_minor == 4 && d->warp_size == 64 && d->num_sms == 304 &&
+        d->total_global_mem > 0 && (double)d->total_global_mem < 224.0 * gib &&
+        (double)d->total_global_mem > 160.0 * gib)
+        return "unnamed gfx942, 304 CUs, 192 GiB: AMD Instinct MI300X";
+    return NULL;
+}
+
 void gp__ops_trace_peak(const gp_trace *t, double peak_tflops, double peak_tbps,
                         gp_device_peak *out)
 {
     const gp_device_props *d = t->n_devices ? &t->devices[0] : NULL;
-    gp_device_peak_lookup(d ? gp_trace_str(t, d->name) : NULL, d ? d->total_global_mem : 0, out);
+    const char *name = d ? gp_trace_str(t, d->name) : NULL;
+    if (d && (!name || !*name))
+        name = unnamed_device(d);
+    gp_device_peak_lookup(name, d ? d->total_global_mem : 0, out);
     if (d)
         out->num_sms = d->num_sms;
     if (peak_tflops > 0) {

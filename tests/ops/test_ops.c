@@ -391,6 +391,67 @@ static void peak_table(void **state)
     assert_int_equal(gp_ops_sort_parse("efficiency"), GP_OPS_SORT_EFFICIENCY);
 }
 
+/* An unnamed device (vLLM's ROCm traces: "name": "") is told by its properties only where they
+ * single out one entry: gfx942 with 304 CUs and 192 GiB, as in the named MI300X traces. */
+static void unnamed_device_by_properties(void **state)
+{
+    (void)state;
+    const int64_t gib = 1073741824LL;
+    static const struct {
+        int64_t mem_gib;
+        int32_t major, minor, cus, warp;
+        bool mi300x;
+    } c[] = {
+        {192, 9, 4, 304, 64, true},  /* modern_vllm_decode_graph's properties */
+        {256, 9, 4, 304, 64, false}, /* MI325X: not in the table */
+        {192, 9, 4, 228, 64, false}, /* another CU count */
+        {192, 9, 0, 304, 64, false}, /* another architecture */
+        {192, 9, 4, 304, 32, false}, /* 32-wide warps: not AMD */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        gp_trace *t;
+        assert_int_equal(gp_trace_create("unnamed", &t), GP_OK);
+        gp_device_props d = {.id = 0,
+                             .name = str(t, ""),
+                             .total_global_mem = c[i].mem_gib * gib,
+                             .compute_major = c[i].major,
+                             .compute_minor = c[i].minor,
+                             .num_sms = c[i].cus,
+                             .warp_size = c[i].warp};
+        assert_int_equal(gp_trace_add_device(t, &d), GP_OK);
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        gp_device_peak p;
+        gp__ops_trace_peak(t, 0, 0, &p);
+        if (c[i].mi300x) {
+            assert_string_equal(p.entry, "AMD Instinct MI300X");
+            assert_true(p.tbps == 5.3);
+            assert_non_null(strstr(p.device, "unnamed"));
+        } else {
+            assert_null(p.entry);
+            assert_null(p.device);
+        }
+        assert_int_equal(p.num_sms, c[i].cus);
+        gp_trace_free(t);
+    }
+    /* A named device keeps its name, whatever its properties. */
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("named", &t), GP_OK);
+    gp_device_props d = {.id = 0,
+                         .name = str(t, "AMD Radeon Graphics"),
+                         .total_global_mem = 192 * gib,
+                         .compute_major = 9,
+                         .compute_minor = 4,
+                         .num_sms = 304,
+                         .warp_size = 64};
+    assert_int_equal(gp_trace_add_device(t, &d), GP_OK);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_device_peak p;
+    gp__ops_trace_peak(t, 0, 0, &p);
+    assert_null(p.entry);
+    assert_string_equal(p.device, "AMD Radeon Graphics");
+    gp_trace_free(t);
+}
+
 /* Unknown device: rates without a %, and the note says so; an override gives the %. */
 static void unknown_device_and_override(void **state)
 {
@@ -509,6 +570,7 @@ int main(void)
         cmocka_unit_test(perf_model_and_refusals),
         cmocka_unit_test(formulas),
         cmocka_unit_test(peak_table),
+        cmocka_unit_test(unnamed_device_by_properties),
         cmocka_unit_test(unknown_device_and_override),
         cmocka_unit_test(golden_outputs),
         cmocka_unit_test(real_vit),
