@@ -87,7 +87,7 @@ void gp_analysis_free(gp_analysis *a)
     free(a);
 }
 
-static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r)
+static void rank_notes(const gp_trace *t, const gp__view *v, bool many, gp_rank_analysis *r)
 {
     r->note = v->note;
     r->stream_overlaps = v->n_stream_overlaps;
@@ -117,7 +117,7 @@ static void rank_notes(const gp_trace *t, const gp__view *v, gp_rank_analysis *r
     if (t->stats.absurd_dur)
         gp_error_note(&r->note, "%llu events with durations over 7 days were dropped as corrupt.",
                       (unsigned long long)t->stats.absurd_dur);
-    if (!t->dist.present)
+    if (!t->dist.present && many) /* of a single trace, the rank says nothing */
         gp_error_note(&r->note, "No distributedInfo: rank %d from file order.", (int)t->rank);
 }
 
@@ -317,7 +317,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
     a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
     if (!a->ranks)
         st = GP_ENOMEM;
-    if (job->ranks_from_file_order)
+    if (job->ranks_from_file_order && job->n_ranks > 1)
         gp_error_note(&a->note,
                       "Some traces lack distributedInfo.rank: their ranks follow file-name order.");
     for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++) {
@@ -332,7 +332,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         r->gpu_events = v.n_g;
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
-        rank_notes(t, &v, r);
+        rank_notes(t, &v, job->n_ranks > 1, r);
         st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4));
         gp__view_free(&v);
     }

@@ -795,6 +795,27 @@ static void real_graph_replay_advice(void **state)
     gp_job_free(job);
 }
 
+/* Ranks taken from file order are noted for a job of several traces, not for a single trace,
+ * whose rank says nothing. */
+static void file_order_rank_note_only_for_jobs(void **state)
+{
+    gp_trace *ranks[2] = {synthetic_trace(10000, 0), synthetic_trace(10000, 1)};
+    for (int i = 0; i < 2; i++)
+        ranks[i]->dist.present = false;
+    for (size_t n = 1; n <= 2; n++) {
+        gp_job job = {.ranks = ranks, .n_ranks = n, .ranks_from_file_order = true};
+        gp_analysis *a = NULL;
+        assert_int_equal(gp_analyze_job(&job, NULL, &a, NULL), GP_OK);
+        bool job_note = strstr(a->note.msg, "file-name order") != NULL;
+        bool rank_note = strstr(a->ranks[0].note.msg, "No distributedInfo") != NULL;
+        assert_true(job_note == (n > 1));
+        assert_true(rank_note == (n > 1));
+        gp_analysis_free(a);
+    }
+    gp_trace_free(ranks[0]);
+    gp_trace_free(ranks[1]);
+}
+
 /* Low occupancy: the hottest compute kernel under 25 % is named, and an occupancy of 0 is
  * Kineto's "not computed" (a kernel that ran had a block resident), never "runs at 0 %". */
 static void occupancy_zero_is_not_reported(void **state)
@@ -945,6 +966,7 @@ int main(void)
         cmocka_unit_test(real_medium_is_launch_bound),
         cmocka_unit_test(real_graph_replay_advice),
         cmocka_unit_test(occupancy_zero_is_not_reported),
+        cmocka_unit_test(file_order_rank_note_only_for_jobs),
         cmocka_unit_test(thread_count_does_not_change_results),
         cmocka_unit_test(real_cpu_only_and_job),
     };
