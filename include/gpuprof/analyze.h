@@ -217,8 +217,9 @@ typedef struct gp_activity {
     gp_ns cpu_active; /* union of CPU ops and runtime/driver calls (not Python frames) */
     gp_ns gpu_active; /* union of kernel, memcpy and memset */
     gp_ns overlap;    /* both at once */
-    gp_ns sync;       /* union of synchronisation events (cuda_sync) */
-    uint64_t syncs;
+    gp_ns sync;       /* union of synchronisation events (cuda_sync); in a trace without any,
+                       * of the blocking calls (*Synchronize, copies without Async) */
+    uint64_t syncs;   /* number of those events, or calls */
 } gp_activity;
 
 /* Memory timeline from "[memory]" events of one device (device_type/device_id). */

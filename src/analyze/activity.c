@@ -15,6 +15,22 @@ static bool is_cpu_work(uint8_t kind)
     return kind == GP_EV_CPU_OP || kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER;
 }
 
+/* A runtime or driver call that blocks the host until the GPU catches up: the *Synchronize calls
+ * of CUDA, the driver and HIP, and the copies without Async (cudaMemcpy, hipMemcpyWithStream:
+ * `.cpu()` and `.item()` on ROCm). */
+static bool is_blocking_call(const char *name)
+{
+    size_t n = strlen(name);
+    static const char sfx[] = "Synchronize";
+    if (strncmp(name, "cu", 2) != 0 && strncmp(name, "hip", 3) != 0)
+        return false;
+    if (n > sizeof sfx - 1 && strcmp(name + n - (sizeof sfx - 1), sfx) == 0)
+        return true;
+    bool copy = strncmp(name, "cudaMemcpy", 10) == 0 || strncmp(name, "hipMemcpy", 9) == 0 ||
+                strncmp(name, "cuMemcpy", 8) == 0;
+    return copy && !strstr(name, "Async");
+}
+
 typedef struct mem_list {
     const gp_event **v;
     size_t n, cap;
@@ -24,9 +40,14 @@ typedef struct mem_list {
 static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
 {
     const gp_trace *t = v->t;
-    gp__ivls cpu = {0}, gpu = {0}, sync = {0};
+    gp__ivls cpu = {0}, gpu = {0}, sync = {0}, blocking = {0};
     gp_status st = GP_OK;
     gp_activity *a = &r->activity;
+    uint64_t n_blocking = 0;
+    /* per name: 0 not looked at yet, 1 not blocking, 2 blocking */
+    uint8_t *memo = calloc(gp_trace_str_count(t) + 1, 1);
+    if (!memo)
+        return GP_ENOMEM;
     for (size_t k = 0; k < t->n_tracks && st == GP_OK; k++) {
         const gp_track *tr = &t->tracks[k];
         if (tr->kind == GP_TRACK_COUNTER)
@@ -53,6 +74,16 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
             }
             if (tr->kind == GP_TRACK_GPU_STREAM || !is_cpu_work(ev->kind))
                 continue;
+            if (ev->kind != GP_EV_CPU_OP) {
+                uint8_t *m = &memo[ev->name];
+                if (!*m)
+                    *m = is_blocking_call(gp_trace_str(t, ev->name)) ? 2 : 1;
+                if (*m == 2) {
+                    n_blocking++;
+                    if ((st = gp__ivls_push(&blocking, ev->ts, ev->ts + ev->dur)) != GP_OK)
+                        break;
+                }
+            }
             /* Per-thread union first (the track is sorted): few intervals leave the track. */
             if (open && ev->ts <= ce) {
                 ce = GP_MAX(ce, ev->ts + ev->dur);
@@ -76,6 +107,14 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
         st = gp__ivls_sort(&cpu);
     if (st == GP_OK)
         st = gp__ivls_sort(&gpu);
+    /* Kineto writes cuda_sync events only when asked to (few traces have them): without them,
+     * the blocking calls measure the same time from the host's side. */
+    if (st == GP_OK && !a->syncs) {
+        gp__ivls tmp = sync;
+        sync = blocking;
+        blocking = tmp;
+        a->syncs = n_blocking;
+    }
     if (st == GP_OK)
         st = gp__ivls_sort(&sync);
     if (st == GP_OK) {
@@ -97,6 +136,8 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
     gp__ivls_free(&cpu);
     gp__ivls_free(&gpu);
     gp__ivls_free(&sync);
+    gp__ivls_free(&blocking);
+    free(memo);
     return st;
 }
 

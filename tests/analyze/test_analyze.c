@@ -816,6 +816,42 @@ static void file_order_rank_note_only_for_jobs(void **state)
     gp_trace_free(ranks[1]);
 }
 
+/* Synchronisation time: the cuda_sync events when the trace has any; else (most traces: Kineto
+ * writes them only when asked to) the blocking calls, *Synchronize and copies without Async. */
+static void sync_from_events_else_blocking_calls(void **state)
+{
+    for (int with_events = 0; with_events < 2; with_events++) {
+        gp_trace *t;
+        assert_int_equal(gp_trace_create("sync", &t), GP_OK);
+        uint32_t cpu, s7;
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+        add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 0, 1000, 1, 0);
+        add(t, cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 2000, 8000, 0, 0);
+        add(t, cpu, GP_EV_RUNTIME, "cudaMemcpyAsync", 11000, 1000, 0, 0);
+        add(t, cpu, GP_EV_RUNTIME, "hipMemcpyWithStream", 13000, 5000, 0, 0);
+        add(t, cpu, GP_EV_DRIVER, "cuCtxSynchronize", 20000, 2000, 0, 0);
+        add(t, cpu, GP_EV_RUNTIME, "cudaMemcpy", 23000, 3000, 0, 0);
+        add(t, cpu, GP_EV_CPU_OP, "aten::synchronize_like_Synchronize", 27000, 1000, 0, 0);
+        gpu(t, s7, GP_EV_KERNEL, "k", 1500, 9000, 1, 7, -1);
+        if (with_events)
+            gpu(t, s7, GP_EV_SYNC, "Stream Sync", 9000, 1000, 0, 7, -1);
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        gp_analysis *a = run(t, NULL);
+        const gp_activity *act = &a->ranks[0].activity;
+        if (with_events) {
+            assert_int_equal(act->syncs, 1);
+            assert_int_equal(act->sync, 1000);
+        } else {
+            /* StreamSynchronize 8, WithStream 5, CtxSynchronize 2, cudaMemcpy 3 us */
+            assert_int_equal(act->syncs, 4);
+            assert_int_equal(act->sync, 18000);
+        }
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
 /* Low occupancy: the hottest compute kernel under 25 % is named, and an occupancy of 0 is
  * Kineto's "not computed" (a kernel that ran had a block resident), never "runs at 0 %". */
 static void occupancy_zero_is_not_reported(void **state)
@@ -966,6 +1002,7 @@ int main(void)
         cmocka_unit_test(real_medium_is_launch_bound),
         cmocka_unit_test(real_graph_replay_advice),
         cmocka_unit_test(occupancy_zero_is_not_reported),
+        cmocka_unit_test(sync_from_events_else_blocking_calls),
         cmocka_unit_test(file_order_rank_note_only_for_jobs),
         cmocka_unit_test(thread_count_does_not_change_results),
         cmocka_unit_test(real_cpu_only_and_job),
