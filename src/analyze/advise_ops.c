@@ -37,6 +37,31 @@ static const gp_ops_row *worst_row(const gp_ops *ops)
     return best;
 }
 
+/* What to try, by bound, category and dtype: advice to leave fp32 means nothing to a bf16 op. */
+static const char *suggestion(const gp_ops_row *r)
+{
+    if (r->bound == GP_BOUND_MEMORY)
+        return "This shape is memory-bound and far from the bandwidth roof: fuse it with its "
+               "neighbours (torch.compile), batch small products together, or keep operands in a "
+               "layout the kernel reads contiguously.";
+    if ((r->category == GP_OPCAT_ATTN_FWD || r->category == GP_OPCAT_ATTN_BWD) && r->key &&
+        (strstr(r->key, "flash") || strstr(r->key, "cudnn")))
+        return "This attention already runs a fused kernel, far below the compute roof: a newer "
+               "kernel for this GPU (FlashAttention-3 on Hopper, CK or aiter on MI300) and more "
+               "or longer sequences per call raise its utilisation.";
+    if (r->category == GP_OPCAT_ATTN_FWD || r->category == GP_OPCAT_ATTN_BWD)
+        return "This attention shape runs far below the compute roof: pick the flash or cuDNN "
+               "backend (torch.nn.attention.sdpa_kernel) rather than the memory-efficient or "
+               "math one, and batch more sequences per call.";
+    if (r->dtype == GP_DT_FP32)
+        return "This shape runs far below the compute roof: use bf16/fp16 (or TF32) instead of "
+               "fp32, pad dimensions to multiples of 8/16 for tensor cores, and try torch.compile "
+               "max-autotune or cuBLASLt heuristics.";
+    return "This shape runs far below the compute roof: pad dimensions to multiples of 8/16 (64 "
+           "suits most tiles), batch small products into one call, and try torch.compile "
+           "max-autotune or cuBLASLt heuristics.";
+}
+
 gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
 {
     if (!t->n_op_shapes)
@@ -78,13 +103,7 @@ gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
         f->type = GP_SUG_ALGORITHM;
         double share = (double)f->gain_ns / (double)ops->gpu_time;
         f->priority = share >= 0.30 ? GP_PRIO_HIGH : share >= 0.10 ? GP_PRIO_MEDIUM : GP_PRIO_LOW;
-        f->suggestion = r->bound == GP_BOUND_MEMORY
-                            ? "This shape is memory-bound and far from the bandwidth roof: fuse it "
-                              "with its neighbours (torch.compile), batch small products together, "
-                              "or keep operands in a layout the kernel reads contiguously."
-                            : "This shape runs far below the compute roof: pad dimensions to "
-                              "multiples of 8/16 for tensor cores, use bf16/fp16 (or TF32) instead "
-                              "of fp32, and try torch.compile max-autotune or cuBLASLt heuristics.";
+        f->suggestion = suggestion(r);
     }
     gp_ops_free(ops);
     return GP_OK;

@@ -852,6 +852,41 @@ static void sync_from_events_else_blocking_calls(void **state)
     }
 }
 
+/* op_below_roofline on real traces: its gain is the GPU time above the roof, and its suggestion
+ * fits the op (timesformer's matmul is memory-bound; the MI300 trace's attention already runs
+ * flash, so "pick the flash backend" would be wrong there). */
+static void real_op_below_roofline(void **state)
+{
+    static const struct {
+        const char *trace, *says;
+    } c[] = {{"modern_h100_timesformer.json.gz", "memory-bound"},
+             {"modern_mi300_torch_compile.json.gz", "already runs a fused kernel"}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char buf[4096];
+        const char *p = shared_trace(c[i].trace, buf, sizeof(buf));
+        if (!p)
+            skip();
+        gp_read_opts rd;
+        gp_read_opts_init(&rd);
+        rd.quiet = true;
+        rd.keep_op_shapes = true;
+        gp_job *job = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_job_read(p, &rd, &job, &err), GP_OK);
+        gp_analysis *a = NULL;
+        assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
+        const gp_finding *f = finding(a, "op_below_roofline");
+        assert_non_null(f);
+        double pct = evidence(f, "roofline_pct"), us = evidence(f, "gpu_time");
+        assert_true(pct > 0 && pct < 30.0);
+        assert_true(evidence(f, "share_of_gpu_time") >= 5.0);
+        assert_true(fabs((double)f->gain_ns - us * 1000.0 * (1 - pct / 100)) <= 1000.0);
+        assert_non_null(strstr(f->suggestion, c[i].says));
+        gp_analysis_free(a);
+        gp_job_free(job);
+    }
+}
+
 /* Low occupancy: the hottest compute kernel under 25 % is named, and an occupancy of 0 is
  * Kineto's "not computed" (a kernel that ran had a block resident), never "runs at 0 %". */
 static void occupancy_zero_is_not_reported(void **state)
@@ -1002,6 +1037,7 @@ int main(void)
         cmocka_unit_test(real_medium_is_launch_bound),
         cmocka_unit_test(real_graph_replay_advice),
         cmocka_unit_test(occupancy_zero_is_not_reported),
+        cmocka_unit_test(real_op_below_roofline),
         cmocka_unit_test(sync_from_events_else_blocking_calls),
         cmocka_unit_test(file_order_rank_note_only_for_jobs),
         cmocka_unit_test(thread_count_does_not_change_results),
