@@ -326,10 +326,12 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
         occ_acc *a = &acc[k];
         a->time += ev->dur;
         const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
-        /* A kernel that ran had at least one block resident, so an occupancy of 0 is Kineto's
-         * "not computed" (CUPTI's calculator fails for kernels such as Hopper's sm90 GEMMs with
-         * over 200 KB of shared memory): such a kernel does not report one. */
-        if (gi && gi->blocks_per_sm > 0.0f && gi->occupancy_pct > 0.0f) {
+        /* Kineto writes the occupancy as a whole percent, 0 also where CUPTI's calculator
+         * failed (Hopper's sm90 GEMMs with over 200 KB of shared memory). With a warp or more
+         * per SM the occupancy is at least 1/64, so a 0 there means "not computed" and the
+         * kernel reports none; a one-block grid's 0 (0.0003 warps per SM) is real. */
+        bool not_computed = gi && gi->occupancy_pct <= 0.0f && gi->warps_per_sm >= 1.0f;
+        if (gi && gi->blocks_per_sm > 0.0f && !not_computed) {
             a->occ_weighted += (double)gi->occupancy_pct * (double)ev->dur;
             a->occ_time += ev->dur;
         }

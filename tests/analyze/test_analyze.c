@@ -887,25 +887,27 @@ static void real_op_below_roofline(void **state)
     }
 }
 
-/* Low occupancy: the hottest compute kernel under 25 % is named, and an occupancy of 0 is
- * Kineto's "not computed" (a kernel that ran had a block resident), never "runs at 0 %". */
+/* Low occupancy: the hottest compute kernel under 25 % is named. An occupancy of 0 with a warp
+ * or more per SM is Kineto's "not computed" (qwen's sm90 GEMM: 10.9 warps per SM), never "runs
+ * at 0 %"; a one-block grid's 0 is real (tiny_triton: 0.037 warps per SM). */
 static void occupancy_zero_is_not_reported(void **state)
 {
     static const struct {
         const char *name;
         gp_ns dur;
-        float occ;
-    } k[] = {{"sm90_gemm_not_computed", 90000, 0.0f},
-             {"small_occ_kernel", 30000, 12.5f},
-             {"full_occ_kernel", 20000, 75.0f}};
-    for (int with_low = 0; with_low < 2; with_low++) {
+        float occ, warps;
+    } k[] = {{"sm90_gemm_not_computed", 90000, 0.0f, 10.9f},
+             {"small_occ_kernel", 30000, 12.5f, 8.0f},
+             {"full_occ_kernel", 20000, 75.0f, 48.0f},
+             {"one_block_kernel", 5000, 0.0f, 0.037f}};
+    for (int with_low = 0; with_low < 3; with_low++) {
         gp_trace *t;
         assert_int_equal(gp_trace_create("occupancy", &t), GP_OK);
         uint32_t s7;
         assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
         gp_ns ts = 0;
-        for (size_t i = 0; i < 3; i++) {
-            if (i == 1 && !with_low)
+        for (size_t i = 0; i < 4; i++) {
+            if ((i == 1 && with_low != 1) || (i == 3 && with_low != 2))
                 continue;
             gp_gpu_info gi;
             gp_gpu_info_init(&gi);
@@ -913,6 +915,7 @@ static void occupancy_zero_is_not_reported(void **state)
             gi.stream = 7;
             gi.blocks_per_sm = 0.9f;
             gi.occupancy_pct = k[i].occ;
+            gi.warps_per_sm = k[i].warps;
             uint32_t extra;
             assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
             add(t, s7, GP_EV_KERNEL, k[i].name, ts, k[i].dur, 0, extra);
@@ -921,10 +924,13 @@ static void occupancy_zero_is_not_reported(void **state)
         assert_int_equal(gp_trace_finish(t), GP_OK);
         gp_analysis *a = run(t, NULL);
         const gp_rank_analysis *r = &a->ranks[0];
-        if (with_low) {
+        if (with_low == 1) {
             assert_string_equal(r->low_occ_kernel, "small_occ_kernel");
             assert_float_equal(r->low_occ_pct, 12.5, 1e-9);
             assert_int_equal(r->low_occ_time, 30000);
+        } else if (with_low == 2) {
+            assert_string_equal(r->low_occ_kernel, "one_block_kernel");
+            assert_float_equal(r->low_occ_pct, 0.0, 1e-9);
         } else {
             assert_null(r->low_occ_kernel);
         }
