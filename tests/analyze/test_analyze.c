@@ -724,16 +724,31 @@ static gp_job *read_job(const char *path)
     return job;
 }
 
+/* Reads and analyses a trace of ../shared/traces into *job; NULL (the caller skips) when absent. */
+static gp_analysis *analyze_shared(const char *name, bool keep_shapes, gp_job **job)
+{
+    char buf[4096];
+    const char *p = shared_trace(name, buf, sizeof(buf));
+    if (!p)
+        return NULL;
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = true;
+    rd.keep_op_shapes = keep_shapes;
+    gp_error err = {0};
+    assert_int_equal(gp_job_read(p, &rd, job, &err), GP_OK);
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(*job, NULL, &a, NULL), GP_OK);
+    return a;
+}
+
 /* medium_a100_nccl is host_wait-bound: the launch_bound rule fires first, with its evidence. */
 static void real_medium_is_launch_bound(void **state)
 {
-    char buf[4096];
-    const char *p = shared_trace("medium_a100_nccl.json.gz", buf, sizeof(buf));
-    if (!p)
+    gp_job *job = NULL;
+    gp_analysis *a = analyze_shared("medium_a100_nccl.json.gz", false, &job);
+    if (!a)
         skip();
-    gp_job *job = read_job(p);
-    gp_analysis *a = NULL;
-    assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
     assert_true(a->n_findings >= 1);
     assert_string_equal(a->findings[0].rule, "launch_bound");
     assert_true(a->findings[0].gain_ns > 0);
@@ -764,13 +779,10 @@ static double evidence(const gp_finding *f, const char *name)
  * between queued kernels (the mean over all gaps was one 463 ms host gap: a 310 ms "gain"). */
 static void real_graph_replay_advice(void **state)
 {
-    char buf[4096];
-    const char *p = shared_trace("modern_mi300_sglang_decode.json.gz", buf, sizeof(buf));
-    if (!p)
+    gp_job *job = NULL;
+    gp_analysis *a = analyze_shared("modern_mi300_sglang_decode.json.gz", false, &job);
+    if (!a)
         skip();
-    gp_job *job = read_job(p);
-    gp_analysis *a = NULL;
-    assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
     const gp_rank_analysis *r = &a->ranks[0];
     assert_true(r->launch.graph_kernels * 2 >= r->kernels_total);
     const gp_finding *lb = finding(a, "launch_bound");
@@ -862,19 +874,10 @@ static void real_op_below_roofline(void **state)
     } c[] = {{"modern_h100_timesformer.json.gz", "memory-bound"},
              {"modern_mi300_torch_compile.json.gz", "already runs a fused kernel"}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        char buf[4096];
-        const char *p = shared_trace(c[i].trace, buf, sizeof(buf));
-        if (!p)
-            skip();
-        gp_read_opts rd;
-        gp_read_opts_init(&rd);
-        rd.quiet = true;
-        rd.keep_op_shapes = true;
         gp_job *job = NULL;
-        gp_error err = {0};
-        assert_int_equal(gp_job_read(p, &rd, &job, &err), GP_OK);
-        gp_analysis *a = NULL;
-        assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
+        gp_analysis *a = analyze_shared(c[i].trace, true, &job);
+        if (!a)
+            skip();
         const gp_finding *f = finding(a, "op_below_roofline");
         assert_non_null(f);
         double pct = evidence(f, "roofline_pct"), us = evidence(f, "gpu_time");
