@@ -153,10 +153,10 @@ typedef enum gp_tl_row_kind {
 typedef struct gp_tl_row {
     gp_tl_row_kind kind;
     int32_t rank;
-    uint32_t trace;  /* index into the traces given to gp_timeline_build */
-    uint32_t track;  /* index into that trace's tracks */
-    gp_strid series; /* GP_TL_COUNTER: the series */
-    int32_t device;  /* GP_TL_MEMORY: device_type * 1000 + device_id */
+    uint32_t trace;                 /* index into the traces given to gp_timeline_build */
+    uint32_t track;                 /* index into that trace's tracks */
+    gp_strid series;                /* GP_TL_COUNTER: the series */
+    int32_t device_type, device_id; /* GP_TL_MEMORY: the device of its "[memory]" events */
     char label[128];
     uint8_t *depth; /* slice rows: per event of the track, its nesting level; 255 = not drawn
                        (memory instants); NULL for counter rows */

@@ -167,14 +167,22 @@ static gp_status add_counter_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
 typedef struct mem_pt {
     gp_ns ts;
     double v;
-    int32_t dev;
+    int32_t type, id; /* the device: any int32 values a trace holds */
 } mem_pt;
 
+static int cmp_i32(int32_t a, int32_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+/* By device (type, then id), then time. */
 static int mem_cmp(const void *x, const void *y)
 {
     const mem_pt *p = x, *q = y;
-    if (p->dev != q->dev)
-        return p->dev - q->dev;
+    if (p->type != q->type)
+        return cmp_i32(p->type, q->type);
+    if (p->id != q->id)
+        return cmp_i32(p->id, q->id);
     return p->ts < q->ts ? -1 : p->ts > q->ts;
 }
 
@@ -196,7 +204,8 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
             }
             p->ts = tr->events[j].ts;
             p->v = (double)mi->total_allocated;
-            p->dev = mi->device_type * 1000 + mi->device_id;
+            p->type = mi->device_type;
+            p->id = mi->device_id;
         }
     }
     if (n > 1)
@@ -204,7 +213,7 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
     gp_status s = GP_OK;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && pts[j].dev == pts[i].dev)
+        while (j < n && pts[j].type == pts[i].type && pts[j].id == pts[i].id)
             j++;
         gp_tl_row *row = new_row(tl, cap);
         if (!row) {
@@ -215,8 +224,9 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
         row->rank = t->rank;
         row->trace = ti;
         row->track = UINT32_MAX;
-        row->device = pts[i].dev;
-        int dt = pts[i].dev / 1000, di = pts[i].dev % 1000;
+        row->device_type = pts[i].type;
+        row->device_id = pts[i].id;
+        int32_t dt = pts[i].type, di = pts[i].id;
         const char *dn = dt == 0 ? "CPU" : dt == 1 ? "GPU" : "device";
         if (di < 0) /* the host allocator has no device index (-1) */
             snprintf(row->label, sizeof row->label, "memory allocated (%s)", dn);

@@ -426,6 +426,60 @@ static void timeline_layout_and_encoding(void **state)
     gp_trace_free(t);
 }
 
+/* One memory row per (device_type, device_id) pair, whatever int32 values a trace holds: once
+ * keyed as type * 1000 + id, which merged (0, 1000) with (1, 0) and overflowed (found by
+ * fuzz_timeline_page) on extreme values. */
+static void timeline_memory_rows_by_device_pair(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t tr;
+    assert_int_equal(gp_trace_create("mem", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
+    add(t, tr, GP_EV_CPU_OP, "op", 0, 100, 0, 0);
+    const int32_t dev[][2] = {{1, 0},         {0, 1000},       {INT32_MAX, INT32_MAX},
+                              {1, INT32_MIN}, {INT32_MIN, -1}, {0, -1},
+                              {1, 0}};
+    const size_t n = sizeof dev / sizeof dev[0];
+    for (size_t i = 0; i < n; i++) {
+        gp_mem_info mi = {0};
+        mi.bytes = 1;
+        mi.total_allocated = (int64_t)i + 1;
+        mi.total_reserved = -1;
+        mi.device_type = dev[i][0];
+        mi.device_id = dev[i][1];
+        gp_event ev = {0};
+        ev.ts = 10 + 10 * (gp_ns)i;
+        ev.name = S(t, "[memory]");
+        ev.track = tr;
+        ev.kind = GP_EV_MEMORY;
+        ev.flags = GP_EVF_INSTANT;
+        assert_int_equal(gp_trace_add_mem_info(t, &mi, &ev.extra), GP_OK);
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    /* the thread's row, then six memory rows in (type, id) order: (1, 0) has two samples */
+    const int32_t want[][2] = {{INT32_MIN, -1}, {0, -1}, {0, 1000},
+                               {1, INT32_MIN},  {1, 0},  {INT32_MAX, INT32_MAX}};
+    const char *label[] = {"memory allocated (device)",   "memory allocated (CPU)",
+                           "memory allocated (CPU 1000)", "memory allocated (GPU)",
+                           "memory allocated (GPU 0)",    "memory allocated (device 2147483647)"};
+    assert_int_equal(tl->n_rows, 7);
+    for (size_t r = 0; r < 6; r++) {
+        const gp_tl_row *row = &tl->rows[1 + r];
+        assert_int_equal(row->kind, GP_TL_MEMORY);
+        assert_string_equal(row->label, label[r]);
+        assert_int_equal(row->device_type, want[r][0]);
+        assert_int_equal(row->device_id, want[r][1]);
+        assert_int_equal(row->n_samples, r == 4 ? 2 : 1);
+    }
+    assert_true(tl->rows[5].sample_val[0] == 1.0 && tl->rows[5].sample_val[1] == 7.0);
+    gp_timeline_free(tl);
+    gp_trace_free(t);
+}
+
 static void timeline_memory_rows(void **state)
 {
     gp_trace *t;
@@ -865,6 +919,7 @@ int main(void)
         cmocka_unit_test(format_from_path),
         cmocka_unit_test(timeline_layout_and_encoding),
         cmocka_unit_test(timeline_memory_rows),
+        cmocka_unit_test(timeline_memory_rows_by_device_pair),
         cmocka_unit_test(dashboard_figures_come_from_summary),
         cmocka_unit_test(dashboard_peak_from_memory_counter),
         cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
