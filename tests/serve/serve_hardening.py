@@ -112,25 +112,38 @@ def slow_clients(port, sources, seconds):
     cut = []
     head = b"GET /healthz HTTP/1.1\r\nHost: slow\r\nX-Slow: " + b"a" * 100
 
+    def reply(s):
+        """What the server sent before it cut s off: None while it is still open, b"" when it
+        closed with nothing."""
+        s.setblocking(False)
+        try:
+            return s.recv(200)
+        except BlockingIOError:
+            return None
+        except OSError:
+            return b""
+        finally:
+            s.setblocking(True)
+
     def trickle():
         alive = list(socks)
         for i in range(seconds):
             still = []
             for s, t0 in alive:
-                try:
-                    s.sendall(head[i:i + 1])
-                    s.setblocking(False)
+                # Read before writing: once the server has answered and closed, the byte sent
+                # next draws a reset and sendall fails (EPIPE), though the answer is still there
+                # to read.
+                got = reply(s)
+                if got is None:
                     try:
-                        got = s.recv(200)
-                    except BlockingIOError:
-                        got = None
-                    s.setblocking(True)
-                    if got is not None:
-                        cut.append((got.split(b"\r\n")[0], time.time() - t0))
-                        continue
-                    still.append((s, t0))
-                except OSError:
-                    cut.append((b"", time.time() - t0))
+                        s.sendall(head[i:i + 1])
+                    except OSError:
+                        pass
+                    got = reply(s)
+                if got is not None:
+                    cut.append((got.split(b"\r\n")[0], time.time() - t0))
+                    continue
+                still.append((s, t0))
             alive = still
             time.sleep(1)
         for s, _ in alive:
@@ -163,9 +176,12 @@ def check_slow(port, what, n=300):
             check(len(cut) == n, "%s: every slow client %s was cut off (%d of %d)" %
                   (what, label, len(cut), n))
         else:
+            other = sorted(set(c[0] for c in cut) - {c[0] for c in timed_out})
             check(len(timed_out) == n and max(c[1] for c in timed_out) < 12.5,
                   "%s: every slow client %s got 408 within the 10 s head deadline "
-                  "(%d of %d)" % (what, label, len(timed_out), n))
+                  "(%d of %d; slowest %.1f s; %d cut off otherwise %r; %d never)" %
+                  (what, label, len(timed_out), n, max([c[1] for c in timed_out] or [0]),
+                   len(cut) - len(timed_out), other[:3], n - len(cut)))
 
 
 def check_garbage(port, what):
