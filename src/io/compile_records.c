@@ -439,8 +439,9 @@ static gp_status take_chromium(gp__clog_reader *r, const char *text, size_t len)
     json_t *name = json_object_get(e, "name"), *ph = json_object_get(e, "ph");
     double ts;
     gp_status st = GP_OK;
+    /* |ts| up to 4e15 µs (127 years): the difference of two phase times fits int64 */
     if (r->payload_unit == UINT32_MAX || !json_is_string(name) || !json_is_string(ph) ||
-        !jnum(e, "ts", &ts))
+        !jnum(e, "ts", &ts) || !(fabs(ts) <= 4e15))
         goto done;
     uint32_t nid;
     if (gp__strtab_intern(L(r)->strings, json_string_value(name), json_string_length(name), &nid) !=
@@ -469,7 +470,7 @@ static gp_status take_chromium(gp__clog_reader *r, const char *text, size_t len)
         }
     } else if (p == 'X') {
         double dur;
-        if (jnum(e, "dur", &dur) && dur >= 0)
+        if (jnum(e, "dur", &dur) && dur >= 0 && dur < 9e15)
             st = add_phase(r, r->payload_unit, nid, (gp_ns)llround(dur * 1e3));
     }
 done:

@@ -11,6 +11,7 @@
  * several threads, each task writing its own range. The result is the trace a sequential read
  * would have built: same ids, same order. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,25 +35,44 @@ static int cmp_flow_point(const void *a, const void *b)
     return GP_CMP(x->ts, y->ts);
 }
 
-/* Shifts relative times to absolute ones (base + ts). False when one leaves ±2^62 ns. */
-static bool shift_times(gp_trace *t, gp_ns base)
+/* One time made absolute (base + ts): false when the sum overflows or leaves the range the model
+ * keeps (io/kineto_reader.h, GP__MIN_TIME_NS). */
+static bool shift_one(gp_ns *ts, gp_ns base)
+{
+    gp_ns v;
+    if (__builtin_add_overflow(*ts, base, &v) || v > GP__MAX_TIME_NS || v < GP__MIN_TIME_NS)
+        return false;
+    *ts = v;
+    return true;
+}
+
+/* Shifts relative times to absolute ones (base + ts; base may be 0) and checks every one. On the
+ * first time out of range: false, with *bad its relative value and *what its kind. */
+static bool shift_times(gp_trace *t, gp_ns base, gp_ns *bad, const char **what)
 {
     gp__trace_priv *priv = t->priv;
-    /* |ts| and |base| are at most 2^62 each: the sums cannot overflow; bound them again. */
-    bool range = true;
     for (size_t i = 0; i < t->n_tracks; i++)
         for (size_t j = 0; j < t->tracks[i].n_events; j++) {
             gp_ns *ts = &t->tracks[i].events[j].ts;
-            *ts += base;
-            range &= *ts <= GP__MAX_TIME_NS && *ts >= -GP__MAX_TIME_NS;
+            if (!shift_one(ts, base)) {
+                *bad = *ts;
+                *what = "an event's";
+                return false;
+            }
         }
-    for (size_t i = 0; i < t->n_counters; i++) {
-        t->counters[i].ts += base;
-        range &= t->counters[i].ts <= GP__MAX_TIME_NS && t->counters[i].ts >= -GP__MAX_TIME_NS;
-    }
+    for (size_t i = 0; i < t->n_counters; i++)
+        if (!shift_one(&t->counters[i].ts, base)) {
+            *bad = t->counters[i].ts;
+            *what = "a counter's";
+            return false;
+        }
     for (size_t i = 0; i < priv->n_flow_points; i++)
-        priv->flow_points[i].ts += base;
-    return range;
+        if (!shift_one(&priv->flow_points[i].ts, base)) {
+            *bad = priv->flow_points[i].ts;
+            *what = "a flow point's";
+            return false;
+        }
+    return true;
 }
 
 /* Pairs flow points: a start then an end with the same (cat, id) make a flow. Longjmps (r->jb)
@@ -106,11 +126,17 @@ gp_status gp__reader_finish(reader *r)
     if (setjmp(r->jb))
         return GP_ENOMEM;
     gp_trace *t = r->t;
-    if (t->base_time_ns && !shift_times(t, t->base_time_ns))
+    gp_ns bad;
+    const char *what;
+    if (!shift_times(t, t->base_time_ns, &bad, &what)) {
+        char base[64] = "";
+        if (t->base_time_ns)
+            snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)t->base_time_ns);
         return gp_error_set(r->err, GP_EPARSE,
-                            "%s: field \"baseTimeNanoseconds\": base + ts is out of range "
-                            "(more than 2^62 ns)",
-                            r->name);
+                            "%s: %s time is out of range: %sts %lld ns is outside -2^61 .. 2^62 ns "
+                            "(the years 1897 .. 2116)",
+                            r->name, what, base, (long long)bad);
+    }
     if (pair_flows(r) != GP_OK)
         return GP_ENOMEM;
     apply_track_meta(r);

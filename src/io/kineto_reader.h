@@ -26,9 +26,13 @@
 #define MAX_BUF ((size_t)64 << 20)
 #define MAX_DEPTH 256 /* nesting depth limit */
 #define MAX_PIECES 64 /* pieces of a parallel read, at most */
-/* Times and durations are limited to 2^62 ns (146 years) in magnitude, so that ts + dur and
- * base + ts cannot overflow int64. */
+/* Times and durations are limited to 2^62 ns (146 years) in magnitude as they are read, so that
+ * ts + dur cannot overflow int64; base + ts is checked as it is added. Absolute times (after the
+ * base) lie in [GP__MIN_TIME_NS, GP__MAX_TIME_NS], -73 to +146 years around 1970, and durations
+ * are at most 7 days: so the end of any event minus the start of any other fits int64, and
+ * analyses may subtract any two times of a trace. */
 #define GP__MAX_TIME_NS (INT64_C(1) << 62)
+#define GP__MIN_TIME_NS (-(INT64_C(1) << 61))
 #define GP__MAX_TIME_US (GP__MAX_TIME_NS / 1000)
 
 enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };

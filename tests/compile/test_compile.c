@@ -572,6 +572,28 @@ static void chromium_phases_pair_begin_and_end(void **state)
     free(t.s);
 }
 
+/* Phase times beyond ±4e15 µs and durations beyond 9e15 µs are skipped: the end minus the begin
+ * of two such times once overflowed int64 (UBSan). The edges still pair. */
+static void chromium_phases_out_of_range_are_skipped(void **state)
+{
+    (void)state;
+    text t = {0};
+    const char *ev = "{\"chromium_event\": {}, " ID0 ", \"has_payload\": \"%P\"}";
+    rec(&t, ev, "{\"name\": \"dynamo\", \"ts\": -9e15, \"ph\": \"B\"}");
+    rec(&t, ev, "{\"name\": \"dynamo\", \"ts\": 9e15, \"ph\": \"E\"}");
+    rec(&t, ev, "{\"name\": \"aot\", \"ts\": 1, \"ph\": \"X\", \"dur\": 1e300}");
+    rec(&t, ev, "{\"name\": \"code_gen\", \"ts\": -4e15, \"ph\": \"B\"}");
+    rec(&t, ev, "{\"name\": \"code_gen\", \"ts\": 4e15, \"ph\": \"E\"}");
+    gp_compile_log *log = read_text(&t);
+    assert_int_equal(log->n_units, 1);
+    const gp_compile_unit *u = &log->units[0];
+    assert_int_equal(u->n_phases, 1);
+    assert_string_equal(u->phases[0].name, "code_gen");
+    assert_int_equal(u->phases[0].total, INT64_C(8000000000000000000));
+    gp_compile_log_free(log);
+    free(t.s);
+}
+
 /* ---- the shared logs: what INDEX.md says about them ---- */
 
 static gp_compile_log *read_shared(const char *name)
@@ -706,6 +728,7 @@ int main(void)
         cmocka_unit_test(recompile_causes_and_limit),
         cmocka_unit_test(fusion_counts_kernels_and_aten_ops),
         cmocka_unit_test(chromium_phases_pair_begin_and_end),
+        cmocka_unit_test(chromium_phases_out_of_range_are_skipped),
         cmocka_unit_test(index_facts),
         cmocka_unit_test(compile_trace_regions),
     };

@@ -55,7 +55,66 @@ static const gp_event *only_event(const gp_trace *t, gp_event_kind kind)
     return found;
 }
 
+/* The read's error message; the read must fail with GP_EPARSE. */
+static void expect_parse_error(const char *json, const char *want)
+{
+    gp_read_opts o = quiet_opts();
+    gp_trace *t = NULL;
+    gp_error err = {0};
+    gp_status s = gp_trace_read_buffer(json, strlen(json), "span.json", &o, &t, &err);
+    if (s != GP_EPARSE)
+        fail_msg("%s: read gave %d, not GP_EPARSE", json, s);
+    assert_null(t);
+    if (!strstr(err.msg, want) || !strstr(err.msg, "span.json"))
+        fail_msg("error \"%s\" lacks \"%s\"", err.msg, want);
+}
+
 /* ---- exact parsing --------------------------------------------------------------------- */
+
+/* Absolute times lie in [-2^61, 2^62] ns, so that analyses can subtract any two times of a trace
+ * (an end minus a start) in int64: base + ts that overflowed, or two events 2^62 apart on both
+ * sides of 0, once reached undefined behaviour in two dozen span computations. */
+static void absolute_times_keep_spans_in_int64(void **state)
+{
+    (void)state;
+    /* the edges themselves are kept: -2^61 ns and 2^62 ns, no base */
+    gp_trace *t =
+        read_text("{\"traceEvents\": ["
+                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1,"
+                  " \"ts\": -2305843009213693.952, \"dur\": 1},"
+                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1,"
+                  " \"ts\": 4611686018427387.904, \"dur\": 1}]}");
+    assert_int_equal(t->tracks[0].n_events, 2);
+    assert_int_equal(t->tracks[0].events[0].ts, -(INT64_C(1) << 61));
+    assert_int_equal(t->tracks[0].events[1].ts, INT64_C(1) << 62);
+    gp_summary *sum;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &sum), GP_OK);
+    assert_int_equal(sum->span, (INT64_C(1) << 62) + (INT64_C(1) << 61) + 1000);
+    gp_summary_free(sum);
+    gp_trace_free(t);
+    /* one nanosecond beyond either edge, without a base */
+    expect_parse_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+                       " \"pid\": 1, \"tid\": 1, \"ts\": -2305843009213693.953, \"dur\": 1}]}",
+                       "an event's time is out of range");
+    expect_parse_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+                       " \"pid\": 1, \"tid\": 1, \"ts\": 4611686018427387.905, \"dur\": 1}]}",
+                       "out of range");
+    /* base + ts beyond int64 itself (2^62 + 2^62), for an event, a counter and a flow point */
+    expect_parse_error("{\"baseTimeNanoseconds\": 4611686018427387904, \"traceEvents\": ["
+                       "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1,"
+                       " \"tid\": 1, \"ts\": 4611686018427387.904, \"dur\": 1}]}",
+                       "baseTimeNanoseconds 4611686018427387904 + ts 4611686018427387904 ns");
+    expect_parse_error("{\"baseTimeNanoseconds\": 4611686018427387904, \"traceEvents\": ["
+                       "{\"ph\": \"C\", \"name\": \"c\", \"pid\": 1, \"tid\": 1,"
+                       " \"ts\": 4611686018427387.904, \"args\": {\"v\": 1}}]}",
+                       "a counter's time is out of range");
+    expect_parse_error("{\"baseTimeNanoseconds\": 4611686018427387904, \"traceEvents\": ["
+                       "{\"ph\": \"s\", \"id\": 1, \"pid\": 1, \"tid\": 1, \"cat\": \"fwdbwd\","
+                       " \"name\": \"fwdbwd\", \"ts\": 4611686018427387.904},"
+                       "{\"ph\": \"f\", \"id\": 1, \"pid\": 1, \"tid\": 1, \"cat\": \"fwdbwd\","
+                       " \"name\": \"fwdbwd\", \"ts\": 4611686018427387.904, \"bp\": \"e\"}]}",
+                       "a flow point's time is out of range");
+}
 
 static void times_are_exact_nanoseconds(void **state)
 {
@@ -1042,6 +1101,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(times_are_exact_nanoseconds),
+        cmocka_unit_test(absolute_times_keep_spans_in_int64),
         cmocka_unit_test(int32_fields_saturate),
         cmocka_unit_test(counter_members_are_series),
         cmocka_unit_test(counter_samples_of_one_time_keep_file_order),
