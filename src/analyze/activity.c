@@ -268,7 +268,7 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
             continue;
         const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
         size_t d = (size_t)(md - r->memory);
-        gp_ns w = t1[d] > t0[d] ? (t1[d] - t0[d] + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+        gp_ns w = t1[d] > t0[d] ? gp__ceil_div(t1[d] - t0[d], (gp_ns)nb) : 1;
         size_t b = (size_t)((mem->v[i]->ts - t0[d]) / w);
         if (b >= nb)
             b = nb - 1;
@@ -306,10 +306,10 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
         if (g->kind != GP_EV_KERNEL)
             continue;
         r->kernels_total++;
-        r->kernels_time += ev->dur;
+        r->kernels_time = gp__sat_add(r->kernels_time, ev->dur);
         if ((double)ev->dur < v->o->small_kernel_ns) {
             r->small_kernels++;
-            r->small_kernels_time += ev->dur;
+            r->small_kernels_time = gp__sat_add(r->small_kernels_time, ev->dur);
         }
         if (g->type != GP_KT_COMPUTATION)
             continue;
@@ -324,7 +324,7 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
             k = n - 1;
         }
         occ_acc *a = &acc[k];
-        a->time += ev->dur;
+        a->time = gp__sat_add(a->time, ev->dur);
         const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
         /* Kineto writes the occupancy as a whole percent, 0 also where CUPTI's calculator
          * failed (Hopper's sm90 GEMMs with over 200 KB of shared memory). With a warp or more
@@ -333,7 +333,7 @@ static gp_status kernels(const gp__view *v, gp_rank_analysis *r)
         bool not_computed = gi && gi->occupancy_pct <= 0.0f && gi->warps_per_sm >= 1.0f;
         if (gi && gi->blocks_per_sm > 0.0f && !not_computed) {
             a->occ_weighted += (double)gi->occupancy_pct * (double)ev->dur;
-            a->occ_time += ev->dur;
+            a->occ_time = gp__sat_add(a->occ_time, ev->dur);
         }
     }
     /* The hottest (by time) of the five hottest compute kernels with occupancy below 25 %. */

@@ -174,10 +174,10 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
     uint64_t gaps = 0, kw_gaps = 0;
     for (size_t i = 0; i < r->n_idle; i++) {
         const gp_idle_stream *s = &r->idle[i];
-        host_wait += s->idle[GP_IDLE_HOST_WAIT];
+        host_wait = gp__sat_add(host_wait, s->idle[GP_IDLE_HOST_WAIT]);
         host_wait_max = GP_MAX(host_wait_max, s->idle[GP_IDLE_HOST_WAIT]);
-        idle_sum += s->total;
-        kw_idle += s->idle[GP_IDLE_KERNEL_WAIT];
+        idle_sum = gp__sat_add(idle_sum, s->total);
+        kw_idle = gp__sat_add(kw_idle, s->idle[GP_IDLE_KERNEL_WAIT]);
         kw_gaps += s->gaps[GP_IDLE_KERNEL_WAIT];
         for (int c = 0; c < GP_IDLE_COUNT; c++)
             gaps += s->gaps[c];
@@ -186,7 +186,7 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
     bool graphed = r->kernels_total > 0 && r->launch.graph_kernels * 2 >= r->kernels_total;
     gp_finding *f;
     /* launch-bound */
-    if (tb->valid && tb->idle_pct >= 30.0 && idle_sum > 0 && host_wait * 2 >= idle_sum) {
+    if (tb->valid && tb->idle_pct >= 30.0 && idle_sum > 0 && host_wait >= idle_sum - host_wait) {
         if (!(f = gp__advise_add(a, cap, "launch_bound", r->rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof(f->title),
@@ -233,8 +233,8 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         gp_ns mean_gap = graphed ? (kw_gaps ? kw_idle / (gp_ns)kw_gaps : 0)
                                  : (gaps ? idle_sum / (gp_ns)gaps : 0);
         gp__advise_evidence(f, graphed ? "mean_kernel_wait_gap" : "mean_gap", US(mean_gap), "us");
-        f->gain_ns =
-            GP_MAX(0, GP_MIN(tb->valid ? tb->idle : 0, (gp_ns)r->small_kernels * mean_gap));
+        f->gain_ns = GP_MAX(
+            0, GP_MIN(tb->valid ? tb->idle : 0, gp__sat_mul((gp_ns)r->small_kernels, mean_gap)));
         f->type = GP_SUG_BATCHING;
         f->suggestion = "Most kernels are tiny: fuse element-wise chains (torch.compile, fused or "
                         "foreach optimizers), batch small operations together, or raise the batch "

@@ -85,10 +85,10 @@ static gp_status add_range(op_set *o, const gp_trace *t, const gp_event *ev, gp_
     *index = k - 1;
     op_acc *a = &o->v[k - 1];
     a->calls++;
-    a->total += ev->dur;
+    a->total = gp__sat_add(a->total, ev->dur);
     int64_t v;
     if (gp_event_arg_int(t, ev, "gpu_ns", &v) && v > 0)
-        a->gpu_ns += v;
+        a->gpu_ns = gp__sat_add(a->gpu_ns, v);
     if (gp_event_arg_int(t, ev, "bytes", &v) && v > a->mem)
         a->mem = v;
     if (gp_event_arg_int(t, ev, "mem_delta_bytes", &v) && v > a->mem)
@@ -189,7 +189,9 @@ static gp_status op_rules(gp_analysis *a, size_t *cap, const gp_trace *t, int32_
         if (!(f = gp__advise_add(a, cap, "batching", rank)))
             return GP_ENOMEM;
         snprintf(f->title, sizeof f->title, "%.64s is called %u times in a row", name, op->run);
-        fill(f, t, op, op->total, op->total - op->total * 3 / 10, GP_SUG_BATCHING, span);
+        /* 30 % of the total, without overflowing total * 3 (totals saturate at INT64_MAX) */
+        gp_ns cut = op->total / 10 * 3 + op->total % 10 * 3 / 10;
+        fill(f, t, op, op->total, op->total - cut, GP_SUG_BATCHING, span);
         gp__advise_evidence(f, "calls_in_a_row", (double)op->run, "count");
         f->expected = "about 30 % of its time: one call's fixed cost instead of one per item";
         f->suggestion = "Batch the inputs and make one call (stack tensors, vectorise the loop, "
@@ -260,7 +262,7 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
                          "GPU ops cover %.1f%% of the profile's span: the GPU is mostly idle",
                          util);
                 /* At the threshold's utilisation the same GPU work would take busy / util. */
-                gp_ns est = (gp_ns)((double)busy * 100.0 / o->util_max_pct);
+                gp_ns est = gp__ns_of_double((double)busy * 100.0 / o->util_max_pct);
                 fill(f, t, NULL, span, est < span ? est : span, GP_SUG_PARALLELIZATION, span);
                 gp__advise_evidence(f, "gpu_utilization", util, "%");
                 gp__advise_evidence(f, "gpu_busy", (double)busy / MS, "ms");

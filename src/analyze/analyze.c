@@ -273,11 +273,12 @@ static gp_status job_types(gp_analysis *a)
     gp_ns time[8] = {0};
     for (size_t i = 0; i < a->n_ranks; i++)
         for (size_t k = 0; k < a->ranks[i].n_types; k++)
-            time[a->ranks[i].types[k].mask & 7] += a->ranks[i].types[k].time;
+            time[a->ranks[i].types[k].mask & 7] =
+                gp__sat_add(time[a->ranks[i].types[k].mask & 7], a->ranks[i].types[k].time);
     gp_ns sum = 0;
     size_t n = 0;
     for (int m = 1; m < 8; m++) {
-        sum += time[m];
+        sum = gp__sat_add(sum, time[m]);
         n += time[m] != 0;
     }
     if (n == 0)

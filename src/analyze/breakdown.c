@@ -213,7 +213,7 @@ static gp_status type_states(const gp__view *v, gp_rank_analysis *r)
         }
         int64_t sum = 0;
         for (int m = 1; m < 8; m++)
-            sum += time[m];
+            sum = gp__sat_add(sum, time[m]);
         for (int m = 1; m < 8; m++) {
             if (time[m] == 0)
                 continue;
@@ -294,7 +294,7 @@ static gp_status top_kernels(const gp__view *v, gp_rank_analysis *r)
             }
             int64_t d = (g->e - g->s) * v->unit;
             a->count++;
-            a->sum += d;
+            a->sum = gp__sat_add(a->sum, d);
             a->max = GP_MAX(a->max, d);
             a->min = GP_MIN(a->min, d);
             double delta = (double)d - a->mean;
@@ -315,7 +315,7 @@ static gp_status top_kernels(const gp__view *v, gp_rank_analysis *r)
             }
             int64_t run = 0;
             for (size_t i = 0; i < n_acc; i++)
-                cum[i] = run += acc[i].sum;
+                cum[i] = run = gp__sat_add(run, acc[i].sum);
             double pos = v->o->duration_ratio * (double)(n_acc - 1);
             size_t lo = (size_t)floor(pos);
             size_t hi = lo + 1 < n_acc ? lo + 1 : lo;
@@ -355,7 +355,7 @@ static gp_status top_kernels(const gp__view *v, gp_rank_analysis *r)
             for (size_t i = keep; i < n_acc; i++) {
                 int64_t x = acc[i].sum;
                 row.count++;
-                row.sum += x;
+                row.sum = gp__sat_add(row.sum, x);
                 row.max = GP_MAX(row.max, x);
                 row.min = GP_MIN(row.min, x);
                 double delta = (double)x - mean;

@@ -45,7 +45,7 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl, const gp_p
     long last = -1;
     for (size_t i = 0; i < best->n_samples; i++) {
         double fx = (double)(best->sample_ts[i] - tl->start) / span;
-        long b = (long)(fx * (BUCKETS - 1));
+        long b = (long)gp__ns_of_double(fx * (BUCKETS - 1));
         double fy = best->sample_val[i] / top;
         if (b == last && d->n_mem > 0) {
             if (fy > d->mem_y[d->n_mem - 1])
@@ -59,7 +59,7 @@ static gp_status memory_chart(gp_dashboard *d, const gp_timeline *tl, const gp_p
     d->mem_peak_x = GP_MAX(0.0, GP_MIN(1.0, (double)(pk->ts - tl->start) / span));
     for (int i = 0; i < 5; i++) {
         d->mem_ytick[i] = top * i / 4;
-        d->mem_xtick[i] = (gp_ns)(span * i / 4);
+        d->mem_xtick[i] = gp__ns_of_double(span * i / 4);
     }
     return GP_OK;
 }
@@ -136,7 +136,7 @@ static gp_status thread_self_time(gp_trace *const *traces, size_t n, gp_ns *per_
             for (size_t e = 0; st == GP_OK && e < tr->n_events; e++) {
                 gp_event_kind kind = (gp_event_kind)tr->events[e].kind;
                 if (gp_event_kind_has_duration(kind) && !gp_event_kind_is_gpu(kind))
-                    per_kind[kind] += self[e];
+                    per_kind[kind] = gp__sat_add(per_kind[kind], self[e]);
             }
         }
     free(self);
@@ -152,15 +152,15 @@ static void gpu_split(gp_dashboard *d, const gp_analysis *a)
         const gp_temporal *t = &a->ranks[i].temporal;
         if (!t->valid)
             continue;
-        comp += t->compute;
-        non += t->non_compute;
-        idle += t->idle;
-        span += t->kernel_time;
+        comp = gp__sat_add(comp, t->compute);
+        non = gp__sat_add(non, t->non_compute);
+        idle = gp__sat_add(idle, t->idle);
+        span = gp__sat_add(span, t->kernel_time);
         any = true;
     }
     if (!any)
         return;
-    d->gpu_time = comp + non;
+    d->gpu_time = gp__sat_add(comp, non);
     d->gpu_busy = true;
     d->gpu_span = span;
     static const char *names[3] = {"compute", "other GPU work", "idle"};
@@ -224,7 +224,7 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     if (st != GP_OK)
         goto fail;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++)
-        d->thread_time += self[k];
+        d->thread_time = gp__sat_add(d->thread_time, self[k]);
     double x = 0;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         if (self[k] <= 0)

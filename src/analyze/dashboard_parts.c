@@ -140,12 +140,12 @@ static gp_status thread_stream_parts(gp_dashboard *d, gp_trace *const *traces, s
                 for (size_t e = 0; e < tr->n_events; e++) {
                     gp_event_kind kind = (gp_event_kind)tr->events[e].kind;
                     if (gp_event_kind_has_duration(kind) && !gp_event_kind_is_gpu(kind))
-                        p->seg[kind] += self[e];
+                        p->seg[kind] = gp__sat_add(p->seg[kind], self[e]);
                 }
             }
             gp_ns busy = 0;
             for (int s = 0; s < GP_DASH_SEGS - 1; s++)
-                busy += p->seg[s];
+                busy = gp__sat_add(busy, p->seg[s]);
             p->seg[GP_DASH_SEGS - 1] = GP_MAX(0, d->span - busy);
             p->total = busy + p->seg[GP_DASH_SEGS - 1];
         }

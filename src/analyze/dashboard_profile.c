@@ -40,16 +40,19 @@ static bool is_profile(const gp_summary *s)
     return s->kinds[GP_EV_RANGE].calls > 0;
 }
 
+/* Sums start at -1 ("absent in every call") and count from the first call that has the arg; a
+ * negative value (a hostile trace's) is ignored. */
 static void add_opt(gp_ns *sum, int64_t v)
 {
-    *sum = (*sum < 0 ? 0 : *sum) + v;
+    if (v >= 0)
+        *sum = gp__sat_add(*sum < 0 ? 0 : *sum, v);
 }
 
 /* Adds the args of one range call to its operation. */
 static void add_call(const gp_trace *t, const gp_event *ev, gp_dash_prof_op *o, gp_ns self)
 {
     int64_t v;
-    o->self += self;
+    o->self = gp__sat_add(o->self, self);
     if (gp_event_arg_int(t, ev, "gpu_ns", &v))
         add_opt(&o->gpu, v);
     if (gp_event_arg_int(t, ev, "cpu_ns", &v))
@@ -135,7 +138,7 @@ static gp_status range_memory(gp_dashboard *d, mem_pt *pts, size_t n)
         span = 1;
     long last = -1;
     for (size_t i = 0; i < n; i++) {
-        long b = (long)((double)(pts[i].ts - t0) / span * (BUCKETS - 1));
+        long b = (long)gp__ns_of_double((double)(pts[i].ts - t0) / span * (BUCKETS - 1));
         double fy = pts[i].v / top->v;
         if (b == last) {
             d->mem_y[d->n_mem - 1] = GP_MAX(d->mem_y[d->n_mem - 1], fy);
@@ -155,7 +158,7 @@ static gp_status range_memory(gp_dashboard *d, mem_pt *pts, size_t n)
     }
     for (int i = 0; i < 5; i++) {
         d->mem_ytick[i] = top->v * i / 4;
-        d->mem_xtick[i] = (gp_ns)(span * i / 4);
+        d->mem_xtick[i] = gp__ns_of_double(span * i / 4);
     }
     return GP_OK;
 }
@@ -171,8 +174,8 @@ static void charts(gp_dashboard *d)
         const gp_dash_prof_op *o = &d->prof_ops[i];
         size_t seg = i < MAX_SEGS ? i : MAX_SEGS;
         dist->seg_names[seg] = i < MAX_SEGS ? o->short_name : "other operations";
-        dp->seg[seg] += o->self;
-        dp->total += o->self;
+        dp->seg[seg] = gp__sat_add(dp->seg[seg], o->self);
+        dp->total = gp__sat_add(dp->total, o->self);
     }
     static const char *const names[5] = {"GPU", "transfer", "profiler overhead", "CPU",
                                          "not measured / waiting"};

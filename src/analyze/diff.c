@@ -258,7 +258,7 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
             if (gp_event_kind_is_gpu_work((gp_event_kind)ev->kind)) {
-                gpu += ev->dur;
+                gpu = gp__sat_add(gpu, ev->dur);
                 iv[m].dev = tr->device >= 0 ? tr->device : (int32_t)tr->pid;
                 iv[m].a = ev->ts;
                 iv[m].b = ev->ts + ev->dur;
@@ -288,7 +288,7 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
                 end = GP_MAX(end, iv[j].b);
             }
             gp__ivls dev = {u, j - i, j - i};
-            idle += (end - iv[i].a) - gp__ivls_union_sorted(&dev);
+            idle = gp__sat_add(idle, (end - iv[i].a) - gp__ivls_union_sorted(&dev));
         }
         vals[GP_DIFF_M_IDLE] = (double)idle;
     }

@@ -187,7 +187,7 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
             if ((s = child_named(b, parent, *nm ? nm : "[unnamed]", ev->kind, &node)) != GP_OK)
                 goto done;
             if (w == GP_FLAME_CPU) {
-                b->nodes[node].incl += end - ev->ts;
+                b->nodes[node].incl = gp__sat_add(b->nodes[node].incl, end - ev->ts);
                 (*used)++;
             } else {
                 if (ev->correlation != 0 &&
@@ -232,7 +232,7 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
             if ((s = gpu_frame_name(b, &dem, t, ev->name, &id)) != GP_OK ||
                 (s = child_of(b, parent, id, ev->kind, &node)) != GP_OK)
                 goto done;
-            b->nodes[node].own += ev->dur;
+            b->nodes[node].own = gp__sat_add(b->nodes[node].own, ev->dur);
             (*used)++;
         }
     }
@@ -314,7 +314,7 @@ static bool module_gpu(void *ud, const gp_trace *t, const gp_strid *mods, size_t
         node = m->unattr;
         (*m->unattributed)++;
     }
-    m->b->nodes[node].own += dur;
+    m->b->nodes[node].own = gp__sat_add(m->b->nodes[node].own, dur);
     (*m->used)++;
     return true;
 }
@@ -328,7 +328,7 @@ static bool module_op(void *ud, const gp_trace *t, const gp_strid *mods, size_t 
         return true;
     if (!module_node(m, t, mods, n, &node))
         return false;
-    m->b->nodes[node].own += self_cpu;
+    m->b->nodes[node].own = gp__sat_add(m->b->nodes[node].own, self_cpu);
     (*m->used)++;
     return true;
 }
@@ -411,9 +411,9 @@ static void link_children(builder *b, gp_flame_weight weight, uint32_t *first, u
     for (size_t i = b->n;
          i-- > 1;) { /* children lists; totals bottom-up (children after parents) */
         tnode *nd = &b->nodes[i];
-        nd->total += additive ? nd->own : nd->incl;
+        nd->total = gp__sat_add(nd->total, additive ? nd->own : nd->incl);
         if (additive)
-            b->nodes[nd->parent].total += nd->total;
+            b->nodes[nd->parent].total = gp__sat_add(b->nodes[nd->parent].total, nd->total);
         next[i] = first[nd->parent];
         first[nd->parent] = (uint32_t)i;
     }
@@ -422,7 +422,7 @@ static void link_children(builder *b, gp_flame_weight weight, uint32_t *first, u
         for (size_t i = b->n; i-- > 1;) {
             tnode *nd = &b->nodes[i];
             if (b->nodes[nd->parent].kind == GP_EV_KIND_COUNT)
-                b->nodes[nd->parent].total += nd->total;
+                b->nodes[nd->parent].total = gp__sat_add(b->nodes[nd->parent].total, nd->total);
         }
     }
 }
@@ -474,7 +474,7 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
                 continue; /* folded into this frame's self */
             if (o->group_kernels > 0 && is_gpu_weight_kind(cn->kind) &&
                 cn->total < o->group_kernels && first[c] == UINT32_MAX) {
-                grouped += cn->total;
+                grouped = gp__sat_add(grouped, cn->total);
                 n_grouped++;
                 continue;
             }
@@ -540,8 +540,8 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
                 cn->total = grouped;
                 map[n_out - 1] = UINT32_MAX; /* a leaf, see above */
             }
-            x += cn->total;
-            kept += cn->total;
+            x = gp__sat_add(x, cn->total);
+            kept = gp__sat_add(kept, cn->total);
         }
         out[fi].n_children = (uint32_t)slots;
         out[fi].self = out[fi].total - kept;
@@ -556,7 +556,7 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
     for (size_t i = 0; i < n_out; i++) {
         gp_ns kids_total = 0;
         for (uint32_t k = 0; k < out[i].n_children; k++)
-            kids_total += out[out[i].first_child + k].total;
+            kids_total = gp__sat_add(kids_total, out[out[i].first_child + k].total);
         GP_INVARIANT(out[i].self == (out[i].total > kids_total ? out[i].total - kids_total : 0),
                      "frame %zu: total %lld, self %lld, children %lld", i, (long long)out[i].total,
                      (long long)out[i].self, (long long)kids_total);

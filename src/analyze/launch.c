@@ -17,7 +17,7 @@ gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1)
     gp_series_point *p = calloc(n, sizeof(*p));
     if (!p)
         return GP_ENOMEM;
-    gp_ns w = t1 > t0 ? (t1 - t0 + (gp_ns)n - 1) / (gp_ns)n : 1;
+    gp_ns w = t1 > t0 ? gp__ceil_div(t1 - t0, (gp_ns)n) : 1;
     for (size_t i = 0; i < n; i++)
         p[i].t = t0 + (gp_ns)i * w;
     *out = p;
@@ -191,12 +191,12 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         gp__stats_compute(p->delay, p->n_delay, &sd);
         out->cpu_total = sc.total;
         out->cpu_mean = sc.mean;
-        out->cpu_p50 = (gp_ns)sc.p50;
-        out->cpu_p95 = (gp_ns)sc.p95;
+        out->cpu_p50 = gp__ns_of_double(sc.p50);
+        out->cpu_p95 = gp__ns_of_double(sc.p95);
         out->cpu_max = sc.max;
         out->delay_mean = sd.mean;
-        out->delay_p50 = (gp_ns)sd.p50;
-        out->delay_p95 = (gp_ns)sd.p95;
+        out->delay_p50 = gp__ns_of_double(sd.p50);
+        out->delay_p95 = gp__ns_of_double(sd.p95);
         out->delay_max = sd.max;
         out->delay_min = sd.min;
         out->cpu_outliers = p->cpu_out;
@@ -306,7 +306,7 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
     gp_ns t0, t1;
     series_range(v, &t0, &t1);
     size_t nb = v->o->series_points;
-    gp_ns w = t1 > t0 && nb ? (t1 - t0 + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+    gp_ns w = t1 > t0 && nb ? gp__ceil_div(t1 - t0, (gp_ns)nb) : 1;
     for (size_t q = 0; q < r->n_queues && st == GP_OK; q++) {
         st = gp__series_alloc(&r->queues[q].series, nb, t0, t1);
         r->queues[q].n_series = nb;
@@ -346,7 +346,7 @@ static gp_status bandwidth(const gp__view *v, gp_rank_analysis *r)
     gp_ns t0, t1;
     series_range(v, &t0, &t1);
     size_t nb = v->o->series_points;
-    gp_ns w = t1 > t0 && nb ? (t1 - t0 + (gp_ns)nb - 1) / (gp_ns)nb : 1;
+    gp_ns w = t1 > t0 && nb ? gp__ceil_div(t1 - t0, (gp_ns)nb) : 1;
     gp_status st = gp__series_alloc(&bw->series, nb, t0, t1);
     if (st != GP_OK)
         return st;

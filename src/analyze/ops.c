@@ -240,11 +240,11 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
 {
     gp_ops_row *r = &a->r;
     r->calls++;
-    r->self_cpu += f->self;
-    r->cpu += f->ev->dur;
-    r->self_gpu += f->g_direct;
-    r->gpu += f->g_sub;
-    r->gpu_busy += busy;
+    r->self_cpu = gp__sat_add(r->self_cpu, f->self);
+    r->cpu = gp__sat_add(r->cpu, f->ev->dur);
+    r->self_gpu = gp__sat_add(r->self_gpu, f->g_direct);
+    r->gpu = gp__sat_add(r->gpu, f->g_sub);
+    r->gpu_busy = gp__sat_add(r->gpu_busy, busy);
     r->kernels += f->k_direct;
     r->kernels_subtree += f->k_sub;
     r->replayed += f->replayed;
@@ -259,7 +259,7 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     r->modeled++;
     r->flops += m->flops;
     r->bytes += m->bytes;
-    r->model_time += f->g_sub;
+    r->model_time = gp__sat_add(r->model_time, f->g_sub);
     double fl, me, roof = gp__op_roof_ns(&c->peak, m, &fl, &me);
     if (roof >= 0) {
         a->ideal_ns += roof;
@@ -288,7 +288,7 @@ static gp_ns busy_of(ctx *c, size_t lo)
             e = v[i].hi;
         }
     }
-    return total + e - s;
+    return total + (e - s);
 }
 
 /* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
@@ -371,9 +371,9 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
         return;
     gp_ops_row *r = &a->r;
     r->calls++;
-    r->self_gpu += g->dur;
-    r->gpu += g->dur;
-    r->gpu_busy += g->dur;
+    r->self_gpu = gp__sat_add(r->self_gpu, g->dur);
+    r->gpu = gp__sat_add(r->gpu, g->dur);
+    r->gpu_busy = gp__sat_add(r->gpu_busy, g->dur);
     r->kernels++;
     r->kernels_subtree++;
     r->replayed += replayed;
@@ -412,9 +412,9 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
     }
     if (!a)
         return;
-    a->r.self_gpu += g->dur;
-    a->r.gpu += g->dur;
-    a->r.gpu_busy += g->dur;
+    a->r.self_gpu = gp__sat_add(a->r.self_gpu, g->dur);
+    a->r.gpu = gp__sat_add(a->r.gpu, g->dur);
+    a->r.gpu_busy = gp__sat_add(a->r.gpu_busy, g->dur);
     a->r.kernels++;
     a->r.kernels_subtree++;
     if (c->o->by == GP_OPS_BY_INSTANCE) { /* an instance row per unattributed event */
@@ -470,7 +470,7 @@ static void launch(ctx *c, const gp_event *ev)
         if (c->lis && c->lis->gpu &&
             !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur, true))
             c->oom = true;
-        f->g_direct += g->dur;
+        f->g_direct = gp__sat_add(f->g_direct, g->dur);
         f->k_direct++;
         f->replayed += replay;
         ivl *v = GP_PUSH(c->iv, c->n_iv, c->cap_iv);
@@ -491,12 +491,12 @@ static void pop(ctx *c)
     c->n_mods = c->n_st ? c->st[c->n_st - 1].n_mod : 0;
     if (!f.is_op)
         return;
-    f.g_sub += f.g_direct;
+    f.g_sub = gp__sat_add(f.g_sub, f.g_direct);
     f.k_sub += f.k_direct;
     close_op(c, &f);
     int32_t up = c->n_st ? c->st[c->n_st - 1].op_up : -1;
     if (up >= 0) { /* the subtree's time and intervals pass to the enclosing op */
-        c->st[up].g_sub += f.g_sub;
+        c->st[up].g_sub = gp__sat_add(c->st[up].g_sub, f.g_sub);
         c->st[up].k_sub += f.k_sub;
     } else {
         c->n_iv = f.iv_mark;
@@ -628,7 +628,7 @@ static void collect_gpu(ctx *c)
             }
             *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0};
             c->ops->gpu_events++;
-            c->ops->gpu_time += ev->dur;
+            c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
         }
     }
     if (c->n_gw > 1 && !sort_gwork(c->gw, c->n_gw))
@@ -805,11 +805,11 @@ static gp_status build_rows(ctx *c, ops_priv *p)
         const gp_ops_row *r = &rows[i];
         rec[i] = (sortrec){primary_of(r, c->o->sort), r};
         tot.r.calls += r->calls;
-        tot.r.self_cpu += r->self_cpu;
-        tot.r.cpu += r->cpu;
-        tot.r.self_gpu += r->self_gpu;
-        tot.r.gpu += r->gpu;
-        tot.r.gpu_busy += r->gpu_busy;
+        tot.r.self_cpu = gp__sat_add(tot.r.self_cpu, r->self_cpu);
+        tot.r.cpu = gp__sat_add(tot.r.cpu, r->cpu);
+        tot.r.self_gpu = gp__sat_add(tot.r.self_gpu, r->self_gpu);
+        tot.r.gpu = gp__sat_add(tot.r.gpu, r->gpu);
+        tot.r.gpu_busy = gp__sat_add(tot.r.gpu_busy, r->gpu_busy);
         tot.r.kernels += r->kernels;
         tot.r.kernels_subtree += r->kernels_subtree;
         tot.r.replayed += r->replayed;

@@ -409,10 +409,18 @@ static bool model_gemm(const char *op, const args *a, gp__op_model *o)
     return gemm(b, m, k, n, es, o);
 }
 
-/* Output size of one spatial dimension. */
+/* Output size of one spatial dimension: (in + 2p - d(k - 1) - 1) / s + 1, or -1 (unknown) for a
+ * stride or dilation below 1, a negative padding, or a size beyond int64 (the args of a hostile
+ * trace are any int64). */
 static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
 {
-    return s > 0 ? (in + 2 * p - d * (k - 1) - 1) / s + 1 : -1;
+    int64_t pp, span, num, out;
+    if (s < 1 || p < 0 || d < 1 || __builtin_mul_overflow(p, 2, &pp) ||
+        __builtin_mul_overflow(d, k - 1, &span) || __builtin_add_overflow(in, pp, &num) ||
+        __builtin_sub_overflow(num, span, &num) || __builtin_sub_overflow(num, 1, &num) ||
+        __builtin_add_overflow(num / s, 1, &out))
+        return -1;
+    return out;
 }
 
 /* stride, padding, dilation (Concrete Inputs at si, si+1, si+2) for nsp spatial dims. */

@@ -352,9 +352,9 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
         tl->busy_from_analysis = true;
         for (size_t r = 0; r < an->n_ranks; r++) {
             const gp_activity *a = &an->ranks[r].activity;
-            tl->cpu_active += a->cpu_active;
-            tl->gpu_active += a->gpu_active;
-            tl->overlap += a->overlap;
+            tl->cpu_active = gp__sat_add(tl->cpu_active, a->cpu_active);
+            tl->gpu_active = gp__sat_add(tl->gpu_active, a->gpu_active);
+            tl->overlap = gp__sat_add(tl->overlap, a->overlap);
         }
     }
     gp_analysis_free(own);

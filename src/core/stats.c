@@ -82,7 +82,10 @@ double gp__quantile_sorted(const int64_t *v, size_t n, double q)
     if (lo >= n - 1)
         return (double)v[n - 1];
     double frac = pos - (double)lo;
-    return (double)v[lo] + frac * (double)(v[lo + 1] - v[lo]);
+    int64_t step; /* the int64 difference where it fits (exact); else the doubles' difference */
+    double d = __builtin_sub_overflow(v[lo + 1], v[lo], &step) ? (double)v[lo + 1] - (double)v[lo]
+                                                               : (double)step;
+    return (double)v[lo] + frac * d;
 }
 
 int gp__cmp_double(const void *a, const void *b)

@@ -89,6 +89,34 @@ static inline int64_t gp__sat_add(int64_t a, int64_t b)
     return r;
 }
 
+/* a * b, saturating at INT64_MIN / INT64_MAX instead of overflowing. */
+static inline int64_t gp__sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+/* a / b rounded up, for a >= 0 and b > 0, without the overflow of (a + b - 1) / b near INT64_MAX.
+ */
+static inline int64_t gp__ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* (int64_t)d (ns), truncating toward zero as a cast does, but saturating at INT64_MIN / INT64_MAX
+ * where the cast would be undefined (|d| >= 2^63: a saturated INT64_MAX sum is 2^63 as a double);
+ * NaN is 0. */
+static inline int64_t gp__ns_of_double(double d)
+{
+    if (d >= 0x1p63)
+        return INT64_MAX;
+    if (d >= -0x1p63)
+        return (int64_t)d;
+    return d < 0 ? INT64_MIN : 0; /* d < -2^63, else NaN */
+}
+
 /* 64-bit hash of bytes (wyhash-style mixing); stable across runs. */
 uint64_t gp__hash_bytes(const void *p, size_t n);
 static inline uint64_t gp__hash_u64(uint64_t x)

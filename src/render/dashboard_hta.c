@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "render/render_internal.h"
 
 static void dur(FILE *fp, gp_ns ns)
@@ -70,8 +71,8 @@ void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const
     gp_ns sums[GP_DASH_SEGS] = {0}, all = 0;
     for (size_t i = 0; i < c->n_parts; i++) {
         for (int k = 0; k < GP_DASH_SEGS; k++)
-            sums[k] += c->parts[i].seg[k];
-        all += c->parts[i].total;
+            sums[k] = gp__sat_add(sums[k], c->parts[i].seg[k]);
+        all = gp__sat_add(all, c->parts[i].total);
     }
     legend(fp, c->seg_names, fills, GP_DASH_SEGS, sums, all);
     fprintf(fp,

@@ -286,7 +286,7 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
 static void num_cell(FILE *fp, double ns)
 {
     char b[32];
-    gp__fmt_dur(b, sizeof b, (gp_ns)(ns + 0.5));
+    gp__fmt_dur(b, sizeof b, gp__ns_of_double(ns + 0.5));
     fprintf(fp, "<td data-v=\"%.0f\">%s</td>", ns, b);
 }
 

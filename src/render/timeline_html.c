@@ -298,7 +298,7 @@ gp_status gp_timeline_render_html(const gp_timeline *tl, const char *title, FILE
     gp__fmt_dur(cpu, sizeof cpu, tl->cpu_active);
     gp__fmt_dur(gpu, sizeof gpu, tl->gpu_active);
     gp__fmt_dur(ov, sizeof ov, tl->overlap);
-    gp_ns denom = total * (gp_ns)(tl->n_traces ? tl->n_traces : 1);
+    gp_ns denom = gp__sat_mul(total, (gp_ns)(tl->n_traces ? tl->n_traces : 1));
     fprintf(fp, "</h1>\n<p class=\"gp-figs\"><span>span <b>%s</b></span> ", span);
     /* Both 0 (a profile's ranges are neither CPU ops nor GPU work): the figures say nothing true
      * of the rows below, so they are left out, as on the dashboard. */

@@ -429,6 +429,71 @@ static void bandwidth_sums_saturate(void **state)
     gp_trace_free(t);
 }
 
+/* A hostile trace: three streams, each one launched kernel [0, H) with H = INT64_MAX / 2, so
+ * every sum of durations passes INT64_MAX (a file reaches it with 15,251 events at the 7-day
+ * duration cap). The sums saturate instead of overflowing (UBSan aborts the sanitizer build). */
+#define HUGE_DUR (INT64_MAX / 2)
+static gp_trace *huge_kernels_trace(int32_t rank)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("huge kernels", &t), GP_OK);
+    uint32_t cpu;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    for (int k = 0; k < 3; k++) {
+        uint32_t s;
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7 + k, &s), GP_OK);
+        add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", k, 1, 1 + k, 0);
+        gpu(t, s, GP_EV_KERNEL, "gemm_kernel", 0, HUGE_DUR, 1 + k, 7 + k, -1);
+    }
+    t->rank = rank;
+    t->dist.present = true;
+    t->dist.rank = rank;
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    return t;
+}
+
+static void duration_sums_saturate(void **state)
+{
+    (void)state;
+    gp_trace *t = huge_kernels_trace(0);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.small_kernel_ns = 1e19; /* every kernel is "small": small_kernels_time sums them too */
+    gp_analysis *a = run(t, &o);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->kernels_total, 3);
+    assert_int_equal(r->kernels_time, INT64_MAX);
+    assert_int_equal(r->small_kernels, 3);
+    assert_int_equal(r->small_kernels_time, INT64_MAX);
+    bool found = false; /* the top-kernels row of gemm_kernel: 3 calls, summed */
+    for (size_t i = 0; i < r->n_kernels; i++)
+        if (!r->kernels[i].others && strcmp(r->kernels[i].name, "gemm_kernel") == 0) {
+            assert_int_equal(r->kernels[i].count, 3);
+            assert_int_equal(r->kernels[i].sum, INT64_MAX);
+            found = true;
+        }
+    assert_true(found);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Three such ranks: each rank's COMPUTATION time is H (the union of its kernels); the job's
+ * kernel-type table adds the ranks and saturates at INT64_MAX. */
+static void rank_sums_saturate(void **state)
+{
+    (void)state;
+    gp_trace *ranks[3] = {huge_kernels_trace(0), huge_kernels_trace(1), huge_kernels_trace(2)};
+    gp_job job = {.ranks = ranks, .n_ranks = 3};
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(&job, NULL, &a, NULL), GP_OK);
+    assert_int_equal(a->n_ranks, 3);
+    assert_int_equal(state_time(a->ranks[0].types, a->ranks[0].n_types, 1), HUGE_DUR);
+    assert_int_equal(state_time(a->types, a->n_types, 1), INT64_MAX);
+    gp_analysis_free(a);
+    for (int i = 0; i < 3; i++)
+        gp_trace_free(ranks[i]);
+}
+
 /* Activity: CPU union = L1 5 + L2 4 + outer 29 + L3 3 + L4 2 = 43 us; GPU union 55 us; both:
  * outer [11,40) within [10,45) = 29 us + L4 [105,107) = 2 us. Memory peak 300 B at 20 us while
  * aten::mm (innermost) and gemm_kernel run; capacity 310 B. */
@@ -1035,6 +1100,8 @@ int main(void)
         cmocka_unit_test(launches_and_queues),
         cmocka_unit_test(graph_kernels_by_id_or_launch),
         cmocka_unit_test(bandwidth_sums_saturate),
+        cmocka_unit_test(duration_sums_saturate),
+        cmocka_unit_test(rank_sums_saturate),
         cmocka_unit_test(activity_and_memory),
         cmocka_unit_test(peak_memory_sources_and_window),
         cmocka_unit_test(findings_rules),

@@ -18,6 +18,7 @@
 #include "core/msort.h"
 #include "core/radix.h"
 #include "core/stats.h"
+#include "core/util.h"
 
 /* xorshift64*: deterministic inputs, one seed per case. */
 static uint64_t rnd(uint64_t *s)
@@ -326,6 +327,44 @@ static void stats_agree_with_a_reference_on_generated_samples(void **state)
     }
 }
 
+/* Quantiles of samples a hostile trace can hold (any two int64, neighbours whose difference
+ * passes INT64_MAX) interpolate in double; the helpers the analyses use at the int64 limits
+ * saturate: a double of 2^63 or more (a saturated INT64_MAX sum as a double) to ns, a product,
+ * a rounded-up division (UBSan aborts the sanitizer build on an overflow). */
+static void stats_and_conversions_at_int64_limits(void **state)
+{
+    (void)state;
+    const int64_t v[] = {-INT64_MAX, INT64_MAX};
+    assert_true(gp__quantile_sorted(v, 2, 0.5) == 0.0);
+    assert_true(gp__quantile_sorted(v, 2, 0.25) == -0x1p62);
+    assert_true(gp__quantile_sorted(v, 2, 1.0) == 0x1p63);
+    int64_t w[] = {INT64_MAX, INT64_MIN};
+    gp__stats st;
+    gp__stats_compute(w, 2, &st);
+    assert_int_equal(st.min, INT64_MIN);
+    assert_int_equal(st.max, INT64_MAX);
+    assert_true(st.p50 == 0.0);
+    assert_float_equal(st.p95, 0.9 * 0x1p63, 1e4);
+    assert_int_equal(gp__ns_of_double(0x1p63), INT64_MAX);
+    assert_int_equal(gp__ns_of_double((double)INT64_MAX), INT64_MAX);
+    assert_int_equal(gp__ns_of_double(1e300), INT64_MAX);
+    assert_int_equal(gp__ns_of_double(HUGE_VAL), INT64_MAX);
+    assert_int_equal(gp__ns_of_double(-0x1p63), INT64_MIN);
+    assert_int_equal(gp__ns_of_double(-1e300), INT64_MIN);
+    assert_int_equal(gp__ns_of_double(NAN), 0);
+    assert_int_equal(gp__ns_of_double(0x1p62 + 0.5), (int64_t)1 << 62);
+    assert_int_equal(gp__ns_of_double(1.9), 1); /* truncates as a cast */
+    assert_int_equal(gp__ns_of_double(-1.9), -1);
+    assert_int_equal(gp__sat_mul(INT64_MAX / 2 + 1, 2), INT64_MAX);
+    assert_int_equal(gp__sat_mul(INT64_MAX / 2 + 1, -2), INT64_MIN);
+    assert_int_equal(gp__sat_mul(-3, -INT64_MAX), INT64_MAX);
+    assert_int_equal(gp__sat_mul(3, 7), 21);
+    assert_int_equal(gp__ceil_div(INT64_MAX, 600), INT64_MAX / 600 + 1);
+    assert_int_equal(gp__ceil_div(1200, 600), 2);
+    assert_int_equal(gp__ceil_div(1201, 600), 3);
+    assert_int_equal(gp__ceil_div(0, 600), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +374,7 @@ int main(void)
         cmocka_unit_test(interval_union_follows_the_grouping_rule),
         cmocka_unit_test(stats_match_numpy_definitions),
         cmocka_unit_test(stats_agree_with_a_reference_on_generated_samples),
+        cmocka_unit_test(stats_and_conversions_at_int64_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,6 +170,37 @@ static void thresholds_just_missed(void **state)
     gp_trace_free(t);
 }
 
+/* A hostile profile: "op" 10 times in a row of 2^59 ns on one thread (total 5.8e18: total * 3
+ * passes INT64_MAX) and once more on two other threads for 2^62 ns each, with gpu_ns args of
+ * INT64_MAX: the op's total saturates at INT64_MAX (so does its gpu_ns) and batching estimates
+ * 70 % of it without overflowing (UBSan aborts the sanitizer build). */
+static void hostile_totals_saturate(void **state)
+{
+    (void)state;
+    const gp_ns big = (gp_ns)1 << 59, huge = (gp_ns)1 << 62;
+    builder b;
+    b_init(&b, "hostile_profile");
+    for (int i = 0; i < 10; i++)
+        b_add_range(&b, "op", big, NULL);
+    for (int i = 0; i < 2; i++) {
+        gp_event ev = {.ts = 0, .dur = huge, .kind = GP_EV_RANGE};
+        assert_int_equal(gp_trace_track(b.t, GP_TRACK_CPU_THREAD, 100, 102 + i, &ev.track), GP_OK);
+        assert_int_equal(gp_trace_intern(b.t, "op", 2, &ev.name), GP_OK);
+        const char *args = "{\"gpu_ns\":9223372036854775807}";
+        assert_int_equal(gp_trace_add_args(b.t, args, strlen(args), &ev.extra), GP_OK);
+        assert_int_equal(gp_trace_add_event(b.t, &ev), GP_OK);
+    }
+    gp_trace *t = b_done(&b);
+    gp_analysis *a = analyse(t, NULL);
+    const gp_finding *f = find(a, "batching", "op");
+    assert_non_null(f);
+    assert_int_equal(f->current_ns, INT64_MAX);
+    /* INT64_MAX - INT64_MAX * 3 / 10 (2767011611056432742) */
+    assert_int_equal(f->estimated_ns, 6456360425798343065);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 typedef gp_status (*advise_fn)(const gp_analysis *, const gp_advise_render_opts *, FILE *);
 
 /* The output of fn as a string (the caller frees it). */
@@ -276,11 +307,9 @@ static void profiler_written_profile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_rule_fires),
-        cmocka_unit_test(thresholds_just_missed),
-        cmocka_unit_test(goldens_and_priority_filter),
-        cmocka_unit_test(bundled_profiles),
-        cmocka_unit_test(profiler_written_profile),
+        cmocka_unit_test(every_rule_fires),        cmocka_unit_test(thresholds_just_missed),
+        cmocka_unit_test(hostile_totals_saturate), cmocka_unit_test(goldens_and_priority_filter),
+        cmocka_unit_test(bundled_profiles),        cmocka_unit_test(profiler_written_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

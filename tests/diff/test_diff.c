@@ -616,6 +616,47 @@ static void compute_runs_and_memory(void **state)
 
 /* The analyze deltas: the current run adds 3000 tiny kernels, so analyze's small-kernel rule fires
  * on it only; its temporal idle equals the diff's own idle metric (same definition, one stream). */
+/* A hostile run (H = INT64_MAX / 2): on each of devices 0..2 a kernel [0, H) and one [2H - 1, 2H),
+ * so the summed GPU time (3H + 3) and the idle time summed over devices (3H - 3) pass INT64_MAX;
+ * the run's metrics saturate at INT64_MAX instead of overflowing (UBSan aborts the sanitizer build;
+ * a wrapped sum would be negative). */
+static gp_trace *huge_run(const char *name)
+{
+    const gp_ns h = INT64_MAX / 2;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create(name, &t), GP_OK);
+    for (int k = 0; k < 3; k++) {
+        uint32_t tr;
+        gp_event ev = {.kind = GP_EV_KERNEL};
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, k, 7, &tr), GP_OK);
+        ev.track = tr;
+        assert_int_equal(gp_trace_intern(t, "gemm", 4, &ev.name), GP_OK);
+        ev.dur = h;
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+        ev.ts = 2 * h - 1;
+        ev.dur = 1;
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    return t;
+}
+
+static void compute_sums_saturate(void **state)
+{
+    (void)state;
+    gp_trace *bt = huge_run("base"), *ct = huge_run("current");
+    gp_diff *d = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, NULL, &d, &err), GP_OK);
+    const gp_diff_metric *m = &d->metrics[GP_DIFF_M_GPU];
+    assert_true(m->present && m->base == (double)INT64_MAX && m->cur == (double)INT64_MAX);
+    m = &d->metrics[GP_DIFF_M_IDLE];
+    assert_true(m->present && m->base == (double)INT64_MAX && m->cur == (double)INT64_MAX);
+    gp_diff_free(d);
+    gp_trace_free(bt);
+    gp_trace_free(ct);
+}
+
 static void compute_analysis_deltas(void **state)
 {
     builder b, c;
@@ -1167,6 +1208,7 @@ int main(void)
         cmocka_unit_test(compute_normalizes_long_names),
         cmocka_unit_test(compute_runs_and_memory),
         cmocka_unit_test(compute_analysis_deltas),
+        cmocka_unit_test(compute_sums_saturate),
         cmocka_unit_test(false_positive_rate_and_power_per_call),
         cmocka_unit_test(false_positive_rate_and_power_per_run),
         cmocka_unit_test(multiple_comparisons_control_fwer),

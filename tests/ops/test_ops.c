@@ -301,6 +301,75 @@ static void perf_model_and_refusals(void **state)
     gp_trace_free(t);
 }
 
+/* A hostile trace: three threads, each an aten::mm [0, H) launching one kernel [1, 1 + H) with
+ * H = INT64_MAX / 2, so every sum of durations (the row's, the total's, the GPU time) passes
+ * INT64_MAX; they saturate instead of overflowing (UBSan aborts the sanitizer build). */
+static void duration_sums_saturate(void **state)
+{
+    (void)state;
+    const gp_ns h = INT64_MAX / 2;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("huge ops", &t), GP_OK);
+    for (int k = 0; k < 3; k++) {
+        uint32_t cpu, s;
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1 + k, &cpu), GP_OK);
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7 + k, &s), GP_OK);
+        add(t, cpu, GP_EV_CPU_OP, "aten::mm", 0, h, 0, 1 + k);
+        add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 0, 1, 1 + k, 1 + k);
+        add(t, s, GP_EV_KERNEL, "gemm", 1, h, 1 + k, 1 + k);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_ops_by by[] = {GP_OPS_BY_NAME, GP_OPS_BY_KERNEL};
+    for (size_t b = 0; b < sizeof by / sizeof by[0]; b++) {
+        gp_ops *ops = compute(t, by[b], false);
+        assert_int_equal(ops->gpu_events, 3);
+        assert_int_equal(ops->gpu_time, INT64_MAX);
+        const gp_ops_row *r = row_of(ops, by[b] == GP_OPS_BY_NAME ? "aten::mm" : "gemm");
+        assert_int_equal(r->calls, 3);
+        assert_int_equal(r->self_gpu, INT64_MAX);
+        assert_int_equal(r->gpu, INT64_MAX);
+        assert_int_equal(r->gpu_busy, INT64_MAX);
+        if (by[b] == GP_OPS_BY_NAME)
+            assert_int_equal(r->cpu, INT64_MAX);
+        assert_int_equal(ops->total.gpu, INT64_MAX);
+        assert_int_equal(ops->total.gpu_busy, INT64_MAX);
+        gp_ops_free(ops);
+    }
+    gp_trace_free(t);
+}
+
+/* A convolution's stride, padding and dilation are any int64 in a hostile trace: an output size
+ * beyond int64, a negative padding or a dilation below 1 leave the shape unknown (no model). */
+static void conv_params_out_of_range_are_unknown(void **state)
+{
+    (void)state;
+    gp__op_model m;
+    const char *dims = "[[1, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], [], [], []]";
+    const char *types = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"ScalarList\", "
+                        "\"ScalarList\", \"ScalarList\", \"Scalar\", \"ScalarList\", \"Scalar\"]";
+    char conc[256];
+    /* stride, padding, dilation: the first is the control (out 8x8), the others are refused */
+    static const char *const params[][3] = {
+        {"[1, 1]", "[1, 1]", "[1, 1]"},
+        {"[1, 1]", "[4611686018427387904, 0]", "[1, 1]"},  /* 2p overflows */
+        {"[1, 1]", "[4611686018427387903, 0]", "[1, 1]"},  /* in + 2p overflows */
+        {"[1, 1]", "[0, 0]", "[9223372036854775807, 1]"},  /* d (k - 1) overflows */
+        {"[1, 1]", "[0, 0]", "[-9223372036854775807, 1]"}, /* dilation below 1 */
+        {"[1, 1]", "[-4611686018427387904, 0]", "[1, 1]"}, /* negative padding */
+        {"[-1, 1]", "[0, 0]", "[1, 1]"},                   /* stride below 1 */
+    };
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        snprintf(conc, sizeof conc,
+                 "[\"\", \"\", \"\", \"%s\", \"%s\", \"%s\", \"False\", \"[0, 0]\", \"1\"]",
+                 params[i][0], params[i][1], params[i][2]);
+        bool ok =
+            gp__op_model_compute("aten::convolution", GP_OPCAT_CONV_FWD, dims, types, conc, &m);
+        assert_int_equal(ok, i == 0);
+        if (ok) /* F = 2 * N * Cout * out_sp * Cin * k = 2 * 1 * 4 * 64 * 3 * 9 */
+            assert_true(m.flops == 2.0 * 4 * 64 * 3 * 9);
+    }
+}
+
 /* Formulas of docs/ops.md, each against a count done by hand. */
 static void formulas(void **state)
 {
@@ -569,6 +638,8 @@ int main(void)
         cmocka_unit_test(groupings),
         cmocka_unit_test(perf_model_and_refusals),
         cmocka_unit_test(formulas),
+        cmocka_unit_test(duration_sums_saturate),
+        cmocka_unit_test(conv_params_out_of_range_are_unknown),
         cmocka_unit_test(peak_table),
         cmocka_unit_test(unnamed_device_by_properties),
         cmocka_unit_test(unknown_device_and_override),

@@ -202,6 +202,45 @@ static void profile_page_leaves_out_what_cannot_apply(void **state)
     unbuild(&b);
 }
 
+/* A hostile profile: "op" on three threads, each [0, H) with H = INT64_MAX / 2, whose args are
+ * any int64. Self time and the summed args saturate at INT64_MAX; negative args are ignored
+ * (transfer_ns, only ever negative, stays "never measured", -1); the page renders. */
+static void hostile_sums_saturate(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("hostile profile", &t), GP_OK);
+    static const char *const args[3] = {
+        "{\"gpu_ns\":9223372036854775807,\"cpu_ns\":-5,\"transfer_ns\":-3,"
+        "\"overhead_ns\":9223372036854775807}",
+        "{\"gpu_ns\":9223372036854775807,\"cpu_ns\":7,\"overhead_ns\":1}",
+        "{\"gpu_ns\":1,\"cpu_ns\":-9223372036854775808}"};
+    for (int i = 0; i < 3; i++) {
+        uint32_t tr;
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 100, 1 + i, &tr), GP_OK);
+        range(t, tr, "op", 0, INT64_MAX / 2, args[i]);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    built b = {.t = t};
+    assert_int_equal(gp_summary_compute(&b.t, 1, NULL, &b.s), GP_OK);
+    assert_int_equal(gp_timeline_build(&b.t, 1, NULL, &b.tl), GP_OK);
+    assert_int_equal(gp_dashboard_build(&b.t, 1, b.s, b.tl, NULL, &b.d), GP_OK);
+    assert_true(b.d->is_profile);
+    assert_int_equal(b.d->n_prof_ops, 1);
+    const gp_dash_prof_op *o = &b.d->prof_ops[0];
+    assert_int_equal(o->calls, 3);
+    assert_int_equal(o->total, INT64_MAX);
+    assert_int_equal(o->self, INT64_MAX);
+    assert_int_equal(o->gpu, INT64_MAX);
+    assert_int_equal(o->overhead, INT64_MAX);
+    assert_int_equal(o->cpu, 7);
+    assert_int_equal(o->transfer, -1);
+    char *buf = page(b.d);
+    assert_non_null(strstr(buf, "id=\"gp-prof-dist\""));
+    free(buf);
+    unbuild(&b);
+}
+
 /* A trace with GPU work is not a profile: no section, nothing computed. */
 static void traces_with_gpu_work_keep_their_dashboard(void **state)
 {
@@ -227,6 +266,7 @@ int main(void)
         cmocka_unit_test(profile_section_golden),
         cmocka_unit_test(profile_page_leaves_out_what_cannot_apply),
         cmocka_unit_test(traces_with_gpu_work_keep_their_dashboard),
+        cmocka_unit_test(hostile_sums_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,6 +156,51 @@ static void flame_cpu_weight_follows_nesting(void **state)
     gp_trace_free(t);
 }
 
+/* A hostile trace (H = INT64_MAX / 2): threads 1..4 each run aten::mm [0, H); thread 1's launches
+ * three kernels gemm [1, 1 + H) on streams 7..9. The frame weights (a node's own GPU time, the
+ * totals up to the root, the layout offsets) saturate at INT64_MAX instead of overflowing (UBSan
+ * aborts the sanitizer build), and every format renders. */
+static void flame_weights_saturate(void **state)
+{
+    (void)state;
+    const gp_ns h = INT64_MAX / 2;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("huge flame", &t), GP_OK);
+    uint32_t cpu[4];
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1 + k, &cpu[k]), GP_OK);
+        add(t, cpu[k], GP_EV_CPU_OP, "aten::mm", 0, h, 0, 0);
+    }
+    for (int k = 0; k < 3; k++) {
+        uint32_t g;
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7 + k, &g), GP_OK);
+        add(t, cpu[0], GP_EV_RUNTIME, "cudaLaunchKernel", k, 1, 1 + k, 0);
+        add(t, g, GP_EV_KERNEL, "gemm", 1, h, 1 + k, 0);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_flame_weight w[2] = {GP_FLAME_GPU, GP_FLAME_CPU};
+    for (int i = 0; i < 2; i++) {
+        gp_flame_tree *tree = build(t, w[i], NULL);
+        assert_int_equal(tree->nodes[0].total, INT64_MAX);
+        const char *name = w[i] == GP_FLAME_GPU ? "gemm" : "aten::mm";
+        int found = 0; /* gemm: one frame of 3H; aten::mm: one frame of H per thread */
+        for (size_t n = 0; n < tree->n_nodes; n++)
+            if (strcmp(tree->nodes[n].name, name) == 0) {
+                assert_int_equal(tree->nodes[n].total, w[i] == GP_FLAME_GPU ? INT64_MAX : h);
+                found++;
+            }
+        assert_int_equal(found, w[i] == GP_FLAME_GPU ? 1 : 4);
+        if (w[i] == GP_FLAME_CPU) { /* thread 4 after threads 1 to 3: x = 3H > INT64_MAX */
+            assert_string_equal(tree->nodes[4].name, "thread 4");
+            assert_int_equal(tree->nodes[4].x, INT64_MAX);
+        }
+        for (int f = GP_FLAME_FOLDED; f <= GP_FLAME_HTML; f++)
+            free(render(tree, (gp_flame_format)f));
+        gp_flame_tree_free(tree);
+    }
+    gp_trace_free(t);
+}
+
 static void flame_partial_overlap_is_clipped(void **state)
 {
     gp_trace *t;
@@ -910,6 +955,7 @@ int main(void)
         cmocka_unit_test(flame_gpu_frames_demangled),
         cmocka_unit_test(flame_cpu_weight_follows_nesting),
         cmocka_unit_test(flame_partial_overlap_is_clipped),
+        cmocka_unit_test(flame_weights_saturate),
         cmocka_unit_test(flame_min_duration_depth_and_grouping),
         cmocka_unit_test(flame_empty_weight_is_reported),
         cmocka_unit_test(flame_diff_marks_growth),

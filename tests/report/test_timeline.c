@@ -360,6 +360,68 @@ static void timeline_counter_values_out_of_range(void **state)
     gp_trace_free(t);
 }
 
+/* Rank i of a hostile job: aten::mm [0, H) launching gemm [1, 1 + H) with H = INT64_MAX / 2. */
+static gp_trace *huge_rank(int32_t rank)
+{
+    gp_trace *t;
+    uint32_t cpu, gpu;
+    assert_int_equal(gp_trace_create("huge", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 0, INT64_MAX / 2, 0, 1);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 0, 1, 1, 1);
+    add(t, gpu, GP_EV_KERNEL, "gemm", 1, INT64_MAX / 2, 1, 1);
+    t->rank = rank;
+    t->dist.present = true;
+    t->dist.rank = rank;
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    return t;
+}
+
+/* Three such ranks: the figures summed over ranks (the timeline's CPU/GPU activity, the
+ * dashboard's GPU split and thread time) saturate at INT64_MAX, and the pages that show them
+ * (shares of span x ranks, sums of the partition charts, INT64_MAX as a double, 2^63, back to ns)
+ * neither overflow nor convert out of range (UBSan aborts the sanitizer build). */
+static void job_sums_saturate(void **state)
+{
+    (void)state;
+    gp_trace *t[3] = {huge_rank(0), huge_rank(1), huge_rank(2)};
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(t, 3, NULL, &tl), GP_OK);
+    assert_int_equal(tl->cpu_active, INT64_MAX);
+    assert_int_equal(tl->gpu_active, INT64_MAX);
+    assert_int_equal(tl->overlap, INT64_MAX);
+    char *page = page_of(tl);
+    /* INT64_MAX of a saturated span x 3 ranks: 100 %, not a share of a wrapped product */
+    assert_non_null(strstr(page, "id=\"gp-gpu-active\">GPU active <b>"));
+    assert_non_null(strstr(page, "(100.0%)</span>"));
+    free(page);
+    gp_summary *s;
+    gp_analysis *a;
+    gp_dashboard *d;
+    gp_job job = {.ranks = t, .n_ranks = 3};
+    assert_int_equal(gp_summary_compute(t, 3, NULL, &s), GP_OK);
+    assert_int_equal(gp_analyze_job(&job, NULL, &a, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(t, 3, s, tl, a, &d), GP_OK);
+    assert_int_equal(d->thread_time, INT64_MAX);
+    assert_int_equal(d->gpu_time, INT64_MAX);
+    assert_int_equal(d->gpu_span, INT64_MAX);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_non_null(fp);
+    assert_int_equal(gp_dashboard_render_html(d, "huge", fp), GP_OK);
+    fclose(fp);
+    assert_non_null(strstr(buf, "data-v=\"9223372036854775808\""));
+    free(buf);
+    gp_dashboard_free(d);
+    gp_analysis_free(a);
+    gp_summary_free(s);
+    gp_timeline_free(tl);
+    for (int i = 0; i < 3; i++)
+        gp_trace_free(t[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +431,7 @@ int main(void)
         cmocka_unit_test(timeline_side_block),
         cmocka_unit_test(timeline_rows_and_python_depths),
         cmocka_unit_test(dashboard_partitions_by_hand),
+        cmocka_unit_test(job_sums_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
