@@ -245,6 +245,24 @@ static gp_event_kind kind_of(cat_id c)
     }
 }
 
+/* Keeps ts as the earliest or latest time committed so far, with the offset of the element being
+ * parsed (gp__reader_finish checks them once the base time is known). */
+static void note_time(reader *r, gp_ns ts, const char *what)
+{
+    uint64_t off = r->buf_off + r->mark;
+    if (!r->have_times || ts < r->time_lo) {
+        r->time_lo = ts;
+        r->time_lo_off = off;
+        r->time_lo_what = what;
+    }
+    if (!r->have_times || ts > r->time_hi) {
+        r->time_hi = ts;
+        r->time_hi_off = off;
+        r->time_hi_what = what;
+    }
+    r->have_times = true;
+}
+
 static void add_event(reader *r, const gp_event *ev)
 {
     gp_track *tr = &r->t->tracks[ev->track];
@@ -253,6 +271,7 @@ static void add_event(reader *r, const gp_event *ev)
         gp__reader_oom(r);
     *e = *ev;
     r->t->stats.by_kind[ev->kind]++;
+    note_time(r, ev->ts, "an event's");
 }
 
 static void commit_metadata(reader *r, const ev_fields *f)
@@ -301,6 +320,7 @@ static void commit_flow(reader *r, const ev_fields *f)
     fp->name = f->name ? gp__reader_intern(r, f->name, f->name_len) : 0;
     fp->is_end = f->ph == 'f';
     fp->ts = f->ts;
+    note_time(r, f->ts, "a flow point's");
     /* The track is found when the flow is paired: an endpoint without its partner must not
      * create a track. */
     fp->pid_is_str = f->pid.is_str && !f->pid.numeric;
@@ -330,6 +350,7 @@ static void add_counter_sample(reader *r, const ev_fields *f, const char *key, s
     c.track = gp__kineto_get_track(r, GP_TRACK_COUNTER, f->pid.numeric ? f->pid.num : 0, 0);
     if (gp_trace_add_counter(r->t, &c) != GP_OK)
         gp__reader_oom(r);
+    note_time(r, c.ts, "a counter's");
     r->t->stats.by_kind[GP_EV_COUNTER]++;
 }
 

@@ -128,6 +128,22 @@ gp_status gp__reader_finish(reader *r)
     gp_trace *t = r->t;
     gp_ns bad;
     const char *what;
+    /* The earliest and latest times: the error names the element's offset. */
+    for (int k = 0; r->have_times && k < 2; k++) {
+        gp_ns v = k ? r->time_hi : r->time_lo;
+        if (shift_one(&v, t->base_time_ns))
+            continue;
+        char base[64] = "";
+        if (t->base_time_ns)
+            snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)t->base_time_ns);
+        return gp_error_set(r->err, GP_EPARSE,
+                            "%s: byte %llu: %s time is out of range: %sts %lld ns is outside "
+                            "-2^61 .. 2^62 ns (the years 1897 .. 2116)",
+                            r->name, (unsigned long long)(k ? r->time_hi_off : r->time_lo_off),
+                            k ? r->time_hi_what : r->time_lo_what, base,
+                            (long long)(k ? r->time_hi : r->time_lo));
+    }
+    /* every time, in case one was committed without note_time (then without an offset) */
     if (!shift_times(t, t->base_time_ns, &bad, &what)) {
         char base[64] = "";
         if (t->base_time_ns)
@@ -481,6 +497,25 @@ static void merge_stats(gp_read_stats *ds, const reader *src)
     ds->bytes = src->buf_off + src->len;
 }
 
+/* Widens dst's earliest and latest times by src's (src parsed later input: on a tie, dst's
+ * element came first). */
+static void merge_times(reader *dst, const reader *src)
+{
+    if (!src->have_times)
+        return;
+    if (!dst->have_times || src->time_lo < dst->time_lo) {
+        dst->time_lo = src->time_lo;
+        dst->time_lo_off = src->time_lo_off;
+        dst->time_lo_what = src->time_lo_what;
+    }
+    if (!dst->have_times || src->time_hi > dst->time_hi) {
+        dst->time_hi = src->time_hi;
+        dst->time_hi_off = src->time_hi_off;
+        dst->time_hi_what = src->time_hi_what;
+    }
+    dst->have_times = true;
+}
+
 /* Appends src's records to dst's tables, reserving room for the copies (queued in job, run later
  * in parallel) and merging the small parts (counters, flows, metadata, top-level members) now.
  * src parsed the input after everything dst holds. Longjmps (dst's jb) when out of memory. */
@@ -492,6 +527,7 @@ static void merge_prepare(reader *dst, merge_src *m, copy_job *job)
     merge_small_parts(dst, m);
     merge_top_level(dst, m);
     merge_stats(&dst->t->stats, m->src);
+    merge_times(dst, m->src);
 }
 
 static void merge_src_free(merge_src *m)

@@ -90,6 +90,12 @@ typedef struct reader {
     bool have_last;
     uint64_t next_progress;
     bool saw_events;
+    /* The earliest and the latest time committed (events, counters, flow points), each with the
+     * input offset of its element and its kind, for the range check when the read is finished. */
+    bool have_times;
+    gp_ns time_lo, time_hi;
+    uint64_t time_lo_off, time_hi_off;
+    const char *time_lo_what, *time_hi_what;
     top_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
     bool bare_array; /* the trace is a bare array of events */
     /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a

@@ -747,6 +747,64 @@ static void two_thread_read_rejects_what_one_thread_rejects(void **state)
     }
 }
 
+/* A time out of range is reported at its element's byte offset: the same in one piece, in tiny
+ * input chunks (the buffer refilled mid-element) and in a two-thread read (where it lies in the
+ * second piece). */
+static void time_out_of_range_names_its_offset(void **state)
+{
+    (void)state;
+    for (int late = 0; late < 2; late++) {
+        char path[] = "/tmp/gp_range_XXXXXX.json";
+        int fd = mkstemps(path, 5);
+        assert_true(fd >= 0);
+        FILE *fp = fdopen(fd, "w");
+        fputs("{\"traceEvents\": [\n", fp);
+        long at = -1;
+        int bad = late ? 1900 : 3;
+        for (int i = 0; i < 2000; i++) {
+            if (i)
+                fputs(",\n", fp);
+            if (i == bad) {
+                at = ftell(fp);
+                fputs("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"far\", \"pid\": 1, "
+                      "\"tid\": 1, \"ts\": 4611686018427387.905, \"dur\": 1}",
+                      fp);
+                continue;
+            }
+            fprintf(fp,
+                    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                    "\"tid\": 1, \"ts\": %d, \"dur\": 1}",
+                    i % 7, i);
+        }
+        fputs("\n]}", fp);
+        fclose(fp);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "%s: byte %ld: an event's time is out of range: ts 4611686018427387905 ns", path,
+                 at);
+        gp_read_opts one = quiet_opts(), two = quiet_opts();
+        one.threads = 1;
+        two.threads = 2;
+        gp_trace *t = NULL;
+        gp_error e1 = {0}, e2 = {0};
+        assert_int_equal(gp_trace_read(path, &one, &t, &e1), GP_EPARSE);
+        assert_int_equal(gp_trace_read(path, &two, &t, &e2), GP_EPARSE);
+        if (strncmp(e1.msg, want, strlen(want)) != 0)
+            fail_msg("\"%s\" does not start \"%s\"", e1.msg, want);
+        assert_string_equal(e1.msg, e2.msg);
+        size_t len;
+        char *text = slurp(path, &len);
+        for (size_t piece = 7; piece <= 4096; piece *= 24) {
+            gp_error e3 = {0};
+            assert_int_equal(gp__trace_read_buffer_pieces(text, len, path, &one, piece, &t, &e3),
+                             GP_EPARSE);
+            assert_string_equal(e1.msg, e3.msg);
+        }
+        free(text);
+        unlink(path);
+    }
+}
+
 /* Writes a trace with one event per line; with `nested`, events hold nested objects on lines of
  * their own after lines ending with ',', as pretty-printers write them: most cut candidates are
  * then not elements of traceEvents, so pieces must be proven (or discarded) by the piece before. */
@@ -1119,6 +1177,7 @@ int main(void)
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
         cmocka_unit_test(two_thread_read_gives_the_same_model),
         cmocka_unit_test(two_thread_read_rejects_what_one_thread_rejects),
+        cmocka_unit_test(time_out_of_range_names_its_offset),
         cmocka_unit_test(stolen_pieces_read_like_one_thread),
         cmocka_unit_test(legacy_format_pieces_read_like_one_thread),
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
