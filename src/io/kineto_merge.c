@@ -120,39 +120,40 @@ static void apply_track_meta(reader *r)
     }
 }
 
+/* The error for a time (relative, ts) that base + ts puts out of range; off: its element's input
+ * offset, UINT64_MAX when unknown. */
+static gp_status time_range_error(reader *r, uint64_t off, const char *what, gp_ns ts)
+{
+    char at[32] = "", base[64] = "";
+    if (off != UINT64_MAX)
+        snprintf(at, sizeof at, "byte %llu: ", (unsigned long long)off);
+    if (r->t->base_time_ns)
+        snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)r->t->base_time_ns);
+    return gp_error_set(r->err, GP_EPARSE,
+                        "%s: %s%s time is out of range: %sts %lld ns is outside -2^61 .. 2^62 ns "
+                        "(the years 1897 .. 2116)",
+                        r->name, at, what, base, (long long)ts);
+}
+
 gp_status gp__reader_finish(reader *r)
 {
     /* Helpers used below report out-of-memory with longjmp (as during parsing). */
     if (setjmp(r->jb))
         return GP_ENOMEM;
     gp_trace *t = r->t;
-    gp_ns bad;
-    const char *what;
-    /* The earliest and latest times: the error names the element's offset. */
+    /* The earliest and latest times first: the error names the element's offset. */
     for (int k = 0; r->have_times && k < 2; k++) {
         gp_ns v = k ? r->time_hi : r->time_lo;
-        if (shift_one(&v, t->base_time_ns))
-            continue;
-        char base[64] = "";
-        if (t->base_time_ns)
-            snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)t->base_time_ns);
-        return gp_error_set(r->err, GP_EPARSE,
-                            "%s: byte %llu: %s time is out of range: %sts %lld ns is outside "
-                            "-2^61 .. 2^62 ns (the years 1897 .. 2116)",
-                            r->name, (unsigned long long)(k ? r->time_hi_off : r->time_lo_off),
-                            k ? r->time_hi_what : r->time_lo_what, base,
-                            (long long)(k ? r->time_hi : r->time_lo));
+        if (!shift_one(&v, t->base_time_ns))
+            return time_range_error(r, k ? r->time_hi_off : r->time_lo_off,
+                                    k ? r->time_hi_what : r->time_lo_what,
+                                    k ? r->time_hi : r->time_lo);
     }
     /* every time, in case one was committed without note_time (then without an offset) */
-    if (!shift_times(t, t->base_time_ns, &bad, &what)) {
-        char base[64] = "";
-        if (t->base_time_ns)
-            snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)t->base_time_ns);
-        return gp_error_set(r->err, GP_EPARSE,
-                            "%s: %s time is out of range: %sts %lld ns is outside -2^61 .. 2^62 ns "
-                            "(the years 1897 .. 2116)",
-                            r->name, what, base, (long long)bad);
-    }
+    gp_ns bad;
+    const char *what;
+    if (!shift_times(t, t->base_time_ns, &bad, &what))
+        return time_range_error(r, UINT64_MAX, what, bad);
     if (pair_flows(r) != GP_OK)
         return GP_ENOMEM;
     apply_track_meta(r);

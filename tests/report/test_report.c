@@ -471,6 +471,25 @@ static void timeline_layout_and_encoding(void **state)
     gp_trace_free(t);
 }
 
+/* A "[memory]" instant on track tr: total_allocated bytes of device (type, id) at ts. */
+static void add_memory(gp_trace *t, uint32_t tr, gp_ns ts, int64_t total, int32_t type, int32_t id)
+{
+    gp_mem_info mi = {0};
+    mi.bytes = 1;
+    mi.total_allocated = total;
+    mi.total_reserved = -1;
+    mi.device_type = type;
+    mi.device_id = id;
+    gp_event ev = {0};
+    ev.ts = ts;
+    ev.name = S(t, "[memory]");
+    ev.track = tr;
+    ev.kind = GP_EV_MEMORY;
+    ev.flags = GP_EVF_INSTANT;
+    assert_int_equal(gp_trace_add_mem_info(t, &mi, &ev.extra), GP_OK);
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
 /* One memory row per (device_type, device_id) pair, whatever int32 values a trace holds: once
  * keyed as type * 1000 + id, which merged (0, 1000) with (1, 0) and overflowed (found by
  * fuzz_timeline_page) on extreme values. */
@@ -486,22 +505,8 @@ static void timeline_memory_rows_by_device_pair(void **state)
                               {1, INT32_MIN}, {INT32_MIN, -1}, {0, -1},
                               {1, 0}};
     const size_t n = sizeof dev / sizeof dev[0];
-    for (size_t i = 0; i < n; i++) {
-        gp_mem_info mi = {0};
-        mi.bytes = 1;
-        mi.total_allocated = (int64_t)i + 1;
-        mi.total_reserved = -1;
-        mi.device_type = dev[i][0];
-        mi.device_id = dev[i][1];
-        gp_event ev = {0};
-        ev.ts = 10 + 10 * (gp_ns)i;
-        ev.name = S(t, "[memory]");
-        ev.track = tr;
-        ev.kind = GP_EV_MEMORY;
-        ev.flags = GP_EVF_INSTANT;
-        assert_int_equal(gp_trace_add_mem_info(t, &mi, &ev.extra), GP_OK);
-        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
-    }
+    for (size_t i = 0; i < n; i++)
+        add_memory(t, tr, 10 + 10 * (gp_ns)i, (int64_t)i + 1, dev[i][0], dev[i][1]);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
@@ -533,21 +538,8 @@ static void timeline_memory_rows(void **state)
     assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tr), GP_OK);
     add(t, tr, GP_EV_CPU_OP, "op", 0, 100, 0, 0);
     int64_t totals[3] = {1000, 5000, 2000};
-    for (int i = 0; i < 3; i++) {
-        gp_mem_info mi = {0};
-        mi.bytes = 1;
-        mi.total_allocated = totals[i];
-        mi.total_reserved = -1;
-        mi.device_type = 1;
-        gp_event ev = {0};
-        ev.ts = 10 + 10 * i;
-        ev.name = S(t, "[memory]");
-        ev.track = tr;
-        ev.kind = GP_EV_MEMORY;
-        ev.flags = GP_EVF_INSTANT;
-        assert_int_equal(gp_trace_add_mem_info(t, &mi, &ev.extra), GP_OK);
-        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
-    }
+    for (int i = 0; i < 3; i++)
+        add_memory(t, tr, 10 + 10 * i, totals[i], 1, 0);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);

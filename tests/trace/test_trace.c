@@ -715,6 +715,21 @@ static void two_thread_read_gives_the_same_model(void **state)
         skip();
 }
 
+/* Reads path with one thread and with two: both must fail with GP_EPARSE and the same message,
+ * left in *err. */
+static void read_fails_alike(const char *path, gp_error *err)
+{
+    gp_read_opts one = quiet_opts(), two = quiet_opts();
+    one.threads = 1;
+    two.threads = 2;
+    gp_trace *t = NULL;
+    gp_error e2 = {0};
+    *err = (gp_error){0};
+    assert_int_equal(gp_trace_read(path, &one, &t, err), GP_EPARSE);
+    assert_int_equal(gp_trace_read(path, &two, &t, &e2), GP_EPARSE);
+    assert_string_equal(err->msg, e2.msg);
+}
+
 /* Malformed documents whose fault lies after the split point: the two-thread read must fail
  * exactly as the one-thread read does (an object missing its '}', members after a bare array). */
 static void two_thread_read_rejects_what_one_thread_rejects(void **state)
@@ -735,14 +750,8 @@ static void two_thread_read_rejects_what_one_thread_rejects(void **state)
                     i ? ",\n" : "", i % 7, i);
         fputs(tails[v][1], fp);
         fclose(fp);
-        gp_read_opts one = quiet_opts(), two = quiet_opts();
-        one.threads = 1;
-        two.threads = 2;
-        gp_trace *t = NULL;
-        gp_error e1 = {0}, e2 = {0};
-        assert_int_equal(gp_trace_read(path, &one, &t, &e1), GP_EPARSE);
-        assert_int_equal(gp_trace_read(path, &two, &t, &e2), GP_EPARSE);
-        assert_string_equal(e1.msg, e2.msg);
+        gp_error err;
+        read_fails_alike(path, &err);
         unlink(path);
     }
 }
@@ -782,16 +791,12 @@ static void time_out_of_range_names_its_offset(void **state)
         snprintf(want, sizeof want,
                  "%s: byte %ld: an event's time is out of range: ts 4611686018427387905 ns", path,
                  at);
-        gp_read_opts one = quiet_opts(), two = quiet_opts();
-        one.threads = 1;
-        two.threads = 2;
-        gp_trace *t = NULL;
-        gp_error e1 = {0}, e2 = {0};
-        assert_int_equal(gp_trace_read(path, &one, &t, &e1), GP_EPARSE);
-        assert_int_equal(gp_trace_read(path, &two, &t, &e2), GP_EPARSE);
+        gp_error e1;
+        read_fails_alike(path, &e1);
         if (strncmp(e1.msg, want, strlen(want)) != 0)
             fail_msg("\"%s\" does not start \"%s\"", e1.msg, want);
-        assert_string_equal(e1.msg, e2.msg);
+        gp_read_opts one = quiet_opts();
+        gp_trace *t = NULL;
         size_t len;
         char *text = slurp(path, &len);
         for (size_t piece = 7; piece <= 4096; piece *= 24) {
