@@ -355,8 +355,7 @@ static int cmp_finding(const void *pa, const void *pb)
         return a->gain_ns > b->gain_ns ? -1 : 1;
     if (a->priority != b->priority)
         return (int)a->priority - (int)b->priority;
-    return a->rank < b->rank ? -1
-                             : a->rank > b->rank; /* -1 (the job) to INT32_MAX: no subtraction */
+    return GP_CMP(a->rank, b->rank); /* -1 (the job) to INT32_MAX: no subtraction */
 }
 
 /* Findings of one kind: the same rule (for stragglers, the same metric; for the profile rules,

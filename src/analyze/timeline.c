@@ -170,20 +170,13 @@ typedef struct mem_pt {
     int32_t type, id; /* the device: any int32 values a trace holds */
 } mem_pt;
 
-static int cmp_i32(int32_t a, int32_t b)
-{
-    return a < b ? -1 : a > b;
-}
-
 /* By device (type, then id), then time. */
 static int mem_cmp(const void *x, const void *y)
 {
     const mem_pt *p = x, *q = y;
-    if (p->type != q->type)
-        return cmp_i32(p->type, q->type);
-    if (p->id != q->id)
-        return cmp_i32(p->id, q->id);
-    return p->ts < q->ts ? -1 : p->ts > q->ts;
+    GP_CMP_KEY(p->type, q->type);
+    GP_CMP_KEY(p->id, q->id);
+    return GP_CMP(p->ts, q->ts);
 }
 
 static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)

@@ -35,44 +35,26 @@ static int cmp_flow_point(const void *a, const void *b)
     return GP_CMP(x->ts, y->ts);
 }
 
-/* One time made absolute (base + ts): false when the sum overflows or leaves the range the model
- * keeps (io/kineto_reader.h, GP__MIN_TIME_NS). */
-static bool shift_one(gp_ns *ts, gp_ns base)
+/* base + ts: false when the sum overflows or leaves the range the model keeps
+ * (io/kineto_reader.h, GP__MIN_TIME_NS). */
+static bool shifted(gp_ns ts, gp_ns base, gp_ns *out)
 {
-    gp_ns v;
-    if (__builtin_add_overflow(*ts, base, &v) || v > GP__MAX_TIME_NS || v < GP__MIN_TIME_NS)
-        return false;
-    *ts = v;
-    return true;
+    return !__builtin_add_overflow(ts, base, out) && *out <= GP__MAX_TIME_NS &&
+           *out >= GP__MIN_TIME_NS;
 }
 
-/* Shifts relative times to absolute ones (base + ts; base may be 0) and checks every one. On the
- * first time out of range: false, with *bad its relative value and *what its kind. */
-static bool shift_times(gp_trace *t, gp_ns base, gp_ns *bad, const char **what)
+/* Shifts relative times to absolute ones (base + ts). The caller has checked the earliest and
+ * latest (the reader's time_lo and time_hi), so no sum leaves the range. */
+static void shift_times(gp_trace *t, gp_ns base)
 {
     gp__trace_priv *priv = t->priv;
     for (size_t i = 0; i < t->n_tracks; i++)
-        for (size_t j = 0; j < t->tracks[i].n_events; j++) {
-            gp_ns *ts = &t->tracks[i].events[j].ts;
-            if (!shift_one(ts, base)) {
-                *bad = *ts;
-                *what = "an event's";
-                return false;
-            }
-        }
+        for (size_t j = 0; j < t->tracks[i].n_events; j++)
+            t->tracks[i].events[j].ts += base;
     for (size_t i = 0; i < t->n_counters; i++)
-        if (!shift_one(&t->counters[i].ts, base)) {
-            *bad = t->counters[i].ts;
-            *what = "a counter's";
-            return false;
-        }
+        t->counters[i].ts += base;
     for (size_t i = 0; i < priv->n_flow_points; i++)
-        if (!shift_one(&priv->flow_points[i].ts, base)) {
-            *bad = priv->flow_points[i].ts;
-            *what = "a flow point's";
-            return false;
-        }
-    return true;
+        priv->flow_points[i].ts += base;
 }
 
 /* Pairs flow points: a start then an end with the same (cat, id) make a flow. Longjmps (r->jb)
@@ -120,40 +102,29 @@ static void apply_track_meta(reader *r)
     }
 }
 
-/* The error for a time (relative, ts) that base + ts puts out of range; off: its element's input
- * offset, UINT64_MAX when unknown. */
-static gp_status time_range_error(reader *r, uint64_t off, const char *what, gp_ns ts)
-{
-    char at[32] = "", base[64] = "";
-    if (off != UINT64_MAX)
-        snprintf(at, sizeof at, "byte %llu: ", (unsigned long long)off);
-    if (r->t->base_time_ns)
-        snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)r->t->base_time_ns);
-    return gp_error_set(r->err, GP_EPARSE,
-                        "%s: %s%s time is out of range: %sts %lld ns is outside -2^61 .. 2^62 ns "
-                        "(the years 1897 .. 2116)",
-                        r->name, at, what, base, (long long)ts);
-}
-
 gp_status gp__reader_finish(reader *r)
 {
     /* Helpers used below report out-of-memory with longjmp (as during parsing). */
     if (setjmp(r->jb))
         return GP_ENOMEM;
     gp_trace *t = r->t;
-    /* The earliest and latest times first: the error names the element's offset. */
+    /* Every committed time lies between the earliest and the latest (note_time): checking those
+     * two checks all, and the error names the element's offset. */
     for (int k = 0; r->have_times && k < 2; k++) {
-        gp_ns v = k ? r->time_hi : r->time_lo;
-        if (!shift_one(&v, t->base_time_ns))
-            return time_range_error(r, k ? r->time_hi_off : r->time_lo_off,
-                                    k ? r->time_hi_what : r->time_lo_what,
-                                    k ? r->time_hi : r->time_lo);
+        gp_ns ts = k ? r->time_hi : r->time_lo, abs;
+        if (shifted(ts, t->base_time_ns, &abs))
+            continue;
+        char base[64] = "";
+        if (t->base_time_ns)
+            snprintf(base, sizeof base, "baseTimeNanoseconds %lld + ", (long long)t->base_time_ns);
+        return gp_error_set(r->err, GP_EPARSE,
+                            "%s: byte %llu: %s time is out of range: %sts %lld ns is outside "
+                            "-2^61 .. 2^62 ns (the years 1897 .. 2116)",
+                            r->name, (unsigned long long)(k ? r->time_hi_off : r->time_lo_off),
+                            k ? r->time_hi_what : r->time_lo_what, base, (long long)ts);
     }
-    /* every time, in case one was committed without note_time (then without an offset) */
-    gp_ns bad;
-    const char *what;
-    if (!shift_times(t, t->base_time_ns, &bad, &what))
-        return time_range_error(r, UINT64_MAX, what, bad);
+    if (t->base_time_ns)
+        shift_times(t, t->base_time_ns);
     if (pair_flows(r) != GP_OK)
         return GP_ENOMEM;
     apply_track_meta(r);
