@@ -825,7 +825,8 @@ static void fake_nvml_sampler_thread(void **state)
     assert_true(gp_monitor_wait_samples(m, 5, 5000));
     gp_gpu_sample s;
     assert_int_equal(gp_monitor_latest(m, 0, &s), GP_OK); /* read while it samples */
-    for (int i = 0; i < 200 && !gp_sample_has(&s, GP_M_PCIE_RX); i++) {
+    /* the PCIe thread reads at its start, then every second: wait up to 10 s (loaded machines) */
+    for (int i = 0; i < 1000 && !gp_sample_has(&s, GP_M_PCIE_RX); i++) {
         usleep(10000);
         assert_int_equal(gp_monitor_latest(m, 0, &s), GP_OK);
     }
