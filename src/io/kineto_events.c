@@ -394,12 +394,15 @@ static void commit_gpu_fields(reader *r, const ev_fields *f, legacy_pid legacy, 
         stream = f->has_stream ? f->stream : 0;
     }
     stream = norm_stream(stream);
+    /* the side record holds the device in 32 bits: the track takes the same value, so the
+     * "device" the writer puts in args reads back onto the same track */
+    device = i32_sat(device);
     if (!f->has_stream)
         ev->flags |= GP_EVF_STREAM_FROM_TID;
     ev->track = gp__kineto_get_track(r, GP_TRACK_GPU_STREAM, device, stream);
     gp_gpu_info gi;
     gp_gpu_info_init(&gi);
-    gi.device = i32_sat(device);
+    gi.device = (int32_t)device;
     gi.stream = stream;
     gi.context = f->context >= 0 ? i32_sat(f->context) : -1;
     memcpy(gi.grid, f->grid, sizeof gi.grid);

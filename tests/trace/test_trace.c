@@ -184,6 +184,26 @@ static void counter_members_are_series(void **state)
     gp_trace_free(t);
 }
 
+/* Written back and read again, the model is equal. */
+static void assert_round_trips(const gp_trace *t)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    assert_non_null(fp);
+    gp_error err = {0};
+    assert_int_equal(gp_trace_write_chrome_stream(t, fp, &err), GP_OK);
+    fclose(fp);
+    gp_read_opts o = quiet_opts();
+    gp_trace *back = NULL;
+    assert_int_equal(gp_trace_read_buffer(text, len, "back", &o, &back, &err), GP_OK);
+    gp_error why = {0};
+    if (!gp_trace_equal(t, back, &why))
+        fail_msg("round trip: %s", why.msg);
+    free(text);
+    gp_trace_free(back);
+}
+
 /* The samples of one time keep file order, whatever order their series names were first seen in:
  * at ts 4 "mem.b" (interned before "mem.a" by the later event at ts 0) stays after "mem.a" as the
  * file has it; written back and read again, the model is equal (fuzz_trace_reader found the order
@@ -200,20 +220,7 @@ static void counter_samples_of_one_time_keep_file_order(void **state)
     static const char *const want[] = {"mem.x", "mem.a", "mem.b", "mem.x", "mem.b", "mem.a"};
     for (size_t i = 0; i < 6; i++)
         assert_string_equal(gp_trace_str(t, t->counters[i].series), want[i]);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&text, &len);
-    gp_error err = {0};
-    assert_int_equal(gp_trace_write_chrome_stream(t, fp, &err), GP_OK);
-    fclose(fp);
-    gp_read_opts o = quiet_opts();
-    gp_trace *back = NULL;
-    assert_int_equal(gp_trace_read_buffer(text, len, "back", &o, &back, &err), GP_OK);
-    gp_error why = {0};
-    if (!gp_trace_equal(t, back, &why))
-        fail_msg("round trip: %s", why.msg);
-    free(text);
-    gp_trace_free(back);
+    assert_round_trips(t);
     gp_trace_free(t);
 }
 
@@ -231,6 +238,29 @@ static void int32_fields_saturate(void **state)
     assert_int_equal(gi->grid[1], INT32_MIN);
     assert_int_equal(gi->grid[2], INT32_MAX); /* would wrap to -1, "absent" */
     assert_int_equal(gi->registers_per_thread, INT32_MAX);
+    gp_trace_free(t);
+}
+
+/* A GPU event's device (its pid, or args "device") beyond 32 bits saturates on its track too, so
+ * the "device" the writer puts in args reads back onto the same track (fuzz_trace_reader found
+ * pid 4294967295 on track 4294967295 with device 2147483647, re-read on track 2147483647). */
+static void gpu_device_beyond_int32_keeps_its_track(void **state)
+{
+    (void)state;
+    gp_trace *t = read_text(
+        "[{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 4294967295,"
+        " \"ts\": 12, \"dur\": 1, \"args\": {}},"
+        " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1,"
+        " \"dur\": 2, \"args\": {\"device\": -5000000000, \"stream\": 7}}]");
+    assert_int_equal(t->n_tracks, 2);
+    for (size_t i = 0; i < t->n_tracks; i++) {
+        const gp_track *tr = &t->tracks[i];
+        const gp_gpu_info *gi = gp_event_gpu_info(t, &tr->events[0]);
+        assert_non_null(gi);
+        assert_true(gi->device == INT32_MAX || gi->device == INT32_MIN);
+        assert_int_equal(tr->pid, gi->device);
+    }
+    assert_round_trips(t);
     gp_trace_free(t);
 }
 
@@ -1166,6 +1196,7 @@ int main(void)
         cmocka_unit_test(times_are_exact_nanoseconds),
         cmocka_unit_test(absolute_times_keep_spans_in_int64),
         cmocka_unit_test(int32_fields_saturate),
+        cmocka_unit_test(gpu_device_beyond_int32_keeps_its_track),
         cmocka_unit_test(counter_members_are_series),
         cmocka_unit_test(counter_samples_of_one_time_keep_file_order),
         cmocka_unit_test(event_arg_int_finds_members),
