@@ -249,18 +249,8 @@ static gp_event_kind kind_of(cat_id c)
  * parsed (gp__reader_finish checks them once the base time is known). */
 static void note_time(reader *r, gp_ns ts, const char *what)
 {
-    uint64_t off = r->buf_off + r->mark;
-    if (!r->have_times || ts < r->time_lo) {
-        r->time_lo = ts;
-        r->time_lo_off = off;
-        r->time_lo_what = what;
-    }
-    if (!r->have_times || ts > r->time_hi) {
-        r->time_hi = ts;
-        r->time_hi_off = off;
-        r->time_hi_what = what;
-    }
-    r->have_times = true;
+    time_mark m = {ts, r->buf_off + r->mark, what};
+    gp__reader_widen_times(r, &m, &m);
 }
 
 static void add_event(reader *r, const gp_event *ev)

@@ -111,8 +111,9 @@ gp_status gp__reader_finish(reader *r)
     /* Every committed time lies between the earliest and the latest (note_time): checking those
      * two checks all, and the error names the element's offset. */
     for (int k = 0; r->have_times && k < 2; k++) {
-        gp_ns ts = k ? r->time_hi : r->time_lo, abs;
-        if (shifted(ts, t->base_time_ns, &abs))
+        const time_mark *tm = k ? &r->time_hi : &r->time_lo;
+        gp_ns abs;
+        if (shifted(tm->ts, t->base_time_ns, &abs))
             continue;
         char base[64] = "";
         if (t->base_time_ns)
@@ -120,8 +121,8 @@ gp_status gp__reader_finish(reader *r)
         return gp_error_set(r->err, GP_EPARSE,
                             "%s: byte %llu: %s time is out of range: %sts %lld ns is outside "
                             "-2^61 .. 2^62 ns (the years 1897 .. 2116)",
-                            r->name, (unsigned long long)(k ? r->time_hi_off : r->time_lo_off),
-                            k ? r->time_hi_what : r->time_lo_what, base, (long long)ts);
+                            r->name, (unsigned long long)tm->off, tm->what, base,
+                            (long long)tm->ts);
     }
     if (t->base_time_ns)
         shift_times(t, t->base_time_ns);
@@ -469,25 +470,6 @@ static void merge_stats(gp_read_stats *ds, const reader *src)
     ds->bytes = src->buf_off + src->len;
 }
 
-/* Widens dst's earliest and latest times by src's (src parsed later input: on a tie, dst's
- * element came first). */
-static void merge_times(reader *dst, const reader *src)
-{
-    if (!src->have_times)
-        return;
-    if (!dst->have_times || src->time_lo < dst->time_lo) {
-        dst->time_lo = src->time_lo;
-        dst->time_lo_off = src->time_lo_off;
-        dst->time_lo_what = src->time_lo_what;
-    }
-    if (!dst->have_times || src->time_hi > dst->time_hi) {
-        dst->time_hi = src->time_hi;
-        dst->time_hi_off = src->time_hi_off;
-        dst->time_hi_what = src->time_hi_what;
-    }
-    dst->have_times = true;
-}
-
 /* Appends src's records to dst's tables, reserving room for the copies (queued in job, run later
  * in parallel) and merging the small parts (counters, flows, metadata, top-level members) now.
  * src parsed the input after everything dst holds. Longjmps (dst's jb) when out of memory. */
@@ -499,7 +481,8 @@ static void merge_prepare(reader *dst, merge_src *m, copy_job *job)
     merge_small_parts(dst, m);
     merge_top_level(dst, m);
     merge_stats(&dst->t->stats, m->src);
-    merge_times(dst, m->src);
+    if (m->src->have_times) /* src parsed later input: on a tie, dst's element came first */
+        gp__reader_widen_times(dst, &m->src->time_lo, &m->src->time_hi);
 }
 
 static void merge_src_free(merge_src *m)

@@ -45,6 +45,14 @@ static inline int32_t i32_sat(int64_t v)
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
 }
 
+/* A time committed by the reader, with the input offset of its element and its kind ("an
+ * event's"), for the range check when the read is finished. */
+typedef struct time_mark {
+    gp_ns ts;
+    uint64_t off;
+    const char *what;
+} time_mark;
+
 /* Track-name metadata, applied to tracks when reading ends. */
 typedef struct pending_meta {
     int kind; /* 0 process_name, 1 thread_name, 2 thread_sort_index, 3 process_sort_index */
@@ -90,12 +98,10 @@ typedef struct reader {
     bool have_last;
     uint64_t next_progress;
     bool saw_events;
-    /* The earliest and the latest time committed (events, counters, flow points), each with the
-     * input offset of its element and its kind, for the range check when the read is finished. */
+    /* The earliest and the latest time committed (events, counters, flow points), for the range
+     * check when the read is finished (gp__reader_widen_times). */
     bool have_times;
-    gp_ns time_lo, time_hi;
-    uint64_t time_lo_off, time_hi_off;
-    const char *time_lo_what, *time_hi_what;
+    time_mark time_lo, time_hi;
     top_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
     bool bare_array; /* the trace is a bare array of events */
     /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a
@@ -107,6 +113,17 @@ typedef struct reader {
     bool part_object_closed; /* the top-level object's '}' */
     bool part_members;       /* top-level members after the events array */
 } reader;
+
+/* Widens r's earliest and latest times to take in lo and hi; on a tie r keeps its own (its
+ * element came first in the input). */
+static inline void gp__reader_widen_times(reader *r, const time_mark *lo, const time_mark *hi)
+{
+    if (!r->have_times || lo->ts < r->time_lo.ts)
+        r->time_lo = *lo;
+    if (!r->have_times || hi->ts > r->time_hi.ts)
+        r->time_hi = *hi;
+    r->have_times = true;
+}
 
 /* ---- kineto_reader.c: the reader's life and the top level of the document ---- */
 
