@@ -79,6 +79,15 @@ typedef struct gp_analyze_opts {
     double small_kernel_ns;  /* "small kernel" cut-off for the bottleneck rules (10 us) */
     /* Thresholds of the profile rules (gpuprof/advise.h); NULL: the defaults. */
     const struct gp_advise_opts *advise;
+    /* Critical path and idle causes (docs/analyses.md, "Critical path"). */
+    bool critical_path;           /* compute the critical path (default true) */
+    bool cp_hta;                  /* HTA's graph as HTA builds it (--critical-path hta) */
+    const char *cp_annotation;    /* region: annotation substring; NULL = each ProfilerStep, or
+                                   * the whole trace without steps; "" = the whole trace */
+    int64_t cp_instance;          /* with cp_annotation: instance index, -1 = every instance */
+    const char *const *data_load; /* data-loading name patterns (substrings); NULL = PyTorch's
+                                   * DataLoader events ("DataLoader", "dataloader") */
+    size_t n_data_load;
     /* Threads for one rank's independent analyses: 0 = automatic (up to 4, as many as the machine
      * has CPUs, for ranks of 50 000 events or more), 1 = the caller's only, N = up to N. Results
      * never depend on it. */
@@ -317,6 +326,100 @@ GP_EXTERN const char *gp_peak_source_name(gp_peak_source s);
  * memory counter series; the largest value of the first source present. */
 GP_EXTERN void gp_peak_memory_of(const gp_trace *t, gp_ns lo, gp_ns hi, gp_peak_memory *out);
 
+/* ---- critical path (docs/analyses.md, "Critical path") ------------------------------------- */
+
+/* What bounds a stretch of the critical path: HTA's bound_by classes, in HTA's spelling
+ * (gp_cp_class_name). GP_CP_DEPENDENCY is HTA's "" class (0-weight edges). */
+typedef enum gp_cp_class {
+    GP_CP_CPU = 0,       /* "cpu_bound": CPU ops, runtime calls, Python work */
+    GP_CP_DATA_LOADING,  /* "data_loading": DataLoader events (opts.data_load) */
+    GP_CP_GPU_COMPUTE,   /* "gpu_compute_bound": kernels, copies, memsets */
+    GP_CP_GPU_COMM,      /* "gpu_communication_bound": collective kernels */
+    GP_CP_KERNEL_KERNEL, /* "gpu_kernel_kernel_overhead": gaps between GPU events */
+    GP_CP_LAUNCH,        /* "gpu_kernel_launch_overhead": launch call start -> kernel */
+    GP_CP_DEPENDENCY,    /* "dependency" (HTA's ""): 0-weight dependency and sync edges */
+    GP_CP_COUNT
+} gp_cp_class;
+
+GP_EXTERN const char *gp_cp_class_name(gp_cp_class c);
+
+/* One event (by name, within one critical path) holding time on the path. */
+typedef struct gp_cp_event {
+    const char *name;   /* the event's name (trace string table) */
+    uint8_t kind;       /* gp_event_kind */
+    gp_cp_class cls;    /* the class its time counts to */
+    gp_ns time;         /* path time attributed to events of this name and class */
+    uint64_t count;     /* path edges attributed to them */
+    const char *python; /* innermost Python frame enclosing the first such event ("" if none) */
+} gp_cp_event;
+
+/* The critical path of one region (a step, an annotation instance or the whole rank). */
+typedef struct gp_critical_path {
+    int64_t step;       /* ProfilerStep number, -1 when the region is not a step */
+    const char *region; /* region name ("ProfilerStep#3", an annotation, "" = whole trace) */
+    gp_ns start, end;   /* the region's window */
+    bool valid;         /* false: no path (why: in note) */
+    char note[160];     /* "" or why the path is missing or approximate */
+    gp_ns length;       /* path length: sum of its edge weights, ns */
+    gp_ns by_class[GP_CP_COUNT];
+    double pct[GP_CP_COUNT]; /* of the sum over classes, 0..100; NaN when that sum is 0 */
+    gp_cp_event *top;        /* the events holding the most path time, by time desc */
+    size_t n_top;
+    /* The events on the path, for overlays (timeline highlight, convert --critical-path). */
+    const gp_event **events;
+    size_t n_events;
+} gp_critical_path;
+
+/* ---- idle causes (docs/analyses.md, "Idle causes") --------------------------------------------
+ */
+
+/* What the host was doing while the GPU (a stream, or the whole device) was idle. */
+typedef enum gp_idle_cause {
+    GP_IC_DATA_LOADING = 0, /* DataLoader events, worker waits */
+    GP_IC_CPU,              /* Python or CPU work outside launches (named by its frame or op) */
+    GP_IC_SYNC,             /* the host blocked in a synchronisation or blocking copy */
+    GP_IC_LAUNCH,           /* the host was launching (launch overhead) */
+    GP_IC_COMM_WAIT,        /* waiting for a collective */
+    GP_IC_UNRECORDED,       /* nothing recorded on the launching thread */
+    GP_IC_COUNT
+} gp_idle_cause;
+
+GP_EXTERN const char *gp_idle_cause_name(gp_idle_cause c);
+
+/* Idle attribution of one stream (stream >= 0) or of the whole device (stream -1). */
+typedef struct gp_idle_causes {
+    int32_t device;
+    int64_t stream;
+    gp_ns idle;                        /* idle time attributed (the denominator of share) */
+    gp_ns by_cause[GP_IC_COUNT];       /* sums to idle */
+    double share[GP_IC_COUNT];         /* by_cause / idle, 0..1; NaN when idle is 0 */
+    const char *top_what[GP_IC_COUNT]; /* the frame, op or call holding most of each cause */
+    gp_ns top_time[GP_IC_COUNT];
+} gp_idle_causes;
+
+/* TensorBoard profiler's step-time breakdown of one step (each instant counted once, in this
+ * order of precedence): kernel, memcpy, memset, communication, runtime, dataloader, cpu_exec,
+ * other. */
+typedef enum gp_step_part {
+    GP_SP_KERNEL = 0,
+    GP_SP_MEMCPY,
+    GP_SP_MEMSET,
+    GP_SP_COMMUNICATION,
+    GP_SP_RUNTIME,
+    GP_SP_DATALOADER,
+    GP_SP_CPU_EXEC,
+    GP_SP_OTHER,
+    GP_SP_COUNT
+} gp_step_part;
+
+GP_EXTERN const char *gp_step_part_name(gp_step_part p);
+
+typedef struct gp_step_breakdown {
+    int64_t step; /* ProfilerStep number, -1: the whole trace */
+    gp_ns start, end;
+    gp_ns part[GP_SP_COUNT]; /* sums to end - start */
+} gp_step_breakdown;
+
 /* Everything about one rank. */
 typedef struct gp_rank_analysis {
     int32_t rank;
@@ -359,6 +462,15 @@ typedef struct gp_rank_analysis {
     const char *low_occ_kernel;
     double low_occ_pct; /* its duration-weighted "est. achieved occupancy %" */
     gp_ns low_occ_time; /* its summed duration */
+    /* Critical path per step (or per region, or the whole rank), in time order. */
+    gp_critical_path *critical_paths;
+    size_t n_critical_paths;
+    /* Idle attribution: the whole device (stream -1) first, then each stream. */
+    gp_idle_causes *idle_causes;
+    size_t n_idle_causes;
+    /* TensorBoard-style breakdown per step (or one row for the whole trace). */
+    gp_step_breakdown *step_parts;
+    size_t n_step_parts;
 } gp_rank_analysis;
 
 typedef struct gp_straggler {

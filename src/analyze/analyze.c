@@ -21,6 +21,8 @@ void gp_analyze_opts_init(gp_analyze_opts *o)
     o->series_points = 100;
     o->max_outliers = 10;
     o->small_kernel_ns = 10000.0;
+    o->critical_path = true;
+    o->cp_instance = -1;
 }
 
 gp_status gp_analyze_parse_steps(const char *s, gp_analyze_opts *o)
@@ -70,6 +72,13 @@ static void free_rank(gp_rank_analysis *r)
         free(r->memory[i].reserved);
     }
     free(r->memory);
+    for (size_t i = 0; i < r->n_critical_paths; i++) {
+        free(r->critical_paths[i].top);
+        free(r->critical_paths[i].events);
+    }
+    free(r->critical_paths);
+    free(r->idle_causes);
+    free(r->step_parts);
 }
 
 void gp_analysis_free(gp_analysis *a)
