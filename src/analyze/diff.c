@@ -411,8 +411,9 @@ static void fill_side(gp_diff_side *s, side_acc *a, size_t n_runs)
     s->mem_peak = a->mem_peak;
 }
 
-static const char *const metric_names[GP_DIFF_METRIC_COUNT] = {"total_time", "gpu_time",
-                                                               "idle_time", "peak_memory"};
+static const char *const metric_names[GP_DIFF_METRIC_COUNT] = {
+    "total_time", "gpu_work_sum", /* was "gpu_time": a sum over streams, not a share of the span */
+    "idle_time", "peak_memory"};
 static const char *const metric_units[GP_DIFF_METRIC_COUNT] = {"ns", "ns", "ns", "bytes"};
 
 /* Collects one run's events into the group table. memo caches name id -> group per kind. */

@@ -29,8 +29,9 @@ static void heading(FILE *fp, const char *title)
 
 static void temporal(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "TEMPORAL BREAKDOWN (per rank, % of kernel time)");
-    fprintf(fp, "%5s %14s %14s %14s %14s %8s %8s %8s\n", "rank", "kernel_ms", "idle_ms",
+    heading(fp, "TEMPORAL BREAKDOWN (per rank, % of the GPU span: first to last GPU work, HTA's "
+                "kernel_time)");
+    fprintf(fp, "%5s %14s %14s %14s %14s %8s %8s %8s\n", "rank", "gpu_span_ms", "idle_ms",
             "compute_ms", "non_comp_ms", "idle%", "comp%", "noncomp%");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
@@ -50,8 +51,13 @@ static void idle(FILE *fp, const gp_analysis *a)
 {
     char thr[32];
     snprintf(thr, sizeof(thr), "%.0f", (double)a->opts.kernel_wait_ns / 1000.0);
-    fprintf(fp, "\nIDLE TIME BREAKDOWN (per stream; kernel_wait below %s us)\n", thr);
-    fprintf(fp, "===========================================================\n");
+    fprintf(fp,
+            "\nIDLE TIME BREAKDOWN (per stream; kernel_wait below %s us; ratio: of the stream's "
+            "idle time)\n",
+            thr);
+    fprintf(fp, "%s\n",
+            "======================================================================================"
+            "======");
     fprintf(fp, "%5s %6s %8s %14s %8s %14s %8s %14s %8s\n", "rank", "device", "stream",
             "host_wait_ms", "ratio", "kernel_wait_ms", "ratio", "other_ms", "ratio");
     for (size_t i = 0; i < a->n_ranks; i++) {
@@ -177,8 +183,8 @@ static void queue(FILE *fp, const gp_analysis *a)
                     q->mean_len);
         }
     }
-    fprintf(fp, "%5s %8s %9s %14s %12s %10s\n", "rank", "copies", "pageable", "bytes", "busy_ms",
-            "mean_GB/s");
+    fprintf(fp, "%5s %8s %9s %14s %12s %10s\n", "rank", "copies", "pageable", "bytes",
+            "copy_sum_ms", "mean_GB/s");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_bandwidth *b = &a->ranks[i].bandwidth;
         fprintf(fp, "%5d %8llu %9llu %14lld %12.3f %10.2f\n", a->ranks[i].rank,
@@ -190,8 +196,8 @@ static void queue(FILE *fp, const gp_analysis *a)
 static void activity(FILE *fp, const gp_analysis *a)
 {
     heading(fp, "CPU / GPU ACTIVITY");
-    fprintf(fp, "%5s %12s %12s %12s %12s %12s %8s %10s\n", "rank", "span_ms", "cpu_ms", "gpu_ms",
-            "both_ms", "sync_ms", "syncs", "kernels");
+    fprintf(fp, "%5s %12s %12s %12s %12s %12s %8s %10s\n", "rank", "span_ms", "cpu_ms",
+            "gpu_busy_ms", "both_ms", "sync_ms", "syncs", "kernels");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
         const gp_activity *x = &r->activity;
@@ -242,8 +248,9 @@ static void ranks(FILE *fp, const gp_analysis *a)
 {
     if (a->n_ranks < 2)
         return;
-    heading(fp, "ACROSS RANKS");
-    fprintf(fp, "%5s %12s %8s %8s %10s %10s %12s\n", "rank", "kernel_ms", "idle%", "comp%",
+    heading(fp, "ACROSS RANKS (idle% and comp% of each rank's GPU span, overlap% of its "
+                "communication)");
+    fprintf(fp, "%5s %12s %8s %8s %10s %10s %12s\n", "rank", "gpu_span_ms", "idle%", "comp%",
             "overlap%", "launches", "straggler");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];

@@ -153,7 +153,7 @@ static const char *const ev_keys[] = {"idle_time_pctg",
                                       "median",
                                       "idle_pct",
                                       "compute_time"};
-static const char *const ev_words[] = {"GPU idle %s of the time",
+static const char *const ev_words[] = {"GPU idle %s of the GPU span",
                                        "%s of it waiting for the host",
                                        "%s kernels",
                                        "%s of them small",
@@ -178,7 +178,7 @@ static const char *const ev_words[] = {"GPU idle %s of the time",
                                        "of %s capacity",
                                        "(%s)",
                                        "median over ranks %s",
-                                       "GPU idle %s",
+                                       "GPU idle %s of its GPU span",
                                        "computation %s"};
 _Static_assert(sizeof ev_keys == sizeof ev_words, "one phrase per evidence key");
 
@@ -278,7 +278,7 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
         fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
         fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
-                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "GPU time" : "its kind");
+                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "the GPU work sum" : "its kind");
     }
     fputs("</ol>\n", fp);
 }
@@ -370,14 +370,20 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     card(fp, "gp-operations", "operations", v);
     snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
     card(fp, "gp-unique", "unique operations", v);
+    /* The two GPU figures, each under its name (docs/analyses.md, "Terms"): GPU busy (union per
+     * device) when the analysis has it, and the GPU work sum (durations added up). */
     char label[96];
-    if (d->summary->has_gpu)
+    if (d->gpu_busy) {
         gp__fmt_dur(v, sizeof v, d->gpu_time);
+        snprintf(label, sizeof label, "GPU busy (union per device%s)", ranks);
+        card(fp, "gp-gpu-busy", label, v);
+    }
+    if (d->summary->has_gpu)
+        gp__fmt_dur(v, sizeof v, d->summary->gpu_time);
     else
         snprintf(v, sizeof v, "n/a (no GPU work)");
-    snprintf(label, sizeof label, "%s%s", d->gpu_busy ? "GPU busy" : "GPU time (summed)",
-             d->n_traces > 1 ? ranks : "");
-    card(fp, "gp-gpu-time", label, v);
+    snprintf(label, sizeof label, "GPU work sum (durations added up%s)", ranks);
+    card(fp, "gp-gpu-work-sum", label, v);
     if (d->peak_memory >= 0)
         gp__fmt_bytes(v, sizeof v, d->peak_memory);
     else
@@ -392,7 +398,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
             "goes</h2>\n"
             "<p class=\"gp-sub\">Each bar is one thread or stream over the %s wall time "
             "<b>%s</b>: its segments add up to it.</p>\n<div class=\"gp-cols\"><div>\n"
-            "<h3>CPU threads: self time by kind, and idle</h3>\n",
+            "<h3>CPU threads: self time by kind, and idle (shares of the wall time)</h3>\n",
             (long long)d->span, d->n_traces > 1 ? "job's" : "trace's", wall);
     chart_or(fp, "gp-cpu-parts", &d->cpu_parts, cpu_fill, "No CPU threads in this trace.");
     fputs("<p class=\"gp-note\">Self time: the time an event is the innermost one on its thread "
@@ -403,7 +409,9 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
      * breakdown when it has none (a trace shows them with a line that says why they are empty). */
     bool prof = d->is_profile;
     if (!prof || d->gpu_parts.n_parts) {
-        fputs("<div>\n<h3>GPU streams: busy by kernel type, and idle</h3>\n", fp);
+        fputs("<div>\n<h3>GPU streams: busy by kernel type, and idle (shares of the wall "
+              "time)</h3>\n",
+              fp);
         chart_or(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "No GPU streams in this trace.");
         fputs("<p class=\"gp-note\">Busy: the union of the stream's kernels, memcpys and "
               "memsets, each instant counted once; computation and communication kernels as the "

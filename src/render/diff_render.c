@@ -183,7 +183,7 @@ static void render_analysis_text(const gp_diff *d, FILE *fp)
         fprintf(fp, "\nBREAKDOWNS AND FINDINGS: %s\n", d->analyze_note.msg);
         return;
     }
-    share_table(fp, "TEMPORAL BREAKDOWN (gpuprof analyze; per run, share of GPU kernel time)",
+    share_table(fp, "TEMPORAL BREAKDOWN (gpuprof analyze; per run, share of the GPU span)",
                 d->temporal, 3);
     share_table(fp, "KERNEL-TYPE BREAKDOWN (gpuprof analyze; per run, share of GPU busy time)",
                 d->types, d->n_types);
@@ -251,6 +251,10 @@ static void summary_text(const gp_diff *d, FILE *fp)
         fprintf(fp, "%-12s %14s %14s %14s %9s  %s, %s\n", mt->name, b, c, dl, pc,
                 gp_diff_type_name(mt->type), basis);
     }
+    fputs("gpu_work_sum: kernel + memcpy + memset durations added up over every stream "
+          "(overlapping work counts in full, so it can exceed total_time)\nidle_time: per "
+          "device, the GPU span minus GPU busy, summed over devices\n",
+          fp);
     if (isnan(d->speedup))
         fprintf(fp, "Speedup: n/a\n");
     else

@@ -147,8 +147,8 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
     gp__jw_kv_str(
         &w, "name",
         t->by == GP_FLAME_BY_MODULE
-            ? (t->weight == GP_FLAME_GPU ? "GPU time by nn.Module" : "CPU time by nn.Module")
-        : t->weight == GP_FLAME_GPU ? "GPU time"
+            ? (t->weight == GP_FLAME_GPU ? "GPU work sum by nn.Module" : "CPU time by nn.Module")
+        : t->weight == GP_FLAME_GPU ? "GPU work sum"
                                     : "CPU time");
     gp__jw_kv_str(&w, "unit", "nanoseconds");
     gp__jw_kv_int(&w, "startValue", 0);
@@ -384,14 +384,14 @@ done:
     return s;
 }
 
-/* What a tree's frames are and weigh, as the page's subtitle says it: "GPU time weight, frames by
- * nn.Module, 12 ms in all, 250 frames". */
+/* What a tree's frames are and weigh, as the page's subtitle says it: "GPU work sum weight, frames
+ * by nn.Module, 12 ms in all, 250 frames". */
 static void sub_text(char *buf, size_t cap, const gp_flame_tree *t)
 {
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
     snprintf(buf, cap, "%s weight%s, %s in all, %zu frames",
-             t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+             t->weight == GP_FLAME_GPU ? "GPU work sum" : "CPU time",
              t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes);
 }
 
@@ -456,7 +456,8 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "</button><button type=\"button\" data-view=\"left\">Left heavy</button>"
             "<button type=\"button\" data-view=\"sandwich\">Sandwich</button>"
             "<button type=\"button\" data-view=\"table\">Self time</button></span> ",
-            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+            t->is_diff ? "Differential, " : "",
+            t->weight == GP_FLAME_GPU ? "GPU work sum" : "CPU time",
             t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes,
             t->is_diff ? " (red: grew, blue: shrank)" : "");
     by_switch(fp, t, o);
