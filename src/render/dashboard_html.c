@@ -468,7 +468,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
         /* the activity figures count CPU ops and GPU work, which a profile of ranges may lack */
         if (!prof || d->timeline->cpu_active || d->timeline->gpu_active)
             fprintf(fp,
-                    "<span>CPU active <b>%s</b></span> <span>GPU active <b>%s</b></span> "
+                    "<span>CPU active <b>%s</b></span> <span>GPU busy <b>%s</b></span> "
                     "<span>overlap <b>%s</b>%s</span> ",
                     ca, ga, ov, ranks);
         fputs("<span class=\"gp-help\">top two nesting levels; drag: pan, wheel: zoom, click: "

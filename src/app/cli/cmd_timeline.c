@@ -101,7 +101,7 @@ int gp__cmd_timeline(int argc, char **argv)
     if (gp__cli_read_and_analyze("timeline", in, &rd, o.progress, "no busy figures", &job, &an) !=
         GP_OK)
         goto done;
-    to.analysis = an; /* CPU active / GPU active / overlap as `gpuprof analyze` defines them */
+    to.analysis = an; /* CPU active / GPU busy / overlap as `gpuprof analyze` defines them */
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
         gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));
