@@ -161,7 +161,7 @@ typedef enum gp_diff_metric_id {
 } gp_diff_metric_id;
 
 typedef struct gp_diff_metric {
-    const char *name; /* "total_time", "gpu_time", "idle_time", "peak_memory" (static) */
+    const char *name; /* "total_time", "gpu_work_sum", "idle_time", "peak_memory" (static) */
     const char *unit; /* "ns" or "bytes" (static) */
     bool present;     /* measured on both sides */
     double base, cur; /* median over the side's runs */
