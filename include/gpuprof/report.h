@@ -261,8 +261,9 @@ typedef struct gp_dashboard {
     uint64_t operations;        /* events with a duration (summary calls over all kinds) */
     uint64_t unique_operations; /* distinct (kind, name): summary rows */
     /* GPU busy: the union of GPU work (analysis temporal: compute + non-compute) of each rank,
-     * summed over the ranks (gpu_busy true); without an analysis, the summed durations of kernels,
-     * memcpys and memsets (gpu_busy false). */
+     * summed over the ranks (gpu_busy true); without an analysis, the GPU work sum, the summed
+     * durations of kernels, memcpys and memsets (gpu_busy false). The page and report --json
+     * show GPU busy only when gpu_busy, and the GPU work sum from the summary always. */
     gp_ns gpu_time;
     bool gpu_busy;
     double peak_memory;  /* bytes (the analysis' peak memory); < 0 when unknown */

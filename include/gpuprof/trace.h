@@ -57,7 +57,7 @@ GP_EXTERN const char *gp_event_kind_name(gp_event_kind kind);
 GP_EXTERN gp_event_kind gp_event_kind_parse(const char *name);
 /* True for kinds that run on a GPU stream (kernel, memcpy, memset, sync, gpu annotation). */
 GP_EXTERN bool gp_event_kind_is_gpu(gp_event_kind kind);
-/* True for GPU work proper: kernel, memcpy, memset ("GPU time" everywhere in gpuprof). */
+/* True for GPU work proper: kernel, memcpy, memset ("GPU work", docs/analyses.md "Terms"). */
 GP_EXTERN bool gp_event_kind_is_gpu_work(gp_event_kind kind);
 /* True for kinds whose events have a duration (all but memory samples, instants, counters). */
 GP_EXTERN bool gp_event_kind_has_duration(gp_event_kind kind);
