@@ -345,6 +345,25 @@ static bool has_gpu_breakdown(const gp_analysis *a)
     return false;
 }
 
+/* The two GPU figures, each under its name (docs/analyses.md, "Terms"): GPU busy (the union per
+ * device) when the analysis has it, and the GPU work sum (the durations added up). ranks: ", N
+ * ranks summed" or "". */
+static void gpu_cards(FILE *fp, const gp_dashboard *d, const char *ranks)
+{
+    char v[64], label[96];
+    if (d->gpu_busy) {
+        gp__fmt_dur(v, sizeof v, d->gpu_time);
+        snprintf(label, sizeof label, "GPU busy (union per device%s)", ranks);
+        card(fp, "gp-gpu-busy", label, v);
+    }
+    if (d->summary->has_gpu)
+        gp__fmt_dur(v, sizeof v, d->summary->gpu_time);
+    else
+        snprintf(v, sizeof v, "n/a (no GPU work)");
+    snprintf(label, sizeof label, "GPU work sum (durations added up%s)", ranks);
+    card(fp, "gp-gpu-work-sum", label, v);
+}
+
 gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
 {
     if (!title)
@@ -370,20 +389,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     card(fp, "gp-operations", "operations", v);
     snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
     card(fp, "gp-unique", "unique operations", v);
-    /* The two GPU figures, each under its name (docs/analyses.md, "Terms"): GPU busy (union per
-     * device) when the analysis has it, and the GPU work sum (durations added up). */
-    char label[96];
-    if (d->gpu_busy) {
-        gp__fmt_dur(v, sizeof v, d->gpu_time);
-        snprintf(label, sizeof label, "GPU busy (union per device%s)", ranks);
-        card(fp, "gp-gpu-busy", label, v);
-    }
-    if (d->summary->has_gpu)
-        gp__fmt_dur(v, sizeof v, d->summary->gpu_time);
-    else
-        snprintf(v, sizeof v, "n/a (no GPU work)");
-    snprintf(label, sizeof label, "GPU work sum (durations added up%s)", ranks);
-    card(fp, "gp-gpu-work-sum", label, v);
+    gpu_cards(fp, d, ranks);
     if (d->peak_memory >= 0)
         gp__fmt_bytes(v, sizeof v, d->peak_memory);
     else
