@@ -286,7 +286,9 @@ static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *
         fprintf(fp, "<text id=\"gp-title\" x=\"%d\" y=\"20\" text-anchor=\"middle\">",
                 o->width / 2);
         gp__html_str(fp, title);
-        fputs("</text>\n", fp);
+        /* what the widths weigh, as the page's subtitle says it (docs/analyses.md, "Terms") */
+        fprintf(fp, " (%s%s weight)</text>\n", t->is_diff ? "differential, " : "",
+                t->weight == GP_FLAME_GPU ? "GPU work sum" : "CPU time");
         fputs("<text id=\"gp-reset\" class=\"gp-btn\" x=\"10\" y=\"20\">Reset Zoom</text>\n", fp);
         fprintf(fp,
                 "<text id=\"gp-search\" class=\"gp-btn\" x=\"%d\" y=\"20\" "

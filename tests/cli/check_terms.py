@@ -139,6 +139,9 @@ def check_meanings(out, tag, ranks=1):
         txt = open(p + ".analyze.txt").read()
         must("TEMPORAL BREAKDOWN (per rank, % of the GPU span" in txt,
              f"{tag}: analyze's temporal breakdown does not name its denominator")
+        for ext in ("svg", "html"):
+            must("GPU work sum weight" in open(f"{p}.flame.{ext}").read(),
+                 f"{tag}: the flame graph ({ext}) does not say it weighs the GPU work sum")
         diff = open(p + ".diff.txt").read()
         must(re.search(r"^gpu_work_sum ", diff, re.M) and "can exceed total_time" in diff,
              f"{tag}: diff's overall table does not say its GPU figure is a sum")
