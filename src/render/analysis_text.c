@@ -79,7 +79,7 @@ static void idle(FILE *fp, const gp_analysis *a)
 
 static void types(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "KERNEL TYPE BREAKDOWN (all ranks, with overlap states)");
+    heading(fp, "KERNEL TYPE BREAKDOWN (all ranks, with overlap states; % of their GPU busy time)");
     fprintf(fp, "%-48s %14s %8s\n", "kernel_type", "time_ms", "%");
     for (size_t i = 0; i < a->n_types; i++)
         fprintf(fp, "%-48s %14.3f %8.1f\n", a->types[i].label, MS(a->types[i].time),
@@ -124,7 +124,7 @@ static gp_status kernels(FILE *fp, const gp_analysis *a)
 
 static void overlap(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "COMMUNICATION / COMPUTATION OVERLAP");
+    heading(fp, "COMMUNICATION / COMPUTATION OVERLAP (overlap% of the communication time)");
     fprintf(fp, "%5s %14s %14s %14s %10s\n", "rank", "comm_ms", "comp_ms", "overlap_ms",
             "overlap%");
     for (size_t i = 0; i < a->n_ranks; i++) {

@@ -190,7 +190,8 @@ static void types_table(FILE *fp, const gp_analysis *a)
 {
     if (a->n_types == 0)
         return;
-    fputs("<h3>Kernel types, with their overlap</h3>\n<table class=\"gp-bars\" id=\"gp-types\">\n"
+    fputs("<h3>Kernel types, with their overlap: % of their GPU busy time</h3>\n<table "
+          "class=\"gp-bars\" id=\"gp-types\">\n"
           "<thead><tr><th>state (all ranks)</th><th>time</th></tr></thead>\n<tbody>\n",
           fp);
     double top = 0;
