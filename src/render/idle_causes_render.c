@@ -71,7 +71,8 @@ void gp__text_step_parts(FILE *fp, const gp_analysis *a)
     gp__rule(fp, '=', (int)strlen(title));
     fprintf(fp, "%5s %6s %11s", "rank", "step", "step_ms");
     for (int k = 0; k < GP_SP_COUNT; k++)
-        fprintf(fp, " %11.11s", gp_step_part_name((gp_step_part)k));
+        fprintf(fp, " %11s",
+                k == GP_SP_COMMUNICATION ? "comm" : gp_step_part_name((gp_step_part)k));
     fprintf(fp, " %11s\n", "crit_path");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
@@ -194,8 +195,9 @@ void gp__csv_step_parts(const gp_analysis *a, FILE *fp)
             for (int k = 0; k < GP_SP_COUNT; k++)
                 fprintf(fp, ",%lld", (long long)b->part[k]);
             const gp_critical_path *cp = b->step >= 0 ? step_path(r, b->step) : NULL;
+            fputc(',', fp); /* empty without a critical path */
             if (cp)
-                fprintf(fp, ",%lld", (long long)cp->length);
+                fprintf(fp, "%lld", (long long)cp->length);
             fputc('\n', fp);
         }
     }
