@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Recomputes the idle causes of docs/analyses.md ("Idle causes") from the raw Kineto JSON of real
-traces, independently of the C code (no stack: at each elementary interval of a thread, the class
-of every open event is looked at), and compares every row of `gpuprof analyze --json`: idle, the
-time of each cause, and each cause's top name and time.
+"""Recomputes the idle causes and the step breakdown of docs/analyses.md ("Idle causes", "Step
+breakdown") from the raw Kineto JSON of real traces, independently of the C code (no stack: at each
+elementary interval of a thread, the class of every open event is looked at; each step instant
+looks up every part's union), and compares every row of `gpuprof analyze --json`: idle, the time
+of each cause, each cause's top name and time, and every part of every step.
 
 Usage: check_idle_causes.py GPUPROF SHARED_DIR
 Exit: 0 equal; 1 a difference; 77 no shared traces.
@@ -12,6 +13,7 @@ import decimal
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -169,6 +171,50 @@ def reference(path):
     return rows
 
 
+# gpuprof's default communication names (src/analyze/classify.c, DEF_COMM), matched ignoring case.
+COMM = re.compile(r"^nccl|^rccl|^hccl|^msccl|nccl(dev)?kernel|multimem_|all_?reduce_kernel|"
+                  r"one_shot_all_reduce|two_shot_all_reduce|reduce_scatter_kernel|"
+                  r"all_gather_kernel|all_to_all_kernel|cross_device_reduce", re.I)
+PARTS = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec"]
+
+
+def step_reference(path):
+    """{step: {part: ns}}: each instant of a ProfilerStep to the first part covering it."""
+    evs = [e for e in load(path) if e.get("ph") == "X" and "ts" in e]
+    ivs = {p: [] for p in PARTS}
+    steps = []
+    for e in evs:
+        s, d, cat, name = ns(e["ts"]), max(0, ns(e.get("dur", 0))), e.get("cat", ""), e["name"]
+        part = None
+        if cat == "kernel":
+            part = "communication" if COMM.search(name) else "kernel"
+        elif cat == "gpu_memcpy":
+            part = "memcpy"
+        elif cat == "gpu_memset":
+            part = "memset"
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            part = "runtime"
+        elif cat in ("cpu_op", "user_annotation"):
+            if name.startswith("ProfilerStep#") and is_num(e.get("tid")):
+                steps.append((int(name[13:]), s, s + d))
+            if "DataLoader" in name or "dataloader" in name:
+                part = "dataloader"
+            elif cat == "cpu_op":
+                part = "cpu_exec"
+        if part and d > 0:
+            ivs[part].append((s, s + d))
+    out = {}
+    for num, a, b in steps:
+        inside = {p: [(max(x, a), min(y, b)) for x, y in v if x < b and y > a] for p, v in ivs.items()}
+        bounds = sorted({a, b} | {t for v in inside.values() for iv in v for t in iv})
+        parts = {p: 0 for p in PARTS + ["other"]}
+        for x, y in zip(bounds, bounds[1:]):
+            first = next((p for p in PARTS if any(s <= x and e >= y for s, e in inside[p])), "other")
+            parts[first] += y - x
+        out[num] = parts
+    return out
+
+
 def main():
     gpuprof, shared = sys.argv[1], sys.argv[2]
     tdir = os.path.join(shared, "traces")
@@ -182,11 +228,18 @@ def main():
     if not paths:
         print("check_idle_causes: no shared traces, skipped")
         return 77
-    diffs, rows_checked = [], 0
+    diffs, rows_checked, steps_checked = [], 0, 0
     for p in paths:
-        out = subprocess.run([gpuprof, "analyze", "--json", "-q", "--table", "idle_causes", p],
+        out = subprocess.run([gpuprof, "analyze", "--json", "-q", "--table", "idle_causes",
+                              "--table", "step_breakdown", p],
                              capture_output=True, text=True, check=True)
-        got = {(r["device"], r["stream"]): r for r in json.loads(out.stdout)["idle_causes"]}
+        doc = json.loads(out.stdout)
+        got_steps = {r["step"]: r["parts_ns"] for r in doc["step_breakdown"]}
+        want_steps = step_reference(p)
+        if want_steps and got_steps != want_steps:
+            diffs.append(f"{p}: steps {got_steps} != {want_steps}")
+        steps_checked += len(want_steps)
+        got = {(r["device"], r["stream"]): r for r in doc["idle_causes"]}
         want = reference(p)
         if set(got) != set(want):
             diffs.append(f"{p}: rows {sorted(got)} != {sorted(want)}")
@@ -205,7 +258,8 @@ def main():
                     diffs.append(f"{where} {c}: top {rc['top']!r} {rc['top_ns']} != {name!r} {t}")
     for d in diffs[:40]:
         print(d)
-    print(f"check_idle_causes: {rows_checked} rows of {len(paths)} traces, {len(diffs)} differences")
+    print(f"check_idle_causes: {rows_checked} idle rows and {steps_checked} steps of {len(paths)} "
+          f"traces, {len(diffs)} differences")
     return 1 if diffs else 0
 
 
