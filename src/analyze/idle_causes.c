@@ -37,18 +37,113 @@ enum { F_KNOWN = 1, F_SYNC = 2, F_LAUNCH = 4, F_COMM = 8, F_DL = 16 };
 
 #define NO_THREAD UINT32_MAX
 
-/* A stretch of a thread's timeline: what the thread was doing over [s, e). */
+/* Time (or an index) per (cause, name): open addressing on key = (cause << 32 | name) + 1, 0
+ * marking an empty slot; one probe sequence per addition. */
+typedef struct name_acc {
+    uint64_t *key;
+    gp_ns *time;
+    size_t n, cap; /* cap: a power of two */
+} name_acc;
+
+static gp_status acc_grow(name_acc *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    uint64_t *key = calloc(cap, sizeof *key);
+    gp_ns *time = calloc(cap, sizeof *time);
+    if (!key || !time) {
+        free(key);
+        free(time);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->key[i])
+            continue;
+        size_t j = gp__hash_u64(m->key[i]) & (cap - 1);
+        while (key[j])
+            j = (j + 1) & (cap - 1);
+        key[j] = m->key[i];
+        time[j] = m->time[i];
+    }
+    free(m->key);
+    free(m->time);
+    m->key = key;
+    m->time = time;
+    m->cap = cap;
+    return GP_OK;
+}
+
+/* The slot of (cause, name), added with time 0 (*added true) when new. NULL when out of memory. */
+static gp_ns *acc_slot(name_acc *m, int cause, gp_strid name, bool *added)
+{
+    if ((m->n + 1) * 2 > m->cap && acc_grow(m) != GP_OK)
+        return NULL;
+    uint64_t k = ((uint64_t)cause << 32 | name) + 1;
+    size_t j = gp__hash_u64(k) & (m->cap - 1);
+    while (m->key[j] && m->key[j] != k)
+        j = (j + 1) & (m->cap - 1);
+    *added = !m->key[j];
+    if (*added) {
+        m->key[j] = k;
+        m->n++;
+    }
+    return &m->time[j];
+}
+
+static gp_status acc_add(name_acc *m, int cause, gp_strid name, gp_ns d)
+{
+    bool added;
+    gp_ns *t = acc_slot(m, cause, name, &added);
+    if (!t)
+        return GP_ENOMEM;
+    *t += d;
+    return GP_OK;
+}
+
+static void acc_free(name_acc *m)
+{
+    free(m->key);
+    free(m->time);
+    memset(m, 0, sizeof *m);
+}
+
+/* A stretch of a thread's timeline: what the thread was doing over [s, e); pair indexes the
+ * thread's distinct (cause, name) pairs. */
 typedef struct seg {
     gp_ns s, e;
     gp_strid name;
+    uint32_t pair;
     uint8_t cls;
 } seg;
 
+/* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
+ * pair while walking, folded into the row's names once per row: no hashing per segment). */
 typedef struct timeline {
     seg *v;
     size_t n, cap;
-    bool built;
+    name_acc index;     /* (cause, name) -> pair index */
+    uint64_t *pair_key; /* cause << 32 | name */
+    gp_ns *pair_time;
+    size_t n_pairs, cap_pairs;
+    size_t cursor; /* while touched: segments before it end before the row's next interval */
+    bool built, touched;
 } timeline;
+
+/* The pair index of (cause, name) on tl, added when new; UINT32_MAX when out of memory. */
+static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
+{
+    bool added;
+    gp_ns *slot = acc_slot(&tl->index, cause, name, &added);
+    if (!slot)
+        return UINT32_MAX;
+    if (!added)
+        return (uint32_t)*slot;
+    uint64_t *k = GP_PUSH(tl->pair_key, tl->n_pairs, tl->cap_pairs);
+    if (!k)
+        return UINT32_MAX;
+    *k = (uint64_t)cause << 32 | name;
+    *slot = (gp_ns)(tl->n_pairs - 1);
+    return (uint32_t)(tl->n_pairs - 1);
+}
 
 /* A GPU event of one lane (a stream or a device): its time and the thread that launched it. */
 typedef struct work {
@@ -63,6 +158,8 @@ typedef struct ctx {
     size_t n_str;
     gp__imap blocking; /* correlation ids of blocking copies and host synchronisations */
     timeline *tl;      /* per track, built on first use */
+    uint32_t *touched; /* threads whose pair_time the current row has added to */
+    size_t n_touched, cap_touched;
     uint32_t main_thread;
     gp_ns lo, hi; /* the analysed window */
 } ctx;
@@ -157,10 +254,11 @@ static gp_status emit(timeline *tl, gp_ns s, gp_ns e, int cls, gp_strid name)
         last->e = e;
         return GP_OK;
     }
-    seg *x = GP_PUSH(tl->v, tl->n, tl->cap);
+    uint32_t pair = pair_of(tl, class_cause[cls], name);
+    seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
     if (!x)
         return GP_ENOMEM;
-    *x = (seg){s, e, name, (uint8_t)cls};
+    *x = (seg){s, e, name, pair, (uint8_t)cls};
     return GP_OK;
 }
 
@@ -182,7 +280,8 @@ static gp_status build_timeline(ctx *c, uint32_t track)
     frame *stack = NULL;
     size_t depth = 0, cap = 0;
     gp_ns cur = INT64_MIN;
-    gp_status st = GP_OK;
+    /* pair 0: nothing recorded (the gaps between segments) */
+    gp_status st = pair_of(tl, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
     for (size_t i = 0; i <= tr->n_events && st == GP_OK; i++) {
         const gp_event *e = i < tr->n_events ? &tr->events[i] : NULL;
         int cls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
@@ -213,22 +312,38 @@ static gp_status build_timeline(ctx *c, uint32_t track)
         }
     }
     free(stack);
+    if (st == GP_OK && !(tl->pair_time = calloc(tl->n_pairs, sizeof *tl->pair_time)))
+        st = GP_ENOMEM;
+    acc_free(&tl->index);
     return st;
 }
 
 /* One row being filled: the totals per cause and the time per (cause, name). */
 typedef struct row_acc {
     gp_idle_causes *row;
-    gp__imap names; /* (cause << 32 | name id) -> ns */
+    name_acc names;
 } row_acc;
 
 static gp_status add(row_acc *a, int cause, gp_strid name, gp_ns d)
 {
     a->row->by_cause[cause] += d;
-    int64_t key = ((int64_t)cause << 32) | name;
-    uint64_t have = 0;
-    (void)gp__imap_get(&a->names, key, &have);
-    return gp__imap_put(&a->names, key, have + (uint64_t)d);
+    return acc_add(&a->names, cause, name, d);
+}
+
+/* Adds d of pair (of cause) on thread tl to the row. */
+static gp_status add_pair(ctx *c, row_acc *a, uint32_t thread, uint32_t pair, int cause, gp_ns d)
+{
+    timeline *tl = &c->tl[thread];
+    a->row->by_cause[cause] += d;
+    tl->pair_time[pair] += d;
+    if (!tl->touched) {
+        uint32_t *x = GP_PUSH(c->touched, c->n_touched, c->cap_touched);
+        if (!x)
+            return GP_ENOMEM;
+        *x = thread;
+        tl->touched = true;
+    }
+    return GP_OK;
 }
 
 /* Attributes the idle interval [s, e) to what thread was doing then. */
@@ -239,26 +354,36 @@ static gp_status attribute(ctx *c, row_acc *a, gp_ns s, gp_ns e, uint32_t thread
         return add(a, GP_IC_UNRECORDED, 0, e - s);
     timeline *tl = &c->tl[thread];
     gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
-    size_t lo = 0, hi = tl->n;
-    while (lo < hi) { /* the first segment ending after s */
+    if (st != GP_OK)
+        return st;
+    /* The first segment ending after s: a row's intervals come in time order, so search forward
+     * from where the row's previous interval on this thread started, doubling the step. */
+    size_t lo = tl->touched ? tl->cursor : 0, step = 1;
+    while (lo + step <= tl->n && tl->v[lo + step - 1].e <= s) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = GP_MIN(lo + step, tl->n);
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (tl->v[mid].e <= s)
             lo = mid + 1;
         else
             hi = mid;
     }
+    tl->cursor = lo;
     gp_ns t = s;
     for (size_t i = lo; i < tl->n && t < e && st == GP_OK; i++) {
         const seg *x = &tl->v[i];
         if (x->s > t)
-            st = add(a, GP_IC_UNRECORDED, 0, GP_MIN(x->s, e) - t);
+            st = add_pair(c, a, thread, 0, GP_IC_UNRECORDED, GP_MIN(x->s, e) - t);
         t = GP_MAX(t, x->s);
         if (t < e && st == GP_OK)
-            st = add(a, class_cause[x->cls], x->name, GP_MIN(x->e, e) - t);
+            st = add_pair(c, a, thread, x->pair, class_cause[x->cls], GP_MIN(x->e, e) - t);
         t = GP_MAX(t, GP_MIN(x->e, e));
     }
     if (t < e && st == GP_OK)
-        st = add(a, GP_IC_UNRECORDED, 0, e - t);
+        st = add_pair(c, a, thread, 0, GP_IC_UNRECORDED, e - t);
     return st;
 }
 
@@ -290,22 +415,37 @@ static gp_status sweep(ctx *c, row_acc *a, const work *w, size_t n)
     return st;
 }
 
-/* Fills share and the top name of each cause from the accumulated times. */
-static void finish_row(ctx *c, row_acc *a)
+/* Folds the touched threads' pair times into the row's names (and clears them), then fills share
+ * and the top name of each cause. */
+static gp_status finish_row(ctx *c, row_acc *a)
 {
     gp_idle_causes *r = a->row;
+    for (size_t i = 0; i < c->n_touched; i++) {
+        timeline *tl = &c->tl[c->touched[i]];
+        for (size_t p = 0; p < tl->n_pairs; p++) {
+            if (tl->pair_time[p] == 0)
+                continue;
+            gp_status st = acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
+                                   (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
+            if (st != GP_OK)
+                return st;
+            tl->pair_time[p] = 0;
+        }
+        tl->touched = false;
+    }
+    c->n_touched = 0;
     for (int k = 0; k < GP_IC_COUNT; k++) {
         r->share[k] = r->idle > 0 ? (double)r->by_cause[k] / (double)r->idle : NAN;
         r->top_what[k] = "";
     }
     gp_strid best[GP_IC_COUNT] = {0};
-    for (size_t i = 0; i < a->names.n_slots; i++) {
-        int64_t key = a->names.keys[i];
-        if (key == INT64_MIN)
+    for (size_t i = 0; i < a->names.cap; i++) {
+        if (!a->names.key[i])
             continue;
+        uint64_t key = a->names.key[i] - 1;
         int cause = (int)(key >> 32);
         gp_strid name = (gp_strid)(key & 0xffffffff);
-        gp_ns time = (gp_ns)a->names.vals[i];
+        gp_ns time = a->names.time[i];
         if (time > r->top_time[cause] ||
             (time == r->top_time[cause] &&
              strcmp(gp_trace_str(c->t, name), gp_trace_str(c->t, best[cause])) < 0)) {
@@ -315,17 +455,16 @@ static void finish_row(ctx *c, row_acc *a)
     }
     for (int k = 0; k < GP_IC_COUNT; k++)
         r->top_what[k] = gp_trace_str(c->t, best[k]);
+    return GP_OK;
 }
 
 static gp_status fill_row(ctx *c, gp_idle_causes *row, const work *w, size_t n)
 {
     row_acc a = {.row = row};
-    gp_status st = gp__imap_init(&a.names, 64);
+    gp_status st = sweep(c, &a, w, n);
     if (st == GP_OK)
-        st = sweep(c, &a, w, n);
-    if (st == GP_OK)
-        finish_row(c, &a);
-    gp__imap_free(&a.names);
+        st = finish_row(c, &a);
+    acc_free(&a.names);
     return st;
 }
 
@@ -412,8 +551,13 @@ static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
                 *x = w;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        qsort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
+    for (size_t i = 0; i < n; i++) { /* sorted already unless HTA's rounding reordered ties */
+        size_t k = 1;
+        while (k < lanes[i].n && lanes[i].w[k - 1].s <= lanes[i].w[k].s)
+            k++;
+        if (k < lanes[i].n)
+            qsort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
+    }
     if (n > 1)
         qsort(lanes, n, sizeof *lanes, cmp_lane);
     *out = lanes;
@@ -453,9 +597,14 @@ static void free_ctx(ctx *c)
 {
     free(c->flags);
     gp__imap_free(&c->blocking);
-    for (size_t k = 0; c->tl && k < c->t->n_tracks; k++)
+    for (size_t k = 0; c->tl && k < c->t->n_tracks; k++) {
         free(c->tl[k].v);
+        free(c->tl[k].pair_key);
+        free(c->tl[k].pair_time);
+        acc_free(&c->tl[k].index);
+    }
     free(c->tl);
+    free(c->touched);
 }
 
 gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)

@@ -22,8 +22,10 @@ bool gp__is_data_load(const char *name, const char *const *pat, size_t n_pat)
 }
 
 /* The part an event's time counts to, or -1 when it counts to none (then "other"). cache holds
- * one byte per string id for kernels (0xff: not classified yet). */
-static int part_of(const gp__step_split *s, const gp_event *e, uint8_t *cache, size_t n_str)
+ * one byte per string id for kernels (0xff: not classified yet), dl one per string id for CPU
+ * names (0 not looked at, 1 data loading, 2 not). */
+static int part_of(const gp__step_split *s, const gp_event *e, uint8_t *cache, uint8_t *dl,
+                   size_t n_str)
 {
     const gp_trace *t = s->t;
     switch ((gp_event_kind)e->kind) {
@@ -44,10 +46,18 @@ static int part_of(const gp__step_split *s, const gp_event *e, uint8_t *cache, s
     case GP_EV_DRIVER:
         return GP_SP_RUNTIME;
     case GP_EV_CPU_OP:
-    case GP_EV_USER_ANNOTATION:
-        if (gp__is_data_load(gp_trace_str(t, e->name), s->data_load, s->n_data_load))
+    case GP_EV_USER_ANNOTATION: {
+        uint8_t is_dl = e->name < n_str ? dl[e->name] : 0;
+        if (!is_dl) {
+            is_dl =
+                gp__is_data_load(gp_trace_str(t, e->name), s->data_load, s->n_data_load) ? 1 : 2;
+            if (e->name < n_str)
+                dl[e->name] = is_dl;
+        }
+        if (is_dl == 1)
             return GP_SP_DATALOADER;
         return e->kind == GP_EV_CPU_OP ? GP_SP_CPU_EXEC : -1;
+    }
     default:
         return -1;
     }
@@ -62,9 +72,12 @@ gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__cl
     s->data_load = data_load;
     s->n_data_load = n_data_load;
     size_t n_str = gp_trace_str_count(t) + 1;
-    uint8_t *cache = malloc(n_str);
-    if (!cache)
+    uint8_t *cache = malloc(n_str), *dl = calloc(n_str, 1);
+    if (!cache || !dl) {
+        free(cache);
+        free(dl);
         return GP_ENOMEM;
+    }
     memset(cache, 0xff, n_str);
     gp_status st = GP_OK;
     for (size_t k = 0; k < t->n_tracks && st == GP_OK; k++) {
@@ -75,12 +88,13 @@ gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__cl
             const gp_event *e = &tr->events[i];
             if (e->dur <= 0)
                 continue;
-            int p = part_of(s, e, cache, n_str);
+            int p = part_of(s, e, cache, dl, n_str);
             if (p >= 0)
                 st = gp__ivls_push(&s->u[p], e->ts, e->ts + e->dur);
         }
     }
     free(cache);
+    free(dl);
     for (int p = 0; p < GP_SP_OTHER && st == GP_OK; p++)
         if ((st = gp__ivls_sort(&s->u[p])) == GP_OK)
             (void)gp__ivls_union_sorted(&s->u[p]);
