@@ -110,9 +110,8 @@ static void acc_free(name_acc *m)
  * thread's distinct (cause, name) pairs. */
 typedef struct seg {
     gp_ns s, e;
-    gp_strid name;
     uint32_t pair;
-    uint8_t cls;
+    uint8_t cause;
 } seg;
 
 /* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
@@ -124,7 +123,9 @@ typedef struct timeline {
     uint64_t *pair_key; /* cause << 32 | name */
     gp_ns *pair_time;
     size_t n_pairs, cap_pairs;
-    size_t cursor; /* while touched: segments before it end before the row's next interval */
+    size_t cursor;      /* while touched: segments before it end before the row's next interval */
+    gp_strid last_name; /* class and name of the last segment (merging) */
+    uint8_t last_cls;
     bool built, touched;
 } timeline;
 
@@ -250,7 +251,7 @@ static gp_status emit(timeline *tl, gp_ns s, gp_ns e, int cls, gp_strid name)
     if (e <= s || cls == P_NONE)
         return GP_OK;
     seg *last = tl->n ? &tl->v[tl->n - 1] : NULL;
-    if (last && last->e == s && last->cls == cls && last->name == name) {
+    if (last && last->e == s && tl->last_cls == cls && tl->last_name == name) {
         last->e = e;
         return GP_OK;
     }
@@ -258,7 +259,9 @@ static gp_status emit(timeline *tl, gp_ns s, gp_ns e, int cls, gp_strid name)
     seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
     if (!x)
         return GP_ENOMEM;
-    *x = (seg){s, e, name, pair, (uint8_t)cls};
+    *x = (seg){s, e, pair, class_cause[cls]};
+    tl->last_cls = (uint8_t)cls;
+    tl->last_name = name;
     return GP_OK;
 }
 
@@ -379,7 +382,7 @@ static gp_status attribute(ctx *c, row_acc *a, gp_ns s, gp_ns e, uint32_t thread
             st = add_pair(c, a, thread, 0, GP_IC_UNRECORDED, GP_MIN(x->s, e) - t);
         t = GP_MAX(t, x->s);
         if (t < e && st == GP_OK)
-            st = add_pair(c, a, thread, x->pair, class_cause[x->cls], GP_MIN(x->e, e) - t);
+            st = add_pair(c, a, thread, x->pair, x->cause, GP_MIN(x->e, e) - t);
         t = GP_MAX(t, GP_MIN(x->e, e));
     }
     if (t < e && st == GP_OK)

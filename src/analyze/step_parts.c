@@ -84,14 +84,29 @@ gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__cl
         const gp_track *tr = &t->tracks[k];
         if (tr->kind == GP_TRACK_COUNTER)
             continue;
+        /* Per track, each part's overlapping events (nested ops) are merged before they are
+         * pushed: the track is sorted by start, so a part's open interval only grows. */
+        gp__ivl open[GP_SP_OTHER];
+        bool is_open[GP_SP_OTHER] = {false};
         for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
             const gp_event *e = &tr->events[i];
             if (e->dur <= 0)
                 continue;
             int p = part_of(s, e, cache, dl, n_str);
-            if (p >= 0)
-                st = gp__ivls_push(&s->u[p], e->ts, e->ts + e->dur);
+            if (p < 0)
+                continue;
+            if (is_open[p] && e->ts <= open[p].e) {
+                open[p].e = GP_MAX(open[p].e, e->ts + e->dur);
+                continue;
+            }
+            if (is_open[p])
+                st = gp__ivls_push(&s->u[p], open[p].s, open[p].e);
+            open[p] = (gp__ivl){e->ts, e->ts + e->dur};
+            is_open[p] = true;
         }
+        for (int p = 0; p < GP_SP_OTHER && st == GP_OK; p++)
+            if (is_open[p])
+                st = gp__ivls_push(&s->u[p], open[p].s, open[p].e);
     }
     free(cache);
     free(dl);
