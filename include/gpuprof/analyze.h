@@ -386,11 +386,12 @@ typedef enum gp_idle_cause {
 
 GP_EXTERN const char *gp_idle_cause_name(gp_idle_cause c);
 
-/* Idle attribution of one stream (stream >= 0) or of the whole device (stream -1). */
+/* Idle attribution of one stream (stream >= 0) or of the whole device (stream -1): each idle
+ * instant of the analysed window to what the thread that launched the next GPU work was doing. */
 typedef struct gp_idle_causes {
     int32_t device;
     int64_t stream;
-    gp_ns idle;                        /* idle time attributed (the denominator of share) */
+    gp_ns idle; /* idle time inside the analysed window: the one denominator of share */
     gp_ns by_cause[GP_IC_COUNT];       /* sums to idle */
     double share[GP_IC_COUNT];         /* by_cause / idle, 0..1; NaN when idle is 0 */
     const char *top_what[GP_IC_COUNT]; /* the frame, op or call holding most of each cause */
@@ -414,6 +415,7 @@ typedef enum gp_step_part {
 
 GP_EXTERN const char *gp_step_part_name(gp_step_part p);
 
+/* One step (docs/analyses.md, "Step breakdown"); the report's Steps bar is the same split. */
 typedef struct gp_step_breakdown {
     int64_t step; /* ProfilerStep number, -1: the whole trace */
     gp_ns start, end;
@@ -522,11 +524,12 @@ enum {
     GP_AT_CRITICAL_PATH = 1u << 12, /* critical_paths (critpath.c) */
     GP_AT_IDLE_CAUSES = 1u << 13,   /* idle_causes (idle_causes.c) */
     GP_AT_STEP_PARTS = 1u << 14,    /* step_parts (idle_causes.c) */
-    GP_AT_ALL = (1u << 12) - 1 /* widened to (1u << 15) - 1 once those tables render */
+    GP_AT_ALL = (1u << 15) - 1
 };
 
 /* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",
- * "queue", "activity", "memory", "ranks", "findings"); 0 when unknown. */
+ * "queue", "activity", "memory", "ranks", "findings", "idle_causes", "step_breakdown"); 0 when
+ * unknown. */
 GP_EXTERN unsigned gp_analysis_table_parse(const char *name);
 
 /* Fixed-width text tables. GP_EIO when the stream fails. */

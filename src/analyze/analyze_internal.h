@@ -17,6 +17,9 @@
 
 #define GP__NO_TIME INT64_MIN
 
+/* Classification of names: compiled user rules plus the built-ins. */
+typedef struct gp__classifier gp__classifier;
+
 /* A GPU event selected for analysis. s/e are in the view's unit (ns, or whole us in HTA mode);
  * in HTA mode e < s is possible (sub-microsecond events rounded inward). */
 typedef struct gp__gev {
@@ -45,8 +48,9 @@ typedef struct gp__step {
 typedef struct gp__view {
     const gp_trace *t;
     const gp_analyze_opts *o;
-    int64_t unit; /* ns per unit: 1, or 1000 in HTA mode */
-    gp__gev *g;   /* sorted by (s, e descending) */
+    const gp__classifier *c; /* the job's classifier (thread-safe to read) */
+    int64_t unit;            /* ns per unit: 1, or 1000 in HTA mode */
+    gp__gev *g;              /* sorted by (s, e descending) */
     size_t n_g, cap_g;
     /* CPU selection: a CPU event is kept when cpu_lo <= ts < cpu_hi. */
     gp_ns cpu_lo, cpu_hi;
@@ -68,8 +72,6 @@ typedef struct gp__view {
     gp_error note;
 } gp__view;
 
-/* Classification of names: compiled user rules plus the built-ins. */
-typedef struct gp__classifier gp__classifier;
 gp_status gp__classifier_new(const gp_analyze_opts *o, gp__classifier **out,
                              gp_error *err) GP_WARN_UNUSED;
 void gp__classifier_free(gp__classifier *c);
@@ -115,6 +117,11 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
  * low_occ_*). */
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* idle_causes.c: what the host was doing while each stream and the whole device idled
+ * (idle_causes). */
+gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* step_parts.c: TensorBoard's step-time breakdown per selected step (step_parts). */
+gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces. */
 gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;
@@ -138,6 +145,31 @@ gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n
  * memory chart (dashboard_profile.c). GP_ENOMEM. */
 gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n,
                            const gp_summary *s) GP_WARN_UNUSED;
+
+/* step_parts.c: the step-time breakdown shared by the analyses and the dashboard. u[p] holds the
+ * union of the events of part p (sorted, disjoint); "other" is what no part covers. */
+typedef struct gp__step_split {
+    const gp_trace *t;
+    const gp__classifier *c;
+    const char *const *data_load;
+    size_t n_data_load;
+    gp__ivls u[GP_SP_OTHER];
+} gp__step_split;
+/* Builds the unions of every part over all of t's tracks: kernels (communication when the
+ * classifier calls the name COMMUNICATION), copies, memsets, runtime and driver calls, cpu_ops and
+ * user annotations matching the data-loading patterns (NULL: "DataLoader", "dataloader"), other
+ * cpu_ops. s borrows t, c and data_load. GP_ENOMEM (s is then empty). */
+gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__classifier *c,
+                              const char *const *data_load, size_t n_data_load) GP_WARN_UNUSED;
+/* Splits [start, end) among the parts by precedence: part[] sums to end - start exactly
+ * (start <= end). O(intervals inside the window + log n). */
+void gp__step_split_run(const gp__step_split *s, gp_ns start, gp_ns end, gp_ns part[GP_SP_COUNT]);
+void gp__step_split_free(gp__step_split *s);
+/* The ProfilerStep#N spans of t (user annotations or cpu_ops on CPU threads), by start; *out is
+ * the caller's (free), NULL when there is none. GP_ENOMEM. */
+gp_status gp__profiler_steps(const gp_trace *t, gp__step **out, size_t *n_out) GP_WARN_UNUSED;
+/* True when name contains one of the data-loading patterns (NULL or none: the defaults above). */
+bool gp__is_data_load(const char *name, const char *const *pat, size_t n_pat);
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

@@ -459,6 +459,7 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
     memset(v, 0, sizeof(*v));
     v->t = t;
     v->o = o;
+    v->c = c;
     v->unit = o->hta ? 1000 : 1;
     view_tasks vt = {.v = v, .c = c, .st = {GP_OK, GP_OK}};
     gp__par_for(2, gp__rank_threads(t, o, 2), run_view_task, &vt);

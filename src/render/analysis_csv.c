@@ -5,6 +5,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "core/csv.h"
+#include "render/idle_causes_render.h"
 
 /* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
 static void num(FILE *fp, double v, char sep)
@@ -43,6 +44,9 @@ unsigned gp_analysis_table_parse(const char *name)
                                   {"stragglers", GP_AT_RANKS},
                                   {"findings", GP_AT_FINDINGS},
                                   {"peak_memory", GP_AT_PEAK_MEMORY},
+                                  {"idle_causes", GP_AT_IDLE_CAUSES},
+                                  {"step_breakdown", GP_AT_STEP_PARTS},
+                                  {"step_parts", GP_AT_STEP_PARTS},
                                   {"all", GP_AT_ALL}};
     return (unsigned)GP_VALUE_OF(t, name, 0);
 }
@@ -214,12 +218,20 @@ static const struct {
     unsigned table;
     void (*write)(const gp_analysis *a, FILE *fp);
 } csv_writers[] = {
-    {GP_AT_TEMPORAL, csv_temporal}, {GP_AT_IDLE, csv_idle},
-    {GP_AT_TYPES, csv_types},       {GP_AT_KERNELS, csv_kernels},
-    {GP_AT_OVERLAP, csv_overlap},   {GP_AT_LAUNCH, csv_launch},
-    {GP_AT_QUEUE, csv_queue},       {GP_AT_ACTIVITY, csv_activity},
-    {GP_AT_MEMORY, csv_memory},     {GP_AT_PEAK_MEMORY, csv_peak_memory},
-    {GP_AT_RANKS, csv_ranks},       {GP_AT_FINDINGS, csv_findings},
+    {GP_AT_TEMPORAL, csv_temporal},
+    {GP_AT_IDLE, csv_idle},
+    {GP_AT_TYPES, csv_types},
+    {GP_AT_KERNELS, csv_kernels},
+    {GP_AT_OVERLAP, csv_overlap},
+    {GP_AT_LAUNCH, csv_launch},
+    {GP_AT_QUEUE, csv_queue},
+    {GP_AT_ACTIVITY, csv_activity},
+    {GP_AT_MEMORY, csv_memory},
+    {GP_AT_PEAK_MEMORY, csv_peak_memory},
+    {GP_AT_RANKS, csv_ranks},
+    {GP_AT_FINDINGS, csv_findings},
+    {GP_AT_IDLE_CAUSES, gp__csv_idle_causes},
+    {GP_AT_STEP_PARTS, gp__csv_step_parts},
 };
 
 gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)

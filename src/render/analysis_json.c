@@ -4,6 +4,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "core/json_writer.h"
+#include "render/idle_causes_render.h"
 
 #define WANT(bit) (tables & (bit))
 
@@ -451,6 +452,10 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         memory(&w, a);
     if (WANT(GP_AT_PEAK_MEMORY))
         peak_memory(&w, a);
+    if (WANT(GP_AT_IDLE_CAUSES))
+        gp__json_idle_causes(&w, a);
+    if (WANT(GP_AT_STEP_PARTS))
+        gp__json_step_parts(&w, a);
     if (WANT(GP_AT_RANKS))
         ranks(&w, a);
     if (WANT(GP_AT_FINDINGS))

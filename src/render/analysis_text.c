@@ -6,6 +6,7 @@
 #include "core/units.h"
 #include "analyze/analyze_internal.h"
 #include "gpuprof/summary.h"
+#include "render/idle_causes_render.h"
 
 #define WANT(bit) (tables & (bit))
 #define MS(ns) ((double)(ns) / 1e6)
@@ -327,6 +328,10 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
         memory(fp, a);
     if (WANT(GP_AT_PEAK_MEMORY))
         peak_memory(fp, a);
+    if (WANT(GP_AT_IDLE_CAUSES))
+        gp__text_idle_causes(fp, a);
+    if (WANT(GP_AT_STEP_PARTS))
+        gp__text_step_parts(fp, a);
     if (WANT(GP_AT_RANKS))
         ranks(fp, a);
     if (WANT(GP_AT_FINDINGS))

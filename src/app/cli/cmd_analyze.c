@@ -39,7 +39,7 @@ static void usage(FILE *fp)
         "      --top N          kernels per type and rank before \"others\" (default 5)\n"
         "      --table NAME     only this table (repeatable): temporal, idle, kernel_types,\n"
         "                       top_kernels, overlap, launch, queue, activity, memory,\n"
-        "                       peak_memory, ranks, findings\n"
+        "                       peak_memory, idle_causes, step_breakdown, ranks, findings\n"
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
@@ -131,7 +131,9 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
                  {GP_AT_MEMORY, "memory.csv"},
                  {GP_AT_PEAK_MEMORY, "peak_memory.csv"},
                  {GP_AT_RANKS, "stragglers.csv"},
-                 {GP_AT_FINDINGS, "findings.csv"}};
+                 {GP_AT_FINDINGS, "findings.csv"},
+                 {GP_AT_IDLE_CAUSES, "idle_causes.csv"},
+                 {GP_AT_STEP_PARTS, "step_breakdown.csv"}};
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         gp__cli_error("analyze", "cannot create %s: %s", dir, strerror(errno));
         return 2;
