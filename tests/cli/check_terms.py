@@ -13,7 +13,7 @@ command's --help), on the bundled
 example, a hand-written profile and, when ../shared/traces is there, a few small real traces.
 It also checks what the outputs must say instead: the dashboard shows GPU busy and the GPU work
 sum under their names, GPU busy never exceeds the span per rank nor the work sum, and every idle
-or busy share names its denominator (the GPU span, the span, the wall time, the stream's idle).
+or busy share names its denominator (the GPU span, the span, the wall time, the stream's or the row's idle).
 
 Outputs of the findings rules (src/analyze/advise*.c), worked on separately, are allowed their
 current words (PENDING below, each with its reason) until they change; the check says how often
@@ -153,7 +153,7 @@ def check_meanings(out, tag, ranks=1):
             # a share of idle or busy time in a heading or label: its denominator on that line
             if re.search(r"<h[23]>[^<]*\bidle\b[^<]*</h[23]>|^[A-Z /-]*IDLE[A-Z /-]*\(", line):
                 idle_headings.append(path)
-                must(re.search(r"of (the|its) (GPU span|span|wall time|stream's idle)", line),
+                must(re.search(r"of (the|its) (GPU span|span|wall time|stream's idle|row's idle)", line),
                      f"{path}: an idle heading without its denominator: {line[:160]}")
 
 
