@@ -17,6 +17,8 @@
 
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
+#include "analyze/analyze_internal.h"
+#include "render/render_internal.h"
 
 /* ---- building ------------------------------------------------------------------------------ */
 
@@ -850,12 +852,19 @@ static void real_graph_replay_advice(void **state)
         skip();
     const gp_rank_analysis *r = &a->ranks[0];
     assert_true(r->launch.graph_kernels * 2 >= r->kernels_total);
+    /* launch_bound fires only where the idle causes (or the critical path) say launching; when
+     * it does here, it must not advise capturing a graph (variant 1). */
     const gp_finding *lb = finding(a, "launch_bound");
-    assert_non_null(lb);
-    assert_int_equal(lb->type, GP_SUG_PARALLELIZATION);
-    assert_null(strstr(lb->suggestion, "Capture"));
-    assert_non_null(strstr(lb->suggestion, "graph replays"));
-    assert_float_equal(evidence(lb, "kernels_in_graphs"), (double)r->launch.graph_kernels, 0.0);
+    if (lb) {
+        assert_int_equal(lb->type, GP_SUG_PARALLELIZATION);
+        assert_int_equal(lb->variant, 1);
+        assert_null(strstr(gp__finding_advice(lb), "Capture"));
+        assert_non_null(strstr(gp__finding_advice(lb), "graph replays"));
+        assert_float_equal(evidence(lb, "kernels_in_graphs"), (double)r->launch.graph_kernels,
+                           0.0);
+    } else {
+        assert_int_equal(r->n_idle_causes, 0); /* not computed on this build */
+    }
     const gp_finding *sk = finding(a, "small_kernels");
     assert_non_null(sk);
     gp_ns kw = 0;
@@ -945,11 +954,11 @@ static void real_op_below_roofline(void **state)
             skip();
         const gp_finding *f = finding(a, "op_below_roofline");
         assert_non_null(f);
-        double pct = evidence(f, "roofline_pct"), us = evidence(f, "gpu_time");
-        assert_true(pct > 0 && pct < 30.0);
-        assert_true(evidence(f, "share_of_gpu_time") >= 5.0);
-        assert_true(fabs((double)f->gain_ns - us * 1000.0 * (1 - pct / 100)) <= 1000.0);
-        assert_non_null(strstr(f->suggestion, c[i].says));
+        double roof = evidence(f, "roofline_share"), ns = evidence(f, "gpu_time");
+        assert_true(roof > 0 && roof < 0.30);
+        assert_true(evidence(f, "share_of_gpu_time") >= 0.05);
+        assert_true(fabs((double)f->gain_ns - ns * (1 - roof)) <= 1000.0);
+        assert_non_null(strstr(gp__finding_advice(f), c[i].says));
         gp_analysis_free(a);
         gp_job_free(job);
     }

@@ -1,0 +1,245 @@
+/* The dominant-cause findings (docs/analyses.md, "Findings: the cause"): which class of the
+ * critical path holds the step, summed over the rank's steps, with the events that hold it.
+ *
+ * Classes are the critical path's (gp_cp_class) but for one: the path time of synchronisation
+ * calls (cudaStreamSynchronize, .item(), blocking copies) among the path's top events moves out
+ * of its class into a class of its own, "sync", so that a step that waits on syncs is not
+ * reported as CPU bound. The dependency class (0-weight edges) never is a cause.
+ *
+ * Two findings at most: the largest class that is not GPU compute (rule critical_path_<class>,
+ * when it holds >= 5 % of the path; ranked first when >= 15 %), and critical_path_gpu_compute_bound
+ * when GPU compute is the largest class of all (ranked right after). A GPU-bound path is the goal
+ * state: the finding that says what else holds the step comes first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze_internal.h"
+#include "gpuprof/ops.h"
+
+enum { C_SYNC = GP_CP_COUNT, C_N }; /* the classes above plus "sync" */
+
+#define MIN_SHARE 0.05   /* of the path: below this no cause finding */
+#define CAUSE_SHARE 0.15 /* of the path: a non-GPU cause ranked above every other finding */
+#define MAX_EVENTS 64    /* distinct (class, name, frame) entries kept over the steps */
+#define MAX_OBJECTS 4
+
+static const char *const rules[C_N] = {
+    "critical_path_cpu_bound",
+    "critical_path_data_loading",
+    "critical_path_gpu_compute_bound",
+    "critical_path_gpu_communication_bound",
+    "critical_path_gpu_kernel_kernel_overhead",
+    "critical_path_gpu_kernel_launch_overhead",
+    NULL, /* dependency: never a cause */
+    "critical_path_sync",
+};
+
+int gp__cause_rank(const gp_finding *f)
+{
+    return strcmp(f->rule, rules[GP_CP_GPU_COMPUTE]) == 0 ? 1 : 0;
+}
+
+/* A call that blocks the host until the GPU catches up. */
+static bool is_sync(const gp_cp_event *e)
+{
+    const char *n = e->name ? e->name : "";
+    if (e->kind == GP_EV_SYNC || strstr(n, "Synchronize") || strstr(n, "synchronize"))
+        return true;
+    if (strcmp(n, "aten::item") == 0 || strcmp(n, "aten::_local_scalar_dense") == 0)
+        return true;
+    return (strncmp(n, "cudaMemcpy", 10) == 0 || strncmp(n, "hipMemcpy", 9) == 0) &&
+           !strstr(n, "Async");
+}
+
+typedef struct acc_event {
+    int cls; /* 0..C_N-1 */
+    const char *name, *python;
+    uint8_t kind;
+    gp_ns time;
+    uint64_t count;
+} acc_event;
+
+typedef struct cause_acc {
+    gp_ns by[C_N];
+    gp_ns total;  /* sum over every class, dependency included */
+    gp_ns length; /* sum of the path lengths */
+    uint64_t steps;
+    acc_event ev[MAX_EVENTS];
+    size_t n_ev;
+} cause_acc;
+
+static void add_event(cause_acc *c, int cls, const gp_cp_event *e)
+{
+    const char *py = e->python ? e->python : "";
+    for (size_t i = 0; i < c->n_ev; i++) {
+        acc_event *x = &c->ev[i];
+        if (x->cls == cls && strcmp(x->name, e->name) == 0 && strcmp(x->python, py) == 0) {
+            x->time = gp__sat_add(x->time, e->time);
+            x->count += e->count;
+            return;
+        }
+    }
+    if (c->n_ev < MAX_EVENTS)
+        c->ev[c->n_ev++] = (acc_event){cls, e->name, py, e->kind, e->time, e->count};
+}
+
+static void accumulate(cause_acc *c, const gp_rank_analysis *r)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < r->n_critical_paths; i++) {
+        const gp_critical_path *p = &r->critical_paths[i];
+        if (!p->valid)
+            continue;
+        c->steps++;
+        c->length = gp__sat_add(c->length, p->length);
+        for (int k = 0; k < GP_CP_COUNT; k++) {
+            c->by[k] = gp__sat_add(c->by[k], p->by_class[k]);
+            c->total = gp__sat_add(c->total, p->by_class[k]);
+        }
+        for (size_t k = 0; k < p->n_top; k++) {
+            const gp_cp_event *e = &p->top[k];
+            if (!e->name || (unsigned)e->cls >= GP_CP_COUNT)
+                continue;
+            int cls = (int)e->cls;
+            bool host = cls != GP_CP_GPU_COMPUTE && cls != GP_CP_GPU_COMM;
+            if (host && cls != GP_CP_DEPENDENCY && is_sync(e)) {
+                gp_ns moved = GP_MIN(e->time, c->by[cls]);
+                c->by[cls] -= moved;
+                c->by[C_SYNC] = gp__sat_add(c->by[C_SYNC], moved);
+                cls = C_SYNC;
+            }
+            add_event(c, cls, e);
+        }
+    }
+}
+
+/* What kind of object an event on the path of class cls is. */
+static gp_object_kind object_kind(int cls, uint8_t kind)
+{
+    if (kind == GP_EV_KERNEL || kind == GP_EV_MEMCPY || kind == GP_EV_MEMSET)
+        return GP_OBJ_KERNEL;
+    if (cls == C_SYNC || kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER || kind == GP_EV_SYNC)
+        return GP_OBJ_CALL;
+    if (kind == GP_EV_CPU_OP)
+        return GP_OBJ_OP;
+    return GP_OBJ_FRAME;
+}
+
+/* The class's top events, by path time, as the finding's objects. */
+static void name_events(gp_finding *f, const cause_acc *c, int cls, size_t max)
+{
+    bool used[MAX_EVENTS] = {false};
+    for (size_t k = 0; k < max; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < c->n_ev; i++)
+            if (!used[i] && c->ev[i].cls == cls &&
+                (best == SIZE_MAX || c->ev[i].time > c->ev[best].time))
+                best = i;
+        if (best == SIZE_MAX || c->ev[best].time <= 0)
+            return;
+        used[best] = true;
+        const acc_event *e = &c->ev[best];
+        gp_finding_object *o =
+            gp__advise_object(f, object_kind(cls, e->kind), e->name, e->time, e->count);
+        if (o)
+            snprintf(o->frame, sizeof o->frame, "%s", e->python);
+    }
+}
+
+/* The GPU ops with the most modeled time and their roofline (ops by shape; NULL: none). The
+ * gain: the time above the roof of those ops. */
+static gp_ns name_ops(gp_finding *f, const gp_ops *ops, size_t max)
+{
+    gp_ns gain = 0;
+    if (!ops)
+        return 0;
+    for (size_t k = 0; k < max && f->n_objects < GP_ARRAY_LEN(f->objects); k++) {
+        const gp_ops_row *best = NULL;
+        for (size_t i = 0; i < ops->n_rows; i++) {
+            const gp_ops_row *r = &ops->rows[i];
+            if (!r->modeled || r->roof_pct < 0 || r->model_time <= 0)
+                continue;
+            bool seen = false;
+            for (size_t j = 0; j < f->n_objects; j++)
+                seen |= f->objects[j].kind == GP_OBJ_OP && f->objects[j].time == r->model_time &&
+                        strcmp(f->objects[j].name, r->key) == 0;
+            if (!seen && (!best || r->model_time > best->model_time))
+                best = r;
+        }
+        if (!best)
+            break;
+        gp_finding_object *o = gp__advise_object(f, GP_OBJ_OP, best->key, best->model_time,
+                                                 best->calls);
+        if (o) {
+            o->roof = best->roof_pct / 100.0;
+            if (best->line)
+                snprintf(o->frame, sizeof o->frame, "%s", best->line);
+        }
+        gain += (gp_ns)((double)best->model_time * (1 - best->roof_pct / 100.0));
+    }
+    return gain;
+}
+
+static gp_finding *add_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                             const cause_acc *c, int cls)
+{
+    gp_finding *f = gp__advise_add(a, cap, rules[cls], r->rank);
+    if (!f)
+        return NULL;
+    double share = c->total > 0 ? (double)c->by[cls] / (double)c->total : 0;
+    gp__advise_metric(f, "class_time", (double)c->by[cls], GP_FU_NS);
+    gp__advise_metric(f, "class_share", share, GP_FU_RATIO);
+    gp__advise_metric(f, "path_time", (double)c->length, GP_FU_NS);
+    gp__advise_metric(f, "steps", (double)c->steps, GP_FU_COUNT);
+    f->priority = gp__advise_priority(c->by[cls], c->total);
+    static const gp_suggestion_type types[C_N] = {
+        GP_SUG_PARALLELIZATION, GP_SUG_PARALLELIZATION, GP_SUG_ALGORITHM, GP_SUG_PARALLELIZATION,
+        GP_SUG_BATCHING,        GP_SUG_CACHING,         GP_SUG_ALGORITHM, GP_SUG_ALGORITHM};
+    f->type = types[cls];
+    return f;
+}
+
+gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                            const struct gp_ops *ops)
+{
+    cause_acc *c = malloc(sizeof *c);
+    if (!c)
+        return GP_ENOMEM;
+    accumulate(c, r);
+    gp_status st = GP_OK;
+    if (c->steps == 0 || c->total <= 0)
+        goto done;
+    int host = -1; /* the largest class that is not GPU compute */
+    for (int k = 0; k < C_N; k++)
+        if (k != GP_CP_GPU_COMPUTE && k != GP_CP_DEPENDENCY && c->by[k] > 0 &&
+            (host < 0 || c->by[k] > c->by[host]))
+            host = k;
+    if (host >= 0 && (double)c->by[host] >= MIN_SHARE * (double)c->total) {
+        gp_finding *f = add_cause(a, cap, r, c, host);
+        if (!f) {
+            st = GP_ENOMEM;
+            goto done;
+        }
+        name_events(f, c, host, MAX_OBJECTS);
+        f->gain_ns = c->by[host];
+        /* variant 1: launch overhead on a rank whose kernels mostly replay graphs */
+        if (host == GP_CP_LAUNCH && r->kernels_total > 0 &&
+            r->launch.graph_kernels * 2 >= r->kernels_total)
+            f->variant = 1;
+        f->cause = (double)c->by[host] >= CAUSE_SHARE * (double)c->total;
+    }
+    if (c->by[GP_CP_GPU_COMPUTE] > 0 && (host < 0 || c->by[GP_CP_GPU_COMPUTE] >= c->by[host])) {
+        gp_finding *f = add_cause(a, cap, r, c, GP_CP_GPU_COMPUTE);
+        if (!f) {
+            st = GP_ENOMEM;
+            goto done;
+        }
+        name_events(f, c, GP_CP_GPU_COMPUTE, 2);
+        f->gain_ns = GP_MIN(name_ops(f, ops, 3), c->by[GP_CP_GPU_COMPUTE]);
+        f->cause = true;
+    }
+done:
+    free(c);
+    return st;
+}
