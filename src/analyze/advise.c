@@ -441,15 +441,22 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
         const gp_trace *t = job && i < job->n_ranks ? job->ranks[i] : NULL;
         struct gp_ops *ops = NULL;
+        size_t first = a->n_findings;
         st = rank_findings(a, &cap, &a->ranks[i]);
+        gp__sync_sites syncs;
+        memset(&syncs, 0, sizeof syncs);
         if (st == GP_OK && t)
             st = gp__findings_ops(t, &ops);
-        if (st == GP_OK)
-            st = gp__finding_cause(a, &cap, &a->ranks[i], ops); /* findings_cause.c */
+        if (st == GP_OK && t)
+            st = gp__sync_sites_of(t, &syncs);
+        if (st == GP_OK) /* findings_cause.c */
+            st = gp__finding_cause(a, &cap, &a->ranks[i], ops, &syncs);
         if (st == GP_OK && t)
             st = gp__advise_profile(a, &cap, t, a->ranks[i].rank);
-        if (st == GP_OK && t)
-            st = gp__findings_patterns(a, &cap, &a->ranks[i], t, ops); /* findings_patterns.c */
+        if (st == GP_OK && t) /* findings_patterns.c */
+            st = gp__findings_patterns(a, &cap, &a->ranks[i], t, ops, &syncs);
+        if (st == GP_OK)
+            gp__cause_promote(a, first);
         gp_ops_free(ops);
     }
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {

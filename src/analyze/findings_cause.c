@@ -1,10 +1,13 @@
 /* The dominant-cause findings (docs/analyses.md, "Findings: the cause"): which class of the
  * critical path holds the step, summed over the rank's steps, with the events that hold it.
  *
- * Classes are the critical path's (gp_cp_class) but for one: the path time of synchronisation
- * calls (cudaStreamSynchronize, .item(), blocking copies) among the path's top events moves out
- * of its class into a class of its own, "sync", so that a step that waits on syncs is not
- * reported as CPU bound. The dependency class (0-weight edges) never is a cause.
+ * Classes are the critical path's (gp_cp_class) but for one, "sync": the path time of
+ * synchronisation calls (cudaStreamSynchronize, .item(), blocking copies) among the path's top
+ * events, and the time the host blocked in such calls inside the steps beyond one per step
+ * (findings_syncs.c; on a path the wait itself is a 0-weight edge, and its cost is the host work
+ * after it that could have overlapped the GPU) move out of the CPU and launch classes into it, so
+ * that a step that waits on syncs is not reported as CPU bound. The dependency class (0-weight
+ * edges) never is a cause.
  *
  * Two findings at most: the largest class that is not GPU compute (rule critical_path_<class>,
  * when it holds >= 5 % of the path; ranked first when >= 15 %), and critical_path_gpu_compute_bound
@@ -35,9 +38,33 @@ static const char *const rules[C_N] = {
     "critical_path_sync",
 };
 
+#define PROMOTE_SHARE 0.10 /* of the GPU-compute path time: a pattern's gain that explains it */
+
 int gp__cause_rank(const gp_finding *f)
 {
-    return strcmp(f->rule, rules[GP_CP_GPU_COMPUTE]) == 0 ? 1 : 0;
+    if (strcmp(f->rule, rules[GP_CP_GPU_COMPUTE]) == 0)
+        return 2;
+    return strncmp(f->rule, "critical_path_", 14) == 0 ? 0 : 1;
+}
+
+void gp__cause_promote(gp_analysis *a, size_t first)
+{
+    static const char *const gpu_rules[] = {"unfused_attention", "fp32_gemm",
+                                            "op_below_roofline"};
+    gp_finding *gpu = NULL, *best = NULL;
+    for (size_t i = first; i < a->n_findings; i++)
+        if (strcmp(a->findings[i].rule, rules[GP_CP_GPU_COMPUTE]) == 0)
+            gpu = &a->findings[i];
+    double class_time = 0;
+    if (!gpu || !gp_finding_metric(gpu, "class_time", &class_time))
+        return;
+    for (size_t i = first; i < a->n_findings; i++)
+        for (size_t k = 0; k < GP_ARRAY_LEN(gpu_rules); k++)
+            if (strcmp(a->findings[i].rule, gpu_rules[k]) == 0 &&
+                (!best || a->findings[i].gain_ns > best->gain_ns))
+                best = &a->findings[i];
+    if (best && (double)best->gain_ns >= PROMOTE_SHARE * class_time)
+        best->cause = true;
 }
 
 /* A call that blocks the host until the GPU catches up. */
@@ -200,13 +227,29 @@ static gp_finding *add_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis
     return f;
 }
 
+/* The blocked time of the steps' syncs beyond one per step moves into "sync" out of the path's
+ * CPU time, then its launch time, up to what is there (the path's own sync events count
+ * toward it already). */
+static void move_syncs(cause_acc *c, const gp__sync_sites *syncs)
+{
+    gp_ns want = syncs ? syncs->beyond - c->by[C_SYNC] : 0;
+    static const int from[] = {GP_CP_CPU, GP_CP_LAUNCH};
+    for (size_t k = 0; k < GP_ARRAY_LEN(from) && want > 0; k++) {
+        gp_ns m = GP_MIN(want, c->by[from[k]]);
+        c->by[from[k]] -= m;
+        c->by[C_SYNC] += m;
+        want -= m;
+    }
+}
+
 gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                            const struct gp_ops *ops)
+                            const struct gp_ops *ops, const gp__sync_sites *syncs)
 {
     cause_acc *c = malloc(sizeof *c);
     if (!c)
         return GP_ENOMEM;
     accumulate(c, r);
+    move_syncs(c, syncs);
     gp_status st = GP_OK;
     if (c->steps == 0 || c->total <= 0)
         goto done;
@@ -221,7 +264,10 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
             st = GP_ENOMEM;
             goto done;
         }
-        name_events(f, c, host, MAX_OBJECTS);
+        if (host == C_SYNC && syncs && syncs->n)
+            gp__advise_sync_sites(f, syncs, MAX_OBJECTS); /* each call site, its Python line */
+        else
+            name_events(f, c, host, MAX_OBJECTS);
         f->gain_ns = c->by[host];
         /* variant 1: launch overhead on a rank whose kernels mostly replay graphs */
         if (host == GP_CP_LAUNCH && r->kernels_total > 0 &&

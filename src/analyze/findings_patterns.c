@@ -252,9 +252,10 @@ static gp_status fp32_gemm(gp_analysis *a, size_t *cap, const gp_rank_analysis *
 }
 
 gp_status gp__findings_patterns(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                                const gp_trace *t, const gp_ops *ops)
+                                const gp_trace *t, const gp_ops *ops,
+                                const gp__sync_sites *syncs)
 {
-    gp_status st = gp__findings_syncs(a, cap, r, t); /* findings_syncs.c */
+    gp_status st = syncs ? gp__findings_syncs(a, cap, r, syncs) : GP_OK; /* findings_syncs.c */
     if (st == GP_OK && t->n_op_shapes)
         st = unfused_attention(a, cap, r, t, ops);
     if (st == GP_OK && ops)

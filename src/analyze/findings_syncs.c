@@ -10,7 +10,6 @@
 #include "analyze/analyze_internal.h"
 
 #define SYNC_MIN 0.01 /* of the step time: blocked time beyond one call per step under this */
-#define MAX_SITES 32
 #define MAX_NAMED 4
 #define DEPTH 256
 
@@ -31,20 +30,7 @@ static bool user_line(const char *s)
     return strncmp(s, "torch/", 6) != 0 && !strstr(s, "/torch/");
 }
 
-typedef struct site {
-    const char *call, *frame;
-    gp_ns time;
-    uint64_t count;
-} site;
-
-typedef struct sync_acc {
-    site s[MAX_SITES];
-    size_t n;
-    gp_ns time, beyond; /* blocked in steps; of it beyond the longest call of each step */
-    uint64_t calls;
-} sync_acc;
-
-static void add_site(sync_acc *c, const char *call, const char *frame, gp_ns dur)
+static void add_site(gp__sync_sites *c, const char *call, const char *frame, gp_ns dur)
 {
     c->time = gp__sat_add(c->time, dur);
     c->calls++;
@@ -54,8 +40,8 @@ static void add_site(sync_acc *c, const char *call, const char *frame, gp_ns dur
             c->s[i].count++;
             return;
         }
-    if (c->n < MAX_SITES)
-        c->s[c->n++] = (site){call, frame, dur, 1};
+    if (c->n < GP_ARRAY_LEN(c->s))
+        c->s[c->n++] = (gp__sync_site){call, frame, dur, 1};
 }
 
 /* The ProfilerStep windows of t (user annotations "ProfilerStep#N"), into *steps (malloc'd). */
@@ -95,7 +81,7 @@ static long step_of(gp_ns (*steps)[2], size_t n, gp_ns ts)
 /* Walks one CPU thread: a stack of its open Python frames; each blocking call inside a step
  * goes to its site, and to the step's longest call (longest[]). */
 static void walk(const gp_trace *t, const gp_track *tr, gp_ns (*steps)[2], size_t n_steps,
-                 gp_ns *longest, sync_acc *c)
+                 gp_ns *longest, gp__sync_sites *c)
 {
     const gp_event *stack[DEPTH];
     size_t depth = 0;
@@ -131,57 +117,66 @@ static void walk(const gp_trace *t, const gp_track *tr, gp_ns (*steps)[2], size_
 
 static int cmp_site(const void *pa, const void *pb)
 {
-    const site *a = pa, *b = pb;
+    const gp__sync_site *a = pa, *b = pb;
     return a->time != b->time ? (a->time > b->time ? -1 : 1) : strcmp(a->call, b->call);
 }
 
-gp_status gp__findings_syncs(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                             const gp_trace *t)
+gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *c)
 {
+    memset(c, 0, sizeof *c);
     gp_ns(*steps)[2] = NULL;
     size_t n_steps = 0;
     gp_status st = step_windows(t, &steps, &n_steps);
-    sync_acc *c = calloc(1, sizeof *c);
     gp_ns *longest = calloc(n_steps + 1, sizeof *longest);
-    if (st == GP_OK && (!c || !longest))
+    if (st == GP_OK && !longest)
         st = GP_ENOMEM;
     if (st != GP_OK || n_steps == 0)
         goto done;
     for (size_t k = 0; k < t->n_tracks; k++)
         if (t->tracks[k].kind == GP_TRACK_CPU_THREAD)
             walk(t, &t->tracks[k], steps, n_steps, longest, c);
-    gp_ns step_time = 0, kept = 0;
+    gp_ns kept = 0;
     for (size_t i = 0; i < n_steps; i++) {
-        step_time = gp__sat_add(step_time, steps[i][1] - steps[i][0]);
+        c->step_time = gp__sat_add(c->step_time, steps[i][1] - steps[i][0]);
         kept = gp__sat_add(kept, longest[i]);
     }
-    c->beyond = c->time - kept;
-    if (c->beyond <= 0 || (double)c->beyond < SYNC_MIN * (double)step_time)
-        goto done;
-    gp_finding *f = gp__advise_add(a, cap, "sync_in_step", r->rank);
-    if (!f) {
-        st = GP_ENOMEM;
-        goto done;
-    }
+    c->steps = n_steps;
+    c->beyond = GP_MAX(0, c->time - kept);
     qsort(c->s, c->n, sizeof *c->s, cmp_site);
-    for (size_t i = 0; i < c->n && i < MAX_NAMED; i++) {
+done:
+    free(steps);
+    free(longest);
+    return st;
+}
+
+gp_status gp__findings_syncs(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                             const gp__sync_sites *c)
+{
+    if (c->beyond <= 0 || (double)c->beyond < SYNC_MIN * (double)c->step_time)
+        return GP_OK;
+    gp_finding *f = gp__advise_add(a, cap, "sync_in_step", r->rank);
+    if (!f)
+        return GP_ENOMEM;
+    gp__advise_sync_sites(f, c, MAX_NAMED);
+    gp__advise_metric(f, "syncs", (double)c->calls, GP_FU_COUNT);
+    gp__advise_metric(f, "sync_time", (double)c->time, GP_FU_NS);
+    gp__advise_metric(f, "steps", (double)c->steps, GP_FU_COUNT);
+    gp__advise_metric(f, "step_time", (double)c->step_time, GP_FU_NS);
+    gp__advise_metric(f, "sync_share_of_step", (double)c->time / (double)c->step_time,
+                      GP_FU_RATIO);
+    gp__advise_metric(f, "call_sites", (double)c->n, GP_FU_COUNT);
+    f->gain_ns = c->beyond;
+    f->type = GP_SUG_ALGORITHM;
+    f->priority = gp__advise_priority(f->gain_ns, c->step_time);
+    return GP_OK;
+}
+
+void gp__advise_sync_sites(gp_finding *f, const gp__sync_sites *c, size_t max)
+{
+    for (size_t i = 0; i < c->n && i < max; i++) {
         gp_finding_object *o =
             gp__advise_object(f, GP_OBJ_CALL, c->s[i].call, c->s[i].time, c->s[i].count);
         if (o)
             snprintf(o->frame, sizeof o->frame, "%s", c->s[i].frame);
     }
-    gp__advise_metric(f, "syncs", (double)c->calls, GP_FU_COUNT);
-    gp__advise_metric(f, "sync_time", (double)c->time, GP_FU_NS);
-    gp__advise_metric(f, "steps", (double)n_steps, GP_FU_COUNT);
-    gp__advise_metric(f, "step_time", (double)step_time, GP_FU_NS);
-    gp__advise_metric(f, "sync_share_of_step", (double)c->time / (double)step_time, GP_FU_RATIO);
-    gp__advise_metric(f, "call_sites", (double)c->n, GP_FU_COUNT);
-    f->gain_ns = c->beyond;
-    f->type = GP_SUG_ALGORITHM;
-    f->priority = gp__advise_priority(f->gain_ns, step_time);
-done:
-    free(steps);
-    free(c);
-    free(longest);
-    return st;
 }

@@ -860,8 +860,8 @@ static void dashboard_multirank_job(void **state)
         sum += d->gpu_split[i].frac;
     assert_true(fabs(sum - 1.0) <= 1e-9);
     assert_true(d->gpu_busy && d->gpu_time <= d->gpu_span);
-    /* one finding per kind; the launch-bound one holds on every rank */
-    bool launch_bound = false;
+    /* one finding per kind; the small-kernels one holds on every rank */
+    bool small_kernels = false;
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];
         assert_true(f->n_ranks >= 1);
@@ -873,15 +873,15 @@ static void dashboard_multirank_job(void **state)
                          (strcmp(f->rule, "straggler") != 0 ||
                           strcmp(f->evidence[0].name, g->evidence[0].name) == 0));
         }
-        if (strcmp(f->rule, "launch_bound") == 0) {
-            launch_bound = true;
+        if (strcmp(f->rule, "small_kernels") == 0) {
+            small_kernels = true;
             assert_int_equal(f->n_ranks, 8);
             char who[64];
             gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof who);
             assert_string_equal(who, "ranks 0-7");
         }
     }
-    assert_true(launch_bound);
+    assert_true(small_kernels);
     int32_t some[] = {0, 1, 2, 3, 5, 7, 8};
     char who[64];
     gp_ranks_format(some, 7, "-", who, sizeof who);
