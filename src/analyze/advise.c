@@ -246,8 +246,7 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         if (r->launch.n_apis)
             gp__advise_metric(f, "launch_cpu_p50", (double)r->launch.apis[0].cpu_p50, GP_FU_NS);
         if (r->launch.graph_kernels)
-            gp__advise_metric(f, "kernels_in_graphs", (double)r->launch.graph_kernels,
-                              GP_FU_COUNT);
+            gp__advise_metric(f, "kernels_in_graphs", (double)r->launch.graph_kernels, GP_FU_COUNT);
         f->gain_ns = GP_MIN(tb->idle, launch_idle);
         f->type = graphed ? GP_SUG_PARALLELIZATION : GP_SUG_CACHING;
         /* Advice to capture graphs is no help to a step that already replays one (vLLM, SGLang

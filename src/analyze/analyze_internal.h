@@ -133,8 +133,8 @@ gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
  * rank's ops by shape, gp__findings_ops; may be NULL) give the roofline of the top GPU ops;
  * syncs (may be NULL) the blocking calls of the steps: their time beyond one per step moves out
  * of the path's CPU and launch time into the class "sync" (the host work that waited could have
- * overlapped the GPU). Nothing without a valid critical path. GP_ENOMEM. A test may hand it a rank analysis filled by
- * hand. */
+ * overlapped the GPU). Nothing without a valid critical path. GP_ENOMEM. A test may hand it a rank
+ * analysis filled by hand. */
 struct gp_ops;
 struct gp__sync_sites;
 gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,

@@ -49,8 +49,7 @@ int gp__cause_rank(const gp_finding *f)
 
 void gp__cause_promote(gp_analysis *a, size_t first)
 {
-    static const char *const gpu_rules[] = {"unfused_attention", "fp32_gemm",
-                                            "op_below_roofline"};
+    static const char *const gpu_rules[] = {"unfused_attention", "fp32_gemm", "op_below_roofline"};
     gp_finding *gpu = NULL, *best = NULL;
     for (size_t i = first; i < a->n_findings; i++)
         if (strcmp(a->findings[i].rule, rules[GP_CP_GPU_COMPUTE]) == 0)
@@ -196,8 +195,8 @@ static gp_ns name_ops(gp_finding *f, const gp_ops *ops, size_t max)
         }
         if (!best)
             break;
-        gp_finding_object *o = gp__advise_object(f, GP_OBJ_OP, best->key, best->model_time,
-                                                 best->calls);
+        gp_finding_object *o =
+            gp__advise_object(f, GP_OBJ_OP, best->key, best->model_time, best->calls);
         if (o) {
             o->roof = best->roof_pct / 100.0;
             if (best->line)

@@ -11,9 +11,9 @@
 #include "gpuprof/ops.h"
 
 #define MAX_DIMS 8
-#define ATTN_GAP 3       /* ops allowed between matmul, softmax and matmul (scale, mask, dropout) */
-#define FUSED_EFF 0.5    /* a fused attention kernel's assumed share of the dtype's peak */
-#define FP32_MIN 0.01    /* of the GPU time: fp32 GEMMs below this are not worth a finding */
+#define ATTN_GAP 3    /* ops allowed between matmul, softmax and matmul (scale, mask, dropout) */
+#define FUSED_EFF 0.5 /* a fused attention kernel's assumed share of the dtype's peak */
+#define FP32_MIN 0.01 /* of the GPU time: fp32 GEMMs below this are not worth a finding */
 
 gp_status gp__findings_ops(const gp_trace *t, gp_ops **out)
 {
@@ -174,8 +174,8 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
         /* fused: the two products at FUSED_EFF of the dtype's peak; without a peak, the
          * products' own time (what fusing saves is the softmax and the score round trips) */
         double peak = by_shape ? by_shape->peak.tflops[acc.first->dtype] * 1e12 : 0;
-        gp_ns fused = peak > 0 ? gp__ns_of_double(acc.flops / (FUSED_EFF * peak) * 1e9)
-                               : acc.gemm_time;
+        gp_ns fused =
+            peak > 0 ? gp__ns_of_double(acc.flops / (FUSED_EFF * peak) * 1e9) : acc.gemm_time;
         fused = GP_MIN(fused, acc.time);
         gp_finding *f = gp__advise_add(a, cap, "unfused_attention", r->rank);
         if (!f) {
@@ -193,8 +193,7 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
             gp__advise_metric(f, "attention_time", (double)acc.time, GP_FU_NS);
             gp__advise_metric(f, "calls", (double)acc.calls, GP_FU_COUNT);
             gp_ns gpu = r->kernels_time > 0 ? r->kernels_time : acc.time;
-            gp__advise_metric(f, "share_of_gpu_time", (double)acc.time / (double)gpu,
-                              GP_FU_RATIO);
+            gp__advise_metric(f, "share_of_gpu_time", (double)acc.time / (double)gpu, GP_FU_RATIO);
             gp__advise_metric(f, "fused_estimate", (double)fused, GP_FU_NS);
             gp__advise_metric(f, "score_bytes", (double)acc.score_bytes, GP_FU_BYTES);
             f->gain_ns = acc.time - fused;
@@ -252,8 +251,7 @@ static gp_status fp32_gemm(gp_analysis *a, size_t *cap, const gp_rank_analysis *
 }
 
 gp_status gp__findings_patterns(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                                const gp_trace *t, const gp_ops *ops,
-                                const gp__sync_sites *syncs)
+                                const gp_trace *t, const gp_ops *ops, const gp__sync_sites *syncs)
 {
     gp_status st = syncs ? gp__findings_syncs(a, cap, r, syncs) : GP_OK; /* findings_syncs.c */
     if (st == GP_OK && t->n_op_shapes)

@@ -162,8 +162,7 @@ gp_status gp__findings_syncs(gp_analysis *a, size_t *cap, const gp_rank_analysis
     gp__advise_metric(f, "sync_time", (double)c->time, GP_FU_NS);
     gp__advise_metric(f, "steps", (double)c->steps, GP_FU_COUNT);
     gp__advise_metric(f, "step_time", (double)c->step_time, GP_FU_NS);
-    gp__advise_metric(f, "sync_share_of_step", (double)c->time / (double)c->step_time,
-                      GP_FU_RATIO);
+    gp__advise_metric(f, "sync_share_of_step", (double)c->time / (double)c->step_time, GP_FU_RATIO);
     gp__advise_metric(f, "call_sites", (double)c->n, GP_FU_COUNT);
     f->gain_ns = c->beyond;
     f->type = GP_SUG_ALGORITHM;

@@ -109,8 +109,7 @@ void gp__finding_title(const gp_finding *f, char *buf, size_t cap)
                  mtext(f, "class_share", a, sizeof a), mtext(f, "class_time", b, sizeof b),
                  mtext(f, "steps", c, sizeof c), mval(f, "steps") == 1 ? "" : "s", o);
     } else if (strcmp(r, "launch_bound") == 0) {
-        snprintf(buf, cap,
-                 "GPU idle %s of the time, mostly waiting for the host to launch work",
+        snprintf(buf, cap, "GPU idle %s of the time, mostly waiting for the host to launch work",
                  mtext(f, "idle_share", a, sizeof a));
     } else if (strcmp(r, "small_kernels") == 0) {
         snprintf(buf, cap, "%s of %s kernels run for less than %s",

@@ -880,8 +880,7 @@ static void real_graph_replay_advice(void **state)
         assert_int_equal(lb->variant, 1);
         assert_null(strstr(gp__finding_advice(lb), "Capture"));
         assert_non_null(strstr(gp__finding_advice(lb), "graph replays"));
-        assert_float_equal(evidence(lb, "kernels_in_graphs"), (double)r->launch.graph_kernels,
-                           0.0);
+        assert_float_equal(evidence(lb, "kernels_in_graphs"), (double)r->launch.graph_kernels, 0.0);
     } else {
         assert_int_equal(r->n_idle_causes, 0); /* not computed on this build */
     }

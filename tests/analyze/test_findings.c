@@ -158,8 +158,12 @@ static gp_analysis *analyse(gp_trace *t, const hand_path *p, gp_ns step)
     cp->top = calloc(p->n_top + 1, sizeof *cp->top);
     assert_non_null(cp->top);
     for (size_t i = 0; i < p->n_top; i++)
-        cp->top[i] = (gp_cp_event){p->top[i].name, (uint8_t)p->top[i].kind, p->top[i].cls,
-                                   p->top[i].time,  1,  p->top[i].python ? p->top[i].python : ""};
+        cp->top[i] = (gp_cp_event){p->top[i].name,
+                                   (uint8_t)p->top[i].kind,
+                                   p->top[i].cls,
+                                   p->top[i].time,
+                                   1,
+                                   p->top[i].python ? p->top[i].python : ""};
     cp->n_top = p->n_top;
     r->critical_paths = cp;
     r->n_critical_paths = 1;
@@ -249,14 +253,13 @@ static void cause_python_preprocessing(void **state)
     ev(&b, b.cpu, GP_EV_PYTHON, "preprocess.py(40): resize", 1 * MS, 70 * MS, 0, 0, 0);
     launch(&b, "sm90_gemm_kernel", 72 * MS, 72 * MS + 100 * US, 25 * MS, 0);
     gp_trace *t = tb_done(&b);
-    hand_path p = {.by = {[GP_CP_CPU] = 72 * MS,
-                          [GP_CP_LAUNCH] = 100 * US,
-                          [GP_CP_GPU_COMPUTE] = 25 * MS},
-                   .top = {{"preprocess.py(40): resize", GP_EV_PYTHON, GP_CP_CPU, 70 * MS,
-                            "preprocess.py(40): resize"},
-                           {"train.py(88): <module>", GP_EV_PYTHON, GP_CP_CPU, 2 * MS,
-                            "train.py(88): <module>"}},
-                   .n_top = 2};
+    hand_path p = {
+        .by = {[GP_CP_CPU] = 72 * MS, [GP_CP_LAUNCH] = 100 * US, [GP_CP_GPU_COMPUTE] = 25 * MS},
+        .top = {{"preprocess.py(40): resize", GP_EV_PYTHON, GP_CP_CPU, 70 * MS,
+                 "preprocess.py(40): resize"},
+                {"train.py(88): <module>", GP_EV_PYTHON, GP_CP_CPU, 2 * MS,
+                 "train.py(88): <module>"}},
+        .n_top = 2};
     gp_analysis *a = analyse(t, &p, 100 * MS);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "critical_path_cpu_bound");
@@ -290,13 +293,12 @@ static void cause_sync(void **state)
         ev(&b, b.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", t0 + 50 * US, 4050 * US, 0, 0, 0);
     }
     gp_trace *t = tb_done(&b);
-    hand_path p = {.by = {[GP_CP_CPU] = 59 * MS,
-                          [GP_CP_LAUNCH] = 1 * MS,
-                          [GP_CP_GPU_COMPUTE] = 40 * MS},
-                   .top = {{"step.py(50): train_step", GP_EV_PYTHON, GP_CP_CPU, 59 * MS,
-                            "step.py(50): train_step"},
-                           {"sm90_gemm_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 40 * MS, ""}},
-                   .n_top = 2};
+    hand_path p = {
+        .by = {[GP_CP_CPU] = 59 * MS, [GP_CP_LAUNCH] = 1 * MS, [GP_CP_GPU_COMPUTE] = 40 * MS},
+        .top = {{"step.py(50): train_step", GP_EV_PYTHON, GP_CP_CPU, 59 * MS,
+                 "step.py(50): train_step"},
+                {"sm90_gemm_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 40 * MS, ""}},
+        .n_top = 2};
     gp_analysis *a = analyse(t, &p, 100 * MS);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "critical_path_sync");
@@ -331,13 +333,11 @@ static void cause_launch_overhead(void **state)
     for (int i = 0; i < 200; i++)
         launch(&b, "vectorized_elementwise_kernel", i * 10 * US, i * 10 * US + 8 * US, 2 * US, 0);
     gp_trace *t = tb_done(&b);
-    hand_path p = {.by = {[GP_CP_CPU] = 200 * US,
-                          [GP_CP_LAUNCH] = 1600 * US,
-                          [GP_CP_GPU_COMPUTE] = 400 * US},
-                   .top = {{"cudaLaunchKernel", GP_EV_RUNTIME, GP_CP_LAUNCH, 1600 * US, ""},
-                           {"vectorized_elementwise_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE,
-                            400 * US, ""}},
-                   .n_top = 2};
+    hand_path p = {
+        .by = {[GP_CP_CPU] = 200 * US, [GP_CP_LAUNCH] = 1600 * US, [GP_CP_GPU_COMPUTE] = 400 * US},
+        .top = {{"cudaLaunchKernel", GP_EV_RUNTIME, GP_CP_LAUNCH, 1600 * US, ""},
+                {"vectorized_elementwise_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 400 * US, ""}},
+        .n_top = 2};
     gp_analysis *a = analyse(t, &p, 2200 * US);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "critical_path_gpu_kernel_launch_overhead");
@@ -389,11 +389,10 @@ static void cause_gpu_compute(void **state)
     tb_init(&b, "gpu", 100 * MS);
     launch(&b, "sm90_gemm_kernel", 3 * MS, 3100 * US, 90 * MS, 0);
     gp_trace *t = tb_done(&b);
-    hand_path p = {.by = {[GP_CP_CPU] = 3 * MS,
-                          [GP_CP_LAUNCH] = 100 * US,
-                          [GP_CP_GPU_COMPUTE] = 90 * MS},
-                   .top = {{"sm90_gemm_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 90 * MS, ""}},
-                   .n_top = 1};
+    hand_path p = {
+        .by = {[GP_CP_CPU] = 3 * MS, [GP_CP_LAUNCH] = 100 * US, [GP_CP_GPU_COMPUTE] = 90 * MS},
+        .top = {{"sm90_gemm_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 90 * MS, ""}},
+        .n_top = 1};
     gp_analysis *a = analyse(t, &p, 100 * MS);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "critical_path_gpu_compute_bound");
@@ -443,11 +442,10 @@ static void cause_unfused_attention(void **state)
             t0 += step[k].dur + 200 * US;
         }
     gp_trace *t = tb_done(&b);
-    hand_path p = {.by = {[GP_CP_CPU] = 3 * MS,
-                          [GP_CP_LAUNCH] = 200 * US,
-                          [GP_CP_GPU_COMPUTE] = 24 * MS},
-                   .top = {{"sm90_bmm_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 16 * MS, ""}},
-                   .n_top = 1};
+    hand_path p = {
+        .by = {[GP_CP_CPU] = 3 * MS, [GP_CP_LAUNCH] = 200 * US, [GP_CP_GPU_COMPUTE] = 24 * MS},
+        .top = {{"sm90_bmm_kernel", GP_EV_KERNEL, GP_CP_GPU_COMPUTE, 16 * MS, ""}},
+        .n_top = 1};
     gp_analysis *a = analyse(t, &p, 50 * MS);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "unfused_attention");
@@ -476,8 +474,7 @@ static void fused_attention_is_not_flagged(void **state)
     ev(&b, b.cpu, GP_EV_CPU_OP, "aten::scaled_dot_product_attention", 0, 50 * US, 0, 1, 0);
     launch(&b, "flash_fwd_kernel", 10 * US, 100 * US, 1 * MS, 1);
     gp_op_shapes sh = {1, S(b.t, "[[8, 12, 1024, 64], [8, 12, 1024, 64], [8, 12, 1024, 64]]"),
-                       S(b.t, "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\"]"), 0,
-                       0};
+                       S(b.t, "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\"]"), 0, 0};
     assert_int_equal(gp_trace_add_op_shapes(b.t, &sh), GP_OK);
     static const char *const dims[] = {"[[8, 12, 1024, 64], [8, 12, 64, 1024]]",
                                        "[[8, 12, 1024, 77], [], []]",
@@ -486,8 +483,8 @@ static void fused_attention_is_not_flagged(void **state)
     for (int k = 0; k < 3; k++) {
         ev(&b, b.cpu, GP_EV_CPU_OP, ops[k], (2 + k) * MS, 50 * US, 0, 2 + k, 0);
         launch(&b, "k", (2 + k) * MS + 10 * US, (2 + k) * MS + 100 * US, 500 * US, 2 + k);
-        gp_op_shapes s2 = {2 + k, S(b.t, dims[k]),
-                           S(b.t, "[\"c10::BFloat16\", \"c10::BFloat16\"]"), 0, 0};
+        gp_op_shapes s2 = {2 + k, S(b.t, dims[k]), S(b.t, "[\"c10::BFloat16\", \"c10::BFloat16\"]"),
+                           0, 0};
         assert_int_equal(gp_trace_add_op_shapes(b.t, &s2), GP_OK);
     }
     gp_trace *t = tb_done(&b);
