@@ -47,6 +47,9 @@ gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *
 void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
                          const char *total_head);
 void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
+/* dashboard_cause.c: the section above the fold: the top finding's sentence and the critical
+ * path of each step by class, or an empty state (nothing when a is NULL). */
+void gp__dash_cause_html(FILE *fp, const gp_analysis *a);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */
 void gp__dash_profile_html(FILE *fp, const gp_dashboard *d);
 
