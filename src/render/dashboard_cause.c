@@ -23,7 +23,7 @@ static void dur(FILE *fp, gp_ns ns)
 }
 
 /* One step's path: an SVG whose rects carry their class (data-class) and time (data-v, ns);
- * data-length is their sum. */
+ * data-length (and data-wall, as every partition bar of the page) is their sum. */
 static void path_bar(FILE *fp, const gp_critical_path *p, int32_t rank, bool ranks)
 {
     gp_ns total = 0;
@@ -34,9 +34,9 @@ static void path_bar(FILE *fp, const gp_critical_path *p, int32_t rank, bool ran
         fprintf(fp, "rank %d ", (int)rank);
     gp__html_str(fp, p->region && *p->region ? p->region : "whole trace");
     fprintf(fp,
-            "</td><td><svg class=\"gp-part gp-cp-bar\" data-length=\"%lld\" viewBox=\"0 0 1000 "
-            "18\" preserveAspectRatio=\"none\" role=\"img\">",
-            (long long)total);
+            "</td><td><svg class=\"gp-part gp-cp-bar\" data-length=\"%lld\" data-wall=\"%lld\" "
+            "viewBox=\"0 0 1000 18\" preserveAspectRatio=\"none\" role=\"img\">",
+            (long long)total, (long long)total);
     double x = 0;
     for (int k = 0; k < GP_CP_COUNT; k++) {
         if (p->by_class[k] <= 0 || total <= 0)
