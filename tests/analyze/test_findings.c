@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/shared_traces.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
 #include "analyze/analyze_internal.h"
@@ -543,6 +545,99 @@ static void launch_bound_needs_idle_causes(void **state)
     gp_trace_free(t);
 }
 
+/* ---- the shared traces ---------------------------------------------------------------------- */
+
+/* On every shared trace the top finding agrees with the dominant class of the critical path that
+ * is not GPU compute (docs/analyses.md, "Findings: the cause"): where some rank's largest such
+ * class holds >= 15 % of its path, the top finding is critical_path_<that class> of some rank
+ * (or critical_path_sync, which takes its time out of the CPU and launch classes); where none
+ * does, the top finding is a cause (GPU compute, or the pattern that explains it). Without a
+ * computed path (a build without critpath.c) no critical_path_* finding may appear, and
+ * launch_bound only with idle causes. */
+static void shared_traces_top_finding_agrees(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"tiny_cuda_event_sync.json.gz",
+                                        "tiny_triton.json.gz",
+                                        "small_amd_mi250.json.gz",
+                                        "cpu_only.json.gz",
+                                        "small_alexnet_cudasync.json.gz",
+                                        "multirank8_dlrm_v100",
+                                        "medium_a100_nccl.json.gz",
+                                        "legacy2021_resnet50_v100.json.gz",
+                                        "large_v100_nccl.json.gz",
+                                        "modern_h100_vit.json.gz",
+                                        "modern_h100_timesformer.json.gz",
+                                        "modern_h100_qwen_chat.json.gz",
+                                        "modern_mi300_torch_compile.json.gz",
+                                        "modern_mi300_sglang_decode.json.gz",
+                                        "modern_vllm_decode_graph.json.gz",
+                                        "modern_mi210_gpu_only.json.gz"};
+    const char *dir = getenv("GP_SHARED_DIR");
+    if (!dir || !gp_test_have_shared_traces())
+        skip();
+    for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/traces/%s", dir, names[n]);
+        if (access(path, R_OK) != 0)
+            continue;
+        gp_read_opts rd;
+        gp_read_opts_init(&rd);
+        rd.quiet = true;
+        rd.keep_op_shapes = true;
+        gp_job *job = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_job_read(path, &rd, &job, &err), GP_OK);
+        gp_analysis *a = NULL;
+        assert_int_equal(gp_analyze_job(job, NULL, &a, NULL), GP_OK);
+        const char *want[64];
+        size_t n_want = 0, with_path = 0, idle_causes = 0;
+        for (size_t i = 0; i < a->n_ranks; i++) {
+            const gp_rank_analysis *r = &a->ranks[i];
+            idle_causes += r->n_idle_causes;
+            gp_ns by[GP_CP_COUNT] = {0}, total = 0;
+            for (size_t k = 0; k < r->n_critical_paths; k++)
+                if (r->critical_paths[k].valid)
+                    for (int c = 0; c < GP_CP_COUNT; c++) {
+                        by[c] += r->critical_paths[k].by_class[c];
+                        total += r->critical_paths[k].by_class[c];
+                    }
+            if (total <= 0)
+                continue;
+            with_path++;
+            int host = -1;
+            for (int c = 0; c < GP_CP_COUNT; c++)
+                if (c != GP_CP_GPU_COMPUTE && c != GP_CP_DEPENDENCY &&
+                    (host < 0 || by[c] > by[host]))
+                    host = c;
+            static char rules[GP_CP_COUNT][64];
+            snprintf(rules[host], sizeof rules[host], "critical_path_%s",
+                     gp_cp_class_name((gp_cp_class)host));
+            if ((double)by[host] >= 0.15 * (double)total && n_want < 64)
+                want[n_want++] = rules[host];
+        }
+        if (!with_path) {
+            for (size_t i = 0; i < a->n_findings; i++) {
+                if (strncmp(a->findings[i].rule, "critical_path_", 14) == 0)
+                    fail_msg("%s: %s without a critical path", names[n], a->findings[i].rule);
+                if (!idle_causes && strcmp(a->findings[i].rule, "launch_bound") == 0)
+                    fail_msg("%s: launch_bound without idle causes", names[n]);
+            }
+        } else if (n_want) {
+            bool ok = strcmp(a->findings[0].rule, "critical_path_sync") == 0;
+            for (size_t k = 0; k < n_want; k++)
+                ok |= strcmp(a->findings[0].rule, want[k]) == 0;
+            if (!ok)
+                fail_msg("%s: top finding %s, the path says %s", names[n], a->findings[0].rule,
+                         want[0]);
+        } else {
+            assert_true(a->n_findings > 0 && a->findings[0].cause);
+        }
+        gp_analysis_free(a);
+        gp_job_free(job);
+    }
+}
+
 /* ---- words composed in render -------------------------------------------------------------- */
 
 /* Metrics in base units become text once: a ratio as %, ns as a duration, bytes binary, rates
@@ -585,7 +680,8 @@ int main(void)
         cmocka_unit_test(cause_unfused_attention),
         cmocka_unit_test(fused_attention_is_not_flagged),
         cmocka_unit_test(launch_bound_needs_idle_causes),
+        cmocka_unit_test(shared_traces_top_finding_agrees),
         cmocka_unit_test(metric_words),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
