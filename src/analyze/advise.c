@@ -1,5 +1,5 @@
 /* Stragglers across ranks and bottleneck rules with evidence, estimated gain, suggestion type and
- * priority. Every rule and formula is listed in docs/analyses.md ("Bottlenecks and suggestions").
+ * priority. Every rule and formula is listed in docs/analyses.md ("Findings").
  */
 #include <math.h>
 #include <stdbool.h>
