@@ -28,7 +28,9 @@ gp_status gp_advise_render_text(const gp_analysis *a, const gp_advise_render_opt
             o && o->source ? o->source : "", n, n == 1 ? "" : "s");
     if (o && o->min_priority != GP_PRIO_LOW)
         fprintf(fp, " of priority %s or higher", gp_priority_name(o->min_priority));
-    fputs(" (by estimated gain)\n", fp);
+    fputs(a->n_findings && a->findings[0].cause ? " (the causes first, then by estimated gain)\n"
+                                                : " (by estimated gain)\n",
+          fp);
     size_t k = 0;
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];

@@ -383,6 +383,7 @@ static void findings(gp__jw *w, const gp_analysis *a)
         gp__jw_kv_str(w, "type", gp_suggestion_type_name(f->type));
         gp__jw_kv_str(w, "priority", gp_priority_name(f->priority));
         gp__jw_kv_bool(w, "cause", f->cause);
+        gp__jw_kv_int(w, "variant", f->variant);
         kv_ns(w, "estimated_gain_ns", f->gain_ns);
         gp__jw_kv_str(w, "suggestion", gp__finding_advice(f));
         gp__jw_key(w, "metrics");

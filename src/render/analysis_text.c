@@ -264,7 +264,9 @@ static void ranks(FILE *fp, const gp_analysis *a)
 
 static void findings(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
+    heading(fp, a->n_findings && a->findings[0].cause
+                    ? "BOTTLENECKS AND SUGGESTIONS (the causes first, then by estimated gain)"
+                    : "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
     if (a->n_findings == 0)
         fprintf(fp, "No bottleneck rule fired.\n");
     for (size_t i = 0; i < a->n_findings; i++) {
