@@ -130,13 +130,35 @@ static bool attention_at(const gp_ops_row *const *v, size_t n, size_t i, size_t 
     return false;
 }
 
+typedef struct attn_shape {
+    const char *shapes; /* the first product's Input Dims */
+    uint64_t calls;
+    gp_ns time;
+} attn_shape;
+
 typedef struct attn_acc {
-    const gp_ops_row *first, *softmax; /* of the pattern's first instance */
+    const gp_ops_row *first; /* the first product of the first attention */
     uint64_t calls;
     gp_ns time, gemm_time;
     double flops;
     int64_t score_bytes; /* the materialised score matrix of one call */
+    attn_shape shape[2]; /* the two shapes holding the most time (space and time attention) */
+    size_t n_shape;
 } attn_acc;
+
+/* Counts one attention of shapes s and time t toward its shape (the first two seen). */
+static void add_shape(attn_acc *acc, const char *s, gp_ns t)
+{
+    s = s ? s : "";
+    for (size_t k = 0; k < acc->n_shape; k++)
+        if (strcmp(acc->shape[k].shapes, s) == 0) {
+            acc->shape[k].calls++;
+            acc->shape[k].time = gp__sat_add(acc->shape[k].time, t);
+            return;
+        }
+    if (acc->n_shape < GP_ARRAY_LEN(acc->shape))
+        acc->shape[acc->n_shape++] = (attn_shape){s, 1, t};
+}
 
 static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
                                    const gp_trace *t, const gp_ops *by_shape)
@@ -150,22 +172,25 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
         size_t end;
         if (!attention_at(v, n, i, &end))
             continue;
-        if (!acc.first) {
+        const gp_ops_row *sm = NULL;
+        for (size_t j = i + 1; j < end; j++)
+            if (v[j]->category == GP_OPCAT_SOFTMAX)
+                sm = v[j];
+        if (!acc.first)
             acc.first = v[i];
-            for (size_t j = i + 1; j < end; j++)
-                if (v[j]->category == GP_OPCAT_SOFTMAX)
-                    acc.softmax = v[j];
-            int64_t d[MAX_DIMS];
-            int nd = acc.softmax ? dims_of(acc.softmax->shapes, 0, d) : 0;
-            int64_t elems = nd ? 1 : 0;
-            for (int k = 0; k < nd; k++)
-                elems *= d[k];
-            int esz = v[i]->dtype == GP_DT_FP32 ? 4 : v[i]->dtype == GP_DT_FP64 ? 8 : 2;
-            acc.score_bytes = elems * esz;
-        }
+        int64_t d[MAX_DIMS];
+        int nd = sm ? dims_of(sm->shapes, 0, d) : 0;
+        int64_t elems = nd ? 1 : 0;
+        for (int k = 0; k < nd; k++)
+            elems *= d[k];
+        int esz = v[i]->dtype == GP_DT_FP32 ? 4 : v[i]->dtype == GP_DT_FP64 ? 8 : 2;
+        acc.score_bytes = GP_MAX(acc.score_bytes, elems * esz);
         acc.calls++;
+        gp_ns one = 0;
         for (size_t j = i; j <= end; j++)
-            acc.time = gp__sat_add(acc.time, v[j]->gpu);
+            one = gp__sat_add(one, v[j]->gpu);
+        acc.time = gp__sat_add(acc.time, one);
+        add_shape(&acc, v[i]->shapes, one);
         acc.gemm_time = gp__sat_add(acc.gemm_time, gp__sat_add(v[i]->gpu, v[end]->gpu));
         acc.flops += v[i]->flops + v[end]->flops;
         i = end;
@@ -182,9 +207,14 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
             st = GP_ENOMEM;
         } else {
             gp__advise_object(f, GP_OBJ_OP, acc.first->key, acc.time, acc.calls);
-            gp__advise_object(f, GP_OBJ_SHAPES, acc.first->shapes, 0, 0);
-            if (acc.softmax)
-                gp__advise_object(f, GP_OBJ_OP, acc.softmax->key, 0, 0);
+            if (acc.n_shape == 2 && acc.shape[1].time > acc.shape[0].time) {
+                attn_shape x = acc.shape[0];
+                acc.shape[0] = acc.shape[1];
+                acc.shape[1] = x;
+            }
+            for (size_t k = 0; k < acc.n_shape; k++) /* the largest first: the title's */
+                gp__advise_object(f, GP_OBJ_SHAPES, acc.shape[k].shapes, acc.shape[k].time,
+                                  acc.shape[k].calls);
             gp__advise_object(f, GP_OBJ_DTYPE, gp_op_dtype_name(acc.first->dtype), 0, 0);
             if (acc.first->line)
                 gp__advise_object(f, GP_OBJ_LINE, acc.first->line, 0, 0);
