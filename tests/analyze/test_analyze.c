@@ -1002,6 +1002,21 @@ static void real_unfused_attention(void **state)
     assert_string_equal(gp_finding_object_of(f, GP_OBJ_DTYPE), "bf16");
     assert_non_null(strstr(gp_finding_object_of(f, GP_OBJ_SHAPES), ",12,"));
     assert_non_null(strstr(gp__finding_advice(f), "scaled_dot_product_attention"));
+    /* JSON: typed metrics with unit names, objects, and the title composed by render */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_analysis_render_json(a, GP_AT_FINDINGS, fp), GP_OK);
+    fclose(fp);
+    const char *at = strstr(buf, "\"rule\":\"unfused_attention\"");
+    assert_non_null(at);
+    assert_non_null(strstr(at, "\"title\":\"Unfused attention (aten::matmul -> softmax"));
+    assert_non_null(strstr(at, "\"attention_time\":"));
+    assert_non_null(strstr(at, "\"unit\":\"ns\""));
+    assert_non_null(strstr(at, "\"unit\":\"ratio\""));
+    assert_non_null(strstr(at, "\"kind\":\"shapes\""));
+    assert_null(strstr(buf, "\"evidence\""));
+    free(buf);
     /* vit runs flash attention: nothing unfused there */
     gp_analysis_free(a);
     gp_job_free(job);
