@@ -102,11 +102,13 @@ static void paths(FILE *fp, const gp_analysis *a)
         fprintf(fp, "<p class=\"gp-note\">The first %zu of %zu paths.</p>\n", drawn, valid);
 }
 
-void gp__dash_cause_html(FILE *fp, const gp_analysis *a)
+void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile)
 {
     if (!a)
         return;
-    fputs("<section id=\"gp-cause\"><h2>What holds the step</h2>\n", fp);
+    /* "what holds the step" only when the top finding is a cause of the critical path */
+    fprintf(fp, "<section id=\"gp-cause\"><h2>%s</h2>\n",
+            a->n_findings && a->findings[0].cause ? "What holds the step" : "Top finding");
     if (a->n_findings == 0) {
         fputs("<p class=\"gp-na\" id=\"gp-cause-none\">No bottleneck rule fired on this "
               "trace.</p>\n",
@@ -124,6 +126,7 @@ void gp__dash_cause_html(FILE *fp, const gp_analysis *a)
         gp__html_str(fp, gp__finding_advice(f));
         fputs("</p>\n", fp);
     }
-    paths(fp, a);
+    if (!profile) /* a profile of ranges has no launches to follow: no path to miss */
+        paths(fp, a);
     fputs("</section>\n", fp);
 }

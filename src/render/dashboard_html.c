@@ -332,7 +332,8 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
     char wall[32];
     gp__fmt_dur(wall, sizeof wall, d->span);
     fputs("</section>\n", fp);
-    gp__dash_cause_html(fp, d->analysis); /* the cause and the critical path, above the fold */
+    gp__dash_cause_html(fp, d->analysis,
+                        d->is_profile); /* the cause and the path, above the fold */
     gp__dash_profile_html(fp, d);
     fprintf(fp,
             "<section id=\"gp-where\" data-wall=\"%lld\"><h2>Where the wall time "

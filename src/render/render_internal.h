@@ -3,6 +3,7 @@
 #ifndef GP_RENDER_INTERNAL_H
 #define GP_RENDER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -48,8 +49,9 @@ void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const
                          const char *total_head);
 void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
 /* dashboard_cause.c: the section above the fold: the top finding's sentence and the critical
- * path of each step by class, or an empty state (nothing when a is NULL). */
-void gp__dash_cause_html(FILE *fp, const gp_analysis *a);
+ * path of each step by class, or an empty state (nothing when a is NULL; no path part for an
+ * in-process profile). */
+void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */
 void gp__dash_profile_html(FILE *fp, const gp_dashboard *d);
 

@@ -717,9 +717,12 @@ static void dashboard_cause_above_the_fold(void **state)
         assert_true(cause < where);
         if (r->n_critical_paths == 0) {
             assert_non_null(strstr(buf, "id=\"gp-critpath-na\""));
+            assert_true(a->n_findings == 0 || a->findings[0].cause ||
+                        strstr(buf, "<h2>Top finding</h2>"));
         } else {
             assert_null(strstr(buf, "id=\"gp-critpath-na\""));
             assert_non_null(strstr(buf, "data-rule=\"critical_path_cpu_bound\""));
+            assert_non_null(strstr(buf, "<h2>What holds the step</h2>"));
             assert_non_null(strstr(buf, "CPU/Python work holds 57.9 % of the critical path"));
             const char *b1 = strstr(buf, "gp-cp-bar\" data-length=\"1000\"");
             assert_non_null(b1);
