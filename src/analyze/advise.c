@@ -449,7 +449,7 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
         if (st == GP_OK && t)
             st = gp__sync_sites_of(t, &syncs);
         if (st == GP_OK) /* findings_cause.c */
-            st = gp__finding_cause(a, &cap, &a->ranks[i], ops, &syncs);
+            st = gp__finding_cause(a, &cap, &a->ranks[i], t, ops, &syncs);
         if (st == GP_OK && t)
             st = gp__advise_profile(a, &cap, t, a->ranks[i].rank);
         if (st == GP_OK && t) /* findings_patterns.c */

@@ -133,12 +133,13 @@ gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
  * rank's ops by shape, gp__findings_ops; may be NULL) give the roofline of the top GPU ops;
  * syncs (may be NULL) the blocking calls of the steps: their time beyond one per step moves out
  * of the path's CPU and launch time into the class "sync" (the host work that waited could have
- * overlapped the GPU). Nothing without a valid critical path. GP_ENOMEM. A test may hand it a rank
- * analysis filled by hand. */
+ * overlapped the GPU). t (may be NULL) names the data-loading cause's top Python function (the
+ * most self time inside the data-loading events). Nothing without a valid critical path. GP_ENOMEM.
+ * A test may hand it a rank analysis filled by hand. */
 struct gp_ops;
 struct gp__sync_sites;
 gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                            const struct gp_ops *ops,
+                            const gp_trace *t, const struct gp_ops *ops,
                             const struct gp__sync_sites *syncs) GP_WARN_UNUSED;
 /* The order of a cause finding among the cause findings: 0 the largest class that is not GPU
  * compute, 1 a pattern finding promoted to explain GPU compute (gp__cause_promote), 2 the

@@ -207,6 +207,76 @@ static gp_ns name_ops(gp_finding *f, const gp_ops *ops, size_t max)
     return gain;
 }
 
+/* A data-loading event: its name holds one of opts.data_load (default PyTorch's "DataLoader",
+ * "dataloader"). */
+static bool is_data_load(const gp_analyze_opts *o, const char *name)
+{
+    static const char *const dflt[] = {"DataLoader", "dataloader"};
+    const char *const *p = o->data_load ? o->data_load : dflt;
+    size_t n = o->data_load ? o->n_data_load : GP_ARRAY_LEN(dflt);
+    for (size_t i = 0; i < n; i++)
+        if (p[i] && *p[i] && strstr(name, p[i]))
+            return true;
+    return false;
+}
+
+typedef struct py_self {
+    gp_strid name;
+    gp_ns self;
+} py_self;
+
+/* The Python function holding the most self time (its duration minus the Python frames nested
+ * in it) inside the data-loading events of t's CPU threads: the preprocessing a DataLoader runs
+ * in the step ("scipy/ndimage/_interpolation.py(400): zoom"). *name NULL when none. */
+static void top_python_in_loading(const gp_trace *t, const gp_analyze_opts *o, const char **name,
+                                  gp_ns *self)
+{
+    enum { DEPTH = 256, SLOTS = 64 };
+    py_self acc[SLOTS];
+    size_t n_acc = 0;
+    *name = NULL;
+    *self = 0;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind != GP_TRACK_CPU_THREAD)
+            continue;
+        gp_ns load_end = INT64_MIN;
+        const gp_event *stack[DEPTH];
+        gp_ns child[DEPTH];
+        size_t depth = 0;
+        for (size_t i = 0; i <= tr->n_events; i++) {
+            const gp_event *e = i < tr->n_events ? &tr->events[i] : NULL;
+            gp_ns at = e ? e->ts : INT64_MAX;
+            while (depth > 0 && stack[depth - 1]->ts + stack[depth - 1]->dur <= at) {
+                const gp_event *f = stack[--depth];
+                gp_ns me = f->dur - child[depth];
+                if (depth > 0)
+                    child[depth - 1] += f->dur;
+                size_t j = 0;
+                while (j < n_acc && acc[j].name != f->name)
+                    j++;
+                if (j == n_acc && n_acc < SLOTS)
+                    acc[n_acc++] = (py_self){f->name, 0};
+                if (j < n_acc)
+                    acc[j].self = gp__sat_add(acc[j].self, me);
+            }
+            if (!e)
+                break;
+            if (e->kind != GP_EV_PYTHON && is_data_load(o, gp_trace_str(t, e->name)))
+                load_end = GP_MAX(load_end, e->ts + e->dur);
+            else if (e->kind == GP_EV_PYTHON && e->ts < load_end && depth < DEPTH) {
+                stack[depth] = e;
+                child[depth++] = 0;
+            }
+        }
+    }
+    for (size_t j = 0; j < n_acc; j++)
+        if (acc[j].self > *self) {
+            *self = acc[j].self;
+            *name = gp_trace_str(t, acc[j].name);
+        }
+}
+
 static gp_finding *add_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
                              const cause_acc *c, int cls)
 {
@@ -242,7 +312,8 @@ static void move_syncs(cause_acc *c, const gp__sync_sites *syncs)
 }
 
 gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                            const struct gp_ops *ops, const gp__sync_sites *syncs)
+                            const gp_trace *t, const struct gp_ops *ops,
+                            const gp__sync_sites *syncs)
 {
     cause_acc *c = malloc(sizeof *c);
     if (!c)
@@ -263,10 +334,16 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
             st = GP_ENOMEM;
             goto done;
         }
+        const char *py = NULL;
+        gp_ns py_time = 0;
+        if (host == GP_CP_DATA_LOADING && t) /* the top Python function first */
+            top_python_in_loading(t, &a->opts, &py, &py_time);
+        if (py)
+            gp__advise_object(f, GP_OBJ_FRAME, py, py_time, 0);
         if (host == C_SYNC && syncs && syncs->n)
             gp__advise_sync_sites(f, syncs, MAX_OBJECTS); /* each call site, its Python line */
         else
-            name_events(f, c, host, MAX_OBJECTS);
+            name_events(f, c, host, MAX_OBJECTS - (py != NULL));
         f->gain_ns = c->by[host];
         /* variant 1: launch overhead on a rank whose kernels mostly replay graphs */
         if (host == GP_CP_LAUNCH && r->kernels_total > 0 &&
