@@ -166,6 +166,13 @@ static void name_events(gp_finding *f, const cause_acc *c, int cls, size_t max)
             return;
         used[best] = true;
         const acc_event *e = &c->ev[best];
+        bool named = false; /* already named (the top Python function) */
+        for (size_t j = 0; j < f->n_objects; j++)
+            named |= strcmp(f->objects[j].name, e->name) == 0;
+        if (named) {
+            max++;
+            continue;
+        }
         gp_finding_object *o =
             gp__advise_object(f, object_kind(cls, e->kind), e->name, e->time, e->count);
         if (o)
@@ -226,10 +233,12 @@ typedef struct py_self {
 } py_self;
 
 /* The Python function holding the most self time (its duration minus the Python frames nested
- * in it) inside the data-loading events of t's CPU threads: the preprocessing a DataLoader runs
- * in the step ("scipy/ndimage/_interpolation.py(400): zoom"). *name NULL when none. */
-static void top_python_in_loading(const gp_trace *t, const gp_analyze_opts *o, const char **name,
-                                  gp_ns *self)
+ * in it) among the frames that start inside the data-loading events of t's CPU threads (loading:
+ * the preprocessing a DataLoader runs in the step, "scipy/ndimage/_interpolation.py(400): zoom"),
+ * or inside the ProfilerSteps but outside data loading (!loading: the host work of the step).
+ * *name NULL when none. */
+static void top_python(const gp_trace *t, const gp_analyze_opts *o, bool loading, const char **name,
+                       gp_ns *self)
 {
     enum { DEPTH = 256, SLOTS = 64 };
     py_self acc[SLOTS];
@@ -240,7 +249,7 @@ static void top_python_in_loading(const gp_trace *t, const gp_analyze_opts *o, c
         const gp_track *tr = &t->tracks[k];
         if (tr->kind != GP_TRACK_CPU_THREAD)
             continue;
-        gp_ns load_end = INT64_MIN;
+        gp_ns load_end = INT64_MIN, step_end = INT64_MIN;
         const gp_event *stack[DEPTH];
         gp_ns child[DEPTH];
         size_t depth = 0;
@@ -262,9 +271,13 @@ static void top_python_in_loading(const gp_trace *t, const gp_analyze_opts *o, c
             }
             if (!e)
                 break;
-            if (e->kind != GP_EV_PYTHON && is_data_load(o, gp_trace_str(t, e->name)))
+            const char *en = gp_trace_str(t, e->name);
+            if (e->kind == GP_EV_USER_ANNOTATION && strncmp(en, "ProfilerStep#", 13) == 0)
+                step_end = GP_MAX(step_end, e->ts + e->dur);
+            bool inside = loading ? e->ts < load_end : e->ts < step_end && e->ts >= load_end;
+            if (e->kind != GP_EV_PYTHON && is_data_load(o, en))
                 load_end = GP_MAX(load_end, e->ts + e->dur);
-            else if (e->kind == GP_EV_PYTHON && e->ts < load_end && depth < DEPTH) {
+            else if (e->kind == GP_EV_PYTHON && inside && depth < DEPTH) {
                 stack[depth] = e;
                 child[depth++] = 0;
             }
@@ -336,8 +349,8 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
         }
         const char *py = NULL;
         gp_ns py_time = 0;
-        if (host == GP_CP_DATA_LOADING && t) /* the top Python function first */
-            top_python_in_loading(t, &a->opts, &py, &py_time);
+        if ((host == GP_CP_DATA_LOADING || host == GP_CP_CPU) && t) /* the top Python function */
+            top_python(t, &a->opts, host == GP_CP_DATA_LOADING, &py, &py_time);
         if (py)
             gp__advise_object(f, GP_OBJ_FRAME, py, py_time, 0);
         if (host == C_SYNC && syncs && syncs->n)

@@ -252,9 +252,11 @@ static void cause_data_loading(void **state)
 }
 
 /* Python preprocessing. Step [0, 100 ms): preprocess.py(40): resize [1, 71) ms (scipy-style
- * work, no op); then a launch at 72 ms and a 25 ms GEMM. Path by hand: cpu 72 ms (resize 70 ms of
- * it), launch 0.1 ms, gpu_compute 25 ms: 97.1 ms. Largest non-GPU class: cpu, 74 % ->
- * critical_path_cpu_bound, critical, ranked first, naming resize. */
+ * work, no op) inside train.py(88): <module> [0, 99) ms; then a launch at 72 ms and a 25 ms
+ * GEMM. Path by hand: cpu 72 ms (held by <module> on the path), launch 0.1 ms, gpu_compute 25 ms:
+ * 97.1 ms. Largest non-GPU class: cpu, 74 % -> critical_path_cpu_bound, critical, ranked first,
+ * naming first the step's top Python function by self time, resize (70 ms; <module> holds
+ * 99 - 70 = 29 ms of its own), then the path's <module>. */
 static void cause_python_preprocessing(void **state)
 {
     (void)state;
@@ -266,18 +268,20 @@ static void cause_python_preprocessing(void **state)
     gp_trace *t = tb_done(&b);
     hand_path p = {
         .by = {[GP_CP_CPU] = 72 * MS, [GP_CP_LAUNCH] = 100 * US, [GP_CP_GPU_COMPUTE] = 25 * MS},
-        .top = {{"preprocess.py(40): resize", GP_EV_PYTHON, GP_CP_CPU, 70 * MS,
-                 "preprocess.py(40): resize"},
-                {"train.py(88): <module>", GP_EV_PYTHON, GP_CP_CPU, 2 * MS,
+        /* the path holds the outer frame: the top Python function comes from the trace */
+        .top = {{"train.py(88): <module>", GP_EV_PYTHON, GP_CP_CPU, 72 * MS,
                  "train.py(88): <module>"}},
-        .n_top = 2};
+        .n_top = 1};
     gp_analysis *a = analyse(t, &p, 100 * MS);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "critical_path_cpu_bound");
     assert_true(f->cause);
     assert_int_equal(f->priority, GP_PRIO_CRITICAL);
+    assert_int_equal(f->objects[0].kind, GP_OBJ_FRAME);
     assert_string_equal(f->objects[0].name, "preprocess.py(40): resize");
-    assert_int_equal(f->objects[0].time, 70 * MS);
+    assert_int_equal(f->objects[0].time, 70 * MS); /* its self time */
+    assert_true(f->n_objects >= 2);
+    assert_string_equal(f->objects[1].name, "train.py(88): <module>");
     title_has(f, "resize");
     /* the GPU compute part is no cause: 25 ms against 72 */
     assert_null(finding(a, "critical_path_gpu_compute_bound"));
