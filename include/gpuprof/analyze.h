@@ -340,7 +340,7 @@ typedef struct gp_finding {
     gp_suggestion_type type;
     gp_priority priority;
     uint8_t variant; /* which of the rule's suggestions applies (docs/analyses.md), 0 default */
-    bool cause;      /* the dominant-cause finding of the critical path (ranked first) */
+    bool cause;      /* a cause of the critical path, or the pattern explaining it (ranked first) */
     /* The profile rules of gpuprof advise (gpuprof/advise.h) name one operation (object "op")
      * and estimate its time after the suggestion: current_ns / estimated_ns are the op's total
      * time in the trace (for "gpu_underutilized": the trace's span) now and after. 0 for the
@@ -538,9 +538,9 @@ typedef struct gp_analysis {
     size_t n_types;
     gp_straggler *stragglers;
     size_t n_stragglers;
-    /* The dominant-cause findings first (cause set: the largest class of the critical path that
-     * is not GPU compute, then the GPU-compute one), then every other finding by gain,
-     * descending (docs/analyses.md, "Findings"). */
+    /* The cause findings first (cause set: the largest class of the critical path that is not
+     * GPU compute, then the GPU pattern finding that explains GPU compute, then the GPU-compute
+     * one), then every other finding by gain, descending (docs/analyses.md, "Findings"). */
     gp_finding *findings;
     size_t n_findings;
     gp_error note; /* status GP_OK; msg: job-level note ("ranks from file order", ...) */
