@@ -126,17 +126,75 @@ gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r) GP_WARN
  * (advise_profile.c) over the job's traces. */
 gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;
 /* advise.c, for the rule files: a new finding (zeroed but for rule and rank) in a->findings
- * (capacity *cap), NULL when out of memory; an evidence line; the priority of a gain against a
- * base time (>= 30 % critical, >= 15 % high, >= 5 % medium, else low). */
+ * (capacity *cap), NULL when out of memory; a metric (name: static text; value in base units;
+ * dropped when the finding is full); an object it names (name copied, cut to fit; roof -1;
+ * NULL when the finding is full); the priority of a gain against a base time (>= 30 %
+ * critical, >= 15 % high, >= 5 % medium, else low). */
 gp_finding *gp__advise_add(gp_analysis *a, size_t *cap, const char *rule, int32_t rank);
-void gp__advise_evidence(gp_finding *f, const char *name, double value, const char *unit);
+void gp__advise_metric(gp_finding *f, const char *name, double value, gp_finding_unit unit);
+gp_finding_object *gp__advise_object(gp_finding *f, gp_object_kind kind, const char *name,
+                                     gp_ns time, uint64_t count);
 gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
+/* findings_cause.c: the dominant-cause findings of one rank (critical_path_<class>) from its
+ * critical paths (r->critical_paths, summed over the steps), appended to a->findings. ops (the
+ * rank's ops by shape, gp__findings_ops; may be NULL) give the roofline of the top GPU ops;
+ * syncs (may be NULL) the blocking calls of the steps: their time beyond one per step moves out
+ * of the path's CPU and launch time into the class "sync" (the host work that waited could have
+ * overlapped the GPU). t (may be NULL) names the data-loading cause's top Python function (the
+ * most self time inside the data-loading events). Nothing without a valid critical path. GP_ENOMEM.
+ * A test may hand it a rank analysis filled by hand. */
+struct gp_ops;
+struct gp__sync_sites;
+gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                            const gp_trace *t, const struct gp_ops *ops,
+                            const struct gp__sync_sites *syncs) GP_WARN_UNUSED;
+/* The order of a cause finding among the cause findings: 0 the largest class that is not GPU
+ * compute, 1 a pattern finding promoted to explain GPU compute (gp__cause_promote), 2 the
+ * GPU-compute one. */
+int gp__cause_rank(const gp_finding *f);
+/* When one rank's findings (a->findings[first..]) hold a GPU-compute cause, the GPU pattern
+ * finding (unfused_attention, fp32_gemm, op_below_roofline) with the largest gain, if that gain
+ * is at least 10 % of the GPU-compute path time, becomes a cause too: it says what the GPU
+ * computes too slowly, and is ranked before the generic GPU-compute finding. */
+void gp__cause_promote(gp_analysis *a, size_t first);
+/* findings_patterns.c: the pattern rules with an estimated gain on one rank's trace (unfused
+ * attention, fp32 GEMMs on tensor-core GPUs, syncs inside the step, op_below_roofline);
+ * docs/analyses.md. GP_ENOMEM. */
+gp_status gp__findings_patterns(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                                const gp_trace *t, const struct gp_ops *ops,
+                                const struct gp__sync_sites *syncs) GP_WARN_UNUSED;
+/* findings_syncs.c: the blocking host calls inside a trace's ProfilerStep windows, by call
+ * site (the call and the innermost Python frame, a user line outside torch when there is one),
+ * by time desc. beyond: the blocked time beyond the longest call of each step (one read per
+ * step is normal). All zero without steps. */
+typedef struct gp__sync_site {
+    const char *call, *frame; /* trace strings */
+    gp_ns time;
+    uint64_t count;
+} gp__sync_site;
+typedef struct gp__sync_sites {
+    gp__sync_site s[32];
+    size_t n;
+    gp_ns time, beyond, step_time;
+    uint64_t calls, steps;
+} gp__sync_sites;
+gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *out) GP_WARN_UNUSED;
+/* The sync_in_step rule on them (nothing when beyond is under 1 % of the step time); the first
+ * max sites as objects of f. GP_ENOMEM. */
+gp_status gp__findings_syncs(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                             const gp__sync_sites *s) GP_WARN_UNUSED;
+void gp__advise_sync_sites(gp_finding *f, const gp__sync_sites *s, size_t max);
+/* findings_patterns.c: the ops of t grouped by shape, with the roofline (*out NULL when t has
+ * no record_shapes args). The caller frees *out (gp_ops_free). GP_ENOMEM. */
+gp_status gp__findings_ops(const gp_trace *t, struct gp_ops **out) GP_WARN_UNUSED;
 /* advise_profile.c: the profile rules (gpuprof/advise.h) on one rank's trace. */
 gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
                              int32_t rank) GP_WARN_UNUSED;
-/* advise_ops.c: the "op_below_roofline" finding of trace t (docs/analyses.md), appended to
- * a->findings (capacity *cap). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
-gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t) GP_WARN_UNUSED;
+/* advise_ops.c: the "op_below_roofline" finding of trace t (rank) from its ops grouped by shape
+ * (docs/analyses.md), appended to a->findings (capacity *cap). Nothing without a known peak.
+ * GP_ENOMEM. */
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const struct gp_ops *ops,
+                         int32_t rank) GP_WARN_UNUSED;
 
 /* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
  * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */

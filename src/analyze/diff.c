@@ -625,13 +625,15 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
                 df = &d->findings[d->n_findings++];
                 snprintf(df->rule, sizeof df->rule, "%s", f->rule);
                 df->change = s == 0 ? GP_DIFF_FINDING_RESOLVED : GP_DIFF_FINDING_NEW;
-                snprintf(df->title, sizeof df->title, "%s", f->title);
-                df->suggestion = f->suggestion;
+                df->finding = *f;
+                df->finding.ranks = NULL;
+                df->finding.n_ranks = 0;
             } else if (s == 1) {
                 if (df->change == GP_DIFF_FINDING_RESOLVED) {
                     df->change = GP_DIFF_FINDING_PERSISTS;
-                    snprintf(df->title, sizeof df->title, "%s", f->title);
-                    df->suggestion = f->suggestion;
+                    df->finding = *f;
+                    df->finding.ranks = NULL;
+                    df->finding.n_ranks = 0;
                 }
             }
             if (s == 0)

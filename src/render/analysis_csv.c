@@ -6,6 +6,7 @@
 #include "analyze/analyze_internal.h"
 #include "core/csv.h"
 #include "render/idle_causes_render.h"
+#include "render/render_internal.h"
 
 /* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
 static void num(FILE *fp, double v, char sep)
@@ -205,8 +206,10 @@ static void csv_findings(const gp_analysis *a, FILE *fp)
         const gp_finding *f = &a->findings[i];
         fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
                 gp_suggestion_type_name(f->type), (long long)f->gain_ns);
-        text(fp, f->title, ',');
-        text(fp, f->suggestion, ',');
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
+        text(fp, title, ',');
+        text(fp, gp__finding_advice(f), ',');
         char who[256];
         gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
         text(fp, who, '\n');

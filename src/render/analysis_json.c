@@ -5,6 +5,7 @@
 #include "analyze/analyze_internal.h"
 #include "core/json_writer.h"
 #include "render/idle_causes_render.h"
+#include "render/render_internal.h"
 
 #define WANT(bit) (tables & (bit))
 
@@ -377,21 +378,39 @@ static void findings(gp__jw *w, const gp_analysis *a)
         for (size_t k = 0; k < f->n_ranks; k++)
             gp__jw_int(w, f->ranks[k]);
         gp__jw_arr_end(w);
-        gp__jw_kv_str(w, "title", f->title);
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
+        gp__jw_kv_str(w, "title", title);
         gp__jw_kv_str(w, "type", gp_suggestion_type_name(f->type));
         gp__jw_kv_str(w, "priority", gp_priority_name(f->priority));
+        gp__jw_kv_bool(w, "cause", f->cause);
+        gp__jw_kv_int(w, "variant", f->variant);
         kv_ns(w, "estimated_gain_ns", f->gain_ns);
-        gp__jw_kv_str(w, "suggestion", f->suggestion);
-        gp__jw_key(w, "evidence");
+        gp__jw_kv_str(w, "suggestion", gp__finding_advice(f));
+        gp__jw_key(w, "metrics");
         gp__jw_obj_begin(w);
         for (size_t k = 0; k < f->n_evidence; k++) {
             gp__jw_key(w, f->evidence[k].name);
             gp__jw_obj_begin(w);
             kv_num(w, "value", f->evidence[k].value);
-            gp__jw_kv_str(w, "unit", f->evidence[k].unit);
+            gp__jw_kv_str(w, "unit", gp_finding_unit_name(f->evidence[k].unit));
             gp__jw_obj_end(w);
         }
         gp__jw_obj_end(w);
+        gp__jw_key(w, "objects");
+        gp__jw_arr_begin(w);
+        for (size_t k = 0; k < f->n_objects; k++) {
+            const gp_finding_object *o = &f->objects[k];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_str(w, "kind", gp_object_kind_name(o->kind));
+            gp__jw_kv_str(w, "name", o->name);
+            gp__jw_kv_str(w, "frame", o->frame);
+            kv_ns(w, "time_ns", o->time);
+            gp__jw_kv_int(w, "count", (int64_t)o->count);
+            kv_num(w, "roofline_share", o->roof >= 0 ? o->roof : NAN);
+            gp__jw_obj_end(w);
+        }
+        gp__jw_arr_end(w);
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);

@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "analyze/analyze_internal.h"
+#include "render/render_internal.h"
 #include "gpuprof/summary.h"
 #include "render/idle_causes_render.h"
 
@@ -271,22 +272,29 @@ static void ranks(FILE *fp, const gp_analysis *a)
 
 static void findings(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
+    heading(fp, a->n_findings && a->findings[0].cause
+                    ? "BOTTLENECKS AND SUGGESTIONS (the causes first, then by estimated gain)"
+                    : "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
     if (a->n_findings == 0)
         fprintf(fp, "No bottleneck rule fired.\n");
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];
         char who[256];
         gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
         fprintf(fp, "%zu. [%s/%s] %s: %s\n", i + 1, gp_priority_name(f->priority),
-                gp_suggestion_type_name(f->type), who, f->title);
+                gp_suggestion_type_name(f->type), who, title);
         if (f->n_ranks > 1)
             fprintf(fp, "   (evidence and gain of rank %d, the worst)\n", f->rank);
-        fprintf(fp, "   estimated gain: %.3f ms; evidence:", MS(f->gain_ns));
-        for (size_t k = 0; k < f->n_evidence; k++)
-            fprintf(fp, "%s %s=%.4g%s", k ? "," : "", f->evidence[k].name, f->evidence[k].value,
-                    strcmp(f->evidence[k].unit, "count") == 0 ? "" : f->evidence[k].unit);
-        fprintf(fp, "\n   -> %s\n", f->suggestion);
+        fprintf(fp, "   rule %s; estimated gain: %.3f ms; evidence:", f->rule, MS(f->gain_ns));
+        gp__finding_evidence_text(f, fp);
+        for (size_t k = 0; k < f->n_objects; k++) {
+            char o[600];
+            gp__finding_object_text(&f->objects[k], o, sizeof o);
+            fprintf(fp, "\n   - %s", o);
+        }
+        fprintf(fp, "\n   -> %s\n", gp__finding_advice(f));
     }
 }
 

@@ -95,9 +95,11 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
                 gp_diff_finding_change_name(f->change));
         gp__html_str(fp, f->rule);
         fputs("</td><td title=\"", fp);
-        gp__html_str(fp, f->suggestion ? f->suggestion : "");
+        char title[512];
+        gp__finding_title(&f->finding, title, sizeof title);
+        gp__html_str(fp, gp__finding_advice(&f->finding));
         fputs("\">", fp);
-        gp__html_str(fp, f->title);
+        gp__html_str(fp, title);
         fprintf(fp, "</td><td data-v>%.3f</td><td data-v>%.3f</td></tr>\n", f->base_gain_ns / 1e6,
                 f->cur_gain_ns / 1e6);
     }

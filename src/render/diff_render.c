@@ -192,11 +192,14 @@ static void render_analysis_text(const gp_diff *d, FILE *fp)
     size_t shown = 0;
     for (size_t i = 0; i < d->n_findings; i++) {
         const gp_diff_finding *f = &d->findings[i];
+        char title[512];
+        gp__finding_title(&f->finding, title, sizeof title);
+        const char *advice = gp__finding_advice(&f->finding);
         fprintf(fp, "%-9s %-22s gain %9.3f -> %9.3f ms  %s\n",
                 gp_diff_finding_change_name(f->change), f->rule, f->base_gain_ns / 1e6,
-                f->cur_gain_ns / 1e6, f->title);
-        if (f->change == GP_DIFF_FINDING_NEW && f->suggestion)
-            fprintf(fp, "          suggestion: %s\n", f->suggestion);
+                f->cur_gain_ns / 1e6, title);
+        if (f->change == GP_DIFF_FINDING_NEW && *advice)
+            fprintf(fp, "          suggestion: %s\n", advice);
         shown++;
     }
     if (!shown)
@@ -537,13 +540,15 @@ void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts 
         gp__jw_arr_begin(w);
         for (size_t i = 0; i < d->n_findings; i++) {
             const gp_diff_finding *f = &d->findings[i];
+            char title[512];
+            gp__finding_title(&f->finding, title, sizeof title);
             gp__jw_obj_begin(w);
             gp__jw_kv_str(w, "rule", f->rule);
             gp__jw_kv_str(w, "change", gp_diff_finding_change_name(f->change));
-            gp__jw_kv_str(w, "title", f->title);
+            gp__jw_kv_str(w, "title", title);
             jw_kv_sig(w, "base_gain_ns", f->base_gain_ns, 12);
             jw_kv_sig(w, "current_gain_ns", f->cur_gain_ns, 12);
-            gp__jw_kv_str(w, "suggestion", f->suggestion ? f->suggestion : "");
+            gp__jw_kv_str(w, "suggestion", gp__finding_advice(&f->finding));
             gp__jw_obj_end(w);
         }
         gp__jw_arr_end(w);
