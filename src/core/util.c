@@ -91,8 +91,13 @@ static inline uint64_t mix(uint64_t a, uint64_t b)
 
 uint64_t gp__hash_bytes(const void *data, size_t n)
 {
+    return gp__hash_bytes_seeded(data, n, 0);
+}
+
+uint64_t gp__hash_bytes_seeded(const void *data, size_t n, uint64_t seed)
+{
     const uint8_t *p = data;
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n ^ seed;
     while (n >= 16) {
         h = mix(rd64(p) ^ 0xa0761d6478bd642fULL, rd64(p + 8) ^ h);
         p += 16;

@@ -119,6 +119,9 @@ static inline int64_t gp__ns_of_double(double d)
 
 /* 64-bit hash of bytes (wyhash-style mixing); stable across runs. */
 uint64_t gp__hash_bytes(const void *p, size_t n);
+/* The same hash of every byte of p[0..n) from a seed (gp__hash_bytes is seed 0). A table keyed by
+ * untrusted text uses a secret seed, so nobody can prepare inputs that share a hash. */
+uint64_t gp__hash_bytes_seeded(const void *p, size_t n, uint64_t seed);
 static inline uint64_t gp__hash_u64(uint64_t x)
 {
     x ^= x >> 33;
