@@ -332,7 +332,7 @@ GP_EXTERN void gp_read_opts_init(gp_read_opts *opts);
 
 /* Reads a Kineto / Chrome JSON trace (.json or gzip-compressed, any name) into a new trace.
  * opts may be NULL for defaults. On success *out owns the trace (free with gp_trace_free).
- * Fails with GP_EIO (cannot open/read), GP_EPARSE (malformed: err names file and byte offset),
+ * Fails with GP_ENOENT (nothing at path), GP_EIO (cannot open/read), GP_EPARSE (malformed: err names file and byte offset),
  * GP_ENOMEM. Suspect values (negative or absurd durations, unknown categories) do not fail the
  * read: they are counted in (*out)->stats. */
 GP_EXTERN gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out,
@@ -345,7 +345,8 @@ GP_EXTERN gp_status gp_trace_read_buffer(const char *data, size_t len, const cha
 
 /* Reads a job: a directory of rank traces (*.json, *.json.gz), or a single file (a job of one).
  * Ranks come from distributedInfo.rank; files without one (or with a rank another file already
- * has) get the lowest unused numbers in file-name order, and job->ranks_from_file_order is set. */
+ * has) get the lowest unused numbers in file-name order, and job->ranks_from_file_order is set.
+ * Fails as gp_trace_read (GP_ENOENT when nothing is at path). */
 GP_EXTERN gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out,
                                 gp_error *err) GP_WARN_UNUSED;
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/util.h"
+
 #define ZIN_CAP (256u * 1024) /* compressed bytes read at a time */
 
 /* Starts the inflater of a gzip file (magic bytes seen). */
@@ -55,7 +57,8 @@ gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_
      * the descriptor itself, then reads block as usual. */
     in->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (in->fd < 0)
-        return gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: cannot open: %s", path,
+                            strerror(errno));
     struct stat st;
     gp_status s = GP_OK;
     int flags;
@@ -72,7 +75,8 @@ gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_
         close(in->fd);
         in->fd = open(path, O_RDONLY | O_CLOEXEC);
         if (in->fd < 0)
-            return gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+            return gp_error_set(err, gp__status_of_errno(errno), "%s: cannot open: %s", path,
+                                strerror(errno));
         if (fstat(in->fd, &st) != 0)
             s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
         else if (S_ISDIR(st.st_mode))

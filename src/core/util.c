@@ -1,6 +1,8 @@
 #include "core/util.h"
+
 #include "core/invariant.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +114,11 @@ uint64_t gp__hash_bytes_seeded(const void *data, size_t n, uint64_t seed)
             a |= (uint64_t)p[i] << (8 * i);
     }
     return mix(a ^ 0xe7037ed1a0b428dbULL, b ^ h ^ 0x8ebc6af09c88c6e3ULL);
+}
+
+gp_status gp__status_of_errno(int e)
+{
+    return e == ENOENT || e == ENOTDIR ? GP_ENOENT : e == ENOMEM ? GP_ENOMEM : GP_EIO;
 }
 
 void gp__zero(void *p, size_t n)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "core/input.h"
+#include "core/util.h"
 #include "io/compile_log_internal.h"
 
 #define CHUNK ((size_t)1 << 20)
@@ -346,7 +347,7 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
-        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     gp_compile_log *log;
     if (new_log(&log) != GP_OK)
         return gp_error_set(err, GP_ENOMEM, "out of memory");

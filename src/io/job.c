@@ -31,7 +31,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     gp_job *job = calloc(1, sizeof *job);
     if (!job)
         return gp_error_set(err, GP_ENOMEM, "out of memory");

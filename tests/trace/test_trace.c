@@ -494,11 +494,14 @@ static void malformed_corpus_gives_clear_errors(void **state)
     assert_true(checked >= 15);
 }
 
-static void missing_file_is_an_io_error(void **state)
+static void missing_file_is_not_found(void **state)
 {
     gp_trace *t = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_trace_read("/nonexistent/trace.json", NULL, &t, &err), GP_EIO);
+    assert_int_equal(gp_trace_read("/nonexistent/trace.json", NULL, &t, &err), GP_ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/trace.json"));
+    gp_job *job = NULL;
+    assert_int_equal(gp_job_read("/nonexistent/trace.json", NULL, &job, &err), GP_ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent/trace.json"));
 }
 
@@ -1196,7 +1199,7 @@ int main(void)
         cmocka_unit_test(escapes_and_unicode),
         cmocka_unit_test(element_longer_than_a_chunk),
         cmocka_unit_test(malformed_corpus_gives_clear_errors),
-        cmocka_unit_test(missing_file_is_an_io_error),
+        cmocka_unit_test(missing_file_is_not_found),
         cmocka_unit_test(writer_rank_escaping_flows),
         cmocka_unit_test(round_trip_every_shared_trace),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
