@@ -21,6 +21,7 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 #include "model/model_internal.h"
+#include "io/gpu_records.h"
 #include "io/reader_internal.h"
 
 static gp_read_opts quiet_opts(void)
@@ -492,6 +493,76 @@ static void malformed_corpus_gives_clear_errors(void **state)
     }
     fclose(fp);
     assert_true(checked >= 15);
+}
+
+/* The GPU-record mapping every reader of GPU activity shares (io/gpu_records.h; the tracer's
+ * CUPTI converter is one user): Kineto's names and rows, -1 for "no stream", skipped records
+ * without a time, occupancy from the device's properties. */
+static void gpu_records_map_like_kineto(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("records", &t), GP_OK);
+    gp_device_props d = {.id = 0, .num_sms = 80, .warp_size = 32};
+    assert_int_equal(gp_trace_add_device(t, &d), GP_OK);
+    gp__grec_times times = {0};
+    gp__grec_gpu_op copy = {.kind = GP_EV_MEMCPY,
+                            .start = 1000,
+                            .end = 3000,
+                            .correlation = 5,
+                            .device = 0,
+                            .stream = gp__grec_stream(7),
+                            .copy_kind = 1,
+                            .src_kind = 1,
+                            .dst_kind = 3,
+                            .bytes = 4000};
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &copy), GP_OK);
+    gp__grec_gpu_op set = {.kind = GP_EV_MEMSET,
+                           .start = 4000,
+                           .end = 3000,
+                           .device = 0,
+                           .stream = gp__grec_stream(UINT32_MAX),
+                           .dst_kind = 3};
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &set), GP_OK);
+    gp__grec_gpu_op kern = {.kind = GP_EV_KERNEL,
+                            .start = 5000,
+                            .end = 6000,
+                            .device = 0,
+                            .stream = 7,
+                            .grid = {160, 1, 1},
+                            .block = {64, 1, 1}};
+    assert_int_equal(gp_trace_intern(t, "gemm", 4, &kern.name), GP_OK);
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &kern), GP_OK);
+    gp__grec_gpu_op untimed = {.kind = GP_EV_KERNEL, .start = 0, .end = 10, .device = 0};
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &untimed), GP_OK);
+    assert_int_equal(times.bad_time, 1);
+    assert_int_equal(times.clamped, 1);
+    assert_int_equal(t->n_tracks, 2);
+    const gp_track *s7 = &t->tracks[0], *none = &t->tracks[1];
+    assert_string_equal(gp_trace_str(t, s7->process_name), "GPU 0");
+    assert_string_equal(gp_trace_str(t, s7->name), "stream 7");
+    assert_int_equal(none->tid, -1);
+    assert_int_equal(none->name, 0); /* no "stream -1" row name */
+    assert_int_equal(s7->n_events, 2);
+    const gp_event *c = &s7->events[0], *k = &s7->events[1];
+    assert_string_equal(gp_trace_str(t, c->name), "Memcpy HtoD (Pageable -> Device)");
+    assert_int_equal(c->dur, 2000);
+    assert_int_equal(c->correlation, 5);
+    const gp_gpu_info *ci = gp_event_gpu_info(t, c);
+    assert_non_null(ci);
+    assert_int_equal(ci->bytes, 4000);
+    assert_true(ci->bandwidth_gbps == 2.0); /* 4000 bytes in 2000 ns */
+    assert_int_equal(ci->graph_id, -1);
+    const gp_event *m = &none->events[0];
+    assert_string_equal(gp_trace_str(t, m->name), "Memset (Device)");
+    assert_int_equal(m->dur, 0);
+    assert_true(m->flags & GP_EVF_DUR_CLAMPED);
+    const gp_gpu_info *ki = gp_event_gpu_info(t, k);
+    assert_true(ki->blocks_per_sm == 2.0f); /* 160 blocks on 80 SMs */
+    assert_true(ki->warps_per_sm == 4.0f);  /* two warps per block */
+    assert_string_equal(gp__grec_copy_kind(99), "Unknown");
+    assert_string_equal(gp__grec_memory_kind(2), "Pinned");
+    gp_trace_free(t);
 }
 
 static void missing_file_is_not_found(void **state)
@@ -1200,6 +1271,7 @@ int main(void)
         cmocka_unit_test(element_longer_than_a_chunk),
         cmocka_unit_test(malformed_corpus_gives_clear_errors),
         cmocka_unit_test(missing_file_is_not_found),
+        cmocka_unit_test(gpu_records_map_like_kineto),
         cmocka_unit_test(writer_rank_escaping_flows),
         cmocka_unit_test(round_trip_every_shared_trace),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
