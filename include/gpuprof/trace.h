@@ -350,6 +350,11 @@ GP_EXTERN gp_status gp_trace_read_buffer(const char *data, size_t len, const cha
 GP_EXTERN gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out,
                                 gp_error *err) GP_WARN_UNUSED;
 
+/* Whether gp_job_read takes a file named name (no folder) from a directory as a rank trace: a
+ * name a format gpuprof reads claims (*.json, *.json.gz), not hidden. By name only (gpuprof serve
+ * lists traces without opening them). */
+GP_EXTERN bool gp_trace_file_name(const char *name);
+
 /* Frees a trace or a job (and its traces). NULL is ignored. */
 GP_EXTERN void gp_trace_free(gp_trace *t);
 GP_EXTERN void gp_job_free(gp_job *job);

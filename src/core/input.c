@@ -277,6 +277,19 @@ gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
     }
 }
 
+size_t gp__input_peek(const gp__input *in, char *buf, size_t cap)
+{
+    if (in->mem) {
+        size_t n = GP_MIN(cap, in->mem_len - in->mem_pos);
+        memcpy(buf, in->mem + in->mem_pos, n);
+        return n;
+    }
+    if (in->compressed || in->fd < 0 || in->file_size == 0 || in->consumed != 0)
+        return 0; /* gzip, a stream, or already reading: nothing to look at without consuming */
+    ssize_t n = pread(in->fd, buf, cap, 0);
+    return n > 0 ? (size_t)n : 0;
+}
+
 uint64_t gp__input_raw_pos(const gp__input *in)
 {
     if (in->gz)

@@ -9,13 +9,6 @@
 #include "core/util.h"
 #include "gpuprof/trace.h"
 
-static bool is_trace_name(const char *n)
-{
-    size_t l = strlen(n);
-    return (l > 5 && strcmp(n + l - 5, ".json") == 0) ||
-           (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -46,7 +39,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
         }
         struct dirent *de;
         while ((de = readdir(d)) != NULL) {
-            if (de->d_name[0] == '.' || !is_trace_name(de->d_name))
+            if (!gp_trace_file_name(de->d_name))
                 continue;
             char **slot = GP_PUSH(names, n_names, cap_names);
             size_t len = strlen(path) + strlen(de->d_name) + 2;

@@ -23,6 +23,7 @@
 #include "core/util.h"
 #include "gpuprof/trace.h"
 #include "model/model_internal.h"
+#include "io/formats.h"
 #include "io/json_scan.h"
 #include "io/reader_internal.h"
 
@@ -506,6 +507,21 @@ gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
+/* The reader registry's entry point of this reader (io/formats.h): a regular file of 48 MB or more
+ * (or any file when threads are forced) goes to the parallel reader, the rest is read in
+ * sequence. */
+gp_status gp__kineto_read(const char *path, gp__input *in, const gp_read_opts *opts,
+                          gp_trace **out, gp_error *err)
+{
+    gp_read_opts defaults;
+    opts = opts_or_defaults(opts, &defaults);
+    int threads = gp__par_threads(opts->threads, opts->threads > 0 ? 16 : 4);
+    if (path && in->fd >= 0 && threads >= 2 && !in->compressed &&
+        (opts->threads >= 2 || in->file_size >= PARALLEL_MIN_BYTES))
+        return gp__read_parallel(path, in, opts, threads, out, err);
+    return gp__trace_read_input(in, opts, out, err);
+}
+
 gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
     gp_read_opts defaults;
@@ -517,17 +533,15 @@ gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **o
     gp_status s = gp__input_open(&in, path, opts->regular_files_only, err);
     if (s != GP_OK)
         return s;
-    int threads = gp__par_threads(opts->threads, opts->threads > 0 ? 16 : 4);
-    if (threads >= 2 && !in.compressed &&
-        (opts->threads >= 2 || in.file_size >= PARALLEL_MIN_BYTES))
-        return gp__read_parallel(path, &in, opts, threads, out, err);
-    return gp__trace_read_input(&in, opts, out, err);
+    return gp__trace_format_of_input(&in)->read(path, &in, opts, out, err);
 }
 
 gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
                                const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
-    return gp__trace_read_buffer_pieces(data, len, name, opts, 0, out, err);
+    gp__input in;
+    gp__input_open_mem(&in, data, len, name);
+    return gp__trace_format_of_input(&in)->read(NULL, &in, opts, out, err);
 }
 
 gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,

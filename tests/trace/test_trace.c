@@ -21,6 +21,7 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 #include "model/model_internal.h"
+#include "io/formats.h"
 #include "io/gpu_records.h"
 #include "io/reader_internal.h"
 
@@ -563,6 +564,62 @@ static void gpu_records_map_like_kineto(void **state)
     assert_string_equal(gp__grec_copy_kind(99), "Unknown");
     assert_string_equal(gp__grec_memory_kind(2), "Pinned");
     gp_trace_free(t);
+}
+
+/* The reader registry (io/formats.h): each format sniffs its own bytes, the first entry reads what
+ * nobody claims (and says what is wrong with it), and one predicate names trace files. */
+static void reader_registry_sniffs_and_names(void **state)
+{
+    (void)state;
+    size_t n;
+    const gp__trace_format *f = gp__trace_formats(&n);
+    assert_int_equal(n, 3);
+    assert_string_equal(f[0].name, "kineto");
+    assert_string_equal(f[1].name, "legacy_autograd");
+    assert_string_equal(f[2].name, "cupti");
+    assert_null(f[2].read); /* records converted in process, through f[2].records */
+    assert_string_equal(f[2].records, "io/gpu_records.h");
+    struct {
+        const char *head, *format;
+    } cases[] = {
+        {"{\"traceEvents\": []}", "kineto"},
+        {"\xef\xbb\xbf  {\"schemaVersion\": 1, \"traceEvents\": []}", "kineto"},
+        {"[{\"name\": \"aten::add\", \"ph\": \"X\", \"pid\": 1}]", "kineto"},
+        {"[{\"name\": \"aten::add\", \"ph\": \"X\", \"pid\": \"CPU functions\"}]",
+         "legacy_autograd"},
+        {"not json at all", "kineto"}, /* nobody claims it: the JSON reader says what is wrong */
+        {"", "kineto"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_string_equal(gp__trace_format_of(cases[i].head, strlen(cases[i].head))->name,
+                            cases[i].format);
+    assert_true(gp_trace_file_name("rank0.json"));
+    assert_true(gp_trace_file_name("rank0.pt.trace.json.gz"));
+    assert_false(gp_trace_file_name(".rank0.json"));
+    assert_false(gp_trace_file_name("rank0.json.bak"));
+    assert_false(gp_trace_file_name("compile.log"));
+    assert_false(gp_trace_file_name(".json"));
+    /* A legacy file read through the registry from memory and from a file gives one model. */
+    const char *legacy = "[{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, "
+                         "\"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]";
+    gp_trace *a = NULL, *b = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read_buffer(legacy, strlen(legacy), "l.json", NULL, &a, &err), GP_OK);
+    char path[] = "/tmp/gpuprof-legacy-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, legacy, strlen(legacy)), (ssize_t)strlen(legacy));
+    close(fd);
+    gp__input in;
+    assert_int_equal(gp__input_open(&in, path, true, &err), GP_OK);
+    assert_string_equal(gp__trace_format_of_input(&in)->name, "legacy_autograd");
+    gp__input_close(&in);
+    assert_int_equal(gp_trace_read(path, NULL, &b, &err), GP_OK);
+    unlink(path);
+    assert_int_equal(gp_trace_event_count(a), 1);
+    assert_true(gp_trace_equal(a, b, &err));
+    gp_trace_free(a);
+    gp_trace_free(b);
 }
 
 static void missing_file_is_not_found(void **state)
@@ -1272,6 +1329,7 @@ int main(void)
         cmocka_unit_test(malformed_corpus_gives_clear_errors),
         cmocka_unit_test(missing_file_is_not_found),
         cmocka_unit_test(gpu_records_map_like_kineto),
+        cmocka_unit_test(reader_registry_sniffs_and_names),
         cmocka_unit_test(writer_rank_escaping_flows),
         cmocka_unit_test(round_trip_every_shared_trace),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),

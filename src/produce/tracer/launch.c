@@ -140,7 +140,7 @@ static void split_output(const char *out, char *dir, size_t dcap, char *stem, si
 }
 
 /* A trace file name in the hidden folder: "<pid>.json" or "<pid>.json.gz". */
-static bool is_trace_name(const char *nm, const char *suffix)
+static bool is_pid_trace_name(const char *nm, const char *suffix)
 {
     size_t len = strlen(nm), slen = strlen(suffix);
     return len > slen && strcmp(nm + len - slen, suffix) == 0 &&
@@ -158,7 +158,7 @@ static gp_status add_traces_of(const char *folder, char ***paths, size_t *n, siz
     gp_status s = GP_OK;
     struct dirent *e;
     while (s == GP_OK && (e = readdir(d)) != NULL) {
-        if (!is_trace_name(e->d_name, ".json") && !is_trace_name(e->d_name, ".json.gz"))
+        if (!is_pid_trace_name(e->d_name, ".json") && !is_pid_trace_name(e->d_name, ".json.gz"))
             continue;
         char path[PATH_MAX];
         char **slot = NULL;
@@ -272,7 +272,7 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
         fmt(path, sizeof path, "%s/%s", tmp, nm);
         if (nm[0] == '.')
             continue;
-        if (is_trace_name(nm, suffix)) {
+        if (is_pid_trace_name(nm, suffix)) {
             char **slot = GP_PUSH(names, n, cap);
             if (!slot || !(*slot = strdup(nm))) {
                 s = GP_ENOMEM;
