@@ -98,7 +98,7 @@ static const arg_key *find_arg_key(const char *k, size_t kl)
 
 /* "grid" / "block": an array of up to three integers (more are validated and ignored; what is not
  * an integer is -1). Any other value is skipped. */
-static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
+static const char *parse_dim3(gp__reader *r, const char *p, int32_t d[3])
 {
     p = skip_ws(p);
     if (*p != '[')
@@ -118,7 +118,7 @@ static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
 }
 
 /* Reads the value at p of the known key a into f. */
-static const char *read_known_arg(reader *r, const char *p, ev_fields *f, const arg_key *a)
+static const char *read_known_arg(gp__reader *r, const char *p, ev_fields *f, const arg_key *a)
 {
     char *at = (char *)f + a->at, *has = (char *)f + a->has;
     bool ok = false;
@@ -159,7 +159,7 @@ static const char *read_known_arg(reader *r, const char *p, ev_fields *f, const 
 }
 
 /* One member "key": value of args, p at (or blanks before) the key. */
-static const char *parse_arg(reader *r, const char *p, ev_fields *f)
+static const char *parse_arg(gp__reader *r, const char *p, ev_fields *f)
 {
     const char *k;
     size_t kl;
@@ -183,13 +183,13 @@ static const char *parse_arg(reader *r, const char *p, ev_fields *f)
     return p;
 }
 
-const char *gp__kineto_parse_args(reader *r, const char *p, ev_fields *f)
+const char *gp__kineto_parse_args(gp__reader *r, const char *p, ev_fields *f)
 {
     p = skip_ws(p);
     if (*p != '{')
         return gp__json_skip_value(r, p);
     const char *args_start = p;
-    if (++r->depth > MAX_DEPTH)
+    if (++r->depth > GP__READ_MAX_DEPTH)
         gp__json_fail_at(r, p, "nesting too deep");
     p = skip_ws(p + 1);
     if (*p != '}') {

@@ -94,7 +94,7 @@ static cat_id classify_cat(const char *s, size_t l)
     return CAT_UNKNOWN;
 }
 
-static const char *parse_idval(reader *r, const char *p, idval *v)
+static const char *parse_idval(gp__reader *r, const char *p, idval *v)
 {
     p = skip_ws(p);
     memset(v, 0, sizeof *v);
@@ -139,7 +139,7 @@ static const char *parse_idval(reader *r, const char *p, idval *v)
     return gp__json_skip_value(r, p);
 }
 
-static gp_strid intern_name(reader *r, const ev_fields *f)
+static gp_strid intern_name(gp__reader *r, const ev_fields *f)
 {
     gp_strid id;
     if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len,
@@ -149,7 +149,7 @@ static gp_strid intern_name(reader *r, const ev_fields *f)
     return id;
 }
 
-uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t tid)
+uint32_t gp__kineto_get_track(gp__reader *r, gp_track_kind kind, int64_t pid, int64_t tid)
 {
     if (r->have_last && r->last_kind == kind && r->last_pid == pid && r->last_tid == tid)
         return r->last_track;
@@ -164,7 +164,7 @@ uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_
     return idx;
 }
 
-uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
+uint32_t gp__kineto_track_for_ids(gp__reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
                                   gp_strid ts, int64_t tnum)
 {
     if (!pstr && !tstr)
@@ -180,7 +180,7 @@ uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnu
     return idx;
 }
 
-static uint32_t get_string_track(reader *r, const ev_fields *f)
+static uint32_t get_string_track(gp__reader *r, const ev_fields *f)
 {
     bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
     return gp__kineto_track_for_ids(
@@ -247,13 +247,13 @@ static gp_event_kind kind_of(cat_id c)
 
 /* Keeps ts as the earliest or latest time committed so far, with the offset of the element being
  * parsed (gp__reader_finish checks them once the base time is known). */
-static void note_time(reader *r, gp_ns ts, const char *what)
+static void note_time(gp__reader *r, gp_ns ts, const char *what)
 {
     time_mark m = {ts, r->buf_off + r->mark, what};
     gp__reader_widen_times(r, &m, &m);
 }
 
-static void add_event(reader *r, const gp_event *ev)
+static void add_event(gp__reader *r, const gp_event *ev)
 {
     gp_track *tr = &r->t->tracks[ev->track];
     gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
@@ -264,7 +264,7 @@ static void add_event(reader *r, const gp_event *ev)
     note_time(r, ev->ts, "an event's");
 }
 
-static void commit_metadata(reader *r, const ev_fields *f)
+static void commit_metadata(gp__reader *r, const ev_fields *f)
 {
     r->t->stats.metadata_events++;
     if (!f->pid.present)
@@ -291,7 +291,7 @@ static void commit_metadata(reader *r, const ev_fields *f)
     *slot = m;
 }
 
-static void commit_flow(reader *r, const ev_fields *f)
+static void commit_flow(gp__reader *r, const ev_fields *f)
 {
     r->t->stats.flow_points++;
     if (f->cat == CAT_AC2G || !f->has_id || !f->has_ts)
@@ -323,7 +323,7 @@ static void commit_flow(reader *r, const ev_fields *f)
 
 /* One counter sample of the event's series `key`: the event's name when the key is "value" (the
  * usual single-series form), else "<name>.<key>". */
-static void add_counter_sample(reader *r, const ev_fields *f, const char *key, size_t key_len,
+static void add_counter_sample(gp__reader *r, const ev_fields *f, const char *key, size_t key_len,
                                double value)
 {
     gp_counter_sample c = {0};
@@ -347,7 +347,7 @@ static void add_counter_sample(reader *r, const ev_fields *f, const char *key, s
 /* A counter event: one sample per numeric member of args, as Chrome's viewer draws each member as
  * a series of its own. parse_args kept the first; with several, the args text (validated by
  * parse_args, complete in the buffer) is scanned again for all of them. */
-static void commit_counter(reader *r, const ev_fields *f)
+static void commit_counter(gp__reader *r, const ev_fields *f)
 {
     if (!f->n_ctr || !f->has_ts)
         return;
@@ -375,7 +375,7 @@ static void commit_counter(reader *r, const ev_fields *f)
 }
 
 /* The GPU stream track of a GPU event, and its side record (grid, block, bytes, NCCL fields...). */
-static void commit_gpu_fields(reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
+static void commit_gpu_fields(gp__reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
 {
     int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
     int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
@@ -420,7 +420,7 @@ static void commit_gpu_fields(reader *r, const ev_fields *f, legacy_pid legacy, 
 }
 
 /* The track of a CPU-side event: a CPU thread, or a track keyed by string ids. */
-static uint32_t cpu_track(reader *r, const ev_fields *f, legacy_pid legacy)
+static uint32_t cpu_track(gp__reader *r, const ev_fields *f, legacy_pid legacy)
 {
     if (legacy == LEGACY_CPU) /* process 0, the profiler's thread number */
         return f->tid.is_str && !f->tid.numeric
@@ -433,7 +433,7 @@ static uint32_t cpu_track(reader *r, const ev_fields *f, legacy_pid legacy)
 }
 
 /* ev->extra of a CPU-side event of kind `kind`: its side record or the id it carries. */
-static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, gp_event *ev)
+static void commit_cpu_extra(gp__reader *r, const ev_fields *f, gp_event_kind kind, gp_event *ev)
 {
     gp_trace *t = r->t;
     switch (kind) {
@@ -488,7 +488,7 @@ static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, 
 
 /* The kind, duration and flags of an "X" event into ev. False when the event is dropped (Python
  * functions when not kept, absurd durations). */
-static bool span_kind(reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
+static bool span_kind(gp__reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
 {
     gp_read_stats *stats = &r->t->stats;
     gp_event_kind kind = legacy == LEGACY_CPU    ? GP_EV_CPU_OP
@@ -517,7 +517,7 @@ static bool span_kind(reader *r, const ev_fields *f, legacy_pid legacy, gp_event
 }
 
 /* An "X" (complete) or "i" / "I" (instant) event: one gp_event on its track. */
-static void commit_span(reader *r, const ev_fields *f)
+static void commit_span(gp__reader *r, const ev_fields *f)
 {
     gp_event ev = {0};
     ev.ts = f->ts;
@@ -546,7 +546,7 @@ static void commit_span(reader *r, const ev_fields *f)
     add_event(r, &ev);
 }
 
-static void commit_event(reader *r, const ev_fields *f)
+static void commit_event(gp__reader *r, const ev_fields *f)
 {
     r->t->stats.quoted_times += f->quoted_time;
     if (f->ph == 'M') {
@@ -586,7 +586,7 @@ static void fields_init(ev_fields *f)
 }
 
 /* "ph": a string; the event's phase is its first character. */
-static const char *parse_ph(reader *r, const char *p, ev_fields *f)
+static const char *parse_ph(gp__reader *r, const char *p, ev_fields *f)
 {
     const char *s;
     size_t l;
@@ -600,7 +600,7 @@ static const char *parse_ph(reader *r, const char *p, ev_fields *f)
  * quote numbers: a quoted number is read the same way, *quoted set (counted, warned about). A null
  * duration (is_dur) is absent; anything else that is not a number is an error. Durations saturate
  * (see gp__json_us_ns). */
-static const char *parse_time(reader *r, const char *p, const char *field, bool is_dur,
+static const char *parse_time(gp__reader *r, const char *p, const char *field, bool is_dur,
                               int64_t *out, bool *has, bool *quoted)
 {
     if (*p == '"') {
@@ -629,7 +629,7 @@ static const char *parse_time(reader *r, const char *p, const char *field, bool 
 }
 
 /* One member "key": value of an event object, p at (or blanks before) the key. */
-static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
+static const char *parse_event_member(gp__reader *r, const char *p, ev_fields *f)
 {
     const char *k;
     size_t kl;
@@ -677,7 +677,7 @@ static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
     return gp__json_skip_value(r, p);
 }
 
-const char *gp__kineto_parse_event(reader *r, const char *p)
+const char *gp__kineto_parse_event(gp__reader *r, const char *p)
 {
     ev_fields f;
     fields_init(&f);

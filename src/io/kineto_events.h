@@ -95,6 +95,6 @@ typedef struct ev_fields {
 /* Parses the args object at p (blanks first) into the fields of interest of f, and records its
  * raw text in f->args_s / f->args_len. A value that is not an object is skipped. Returns the
  * position after it. Errors longjmp (io/json_scan.h). */
-const char *gp__kineto_parse_args(reader *r, const char *p, ev_fields *f);
+const char *gp__kineto_parse_args(gp__reader *r, const char *p, ev_fields *f);
 
 #endif
