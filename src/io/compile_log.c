@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/msort.h"
 #include "core/input.h"
 #include "core/util.h"
 #include "io/compile_log_internal.h"
@@ -286,7 +287,7 @@ static gp_status list_dir(const char *path, char ***names, size_t *n, uint64_t *
         st = gp_error_set(err, GP_EIO,
                           "%s: no TORCH_TRACE logs in this directory (*.log, *.log.gz)", path);
     if (st == GP_OK)
-        qsort(*names, *n, sizeof **names, cmp_str);
+        gp__msort(*names, *n, sizeof **names, cmp_str);
     return st;
 }
 

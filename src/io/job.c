@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/msort.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
 
@@ -56,7 +57,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
                              path);
             goto done;
         }
-        qsort(names, n_names, sizeof *names, cmp_str);
+        gp__msort(names, n_names, sizeof *names, cmp_str);
     } else {
         char **slot = GP_PUSH(names, n_names, cap_names);
         if (!slot || !(*slot = strdup(path))) {
@@ -98,7 +99,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
         }
         job->ranks_from_file_order = true;
     }
-    qsort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
+    gp__msort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
 done:
     for (size_t i = 0; i < n_names; i++)
         free(names[i]);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/par.h"
 #include "core/strtab.h"
 #include "core/util.h"
@@ -65,7 +66,7 @@ static gp_status pair_flows(gp__reader *r)
     gp__trace_priv *priv = t->priv;
     if (!priv->n_flow_points)
         return GP_OK;
-    qsort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
+    gp__msort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
     for (size_t i = 0; i + 1 < priv->n_flow_points; i++) {
         gp__flow_point *a = &priv->flow_points[i], *b = &priv->flow_points[i + 1];
         if (a->cat == b->cat && a->id == b->id && !a->is_end && b->is_end) {

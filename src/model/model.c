@@ -447,8 +447,8 @@ GP__DEFINE_MERGE_SORT(sort_events, gp_event, cmp_event)
 
 void gp__sort_events(gp_event *ev, size_t n)
 {
-    if (!sort_events(ev, n)) /* out of memory: an in-place (unstable) sort rather than a failure */
-        qsort(ev, n, sizeof *ev, cmp_event);
+    if (!sort_events(ev, n)) /* out of memory: the stable sort without a buffer, not a failure */
+        gp__msort_in_place(ev, n, sizeof *ev, cmp_event);
 }
 
 /* ---- queries ---- */

@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "core/msort.h"
 #include "core/atomic_file.h"
 #include "core/util.h"
 #include "produce/tracer/tracer_paths.h"
@@ -200,7 +201,7 @@ gp_status gp__trace_find_earlier(const char *output, char ***paths, size_t *n)
     }
     closedir(d);
     if (s == GP_OK && *n > 1)
-        qsort(*paths, *n, sizeof **paths, cmp_str);
+        gp__msort(*paths, *n, sizeof **paths, cmp_str);
     if (s != GP_OK) {
         gp__trace_paths_free(*paths, *n);
         *paths = NULL;
@@ -284,7 +285,7 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
     }
     closedir(d);
     if (s == GP_OK && n > 0) {
-        qsort(names, n, sizeof *names, cmp_str);
+        gp__msort(names, n, sizeof *names, cmp_str);
         res->traces = calloc(n, sizeof *res->traces);
         if (!res->traces)
             s = GP_ENOMEM;
