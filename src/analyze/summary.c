@@ -39,7 +39,7 @@ typedef struct group {
 static void add_range_args(const gp_trace *t, const gp_event *ev, group *g)
 {
     int64_t v;
-    if (ev->kind != GP_EV_RANGE || ev->extra == 0)
+    if (ev->kind != GP_EV_RANGE || !gp_event_has_args(ev))
         return;
     if (gp_event_arg_int(t, ev, "mem_peak_bytes", &v)) {
         g->mem_sum += (double)v;

@@ -456,7 +456,7 @@ static void commit_cpu_extra(gp__reader *r, const ev_fields *f, gp_event_kind ki
     }
     case GP_EV_RUNTIME:
     case GP_EV_DRIVER:
-        ev->extra = f->cbid >= 0 && f->cbid < UINT32_MAX ? (uint32_t)f->cbid + 1 : 0;
+        gp_event_set_cbid(ev, f->cbid);
         break;
     case GP_EV_RANGE:
     case GP_EV_INSTANT:
@@ -465,11 +465,10 @@ static void commit_cpu_extra(gp__reader *r, const ev_fields *f, gp_event_kind ki
             gp__reader_oom(r);
         break;
     case GP_EV_OTHER:
-        ev->extra = f->cat_s ? gp__reader_intern(r, f->cat_s, f->cat_len) : 0;
+        gp_event_set_category(ev, f->cat_s ? gp__reader_intern(r, f->cat_s, f->cat_len) : 0);
         break;
     case GP_EV_CPU_OP: {
-        int64_t s = f->has_stream ? norm_stream(f->stream) : -1;
-        ev->extra = s >= 0 && s < (int64_t)UINT32_MAX - 1 ? (uint32_t)s + 1 : 0;
+        gp_event_set_cpu_stream(ev, f->has_stream ? norm_stream(f->stream) : -1);
         if (r->opts->keep_op_shapes && f->has_ext && f->ext > 0 && (f->in_dims || f->in_types)) {
             gp_op_shapes os = {
                 f->ext, f->in_dims ? gp__reader_intern(r, f->in_dims, f->in_dims_len) : 0,

@@ -288,7 +288,7 @@ static void legacy_schema_is_read(void **state)
     assert_int_equal(kt->stream, 7);
     assert_int_equal(gp_event_gpu_info(t, k)->grid[0], 50);
     const gp_event *rt = only_event(t, GP_EV_RUNTIME);
-    assert_int_equal(rt->extra, 212); /* cbid + 1 */
+    assert_int_equal(gp_event_cbid(rt), 211);
     assert_int_equal(t->tracks[rt->track].tid, 25738);
     assert_int_equal(t->n_flows, 0); /* launch flows are implied by correlation */
     gp_trace_free(t);
@@ -389,7 +389,7 @@ static void bare_array_string_ids_and_stream_minus_one(void **state)
     const gp_track *ot = &t->tracks[o->track];
     assert_int_equal(ot->kind, GP_TRACK_OTHER);
     assert_string_equal(gp_trace_str(t, ot->pid_str), "Spans");
-    assert_string_equal(gp_trace_str(t, o->extra), "Trace");
+    assert_string_equal(gp_trace_str(t, gp_event_category(o)), "Trace");
     const gp_event *s = only_event(t, GP_EV_SYNC);
     assert_int_equal(t->tracks[s->track].stream, -1);
     assert_string_equal(gp_trace_str(t, gp_event_gpu_info(t, s)->sync_kind), "Event Sync");
@@ -423,7 +423,7 @@ static void suspect_values_are_counted_not_fatal(void **state)
     const gp_event *k = only_event(t, GP_EV_KERNEL); /* the 236-year kernel was dropped */
     assert_int_equal(k->dur, 0);
     assert_true(k->flags & GP_EVF_DUR_CLAMPED);
-    assert_string_equal(gp_trace_str(t, only_event(t, GP_EV_OTHER)->extra), "mystery");
+    assert_string_equal(gp_trace_str(t, gp_event_category(only_event(t, GP_EV_OTHER))), "mystery");
     gp_trace_free(t);
 }
 

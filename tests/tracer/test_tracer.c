@@ -232,7 +232,7 @@ static void tracer_convert_api_calls_and_syncs(void **state)
     assert_non_null(e);
     /* No CUPTI table here: named by domain and id, cbid kept in extra (+1). */
     assert_string_equal(gp_trace_str(f.t, e->name), "runtime cbid 211");
-    assert_int_equal(e->extra, 212);
+    assert_int_equal(gp_event_cbid(e), 211);
     assert_int_equal(e->dur, 40);
     assert_int_equal(f.t->tracks[e->track].kind, GP_TRACK_CPU_THREAD);
     assert_int_equal(f.t->tracks[e->track].pid, 4242);

@@ -225,7 +225,7 @@ static gp_status conv_api(gp__tconv *c, const CUpti_ActivityAPI *a, bool runtime
         return GP_OK;
     ev.kind = runtime ? GP_EV_RUNTIME : GP_EV_DRIVER;
     ev.correlation = a->correlationId;
-    ev.extra = (uint32_t)a->cbid + 1;
+    gp_event_set_cbid(&ev, a->cbid);
     gp_status s = api_name(c, runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                            a->cbid, &ev.name);
     if (s == GP_OK)
@@ -270,7 +270,7 @@ static gp_status conv_cuda_event(gp__tconv *c, const CUpti_ActivityCudaEvent2 *e
     gp_event ev = {0};
     ev.ts = (gp_ns)e->deviceTimestamp;
     ev.kind = GP_EV_OTHER;
-    ev.extra = c->s_cuda_event;
+    gp_event_set_category(&ev, c->s_cuda_event);
     ev.correlation = e->correlationId;
     gp_status s = intern(c, "cudaEventRecord", &ev.name);
     if (s == GP_OK)
