@@ -2,8 +2,8 @@
  *
  * A view is built once per rank (view.c): it applies the step selection, the mode's event set and
  * rounding, classifies every GPU event once per distinct name, and joins each GPU event to its
- * launch by correlation id with one hash map. The analyses then sweep the view's arrays, which
- * are sorted once. */
+ * launch by correlation id (a sort-merge join of the two radix-sorted sides, no hash map). The
+ * analyses then sweep the view's arrays, which are sorted once. */
 #ifndef GP_ANALYZE_INTERNAL_H
 #define GP_ANALYZE_INTERNAL_H
 
