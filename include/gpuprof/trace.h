@@ -53,8 +53,8 @@ typedef enum gp_event_kind {
 /* Short stable name of a kind: "cpu_op", "kernel", ... (the Kineto cat where there is one). */
 GP_EXTERN const char *gp_event_kind_name(gp_event_kind kind);
 /* Inverse of gp_event_kind_name; also accepts the plural CLI spellings ("kernels", "memcpy",
- * "runtime", "annotations", ...). Returns GP_EV_KIND_COUNT when unknown. */
-GP_EXTERN gp_event_kind gp_event_kind_parse(const char *name);
+ * "runtime", "annotations", ...). GP_EINVAL when unknown (*out untouched). */
+GP_EXTERN gp_status gp_event_kind_parse(const char *name, gp_event_kind *out) GP_WARN_UNUSED;
 /* True for kinds that run on a GPU stream (kernel, memcpy, memset, sync, gpu annotation). */
 GP_EXTERN bool gp_event_kind_is_gpu(gp_event_kind kind);
 /* True for GPU work proper: kernel, memcpy, memset ("GPU time" everywhere in gpuprof). */
