@@ -88,7 +88,7 @@ static void apply_track_meta(gp__reader *r)
 {
     gp_trace *t = r->t;
     for (size_t m = 0; m < r->n_meta; m++) {
-        const pending_meta *pm = &r->meta[m];
+        const gp__reader_pending_meta *pm = &r->meta[m];
         for (size_t i = 0; i < t->n_tracks; i++) {
             gp_track *tr = &t->tracks[i];
             if (tr->kind == GP_TRACK_OTHER || tr->kind == GP_TRACK_COUNTER || tr->pid != pm->pid)
@@ -112,7 +112,7 @@ gp_status gp__reader_finish(gp__reader *r)
     /* Every committed time lies between the earliest and the latest (note_time): checking those
      * two checks all, and the error names the element's offset. */
     for (int k = 0; r->have_times && k < 2; k++) {
-        const time_mark *tm = k ? &r->time_hi : &r->time_lo;
+        const gp__reader_time_mark *tm = k ? &r->time_hi : &r->time_lo;
         gp_ns abs;
         if (shifted(tm->ts, t->base_time_ns, &abs))
             continue;
@@ -414,9 +414,9 @@ static void merge_small_parts(gp__reader *dst, const merge_src *m)
     }
     const gp__reader *src = m->src;
     for (size_t i = 0; i < src->n_meta; i++) {
-        pending_meta pm = src->meta[i];
+        gp__reader_pending_meta pm = src->meta[i];
         pm.value = m->map[pm.value];
-        pending_meta *q = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
+        gp__reader_pending_meta *q = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
         if (!q)
             gp__reader_oom(dst);
         *q = pm;

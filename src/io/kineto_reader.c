@@ -274,7 +274,7 @@ static const char *top_start(gp__reader *r, const char *p)
 /* After the ',' at p between two elements: the comma and the blanks after it are consumed for good
  * (r->mark moves past them, in state `next`), so that a retry after a refill does not keep them.
  * Returns the position of what follows. */
-static const char *after_comma(gp__reader *r, const char *p, top_state next)
+static const char *after_comma(gp__reader *r, const char *p, gp__reader_state next)
 {
     p = skip_ws(p + 1);
     r->mark = (size_t)(p - r->buf);

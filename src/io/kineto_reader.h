@@ -47,21 +47,21 @@ static inline int32_t i32_sat(int64_t v)
 
 /* A time committed by the reader, with the input offset of its element and its kind ("an
  * event's"), for the range check when the read is finished. */
-typedef struct time_mark {
+typedef struct gp__reader_time_mark {
     gp_ns ts;
     uint64_t off;
     const char *what;
-} time_mark;
+} gp__reader_time_mark;
 
 /* Track-name metadata, applied to tracks when reading ends. */
-typedef struct pending_meta {
+typedef struct gp__reader_pending_meta {
     int kind; /* 0 process_name, 1 thread_name, 2 thread_sort_index, 3 process_sort_index */
     int64_t pid, tid;
     gp_strid value;
     int64_t num;
-} pending_meta;
+} gp__reader_pending_meta;
 
-typedef enum top_state {
+typedef enum gp__reader_state {
     TOP_START,       /* before the first byte */
     TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
     TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
@@ -70,7 +70,7 @@ typedef enum top_state {
     TOP_EVENTS_ELEM, /* after a ',' in traceEvents: an element */
     TOP_OBJ_MEMBER,  /* after a ',' in the top object: a member */
     TOP_DONE         /* after the closing brace/bracket */
-} top_state;
+} gp__reader_state;
 
 typedef struct gp__reader {
     gp__input in;
@@ -90,7 +90,7 @@ typedef struct gp__reader {
     char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
                        may still be held by the element being parsed) */
     size_t n_retired, cap_retired;
-    pending_meta *meta;
+    gp__reader_pending_meta *meta;
     size_t n_meta, cap_meta;
     uint32_t last_track;
     gp_track_kind last_kind;
@@ -101,9 +101,9 @@ typedef struct gp__reader {
     /* The earliest and the latest time committed (events, counters, flow points), for the range
      * check when the read is finished (gp__reader_widen_times). */
     bool have_times;
-    time_mark time_lo, time_hi;
-    top_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
-    bool bare_array; /* the trace is a bare array of events */
+    gp__reader_time_mark time_lo, time_hi;
+    gp__reader_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
+    bool bare_array;        /* the trace is a bare array of events */
     /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a
      * sequential read). Every piece but the first starts at an element of traceEvents. */
     struct piece *piece;
@@ -116,7 +116,8 @@ typedef struct gp__reader {
 
 /* Widens r's earliest and latest times to take in lo and hi; on a tie r keeps its own (its
  * element came first in the input). */
-static inline void gp__reader_widen_times(gp__reader *r, const time_mark *lo, const time_mark *hi)
+static inline void gp__reader_widen_times(gp__reader *r, const gp__reader_time_mark *lo,
+                                          const gp__reader_time_mark *hi)
 {
     if (!r->have_times || lo->ts < r->time_lo.ts)
         r->time_lo = *lo;
