@@ -40,9 +40,9 @@ typedef enum gp_kernel_type {
 
 /* "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER" (HTA's spelling). */
 GP_EXTERN const char *gp_kernel_type_name(gp_kernel_type t);
-/* Case-insensitive inverse of gp_kernel_type_name; also "comp", "comm", "mem". GP_KT_COUNT if
- * unknown. */
-GP_EXTERN gp_kernel_type gp_kernel_type_parse(const char *s);
+/* Case-insensitive inverse of gp_kernel_type_name; also "comp", "comm", "mem". GP_EINVAL when
+ * unknown (*out untouched). Every gpuprof parse function says "unknown" this way. */
+GP_EXTERN gp_status gp_kernel_type_parse(const char *s, gp_kernel_type *out) GP_WARN_UNUSED;
 
 /* A user rule: names matching the POSIX extended regex get the type. Checked before built-ins. */
 typedef struct gp_classify_rule {
@@ -582,9 +582,9 @@ enum {
 };
 
 /* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",
- * "queue", "activity", "memory", "ranks", "findings", "idle_causes", "step_breakdown"); 0 when
- * unknown. */
-GP_EXTERN unsigned gp_analysis_table_parse(const char *name);
+ * "queue", "activity", "memory", "ranks", "findings", "peak_memory", "idle_causes",
+ * "step_breakdown", "all") into its bits. GP_EINVAL when unknown (*out untouched). */
+GP_EXTERN gp_status gp_analysis_table_parse(const char *name, unsigned *out) GP_WARN_UNUSED;
 
 /* Fixed-width text tables. GP_EIO when the stream fails. */
 GP_EXTERN gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables,

@@ -114,8 +114,9 @@ typedef enum gp_flame_format {
 } gp_flame_format;
 
 /* The format a file name asks for (.folded/.txt, .speedscope.json/.json, .svg, .html/.htm).
- * Returns false when the suffix is none of them. */
-GP_EXTERN bool gp_flame_format_from_path(const char *path, gp_flame_format *out);
+ * GP_EINVAL when the suffix is none of them (*out untouched). */
+GP_EXTERN gp_status gp_flame_format_from_path(const char *path,
+                                              gp_flame_format *out) GP_WARN_UNUSED;
 
 typedef struct gp_flame_render_opts {
     const char *title;   /* shown in SVG/HTML and as the speedscope name; NULL = "gpuprof flame" */

@@ -292,7 +292,9 @@ static int parse_kinds(PyObject *kinds, uint32_t *mask)
     PyObject *k;
     while ((k = PyIter_Next(it))) {
         const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        gp_event_kind kind = s ? gp_event_kind_parse(s) : GP_EV_KIND_COUNT;
+        gp_event_kind kind = GP_EV_KIND_COUNT;
+        if (s && gp_event_kind_parse(s, &kind) != GP_OK)
+            kind = GP_EV_KIND_COUNT;
         if (kind == GP_EV_KIND_COUNT && !PyErr_Occurred())
             PyErr_Format(PyExc_ValueError, "unknown event kind %R", k);
         Py_DECREF(k);
@@ -394,15 +396,13 @@ static PyObject *trace_ops(gpy_trace *self, PyObject *args, PyObject *kw)
                                      &o.peak_tflops, &o.peak_tbps, &fmt) ||
         parse_format(fmt, true, &f) < 0)
         return NULL;
-    o.by = gp_ops_by_parse(by);
-    o.sort = gp_ops_sort_parse(sort);
     o.no_merge = no_merge;
-    if (o.by == GP_OPS_BY_COUNT)
+    if (gp_ops_by_parse(by, &o.by) != GP_OK)
         return PyErr_Format(PyExc_ValueError,
                             "by must be name, shape, module, line, annotation, "
                             "kernel or instance, not %s",
                             by);
-    if (o.sort == GP_OPS_SORT_COUNT)
+    if (gp_ops_sort_parse(sort, &o.sort) != GP_OK)
         return PyErr_Format(PyExc_ValueError, "unknown sort key %s", sort);
     if (top < 0 || o.peak_tflops < 0 || o.peak_tbps < 0)
         return PyErr_Format(PyExc_ValueError, "top and the peaks must be >= 0");
@@ -649,7 +649,7 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
     if (pathobj != Py_None && !bpath)
         return NULL;
     gp_flame_format ff = GP_FLAME_FOLDED;
-    if (bpath && !gp_flame_format_from_path(PyBytes_AS_STRING(bpath), &ff)) {
+    if (bpath && gp_flame_format_from_path(PyBytes_AS_STRING(bpath), &ff) != GP_OK) {
         Py_DECREF(bpath);
         return PyErr_Format(PyExc_ValueError, "flame: the path must end in .html, .svg, "
                                               ".folded or .speedscope.json");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/stats.h"
 #include "analyze/analyze_internal.h"
 #include "gpuprof/ops.h"
@@ -429,7 +430,7 @@ static gp_status merge_ranks(gp_analysis *a)
     a->n_findings = kept;
     for (size_t k = 0; k < kept; k++)
         if (a->findings[k].n_ranks > 1)
-            qsort(a->findings[k].ranks, a->findings[k].n_ranks, sizeof(int32_t), cmp_rank);
+            gp__msort(a->findings[k].ranks, a->findings[k].n_ranks, sizeof(int32_t), cmp_rank);
     return GP_OK;
 }
 
@@ -480,7 +481,7 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
         f->priority = gp__advise_priority(f->gain_ns, kt);
     }
     if (st == GP_OK && a->n_findings > 1)
-        qsort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);
+        gp__msort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);
     if (st == GP_OK)
         st = merge_ranks(a);
     return st;

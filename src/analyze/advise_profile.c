@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/ivls.h"
 #include "gpuprof/advise.h"
 
@@ -219,7 +220,7 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
     gp_trace_span(t, &s0, &s1);
     gp_ns span = s1 - s0;
     if (st == GP_OK && ops.n > 1)
-        qsort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */
+        gp__msort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */
     for (size_t i = 0; i < ops.n && st == GP_OK; i++)
         st = op_rules(a, cap, t, rank, &ops.v[i], o, span);
     /* GPU under-utilised: the GPU-tagged ranges cover little of the profile's span (traces with

@@ -2,8 +2,8 @@
  *
  * A view is built once per rank (view.c): it applies the step selection, the mode's event set and
  * rounding, classifies every GPU event once per distinct name, and joins each GPU event to its
- * launch by correlation id with one hash map. The analyses then sweep the view's arrays, which
- * are sorted once. */
+ * launch by correlation id (a sort-merge join of the two radix-sorted sides, no hash map). The
+ * analyses then sweep the view's arrays, which are sorted once. */
 #ifndef GP_ANALYZE_INTERNAL_H
 #define GP_ANALYZE_INTERNAL_H
 
@@ -78,6 +78,8 @@ void gp__classifier_free(gp__classifier *c);
 gp_kernel_type gp__classify(const gp__classifier *c, const char *name, gp_event_kind kind);
 
 /* view.c */
+/* Builds v, the events of t the analyses read (options o, kernel types from c). On failure v is
+ * left empty (every array freed); on success the caller frees it with gp__view_free. */
 gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
                          const gp__classifier *c) GP_WARN_UNUSED;
 void gp__view_free(gp__view *v);

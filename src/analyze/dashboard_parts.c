@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/ivls.h"
 #include "core/util.h"
 
@@ -23,7 +24,7 @@ static int part_busy_cmp(const void *x, const void *y)
 static void keep_busiest(gp_dash_chart *c, int idle_at)
 {
     if (c->n_parts > 1)
-        qsort(c->parts, c->n_parts, sizeof *c->parts, part_busy_cmp);
+        gp__msort(c->parts, c->n_parts, sizeof *c->parts, part_busy_cmp);
     if (c->n_parts > MAX_BARS) {
         c->n_more = c->n_parts - MAX_BARS;
         c->n_parts = MAX_BARS;

@@ -490,5 +490,8 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
         gp_error_note(&v->note,
                       "No GPU event carries a correlation id matching a launch: host_wait, launch "
                       "delays and queue lengths are unavailable.");
-    return count_rule_breaks(v);
+    st = count_rule_breaks(v);
+    if (st != GP_OK)
+        gp__view_free(v); /* on failure the caller has nothing to free */
+    return st;
 }

@@ -23,7 +23,7 @@ static void text(FILE *fp, const char *s, char sep)
     fputc(sep, fp);
 }
 
-unsigned gp_analysis_table_parse(const char *name)
+gp_status gp_analysis_table_parse(const char *name, unsigned *out)
 {
     static const gp__named t[] = {{"temporal", GP_AT_TEMPORAL},
                                   {"temporal_breakdown", GP_AT_TEMPORAL},
@@ -49,7 +49,11 @@ unsigned gp_analysis_table_parse(const char *name)
                                   {"step_breakdown", GP_AT_STEP_PARTS},
                                   {"step_parts", GP_AT_STEP_PARTS},
                                   {"all", GP_AT_ALL}};
-    return (unsigned)GP_VALUE_OF(t, name, 0);
+    unsigned v = (unsigned)GP_VALUE_OF(t, name, 0);
+    if (v == 0)
+        return GP_EINVAL;
+    *out = v;
+    return GP_OK;
 }
 
 static void csv_temporal(const gp_analysis *a, FILE *fp)

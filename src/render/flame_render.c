@@ -20,7 +20,7 @@ void gp_flame_render_opts_init(gp_flame_render_opts *o)
     o->min_width_px = 0.1;
 }
 
-bool gp_flame_format_from_path(const char *path, gp_flame_format *out)
+gp_status gp_flame_format_from_path(const char *path, gp_flame_format *out)
 {
     static const struct {
         const char *suffix;
@@ -37,10 +37,10 @@ bool gp_flame_format_from_path(const char *path, gp_flame_format *out)
         size_t k = strlen(map[i].suffix);
         if (n >= k && strcmp(path + n - k, map[i].suffix) == 0) {
             *out = map[i].fmt;
-            return true;
+            return GP_OK;
         }
     }
-    return false;
+    return GP_EINVAL;
 }
 
 /* A frame name as a folded-stack element: ';' would split the frame and a newline the line. */

@@ -660,9 +660,21 @@ static void classification_rules(void **state)
     assert_int_equal(gp_classify_name("Memset (Device)", GP_EV_MEMSET, true), GP_KT_MEMORY);
     assert_int_equal(gp_classify_name("Stream Sync", GP_EV_SYNC, true), GP_KT_OTHER);
     assert_int_equal(gp_classify_name("Event Sync", GP_EV_SYNC, true), GP_KT_OTHER);
-    assert_int_equal(gp_kernel_type_parse("comm"), GP_KT_COMMUNICATION);
-    assert_int_equal(gp_kernel_type_parse("Memory"), GP_KT_MEMORY);
-    assert_int_equal(gp_kernel_type_parse("bogus"), GP_KT_COUNT);
+    gp_kernel_type kt = GP_KT_OTHER;
+    assert_int_equal(gp_kernel_type_parse("comm", &kt), GP_OK);
+    assert_int_equal(kt, GP_KT_COMMUNICATION);
+    assert_int_equal(gp_kernel_type_parse("Memory", &kt), GP_OK);
+    assert_int_equal(kt, GP_KT_MEMORY);
+    assert_int_equal(gp_kernel_type_parse("bogus", &kt), GP_EINVAL);
+    assert_int_equal(kt, GP_KT_MEMORY);
+    gp_event_kind ek = GP_EV_OTHER;
+    assert_int_equal(gp_event_kind_parse("kernels", &ek), GP_OK);
+    assert_int_equal(ek, GP_EV_KERNEL);
+    assert_int_equal(gp_event_kind_parse("kernelz", &ek), GP_EINVAL);
+    unsigned bits = 0;
+    assert_int_equal(gp_analysis_table_parse("top_kernels", &bits), GP_OK);
+    assert_int_equal(bits, GP_AT_KERNELS);
+    assert_int_equal(gp_analysis_table_parse("nope", &bits), GP_EINVAL);
 }
 
 /* A user rule makes gemm_kernel communication: compute drops to 0, comm grows by K1 + K4. */

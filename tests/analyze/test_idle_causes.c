@@ -417,8 +417,11 @@ static void render_tables(void **state)
     (void)state;
     tb b = step_trace();
     gp_analysis *a = analyze(&b, NULL);
-    assert_int_equal(gp_analysis_table_parse("idle_causes"), GP_AT_IDLE_CAUSES);
-    assert_int_equal(gp_analysis_table_parse("step_breakdown"), GP_AT_STEP_PARTS);
+    unsigned bits = 0;
+    assert_int_equal(gp_analysis_table_parse("idle_causes", &bits), GP_OK);
+    assert_int_equal(bits, GP_AT_IDLE_CAUSES);
+    assert_int_equal(gp_analysis_table_parse("step_breakdown", &bits), GP_OK);
+    assert_int_equal(bits, GP_AT_STEP_PARTS);
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);

@@ -411,15 +411,15 @@ static void html_escapes_names(void **state)
 static void format_from_path(void **state)
 {
     gp_flame_format f;
-    assert_true(gp_flame_format_from_path("a/flame.speedscope.json", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("a/flame.speedscope.json", &f));
     assert_int_equal(f, GP_FLAME_SPEEDSCOPE);
-    assert_true(gp_flame_format_from_path("x.folded", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("x.folded", &f));
     assert_int_equal(f, GP_FLAME_FOLDED);
-    assert_true(gp_flame_format_from_path("x.svg", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("x.svg", &f));
     assert_int_equal(f, GP_FLAME_SVG);
-    assert_true(gp_flame_format_from_path("x.html", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("x.html", &f));
     assert_int_equal(f, GP_FLAME_HTML);
-    assert_false(gp_flame_format_from_path("x.png", &f));
+    assert_int_equal(GP_EINVAL, gp_flame_format_from_path("x.png", &f));
 }
 
 static void timeline_layout_and_encoding(void **state)

@@ -173,8 +173,8 @@ static bool parse_list(const char *opt, const char *arg, gp_diff_opts *o)
                 o->kinds = (1u << GP_EV_KIND_COUNT) - 1;
                 continue;
             }
-            gp_event_kind k = gp_event_kind_parse(tok);
-            if (k == GP_EV_KIND_COUNT) {
+            gp_event_kind k;
+            if (gp_event_kind_parse(tok, &k) != GP_OK) {
                 gp__cli_error("diff", "unknown kind '%s' (see --help)", tok);
                 ok = false;
             } else {
@@ -330,7 +330,8 @@ static int take_option(void *ctx, int id, char *arg)
         return 0;
     case OPT_FLAME:
         a->flame = arg;
-        if (!gp_flame_format_from_path(arg, &a->flame_fmt) || a->flame_fmt == GP_FLAME_SPEEDSCOPE) {
+        if (gp_flame_format_from_path(arg, &a->flame_fmt) != GP_OK ||
+            a->flame_fmt == GP_FLAME_SPEEDSCOPE) {
             gp__cli_error("diff", "--flame: name the file .html, .svg or .folded, not '%s'", arg);
             return 2;
         }

@@ -85,8 +85,7 @@ static int take_option(void *ctx, int id, char *arg)
     case OPT_PEAK_TBPS:
         return gp__cli_parse_real("ops", "--peak-tbps", arg, 1e-6, 1e6, &a->o.peak_tbps) ? 0 : 2;
     case 'b':
-        a->o.by = gp_ops_by_parse(arg);
-        if (a->o.by == GP_OPS_BY_COUNT) {
+        if (gp_ops_by_parse(arg, &a->o.by) != GP_OK) {
             gp__cli_error("ops",
                           "unknown --by '%s' (name, shape, module, line, annotation, "
                           "kernel, instance)",
@@ -95,8 +94,7 @@ static int take_option(void *ctx, int id, char *arg)
         }
         return 0;
     default: /* 's' */
-        a->o.sort = gp_ops_sort_parse(arg);
-        if (a->o.sort == GP_OPS_SORT_COUNT) {
+        if (gp_ops_sort_parse(arg, &a->o.sort) != GP_OK) {
             gp__cli_error("ops",
                           "unknown --sort '%s' (self_gpu, gpu, self_cpu, cpu, calls, "
                           "tflops, efficiency)",

@@ -75,8 +75,8 @@ static int take_option(void *ctx, int id, char *arg)
         return 2;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        gp_event_kind k = gp_event_kind_parse(tok);
-        if (k == GP_EV_KIND_COUNT) {
+        gp_event_kind k;
+        if (gp_event_kind_parse(tok, &k) != GP_OK) {
             gp__cli_error("summary", "unknown kind '%s' (see --help)", tok);
             free(list);
             return 2;

@@ -414,7 +414,7 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
     }
     gp_ops_by by = GP_OPS_BY_NAME;
     const char *b = gp__http_param_get(t, "by");
-    if (b && what == V_OPS && (by = gp_ops_by_parse(b)) == GP_OPS_BY_COUNT)
+    if (b && what == V_OPS && gp_ops_by_parse(b, &by) != GP_OK)
         return fail(c, api, 400,
                     "by: expected name, shape, module, line, annotation, kernel or instance");
     if (b && (what == V_FLAME || what == V_FLAME_JSON)) { /* the flame's frames: by module */
