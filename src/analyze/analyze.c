@@ -135,9 +135,10 @@ static void rank_notes(const gp_trace *t, const gp__view *v, bool many, gp_rank_
 typedef gp_status (*rank_fn)(const gp__view *v, gp_rank_analysis *r);
 
 static const rank_fn rank_analyses[] = {
-    gp__analyze_launch_stats, gp__analyze_activity,    gp__analyze_queues, gp__analyze_kernel_stats,
-    gp__analyze_temporal,     gp__analyze_top_kernels, gp__analyze_idle,   gp__analyze_types,
-    gp__analyze_bandwidth,    gp__analyze_peak_memory,
+    gp__analyze_launch_stats, gp__analyze_activity,      gp__analyze_queues,
+    gp__analyze_kernel_stats, gp__analyze_temporal,      gp__analyze_top_kernels,
+    gp__analyze_idle,         gp__analyze_types,         gp__analyze_bandwidth,
+    gp__analyze_peak_memory,  gp__analyze_critical_path,
 };
 #define N_RANK_ANALYSES (sizeof rank_analyses / sizeof *rank_analyses)
 

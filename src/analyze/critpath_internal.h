@@ -1,0 +1,93 @@
+/* Internals of the critical path (docs/internals/analyze.md, "Critical path"): the per-rank
+ * tables (critpath.c) and the graph of one region (critpath_graph.c).
+ *
+ * The graph is HTA's (../shared/reference/hta-critical-path.md): two nodes per selected event,
+ * five edge types, the longest path in Kahn order. The default mode changes a few rules (see
+ * docs/analyses.md, "Critical path"): every CPU event with a duration is a node event (so gaps on
+ * a thread are CPU time of the innermost enclosing frame), blocking calls get synchronisation
+ * edges from the GPU work that ended last inside them, and each kernel gets both its launch and
+ * its kernel-kernel edge (the longest path picks what it waited for). */
+#ifndef GP_CRITPATH_INTERNAL_H
+#define GP_CRITPATH_INTERNAL_H
+
+#include "analyze/analyze_internal.h"
+
+enum {
+    GP__CPE_NODE = 1u << 0,     /* has a start and an end node */
+    GP__CPE_BLOCKING = 1u << 1, /* a blocking call: its closing edge weighs 0 */
+    GP__CPE_LOCK = 1u << 2,     /* HTA's runtime-lock names */
+    GP__CPE_DATALOAD = 1u << 3, /* its CPU time is data loading */
+    GP__CPE_GPU = 1u << 4,      /* runs on a GPU stream */
+    GP__CPE_SYNC = 1u << 5,     /* a cuda_sync row (no duration edge) */
+    GP__CPE_COMM = 1u << 6,     /* GPU communication; on a sync row: a Context Sync */
+};
+
+/* One event of a region. s/e are in the graph's unit (ns, or whole us in HTA mode). */
+typedef struct gp__cpev {
+    const gp_event *ev;
+    int64_t s, e;
+    int32_t parent;   /* CPU nesting parent (index in the region's events), -1 */
+    int32_t launcher; /* GPU event: its launch call's index; a blocking call (default mode): the
+                       * GPU event that ended last inside it; -1 */
+    int32_t thread;   /* CPU: thread index (track); GPU: lane (stream) index */
+    int32_t q_launch; /* GPU: HTA queue length after its launch / after its start; INT32_MIN */
+    int32_t q_start;  /*      when the launch is not a launch call */
+    uint32_t ns, ne;  /* node ids, UINT32_MAX without nodes */
+    uint8_t flags;    /* GP__CPE_* */
+} gp__cpev;
+
+typedef enum gp__cp_edge_type {
+    GP__CPT_OPERATOR = 0,
+    GP__CPT_DEPENDENCY,
+    GP__CPT_LAUNCH,
+    GP__CPT_KERNEL_KERNEL,
+    GP__CPT_SYNC,
+} gp__cp_edge_type;
+
+typedef struct gp__cpedge {
+    uint32_t src, dst;
+    int64_t w;    /* the edge's weight as computed (may be negative) */
+    int32_t ev;   /* attributed event (index), -1 */
+    uint8_t type; /* gp__cp_edge_type */
+} gp__cpedge;
+
+typedef struct gp__cpnode {
+    int64_t ts;
+    uint32_t ev;
+    bool end;
+} gp__cpnode;
+
+/* A region's graph: events (CPU first in thread order, then GPU), nodes in (ts, event) order,
+ * edges in insertion order. */
+typedef struct gp__cpgraph {
+    bool hta;
+    gp__cpev *evs;
+    size_t n_evs, cap_evs;
+    gp__cpnode *nodes;
+    size_t n_nodes;
+    gp__cpedge *edges;
+    size_t n_edges, cap_edges;
+    /* The longest path: edges from the first node to the last, and its length (unit). */
+    uint32_t *path;
+    size_t n_path;
+    int64_t length;
+    size_t negative; /* edges with a negative weight (used as 0) */
+} gp__cpgraph;
+
+/* critpath_graph.c: builds nodes and edges over g->evs (filled by the caller: parent, launcher,
+ * thread, flags, s, e set). GP_ENOMEM. */
+gp_status gp__cp_build(gp__cpgraph *g) GP_WARN_UNUSED;
+/* The longest path of the built graph (g->path, g->length). GP_ENOMEM; GP_EINVAL on a cycle. */
+gp_status gp__cp_longest(gp__cpgraph *g) GP_WARN_UNUSED;
+void gp__cp_graph_free(gp__cpgraph *g);
+
+/* critpath_result.c: fills cp's length, by_class, pct, top and events from the path of g (times
+ * in units of unit ns; t is the trace the events belong to). GP_ENOMEM. */
+gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
+                        gp_critical_path *cp) GP_WARN_UNUSED;
+
+/* The name HTA classifies: a name with '<' or '(' loses template arguments and parenthesised
+ * parts and keeps its last space-separated token. Writes at most cap bytes (NUL-terminated). */
+void gp__cp_short_name(const char *name, char *out, size_t cap);
+
+#endif

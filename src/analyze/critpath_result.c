@@ -1,0 +1,179 @@
+/* The result of one critical path: the breakdown by bound_by class, the events holding the most
+ * path time (with their Python frame) and the events on the path (docs/analyses.md, "Critical
+ * path"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/critpath_internal.h"
+#include "core/invariant.h"
+#include "core/msort.h"
+
+#define CP_TOP 10
+
+/* §7: the class an edge's time counts to. */
+static gp_cp_class edge_class(const gp__cpgraph *g, const gp__cpedge *e)
+{
+    switch ((gp__cp_edge_type)e->type) {
+    case GP__CPT_LAUNCH:
+        return GP_CP_LAUNCH;
+    case GP__CPT_KERNEL_KERNEL:
+        return GP_CP_KERNEL_KERNEL;
+    case GP__CPT_DEPENDENCY:
+        return GP_CP_DEPENDENCY;
+    case GP__CPT_SYNC:
+        if (g->hta || e->ev < 0)
+            return GP_CP_DEPENDENCY;
+        break;
+    case GP__CPT_OPERATOR:
+        break;
+    }
+    if (e->ev < 0)
+        return GP_CP_CPU;
+    const gp__cpev *ev = &g->evs[e->ev];
+    if (ev->flags & GP__CPE_GPU)
+        return (ev->flags & GP__CPE_COMM) ? GP_CP_GPU_COMM : GP_CP_GPU_COMPUTE;
+    return (ev->flags & GP__CPE_DATALOAD) ? GP_CP_DATA_LOADING : GP_CP_CPU;
+}
+
+/* One path edge's time for the top events. */
+typedef struct contrib {
+    const char *name;
+    int32_t ev; /* the first (in path order) event of this name and class, -1 */
+    uint8_t cls;
+    uint8_t kind;
+    gp_ns time;
+    uint64_t count;
+} contrib;
+
+static int cmp_contrib_key(const contrib *a, const contrib *b)
+{
+    int c = strcmp(a->name, b->name);
+    if (c)
+        return c;
+    return GP_CMP(a->cls, b->cls);
+}
+GP__DEFINE_MERGE_SORT(sort_contrib_key, contrib, cmp_contrib_key)
+
+static int cmp_contrib_time(const contrib *a, const contrib *b)
+{
+    GP_CMP_KEY(b->time, a->time);
+    return strcmp(a->name, b->name);
+}
+GP__DEFINE_MERGE_SORT(sort_contrib_time, contrib, cmp_contrib_time)
+
+/* The innermost Python frame enclosing event i (itself when it is one; a GPU event's launch). */
+static const char *python_of(const gp__cpgraph *g, const gp_trace *t, int32_t i)
+{
+    if (i >= 0 && (g->evs[i].flags & GP__CPE_GPU))
+        i = g->evs[i].launcher;
+    for (; i >= 0; i = g->evs[i].parent)
+        if (g->evs[i].ev->kind == GP_EV_PYTHON)
+            return gp_trace_str(t, g->evs[i].ev->name);
+    return "";
+}
+
+static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
+                            gp_critical_path *cp)
+{
+    contrib *c = malloc((g->n_path ? g->n_path : 1) * sizeof(*c));
+    if (!c)
+        return GP_ENOMEM;
+    size_t n = 0;
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        gp_cp_class cls = edge_class(g, e);
+        if (cls == GP_CP_DEPENDENCY || cls == GP_CP_LAUNCH)
+            continue;
+        const gp_event *ev = e->ev >= 0 ? g->evs[e->ev].ev : NULL;
+        c[n++] = (contrib){ev ? gp_trace_str(t, ev->name) : "(between top-level events)",
+                           e->ev,
+                           (uint8_t)cls,
+                           (uint8_t)(ev ? ev->kind : GP_EV_OTHER),
+                           (g->hta ? e->w : GP_MAX(e->w, 0)) * unit,
+                           1};
+    }
+    if (!sort_contrib_key(c, n)) { /* stable: the first of a run is the earliest on the path */
+        free(c);
+        return GP_ENOMEM;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (m > 0 && cmp_contrib_key(&c[m - 1], &c[k]) == 0) {
+            c[m - 1].time += c[k].time;
+            c[m - 1].count++;
+        } else {
+            c[m++] = c[k];
+        }
+    }
+    if (!sort_contrib_time(c, m)) {
+        free(c);
+        return GP_ENOMEM;
+    }
+    size_t n_top = GP_MIN(m, (size_t)CP_TOP);
+    cp->top = calloc(n_top ? n_top : 1, sizeof(*cp->top));
+    if (!cp->top) {
+        free(c);
+        return GP_ENOMEM;
+    }
+    for (size_t k = 0; k < n_top; k++)
+        cp->top[k] = (gp_cp_event){c[k].name, c[k].kind,  (gp_cp_class)c[k].cls,
+                                   c[k].time, c[k].count, python_of(g, t, c[k].ev)};
+    cp->n_top = n_top;
+    free(c);
+    return GP_OK;
+}
+
+/* §6: every event with a node on the path, in path order. */
+static gp_status path_events(const gp__cpgraph *g, gp_critical_path *cp)
+{
+    uint8_t *seen = calloc(g->n_evs ? g->n_evs : 1, 1);
+    cp->events = malloc((2 * g->n_path + 1) * sizeof(*cp->events));
+    if (!seen || !cp->events) {
+        free(seen);
+        return GP_ENOMEM;
+    }
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        uint32_t ends[2] = {g->nodes[e->src].ev, g->nodes[e->dst].ev};
+        for (int j = 0; j < 2; j++) {
+            if (seen[ends[j]])
+                continue;
+            seen[ends[j]] = 1;
+            cp->events[cp->n_events++] = g->evs[ends[j]].ev;
+        }
+    }
+    free(seen);
+    return GP_OK;
+}
+
+gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, gp_critical_path *cp)
+{
+    gp_ns sum = 0;
+    if (getenv("GP_CP_DEBUG"))
+        for (size_t k = 0; k < g->n_path; k++) {
+            const gp__cpedge *e = &g->edges[g->path[k]];
+            const gp__cpnode *a = &g->nodes[e->src], *b = &g->nodes[e->dst];
+            fprintf(stderr, "DBG %d w=%lld %s%c(%lld) -> %s%c(%lld) [%s]\n", e->type, (long long)e->w,
+                    gp_trace_str(t, g->evs[a->ev].ev->name), a->end ? 'e' : 's', (long long)a->ts,
+                    gp_trace_str(t, g->evs[b->ev].ev->name), b->end ? 'e' : 's', (long long)b->ts,
+                    e->ev >= 0 ? gp_trace_str(t, g->evs[e->ev].ev->name) : "-");
+        }
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        /* HTA's breakdown keeps a negative weight that the path used as 0 (§5) */
+        gp_ns w = (g->hta ? e->w : GP_MAX(e->w, 0)) * unit;
+        cp->by_class[edge_class(g, e)] += w;
+        sum += w;
+    }
+    cp->length = g->length * unit;
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        cp->pct[c] = sum != 0 ? 100.0 * (double)cp->by_class[c] / (double)sum : NAN;
+    GP_INVARIANT(g->hta || sum == cp->length, "critical path: classes sum to %lld, length %lld",
+                 (long long)sum, (long long)cp->length);
+    gp_status st = top_events(g, t, unit, cp);
+    if (st == GP_OK)
+        st = path_events(g, cp);
+    return st;
+}
