@@ -25,16 +25,18 @@ const char *gp_cp_class_name(gp_cp_class c)
 /* What a name is, computed once per name (bits of cp_rank.names; bit 0: computed). */
 enum {
     NB_DONE = 1u << 0,
-    NB_HTA_BLOCKING = 1u << 1, /* HTA's blocking list */
-    NB_LOCK = 1u << 2,         /* HTA's runtime-lock list */
-    NB_DATALOAD = 1u << 3,     /* a data-loading pattern matches */
-    NB_SYNC_CALL = 1u << 4,    /* default: a synchronising call or synchronous copy */
-    NB_ASYNC_COPY = 1u << 5,   /* default: an async copy (blocks when its copy ends inside) */
-    NB_LAUNCH = 1u << 6,       /* HTA's launch calls (queue length) */
-    NB_HTA_COMM = 1u << 7,     /* HTA's communication regexes on the short name */
-    NB_COMM = 1u << 8,         /* gpuprof's communication class */
-    NB_STEP = 1u << 9,         /* ProfilerStep#N */
-    NB_CONTEXT_SYNC = 1u << 10 /* "Context Sync" */
+    NB_HTA_BLOCKING = 1u << 1,  /* HTA's blocking list */
+    NB_LOCK = 1u << 2,          /* HTA's runtime-lock list */
+    NB_DATALOAD = 1u << 3,      /* a data-loading pattern matches */
+    NB_SYNC_CALL = 1u << 4,     /* default: a synchronising call or synchronous copy */
+    NB_ASYNC_COPY = 1u << 5,    /* default: an async copy (blocks when its copy ends inside) */
+    NB_LAUNCH = 1u << 6,        /* HTA's launch calls (queue length) */
+    NB_HTA_COMM = 1u << 7,      /* HTA's communication regexes on the short name */
+    NB_COMM = 1u << 8,          /* gpuprof's communication class */
+    NB_STEP = 1u << 9,          /* ProfilerStep#N */
+    NB_CONTEXT_SYNC = 1u << 10, /* "Context Sync" */
+    NB_AUTOGRAD = 1u << 11,     /* contains "autograd" (HTA's backward thread merge) */
+    NB_FORWARD = 1u << 12       /* contains "forward" */
 };
 
 typedef struct cp_rank {
@@ -107,6 +109,10 @@ static uint16_t name_bits(const cp_rank *k, gp_strid id, gp_event_kind kind)
         b |= NB_STEP;
     if (strcmp(s, "Context Sync") == 0)
         b |= NB_CONTEXT_SYNC;
+    if (strstr(s, "autograd"))
+        b |= NB_AUTOGRAD;
+    if (strstr(s, "forward"))
+        b |= NB_FORWARD;
     if (gp_event_kind_is_gpu(kind)) {
         char short_name[256];
         gp__cp_short_name(s, short_name, sizeof short_name);
@@ -396,14 +402,13 @@ static int cmp_nest(const gp__cpev *a, const gp__cpev *b)
     GP_CMP_KEY(b->e, a->e); /* longer first */
     return GP_CMP((uintptr_t)a->ev, (uintptr_t)b->ev);
 }
-GP__DEFINE_MERGE_SORT(sort_nest, gp__cpev, cmp_nest)
 
-/* Nesting parents of one thread's events g->evs[from, g->n_evs) (sorted by cmp_nest); in the
- * default mode data loading passes down to the children. */
-static void nest(gp__cpgraph *g, size_t from, int32_t *stack)
+/* Nesting parents of one thread's events g->evs[from, to) (sorted by cmp_nest); in the default
+ * mode data loading passes down to the children. */
+static void nest(gp__cpgraph *g, size_t from, size_t to, int32_t *stack)
 {
     size_t sp = 0;
-    for (size_t i = from; i < g->n_evs; i++) {
+    for (size_t i = from; i < to; i++) {
         gp__cpev *e = &g->evs[i];
         while (sp > 0 && g->evs[stack[sp - 1]].e <= e->s)
             sp--;
@@ -443,21 +448,53 @@ static uint8_t cpu_flags(const cp_rank *k, const gp_event *ev)
     return f;
 }
 
-/* The CPU events of [ulo, uhi] (starts, in units, inclusive), thread by thread. */
+static int cmp_thread_nest(const gp__cpev *a, const gp__cpev *b)
+{
+    GP_CMP_KEY(a->thread, b->thread);
+    return cmp_nest(a, b);
+}
+GP__DEFINE_MERGE_SORT(sort_thread_nest, gp__cpev, cmp_thread_nest)
+
+/* HTA's backward thread merge (§4.2): when exactly one thread holds cpu_op / user_annotation
+ * names with "autograd" and exactly one other thread names with "forward", the first is nested
+ * as part of the second. */
+static void merge_backward(const cp_rank *k, gp__cpgraph *g)
+{
+    int32_t bw[2] = {-1, -1}, fw[2] = {-1, -1};
+    size_t n_bw = 0, n_fw = 0;
+    for (size_t i = 0; i < g->n_evs; i++) {
+        const gp_event *ev = g->evs[i].ev;
+        if (ev->kind != GP_EV_CPU_OP && ev->kind != GP_EV_USER_ANNOTATION)
+            continue;
+        uint16_t nb = name_bits(k, ev->name, (gp_event_kind)ev->kind);
+        int32_t th = g->evs[i].thread;
+        if ((nb & NB_AUTOGRAD) && n_bw < 2 && (n_bw == 0 || bw[0] != th))
+            bw[n_bw++] = th;
+        if ((nb & NB_FORWARD) && n_fw < 2 && (n_fw == 0 || fw[0] != th))
+            fw[n_fw++] = th;
+    }
+    int32_t fwd = -1;
+    for (size_t i = 0; i < n_fw; i++)
+        if (n_bw == 1 && fw[i] != bw[0])
+            fwd = fwd == -1 ? fw[i] : -2;
+    if (n_bw != 1 || fwd < 0 || (n_fw == 2 && fw[0] != bw[0] && fw[1] != bw[0]))
+        return;
+    for (size_t i = 0; i < g->n_evs; i++)
+        if (g->evs[i].thread == bw[0])
+            g->evs[i].thread = fwd;
+}
+
+/* The CPU events of [ulo, uhi] (starts, in units, inclusive), in nesting order per thread. */
 static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
 {
     const gp_trace *t = k->t;
-    gp_ns lo =
-        ulo == INT64_MIN ? INT64_MIN : (ulo - 1) * k->unit + (k->unit > 1 ? t->base_time_ns : 0);
-    gp_ns hi =
-        uhi == INT64_MAX ? INT64_MAX : (uhi + 1) * k->unit + (k->unit > 1 ? t->base_time_ns : 0);
-    int32_t *stack = NULL;
-    size_t cap_stack = 0;
+    gp_ns base = k->unit > 1 ? t->base_time_ns : 0;
+    gp_ns lo = ulo == INT64_MIN ? INT64_MIN : (ulo - 1) * k->unit + base;
+    gp_ns hi = uhi == INT64_MAX ? INT64_MAX : (uhi + 1) * k->unit + base;
     for (size_t tk = 0; tk < t->n_tracks; tk++) {
         const gp_track *tr = &t->tracks[tk];
         if (tr->kind != GP_TRACK_CPU_THREAD)
             continue;
-        size_t from = g->n_evs;
         for (size_t i = lower_bound(tr, lo); i < tr->n_events && tr->events[i].ts <= hi; i++) {
             const gp_event *ev = &tr->events[i];
             if (!cpu_kind(ev) || ev->ts >= k->cpu_hi)
@@ -466,10 +503,8 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
             if (s < ulo || s > uhi || e - s <= 0)
                 continue;
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
-            if (!c) {
-                free(stack);
+            if (!c)
                 return GP_ENOMEM;
-            }
             *c = (gp__cpev){ev,
                             s,
                             e,
@@ -482,14 +517,18 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
                             UINT32_MAX,
                             cpu_flags(k, ev)};
         }
-        if (g->n_evs == from)
-            continue;
-        if (!sort_nest(g->evs + from, g->n_evs - from) ||
-            gp__grow((void **)&stack, &cap_stack, sizeof(*stack), g->n_evs - from) != GP_OK) {
-            free(stack);
-            return GP_ENOMEM;
-        }
-        nest(g, from, stack);
+    }
+    if (k->hta)
+        merge_backward(k, g);
+    int32_t *stack = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*stack));
+    if (!stack || !sort_thread_nest(g->evs, g->n_evs)) {
+        free(stack);
+        return GP_ENOMEM;
+    }
+    for (size_t from = 0, to; from < g->n_evs; from = to) {
+        for (to = from + 1; to < g->n_evs && g->evs[to].thread == g->evs[from].thread; to++)
+            ;
+        nest(g, from, to, stack);
     }
     free(stack);
     return GP_OK;
@@ -515,6 +554,8 @@ static gp_status region_gpu(const cp_rank *k, gp__cpgraph *g)
                 return GP_ENOMEM;
             *c = *tmpl;
             c->launcher = (int32_t)i;
+            if (k->hta) /* HTA links one GPU event per correlation id (a graph launch: one) */
+                break;
         }
     }
     return GP_OK;

@@ -2,7 +2,6 @@
  * path time (with their Python frame) and the events on the path (docs/analyses.md, "Critical
  * path"). */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,11 +62,14 @@ static int cmp_contrib_time(const contrib *a, const contrib *b)
 }
 GP__DEFINE_MERGE_SORT(sort_contrib_time, contrib, cmp_contrib_time)
 
-/* The innermost Python frame enclosing event i (itself when it is one; a GPU event's launch). */
+/* The innermost Python frame enclosing event i (a GPU event: its launch call; a Python frame: its
+ * caller). */
 static const char *python_of(const gp__cpgraph *g, const gp_trace *t, int32_t i)
 {
     if (i >= 0 && (g->evs[i].flags & GP__CPE_GPU))
         i = g->evs[i].launcher;
+    else if (i >= 0)
+        i = g->evs[i].parent;
     for (; i >= 0; i = g->evs[i].parent)
         if (g->evs[i].ev->kind == GP_EV_PYTHON)
             return gp_trace_str(t, g->evs[i].ev->name);
@@ -151,15 +153,6 @@ static gp_status path_events(const gp__cpgraph *g, gp_critical_path *cp)
 gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, gp_critical_path *cp)
 {
     gp_ns sum = 0;
-    if (getenv("GP_CP_DEBUG"))
-        for (size_t k = 0; k < g->n_path; k++) {
-            const gp__cpedge *e = &g->edges[g->path[k]];
-            const gp__cpnode *a = &g->nodes[e->src], *b = &g->nodes[e->dst];
-            fprintf(stderr, "DBG %d w=%lld %s%c(%lld) -> %s%c(%lld) [%s]\n", e->type, (long long)e->w,
-                    gp_trace_str(t, g->evs[a->ev].ev->name), a->end ? 'e' : 's', (long long)a->ts,
-                    gp_trace_str(t, g->evs[b->ev].ev->name), b->end ? 'e' : 's', (long long)b->ts,
-                    e->ev >= 0 ? gp_trace_str(t, g->evs[e->ev].ev->name) : "-");
-        }
     for (size_t k = 0; k < g->n_path; k++) {
         const gp__cpedge *e = &g->edges[g->path[k]];
         /* HTA's breakdown keeps a negative weight that the path used as 0 (§5) */
