@@ -52,6 +52,8 @@ typedef struct cp_rank {
     uint32_t *by_corr;   /* GPU indices sorted by correlation */
     gp__imap corr_first; /* correlation -> first position in by_corr */
     size_t n_by_corr;
+    size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
+    size_t n_runs;
     gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
     const gp_event **steps; /* CPU-side ProfilerSteps, by start */
     size_t n_steps, cap_steps;
@@ -253,13 +255,19 @@ static gp_status collect_gpu(cp_rank *k)
 {
     int64_t *lanes = malloc(4096 * sizeof(*lanes));
     size_t n_lanes = 0;
-    if (!lanes)
+    k->runs = malloc((k->t->n_tracks + 1) * sizeof(*k->runs));
+    if (!lanes || !k->runs) {
+        free(lanes);
         return GP_ENOMEM;
+    }
     gp_status st = GP_OK;
+    k->runs[0] = 0;
     for (size_t tk = 0; tk < k->t->n_tracks && st == GP_OK; tk++) {
         const gp_track *tr = &k->t->tracks[tk];
         if (tr->kind != GP_TRACK_GPU_STREAM)
             continue;
+        if (k->n_gpu > k->runs[k->n_runs])
+            k->runs[++k->n_runs] = k->n_gpu;
         for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
             const gp_event *ev = &tr->events[i];
             if ((ev->flags & (GP_EVF_INSTANT | GP_EVF_STREAM_FROM_TID)) ||
@@ -268,6 +276,8 @@ static gp_status collect_gpu(cp_rank *k)
             st = add_gpu(k, tr, ev, lanes, &n_lanes);
         }
     }
+    if (k->n_gpu > k->runs[k->n_runs])
+        k->runs[++k->n_runs] = k->n_gpu;
     free(lanes);
     return st;
 }
@@ -366,6 +376,7 @@ static void rank_free(cp_rank *k)
     free(k->names);
     gp__imap_free(&k->launch);
     free(k->gpu);
+    free(k->runs);
     free(k->by_corr);
     gp__imap_free(&k->corr_first);
     free(k->steps);
@@ -561,6 +572,46 @@ static gp_status region_gpu(const cp_rank *k, gp__cpgraph *g)
     return GP_OK;
 }
 
+/* True when the GPU event's launch call is one of the region's events (region_gpu took it). */
+static bool launched_inside(const cp_rank *k, const gp__cpev *g, int64_t ulo, int64_t uhi)
+{
+    const gp_event *l = launch_of(k, g->ev);
+    if (!l || (l->kind != GP_EV_RUNTIME && l->kind != GP_EV_DRIVER))
+        return false;
+    int64_t s = unit_start(k, l->ts);
+    return s >= ulo && s <= uhi && unit_end(k, l->ts + l->dur) - s > 0 && l->ts < k->cpu_hi;
+}
+
+/* Default mode: the GPU work that runs in the region but was launched before it (or by no
+ * recorded call), clipped to the region's start: a step that begins by waiting for the previous
+ * step's kernels waits for GPU work. */
+static gp_status region_carried(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
+{
+    for (size_t r = 0; r < k->n_runs; r++) {
+        size_t from = k->runs[r], to = k->runs[r + 1], lo = from, hi = to;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (k->gpu[mid].s < ulo)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        while (lo > from && k->gpu[lo - 1].e > ulo)
+            lo--;
+        for (size_t i = lo; i < to && k->gpu[i].s <= uhi; i++) {
+            const gp__cpev *tmpl = &k->gpu[i];
+            if (tmpl->e <= ulo || launched_inside(k, tmpl, ulo, uhi))
+                continue;
+            gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
+            if (!c)
+                return GP_ENOMEM;
+            *c = *tmpl;
+            c->s = GP_MAX(c->s, ulo);
+        }
+    }
+    return GP_OK;
+}
+
 typedef struct end_key {
     int64_t e;
     uint32_t ev;
@@ -626,6 +677,8 @@ static gp_status region_graph(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cp
     gp_status st = region_cpu(k, ulo, uhi, g);
     if (st == GP_OK)
         st = region_gpu(k, g);
+    if (st == GP_OK && !k->hta)
+        st = region_carried(k, ulo, uhi, g);
     if (st == GP_OK && !k->hta)
         st = infer_syncs(k, g);
     if (st == GP_OK)
