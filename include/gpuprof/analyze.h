@@ -522,7 +522,7 @@ enum {
     GP_AT_CRITICAL_PATH = 1u << 12, /* critical_paths (critpath.c) */
     GP_AT_IDLE_CAUSES = 1u << 13,   /* idle_causes (idle_causes.c) */
     GP_AT_STEP_PARTS = 1u << 14,    /* step_parts (idle_causes.c) */
-    GP_AT_ALL = (1u << 12) - 1      /* widened to (1u << 15) - 1 once those tables render */
+    GP_AT_ALL = (1u << 13) - 1 /* widened to (1u << 15) - 1 once the idle-cause tables render */
 };
 
 /* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",
