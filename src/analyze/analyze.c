@@ -75,6 +75,7 @@ static void free_rank(gp_rank_analysis *r)
     for (size_t i = 0; i < r->n_critical_paths; i++) {
         free(r->critical_paths[i].top);
         free(r->critical_paths[i].events);
+        free(r->critical_paths[i].links);
     }
     free(r->critical_paths);
     free(r->idle_causes);

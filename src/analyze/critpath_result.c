@@ -150,6 +150,39 @@ static gp_status path_events(const gp__cpgraph *g, gp_critical_path *cp)
     return GP_OK;
 }
 
+/* HTA's edge type strings. */
+static const char *edge_type_name(gp__cp_edge_type type)
+{
+    static const char *const names[] = {[GP__CPT_OPERATOR] = "critical_path_operator",
+                                        [GP__CPT_DEPENDENCY] = "critical_path_dependency",
+                                        [GP__CPT_LAUNCH] = "critical_path_kernel_launch_delay",
+                                        [GP__CPT_KERNEL_KERNEL] =
+                                            "critical_path_kernel_kernel_delay",
+                                        [GP__CPT_SYNC] = "critical_path_sync_dependency"};
+    return GP_NAME_OF(names, type, "");
+}
+
+/* §9: the path edges HTA's overlay draws by default (dependency, launch, synchronisation). */
+static gp_status path_links(const gp__cpgraph *g, int64_t unit, gp_critical_path *cp)
+{
+    cp->links = malloc((g->n_path ? g->n_path : 1) * sizeof(*cp->links));
+    if (!cp->links)
+        return GP_ENOMEM;
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        if (e->type != GP__CPT_DEPENDENCY && e->type != GP__CPT_LAUNCH && e->type != GP__CPT_SYNC)
+            continue;
+        const gp__cpnode *a = &g->nodes[e->src], *b = &g->nodes[e->dst];
+        cp->links[cp->n_links++] = (gp_chrome_link){g->evs[a->ev].ev,
+                                                    g->evs[b->ev].ev,
+                                                    a->end,
+                                                    b->end,
+                                                    (g->hta ? e->w : GP_MAX(e->w, 0)) * unit,
+                                                    edge_type_name((gp__cp_edge_type)e->type)};
+    }
+    return GP_OK;
+}
+
 gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, gp_critical_path *cp)
 {
     gp_ns sum = 0;
@@ -168,5 +201,7 @@ gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, g
     gp_status st = top_events(g, t, unit, cp);
     if (st == GP_OK)
         st = path_events(g, cp);
+    if (st == GP_OK)
+        st = path_links(g, unit, cp);
     return st;
 }
