@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "gpuprof/analyze.h"
@@ -234,6 +235,37 @@ static ev_key *critical_of_overlay(const char *path, size_t *n)
     return out;
 }
 
+/* The critical_path flow points of an overlay as "ph type ts_us" strings, sorted. */
+static char **flows_of_overlay(const char *path, size_t *n)
+{
+    json_object *doc = read_gz_json(path), *evs;
+    assert_true(json_object_object_get_ex(doc, "traceEvents", &evs));
+    size_t len = json_object_array_length(evs);
+    char **out = calloc(len + 1, sizeof(*out));
+    assert_non_null(out);
+    *n = 0;
+    for (size_t i = 0; i < len; i++) {
+        json_object *e = json_object_array_get_idx(evs, i), *cat, *ph, *ts, *args, *type;
+        if (!json_object_object_get_ex(e, "cat", &cat) ||
+            strcmp(json_object_get_string(cat), "critical_path") != 0 ||
+            !json_object_object_get_ex(e, "ph", &ph) || !json_object_object_get_ex(e, "ts", &ts) ||
+            !json_object_object_get_ex(e, "args", &args) ||
+            !json_object_object_get_ex(args, "type", &type))
+            continue;
+        char buf[160];
+        snprintf(buf, sizeof buf, "%s %s %lld", json_object_get_string(ph),
+                 json_object_get_string(type), (long long)floor(json_object_get_double(ts)));
+        out[(*n)++] = strdup(buf);
+    }
+    json_object_put(doc);
+    return out;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* HTA's overlay of simple_add marks critical events with args.critical = 1: the same set as the
  * events on gpuprof's path (annotation and instance of the reference). */
 static void simple_add_overlay(void **state)
@@ -285,6 +317,31 @@ static void simple_add_overlay(void **state)
             n_want, cp->n_events, missing, extra);
     assert_int_equal(missing, 0);
     assert_int_equal(extra, 0);
+    /* gpuprof's overlay (convert --critical-path) draws HTA's flow pairs: same types and times. */
+    char out[4200];
+    snprintf(out, sizeof out, "%s/critpath_overlay_%d.json",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    gp_chrome_marks marks = {cp->events, cp->n_events, cp->links, cp->n_links};
+    gp_error err = {0};
+    assert_int_equal(gp_trace_write_chrome_marked(t, out, &marks, &err), GP_OK);
+    size_t n_ours = 0, n_hta = 0;
+    ev_key *ours_crit = critical_of_overlay(out, &n_ours);
+    assert_int_equal(n_ours, n_want);
+    char **ours = flows_of_overlay(out, &n_ours), **theirs = flows_of_overlay(ov, &n_hta);
+    unlink(out);
+    qsort(ours, n_ours, sizeof *ours, cmp_str);
+    qsort(theirs, n_hta, sizeof *theirs, cmp_str);
+    fprintf(stderr, "simple_add overlay flows: HTA %zu points, gpuprof %zu\n", n_hta, n_ours);
+    assert_int_equal(n_ours, n_hta);
+    for (size_t k = 0; k < n_ours; k++) {
+        if (strcmp(ours[k], theirs[k]) != 0)
+            fail_msg("flow point %zu: HTA '%s', gpuprof '%s'", k, theirs[k], ours[k]);
+        free(ours[k]);
+        free(theirs[k]);
+    }
+    free(ours);
+    free(theirs);
+    free(ours_crit);
     free(want);
     free(got);
     gp_analysis_free(a);
