@@ -415,13 +415,18 @@ static int cmp_nest(const gp__cpev *a, const gp__cpev *b)
 }
 
 /* Nesting parents of one thread's events g->evs[from, to) (sorted by cmp_nest); in the default
- * mode data loading passes down to the children. */
+ * mode an event nests only in one that contains it, and data loading passes down to the
+ * children. */
 static void nest(gp__cpgraph *g, size_t from, size_t to, int32_t *stack)
 {
     size_t sp = 0;
     for (size_t i = from; i < to; i++) {
         gp__cpev *e = &g->evs[i];
-        while (sp > 0 && g->evs[stack[sp - 1]].e <= e->s)
+        /* HTA nests an event under whatever is open; the default mode only under an event that
+         * contains it (a record_function annotation opened inside a short Python frame and closed
+         * much later is that frame's sibling, not its child) */
+        while (sp > 0 &&
+               (g->evs[stack[sp - 1]].e <= e->s || (!g->hta && g->evs[stack[sp - 1]].e < e->e)))
             sp--;
         e->parent = sp ? stack[sp - 1] : -1;
         if (!g->hta && e->parent >= 0 && (g->evs[e->parent].flags & GP__CPE_DATALOAD))
@@ -681,6 +686,9 @@ static gp_status region_graph(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cp
         st = region_carried(k, ulo, uhi, g);
     if (st == GP_OK && !k->hta)
         st = infer_syncs(k, g);
+    g->origin = ulo;
+    for (size_t i = 0; ulo == INT64_MIN && i < g->n_evs; i++)
+        g->origin = i == 0 ? g->evs[i].s : GP_MIN(g->origin, g->evs[i].s);
     if (st == GP_OK)
         st = gp__cp_build(g);
     if (st == GP_OK)

@@ -153,9 +153,21 @@ static int32_t attributed(const gp__cpgraph *g, uint32_t src, uint32_t dst)
 }
 
 typedef struct walk {
-    uint32_t last; /* last visited node, NO_NODE at the start of a thread */
-    int depth;     /* open node events */
+    uint32_t last;  /* last visited node, NO_NODE at the start of a thread */
+    int depth;      /* open node events */
+    int64_t cursor; /* default mode: the latest time the thread's chain has covered */
 } walk;
+
+/* The weight of a CPU edge last -> a node at ts: the gap (HTA), or in the default mode the time
+ * past the cursor, so that events overlapping their siblings count their time once. */
+static int64_t cpu_gap(const gp__cpgraph *g, walk *w, int64_t ts)
+{
+    if (g->hta)
+        return ts - g->nodes[w->last].ts;
+    int64_t gap = GP_MAX(ts - w->cursor, 0);
+    w->cursor = GP_MAX(w->cursor, ts);
+    return gap;
+}
 
 static bool lock_pair(const gp__cpgraph *g, uint32_t last, uint32_t next)
 {
@@ -172,8 +184,10 @@ static gp_status enter(gp__cpgraph *g, walk *w, const gp__cpev *e)
     if (!(e->flags & GP__CPE_NODE))
         return GP_OK;
     gp_status st = GP_OK;
+    if (w->last == NO_NODE)
+        w->cursor = e->s;
     if (w->last != NO_NODE && !lock_pair(g, w->last, e->ns)) {
-        int64_t gap = e->s - g->nodes[w->last].ts;
+        int64_t gap = cpu_gap(g, w, e->s);
         if (w->depth == 0 && g->hta) /* idle between top-level ops: free in HTA */
             st = add_edge(g, w->last, e->ns, 0, -1, GP__CPT_DEPENDENCY);
         else
@@ -190,7 +204,9 @@ static gp_status leave(gp__cpgraph *g, walk *w, const gp__cpev *e)
         return GP_OK;
     gp_status st = GP_OK;
     if (!lock_pair(g, w->last, e->ne)) {
-        int64_t gap = (e->flags & GP__CPE_BLOCKING) ? 0 : e->e - g->nodes[w->last].ts;
+        int64_t gap = cpu_gap(g, w, e->e);
+        if (e->flags & GP__CPE_BLOCKING)
+            gap = 0;
         st = add_edge(g, w->last, e->ne, gap, attributed(g, w->last, e->ne), GP__CPT_OPERATOR);
     }
     w->last = e->ne;
@@ -207,7 +223,7 @@ static gp_status nesting_pass(gp__cpgraph *g)
     if (!stack)
         return GP_ENOMEM;
     size_t sp = 0;
-    walk w = {NO_NODE, 0};
+    walk w = {NO_NODE, 0, 0};
     int32_t thread = INT32_MIN;
     gp_status st = GP_OK;
     for (size_t i = 0; i <= g->n_evs && st == GP_OK; i++) {
@@ -216,7 +232,7 @@ static gp_status nesting_pass(gp__cpgraph *g)
         if (!cpu || e->thread != thread) { /* close the previous thread */
             while (sp > 0 && st == GP_OK)
                 st = leave(g, &w, &g->evs[stack[--sp]]);
-            w = (walk){NO_NODE, 0};
+            w = (walk){NO_NODE, 0, 0};
             if (!cpu)
                 break;
             thread = e->thread;
@@ -320,10 +336,14 @@ static gp_status gpu_pass(gp__cpgraph *g)
         }
         if (e->ns == NO_NODE)
             continue;
-        st = add_edge(g, e->ns, e->ne, e->e - e->s, (int32_t)r, GP__CPT_OPERATOR);
+        int32_t p = prev[e->thread];
+        /* default mode: work overlapping the previous on its stream counts its time once */
+        int64_t from = g->hta || p < 0 ? e->s : GP_MAX(e->s, g->evs[p].e);
+        st = add_edge(g, e->ns, e->ne, e->e - from, (int32_t)r, GP__CPT_OPERATOR);
         if (st == GP_OK)
-            st = gpu_edges(g, r, prev[e->thread]);
-        prev[e->thread] = (int32_t)r;
+            st = gpu_edges(g, r, p);
+        if (g->hta || p < 0 || e->e > g->evs[p].e)
+            prev[e->thread] = (int32_t)r;
     }
     free(keys);
     free(prev);
@@ -394,8 +414,13 @@ gp_status gp__cp_longest(gp__cpgraph *g)
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++) {
         pred[v] = UINT32_MAX;
-        if (indeg[v] == 0)
+        if (indeg[v] == 0) {
             queue[tail++] = (uint32_t)v;
+            /* default mode: a chain starts at the region's start (a thread or stream that
+             * starts later has waited since then) */
+            if (!g->hta)
+                dist[v] = GP_MAX(g->nodes[v].ts - g->origin, 0);
+        }
     }
     while (head < tail) {
         uint32_t u = queue[head++];
@@ -427,6 +452,10 @@ gp_status gp__cp_longest(gp__cpgraph *g)
     if (!g->path)
         goto done;
     g->n_path = n_path;
+    uint32_t first = best;
+    while (nn && pred[first] != UINT32_MAX)
+        first = g->edges[pred[first]].src;
+    g->head_offset = nn ? dist[first] : 0;
     for (uint32_t v = best; nn && pred[v] != UINT32_MAX; v = g->edges[pred[v]].src)
         g->path[--n_path] = pred[v];
     st = GP_OK;

@@ -72,6 +72,10 @@ typedef struct gp__cpgraph {
     size_t n_path;
     int64_t length;
     size_t negative; /* edges with a negative weight (used as 0) */
+    /* Default mode: the region's start. A node without predecessors starts at its distance from
+     * it (what a thread or stream that starts later waited); head_offset is the path's. */
+    int64_t origin;
+    int64_t head_offset;
 } gp__cpgraph;
 
 /* critpath_graph.c: builds nodes and edges over g->evs (filled by the caller: parent, launcher,

@@ -79,7 +79,7 @@ static const char *python_of(const gp__cpgraph *g, const gp_trace *t, int32_t i)
 static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
                             gp_critical_path *cp)
 {
-    contrib *c = malloc((g->n_path ? g->n_path : 1) * sizeof(*c));
+    contrib *c = malloc((g->n_path + 1) * sizeof(*c));
     if (!c)
         return GP_ENOMEM;
     size_t n = 0;
@@ -96,6 +96,13 @@ static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, int64_t uni
                            (g->hta ? e->w : GP_MAX(e->w, 0)) * unit,
                            1};
     }
+    if (g->head_offset > 0)
+        c[n++] = (contrib){"(before the first event of the path's thread or stream)",
+                           -1,
+                           GP_CP_CPU,
+                           GP_EV_OTHER,
+                           g->head_offset * unit,
+                           1};
     if (!sort_contrib_key(c, n)) { /* stable: the first of a run is the earliest on the path */
         free(c);
         return GP_ENOMEM;
@@ -192,6 +199,10 @@ gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, g
         gp_ns w = (g->hta ? e->w : GP_MAX(e->w, 0)) * unit;
         cp->by_class[edge_class(g, e)] += w;
         sum += w;
+    }
+    if (g->head_offset > 0) { /* default mode: the path's head started after the region */
+        cp->by_class[GP_CP_CPU] += g->head_offset * unit;
+        sum += g->head_offset * unit;
     }
     cp->length = g->length * unit;
     for (int c = 0; c < GP_CP_COUNT; c++)
