@@ -9,6 +9,7 @@
 
 #include "analyze/critpath_internal.h"
 #include "core/msort.h"
+#include "core/par.h"
 
 const char *gp_cp_class_name(gp_cp_class c)
 {
@@ -46,12 +47,12 @@ typedef struct cp_rank {
     int64_t unit;
     uint16_t *names; /* NB_* per string id */
     size_t n_names;
-    gp__imap launch; /* correlation -> launch call (gp_event *) */
-    gp__cpev *gpu;   /* every GPU event of the rank (templates: launcher unset) */
+    uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls, until joined */
+    size_t n_l, cap_lk, cap_lv;
+    gp__cpev *gpu; /* every GPU event of the rank (templates: launcher unset) */
     size_t n_gpu, cap_gpu;
-    uint32_t *by_corr;   /* GPU indices sorted by correlation */
-    gp__imap corr_first; /* correlation -> first position in by_corr */
-    size_t n_by_corr;
+    uint32_t *by_launch; /* GPU indices with a possible region launch (lts), by lts */
+    size_t n_by_launch;
     size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
     size_t n_runs;
     gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
@@ -165,12 +166,11 @@ static bool cpu_kind(const gp_event *ev)
     }
 }
 
-/* Launch calls by correlation id (the first wins) and the ProfilerSteps. */
+/* The (correlation, call) pairs of runtime/driver calls and the ProfilerSteps. */
 static gp_status scan_cpu(cp_rank *k)
 {
     const gp_trace *t = k->t;
-    gp_status st = gp__imap_init(
-        &k->launch, (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]));
+    gp_status st = GP_OK;
     gp_ns last_step = INT64_MIN;
     size_t distinct = 0;
     gp_strid first_name = 0;
@@ -180,12 +180,19 @@ static gp_status scan_cpu(cp_rank *k)
             continue;
         for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
             const gp_event *ev = &tr->events[i];
-            uint64_t old;
-            if ((ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->correlation != 0 &&
-                !gp__imap_get(&k->launch, ev->correlation, &old))
-                st = gp__imap_put(&k->launch, ev->correlation, (uint64_t)(uintptr_t)ev);
-            if ((ev->kind != GP_EV_USER_ANNOTATION && ev->kind != GP_EV_CPU_OP) ||
-                !(name_bits(k, ev->name, (gp_event_kind)ev->kind) & NB_STEP))
+            /* every name a region reads is classified here, once: regions then only read the
+             * cache (they run on several threads) */
+            uint16_t nb = name_bits(k, ev->name, (gp_event_kind)ev->kind);
+            if ((ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->correlation != 0) {
+                size_t n = k->n_l;
+                uint64_t *a = GP_PUSH(k->lk, n, k->cap_lk);
+                uint64_t *b = a ? GP_PUSH(k->lv, k->n_l, k->cap_lv) : NULL;
+                if (!b)
+                    return GP_ENOMEM;
+                *a = (uint64_t)ev->correlation;
+                *b = (uint64_t)(uintptr_t)ev;
+            }
+            if ((ev->kind != GP_EV_USER_ANNOTATION && ev->kind != GP_EV_CPU_OP) || !(nb & NB_STEP))
                 continue;
             const gp_event **s = GP_PUSH(k->steps, k->n_steps, k->cap_steps);
             if (!s)
@@ -242,6 +249,8 @@ static gp_status add_gpu(cp_rank *k, const gp_track *tr, const gp_event *ev, int
     g->thread = (int32_t)lane;
     g->q_launch = g->q_start = INT32_MIN;
     g->ns = g->ne = UINT32_MAX;
+    g->launch = NULL;
+    g->lts = INT64_MIN;
     g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
     if (sync ? (nb & NB_CONTEXT_SYNC) ||
                    (gi && gi->sync_kind &&
@@ -282,12 +291,14 @@ static gp_status collect_gpu(cp_rank *k)
     return st;
 }
 
-/* GPU events by correlation id: by_corr sorted, corr_first its first position per id. */
-static gp_status index_gpu(cp_rank *k)
+/* Sort-merge join of GPU events and launch calls on the correlation id (both radix-sorted; the
+ * first call of an id wins; HTA mode links only the first GPU event of an id, as HTA's one-to-one
+ * link), then the GPU events that a region's call can launch, by the call's start. */
+static gp_status join_launches(cp_rank *k)
 {
     uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
     uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
-    gp_status st = keys && vals ? GP_OK : GP_ENOMEM;
+    gp_status st = keys && vals ? gp__radix_sort_kv(k->lk, k->lv, k->n_l) : GP_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
         if (k->gpu[i].ev->correlation == 0)
@@ -297,28 +308,40 @@ static gp_status index_gpu(cp_rank *k)
     }
     if (st == GP_OK)
         st = gp__radix_sort_kv(keys, vals, n);
-    if (st == GP_OK)
-        st = gp__imap_init(&k->corr_first, n);
-    if (st == GP_OK && !(k->by_corr = malloc((n ? n : 1) * sizeof(*k->by_corr))))
-        st = GP_ENOMEM;
-    for (size_t i = 0; i < n && st == GP_OK; i++) {
-        k->by_corr[i] = (uint32_t)vals[i];
-        if (i == 0 || keys[i] != keys[i - 1])
-            st = gp__imap_put(&k->corr_first, (int64_t)keys[i], i);
+    int64_t min_lts = INT64_MAX;
+    for (size_t i = 0, j = 0; i < n && st == GP_OK; i++) {
+        while (j < k->n_l && k->lk[j] < keys[i])
+            j++;
+        if (j == k->n_l || k->lk[j] != keys[i] || (k->hta && i > 0 && keys[i] == keys[i - 1]))
+            continue;
+        gp__cpev *g = &k->gpu[vals[i]];
+        const gp_event *l = (const gp_event *)(uintptr_t)k->lv[j];
+        g->launch = l;
+        if (l->ts < k->cpu_hi && unit_end(k, l->ts + l->dur) - unit_start(k, l->ts) > 0) {
+            g->lts = unit_start(k, l->ts);
+            min_lts = GP_MIN(min_lts, g->lts);
+        }
     }
-    k->n_by_corr = n;
+    n = 0;
+    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
+        if (k->gpu[i].lts == INT64_MIN)
+            continue;
+        keys[n] = (uint64_t)(k->gpu[i].lts - min_lts);
+        vals[n++] = i;
+    }
+    if (st == GP_OK)
+        st = gp__radix_sort_kv(keys, vals, n);
+    if (st == GP_OK && !(k->by_launch = malloc((n ? n : 1) * sizeof(*k->by_launch))))
+        st = GP_ENOMEM;
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        k->by_launch[i] = (uint32_t)vals[i];
+    k->n_by_launch = n;
     free(keys);
     free(vals);
+    free(k->lk);
+    free(k->lv);
+    k->lk = k->lv = NULL;
     return st;
-}
-
-/* The launch call of a GPU event, or NULL. */
-static const gp_event *launch_of(const cp_rank *k, const gp_event *ev)
-{
-    uint64_t p;
-    if (ev->correlation == 0 || !gp__imap_get(&k->launch, ev->correlation, &p))
-        return NULL;
-    return (const gp_event *)(uintptr_t)p;
 }
 
 typedef struct qpoint {
@@ -345,7 +368,7 @@ static gp_status queue_lengths(cp_rank *k)
     size_t n = 0;
     for (size_t i = 0; i < k->n_gpu; i++) {
         const gp__cpev *g = &k->gpu[i];
-        const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : launch_of(k, g->ev);
+        const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : g->launch;
         if (!l || !(name_bits(k, l->name, (gp_event_kind)l->kind) & NB_LAUNCH) ||
             l->ts >= k->cpu_hi)
             continue;
@@ -374,11 +397,11 @@ static gp_status queue_lengths(cp_rank *k)
 static void rank_free(cp_rank *k)
 {
     free(k->names);
-    gp__imap_free(&k->launch);
+    free(k->lk);
+    free(k->lv);
     free(k->gpu);
     free(k->runs);
-    free(k->by_corr);
-    gp__imap_free(&k->corr_first);
+    free(k->by_launch);
     free(k->steps);
 }
 
@@ -399,7 +422,7 @@ static gp_status rank_init(cp_rank *k, const gp_trace *t, const gp_analyze_opts 
     if (st == GP_OK)
         st = collect_gpu(k);
     if (st == GP_OK)
-        st = index_gpu(k);
+        st = join_launches(k);
     if (st == GP_OK && k->hta)
         st = queue_lengths(k);
     return st;
@@ -501,8 +524,60 @@ static void merge_backward(const cp_rank *k, gp__cpgraph *g)
 }
 
 /* The CPU events of [ulo, uhi] (starts, in units, inclusive), in nesting order per thread. */
-static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
+/* Where each scanned CPU event went: track tk's events [lo[tk], lo[tk] + n[tk]) map to
+ * slot[off[tk] ...], the index of the region event, or -1 (not selected). */
+typedef struct cp_slots {
+    size_t *lo, *n, *off;
+    int32_t *slot;
+} cp_slots;
+
+static void slots_free(cp_slots *sl)
 {
+    free(sl->lo);
+    free(sl->n);
+    free(sl->off);
+    free(sl->slot);
+}
+
+/* The region index of CPU event ev, or -1. */
+static int32_t slot_of(const cp_rank *k, const cp_slots *sl, const gp_event *ev)
+{
+    size_t tk = ev->track;
+    if (tk >= k->t->n_tracks || !sl->n[tk])
+        return -1;
+    size_t pos = (size_t)(ev - k->t->tracks[tk].events);
+    if (pos < sl->lo[tk] || pos - sl->lo[tk] >= sl->n[tk])
+        return -1;
+    return sl->slot[sl->off[tk] + pos - sl->lo[tk]];
+}
+
+static gp_status slots_fill(const cp_rank *k, const gp__cpgraph *g, cp_slots *sl)
+{
+    size_t total = 0;
+    for (size_t tk = 0; tk < k->t->n_tracks; tk++) {
+        sl->off[tk] = total;
+        total += sl->n[tk];
+    }
+    sl->slot = malloc((total ? total : 1) * sizeof(*sl->slot));
+    if (!sl->slot)
+        return GP_ENOMEM;
+    memset(sl->slot, 0xff, (total ? total : 1) * sizeof(*sl->slot));
+    for (size_t i = 0; i < g->n_evs; i++) {
+        const gp_event *ev = g->evs[i].ev;
+        size_t tk = ev->track, pos = (size_t)(ev - k->t->tracks[tk].events);
+        sl->slot[sl->off[tk] + pos - sl->lo[tk]] = (int32_t)i;
+    }
+    return GP_OK;
+}
+
+static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g,
+                            cp_slots *sl)
+{
+    sl->lo = calloc(k->t->n_tracks + 1, sizeof(*sl->lo));
+    sl->n = calloc(k->t->n_tracks + 1, sizeof(*sl->n));
+    sl->off = calloc(k->t->n_tracks + 1, sizeof(*sl->off));
+    if (!sl->lo || !sl->n || !sl->off)
+        return GP_ENOMEM;
     const gp_trace *t = k->t;
     gp_ns base = k->unit > 1 ? t->base_time_ns : 0;
     gp_ns lo = ulo == INT64_MIN ? INT64_MIN : (ulo - 1) * k->unit + base;
@@ -511,8 +586,11 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
         const gp_track *tr = &t->tracks[tk];
         if (tr->kind != GP_TRACK_CPU_THREAD)
             continue;
-        for (size_t i = lower_bound(tr, lo); i < tr->n_events && tr->events[i].ts <= hi; i++) {
+        size_t i = lower_bound(tr, lo);
+        sl->lo[tk] = i;
+        for (; i < tr->n_events && tr->events[i].ts <= hi; i++) {
             const gp_event *ev = &tr->events[i];
+            sl->n[tk] = i + 1 - sl->lo[tk];
             if (!cpu_kind(ev) || ev->ts >= k->cpu_hi)
                 continue;
             int64_t s = unit_start(k, ev->ts), e = unit_end(k, ev->ts + ev->dur);
@@ -521,17 +599,18 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
             if (!c)
                 return GP_ENOMEM;
-            *c = (gp__cpev){ev,
-                            s,
-                            e,
-                            -1,
-                            -1,
-                            (int32_t)tk,
-                            INT32_MIN,
-                            INT32_MIN,
-                            UINT32_MAX,
-                            UINT32_MAX,
-                            cpu_flags(k, ev)};
+            *c = (gp__cpev){.ev = ev,
+                            .s = s,
+                            .e = e,
+                            .parent = -1,
+                            .launcher = -1,
+                            .thread = (int32_t)tk,
+                            .q_launch = INT32_MIN,
+                            .q_start = INT32_MIN,
+                            .lts = INT64_MIN,
+                            .ns = UINT32_MAX,
+                            .ne = UINT32_MAX,
+                            .flags = cpu_flags(k, ev)};
         }
     }
     if (k->hta)
@@ -547,44 +626,39 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
         nest(g, from, to, stack);
     }
     free(stack);
-    return GP_OK;
+    return slots_fill(k, g, sl);
 }
 
-/* The GPU events launched by the region's CPU events. */
-static gp_status region_gpu(const cp_rank *k, gp__cpgraph *g)
+/* The GPU events launched by the region's CPU events (by launch time: no lookups). */
+static gp_status region_gpu(const cp_rank *k, const cp_slots *sl, int64_t ulo, int64_t uhi,
+                            gp__cpgraph *g)
 {
-    size_t n_cpu = g->n_evs;
-    for (size_t i = 0; i < n_cpu; i++) {
-        uint64_t pos;
-        const gp_event *ev = g->evs[i].ev;
-        if (!(g->evs[i].flags & GP__CPE_NODE) || ev->correlation == 0 ||
-            (ev->kind != GP_EV_RUNTIME && ev->kind != GP_EV_DRIVER) ||
-            !gp__imap_get(&k->corr_first, ev->correlation, &pos))
+    size_t lo = 0, hi = k->n_by_launch;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->gpu[k->by_launch[mid]].lts < ulo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < k->n_by_launch && k->gpu[k->by_launch[i]].lts <= uhi; i++) {
+        const gp__cpev *tmpl = &k->gpu[k->by_launch[i]];
+        int32_t l = slot_of(k, sl, tmpl->launch);
+        if (l < 0 || !(g->evs[l].flags & GP__CPE_NODE))
             continue;
-        for (; pos < k->n_by_corr; pos++) {
-            const gp__cpev *tmpl = &k->gpu[k->by_corr[pos]];
-            if (tmpl->ev->correlation != ev->correlation)
-                break;
-            gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
-            if (!c)
-                return GP_ENOMEM;
-            *c = *tmpl;
-            c->launcher = (int32_t)i;
-            if (k->hta) /* HTA links one GPU event per correlation id (a graph launch: one) */
-                break;
-        }
+        gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
+        if (!c)
+            return GP_ENOMEM;
+        *c = *tmpl;
+        c->launcher = l;
     }
     return GP_OK;
 }
 
 /* True when the GPU event's launch call is one of the region's events (region_gpu took it). */
-static bool launched_inside(const cp_rank *k, const gp__cpev *g, int64_t ulo, int64_t uhi)
+static bool launched_inside(const gp__cpev *g, int64_t ulo, int64_t uhi)
 {
-    const gp_event *l = launch_of(k, g->ev);
-    if (!l || (l->kind != GP_EV_RUNTIME && l->kind != GP_EV_DRIVER))
-        return false;
-    int64_t s = unit_start(k, l->ts);
-    return s >= ulo && s <= uhi && unit_end(k, l->ts + l->dur) - s > 0 && l->ts < k->cpu_hi;
+    return g->lts != INT64_MIN && g->lts >= ulo && g->lts <= uhi;
 }
 
 /* Default mode: the GPU work that runs in the region but was launched before it (or by no
@@ -605,7 +679,7 @@ static gp_status region_carried(const cp_rank *k, int64_t ulo, int64_t uhi, gp__
             lo--;
         for (size_t i = lo; i < to && k->gpu[i].s <= uhi; i++) {
             const gp__cpev *tmpl = &k->gpu[i];
-            if (tmpl->e <= ulo || launched_inside(k, tmpl, ulo, uhi))
+            if (tmpl->e <= ulo || launched_inside(tmpl, ulo, uhi))
                 continue;
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
             if (!c)
@@ -679,9 +753,11 @@ static gp_status region_graph(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cp
 {
     memset(g, 0, sizeof(*g));
     g->hta = k->hta;
-    gp_status st = region_cpu(k, ulo, uhi, g);
+    cp_slots sl = {NULL, NULL, NULL, NULL};
+    gp_status st = region_cpu(k, ulo, uhi, g, &sl);
     if (st == GP_OK)
-        st = region_gpu(k, g);
+        st = region_gpu(k, &sl, ulo, uhi, g);
+    slots_free(&sl);
     if (st == GP_OK && !k->hta)
         st = region_carried(k, ulo, uhi, g);
     if (st == GP_OK && !k->hta)
@@ -781,6 +857,7 @@ static gp_status instances(const cp_rank *k, const char *ann, const gp_event ***
                 if (!p)
                     return GP_ENOMEM;
                 *p = ev;
+                (void)name_bits(k, ev->name, (gp_event_kind)ev->kind); /* cached before threads */
             }
         }
         if (pass == 0)
@@ -842,6 +919,19 @@ static gp_status regions(const cp_rank *k, const gp_event ***list, size_t *n, bo
     return GP_OK;
 }
 
+typedef struct region_tasks {
+    const cp_rank *k;
+    const gp_event **list; /* NULL: one region, the whole trace */
+    gp_critical_path *out;
+    gp_status *st;
+} region_tasks;
+
+static void run_region(void *ctx, size_t i)
+{
+    region_tasks *rt = ctx;
+    rt->st[i] = one_region(rt->k, rt->list ? rt->list[i] : NULL, &rt->out[i]);
+}
+
 gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
 {
     if (!v->o->critical_path)
@@ -865,8 +955,20 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
             cp->pct[c] = NAN;
         snprintf(cp->note, sizeof cp->note, "%s", why);
     }
-    for (size_t i = 0; st == GP_OK && !why[0] && i < n_cp; i++)
-        st = one_region(&k, whole ? NULL : list[i], &r->critical_paths[r->n_critical_paths++]);
+    if (st == GP_OK && !why[0]) {
+        /* the regions are independent: side by side, each writing its own result */
+        region_tasks rt = {&k, whole ? NULL : list, r->critical_paths, NULL};
+        rt.st = calloc(n_cp, sizeof(*rt.st));
+        if (!rt.st)
+            st = GP_ENOMEM;
+        else
+            gp__par_for(n_cp, n_cp > 1 ? gp__rank_threads(v->t, v->o, 4) : 1, run_region, &rt);
+        for (size_t i = 0; rt.st && i < n_cp; i++)
+            if (rt.st[i] != GP_OK)
+                st = rt.st[i];
+        r->n_critical_paths = n_cp;
+        free(rt.st);
+    }
     if (list != k.steps)
         free(list);
     rank_free(&k);

@@ -32,8 +32,11 @@ typedef struct gp__cpev {
     int32_t thread;   /* CPU: thread index (track); GPU: lane (stream) index */
     int32_t q_launch; /* GPU: HTA queue length after its launch / after its start; INT32_MIN */
     int32_t q_start;  /*      when the launch is not a launch call */
-    uint32_t ns, ne;  /* node ids, UINT32_MAX without nodes */
-    uint8_t flags;    /* GP__CPE_* */
+    const gp_event *launch; /* GPU: its launch call (joined by correlation id), NULL */
+    int64_t lts;     /* GPU: its launch call's start (units) when that can be a region's event
+                      * (a runtime/driver call with a duration), else INT64_MIN */
+    uint32_t ns, ne; /* node ids, UINT32_MAX without nodes */
+    uint8_t flags;   /* GP__CPE_* */
 } gp__cpev;
 
 typedef enum gp__cp_edge_type {

@@ -46,11 +46,10 @@ typedef struct contrib {
     uint64_t count;
 } contrib;
 
+/* By name (interned: one pointer per name), then class. */
 static int cmp_contrib_key(const contrib *a, const contrib *b)
 {
-    int c = strcmp(a->name, b->name);
-    if (c)
-        return c;
+    GP_CMP_KEY((uintptr_t)a->name, (uintptr_t)b->name);
     return GP_CMP(a->cls, b->cls);
 }
 GP__DEFINE_MERGE_SORT(sort_contrib_key, contrib, cmp_contrib_key)
