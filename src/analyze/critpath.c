@@ -87,10 +87,8 @@ static bool is_copy_call(const char *s)
            strncmp(s, "cuMemcpy", 8) == 0;
 }
 
-static uint16_t name_bits(const cp_rank *k, gp_strid id, gp_event_kind kind)
+static uint16_t name_bits_compute(const cp_rank *k, gp_strid id, gp_event_kind kind)
 {
-    if (id < k->n_names && (k->names[id] & NB_DONE))
-        return k->names[id];
     const char *s = gp_trace_str(k->t, id);
     uint16_t b = NB_DONE;
     const char *const *dl = k->o->data_load ? k->o->data_load : default_data_load;
@@ -128,6 +126,14 @@ static uint16_t name_bits(const cp_rank *k, gp_strid id, gp_event_kind kind)
     if (id < k->n_names)
         k->names[id] = b;
     return b;
+}
+
+/* The NB_* bits of a name: from the cache once computed (regions only read it). */
+static inline uint16_t name_bits(const cp_rank *k, gp_strid id, gp_event_kind kind)
+{
+    if (id < k->n_names && (k->names[id] & NB_DONE))
+        return k->names[id];
+    return name_bits_compute(k, id, kind);
 }
 
 /* Time in the graph's unit: ns, or HTA's microseconds (starts rounded up, ends down). */

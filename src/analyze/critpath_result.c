@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/critpath_internal.h"
+#include "core/imap.h"
 #include "core/invariant.h"
 #include "core/msort.h"
 
@@ -46,14 +47,6 @@ typedef struct contrib {
     uint64_t count;
 } contrib;
 
-/* By name (interned: one pointer per name), then class. */
-static int cmp_contrib_key(const contrib *a, const contrib *b)
-{
-    GP_CMP_KEY((uintptr_t)a->name, (uintptr_t)b->name);
-    return GP_CMP(a->cls, b->cls);
-}
-GP__DEFINE_MERGE_SORT(sort_contrib_key, contrib, cmp_contrib_key)
-
 static int cmp_contrib_time(const contrib *a, const contrib *b)
 {
     GP_CMP_KEY(b->time, a->time);
@@ -75,45 +68,54 @@ static const char *python_of(const gp__cpgraph *g, const gp_trace *t, int32_t i)
     return "";
 }
 
+/* Adds one path edge's time to the (name, class) entry of c[0, *m) found through the map idx
+ * (key: name id * 8 + class; the unattributed and head entries use ids past the table). */
+static gp_status add_contrib(gp__imap *idx, contrib *c, size_t *m, int64_t id, const char *name,
+                             int32_t ev, gp_cp_class cls, uint8_t kind, gp_ns time)
+{
+    uint64_t j;
+    int64_t key = id * 8 + (int64_t)cls;
+    if (gp__imap_get(idx, key, &j)) {
+        c[j].time += time;
+        c[j].count++;
+        return GP_OK;
+    }
+    c[*m] = (contrib){name, ev, (uint8_t)cls, kind, time, 1};
+    return gp__imap_put(idx, key, (*m)++);
+}
+
 static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
                             gp_critical_path *cp)
 {
     contrib *c = malloc((g->n_path + 1) * sizeof(*c));
-    if (!c)
+    gp__imap idx;
+    if (!c || gp__imap_init(&idx, 256) != GP_OK) {
+        free(c);
         return GP_ENOMEM;
-    size_t n = 0;
-    for (size_t k = 0; k < g->n_path; k++) {
+    }
+    /* grouped in path order: an entry keeps the earliest event of its name on the path */
+    int64_t none = (int64_t)gp_trace_str_count(t) + 1;
+    size_t m = 0;
+    gp_status st = GP_OK;
+    for (size_t k = 0; k < g->n_path && st == GP_OK; k++) {
         const gp__cpedge *e = &g->edges[g->path[k]];
         gp_cp_class cls = edge_class(g, e);
         if (cls == GP_CP_DEPENDENCY || cls == GP_CP_LAUNCH)
             continue;
         const gp_event *ev = e->ev >= 0 ? g->evs[e->ev].ev : NULL;
-        c[n++] = (contrib){ev ? gp_trace_str(t, ev->name) : "(between top-level events)",
-                           e->ev,
-                           (uint8_t)cls,
-                           (uint8_t)(ev ? ev->kind : GP_EV_OTHER),
-                           (g->hta ? e->w : GP_MAX(e->w, 0)) * unit,
-                           1};
+        st = add_contrib(&idx, c, &m, ev ? (int64_t)ev->name : none,
+                         ev ? gp_trace_str(t, ev->name) : "(between top-level events)", e->ev, cls,
+                         (uint8_t)(ev ? ev->kind : GP_EV_OTHER),
+                         (g->hta ? e->w : GP_MAX(e->w, 0)) * unit);
     }
-    if (g->head_offset > 0)
-        c[n++] = (contrib){"(before the first event of the path's thread or stream)",
-                           -1,
-                           GP_CP_CPU,
-                           GP_EV_OTHER,
-                           g->head_offset * unit,
-                           1};
-    if (!sort_contrib_key(c, n)) { /* stable: the first of a run is the earliest on the path */
+    if (g->head_offset > 0 && st == GP_OK)
+        st = add_contrib(&idx, c, &m, none + 1,
+                         "(before the first event of the path's thread or stream)", -1, GP_CP_CPU,
+                         GP_EV_OTHER, g->head_offset * unit);
+    gp__imap_free(&idx);
+    if (st != GP_OK) {
         free(c);
-        return GP_ENOMEM;
-    }
-    size_t m = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (m > 0 && cmp_contrib_key(&c[m - 1], &c[k]) == 0) {
-            c[m - 1].time += c[k].time;
-            c[m - 1].count++;
-        } else {
-            c[m++] = c[k];
-        }
+        return st;
     }
     if (!sort_contrib_time(c, m)) {
         free(c);
