@@ -1,7 +1,7 @@
-/* The critical path of each step (docs/analyses.md, "Critical path"): the rank's tables (launches
- * by correlation id, GPU events, HTA's queue lengths, name classes), the regions (steps, annotation
- * instances, the whole trace) and the events of each region; critpath_graph.c builds the graph
- * and its longest path, critpath_result.c turns the path into the result. */
+/* The critical path of each step (docs/analyses.md, "Critical path"): the regions (steps,
+ * annotation instances, the whole trace) and the events of each region, side by side;
+ * critpath_rank.c builds the rank's tables, critpath_graph.c the graph and its longest path,
+ * critpath_result.c the result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,136 +23,6 @@ const char *gp_cp_class_name(gp_cp_class c)
     return (unsigned)c < GP_CP_COUNT ? names[c] : "unknown";
 }
 
-/* What a name is, computed once per name (bits of cp_rank.names; bit 0: computed). */
-enum {
-    NB_DONE = 1u << 0,
-    NB_HTA_BLOCKING = 1u << 1,  /* HTA's blocking list */
-    NB_LOCK = 1u << 2,          /* HTA's runtime-lock list */
-    NB_DATALOAD = 1u << 3,      /* a data-loading pattern matches */
-    NB_SYNC_CALL = 1u << 4,     /* default: a synchronising call or synchronous copy */
-    NB_ASYNC_COPY = 1u << 5,    /* default: an async copy (blocks when its copy ends inside) */
-    NB_LAUNCH = 1u << 6,        /* HTA's launch calls (queue length) */
-    NB_HTA_COMM = 1u << 7,      /* HTA's communication regexes on the short name */
-    NB_COMM = 1u << 8,          /* gpuprof's communication class */
-    NB_STEP = 1u << 9,          /* ProfilerStep#N */
-    NB_CONTEXT_SYNC = 1u << 10, /* "Context Sync" */
-    NB_AUTOGRAD = 1u << 11,     /* contains "autograd" (HTA's backward thread merge) */
-    NB_FORWARD = 1u << 12       /* contains "forward" */
-};
-
-typedef struct cp_rank {
-    const gp_trace *t;
-    const gp_analyze_opts *o;
-    bool hta;
-    int64_t unit;
-    uint16_t *names; /* NB_* per string id */
-    size_t n_names;
-    uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls, until joined */
-    size_t n_l, cap_lk, cap_lv;
-    gp__cpev *gpu; /* every GPU event of the rank (templates: launcher unset) */
-    size_t n_gpu, cap_gpu;
-    uint32_t *by_launch; /* GPU indices with a possible region launch (lts), by lts */
-    size_t n_by_launch;
-    size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
-    size_t n_runs;
-    gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
-    const gp_event **steps; /* CPU-side ProfilerSteps, by start */
-    size_t n_steps, cap_steps;
-} cp_rank;
-
-static const char *const hta_blocking[] = {"cudaDeviceSynchronize",
-                                           "cudaStreamSynchronize",
-                                           "cudaEventQuery",
-                                           "cudaEventSynchronize",
-                                           "cudaMemcpy",
-                                           "cudaMemcpyAsync"};
-static const char *const hta_lock[] = {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc"};
-static const char *const hta_launch[] = {
-    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",      "cuLaunchKernelEx",
-    "cudaMemcpyAsync",  "cudaMemsetAsync",     "hipLaunchKernel",     "hipExtModuleLaunchKernel",
-    "hipMemcpyAsync",   "hipMemsetAsync",      "hipMemcpyWithStream", "runFunction"};
-static const char *const default_data_load[] = {"DataLoader", "dataloader"};
-
-static bool in_list(const char *name, const char *const *list, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(name, list[i]) == 0)
-            return true;
-    return false;
-}
-
-static bool is_copy_call(const char *s)
-{
-    return strncmp(s, "cudaMemcpy", 10) == 0 || strncmp(s, "hipMemcpy", 9) == 0 ||
-           strncmp(s, "cuMemcpy", 8) == 0;
-}
-
-static uint16_t name_bits_compute(const cp_rank *k, gp_strid id, gp_event_kind kind)
-{
-    const char *s = gp_trace_str(k->t, id);
-    uint16_t b = NB_DONE;
-    const char *const *dl = k->o->data_load ? k->o->data_load : default_data_load;
-    size_t n_dl = k->o->data_load ? k->o->n_data_load : GP_ARRAY_LEN(default_data_load);
-    for (size_t i = 0; i < n_dl; i++)
-        if (dl[i] && dl[i][0] && strstr(s, dl[i]))
-            b |= NB_DATALOAD;
-    if (in_list(s, hta_blocking, GP_ARRAY_LEN(hta_blocking)))
-        b |= NB_HTA_BLOCKING;
-    if (in_list(s, hta_lock, GP_ARRAY_LEN(hta_lock)))
-        b |= NB_LOCK;
-    if (in_list(s, hta_launch, GP_ARRAY_LEN(hta_launch)))
-        b |= NB_LAUNCH;
-    if (strstr(s, "Synchronize"))
-        b |= NB_SYNC_CALL;
-    else if (is_copy_call(s))
-        b |= (strstr(s, "Async") || strstr(s, "WithStream")) ? NB_ASYNC_COPY : NB_SYNC_CALL;
-    if (strncmp(s, "ProfilerStep#", 13) == 0)
-        b |= NB_STEP;
-    if (strcmp(s, "Context Sync") == 0)
-        b |= NB_CONTEXT_SYNC;
-    if (strstr(s, "autograd"))
-        b |= NB_AUTOGRAD;
-    if (strstr(s, "forward"))
-        b |= NB_FORWARD;
-    if (gp_event_kind_is_gpu(kind)) {
-        char short_name[256];
-        gp__cp_short_name(s, short_name, sizeof short_name);
-        if (strncmp(short_name, "nccl", 4) == 0 || strncmp(short_name, "hip", 3) == 0 ||
-            strncmp(short_name, "hccl", 4) == 0 || strstr(short_name, "ncclKernel"))
-            b |= NB_HTA_COMM;
-        if (gp_classify_name(s, kind, false) == GP_KT_COMMUNICATION)
-            b |= NB_COMM;
-    }
-    if (id < k->n_names)
-        k->names[id] = b;
-    return b;
-}
-
-/* The NB_* bits of a name: from the cache once computed (regions only read it). */
-static inline uint16_t name_bits(const cp_rank *k, gp_strid id, gp_event_kind kind)
-{
-    if (id < k->n_names && (k->names[id] & NB_DONE))
-        return k->names[id];
-    return name_bits_compute(k, id, kind);
-}
-
-/* Time in the graph's unit: ns, or HTA's microseconds (starts rounded up, ends down). */
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-static int64_t unit_start(const cp_rank *k, gp_ns t)
-{
-    return k->unit == 1 ? t : -floor_div(-(t - k->t->base_time_ns), k->unit);
-}
-
-static int64_t unit_end(const cp_rank *k, gp_ns t)
-{
-    return k->unit == 1 ? t : floor_div(t - k->t->base_time_ns, k->unit);
-}
-
 static bool cpu_kind(const gp_event *ev)
 {
     if (ev->flags & GP_EVF_INSTANT)
@@ -170,268 +40,6 @@ static bool cpu_kind(const gp_event *ev)
     default:
         return false;
     }
-}
-
-/* The (correlation, call) pairs of runtime/driver calls and the ProfilerSteps. */
-static gp_status scan_cpu(cp_rank *k)
-{
-    const gp_trace *t = k->t;
-    gp_status st = GP_OK;
-    gp_ns last_step = INT64_MIN;
-    size_t distinct = 0;
-    gp_strid first_name = 0;
-    for (size_t tk = 0; tk < t->n_tracks && st == GP_OK; tk++) {
-        const gp_track *tr = &t->tracks[tk];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
-            continue;
-        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
-            const gp_event *ev = &tr->events[i];
-            /* every name a region reads is classified here, once: regions then only read the
-             * cache (they run on several threads) */
-            uint16_t nb = name_bits(k, ev->name, (gp_event_kind)ev->kind);
-            if ((ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->correlation != 0) {
-                size_t n = k->n_l;
-                uint64_t *a = GP_PUSH(k->lk, n, k->cap_lk);
-                uint64_t *b = a ? GP_PUSH(k->lv, k->n_l, k->cap_lv) : NULL;
-                if (!b)
-                    return GP_ENOMEM;
-                *a = (uint64_t)ev->correlation;
-                *b = (uint64_t)(uintptr_t)ev;
-            }
-            if ((ev->kind != GP_EV_USER_ANNOTATION && ev->kind != GP_EV_CPU_OP) || !(nb & NB_STEP))
-                continue;
-            const gp_event **s = GP_PUSH(k->steps, k->n_steps, k->cap_steps);
-            if (!s)
-                return GP_ENOMEM;
-            *s = ev;
-            distinct += first_name == 0 || ev->name != first_name;
-            first_name = first_name ? first_name : ev->name;
-            last_step = GP_MAX(last_step, ev->ts);
-        }
-    }
-    k->cpu_hi = INT64_MAX;
-    if (k->hta && distinct >= 2) /* HTA drops the last step at load time (§1) */
-        k->cpu_hi = last_step;
-    return st;
-}
-
-static int cmp_step(const gp_event *const *a, const gp_event *const *b)
-{
-    return GP_CMP((*a)->ts, (*b)->ts);
-}
-GP__DEFINE_MERGE_SORT(sort_steps, const gp_event *, cmp_step)
-
-/* A GPU event as a template of the region events: times, lane, flags. */
-static gp_status add_gpu(cp_rank *k, const gp_track *tr, const gp_event *ev, int64_t *lanes,
-                         size_t *n_lanes)
-{
-    const gp_gpu_info *gi = gp_event_gpu_info(k->t, ev);
-    int64_t stream = gi ? gi->stream : tr->stream;
-    int32_t device = k->hta ? -1 : (gi ? gi->device : tr->device);
-    uint16_t nb = name_bits(k, ev->name, (gp_event_kind)ev->kind);
-    bool sync = ev->kind == GP_EV_SYNC;
-    if (sync && !k->hta)
-        return GP_OK; /* the default mode infers synchronisations from the calls */
-    if (!sync && stream == -1 && k->hta)
-        return GP_OK;
-    size_t lane = 0;
-    int64_t key = stream * 4096 + device;
-    while (lane < *n_lanes && lanes[lane] != key)
-        lane++;
-    if (lane == *n_lanes) {
-        if (*n_lanes == 4096)
-            lane = 4095; /* more lanes than any GPU has: share the last */
-        else
-            lanes[(*n_lanes)++] = key;
-    }
-    gp__cpev *g = GP_PUSH(k->gpu, k->n_gpu, k->cap_gpu);
-    if (!g)
-        return GP_ENOMEM;
-    g->ev = ev;
-    g->s = unit_start(k, ev->ts);
-    g->e = unit_end(k, ev->ts + ev->dur);
-    g->parent = -1;
-    g->launcher = -1;
-    g->thread = (int32_t)lane;
-    g->q_launch = g->q_start = INT32_MIN;
-    g->ns = g->ne = UINT32_MAX;
-    g->launch = NULL;
-    g->lts = INT64_MIN;
-    g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
-    if (sync ? (nb & NB_CONTEXT_SYNC) ||
-                   (gi && gi->sync_kind &&
-                    strcmp(gp_trace_str(k->t, gi->sync_kind), "Context Sync") == 0)
-             : (nb & (k->hta ? NB_HTA_COMM : NB_COMM)))
-        g->flags |= GP__CPE_COMM;
-    return GP_OK;
-}
-
-static gp_status collect_gpu(cp_rank *k)
-{
-    int64_t *lanes = malloc(4096 * sizeof(*lanes));
-    size_t n_lanes = 0;
-    k->runs = malloc((k->t->n_tracks + 1) * sizeof(*k->runs));
-    if (!lanes || !k->runs) {
-        free(lanes);
-        return GP_ENOMEM;
-    }
-    gp_status st = GP_OK;
-    k->runs[0] = 0;
-    for (size_t tk = 0; tk < k->t->n_tracks && st == GP_OK; tk++) {
-        const gp_track *tr = &k->t->tracks[tk];
-        if (tr->kind != GP_TRACK_GPU_STREAM)
-            continue;
-        if (k->n_gpu > k->runs[k->n_runs])
-            k->runs[++k->n_runs] = k->n_gpu;
-        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
-            const gp_event *ev = &tr->events[i];
-            if ((ev->flags & (GP_EVF_INSTANT | GP_EVF_STREAM_FROM_TID)) ||
-                (!gp_event_kind_is_gpu_work((gp_event_kind)ev->kind) && ev->kind != GP_EV_SYNC))
-                continue;
-            st = add_gpu(k, tr, ev, lanes, &n_lanes);
-        }
-    }
-    if (k->n_gpu > k->runs[k->n_runs])
-        k->runs[++k->n_runs] = k->n_gpu;
-    free(lanes);
-    return st;
-}
-
-/* Sort-merge join of GPU events and launch calls on the correlation id (both radix-sorted; the
- * first call of an id wins; HTA mode links only the first GPU event of an id, as HTA's one-to-one
- * link), then the GPU events that a region's call can launch, by the call's start. */
-static gp_status join_launches(cp_rank *k)
-{
-    uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
-    uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
-    gp_status st = keys && vals ? gp__radix_sort_kv(k->lk, k->lv, k->n_l) : GP_ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
-        if (k->gpu[i].ev->correlation == 0)
-            continue;
-        keys[n] = (uint64_t)k->gpu[i].ev->correlation;
-        vals[n++] = i;
-    }
-    if (st == GP_OK)
-        st = gp__radix_sort_kv(keys, vals, n);
-    int64_t min_lts = INT64_MAX;
-    for (size_t i = 0, j = 0; i < n && st == GP_OK; i++) {
-        while (j < k->n_l && k->lk[j] < keys[i])
-            j++;
-        if (j == k->n_l || k->lk[j] != keys[i] || (k->hta && i > 0 && keys[i] == keys[i - 1]))
-            continue;
-        gp__cpev *g = &k->gpu[vals[i]];
-        const gp_event *l = (const gp_event *)(uintptr_t)k->lv[j];
-        g->launch = l;
-        if (l->ts < k->cpu_hi && unit_end(k, l->ts + l->dur) - unit_start(k, l->ts) > 0) {
-            g->lts = unit_start(k, l->ts);
-            min_lts = GP_MIN(min_lts, g->lts);
-        }
-    }
-    n = 0;
-    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
-        if (k->gpu[i].lts == INT64_MIN)
-            continue;
-        keys[n] = (uint64_t)(k->gpu[i].lts - min_lts);
-        vals[n++] = i;
-    }
-    if (st == GP_OK)
-        st = gp__radix_sort_kv(keys, vals, n);
-    if (st == GP_OK && !(k->by_launch = malloc((n ? n : 1) * sizeof(*k->by_launch))))
-        st = GP_ENOMEM;
-    for (size_t i = 0; i < n && st == GP_OK; i++)
-        k->by_launch[i] = (uint32_t)vals[i];
-    k->n_by_launch = n;
-    free(keys);
-    free(vals);
-    free(k->lk);
-    free(k->lv);
-    k->lk = k->lv = NULL;
-    return st;
-}
-
-typedef struct qpoint {
-    int64_t lane, t;
-    int32_t delta; /* +1 launch, -1 start */
-    uint32_t gpu;
-} qpoint;
-
-static int cmp_qpoint(const qpoint *a, const qpoint *b)
-{
-    GP_CMP_KEY(a->lane, b->lane);
-    GP_CMP_KEY(a->t, b->t);
-    GP_CMP_KEY(b->delta, a->delta); /* a launch before a start at the same time */
-    return GP_CMP(a->gpu, b->gpu);
-}
-GP__DEFINE_MERGE_SORT(sort_qpoints, qpoint, cmp_qpoint)
-
-/* §4.3: HTA's queue length per stream over the whole rank, read after each launch and start. */
-static gp_status queue_lengths(cp_rank *k)
-{
-    qpoint *q = malloc((2 * k->n_gpu + 1) * sizeof(*q));
-    if (!q)
-        return GP_ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < k->n_gpu; i++) {
-        const gp__cpev *g = &k->gpu[i];
-        const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : g->launch;
-        if (!l || !(name_bits(k, l->name, (gp_event_kind)l->kind) & NB_LAUNCH) ||
-            l->ts >= k->cpu_hi)
-            continue;
-        q[n++] = (qpoint){g->thread, unit_start(k, l->ts), +1, (uint32_t)i};
-        q[n++] = (qpoint){g->thread, g->s, -1, (uint32_t)i};
-    }
-    if (!sort_qpoints(q, n)) {
-        free(q);
-        return GP_ENOMEM;
-    }
-    int64_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || q[i].lane != q[i - 1].lane)
-            len = 0;
-        len += q[i].delta;
-        int32_t v = (int32_t)GP_MAX(GP_MIN(len, INT32_MAX), INT32_MIN + 1);
-        if (q[i].delta > 0)
-            k->gpu[q[i].gpu].q_launch = v;
-        else
-            k->gpu[q[i].gpu].q_start = v;
-    }
-    free(q);
-    return GP_OK;
-}
-
-static void rank_free(cp_rank *k)
-{
-    free(k->names);
-    free(k->lk);
-    free(k->lv);
-    free(k->gpu);
-    free(k->runs);
-    free(k->by_launch);
-    free(k->steps);
-}
-
-static gp_status rank_init(cp_rank *k, const gp_trace *t, const gp_analyze_opts *o)
-{
-    memset(k, 0, sizeof(*k));
-    k->t = t;
-    k->o = o;
-    k->hta = o->cp_hta;
-    k->unit = k->hta ? 1000 : 1;
-    k->n_names = gp_trace_str_count(t) + 1;
-    k->names = calloc(k->n_names, sizeof(*k->names));
-    if (!k->names)
-        return GP_ENOMEM;
-    gp_status st = scan_cpu(k);
-    if (st == GP_OK && !sort_steps(k->steps, k->n_steps))
-        st = GP_ENOMEM;
-    if (st == GP_OK)
-        st = collect_gpu(k);
-    if (st == GP_OK)
-        st = join_launches(k);
-    if (st == GP_OK && k->hta)
-        st = queue_lengths(k);
-    return st;
 }
 
 /* ---- the events of one region ---------------------------------------------------------------- */
@@ -477,18 +85,18 @@ static size_t lower_bound(const gp_track *tr, gp_ns ts)
     return lo;
 }
 
-static uint8_t cpu_flags(const cp_rank *k, const gp_event *ev)
+static uint8_t cpu_flags(const gp__cprank *k, const gp_event *ev)
 {
-    uint16_t nb = name_bits(k, ev->name, (gp_event_kind)ev->kind);
+    uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
     uint8_t f = 0;
     bool op = ev->kind == GP_EV_CPU_OP || ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER;
-    if (nb & NB_DATALOAD)
+    if (nb & GP__NB_DATALOAD)
         f |= GP__CPE_DATALOAD;
-    if (!k->hta || op || (nb & NB_DATALOAD))
+    if (!k->hta || op || (nb & GP__NB_DATALOAD))
         f |= GP__CPE_NODE;
-    if (k->hta && (nb & NB_HTA_BLOCKING))
+    if (k->hta && (nb & GP__NB_HTA_BLOCKING))
         f |= GP__CPE_BLOCKING;
-    if (k->hta && (nb & NB_LOCK))
+    if (k->hta && (nb & GP__NB_LOCK))
         f |= GP__CPE_LOCK;
     return f;
 }
@@ -503,7 +111,7 @@ GP__DEFINE_MERGE_SORT(sort_thread_nest, gp__cpev, cmp_thread_nest)
 /* HTA's backward thread merge (§4.2): when exactly one thread holds cpu_op / user_annotation
  * names with "autograd" and exactly one other thread names with "forward", the first is nested
  * as part of the second. */
-static void merge_backward(const cp_rank *k, gp__cpgraph *g)
+static void merge_backward(const gp__cprank *k, gp__cpgraph *g)
 {
     int32_t bw[2] = {-1, -1}, fw[2] = {-1, -1};
     size_t n_bw = 0, n_fw = 0;
@@ -511,11 +119,11 @@ static void merge_backward(const cp_rank *k, gp__cpgraph *g)
         const gp_event *ev = g->evs[i].ev;
         if (ev->kind != GP_EV_CPU_OP && ev->kind != GP_EV_USER_ANNOTATION)
             continue;
-        uint16_t nb = name_bits(k, ev->name, (gp_event_kind)ev->kind);
+        uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
         int32_t th = g->evs[i].thread;
-        if ((nb & NB_AUTOGRAD) && n_bw < 2 && (n_bw == 0 || bw[0] != th))
+        if ((nb & GP__NB_AUTOGRAD) && n_bw < 2 && (n_bw == 0 || bw[0] != th))
             bw[n_bw++] = th;
-        if ((nb & NB_FORWARD) && n_fw < 2 && (n_fw == 0 || fw[0] != th))
+        if ((nb & GP__NB_FORWARD) && n_fw < 2 && (n_fw == 0 || fw[0] != th))
             fw[n_fw++] = th;
     }
     int32_t fwd = -1;
@@ -546,7 +154,7 @@ static void slots_free(cp_slots *sl)
 }
 
 /* The region index of CPU event ev, or -1. */
-static int32_t slot_of(const cp_rank *k, const cp_slots *sl, const gp_event *ev)
+static int32_t slot_of(const gp__cprank *k, const cp_slots *sl, const gp_event *ev)
 {
     size_t tk = ev->track;
     if (tk >= k->t->n_tracks || !sl->n[tk])
@@ -557,7 +165,7 @@ static int32_t slot_of(const cp_rank *k, const cp_slots *sl, const gp_event *ev)
     return sl->slot[sl->off[tk] + pos - sl->lo[tk]];
 }
 
-static gp_status slots_fill(const cp_rank *k, const gp__cpgraph *g, cp_slots *sl)
+static gp_status slots_fill(const gp__cprank *k, const gp__cpgraph *g, cp_slots *sl)
 {
     size_t total = 0;
     for (size_t tk = 0; tk < k->t->n_tracks; tk++) {
@@ -576,7 +184,7 @@ static gp_status slots_fill(const cp_rank *k, const gp__cpgraph *g, cp_slots *sl
     return GP_OK;
 }
 
-static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g,
+static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g,
                             cp_slots *sl)
 {
     sl->lo = calloc(k->t->n_tracks + 1, sizeof(*sl->lo));
@@ -599,7 +207,7 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
             sl->n[tk] = i + 1 - sl->lo[tk];
             if (!cpu_kind(ev) || ev->ts >= k->cpu_hi)
                 continue;
-            int64_t s = unit_start(k, ev->ts), e = unit_end(k, ev->ts + ev->dur);
+            int64_t s = gp__cp_unit_start(k, ev->ts), e = gp__cp_unit_end(k, ev->ts + ev->dur);
             if (s < ulo || s > uhi || e - s <= 0)
                 continue;
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
@@ -636,7 +244,7 @@ static gp_status region_cpu(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgr
 }
 
 /* The GPU events launched by the region's CPU events (by launch time: no lookups). */
-static gp_status region_gpu(const cp_rank *k, const cp_slots *sl, int64_t ulo, int64_t uhi,
+static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo, int64_t uhi,
                             gp__cpgraph *g)
 {
     size_t lo = 0, hi = k->n_by_launch;
@@ -670,7 +278,7 @@ static bool launched_inside(const gp__cpev *g, int64_t ulo, int64_t uhi)
 /* Default mode: the GPU work that runs in the region but was launched before it (or by no
  * recorded call), clipped to the region's start: a step that begins by waiting for the previous
  * step's kernels waits for GPU work. */
-static gp_status region_carried(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
+static gp_status region_carried(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
 {
     for (size_t r = 0; r < k->n_runs; r++) {
         size_t from = k->runs[r], to = k->runs[r + 1], lo = from, hi = to;
@@ -711,7 +319,7 @@ GP__DEFINE_MERGE_SORT(sort_end_keys, end_key, cmp_end_key)
 
 /* Default mode: each synchronising call waits for the GPU work that ended last inside it; an
  * async copy blocks when its own copy ended inside it (a D2H copy to pageable memory). */
-static gp_status infer_syncs(const cp_rank *k, gp__cpgraph *g)
+static gp_status infer_syncs(const gp__cprank *k, gp__cpgraph *g)
 {
     end_key *ends = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*ends));
     if (!ends)
@@ -728,8 +336,8 @@ static gp_status infer_syncs(const cp_rank *k, gp__cpgraph *g)
         gp__cpev *c = &g->evs[i];
         if (c->flags & GP__CPE_GPU)
             continue;
-        uint16_t nb = name_bits(k, c->ev->name, (gp_event_kind)c->ev->kind);
-        if (!(nb & (NB_SYNC_CALL | NB_ASYNC_COPY)))
+        uint16_t nb = gp__cp_name_bits(k, c->ev->name, (gp_event_kind)c->ev->kind);
+        if (!(nb & (GP__NB_SYNC_CALL | GP__NB_ASYNC_COPY)))
             continue;
         /* The last GPU end <= the call's end. */
         size_t lo = 0, hi = n;
@@ -742,7 +350,7 @@ static gp_status infer_syncs(const cp_rank *k, gp__cpgraph *g)
         }
         for (size_t j = lo; j-- > 0 && ends[j].e > c->s;) {
             const gp__cpev *w = &g->evs[ends[j].ev];
-            if ((nb & NB_ASYNC_COPY) && w->launcher != (int32_t)i)
+            if ((nb & GP__NB_ASYNC_COPY) && w->launcher != (int32_t)i)
                 continue; /* an async copy waits only for its own copy */
             c->launcher = (int32_t)ends[j].ev;
             c->flags |= GP__CPE_BLOCKING;
@@ -755,7 +363,7 @@ static gp_status infer_syncs(const cp_rank *k, gp__cpgraph *g)
 
 /* The graph of the region whose CPU events start in [ulo, uhi] (units), with its longest path.
  * GP_EINVAL: the graph has a cycle. */
-static gp_status region_graph(const cp_rank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
+static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
 {
     memset(g, 0, sizeof(*g));
     g->hta = k->hta;
@@ -787,7 +395,7 @@ static int64_t step_number(const char *name)
 }
 
 /* The critical path of the region of annotation event ann (NULL: the whole trace). */
-static gp_status one_region(const cp_rank *k, const gp_event *ann, gp_critical_path *cp)
+static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critical_path *cp)
 {
     int64_t ulo = INT64_MIN, uhi = INT64_MAX;
     cp->step = -1;
@@ -796,12 +404,12 @@ static gp_status one_region(const cp_rank *k, const gp_event *ann, gp_critical_p
         cp->pct[c] = NAN;
     if (ann) {
         cp->region = gp_trace_str(k->t, ann->name);
-        if (name_bits(k, ann->name, (gp_event_kind)ann->kind) & NB_STEP)
+        if (gp__cp_name_bits(k, ann->name, (gp_event_kind)ann->kind) & GP__NB_STEP)
             cp->step = step_number(cp->region);
         cp->start = ann->ts;
         cp->end = ann->ts + ann->dur;
-        ulo = unit_start(k, ann->ts);
-        uhi = unit_end(k, ann->ts + ann->dur) - (k->hta ? 0 : 1); /* HTA: end inclusive */
+        ulo = gp__cp_unit_start(k, ann->ts);
+        uhi = gp__cp_unit_end(k, ann->ts + ann->dur) - (k->hta ? 0 : 1); /* HTA: end inclusive */
     } else {
         gp_trace_span(k->t, &cp->start, &cp->end);
     }
@@ -835,7 +443,7 @@ GP__DEFINE_MERGE_SORT(sort_by_ts, const gp_event *, cmp_ts)
 
 /* The instances of an annotation: events whose name contains it, CPU-side ones by start, then
  * GPU-side annotation copies by start (HTA's order, §2). */
-static gp_status instances(const cp_rank *k, const char *ann, const gp_event ***out, size_t *n)
+static gp_status instances(const gp__cprank *k, const char *ann, const gp_event ***out, size_t *n)
 {
     const gp_trace *t = k->t;
     size_t cap = 0, n_cpu = 0;
@@ -863,7 +471,8 @@ static gp_status instances(const cp_rank *k, const char *ann, const gp_event ***
                 if (!p)
                     return GP_ENOMEM;
                 *p = ev;
-                (void)name_bits(k, ev->name, (gp_event_kind)ev->kind); /* cached before threads */
+                (void)gp__cp_name_bits(k, ev->name,
+                                       (gp_event_kind)ev->kind); /* cached before threads */
             }
         }
         if (pass == 0)
@@ -874,9 +483,35 @@ static gp_status instances(const cp_rank *k, const char *ann, const gp_event ***
     return GP_OK;
 }
 
+/* The steps --steps selects (N-M: ProfilerStep#N..#M; hta: all but the last), in *list (a new
+ * array unless every step is kept). */
+static gp_status select_steps(const gp__cprank *k, const gp_event ***list, size_t *n, char *why,
+                              size_t cap)
+{
+    const gp_analyze_opts *o = k->o;
+    if (o->steps == GP_STEPS_ALL || k->n_steps == 0 || (o->steps == GP_STEPS_HTA && k->n_steps < 2))
+        return GP_OK;
+    const gp_event **kept = malloc(k->n_steps * sizeof(*kept));
+    if (!kept)
+        return GP_ENOMEM;
+    gp_ns last = k->steps[k->n_steps - 1]->ts; /* sorted by start */
+    size_t m = 0;
+    for (size_t i = 0; i < k->n_steps; i++) {
+        const gp_event *s = k->steps[i];
+        int64_t num = step_number(gp_trace_str(k->t, s->name));
+        if (o->steps == GP_STEPS_HTA ? s->ts < last : num >= o->step_first && num <= o->step_last)
+            kept[m++] = s;
+    }
+    if (m == 0)
+        snprintf(why, cap, "No ProfilerStep selected by --steps: no critical path.");
+    *list = kept;
+    *n = m;
+    return GP_OK;
+}
+
 /* The regions: each ProfilerStep (the whole trace without steps), or the instances of
  * opts.cp_annotation; HTA mode: one region, as HTA (see gp_analyze_opts). */
-static gp_status regions(const cp_rank *k, const gp_event ***list, size_t *n, bool *whole,
+static gp_status regions(const gp__cprank *k, const gp_event ***list, size_t *n, bool *whole,
                          char *why, size_t cap)
 {
     const gp_analyze_opts *o = k->o;
@@ -894,7 +529,7 @@ static gp_status regions(const cp_rank *k, const gp_event ***list, size_t *n, bo
         *whole = k->n_steps == 0;
         *list = k->steps;
         *n = k->n_steps;
-        return GP_OK;
+        return select_steps(k, list, n, why, cap);
     }
     if (!ann[0]) {
         *whole = true;
@@ -926,7 +561,7 @@ static gp_status regions(const cp_rank *k, const gp_event ***list, size_t *n, bo
 }
 
 typedef struct region_tasks {
-    const cp_rank *k;
+    const gp__cprank *k;
     const gp_event **list; /* NULL: one region, the whole trace */
     gp_critical_path *out;
     gp_status *st;
@@ -942,8 +577,8 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
 {
     if (!v->o->critical_path)
         return GP_OK;
-    cp_rank k;
-    gp_status st = rank_init(&k, v->t, v->o);
+    gp__cprank k;
+    gp_status st = gp__cp_rank_init(&k, v->t, v->o);
     const gp_event **list = NULL;
     size_t n = 0;
     bool whole = false;
@@ -977,6 +612,6 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
     }
     if (list != k.steps)
         free(list);
-    rank_free(&k);
+    gp__cp_rank_free(&k);
     return st;
 }

@@ -60,7 +60,8 @@ typedef struct gp__cpnode {
     bool end;
 } gp__cpnode;
 
-/* A region's graph: events (CPU first in thread order, then GPU), nodes in (ts, event) order,
+/* A region's graph: events (CPU first in thread order, then GPU), nodes (HTA mode: in (ts, event)
+ * order; default mode: in event order),
  * edges in insertion order. */
 typedef struct gp__cpgraph {
     bool hta;
@@ -80,6 +81,76 @@ typedef struct gp__cpgraph {
     int64_t origin;
     int64_t head_offset;
 } gp__cpgraph;
+
+/* critpath_rank.c: what a name is, computed once per name (bits of gp__cprank.names; bit 0:
+ * computed). */
+enum {
+    GP__NB_DONE = 1u << 0,
+    GP__NB_HTA_BLOCKING = 1u << 1,  /* HTA's blocking list */
+    GP__NB_LOCK = 1u << 2,          /* HTA's runtime-lock list */
+    GP__NB_DATALOAD = 1u << 3,      /* a data-loading pattern matches */
+    GP__NB_SYNC_CALL = 1u << 4,     /* default: a synchronising call or synchronous copy */
+    GP__NB_ASYNC_COPY = 1u << 5,    /* default: an async copy (blocks when its copy ends inside) */
+    GP__NB_LAUNCH = 1u << 6,        /* HTA's launch calls (queue length) */
+    GP__NB_HTA_COMM = 1u << 7,      /* HTA's communication regexes on the short name */
+    GP__NB_COMM = 1u << 8,          /* gpuprof's communication class */
+    GP__NB_STEP = 1u << 9,          /* ProfilerStep#N */
+    GP__NB_CONTEXT_SYNC = 1u << 10, /* "Context Sync" */
+    GP__NB_AUTOGRAD = 1u << 11,     /* contains "autograd" (HTA's backward thread merge) */
+    GP__NB_FORWARD = 1u << 12       /* contains "forward" */
+};
+
+typedef struct gp__cprank {
+    const gp_trace *t;
+    const gp_analyze_opts *o;
+    bool hta;
+    int64_t unit;
+    uint16_t *names; /* GP__NB_* per string id */
+    size_t n_names;
+    uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls, until joined */
+    size_t n_l, cap_lk, cap_lv;
+    gp__cpev *gpu; /* every GPU event of the rank (templates: launcher unset) */
+    size_t n_gpu, cap_gpu;
+    uint32_t *by_launch; /* GPU indices with a possible region launch (lts), by lts */
+    size_t n_by_launch;
+    size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
+    size_t n_runs;
+    gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
+    const gp_event **steps; /* CPU-side ProfilerSteps, by start */
+    size_t n_steps, cap_steps;
+} gp__cprank;
+
+/* The rank's tables, built once (critpath_rank.c). GP_ENOMEM. */
+gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t,
+                           const gp_analyze_opts *o) GP_WARN_UNUSED;
+void gp__cp_rank_free(gp__cprank *k);
+/* The GP__NB_* bits of a name, computed and cached (callers use gp__cp_name_bits). */
+uint16_t gp__cp_name_bits_compute(const gp__cprank *k, gp_strid id, gp_event_kind kind);
+
+/* The GP__NB_* bits of a name: from the cache once computed (regions only read it). */
+static inline uint16_t gp__cp_name_bits(const gp__cprank *k, gp_strid id, gp_event_kind kind)
+{
+    if (id < k->n_names && (k->names[id] & GP__NB_DONE))
+        return k->names[id];
+    return gp__cp_name_bits_compute(k, id, kind);
+}
+
+/* Time in the graph's unit: ns, or HTA's microseconds (starts rounded up, ends down). */
+static inline int64_t gp__cp_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static inline int64_t gp__cp_unit_start(const gp__cprank *k, gp_ns t)
+{
+    return k->unit == 1 ? t : -gp__cp_floor_div(-(t - k->t->base_time_ns), k->unit);
+}
+
+static inline int64_t gp__cp_unit_end(const gp__cprank *k, gp_ns t)
+{
+    return k->unit == 1 ? t : gp__cp_floor_div(t - k->t->base_time_ns, k->unit);
+}
 
 /* critpath_graph.c: builds nodes and edges over g->evs (filled by the caller: parent, launcher,
  * thread, flags, s, e set). GP_ENOMEM. */

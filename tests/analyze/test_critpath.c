@@ -423,11 +423,12 @@ static void default_gpu_bound(void **state)
     gp_trace_free(t);
 }
 
-/* Two steps: one path each, in time order, numbered. The second begins by waiting (cudaDevice-
- * Synchronize 100-150) for a kernel the first launched (70-150 on stream 7): that wait is GPU time
- * of the second step (the kernel, clipped to the step's start), not CPU time. Step 1 (0-100):
- * cpu 0-60, launch 60 -> 70 (10), kernel 70-150 runs past the step: length 150 = the window + a
- * GPU tail of 50. Step 2 (100-200): compute 100-150 (50), wake-up 0, cpu 150-200 (50). With
+/* Two steps: one path each, in time order, numbered (--steps selects among them). The second begins
+ * by waiting (cudaDevice- Synchronize 100-150) for a kernel the first launched (70-150 on stream
+ * 7): that wait is GPU time of the second step (the kernel, clipped to the step's start), not CPU
+ * time. Step 1 (0-100): cpu 0-60, launch 60 -> 70 (10), kernel 70-150 runs past the step: length
+ * 150 = the window + a GPU tail of 50. Step 2 (100-200): compute 100-150 (50), wake-up 0, cpu
+ * 150-200 (50). With
  * --cp-annotation "" one path for the whole trace. */
 static void default_steps_and_carried_work(void **state)
 {
@@ -464,6 +465,17 @@ static void default_steps_and_carried_work(void **state)
     assert_int_equal(w->step, -1);
     check_default(w, 0);
     assert_int_equal(w->length, 200 * US);
+    gp_analysis_free(a);
+
+    /* --steps 2 (and --steps hta, which drops the last step) select the paths */
+    o.cp_annotation = NULL;
+    assert_int_equal(gp_analyze_parse_steps("2", &o), GP_OK);
+    a = run(t, &o);
+    assert_int_equal(only_path(a)->step, 2);
+    gp_analysis_free(a);
+    assert_int_equal(gp_analyze_parse_steps("hta", &o), GP_OK);
+    a = run(t, &o);
+    assert_int_equal(only_path(a)->step, 1);
     gp_analysis_free(a);
 
     o.critical_path = false;
