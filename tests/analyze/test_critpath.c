@@ -182,6 +182,47 @@ static void hta_worked_example(void **state)
     gp_trace_free(t);
 }
 
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* The overlay of the worked example (§9, §10): the 5 critical events get args.critical = 1 and
+ * two flow pairs are drawn, the launch edge (weight 20) and the sync edge, whose start sits 1 us
+ * before kernB's end (114) and whose end is S's end (118). */
+static void hta_worked_example_overlay(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95, 20, true, false);
+    gp_analysis *a = run_hta(t);
+    const gp_critical_path *cp = only_path(a);
+    assert_int_equal(cp->n_links, 2);
+    gp_chrome_marks m = {cp->events, cp->n_events, cp->links, cp->n_links};
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    gp_error err = {0};
+    assert_int_equal(gp_trace_write_chrome_stream_marked(t, fp, &m, &err), GP_OK);
+    long len = ftell(fp);
+    rewind(fp);
+    char *text = calloc((size_t)len + 1, 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)len, fp), (size_t)len);
+    fclose(fp);
+    assert_int_equal(count_of(text, "\"critical\":1"), 5);
+    assert_int_equal(count_of(text, "\"cat\":\"critical_path\""), 4);
+    assert_int_equal(count_of(text, "\"type\":\"critical_path_kernel_launch_delay\""), 2);
+    assert_int_equal(count_of(text, "\"type\":\"critical_path_sync_dependency\""), 2);
+    assert_non_null(strstr(text, "\"weight\":20.000"));
+    assert_non_null(strstr(text, "\"ts\":1000114.000")); /* kernB's end - 1 us */
+    assert_non_null(strstr(text, "\"ts\":1000118.000")); /* S's end */
+    free(text);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* Without the Stream Sync row the path cannot come back to the CPU: it ends at kernB.e = 105 us
  * (cpu 10, launch 20, compute 70, kernel-kernel 5). With aten::tail 140-240 added the CPU chain
  * wins: 62 at op.e, 0 across the idle gap, +100 -> 162 us, all cpu_bound. */
@@ -517,6 +558,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hta_worked_example),
+        cmocka_unit_test(hta_worked_example_overlay),
         cmocka_unit_test(hta_worked_example_variants),
         cmocka_unit_test(hta_rounding),
         cmocka_unit_test(hta_annotation_not_found),
