@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/critpath_internal.h"
+#include "core/invariant.h"
 #include "core/msort.h"
 #include "core/par.h"
 
@@ -425,6 +426,15 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
     } else if (st == GP_OK) {
         st = gp__cp_result(&g, k->t, k->unit, cp);
         cp->valid = st == GP_OK;
+        /* default mode: the path covers at most the region from its start to its last end (the
+         * window plus the tail of work launched in it) */
+        int64_t last = g.origin;
+        for (size_t i = 0; i < g.n_evs; i++)
+            last = GP_MAX(last, g.evs[i].e);
+        GP_INVARIANT(k->hta || g.length <= last - g.origin,
+                     "critical path %s: length %lld over the region's %lld", cp->region,
+                     (long long)g.length, (long long)(last - g.origin));
+        (void)last;
         if (g.negative && k->hta)
             snprintf(cp->note, sizeof cp->note,
                      "%zu edges have a negative weight (events rounded inward to the microsecond): "
