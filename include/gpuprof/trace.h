@@ -139,7 +139,10 @@ typedef struct gp_gpu_info {
     int64_t graph_node_id;
     gp_strid sync_kind;     /* cuda_sync_kind ("Stream Sync", ...) */
     int64_t wait_on_stream; /* cuda_sync wait_on_stream */
-    gp_strid collective;    /* NCCL "Collective name" */
+    /* cuda_sync wait_on_cuda_event_record_corr_id: the correlation id of the cudaEventRecord
+     * call an Event Sync or Stream Wait Event waits for */
+    int64_t wait_on_event_corr;
+    gp_strid collective; /* NCCL "Collective name" */
     int64_t in_msg_nelems;
     int64_t out_msg_nelems;
     int32_t group_size;

@@ -156,6 +156,7 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool cr
         kv_int_if(w, "graph node id", g->graph_node_id);
         kv_str_if(w, t, "cuda_sync_kind", g->sync_kind);
         kv_int_if(w, "wait_on_stream", g->wait_on_stream);
+        kv_int_if(w, "wait_on_cuda_event_record_corr_id", g->wait_on_event_corr);
         kv_str_if(w, t, "Collective name", g->collective);
         kv_int_if(w, "In msg nelems", g->in_msg_nelems);
         kv_int_if(w, "Out msg nelems", g->out_msg_nelems);
