@@ -86,10 +86,10 @@ static size_t lower_bound(const gp_track *tr, gp_ns ts)
     return lo;
 }
 
-static uint8_t cpu_flags(const gp__cprank *k, const gp_event *ev)
+static uint16_t cpu_flags(const gp__cprank *k, const gp_event *ev)
 {
     uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
-    uint8_t f = 0;
+    uint16_t f = 0;
     bool op = ev->kind == GP_EV_CPU_OP || ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER;
     if (nb & GP__NB_DATALOAD)
         f |= GP__CPE_DATALOAD;
@@ -225,6 +225,7 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
                             .lts = INT64_MIN,
                             .ns = UINT32_MAX,
                             .ne = UINT32_MAX,
+                            .wait_src = -1,
                             .flags = cpu_flags(k, ev)};
         }
     }
@@ -248,7 +249,7 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
 static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo, int64_t uhi,
                             gp__cpgraph *g)
 {
-    size_t lo = 0, hi = k->n_by_launch;
+    size_t lo = 0, hi = k->n_by_launch, from = g->n_evs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (k->gpu[k->by_launch[mid]].lts < ulo)
@@ -256,17 +257,31 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
         else
             hi = mid;
     }
+    /* HTA mode: rank template -> region index, for the waits (wait_src) */
+    int32_t *map = k->hta ? malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*map)) : NULL;
+    if (k->hta && !map)
+        return GP_ENOMEM;
+    if (map)
+        memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
     for (size_t i = lo; i < k->n_by_launch && k->gpu[k->by_launch[i]].lts <= uhi; i++) {
         const gp__cpev *tmpl = &k->gpu[k->by_launch[i]];
         int32_t l = slot_of(k, sl, tmpl->launch);
         if (l < 0 || !(g->evs[l].flags & GP__CPE_NODE))
             continue;
         gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
-        if (!c)
+        if (!c) {
+            free(map);
             return GP_ENOMEM;
+        }
         *c = *tmpl;
         c->launcher = l;
+        if (map)
+            map[k->by_launch[i]] = (int32_t)(g->n_evs - 1);
     }
+    for (size_t i = from; map && i < g->n_evs; i++)
+        if (g->evs[i].wait_src >= 0)
+            g->evs[i].wait_src = map[g->evs[i].wait_src];
+    free(map);
     return GP_OK;
 }
 

@@ -271,9 +271,16 @@ static gp_status gpu_edges(gp__cpgraph *g, uint32_t r, int32_t prev)
     if (l && l->ns == NO_NODE)
         l = NULL;
     if (g->hta) {
-        if (l && e->q_launch == 1 && e->q_start == 0 && (!p || p->e < l->s))
+        /* a Stream Wait Event in front of the kernel: the waited-for work's end -> its start */
+        const gp__cpev *w = e->wait_src >= 0 ? &g->evs[e->wait_src] : NULL;
+        if (w && w->ne == NO_NODE)
+            w = NULL;
+        gp_status st = w ? add_edge(g, w->ne, e->ns, 0, -1, GP__CPT_SYNC) : GP_OK;
+        if (st != GP_OK)
+            return st;
+        if (l && e->q_launch == 1 && e->q_start == 0 && (!p || p->e < l->s) && (!w || w->e < l->s))
             return add_edge(g, l->ns, e->ns, e->s - l->s, -1, GP__CPT_LAUNCH);
-        if (p && e->s - p->e < HTA_KK_LIMIT_US)
+        if (p && e->s - p->e < HTA_KK_LIMIT_US && (!w || w->e < p->e))
             return add_edge(g, p->ne, e->ns, e->s - p->e, prev, GP__CPT_KERNEL_KERNEL);
         return GP_OK;
     }
@@ -286,8 +293,8 @@ static gp_status gpu_edges(gp__cpgraph *g, uint32_t r, int32_t prev)
     return GP_OK;
 }
 
-/* §4.4 for Context Sync (every stream) and Stream Sync (its stream) rows; Event Sync and Stream
- * Wait Event rows need the recorded event, which the model does not keep: no edge. */
+/* §4.4 for Context Sync (every stream), Stream Sync (its stream) and Event Sync (the recorded
+ * event's work) rows; a Stream Wait Event's edge goes to the waiting kernel (gpu_edges). */
 static gp_status sync_row(gp__cpgraph *g, uint32_t r, const int32_t *prev, size_t n_lanes)
 {
     const gp__cpev *e = &g->evs[r];
@@ -295,6 +302,12 @@ static gp_status sync_row(gp__cpgraph *g, uint32_t r, const int32_t *prev, size_
         return GP_OK;
     uint32_t call_end = g->evs[e->launcher].ne;
     gp_status st = GP_OK;
+    if (e->flags & GP__CPE_WAITROW) /* applied to the waiting kernel (gpu_edges) */
+        return GP_OK;
+    if (e->flags & GP__CPE_EVSYNC) { /* the recorded event's work -> the call's end */
+        const gp__cpev *w = e->wait_src >= 0 ? &g->evs[e->wait_src] : NULL;
+        return w && w->ne != NO_NODE ? add_edge(g, w->ne, call_end, 0, -1, GP__CPT_SYNC) : GP_OK;
+    }
     if (e->flags & GP__CPE_COMM) { /* Context Sync: marked COMM by the caller */
         for (size_t k = 0; k < n_lanes && st == GP_OK; k++)
             if (prev[k] >= 0)

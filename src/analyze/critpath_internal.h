@@ -20,6 +20,8 @@ enum {
     GP__CPE_GPU = 1u << 4,      /* runs on a GPU stream */
     GP__CPE_SYNC = 1u << 5,     /* a cuda_sync row (no duration edge) */
     GP__CPE_COMM = 1u << 6,     /* GPU communication; on a sync row: a Context Sync */
+    GP__CPE_EVSYNC = 1u << 7,   /* an Event Sync row (HTA mode) */
+    GP__CPE_WAITROW = 1u << 8,  /* a Stream Wait Event row (HTA mode) */
 };
 
 /* One event of a region. s/e are in the graph's unit (ns, or whole us in HTA mode). */
@@ -36,7 +38,11 @@ typedef struct gp__cpev {
     int64_t lts;     /* GPU: its launch call's start (units) when that can be a region's event
                       * (a runtime/driver call with a duration), else INT64_MIN */
     uint32_t ns, ne; /* node ids, UINT32_MAX without nodes */
-    uint8_t flags;   /* GP__CPE_* */
+    /* HTA mode: the GPU event an Event Sync row, or a kernel behind a Stream Wait Event, waits
+     * for (the recorded event's work); an index of the rank's templates, then of the region;
+     * -1 */
+    int32_t wait_src;
+    uint16_t flags; /* GP__CPE_* */
 } gp__cpev;
 
 typedef enum gp__cp_edge_type {
@@ -113,6 +119,8 @@ typedef struct gp__cprank {
     size_t n_gpu, cap_gpu;
     uint32_t *by_launch; /* GPU indices with a possible region launch (lts), by lts */
     size_t n_by_launch;
+    int64_t *lanes; /* the key (stream * 4096 + device) of each lane */
+    size_t n_lanes;
     size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
     size_t n_runs;
     gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */

@@ -161,7 +161,14 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
     g->ns = g->ne = UINT32_MAX;
     g->launch = NULL;
     g->lts = INT64_MIN;
+    g->wait_src = -1;
     g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
+    const char *kind =
+        sync ? gp_trace_str(k->t, gi && gi->sync_kind ? gi->sync_kind : ev->name) : "";
+    if (strcmp(kind, "Event Sync") == 0)
+        g->flags |= GP__CPE_EVSYNC;
+    else if (strcmp(kind, "Stream Wait Event") == 0)
+        g->flags |= GP__CPE_WAITROW;
     if (sync ? (nb & GP__NB_CONTEXT_SYNC) ||
                    (gi && gi->sync_kind &&
                     strcmp(gp_trace_str(k->t, gi->sync_kind), "Context Sync") == 0)
@@ -172,13 +179,11 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
 
 static gp_status collect_gpu(gp__cprank *k)
 {
-    int64_t *lanes = malloc(4096 * sizeof(*lanes));
+    int64_t *lanes = k->lanes = malloc(4096 * sizeof(*lanes));
     size_t n_lanes = 0;
     k->runs = malloc((k->t->n_tracks + 1) * sizeof(*k->runs));
-    if (!lanes || !k->runs) {
-        free(lanes);
+    if (!lanes || !k->runs)
         return GP_ENOMEM;
-    }
     gp_status st = GP_OK;
     k->runs[0] = 0;
     for (size_t tk = 0; tk < k->t->n_tracks && st == GP_OK; tk++) {
@@ -197,7 +202,7 @@ static gp_status collect_gpu(gp__cprank *k)
     }
     if (k->n_gpu > k->runs[k->n_runs])
         k->runs[++k->n_runs] = k->n_gpu;
-    free(lanes);
+    k->n_lanes = n_lanes;
     return st;
 }
 
@@ -249,9 +254,104 @@ static gp_status join_launches(gp__cprank *k)
     k->n_by_launch = n;
     free(keys);
     free(vals);
-    free(k->lk);
-    free(k->lv);
-    k->lk = k->lv = NULL;
+    return st;
+}
+
+/* The launch call of correlation id corr (lk/lv sorted by the join), or NULL. */
+static const gp_event *call_of(const gp__cprank *k, int64_t corr)
+{
+    size_t lo = 0, hi = k->n_l;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->lk[mid] < (uint64_t)corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k->n_l && k->lk[lo] == (uint64_t)corr ? (const gp_event *)(uintptr_t)k->lv[lo]
+                                                      : NULL;
+}
+
+/* The first position of [lo, hi) of the sorted keys holding a key >= x. */
+static size_t first_at_least(const uint64_t *keys, size_t lo, size_t hi, uint64_t x)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* HTA mode (§4.4): what an Event Sync row, or the kernel behind a Stream Wait Event, waits for
+ * (wait_src): the GPU work of the latest launch on the recorded stream (wait_on_stream) that
+ * started before the cudaEventRecord call (wait_on_cuda_event_record_corr_id). The waiting kernel
+ * is the first launch on the waiting stream after the wait call, from the same thread. keys/vals:
+ * the launched GPU work sorted by (lane, launch start). */
+static void hta_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t *vals, size_t n,
+                             int64_t min)
+{
+    for (size_t i = 0; i < k->n_gpu; i++) {
+        gp__cpev *r = &k->gpu[i];
+        const gp_gpu_info *gi = gp_event_gpu_info(k->t, r->ev);
+        if (!(r->flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) || !gi || gi->wait_on_event_corr < 0)
+            continue;
+        const gp_event *rec = call_of(k, gi->wait_on_event_corr);
+        size_t lane = 0;
+        while (lane < k->n_lanes && k->lanes[lane] != gi->wait_on_stream * 4096 - 1)
+            lane++;
+        int64_t t_rec = rec ? gp__cp_unit_start(k, rec->ts) - min : -1;
+        if (!rec || lane == k->n_lanes || t_rec < 0)
+            continue;
+        size_t lo = first_at_least(keys, 0, n, (uint64_t)lane << 44);
+        size_t pos = first_at_least(keys, lo, n, (uint64_t)lane << 44 | (uint64_t)t_rec);
+        if (pos == lo)
+            continue; /* nothing launched on that stream before the record */
+        int32_t src = (int32_t)vals[pos - 1];
+        if (r->flags & GP__CPE_EVSYNC) {
+            r->wait_src = src;
+            continue;
+        }
+        const gp_event *w = r->launch; /* the cudaStreamWaitEvent call */
+        int64_t t_w = w ? gp__cp_unit_start(k, w->ts) - min : -1;
+        if (t_w < 0)
+            continue;
+        uint64_t wl = (uint64_t)r->thread;
+        size_t end = first_at_least(keys, 0, n, (wl + 1) << 44);
+        for (size_t j = first_at_least(keys, 0, n, wl << 44 | (uint64_t)t_w); j < end; j++)
+            if (k->gpu[vals[j]].launch->track == w->track) {
+                k->gpu[vals[j]].wait_src = src;
+                break;
+            }
+    }
+}
+
+static gp_status hta_waits(gp__cprank *k)
+{
+    uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
+    uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
+    gp_status st = keys && vals ? GP_OK : GP_ENOMEM;
+    int64_t min = INT64_MAX;
+    size_t n = 0;
+    for (size_t i = 0; i < k->n_gpu; i++)
+        if (k->gpu[i].launch && !(k->gpu[i].flags & GP__CPE_SYNC))
+            min = GP_MIN(min, gp__cp_unit_start(k, k->gpu[i].launch->ts));
+    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
+        const gp__cpev *g = &k->gpu[i];
+        if (!g->launch || (g->flags & GP__CPE_SYNC))
+            continue;
+        keys[n] = (uint64_t)g->thread << 44 |
+                  ((uint64_t)(gp__cp_unit_start(k, g->launch->ts) - min) & ((1ull << 44) - 1));
+        vals[n++] = i;
+    }
+    if (st == GP_OK)
+        st = gp__radix_sort_kv(keys, vals, n);
+    if (st == GP_OK)
+        hta_wait_sources(k, keys, vals, n, min);
+    free(keys);
+    free(vals);
     return st;
 }
 
@@ -310,6 +410,7 @@ void gp__cp_rank_free(gp__cprank *k)
     free(k->names);
     free(k->lk);
     free(k->lv);
+    free(k->lanes);
     free(k->gpu);
     free(k->runs);
     free(k->by_launch);
@@ -336,5 +437,7 @@ gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t, const gp_analyze_op
         st = join_launches(k);
     if (st == GP_OK && k->hta)
         st = queue_lengths(k);
+    if (st == GP_OK && k->hta)
+        st = hta_waits(k);
     return st;
 }

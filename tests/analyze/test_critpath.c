@@ -267,6 +267,67 @@ static void hta_rounding(void **state)
     gp_trace_free(t);
 }
 
+/* The worked example with an event instead of the stream sync: cudaEventRecord (corr 10) at
+ * rec_ts, cudaEventSynchronize S 60-118 and its Event Sync row (stream -1) naming the record
+ * (wait_on_cuda_event_record_corr_id 10, wait_on_stream 7). The recorded work is the GPU work of
+ * the latest launch on stream 7 before the record. */
+static gp_trace *event_sync_example(double rec_ts, int64_t wait_corr)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    uint32_t s_none;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, -1, &s_none), GP_OK);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::op", 10, 120, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 20, 10, 1);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaEventRecord", rec_ts, 1, 10);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 45, 10, 2);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaEventSynchronize", 60, 58, 3);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernA", 40, 50, 1, 7, NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernB", 95, 20, 2, 7, NULL);
+    gp_gpu_info gi;
+    gp_gpu_info_init(&gi);
+    gi.device = 0;
+    gi.stream = -1;
+    gi.sync_kind = S(t, "Event Sync");
+    gi.wait_on_event_corr = wait_corr;
+    gi.wait_on_stream = 7;
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+    gp_event ev = {.ts = T0 + 60 * US,
+                   .dur = 58 * US,
+                   .correlation = 3,
+                   .name = S(t, "Event Sync"),
+                   .extra = extra,
+                   .track = s_none,
+                   .kind = GP_EV_SYNC};
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    return t;
+}
+
+/* HTA's Event Sync edge (§4.4). Record at 56 (after L2): the recorded work is kernB, whose end
+ * reaches S's end as the Stream Sync did: 117 us, as the worked example. Record at 44 (before
+ * L2): kernA; S's end is then max(50, 80), op's end 92, and kernB's end (105) ends the path.
+ * Without a record id (-1): no edge, 105. */
+static void hta_event_sync(void **state)
+{
+    (void)state;
+    const struct {
+        double rec_ts;
+        int64_t wait_corr;
+        gp_ns length;
+    } cases[] = {{56, 10, 117 * US}, {44, 10, 105 * US}, {56, -1, 105 * US}};
+    for (size_t i = 0; i < 3; i++) {
+        gp_trace *t = event_sync_example(cases[i].rec_ts, cases[i].wait_corr);
+        gp_analysis *a = run_hta(t);
+        const gp_critical_path *cp = only_path(a);
+        assert_int_equal(cp->length, cases[i].length);
+        assert_int_equal(on_path(cp, t, "cudaEventSynchronize"), i == 0);
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
 /* HTA mode on an annotation no event has: one invalid path saying why. */
 static void hta_annotation_not_found(void **state)
 {
@@ -561,6 +622,7 @@ int main(void)
         cmocka_unit_test(hta_worked_example_overlay),
         cmocka_unit_test(hta_worked_example_variants),
         cmocka_unit_test(hta_rounding),
+        cmocka_unit_test(hta_event_sync),
         cmocka_unit_test(hta_annotation_not_found),
         cmocka_unit_test(default_python_preprocessing),
         cmocka_unit_test(default_data_loading),
