@@ -419,6 +419,10 @@ typedef struct gp_critical_path {
     /* The events on the path, for overlays (timeline highlight, convert --critical-path). */
     const gp_event **events;
     size_t n_events;
+    /* The path's edges an overlay draws (HTA's default: dependency, launch and synchronisation
+     * edges; type is HTA's edge type string). */
+    gp_chrome_link *links;
+    size_t n_links;
 } gp_critical_path;
 
 /* ---- idle causes (docs/analyses.md, "Idle causes") --------------------------------------------

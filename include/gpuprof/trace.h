@@ -144,7 +144,10 @@ typedef struct gp_gpu_info {
     int64_t graph_node_id;
     gp_strid sync_kind;     /* cuda_sync_kind ("Stream Sync", ...) */
     int64_t wait_on_stream; /* cuda_sync wait_on_stream */
-    gp_strid collective;    /* NCCL "Collective name" */
+    /* cuda_sync wait_on_cuda_event_record_corr_id: the correlation id of the cudaEventRecord
+     * call an Event Sync or Stream Wait Event waits for */
+    int64_t wait_on_event_corr;
+    gp_strid collective; /* NCCL "Collective name" */
     int64_t in_msg_nelems;
     int64_t out_msg_nelems;
     int32_t group_size;
@@ -494,6 +497,35 @@ GP_EXTERN gp_status gp_trace_write_chrome(const gp_trace *t, const char *path,
 /* Writes the same JSON to an open stream (no atomicity, no compression). */
 GP_EXTERN gp_status gp_trace_write_chrome_stream(const gp_trace *t, FILE *fp,
                                                  gp_error *err) GP_WARN_UNUSED;
+
+/* An extra flow arrow for gp_trace_write_chrome_marked: from the start or end of one event of the
+ * trace to the start or end of another (an edge of a critical path). */
+typedef struct gp_chrome_link {
+    const gp_event *src, *dst; /* events of the trace being written */
+    bool src_end, dst_end;     /* the arrow leaves / reaches the event's end (else its start) */
+    gp_ns weight;              /* written as args.weight, in us */
+    const char *type;          /* written as args.type ("critical_path_dependency", ...) */
+} gp_chrome_link;
+
+/* Marks of an overlay (`gpuprof convert --critical-path`, as HTA's overlaid trace): the events
+ * written with args.critical = 1, and flow pairs (cat and name "critical_path", ids from 0, args
+ * weight / critical / type) for the links. A point at the end of a GPU event sits 1 us before it
+ * (min(1 us, dur)), as HTA draws it, so that viewers bind it to that event. */
+typedef struct gp_chrome_marks {
+    const gp_event *const *critical; /* any order; NULL when none */
+    size_t n_critical;
+    const gp_chrome_link *links;
+    size_t n_links;
+} gp_chrome_marks;
+
+/* As gp_trace_write_chrome / gp_trace_write_chrome_stream, with the marks m (NULL: none).
+ * GP_ENOMEM besides their errors. */
+GP_EXTERN gp_status gp_trace_write_chrome_marked(const gp_trace *t, const char *path,
+                                                 const gp_chrome_marks *m,
+                                                 gp_error *err) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_trace_write_chrome_stream_marked(const gp_trace *t, FILE *fp,
+                                                        const gp_chrome_marks *m,
+                                                        gp_error *err) GP_WARN_UNUSED;
 
 /* Compares two traces' models (not their string ids): same tracks, events, side records, counters,
  * flows, devices and distributed info. Returns true when equal; otherwise describes the first

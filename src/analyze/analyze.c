@@ -75,6 +75,7 @@ static void free_rank(gp_rank_analysis *r)
     for (size_t i = 0; i < r->n_critical_paths; i++) {
         free(r->critical_paths[i].top);
         free(r->critical_paths[i].events);
+        free(r->critical_paths[i].links);
     }
     free(r->critical_paths);
     free(r->idle_causes);
@@ -135,10 +136,11 @@ static void rank_notes(const gp_trace *t, const gp__view *v, bool many, gp_rank_
 typedef gp_status (*rank_fn)(const gp__view *v, gp_rank_analysis *r);
 
 static const rank_fn rank_analyses[] = {
-    gp__analyze_launch_stats, gp__analyze_activity,    gp__analyze_queues,
-    gp__analyze_kernel_stats, gp__analyze_temporal,    gp__analyze_top_kernels,
-    gp__analyze_idle,         gp__analyze_types,       gp__analyze_bandwidth,
-    gp__analyze_peak_memory,  gp__analyze_idle_causes, gp__analyze_step_parts,
+    gp__analyze_launch_stats, gp__analyze_activity,      gp__analyze_queues,
+    gp__analyze_kernel_stats, gp__analyze_temporal,      gp__analyze_top_kernels,
+    gp__analyze_idle,         gp__analyze_types,         gp__analyze_bandwidth,
+    gp__analyze_peak_memory,  gp__analyze_critical_path, gp__analyze_idle_causes,
+    gp__analyze_step_parts,
 };
 #define N_RANK_ANALYSES (sizeof rank_analyses / sizeof *rank_analyses)
 

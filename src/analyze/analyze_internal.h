@@ -124,6 +124,8 @@ gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WA
 gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* step_parts.c: TensorBoard's step-time breakdown per selected step (step_parts). */
 gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* critpath.c: the critical path of each step or region (critical_paths). */
+gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces. */
 gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;

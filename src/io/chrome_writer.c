@@ -8,6 +8,7 @@
  * without floating point. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -15,6 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/imap.h"
 #include "core/json_writer.h"
+#include "core/util.h"
 #include "gpuprof/trace.h"
 
 static const char *cat_of(const gp_trace *t, const gp_event *ev)
@@ -74,19 +76,62 @@ static void dim3(gp__jw *w, const char *k, const int32_t d[3])
     gp__jw_arr_end(w);
 }
 
-static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev)
+/* The critical events of an overlay, sorted by address (NULL: none). */
+typedef struct marks_index {
+    const gp_event **ev;
+    size_t n;
+} marks_index;
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (const gp_event *const *)a,
+              y = (uintptr_t) * (const gp_event *const *)b;
+    return (x > y) - (x < y);
+}
+
+static bool is_critical(const marks_index *mi, const gp_event *ev)
+{
+    size_t lo = 0, hi = mi ? mi->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)mi->ev[mid] < (uintptr_t)ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return mi && lo < mi->n && mi->ev[lo] == ev;
+}
+
+static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool critical)
 {
     gp_event_kind kind = (gp_event_kind)ev->kind;
     if (kind == GP_EV_RANGE || kind == GP_EV_INSTANT) {
         const char *json = gp_event_args_json(t, ev);
-        if (json) {
+        if (json && critical) { /* {"a":1} -> {"a":1,"critical":1} */
+            size_t n = strlen(json);
+            while (n > 0 && json[n - 1] != '}')
+                n--;
+            bool empty = true;
+            for (size_t i = 1; n > 0 && i + 1 < n; i++)
+                empty &= json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r';
+            gp__jw_key(w, "args");
+            gp__jw_raw(w, json, n > 0 ? n - 1 : 0);
+            gp__jw_text(w, empty ? "\"critical\":1}" : ",\"critical\":1}", empty ? 13 : 14);
+        } else if (json) {
             gp__jw_key(w, "args");
             gp__jw_raw(w, json, strlen(json));
+        } else if (critical) {
+            gp__jw_key(w, "args");
+            gp__jw_obj_begin(w);
+            gp__jw_kv_int(w, "critical", 1);
+            gp__jw_obj_end(w);
         }
         return;
     }
     gp__jw_key(w, "args");
     gp__jw_obj_begin(w);
+    if (critical)
+        gp__jw_kv_int(w, "critical", 1);
     if (ev->external_id)
         gp__jw_kv_int(w, "External id", ev->external_id);
     const gp_gpu_info *g = gp_event_gpu_info(t, ev);
@@ -111,6 +156,7 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev)
         kv_int_if(w, "graph node id", g->graph_node_id);
         kv_str_if(w, t, "cuda_sync_kind", g->sync_kind);
         kv_int_if(w, "wait_on_stream", g->wait_on_stream);
+        kv_int_if(w, "wait_on_cuda_event_record_corr_id", g->wait_on_event_corr);
         kv_str_if(w, t, "Collective name", g->collective);
         kv_int_if(w, "In msg nelems", g->in_msg_nelems);
         kv_int_if(w, "Out msg nelems", g->out_msg_nelems);
@@ -145,7 +191,8 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev)
     gp__jw_obj_end(w);
 }
 
-static void write_event(gp__jw *w, const gp_trace *t, const gp_track *tr, const gp_event *ev)
+static void write_event(gp__jw *w, const gp_trace *t, const gp_track *tr, const gp_event *ev,
+                        const marks_index *mi)
 {
     gp__jw_obj_begin(w);
     bool instant = ev->flags & GP_EVF_INSTANT;
@@ -163,7 +210,7 @@ static void write_event(gp__jw *w, const gp_trace *t, const gp_track *tr, const 
         gp__jw_key(w, "dur");
         gp__jw_ns_as_us(w, ev->dur);
     }
-    write_args(w, t, ev);
+    write_args(w, t, ev, is_critical(mi, ev));
     gp__jw_obj_end(w);
 }
 
@@ -271,7 +318,57 @@ static void write_dist_info(gp__jw *w, const gp_trace *t)
     gp__buf_free(&b);
 }
 
-static gp_status write_all(gp__jw *w, const gp_trace *t)
+static gp_status write_all_marked(gp__jw *w, const gp_trace *t, const gp_chrome_marks *m,
+                                  const marks_index *mi);
+
+/* One end of an overlay link: HTA's flow point (see gp_chrome_marks). */
+static void write_link_point(gp__jw *w, const gp_trace *t, const gp_chrome_link *l, int64_t id,
+                             bool end)
+{
+    const gp_event *ev = end ? l->dst : l->src;
+    bool at_end = end ? l->dst_end : l->src_end;
+    gp_ns ts = ev->ts;
+    if (at_end)
+        ts += ev->dur - (gp_event_kind_is_gpu((gp_event_kind)ev->kind) ? GP_MIN(1000, ev->dur) : 0);
+    gp__jw_obj_begin(w);
+    gp__jw_kv_str(w, "ph", end ? "f" : "s");
+    gp__jw_kv_int(w, "id", id);
+    write_pid_tid(w, t, &t->tracks[ev->track]);
+    gp__jw_key(w, "ts");
+    gp__jw_ns_as_us(w, ts - t->base_time_ns);
+    gp__jw_kv_str(w, "cat", "critical_path");
+    gp__jw_kv_str(w, "name", "critical_path");
+    gp__jw_key(w, "args");
+    gp__jw_obj_begin(w);
+    gp__jw_key(w, "weight");
+    gp__jw_ns_as_us(w, l->weight);
+    gp__jw_kv_bool(w, "critical", true);
+    gp__jw_kv_str(w, "type", l->type ? l->type : "");
+    gp__jw_obj_end(w);
+    if (end)
+        gp__jw_kv_str(w, "bp", "e");
+    gp__jw_obj_end(w);
+}
+
+static gp_status write_all(gp__jw *w, const gp_trace *t, const gp_chrome_marks *m)
+{
+    marks_index mi = {NULL, 0};
+    if (m && m->n_critical) {
+        mi.ev = malloc(m->n_critical * sizeof(*mi.ev));
+        if (!mi.ev)
+            return GP_ENOMEM;
+        memcpy(mi.ev, m->critical, m->n_critical * sizeof(*mi.ev));
+        qsort(mi.ev, m->n_critical, sizeof(*mi.ev), cmp_ptr);
+        mi.n = m->n_critical;
+    }
+    gp_status s = write_all_marked(w, t, m, &mi);
+    free(mi.ev);
+    return s;
+}
+
+/* The document; events in mi get args.critical, and m's links become flow pairs. */
+static gp_status write_all_marked(gp__jw *w, const gp_trace *t, const gp_chrome_marks *m,
+                                  const marks_index *mi)
 {
     gp__jw_obj_begin(w);
     gp__jw_kv_int(w, "schemaVersion", t->schema_version >= 0 ? t->schema_version : 1);
@@ -322,7 +419,7 @@ static gp_status write_all(gp__jw *w, const gp_trace *t)
     for (size_t i = 0; i < t->n_tracks; i++) {
         const gp_track *tr = &t->tracks[i];
         for (size_t j = 0; j < tr->n_events; j++)
-            write_event(w, t, tr, &tr->events[j]);
+            write_event(w, t, tr, &tr->events[j], mi);
     }
     gp_status s = write_ac2g(w, t);
     if (s != GP_OK)
@@ -334,6 +431,10 @@ static gp_status write_all(gp__jw *w, const gp_trace *t)
         const char *cat = gp_trace_str(t, f->cat), *name = gp_trace_str(t, f->name);
         write_flow_point(w, t, cat, name, f->id, &t->tracks[f->src_track], f->src_ts, false);
         write_flow_point(w, t, cat, name, f->id, &t->tracks[f->dst_track], f->dst_ts, true);
+    }
+    for (size_t i = 0; m && i < m->n_links; i++) {
+        write_link_point(w, t, &m->links[i], (int64_t)i, false);
+        write_link_point(w, t, &m->links[i], (int64_t)i, true);
     }
     for (size_t i = 0; i < t->n_counters; i++) {
         const gp_counter_sample *c = &t->counters[i];
@@ -360,9 +461,15 @@ static gp_status write_all(gp__jw *w, const gp_trace *t)
 
 gp_status gp_trace_write_chrome_stream(const gp_trace *t, FILE *fp, gp_error *err)
 {
+    return gp_trace_write_chrome_stream_marked(t, fp, NULL, err);
+}
+
+gp_status gp_trace_write_chrome_stream_marked(const gp_trace *t, FILE *fp, const gp_chrome_marks *m,
+                                              gp_error *err)
+{
     gp__jw w;
     gp__jw_init(&w, fp);
-    gp_status s = write_all(&w, t);
+    gp_status s = write_all(&w, t, m);
     gp_status f = gp__jw_finish(&w);
     if (s == GP_OK)
         s = f;
@@ -381,6 +488,12 @@ static bool ends_with(const char *s, const char *suffix)
 
 gp_status gp_trace_write_chrome(const gp_trace *t, const char *path, gp_error *err)
 {
+    return gp_trace_write_chrome_marked(t, path, NULL, err);
+}
+
+gp_status gp_trace_write_chrome_marked(const gp_trace *t, const char *path,
+                                       const gp_chrome_marks *m, gp_error *err)
+{
     gp__afile af;
     gp_status s = gp__afile_open(&af, path, err);
     if (s != GP_OK)
@@ -395,14 +508,14 @@ gp_status gp_trace_write_chrome(const gp_trace *t, const char *path, gp_error *e
         }
         gp__jw w;
         gp__jw_init_gz(&w, gz);
-        s = write_all(&w, t);
+        s = write_all(&w, t, m);
         gp_status f = gp__jw_finish(&w);
         if (gzclose(gz) != Z_OK && s == GP_OK)
             s = GP_EIO;
         if (s == GP_OK)
             s = f;
     } else {
-        s = gp_trace_write_chrome_stream(t, af.fp, err);
+        s = gp_trace_write_chrome_stream_marked(t, af.fp, m, err);
     }
     if (s != GP_OK) {
         gp__afile_abort(&af);

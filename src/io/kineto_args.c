@@ -75,6 +75,7 @@ static const arg_key arg_keys[] = {
     {KEY("registers per thread"), ARG_INT, AT(regs), 0},
     {KEY("memory bandwidth (GB/s)"), ARG_DOUBLE, AT(bw), 0},
     {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
+    {KEY("wait_on_cuda_event_record_corr_id"), ARG_INT, AT(wait_on_event_corr), 0},
 };
 
 /* The known key k[0, kl), or NULL: a binary search for the first key of length kl, then the keys

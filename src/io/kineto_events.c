@@ -410,6 +410,7 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
     gi.graph_node_id = f->graph_node;
     gi.sync_kind = f->sync_kind ? gp__reader_intern(r, f->sync_kind, f->sync_kind_len) : 0;
     gi.wait_on_stream = f->wait_on_stream;
+    gi.wait_on_event_corr = f->wait_on_event_corr;
     gi.collective = f->collective ? gp__reader_intern(r, f->collective, f->collective_len) : 0;
     gi.in_msg_nelems = f->in_nelems;
     gi.out_msg_nelems = f->out_nelems;
@@ -583,6 +584,7 @@ static void fields_init(gp__kineto_fields *f)
     f->total_alloc = f->total_res = -1;
     f->dev_type = f->dev_id = -1;
     f->wait_on_stream = -1;
+    f->wait_on_event_corr = -1;
     f->in_nelems = f->out_nelems = f->group_size = -1;
 }
 

@@ -74,6 +74,7 @@ typedef struct gp__kineto_fields {
     const char *sync_kind;
     size_t sync_kind_len;
     int64_t wait_on_stream;
+    int64_t wait_on_event_corr;
     const char *collective, *dtype, *copy_kind;
     size_t collective_len, dtype_len, copy_kind_len;
     int64_t in_nelems, out_nelems, group_size;

@@ -39,10 +39,11 @@ static bool gpu_eq(const gp_trace *a, const gp_gpu_info *x, const gp_trace *b, c
            x->queued == y->queued && x->bytes == y->bytes &&
            x->bandwidth_gbps == y->bandwidth_gbps && x->graph_id == y->graph_id &&
            x->graph_node_id == y->graph_node_id && str_eq(a, x->sync_kind, b, y->sync_kind) &&
-           x->wait_on_stream == y->wait_on_stream && str_eq(a, x->collective, b, y->collective) &&
-           x->in_msg_nelems == y->in_msg_nelems && x->out_msg_nelems == y->out_msg_nelems &&
-           x->group_size == y->group_size && str_eq(a, x->dtype, b, y->dtype) &&
-           str_eq(a, x->copy_kind, b, y->copy_kind);
+           x->wait_on_stream == y->wait_on_stream &&
+           x->wait_on_event_corr == y->wait_on_event_corr &&
+           str_eq(a, x->collective, b, y->collective) && x->in_msg_nelems == y->in_msg_nelems &&
+           x->out_msg_nelems == y->out_msg_nelems && x->group_size == y->group_size &&
+           str_eq(a, x->dtype, b, y->dtype) && str_eq(a, x->copy_kind, b, y->copy_kind);
 }
 
 static bool event_eq(const gp_trace *a, const gp_event *x, const gp_trace *b, const gp_event *y)

@@ -398,6 +398,7 @@ void gp_gpu_info_init(gp_gpu_info *info)
     info->graph_id = -1;
     info->graph_node_id = -1;
     info->wait_on_stream = -1;
+    info->wait_on_event_corr = -1;
     info->in_msg_nelems = -1;
     info->out_msg_nelems = -1;
     info->group_size = -1;

@@ -48,6 +48,7 @@ gp_status gp_analysis_table_parse(const char *name, unsigned *out)
                                   {"idle_causes", GP_AT_IDLE_CAUSES},
                                   {"step_breakdown", GP_AT_STEP_PARTS},
                                   {"step_parts", GP_AT_STEP_PARTS},
+                                  {"critical_path", GP_AT_CRITICAL_PATH},
                                   {"all", GP_AT_ALL}};
     unsigned v = (unsigned)GP_VALUE_OF(t, name, 0);
     if (v == 0)
@@ -220,6 +221,44 @@ static void csv_findings(const gp_analysis *a, FILE *fp)
     }
 }
 
+/* One row per critical path, then its top events in their own rows (row_type "top"). */
+static void csv_critical_path(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,step,region,row_type,valid,length_ns");
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        fprintf(fp, ",%s_ns,%s_pct", gp_cp_class_name((gp_cp_class)c),
+                gp_cp_class_name((gp_cp_class)c));
+    fprintf(fp, ",name,class,time_ns,count,python,note\n");
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_critical_paths; k++) {
+            const gp_critical_path *cp = &a->ranks[i].critical_paths[k];
+            fprintf(fp, "%d,%lld,", a->ranks[i].rank, (long long)cp->step);
+            text(fp, cp->region, ',');
+            fprintf(fp, "path,%d,%lld", cp->valid ? 1 : 0, (long long)cp->length);
+            for (int c = 0; c < GP_CP_COUNT; c++) {
+                fprintf(fp, ",%lld,", (long long)cp->by_class[c]);
+                if (!isnan(cp->pct[c]))
+                    fprintf(fp, "%.6g", cp->pct[c]);
+            }
+            fprintf(fp, ",,,,,,");
+            text(fp, cp->note, '\n');
+            for (size_t t = 0; t < cp->n_top; t++) {
+                const gp_cp_event *e = &cp->top[t];
+                fprintf(fp, "%d,%lld,", a->ranks[i].rank, (long long)cp->step);
+                text(fp, cp->region, ',');
+                fprintf(fp, "top,%d,%lld", cp->valid ? 1 : 0, (long long)cp->length);
+                for (int c = 0; c < GP_CP_COUNT; c++)
+                    fprintf(fp, ",,");
+                fputc(',', fp);
+                text(fp, e->name, ',');
+                fprintf(fp, "%s,%lld,%llu,", gp_cp_class_name(e->cls), (long long)e->time,
+                        (unsigned long long)e->count);
+                text(fp, e->python, ',');
+                fputc('\n', fp); /* no note */
+            }
+        }
+}
+
 /* One writer per table, indexed by the table's bit (gp_analysis_table). */
 static const struct {
     unsigned table;
@@ -239,6 +278,7 @@ static const struct {
     {GP_AT_FINDINGS, csv_findings},
     {GP_AT_IDLE_CAUSES, gp__csv_idle_causes},
     {GP_AT_STEP_PARTS, gp__csv_step_parts},
+    {GP_AT_CRITICAL_PATH, csv_critical_path},
 };
 
 gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)

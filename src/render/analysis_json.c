@@ -55,6 +55,7 @@ static void options(gp__jw *w, const gp_analyze_opts *o)
     gp__jw_kv_int(w, "kernel_wait_ns", o->kernel_wait_ns);
     gp__jw_kv_int(w, "num_kernels", (int64_t)o->top_kernels);
     kv_num(w, "duration_ratio", o->duration_ratio);
+    gp__jw_kv_str(w, "critical_path", !o->critical_path ? "off" : o->cp_hta ? "hta" : "default");
     gp__jw_obj_end(w);
 }
 
@@ -348,6 +349,55 @@ static void peak_memory(gp__jw *w, const gp_analysis *a)
     gp__jw_arr_end(w);
 }
 
+static void critical_path_one(gp__jw *w, int32_t rank, const gp_critical_path *cp)
+{
+    gp__jw_obj_begin(w);
+    gp__jw_kv_int(w, "rank", rank);
+    gp__jw_kv_int(w, "step", cp->step);
+    gp__jw_kv_str(w, "region", cp->region);
+    kv_ns(w, "start_ns", cp->start);
+    kv_ns(w, "end_ns", cp->end);
+    gp__jw_kv_bool(w, "valid", cp->valid);
+    gp__jw_kv_str(w, "note", cp->note);
+    kv_ns(w, "length_ns", cp->length);
+    gp__jw_key(w, "by_class_ns");
+    gp__jw_obj_begin(w);
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        kv_ns(w, gp_cp_class_name((gp_cp_class)c), cp->by_class[c]);
+    gp__jw_obj_end(w);
+    gp__jw_key(w, "by_class_pct");
+    gp__jw_obj_begin(w);
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        kv_num(w, gp_cp_class_name((gp_cp_class)c), cp->pct[c]);
+    gp__jw_obj_end(w);
+    gp__jw_key(w, "top");
+    gp__jw_arr_begin(w);
+    for (size_t k = 0; k < cp->n_top; k++) {
+        const gp_cp_event *e = &cp->top[k];
+        gp__jw_obj_begin(w);
+        gp__jw_kv_str(w, "name", e->name);
+        gp__jw_kv_str(w, "kind", gp_event_kind_name((gp_event_kind)e->kind));
+        gp__jw_kv_str(w, "class", gp_cp_class_name(e->cls));
+        kv_ns(w, "time_ns", e->time);
+        gp__jw_kv_int(w, "count", (int64_t)e->count);
+        gp__jw_kv_str(w, "python", e->python);
+        gp__jw_obj_end(w);
+    }
+    gp__jw_arr_end(w);
+    gp__jw_kv_int(w, "events_on_path", (int64_t)cp->n_events);
+    gp__jw_obj_end(w);
+}
+
+static void critical_path(gp__jw *w, const gp_analysis *a)
+{
+    gp__jw_key(w, "critical_path");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < a->n_ranks; i++)
+        for (size_t k = 0; k < a->ranks[i].n_critical_paths; k++)
+            critical_path_one(w, a->ranks[i].rank, &a->ranks[i].critical_paths[k]);
+    gp__jw_arr_end(w);
+}
+
 static void ranks(gp__jw *w, const gp_analysis *a)
 {
     gp__jw_key(w, "stragglers");
@@ -479,6 +529,8 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         ranks(&w, a);
     if (WANT(GP_AT_FINDINGS))
         findings(&w, a);
+    if (WANT(GP_AT_CRITICAL_PATH))
+        critical_path(&w, a);
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_finish(&w);
     if (st == GP_OK && fputc('\n', fp) == EOF)

@@ -298,6 +298,52 @@ static void findings(FILE *fp, const gp_analysis *a)
     }
 }
 
+/* The region of a critical path as a short label. */
+static void cp_label(const gp_critical_path *cp, char *buf, size_t cap)
+{
+    if (cp->step >= 0)
+        snprintf(buf, cap, "step %lld", (long long)cp->step);
+    else if (cp->region[0])
+        snprintf(buf, cap, "%.40s", cp->region);
+    else
+        snprintf(buf, cap, "whole trace");
+}
+
+static void critical_path(FILE *fp, const gp_analysis *a)
+{
+    heading(fp, a->opts.cp_hta ? "CRITICAL PATH (HTA's graph, % of path length)"
+                               : "CRITICAL PATH (per step, % of path length)");
+    fprintf(fp, "%5s %-16s %12s %7s %7s %7s %7s %7s %7s\n", "rank", "region", "length_ms", "cpu%",
+            "data%", "gpu%", "comm%", "k-k%", "launch%");
+    static const gp_cp_class cols[] = {GP_CP_CPU,      GP_CP_DATA_LOADING,  GP_CP_GPU_COMPUTE,
+                                       GP_CP_GPU_COMM, GP_CP_KERNEL_KERNEL, GP_CP_LAUNCH};
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t k = 0; k < r->n_critical_paths; k++) {
+            const gp_critical_path *cp = &r->critical_paths[k];
+            char label[48];
+            cp_label(cp, label, sizeof label);
+            if (!cp->valid) {
+                fprintf(fp, "%5d %-16s %12s  %s\n", r->rank, label, "-", cp->note);
+                continue;
+            }
+            fprintf(fp, "%5d %-16s %12.3f", r->rank, label, MS(cp->length));
+            for (size_t c = 0; c < GP_ARRAY_LEN(cols); c++) {
+                fputc(' ', fp);
+                pct(fp, isnan(cp->pct[cols[c]]) ? NAN : cp->pct[cols[c]], 7);
+            }
+            fputc('\n', fp);
+            for (size_t t = 0; t < cp->n_top && t < 3; t++) {
+                const gp_cp_event *e = &cp->top[t];
+                fprintf(fp, "%22s %10.3f ms  %-26s %.70s%s%.60s\n", "", MS(e->time),
+                        gp_cp_class_name(e->cls), e->name, e->python[0] ? "  <- " : "", e->python);
+            }
+            if (cp->note[0])
+                fprintf(fp, "%22s note: %s\n", "", cp->note);
+        }
+    }
+}
+
 gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
@@ -344,5 +390,7 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
         ranks(fp, a);
     if (WANT(GP_AT_FINDINGS))
         findings(fp, a);
+    if (WANT(GP_AT_CRITICAL_PATH))
+        critical_path(fp, a);
     return ferror(fp) ? GP_EIO : GP_OK;
 }

@@ -4,6 +4,7 @@
  * units; nothing here computes a figure, it only formats the stored ones. */
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,6 +66,32 @@ static const char *obj(const gp_finding *f, gp_object_kind k)
     return s ? s : "";
 }
 
+/* A CPython built-in frame as Python writes it, "<built-in method astype of numpy.ndarray object
+ * at 0x7f..>" or "<built-in function array>", in words: "numpy.ndarray.astype (built-in)",
+ * "array (built-in)" (the generic shortening would leave "<...>"). False for other names. */
+static bool builtin_name(const char *s, char *buf, size_t cap)
+{
+    const char *m = "<built-in method ", *fn = "<built-in function ";
+    if (strncmp(s, m, strlen(m)) == 0) {
+        const char *meth = s + strlen(m), *of = strstr(meth, " of "), *obj = of ? of + 4 : NULL;
+        const char *end = obj ? strstr(obj, " object at ") : NULL;
+        if (!end)
+            end = obj ? strchr(obj, '>') : NULL;
+        if (!of || !end)
+            return false;
+        snprintf(buf, cap, "%.*s.%.*s (built-in)", (int)(end - obj), obj, (int)(of - meth), meth);
+        return true;
+    }
+    if (strncmp(s, fn, strlen(fn)) == 0) {
+        const char *name = s + strlen(fn), *end = strchr(name, '>');
+        if (!end)
+            return false;
+        snprintf(buf, cap, "%.*s (built-in)", (int)(end - name), name);
+        return true;
+    }
+    return false;
+}
+
 /* The object of a cause finding: its first object, with its Python frame. */
 static void top_object(const gp_finding *f, char *buf, size_t cap)
 {
@@ -73,7 +100,8 @@ static void top_object(const gp_finding *f, char *buf, size_t cap)
         return;
     const gp_finding_object *o = &f->objects[0];
     char name[64];
-    gp_shorten_name(o->name, 48, name, sizeof name);
+    if (!builtin_name(o->name, name, sizeof name))
+        gp_shorten_name(o->name, 48, name, sizeof name);
     if (o->frame[0] && strcmp(o->frame, o->name) != 0)
         snprintf(buf, cap, ": top %s in %.80s", name, o->frame);
     else

@@ -102,6 +102,22 @@ def check_analysis(where, d, hta):
     for l in d.get("launch_stats", []):
         if l["matched"] > l["launches"]:
             bad(f"{where} rank {l['rank']}", "more matched launches than launches")
+    hta_cp = d.get("options", {}).get("critical_path") == "hta"
+    for c in d.get("critical_path", []):
+        w = f"{where} rank {c['rank']} critical path {c['region'] or 'whole trace'}"
+        if not c["valid"]:
+            continue
+        by = c["by_class_ns"]
+        if not hta_cp:  # HTA keeps negative weights of events rounded inward
+            for k, v in by.items():
+                nonneg(w, k, v)
+            if sum(by.values()) != c["length_ns"]:
+                bad(w, f"classes sum to {sum(by.values())} != length {c['length_ns']}")
+        pct = [v for v in c["by_class_pct"].values() if v is not None]
+        if pct and abs(sum(pct) - 100.0) > EPS_PCT:
+            bad(w, f"class percentages sum to {sum(pct)}")
+        if c["length_ns"] < 0:
+            bad(w, f"negative length {c['length_ns']}")
     check_idle_causes(where, d)
     check_step_breakdown(where, d)
 

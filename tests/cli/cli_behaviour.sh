@@ -103,6 +103,24 @@ contains "analyze --threads 17" "--threads needs a whole number in 0..16"
 "$gp" analyze --json --threads 1 "$src/examples/traces/example_step.json" >"$tmp/t1.json" 2>/dev/null
 "$gp" analyze --json --threads 4 "$src/examples/traces/example_step.json" >"$tmp/t4.json" 2>/dev/null
 if [ -s "$tmp/t1.json" ] && cmp -s "$tmp/t1.json" "$tmp/t4.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL analyze --threads 1 and 4 differ"; fi
+# The critical path's options: bad values are usage errors; the table, the CSV file and the overlay.
+ex1="$src/examples/traces/example_step.json"
+check "analyze --critical-path bogus" 2 "$gp" analyze --critical-path bogus "$ex1"
+contains "analyze --critical-path bogus" "--critical-path takes default, hta or off, not 'bogus'"
+check "analyze --cp-instance -1" 2 "$gp" analyze --cp-instance -1 "$ex1"
+contains "analyze --cp-instance -1" "--cp-instance needs a whole number >= 0"
+check "analyze --data-load ''" 2 "$gp" analyze --data-load "" "$ex1"
+contains "analyze --data-load ''" "--data-load needs a non-empty pattern"
+check "analyze --table critical_path" 0 "$gp" analyze --table critical_path "$ex1"
+contains "analyze --table critical_path" "CRITICAL PATH"
+check "analyze --critical-path off" 0 "$gp" analyze --json --critical-path off "$ex1"
+contains "analyze --critical-path off" '"critical_path":[]'
+check "analyze --csv critical_path" 0 "$gp" analyze --csv "$tmp/csv" --table critical_path "$ex1"
+if head -1 "$tmp/csv/critical_path.csv" 2>/dev/null | grep -q '^rank,step,region,row_type'; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL critical_path.csv header"; fi
+check "convert --critical-path" 0 "$gp" convert --critical-path "$ex1" -o "$tmp/overlay.json"
+if grep -q '"critical":1' "$tmp/overlay.json" && grep -q '"cat":"critical_path"' "$tmp/overlay.json"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL convert --critical-path marks nothing"; fi
+check "convert --cp-mode bogus" 2 "$gp" convert --critical-path --cp-mode bogus "$ex1" -o "$tmp/o2.json"
+contains "convert --cp-mode bogus" "--cp-mode takes default or hta"
 rm -rf "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

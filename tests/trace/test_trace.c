@@ -380,7 +380,7 @@ static void bare_array_string_ids_and_stream_minus_one(void **state)
         " \"tid\": \"PyTorch Profiler\", \"ts\": 1, \"dur\": 5},"
         "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 0,"
         " \"tid\": 4294967295, \"ts\": 2, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"Event "
-        "Sync\","
+        "Sync\", \"wait_on_cuda_event_record_corr_id\": 41, \"wait_on_stream\": 7,"
         " \"stream\": 4294967295, \"device\": 0}},"
         "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 5, \"tid\": 5, \"ts\": 3,"
         " \"args\": {\"Bytes\": -512, \"Total Allocated\": 1024, \"Addr\": 77, \"Device Id\": "
@@ -393,12 +393,15 @@ static void bare_array_string_ids_and_stream_minus_one(void **state)
     const gp_event *s = only_event(t, GP_EV_SYNC);
     assert_int_equal(t->tracks[s->track].stream, -1);
     assert_string_equal(gp_trace_str(t, gp_event_gpu_info(t, s)->sync_kind), "Event Sync");
+    assert_int_equal(gp_event_gpu_info(t, s)->wait_on_event_corr, 41);
+    assert_int_equal(gp_event_gpu_info(t, s)->wait_on_stream, 7);
     const gp_event *m = only_event(t, GP_EV_MEMORY);
     const gp_mem_info *mi = gp_event_mem_info(t, m);
     assert_int_equal(mi->bytes, -512);
     assert_int_equal(mi->total_allocated, 1024);
     assert_int_equal(mi->total_reserved, -1);
     assert_int_equal(t->stats.unknown_cat, 0); /* "Trace" is a known category */
+    assert_round_trips(t); /* the sync's args (wait_on_cuda_event_record_corr_id) included */
     gp_trace_free(t);
 }
 

@@ -37,9 +37,18 @@ static void usage(FILE *fp)
         "      --rules FILE     read rules from FILE, one 'TYPE=RE' per line ('#' comments)\n"
         "      --kernel-wait-us N  idle gaps below N us are kernel_wait (default 30)\n"
         "      --top N          kernels per type and rank before \"others\" (default 5)\n"
+        "      --critical-path M  default (each step's critical path, ns, inferred syncs) |\n"
+        "                       hta (HTA's graph and figures: one region, us) | off\n"
+        "      --cp-annotation NAME  critical path of the events whose name contains NAME\n"
+        "                       (\"\" = the whole trace; default: each ProfilerStep)\n"
+        "      --cp-instance N  only instance N (from 0) of --cp-annotation (default: all;\n"
+        "                       hta mode: 0)\n"
+        "      --data-load PAT  events whose name contains PAT are data loading (repeatable;\n"
+        "                       default: DataLoader, dataloader)\n"
         "      --table NAME     only this table (repeatable): temporal, idle, kernel_types,\n"
         "                       top_kernels, overlap, launch, queue, activity, memory,\n"
-        "                       peak_memory, idle_causes, step_breakdown, ranks, findings\n"
+        "                       peak_memory, idle_causes, step_breakdown, ranks, findings,\n"
+        "                       critical_path\n"
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
@@ -133,7 +142,8 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
                  {GP_AT_RANKS, "stragglers.csv"},
                  {GP_AT_FINDINGS, "findings.csv"},
                  {GP_AT_IDLE_CAUSES, "idle_causes.csv"},
-                 {GP_AT_STEP_PARTS, "step_breakdown.csv"}};
+                 {GP_AT_STEP_PARTS, "step_breakdown.csv"},
+                 {GP_AT_CRITICAL_PATH, "critical_path.csv"}};
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         gp__cli_error("analyze", "cannot create %s: %s", dir, strerror(errno));
         return 2;
@@ -167,6 +177,10 @@ enum {
     OPT_RULES,
     OPT_KW,
     OPT_TABLE,
+    OPT_CP,
+    OPT_CP_ANN,
+    OPT_CP_INST,
+    OPT_DATA_LOAD,
     OPT_CSV
 };
 
@@ -178,6 +192,10 @@ static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
                                            GP__CLI_ARG("kernel-wait-us", OPT_KW),
                                            GP__CLI_OPT_TOP_LONG,
                                            GP__CLI_ARG("table", OPT_TABLE),
+                                           GP__CLI_ARG("critical-path", OPT_CP),
+                                           GP__CLI_ARG("cp-annotation", OPT_CP_ANN),
+                                           GP__CLI_ARG("cp-instance", OPT_CP_INST),
+                                           GP__CLI_ARG("data-load", OPT_DATA_LOAD),
                                            GP__CLI_OPT_JSON,
                                            GP__CLI_ARG("csv", OPT_CSV),
                                            GP__CLI_OPT_OUTPUT,
@@ -192,7 +210,45 @@ typedef struct analyze_args {
     rules_buf rb;
     const char *csv_dir;
     unsigned tables;
+    const char *data_load[64]; /* --data-load patterns (argv strings) */
+    size_t n_data_load;
 } analyze_args;
+
+/* --critical-path, --cp-annotation, --cp-instance and --data-load. */
+static int take_cp_option(analyze_args *a, int id, char *arg)
+{
+    double n;
+    switch (id) {
+    case OPT_CP:
+        if (strcmp(arg, "default") != 0 && strcmp(arg, "hta") != 0 && strcmp(arg, "off") != 0) {
+            gp__cli_error("analyze", "--critical-path takes default, hta or off, not '%s'", arg);
+            return 2;
+        }
+        a->opts.critical_path = strcmp(arg, "off") != 0;
+        a->opts.cp_hta = strcmp(arg, "hta") == 0;
+        return 0;
+    case OPT_CP_ANN:
+        a->opts.cp_annotation = arg;
+        return 0;
+    case OPT_CP_INST:
+        if (!gp__parse_real(arg, 0, 1e15, &n) || n != (double)(int64_t)n) {
+            gp__cli_error("analyze", "--cp-instance needs a whole number >= 0, not '%s'", arg);
+            return 2;
+        }
+        a->opts.cp_instance = (int64_t)n;
+        return 0;
+    default: /* OPT_DATA_LOAD */
+        if (a->n_data_load == GP_ARRAY_LEN(a->data_load) || !arg[0]) {
+            gp__cli_error("analyze", arg[0] ? "at most 64 --data-load patterns"
+                                            : "--data-load needs a non-empty pattern");
+            return 2;
+        }
+        a->data_load[a->n_data_load++] = arg;
+        a->opts.data_load = a->data_load;
+        a->opts.n_data_load = a->n_data_load;
+        return 0;
+    }
+}
 
 static int take_option(void *ctx, int id, char *arg)
 {
@@ -236,9 +292,11 @@ static int take_option(void *ctx, int id, char *arg)
         a->tables |= bit;
         return 0;
     }
-    default: /* OPT_CSV */
+    case OPT_CSV:
         a->csv_dir = arg;
         return 0;
+    default:
+        return take_cp_option(a, id, arg);
     }
 }
 

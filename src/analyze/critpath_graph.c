@@ -1,0 +1,486 @@
+/* The critical-path graph of one region: nodes, HTA's passes (runtime lock, CPU nesting, GPU,
+ * synchronisation) and the longest path in Kahn order. See critpath_internal.h and
+ * ../shared/reference/hta-critical-path.md (section numbers below are that file's). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/critpath_internal.h"
+#include "core/msort.h"
+
+#define NO_NODE UINT32_MAX
+#define HTA_KK_LIMIT_US 1500 /* kernel-kernel edges only below this gap (us) */
+
+void gp__cp_graph_free(gp__cpgraph *g)
+{
+    free(g->evs);
+    free(g->nodes);
+    free(g->edges);
+    free(g->path);
+    memset(g, 0, sizeof(*g));
+}
+
+void gp__cp_short_name(const char *name, char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    if (!strchr(name, '<') && !strchr(name, '(')) {
+        size_t n = strlen(name);
+        n = n < cap - 1 ? n : cap - 1;
+        memcpy(out, name, n);
+        out[n] = '\0';
+        return;
+    }
+    /* Drop <...> and (...) (nested), then keep the last space-separated token. */
+    size_t n = 0, tok = 0;
+    int depth = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '<' || *p == '(') {
+            depth++;
+            continue;
+        }
+        if ((*p == '>' || *p == ')') && depth > 0) {
+            depth--;
+            continue;
+        }
+        if (depth > 0)
+            continue;
+        if (*p == ' ') {
+            tok = n; /* the next token starts here */
+            continue;
+        }
+        if (n < cap - 1) {
+            if (tok != 0 || n == 0) { /* a new token: restart the output */
+                n = 0;
+                tok = 0;
+            }
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+static int cmp_node(const gp__cpnode *a, const gp__cpnode *b)
+{
+    GP_CMP_KEY(a->ts, b->ts);
+    GP_CMP_KEY(a->ev, b->ev);
+    return GP_CMP(a->end, b->end);
+}
+GP__DEFINE_MERGE_SORT(sort_nodes, gp__cpnode, cmp_node)
+
+static gp_status add_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int64_t w, int32_t ev,
+                          gp__cp_edge_type type)
+{
+    gp__cpedge *e = GP_PUSH(g->edges, g->n_edges, g->cap_edges);
+    if (!e)
+        return GP_ENOMEM;
+    *e = (gp__cpedge){src, dst, w, ev, (uint8_t)type};
+    return GP_OK;
+}
+
+static gp_status make_nodes(gp__cpgraph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_evs; i++)
+        n += (g->evs[i].flags & GP__CPE_NODE) ? 2 : 0;
+    g->nodes = malloc((n ? n : 1) * sizeof(*g->nodes));
+    if (!g->nodes)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < g->n_evs; i++) {
+        gp__cpev *e = &g->evs[i];
+        e->ns = e->ne = NO_NODE;
+        if (!(e->flags & GP__CPE_NODE))
+            continue;
+        g->nodes[g->n_nodes++] = (gp__cpnode){e->s, (uint32_t)i, false};
+        g->nodes[g->n_nodes++] = (gp__cpnode){e->e, (uint32_t)i, true};
+    }
+    /* HTA numbers nodes by (time, event), which decides its ties (§6); the default mode needs no
+     * order (the longest path does not depend on it), and sorting 2 nodes per event was the
+     * largest cost of the graph */
+    if (g->hta && !sort_nodes(g->nodes, g->n_nodes))
+        return GP_ENOMEM;
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        gp__cpev *e = &g->evs[g->nodes[k].ev];
+        if (g->nodes[k].end)
+            e->ne = (uint32_t)k;
+        else
+            e->ns = (uint32_t)k;
+    }
+    return GP_OK;
+}
+
+/* §4.1: calls that take CUDA's runtime lock are serialised across threads. */
+static gp_status lock_pass(gp__cpgraph *g)
+{
+    uint32_t *pending = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*pending));
+    if (!pending)
+        return GP_ENOMEM;
+    size_t n_pending = 0;
+    uint32_t last_end = NO_NODE;
+    bool prev_end = false;
+    gp_status st = GP_OK;
+    for (uint32_t k = 0; k < g->n_nodes && st == GP_OK; k++) {
+        const gp__cpnode *nd = &g->nodes[k];
+        const gp__cpev *e = &g->evs[nd->ev];
+        if (!(e->flags & GP__CPE_LOCK))
+            continue;
+        if (!nd->end) {
+            pending[n_pending++] = k;
+            prev_end = false;
+            continue;
+        }
+        for (size_t p = 0; p < n_pending && st == GP_OK; p++) {
+            if (pending[p] == e->ns)
+                st = add_edge(g, e->ns, k, e->e - e->s, (int32_t)nd->ev, GP__CPT_OPERATOR);
+            else
+                st = add_edge(g, pending[p], k, 0, -1, GP__CPT_DEPENDENCY);
+        }
+        n_pending = 0;
+        if (prev_end && st == GP_OK)
+            st = add_edge(g, last_end, k, 0, -1, GP__CPT_DEPENDENCY);
+        prev_end = true;
+        last_end = k;
+    }
+    free(pending);
+    return st;
+}
+
+/* The event an operator edge src -> dst counts for (§7). */
+static int32_t attributed(const gp__cpgraph *g, uint32_t src, uint32_t dst)
+{
+    const gp__cpnode *a = &g->nodes[src], *b = &g->nodes[dst];
+    if (!a->end)
+        return (int32_t)a->ev;
+    if (b->end)
+        return (int32_t)b->ev;
+    return g->evs[a->ev].parent;
+}
+
+typedef struct walk {
+    uint32_t last;  /* last visited node, NO_NODE at the start of a thread */
+    int depth;      /* open node events */
+    int64_t cursor; /* default mode: the latest time the thread's chain has covered */
+} walk;
+
+/* The weight of a CPU edge last -> a node at ts: the gap (HTA), or in the default mode the time
+ * past the cursor, so that events overlapping their siblings count their time once. */
+static int64_t cpu_gap(const gp__cpgraph *g, walk *w, int64_t ts)
+{
+    if (g->hta)
+        return ts - g->nodes[w->last].ts;
+    int64_t gap = GP_MAX(ts - w->cursor, 0);
+    w->cursor = GP_MAX(w->cursor, ts);
+    return gap;
+}
+
+static bool lock_pair(const gp__cpgraph *g, uint32_t last, uint32_t next)
+{
+    if (!g->hta || last == NO_NODE)
+        return false;
+    const gp__cpnode *a = &g->nodes[last], *b = &g->nodes[next];
+    if (!(g->evs[a->ev].flags & GP__CPE_LOCK) || !(g->evs[b->ev].flags & GP__CPE_LOCK))
+        return false;
+    return !(a->end && !b->end);
+}
+
+static gp_status enter(gp__cpgraph *g, walk *w, const gp__cpev *e)
+{
+    if (!(e->flags & GP__CPE_NODE))
+        return GP_OK;
+    gp_status st = GP_OK;
+    if (w->last == NO_NODE)
+        w->cursor = e->s;
+    if (w->last != NO_NODE && !lock_pair(g, w->last, e->ns)) {
+        int64_t gap = cpu_gap(g, w, e->s);
+        if (w->depth == 0 && g->hta) /* idle between top-level ops: free in HTA */
+            st = add_edge(g, w->last, e->ns, 0, -1, GP__CPT_DEPENDENCY);
+        else
+            st = add_edge(g, w->last, e->ns, gap, attributed(g, w->last, e->ns), GP__CPT_OPERATOR);
+    }
+    w->last = e->ns;
+    w->depth++;
+    return st;
+}
+
+static gp_status leave(gp__cpgraph *g, walk *w, const gp__cpev *e)
+{
+    if (!(e->flags & GP__CPE_NODE))
+        return GP_OK;
+    gp_status st = GP_OK;
+    if (!lock_pair(g, w->last, e->ne)) {
+        int64_t gap = cpu_gap(g, w, e->e);
+        if (e->flags & GP__CPE_BLOCKING)
+            gap = 0;
+        st = add_edge(g, w->last, e->ne, gap, attributed(g, w->last, e->ne), GP__CPT_OPERATOR);
+    }
+    w->last = e->ne;
+    w->depth--;
+    return st;
+}
+
+/* §4.2: a depth-first walk of each thread's nesting tree. The CPU events of a thread are
+ * contiguous in g->evs, in nesting order (start, longer first), and their parents are set, so
+ * the walk is a stack of the open events. */
+static gp_status nesting_pass(gp__cpgraph *g)
+{
+    int32_t *stack = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*stack));
+    if (!stack)
+        return GP_ENOMEM;
+    size_t sp = 0;
+    walk w = {NO_NODE, 0, 0};
+    int32_t thread = INT32_MIN;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i <= g->n_evs && st == GP_OK; i++) {
+        const gp__cpev *e = i < g->n_evs ? &g->evs[i] : NULL;
+        bool cpu = e && !(e->flags & GP__CPE_GPU);
+        if (!cpu || e->thread != thread) { /* close the previous thread */
+            while (sp > 0 && st == GP_OK)
+                st = leave(g, &w, &g->evs[stack[--sp]]);
+            w = (walk){NO_NODE, 0, 0};
+            if (!cpu)
+                break;
+            thread = e->thread;
+        }
+        while (sp > 0 && stack[sp - 1] != e->parent && st == GP_OK)
+            st = leave(g, &w, &g->evs[stack[--sp]]);
+        if (st == GP_OK)
+            st = enter(g, &w, e);
+        stack[sp++] = (int32_t)i;
+    }
+    free(stack);
+    return st;
+}
+
+typedef struct gpu_key {
+    int64_t t;
+    uint32_t ev;
+} gpu_key;
+
+static int cmp_gpu_key(const gpu_key *a, const gpu_key *b)
+{
+    GP_CMP_KEY(a->t, b->t);
+    return GP_CMP(a->ev, b->ev);
+}
+GP__DEFINE_MERGE_SORT(sort_gpu_keys, gpu_key, cmp_gpu_key)
+
+/* The launch or kernel-kernel edge into GPU event r (§4.3). */
+static gp_status gpu_edges(gp__cpgraph *g, uint32_t r, int32_t prev)
+{
+    const gp__cpev *e = &g->evs[r];
+    const gp__cpev *l = e->launcher >= 0 ? &g->evs[e->launcher] : NULL;
+    const gp__cpev *p = prev >= 0 ? &g->evs[prev] : NULL;
+    if (l && l->ns == NO_NODE)
+        l = NULL;
+    if (g->hta) {
+        /* a Stream Wait Event in front of the kernel: the waited-for work's end -> its start */
+        const gp__cpev *w = e->wait_src >= 0 ? &g->evs[e->wait_src] : NULL;
+        if (w && w->ne == NO_NODE)
+            w = NULL;
+        gp_status st = w ? add_edge(g, w->ne, e->ns, 0, -1, GP__CPT_SYNC) : GP_OK;
+        if (st != GP_OK)
+            return st;
+        if (l && e->q_launch == 1 && e->q_start == 0 && (!p || p->e < l->s) && (!w || w->e < l->s))
+            return add_edge(g, l->ns, e->ns, e->s - l->s, -1, GP__CPT_LAUNCH);
+        if (p && e->s - p->e < HTA_KK_LIMIT_US && (!w || w->e < p->e))
+            return add_edge(g, p->ne, e->ns, e->s - p->e, prev, GP__CPT_KERNEL_KERNEL);
+        return GP_OK;
+    }
+    /* The dependency the kernel waited for: the previous GPU event when it was still running
+     * when the launch call started (the work was queued), else the launch. */
+    if (p && (!l || p->e >= l->s))
+        return add_edge(g, p->ne, e->ns, e->s - p->e, prev, GP__CPT_KERNEL_KERNEL);
+    if (l)
+        return add_edge(g, l->ns, e->ns, e->s - l->s, -1, GP__CPT_LAUNCH);
+    return GP_OK;
+}
+
+/* §4.4 for Context Sync (every stream), Stream Sync (its stream) and Event Sync (the recorded
+ * event's work) rows; a Stream Wait Event's edge goes to the waiting kernel (gpu_edges). */
+static gp_status sync_row(gp__cpgraph *g, uint32_t r, const int32_t *prev, size_t n_lanes)
+{
+    const gp__cpev *e = &g->evs[r];
+    if (e->launcher < 0 || g->evs[e->launcher].ne == NO_NODE)
+        return GP_OK;
+    uint32_t call_end = g->evs[e->launcher].ne;
+    gp_status st = GP_OK;
+    if (e->flags & GP__CPE_WAITROW) /* applied to the waiting kernel (gpu_edges) */
+        return GP_OK;
+    if (e->flags & GP__CPE_EVSYNC) { /* the recorded event's work -> the call's end */
+        const gp__cpev *w = e->wait_src >= 0 ? &g->evs[e->wait_src] : NULL;
+        return w && w->ne != NO_NODE ? add_edge(g, w->ne, call_end, 0, -1, GP__CPT_SYNC) : GP_OK;
+    }
+    if (e->flags & GP__CPE_COMM) { /* Context Sync: marked COMM by the caller */
+        for (size_t k = 0; k < n_lanes && st == GP_OK; k++)
+            if (prev[k] >= 0)
+                st = add_edge(g, g->evs[prev[k]].ne, call_end, 0, -1, GP__CPT_SYNC);
+        return st;
+    }
+    if (e->thread >= 0 && (size_t)e->thread < n_lanes && prev[e->thread] >= 0)
+        st = add_edge(g, g->evs[prev[e->thread]].ne, call_end, 0, -1, GP__CPT_SYNC);
+    return st;
+}
+
+static gp_status gpu_pass(gp__cpgraph *g)
+{
+    size_t n = 0, n_lanes = 0;
+    for (size_t i = 0; i < g->n_evs; i++)
+        if (g->evs[i].flags & GP__CPE_GPU) {
+            n++;
+            n_lanes = GP_MAX(n_lanes, (size_t)g->evs[i].thread + 1);
+        }
+    gpu_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+    int32_t *prev = malloc((n_lanes ? n_lanes : 1) * sizeof(*prev));
+    if (!keys || !prev) {
+        free(keys);
+        free(prev);
+        return GP_ENOMEM;
+    }
+    n = 0;
+    for (size_t i = 0; i < g->n_evs; i++) {
+        const gp__cpev *e = &g->evs[i];
+        if (e->flags & GP__CPE_GPU)
+            keys[n++] = (gpu_key){(e->flags & GP__CPE_SYNC) ? e->e : e->s, (uint32_t)i};
+    }
+    for (size_t k = 0; k < n_lanes; k++)
+        prev[k] = -1;
+    gp_status st = sort_gpu_keys(keys, n) ? GP_OK : GP_ENOMEM;
+    for (size_t k = 0; k < n && st == GP_OK; k++) {
+        uint32_t r = keys[k].ev;
+        const gp__cpev *e = &g->evs[r];
+        if (e->flags & GP__CPE_SYNC) {
+            st = sync_row(g, r, prev, n_lanes);
+            continue;
+        }
+        if (e->ns == NO_NODE)
+            continue;
+        int32_t p = prev[e->thread];
+        /* default mode: work overlapping the previous on its stream counts its time once */
+        int64_t from = g->hta || p < 0 ? e->s : GP_MAX(e->s, g->evs[p].e);
+        st = add_edge(g, e->ns, e->ne, e->e - from, (int32_t)r, GP__CPT_OPERATOR);
+        if (st == GP_OK)
+            st = gpu_edges(g, r, p);
+        if (g->hta || p < 0 || e->e > g->evs[p].e)
+            prev[e->thread] = (int32_t)r;
+    }
+    free(keys);
+    free(prev);
+    return st;
+}
+
+/* Default mode: a blocking call waits for the GPU work that ended last inside it (the caller
+ * sets it as the call's launcher field and flags the call blocking). The edge carries the time
+ * from that end to the call's return (the host waking up), counted as the call's CPU time. */
+static gp_status inferred_syncs(gp__cpgraph *g)
+{
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < g->n_evs && st == GP_OK; i++) {
+        const gp__cpev *c = &g->evs[i];
+        if ((c->flags & (GP__CPE_GPU | GP__CPE_BLOCKING)) != GP__CPE_BLOCKING || c->launcher < 0)
+            continue;
+        const gp__cpev *src = &g->evs[c->launcher];
+        if (src->ne == NO_NODE || c->ne == NO_NODE)
+            continue;
+        st = add_edge(g, src->ne, c->ne, GP_MAX(c->e - src->e, 0), (int32_t)i, GP__CPT_SYNC);
+    }
+    return st;
+}
+
+gp_status gp__cp_build(gp__cpgraph *g)
+{
+    gp_status st = make_nodes(g);
+    if (st == GP_OK && g->hta)
+        st = lock_pass(g);
+    if (st == GP_OK)
+        st = nesting_pass(g);
+    if (st == GP_OK)
+        st = gpu_pass(g);
+    if (st == GP_OK && !g->hta)
+        st = inferred_syncs(g);
+    return st;
+}
+
+/* §6: networkx's dag_longest_path: nodes in Kahn order (in-degree-0 nodes by id, then generation
+ * by generation), each taking its best predecessor (the first edge inserted among equals), the
+ * path ending at the first node of that order with the largest distance. Linear. */
+gp_status gp__cp_longest(gp__cpgraph *g)
+{
+    size_t nn = g->n_nodes, ne = g->n_edges;
+    uint32_t *off = calloc(nn + 1, sizeof(*off));
+    uint32_t *adj = malloc((ne ? ne : 1) * sizeof(*adj));
+    uint32_t *indeg = calloc(nn ? nn : 1, sizeof(*indeg));
+    uint32_t *queue = malloc((nn ? nn : 1) * sizeof(*queue));
+    int64_t *dist = calloc(nn ? nn : 1, sizeof(*dist));
+    uint32_t *pred = malloc((nn ? nn : 1) * sizeof(*pred));
+    gp_status st = GP_ENOMEM;
+    if (!off || !adj || !indeg || !queue || !dist || !pred)
+        goto done;
+    for (size_t k = 0; k < ne; k++) {
+        off[g->edges[k].src + 1]++;
+        indeg[g->edges[k].dst]++;
+        g->negative += g->edges[k].w < 0;
+    }
+    for (size_t v = 0; v < nn; v++)
+        off[v + 1] += off[v];
+    {                          /* out-edges by source, in insertion order */
+        uint32_t *fill = pred; /* reused as a fill cursor, reset below */
+        for (size_t v = 0; v < nn; v++)
+            fill[v] = off[v];
+        for (size_t k = 0; k < ne; k++)
+            adj[fill[g->edges[k].src]++] = (uint32_t)k;
+    }
+    size_t head = 0, tail = 0;
+    for (size_t v = 0; v < nn; v++) {
+        pred[v] = UINT32_MAX;
+        if (indeg[v] == 0) {
+            queue[tail++] = (uint32_t)v;
+            /* default mode: a chain starts at the region's start (a thread or stream that
+             * starts later has waited since then) */
+            if (!g->hta)
+                dist[v] = GP_MAX(g->nodes[v].ts - g->origin, 0);
+        }
+    }
+    while (head < tail) {
+        uint32_t u = queue[head++];
+        for (uint32_t k = off[u]; k < off[u + 1]; k++) {
+            const gp__cpedge *e = &g->edges[adj[k]];
+            int64_t cand = dist[u] + GP_MAX(e->w, 0);
+            if (pred[e->dst] == UINT32_MAX || cand > dist[e->dst] ||
+                (cand == dist[e->dst] && adj[k] < pred[e->dst])) {
+                dist[e->dst] = cand;
+                pred[e->dst] = adj[k];
+            }
+            if (--indeg[e->dst] == 0)
+                queue[tail++] = e->dst;
+        }
+    }
+    if (tail < nn) {
+        st = GP_EINVAL; /* a cycle */
+        goto done;
+    }
+    uint32_t best = nn ? queue[0] : 0;
+    for (size_t k = 0; k < nn; k++)
+        if (dist[queue[k]] > dist[best])
+            best = queue[k];
+    g->length = nn ? dist[best] : 0;
+    size_t n_path = 0;
+    for (uint32_t v = best; nn && pred[v] != UINT32_MAX; v = g->edges[pred[v]].src)
+        n_path++;
+    g->path = malloc((n_path ? n_path : 1) * sizeof(*g->path));
+    if (!g->path)
+        goto done;
+    g->n_path = n_path;
+    uint32_t first = best;
+    while (nn && pred[first] != UINT32_MAX)
+        first = g->edges[pred[first]].src;
+    g->head_offset = nn ? dist[first] : 0;
+    for (uint32_t v = best; nn && pred[v] != UINT32_MAX; v = g->edges[pred[v]].src)
+        g->path[--n_path] = pred[v];
+    st = GP_OK;
+done:
+    free(off);
+    free(adj);
+    free(indeg);
+    free(queue);
+    free(dist);
+    free(pred);
+    return st;
+}

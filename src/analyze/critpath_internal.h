@@ -1,0 +1,179 @@
+/* Internals of the critical path (docs/internals/analyze.md, "Critical path"): the per-rank
+ * tables (critpath.c) and the graph of one region (critpath_graph.c).
+ *
+ * The graph is HTA's (../shared/reference/hta-critical-path.md): two nodes per selected event,
+ * five edge types, the longest path in Kahn order. The default mode changes a few rules (see
+ * docs/analyses.md, "Critical path"): every CPU event with a duration is a node event (so gaps on
+ * a thread are CPU time of the innermost enclosing frame), blocking calls get synchronisation
+ * edges from the GPU work that ended last inside them, and each kernel gets both its launch and
+ * its kernel-kernel edge (the longest path picks what it waited for). */
+#ifndef GP_CRITPATH_INTERNAL_H
+#define GP_CRITPATH_INTERNAL_H
+
+#include "analyze/analyze_internal.h"
+
+enum {
+    GP__CPE_NODE = 1u << 0,     /* has a start and an end node */
+    GP__CPE_BLOCKING = 1u << 1, /* a blocking call: its closing edge weighs 0 */
+    GP__CPE_LOCK = 1u << 2,     /* HTA's runtime-lock names */
+    GP__CPE_DATALOAD = 1u << 3, /* its CPU time is data loading */
+    GP__CPE_GPU = 1u << 4,      /* runs on a GPU stream */
+    GP__CPE_SYNC = 1u << 5,     /* a cuda_sync row (no duration edge) */
+    GP__CPE_COMM = 1u << 6,     /* GPU communication; on a sync row: a Context Sync */
+    GP__CPE_EVSYNC = 1u << 7,   /* an Event Sync row (HTA mode) */
+    GP__CPE_WAITROW = 1u << 8,  /* a Stream Wait Event row (HTA mode) */
+};
+
+/* One event of a region. s/e are in the graph's unit (ns, or whole us in HTA mode). */
+typedef struct gp__cpev {
+    const gp_event *ev;
+    int64_t s, e;
+    int32_t parent;   /* CPU nesting parent (index in the region's events), -1 */
+    int32_t launcher; /* GPU event: its launch call's index; a blocking call (default mode): the
+                       * GPU event that ended last inside it; -1 */
+    int32_t thread;   /* CPU: thread index (track); GPU: lane (stream) index */
+    int32_t q_launch; /* GPU: HTA queue length after its launch / after its start; INT32_MIN */
+    int32_t q_start;  /*      when the launch is not a launch call */
+    const gp_event *launch; /* GPU: its launch call (joined by correlation id), NULL */
+    int64_t lts;     /* GPU: its launch call's start (units) when that can be a region's event
+                      * (a runtime/driver call with a duration), else INT64_MIN */
+    uint32_t ns, ne; /* node ids, UINT32_MAX without nodes */
+    /* HTA mode: the GPU event an Event Sync row, or a kernel behind a Stream Wait Event, waits
+     * for (the recorded event's work); an index of the rank's templates, then of the region;
+     * -1 */
+    int32_t wait_src;
+    uint16_t flags; /* GP__CPE_* */
+} gp__cpev;
+
+typedef enum gp__cp_edge_type {
+    GP__CPT_OPERATOR = 0,
+    GP__CPT_DEPENDENCY,
+    GP__CPT_LAUNCH,
+    GP__CPT_KERNEL_KERNEL,
+    GP__CPT_SYNC,
+} gp__cp_edge_type;
+
+typedef struct gp__cpedge {
+    uint32_t src, dst;
+    int64_t w;    /* the edge's weight as computed (may be negative) */
+    int32_t ev;   /* attributed event (index), -1 */
+    uint8_t type; /* gp__cp_edge_type */
+} gp__cpedge;
+
+typedef struct gp__cpnode {
+    int64_t ts;
+    uint32_t ev;
+    bool end;
+} gp__cpnode;
+
+/* A region's graph: events (CPU first in thread order, then GPU), nodes (HTA mode: in (ts, event)
+ * order; default mode: in event order),
+ * edges in insertion order. */
+typedef struct gp__cpgraph {
+    bool hta;
+    gp__cpev *evs;
+    size_t n_evs, cap_evs;
+    gp__cpnode *nodes;
+    size_t n_nodes;
+    gp__cpedge *edges;
+    size_t n_edges, cap_edges;
+    /* The longest path: edges from the first node to the last, and its length (unit). */
+    uint32_t *path;
+    size_t n_path;
+    int64_t length;
+    size_t negative; /* edges with a negative weight (used as 0) */
+    /* Default mode: the region's start. A node without predecessors starts at its distance from
+     * it (what a thread or stream that starts later waited); head_offset is the path's. */
+    int64_t origin;
+    int64_t head_offset;
+} gp__cpgraph;
+
+/* critpath_rank.c: what a name is, computed once per name (bits of gp__cprank.names; bit 0:
+ * computed). */
+enum {
+    GP__NB_DONE = 1u << 0,
+    GP__NB_HTA_BLOCKING = 1u << 1,  /* HTA's blocking list */
+    GP__NB_LOCK = 1u << 2,          /* HTA's runtime-lock list */
+    GP__NB_DATALOAD = 1u << 3,      /* a data-loading pattern matches */
+    GP__NB_SYNC_CALL = 1u << 4,     /* default: a synchronising call or synchronous copy */
+    GP__NB_ASYNC_COPY = 1u << 5,    /* default: an async copy (blocks when its copy ends inside) */
+    GP__NB_LAUNCH = 1u << 6,        /* HTA's launch calls (queue length) */
+    GP__NB_HTA_COMM = 1u << 7,      /* HTA's communication regexes on the short name */
+    GP__NB_COMM = 1u << 8,          /* gpuprof's communication class */
+    GP__NB_STEP = 1u << 9,          /* ProfilerStep#N */
+    GP__NB_CONTEXT_SYNC = 1u << 10, /* "Context Sync" */
+    GP__NB_AUTOGRAD = 1u << 11,     /* contains "autograd" (HTA's backward thread merge) */
+    GP__NB_FORWARD = 1u << 12       /* contains "forward" */
+};
+
+typedef struct gp__cprank {
+    const gp_trace *t;
+    const gp_analyze_opts *o;
+    bool hta;
+    int64_t unit;
+    uint16_t *names; /* GP__NB_* per string id */
+    size_t n_names;
+    uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls, until joined */
+    size_t n_l, cap_lk, cap_lv;
+    gp__cpev *gpu; /* every GPU event of the rank (templates: launcher unset) */
+    size_t n_gpu, cap_gpu;
+    uint32_t *by_launch; /* GPU indices with a possible region launch (lts), by lts */
+    size_t n_by_launch;
+    int64_t *lanes; /* the key (stream * 4096 + device) of each lane */
+    size_t n_lanes;
+    size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
+    size_t n_runs;
+    gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
+    const gp_event **steps; /* CPU-side ProfilerSteps, by start */
+    size_t n_steps, cap_steps;
+} gp__cprank;
+
+/* The rank's tables, built once (critpath_rank.c). GP_ENOMEM. */
+gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t,
+                           const gp_analyze_opts *o) GP_WARN_UNUSED;
+void gp__cp_rank_free(gp__cprank *k);
+/* The GP__NB_* bits of a name, computed and cached (callers use gp__cp_name_bits). */
+uint16_t gp__cp_name_bits_compute(const gp__cprank *k, gp_strid id, gp_event_kind kind);
+
+/* The GP__NB_* bits of a name: from the cache once computed (regions only read it). */
+static inline uint16_t gp__cp_name_bits(const gp__cprank *k, gp_strid id, gp_event_kind kind)
+{
+    if (id < k->n_names && (k->names[id] & GP__NB_DONE))
+        return k->names[id];
+    return gp__cp_name_bits_compute(k, id, kind);
+}
+
+/* Time in the graph's unit: ns, or HTA's microseconds (starts rounded up, ends down). */
+static inline int64_t gp__cp_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static inline int64_t gp__cp_unit_start(const gp__cprank *k, gp_ns t)
+{
+    return k->unit == 1 ? t : -gp__cp_floor_div(-(t - k->t->base_time_ns), k->unit);
+}
+
+static inline int64_t gp__cp_unit_end(const gp__cprank *k, gp_ns t)
+{
+    return k->unit == 1 ? t : gp__cp_floor_div(t - k->t->base_time_ns, k->unit);
+}
+
+/* critpath_graph.c: builds nodes and edges over g->evs (filled by the caller: parent, launcher,
+ * thread, flags, s, e set). GP_ENOMEM. */
+gp_status gp__cp_build(gp__cpgraph *g) GP_WARN_UNUSED;
+/* The longest path of the built graph (g->path, g->length). GP_ENOMEM; GP_EINVAL on a cycle. */
+gp_status gp__cp_longest(gp__cpgraph *g) GP_WARN_UNUSED;
+void gp__cp_graph_free(gp__cpgraph *g);
+
+/* critpath_result.c: fills cp's length, by_class, pct, top and events from the path of g (times
+ * in units of unit ns; t is the trace the events belong to). GP_ENOMEM. */
+gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
+                        gp_critical_path *cp) GP_WARN_UNUSED;
+
+/* The name HTA classifies: a name with '<' or '(' loses template arguments and parenthesised
+ * parts and keeps its last space-separated token. Writes at most cap bytes (NUL-terminated). */
+void gp__cp_short_name(const char *name, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,443 @@
+/* The critical path's per-rank tables (critpath_internal.h): name classes, the GPU events as
+ * templates, their join with the launch calls, the GPU events by launch time, HTA's queue lengths
+ * and the ProfilerSteps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/critpath_internal.h"
+#include "core/msort.h"
+
+static const char *const hta_blocking[] = {"cudaDeviceSynchronize",
+                                           "cudaStreamSynchronize",
+                                           "cudaEventQuery",
+                                           "cudaEventSynchronize",
+                                           "cudaMemcpy",
+                                           "cudaMemcpyAsync"};
+static const char *const hta_lock[] = {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc"};
+static const char *const hta_launch[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",      "cuLaunchKernelEx",
+    "cudaMemcpyAsync",  "cudaMemsetAsync",     "hipLaunchKernel",     "hipExtModuleLaunchKernel",
+    "hipMemcpyAsync",   "hipMemsetAsync",      "hipMemcpyWithStream", "runFunction"};
+static const char *const default_data_load[] = {"DataLoader", "dataloader"};
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool is_copy_call(const char *s)
+{
+    return strncmp(s, "cudaMemcpy", 10) == 0 || strncmp(s, "hipMemcpy", 9) == 0 ||
+           strncmp(s, "cuMemcpy", 8) == 0;
+}
+
+uint16_t gp__cp_name_bits_compute(const gp__cprank *k, gp_strid id, gp_event_kind kind)
+{
+    const char *s = gp_trace_str(k->t, id);
+    uint16_t b = GP__NB_DONE;
+    const char *const *dl = k->o->data_load ? k->o->data_load : default_data_load;
+    size_t n_dl = k->o->data_load ? k->o->n_data_load : GP_ARRAY_LEN(default_data_load);
+    for (size_t i = 0; i < n_dl; i++)
+        if (dl[i] && dl[i][0] && strstr(s, dl[i]))
+            b |= GP__NB_DATALOAD;
+    if (in_list(s, hta_blocking, GP_ARRAY_LEN(hta_blocking)))
+        b |= GP__NB_HTA_BLOCKING;
+    if (in_list(s, hta_lock, GP_ARRAY_LEN(hta_lock)))
+        b |= GP__NB_LOCK;
+    if (in_list(s, hta_launch, GP_ARRAY_LEN(hta_launch)))
+        b |= GP__NB_LAUNCH;
+    if (strstr(s, "Synchronize"))
+        b |= GP__NB_SYNC_CALL;
+    else if (is_copy_call(s))
+        b |= (strstr(s, "Async") || strstr(s, "WithStream")) ? GP__NB_ASYNC_COPY : GP__NB_SYNC_CALL;
+    if (strncmp(s, "ProfilerStep#", 13) == 0)
+        b |= GP__NB_STEP;
+    if (strcmp(s, "Context Sync") == 0)
+        b |= GP__NB_CONTEXT_SYNC;
+    if (strstr(s, "autograd"))
+        b |= GP__NB_AUTOGRAD;
+    if (strstr(s, "forward"))
+        b |= GP__NB_FORWARD;
+    if (gp_event_kind_is_gpu(kind)) {
+        char short_name[256];
+        gp__cp_short_name(s, short_name, sizeof short_name);
+        if (strncmp(short_name, "nccl", 4) == 0 || strncmp(short_name, "hip", 3) == 0 ||
+            strncmp(short_name, "hccl", 4) == 0 || strstr(short_name, "ncclKernel"))
+            b |= GP__NB_HTA_COMM;
+        if (gp_classify_name(s, kind, false) == GP_KT_COMMUNICATION)
+            b |= GP__NB_COMM;
+    }
+    if (id < k->n_names)
+        k->names[id] = b;
+    return b;
+}
+
+/* The (correlation, call) pairs of runtime/driver calls and the ProfilerSteps. */
+static gp_status scan_cpu(gp__cprank *k)
+{
+    const gp_trace *t = k->t;
+    gp_status st = GP_OK;
+    gp_ns last_step = INT64_MIN;
+    size_t distinct = 0;
+    gp_strid first_name = 0;
+    for (size_t tk = 0; tk < t->n_tracks && st == GP_OK; tk++) {
+        const gp_track *tr = &t->tracks[tk];
+        if (tr->kind != GP_TRACK_CPU_THREAD)
+            continue;
+        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
+            const gp_event *ev = &tr->events[i];
+            /* every name a region reads is classified here, once: regions then only read the
+             * cache (they run on several threads) */
+            uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
+            if ((ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->correlation != 0) {
+                size_t n = k->n_l;
+                uint64_t *a = GP_PUSH(k->lk, n, k->cap_lk);
+                uint64_t *b = a ? GP_PUSH(k->lv, k->n_l, k->cap_lv) : NULL;
+                if (!b)
+                    return GP_ENOMEM;
+                *a = (uint64_t)ev->correlation;
+                *b = (uint64_t)(uintptr_t)ev;
+            }
+            if ((ev->kind != GP_EV_USER_ANNOTATION && ev->kind != GP_EV_CPU_OP) ||
+                !(nb & GP__NB_STEP))
+                continue;
+            const gp_event **s = GP_PUSH(k->steps, k->n_steps, k->cap_steps);
+            if (!s)
+                return GP_ENOMEM;
+            *s = ev;
+            distinct += first_name == 0 || ev->name != first_name;
+            first_name = first_name ? first_name : ev->name;
+            last_step = GP_MAX(last_step, ev->ts);
+        }
+    }
+    k->cpu_hi = INT64_MAX;
+    if (k->hta && distinct >= 2) /* HTA drops the last step at load time (§1) */
+        k->cpu_hi = last_step;
+    return st;
+}
+
+static int cmp_step(const gp_event *const *a, const gp_event *const *b)
+{
+    return GP_CMP((*a)->ts, (*b)->ts);
+}
+GP__DEFINE_MERGE_SORT(sort_steps, const gp_event *, cmp_step)
+
+/* A GPU event as a template of the region events: times, lane, flags. */
+static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, int64_t *lanes,
+                         size_t *n_lanes)
+{
+    const gp_gpu_info *gi = gp_event_gpu_info(k->t, ev);
+    int64_t stream = gi ? gi->stream : tr->stream;
+    int32_t device = k->hta ? -1 : (gi ? gi->device : tr->device);
+    uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
+    bool sync = ev->kind == GP_EV_SYNC;
+    if (sync && !k->hta)
+        return GP_OK; /* the default mode infers synchronisations from the calls */
+    if (!sync && stream == -1 && k->hta)
+        return GP_OK;
+    size_t lane = 0;
+    int64_t key = stream * 4096 + device;
+    while (lane < *n_lanes && lanes[lane] != key)
+        lane++;
+    if (lane == *n_lanes) {
+        if (*n_lanes == 4096)
+            lane = 4095; /* more lanes than any GPU has: share the last */
+        else
+            lanes[(*n_lanes)++] = key;
+    }
+    gp__cpev *g = GP_PUSH(k->gpu, k->n_gpu, k->cap_gpu);
+    if (!g)
+        return GP_ENOMEM;
+    g->ev = ev;
+    g->s = gp__cp_unit_start(k, ev->ts);
+    g->e = gp__cp_unit_end(k, ev->ts + ev->dur);
+    g->parent = -1;
+    g->launcher = -1;
+    g->thread = (int32_t)lane;
+    g->q_launch = g->q_start = INT32_MIN;
+    g->ns = g->ne = UINT32_MAX;
+    g->launch = NULL;
+    g->lts = INT64_MIN;
+    g->wait_src = -1;
+    g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
+    const char *kind =
+        sync ? gp_trace_str(k->t, gi && gi->sync_kind ? gi->sync_kind : ev->name) : "";
+    if (strcmp(kind, "Event Sync") == 0)
+        g->flags |= GP__CPE_EVSYNC;
+    else if (strcmp(kind, "Stream Wait Event") == 0)
+        g->flags |= GP__CPE_WAITROW;
+    if (sync ? (nb & GP__NB_CONTEXT_SYNC) ||
+                   (gi && gi->sync_kind &&
+                    strcmp(gp_trace_str(k->t, gi->sync_kind), "Context Sync") == 0)
+             : (nb & (k->hta ? GP__NB_HTA_COMM : GP__NB_COMM)))
+        g->flags |= GP__CPE_COMM;
+    return GP_OK;
+}
+
+static gp_status collect_gpu(gp__cprank *k)
+{
+    int64_t *lanes = k->lanes = malloc(4096 * sizeof(*lanes));
+    size_t n_lanes = 0;
+    k->runs = malloc((k->t->n_tracks + 1) * sizeof(*k->runs));
+    if (!lanes || !k->runs)
+        return GP_ENOMEM;
+    gp_status st = GP_OK;
+    k->runs[0] = 0;
+    for (size_t tk = 0; tk < k->t->n_tracks && st == GP_OK; tk++) {
+        const gp_track *tr = &k->t->tracks[tk];
+        if (tr->kind != GP_TRACK_GPU_STREAM)
+            continue;
+        if (k->n_gpu > k->runs[k->n_runs])
+            k->runs[++k->n_runs] = k->n_gpu;
+        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
+            const gp_event *ev = &tr->events[i];
+            if ((ev->flags & (GP_EVF_INSTANT | GP_EVF_STREAM_FROM_TID)) ||
+                (!gp_event_kind_is_gpu_work((gp_event_kind)ev->kind) && ev->kind != GP_EV_SYNC))
+                continue;
+            st = add_gpu(k, tr, ev, lanes, &n_lanes);
+        }
+    }
+    if (k->n_gpu > k->runs[k->n_runs])
+        k->runs[++k->n_runs] = k->n_gpu;
+    k->n_lanes = n_lanes;
+    return st;
+}
+
+/* Sort-merge join of GPU events and launch calls on the correlation id (both radix-sorted; the
+ * first call of an id wins; HTA mode links only the first GPU event of an id, as HTA's one-to-one
+ * link), then the GPU events that a region's call can launch, by the call's start. */
+static gp_status join_launches(gp__cprank *k)
+{
+    uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
+    uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
+    gp_status st = keys && vals ? gp__radix_sort_kv(k->lk, k->lv, k->n_l) : GP_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
+        if (k->gpu[i].ev->correlation == 0)
+            continue;
+        keys[n] = (uint64_t)k->gpu[i].ev->correlation;
+        vals[n++] = i;
+    }
+    if (st == GP_OK)
+        st = gp__radix_sort_kv(keys, vals, n);
+    int64_t min_lts = INT64_MAX;
+    for (size_t i = 0, j = 0; i < n && st == GP_OK; i++) {
+        while (j < k->n_l && k->lk[j] < keys[i])
+            j++;
+        if (j == k->n_l || k->lk[j] != keys[i] || (k->hta && i > 0 && keys[i] == keys[i - 1]))
+            continue;
+        gp__cpev *g = &k->gpu[vals[i]];
+        const gp_event *l = (const gp_event *)(uintptr_t)k->lv[j];
+        g->launch = l;
+        if (l->ts < k->cpu_hi &&
+            gp__cp_unit_end(k, l->ts + l->dur) - gp__cp_unit_start(k, l->ts) > 0) {
+            g->lts = gp__cp_unit_start(k, l->ts);
+            min_lts = GP_MIN(min_lts, g->lts);
+        }
+    }
+    n = 0;
+    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
+        if (k->gpu[i].lts == INT64_MIN)
+            continue;
+        keys[n] = (uint64_t)(k->gpu[i].lts - min_lts);
+        vals[n++] = i;
+    }
+    if (st == GP_OK)
+        st = gp__radix_sort_kv(keys, vals, n);
+    if (st == GP_OK && !(k->by_launch = malloc((n ? n : 1) * sizeof(*k->by_launch))))
+        st = GP_ENOMEM;
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        k->by_launch[i] = (uint32_t)vals[i];
+    k->n_by_launch = n;
+    free(keys);
+    free(vals);
+    return st;
+}
+
+/* The launch call of correlation id corr (lk/lv sorted by the join), or NULL. */
+static const gp_event *call_of(const gp__cprank *k, int64_t corr)
+{
+    size_t lo = 0, hi = k->n_l;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->lk[mid] < (uint64_t)corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k->n_l && k->lk[lo] == (uint64_t)corr ? (const gp_event *)(uintptr_t)k->lv[lo]
+                                                      : NULL;
+}
+
+/* The first position of [lo, hi) of the sorted keys holding a key >= x. */
+static size_t first_at_least(const uint64_t *keys, size_t lo, size_t hi, uint64_t x)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* HTA mode (§4.4): what an Event Sync row, or the kernel behind a Stream Wait Event, waits for
+ * (wait_src): the GPU work of the latest launch on the recorded stream (wait_on_stream) that
+ * started before the cudaEventRecord call (wait_on_cuda_event_record_corr_id). The waiting kernel
+ * is the first launch on the waiting stream after the wait call, from the same thread. keys/vals:
+ * the launched GPU work sorted by (lane, launch start). */
+static void hta_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t *vals, size_t n,
+                             int64_t min)
+{
+    for (size_t i = 0; i < k->n_gpu; i++) {
+        gp__cpev *r = &k->gpu[i];
+        const gp_gpu_info *gi = gp_event_gpu_info(k->t, r->ev);
+        if (!(r->flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) || !gi || gi->wait_on_event_corr < 0)
+            continue;
+        const gp_event *rec = call_of(k, gi->wait_on_event_corr);
+        size_t lane = 0;
+        while (lane < k->n_lanes && k->lanes[lane] != gi->wait_on_stream * 4096 - 1)
+            lane++;
+        int64_t t_rec = rec ? gp__cp_unit_start(k, rec->ts) - min : -1;
+        if (!rec || lane == k->n_lanes || t_rec < 0)
+            continue;
+        size_t lo = first_at_least(keys, 0, n, (uint64_t)lane << 44);
+        size_t pos = first_at_least(keys, lo, n, (uint64_t)lane << 44 | (uint64_t)t_rec);
+        if (pos == lo)
+            continue; /* nothing launched on that stream before the record */
+        int32_t src = (int32_t)vals[pos - 1];
+        if (r->flags & GP__CPE_EVSYNC) {
+            r->wait_src = src;
+            continue;
+        }
+        const gp_event *w = r->launch; /* the cudaStreamWaitEvent call */
+        int64_t t_w = w ? gp__cp_unit_start(k, w->ts) - min : -1;
+        if (t_w < 0)
+            continue;
+        uint64_t wl = (uint64_t)r->thread;
+        size_t end = first_at_least(keys, 0, n, (wl + 1) << 44);
+        for (size_t j = first_at_least(keys, 0, n, wl << 44 | (uint64_t)t_w); j < end; j++)
+            if (k->gpu[vals[j]].launch->track == w->track) {
+                k->gpu[vals[j]].wait_src = src;
+                break;
+            }
+    }
+}
+
+static gp_status hta_waits(gp__cprank *k)
+{
+    uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
+    uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
+    gp_status st = keys && vals ? GP_OK : GP_ENOMEM;
+    int64_t min = INT64_MAX;
+    size_t n = 0;
+    for (size_t i = 0; i < k->n_gpu; i++)
+        if (k->gpu[i].launch && !(k->gpu[i].flags & GP__CPE_SYNC))
+            min = GP_MIN(min, gp__cp_unit_start(k, k->gpu[i].launch->ts));
+    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
+        const gp__cpev *g = &k->gpu[i];
+        if (!g->launch || (g->flags & GP__CPE_SYNC))
+            continue;
+        keys[n] = (uint64_t)g->thread << 44 |
+                  ((uint64_t)(gp__cp_unit_start(k, g->launch->ts) - min) & ((1ull << 44) - 1));
+        vals[n++] = i;
+    }
+    if (st == GP_OK)
+        st = gp__radix_sort_kv(keys, vals, n);
+    if (st == GP_OK)
+        hta_wait_sources(k, keys, vals, n, min);
+    free(keys);
+    free(vals);
+    return st;
+}
+
+typedef struct qpoint {
+    int64_t lane, t;
+    int32_t delta; /* +1 launch, -1 start */
+    uint32_t gpu;
+} qpoint;
+
+static int cmp_qpoint(const qpoint *a, const qpoint *b)
+{
+    GP_CMP_KEY(a->lane, b->lane);
+    GP_CMP_KEY(a->t, b->t);
+    GP_CMP_KEY(b->delta, a->delta); /* a launch before a start at the same time */
+    return GP_CMP(a->gpu, b->gpu);
+}
+GP__DEFINE_MERGE_SORT(sort_qpoints, qpoint, cmp_qpoint)
+
+/* §4.3: HTA's queue length per stream over the whole rank, read after each launch and start. */
+static gp_status queue_lengths(gp__cprank *k)
+{
+    qpoint *q = malloc((2 * k->n_gpu + 1) * sizeof(*q));
+    if (!q)
+        return GP_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < k->n_gpu; i++) {
+        const gp__cpev *g = &k->gpu[i];
+        const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : g->launch;
+        if (!l || !(gp__cp_name_bits(k, l->name, (gp_event_kind)l->kind) & GP__NB_LAUNCH) ||
+            l->ts >= k->cpu_hi)
+            continue;
+        q[n++] = (qpoint){g->thread, gp__cp_unit_start(k, l->ts), +1, (uint32_t)i};
+        q[n++] = (qpoint){g->thread, g->s, -1, (uint32_t)i};
+    }
+    if (!sort_qpoints(q, n)) {
+        free(q);
+        return GP_ENOMEM;
+    }
+    int64_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || q[i].lane != q[i - 1].lane)
+            len = 0;
+        len += q[i].delta;
+        int32_t v = (int32_t)GP_MAX(GP_MIN(len, INT32_MAX), INT32_MIN + 1);
+        if (q[i].delta > 0)
+            k->gpu[q[i].gpu].q_launch = v;
+        else
+            k->gpu[q[i].gpu].q_start = v;
+    }
+    free(q);
+    return GP_OK;
+}
+
+void gp__cp_rank_free(gp__cprank *k)
+{
+    free(k->names);
+    free(k->lk);
+    free(k->lv);
+    free(k->lanes);
+    free(k->gpu);
+    free(k->runs);
+    free(k->by_launch);
+    free(k->steps);
+}
+
+gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t, const gp_analyze_opts *o)
+{
+    memset(k, 0, sizeof(*k));
+    k->t = t;
+    k->o = o;
+    k->hta = o->cp_hta;
+    k->unit = k->hta ? 1000 : 1;
+    k->n_names = gp_trace_str_count(t) + 1;
+    k->names = calloc(k->n_names, sizeof(*k->names));
+    if (!k->names)
+        return GP_ENOMEM;
+    gp_status st = scan_cpu(k);
+    if (st == GP_OK && !sort_steps(k->steps, k->n_steps))
+        st = GP_ENOMEM;
+    if (st == GP_OK)
+        st = collect_gpu(k);
+    if (st == GP_OK)
+        st = join_launches(k);
+    if (st == GP_OK && k->hta)
+        st = queue_lengths(k);
+    if (st == GP_OK && k->hta)
+        st = hta_waits(k);
+    return st;
+}

@@ -1,0 +1,219 @@
+/* The result of one critical path: the breakdown by bound_by class, the events holding the most
+ * path time (with their Python frame) and the events on the path (docs/analyses.md, "Critical
+ * path"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/critpath_internal.h"
+#include "core/imap.h"
+#include "core/invariant.h"
+#include "core/msort.h"
+
+#define CP_TOP 10
+
+/* §7: the class an edge's time counts to. */
+static gp_cp_class edge_class(const gp__cpgraph *g, const gp__cpedge *e)
+{
+    switch ((gp__cp_edge_type)e->type) {
+    case GP__CPT_LAUNCH:
+        return GP_CP_LAUNCH;
+    case GP__CPT_KERNEL_KERNEL:
+        return GP_CP_KERNEL_KERNEL;
+    case GP__CPT_DEPENDENCY:
+        return GP_CP_DEPENDENCY;
+    case GP__CPT_SYNC:
+        if (g->hta || e->ev < 0)
+            return GP_CP_DEPENDENCY;
+        break;
+    case GP__CPT_OPERATOR:
+        break;
+    }
+    if (e->ev < 0)
+        return GP_CP_CPU;
+    const gp__cpev *ev = &g->evs[e->ev];
+    if (ev->flags & GP__CPE_GPU)
+        return (ev->flags & GP__CPE_COMM) ? GP_CP_GPU_COMM : GP_CP_GPU_COMPUTE;
+    return (ev->flags & GP__CPE_DATALOAD) ? GP_CP_DATA_LOADING : GP_CP_CPU;
+}
+
+/* One path edge's time for the top events. */
+typedef struct contrib {
+    const char *name;
+    int32_t ev; /* the first (in path order) event of this name and class, -1 */
+    uint8_t cls;
+    uint8_t kind;
+    gp_ns time;
+    uint64_t count;
+} contrib;
+
+static int cmp_contrib_time(const contrib *a, const contrib *b)
+{
+    GP_CMP_KEY(b->time, a->time);
+    return strcmp(a->name, b->name);
+}
+GP__DEFINE_MERGE_SORT(sort_contrib_time, contrib, cmp_contrib_time)
+
+/* The innermost Python frame enclosing event i (a GPU event: its launch call; a Python frame: its
+ * caller). */
+static const char *python_of(const gp__cpgraph *g, const gp_trace *t, int32_t i)
+{
+    if (i >= 0 && (g->evs[i].flags & GP__CPE_GPU))
+        i = g->evs[i].launcher;
+    else if (i >= 0)
+        i = g->evs[i].parent;
+    for (; i >= 0; i = g->evs[i].parent)
+        if (g->evs[i].ev->kind == GP_EV_PYTHON)
+            return gp_trace_str(t, g->evs[i].ev->name);
+    return "";
+}
+
+/* Adds one path edge's time to the (name, class) entry of c[0, *m) found through the map idx
+ * (key: name id * 8 + class; the unattributed and head entries use ids past the table). */
+static gp_status add_contrib(gp__imap *idx, contrib *c, size_t *m, int64_t id, const char *name,
+                             int32_t ev, gp_cp_class cls, uint8_t kind, gp_ns time)
+{
+    uint64_t j;
+    int64_t key = id * 8 + (int64_t)cls;
+    if (gp__imap_get(idx, key, &j)) {
+        c[j].time += time;
+        c[j].count++;
+        return GP_OK;
+    }
+    c[*m] = (contrib){name, ev, (uint8_t)cls, kind, time, 1};
+    return gp__imap_put(idx, key, (*m)++);
+}
+
+static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
+                            gp_critical_path *cp)
+{
+    contrib *c = malloc((g->n_path + 1) * sizeof(*c));
+    gp__imap idx;
+    if (!c || gp__imap_init(&idx, 256) != GP_OK) {
+        free(c);
+        return GP_ENOMEM;
+    }
+    /* grouped in path order: an entry keeps the earliest event of its name on the path */
+    int64_t none = (int64_t)gp_trace_str_count(t) + 1;
+    size_t m = 0;
+    gp_status st = GP_OK;
+    for (size_t k = 0; k < g->n_path && st == GP_OK; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        gp_cp_class cls = edge_class(g, e);
+        if (cls == GP_CP_DEPENDENCY || cls == GP_CP_LAUNCH)
+            continue;
+        const gp_event *ev = e->ev >= 0 ? g->evs[e->ev].ev : NULL;
+        st = add_contrib(&idx, c, &m, ev ? (int64_t)ev->name : none,
+                         ev ? gp_trace_str(t, ev->name) : "(between top-level events)", e->ev, cls,
+                         (uint8_t)(ev ? ev->kind : GP_EV_OTHER),
+                         (g->hta ? e->w : GP_MAX(e->w, 0)) * unit);
+    }
+    if (g->head_offset > 0 && st == GP_OK)
+        st = add_contrib(&idx, c, &m, none + 1,
+                         "(before the first event of the path's thread or stream)", -1, GP_CP_CPU,
+                         GP_EV_OTHER, g->head_offset * unit);
+    gp__imap_free(&idx);
+    if (st != GP_OK) {
+        free(c);
+        return st;
+    }
+    if (!sort_contrib_time(c, m)) {
+        free(c);
+        return GP_ENOMEM;
+    }
+    size_t n_top = GP_MIN(m, (size_t)CP_TOP);
+    cp->top = calloc(n_top ? n_top : 1, sizeof(*cp->top));
+    if (!cp->top) {
+        free(c);
+        return GP_ENOMEM;
+    }
+    for (size_t k = 0; k < n_top; k++)
+        cp->top[k] = (gp_cp_event){c[k].name, c[k].kind,  (gp_cp_class)c[k].cls,
+                                   c[k].time, c[k].count, python_of(g, t, c[k].ev)};
+    cp->n_top = n_top;
+    free(c);
+    return GP_OK;
+}
+
+/* §6: every event with a node on the path, in path order. */
+static gp_status path_events(const gp__cpgraph *g, gp_critical_path *cp)
+{
+    uint8_t *seen = calloc(g->n_evs ? g->n_evs : 1, 1);
+    cp->events = malloc((2 * g->n_path + 1) * sizeof(*cp->events));
+    if (!seen || !cp->events) {
+        free(seen);
+        return GP_ENOMEM;
+    }
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        uint32_t ends[2] = {g->nodes[e->src].ev, g->nodes[e->dst].ev};
+        for (int j = 0; j < 2; j++) {
+            if (seen[ends[j]])
+                continue;
+            seen[ends[j]] = 1;
+            cp->events[cp->n_events++] = g->evs[ends[j]].ev;
+        }
+    }
+    free(seen);
+    return GP_OK;
+}
+
+/* HTA's edge type strings. */
+static const char *edge_type_name(gp__cp_edge_type type)
+{
+    static const char *const names[] = {[GP__CPT_OPERATOR] = "critical_path_operator",
+                                        [GP__CPT_DEPENDENCY] = "critical_path_dependency",
+                                        [GP__CPT_LAUNCH] = "critical_path_kernel_launch_delay",
+                                        [GP__CPT_KERNEL_KERNEL] =
+                                            "critical_path_kernel_kernel_delay",
+                                        [GP__CPT_SYNC] = "critical_path_sync_dependency"};
+    return GP_NAME_OF(names, type, "");
+}
+
+/* §9: the path edges HTA's overlay draws by default (dependency, launch, synchronisation). */
+static gp_status path_links(const gp__cpgraph *g, int64_t unit, gp_critical_path *cp)
+{
+    cp->links = malloc((g->n_path ? g->n_path : 1) * sizeof(*cp->links));
+    if (!cp->links)
+        return GP_ENOMEM;
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        if (e->type != GP__CPT_DEPENDENCY && e->type != GP__CPT_LAUNCH && e->type != GP__CPT_SYNC)
+            continue;
+        const gp__cpnode *a = &g->nodes[e->src], *b = &g->nodes[e->dst];
+        cp->links[cp->n_links++] = (gp_chrome_link){g->evs[a->ev].ev,
+                                                    g->evs[b->ev].ev,
+                                                    a->end,
+                                                    b->end,
+                                                    (g->hta ? e->w : GP_MAX(e->w, 0)) * unit,
+                                                    edge_type_name((gp__cp_edge_type)e->type)};
+    }
+    return GP_OK;
+}
+
+gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, gp_critical_path *cp)
+{
+    gp_ns sum = 0;
+    for (size_t k = 0; k < g->n_path; k++) {
+        const gp__cpedge *e = &g->edges[g->path[k]];
+        /* HTA's breakdown keeps a negative weight that the path used as 0 (§5) */
+        gp_ns w = (g->hta ? e->w : GP_MAX(e->w, 0)) * unit;
+        cp->by_class[edge_class(g, e)] += w;
+        sum += w;
+    }
+    if (g->head_offset > 0) { /* default mode: the path's head started after the region */
+        cp->by_class[GP_CP_CPU] += g->head_offset * unit;
+        sum += g->head_offset * unit;
+    }
+    cp->length = g->length * unit;
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        cp->pct[c] = sum != 0 ? 100.0 * (double)cp->by_class[c] / (double)sum : NAN;
+    GP_INVARIANT(g->hta || sum == cp->length, "critical path: classes sum to %lld, length %lld",
+                 (long long)sum, (long long)cp->length);
+    gp_status st = top_events(g, t, unit, cp);
+    if (st == GP_OK)
+        st = path_events(g, cp);
+    if (st == GP_OK)
+        st = path_links(g, unit, cp);
+    return st;
+}

@@ -1,0 +1,636 @@
+/* Unit tests of the critical path (src/analyze/critpath*.c) on synthetic traces. Every expected
+ * figure is worked by hand in the comment above its test: HTA mode against the worked example of
+ * ../shared/reference/hta-critical-path.md §10 (figures from running HTA), the default mode against
+ * hand-worked traces (Python preprocessing, data loading, synchronisation-, launch- and GPU-bound
+ * steps). Times in the comments are microseconds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprof/analyze.h"
+#include "gpuprof/trace.h"
+
+#define US 1000       /* ns */
+#define T0 1000000000 /* ns: traces start here, a whole number of microseconds */
+
+static gp_strid S(gp_trace *t, const char *s)
+{
+    gp_strid id;
+    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
+    return id;
+}
+
+/* A CPU event at [ts, ts + dur) us from T0 (fractions allowed). */
+static void cpu(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, double ts,
+                double dur, int64_t corr)
+{
+    gp_event ev = {.ts = T0 + (gp_ns)llround(ts * US),
+                   .dur = (gp_ns)llround(dur * US),
+                   .correlation = corr,
+                   .name = S(t, name),
+                   .track = track,
+                   .kind = (uint8_t)kind};
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+static void gpu_ev(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, double ts,
+                   double dur, int64_t corr, int64_t stream, const char *sync_kind)
+{
+    gp_gpu_info gi;
+    gp_gpu_info_init(&gi);
+    gi.device = 0;
+    gi.stream = stream;
+    if (sync_kind)
+        gi.sync_kind = S(t, sync_kind);
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+    gp_event ev = {.ts = T0 + (gp_ns)llround(ts * US),
+                   .dur = (gp_ns)llround(dur * US),
+                   .correlation = corr,
+                   .name = S(t, name),
+                   .extra = extra,
+                   .track = track,
+                   .kind = (uint8_t)kind};
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+typedef struct tracks {
+    uint32_t cpu, s7;
+} tracks;
+
+static gp_trace *new_trace(tracks *tk)
+{
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("critpath", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tk->cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &tk->s7), GP_OK);
+    return t;
+}
+
+static gp_analysis *run(gp_trace *t, const gp_analyze_opts *o)
+{
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_trace(t, o, &a, &err), GP_OK);
+    assert_int_equal(a->n_ranks, 1);
+    return a;
+}
+
+static gp_analysis *run_hta(gp_trace *t)
+{
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.cp_hta = true;
+    return run(t, &o);
+}
+
+/* The single critical path of a one-rank analysis. */
+static const gp_critical_path *only_path(const gp_analysis *a)
+{
+    assert_int_equal(a->ranks[0].n_critical_paths, 1);
+    const gp_critical_path *cp = &a->ranks[0].critical_paths[0];
+    assert_true(cp->valid);
+    return cp;
+}
+
+static gp_ns class_sum(const gp_critical_path *cp)
+{
+    gp_ns s = 0;
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        s += cp->by_class[c];
+    return s;
+}
+
+/* The default mode's invariants: the classes sum to the length, which is at most the window
+ * plus what GPU work ending after it adds (gpu_tail, ns). */
+static void check_default(const gp_critical_path *cp, gp_ns gpu_tail)
+{
+    assert_int_equal(class_sum(cp), cp->length);
+    assert_true(cp->length <= cp->end - cp->start + gpu_tail);
+    double pct = 0;
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        pct += cp->pct[c];
+    assert_true(fabs(pct - 100.0) < 1e-9);
+}
+
+static bool on_path(const gp_critical_path *cp, const gp_trace *t, const char *name)
+{
+    for (size_t i = 0; i < cp->n_events; i++)
+        if (strcmp(gp_trace_str(t, cp->events[i]->name), name) == 0)
+            return true;
+    return false;
+}
+
+/* ---- HTA mode: the worked example (§10) ------------------------------------------------------ */
+
+/* One thread, stream 7; ProfilerStep#1 0-200; aten::op 10-130 holding L1 (20+10) -> kernA (40+50),
+ * L2 (45+10) -> kernB (95+20) and cudaStreamSynchronize S (60+58) with its Stream Sync row.
+ * kern_b_ts / kern_b_dur move kernB (the rounding check); sync_row and tail select the variants. */
+static gp_trace *worked_example(double kern_b_ts, double kern_b_dur, bool sync_row, bool tail)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::op", 10, 120, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 20, 10, 1); /* L1 */
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 45, 10, 2); /* L2 */
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 60, 58, 3);
+    if (tail)
+        cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::tail", 140, 100, 0);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernA", 40, 50, 1, 7, NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernB", kern_b_ts, kern_b_dur, 2, 7, NULL);
+    if (sync_row)
+        gpu_ev(t, tk.s7, GP_EV_SYNC, "Stream Sync", 60, 58, 3, 7, "Stream Sync");
+    return t;
+}
+
+/* Path op.s -> L1.s -> kernA.s -> kernA.e -> kernB.s -> kernB.e -> S.e -> op.e = 117 us: cpu 10 +
+ * 12, launch 20, compute 50 + 20, kernel-kernel 5; HTA's summary() percentages. */
+static void hta_worked_example(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95, 20, true, false);
+    gp_analysis *a = run_hta(t);
+    const gp_critical_path *cp = only_path(a);
+    assert_int_equal(cp->step, 1);
+    assert_int_equal(cp->length, 117 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 22 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 20 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 70 * US);
+    assert_int_equal(cp->by_class[GP_CP_KERNEL_KERNEL], 5 * US);
+    assert_int_equal(cp->by_class[GP_CP_DEPENDENCY], 0);
+    assert_true(fabs(cp->pct[GP_CP_CPU] - 18.803419) < 1e-6);
+    assert_true(fabs(cp->pct[GP_CP_GPU_COMPUTE] - 59.829060) < 1e-6);
+    assert_true(fabs(cp->pct[GP_CP_KERNEL_KERNEL] - 4.273504) < 1e-6);
+    assert_true(fabs(cp->pct[GP_CP_LAUNCH] - 17.094017) < 1e-6);
+    /* critical events: aten::op, L1, kernA, kernB, S (5) */
+    assert_int_equal(cp->n_events, 5);
+    assert_true(on_path(cp, t, "aten::op"));
+    assert_true(on_path(cp, t, "kernA"));
+    assert_true(on_path(cp, t, "kernB"));
+    assert_true(on_path(cp, t, "cudaStreamSynchronize"));
+    assert_false(on_path(cp, t, "ProfilerStep#1"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* The overlay of the worked example (§9, §10): the 5 critical events get args.critical = 1 and
+ * two flow pairs are drawn, the launch edge (weight 20) and the sync edge, whose start sits 1 us
+ * before kernB's end (114) and whose end is S's end (118). */
+static void hta_worked_example_overlay(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95, 20, true, false);
+    gp_analysis *a = run_hta(t);
+    const gp_critical_path *cp = only_path(a);
+    assert_int_equal(cp->n_links, 2);
+    gp_chrome_marks m = {cp->events, cp->n_events, cp->links, cp->n_links};
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    gp_error err = {0};
+    assert_int_equal(gp_trace_write_chrome_stream_marked(t, fp, &m, &err), GP_OK);
+    long len = ftell(fp);
+    rewind(fp);
+    char *text = calloc((size_t)len + 1, 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)len, fp), (size_t)len);
+    fclose(fp);
+    assert_int_equal(count_of(text, "\"critical\":1"), 5);
+    assert_int_equal(count_of(text, "\"cat\":\"critical_path\""), 4);
+    assert_int_equal(count_of(text, "\"type\":\"critical_path_kernel_launch_delay\""), 2);
+    assert_int_equal(count_of(text, "\"type\":\"critical_path_sync_dependency\""), 2);
+    assert_non_null(strstr(text, "\"weight\":20.000"));
+    assert_non_null(strstr(text, "\"ts\":1000114.000")); /* kernB's end - 1 us */
+    assert_non_null(strstr(text, "\"ts\":1000118.000")); /* S's end */
+    free(text);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Without the Stream Sync row the path cannot come back to the CPU: it ends at kernB.e = 105 us
+ * (cpu 10, launch 20, compute 70, kernel-kernel 5). With aten::tail 140-240 added the CPU chain
+ * wins: 62 at op.e, 0 across the idle gap, +100 -> 162 us, all cpu_bound. */
+static void hta_worked_example_variants(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95, 20, false, false);
+    gp_analysis *a = run_hta(t);
+    const gp_critical_path *cp = only_path(a);
+    assert_int_equal(cp->length, 105 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 10 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 20 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 70 * US);
+    assert_int_equal(cp->by_class[GP_CP_KERNEL_KERNEL], 5 * US);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+
+    t = worked_example(95, 20, false, true);
+    a = run_hta(t);
+    cp = only_path(a);
+    assert_int_equal(cp->length, 162 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 162 * US);
+    assert_true(fabs(cp->pct[GP_CP_CPU] - 100.0) < 1e-9);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* kernB at 95.2 + 0.5 rounds inward to [96, 95]: weight -1, used as 0 by the path (98 us), kept
+ * by the breakdown (compute 50 - 1, kernel-kernel 6: the classes sum to 97). */
+static void hta_rounding(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95.2, 0.5, true, false);
+    gp_analysis *a = run_hta(t);
+    const gp_critical_path *cp = only_path(a);
+    assert_int_equal(cp->length, 98 * US);
+    assert_int_equal(class_sum(cp), 97 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 49 * US);
+    assert_int_equal(cp->by_class[GP_CP_KERNEL_KERNEL], 6 * US);
+    assert_non_null(strstr(cp->note, "negative weight"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* The worked example with an event instead of the stream sync: cudaEventRecord (corr 10) at
+ * rec_ts, cudaEventSynchronize S 60-118 and its Event Sync row (stream -1) naming the record
+ * (wait_on_cuda_event_record_corr_id 10, wait_on_stream 7). The recorded work is the GPU work of
+ * the latest launch on stream 7 before the record. */
+static gp_trace *event_sync_example(double rec_ts, int64_t wait_corr)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    uint32_t s_none;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, -1, &s_none), GP_OK);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::op", 10, 120, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 20, 10, 1);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaEventRecord", rec_ts, 1, 10);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 45, 10, 2);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaEventSynchronize", 60, 58, 3);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernA", 40, 50, 1, 7, NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernB", 95, 20, 2, 7, NULL);
+    gp_gpu_info gi;
+    gp_gpu_info_init(&gi);
+    gi.device = 0;
+    gi.stream = -1;
+    gi.sync_kind = S(t, "Event Sync");
+    gi.wait_on_event_corr = wait_corr;
+    gi.wait_on_stream = 7;
+    uint32_t extra;
+    assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+    gp_event ev = {.ts = T0 + 60 * US,
+                   .dur = 58 * US,
+                   .correlation = 3,
+                   .name = S(t, "Event Sync"),
+                   .extra = extra,
+                   .track = s_none,
+                   .kind = GP_EV_SYNC};
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    return t;
+}
+
+/* HTA's Event Sync edge (§4.4). Record at 56 (after L2): the recorded work is kernB, whose end
+ * reaches S's end as the Stream Sync did: 117 us, as the worked example. Record at 44 (before
+ * L2): kernA; S's end is then max(50, 80), op's end 92, and kernB's end (105) ends the path.
+ * Without a record id (-1): no edge, 105. */
+static void hta_event_sync(void **state)
+{
+    (void)state;
+    const struct {
+        double rec_ts;
+        int64_t wait_corr;
+        gp_ns length;
+    } cases[] = {{56, 10, 117 * US}, {44, 10, 105 * US}, {56, -1, 105 * US}};
+    for (size_t i = 0; i < 3; i++) {
+        gp_trace *t = event_sync_example(cases[i].rec_ts, cases[i].wait_corr);
+        gp_analysis *a = run_hta(t);
+        const gp_critical_path *cp = only_path(a);
+        assert_int_equal(cp->length, cases[i].length);
+        assert_int_equal(on_path(cp, t, "cudaEventSynchronize"), i == 0);
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
+/* HTA mode on an annotation no event has: one invalid path saying why. */
+static void hta_annotation_not_found(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95, 20, true, false);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.cp_hta = true;
+    o.cp_annotation = "NoSuchRegion";
+    gp_analysis *a = run(t, &o);
+    assert_int_equal(a->ranks[0].n_critical_paths, 1);
+    assert_false(a->ranks[0].critical_paths[0].valid);
+    assert_non_null(strstr(a->ranks[0].critical_paths[0].note, "NoSuchRegion"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* ---- default mode ------------------------------------------------------------------------------
+ */
+
+/* ProfilerStep#1 0-400. Python preprocessing "resize" 10-175; "forward" 180-390 holding
+ * aten::linear 185-200 (cudaLaunchKernel 190-195 -> gemm 196-360) and a D2H cudaMemcpyAsync 200-380
+ * whose copy runs 362-370 (it blocks: the copy ends inside it). No cuda_sync event. The CPU chain
+ * counts every gap: 0-190 is cpu (ProfilerStep 10, resize 165, ProfilerStep 5, forward 5, linear
+ * 5). Launch edge 190 -> 196 (6), gemm 164, kernel-kernel 360 -> 362 (2, the copy was queued behind
+ * gemm), copy 8, the host wakes 370 -> 380 (10 cpu), forward 10, step 10: 400 = the step. cpu 190 +
+ * 30 = 220, launch 6, compute 172, kernel-kernel 2. HTA mode instead: the Python frames have no
+ * nodes and the blocking copy call is CPU time (§11). */
+static gp_trace *preprocessing_trace(void)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 400, 0);
+    cpu(t, tk.cpu, GP_EV_PYTHON, "transformers/image_transforms.py(390): resize", 10, 165, 0);
+    cpu(t, tk.cpu, GP_EV_PYTHON, "model.py(5): forward", 180, 210, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::linear", 185, 15, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 190, 5, 1);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaMemcpyAsync", 200, 180, 2);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "gemm", 196, 164, 1, 7, NULL);
+    gpu_ev(t, tk.s7, GP_EV_MEMCPY, "Memcpy DtoH (Device -> Pageable)", 362, 8, 2, 7, NULL);
+    return t;
+}
+
+static void default_python_preprocessing(void **state)
+{
+    (void)state;
+    gp_trace *t = preprocessing_trace();
+    gp_analysis *a = run(t, NULL);
+    const gp_critical_path *cp = only_path(a);
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 400 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 220 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 6 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 172 * US);
+    assert_int_equal(cp->by_class[GP_CP_KERNEL_KERNEL], 2 * US);
+    /* the Python frame holds the most time, then the kernel (launched from forward's frame) */
+    assert_true(cp->n_top >= 2);
+    assert_string_equal(cp->top[0].name, "transformers/image_transforms.py(390): resize");
+    assert_int_equal(cp->top[0].cls, GP_CP_CPU);
+    assert_int_equal(cp->top[0].time, 165 * US);
+    assert_string_equal(cp->top[1].name, "gemm");
+    assert_int_equal(cp->top[1].cls, GP_CP_GPU_COMPUTE);
+    assert_string_equal(cp->top[1].python, "model.py(5): forward");
+    assert_true(on_path(cp, t, "Memcpy DtoH (Device -> Pageable)"));
+    gp_analysis_free(a);
+
+    /* HTA mode: the chain through the Python frames is free and nothing brings the path back
+     * from the GPU: linear's launch 190 -> gemm 196 (6) + 164 -> kernel-kernel 2 -> copy 8 = 180,
+     * against the CPU: linear 5 (185-190) + 5 (launch lock edge) + 5 + copy call 180 = 195. */
+    a = run_hta(t);
+    const gp_critical_path *h = only_path(a);
+    assert_int_equal(h->length, 195 * US);
+    assert_int_equal(h->by_class[GP_CP_CPU], 195 * US);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* ProfilerStep#1 0-100: the DataLoader frame 5-60 holding aten::stack 10-30, then aten::add
+ * 65-95. Default patterns: data_loading 55 (the frame and what it holds), cpu 45 (5 + 5 + 30 + 5).
+ * With --data-load stack instead: data_loading 20 (aten::stack), cpu 80. */
+static void default_data_loading(void **state)
+{
+    (void)state;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 100, 0);
+    cpu(t, tk.cpu, GP_EV_PYTHON, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 5,
+        55, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::stack", 10, 20, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::add", 65, 30, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_critical_path *cp = only_path(a);
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 100 * US);
+    assert_int_equal(cp->by_class[GP_CP_DATA_LOADING], 55 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 45 * US);
+    gp_analysis_free(a);
+
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    const char *const pats[] = {"stack"};
+    o.data_load = pats;
+    o.n_data_load = 1;
+    a = run(t, &o);
+    cp = only_path(a);
+    assert_int_equal(cp->by_class[GP_CP_DATA_LOADING], 20 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 80 * US);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* ProfilerStep#1 0-100: launch 10-15 -> kernel 20-90 on stream 7, then SYNC 16-92 (no cuda_sync
+ * row). Path: cpu 10, launch 10, compute 70, wake-up 90 -> 92 (2 cpu), then 8 to the step's end:
+ * cpu 20, launch 10, compute 70. The 76 us the host spends blocked count as the kernel's. Same with
+ * HIP's names. */
+static void default_sync_bound(void **state)
+{
+    (void)state;
+    const char *names[][2] = {{"cudaLaunchKernel", "cudaStreamSynchronize"},
+                              {"hipLaunchKernel", "hipStreamSynchronize"},
+                              {"cudaLaunchKernel", "cudaDeviceSynchronize"}};
+    for (size_t i = 0; i < 3; i++) {
+        tracks tk;
+        gp_trace *t = new_trace(&tk);
+        cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 100, 0);
+        cpu(t, tk.cpu, GP_EV_RUNTIME, names[i][0], 10, 5, 1);
+        cpu(t, tk.cpu, GP_EV_RUNTIME, names[i][1], 16, 76, 0);
+        gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernel", 20, 70, 1, 7, NULL);
+        gp_analysis *a = run(t, NULL);
+        const gp_critical_path *cp = only_path(a);
+        check_default(cp, 0);
+        assert_int_equal(cp->length, 100 * US);
+        assert_int_equal(cp->by_class[GP_CP_CPU], 20 * US);
+        assert_int_equal(cp->by_class[GP_CP_LAUNCH], 10 * US);
+        assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 70 * US);
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
+/* ProfilerStep#1 0-100: four launches 10-20, 30-40, 50-60, 70-80, each kernel 2 us starting 12 us
+ * after its launch started (22, 42, 62, 82), then cudaDeviceSynchronize 81-90. Each kernel waited
+ * for its launch (the stream was idle when the call started). Path: CPU 0-70, launch 70 -> 82 (12),
+ * kernel 2, wake-up 84 -> 90 (6), 10 to the end: cpu 86, launch 12, compute 2. */
+static void default_launch_bound(void **state)
+{
+    (void)state;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 100, 0);
+    for (int i = 0; i < 4; i++) {
+        cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 10 + 20 * i, 10, 1 + i);
+        gpu_ev(t, tk.s7, GP_EV_KERNEL, "tiny", 22 + 20 * i, 2, 1 + i, 7, NULL);
+    }
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaDeviceSynchronize", 81, 9, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_critical_path *cp = only_path(a);
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 100 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 86 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 12 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 2 * US);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* ProfilerStep#1 0-200: launches 10-12, 13-15, 16-18; kernels 20-80, 80-140, 141-190 (queued:
+ * each previous kernel still ran when the next launch started); cudaStreamSynchronize 19-192.
+ * Path: cpu 10, launch 10, compute 60 + 60 + 49, kernel-kernel 0 + 1, wake-up 2, 8 to the end:
+ * cpu 20, launch 10, compute 169, kernel-kernel 1. The steps's next launches are all on the path
+ * from the GPU side: the GPU bounds the step. */
+static void default_gpu_bound(void **state)
+{
+    (void)state;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 2, 1);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 13, 2, 2);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 16, 2, 3);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 19, 173, 0);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "k1", 20, 60, 1, 7, NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "k2", 80, 60, 2, 7, NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "k3", 141, 49, 3, 7, NULL);
+    gp_analysis *a = run(t, NULL);
+    const gp_critical_path *cp = only_path(a);
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 200 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 20 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 10 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 169 * US);
+    assert_int_equal(cp->by_class[GP_CP_KERNEL_KERNEL], 1 * US);
+    assert_true(on_path(cp, t, "k1") && on_path(cp, t, "k2") && on_path(cp, t, "k3"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Two steps: one path each, in time order, numbered (--steps selects among them). The second begins
+ * by waiting (cudaDevice- Synchronize 100-150) for a kernel the first launched (70-150 on stream
+ * 7): that wait is GPU time of the second step (the kernel, clipped to the step's start), not CPU
+ * time. Step 1 (0-100): cpu 0-60, launch 60 -> 70 (10), kernel 70-150 runs past the step: length
+ * 150 = the window + a GPU tail of 50. Step 2 (100-200): compute 100-150 (50), wake-up 0, cpu
+ * 150-200 (50). With
+ * --cp-annotation "" one path for the whole trace. */
+static void default_steps_and_carried_work(void **state)
+{
+    (void)state;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 100, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 60, 5, 1);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "long", 70, 80, 1, 7, NULL);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#2", 100, 100, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaDeviceSynchronize", 100, 50, 0);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->n_critical_paths, 2);
+    const gp_critical_path *s1 = &r->critical_paths[0], *s2 = &r->critical_paths[1];
+    assert_int_equal(s1->step, 1);
+    assert_int_equal(s2->step, 2);
+    check_default(s1, 50 * US);
+    assert_int_equal(s1->length, 150 * US);
+    assert_int_equal(s1->by_class[GP_CP_CPU], 60 * US);
+    assert_int_equal(s1->by_class[GP_CP_LAUNCH], 10 * US);
+    assert_int_equal(s1->by_class[GP_CP_GPU_COMPUTE], 80 * US);
+    check_default(s2, 0);
+    assert_int_equal(s2->length, 100 * US);
+    assert_int_equal(s2->by_class[GP_CP_GPU_COMPUTE], 50 * US);
+    assert_int_equal(s2->by_class[GP_CP_CPU], 50 * US);
+    gp_analysis_free(a);
+
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.cp_annotation = "";
+    a = run(t, &o);
+    const gp_critical_path *w = only_path(a);
+    assert_int_equal(w->step, -1);
+    check_default(w, 0);
+    assert_int_equal(w->length, 200 * US);
+    gp_analysis_free(a);
+
+    /* --steps 2 (and --steps hta, which drops the last step) select the paths */
+    o.cp_annotation = NULL;
+    assert_int_equal(gp_analyze_parse_steps("2", &o), GP_OK);
+    a = run(t, &o);
+    assert_int_equal(only_path(a)->step, 2);
+    gp_analysis_free(a);
+    assert_int_equal(gp_analyze_parse_steps("hta", &o), GP_OK);
+    a = run(t, &o);
+    assert_int_equal(only_path(a)->step, 1);
+    gp_analysis_free(a);
+
+    o.critical_path = false;
+    a = run(t, &o);
+    assert_int_equal(a->ranks[0].n_critical_paths, 0);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+/* Annotation instances: "ProfilerStep#" has two; instance 1 is the second step, instance 5 does
+ * not exist (an invalid path that says so). */
+static void default_annotation_instances(void **state)
+{
+    (void)state;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 100, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::a", 10, 50, 0);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#2", 100, 40, 0);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.cp_annotation = "ProfilerStep#";
+    o.cp_instance = 1;
+    gp_analysis *a = run(t, &o);
+    const gp_critical_path *cp = only_path(a);
+    assert_int_equal(cp->step, 2);
+    assert_int_equal(cp->length, 40 * US);
+    gp_analysis_free(a);
+    o.cp_instance = 5;
+    a = run(t, &o);
+    assert_int_equal(a->ranks[0].n_critical_paths, 1);
+    assert_false(a->ranks[0].critical_paths[0].valid);
+    assert_non_null(strstr(a->ranks[0].critical_paths[0].note, "Instance 5"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hta_worked_example),
+        cmocka_unit_test(hta_worked_example_overlay),
+        cmocka_unit_test(hta_worked_example_variants),
+        cmocka_unit_test(hta_rounding),
+        cmocka_unit_test(hta_event_sync),
+        cmocka_unit_test(hta_annotation_not_found),
+        cmocka_unit_test(default_python_preprocessing),
+        cmocka_unit_test(default_data_loading),
+        cmocka_unit_test(default_sync_bound),
+        cmocka_unit_test(default_launch_bound),
+        cmocka_unit_test(default_gpu_bound),
+        cmocka_unit_test(default_steps_and_carried_work),
+        cmocka_unit_test(default_annotation_instances),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
