@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "render/collectives_render.h"
 #include "core/csv.h"
 
 /* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
@@ -43,6 +44,7 @@ unsigned gp_analysis_table_parse(const char *name)
                                   {"stragglers", GP_AT_RANKS},
                                   {"findings", GP_AT_FINDINGS},
                                   {"peak_memory", GP_AT_PEAK_MEMORY},
+                                  {"collectives", GP_AT_COLLECTIVES},
                                   {"all", GP_AT_ALL}};
     return (unsigned)GP_VALUE_OF(t, name, 0);
 }
@@ -222,7 +224,8 @@ static const struct {
     {GP_AT_RANKS, csv_ranks},       {GP_AT_FINDINGS, csv_findings},
 };
 
-gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
+/* The CSV of one of the tables of csv_writers. */
+static gp_status analysis_csv(const gp_analysis *a, unsigned table, FILE *fp)
 {
     for (size_t i = 0; i < sizeof csv_writers / sizeof *csv_writers; i++)
         if (csv_writers[i].table == table) {
@@ -230,4 +233,13 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
             return ferror(fp) ? GP_EIO : GP_OK;
         }
     return GP_EINVAL;
+}
+
+gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
+{
+    if (table == GP_AT_COLLECTIVES) {
+        gp__coll_render_csv(fp, a->collectives);
+        return ferror(fp) ? GP_EIO : GP_OK;
+    }
+    return analysis_csv(a, table, fp);
 }

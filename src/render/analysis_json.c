@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "analyze/analyze_internal.h"
+#include "render/collectives_render.h"
 #include "core/json_writer.h"
 
 #define WANT(bit) (tables & (bit))
@@ -399,7 +400,7 @@ static void findings(gp__jw *w, const gp_analysis *a)
 gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
-        tables = GP_AT_ALL;
+        tables = GP_AT_ALL | (a->collectives ? GP_AT_COLLECTIVES : 0);
     gp__jw w;
     gp__jw_init(&w, fp);
     w.pretty = true;
@@ -455,6 +456,8 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         ranks(&w, a);
     if (WANT(GP_AT_FINDINGS))
         findings(&w, a);
+    if (WANT(GP_AT_COLLECTIVES))
+        gp__coll_render_json(&w, a->collectives);
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_finish(&w);
     if (st == GP_OK && fputc('\n', fp) == EOF)

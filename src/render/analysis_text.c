@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "analyze/analyze_internal.h"
+#include "render/collectives_render.h"
 #include "gpuprof/summary.h"
 
 #define WANT(bit) (tables & (bit))
@@ -292,7 +293,7 @@ static void findings(FILE *fp, const gp_analysis *a)
 gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
-        tables = GP_AT_ALL;
+        tables = GP_AT_ALL | (a->collectives ? GP_AT_COLLECTIVES : 0);
     fprintf(fp, "gpuprof analyze: %zu rank%s, steps %s, %s definitions\n", a->n_ranks,
             a->n_ranks == 1 ? "" : "s",
             a->opts.steps == GP_STEPS_ALL   ? "all"
@@ -329,6 +330,8 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
         peak_memory(fp, a);
     if (WANT(GP_AT_RANKS))
         ranks(fp, a);
+    if (WANT(GP_AT_COLLECTIVES))
+        gp__coll_render_text(fp, a->collectives, 20);
     if (WANT(GP_AT_FINDINGS))
         findings(fp, a);
     return ferror(fp) ? GP_EIO : GP_OK;

@@ -131,7 +131,8 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
                  {GP_AT_MEMORY, "memory.csv"},
                  {GP_AT_PEAK_MEMORY, "peak_memory.csv"},
                  {GP_AT_RANKS, "stragglers.csv"},
-                 {GP_AT_FINDINGS, "findings.csv"}};
+                 {GP_AT_FINDINGS, "findings.csv"},
+                 {GP_AT_COLLECTIVES, "collectives.csv"}};
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         gp__cli_error("analyze", "cannot create %s: %s", dir, strerror(errno));
         return 2;
