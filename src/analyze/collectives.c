@@ -159,21 +159,24 @@ typedef struct matcher {
     size_t n_in;
     ckern **k; /* per included rank */
     size_t *n_k;
-    const char **groups;
+    struct mgroup {
+        const char *name;
+        bool p2p; /* the group's point-to-point kernels, matched apart from its collectives */
+    } * groups;
     size_t n_groups, cap_groups;
     bool any_pg;
 } matcher;
 
-/* The index of group name s (added when new), or SIZE_MAX when out of memory. */
-static size_t group_index(matcher *m, const char *s)
+/* The index of group (s, p2p) (added when new), or SIZE_MAX when out of memory. */
+static size_t group_index(matcher *m, const char *s, bool p2p)
 {
     for (size_t i = 0; i < m->n_groups; i++)
-        if (strcmp(m->groups[i], s) == 0)
+        if (m->groups[i].p2p == p2p && strcmp(m->groups[i].name, s) == 0)
             return i;
-    const char **g = GP_PUSH(m->groups, m->n_groups, m->cap_groups);
+    struct mgroup *g = GP_PUSH(m->groups, m->n_groups, m->cap_groups);
     if (!g)
         return SIZE_MAX;
-    *g = s;
+    *g = (struct mgroup){s, p2p};
     return m->n_groups - 1;
 }
 
@@ -207,8 +210,12 @@ static gp_status collect_rank(matcher *m, size_t i)
     return GP_OK;
 }
 
+static gp_coll_type kernel_type(const ckern *k, const char **name);
+
 /* Assigns every kernel its group (its PG name; "all" for every kernel when no kernel of the job
- * has one; "unknown" for kernels without one in a job where others have one) and sorts. */
+ * has one; "unknown" for kernels without one in a job where others have one) and sorts. With
+ * process groups, a group's send/recv kernels are matched apart from its collectives (p2p), so
+ * that ranks running different numbers of them do not shift the collectives' positions. */
 static gp_status group_kernels(matcher *m)
 {
     for (size_t i = 0; i < m->n_in; i++) {
@@ -217,7 +224,9 @@ static gp_status group_kernels(matcher *m)
             const char *g = !m->any_pg                ? "all"
                             : k->gi && k->gi->pg_name ? gp_trace_str(k->t, k->gi->pg_name)
                                                       : "unknown";
-            size_t gi = group_index(m, g);
+            const char *unused;
+            bool p2p = m->any_pg && kernel_type(k, &unused) == GP_COLL_SENDRECV;
+            size_t gi = group_index(m, g, p2p);
             if (gi == SIZE_MAX)
                 return GP_ENOMEM;
             k->group = (uint32_t)gi;
@@ -295,8 +304,8 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
         most = cnt[i] > most ? cnt[i] : most;
         present += cnt[i] > 0;
     }
-    if (st == GP_OK)
-        note_counts(c, m->groups[g], cnt, m->n_in, m->in, most);
+    if (st == GP_OK && !m->groups[g].p2p)
+        note_counts(c, m->groups[g].name, cnt, m->n_in, m->in, most);
     bool mismatch = false;
     for (size_t pos = 0; pos < most && st == GP_OK; pos++) {
         gp_collective *col = GP_PUSH(*colls, c->n_colls, *cap);
@@ -314,19 +323,22 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
             const ckern *k = &m->k[i][lo[i] + pos];
             if (!first)
                 first = k;
-            else if (!mismatch && disagree(first, k)) {
+            else if (!mismatch && !m->groups[g].p2p && disagree(first, k)) {
                 mismatch = true;
                 gp_error_note(&c->note,
                               "Group %s, collective %zu: rank %d ran %s, rank %d %s (different "
                               "name, size or dtype): this and later collectives of the group are "
                               "not trusted.",
-                              m->groups[g], pos, (int)m->in[i].rank, k->kernel,
+                              m->groups[g].name, pos, (int)m->in[i].rank, k->kernel,
                               (int)col->members[0].rank, first->kernel);
             }
             col->members[col->n_members++] = (gp_coll_member){m->in[i].rank, k->ts, k->dur, 0, 0};
         }
-        identity(col, first, m->groups[g], pos);
-        size_t expect = col->group_size > 0 ? (size_t)col->group_size : present;
+        identity(col, first, m->groups[g].name, pos);
+        /* point to point involves the ranks it involves */
+        size_t expect = m->groups[g].p2p      ? n
+                        : col->group_size > 0 ? (size_t)col->group_size
+                                              : present;
         col->doubt = mismatch                    ? GP_COLL_MISMATCH
                      : n < expect || n < present ? GP_COLL_INCOMPLETE
                                                  : GP_COLL_OK;
