@@ -209,11 +209,9 @@ static void json_one(gp__jw *w, const gp_collective *k)
 
 void gp__coll_render_json(gp__jw *w, const gp_collectives *c)
 {
-    gp__jw_key(w, "collectives");
-    if (!c) {
-        gp__jw_null(w);
+    if (!c)
         return;
-    }
+    gp__jw_key(w, "collectives");
     gp__jw_obj_begin(w);
     gp__jw_kv_str(w, "matched_by", c->by_order ? "kernel_order" : "process_group");
     gp__jw_kv_bool(w, "clocks_aligned", c->aligned);

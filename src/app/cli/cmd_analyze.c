@@ -39,7 +39,9 @@ static void usage(FILE *fp)
         "      --top N          kernels per type and rank before \"others\" (default 5)\n"
         "      --table NAME     only this table (repeatable): temporal, idle, kernel_types,\n"
         "                       top_kernels, overlap, launch, queue, activity, memory,\n"
-        "                       peak_memory, ranks, findings\n"
+        "                       peak_memory, ranks, findings, collectives\n"
+        "      --gpus-per-node N  ranks per node, for intra- vs inter-node collectives\n"
+        "                       (default: the first trace's device count)\n"
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
@@ -138,7 +140,7 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
         return 2;
     }
     for (size_t i = 0; i < GP_ARRAY_LEN(files); i++) {
-        if (!(tables & files[i].bit))
+        if (!(tables & files[i].bit) || (files[i].bit == GP_AT_COLLECTIVES && !a->collectives))
             continue;
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", dir, files[i].file);
@@ -166,7 +168,8 @@ enum {
     OPT_RULES,
     OPT_KW,
     OPT_TABLE,
-    OPT_CSV
+    OPT_CSV,
+    OPT_GPN
 };
 
 static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
@@ -179,6 +182,7 @@ static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
                                            GP__CLI_ARG("table", OPT_TABLE),
                                            GP__CLI_OPT_JSON,
                                            GP__CLI_ARG("csv", OPT_CSV),
+                                           GP__CLI_ARG("gpus-per-node", OPT_GPN),
                                            GP__CLI_OPT_OUTPUT,
                                            GP__CLI_OPT_QUIET,
                                            GP__CLI_OPT_PROGRESS,
@@ -235,6 +239,13 @@ static int take_option(void *ctx, int id, char *arg)
         a->tables |= bit;
         return 0;
     }
+    case OPT_GPN: {
+        long n;
+        if (!gp__cli_parse_long("analyze", "--gpus-per-node", arg, 1, 1000000, &n))
+            return 2;
+        a->opts.gpus_per_node = (int32_t)n;
+        return 0;
+    }
     default: /* OPT_CSV */
         a->csv_dir = arg;
         return 0;
@@ -271,8 +282,8 @@ static int parse_args(int argc, char **argv, analyze_args *a, gp__cli_common *o,
     rd->quiet = o->quiet;
     a->opts.rules = a->rb.rules;
     a->opts.n_rules = a->rb.n;
-    if (!a->tables)
-        a->tables = GP_AT_ALL;
+    if (!a->tables) /* the collectives table shows where the job has any (a job of 2+ ranks) */
+        a->tables = GP_AT_ALL | GP_AT_COLLECTIVES;
     return -1;
 }
 
