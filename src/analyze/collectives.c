@@ -348,21 +348,22 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
     return st;
 }
 
-/* True when trace i of job claims (distributedInfo) a rank another file also claims. */
+/* True when trace i of job claims (distributedInfo, or its rank in the job) a rank another file
+ * also claims. */
 static bool rank_disputed(const gp_job *job, size_t i, gp_collectives *c)
 {
     const gp_trace *t = job->ranks[i];
-    if (!t->dist.present || t->dist.rank < 0)
-        return false;
+    bool claims = t->dist.present && t->dist.rank >= 0;
     for (size_t j = 0; j < job->n_ranks; j++) {
         const gp_trace *u = job->ranks[j];
-        if (j != i && u->dist.present && u->dist.rank == t->dist.rank) {
+        if (j != i &&
+            (u->rank == t->rank || (claims && u->dist.present && u->dist.rank == t->dist.rank))) {
             if (j > i) /* said once, by the first of the pair */
                 gp_error_note(&c->note,
                               "%s and %s both claim rank %d: neither is matched with the other "
                               "ranks' collectives.",
                               gp_trace_str(t, t->source), gp_trace_str(u, u->source),
-                              (int)t->dist.rank);
+                              (int)(claims ? t->dist.rank : t->rank));
             return true;
         }
     }
@@ -373,6 +374,12 @@ void gp_coll_opts_init(gp_coll_opts *o)
 {
     o->gpus_per_node = 0;
     o->align_clocks = true;
+}
+
+static int cmp_rank_in(const void *pa, const void *pb)
+{
+    const gp__coll_rank_in *a = pa, *b = pb;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
 /* Builds the included ranks (those whose rank no other file disputes) of m. */
@@ -386,6 +393,7 @@ static gp_status include_ranks(matcher *m, const gp_job *job, gp_collectives *c)
     for (size_t i = 0; i < job->n_ranks; i++)
         if (!rank_disputed(job, i, c))
             m->in[m->n_in++] = (gp__coll_rank_in){job->ranks[i], job->ranks[i]->rank, 0, 0, ""};
+    qsort(m->in, m->n_in, sizeof *m->in, cmp_rank_in); /* a job is by rank; be sure of it */
     for (size_t i = 0; i < m->n_in; i++)
         if (collect_rank(m, i) != GP_OK)
             return GP_ENOMEM;

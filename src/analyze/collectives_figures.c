@@ -21,13 +21,32 @@ static int cmp_ns(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The member of c for rank, or NULL. */
+/* The member of c for rank, or NULL: a binary search (members are by rank). */
 static const gp_coll_member *member_of(const gp_collective *c, int32_t rank)
 {
-    for (size_t i = 0; i < c->n_members; i++)
-        if (c->members[i].rank == rank)
-            return &c->members[i];
-    return NULL;
+    size_t lo = 0, hi = c->n_members;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (c->members[m].rank < rank)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < c->n_members && c->members[lo].rank == rank ? &c->members[lo] : NULL;
+}
+
+/* The straggler-table row of rank, or NULL: a binary search (rows are by rank, as the job). */
+static gp_coll_rank *row_of(const gp_collectives *c, int32_t rank)
+{
+    size_t lo = 0, hi = c->n_ranks;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (c->ranks[m].rank < rank)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < c->n_ranks && c->ranks[lo].rank == rank ? &c->ranks[lo] : NULL;
 }
 
 static bool trusted_sync(const gp_collective *c)
@@ -98,9 +117,7 @@ static gp_status align(gp_collectives *c)
     for (size_t i = 0; i < c->n_colls; i++)
         for (size_t k = 0; k < c->colls[i].n_members; k++) {
             gp_coll_member *m = &c->colls[i].members[k];
-            for (size_t r = 0; r < c->n_ranks; r++)
-                if (c->ranks[r].rank == m->rank)
-                    m->start -= c->ranks[r].clock_offset;
+            m->start -= row_of(c, m->rank)->clock_offset;
         }
     gp_error_note(&c->note,
                   "Clocks aligned on the ends of implicit-sync collectives (offsets from rank %d, "
@@ -271,11 +288,9 @@ static void stragglers(gp_collectives *s)
         gp_ns caused = 0;
         for (size_t k = 0; k < c->n_members; k++)
             caused += c->members[k].wait;
-        for (size_t r = 0; r < s->n_ranks; r++) {
-            gp_coll_rank *row = &s->ranks[r];
-            const gp_coll_member *m = member_of(c, row->rank);
-            if (!m)
-                continue;
+        for (size_t k = 0; k < c->n_members; k++) {
+            const gp_coll_member *m = &c->members[k];
+            gp_coll_rank *row = row_of(s, m->rank);
             row->collectives++;
             row->wait_total += m->wait;
             row->arrived_first += c->first_rank == row->rank;
@@ -306,9 +321,8 @@ gp_status gp__coll_figures(gp_collectives *c, const gp__coll_rank_in *in, const 
         return GP_ENOMEM;
     for (size_t i = 0; i < c->n_colls; i++) {
         const char *device = "";
-        for (size_t r = 0; r < c->n_ranks && c->colls[i].n_members; r++)
-            if (in[r].rank == c->colls[i].members[0].rank)
-                device = in[r].device;
+        if (c->colls[i].n_members) /* in[] and c->ranks are in the same order */
+            device = in[row_of(c, c->colls[i].members[0].rank) - c->ranks].device;
         figures(&c->colls[i], c->gpus_per_node, device);
     }
     infer_sync(c);
