@@ -47,6 +47,8 @@ gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *
 void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
                          const char *total_head);
 void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
+/* The collectives section (dashboard_collectives.c): nothing without matched collectives. */
+void gp__dash_collectives_html(FILE *fp, const gp_analysis *a);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */
 void gp__dash_profile_html(FILE *fp, const gp_dashboard *d);
 
