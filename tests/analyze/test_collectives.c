@@ -18,6 +18,7 @@
 #include "gpuprof/analyze.h"
 #include "gpuprof/collectives.h"
 #include "gpuprof/trace.h"
+#include "render/render_internal.h"
 
 #define US 1000 /* ns */
 
@@ -389,6 +390,47 @@ static void analysis_carries_collectives(void **state)
     gp_job_free(job);
 }
 
+/* The text table and the report's section say who the straggler is; one rank: no section. */
+static void text_and_report_sections(void **state)
+{
+    (void)state;
+    gp_job *job = worked_example();
+    for (size_t i = 0; i < job->n_ranks; i++)
+        assert_int_equal(gp_trace_finish(job->ranks[i]), GP_OK);
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_int_equal(gp_analysis_render_text(a, GP_AT_COLLECTIVES, fp), GP_OK);
+    fclose(fp);
+    assert_non_null(strstr(buf, "matched by process group and position"));
+    /* rank 2 arrived last at 1 of the 2 implicit-sync collectives; the others waited 105 us */
+    assert_non_null(strstr(buf, "Straggler: rank 2 arrived last at 1 of 2 collectives; the others "
+                                "waited 0.105 ms for it."));
+    free(buf);
+    fp = open_memstream(&buf, &len);
+    gp__dash_collectives_html(fp, a);
+    fclose(fp);
+    assert_non_null(strstr(buf, "<section id=\"gp-collectives\">"));
+    assert_non_null(strstr(buf, "Rank <b>2</b> is the one the others wait for most."));
+    assert_non_null(strstr(buf, "105.0&nbsp;&micro;s"));
+    free(buf);
+    gp_analysis *one = NULL;
+    assert_int_equal(gp_analyze_trace(job->ranks[0], NULL, &one, &err), GP_OK);
+    fp = open_memstream(&buf, &len);
+    gp__dash_collectives_html(fp, one);
+    assert_int_equal(gp_analysis_render_json(one, 0, fp), GP_OK);
+    fclose(fp);
+    assert_null(strstr(buf, "\"collectives\""));
+    assert_null(strstr(buf, "gp-collectives"));
+    free(buf);
+    gp_analysis_free(one);
+    gp_analysis_free(a);
+    gp_job_free(job);
+}
+
 /* The reader keeps Process Group Name / Description / Ranks (a string, or an array's text); the
  * Chrome writer writes them back and they read back equal. */
 static void process_group_args_round_trip(void **state)
@@ -438,15 +480,11 @@ static void process_group_args_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tracelens_worked_example),
-        cmocka_unit_test(straggler_injected),
-        cmocka_unit_test(clock_offset_aligned),
-        cmocka_unit_test(rank_with_fewer_collectives),
-        cmocka_unit_test(members_disagree),
-        cmocka_unit_test(no_metadata_by_order),
-        cmocka_unit_test(two_files_claim_one_rank),
-        cmocka_unit_test(analysis_carries_collectives),
-        cmocka_unit_test(process_group_args_round_trip),
+        cmocka_unit_test(tracelens_worked_example), cmocka_unit_test(straggler_injected),
+        cmocka_unit_test(clock_offset_aligned),     cmocka_unit_test(rank_with_fewer_collectives),
+        cmocka_unit_test(members_disagree),         cmocka_unit_test(no_metadata_by_order),
+        cmocka_unit_test(two_files_claim_one_rank), cmocka_unit_test(analysis_carries_collectives),
+        cmocka_unit_test(text_and_report_sections), cmocka_unit_test(process_group_args_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
