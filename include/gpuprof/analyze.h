@@ -528,7 +528,9 @@ enum {
     GP_AT_STEP_PARTS = 1u << 14,    /* step_parts (idle_causes.c) */
     GP_AT_COLLECTIVES = 1u << 15,   /* collectives across ranks (collectives.c); rendered by
                                      * default when the job has matched collectives */
-    GP_AT_ALL = (1u << 12) - 1      /* widened to (1u << 15) - 1 once those tables render */
+    /* widened to (1u << 15) - 1 once those tables render; the collectives render (nothing for a
+     * single trace) */
+    GP_AT_ALL = ((1u << 12) - 1) | GP_AT_COLLECTIVES
 };
 
 /* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",

@@ -400,7 +400,7 @@ static void findings(gp__jw *w, const gp_analysis *a)
 gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
-        tables = GP_AT_ALL | (a->collectives ? GP_AT_COLLECTIVES : 0);
+        tables = GP_AT_ALL;
     gp__jw w;
     gp__jw_init(&w, fp);
     w.pretty = true;

@@ -293,7 +293,7 @@ static void findings(FILE *fp, const gp_analysis *a)
 gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
-        tables = GP_AT_ALL | (a->collectives ? GP_AT_COLLECTIVES : 0);
+        tables = GP_AT_ALL;
     fprintf(fp, "gpuprof analyze: %zu rank%s, steps %s, %s definitions\n", a->n_ranks,
             a->n_ranks == 1 ? "" : "s",
             a->opts.steps == GP_STEPS_ALL   ? "all"

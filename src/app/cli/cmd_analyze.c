@@ -282,8 +282,8 @@ static int parse_args(int argc, char **argv, analyze_args *a, gp__cli_common *o,
     rd->quiet = o->quiet;
     a->opts.rules = a->rb.rules;
     a->opts.n_rules = a->rb.n;
-    if (!a->tables) /* the collectives table shows where the job has any (a job of 2+ ranks) */
-        a->tables = GP_AT_ALL | GP_AT_COLLECTIVES;
+    if (!a->tables)
+        a->tables = GP_AT_ALL;
     return -1;
 }
 
