@@ -180,6 +180,20 @@ static size_t group_index(matcher *m, const char *s, bool p2p)
     return m->n_groups - 1;
 }
 
+/* Says when a rank matched by kernel order runs its collectives on several streams. */
+static void note_streams(const matcher *m, gp_collectives *c)
+{
+    for (size_t i = 0; i < m->n_in && !m->any_pg; i++)
+        for (size_t j = 1; j < m->n_k[i]; j++)
+            if (m->k[i][j].track != m->k[i][0].track) {
+                gp_error_note(&c->note,
+                              "Rank %d runs collectives on several streams: their order by GPU "
+                              "start may differ between ranks, and so the match.",
+                              (int)m->in[i].rank);
+                break;
+            }
+}
+
 /* Collects rank i's collective kernels (sorted), its communication time, steps and device. */
 static gp_status collect_rank(matcher *m, size_t i)
 {
@@ -279,10 +293,10 @@ static void identity(gp_collective *c, const ckern *k, const char *group, uint64
 
 /* Says which ranks of group g have fewer collectives than the most any rank has. */
 static void note_counts(gp_collectives *c, const char *group, const size_t *cnt, size_t n_in,
-                        const gp__coll_rank_in *in, size_t most)
+                        const gp__coll_rank_in *in, size_t most, bool every_rank)
 {
     for (size_t i = 0; i < n_in; i++)
-        if (cnt[i] && cnt[i] < most)
+        if ((cnt[i] || every_rank) && cnt[i] < most)
             gp_error_note(&c->note,
                           "Group %s: rank %d has %zu collectives, another rank %zu (a crashed or "
                           "cut trace?): positions %zu-%zu lack it and are not trusted.",
@@ -305,7 +319,9 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
         present += cnt[i] > 0;
     }
     if (st == GP_OK && !m->groups[g].p2p)
-        note_counts(c, m->groups[g].name, cnt, m->n_in, m->in, most);
+        note_counts(c, m->groups[g].name, cnt, m->n_in, m->in, most, !m->any_pg);
+    if (!m->any_pg) /* matched by kernel order: every rank runs every collective */
+        present = m->n_in;
     bool mismatch = false;
     for (size_t pos = 0; pos < most && st == GP_OK; pos++) {
         gp_collective *col = GP_PUSH(*colls, c->n_colls, *cap);
@@ -404,6 +420,7 @@ static gp_status include_ranks(matcher *m, const gp_job *job, gp_collectives *c)
 static gp_status match_all(matcher *m, gp_collectives *c)
 {
     size_t cap = 0;
+    note_streams(m, c);
     for (size_t g = 0; g < m->n_groups; g++)
         if (match_group(m, c, g, &c->colls, &cap) != GP_OK)
             return GP_ENOMEM;

@@ -336,6 +336,15 @@ static void no_metadata_by_order(void **state)
     assert_non_null(strstr(c->note.msg, "taken as synchronising"));
     gp_collectives_free(c);
     gp_job_free(job);
+    /* a third rank without any collective kernel: every collective lacks it, and it is said */
+    job = job_new(3);
+    for (int r = 0; r < 2; r++)
+        kern(job->ranks[r], "ncclKernel_AllReduce", 1000 * US, 20 * US, NO_ARGS);
+    c = analyze(job, true);
+    assert_int_equal(c->colls[0].doubt, GP_COLL_INCOMPLETE);
+    assert_non_null(strstr(c->note.msg, "rank 2 has 0 collectives, another rank 1"));
+    gp_collectives_free(c);
+    gp_job_free(job);
 }
 
 /* Two files claim rank 0 (the job reader gave the second rank 1 from file order): neither is
