@@ -92,6 +92,8 @@ typedef struct gp_analyze_opts {
      * has CPUs, for ranks of 50 000 events or more), 1 = the caller's only, N = up to N. Results
      * never depend on it. */
     int threads;
+    /* Collectives: ranks per node for intra-/inter-node (0: the first trace's device count). */
+    int32_t gpus_per_node;
 } gp_analyze_opts;
 
 /* Fills opts with the defaults above. */
@@ -550,6 +552,8 @@ typedef struct gp_analysis {
     gp_finding *findings;
     size_t n_findings;
     gp_error note; /* status GP_OK; msg: job-level note ("ranks from file order", ...) */
+    /* Collectives matched across ranks (gpuprof/collectives.h); NULL for a job of one rank. */
+    struct gp_collectives *collectives;
 } gp_analysis;
 
 /* Runs every analysis on every rank of job. opts may be NULL (defaults). On success *out is the
@@ -582,7 +586,9 @@ enum {
     GP_AT_CRITICAL_PATH = 1u << 12, /* critical_paths (critpath.c) */
     GP_AT_IDLE_CAUSES = 1u << 13,   /* idle_causes (idle_causes.c) */
     GP_AT_STEP_PARTS = 1u << 14,    /* step_parts (idle_causes.c) */
-    GP_AT_ALL = (1u << 15) - 1
+    GP_AT_COLLECTIVES = 1u << 15,   /* collectives across ranks (collectives.c); nothing for a
+                                     * single trace */
+    GP_AT_ALL = (1u << 16) - 1
 };
 
 /* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",

@@ -239,8 +239,26 @@ typedef struct gp_diff_compile {
     double speedup; /* paired_gpu[0] / paired_gpu[1]; NaN when either is 0 */
 } gp_diff_compile;
 
+/* What one side ran on (docs/diff.md, "What each side ran on"): from its runs' deviceProperties,
+ * distributedInfo and top-level metadata. Strings are copied (owned by the gp_diff). */
+typedef struct gp_diff_side_info {
+    char device[96];    /* the first run's first device name; "" unknown; "mixed" if runs differ */
+    int32_t world_size; /* distributedInfo.world_size of the first run, -1 unknown */
+    char ranks[64];     /* the runs' distributedInfo ranks ("0", "0-7", "0-3, 5"; "" none) */
+    bool job;           /* the runs are distinct ranks of one job (world size > 1) */
+    char cuda_runtime[24]; /* "cuda_runtime_version" (12040), "" absent */
+    char cuda_driver[24];  /* "cuda_driver_version" */
+    char pytorch[32];      /* "pytorch_version" / "torch_version" metadata, "" absent */
+    char nccl[32];         /* distributedInfo.nccl_version */
+} gp_diff_side_info;
+
 typedef struct gp_diff {
     gp_diff_opts opts;
+    /* [0] base, [1] current; context_note warns when they differ (device, world size, rank,
+     * versions), when a side is the ranks of one job, or when few names are on both sides. */
+    gp_diff_side_info side_info[2];
+    gp_error context_note;
+    size_t n_both_names; /* rows present on both sides (not NEW / REMOVED) */
     size_t n_base_runs, n_cur_runs;
     gp_diff_row *rows; /* sorted by delta_ns descending, then kind, then name */
     size_t n_rows;

@@ -153,6 +153,12 @@ typedef struct gp_gpu_info {
     int32_t group_size;
     gp_strid dtype;
     gp_strid copy_kind; /* AMD "kind" ("HtoD") */
+    /* PyTorch's process-group args of a collective kernel (0 when absent): "Process Group Name",
+     * "Process Group Description", "Process Group Ranks" (PyTorch writes a string such as
+     * "[0, 1]"; a JSON array is kept as its text). */
+    gp_strid pg_name;
+    gp_strid pg_desc;
+    gp_strid pg_ranks;
 } gp_gpu_info;
 
 /* A "[memory]" allocator sample: an allocation (bytes > 0) or a free (bytes < 0). */

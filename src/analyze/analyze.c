@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuprof/collectives.h"
+
 #include "analyze/analyze_internal.h"
 #include "core/msort.h"
 #include "core/invariant.h"
@@ -91,6 +93,7 @@ void gp_analysis_free(gp_analysis *a)
     free(a->ranks);
     free(a->types);
     free(a->stragglers);
+    gp_collectives_free(a->collectives);
     for (size_t i = 0; i < a->n_findings; i++)
         free(a->findings[i].ranks);
     free(a->findings);
@@ -384,6 +387,12 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
     gp__classifier_free(c);
     if (st == GP_OK)
         st = job_types(a);
+    if (st == GP_OK && job->n_ranks > 1) {
+        gp_coll_opts co;
+        gp_coll_opts_init(&co);
+        co.gpus_per_node = a->opts.gpus_per_node;
+        st = gp_collectives_analyze(job, &co, &a->collectives, err);
+    }
     if (st == GP_OK)
         st = gp__analyze_advise(a, job);
     if (st != GP_OK) {

@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "analyze/diff_stats.h"
 #include "analyze/diff_compile.h"
+#include "analyze/diff_context.h"
 
 #define DEFAULT_KINDS                                                                              \
     ((1u << GP_EV_KERNEL) | (1u << GP_EV_MEMCPY) | (1u << GP_EV_MEMSET) | (1u << GP_EV_CPU_OP) |   \
@@ -888,6 +889,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     }
     if ((st = gp__diff_compile(base, n_base, cur, n_cur, &d->compile)) != GP_OK)
         goto done;
+    gp__diff_context(d, base, n_base, cur, n_cur); /* diff_context.c */
     *out = d;
     d = NULL;
 done:

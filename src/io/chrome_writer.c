@@ -163,6 +163,9 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool cr
         kv_int_if(w, "Group size", g->group_size);
         kv_str_if(w, t, "dtype", g->dtype);
         kv_str_if(w, t, "kind", g->copy_kind);
+        kv_str_if(w, t, "Process Group Name", g->pg_name);
+        kv_str_if(w, t, "Process Group Description", g->pg_desc);
+        kv_str_if(w, t, "Process Group Ranks", g->pg_ranks);
     } else if (ev->correlation) {
         gp__jw_kv_int(w, "correlation", ev->correlation);
     }

@@ -20,6 +20,7 @@ typedef enum arg_how {
     ARG_DIM3,      /* up to 3 integers (an array) into the int32_t[3] at `at` */
     ARG_PY_PARENT, /* an integer into py_parent, or null (py_parent_null) */
     ARG_RAW, /* any value, skipped; its JSON text into the const char * at `at`, length at `has` */
+    ARG_PG_RANKS, /* a string (its content) or any other value (its JSON text), as ARG_RAW */
 } arg_how;
 
 typedef struct arg_key {
@@ -72,9 +73,12 @@ static const arg_key arg_keys[] = {
     {KEY("Collective name"), ARG_STRING, AT(collective), AT(collective_len)},
     {KEY("Concrete Inputs"), ARG_RAW, AT(in_concrete), AT(in_concrete_len)},
     {KEY("Python parent id"), ARG_PY_PARENT, AT(py_parent), AT(py_parent_null)},
+    {KEY("Process Group Name"), ARG_STRING, AT(pg_name), AT(pg_name_len)},
+    {KEY("Process Group Ranks"), ARG_PG_RANKS, AT(pg_ranks), AT(pg_ranks_len)},
     {KEY("registers per thread"), ARG_INT, AT(regs), 0},
     {KEY("memory bandwidth (GB/s)"), ARG_DOUBLE, AT(bw), 0},
     {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
+    {KEY("Process Group Description"), ARG_STRING, AT(pg_desc), AT(pg_desc_len)},
     {KEY("wait_on_cuda_event_record_corr_id"), ARG_INT, AT(wait_on_event_corr), 0},
 };
 
@@ -118,6 +122,16 @@ static const char *parse_dim3(gp__reader *r, const char *p, int32_t d[3])
     return p + 1;
 }
 
+/* Any value at p, skipped; its JSON text into the const char * at `at`, its length at `has`. */
+static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
+{
+    const char *v = skip_ws(p);
+    p = gp__json_skip_value(r, v);
+    *(const char **)(void *)at = v;
+    *(size_t *)(void *)has = (size_t)(p - v);
+    return p;
+}
+
 /* Reads the value at p of the known key a into f. */
 static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f,
                                   const arg_key *a)
@@ -149,13 +163,12 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
             return p;
         }
         return gp__json_intish(r, p, &f->py_parent, &ok);
-    case ARG_RAW: {
-        const char *v = skip_ws(p);
-        p = gp__json_skip_value(r, v);
-        *(const char **)(void *)at = v;
-        *(size_t *)(void *)has = (size_t)(p - v);
-        return p;
-    }
+    case ARG_PG_RANKS: /* a string: its content; an array: its text */
+        if (*skip_ws(p) == '"')
+            return gp__json_str_or_skip(r, p, (const char **)(void *)at, (size_t *)(void *)has);
+        return read_raw(r, p, at, has);
+    case ARG_RAW:
+        return read_raw(r, p, at, has);
     }
     return gp__json_skip_value(r, p);
 }

@@ -417,6 +417,9 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
     gi.group_size = i32_sat(f->group_size);
     gi.dtype = f->dtype ? gp__reader_intern(r, f->dtype, f->dtype_len) : 0;
     gi.copy_kind = f->copy_kind ? gp__reader_intern(r, f->copy_kind, f->copy_kind_len) : 0;
+    gi.pg_name = f->pg_name ? gp__reader_intern(r, f->pg_name, f->pg_name_len) : 0;
+    gi.pg_desc = f->pg_desc ? gp__reader_intern(r, f->pg_desc, f->pg_desc_len) : 0;
+    gi.pg_ranks = f->pg_ranks ? gp__reader_intern(r, f->pg_ranks, f->pg_ranks_len) : 0;
     if (gp_trace_add_gpu_info(r->t, &gi, &ev->extra) != GP_OK)
         gp__reader_oom(r);
 }

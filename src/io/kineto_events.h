@@ -77,6 +77,9 @@ typedef struct gp__kineto_fields {
     int64_t wait_on_event_corr;
     const char *collective, *dtype, *copy_kind;
     size_t collective_len, dtype_len, copy_kind_len;
+    /* Process Group Name / Description (strings); Ranks: a string's content or an array's text */
+    const char *pg_name, *pg_desc, *pg_ranks;
+    size_t pg_name_len, pg_desc_len, pg_ranks_len;
     int64_t in_nelems, out_nelems, group_size;
     /* record_shapes args of a cpu_op: raw JSON text of each value (NULL when absent) */
     const char *in_dims, *in_types, *in_strides, *in_concrete;

@@ -262,6 +262,9 @@ static void run_copy_task(void *ctx, size_t i)
             g->collective = m->map[g->collective];
             g->dtype = m->map[g->dtype];
             g->copy_kind = m->map[g->copy_kind];
+            g->pg_name = m->map[g->pg_name];
+            g->pg_desc = m->map[g->pg_desc];
+            g->pg_ranks = m->map[g->pg_ranks];
         }
         break;
     case COPY_MEM:

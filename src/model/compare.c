@@ -43,7 +43,9 @@ static bool gpu_eq(const gp_trace *a, const gp_gpu_info *x, const gp_trace *b, c
            x->wait_on_event_corr == y->wait_on_event_corr &&
            str_eq(a, x->collective, b, y->collective) && x->in_msg_nelems == y->in_msg_nelems &&
            x->out_msg_nelems == y->out_msg_nelems && x->group_size == y->group_size &&
-           str_eq(a, x->dtype, b, y->dtype) && str_eq(a, x->copy_kind, b, y->copy_kind);
+           str_eq(a, x->dtype, b, y->dtype) && str_eq(a, x->copy_kind, b, y->copy_kind) &&
+           str_eq(a, x->pg_name, b, y->pg_name) && str_eq(a, x->pg_desc, b, y->pg_desc) &&
+           str_eq(a, x->pg_ranks, b, y->pg_ranks);
 }
 
 static bool event_eq(const gp_trace *a, const gp_event *x, const gp_trace *b, const gp_event *y)

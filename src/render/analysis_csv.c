@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "render/collectives_render.h"
 #include "core/csv.h"
 #include "render/idle_causes_render.h"
 #include "render/render_internal.h"
@@ -49,6 +50,7 @@ gp_status gp_analysis_table_parse(const char *name, unsigned *out)
                                   {"step_breakdown", GP_AT_STEP_PARTS},
                                   {"step_parts", GP_AT_STEP_PARTS},
                                   {"critical_path", GP_AT_CRITICAL_PATH},
+                                  {"collectives", GP_AT_COLLECTIVES},
                                   {"all", GP_AT_ALL}};
     unsigned v = (unsigned)GP_VALUE_OF(t, name, 0);
     if (v == 0)
@@ -281,7 +283,8 @@ static const struct {
     {GP_AT_CRITICAL_PATH, csv_critical_path},
 };
 
-gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
+/* The CSV of one of the tables of csv_writers. */
+static gp_status analysis_csv(const gp_analysis *a, unsigned table, FILE *fp)
 {
     for (size_t i = 0; i < sizeof csv_writers / sizeof *csv_writers; i++)
         if (csv_writers[i].table == table) {
@@ -289,4 +292,13 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
             return ferror(fp) ? GP_EIO : GP_OK;
         }
     return GP_EINVAL;
+}
+
+gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
+{
+    if (table == GP_AT_COLLECTIVES) {
+        gp__coll_render_csv(fp, a->collectives);
+        return ferror(fp) ? GP_EIO : GP_OK;
+    }
+    return analysis_csv(a, table, fp);
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "analyze/analyze_internal.h"
+#include "render/collectives_render.h"
 #include "core/json_writer.h"
 #include "render/idle_causes_render.h"
 #include "render/render_internal.h"
@@ -531,6 +532,8 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
         findings(&w, a);
     if (WANT(GP_AT_CRITICAL_PATH))
         critical_path(&w, a);
+    if (WANT(GP_AT_COLLECTIVES))
+        gp__coll_render_json(&w, a->collectives);
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_finish(&w);
     if (st == GP_OK && fputc('\n', fp) == EOF)

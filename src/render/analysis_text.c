@@ -6,6 +6,7 @@
 #include "core/units.h"
 #include "analyze/analyze_internal.h"
 #include "render/render_internal.h"
+#include "render/collectives_render.h"
 #include "gpuprof/summary.h"
 #include "render/idle_causes_render.h"
 
@@ -388,6 +389,8 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
         gp__text_step_parts(fp, a);
     if (WANT(GP_AT_RANKS))
         ranks(fp, a);
+    if (WANT(GP_AT_COLLECTIVES))
+        gp__coll_render_text(fp, a->collectives, 20);
     if (WANT(GP_AT_FINDINGS))
         findings(fp, a);
     if (WANT(GP_AT_CRITICAL_PATH))

@@ -396,6 +396,7 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
         gp__dash_hta_html(fp, d->analysis);
         fputs("</section>\n", fp);
     }
+    gp__dash_collectives_html(fp, d->analysis); /* a job's collectives (dashboard_collectives.c) */
     if (gp__render_compile_section(fp, d->compile, d->n_compile) != GP_OK) /* torch.compile */
         return GP_EIO;
     /* gpuprof ops --by shape: the op table and the roofline (a section of its own) */

@@ -307,6 +307,7 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
     gp__html_str(fp, cl);
     fprintf(fp, "</b> (%zu run%s) &middot; gpuprof " GP_VERSION_STRING "</p>\n</header>\n<main>\n",
             d->n_cur_runs, d->n_cur_runs == 1 ? "" : "s");
+    gp__diff_context_html(d, fp);
     cards_html(d, fp);
     summary_html(d, fp);
     gp_status st = names_html(d, fp);

@@ -359,6 +359,7 @@ gp_status gp_diff_render_text(const gp_diff *d, const gp_diff_render_opts *o_in,
     fprintf(fp, "GPUPROF DIFF: %s (%zu run%s) -> %s (%zu run%s)\n",
             o->base_label ? o->base_label : "base", d->n_base_runs, d->n_base_runs == 1 ? "" : "s",
             o->cur_label ? o->cur_label : "current", d->n_cur_runs, d->n_cur_runs == 1 ? "" : "s");
+    gp__diff_context_text(d, fp);
     method_lines(d, fp);
     summary_text(d, fp);
     static const struct {
@@ -479,6 +480,7 @@ void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts 
     gp__jw_kv_str(w, "current", o->cur_label ? o->cur_label : "current");
     gp__jw_kv_int(w, "base_runs", (int64_t)d->n_base_runs);
     gp__jw_kv_int(w, "current_runs", (int64_t)d->n_cur_runs);
+    gp__diff_context_json(w, d);
     gp__jw_key(w, "options");
     gp__jw_obj_begin(w);
     jw_kv_sig(w, "threshold", d->opts.threshold, 6);

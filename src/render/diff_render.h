@@ -33,5 +33,9 @@ void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts 
 void gp__diff_compile_text(const gp_diff *d, FILE *fp);
 void gp__diff_compile_json(gp__jw *w, const gp_diff *d);
 void gp__diff_compile_html(const gp_diff *d, FILE *fp);
+/* What each side ran on and the context warning (diff_context_render.c). */
+void gp__diff_context_text(const gp_diff *d, FILE *fp);
+void gp__diff_context_json(gp__jw *w, const gp_diff *d);
+void gp__diff_context_html(const gp_diff *d, FILE *fp);
 
 #endif

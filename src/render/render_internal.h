@@ -52,6 +52,8 @@ void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
  * path of each step by class, or an empty state (nothing when a is NULL; no path part for an
  * in-process profile). */
 void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile);
+/* The collectives section (dashboard_collectives.c): nothing without matched collectives. */
+void gp__dash_collectives_html(FILE *fp, const gp_analysis *a);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */
 void gp__dash_profile_html(FILE *fp, const gp_dashboard *d);
 

@@ -77,6 +77,13 @@ check 2 "flame bad suffix" -- "$gp" diff --flame "$out/f.png" "$prof/base.json" 
 check 0 "high threshold" -- "$gp" diff --fail-on-regression -t 50 "$prof/base.json" "$prof/current.json"
 check 1 "gate" -- "$gp" diff --fail-on-regression --correction bh --normalize all -k range "$prof/base.json" "$prof/current.json"
 
+# --rank: rank N of each side (a single profile is rank 0 of its job); what each side ran on.
+check 0 "--rank 0" -- "$gp" diff --rank 0 "$prof/base.json" "$prof/current.json"
+grep -q "^Base ran on: " "$out/stdout" || { echo "FAIL: no 'Base ran on' line" >&2; fails=$((fails + 1)); }
+check 2 "--rank absent" -- "$gp" diff --rank 5 "$prof/base.json" "$prof/current.json"
+grep -q "no base trace has that rank" "$out/stderr" || { echo "FAIL: --rank 5 message" >&2; fails=$((fails + 1)); }
+check 2 "--rank negative" -- "$gp" diff --rank -1 "$prof/base.json" "$prof/current.json"
+
 # gpuprof advise: options, JSON, errors.
 check 0 "advise --help" -- "$gp" advise --help
 grep -q -- "--priority" "$out/stdout" || { echo "FAIL: advise --help" >&2; fails=$((fails + 1)); }

@@ -48,7 +48,9 @@ static void usage(FILE *fp)
         "      --table NAME     only this table (repeatable): temporal, idle, kernel_types,\n"
         "                       top_kernels, overlap, launch, queue, activity, memory,\n"
         "                       peak_memory, idle_causes, step_breakdown, ranks, findings,\n"
-        "                       critical_path\n"
+        "                       critical_path, collectives\n"
+        "      --gpus-per-node N  ranks per node, for intra- vs inter-node collectives\n"
+        "                       (default: the first trace's device count)\n"
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
@@ -143,13 +145,14 @@ static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
                  {GP_AT_FINDINGS, "findings.csv"},
                  {GP_AT_IDLE_CAUSES, "idle_causes.csv"},
                  {GP_AT_STEP_PARTS, "step_breakdown.csv"},
-                 {GP_AT_CRITICAL_PATH, "critical_path.csv"}};
+                 {GP_AT_CRITICAL_PATH, "critical_path.csv"},
+                 {GP_AT_COLLECTIVES, "collectives.csv"}};
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         gp__cli_error("analyze", "cannot create %s: %s", dir, strerror(errno));
         return 2;
     }
     for (size_t i = 0; i < GP_ARRAY_LEN(files); i++) {
-        if (!(tables & files[i].bit))
+        if (!(tables & files[i].bit) || (files[i].bit == GP_AT_COLLECTIVES && !a->collectives))
             continue;
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", dir, files[i].file);
@@ -181,7 +184,8 @@ enum {
     OPT_CP_ANN,
     OPT_CP_INST,
     OPT_DATA_LOAD,
-    OPT_CSV
+    OPT_CSV,
+    OPT_GPN
 };
 
 static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
@@ -198,6 +202,7 @@ static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
                                            GP__CLI_ARG("data-load", OPT_DATA_LOAD),
                                            GP__CLI_OPT_JSON,
                                            GP__CLI_ARG("csv", OPT_CSV),
+                                           GP__CLI_ARG("gpus-per-node", OPT_GPN),
                                            GP__CLI_OPT_OUTPUT,
                                            GP__CLI_OPT_QUIET,
                                            GP__CLI_OPT_PROGRESS,
@@ -290,6 +295,13 @@ static int take_option(void *ctx, int id, char *arg)
             return 2;
         }
         a->tables |= bit;
+        return 0;
+    }
+    case OPT_GPN: {
+        long n;
+        if (!gp__cli_parse_long("analyze", "--gpus-per-node", arg, 1, 1000000, &n))
+            return 2;
+        a->opts.gpus_per_node = (int32_t)n;
         return 0;
     }
     case OPT_CSV:

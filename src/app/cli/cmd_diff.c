@@ -37,6 +37,8 @@ static void usage(FILE *fp)
         "options:\n"
         "      --base PATH          a base run or directory of runs (repeatable)\n"
         "      --current PATH       a current run or directory of runs (repeatable)\n"
+        "      --rank N             compare rank N of each side only (distributedInfo.rank):\n"
+        "                           a job directory's ranks are not repeated runs\n"
         "  -t, --threshold PCT      practical threshold in percent (default 5)\n"
         "      --alpha A            significance level (default 0.05)\n"
         "      --correction M       holm (default), bh (Benjamini-Hochberg) or none\n"
@@ -125,6 +127,24 @@ static bool side_read(side *s, const char *what, gp_read_opts *rd, bool progress
     for (size_t j = 0; j < s->n_jobs; j++)
         for (size_t r = 0; r < s->jobs[j]->n_ranks; r++)
             s->runs[s->n_runs++] = s->jobs[j]->ranks[r];
+    return true;
+}
+
+/* --rank N: keeps only the side's runs of rank N (distributedInfo.rank, else the job's number).
+ * false with the error printed when the side has none. */
+static bool side_keep_rank(side *s, const char *what, long rank)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_runs; i++) {
+        const gp_trace *t = s->runs[i];
+        if ((t->dist.present && t->dist.rank >= 0 ? t->dist.rank : t->rank) == rank)
+            s->runs[k++] = s->runs[i];
+    }
+    if (k == 0) {
+        gp__cli_error("diff", "--rank %ld: no %s trace has that rank", rank, what);
+        return false;
+    }
+    s->n_runs = k;
     return true;
 }
 
@@ -224,7 +244,8 @@ enum {
     OPT_FLAME,
     OPT_NO_ANALYZE,
     OPT_EXACT,
-    OPT_REQUIRE_SIG
+    OPT_REQUIRE_SIG,
+    OPT_RANK
 };
 
 static const gp__cli_opt diff_opts[] = {GP__CLI_ARG("base", OPT_BASE),
@@ -247,6 +268,7 @@ static const gp__cli_opt diff_opts[] = {GP__CLI_ARG("base", OPT_BASE),
                                         GP__CLI_FLAG("require-significance", OPT_REQUIRE_SIG),
                                         GP__CLI_ARG("seed", OPT_SEED),
                                         GP__CLI_ARG("bootstrap", OPT_BOOTSTRAP),
+                                        GP__CLI_ARG("rank", OPT_RANK),
                                         GP__CLI_OPT_QUIET,
                                         GP__CLI_OPT_PROGRESS,
                                         GP__CLI_OPT_HELP,
@@ -260,6 +282,7 @@ typedef struct diff_args {
     gp_flame_format flame_fmt;
     side sides[2];
     gp_error flame_err; /* why there is no flame graph; ro.flame_note points into it */
+    long rank;          /* --rank: compare only this rank of each side (-1: every run) */
 } diff_args;
 
 /* The options that take a number (-t, --alpha, -n, -w, --seed, --bootstrap). */
@@ -348,6 +371,8 @@ static int take_option(void *ctx, int id, char *arg)
     case OPT_REQUIRE_SIG:
         a->dopts.require_significance = true;
         return 0;
+    case OPT_RANK:
+        return gp__cli_parse_long("diff", "--rank", arg, 0, INT32_MAX, &a->rank) ? 0 : 2;
     default:
         return take_number(a, id, arg);
     }
@@ -449,7 +474,7 @@ static bool write_outputs(diff_args *a, const gp__cli_common *o, const gp_diff *
 
 int gp__cmd_diff(int argc, char **argv)
 {
-    diff_args a = {.fail_on_regression = false};
+    diff_args a = {.fail_on_regression = false, .rank = -1};
     gp__cli_common o;
     gp_flame_tree *flame_tree = NULL;
     gp_diff *d = NULL;
@@ -461,6 +486,9 @@ int gp__cmd_diff(int argc, char **argv)
     gp__cli_read_opts(&o, &rd);
     if (!side_read(&a.sides[0], "base", &rd, o.progress) ||
         !side_read(&a.sides[1], "current", &rd, o.progress))
+        goto done;
+    if (a.rank >= 0 && (!side_keep_rank(&a.sides[0], "base", a.rank) ||
+                        !side_keep_rank(&a.sides[1], "current", a.rank)))
         goto done;
     gp_error err = {0};
     if (gp_diff_compute(a.sides[0].runs, a.sides[0].n_runs, a.sides[1].runs, a.sides[1].n_runs,
