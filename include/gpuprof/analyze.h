@@ -525,8 +525,8 @@ enum {
     GP_AT_ALL = (1u << 12) - 1 /* widened to (1u << 15) - 1 once those tables render */
 };
 
-/* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",
- * "queue", "activity", "memory", "ranks", "findings"); 0 when unknown. */
+/* Parses a table name (one of `gpuprof analyze --help`'s, from the registry of tables,
+ * src/render/analysis_tables.h, or its alias; "all"); 0 when unknown. */
 GP_EXTERN unsigned gp_analysis_table_parse(const char *name);
 
 /* Fixed-width text tables. GP_EIO when the stream fails. */

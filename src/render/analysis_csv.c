@@ -5,6 +5,8 @@
 
 #include "analyze/analyze_internal.h"
 #include "core/csv.h"
+#include "core/util.h"
+#include "render/analysis_tables.h"
 
 /* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
 static void num(FILE *fp, double v, char sep)
@@ -21,30 +23,28 @@ static void text(FILE *fp, const char *s, char sep)
     fputc(sep, fp);
 }
 
+static const gp__analysis_table tables[] = {
+#define X(bit, fn, name, alias, json, csv) {bit, name, alias, json, csv},
+    GP__ANALYSIS_TABLES(X)
+#undef X
+};
+
+const gp__analysis_table *gp__analysis_tables(size_t *n)
+{
+    *n = GP_ARRAY_LEN(tables);
+    return tables;
+}
+
 unsigned gp_analysis_table_parse(const char *name)
 {
-    static const gp__named t[] = {{"temporal", GP_AT_TEMPORAL},
-                                  {"temporal_breakdown", GP_AT_TEMPORAL},
-                                  {"idle", GP_AT_IDLE},
-                                  {"idle_time_breakdown", GP_AT_IDLE},
-                                  {"kernel_types", GP_AT_TYPES},
-                                  {"kernel_type_breakdown", GP_AT_TYPES},
-                                  {"top_kernels", GP_AT_KERNELS},
-                                  {"kernels", GP_AT_KERNELS},
-                                  {"overlap", GP_AT_OVERLAP},
-                                  {"comm_comp_overlap", GP_AT_OVERLAP},
-                                  {"launch", GP_AT_LAUNCH},
-                                  {"launch_stats", GP_AT_LAUNCH},
-                                  {"queue", GP_AT_QUEUE},
-                                  {"queue_length", GP_AT_QUEUE},
-                                  {"activity", GP_AT_ACTIVITY},
-                                  {"memory", GP_AT_MEMORY},
-                                  {"ranks", GP_AT_RANKS},
-                                  {"stragglers", GP_AT_RANKS},
-                                  {"findings", GP_AT_FINDINGS},
-                                  {"peak_memory", GP_AT_PEAK_MEMORY},
-                                  {"all", GP_AT_ALL}};
-    return (unsigned)GP_VALUE_OF(t, name, 0);
+    if (!name)
+        return 0;
+    if (strcmp(name, "all") == 0)
+        return GP_AT_ALL;
+    for (size_t i = 0; i < GP_ARRAY_LEN(tables); i++)
+        if (strcmp(name, tables[i].name) == 0 || strcmp(name, tables[i].alias) == 0)
+            return tables[i].bit;
+    return 0;
 }
 
 static void csv_temporal(const gp_analysis *a, FILE *fp)
@@ -209,17 +209,14 @@ static void csv_findings(const gp_analysis *a, FILE *fp)
     }
 }
 
-/* One writer per table, indexed by the table's bit (gp_analysis_table). */
+/* One writer per table, from the registry (render/analysis_tables.h). */
 static const struct {
     unsigned table;
     void (*write)(const gp_analysis *a, FILE *fp);
 } csv_writers[] = {
-    {GP_AT_TEMPORAL, csv_temporal}, {GP_AT_IDLE, csv_idle},
-    {GP_AT_TYPES, csv_types},       {GP_AT_KERNELS, csv_kernels},
-    {GP_AT_OVERLAP, csv_overlap},   {GP_AT_LAUNCH, csv_launch},
-    {GP_AT_QUEUE, csv_queue},       {GP_AT_ACTIVITY, csv_activity},
-    {GP_AT_MEMORY, csv_memory},     {GP_AT_PEAK_MEMORY, csv_peak_memory},
-    {GP_AT_RANKS, csv_ranks},       {GP_AT_FINDINGS, csv_findings},
+#define X(bit, fn, name, alias, json, csv) {bit, csv_##fn},
+    GP__ANALYSIS_TABLES(X)
+#undef X
 };
 
 gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)

@@ -4,6 +4,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "core/json_writer.h"
+#include "render/analysis_tables.h"
 
 #define WANT(bit) (tables & (bit))
 
@@ -431,30 +432,11 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
     }
     gp__jw_arr_end(&w);
     gp__jw_kv_str(&w, "note", a->note.msg);
-    if (WANT(GP_AT_TEMPORAL))
-        temporal(&w, a);
-    if (WANT(GP_AT_IDLE))
-        idle(&w, a);
-    if (WANT(GP_AT_TYPES))
-        types(&w, a);
-    if (WANT(GP_AT_KERNELS))
-        kernels(&w, a);
-    if (WANT(GP_AT_OVERLAP))
-        overlap(&w, a);
-    if (WANT(GP_AT_LAUNCH))
-        launch(&w, a);
-    if (WANT(GP_AT_QUEUE))
-        queue(&w, a);
-    if (WANT(GP_AT_ACTIVITY))
-        activity(&w, a);
-    if (WANT(GP_AT_MEMORY))
-        memory(&w, a);
-    if (WANT(GP_AT_PEAK_MEMORY))
-        peak_memory(&w, a);
-    if (WANT(GP_AT_RANKS))
-        ranks(&w, a);
-    if (WANT(GP_AT_FINDINGS))
-        findings(&w, a);
+#define X(bit, fn, name, alias, json, csv)                                                         \
+    if (WANT(bit))                                                                                 \
+        fn(&w, a);
+    GP__ANALYSIS_TABLES(X)
+#undef X
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_finish(&w);
     if (st == GP_OK && fputc('\n', fp) == EOF)

@@ -6,6 +6,7 @@
 #include "core/units.h"
 #include "analyze/analyze_internal.h"
 #include "gpuprof/summary.h"
+#include "render/analysis_tables.h"
 
 #define WANT(bit) (tables & (bit))
 #define MS(ns) ((double)(ns) / 1e6)
@@ -282,6 +283,24 @@ static void findings(FILE *fp, const gp_analysis *a)
     }
 }
 
+/* A table's text writer returns void, or gp_status when it can fail; RUN(fn) calls either and
+ * gives its status (the registry, render/analysis_tables.h, names them all the same way). */
+typedef void (*text_void_fn)(FILE *, const gp_analysis *);
+typedef gp_status (*text_status_fn)(FILE *, const gp_analysis *);
+
+static gp_status run_void(text_void_fn f, FILE *fp, const gp_analysis *a)
+{
+    f(fp, a);
+    return GP_OK;
+}
+
+static gp_status run_status(text_status_fn f, FILE *fp, const gp_analysis *a)
+{
+    return f(fp, a);
+}
+
+#define RUN(fn) _Generic((fn), text_void_fn : run_void, default : run_status)(fn, fp, a)
+
 gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
@@ -297,32 +316,13 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
     for (size_t i = 0; i < a->n_ranks; i++)
         if (a->ranks[i].note.msg[0])
             fprintf(fp, "note (rank %d): %s\n", a->ranks[i].rank, a->ranks[i].note.msg);
-    if (WANT(GP_AT_TEMPORAL))
-        temporal(fp, a);
-    if (WANT(GP_AT_IDLE))
-        idle(fp, a);
-    if (WANT(GP_AT_TYPES))
-        types(fp, a);
-    if (WANT(GP_AT_KERNELS)) {
-        gp_status st = kernels(fp, a);
-        if (st != GP_OK)
-            return st;
-    }
-    if (WANT(GP_AT_OVERLAP))
-        overlap(fp, a);
-    if (WANT(GP_AT_LAUNCH))
-        launch(fp, a);
-    if (WANT(GP_AT_QUEUE))
-        queue(fp, a);
-    if (WANT(GP_AT_ACTIVITY))
-        activity(fp, a);
-    if (WANT(GP_AT_MEMORY))
-        memory(fp, a);
-    if (WANT(GP_AT_PEAK_MEMORY))
-        peak_memory(fp, a);
-    if (WANT(GP_AT_RANKS))
-        ranks(fp, a);
-    if (WANT(GP_AT_FINDINGS))
-        findings(fp, a);
+    gp_status st = GP_OK;
+#define X(bit, fn, name, alias, json, csv)                                                         \
+    if (st == GP_OK && WANT(bit))                                                                  \
+        st = RUN(fn);
+    GP__ANALYSIS_TABLES(X)
+#undef X
+    if (st != GP_OK)
+        return st;
     return ferror(fp) ? GP_EIO : GP_OK;
 }
