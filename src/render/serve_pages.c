@@ -20,26 +20,19 @@ void gp__serve_url_component(FILE *fp, const char *name)
     }
 }
 
-/* Links " · "-separated: each prefix[k] + name, labelled label[k]. */
-static void links(FILE *fp, const char *name, const char *const (*l)[2], size_t n)
+/* Links " · "-separated to the views of name among the n views vs that are pages (html) or data
+ * (!html) and belong to a trace (linked) or a compile log (compile_log). */
+static void links(FILE *fp, const char *name, const gp_view_info *const *vs, size_t n, bool html,
+                  bool compile_log)
 {
-    for (size_t k = 0; k < n; k++) {
-        fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", l[k][0]);
+    for (size_t k = 0, shown = 0; k < n; k++) {
+        if (vs[k]->html != html || !(compile_log ? vs[k]->compile_log : vs[k]->linked))
+            continue;
+        fprintf(fp, "%s<a href=\"%s", shown++ ? " · " : "", vs[k]->route);
         gp__serve_url_component(fp, name);
-        fprintf(fp, "\">%s</a>", l[k][1]);
+        fprintf(fp, "\">%s</a>", vs[k]->label);
     }
 }
-
-static const char *const views[][2] = {
-    {"report", "report"}, {"timeline", "timeline"}, {"flame", "flame"}};
-static const char *const data[][2] = {
-    {"api/profiler/summary", "summary"},  {"api/profiler/analysis", "analysis"},
-    {"api/profiler/kernels", "kernels"},  {"api/profiler/memory", "memory"},
-    {"api/profiler/hta", "hta"},          {"api/profiler/flame", "flame"},
-    {"api/profiler/timeline", "timeline"}};
-/* A compile log's page and its JSON (its only views). */
-static const char *const compile_views[][2] = {{"compile", "compile"}};
-static const char *const compile_data[][2] = {{"api/profiler/compile", "compile"}};
 
 /* The compare form: two lists of the entries (traces and jobs: a compile log is not compared),
  * GET /diff?base=&current=. */
@@ -68,7 +61,8 @@ static void diff_form(FILE *fp, const gp__serve_entry *v, size_t n)
     fputs("<button type=\"submit\">diff</button></form>", fp);
 }
 
-gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n)
+gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n,
+                               const gp_view_info *const *views, size_t n_views)
 {
     fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
           "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -99,9 +93,9 @@ gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry 
         gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
         fprintf(fp, "</td><td class=\"n\">%s</td><td>%s</td><td>", size, when);
         bool cl = v[i].compile_log;
-        links(fp, v[i].name, cl ? compile_views : views, cl ? 1 : GP_ARRAY_LEN(views));
+        links(fp, v[i].name, views, n_views, true, cl);
         fputs("</td><td>", fp);
-        links(fp, v[i].name, cl ? compile_data : data, cl ? 1 : GP_ARRAY_LEN(data));
+        links(fp, v[i].name, views, n_views, false, cl);
         fputs("</td></tr>", fp);
     }
     fputs("</table>", fp);
@@ -255,7 +249,8 @@ static FILE *filter_open(filter *f)
     return fp;
 }
 
-FILE *gp__serve_nav_stream(FILE *out, const char *name)
+FILE *gp__serve_nav_stream(FILE *out, const char *name, const gp_view_info *const *views,
+                           size_t n_views)
 {
     filter *f = calloc(1, sizeof *f);
     if (!f)
@@ -272,7 +267,7 @@ FILE *gp__serve_nav_stream(FILE *out, const char *name)
           bar);
     if (name) {
         fputs(" · ", bar);
-        links(bar, name, views, GP_ARRAY_LEN(views));
+        links(bar, name, views, n_views, true, false);
     }
     fputs("</nav>\n", bar);
     if (fclose(bar) != 0) {

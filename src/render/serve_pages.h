@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "gpuprof/report.h"
+#include "gpuprof/views.h"
 
 /* One entry of a served directory: a trace file, a job (a folder of rank traces, directly in
  * the directory or one level further down, "group/job"), or a torch.compile log (TORCH_TRACE: a
@@ -26,11 +27,12 @@ typedef struct gp__serve_entry {
 /* A name as one URL path or query component: unreserved characters as they are, every other byte
  * %XX (a '/' of "group/job" too: the server decodes it back and looks the name up). */
 void gp__serve_url_component(FILE *fp, const char *name);
-/* The index page: a table of the n entries v of dir with links to every view and JSON endpoint
- * (a compile log: /compile and its JSON), and a form to compare two of them (/diff; traces and
- * jobs only). GP_EIO when the stream fails. */
-gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v,
-                               size_t n) GP_WARN_UNUSED;
+/* The index page: a table of the n entries v of dir with links to their views among the n_views
+ * views (the registry, gpuprof/views.h: a trace's linked pages and documents, a compile log's
+ * own), and a form to compare two of them (/diff; traces and jobs only). GP_EIO when the stream
+ * fails. */
+gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n,
+                               const gp_view_info *const *views, size_t n_views) GP_WARN_UNUSED;
 /* /api/profiler/profiles: {"dir", "profiles": [{name, type (file|job|compile_log), bytes,
  * modified_unix, ranks (jobs), files (a compile log's folder)}]} and a newline. */
 gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_entry *v,
@@ -40,9 +42,11 @@ gp_status gp__serve_error_json(FILE *fp, unsigned code, const char *reason,
                                const char *message) GP_WARN_UNUSED;
 
 /* A stream that passes everything written to it on to out, adding after the first <body> tag a
- * small fixed bar with a link back to the index and to the other views of name (entry NULL: the
- * index link only). Close it (fclose) before using out; NULL when it cannot be made. */
-FILE *gp__serve_nav_stream(FILE *out, const char *name);
+ * small fixed bar with a link back to the index and to the linked pages among views of name
+ * (entry NULL: the index link only). Close it (fclose) before using out; NULL when it cannot be
+ * made. */
+FILE *gp__serve_nav_stream(FILE *out, const char *name, const gp_view_info *const *views,
+                           size_t n_views);
 /* The timeline's data (what the timeline page embeds, docs/internals/report.md) as a JSON
  * document and a newline. GP_EIO, GP_ENOMEM. */
 gp_status gp__serve_timeline_json(const gp_timeline *tl, FILE *fp) GP_WARN_UNUSED;
