@@ -32,9 +32,10 @@ typedef struct gp_view_info {
     bool compile_log;    /* also the view of a torch.compile log (a log has no other view) */
     bool keep_op_shapes; /* the input is read with keep_op_shapes (gp_read_opts) */
     const char *params;  /* query parameters: "" or "weight,by" or "by" */
-    const char *cli;     /* the gpuprof command giving the same bytes (NAME: the input; OUT.x: an
-                          * output file whose bytes are the view's; NULL: none) */
-    const char *python;  /* the Python call giving the same bytes (t = gpuprof.read(NAME)) */
+    const char *cli;     /* the gpuprof command giving the same bytes (DIR/NAME: the input, the
+                          * path the server reads; NAME: its name; OUT.x: an output file whose
+                          * bytes are the view's; NULL: none) */
+    const char *python;  /* the Python call giving the same bytes (t = gpuprof.read(DIR/NAME)) */
     const char *doc;     /* what it is, for docs/reports.md */
 } gp_view_info;
 
