@@ -125,6 +125,8 @@ typedef struct gp_flame_render_opts {
     const gp_flame_tree *alt; /* HTML: the same input's tree grouped the other way (the
                                  module tree of a stack tree), offered by a "Frames"
                                  switch on the page; NULL: none (default) */
+    const char *nav_html;     /* HTML: markup placed right after <body> (the server's bar of links,
+                               * gp__serve_nav_html); NULL: none (default) */
 } gp_flame_render_opts;
 
 GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);

@@ -13,6 +13,7 @@
 #include "gpuprof/ops.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
+#include "render/render_internal.h"
 #include "render/serve_pages.h"
 
 /* One request's pipeline: its input, its parameters and what it has built so far. */
@@ -22,6 +23,7 @@ typedef struct gp__pipe {
     gp_flame_weight weight;
     gp_flame_by flame_by;
     gp_ops_by ops_by;
+    const char *nav;       /* pages: the server's bar (nav_html), or NULL */
     gp_analysis *analysis; /* built at the first use (pipe_analysis) */
 } gp__pipe;
 
@@ -66,7 +68,7 @@ static gp_status build_report(gp__pipe *p, const view_def *v, FILE *fp, gp_error
     gp_report_bundle *rb = NULL;
     gp_status st = gp_report_bundle_build(p->job, NULL, &rb);
     if (st == GP_OK)
-        st = gp_dashboard_render_html(rb->dashboard, p->title, fp);
+        st = gp__dashboard_render_page(rb->dashboard, p->title, p->nav, fp);
     gp_report_bundle_free(rb);
     return st;
 }
@@ -77,7 +79,8 @@ static gp_status build_timeline(gp__pipe *p, const view_def *v, FILE *fp, gp_err
     gp_timeline *tl = NULL;
     gp_status st = gp_timeline_build(p->job->ranks, p->job->n_ranks, NULL, &tl);
     if (st == GP_OK)
-        st = v->json ? gp__serve_timeline_json(tl, fp) : gp_timeline_render_html(tl, p->title, fp);
+        st = v->json ? gp__timeline_data_json(tl, fp)
+                     : gp__timeline_render_page(tl, p->title, p->nav, fp);
     gp_timeline_free(tl);
     return st;
 }
@@ -99,6 +102,7 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
     gp_flame_render_opts ro;
     gp_flame_render_opts_init(&ro);
     ro.title = p->title;
+    ro.nav_html = p->nav;
     gp_flame_tree *alt = NULL; /* the page's "Frames: nn.Module" switch, as gpuprof flame has it */
     if (st == GP_OK && !v->json)
         st = gp_flame_build_alt(job->ranks, job->n_ranks, &fo, tree, &alt);
@@ -161,7 +165,8 @@ static gp_status build_compile(gp__pipe *p, const view_def *v, FILE *fp, gp_erro
         gp_compile_report r = {.traces = (const gp_compile_trace *const *)ct,
                                .n_traces = job->n_ranks,
                                .top_n = 20,
-                               .title = p->title};
+                               .title = p->title,
+                               .nav_html = p->nav};
         st = v->json ? gp_compile_render_json(&r, fp) : gp_compile_render_html(&r, fp, err);
     }
     for (size_t i = 0; i < job->n_ranks; i++)
@@ -411,14 +416,15 @@ gp_status gp__view_render(const gp_view_info *info, const gp_job *job, const gp_
     gp_status st = params(v, p, &pipe, err);
     if (st != GP_OK)
         return st;
-    FILE *out = fp;
-    const gp_view_info *list[GP_ARRAY_LEN(views)];
-    size_t n = gp__view_list(list, GP_ARRAY_LEN(list));
-    if (nav && info->html && !(out = gp__serve_nav_stream(fp, *nav ? nav : NULL, list, n)))
-        return GP_ENOMEM;
-    st = v->build(&pipe, v, out, err);
-    if (out != fp && fclose(out) != 0 && st == GP_OK)
-        st = GP_EIO;
+    char *bar = NULL;
+    if (nav && info->html) {
+        const gp_view_info *list[GP_ARRAY_LEN(views)];
+        size_t n = gp__view_list(list, GP_ARRAY_LEN(list));
+        if (!(pipe.nav = bar = gp__serve_nav_html(*nav ? nav : NULL, list, n)))
+            return GP_ENOMEM;
+    }
+    st = v->build(&pipe, v, fp, err);
+    free(bar);
     gp_analysis_free(pipe.analysis);
     return st;
 }

@@ -36,6 +36,14 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
 /* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
  * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
+/* gp_dashboard_render_html and gp_timeline_render_html with nav_html (NULL: none) placed right
+ * after <body>: the server's bar of links (gp__serve_nav_html). */
+gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, const char *nav_html,
+                                    FILE *fp) GP_WARN_UNUSED;
+gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, const char *nav_html,
+                                   FILE *fp) GP_WARN_UNUSED;
+/* The same data as a JSON document and a newline (the server's /api/profiler/timeline/). */
+gp_status gp__timeline_data_json(const gp_timeline *tl, FILE *fp) GP_WARN_UNUSED;
 /* Writes <script id="ID-args" type="application/json">{exact ids and args of every event}</script>,
  * the side data the details panel parses on first use; after the page's scripts, so that the
  * first paint does not wait for it. */

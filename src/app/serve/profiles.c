@@ -93,13 +93,10 @@ static void give_turn(gp_profile_server *s)
     gp__mutex_unlock(&s->lock);
 }
 
-/* Sends the body written to fp (closing nav, the HTML pages' stream, first); an error (st, err)
- * instead when the rendering failed. */
+/* Sends the body written to fp; an error (st, err) instead when the rendering failed. */
 static enum MHD_Result send_body(struct MHD_Connection *c, bool api, const char *type, FILE *fp,
-                                 FILE *nav, gp_status st, const gp_error *err)
+                                 gp_status st, const gp_error *err)
 {
-    if (nav && fclose(nav) != 0 && st == GP_OK)
-        st = GP_EIO;
     if (st == GP_OK)
         return gp__http_reply_file(c, MHD_HTTP_OK, type, fp);
     fclose(fp);
@@ -194,24 +191,26 @@ static enum MHD_Result send_compile_log(gp_profile_server *s, struct MHD_Connect
     gp_status st = gp_compile_log_read(path, &ro, &log, &err);
     if (st != GP_OK)
         return fail(c, api, st == GP_ENOMEM ? 500 : 422, err.msg[0] ? err.msg : gp_strerror(st));
-    FILE *fp = tmpfile(), *nav = NULL;
-    if (fp && !api && !(nav = gp__serve_nav_stream(fp, NULL, s->views, s->n_views))) {
+    FILE *fp = tmpfile();
+    char *nav = NULL;
+    if (fp && !api && !(nav = gp__serve_nav_html(NULL, s->views, s->n_views))) {
         fclose(fp);
         fp = NULL;
     }
     if (!fp || gp_compile_analyze(log, &an) != GP_OK) {
-        if (nav)
-            fclose(nav);
+        free(nav);
         if (fp)
             fclose(fp);
         gp_compile_log_free(log);
         return fail(c, api, 500, fp ? "out of memory" : "cannot create a temporary file");
     }
-    gp_compile_report rep = {.log = log, .analysis = an, .top_n = 20, .title = name};
-    st = api ? gp_compile_render_json(&rep, fp) : gp_compile_render_html(&rep, nav, &err);
+    gp_compile_report rep = {
+        .log = log, .analysis = an, .top_n = 20, .title = name, .nav_html = nav};
+    st = api ? gp_compile_render_json(&rep, fp) : gp_compile_render_html(&rep, fp, &err);
+    free(nav);
     gp_compile_analysis_free(an);
     gp_compile_log_free(log);
-    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c, const char *name,
@@ -252,7 +251,7 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
     gp_status st = gp__view_render(v, job, &vp, name, fp, &err);
     gp_job_free(job);
     give_turn(s);
-    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, NULL, st, &err);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 /* /diff and /api/profiler/diff: base and current, each a name of the listing. */
@@ -268,12 +267,13 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
     enum MHD_Result r = MHD_NO;
     bool ok = read_named(s, c, api, names[0], false, &jobs[0], &r) &&
               read_named(s, c, api, names[1], false, &jobs[1], &r);
-    FILE *fp = ok ? tmpfile() : NULL, *nav = NULL;
+    FILE *fp = ok ? tmpfile() : NULL;
+    char *nav = NULL;
     gp_status st = GP_ENOMEM;
     gp_error err = {0};
     gp_diff *d = NULL;
     gp_flame_tree *tree = NULL;
-    if (fp && (api || (nav = gp__serve_nav_stream(fp, NULL, s->views, s->n_views)))) {
+    if (fp && (api || (nav = gp__serve_nav_html(NULL, s->views, s->n_views)))) {
         gp_diff_opts dopts;
         gp_diff_opts_init(&dopts);
         st = gp_diff_compute(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks,
@@ -282,6 +282,7 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         gp_diff_render_opts_init(&ro);
         ro.base_label = names[0];
         ro.cur_label = names[1];
+        ro.nav_html = nav;
         gp_error flame_err = {0};
         if (st == GP_OK && !api &&
             gp_diff_flame(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks, &tree,
@@ -291,8 +292,9 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         }
         ro.flame = tree;
         if (st == GP_OK)
-            st = (api ? gp_diff_render_json : gp_diff_render_html)(d, &ro, nav ? nav : fp);
+            st = (api ? gp_diff_render_json : gp_diff_render_html)(d, &ro, fp);
     }
+    free(nav);
     gp_flame_tree_free(tree);
     gp_diff_free(d);
     gp_job_free(jobs[0]);
@@ -302,7 +304,7 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         return r;
     if (!fp)
         return fail(c, api, 500, "cannot create a temporary file for the reply");
-    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 /* The index page or the JSON listing. */
@@ -319,7 +321,7 @@ static enum MHD_Result send_listing(gp_profile_server *s, struct MHD_Connection 
                         : gp__serve_index_html(fp, s->dir.dir, v, n, s->views, s->n_views);
     free(v);
     gp_error err = {0};
-    return send_body(c, json, json ? TYPE_JSON : TYPE_HTML, fp, NULL, st, &err);
+    return send_body(c, json, json ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *method,
