@@ -422,7 +422,7 @@ static gp_status merge_ranks(gp_analysis *a)
     return GP_OK;
 }
 
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_ops *shape_ops)
 {
     gp_status st = stragglers(a);
     size_t cap = 0;
@@ -431,7 +431,7 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
     for (size_t i = 0; i < a->n_ranks && i < job->n_ranks && st == GP_OK; i++)
         st = gp__advise_profile(a, &cap, job->ranks[i], a->ranks[i].rank);
     for (size_t i = 0; job && i < job->n_ranks && st == GP_OK; i++)
-        st = gp__advise_ops(a, &cap, job->ranks[i]); /* advise_ops.c */
+        st = gp__advise_ops(a, &cap, job->ranks[i], job->n_ranks == 1 ? shape_ops : NULL);
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
         const gp_straggler *s = &a->stragglers[i];
         gp_finding *f = gp__advise_add(a, &cap, "straggler", s->rank);

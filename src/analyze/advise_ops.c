@@ -62,23 +62,27 @@ static const char *suggestion(const gp_ops_row *r)
            "max-autotune or cuBLASLt heuristics.";
 }
 
-gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t, const gp_ops *given)
 {
     if (!t->n_op_shapes)
         return GP_OK;
-    gp_ops_opts o;
-    gp_ops_opts_init(&o);
-    o.by = GP_OPS_BY_SHAPE;
-    gp_ops *ops = NULL;
-    gp_trace *tt = (gp_trace *)t; /* gp_ops_compute reads only */
-    gp_status st = gp_ops_compute(&tt, 1, &o, &ops);
-    if (st != GP_OK)
-        return st;
+    gp_ops *own = NULL;
+    const gp_ops *ops = given;
+    if (!ops) {
+        gp_ops_opts o;
+        gp_ops_opts_init(&o);
+        o.by = GP_OPS_BY_SHAPE;
+        gp_trace *tt = (gp_trace *)t; /* gp_ops_compute reads only */
+        gp_status st = gp_ops_compute(&tt, 1, &o, &own);
+        if (st != GP_OK)
+            return st;
+        ops = own;
+    }
     const gp_ops_row *r = worst_row(ops);
     if (r) {
         gp_finding *f = gp__advise_add(a, cap, "op_below_roofline", t->rank);
         if (!f) {
-            gp_ops_free(ops);
+            gp_ops_free(own);
             return GP_ENOMEM;
         }
         const char *mod = r->module ? r->module : "", *line = r->line ? r->line : "";
@@ -105,6 +109,6 @@ gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t)
         f->priority = share >= 0.30 ? GP_PRIO_HIGH : share >= 0.10 ? GP_PRIO_MEDIUM : GP_PRIO_LOW;
         f->suggestion = suggestion(r);
     }
-    gp_ops_free(ops);
+    gp_ops_free(own);
     return GP_OK;
 }

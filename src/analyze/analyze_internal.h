@@ -121,8 +121,15 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
  * low_occ_*). */
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
- * (advise_profile.c) over the job's traces. */
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;
+ * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
+ * when the caller has it (one rank: the op rule's table, not computed again). */
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job,
+                             const struct gp_ops *shape_ops) GP_WARN_UNUSED;
+/* analyze.c: gp_analyze_job, given the job's `gpuprof ops --by shape` table (NULL: none) for the
+ * op rule of a one-rank job (the report bundle computes it for its own op section). */
+gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
+                                   const struct gp_ops *shape_ops, gp_analysis **out,
+                                   gp_error *err) GP_WARN_UNUSED;
 /* advise.c, for the rule files: a new finding (zeroed but for rule and rank) in a->findings
  * (capacity *cap), NULL when out of memory; an evidence line; the priority of a gain against a
  * base time (>= 30 % critical, >= 15 % high, >= 5 % medium, else low). */
@@ -133,8 +140,10 @@ gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
 gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
                              int32_t rank) GP_WARN_UNUSED;
 /* advise_ops.c: the "op_below_roofline" finding of trace t (docs/analyses.md), appended to
- * a->findings (capacity *cap). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
-gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t) GP_WARN_UNUSED;
+ * a->findings (capacity *cap), from t's op table by shape: ops when the caller has it (NULL:
+ * computed here). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t,
+                         const struct gp_ops *ops) GP_WARN_UNUSED;
 
 /* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
  * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */

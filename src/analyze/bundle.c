@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyze/analyze_internal.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/compile.h"
 #include "gpuprof/ops.h"
@@ -32,8 +33,16 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     gp_report_bundle *b = calloc(1, sizeof *b);
     if (!b)
         return GP_ENOMEM;
+    /* The op table first: the op section shows it and, for one rank, the analysis' op rule
+     * reads it (ops computed once per report). */
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = GP_OPS_BY_SHAPE;
+    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
+    if (os != GP_OK)
+        gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     gp_error err = {0};
-    if (gp_analyze_job(job, NULL, &b->analysis, &err) != GP_OK) {
+    if (gp__analyze_job_with_ops(job, NULL, b->ops, &b->analysis, &err) != GP_OK) {
         gp_error_set(&b->analysis_error, err.status ? err.status : GP_ENOMEM, "%s",
                      err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
         b->analysis = NULL;
@@ -52,12 +61,6 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
         gp_report_bundle_free(b);
         return s;
     }
-    gp_ops_opts oo;
-    gp_ops_opts_init(&oo);
-    oo.by = GP_OPS_BY_SHAPE;
-    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
-    if (os != GP_OK)
-        gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     b->dashboard->op_table = b->ops;
     if ((s = compile_regions(job, b)) != GP_OK) {
         gp_report_bundle_free(b);
