@@ -135,12 +135,43 @@ static void text_in_registry_order(void **state)
     gp_trace_free(tr);
 }
 
+/* docs/analyses.md lists the registry: the --table row names every table in order, and the CSV
+ * paragraph every file. */
+static void docs_list_the_registry(void **state)
+{
+    (void)state;
+    const char *src = getenv("GP_SOURCE_DIR");
+    if (!src)
+        skip();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/docs/analyses.md", src);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    static char doc[1 << 20];
+    size_t len = fread(doc, 1, sizeof doc - 1, fp);
+    fclose(fp);
+    doc[len] = '\0';
+    size_t n;
+    const gp__analysis_table *t = gp__analysis_tables(&n);
+    char want[1024] = "| `--table NAME` | only these tables (repeatable): ";
+    for (size_t i = 0; i < n; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", t[i].name,
+                 i + 1 < n ? ", " : " |\n");
+    assert_non_null(strstr(doc, want));
+    for (size_t i = 0; i < n; i++) {
+        char file[128];
+        snprintf(file, sizeof file, "`%s`", t[i].csv);
+        assert_non_null(strstr(doc, file));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_and_bits),
         cmocka_unit_test(json_member_per_table),
         cmocka_unit_test(text_in_registry_order),
+        cmocka_unit_test(docs_list_the_registry),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
