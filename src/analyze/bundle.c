@@ -22,8 +22,6 @@ static gp_status compile_regions(const gp_job *job, gp_report_bundle *b)
         if (s != GP_OK)
             return s;
     }
-    b->dashboard->compile = (const gp_compile_trace *const *)b->compile;
-    b->dashboard->n_compile = b->n_compile;
     return GP_OK;
 }
 
@@ -55,14 +53,21 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     if (s == GP_OK)
         s = gp_timeline_build(job->ranks, job->n_ranks, &to, &b->timeline);
     if (s == GP_OK)
-        s = gp_dashboard_build(job->ranks, job->n_ranks, b->summary, b->timeline, b->analysis,
-                               &b->dashboard);
-    if (s != GP_OK) {
-        gp_report_bundle_free(b);
-        return s;
+        s = compile_regions(job, b);
+    if (s == GP_OK) {
+        gp_dashboard_inputs in = {
+            .traces = job->ranks,
+            .n_traces = job->n_ranks,
+            .summary = b->summary,
+            .timeline = b->timeline,
+            .analysis = b->analysis,
+            .op_table = b->ops,
+            .compile = (const gp_compile_trace *const *)b->compile,
+            .n_compile = b->n_compile,
+        };
+        s = gp_dashboard_build(&in, &b->dashboard);
     }
-    b->dashboard->op_table = b->ops;
-    if ((s = compile_regions(job, b)) != GP_OK) {
+    if (s != GP_OK) {
         gp_report_bundle_free(b);
         return s;
     }

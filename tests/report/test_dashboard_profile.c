@@ -73,7 +73,13 @@ static void build(built *b, bool with_kernel)
     b->t = make_profile(with_kernel);
     assert_int_equal(gp_summary_compute(&b->t, 1, NULL, &b->s), GP_OK);
     assert_int_equal(gp_timeline_build(&b->t, 1, NULL, &b->tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&b->t, 1, b->s, b->tl, NULL, &b->d), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = &b->t,
+                                                               .n_traces = 1,
+                                                               .summary = b->s,
+                                                               .timeline = b->tl,
+                                                               .analysis = NULL},
+                                        &b->d),
+                     GP_OK);
 }
 
 static void unbuild(built *b)
@@ -224,7 +230,12 @@ static void hostile_sums_saturate(void **state)
     built b = {.t = t};
     assert_int_equal(gp_summary_compute(&b.t, 1, NULL, &b.s), GP_OK);
     assert_int_equal(gp_timeline_build(&b.t, 1, NULL, &b.tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&b.t, 1, b.s, b.tl, NULL, &b.d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &b.t, .n_traces = 1, .summary = b.s, .timeline = b.tl, .analysis = NULL},
+            &b.d),
+        GP_OK);
     assert_true(b.d->is_profile);
     assert_int_equal(b.d->n_prof_ops, 1);
     const gp_dash_prof_op *o = &b.d->prof_ops[0];
