@@ -53,8 +53,8 @@ typedef struct gp_view_params {
                          * --by (default name) */
 } gp_view_params;
 
-/* Checks p against the view's parameters: GP_EINVAL (err says what was expected) for a value it
- * does not take. */
+/* Checks p against the view's parameters (v: from gp_view_at or gp_view_find): GP_EINVAL (err
+ * says what was expected) for a value it does not take, or for a v not of the registry. */
 GP_EXTERN gp_status gp_view_check_params(const gp_view_info *v, const gp_view_params *p,
                                          gp_error *err) GP_WARN_UNUSED;
 

@@ -60,6 +60,8 @@ static gp_status pipe_analysis(gp__pipe *p, const view_def *v, const gp_analysis
 }
 
 /* ---- builders ----------------------------------------------------------------------------- */
+/* Each builds view v of p->job and renders it to fp (a page with p->nav after <body>); the
+ * status of the first step that failed, err saying why where the step does. */
 
 static gp_status build_report(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
 {
@@ -363,15 +365,20 @@ size_t gp__view_list(const gp_view_info **out, size_t cap)
     return n;
 }
 
-/* The entry of info (a pointer gp_view_at gave). */
+/* The entry whose description is info, NULL when info is not one of the registry's. */
 static const view_def *def_of(const gp_view_info *info)
 {
-    return (const view_def *)info; /* info is the first member */
+    for (size_t i = 0; i < GP_ARRAY_LEN(views); i++)
+        if (&views[i].info == info)
+            return &views[i];
+    return NULL;
 }
 
+/* The request's parameters p (NULL: defaults) into pipe as view v takes them; GP_EINVAL (err
+ * says what was expected) for a value it does not take. */
 static gp_status params(const view_def *v, const gp_view_params *p, gp__pipe *pipe, gp_error *err)
 {
-    bool flame = strstr(v->info.params, "weight") != NULL;
+    bool flame = v->build == build_flame;
     pipe->weight = GP_FLAME_AUTO;
     pipe->flame_by = GP_FLAME_BY_STACK;
     pipe->ops_by = GP_OPS_BY_NAME;
@@ -398,8 +405,11 @@ static gp_status params(const view_def *v, const gp_view_params *p, gp__pipe *pi
 
 gp_status gp_view_check_params(const gp_view_info *v, const gp_view_params *p, gp_error *err)
 {
+    const view_def *d = def_of(v);
+    if (!d)
+        return gp_error_set(err, GP_EINVAL, "not a view of the registry (gp_view_at)");
     gp__pipe pipe;
-    return params(def_of(v), p, &pipe, err);
+    return params(d, p, &pipe, err);
 }
 
 gp_status gp_view_render(const gp_view_info *info, const gp_job *job, const gp_view_params *p,
@@ -412,6 +422,9 @@ gp_status gp__view_render(const gp_view_info *info, const gp_job *job, const gp_
                           const char *nav, FILE *fp, gp_error *err)
 {
     const view_def *v = def_of(info);
+    if (!v || !job)
+        return gp_error_set(err, GP_EINVAL,
+                            v ? "no job" : "not a view of the registry (gp_view_at)");
     gp__pipe pipe = {.job = job};
     gp_status st = params(v, p, &pipe, err);
     if (st != GP_OK)
