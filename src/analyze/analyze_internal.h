@@ -113,8 +113,7 @@ gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_U
 /* activity.c: the CPU/GPU activity of each of the n traces (default analysis options), its CPU
  * active, GPU active and overlap figures summed into *sum (the other fields left 0): what the
  * timeline shows, without the rest of an analysis. GP_ENOMEM. */
-gp_status gp__activity_sum(const gp_trace *const *traces, size_t n,
-                           gp_activity *sum) GP_WARN_UNUSED;
+gp_status gp__activity_sum(gp_trace *const *traces, size_t n, gp_activity *sum) GP_WARN_UNUSED;
 /* peak.c: peak memory over the selected steps (peak_memory). */
 gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,

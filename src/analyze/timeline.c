@@ -345,7 +345,7 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
         }
     } else if (s == GP_OK) {
         gp_activity sum;
-        if (gp__activity_sum((const gp_trace *const *)traces, n, &sum) == GP_OK) {
+        if (gp__activity_sum(traces, n, &sum) == GP_OK) {
             tl->busy_from_analysis = true;
             tl->cpu_active = sum.cpu_active;
             tl->gpu_active = sum.gpu_active;
