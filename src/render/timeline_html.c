@@ -246,17 +246,19 @@ done:
     return s;
 }
 
-/* Shared with the dashboard: the data script element of an embedded timeline. */
-/* One <script id="ID" type="application/json"> element holding what body writes. */
+/* body's JSON inside <script id="ID" type="application/json">...</script> and a newline, or (id
+ * NULL) as a document and a newline. */
 static gp_status json_script(const gp_timeline *tl, const char *id,
                              gp_status (*body)(const gp_timeline *, out *), FILE *fp)
 {
     out o = {fp, {0}, GP_OK};
-    out_str(&o, "<script id=\"");
-    out_str(&o, id);
-    out_str(&o, "\" type=\"application/json\">");
+    if (id) {
+        out_str(&o, "<script id=\"");
+        out_str(&o, id);
+        out_str(&o, "\" type=\"application/json\">");
+    }
     gp_status s = body(tl, &o);
-    out_str(&o, "</script>\n");
+    out_str(&o, id ? "</script>\n" : "\n");
     if (s == GP_OK)
         s = o.err;
     out_flush(&o);
@@ -264,6 +266,7 @@ static gp_status json_script(const gp_timeline *tl, const char *id,
     return s != GP_OK ? s : o.err;
 }
 
+/* Shared with the dashboard: the data script element of an embedded timeline. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp)
 {
     return json_script(tl, id, timeline_json, fp);
@@ -271,14 +274,7 @@ gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *
 
 gp_status gp__timeline_data_json(const gp_timeline *tl, FILE *fp)
 {
-    out o = {fp, {0}, GP_OK};
-    gp_status s = timeline_json(tl, &o);
-    out_str(&o, "\n");
-    if (s == GP_OK)
-        s = o.err;
-    out_flush(&o);
-    gp__buf_free(&o.b);
-    return s != GP_OK ? s : o.err;
+    return json_script(tl, NULL, timeline_json, fp);
 }
 
 gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *fp)
