@@ -277,33 +277,52 @@ static PyObject *finish(gpy_buf *b, gp_status st, out_format f, const char *what
 
 /* ---- summary ------------------------------------------------------------------------------- */
 
-static int parse_kinds(PyObject *kinds, uint32_t *mask)
+/* A sequence of names (None: *mask 0) as the mask of the bits bit_of gives them (0: unknown):
+ * -1 with TypeError for a string (what: "kinds must be a list of kind names, ...") or ValueError
+ * naming the first unknown one (unknown: "unknown event kind"). */
+static int names_mask(PyObject *names, unsigned (*bit_of)(const char *), const char *what,
+                      const char *unknown, unsigned *mask)
 {
     *mask = 0;
-    if (!kinds || kinds == Py_None)
+    if (!names || names == Py_None)
         return 0;
-    if (PyUnicode_Check(kinds)) {
-        PyErr_SetString(PyExc_TypeError, "kinds must be a list of kind names, e.g. [\"kernel\"]");
+    if (PyUnicode_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, what);
         return -1;
     }
-    PyObject *it = PyObject_GetIter(kinds);
+    PyObject *it = PyObject_GetIter(names);
     if (!it)
         return -1;
     PyObject *k;
     while ((k = PyIter_Next(it))) {
         const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        gp_event_kind kind = s ? gp_event_kind_parse(s) : GP_EV_KIND_COUNT;
-        if (kind == GP_EV_KIND_COUNT && !PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "unknown event kind %R", k);
+        unsigned bit = s ? bit_of(s) : 0;
+        if (!bit && !PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s %R", unknown, k);
         Py_DECREF(k);
-        if (kind == GP_EV_KIND_COUNT) {
+        if (!bit) {
             Py_DECREF(it);
             return -1;
         }
-        *mask |= 1u << kind;
+        *mask |= bit;
     }
     Py_DECREF(it);
     return PyErr_Occurred() ? -1 : 0;
+}
+
+static unsigned kind_bit(const char *s)
+{
+    gp_event_kind kind = gp_event_kind_parse(s);
+    return kind == GP_EV_KIND_COUNT ? 0 : 1u << kind;
+}
+
+static int parse_kinds(PyObject *kinds, uint32_t *mask)
+{
+    unsigned m;
+    int rc = names_mask(kinds, kind_bit, "kinds must be a list of kind names, e.g. [\"kernel\"]",
+                        "unknown event kind", &m);
+    *mask = m;
+    return rc;
 }
 
 static PyObject *trace_summary(gpy_trace *self, PyObject *args, PyObject *kw)
@@ -345,31 +364,9 @@ static PyObject *trace_summary(gpy_trace *self, PyObject *args, PyObject *kw)
  * mask in *mask (0: None, every table). */
 static int parse_tables(PyObject *tables, unsigned *mask)
 {
-    *mask = 0;
-    if (!tables || tables == Py_None)
-        return 0;
-    if (PyUnicode_Check(tables)) {
-        PyErr_SetString(PyExc_TypeError, "tables must be a list of table names, e.g. [\"memory\"]");
-        return -1;
-    }
-    PyObject *it = PyObject_GetIter(tables);
-    if (!it)
-        return -1;
-    PyObject *k;
-    while ((k = PyIter_Next(it))) {
-        const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        unsigned bit = s ? gp_analysis_table_parse(s) : 0;
-        if (!bit && !PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "unknown table %R (see gpuprof analyze --help)", k);
-        Py_DECREF(k);
-        if (!bit) {
-            Py_DECREF(it);
-            return -1;
-        }
-        *mask |= bit;
-    }
-    Py_DECREF(it);
-    return PyErr_Occurred() ? -1 : 0;
+    return names_mask(tables, gp_analysis_table_parse,
+                      "tables must be a list of table names, e.g. [\"memory\"]",
+                      "unknown table (see gpuprof analyze --help):", mask);
 }
 
 static PyObject *trace_analyze(gpy_trace *self, PyObject *args, PyObject *kw)

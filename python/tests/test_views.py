@@ -171,3 +171,30 @@ def test_same_bytes_through_cli_server_and_python(served, view, tmp_path):
         assert py == cli, "%s %s: Python's bytes differ from `%s`" % (view, name, v["cli"])
         checked += 1
     assert checked >= 1
+
+
+def test_python_column_is_the_view(served):
+    """Each entry's Python call (run as written, t the trace, NAME its name) gives the bytes of
+    Trace.view(); the calls that write a file (OUT) write them."""
+    d, base, names = served
+    for name, _job in names[:4]:
+        t = gpuprof.read("%s/%s" % (d, name))
+        for v in gpuprof.views():
+            want = t.view(v["name"], title=name)
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "out.html")
+                got = eval(v["python"], {"t": t, "NAME": name, "OUT": out})
+                if "OUT" in v["python"]:
+                    got = Path(out).read_text()
+                assert got == want, "%s %s: %s" % (v["name"], name, v["python"])
+
+
+def test_analyze_tables_are_the_registry_names(example_trace):
+    t = gpuprof.read(example_trace)
+    doc = t.analyze(tables=["memory", "peak_memory"])
+    assert "memory" in doc and "peak_memory" in doc and "temporal_breakdown" not in doc
+    assert t.analyze(tables=["stragglers"]).keys() == t.analyze(tables=["ranks"]).keys()
+    with pytest.raises(ValueError, match="unknown table"):
+        t.analyze(tables=["nope"])
+    with pytest.raises(TypeError):
+        t.analyze(tables="memory")

@@ -307,7 +307,7 @@ static const view_def views[] = {
           .linked = true,
           .params = "weight,by",
           .cli = "gpuprof flame --title NAME -o OUT.speedscope.json DIR/NAME",
-          .python = "t.view(\"flame_json\")",
+          .python = "t.view(\"flame_json\", title=NAME)",
           .doc =
               "the flame graph in the speedscope file format (`?weight=`, `?by=` as the page's)"},
      .build = build_flame,
