@@ -40,9 +40,9 @@ typedef enum gp_kernel_type {
 
 /* "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER" (HTA's spelling). */
 GP_EXTERN const char *gp_kernel_type_name(gp_kernel_type t);
-/* Case-insensitive inverse of gp_kernel_type_name; also "comp", "comm", "mem". GP_KT_COUNT if
- * unknown. */
-GP_EXTERN gp_kernel_type gp_kernel_type_parse(const char *s);
+/* Case-insensitive inverse of gp_kernel_type_name; also "comp", "comm", "mem". GP_EINVAL when
+ * unknown (*out untouched). Every gpuprof parse function says "unknown" this way. */
+GP_EXTERN gp_status gp_kernel_type_parse(const char *s, gp_kernel_type *out) GP_WARN_UNUSED;
 
 /* A user rule: names matching the POSIX extended regex get the type. Checked before built-ins. */
 typedef struct gp_classify_rule {
@@ -271,36 +271,87 @@ GP_EXTERN void gp_ranks_format(const int32_t *ranks, size_t n, const char *dash,
                                size_t cap);
 GP_EXTERN const char *gp_suggestion_type_name(gp_suggestion_type t);
 
-/* One figure behind a finding. */
+/* The unit of a finding's metric. Metrics are stored in base units only; render turns them into
+ * text ("47.4 %", "1.2 ms", "3.5 GiB", "1.2 TB/s") once. */
+typedef enum gp_finding_unit {
+    GP_FU_NS = 0,      /* "ns": a duration */
+    GP_FU_BYTES,       /* "bytes" */
+    GP_FU_BYTES_PER_S, /* "bytes/s" */
+    GP_FU_FLOP_PER_S,  /* "flop/s" */
+    GP_FU_RATIO,       /* "ratio": a share, 0..1 */
+    GP_FU_COUNT        /* "count": a number of things (or an id: "device") */
+} gp_finding_unit;
+
+/* "ns", "bytes", "bytes/s", "flop/s", "ratio", "count". */
+GP_EXTERN const char *gp_finding_unit_name(gp_finding_unit u);
+
+/* One figure behind a finding: a stable key (static text, docs/analyses.md lists each rule's),
+ * its value in base units and the unit. */
 typedef struct gp_evidence {
-    char name[48];
+    const char *name;
     double value;
-    char unit[8]; /* "%", "us", "count", "GB", ... */
+    gp_finding_unit unit;
 } gp_evidence;
 
-/* A bottleneck with its evidence and a suggestion. A rule that fires on several ranks gives one
- * finding naming them all (ranks); its title, evidence, gain and priority are the worst rank's
- * (the largest gain; then the higher priority; then the lower rank), and rank is that rank. */
+/* What a finding names: the things a reader looks up (an op, a kernel, a Python frame, ...). */
+typedef enum gp_object_kind {
+    GP_OBJ_OP = 0, /* a CPU operator or profiler range ("aten::bmm") */
+    GP_OBJ_KERNEL, /* a GPU kernel name */
+    GP_OBJ_FRAME,  /* a Python frame ("train.py(42): load") or a CPU event on the path */
+    GP_OBJ_SHAPES, /* input dims as the trace wrote them ("[[96,3137,64],[96,64,3137]]") */
+    GP_OBJ_DTYPE,  /* "bf16", "fp32", ... */
+    GP_OBJ_MODULE, /* an nn.Module */
+    GP_OBJ_LINE,   /* a Python source line outside torch */
+    GP_OBJ_CALL,   /* a runtime call (cudaStreamSynchronize) */
+    GP_OBJ_KIND_COUNT
+} gp_object_kind;
+
+/* "op", "kernel", "frame", "shapes", "dtype", "module", "line", "call". */
+GP_EXTERN const char *gp_object_kind_name(gp_object_kind k);
+
+#define GP_FINDING_NAME_CAP 224
+/* One object a finding names, copied (a finding never points into a trace, so it can outlive
+ * it: gpuprof diff keeps findings). Names longer than the buffer are cut. */
+typedef struct gp_finding_object {
+    gp_object_kind kind;
+    char name[GP_FINDING_NAME_CAP];
+    char frame[GP_FINDING_NAME_CAP]; /* the innermost Python frame around it ("" if none) */
+    gp_ns time;     /* the time it holds (path time, blocked time, GPU time); 0 when none */
+    uint64_t count; /* calls or events; 0 when none */
+    double roof;    /* an op's share of its roofline, 0..1; -1 when not known */
+} gp_finding_object;
+
+/* A bottleneck with typed evidence: the rule that fired, its metrics in base units and the
+ * objects it names. No English: titles, units and the suggestion's words are composed by the
+ * renderers from (rule, variant, metrics, objects), once (src/render/finding_format.c).
+ * A rule that fires on several ranks gives one finding naming them all (ranks); its evidence,
+ * gain and priority are the worst rank's (the largest gain; then the higher priority; then the
+ * lower rank), and rank is that rank. */
 typedef struct gp_finding {
-    const char *rule; /* stable id: "launch_bound", "small_kernels", ... */
+    const char *rule; /* stable id: "launch_bound", "critical_path_cpu_bound", ... (static) */
     int32_t rank;     /* the rank whose evidence is shown; -1 for the job */
     int32_t *ranks;   /* every rank it holds on, ascending; owned by the analysis (read-only) */
     size_t n_ranks;   /* 0 for a job-level finding */
-    char title[160];
-    gp_evidence evidence[6];
+    gp_evidence evidence[8];
     size_t n_evidence;
+    gp_finding_object objects[6];
+    size_t n_objects;
     gp_ns gain_ns; /* estimated recoverable time */
     gp_suggestion_type type;
     gp_priority priority;
-    const char *suggestion; /* static text */
-    /* The profile rules of gpuprof advise (gpuprof/advise.h) name one operation and estimate its
-     * time after the suggestion: op points into the trace; current_ns / estimated_ns are the
-     * op's total time in the trace (for "gpu_underutilized": the trace's span) now and after;
-     * expected is static text. NULL / 0 for the other rules. */
-    const char *op;
+    uint8_t variant; /* which of the rule's suggestions applies (docs/analyses.md), 0 default */
+    bool cause;      /* a cause of the critical path, or the pattern explaining it (ranked first) */
+    /* The profile rules of gpuprof advise (gpuprof/advise.h) name one operation (object "op")
+     * and estimate its time after the suggestion: current_ns / estimated_ns are the op's total
+     * time in the trace (for "gpu_underutilized": the trace's span) now and after. 0 for the
+     * other rules. */
     gp_ns current_ns, estimated_ns;
-    const char *expected;
 } gp_finding;
+
+/* The value of the metric called name in *out; false (and *out untouched) when f has none. */
+GP_EXTERN bool gp_finding_metric(const gp_finding *f, const char *name, double *out);
+/* The name of the first object of kind k, or NULL. */
+GP_EXTERN const char *gp_finding_object_of(const gp_finding *f, gp_object_kind k);
 
 /* Where a peak-memory figure comes from (docs/analyses.md, "Peak memory"). */
 typedef enum gp_peak_source {
@@ -386,11 +437,12 @@ typedef enum gp_idle_cause {
 
 GP_EXTERN const char *gp_idle_cause_name(gp_idle_cause c);
 
-/* Idle attribution of one stream (stream >= 0) or of the whole device (stream -1). */
+/* Idle attribution of one stream (stream >= 0) or of the whole device (stream -1): each idle
+ * instant of the analysed window to what the thread that launched the next GPU work was doing. */
 typedef struct gp_idle_causes {
     int32_t device;
     int64_t stream;
-    gp_ns idle;                        /* idle time attributed (the denominator of share) */
+    gp_ns idle; /* idle time inside the analysed window: the one denominator of share */
     gp_ns by_cause[GP_IC_COUNT];       /* sums to idle */
     double share[GP_IC_COUNT];         /* by_cause / idle, 0..1; NaN when idle is 0 */
     const char *top_what[GP_IC_COUNT]; /* the frame, op or call holding most of each cause */
@@ -414,6 +466,7 @@ typedef enum gp_step_part {
 
 GP_EXTERN const char *gp_step_part_name(gp_step_part p);
 
+/* One step (docs/analyses.md, "Step breakdown"); the report's Steps bar is the same split. */
 typedef struct gp_step_breakdown {
     int64_t step; /* ProfilerStep number, -1: the whole trace */
     gp_ns start, end;
@@ -487,7 +540,10 @@ typedef struct gp_analysis {
     size_t n_types;
     gp_straggler *stragglers;
     size_t n_stragglers;
-    gp_finding *findings; /* sorted by gain, descending */
+    /* The cause findings first (cause set: the largest class of the critical path that is not
+     * GPU compute, then the GPU pattern finding that explains GPU compute, then the GPU-compute
+     * one), then every other finding by gain, descending (docs/analyses.md, "Findings"). */
+    gp_finding *findings;
     size_t n_findings;
     gp_error note; /* status GP_OK; msg: job-level note ("ranks from file order", ...) */
 } gp_analysis;
@@ -522,12 +578,13 @@ enum {
     GP_AT_CRITICAL_PATH = 1u << 12, /* critical_paths (critpath.c) */
     GP_AT_IDLE_CAUSES = 1u << 13,   /* idle_causes (idle_causes.c) */
     GP_AT_STEP_PARTS = 1u << 14,    /* step_parts (idle_causes.c) */
-    GP_AT_ALL = (1u << 12) - 1 /* widened to (1u << 15) - 1 once those tables render */
+    GP_AT_ALL = (1u << 15) - 1
 };
 
 /* Parses a table name (one of `gpuprof analyze --help`'s, from the registry of tables,
- * src/render/analysis_tables.h, or its alias; "all"); 0 when unknown. */
-GP_EXTERN unsigned gp_analysis_table_parse(const char *name);
+ * src/render/analysis_tables.h, or its alias; "all") into its bits. GP_EINVAL when unknown (*out
+ * untouched). */
+GP_EXTERN gp_status gp_analysis_table_parse(const char *name, unsigned *out) GP_WARN_UNUSED;
 
 /* Fixed-width text tables. GP_EIO when the stream fails. */
 GP_EXTERN gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables,

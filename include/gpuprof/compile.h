@@ -221,7 +221,8 @@ typedef struct gp_compile_read_opts {
  * regular file in it whose name ends in .log or .log.gz, or starts with dedicated_log_torch_trace).
  * opts may be NULL. Bad lines do not fail the read: a line without a glog prefix or with invalid
  * JSON is a warning ("FILE: line N: ...") and is skipped; unknown record kinds are counted; an
- * incomplete payload is counted and warned. Fails with GP_EIO (cannot open or read; a directory
+ * incomplete payload is counted and warned. Fails with GP_ENOENT (nothing at path), GP_EIO
+ * (cannot open or read; a directory
  * without logs), GP_EPARSE (corrupt gzip; a file with lines but not one record: not a TORCH_TRACE
  * log), GP_ENOMEM. On success *out is the caller's (gp_compile_log_free). */
 GP_EXTERN gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts,

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
 
 #ifdef __cplusplus
@@ -161,7 +162,7 @@ typedef enum gp_diff_metric_id {
 } gp_diff_metric_id;
 
 typedef struct gp_diff_metric {
-    const char *name; /* "total_time", "gpu_time", "idle_time", "peak_memory" (static) */
+    const char *name; /* "total_time", "gpu_work_sum", "idle_time", "peak_memory" (static) */
     const char *unit; /* "ns" or "bytes" (static) */
     bool present;     /* measured on both sides */
     double base, cur; /* median over the side's runs */
@@ -192,11 +193,12 @@ GP_EXTERN const char *gp_diff_finding_change_name(gp_diff_finding_change c);
 
 /* An analyze finding (bottleneck rule) compared between the sides, by rule id. */
 typedef struct gp_diff_finding {
-    char rule[48];   /* analyze's stable rule id ("launch_bound", ...) */
-    char title[160]; /* the current side's title (the base side's for RESOLVED) */
+    char rule[48]; /* analyze's stable rule id ("launch_bound", ...) */
+    /* the current side's finding (the base side's for RESOLVED), ranks cleared: render composes
+     * its title and suggestion */
+    gp_finding finding;
     gp_diff_finding_change change;
     double base_gain_ns, cur_gain_ns; /* estimated recoverable time per run, 0 when absent */
-    const char *suggestion;           /* analyze's static text */
 } gp_diff_finding;
 
 /* torch.compile: which sides ran compiled code ("Torch-Compiled Region" ops). */

@@ -206,7 +206,8 @@ GP_EXTERN gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const cha
 /* gp_monitor_config_parse_ex without warnings. */
 GP_EXTERN gp_status gp_monitor_config_parse(gp_monitor_config *cfg, const char *text, size_t len,
                                             const char *name, gp_error *err) GP_WARN_UNUSED;
-/* As gp_monitor_config_parse_ex, reading the file at path (GP_EIO when it cannot be read). */
+/* As gp_monitor_config_parse_ex, reading the file at path (GP_ENOENT when nothing is
+ * at path, GP_EIO when it cannot be read). */
 GP_EXTERN gp_status gp_monitor_config_load_ex(gp_monitor_config *cfg, const char *path,
                                               gp_config_warn_fn warn, void *ctx,
                                               gp_error *err) GP_WARN_UNUSED;

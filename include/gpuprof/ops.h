@@ -64,9 +64,9 @@ typedef enum gp_ops_sort {
 /* "name", "shape", ... / "self_gpu", "gpu", ...: the CLI spellings. */
 GP_EXTERN const char *gp_ops_by_name(gp_ops_by by);
 GP_EXTERN const char *gp_ops_sort_name(gp_ops_sort sort);
-/* Inverses; GP_OPS_BY_COUNT / GP_OPS_SORT_COUNT when unknown. */
-GP_EXTERN gp_ops_by gp_ops_by_parse(const char *s);
-GP_EXTERN gp_ops_sort gp_ops_sort_parse(const char *s);
+/* Inverses; GP_EINVAL when unknown (*out untouched). */
+GP_EXTERN gp_status gp_ops_by_parse(const char *s, gp_ops_by *out) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_ops_sort_parse(const char *s, gp_ops_sort *out) GP_WARN_UNUSED;
 
 /* The performance model's operator families (docs/ops.md). */
 typedef enum gp_op_category {

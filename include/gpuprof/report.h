@@ -114,8 +114,9 @@ typedef enum gp_flame_format {
 } gp_flame_format;
 
 /* The format a file name asks for (.folded/.txt, .speedscope.json/.json, .svg, .html/.htm).
- * Returns false when the suffix is none of them. */
-GP_EXTERN bool gp_flame_format_from_path(const char *path, gp_flame_format *out);
+ * GP_EINVAL when the suffix is none of them (*out untouched). */
+GP_EXTERN gp_status gp_flame_format_from_path(const char *path,
+                                              gp_flame_format *out) GP_WARN_UNUSED;
 
 typedef struct gp_flame_render_opts {
     const char *title;   /* shown in SVG/HTML and as the speedscope name; NULL = "gpuprof flame" */
@@ -263,8 +264,9 @@ typedef struct gp_dashboard {
     uint64_t operations;        /* events with a duration (summary calls over all kinds) */
     uint64_t unique_operations; /* distinct (kind, name): summary rows */
     /* GPU busy: the union of GPU work (analysis temporal: compute + non-compute) of each rank,
-     * summed over the ranks (gpu_busy true); without an analysis, the summed durations of kernels,
-     * memcpys and memsets (gpu_busy false). */
+     * summed over the ranks (gpu_busy true); without an analysis, the GPU work sum, the summed
+     * durations of kernels, memcpys and memsets (gpu_busy false). The page and report --json
+     * show GPU busy only when gpu_busy, and the GPU work sum from the summary always. */
     gp_ns gpu_time;
     bool gpu_busy;
     double peak_memory;  /* bytes (the analysis' peak memory); < 0 when unknown */

@@ -52,8 +52,8 @@ typedef struct gp_kind_summary {
      * the kind's events per thread. */
     gp_ns self_total;
     /* share denominator: for GPU work (kernel, memcpy, memset) the summed duration of all
-     * kernel+memcpy+memset events of the input ("GPU time"; GPU events do not nest, so this is
-     * also their summed self time); for every other kind, the kind's self_total. The shares of a
+     * kernel+memcpy+memset events of the input (the GPU work sum; GPU events do not nest, so this
+     * is also their summed self time); for every other kind, the kind's self_total. The shares of a
      * CPU-side kind sum to 1; those of GPU work sum to 1 across the three GPU-work kinds. */
     gp_ns denominator;
 } gp_kind_summary;
@@ -63,7 +63,8 @@ typedef struct gp_summary {
     gp_kind_summary kinds[GP_EV_KIND_COUNT]; /* n_rows == 0 for kinds absent or not asked for */
     /* Any kernel, memcpy or memset in the input, whatever opts.kinds selects. */
     bool has_gpu;
-    /* Summed kernel+memcpy+memset durations of the input, whatever opts.kinds selects. */
+    /* The GPU work sum (docs/analyses.md, "Terms"; JSON gpu_work_sum_ns): summed
+     * kernel+memcpy+memset durations of the input, whatever opts.kinds selects. */
     gp_ns gpu_time;
     /* Earliest start to latest end over all events, per trace, summed. */
     gp_ns span;

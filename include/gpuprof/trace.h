@@ -46,18 +46,18 @@ typedef enum gp_event_kind {
     GP_EV_COUNTER,             /* counter sample (stored in gp_trace.counters, not in tracks) */
     GP_EV_OVERHEAD,            /* profiler overhead (cat "overhead") */
     GP_EV_INSTANT,             /* any other instant event (ph "i") */
-    GP_EV_OTHER,               /* complete event of an unknown category (kept, cat in extra) */
+    GP_EV_OTHER,               /* complete event of an unknown category (kept: gp_event_category) */
     GP_EV_KIND_COUNT
 } gp_event_kind;
 
 /* Short stable name of a kind: "cpu_op", "kernel", ... (the Kineto cat where there is one). */
 GP_EXTERN const char *gp_event_kind_name(gp_event_kind kind);
 /* Inverse of gp_event_kind_name; also accepts the plural CLI spellings ("kernels", "memcpy",
- * "runtime", "annotations", ...). Returns GP_EV_KIND_COUNT when unknown. */
-GP_EXTERN gp_event_kind gp_event_kind_parse(const char *name);
+ * "runtime", "annotations", ...). GP_EINVAL when unknown (*out untouched). */
+GP_EXTERN gp_status gp_event_kind_parse(const char *name, gp_event_kind *out) GP_WARN_UNUSED;
 /* True for kinds that run on a GPU stream (kernel, memcpy, memset, sync, gpu annotation). */
 GP_EXTERN bool gp_event_kind_is_gpu(gp_event_kind kind);
-/* True for GPU work proper: kernel, memcpy, memset ("GPU time" everywhere in gpuprof). */
+/* True for GPU work proper: kernel, memcpy, memset ("GPU work", docs/analyses.md "Terms"). */
 GP_EXTERN bool gp_event_kind_is_gpu_work(gp_event_kind kind);
 /* True for kinds whose events have a duration (all but memory samples, instants, counters). */
 GP_EXTERN bool gp_event_kind_has_duration(gp_event_kind kind);
@@ -72,16 +72,21 @@ enum {
     GP_EVF_STREAM_FROM_TID = 1u << 3,
 };
 
-/* One event: 48 bytes. extra indexes the kind's side table (1-based; 0 = none):
- *   kernel/memcpy/memset/sync/gpu annotation -> gp_trace.gpu_info[extra-1]
- *   memory                                   -> gp_trace.mem_info[extra-1]
- *   python                                   -> gp_trace.py_info[extra-1]
- *   range / instant                          -> gp_trace.args[extra-1], the "args" JSON object text
- *   other (unknown category)                 -> extra is the gp_strid of the category
- *   runtime/driver                           -> extra is the CUPTI callback id (cbid) + 1, 0 =
- * unknown
- *   cpu_op                                   -> extra is args.stream + 1 when the op carries one
- *                                               (Inductor's Triton launches do), 0 = none */
+/* One event: 48 bytes. extra holds one of seven things, by kind; read and write it through the
+ * accessor of its meaning ("gp_event.extra", below the queries), never raw:
+ *   kernel/memcpy/memset/sync/gpu annotation -> gp_trace.gpu_info[extra-1]  gp_event_gpu_info
+ *   memory                                   -> gp_trace.mem_info[extra-1]  gp_event_mem_info
+ *   python                                   -> gp_trace.py_info[extra-1]   gp_event_py_info
+ *   range / instant                          -> gp_trace.args[extra-1], the "args" JSON object
+ *                                               text                        gp_event_args_json
+ *   other (unknown category)                 -> the gp_strid of the category gp_event_category
+ *   runtime/driver                           -> the CUPTI callback id (cbid) + 1, 0 = unknown
+ *                                                                           gp_event_cbid
+ *   cpu_op                                   -> args.stream + 1 when the op carries one
+ *                                               (Inductor's Triton launches do), 0 = none
+ *                                                                           gp_event_cpu_stream
+ * The side-table indices are set by gp_trace_add_gpu_info / _mem_info / _py_info / _args (their
+ * extra_out); the three ids by gp_event_set_category / _set_cbid / _set_cpu_stream. */
 typedef struct gp_event {
     gp_ns ts;            /* start */
     gp_ns dur;           /* duration, >= 0 */
@@ -332,9 +337,9 @@ GP_EXTERN void gp_read_opts_init(gp_read_opts *opts);
 
 /* Reads a Kineto / Chrome JSON trace (.json or gzip-compressed, any name) into a new trace.
  * opts may be NULL for defaults. On success *out owns the trace (free with gp_trace_free).
- * Fails with GP_EIO (cannot open/read), GP_EPARSE (malformed: err names file and byte offset),
- * GP_ENOMEM. Suspect values (negative or absurd durations, unknown categories) do not fail the
- * read: they are counted in (*out)->stats. */
+ * Fails with GP_ENOENT (nothing at path), GP_EIO (cannot open/read), GP_EPARSE (malformed: err
+ * names file and byte offset), GP_ENOMEM. Suspect values (negative or absurd durations, unknown
+ * categories) do not fail the read: they are counted in (*out)->stats. */
 GP_EXTERN gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out,
                                   gp_error *err) GP_WARN_UNUSED;
 
@@ -345,9 +350,15 @@ GP_EXTERN gp_status gp_trace_read_buffer(const char *data, size_t len, const cha
 
 /* Reads a job: a directory of rank traces (*.json, *.json.gz), or a single file (a job of one).
  * Ranks come from distributedInfo.rank; files without one (or with a rank another file already
- * has) get the lowest unused numbers in file-name order, and job->ranks_from_file_order is set. */
+ * has) get the lowest unused numbers in file-name order, and job->ranks_from_file_order is set.
+ * Fails as gp_trace_read (GP_ENOENT when nothing is at path). */
 GP_EXTERN gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out,
                                 gp_error *err) GP_WARN_UNUSED;
+
+/* Whether gp_job_read takes a file named name (no folder) from a directory as a rank trace: a
+ * name a format gpuprof reads claims (*.json, *.json.gz), not hidden. By name only (gpuprof serve
+ * lists traces without opening them). */
+GP_EXTERN bool gp_trace_file_name(const char *name);
 
 /* Frees a trace or a job (and its traces). NULL is ignored. */
 GP_EXTERN void gp_trace_free(gp_trace *t);
@@ -408,6 +419,42 @@ GP_EXTERN const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *
 GP_EXTERN int64_t gp_event_cpu_stream(const gp_event *ev);
 /* The "args" JSON text of a range or instant event, or NULL. */
 GP_EXTERN const char *gp_event_args_json(const gp_trace *t, const gp_event *ev);
+
+/* ---- gp_event.extra: the ids an event carries in it (the side records are above) ---------- */
+
+/* The category of an event of an unknown category (GP_EV_OTHER), 0 when none or another kind. */
+static inline gp_strid gp_event_category(const gp_event *ev)
+{
+    return ev->kind == GP_EV_OTHER ? ev->extra : 0;
+}
+static inline void gp_event_set_category(gp_event *ev, gp_strid cat)
+{
+    ev->extra = cat; /* kind GP_EV_OTHER */
+}
+/* The CUPTI callback id of a runtime or driver call, -1 when unknown or another kind. */
+static inline int64_t gp_event_cbid(const gp_event *ev)
+{
+    return (ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->extra
+               ? (int64_t)ev->extra - 1
+               : -1;
+}
+/* Sets the callback id (kind GP_EV_RUNTIME or GP_EV_DRIVER); one outside 0 .. 2^32 - 2 is
+ * "unknown". */
+static inline void gp_event_set_cbid(gp_event *ev, int64_t cbid)
+{
+    ev->extra = cbid >= 0 && cbid < (int64_t)UINT32_MAX ? (uint32_t)cbid + 1 : 0;
+}
+/* Sets the stream of a cpu_op (read by gp_event_cpu_stream); one outside 0 .. 2^32 - 3 is
+ * "none". */
+static inline void gp_event_set_cpu_stream(gp_event *ev, int64_t stream)
+{
+    ev->extra = stream >= 0 && stream < (int64_t)UINT32_MAX - 1 ? (uint32_t)stream + 1 : 0;
+}
+/* Whether a range or instant event has an "args" text (gp_event_args_json reads it). */
+static inline bool gp_event_has_args(const gp_event *ev)
+{
+    return (ev->kind == GP_EV_RANGE || ev->kind == GP_EV_INSTANT) && ev->extra != 0;
+}
 /* The integer value of the member `key` of a range or instant event's args (the first member of
  * that name; ranges written by the profiler keep flat args such as {"mem_peak_bytes": 4096}):
  * true and *out when present and an integer, false otherwise. */

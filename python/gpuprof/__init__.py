@@ -72,7 +72,7 @@ class Profiler(_core.Profiler):
         first): calls, total/mean/min/max/std/p50/p95/p99 and self time in ms, GPU, CPU,
         transfer and profiler-overhead time in ms (None where not measured), bytes and GB/s,
         avg_memory_mib (mean peak memory of the calls, MiB; memory tracking) and
-        avg_gpu_utilization_pct (GPU time / wall time of the calls that measured GPU time, %),
+        avg_gpu_utilization_pct (CUDA-event time / wall time of the calls that measured it, %),
         None where not measured; the figures of ``gpuprof summary --json``."""
         return {r["operation"]: r for r in self._records()}
 
@@ -163,7 +163,7 @@ class Trace:
     def ops(self, by: str = "name", sort: str = "self_gpu", top: int = 0,
             no_merge: bool = False, peak_tflops: float = 0.0, peak_tbps: float = 0.0,
             format: str = "dict") -> Any:
-        """``gpuprof ops``: GPU time per launching operator (by name, shape, module, line,
+        """``gpuprof ops``: GPU work per launching operator (by name, shape, module, line,
         annotation, kernel or instance), self/total CPU, FLOPs, bytes and the roofline
         (docs/ops.md). Needs the trace read with keep_op_shapes=True (the default) for shapes."""
         out = self._t.ops(by=by, sort=sort, top=top, no_merge=no_merge, peak_tflops=peak_tflops,
@@ -213,7 +213,7 @@ class Trace:
     def compile(self, current: Optional["Trace"] = None, log=None, top: int = 20,
                 format: str = "dict", html=None, title: Optional[str] = None) -> Any:
         """``gpuprof compile --trace THIS [--trace CURRENT] [LOG]``: the compiled regions
-        ("Torch-Compiled Region") of this trace, their CPU and GPU time, kernels and launch
+        ("Torch-Compiled Region") of this trace, their CPU time, GPU work sum, kernels and launch
         overhead against the eager ops; with ``current`` (another Trace or a path) the speedup
         overall and per region; with ``log`` (a TORCH_TRACE log or directory) the log's analysis
         too. See :func:`compile_log`."""

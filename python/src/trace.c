@@ -277,11 +277,11 @@ static PyObject *finish(gpy_buf *b, gp_status st, out_format f, const char *what
 
 /* ---- summary ------------------------------------------------------------------------------- */
 
-/* A sequence of names (None: *mask 0) as the mask of the bits bit_of gives them (0: unknown):
- * -1 with TypeError for a string (what: "kinds must be a list of kind names, ...") or ValueError
- * naming the first unknown one (unknown: "unknown event kind"). */
-static int names_mask(PyObject *names, unsigned (*bit_of)(const char *), const char *what,
-                      const char *unknown, unsigned *mask)
+/* A sequence of names (None: *mask 0) as the mask of the bits parse gives them (GP_EINVAL:
+ * unknown): -1 with TypeError for a string (what: "kinds must be a list of kind names, ...") or
+ * ValueError naming the first unknown one (unknown: "unknown event kind"). */
+static int names_mask(PyObject *names, gp_status (*parse)(const char *, unsigned *),
+                      const char *what, const char *unknown, unsigned *mask)
 {
     *mask = 0;
     if (!names || names == Py_None)
@@ -296,7 +296,9 @@ static int names_mask(PyObject *names, unsigned (*bit_of)(const char *), const c
     PyObject *k;
     while ((k = PyIter_Next(it))) {
         const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        unsigned bit = s ? bit_of(s) : 0;
+        unsigned bit = 0;
+        if (s && parse(s, &bit) != GP_OK)
+            bit = 0;
         if (!bit && !PyErr_Occurred())
             PyErr_Format(PyExc_ValueError, "%s %R", unknown, k);
         Py_DECREF(k);
@@ -310,10 +312,13 @@ static int names_mask(PyObject *names, unsigned (*bit_of)(const char *), const c
     return PyErr_Occurred() ? -1 : 0;
 }
 
-static unsigned kind_bit(const char *s)
+static gp_status kind_bit(const char *s, unsigned *bit)
 {
-    gp_event_kind kind = gp_event_kind_parse(s);
-    return kind == GP_EV_KIND_COUNT ? 0 : 1u << kind;
+    gp_event_kind kind;
+    gp_status st = gp_event_kind_parse(s, &kind);
+    if (st == GP_OK)
+        *bit = 1u << kind;
+    return st;
 }
 
 static int parse_kinds(PyObject *kinds, uint32_t *mask)
@@ -424,15 +429,13 @@ static PyObject *trace_ops(gpy_trace *self, PyObject *args, PyObject *kw)
                                      &o.peak_tflops, &o.peak_tbps, &fmt) ||
         parse_format(fmt, true, &f) < 0)
         return NULL;
-    o.by = gp_ops_by_parse(by);
-    o.sort = gp_ops_sort_parse(sort);
     o.no_merge = no_merge;
-    if (o.by == GP_OPS_BY_COUNT)
+    if (gp_ops_by_parse(by, &o.by) != GP_OK)
         return PyErr_Format(PyExc_ValueError,
                             "by must be name, shape, module, line, annotation, "
                             "kernel or instance, not %s",
                             by);
-    if (o.sort == GP_OPS_SORT_COUNT)
+    if (gp_ops_sort_parse(sort, &o.sort) != GP_OK)
         return PyErr_Format(PyExc_ValueError, "unknown sort key %s", sort);
     if (top < 0 || o.peak_tflops < 0 || o.peak_tbps < 0)
         return PyErr_Format(PyExc_ValueError, "top and the peaks must be >= 0");
@@ -679,7 +682,7 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
     if (pathobj != Py_None && !bpath)
         return NULL;
     gp_flame_format ff = GP_FLAME_FOLDED;
-    if (bpath && !gp_flame_format_from_path(PyBytes_AS_STRING(bpath), &ff)) {
+    if (bpath && gp_flame_format_from_path(PyBytes_AS_STRING(bpath), &ff) != GP_OK) {
         Py_DECREF(bpath);
         return PyErr_Format(PyExc_ValueError, "flame: the path must end in .html, .svg, "
                                               ".folded or .speedscope.json");

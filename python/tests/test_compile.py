@@ -68,7 +68,7 @@ def test_compile_html_is_the_cli_page(cli, tmp_path):
 def test_compile_errors(tmp_path, example_trace):
     with pytest.raises(ValueError, match="no input"):
         gpuprof.compile_log()
-    with pytest.raises(gpuprof.FileError, match="nope.log"):
+    with pytest.raises(gpuprof.NotFoundError, match="nope.log"):  # GP_ENOENT
         gpuprof.compile_log(tmp_path / "nope.log")
     bad = tmp_path / "not_a_log.log"
     bad.write_text("hello\nworld\n")

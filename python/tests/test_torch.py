@@ -24,7 +24,9 @@ def test_session_is_analysed(tmp_path):
     assert s.trace_path == tmp_path / "train.json" and s.trace_path.exists()
     assert s.backend in ("kineto", "autograd (legacy)")
     assert s.total_time_ms > 0 and 0 < s.cpu_time_ms <= s.total_time_ms * 1.05
-    assert s.cuda_time_ms == 0 and s.kernels == []  # CPU-only torch: no GPU work
+    assert s.gpu_work_sum_ms == 0 and s.kernels == []  # CPU-only torch: no GPU work
+    assert s.summary["gpu_work_sum_ns"] == 0 and "gpu_time_ns" not in s.summary  # renamed
+    assert s.cuda_time_ms == s.gpu_work_sum_ms  # the old name, kept one release
     names = {r["name"] for r in s.summary.rows()}
     assert "aten::addmm" in names
     assert isinstance(s.bottlenecks, list) and isinstance(s.recommendations, list)
@@ -54,3 +56,5 @@ def test_profile_function_and_compare_sessions(tmp_path):
     assert c["speedup"] == pytest.approx(a.time_per_iteration_ms / b.time_per_iteration_ms)
     assert any(v["name"] == "aten::addmm" for v in c["verdicts"])
     assert c["summary"]["names"] >= 1
+    assert c["gpu_work_sum_ms"] == {"baseline": a.gpu_work_sum_ms, "current": b.gpu_work_sum_ms}
+    assert c["cuda_time_ms"] == c["gpu_work_sum_ms"]

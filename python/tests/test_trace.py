@@ -103,9 +103,10 @@ def test_parse_error_names_file_and_offset(tmp_path):
 
 
 def test_missing_file_raises_gpuprof_error(tmp_path):
-    with pytest.raises(gpuprof.Error) as e:
+    with pytest.raises(gpuprof.NotFoundError) as e:  # GP_ENOENT, not an I/O error
         gpuprof.read(tmp_path / "nope.json")
     assert "nope.json" in str(e.value)
+    assert isinstance(e.value, gpuprof.Error) and isinstance(e.value, LookupError)
 
 
 def test_bad_arguments(example_trace):

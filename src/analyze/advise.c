@@ -1,5 +1,5 @@
 /* Stragglers across ranks and bottleneck rules with evidence, estimated gain, suggestion type and
- * priority. Every rule and formula is listed in docs/analyses.md ("Bottlenecks and suggestions").
+ * priority. Every rule and formula is listed in docs/analyses.md ("Findings").
  */
 #include <math.h>
 #include <stdbool.h>
@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/stats.h"
 #include "analyze/analyze_internal.h"
-#include "gpuprof/summary.h"
+#include "gpuprof/ops.h"
 
 const char *gp_priority_name(gp_priority p)
 {
@@ -131,36 +132,83 @@ gp_finding *gp__advise_add(gp_analysis *a, size_t *cap, const char *rule, int32_
     return f;
 }
 
-void gp__advise_evidence(gp_finding *f, const char *name, double value, const char *unit)
+void gp__advise_metric(gp_finding *f, const char *name, double value, gp_finding_unit unit)
 {
     if (f->n_evidence >= GP_ARRAY_LEN(f->evidence))
         return;
     gp_evidence *e = &f->evidence[f->n_evidence++];
-    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->name = name;
     e->value = value;
-    snprintf(e->unit, sizeof(e->unit), "%s", unit);
+    e->unit = unit;
 }
 
-#define US(ns) ((double)(ns) / 1000.0)
-
-/* The short name of the rank's low-occupancy kernel, unique among the rank's top kernels. */
-static gp_status low_occ_name(const gp_rank_analysis *r, char *out, size_t cap)
+gp_finding_object *gp__advise_object(gp_finding *f, gp_object_kind kind, const char *name,
+                                     gp_ns time, uint64_t count)
 {
-    enum { CAP = 64 };
-    const char **names = malloc((r->n_kernels + 1) * sizeof(*names));
-    char *shortn = malloc((r->n_kernels + 1) * CAP);
-    gp_status st = names && shortn ? GP_OK : GP_ENOMEM;
-    if (st == GP_OK) {
-        names[0] = r->low_occ_kernel;
-        for (size_t k = 0; k < r->n_kernels; k++)
-            names[k + 1] = r->kernels[k].name;
-        st = gp_shorten_names_unique(names, r->n_kernels + 1, 48, shortn, CAP);
+    if (f->n_objects >= GP_ARRAY_LEN(f->objects))
+        return NULL;
+    gp_finding_object *o = &f->objects[f->n_objects++];
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    snprintf(o->name, sizeof o->name, "%s", name ? name : "");
+    o->time = time;
+    o->count = count;
+    o->roof = -1;
+    return o;
+}
+
+const char *gp_finding_unit_name(gp_finding_unit u)
+{
+    static const char *names[] = {"ns", "bytes", "bytes/s", "flop/s", "ratio", "count"};
+    return (unsigned)u < GP_ARRAY_LEN(names) ? names[u] : "unknown";
+}
+
+const char *gp_object_kind_name(gp_object_kind k)
+{
+    static const char *names[] = {"op",    "kernel", "frame", "shapes",
+                                  "dtype", "module", "line",  "call"};
+    return (unsigned)k < GP_ARRAY_LEN(names) ? names[k] : "unknown";
+}
+
+bool gp_finding_metric(const gp_finding *f, const char *name, double *out)
+{
+    for (size_t i = 0; i < f->n_evidence; i++)
+        if (f->evidence[i].name && strcmp(f->evidence[i].name, name) == 0) {
+            *out = f->evidence[i].value;
+            return true;
+        }
+    return false;
+}
+
+const char *gp_finding_object_of(const gp_finding *f, gp_object_kind k)
+{
+    for (size_t i = 0; i < f->n_objects; i++)
+        if (f->objects[i].kind == k)
+            return f->objects[i].name;
+    return NULL;
+}
+
+/* True when the launch-bound finding has evidence: the rank's critical path is not computed
+ * (none valid) and its device-wide idle causes (stream -1) name launching as the largest
+ * cause. With a critical path, launch overhead on the path is the cause finding
+ * critical_path_gpu_kernel_launch_overhead (findings_cause.c) instead. *launch: that cause's
+ * time. */
+static bool idle_says_launch(const gp_rank_analysis *r, gp_ns *launch)
+{
+    for (size_t i = 0; i < r->n_critical_paths; i++)
+        if (r->critical_paths[i].valid)
+            return false;
+    for (size_t i = 0; i < r->n_idle_causes; i++) {
+        const gp_idle_causes *ic = &r->idle_causes[i];
+        if (ic->stream != -1 || ic->idle <= 0)
+            continue;
+        for (int c = 0; c < GP_IC_COUNT; c++)
+            if (c != GP_IC_LAUNCH && ic->by_cause[c] > ic->by_cause[GP_IC_LAUNCH])
+                return false;
+        *launch = ic->by_cause[GP_IC_LAUNCH];
+        return *launch > 0;
     }
-    if (st == GP_OK)
-        snprintf(out, cap, "%s", shortn);
-    free(names);
-    free(shortn);
-    return st;
+    return false;
 }
 
 /* Over 150 lines on purpose (one of the three in src/, docs/internals/layers.md): the rules are
@@ -170,12 +218,11 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
 {
     const gp_temporal *tb = &r->temporal;
     gp_ns base = tb->valid ? tb->kernel_time : r->activity.span;
-    gp_ns host_wait = 0, host_wait_max = 0, idle_sum = 0, kw_idle = 0;
+    gp_ns host_wait = 0, idle_sum = 0, kw_idle = 0;
     uint64_t gaps = 0, kw_gaps = 0;
     for (size_t i = 0; i < r->n_idle; i++) {
         const gp_idle_stream *s = &r->idle[i];
         host_wait = gp__sat_add(host_wait, s->idle[GP_IDLE_HOST_WAIT]);
-        host_wait_max = GP_MAX(host_wait_max, s->idle[GP_IDLE_HOST_WAIT]);
         idle_sum = gp__sat_add(idle_sum, s->total);
         kw_idle = gp__sat_add(kw_idle, s->idle[GP_IDLE_KERNEL_WAIT]);
         kw_gaps += s->gaps[GP_IDLE_KERNEL_WAIT];
@@ -185,60 +232,48 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
     /* most of the rank's kernels are launched by graph replays */
     bool graphed = r->kernels_total > 0 && r->launch.graph_kernels * 2 >= r->kernels_total;
     gp_finding *f;
-    /* launch-bound */
-    if (tb->valid && tb->idle_pct >= 30.0 && idle_sum > 0 && host_wait >= idle_sum - host_wait) {
+    /* launch-bound: only where the idle causes say launching (see idle_says_launch) */
+    gp_ns launch_idle = 0;
+    if (tb->valid && tb->idle_pct >= 30.0 && idle_says_launch(r, &launch_idle)) {
         if (!(f = gp__advise_add(a, cap, "launch_bound", r->rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof(f->title),
-                 "GPU idle %.1f%% of the time, mostly waiting for the host to launch work",
-                 tb->idle_pct);
-        gp__advise_evidence(f, "idle_time_pctg", tb->idle_pct, "%");
-        gp__advise_evidence(f, "host_wait_share_of_idle",
-                            100.0 * (double)host_wait / (double)idle_sum, "%");
-        gp__advise_evidence(f, "kernels", (double)r->kernels_total, "count");
+        gp__advise_metric(f, "idle_share", tb->idle_pct / 100.0, GP_FU_RATIO);
+        gp__advise_metric(f, "idle_time", (double)tb->idle, GP_FU_NS);
+        gp__advise_metric(f, "launch_idle", (double)launch_idle, GP_FU_NS);
+        gp__advise_metric(f, "kernels", (double)r->kernels_total, GP_FU_COUNT);
         if (r->kernels_total)
-            gp__advise_evidence(f, "small_kernels_share",
-                                100.0 * (double)r->small_kernels / (double)r->kernels_total, "%");
+            gp__advise_metric(f, "small_kernels_share",
+                              (double)r->small_kernels / (double)r->kernels_total, GP_FU_RATIO);
         if (r->launch.n_apis)
-            gp__advise_evidence(f, "launch_cpu_p50", US(r->launch.apis[0].cpu_p50), "us");
+            gp__advise_metric(f, "launch_cpu_p50", (double)r->launch.apis[0].cpu_p50, GP_FU_NS);
         if (r->launch.graph_kernels)
-            gp__advise_evidence(f, "kernels_in_graphs", (double)r->launch.graph_kernels, "count");
-        f->gain_ns = GP_MIN(tb->idle, host_wait_max);
+            gp__advise_metric(f, "kernels_in_graphs", (double)r->launch.graph_kernels, GP_FU_COUNT);
+        f->gain_ns = GP_MIN(tb->idle, launch_idle);
         f->type = graphed ? GP_SUG_PARALLELIZATION : GP_SUG_CACHING;
         /* Advice to capture graphs is no help to a step that already replays one (vLLM, SGLang
-         * decode): there the wait is host work between replays. */
-        f->suggestion =
-            graphed ? "Most kernels already run in graph replays, so the GPU waits for host work "
-                      "between them (scheduling, sampling, blocking copies, .item()). Find it in "
-                      "the timeline's CPU rows during the gaps, then overlap it with the next "
-                      "replay or move it off the critical path."
-                    : "The GPU waits for the CPU to enqueue work. Capture the step in a CUDA "
-                      "graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), fuse "
-                      "small kernels, and move host work (data loading, .item(), logging) off "
-                      "the critical path.";
+         * decode): there the wait is host work between replays (variant 1). */
+        f->variant = graphed ? 1 : 0;
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* small kernels dominating */
     if (r->kernels_total >= 100 && r->small_kernels * 2 >= r->kernels_total) {
         if (!(f = gp__advise_add(a, cap, "small_kernels", r->rank)))
             return GP_ENOMEM;
-        double share = 100.0 * (double)r->small_kernels / (double)r->kernels_total;
-        snprintf(f->title, sizeof(f->title), "%.0f%% of %llu kernels run for less than %.0f us",
-                 share, (unsigned long long)r->kernels_total, a->opts.small_kernel_ns / 1000.0);
-        gp__advise_evidence(f, "small_kernels", (double)r->small_kernels, "count");
-        gp__advise_evidence(f, "small_kernels_share", share, "%");
-        gp__advise_evidence(f, "small_kernels_time", US(r->small_kernels_time), "us");
+        gp__advise_metric(f, "small_kernels", (double)r->small_kernels, GP_FU_COUNT);
+        gp__advise_metric(f, "kernels", (double)r->kernels_total, GP_FU_COUNT);
+        gp__advise_metric(f, "small_kernels_share",
+                          (double)r->small_kernels / (double)r->kernels_total, GP_FU_RATIO);
+        gp__advise_metric(f, "small_kernel_limit", a->opts.small_kernel_ns, GP_FU_NS);
+        gp__advise_metric(f, "small_kernels_time", (double)r->small_kernels_time, GP_FU_NS);
         /* In graph replays launches cost nothing per kernel: fusing saves only the gaps between
          * kernels already queued (kernel_wait), not the host's gaps between replays. */
         gp_ns mean_gap = graphed ? (kw_gaps ? kw_idle / (gp_ns)kw_gaps : 0)
                                  : (gaps ? idle_sum / (gp_ns)gaps : 0);
-        gp__advise_evidence(f, graphed ? "mean_kernel_wait_gap" : "mean_gap", US(mean_gap), "us");
+        gp__advise_metric(f, graphed ? "mean_kernel_wait_gap" : "mean_gap", (double)mean_gap,
+                          GP_FU_NS);
         f->gain_ns = GP_MAX(
             0, GP_MIN(tb->valid ? tb->idle : 0, gp__sat_mul((gp_ns)r->small_kernels, mean_gap)));
         f->type = GP_SUG_BATCHING;
-        f->suggestion = "Most kernels are tiny: fuse element-wise chains (torch.compile, fused or "
-                        "foreach optimizers), batch small operations together, or raise the batch "
-                        "size so each launch does more work.";
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* low communication/computation overlap */
@@ -247,16 +282,11 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         ov->pct < 30.0) {
         if (!(f = gp__advise_add(a, cap, "low_overlap", r->rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof(f->title), "Only %.1f%% of communication overlaps computation",
-                 ov->pct);
-        gp__advise_evidence(f, "comp_comm_overlap_pctg", ov->pct, "%");
-        gp__advise_evidence(f, "communication_time", US(ov->comm), "us");
-        gp__advise_evidence(f, "computation_time", US(ov->comp), "us");
+        gp__advise_metric(f, "overlap_share", ov->pct / 100.0, GP_FU_RATIO);
+        gp__advise_metric(f, "communication_time", (double)ov->comm, GP_FU_NS);
+        gp__advise_metric(f, "computation_time", (double)ov->comp, GP_FU_NS);
         f->gain_ns = GP_MAX(0, GP_MIN(ov->comm - ov->overlap, ov->comp - ov->overlap));
         f->type = GP_SUG_PARALLELIZATION;
-        f->suggestion = "Communication runs mostly alone. Overlap it with computation: DDP/FSDP "
-                        "gradient bucketing (bucket_cap_mb), backward/forward prefetch, async "
-                        "collectives on their own stream, and fewer, larger collectives.";
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* copy-heavy or pageable copies */
@@ -266,19 +296,13 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
          (bw->pageable > 0 && (double)bw->busy >= 0.01 * (double)tb->kernel_time))) {
         if (!(f = gp__advise_add(a, cap, "copy_heavy", r->rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof(f->title), "Memory copies take %.1f%% of GPU time%s",
-                 100.0 * (double)bw->busy / (double)tb->kernel_time,
-                 bw->pageable ? ", some from pageable host memory" : "");
-        gp__advise_evidence(f, "memcpy_time", US(bw->busy), "us");
-        gp__advise_evidence(f, "memcpy_share", 100.0 * (double)bw->busy / (double)tb->kernel_time,
-                            "%");
-        gp__advise_evidence(f, "pageable_copies", (double)bw->pageable, "count");
-        gp__advise_evidence(f, "mean_bandwidth", bw->mean_gbps, "GB/s");
+        gp__advise_metric(f, "memcpy_time", (double)bw->busy, GP_FU_NS);
+        gp__advise_metric(f, "memcpy_share", (double)bw->busy / (double)tb->kernel_time,
+                          GP_FU_RATIO);
+        gp__advise_metric(f, "pageable_copies", (double)bw->pageable, GP_FU_COUNT);
+        gp__advise_metric(f, "mean_bandwidth", bw->mean_gbps * 1e9, GP_FU_BYTES_PER_S);
         f->gain_ns = bw->pageable ? bw->busy / 2 : bw->busy / 4;
         f->type = GP_SUG_MEMORY;
-        f->suggestion = "Pin host memory (DataLoader pin_memory=True, tensor.pin_memory()), copy "
-                        "with non_blocking=True on a side stream so copies overlap compute, and "
-                        "keep tensors resident on the GPU between steps.";
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* frequent synchronisation */
@@ -286,17 +310,12 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
     if (act->syncs >= 10 && act->span > 0 && (double)act->sync >= 0.10 * (double)act->span) {
         if (!(f = gp__advise_add(a, cap, "frequent_sync", r->rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof(f->title), "%llu synchronisations block for %.1f%% of the trace",
-                 (unsigned long long)act->syncs, 100.0 * (double)act->sync / (double)act->span);
-        gp__advise_evidence(f, "syncs", (double)act->syncs, "count");
-        gp__advise_evidence(f, "sync_time", US(act->sync), "us");
-        gp__advise_evidence(f, "sync_share_of_span", 100.0 * (double)act->sync / (double)act->span,
-                            "%");
+        gp__advise_metric(f, "syncs", (double)act->syncs, GP_FU_COUNT);
+        gp__advise_metric(f, "sync_time", (double)act->sync, GP_FU_NS);
+        gp__advise_metric(f, "sync_share_of_span", (double)act->sync / (double)act->span,
+                          GP_FU_RATIO);
         f->gain_ns = act->sync / 2;
         f->type = GP_SUG_ALGORITHM;
-        f->suggestion = "The host blocks on the GPU often (cudaStreamSynchronize, .item(), .cpu(), "
-                        "printing tensors). Keep values on the device, batch the reads, and use "
-                        "CUDA events or non_blocking copies instead of full synchronisations.";
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* low-occupancy hot kernel */
@@ -304,22 +323,13 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
         (double)r->low_occ_time >= 0.05 * (double)r->kernels_time) {
         if (!(f = gp__advise_add(a, cap, "low_occupancy", r->rank)))
             return GP_ENOMEM;
-        /* shortened among the rank's top kernels, so that it reads as its row there */
-        char shortname[64];
-        gp_status st = low_occ_name(r, shortname, sizeof(shortname));
-        if (st != GP_OK)
-            return st;
-        snprintf(f->title, sizeof(f->title), "Hot kernel %s runs at %.0f%% occupancy", shortname,
-                 r->low_occ_pct);
-        gp__advise_evidence(f, "occupancy", r->low_occ_pct, "%");
-        gp__advise_evidence(f, "kernel_time", US(r->low_occ_time), "us");
-        gp__advise_evidence(f, "share_of_kernel_time",
-                            100.0 * (double)r->low_occ_time / (double)r->kernels_time, "%");
+        gp__advise_object(f, GP_OBJ_KERNEL, r->low_occ_kernel, r->low_occ_time, 0);
+        gp__advise_metric(f, "occupancy", r->low_occ_pct / 100.0, GP_FU_RATIO);
+        gp__advise_metric(f, "kernel_time", (double)r->low_occ_time, GP_FU_NS);
+        gp__advise_metric(f, "share_of_kernel_time",
+                          (double)r->low_occ_time / (double)r->kernels_time, GP_FU_RATIO);
         f->gain_ns = r->low_occ_time / 4;
         f->type = GP_SUG_ALGORITHM;
-        f->suggestion = "Check the kernel's launch configuration, registers per thread and shared "
-                        "memory per block; try another tile size, a library kernel (cuBLAS/cuDNN "
-                        "heuristics) or torch.compile max-autotune.";
         f->priority = gp__advise_priority(f->gain_ns, base);
     }
     /* memory peak near capacity */
@@ -332,25 +342,26 @@ static gp_status rank_findings(gp_analysis *a, size_t *cap, const gp_rank_analys
             continue;
         if (!(f = gp__advise_add(a, cap, "memory_peak", r->rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof(f->title),
-                 "Allocated memory on device %d peaks at %.0f%% of its capacity", md->device_id,
-                 100.0 * frac);
-        gp__advise_evidence(f, "peak_allocated", (double)md->peak_allocated / 1e9, "GB");
-        gp__advise_evidence(f, "capacity", (double)md->capacity / 1e9, "GB");
-        gp__advise_evidence(f, "peak_share", 100.0 * frac, "%");
+        gp__advise_metric(f, "device", (double)md->device_id, GP_FU_COUNT);
+        gp__advise_metric(f, "peak_allocated", (double)md->peak_allocated, GP_FU_BYTES);
+        gp__advise_metric(f, "capacity", (double)md->capacity, GP_FU_BYTES);
+        gp__advise_metric(f, "peak_share", frac, GP_FU_RATIO);
         f->gain_ns = 0;
         f->type = GP_SUG_MEMORY;
-        f->suggestion = "Memory is close to exhaustion: activation checkpointing, smaller "
-                        "micro-batches, mixed precision, or sharding (FSDP/ZeRO); look at the op "
-                        "running at the peak.";
         f->priority = frac >= 0.95 ? GP_PRIO_CRITICAL : GP_PRIO_HIGH;
     }
     return GP_OK;
 }
 
+/* The cause findings first (in the order findings_cause.c gives them: cause_rank), then by
+ * gain, priority and rank. */
 static int cmp_finding(const void *pa, const void *pb)
 {
     const gp_finding *a = pa, *b = pb;
+    if (a->cause != b->cause)
+        return a->cause ? -1 : 1;
+    if (a->cause && gp__cause_rank(a) != gp__cause_rank(b))
+        return gp__cause_rank(a) - gp__cause_rank(b);
     if (a->gain_ns != b->gain_ns)
         return a->gain_ns > b->gain_ns ? -1 : 1;
     if (a->priority != b->priority)
@@ -358,14 +369,15 @@ static int cmp_finding(const void *pa, const void *pb)
     return GP_CMP(a->rank, b->rank); /* -1 (the job) to INT32_MAX: no subtraction */
 }
 
-/* Findings of one kind: the same rule (for stragglers, the same metric; for the profile rules,
- * the same operation). */
+/* Findings of one kind: the same rule (for stragglers, the same metric; for the rules that name an
+ * operation, the same operation). */
 static bool same_kind(const gp_finding *a, const gp_finding *b)
 {
     if (strcmp(a->rule, b->rule) != 0)
         return false;
-    if (a->op || b->op)
-        return a->op && b->op && strcmp(a->op, b->op) == 0;
+    const char *oa = gp_finding_object_of(a, GP_OBJ_OP), *ob = gp_finding_object_of(b, GP_OBJ_OP);
+    if (oa || ob)
+        return oa && ob && strcmp(oa, ob) == 0;
     return strcmp(a->rule, "straggler") != 0 ||
            strcmp(a->evidence[0].name, b->evidence[0].name) == 0;
 }
@@ -418,7 +430,7 @@ static gp_status merge_ranks(gp_analysis *a)
     a->n_findings = kept;
     for (size_t k = 0; k < kept; k++)
         if (a->findings[k].n_ranks > 1)
-            qsort(a->findings[k].ranks, a->findings[k].n_ranks, sizeof(int32_t), cmp_rank);
+            gp__msort(a->findings[k].ranks, a->findings[k].n_ranks, sizeof(int32_t), cmp_rank);
     return GP_OK;
 }
 
@@ -426,12 +438,34 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_
 {
     gp_status st = stragglers(a);
     size_t cap = 0;
-    for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
+    for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
+        const gp_trace *t = job && i < job->n_ranks ? job->ranks[i] : NULL;
+        struct gp_ops *ops = NULL;
+        size_t first = a->n_findings;
         st = rank_findings(a, &cap, &a->ranks[i]);
-    for (size_t i = 0; i < a->n_ranks && i < job->n_ranks && st == GP_OK; i++)
-        st = gp__advise_profile(a, &cap, job->ranks[i], a->ranks[i].rank);
-    for (size_t i = 0; job && i < job->n_ranks && st == GP_OK; i++)
-        st = gp__advise_ops(a, &cap, job->ranks[i], job->n_ranks == 1 ? shape_ops : NULL);
+        gp__sync_sites syncs;
+        memset(&syncs, 0, sizeof syncs);
+        /* The rank's ops by shape: the caller's table when it has one for this one-rank job (ops
+         * computed once per report), else computed here; NULL without record_shapes either way. */
+        const struct gp_ops *rank_ops = NULL;
+        if (st == GP_OK && t && shape_ops && job->n_ranks == 1)
+            rank_ops = t->n_op_shapes ? shape_ops : NULL;
+        else if (st == GP_OK && t)
+            st = gp__findings_ops(t, &ops);
+        if (ops)
+            rank_ops = ops;
+        if (st == GP_OK && t)
+            st = gp__sync_sites_of(t, &syncs);
+        if (st == GP_OK) /* findings_cause.c */
+            st = gp__finding_cause(a, &cap, &a->ranks[i], t, rank_ops, &syncs);
+        if (st == GP_OK && t)
+            st = gp__advise_profile(a, &cap, t, a->ranks[i].rank);
+        if (st == GP_OK && t) /* findings_patterns.c */
+            st = gp__findings_patterns(a, &cap, &a->ranks[i], t, rank_ops, &syncs);
+        if (st == GP_OK)
+            gp__cause_promote(a, first);
+        gp_ops_free(ops);
+    }
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
         const gp_straggler *s = &a->stragglers[i];
         gp_finding *f = gp__advise_add(a, &cap, "straggler", s->rank);
@@ -442,23 +476,19 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_
             if (a->ranks[k].rank == s->rank)
                 r = &a->ranks[k];
         bool pct = strcmp(s->metric, "idle_pct") == 0;
-        snprintf(f->title, sizeof(f->title),
-                 "Out of step with the other ranks: %s %.1f%s against a median of %.1f%s",
-                 s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : " us",
-                 pct ? s->median : s->median / 1000.0, pct ? "%" : " us");
-        gp__advise_evidence(f, s->metric, pct ? s->value : s->value / 1000.0, pct ? "%" : "us");
-        gp__advise_evidence(f, "median", pct ? s->median : s->median / 1000.0, pct ? "%" : "us");
+        /* idle_pct is a percentage: the metric is its share, "idle_share" */
+        gp__advise_metric(f, pct ? "idle_share" : s->metric, pct ? s->value / 100.0 : s->value,
+                          pct ? GP_FU_RATIO : GP_FU_NS);
+        gp__advise_metric(f, "median", pct ? s->median / 100.0 : s->median,
+                          pct ? GP_FU_RATIO : GP_FU_NS);
         gp_ns kt = r && r->temporal.valid ? r->temporal.kernel_time : 0;
         f->gain_ns = pct ? (gp_ns)(fabs(s->value - s->median) / 100.0 * (double)kt)
                          : (gp_ns)(s->value - s->median);
         f->type = GP_SUG_PARALLELIZATION;
-        f->suggestion = "One rank is out of step with the others, and collectives make every rank "
-                        "wait for it: compare its input shard sizes, data loading, clocks and "
-                        "placement, and rebalance the work.";
         f->priority = gp__advise_priority(f->gain_ns, kt);
     }
     if (st == GP_OK && a->n_findings > 1)
-        qsort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);
+        gp__msort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);
     if (st == GP_OK)
         st = merge_ranks(a);
     return st;

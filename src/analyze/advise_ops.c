@@ -2,7 +2,8 @@
  * or attention shape whose GPU time is furthest above its roofline time, when it runs below 30 %
  * of its roof and holds at least 5 % of the rank's GPU time. Evidence names the op, its shapes,
  * dtype, % of peak, module and source line. Needs a trace read with keep_op_shapes (the analyze
- * command sets it) and a device of the peak table; otherwise nothing. */
+ * command sets it) and a device of the peak table; otherwise nothing. The ops are computed once
+ * per rank by findings_patterns.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,78 +38,61 @@ static const gp_ops_row *worst_row(const gp_ops *ops)
     return best;
 }
 
-/* What to try, by bound, category and dtype: advice to leave fp32 means nothing to a bf16 op. */
-static const char *suggestion(const gp_ops_row *r)
+/* Which suggestion applies (render's words): by bound, category and dtype, since advice to
+ * leave fp32 means nothing to a bf16 op. 0 compute-bound GEMM/conv, 1 memory-bound, 2 attention
+ * already fused (flash/cuDNN), 3 attention not fused, 4 fp32. */
+static uint8_t variant(const gp_ops_row *r)
 {
     if (r->bound == GP_BOUND_MEMORY)
-        return "This shape is memory-bound and far from the bandwidth roof: fuse it with its "
-               "neighbours (torch.compile), batch small products together, or keep operands in a "
-               "layout the kernel reads contiguously.";
-    if ((r->category == GP_OPCAT_ATTN_FWD || r->category == GP_OPCAT_ATTN_BWD) && r->key &&
-        (strstr(r->key, "flash") || strstr(r->key, "cudnn")))
-        return "This attention already runs a fused kernel, far below the compute roof: a newer "
-               "kernel for this GPU (FlashAttention-3 on Hopper, CK or aiter on MI300) and more "
-               "or longer sequences per call raise its utilisation.";
-    if (r->category == GP_OPCAT_ATTN_FWD || r->category == GP_OPCAT_ATTN_BWD)
-        return "This attention shape runs far below the compute roof: pick the flash or cuDNN "
-               "backend (torch.nn.attention.sdpa_kernel) rather than the memory-efficient or "
-               "math one, and batch more sequences per call.";
-    if (r->dtype == GP_DT_FP32)
-        return "This shape runs far below the compute roof: use bf16/fp16 (or TF32) instead of "
-               "fp32, pad dimensions to multiples of 8/16 for tensor cores, and try torch.compile "
-               "max-autotune or cuBLASLt heuristics.";
-    return "This shape runs far below the compute roof: pad dimensions to multiples of 8/16 (64 "
-           "suits most tiles), batch small products into one call, and try torch.compile "
-           "max-autotune or cuBLASLt heuristics.";
+        return 1;
+    bool attn = r->category == GP_OPCAT_ATTN_FWD || r->category == GP_OPCAT_ATTN_BWD;
+    if (attn && r->key && (strstr(r->key, "flash") || strstr(r->key, "cudnn")))
+        return 2;
+    if (attn)
+        return 3;
+    return r->dtype == GP_DT_FP32 ? 4 : 0;
 }
 
-gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t, const gp_ops *given)
+/* The Input Dims text without trailing non-tensor arguments (",[]" says nothing here). */
+static void dims_of(const gp_ops_row *r, char *dims, size_t cap)
 {
-    if (!t->n_op_shapes)
-        return GP_OK;
-    gp_ops *own = NULL;
-    const gp_ops *ops = given;
-    if (!ops) {
-        gp_ops_opts o;
-        gp_ops_opts_init(&o);
-        o.by = GP_OPS_BY_SHAPE;
-        gp_trace *tt = (gp_trace *)t; /* gp_ops_compute reads only */
-        gp_status st = gp_ops_compute(&tt, 1, &o, &own);
-        if (st != GP_OK)
-            return st;
-        ops = own;
-    }
+    snprintf(dims, cap, "%s", r->shapes ? r->shapes : "");
+    size_t n = strlen(dims);
+    while (n >= 4 && strcmp(dims + n - 4, ",[]]") == 0)
+        memcpy(dims + (n -= 3) - 1, "]", 2);
+}
+
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_ops *ops, int32_t rank)
+{
     const gp_ops_row *r = worst_row(ops);
-    if (r) {
-        gp_finding *f = gp__advise_add(a, cap, "op_below_roofline", t->rank);
-        if (!f) {
-            gp_ops_free(own);
-            return GP_ENOMEM;
-        }
-        const char *mod = r->module ? r->module : "", *line = r->line ? r->line : "";
-        if (strncmp(mod, "nn.Module: ", 11) == 0)
-            mod += 11;
-        char dims[96];
-        snprintf(dims, sizeof dims, "%s", r->shapes ? r->shapes : "");
-        size_t n = strlen(dims); /* trailing non-tensor arguments ",[]" say nothing here */
-        while (n >= 4 && strcmp(dims + n - 4, ",[]]") == 0)
-            memcpy(dims + (n -= 3) - 1, "]", 2);
-        snprintf(f->title, sizeof f->title, "%s %s %s at %.1f%% of peak%s%s%s%s%s", r->key, dims,
-                 gp_op_dtype_name(r->dtype), r->roof_pct, *mod || *line ? " (" : "", mod,
-                 *mod && *line ? ", " : "", line, *mod || *line ? ")" : "");
-        gp__advise_evidence(f, "roofline_pct", r->roof_pct, "%");
-        gp__advise_evidence(f, "achieved_tflops", r->tflops_per_s, "TFLOP/s");
-        gp__advise_evidence(f, "achieved_tbps", r->tb_per_s, "TB/s");
-        gp__advise_evidence(f, "gpu_time", (double)r->model_time / 1000.0, "us");
-        gp__advise_evidence(f, "share_of_gpu_time",
-                            100.0 * (double)r->model_time / (double)ops->gpu_time, "%");
-        gp__advise_evidence(f, "calls", (double)r->calls, "count");
-        f->gain_ns = (gp_ns)((double)r->model_time * (1 - r->roof_pct / 100));
-        f->type = GP_SUG_ALGORITHM;
-        double share = (double)f->gain_ns / (double)ops->gpu_time;
-        f->priority = share >= 0.30 ? GP_PRIO_HIGH : share >= 0.10 ? GP_PRIO_MEDIUM : GP_PRIO_LOW;
-        f->suggestion = suggestion(r);
-    }
-    gp_ops_free(own);
+    if (!r)
+        return GP_OK;
+    gp_finding *f = gp__advise_add(a, cap, "op_below_roofline", rank);
+    if (!f)
+        return GP_ENOMEM;
+    char dims[GP_FINDING_NAME_CAP];
+    dims_of(r, dims, sizeof dims);
+    gp__advise_object(f, GP_OBJ_OP, r->key, r->model_time, r->calls);
+    gp__advise_object(f, GP_OBJ_SHAPES, dims, 0, 0);
+    gp__advise_object(f, GP_OBJ_DTYPE, gp_op_dtype_name(r->dtype), 0, 0);
+    const char *mod = r->module ? r->module : "";
+    if (strncmp(mod, "nn.Module: ", 11) == 0)
+        mod += 11;
+    if (*mod)
+        gp__advise_object(f, GP_OBJ_MODULE, mod, 0, 0);
+    if (r->line && *r->line)
+        gp__advise_object(f, GP_OBJ_LINE, r->line, 0, 0);
+    gp__advise_metric(f, "roofline_share", r->roof_pct / 100.0, GP_FU_RATIO);
+    gp__advise_metric(f, "achieved_flops", r->tflops_per_s * 1e12, GP_FU_FLOP_PER_S);
+    gp__advise_metric(f, "achieved_bandwidth", r->tb_per_s * 1e12, GP_FU_BYTES_PER_S);
+    gp__advise_metric(f, "gpu_work_sum", (double)r->model_time, GP_FU_NS);
+    gp__advise_metric(f, "share_of_gpu_work_sum", (double)r->model_time / (double)ops->gpu_time,
+                      GP_FU_RATIO);
+    gp__advise_metric(f, "calls", (double)r->calls, GP_FU_COUNT);
+    f->gain_ns = (gp_ns)((double)r->model_time * (1 - r->roof_pct / 100));
+    f->type = GP_SUG_ALGORITHM;
+    f->variant = variant(r);
+    double share = (double)f->gain_ns / (double)ops->gpu_time;
+    f->priority = share >= 0.30 ? GP_PRIO_HIGH : share >= 0.10 ? GP_PRIO_MEDIUM : GP_PRIO_LOW;
     return GP_OK;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/ivls.h"
 #include "gpuprof/advise.h"
 
@@ -33,8 +34,10 @@ const gp_advise_skipped *gp_advise_skipped_rules(size_t *n)
     return skipped;
 }
 
-#define MB 1e6
-#define MS 1e6
+/* The thresholds of gp_advise_opts are in the seed tool's units: ms, and MB = 10^6 bytes
+ * (docs/advise.md); metrics are in ns and bytes. */
+#define OPT_MS_NS 1e6
+#define OPT_MB_BYTES 1e6
 
 /* One operation (range name) of a trace. */
 typedef struct op_acc {
@@ -137,20 +140,20 @@ static gp_status collect_ops(op_set *o, const gp_trace *t)
     return GP_OK;
 }
 
-/* Fills the parts every profile finding has: op, times, type, expected text, hint. */
+/* Fills the parts every profile finding has: op, times, type, metrics. */
 static void fill(gp_finding *f, const gp_trace *t, const op_acc *op, gp_ns current, gp_ns estimated,
                  gp_suggestion_type type, gp_ns span)
 {
-    f->op = op ? gp_trace_str(t, op->name) : NULL;
     f->current_ns = current;
     f->estimated_ns = estimated;
     f->gain_ns = current - estimated;
     f->type = type;
     f->priority = gp__advise_priority(f->gain_ns, span);
     if (op) {
-        gp__advise_evidence(f, "calls", (double)op->calls, "count");
-        gp__advise_evidence(f, "mean", (double)op->total / (double)op->calls / MS, "ms");
-        gp__advise_evidence(f, "total", (double)op->total / MS, "ms");
+        gp__advise_object(f, GP_OBJ_OP, gp_trace_str(t, op->name), op->total, op->calls);
+        gp__advise_metric(f, "calls", (double)op->calls, GP_FU_COUNT);
+        gp__advise_metric(f, "mean", (double)op->total / (double)op->calls, GP_FU_NS);
+        gp__advise_metric(f, "total", (double)op->total, GP_FU_NS);
     }
 }
 
@@ -158,66 +161,39 @@ static void fill(gp_finding *f, const gp_trace *t, const op_acc *op, gp_ns curre
 static gp_status op_rules(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank,
                           const op_acc *op, const gp_advise_opts *o, gp_ns span)
 {
-    const char *name = gp_trace_str(t, op->name);
-    double mean_ms = (double)op->total / (double)op->calls / MS;
+    double mean_ms = (double)op->total / (double)op->calls / OPT_MS_NS;
     bool gpu = op->gpu_calls * 2 > op->calls;
     gp_finding *f;
     if (gpu && mean_ms < o->gpu_op_max_ms) {
         if (!(f = gp__advise_add(a, cap, "routing_to_cpu", rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof f->title, "%.64s runs on the GPU but averages %.3f ms per call",
-                 name, mean_ms);
         fill(f, t, op, op->total, op->total / 2, GP_SUG_ROUTING, span);
-        f->expected = "about 2x: sub-millisecond GPU work is mostly launch, copy and "
-                      "synchronisation overhead";
-        f->suggestion = "Run it on the CPU (or fuse it into a neighbouring GPU op): keep small "
-                        "inputs on the host, and measure both placements with gpuprof diff.";
     }
     if (!gpu && op->mem > 0 && mean_ms > o->cpu_op_min_ms) {
         if (!(f = gp__advise_add(a, cap, "routing_to_gpu", rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof f->title,
-                 "%.64s runs on the CPU for %.1f ms per call and moves %.1f MB", name, mean_ms,
-                 (double)op->mem / MB);
         fill(f, t, op, op->total, op->total / 5, GP_SUG_ROUTING, span);
-        gp__advise_evidence(f, "memory", (double)op->mem / MB, "MB");
-        f->expected = "about 5x for data-parallel array work (after the copy to the device)";
-        f->suggestion = "Move it to the GPU (CuPy, torch on cuda, a CUDA kernel) and keep its "
-                        "data resident there so the copy is paid once.";
+        gp__advise_metric(f, "memory", (double)op->mem, GP_FU_BYTES);
     }
     if (op->run >= o->batch_min_calls && !op->parent) {
         if (!(f = gp__advise_add(a, cap, "batching", rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof f->title, "%.64s is called %u times in a row", name, op->run);
         /* 30 % of the total, without overflowing total * 3 (totals saturate at INT64_MAX) */
         gp_ns cut = op->total / 10 * 3 + op->total % 10 * 3 / 10;
         fill(f, t, op, op->total, op->total - cut, GP_SUG_BATCHING, span);
-        gp__advise_evidence(f, "calls_in_a_row", (double)op->run, "count");
-        f->expected = "about 30 % of its time: one call's fixed cost instead of one per item";
-        f->suggestion = "Batch the inputs and make one call (stack tensors, vectorise the loop, "
-                        "torch.vmap / foreach ops), or capture the sequence in a CUDA graph.";
+        gp__advise_metric(f, "calls_in_a_row", (double)op->run, GP_FU_COUNT);
     }
     if (op->calls >= o->cache_min_calls && mean_ms < o->cache_max_ms) {
         if (!(f = gp__advise_add(a, cap, "caching", rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof f->title, "%.64s: %llu small calls of %.3f ms on average", name,
-                 (unsigned long long)op->calls, mean_ms);
         fill(f, t, op, op->total, op->total / 2, GP_SUG_CACHING, span);
-        f->expected = "about half its time when half of the calls repeat an earlier input";
-        f->suggestion = "Cache or memoise the results of repeated inputs (functools.lru_cache, a "
-                        "lookup table, precomputed constants), or hoist the call out of the loop.";
     }
-    if ((double)op->mem > o->memory_min_mb * MB) {
+    if ((double)op->mem > o->memory_min_mb * OPT_MB_BYTES) {
         if (!(f = gp__advise_add(a, cap, "memory_heavy_op", rank)))
             return GP_ENOMEM;
-        snprintf(f->title, sizeof f->title, "%.64s allocates or moves %.1f MB in one call", name,
-                 (double)op->mem / MB);
         fill(f, t, op, op->total, op->total, GP_SUG_MEMORY, span);
-        gp__advise_evidence(f, "memory", (double)op->mem / MB, "MB");
-        f->priority = (double)op->mem >= 1000 * MB ? GP_PRIO_HIGH : GP_PRIO_MEDIUM;
-        f->expected = "lower peak memory (room for larger batches); time about the same";
-        f->suggestion = "Process it in chunks, reuse preallocated buffers, use a smaller dtype "
-                        "(fp16/bf16), free intermediates early, or checkpoint activations.";
+        gp__advise_metric(f, "memory", (double)op->mem, GP_FU_BYTES);
+        f->priority = (double)op->mem >= 1000 * OPT_MB_BYTES ? GP_PRIO_HIGH : GP_PRIO_MEDIUM;
     }
     return GP_OK;
 }
@@ -244,7 +220,7 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
     gp_trace_span(t, &s0, &s1);
     gp_ns span = s1 - s0;
     if (st == GP_OK && ops.n > 1)
-        qsort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */
+        gp__msort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */
     for (size_t i = 0; i < ops.n && st == GP_OK; i++)
         st = op_rules(a, cap, t, rank, &ops.v[i], o, span);
     /* GPU under-utilised: the GPU-tagged ranges cover little of the profile's span (traces with
@@ -258,19 +234,12 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
             if (!(f = gp__advise_add(a, cap, "gpu_underutilized", rank))) {
                 st = GP_ENOMEM;
             } else {
-                snprintf(f->title, sizeof f->title,
-                         "GPU ops cover %.1f%% of the profile's span: the GPU is mostly idle",
-                         util);
                 /* At the threshold's utilisation the same GPU work would take busy / util. */
                 gp_ns est = gp__ns_of_double((double)busy * 100.0 / o->util_max_pct);
                 fill(f, t, NULL, span, est < span ? est : span, GP_SUG_PARALLELIZATION, span);
-                gp__advise_evidence(f, "gpu_utilization", util, "%");
-                gp__advise_evidence(f, "gpu_busy", (double)busy / MS, "ms");
-                gp__advise_evidence(f, "span", (double)span / MS, "ms");
-                f->expected = "the span shrinks toward the GPU work once it runs concurrently";
-                f->suggestion = "Increase parallelism: larger batches, independent work on "
-                                "several CUDA streams, overlap host work and copies with GPU "
-                                "work, asynchronous launches instead of waiting per op.";
+                gp__advise_metric(f, "gpu_utilization", util / 100.0, GP_FU_RATIO);
+                gp__advise_metric(f, "gpu_busy", (double)busy, GP_FU_NS);
+                gp__advise_metric(f, "span", (double)span, GP_FU_NS);
             }
         }
     }

@@ -135,9 +135,10 @@ static void rank_notes(const gp_trace *t, const gp__view *v, bool many, gp_rank_
 typedef gp_status (*rank_fn)(const gp__view *v, gp_rank_analysis *r);
 
 static const rank_fn rank_analyses[] = {
-    gp__analyze_launch_stats, gp__analyze_activity,    gp__analyze_queues, gp__analyze_kernel_stats,
-    gp__analyze_temporal,     gp__analyze_top_kernels, gp__analyze_idle,   gp__analyze_types,
-    gp__analyze_bandwidth,    gp__analyze_peak_memory,
+    gp__analyze_launch_stats, gp__analyze_activity,    gp__analyze_queues,
+    gp__analyze_kernel_stats, gp__analyze_temporal,    gp__analyze_top_kernels,
+    gp__analyze_idle,         gp__analyze_types,       gp__analyze_bandwidth,
+    gp__analyze_peak_memory,  gp__analyze_idle_causes, gp__analyze_step_parts,
 };
 #define N_RANK_ANALYSES (sizeof rank_analyses / sizeof *rank_analyses)
 
@@ -214,6 +215,37 @@ static gp_status hta_negative_fallback(gp__view *v, gp_rank_analysis *r)
     return st;
 }
 
+/* Idle causes: each row's causes sum to its idle time, a device idles no longer than any of its
+ * streams (its busy time is their union); step parts sum to the step. */
+static void check_idle_causes(const gp_rank_analysis *r)
+{
+    const gp_idle_causes *dev = NULL;
+    for (size_t i = 0; i < r->n_idle_causes; i++) {
+        const gp_idle_causes *c = &r->idle_causes[i];
+        gp_ns sum = 0;
+        for (int k = 0; k < GP_IC_COUNT; k++)
+            sum += c->by_cause[k];
+        GP_INVARIANT(sum == c->idle && c->idle >= 0,
+                     "rank %d stream %lld: causes sum to %lld != %lld", (int)r->rank,
+                     (long long)c->stream, (long long)sum, (long long)c->idle);
+        if (c->stream == -1)
+            dev = c;
+        else
+            GP_INVARIANT(dev && dev->device == c->device && dev->idle <= c->idle,
+                         "rank %d stream %lld: the device idles longer than the stream",
+                         (int)r->rank, (long long)c->stream);
+    }
+    for (size_t i = 0; i < r->n_step_parts; i++) {
+        const gp_step_breakdown *b = &r->step_parts[i];
+        gp_ns sum = 0;
+        for (int k = 0; k < GP_SP_COUNT; k++)
+            sum += b->part[k];
+        GP_INVARIANT(sum == b->end - b->start, "rank %d step %lld: parts sum to %lld != %lld",
+                     (int)r->rank, (long long)b->step, (long long)sum,
+                     (long long)(b->end - b->start));
+    }
+}
+
 /* The invariants of docs/analyses.md ("Invariants"), checked in debug and sanitizer builds. */
 static void check_rank(const gp__view *v, const gp_rank_analysis *r)
 {
@@ -255,6 +287,7 @@ static void check_rank(const gp__view *v, const gp_rank_analysis *r)
     GP_INVARIANT(a->cpu_active >= 0 && a->cpu_active <= a->span && a->gpu_active >= 0 &&
                      a->gpu_active <= a->span && a->overlap <= GP_MIN(a->cpu_active, a->gpu_active),
                  "rank %d: activity unions exceed their span", (int)r->rank);
+    check_idle_causes(r);
     (void)v;
 }
 

@@ -2,8 +2,8 @@
  *
  * A view is built once per rank (view.c): it applies the step selection, the mode's event set and
  * rounding, classifies every GPU event once per distinct name, and joins each GPU event to its
- * launch by correlation id with one hash map. The analyses then sweep the view's arrays, which
- * are sorted once. */
+ * launch by correlation id (a sort-merge join of the two radix-sorted sides, no hash map). The
+ * analyses then sweep the view's arrays, which are sorted once. */
 #ifndef GP_ANALYZE_INTERNAL_H
 #define GP_ANALYZE_INTERNAL_H
 
@@ -16,6 +16,9 @@
 #include "core/util.h"
 
 #define GP__NO_TIME INT64_MIN
+
+/* Classification of names: compiled user rules plus the built-ins. */
+typedef struct gp__classifier gp__classifier;
 
 /* A GPU event selected for analysis. s/e are in the view's unit (ns, or whole us in HTA mode);
  * in HTA mode e < s is possible (sub-microsecond events rounded inward). */
@@ -45,8 +48,9 @@ typedef struct gp__step {
 typedef struct gp__view {
     const gp_trace *t;
     const gp_analyze_opts *o;
-    int64_t unit; /* ns per unit: 1, or 1000 in HTA mode */
-    gp__gev *g;   /* sorted by (s, e descending) */
+    const gp__classifier *c; /* the job's classifier (thread-safe to read) */
+    int64_t unit;            /* ns per unit: 1, or 1000 in HTA mode */
+    gp__gev *g;              /* sorted by (s, e descending) */
     size_t n_g, cap_g;
     /* CPU selection: a CPU event is kept when cpu_lo <= ts < cpu_hi. */
     gp_ns cpu_lo, cpu_hi;
@@ -68,14 +72,14 @@ typedef struct gp__view {
     gp_error note;
 } gp__view;
 
-/* Classification of names: compiled user rules plus the built-ins. */
-typedef struct gp__classifier gp__classifier;
 gp_status gp__classifier_new(const gp_analyze_opts *o, gp__classifier **out,
                              gp_error *err) GP_WARN_UNUSED;
 void gp__classifier_free(gp__classifier *c);
 gp_kernel_type gp__classify(const gp__classifier *c, const char *name, gp_event_kind kind);
 
 /* view.c */
+/* Builds v, the events of t the analyses read (options o, kernel types from c). On failure v is
+ * left empty (every array freed); on success the caller frees it with gp__view_free. */
 gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
                          const gp__classifier *c) GP_WARN_UNUSED;
 void gp__view_free(gp__view *v);
@@ -119,9 +123,15 @@ gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WAR
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
  * low_occ_*). */
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* idle_causes.c: what the host was doing while each stream and the whole device idled
+ * (idle_causes). */
+gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* step_parts.c: TensorBoard's step-time breakdown per selected step (step_parts). */
+gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
- * when the caller has it (one rank: the op rule's table, not computed again). */
+ * when the caller has it (one rank: the findings' ops by shape, gp__findings_ops, not computed
+ * again; a multi-rank job's ranks compute their own). */
 gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job,
                              const struct gp_ops *shape_ops) GP_WARN_UNUSED;
 /* analyze.c: gp_analyze_job, given the job's `gpuprof ops --by shape` table (NULL: none) for the
@@ -130,19 +140,75 @@ gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opt
                                    const struct gp_ops *shape_ops, gp_analysis **out,
                                    gp_error *err) GP_WARN_UNUSED;
 /* advise.c, for the rule files: a new finding (zeroed but for rule and rank) in a->findings
- * (capacity *cap), NULL when out of memory; an evidence line; the priority of a gain against a
- * base time (>= 30 % critical, >= 15 % high, >= 5 % medium, else low). */
+ * (capacity *cap), NULL when out of memory; a metric (name: static text; value in base units;
+ * dropped when the finding is full); an object it names (name copied, cut to fit; roof -1;
+ * NULL when the finding is full); the priority of a gain against a base time (>= 30 %
+ * critical, >= 15 % high, >= 5 % medium, else low). */
 gp_finding *gp__advise_add(gp_analysis *a, size_t *cap, const char *rule, int32_t rank);
-void gp__advise_evidence(gp_finding *f, const char *name, double value, const char *unit);
+void gp__advise_metric(gp_finding *f, const char *name, double value, gp_finding_unit unit);
+gp_finding_object *gp__advise_object(gp_finding *f, gp_object_kind kind, const char *name,
+                                     gp_ns time, uint64_t count);
 gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
+/* findings_cause.c: the dominant-cause findings of one rank (critical_path_<class>) from its
+ * critical paths (r->critical_paths, summed over the steps), appended to a->findings. ops (the
+ * rank's ops by shape, gp__findings_ops; may be NULL) give the roofline of the top GPU ops;
+ * syncs (may be NULL) the blocking calls of the steps: their time beyond one per step moves out
+ * of the path's CPU and launch time into the class "sync" (the host work that waited could have
+ * overlapped the GPU). t (may be NULL) names the data-loading cause's top Python function (the
+ * most self time inside the data-loading events). Nothing without a valid critical path. GP_ENOMEM.
+ * A test may hand it a rank analysis filled by hand. */
+struct gp_ops;
+struct gp__sync_sites;
+gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                            const gp_trace *t, const struct gp_ops *ops,
+                            const struct gp__sync_sites *syncs) GP_WARN_UNUSED;
+/* The order of a cause finding among the cause findings: 0 the largest class that is not GPU
+ * compute, 1 a pattern finding promoted to explain GPU compute (gp__cause_promote), 2 the
+ * GPU-compute one. */
+int gp__cause_rank(const gp_finding *f);
+/* When one rank's findings (a->findings[first..]) hold a GPU-compute cause, the GPU pattern
+ * finding (unfused_attention, fp32_gemm, op_below_roofline) with the largest gain, if that gain
+ * is at least 10 % of the GPU-compute path time, becomes a cause too: it says what the GPU
+ * computes too slowly, and is ranked before the generic GPU-compute finding. */
+void gp__cause_promote(gp_analysis *a, size_t first);
+/* findings_patterns.c: the pattern rules with an estimated gain on one rank's trace (unfused
+ * attention, fp32 GEMMs on tensor-core GPUs, syncs inside the step, op_below_roofline);
+ * docs/analyses.md. GP_ENOMEM. */
+gp_status gp__findings_patterns(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                                const gp_trace *t, const struct gp_ops *ops,
+                                const struct gp__sync_sites *syncs) GP_WARN_UNUSED;
+/* findings_syncs.c: the blocking host calls inside a trace's ProfilerStep windows, by call
+ * site (the call and the innermost Python frame, a user line outside torch when there is one),
+ * by time desc. beyond: the blocked time beyond the longest call of each step (one read per
+ * step is normal). All zero without steps. */
+typedef struct gp__sync_site {
+    const char *call, *frame; /* trace strings */
+    gp_ns time;
+    uint64_t count;
+} gp__sync_site;
+typedef struct gp__sync_sites {
+    gp__sync_site s[32];
+    size_t n;
+    gp_ns time, beyond, step_time;
+    uint64_t calls, steps;
+} gp__sync_sites;
+gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *out) GP_WARN_UNUSED;
+/* The sync_in_step rule on them (nothing when beyond is under 1 % of the step time); the first
+ * max sites as objects of f. GP_ENOMEM. */
+gp_status gp__findings_syncs(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
+                             const gp__sync_sites *s) GP_WARN_UNUSED;
+void gp__advise_sync_sites(gp_finding *f, const gp__sync_sites *s, size_t max);
+/* findings_patterns.c: the ops of t grouped by shape, with the roofline (*out NULL when t has
+ * no record_shapes args). The caller frees *out (gp_ops_free). GP_ENOMEM. */
+gp_status gp__findings_ops(const gp_trace *t, struct gp_ops **out) GP_WARN_UNUSED;
 /* advise_profile.c: the profile rules (gpuprof/advise.h) on one rank's trace. */
 gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
                              int32_t rank) GP_WARN_UNUSED;
-/* advise_ops.c: the "op_below_roofline" finding of trace t (docs/analyses.md), appended to
- * a->findings (capacity *cap), from t's op table by shape: ops when the caller has it (NULL:
- * computed here). Nothing without record_shapes args or a known peak. GP_ENOMEM. */
-gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const gp_trace *t,
-                         const struct gp_ops *ops) GP_WARN_UNUSED;
+/* advise_ops.c: the "op_below_roofline" finding of trace t (rank) from its ops grouped by shape
+ * (docs/analyses.md), appended to a->findings (capacity *cap). Nothing without a known peak.
+ * GP_ENOMEM. */
+gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const struct gp_ops *ops,
+                         int32_t rank) GP_WARN_UNUSED;
 
 /* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
  * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */
@@ -151,6 +217,31 @@ gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n
  * memory chart (dashboard_profile.c). GP_ENOMEM. */
 gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n,
                            const gp_summary *s) GP_WARN_UNUSED;
+
+/* step_parts.c: the step-time breakdown shared by the analyses and the dashboard. u[p] holds the
+ * union of the events of part p (sorted, disjoint); "other" is what no part covers. */
+typedef struct gp__step_split {
+    const gp_trace *t;
+    const gp__classifier *c;
+    const char *const *data_load;
+    size_t n_data_load;
+    gp__ivls u[GP_SP_OTHER];
+} gp__step_split;
+/* Builds the unions of every part over all of t's tracks: kernels (communication when the
+ * classifier calls the name COMMUNICATION), copies, memsets, runtime and driver calls, cpu_ops and
+ * user annotations matching the data-loading patterns (NULL: "DataLoader", "dataloader"), other
+ * cpu_ops. s borrows t, c and data_load. GP_ENOMEM (s is then empty). */
+gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__classifier *c,
+                              const char *const *data_load, size_t n_data_load) GP_WARN_UNUSED;
+/* Splits [start, end) among the parts by precedence: part[] sums to end - start exactly
+ * (start <= end). O(intervals inside the window + log n). */
+void gp__step_split_run(const gp__step_split *s, gp_ns start, gp_ns end, gp_ns part[GP_SP_COUNT]);
+void gp__step_split_free(gp__step_split *s);
+/* The ProfilerStep#N spans of t (user annotations or cpu_ops on CPU threads), by start; *out is
+ * the caller's (free), NULL when there is none. GP_ENOMEM. */
+gp_status gp__profiler_steps(const gp_trace *t, gp__step **out, size_t *n_out) GP_WARN_UNUSED;
+/* True when name contains one of the data-loading patterns (NULL or none: the defaults above). */
+bool gp__is_data_load(const char *name, const char *const *pat, size_t n_pat);
 
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;

@@ -42,7 +42,7 @@ const char *gp_kernel_type_name(gp_kernel_type t)
     return GP_NAME_OF(names, t, "UNKNOWN");
 }
 
-gp_kernel_type gp_kernel_type_parse(const char *s)
+gp_status gp_kernel_type_parse(const char *s, gp_kernel_type *out)
 {
     static const gp__named names[] = {{"computation", GP_KT_COMPUTATION},
                                       {"compute", GP_KT_COMPUTATION},
@@ -52,7 +52,11 @@ gp_kernel_type gp_kernel_type_parse(const char *s)
                                       {"memory", GP_KT_MEMORY},
                                       {"mem", GP_KT_MEMORY},
                                       {"other", GP_KT_OTHER}};
-    return (gp_kernel_type)GP_VALUE_OF_NOCASE(names, s, GP_KT_COUNT);
+    int v = GP_VALUE_OF_NOCASE(names, s, GP_KT_COUNT);
+    if (v == GP_KT_COUNT)
+        return GP_EINVAL;
+    *out = (gp_kernel_type)v;
+    return GP_OK;
 }
 
 void gp__classifier_free(gp__classifier *c)

@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/ivls.h"
 #include "core/util.h"
 
 enum { MAX_BARS = 16, MAX_STEPS = 64 };
+_Static_assert((int)GP_SP_COUNT <= (int)GP_DASH_SEGS, "a step bar holds every step part");
 
 static int part_busy_cmp(const void *x, const void *y)
 {
@@ -22,7 +24,7 @@ static int part_busy_cmp(const void *x, const void *y)
 static void keep_busiest(gp_dash_chart *c, int idle_at)
 {
     if (c->n_parts > 1)
-        qsort(c->parts, c->n_parts, sizeof *c->parts, part_busy_cmp);
+        gp__msort(c->parts, c->n_parts, sizeof *c->parts, part_busy_cmp);
     if (c->n_parts > MAX_BARS) {
         c->n_more = c->n_parts - MAX_BARS;
         c->n_parts = MAX_BARS;
@@ -167,88 +169,27 @@ static gp_status thread_stream_parts(gp_dashboard *d, gp_trace *const *traces, s
 
 /* ---- per-step breakdown --------------------------------------------------------------------- */
 
-enum { C_KERNEL, C_MEMCPY, C_MEMSET, C_COMM, C_RUNTIME, C_DATALOADER, C_CPU, C_OTHER, C_COUNT };
-static const char *const step_names[C_COUNT] = {
-    "kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "CPU exec", "other"};
-
-static int step_category(kt_names *kt, const gp_event *e)
+/* The dashboard's Steps bar: one bar per ProfilerStep, split by gp__step_split_run (the analyses'
+ * step breakdown, docs/analyses.md "Step breakdown"); the segments are gp_step_part's. */
+static gp_status rank_steps(gp_dashboard *d, const gp_trace *t, const gp__classifier *c,
+                            size_t *cap)
 {
-    gp_event_kind k = (gp_event_kind)e->kind;
-    const char *nm = gp_trace_str(kt->t, e->name);
-    switch (k) {
-    case GP_EV_KERNEL:
-        return kt_of(kt, e) == GP_KT_COMMUNICATION ? C_COMM : C_KERNEL;
-    case GP_EV_MEMCPY:
-        return C_MEMCPY;
-    case GP_EV_MEMSET:
-        return C_MEMSET;
-    case GP_EV_RUNTIME:
-    case GP_EV_DRIVER:
-        return C_RUNTIME;
-    case GP_EV_CPU_OP:
-    case GP_EV_USER_ANNOTATION:
-        if (strstr(nm, "DataLoader") || strstr(nm, "dataloader"))
-            return C_DATALOADER;
-        return k == GP_EV_CPU_OP ? C_CPU : -1;
-    default:
-        return -1;
+    gp__step *steps = NULL;
+    size_t n = 0;
+    gp_status st = gp__profiler_steps(t, &steps, &n);
+    if (st != GP_OK || n == 0)
+        return st;
+    gp__step_split sp;
+    if ((st = gp__step_split_init(&sp, t, c, NULL, 0)) != GP_OK) {
+        free(steps);
+        return st;
     }
-}
-
-/* Splits [s, e) among the categories' unions (sorted, disjoint) by priority: seg[c] for the
- * first category active at each instant, seg[C_OTHER] for none. pos[] are cursors into the lists,
- * kept between steps taken in time order. */
-static void split_step(const gp__ivls *u, size_t *pos, gp_ns s, gp_ns e, gp_ns *seg)
-{
-    gp_ns t = s;
-    while (t < e) {
-        int best = C_OTHER;
-        gp_ns next = e;
-        for (int c = 0; c < C_OTHER; c++) {
-            while (pos[c] < u[c].n && u[c].v[pos[c]].e <= t)
-                pos[c]++;
-            if (pos[c] >= u[c].n)
-                continue;
-            const gp__ivl *v = &u[c].v[pos[c]];
-            if (v->s <= t && best == C_OTHER)
-                best = c;
-            next = GP_MIN(next, v->s <= t ? v->e : v->s);
-        }
-        seg[best] += next - t;
-        t = next;
-    }
-}
-
-static gp_status rank_steps(gp_dashboard *d, kt_names *kt, size_t *cap)
-{
-    const gp_trace *t = kt->t;
-    gp__ivls u[C_COUNT] = {{0}}, steps = {0};
-    gp_status st = GP_OK;
-    for (size_t k = 0; k < t->n_tracks && st == GP_OK; k++) {
-        const gp_track *tr = &t->tracks[k];
-        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
-            const gp_event *e = &tr->events[i];
-            if (tr->kind == GP_TRACK_CPU_THREAD && e->kind == GP_EV_USER_ANNOTATION &&
-                strncmp(gp_trace_str(t, e->name), "ProfilerStep#", 13) == 0)
-                st = gp__ivls_push(&steps, e->ts, e->ts + e->dur);
-            int c = step_category(kt, e);
-            if (st == GP_OK && c >= 0 && e->dur > 0)
-                st = gp__ivls_push(&u[c], e->ts, e->ts + e->dur);
-        }
-    }
-    for (int c = 0; c < C_COUNT && st == GP_OK; c++)
-        if ((st = gp__ivls_sort(&u[c])) == GP_OK)
-            (void)gp__ivls_union_sorted(&u[c]);
-    if (st == GP_OK)
-        st = gp__ivls_sort(&steps);
-    size_t pos[C_COUNT] = {0};
-    for (size_t i = 0; st == GP_OK && i < steps.n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (d->steps.n_parts >= MAX_STEPS) {
             d->steps.n_more++;
             continue;
         }
-        gp_ns s = steps.v[i].s, e = steps.v[i].e;
-        gp_dash_part *p = new_part(&d->steps, cap, t, e - s);
+        gp_dash_part *p = new_part(&d->steps, cap, t, steps[i].end - steps[i].ts);
         if (!p) {
             st = GP_ENOMEM;
             break;
@@ -257,13 +198,13 @@ static gp_status rank_steps(gp_dashboard *d, kt_names *kt, size_t *cap)
             snprintf(p->label, sizeof p->label, "rank %d step %zu", (int)t->rank, i + 1);
         else
             snprintf(p->label, sizeof p->label, "step %zu", i + 1);
-        if (i > 0 && s < steps.v[i - 1].e) /* overlapping steps (two threads): cursors restart */
-            memset(pos, 0, sizeof pos);
-        split_step(u, pos, s, e, p->seg);
+        gp_ns part[GP_SP_COUNT];
+        gp__step_split_run(&sp, steps[i].ts, steps[i].end, part);
+        for (int k = 0; k < GP_SP_COUNT; k++)
+            p->seg[k] = part[k];
     }
-    for (int c = 0; c < C_COUNT; c++)
-        gp__ivls_free(&u[c]);
-    gp__ivls_free(&steps);
+    gp__step_split_free(&sp);
+    free(steps);
     return st;
 }
 
@@ -280,8 +221,11 @@ gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n
         st = thread_stream_parts(d, traces, n, kts);
     size_t cap = 0;
     for (size_t i = 0; i < n && st == GP_OK; i++)
-        st = rank_steps(d, &kts[i], &cap);
-    for (int k = 0; k < C_COUNT; k++)
+        st = rank_steps(d, traces[i], c, &cap);
+    static const char *const step_names[GP_SP_COUNT] = {"kernel",        "memcpy",  "memset",
+                                                        "communication", "runtime", "dataloader",
+                                                        "CPU exec",      "other"};
+    for (int k = 0; k < GP_SP_COUNT; k++)
         d->steps.seg_names[k] = step_names[k];
     for (size_t i = 0; kts && i < n; i++)
         free(kts[i].type);

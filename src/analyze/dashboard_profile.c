@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/util.h"
 
 enum { MAX_SEGS = GP_DASH_SEGS - 1, BUCKETS = 600 };
@@ -121,7 +122,7 @@ static gp_status range_memory(gp_dashboard *d, mem_pt *pts, size_t n)
 {
     if (n == 0 || d->n_mem > 0)
         return GP_OK;
-    qsort(pts, n, sizeof *pts, mem_pt_cmp);
+    gp__msort(pts, n, sizeof *pts, mem_pt_cmp);
     const mem_pt *top = &pts[0];
     for (size_t i = 1; i < n; i++)
         if (pts[i].v > top->v)
@@ -231,7 +232,7 @@ gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n, c
                                .gpu_util = r->gpu_util};
     }
     if (st == GP_OK)
-        qsort(d->prof_ops, d->n_prof_ops, sizeof *d->prof_ops, op_total_cmp);
+        gp__msort(d->prof_ops, d->n_prof_ops, sizeof *d->prof_ops, op_total_cmp);
     if (st == GP_OK)
         st = scan(d, traces, n, &pts, &n_pts);
     for (size_t i = 0; st == GP_OK && i < d->n_prof_ops; i++)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/group_table.h"
 #include "core/ivls.h"
 #include "core/stats.h"
@@ -210,7 +211,7 @@ static gp_status match_names(gp__group_table *tab, const size_t *counts)
         m++;
     }
     if (st == GP_OK)
-        qsort(u, m, sizeof *u, cmp_unmatched);
+        gp__msort(u, m, sizeof *u, cmp_unmatched);
     for (size_t a = 0, b; a < m && st == GP_OK; a = b) {
         for (b = a + 1; b < m && u[b].kind == u[a].kind && strcmp(u[b].key, u[a].key) == 0; b++)
             ;
@@ -279,7 +280,7 @@ static gp_status run_metrics(const gp_trace *t, double *vals)
     if (m) {
         /* Per device: the span of its GPU work minus the union of it (core/ivls.h, the rule the
          * analyses use), summed over devices. */
-        qsort(iv, m, sizeof *iv, cmp_ival);
+        gp__msort(iv, m, sizeof *iv, cmp_ival);
         gp_ns idle = 0;
         for (size_t i = 0, j; i < m; i = j) {
             gp_ns end = iv[i].b;
@@ -411,8 +412,9 @@ static void fill_side(gp_diff_side *s, side_acc *a, size_t n_runs)
     s->mem_peak = a->mem_peak;
 }
 
-static const char *const metric_names[GP_DIFF_METRIC_COUNT] = {"total_time", "gpu_time",
-                                                               "idle_time", "peak_memory"};
+static const char *const metric_names[GP_DIFF_METRIC_COUNT] = {
+    "total_time", "gpu_work_sum", /* was "gpu_time": a sum over streams, not a share of the span */
+    "idle_time", "peak_memory"};
 static const char *const metric_units[GP_DIFF_METRIC_COUNT] = {"ns", "ns", "ns", "bytes"};
 
 /* Collects one run's events into the group table. memo caches name id -> group per kind. */
@@ -606,7 +608,7 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
         }
     }
     if (d->n_types > 1)
-        qsort(d->types, d->n_types, sizeof *d->types, cmp_share);
+        gp__msort(d->types, d->n_types, sizeof *d->types, cmp_share);
     /* Findings by rule id (ranks merged; gains summed, per run). */
     cap = an[0]->n_findings + an[1]->n_findings;
     if (cap && !(d->findings = calloc(cap, sizeof *d->findings))) {
@@ -624,13 +626,15 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
                 df = &d->findings[d->n_findings++];
                 snprintf(df->rule, sizeof df->rule, "%s", f->rule);
                 df->change = s == 0 ? GP_DIFF_FINDING_RESOLVED : GP_DIFF_FINDING_NEW;
-                snprintf(df->title, sizeof df->title, "%s", f->title);
-                df->suggestion = f->suggestion;
+                df->finding = *f;
+                df->finding.ranks = NULL;
+                df->finding.n_ranks = 0;
             } else if (s == 1) {
                 if (df->change == GP_DIFF_FINDING_RESOLVED) {
                     df->change = GP_DIFF_FINDING_PERSISTS;
-                    snprintf(df->title, sizeof df->title, "%s", f->title);
-                    df->suggestion = f->suggestion;
+                    df->finding = *f;
+                    df->finding.ranks = NULL;
+                    df->finding.n_ranks = 0;
                 }
             }
             if (s == 0)
@@ -640,7 +644,7 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
         }
     }
     if (d->n_findings > 1)
-        qsort(d->findings, d->n_findings, sizeof *d->findings, cmp_finding);
+        gp__msort(d->findings, d->n_findings, sizeof *d->findings, cmp_finding);
     d->analyzed = true;
 done:
     gp_analysis_free(an[0]);
@@ -674,8 +678,8 @@ static gp_status compute_metrics(gp_diff *d, const double *mvals, double *xs, do
         mt->delta_pct = NAN;
         if (!mt->present)
             continue;
-        qsort(xs, nx, sizeof *xs, gp__cmp_double);
-        qsort(ys, ny, sizeof *ys, gp__cmp_double);
+        gp__msort(xs, nx, sizeof *xs, gp__cmp_double);
+        gp__msort(ys, ny, sizeof *ys, gp__cmp_double);
         mt->base = gp__median_sorted(xs, nx);
         mt->cur = gp__median_sorted(ys, ny);
         mt->delta = mt->cur - mt->base;
@@ -724,7 +728,7 @@ static gp_status build_row(gp_diff *d, dgroup *g, double *xs, double *ys)
     for (int s = 0; s < 2; s++) {
         for (size_t r = 0; r < counts[s]; r++)
             samples[s][r] = g->side[s].run_tot ? g->side[s].run_tot[r] : 0;
-        qsort(samples[s], counts[s], sizeof(double), gp__cmp_double);
+        gp__msort(samples[s], counts[s], sizeof(double), gp__cmp_double);
     }
     uint64_t seed = o->seed ^ gp__group_hash(row->kind, row->name, strlen(row->name));
     gp_status st = GP_OK;
@@ -873,7 +877,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     if ((st = decide(d, xs)) != GP_OK) /* xs holds at least tab.n >= n_rows values */
         goto done;
     if (d->n_rows > 1)
-        qsort(d->rows, d->n_rows, sizeof *d->rows, cmp_rows);
+        gp__msort(d->rows, d->n_rows, sizeof *d->rows, cmp_rows);
     if (opts->analyze) {
         if ((st = analyze_sides(d, base, n_base, cur, n_cur, err)) != GP_OK) {
             err_filled = true;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/stats.h"
 
 /* ---- PRNG --------------------------------------------------------------------------------- */
@@ -271,7 +272,7 @@ gp_status gp__boot_ratio_ci(const double *x, size_t nx, const double *y, size_t 
             r[k++] = my / mx;
     }
     if (k * 2 >= b) {
-        qsort(r, k, sizeof *r, gp__cmp_double);
+        gp__msort(r, k, sizeof *r, gp__cmp_double);
         *lo = gp__quantile_sorted_d(r, k, alpha / 2.0);
         *hi = gp__quantile_sorted_d(r, k, 1.0 - alpha / 2.0);
     }

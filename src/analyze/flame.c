@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/demangle.h"
 #include "core/invariant.h"
 #include "core/imap.h"
@@ -504,7 +505,7 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
             grouped = 0;
         }
         if (nk > 1)
-            qsort(kids, nk, sizeof *kids, kid_cmp);
+            gp__msort(kids, nk, sizeof *kids, kid_cmp);
         gp_ns kept = 0;
         out[fi].first_child = (uint32_t)n_out;
         gp_ns x = out[fi].x;

@@ -1,6 +1,7 @@
 /* Launch statistics (CPU launch duration, launch delay, outliers, CUDA graphs), queue length per
- * stream and memcpy bandwidth over time. Launches are joined to GPU work with one hash map on the
- * correlation id; queue lengths need one sort of the launch/start boundaries. */
+ * stream and memcpy bandwidth over time. Each GPU event arrives joined to its launch (the view's
+ * sort-merge join on the correlation id, view.c); queue lengths need one sort of the launch/start
+ * boundaries. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #include "gpuprof/diff.h"
 #include "gpuprof/summary.h"
 
+#include "core/msort.h"
 #include "core/demangle.h"
 
 static void copy_trunc(const char *s, size_t len, char *out, size_t cap)
@@ -244,7 +245,7 @@ static void sort_by_short(name_ix *ix, size_t n, char *out, size_t cap)
 {
     for (size_t k = 0; k < n; k++)
         ix[k] = (name_ix){out + k * cap, k};
-    qsort(ix, n, sizeof *ix, cmp_name_ix);
+    gp__msort(ix, n, sizeof *ix, cmp_name_ix);
 }
 
 /* gp_shorten_names_unique, shown[k] being the text of names[k] (its demangled form, or itself):

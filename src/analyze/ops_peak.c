@@ -57,16 +57,22 @@ const char *gp_ops_sort_name(gp_ops_sort sort)
     return GP_NAME_OF(sort_names, sort, "?");
 }
 
-gp_ops_by gp_ops_by_parse(const char *s)
+gp_status gp_ops_by_parse(const char *s, gp_ops_by *out)
 {
     int i = gp__index_of(by_names, GP_ARRAY_LEN(by_names), s, false);
-    return i < 0 ? GP_OPS_BY_COUNT : (gp_ops_by)i;
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (gp_ops_by)i;
+    return GP_OK;
 }
 
-gp_ops_sort gp_ops_sort_parse(const char *s)
+gp_status gp_ops_sort_parse(const char *s, gp_ops_sort *out)
 {
     int i = gp__index_of(sort_names, GP_ARRAY_LEN(sort_names), s, false);
-    return i < 0 ? GP_OPS_SORT_COUNT : (gp_ops_sort)i;
+    if (i < 0)
+        return GP_EINVAL;
+    *out = (gp_ops_sort)i;
+    return GP_OK;
 }
 
 const char *gp_op_category_name(gp_op_category c)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/group_table.h"
 #include "core/invariant.h"
 #include "core/stats.h"
@@ -38,7 +39,7 @@ typedef struct group {
 static void add_range_args(const gp_trace *t, const gp_event *ev, group *g)
 {
     int64_t v;
-    if (ev->kind != GP_EV_RANGE || ev->extra == 0)
+    if (ev->kind != GP_EV_RANGE || !gp_event_has_args(ev))
         return;
     if (gp_event_arg_int(t, ev, "mem_peak_bytes", &v)) {
         g->mem_sum += (double)v;
@@ -242,7 +243,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
             ks->rows[i].share =
                 ks->denominator > 0 ? (double)ks->rows[i].self_total / (double)ks->denominator : 0;
         if (ks->n_rows > 1)
-            qsort(ks->rows, ks->n_rows, sizeof *ks->rows, cmp_rows);
+            gp__msort(ks->rows, ks->n_rows, sizeof *ks->rows, cmp_rows);
     }
     /* Top-N bottlenecks: GPU work when the selected kinds hold any, else CPU ops and
      * annotations/ranges, by self time. */
@@ -262,7 +263,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
                 s->n_top += s->kinds[k].n_rows;
             }
         }
-        qsort(s->top, s->n_top, sizeof *s->top, cmp_rows);
+        gp__msort(s->top, s->n_top, sizeof *s->top, cmp_rows);
         size_t top_n = opts->top_n ? opts->top_n : 10;
         if (s->n_top > top_n)
             s->n_top = top_n;

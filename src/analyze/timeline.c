@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 #include "core/imap.h"
 #include "core/util.h"
 #include "gpuprof/analyze.h"
@@ -203,7 +204,7 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
         }
     }
     if (n > 1)
-        qsort(pts, n, sizeof *pts, mem_cmp);
+        gp__msort(pts, n, sizeof *pts, mem_cmp);
     gp_status s = GP_OK;
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -298,7 +299,7 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             o->k2 = o->cls == 0 ? tr->stream : tr->sort_index;
         }
         if (no > 1)
-            qsort(ord, no, sizeof *ord, order_cmp);
+            gp__msort(ord, no, sizeof *ord, order_cmp);
         for (size_t k = 0; k < no; k++) {
             const gp_track *tr = &t->tracks[ord[k].track];
             if (ord[k].cls == 1 && !opts->cpu_rows)

@@ -459,6 +459,7 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
     memset(v, 0, sizeof(*v));
     v->t = t;
     v->o = o;
+    v->c = c;
     v->unit = o->hta ? 1000 : 1;
     view_tasks vt = {.v = v, .c = c, .st = {GP_OK, GP_OK}};
     gp__par_for(2, gp__rank_threads(t, o, 2), run_view_task, &vt);
@@ -489,5 +490,8 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
         gp_error_note(&v->note,
                       "No GPU event carries a correlation id matching a launch: host_wait, launch "
                       "delays and queue lengths are unavailable.");
-    return count_rule_breaks(v);
+    st = count_rule_breaks(v);
+    if (st != GP_OK)
+        gp__view_free(v); /* on failure the caller has nothing to free */
+    return st;
 }

@@ -251,15 +251,17 @@ static const view_def views[] = {
               .python = "t.analyze(format=\"json\")",
               .doc = "every analysis table and the findings (docs/analyses.md)"},
      .build = build_analysis},
-    {.info = {.name = "kernels",
-              .route = "/api/profiler/kernels/",
-              .label = "kernels",
-              .linked = true,
-              .keep_op_shapes = true,
-              .params = "",
-              .cli = "gpuprof ops --json --by kernel DIR/NAME",
-              .python = "t.ops(by=\"kernel\", format=\"json\")",
-              .doc = "each kernel with the ops that launched it, GPU time, counts (docs/ops.md)"},
+    {.info =
+         {.name = "kernels",
+          .route = "/api/profiler/kernels/",
+          .label = "kernels",
+          .linked = true,
+          .keep_op_shapes = true,
+          .params = "",
+          .cli = "gpuprof ops --json --by kernel DIR/NAME",
+          .python = "t.ops(by=\"kernel\", format=\"json\")",
+          .doc =
+              "each kernel with the ops that launched it, its GPU work sum, counts (docs/ops.md)"},
      .build = build_ops,
      .ops_by = GP_OPS_BY_KERNEL},
     {.info = {.name = "ops",
@@ -333,7 +335,7 @@ static const view_def views[] = {
               .doc = "a compile log: `gpuprof compile NAME --json` (compile ids, graph breaks, "
                      "recompilations, failures, phase times, fusion, ranks and their divergences; "
                      "docs/compile.md); a trace or job: one entry per rank, the compiled regions, "
-                     "their GPU time, kernels and launch overhead, eager vs compiled time (the "
+                     "their GPU work sum, kernels and launch overhead, eager vs compiled time (the "
                      "command: a trace file)"},
      .build = build_compile,
      .json = true},
@@ -396,7 +398,7 @@ static gp_status params(const view_def *v, const gp_view_params *p, gp__pipe *pi
         if (strcmp(p->by, "stack") != 0 && strcmp(p->by, "module") != 0)
             return gp_error_set(err, GP_EINVAL, "by: expected stack or module");
         pipe->flame_by = p->by[0] == 'm' ? GP_FLAME_BY_MODULE : GP_FLAME_BY_STACK;
-    } else if (p->by && v->ops_by < 0 && (pipe->ops_by = gp_ops_by_parse(p->by)) == GP_OPS_BY_COUNT)
+    } else if (p->by && v->ops_by < 0 && gp_ops_by_parse(p->by, &pipe->ops_by) != GP_OK)
         return gp_error_set(
             err, GP_EINVAL,
             "by: expected name, shape, module, line, annotation, kernel or instance");

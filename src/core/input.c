@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/util.h"
+
 #define ZIN_CAP (256u * 1024) /* compressed bytes read at a time */
 
 /* Starts the inflater of a gzip file (magic bytes seen). */
@@ -55,7 +57,8 @@ gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_
      * the descriptor itself, then reads block as usual. */
     in->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (in->fd < 0)
-        return gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: cannot open: %s", path,
+                            strerror(errno));
     struct stat st;
     gp_status s = GP_OK;
     int flags;
@@ -72,7 +75,8 @@ gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_
         close(in->fd);
         in->fd = open(path, O_RDONLY | O_CLOEXEC);
         if (in->fd < 0)
-            return gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
+            return gp_error_set(err, gp__status_of_errno(errno), "%s: cannot open: %s", path,
+                                strerror(errno));
         if (fstat(in->fd, &st) != 0)
             s = gp_error_set(err, GP_EIO, "%s: cannot open: %s", path, strerror(errno));
         else if (S_ISDIR(st.st_mode))
@@ -271,6 +275,19 @@ gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
         *got = (size_t)n;
         return GP_OK;
     }
+}
+
+size_t gp__input_peek(const gp__input *in, char *buf, size_t cap)
+{
+    if (in->mem) {
+        size_t n = GP_MIN(cap, in->mem_len - in->mem_pos);
+        memcpy(buf, in->mem + in->mem_pos, n);
+        return n;
+    }
+    if (in->compressed || in->fd < 0 || in->file_size == 0 || in->consumed != 0)
+        return 0; /* gzip, a stream, or already reading: nothing to look at without consuming */
+    ssize_t n = pread(in->fd, buf, cap, 0);
+    return n > 0 ? (size_t)n : 0;
 }
 
 uint64_t gp__input_raw_pos(const gp__input *in)

@@ -52,6 +52,10 @@ void gp__input_open_mem(gp__input *in, const char *data, size_t len, const char 
  * at which compressed byte, the uncompressed offset reached, and where the member started. */
 gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got,
                          gp_error *err) GP_WARN_UNUSED;
+/* Copies up to cap of the first bytes of a plain regular file or a memory input into buf without
+ * consuming them (before the first read); returns how many. 0 for gzip input and streams (they
+ * cannot be looked at without reading them) and on error: a caller then decides without them. */
+size_t gp__input_peek(const gp__input *in, char *buf, size_t cap);
 /* Bytes of the on-disk file consumed so far (for progress); equals consumed for plain files. */
 uint64_t gp__input_raw_pos(const gp__input *in);
 void gp__input_close(gp__input *in);

@@ -19,6 +19,18 @@
 
 #define GP__MSORT_MIN_RUN 32
 
+/* A qsort-style comparison: negative, zero or positive. */
+typedef int (*gp__cmp_fn)(const void *, const void *);
+
+/* Sorts base[0, n) (elements of size bytes) stably by cmp: equal elements keep their order, so
+ * the result never depends on the C library (glibc's qsort promises no order for ties, and
+ * changed algorithms in 2.37). The drop-in for qsort where the comparison need not inline (small
+ * arrays, rows of a table); hot paths use GP__DEFINE_MERGE_SORT. Never fails: without memory for
+ * its buffer it merges in place, in O(n log^2 n). */
+void gp__msort(void *base, size_t n, size_t size, gp__cmp_fn cmp);
+/* gp__msort without a buffer (no allocation; O(n log^2 n)): for out-of-memory paths and tests. */
+void gp__msort_in_place(void *base, size_t n, size_t size, gp__cmp_fn cmp);
+
 /* Defines `static bool name(T *a, size_t n)`: sorts a[0, n) stably by cmp(const T *, const T *)
  * (negative, zero or positive). Returns false only when out of memory; a is then a permutation of
  * its input, not necessarily sorted. */

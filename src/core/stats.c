@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -27,13 +29,13 @@ void gp__sort_i64(int64_t *v, size_t n)
         return;
     }
     if (n < 4096) {
-        qsort(v, n, sizeof *v, cmp_i64);
+        gp__msort(v, n, sizeof *v, cmp_i64);
         return;
     }
     /* LSD radix sort on the sign-flipped value, 16 bits at a time, skipping constant digits. */
     uint64_t *a = (uint64_t *)v, *tmp = malloc(n * sizeof *tmp);
     if (!tmp) {
-        qsort(v, n, sizeof *v, cmp_i64);
+        gp__msort(v, n, sizeof *v, cmp_i64);
         return;
     }
     for (size_t i = 0; i < n; i++)
@@ -44,7 +46,7 @@ void gp__sort_i64(int64_t *v, size_t n)
         free(tmp);
         for (size_t i = 0; i < n; i++)
             a[i] ^= 0x8000000000000000ULL;
-        qsort(v, n, sizeof *v, cmp_i64);
+        gp__msort(v, n, sizeof *v, cmp_i64);
         return;
     }
     for (int shift = 0; shift < 64; shift += 16) {
@@ -98,7 +100,7 @@ double gp__median_d(double *v, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof *v, gp__cmp_double);
+    gp__msort(v, n, sizeof *v, gp__cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

@@ -1,11 +1,15 @@
 #include "core/strtab.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/util.h"
 
-#define CHUNK_MIN (64 * 1024)
+#define ARENA_CHUNK_MIN (64 * 1024)
 
 gp_status gp__strtab_init(gp__strtab *t)
 {
@@ -55,7 +59,7 @@ static gp_status rehash(gp__strtab *t)
 static char *arena_copy(gp__strtab *t, const char *s, size_t len)
 {
     if (t->chunk_used + len + 1 > t->chunk_cap) {
-        size_t cap = len + 1 > CHUNK_MIN ? len + 1 : CHUNK_MIN;
+        size_t cap = len + 1 > ARENA_CHUNK_MIN ? len + 1 : ARENA_CHUNK_MIN;
         char *c = malloc(cap);
         if (!c)
             return NULL;
@@ -76,16 +80,45 @@ static char *arena_copy(gp__strtab *t, const char *s, size_t len)
     return d;
 }
 
+/* The process's secret seed of every table's hash: drawn once (getrandom, else the clock, the
+ * process id and an address), never 0 once drawn. Ids never depend on it (they are given in
+ * insertion order), so outputs do not either; only the slots probed do. */
+static _Atomic uint64_t g_seed;
+
+static uint64_t draw_seed(void)
+{
+    uint64_t s = 0;
+    if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ULL ^ (uint64_t)ts.tv_sec ^
+            (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&s;
+    }
+    s |= 1;
+    uint64_t expected = 0; /* the first drawer wins: every table of the process shares one seed */
+    atomic_compare_exchange_strong(&g_seed, &expected, s);
+    return atomic_load(&g_seed);
+}
+
 uint64_t gp__strtab_hash(const char *s, size_t n)
 {
-    if (n <= 48)
-        return gp__hash_bytes(s, n);
-    char sample[48 + sizeof n];
-    memcpy(sample, s, 16);
-    memcpy(sample + 16, s + n / 2 - 8, 16);
-    memcpy(sample + 32, s + n - 16, 16);
-    memcpy(sample + 48, &n, sizeof n);
-    return gp__hash_bytes(sample, sizeof sample);
+    uint64_t seed = atomic_load_explicit(&g_seed, memory_order_relaxed);
+    if (__builtin_expect(seed == 0, 0))
+        seed = draw_seed();
+    return gp__hash_bytes_seeded(s, n, seed);
+}
+
+size_t gp__strtab_probes(const gp__strtab *t, const char *s, size_t len)
+{
+    uint32_t h32 = (uint32_t)gp__strtab_hash(s, len);
+    size_t probes = 1;
+    for (size_t i = h32 & (t->n_slots - 1); t->slots[i] != 0; i = (i + 1) & (t->n_slots - 1)) {
+        const gp__strent *e = &t->ents[t->slots[i]];
+        if (e->hash32 == h32 && e->len == len && memcmp(e->s, s, len) == 0)
+            break;
+        probes++;
+    }
+    return probes;
 }
 
 uint32_t gp__strtab_find(const gp__strtab *t, const char *s, size_t len)

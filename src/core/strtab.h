@@ -29,10 +29,13 @@ typedef struct gp__strtab gp__strtab;
 
 gp_status gp__strtab_init(gp__strtab *t) GP_WARN_UNUSED;
 void gp__strtab_free(gp__strtab *t);
-/* The table's hash of a string: every insert and lookup uses it. Long strings (templated kernel
- * names differ in the middle) hash a sample — head, middle, tail and length — and rely on the full
- * compare on a hit. */
+/* The table's hash of a string: every insert and lookup uses it. Every byte is hashed, from a
+ * seed drawn once per process, so no file can be prepared whose names share a hash (a sample of
+ * the bytes let 64 K crafted names take 20 s to intern: docs/performance.md, "String table"). */
 uint64_t gp__strtab_hash(const char *s, size_t n);
+/* The slots a lookup of s[0..len) visits (1 when the first slot decides), present or not: the
+ * cost of an insert or a lookup, for the hardening tests. */
+size_t gp__strtab_probes(const gp__strtab *t, const char *s, size_t len);
 /* Interns s[0..len) with precomputed hash h, which must be gp__strtab_hash(s, len). */
 gp_status gp__strtab_intern_h(gp__strtab *t, const char *s, size_t len, uint64_t h,
                               uint32_t *id) GP_WARN_UNUSED;

@@ -1,6 +1,8 @@
 #include "core/util.h"
+
 #include "core/invariant.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,8 +93,13 @@ static inline uint64_t mix(uint64_t a, uint64_t b)
 
 uint64_t gp__hash_bytes(const void *data, size_t n)
 {
+    return gp__hash_bytes_seeded(data, n, 0);
+}
+
+uint64_t gp__hash_bytes_seeded(const void *data, size_t n, uint64_t seed)
+{
     const uint8_t *p = data;
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n ^ seed;
     while (n >= 16) {
         h = mix(rd64(p) ^ 0xa0761d6478bd642fULL, rd64(p + 8) ^ h);
         p += 16;
@@ -107,6 +114,11 @@ uint64_t gp__hash_bytes(const void *data, size_t n)
             a |= (uint64_t)p[i] << (8 * i);
     }
     return mix(a ^ 0xe7037ed1a0b428dbULL, b ^ h ^ 0x8ebc6af09c88c6e3ULL);
+}
+
+gp_status gp__status_of_errno(int e)
+{
+    return e == ENOENT || e == ENOTDIR ? GP_ENOENT : e == ENOMEM ? GP_ENOMEM : GP_EIO;
 }
 
 void gp__zero(void *p, size_t n)

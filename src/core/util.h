@@ -117,8 +117,15 @@ static inline int64_t gp__ns_of_double(double d)
     return d < 0 ? INT64_MIN : 0; /* d < -2^63, else NaN */
 }
 
+/* The status of a failed open or stat of an input: GP_ENOENT when nothing is at the path (ENOENT,
+ * ENOTDIR), GP_ENOMEM for ENOMEM, else GP_EIO. Writing a file keeps GP_EIO (an output error). */
+gp_status gp__status_of_errno(int e);
+
 /* 64-bit hash of bytes (wyhash-style mixing); stable across runs. */
 uint64_t gp__hash_bytes(const void *p, size_t n);
+/* The same hash of every byte of p[0..n) from a seed (gp__hash_bytes is seed 0). A table keyed by
+ * untrusted text uses a secret seed, so nobody can prepare inputs that share a hash. */
+uint64_t gp__hash_bytes_seeded(const void *p, size_t n, uint64_t seed);
 static inline uint64_t gp__hash_u64(uint64_t x)
 {
     x ^= x >> 33;

@@ -25,7 +25,7 @@ static const char *cat_of(const gp_trace *t, const gp_event *ev)
     case GP_EV_INSTANT:
         return NULL;
     case GP_EV_OTHER:
-        return ev->extra ? gp_trace_str(t, ev->extra) : NULL;
+        return gp_event_category(ev) ? gp_trace_str(t, gp_event_category(ev)) : NULL;
     default:
         return gp_event_kind_name((gp_event_kind)ev->kind);
     }
@@ -120,8 +120,8 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev)
     } else if (ev->correlation) {
         gp__jw_kv_int(w, "correlation", ev->correlation);
     }
-    if ((kind == GP_EV_RUNTIME || kind == GP_EV_DRIVER) && ev->extra)
-        gp__jw_kv_int(w, "cbid", (int64_t)ev->extra - 1);
+    if (gp_event_cbid(ev) >= 0)
+        gp__jw_kv_int(w, "cbid", gp_event_cbid(ev));
     if (gp_event_cpu_stream(ev) >= 0)
         gp__jw_kv_int(w, "stream", gp_event_cpu_stream(ev));
     const gp_py_info *py = gp_event_py_info(t, ev);

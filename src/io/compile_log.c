@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/msort.h"
 #include "core/input.h"
+#include "core/util.h"
 #include "io/compile_log_internal.h"
 
 #define CHUNK ((size_t)1 << 20)
@@ -285,7 +287,7 @@ static gp_status list_dir(const char *path, char ***names, size_t *n, uint64_t *
         st = gp_error_set(err, GP_EIO,
                           "%s: no TORCH_TRACE logs in this directory (*.log, *.log.gz)", path);
     if (st == GP_OK)
-        qsort(*names, *n, sizeof **names, cmp_str);
+        gp__msort(*names, *n, sizeof **names, cmp_str);
     return st;
 }
 
@@ -346,7 +348,7 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
-        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     gp_compile_log *log;
     if (new_log(&log) != GP_OK)
         return gp_error_set(err, GP_ENOMEM, "out of memory");

@@ -6,15 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/msort.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
-
-static bool is_trace_name(const char *n)
-{
-    size_t l = strlen(n);
-    return (l > 5 && strcmp(n + l - 5, ".json") == 0) ||
-           (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -31,7 +25,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     gp_job *job = calloc(1, sizeof *job);
     if (!job)
         return gp_error_set(err, GP_ENOMEM, "out of memory");
@@ -46,7 +40,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
         }
         struct dirent *de;
         while ((de = readdir(d)) != NULL) {
-            if (de->d_name[0] == '.' || !is_trace_name(de->d_name))
+            if (!gp_trace_file_name(de->d_name))
                 continue;
             char **slot = GP_PUSH(names, n_names, cap_names);
             size_t len = strlen(path) + strlen(de->d_name) + 2;
@@ -63,7 +57,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
                              path);
             goto done;
         }
-        qsort(names, n_names, sizeof *names, cmp_str);
+        gp__msort(names, n_names, sizeof *names, cmp_str);
     } else {
         char **slot = GP_PUSH(names, n_names, cap_names);
         if (!slot || !(*slot = strdup(path))) {
@@ -105,7 +99,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
         }
         job->ranks_from_file_order = true;
     }
-    qsort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
+    gp__msort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
 done:
     for (size_t i = 0; i < n_names; i++)
         free(names[i]);

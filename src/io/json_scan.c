@@ -8,8 +8,9 @@
  * have side effects on the model, so a retry is harmless. Memory therefore grows with the events
  * kept, not with the file: the buffer holds one chunk plus the longest element.
  *
- * The buffer is always followed by at least PAD zero bytes: buf[len] == '\0' is the end sentinel
- * (a NUL inside the data is an error), and the 16-byte-at-a-time string scan may read past it. */
+ * The buffer is always followed by at least GP__READ_PAD zero bytes: buf[len] == '\0' is the end
+ * sentinel (a NUL inside the data is an error), and the 16-byte-at-a-time string scan may read past
+ * it. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -27,7 +28,7 @@
 
 /* ---- errors and buffer management -------------------------------------------------------- */
 
-_Noreturn void gp__json_fail_at(reader *r, const char *p, const char *fmt, ...)
+_Noreturn void gp__json_fail_at(gp__reader *r, const char *p, const char *fmt, ...)
 {
     if (r->err) {
         char what[300];
@@ -43,7 +44,7 @@ _Noreturn void gp__json_fail_at(reader *r, const char *p, const char *fmt, ...)
 
 /* Called when the scanner meets a NUL byte at p: the end of the buffered data (need more input, or
  * the real end of the input), or a NUL inside the data. */
-_Noreturn void gp__json_at_nul(reader *r, const char *p, const char *expected)
+_Noreturn void gp__json_at_nul(gp__reader *r, const char *p, const char *expected)
 {
     if (p < r->buf + r->len)
         gp__json_fail_at(r, p, "unexpected NUL byte");
@@ -55,7 +56,7 @@ _Noreturn void gp__json_at_nul(reader *r, const char *p, const char *expected)
 }
 
 /* Reads more input, keeping buf[mark..len). Returns false at end of input. Errors longjmp. */
-bool gp__json_refill(reader *r)
+bool gp__json_refill(gp__reader *r)
 {
     if (r->eof)
         return false;
@@ -65,16 +66,16 @@ bool gp__json_refill(reader *r)
         r->buf_off += r->mark;
         r->mark = 0;
     }
-    if (r->cap - r->len < GP_MIN(CHUNK, r->cap) / 2) {
+    if (r->cap - r->len < GP_MIN(GP__READ_CHUNK, r->cap) / 2) {
         size_t ncap = r->cap * 2;
-        if (ncap > MAX_BUF) {
+        if (ncap > GP__READ_MAX_ELEMENT) {
             gp_error_set(r->err, GP_ELIMIT,
                          "%s: byte %llu: an element (an event or a top-level member) longer than "
                          "%zu MiB, the reader's limit",
-                         r->name, (unsigned long long)r->buf_off, MAX_BUF >> 20);
+                         r->name, (unsigned long long)r->buf_off, GP__READ_MAX_ELEMENT >> 20);
             longjmp(r->jb, JMP_ERROR);
         }
-        char *nb = realloc(r->buf, ncap + PAD);
+        char *nb = realloc(r->buf, ncap + GP__READ_PAD);
         if (!nb) {
             gp_error_set(r->err, GP_ENOMEM, "%s: out of memory growing the read buffer", r->name);
             longjmp(r->jb, JMP_ERROR);
@@ -94,7 +95,7 @@ bool gp__json_refill(reader *r)
     if (r->piece)
         gp__piece_read_bytes(r->piece, got);
     r->len += got;
-    memset(r->buf + r->len, 0, PAD);
+    memset(r->buf + r->len, 0, GP__READ_PAD);
     r->t->stats.bytes = r->buf_off + r->len;
     if (r->opts->progress && r->buf_off + r->len >= r->next_progress) {
         r->opts->progress(r->opts->progress_ctx, gp__input_raw_pos(&r->in), r->in.file_size);
@@ -152,7 +153,7 @@ static int hexval(char c)
     return -1;
 }
 
-void gp__json_scratch_reset(reader *r)
+void gp__json_scratch_reset(gp__reader *r)
 {
     for (size_t i = 0; i < r->n_retired; i++)
         free(r->retired[i]);
@@ -160,7 +161,7 @@ void gp__json_scratch_reset(reader *r)
     r->scratch_len = 0;
 }
 
-static void scratch_put(reader *r, const char *s, size_t n)
+static void scratch_put(gp__reader *r, const char *s, size_t n)
 {
     if (r->scratch_len + n + 1 > r->scratch_cap) {
         /* Copy into a bigger block but keep the old one alive until the element ends. */
@@ -182,7 +183,7 @@ static void scratch_put(reader *r, const char *s, size_t n)
     r->scratch_len += n;
 }
 
-static void put_utf8(reader *r, uint32_t cp)
+static void put_utf8(gp__reader *r, uint32_t cp)
 {
     char b[4];
     size_t n;
@@ -208,7 +209,7 @@ static void put_utf8(reader *r, uint32_t cp)
     scratch_put(r, b, n);
 }
 
-static uint32_t read_u4(reader *r, const char *p)
+static uint32_t read_u4(gp__reader *r, const char *p)
 {
     uint32_t v = 0;
     for (int i = 0; i < 4; i++) {
@@ -226,7 +227,8 @@ static uint32_t read_u4(reader *r, const char *p)
 /* Parses a string starting at the opening quote p. Writes its bytes (unescaped when needed) to
  * *s / *len; unescaped text lives in r->scratch, which the next string with escapes may reuse
  * unless `keep` (then appended). Returns the position after the closing quote. */
-const char *gp__json_string(reader *r, const char *p, const char **s, size_t *len, bool *escaped)
+const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t *len,
+                            bool *escaped)
 {
     const char *start = ++p;
     p = scan_string_body(p);
@@ -323,7 +325,7 @@ static inline bool leading_zero(const char *q)
 }
 
 /* One or more digits at q ("a digit" expected at the end of the data, else `msg`): their end. */
-static const char *digits(reader *r, const char *q, const char *msg)
+static const char *digits(gp__reader *r, const char *q, const char *msg)
 {
     if (*q < '0' || *q > '9') {
         if (*q == '\0')
@@ -335,7 +337,7 @@ static const char *digits(reader *r, const char *q, const char *msg)
     return q;
 }
 
-const char *gp__json_scan_number(reader *r, const char *p)
+const char *gp__json_scan_number(gp__reader *r, const char *p)
 {
     const char *q = p;
     if (*q == '-')
@@ -360,7 +362,7 @@ const char *gp__json_scan_number(reader *r, const char *p)
 
 /* strtod over a validated number token [p, end), copied whole (long tokens such as 0.000...1 with
  * many digits must not be cut). The C locale's decimal point is assumed, as JSON requires. */
-static double token_to_double(reader *r, const char *p, const char *end)
+static double token_to_double(gp__reader *r, const char *p, const char *end)
 {
     size_t n = (size_t)(end - p);
     char small[64];
@@ -456,7 +458,7 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
 
 /* Parses a time in µs to ns. Beyond ±2^62 ns: an error for times; for durations (saturate) the
  * value becomes INT64_MAX, which the absurd-duration rule then drops and counts. */
-const char *gp__json_us_ns(reader *r, const char *p, int64_t *out, bool saturate)
+const char *gp__json_us_ns(gp__reader *r, const char *p, int64_t *out, bool saturate)
 {
     const char *fast = fast_us_ns(p, out);
     if (fast)
@@ -476,7 +478,7 @@ const char *gp__json_us_ns(reader *r, const char *p, int64_t *out, bool saturate
 }
 
 /* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
-const char *gp__json_int(reader *r, const char *p, int64_t *out)
+const char *gp__json_int(gp__reader *r, const char *p, int64_t *out)
 {
     {
         /* Fast path: up to 18 digits followed by a delimiter. */
@@ -531,7 +533,7 @@ const char *gp__json_int(reader *r, const char *p, int64_t *out)
     return end;
 }
 
-const char *gp__json_double(reader *r, const char *p, double *out)
+const char *gp__json_double(gp__reader *r, const char *p, double *out)
 {
     {
         /* Exact fast path (Clinger): at most 15 significant digits and 22 decimals give an integer
@@ -568,7 +570,7 @@ const char *gp__json_double(reader *r, const char *p, double *out)
     return end;
 }
 
-const char *gp__json_skip_literal(reader *r, const char *p, const char *lit)
+const char *gp__json_skip_literal(gp__reader *r, const char *p, const char *lit)
 {
     size_t n = strlen(lit);
     for (size_t i = 0; i < n; i++) {
@@ -581,10 +583,10 @@ const char *gp__json_skip_literal(reader *r, const char *p, const char *lit)
     return p + n;
 }
 
-static const char *skip_container(reader *r, const char *p, char close)
+static const char *skip_container(gp__reader *r, const char *p, char close)
 {
-    if (++r->depth > MAX_DEPTH)
-        gp__json_fail_at(r, p, "nesting deeper than %d levels", MAX_DEPTH);
+    if (++r->depth > GP__READ_MAX_DEPTH)
+        gp__json_fail_at(r, p, "nesting deeper than %d levels", GP__READ_MAX_DEPTH);
     p = skip_ws(p + 1);
     if (*p == close) {
         r->depth--;
@@ -603,7 +605,7 @@ static const char *skip_container(reader *r, const char *p, char close)
     return p + 1;
 }
 
-const char *gp__json_skip_value(reader *r, const char *p)
+const char *gp__json_skip_value(gp__reader *r, const char *p)
 {
     p = skip_ws(p);
     switch (*p) {
@@ -638,7 +640,7 @@ const char *gp__json_skip_value(reader *r, const char *p)
 
 /* ---- typed values ----------------------------------------------------------------------- */
 
-const char *gp__json_intish(reader *r, const char *p, int64_t *out, bool *ok)
+const char *gp__json_intish(gp__reader *r, const char *p, int64_t *out, bool *ok)
 {
     p = skip_ws(p);
     *ok = false;
@@ -672,7 +674,7 @@ const char *gp__json_intish(reader *r, const char *p, int64_t *out, bool *ok)
     return gp__json_skip_value(r, p);
 }
 
-const char *gp__json_dbl_or_skip(reader *r, const char *p, double *out)
+const char *gp__json_dbl_or_skip(gp__reader *r, const char *p, double *out)
 {
     p = skip_ws(p);
     if (is_number_start(*p))
@@ -680,14 +682,14 @@ const char *gp__json_dbl_or_skip(reader *r, const char *p, double *out)
     return gp__json_skip_value(r, p);
 }
 
-const char *gp__json_str_or_skip(reader *r, const char *p, const char **s, size_t *l)
+const char *gp__json_str_or_skip(gp__reader *r, const char *p, const char **s, size_t *l)
 {
     p = skip_ws(p);
     if (*p == '"')
         return gp__json_string(r, p, s, l, NULL);
     return gp__json_skip_value(r, p);
 }
-const char *gp__json_key(reader *r, const char *p, const char **k, size_t *kl, const char *msg)
+const char *gp__json_key(gp__reader *r, const char *p, const char **k, size_t *kl, const char *msg)
 {
     p = skip_ws(p);
     gp__json_want(r, p, '"', "a member name", msg);
@@ -697,7 +699,7 @@ const char *gp__json_key(reader *r, const char *p, const char **k, size_t *kl, c
 
 /* ---- the model's strings -------------------------------------------------------------------- */
 
-gp_strid gp__reader_intern(reader *r, const char *s, size_t len)
+gp_strid gp__reader_intern(gp__reader *r, const char *s, size_t len)
 {
     gp_strid id;
     if (gp_trace_intern(r->t, s, len, &id) != GP_OK)
@@ -705,7 +707,7 @@ gp_strid gp__reader_intern(reader *r, const char *s, size_t len)
     return id;
 }
 
-_Noreturn void gp__reader_oom(reader *r)
+_Noreturn void gp__reader_oom(gp__reader *r)
 {
     gp_error_set(r->err, GP_ENOMEM, "%s: out of memory", r->name);
     longjmp(r->jb, JMP_ERROR);

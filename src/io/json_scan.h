@@ -1,5 +1,5 @@
 /* The JSON scanner of the Kineto reader (json_scan.c): a streaming scanner over the reader's
- * buffer, which is always followed by at least PAD zero bytes (buf[len] == '\0' is the end
+ * buffer, which is always followed by at least GP__READ_PAD zero bytes (buf[len] == '\0' is the end
  * sentinel; a NUL inside the data is an error).
  *
  * Every function takes p, a position inside r->buf, and returns the position after what it read.
@@ -21,26 +21,26 @@
 /* ---- errors and the buffer ---- */
 
 /* Fails the parse at p: "<name>: byte <offset of p>: <message>" (GP_EPARSE) in r->err. */
-_Noreturn void gp__json_fail_at(reader *r, const char *p, const char *fmt, ...) GP_PRINTF(3, 4);
+_Noreturn void gp__json_fail_at(gp__reader *r, const char *p, const char *fmt, ...) GP_PRINTF(3, 4);
 
 /* Called when the scanner meets a NUL byte at p: the end of the buffered data (need more input:
  * JMP_NEED_MORE), the real end of the input ("unexpected end of input (truncated file?): expected
  * <expected>", or "empty file"), or a NUL inside the data. */
-_Noreturn void gp__json_at_nul(reader *r, const char *p, const char *expected);
+_Noreturn void gp__json_at_nul(gp__reader *r, const char *p, const char *expected);
 
 /* Fails with GP_ENOMEM, "<name>: out of memory". */
-_Noreturn void gp__reader_oom(reader *r);
+_Noreturn void gp__reader_oom(gp__reader *r);
 
 /* Reads more input, keeping buf[mark..len) (moved to buf[0]). Returns false at end of input.
- * Errors (read errors, an element longer than MAX_BUF, out of memory) longjmp. */
-bool gp__json_refill(reader *r);
+ * Errors (read errors, an element longer than GP__READ_MAX_ELEMENT, out of memory) longjmp. */
+bool gp__json_refill(gp__reader *r);
 
 /* Frees the scratch blocks outgrown by the last element and empties the scratch buffer: called
  * when an element starts (strings of the previous one are no longer referenced). */
-void gp__json_scratch_reset(reader *r);
+void gp__json_scratch_reset(gp__reader *r);
 
 /* Interns s[0..len) in r->t's string table. Longjmps when out of memory. */
-gp_strid gp__reader_intern(reader *r, const char *s, size_t len);
+gp_strid gp__reader_intern(gp__reader *r, const char *s, size_t len);
 
 /* ---- primitives ---- */
 
@@ -57,7 +57,7 @@ static inline bool is_number_start(char c)
 }
 
 /* Fails at p unless *p is c: at a NUL, as gp__json_at_nul with `expected`; else with `msg`. */
-static inline void gp__json_want(reader *r, const char *p, char c, const char *expected,
+static inline void gp__json_want(gp__reader *r, const char *p, char c, const char *expected,
                                  const char *msg)
 {
     if (*p != c) {
@@ -68,7 +68,7 @@ static inline void gp__json_want(reader *r, const char *p, char c, const char *e
 }
 
 /* Skips blanks, then the character c ("expected <what>" otherwise). */
-static inline const char *expect_char(reader *r, const char *p, char c, const char *what)
+static inline const char *expect_char(gp__reader *r, const char *p, char c, const char *what)
 {
     p = skip_ws(p);
     if (*p != c) {
@@ -82,7 +82,7 @@ static inline const char *expect_char(reader *r, const char *p, char c, const ch
 /* After a value inside an object (close '}') or array (close ']'): skips blanks; at ',' moves *pp
  * past it and returns true (another member follows); at `close` leaves *pp on it and returns
  * false. Anything else fails with `msg` (or at a NUL, expecting "',' or '}'" / "',' or ']'"). */
-static inline bool gp__json_sep(reader *r, const char **pp, char close, const char *msg)
+static inline bool gp__json_sep(gp__reader *r, const char **pp, char close, const char *msg)
 {
     const char *p = skip_ws(*pp);
     if (*p == ',') {
@@ -125,10 +125,11 @@ static inline bool key_eq(const char *k, size_t kl, const char *lit, size_t n)
 /* Parses a string starting at the opening quote p. Its bytes (unescaped when needed) are *s /
  * *len: in the buffer when the string has no escapes, else in r->scratch (appended). *escaped
  * (optional) says which. Returns the position after the closing quote. */
-const char *gp__json_string(reader *r, const char *p, const char **s, size_t *len, bool *escaped);
+const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t *len,
+                            bool *escaped);
 
 /* Validates a JSON number token at p and returns its end. */
-const char *gp__json_scan_number(reader *r, const char *p);
+const char *gp__json_scan_number(gp__reader *r, const char *p);
 
 /* Converts "[-]digits[.digits]" in [s, end) from microseconds to exact nanoseconds: integer part *
  * 1000 plus the first three fraction digits, rounded half away from zero on the fourth. Returns
@@ -138,35 +139,35 @@ bool gp__json_us_text_to_ns(const char *s, const char *end, int64_t *out);
 /* Parses a number of microseconds at p to exact int64 nanoseconds (as gp__json_us_text_to_ns;
  * exponent forms through strtod). Beyond ±2^62 ns: an error, or when `saturate` (durations)
  * INT64_MAX / INT64_MIN. */
-const char *gp__json_us_ns(reader *r, const char *p, int64_t *out, bool saturate);
+const char *gp__json_us_ns(gp__reader *r, const char *p, int64_t *out, bool saturate);
 
 /* Parses an integer (a JSON number; fractions truncated, exponents via strtod, out-of-range
  * values saturate, uint64 ids wrap as Kineto's do). */
-const char *gp__json_int(reader *r, const char *p, int64_t *out);
+const char *gp__json_int(gp__reader *r, const char *p, int64_t *out);
 
 /* Parses a JSON number into a double, correctly rounded. */
-const char *gp__json_double(reader *r, const char *p, double *out);
+const char *gp__json_double(gp__reader *r, const char *p, double *out);
 
 /* Skips the literal lit (true, false, null) at p. */
-const char *gp__json_skip_literal(reader *r, const char *p, const char *lit);
+const char *gp__json_skip_literal(gp__reader *r, const char *p, const char *lit);
 
 /* Skips any JSON value (blanks before it included), validating it; nesting is limited to
- * MAX_DEPTH levels. Scratch space used by its strings is given back. */
-const char *gp__json_skip_value(reader *r, const char *p);
+ * GP__READ_MAX_DEPTH levels. Scratch space used by its strings is given back. */
+const char *gp__json_skip_value(gp__reader *r, const char *p);
 
 /* An integer that may be written as a number, or as a string of decimal digits / 0x-hex (a
  * leading zero is decimal, not octal): *out and *ok =
  * true. Other values are skipped, *ok = false and *out untouched. */
-const char *gp__json_intish(reader *r, const char *p, int64_t *out, bool *ok);
+const char *gp__json_intish(gp__reader *r, const char *p, int64_t *out, bool *ok);
 
 /* A number into *out; any other value is skipped and *out untouched. */
-const char *gp__json_dbl_or_skip(reader *r, const char *p, double *out);
+const char *gp__json_dbl_or_skip(gp__reader *r, const char *p, double *out);
 
 /* A string into *s / *l (as gp__json_string); any other value is skipped and *s, *l untouched. */
-const char *gp__json_str_or_skip(reader *r, const char *p, const char **s, size_t *l);
+const char *gp__json_str_or_skip(gp__reader *r, const char *p, const char **s, size_t *l);
 
 /* An object member's key at p (blanks first): fails with `msg` unless a string is there. Returns
  * the position after the key's ':' (blanks after it skipped), the key in *k / *kl. */
-const char *gp__json_key(reader *r, const char *p, const char **k, size_t *kl, const char *msg);
+const char *gp__json_key(gp__reader *r, const char *p, const char **k, size_t *kl, const char *msg);
 
 #endif

@@ -1,6 +1,6 @@
 /* The "args" object of a Kineto event: the members the model keeps (launch and kernel fields,
  * correlation and external ids, memory, Python, NCCL and metadata fields, the first numeric member
- * of a counter) into ev_fields, and the object's raw text for ranges and instants.
+ * of a counter) into gp__kineto_fields, and the object's raw text for ranges and instants.
  *
  * The known keys are one table (arg_keys), sorted by length: a key is compared only with the known
  * keys of its length. Any other member is skipped (validated, not kept). */
@@ -10,7 +10,7 @@
 #include "io/json_scan.h"
 #include "io/kineto_events.h"
 
-/* How the value of a known key is read, and where it goes in ev_fields. */
+/* How the value of a known key is read, and where it goes in gp__kineto_fields. */
 typedef enum arg_how {
     ARG_INT,       /* gp__json_intish into the int64_t at `at` */
     ARG_INT_HAS,   /* the same; the bool at `has` becomes true when an integer was read */
@@ -30,7 +30,7 @@ typedef struct arg_key {
 } arg_key;
 
 #define KEY(lit) lit, sizeof(lit) - 1
-#define AT(field) offsetof(ev_fields, field)
+#define AT(field) offsetof(gp__kineto_fields, field)
 
 /* Sorted by key length (find_arg_key stops at the first longer key). */
 static const arg_key arg_keys[] = {
@@ -98,7 +98,7 @@ static const arg_key *find_arg_key(const char *k, size_t kl)
 
 /* "grid" / "block": an array of up to three integers (more are validated and ignored; what is not
  * an integer is -1). Any other value is skipped. */
-static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
+static const char *parse_dim3(gp__reader *r, const char *p, int32_t d[3])
 {
     p = skip_ws(p);
     if (*p != '[')
@@ -118,7 +118,8 @@ static const char *parse_dim3(reader *r, const char *p, int32_t d[3])
 }
 
 /* Reads the value at p of the known key a into f. */
-static const char *read_known_arg(reader *r, const char *p, ev_fields *f, const arg_key *a)
+static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f,
+                                  const arg_key *a)
 {
     char *at = (char *)f + a->at, *has = (char *)f + a->has;
     bool ok = false;
@@ -159,7 +160,7 @@ static const char *read_known_arg(reader *r, const char *p, ev_fields *f, const 
 }
 
 /* One member "key": value of args, p at (or blanks before) the key. */
-static const char *parse_arg(reader *r, const char *p, ev_fields *f)
+static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
     const char *k;
     size_t kl;
@@ -183,13 +184,13 @@ static const char *parse_arg(reader *r, const char *p, ev_fields *f)
     return p;
 }
 
-const char *gp__kineto_parse_args(reader *r, const char *p, ev_fields *f)
+const char *gp__kineto_parse_args(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
     p = skip_ws(p);
     if (*p != '{')
         return gp__json_skip_value(r, p);
     const char *args_start = p;
-    if (++r->depth > MAX_DEPTH)
+    if (++r->depth > GP__READ_MAX_DEPTH)
         gp__json_fail_at(r, p, "nesting too deep");
     p = skip_ws(p + 1);
     if (*p != '}') {

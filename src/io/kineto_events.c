@@ -1,6 +1,6 @@
-/* Kineto event objects into the model: one element of traceEvents is parsed into ev_fields (its
- * args by kineto_args.c), then committed as an event on its track (a CPU thread, a GPU stream, a
- * counter, or a track keyed by string ids), a counter sample, a flow point (paired when the read
+/* Kineto event objects into the model: one element of traceEvents is parsed into gp__kineto_fields
+ * (its args by kineto_args.c), then committed as an event on its track (a CPU thread, a GPU stream,
+ * a counter, or a track keyed by string ids), a counter sample, a flow point (paired when the read
  * ends, kineto_merge.c) or track metadata. Nothing reaches the model before the element is
  * complete, so an element parsed again after a refill leaves no trace of its first attempt. */
 #include <stdio.h>
@@ -17,7 +17,7 @@
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-static cat_id classify_cat(const char *s, size_t l)
+static gp__kineto_cat classify_cat(const char *s, size_t l)
 {
     switch (l) {
     case 4:
@@ -94,7 +94,7 @@ static cat_id classify_cat(const char *s, size_t l)
     return CAT_UNKNOWN;
 }
 
-static const char *parse_idval(reader *r, const char *p, idval *v)
+static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v)
 {
     p = skip_ws(p);
     memset(v, 0, sizeof *v);
@@ -139,7 +139,7 @@ static const char *parse_idval(reader *r, const char *p, idval *v)
     return gp__json_skip_value(r, p);
 }
 
-static gp_strid intern_name(reader *r, const ev_fields *f)
+static gp_strid intern_name(gp__reader *r, const gp__kineto_fields *f)
 {
     gp_strid id;
     if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len,
@@ -149,7 +149,7 @@ static gp_strid intern_name(reader *r, const ev_fields *f)
     return id;
 }
 
-uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t tid)
+uint32_t gp__kineto_get_track(gp__reader *r, gp_track_kind kind, int64_t pid, int64_t tid)
 {
     if (r->have_last && r->last_kind == kind && r->last_pid == pid && r->last_tid == tid)
         return r->last_track;
@@ -164,7 +164,7 @@ uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_
     return idx;
 }
 
-uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
+uint32_t gp__kineto_track_for_ids(gp__reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
                                   gp_strid ts, int64_t tnum)
 {
     if (!pstr && !tstr)
@@ -180,7 +180,7 @@ uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnu
     return idx;
 }
 
-static uint32_t get_string_track(reader *r, const ev_fields *f)
+static uint32_t get_string_track(gp__reader *r, const gp__kineto_fields *f)
 {
     bool pstr = f->pid.is_str && !f->pid.numeric, tstr = f->tid.is_str && !f->tid.numeric;
     return gp__kineto_track_for_ids(
@@ -197,7 +197,7 @@ static uint32_t get_string_track(reader *r, const ev_fields *f)
  * two pids f carries (LEGACY_NONE for anything else, including a numeric pid). */
 typedef enum legacy_pid { LEGACY_NONE = 0, LEGACY_CPU, LEGACY_CUDA } legacy_pid;
 
-static legacy_pid legacy_pid_of(const idval *pid)
+static legacy_pid legacy_pid_of(const gp__kineto_idval *pid)
 {
     if (!pid->is_str || pid->numeric)
         return LEGACY_NONE;
@@ -213,7 +213,7 @@ static int64_t norm_stream(int64_t s)
     return s == 4294967295LL ? -1 : s;
 }
 
-static gp_event_kind kind_of(cat_id c)
+static gp_event_kind kind_of(gp__kineto_cat c)
 {
     switch (c) {
     case CAT_CPU_OP:
@@ -247,13 +247,13 @@ static gp_event_kind kind_of(cat_id c)
 
 /* Keeps ts as the earliest or latest time committed so far, with the offset of the element being
  * parsed (gp__reader_finish checks them once the base time is known). */
-static void note_time(reader *r, gp_ns ts, const char *what)
+static void note_time(gp__reader *r, gp_ns ts, const char *what)
 {
-    time_mark m = {ts, r->buf_off + r->mark, what};
+    gp__reader_time_mark m = {ts, r->buf_off + r->mark, what};
     gp__reader_widen_times(r, &m, &m);
 }
 
-static void add_event(reader *r, const gp_event *ev)
+static void add_event(gp__reader *r, const gp_event *ev)
 {
     gp_track *tr = &r->t->tracks[ev->track];
     gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
@@ -264,12 +264,12 @@ static void add_event(reader *r, const gp_event *ev)
     note_time(r, ev->ts, "an event's");
 }
 
-static void commit_metadata(reader *r, const ev_fields *f)
+static void commit_metadata(gp__reader *r, const gp__kineto_fields *f)
 {
     r->t->stats.metadata_events++;
     if (!f->pid.present)
         return;
-    pending_meta m = {0};
+    gp__reader_pending_meta m = {0};
     m.pid = f->pid.numeric ? f->pid.num : INT64_MIN;
     m.tid = f->tid.numeric ? f->tid.num : INT64_MIN;
     if (KEY_IS(f->name, f->name_len, "process_name") && f->meta_name)
@@ -285,13 +285,13 @@ static void commit_metadata(reader *r, const ev_fields *f)
     if (f->meta_name)
         m.value = gp__reader_intern(r, f->meta_name, f->meta_name_len);
     m.num = f->sort_index;
-    pending_meta *slot = GP_PUSH(r->meta, r->n_meta, r->cap_meta);
+    gp__reader_pending_meta *slot = GP_PUSH(r->meta, r->n_meta, r->cap_meta);
     if (!slot)
         gp__reader_oom(r);
     *slot = m;
 }
 
-static void commit_flow(reader *r, const ev_fields *f)
+static void commit_flow(gp__reader *r, const gp__kineto_fields *f)
 {
     r->t->stats.flow_points++;
     if (f->cat == CAT_AC2G || !f->has_id || !f->has_ts)
@@ -323,8 +323,8 @@ static void commit_flow(reader *r, const ev_fields *f)
 
 /* One counter sample of the event's series `key`: the event's name when the key is "value" (the
  * usual single-series form), else "<name>.<key>". */
-static void add_counter_sample(reader *r, const ev_fields *f, const char *key, size_t key_len,
-                               double value)
+static void add_counter_sample(gp__reader *r, const gp__kineto_fields *f, const char *key,
+                               size_t key_len, double value)
 {
     gp_counter_sample c = {0};
     c.ts = f->ts;
@@ -347,7 +347,7 @@ static void add_counter_sample(reader *r, const ev_fields *f, const char *key, s
 /* A counter event: one sample per numeric member of args, as Chrome's viewer draws each member as
  * a series of its own. parse_args kept the first; with several, the args text (validated by
  * parse_args, complete in the buffer) is scanned again for all of them. */
-static void commit_counter(reader *r, const ev_fields *f)
+static void commit_counter(gp__reader *r, const gp__kineto_fields *f)
 {
     if (!f->n_ctr || !f->has_ts)
         return;
@@ -375,7 +375,8 @@ static void commit_counter(reader *r, const ev_fields *f)
 }
 
 /* The GPU stream track of a GPU event, and its side record (grid, block, bytes, NCCL fields...). */
-static void commit_gpu_fields(reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
+static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_pid legacy,
+                              gp_event *ev)
 {
     int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
     int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
@@ -420,7 +421,7 @@ static void commit_gpu_fields(reader *r, const ev_fields *f, legacy_pid legacy, 
 }
 
 /* The track of a CPU-side event: a CPU thread, or a track keyed by string ids. */
-static uint32_t cpu_track(reader *r, const ev_fields *f, legacy_pid legacy)
+static uint32_t cpu_track(gp__reader *r, const gp__kineto_fields *f, legacy_pid legacy)
 {
     if (legacy == LEGACY_CPU) /* process 0, the profiler's thread number */
         return f->tid.is_str && !f->tid.numeric
@@ -433,7 +434,8 @@ static uint32_t cpu_track(reader *r, const ev_fields *f, legacy_pid legacy)
 }
 
 /* ev->extra of a CPU-side event of kind `kind`: its side record or the id it carries. */
-static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, gp_event *ev)
+static void commit_cpu_extra(gp__reader *r, const gp__kineto_fields *f, gp_event_kind kind,
+                             gp_event *ev)
 {
     gp_trace *t = r->t;
     switch (kind) {
@@ -456,7 +458,7 @@ static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, 
     }
     case GP_EV_RUNTIME:
     case GP_EV_DRIVER:
-        ev->extra = f->cbid >= 0 && f->cbid < UINT32_MAX ? (uint32_t)f->cbid + 1 : 0;
+        gp_event_set_cbid(ev, f->cbid);
         break;
     case GP_EV_RANGE:
     case GP_EV_INSTANT:
@@ -465,11 +467,10 @@ static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, 
             gp__reader_oom(r);
         break;
     case GP_EV_OTHER:
-        ev->extra = f->cat_s ? gp__reader_intern(r, f->cat_s, f->cat_len) : 0;
+        gp_event_set_category(ev, f->cat_s ? gp__reader_intern(r, f->cat_s, f->cat_len) : 0);
         break;
     case GP_EV_CPU_OP: {
-        int64_t s = f->has_stream ? norm_stream(f->stream) : -1;
-        ev->extra = s >= 0 && s < (int64_t)UINT32_MAX - 1 ? (uint32_t)s + 1 : 0;
+        gp_event_set_cpu_stream(ev, f->has_stream ? norm_stream(f->stream) : -1);
         if (r->opts->keep_op_shapes && f->has_ext && f->ext > 0 && (f->in_dims || f->in_types)) {
             gp_op_shapes os = {
                 f->ext, f->in_dims ? gp__reader_intern(r, f->in_dims, f->in_dims_len) : 0,
@@ -488,7 +489,7 @@ static void commit_cpu_extra(reader *r, const ev_fields *f, gp_event_kind kind, 
 
 /* The kind, duration and flags of an "X" event into ev. False when the event is dropped (Python
  * functions when not kept, absurd durations). */
-static bool span_kind(reader *r, const ev_fields *f, legacy_pid legacy, gp_event *ev)
+static bool span_kind(gp__reader *r, const gp__kineto_fields *f, legacy_pid legacy, gp_event *ev)
 {
     gp_read_stats *stats = &r->t->stats;
     gp_event_kind kind = legacy == LEGACY_CPU    ? GP_EV_CPU_OP
@@ -517,7 +518,7 @@ static bool span_kind(reader *r, const ev_fields *f, legacy_pid legacy, gp_event
 }
 
 /* An "X" (complete) or "i" / "I" (instant) event: one gp_event on its track. */
-static void commit_span(reader *r, const ev_fields *f)
+static void commit_span(gp__reader *r, const gp__kineto_fields *f)
 {
     gp_event ev = {0};
     ev.ts = f->ts;
@@ -546,7 +547,7 @@ static void commit_span(reader *r, const ev_fields *f)
     add_event(r, &ev);
 }
 
-static void commit_event(reader *r, const ev_fields *f)
+static void commit_event(gp__reader *r, const gp__kineto_fields *f)
 {
     r->t->stats.quoted_times += f->quoted_time;
     if (f->ph == 'M') {
@@ -568,7 +569,7 @@ static void commit_event(reader *r, const ev_fields *f)
     commit_span(r, f);
 }
 
-static void fields_init(ev_fields *f)
+static void fields_init(gp__kineto_fields *f)
 {
     gp__zero(f, sizeof *f);                 /* once per event: see gp__zero */
     f->pid.numeric = f->tid.numeric = true; /* a missing pid or tid is 0 */
@@ -586,7 +587,7 @@ static void fields_init(ev_fields *f)
 }
 
 /* "ph": a string; the event's phase is its first character. */
-static const char *parse_ph(reader *r, const char *p, ev_fields *f)
+static const char *parse_ph(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
     const char *s;
     size_t l;
@@ -600,7 +601,7 @@ static const char *parse_ph(reader *r, const char *p, ev_fields *f)
  * quote numbers: a quoted number is read the same way, *quoted set (counted, warned about). A null
  * duration (is_dur) is absent; anything else that is not a number is an error. Durations saturate
  * (see gp__json_us_ns). */
-static const char *parse_time(reader *r, const char *p, const char *field, bool is_dur,
+static const char *parse_time(gp__reader *r, const char *p, const char *field, bool is_dur,
                               int64_t *out, bool *has, bool *quoted)
 {
     if (*p == '"') {
@@ -629,7 +630,7 @@ static const char *parse_time(reader *r, const char *p, const char *field, bool 
 }
 
 /* One member "key": value of an event object, p at (or blanks before) the key. */
-static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
+static const char *parse_event_member(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
     const char *k;
     size_t kl;
@@ -677,9 +678,9 @@ static const char *parse_event_member(reader *r, const char *p, ev_fields *f)
     return gp__json_skip_value(r, p);
 }
 
-const char *gp__kineto_parse_event(reader *r, const char *p)
+const char *gp__kineto_parse_event(gp__reader *r, const char *p)
 {
-    ev_fields f;
+    gp__kineto_fields f;
     fields_init(&f);
     gp__json_scratch_reset(r);
     p = skip_ws(p + 1);

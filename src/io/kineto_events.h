@@ -11,7 +11,7 @@
 #include "io/kineto_reader.h"
 
 /* Categories, from the "cat" string. */
-typedef enum cat_id {
+typedef enum gp__kineto_cat {
     CAT_NONE = 0,
     CAT_CPU_OP,
     CAT_USER_ANNOTATION,
@@ -29,29 +29,29 @@ typedef enum cat_id {
     CAT_AC2G,        /* launch flows: implied by correlation ids */
     CAT_KNOWN_OTHER, /* categories we know and keep as GP_EV_OTHER without a warning ("Trace") */
     CAT_UNKNOWN
-} cat_id;
+} gp__kineto_cat;
 
 /* A JSON value that is a number or a string, as seen in pid/tid. */
-typedef struct idval {
+typedef struct gp__kineto_idval {
     bool present;
     bool is_str;
     bool numeric; /* is_str but all digits (legacy "25738"), or "stream 7" */
     int64_t num;
     const char *s;
     size_t len;
-} idval;
+} gp__kineto_idval;
 
 /* Everything one event may carry, filled by parse_event and consumed by commit_event. */
-typedef struct ev_fields {
+typedef struct gp__kineto_fields {
     char ph;
-    cat_id cat;
+    gp__kineto_cat cat;
     const char *cat_s;
     size_t cat_len;
     const char *name;
     size_t name_len;
     uint64_t name_hash;
     bool name_escaped;
-    idval pid, tid;
+    gp__kineto_idval pid, tid;
     bool has_ts, has_dur;
     bool quoted_time; /* "ts" or "dur" was a string */
     int64_t ts, dur;
@@ -90,11 +90,11 @@ typedef struct ev_fields {
     size_t ctr_key_len;
     double ctr_value;
     int n_ctr;
-} ev_fields;
+} gp__kineto_fields;
 
 /* Parses the args object at p (blanks first) into the fields of interest of f, and records its
  * raw text in f->args_s / f->args_len. A value that is not an object is skipped. Returns the
  * position after it. Errors longjmp (io/json_scan.h). */
-const char *gp__kineto_parse_args(reader *r, const char *p, ev_fields *f);
+const char *gp__kineto_parse_args(gp__reader *r, const char *p, gp__kineto_fields *f);
 
 #endif

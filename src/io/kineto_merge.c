@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/msort.h"
 #include "core/par.h"
 #include "core/strtab.h"
 #include "core/util.h"
@@ -59,13 +60,13 @@ static void shift_times(gp_trace *t, gp_ns base)
 
 /* Pairs flow points: a start then an end with the same (cat, id) make a flow. Longjmps (r->jb)
  * when out of memory creating a track. */
-static gp_status pair_flows(reader *r)
+static gp_status pair_flows(gp__reader *r)
 {
     gp_trace *t = r->t;
     gp__trace_priv *priv = t->priv;
     if (!priv->n_flow_points)
         return GP_OK;
-    qsort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
+    gp__msort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
     for (size_t i = 0; i + 1 < priv->n_flow_points; i++) {
         gp__flow_point *a = &priv->flow_points[i], *b = &priv->flow_points[i + 1];
         if (a->cat == b->cat && a->id == b->id && !a->is_end && b->is_end) {
@@ -83,11 +84,11 @@ static gp_status pair_flows(reader *r)
 }
 
 /* Track names and sort indices from metadata events. */
-static void apply_track_meta(reader *r)
+static void apply_track_meta(gp__reader *r)
 {
     gp_trace *t = r->t;
     for (size_t m = 0; m < r->n_meta; m++) {
-        const pending_meta *pm = &r->meta[m];
+        const gp__reader_pending_meta *pm = &r->meta[m];
         for (size_t i = 0; i < t->n_tracks; i++) {
             gp_track *tr = &t->tracks[i];
             if (tr->kind == GP_TRACK_OTHER || tr->kind == GP_TRACK_COUNTER || tr->pid != pm->pid)
@@ -102,7 +103,7 @@ static void apply_track_meta(reader *r)
     }
 }
 
-gp_status gp__reader_finish(reader *r)
+gp_status gp__reader_finish(gp__reader *r)
 {
     /* Helpers used below report out-of-memory with longjmp (as during parsing). */
     if (setjmp(r->jb))
@@ -111,7 +112,7 @@ gp_status gp__reader_finish(reader *r)
     /* Every committed time lies between the earliest and the latest (note_time): checking those
      * two checks all, and the error names the element's offset. */
     for (int k = 0; r->have_times && k < 2; k++) {
-        const time_mark *tm = k ? &r->time_hi : &r->time_lo;
+        const gp__reader_time_mark *tm = k ? &r->time_hi : &r->time_lo;
         gp_ns abs;
         if (shifted(tm->ts, t->base_time_ns, &abs))
             continue;
@@ -137,7 +138,7 @@ gp_status gp__reader_finish(reader *r)
 
 /* How one piece's trace maps into the first piece's. */
 typedef struct merge_src {
-    reader *src;
+    gp__reader *src;
     gp_strid *map;     /* string ids */
     uint32_t *tmap;    /* track indexes */
     size_t *track_off; /* per track: where its events go in the destination track */
@@ -292,7 +293,7 @@ static void run_copy_task(void *ctx, size_t i)
 
 /* Queues copy tasks of at most COPY_CHUNK elements for [0, n). Longjmps (dst) when out of memory.
  */
-static void add_copy_tasks(reader *dst, copy_job *job, const merge_src *m, copy_what what,
+static void add_copy_tasks(gp__reader *dst, copy_job *job, const merge_src *m, copy_what what,
                            uint32_t track, size_t n)
 {
     size_t slot = what == COPY_EVENTS ? COPY_EVENTS + track : what;
@@ -306,7 +307,7 @@ static void add_copy_tasks(reader *dst, copy_job *job, const merge_src *m, copy_
 }
 
 /* Allocates m's maps and interns every string of the source into dst: m->map. */
-static void merge_strings(reader *dst, merge_src *m)
+static void merge_strings(gp__reader *dst, merge_src *m)
 {
     const gp_trace *t = m->src->t;
     size_t n_str = t->strings->n;
@@ -323,7 +324,7 @@ static void merge_strings(reader *dst, merge_src *m)
 
 /* Reserves room for the source's side records (gpu, mem, py, args, op shapes) after dst's, and
  * queues their copies. */
-static void merge_side_tables(reader *dst, merge_src *m, copy_job *job)
+static void merge_side_tables(gp__reader *dst, merge_src *m, copy_job *job)
 {
     gp_trace *d = dst->t;
     const gp_trace *t = m->src->t;
@@ -364,7 +365,7 @@ static void merge_side_tables(reader *dst, merge_src *m, copy_job *job)
 
 /* Maps each source track to dst's (found or created in order: m->tmap), reserves room for its
  * events after the destination track's, and queues their copies. */
-static void merge_tracks(reader *dst, merge_src *m, copy_job *job)
+static void merge_tracks(gp__reader *dst, merge_src *m, copy_job *job)
 {
     gp_trace *d = dst->t;
     const gp_trace *t = m->src->t;
@@ -388,7 +389,7 @@ static void merge_tracks(reader *dst, merge_src *m, copy_job *job)
 }
 
 /* Counter samples, flow points and pending track metadata, appended now with ids mapped. */
-static void merge_small_parts(reader *dst, const merge_src *m)
+static void merge_small_parts(gp__reader *dst, const merge_src *m)
 {
     gp_trace *d = dst->t;
     const gp_trace *t = m->src->t;
@@ -411,11 +412,11 @@ static void merge_small_parts(reader *dst, const merge_src *m)
             gp__reader_oom(dst);
         *fp = f;
     }
-    const reader *src = m->src;
+    const gp__reader *src = m->src;
     for (size_t i = 0; i < src->n_meta; i++) {
-        pending_meta pm = src->meta[i];
+        gp__reader_pending_meta pm = src->meta[i];
         pm.value = m->map[pm.value];
-        pending_meta *q = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
+        gp__reader_pending_meta *q = GP_PUSH(dst->meta, dst->n_meta, dst->cap_meta);
         if (!q)
             gp__reader_oom(dst);
         *q = pm;
@@ -424,7 +425,7 @@ static void merge_small_parts(reader *dst, const merge_src *m)
 
 /* Top-level members after the events (older files put some after traceEvents): what dst has not
  * got yet. */
-static void merge_top_level(reader *dst, const merge_src *m)
+static void merge_top_level(gp__reader *dst, const merge_src *m)
 {
     gp_trace *d = dst->t;
     const gp_trace *t = m->src->t;
@@ -453,7 +454,7 @@ static void merge_top_level(reader *dst, const merge_src *m)
 }
 
 /* Adds src's counts to dst's; the bytes read are the source's, which read up to the end. */
-static void merge_stats(gp_read_stats *ds, const reader *src)
+static void merge_stats(gp_read_stats *ds, const gp__reader *src)
 {
     const gp_read_stats *ss = &src->t->stats;
     ds->events_in += ss->events_in;
@@ -473,7 +474,7 @@ static void merge_stats(gp_read_stats *ds, const reader *src)
 /* Appends src's records to dst's tables, reserving room for the copies (queued in job, run later
  * in parallel) and merging the small parts (counters, flows, metadata, top-level members) now.
  * src parsed the input after everything dst holds. Longjmps (dst's jb) when out of memory. */
-static void merge_prepare(reader *dst, merge_src *m, copy_job *job)
+static void merge_prepare(gp__reader *dst, merge_src *m, copy_job *job)
 {
     merge_strings(dst, m);
     merge_side_tables(dst, m, job);
@@ -493,10 +494,10 @@ static void merge_src_free(merge_src *m)
     free((void *)m->left);
 }
 
-gp_status gp__merge_readers(reader **chain, size_t n, int threads)
+gp_status gp__merge_readers(gp__reader **chain, size_t n, int threads)
 {
-    reader *dst = chain[0];
-    merge_src m[MAX_PIECES];
+    gp__reader *dst = chain[0];
+    merge_src m[GP__READ_MAX_PIECES];
     copy_job job = {dst->t, NULL, 0, 0};
     memset(m, 0, sizeof m);
     gp_status st = GP_OK;

@@ -40,7 +40,7 @@ typedef struct par_read par_read;
  * it replaced, to go back to when the new stop turns out not to be an element boundary. */
 typedef struct piece {
     par_read *pr;
-    reader *r;
+    gp__reader *r;
     uint64_t start;
     _Atomic uint64_t stop; /* PIECE_DONE once the piece has stopped or left traceEvents */
     _Atomic uint64_t pos;  /* offset of the element being parsed, for thieves */
@@ -53,7 +53,7 @@ typedef struct piece {
 typedef struct piece_sched {
     bool started;   /* taken by a thread */
     size_t n_stack; /* stops replaced by thieves, the latest last */
-    uint64_t stack[MAX_PIECES];
+    uint64_t stack[GP__READ_MAX_PIECES];
 } piece_sched;
 
 struct par_read {
@@ -72,8 +72,9 @@ struct par_read {
      * parsing of attributes; every function that touches these says GP_REQUIRES(pr->mu), which
      * clang checks at each call.) */
     size_t n_pieces;
-    piece_sched sched[MAX_PIECES];
-    piece pieces[MAX_PIECES]; /* [0, n_pieces) are in use; a piece's fields as said there */
+    piece_sched sched[GP__READ_MAX_PIECES];
+    piece
+        pieces[GP__READ_MAX_PIECES]; /* [0, n_pieces) are in use; a piece's fields as said there */
 };
 
 /* The stop pieces[k] had before its current one (0: the end of the input), taken off its stack. */
@@ -188,7 +189,7 @@ static size_t find_victim(par_read *pr, uint64_t *from, uint64_t *end, uint64_t 
  * (not started), or NULL when nothing is worth splitting. */
 static piece *steal(par_read *pr) GP_REQUIRES(pr->mu)
 {
-    for (int attempt = 0; attempt < 4 && pr->n_pieces < MAX_PIECES; attempt++) {
+    for (int attempt = 0; attempt < 4 && pr->n_pieces < GP__READ_MAX_PIECES; attempt++) {
         uint64_t from = 0, end = 0, stop = 0;
         size_t v = find_victim(pr, &from, &end, &stop);
         if (v == SIZE_MAX || end - from < 2 * gp__read_steal_min)
@@ -237,7 +238,7 @@ static void run_piece(par_read *pr, piece *pc, char **spare, size_t *spare_cap)
         atomic_store(&pc->stop, PIECE_DONE);
         return;
     }
-    reader *r = gp__reader_new_buf(&in, opts, &pc->err, *spare, *spare_cap);
+    gp__reader *r = gp__reader_new_buf(&in, opts, &pc->err, *spare, *spare_cap);
     *spare = NULL;
     if (!r) {
         gp__input_close(&in);
@@ -370,7 +371,7 @@ static par_read *par_read_new(const char *path, gp__input *in, const gp_read_opt
 /* The chain of pieces that covers the input: from the first piece, each stop is the start of the
  * next piece. Its readers go to chain[]; returns its length. *whole: every piece of it succeeded
  * and reached the next one. */
-static size_t piece_chain(par_read *pr, reader **chain, piece **pieces, bool *whole)
+static size_t piece_chain(par_read *pr, gp__reader **chain, piece **pieces, bool *whole)
 {
     size_t n_pieces = pieces_used(pr), n = 0;
     *whole = true;
@@ -400,10 +401,10 @@ gp_status gp__read_parallel(const char *path, gp__input *in, const gp_read_opts 
     /* Two pieces to begin with, cut in the middle; stealing splits them further. (Tests ask for
      * more initial cuts, evenly spaced, to get long chains whatever the scheduling.) No cut: one
      * sequential read. */
-    uint64_t cuts[MAX_PIECES + 1];
+    uint64_t cuts[GP__READ_MAX_PIECES + 1];
     size_t n_cuts = 1;
     cuts[0] = 0;
-    size_t want = GP_MAX(2, GP_MIN(gp__read_initial_pieces, MAX_PIECES));
+    size_t want = GP_MAX(2, GP_MIN(gp__read_initial_pieces, GP__READ_MAX_PIECES));
     for (size_t k = 1; k < want; k++) {
         uint64_t c = find_split(in->fd, in->file_size * k / want, in->file_size);
         if (c > cuts[n_cuts - 1])
@@ -414,13 +415,13 @@ gp_status gp__read_parallel(const char *path, gp__input *in, const gp_read_opts 
         return gp__trace_read_input(in, opts, out, err);
     gp__par_for((size_t)threads, threads, par_worker, pr);
 
-    reader *chain[MAX_PIECES];
-    piece *pieces[MAX_PIECES];
+    gp__reader *chain[GP__READ_MAX_PIECES];
+    piece *pieces[GP__READ_MAX_PIECES];
     bool whole;
     size_t n = piece_chain(pr, chain, pieces, &whole);
     /* The last piece must end the way the document began: an object closes with '}', a bare
      * array ends right after its ']'. */
-    reader *first = pr->pieces[0].r, *last = chain[n - 1];
+    gp__reader *first = pr->pieces[0].r, *last = chain[n - 1];
     if (whole && n > 1)
         whole = first->bare_array ? last->part_bare_end : last->part_object_closed;
     gp_status st = GP_OK;

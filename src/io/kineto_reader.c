@@ -23,6 +23,7 @@
 #include "core/util.h"
 #include "gpuprof/trace.h"
 #include "model/model_internal.h"
+#include "io/formats.h"
 #include "io/json_scan.h"
 #include "io/reader_internal.h"
 
@@ -32,7 +33,7 @@
 /* ---- top-level members ------------------------------------------------------------------- */
 
 /* An integer into *out, saturated to int32; *out is untouched when the value is no integer. */
-static const char *parse_i32(reader *r, const char *p, int32_t *out)
+static const char *parse_i32(gp__reader *r, const char *p, int32_t *out)
 {
     int64_t v;
     bool ok;
@@ -93,7 +94,7 @@ static void set_device_prop(gp_device_props *d, const char *k, size_t kl, int64_
 }
 
 /* One object of deviceProperties, p at its '{': added to the trace's devices. */
-static const char *parse_device(reader *r, const char *p)
+static const char *parse_device(gp__reader *r, const char *p)
 {
     gp_device_props d = {0};
     d.id = -1;
@@ -124,7 +125,7 @@ static const char *parse_device(reader *r, const char *p)
 }
 
 /* "deviceProperties": an array of objects, one per GPU (other elements are skipped). */
-static const char *parse_device_props(reader *r, const char *p)
+static const char *parse_device_props(gp__reader *r, const char *p)
 {
     /* This member may be parsed again after a refill: start from no devices each time. */
     r->t->n_devices = 0;
@@ -142,7 +143,7 @@ static const char *parse_device_props(reader *r, const char *p)
 }
 
 /* "distributedInfo": rank, world size, backend... into r->t->dist. */
-static const char *parse_dist_info(reader *r, const char *p)
+static const char *parse_dist_info(gp__reader *r, const char *p)
 {
     p = skip_ws(p);
     if (*p != '{')
@@ -183,7 +184,7 @@ static const char *parse_dist_info(reader *r, const char *p)
 
 /* One top-level member "key": value, p at the key's quote. *events_next: the member is
  * traceEvents, and p is returned after its '['. */
-static const char *parse_member(reader *r, const char *p, bool *events_next)
+static const char *parse_member(gp__reader *r, const char *p, bool *events_next)
 {
     const char *k;
     size_t kl;
@@ -245,7 +246,7 @@ static const char *parse_member(reader *r, const char *p, bool *events_next)
 
 /* TOP_START: '{' (a Kineto object) or '[' (a bare array of events), after an optional UTF-8
  * byte order mark at byte 0 (editors write one; it is skipped and counted). */
-static const char *top_start(reader *r, const char *p)
+static const char *top_start(gp__reader *r, const char *p)
 {
     if (*p == '\xEF' && r->buf_off + (uint64_t)(p - r->buf) == 0) {
         for (int i = 1; i < 3; i++)
@@ -273,7 +274,7 @@ static const char *top_start(reader *r, const char *p)
 /* After the ',' at p between two elements: the comma and the blanks after it are consumed for good
  * (r->mark moves past them, in state `next`), so that a retry after a refill does not keep them.
  * Returns the position of what follows. */
-static const char *after_comma(reader *r, const char *p, top_state next)
+static const char *after_comma(gp__reader *r, const char *p, gp__reader_state next)
 {
     p = skip_ws(p + 1);
     r->mark = (size_t)(p - r->buf);
@@ -283,7 +284,7 @@ static const char *after_comma(reader *r, const char *p, top_state next)
 
 /* TOP_OBJ_KEY / TOP_OBJ_NEXT / TOP_OBJ_MEMBER: the next member of the top-level object, or its end.
  * NULL when a second part of a bare array ends right after its ']' (nothing more to parse). */
-static const char *top_member(reader *r, const char *p)
+static const char *top_member(gp__reader *r, const char *p)
 {
     if (r->state == TOP_OBJ_KEY && *p == '}') {
         r->state = TOP_DONE;
@@ -317,7 +318,7 @@ static const char *top_member(reader *r, const char *p)
 
 /* TOP_EVENTS / TOP_EVENTS_NEXT: the next element of traceEvents, or its end. NULL when a piece
  * of a parallel read stops at this element (r->mark on it). */
-static const char *top_event(reader *r, const char *p)
+static const char *top_event(gp__reader *r, const char *p)
 {
     if (*p == ']' && r->state != TOP_EVENTS_ELEM) {
         r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
@@ -343,7 +344,7 @@ static const char *top_event(reader *r, const char *p)
 
 /* TOP_DONE: only blanks may follow, up to the end of the input. True at the end; false after
  * reading more input (r->mark at p). */
-static bool top_done(reader *r, const char *p)
+static bool top_done(gp__reader *r, const char *p)
 {
     if (*p != '\0')
         gp__json_fail_at(r, p, "unexpected data after the end of the trace");
@@ -356,7 +357,7 @@ static bool top_done(reader *r, const char *p)
     return false;
 }
 
-gp_status gp__reader_run(reader *r)
+gp_status gp__reader_run(gp__reader *r)
 {
     int jmp = setjmp(r->jb);
     if (jmp == JMP_ERROR)
@@ -401,22 +402,22 @@ void gp_read_opts_init(gp_read_opts *opts)
     opts->keep_memory = true;
 }
 
-/* The first buffer: one CHUNK, or less for an input expected to be smaller (the whole input in
- * one read, rounded up to 64 KiB; for gzip, the size its trailer states): thousands of small
- * reads (serve's folders, the fuzz targets) do not each map and poison 4 MB. Refills grow it as
- * needed (gp__json_refill), so a trailer that lies costs refills, never bytes. */
+/* The first buffer: one GP__READ_CHUNK, or less for an input expected to be smaller (the whole
+ * input in one read, rounded up to 64 KiB; for gzip, the size its trailer states): thousands of
+ * small reads (serve's folders, the fuzz targets) do not each map and poison 4 MB. Refills grow it
+ * as needed (gp__json_refill), so a trailer that lies costs refills, never bytes. */
 static size_t first_cap(const gp__input *in)
 {
     uint64_t size = in->size_hint;
-    if (size == 0 || size >= CHUNK)
-        return CHUNK;
+    if (size == 0 || size >= GP__READ_CHUNK)
+        return GP__READ_CHUNK;
     return (size_t)((size + 1 + 0xffff) & ~(uint64_t)0xffff);
 }
 
-reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err, char *buf,
-                           size_t cap)
+gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err,
+                               char *buf, size_t cap)
 {
-    reader *r = calloc(1, sizeof *r);
+    gp__reader *r = calloc(1, sizeof *r);
     if (!r) {
         free(buf);
         return NULL;
@@ -426,18 +427,18 @@ reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_err
     r->opts = opts;
     r->name = r->in.path;
     r->cap = buf ? cap : first_cap(in);
-    r->buf = buf ? buf : malloc(r->cap + PAD);
+    r->buf = buf ? buf : malloc(r->cap + GP__READ_PAD);
     if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
         free(r->buf);
         free(r);
         return NULL;
     }
-    memset(r->buf, 0, PAD);
+    memset(r->buf, 0, GP__READ_PAD);
     r->state = TOP_START;
     return r;
 }
 
-void gp__reader_free(reader *r)
+void gp__reader_free(gp__reader *r)
 {
     if (!r)
         return;
@@ -451,7 +452,7 @@ void gp__reader_free(reader *r)
     free(r);
 }
 
-gp_status gp__reader_complete(reader *r, gp_status st, gp_trace **out)
+gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out)
 {
     gp_error *err = r->err;
     if (st == GP_OK && !r->saw_events)
@@ -494,7 +495,7 @@ gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace
         err = &local;
     err->status = GP_OK;
     err->msg[0] = '\0';
-    reader *r = gp__reader_new_buf(in, opts, err, NULL, 0);
+    gp__reader *r = gp__reader_new_buf(in, opts, err, NULL, 0);
     if (!r) {
         gp__input_close(in);
         return gp_error_set(err, GP_ENOMEM, "%s: out of memory", in->path);
@@ -505,6 +506,21 @@ gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
+
+/* The reader registry's entry point of this reader (io/formats.h): a regular file of 48 MB or more
+ * (or any file when threads are forced) goes to the parallel reader, the rest is read in
+ * sequence. */
+gp_status gp__kineto_read(const char *path, gp__input *in, const gp_read_opts *opts, gp_trace **out,
+                          gp_error *err)
+{
+    gp_read_opts defaults;
+    opts = opts_or_defaults(opts, &defaults);
+    int threads = gp__par_threads(opts->threads, opts->threads > 0 ? 16 : 4);
+    if (path && in->fd >= 0 && threads >= 2 && !in->compressed &&
+        (opts->threads >= 2 || in->file_size >= PARALLEL_MIN_BYTES))
+        return gp__read_parallel(path, in, opts, threads, out, err);
+    return gp__trace_read_input(in, opts, out, err);
+}
 
 gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
@@ -517,17 +533,15 @@ gp_status gp_trace_read(const char *path, const gp_read_opts *opts, gp_trace **o
     gp_status s = gp__input_open(&in, path, opts->regular_files_only, err);
     if (s != GP_OK)
         return s;
-    int threads = gp__par_threads(opts->threads, opts->threads > 0 ? 16 : 4);
-    if (threads >= 2 && !in.compressed &&
-        (opts->threads >= 2 || in.file_size >= PARALLEL_MIN_BYTES))
-        return gp__read_parallel(path, &in, opts, threads, out, err);
-    return gp__trace_read_input(&in, opts, out, err);
+    return gp__trace_format_of_input(&in)->read(path, &in, opts, out, err);
 }
 
 gp_status gp_trace_read_buffer(const char *data, size_t len, const char *name,
                                const gp_read_opts *opts, gp_trace **out, gp_error *err)
 {
-    return gp__trace_read_buffer_pieces(data, len, name, opts, 0, out, err);
+    gp__input in;
+    gp__input_open_mem(&in, data, len, name);
+    return gp__trace_format_of_input(&in)->read(NULL, &in, opts, out, err);
 }
 
 gp_status gp__trace_read_buffer_pieces(const char *data, size_t len, const char *name,

@@ -17,15 +17,15 @@
 #include "core/input.h"
 #include "gpuprof/trace.h"
 
-#define CHUNK (4u << 20)
-#define PAD 32 /* zero bytes after the data: the sentinel plus room for 16-byte loads */
+#define GP__READ_CHUNK (4u << 20)
+#define GP__READ_PAD 32 /* zero bytes after the data: the sentinel plus room for 16-byte loads */
 /* Longest single element (one event, one top-level member) we accept: 64 MiB, 10,000 times the
  * longest in the shared traces (5.4 KB). It bounds the read buffer, so a decompression bomb (a
  * gigabyte of blanks or of one string) fails with a clear error instead of holding it all
  * (#21 item 7); blanks between elements are never kept. */
-#define MAX_BUF ((size_t)64 << 20)
-#define MAX_DEPTH 256 /* nesting depth limit */
-#define MAX_PIECES 64 /* pieces of a parallel read, at most */
+#define GP__READ_MAX_ELEMENT ((size_t)64 << 20)
+#define GP__READ_MAX_DEPTH 256 /* nesting depth limit */
+#define GP__READ_MAX_PIECES 64 /* pieces of a parallel read, at most */
 /* Times and durations are limited to 2^62 ns (146 years) in magnitude as they are read, so that
  * ts + dur cannot overflow int64; base + ts is checked as it is added. Absolute times (after the
  * base) lie in [GP__MIN_TIME_NS, GP__MAX_TIME_NS], -73 to +146 years around 1970, and durations
@@ -47,21 +47,21 @@ static inline int32_t i32_sat(int64_t v)
 
 /* A time committed by the reader, with the input offset of its element and its kind ("an
  * event's"), for the range check when the read is finished. */
-typedef struct time_mark {
+typedef struct gp__reader_time_mark {
     gp_ns ts;
     uint64_t off;
     const char *what;
-} time_mark;
+} gp__reader_time_mark;
 
 /* Track-name metadata, applied to tracks when reading ends. */
-typedef struct pending_meta {
+typedef struct gp__reader_pending_meta {
     int kind; /* 0 process_name, 1 thread_name, 2 thread_sort_index, 3 process_sort_index */
     int64_t pid, tid;
     gp_strid value;
     int64_t num;
-} pending_meta;
+} gp__reader_pending_meta;
 
-typedef enum top_state {
+typedef enum gp__reader_state {
     TOP_START,       /* before the first byte */
     TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
     TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
@@ -70,12 +70,12 @@ typedef enum top_state {
     TOP_EVENTS_ELEM, /* after a ',' in traceEvents: an element */
     TOP_OBJ_MEMBER,  /* after a ',' in the top object: a member */
     TOP_DONE         /* after the closing brace/bracket */
-} top_state;
+} gp__reader_state;
 
-typedef struct reader {
+typedef struct gp__reader {
     gp__input in;
     char *buf;
-    size_t len, cap;  /* bytes in buf, allocated (without PAD) */
+    size_t len, cap;  /* bytes in buf, allocated (without GP__READ_PAD) */
     size_t mark;      /* start of the element being parsed */
     uint64_t buf_off; /* input offset of buf[0] */
     bool eof;
@@ -90,7 +90,7 @@ typedef struct reader {
     char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
                        may still be held by the element being parsed) */
     size_t n_retired, cap_retired;
-    pending_meta *meta;
+    gp__reader_pending_meta *meta;
     size_t n_meta, cap_meta;
     uint32_t last_track;
     gp_track_kind last_kind;
@@ -101,9 +101,9 @@ typedef struct reader {
     /* The earliest and the latest time committed (events, counters, flow points), for the range
      * check when the read is finished (gp__reader_widen_times). */
     bool have_times;
-    time_mark time_lo, time_hi;
-    top_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
-    bool bare_array; /* the trace is a bare array of events */
+    gp__reader_time_mark time_lo, time_hi;
+    gp__reader_state state; /* where gp__reader_run is; kept here so a parse can be resumed */
+    bool bare_array;        /* the trace is a bare array of events */
     /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a
      * sequential read). Every piece but the first starts at an element of traceEvents. */
     struct piece *piece;
@@ -112,11 +112,12 @@ typedef struct reader {
     bool part_bare_end;      /* end of input right after the events' ']' */
     bool part_object_closed; /* the top-level object's '}' */
     bool part_members;       /* top-level members after the events array */
-} reader;
+} gp__reader;
 
 /* Widens r's earliest and latest times to take in lo and hi; on a tie r keeps its own (its
  * element came first in the input). */
-static inline void gp__reader_widen_times(reader *r, const time_mark *lo, const time_mark *hi)
+static inline void gp__reader_widen_times(gp__reader *r, const gp__reader_time_mark *lo,
+                                          const gp__reader_time_mark *hi)
 {
     if (!r->have_times || lo->ts < r->time_lo.ts)
         r->time_lo = *lo;
@@ -127,41 +128,41 @@ static inline void gp__reader_widen_times(reader *r, const time_mark *lo, const 
 
 /* ---- kineto_reader.c: the reader's life and the top level of the document ---- */
 
-/* Creates a reader over an opened input (which it takes over), reading into buf (cap + PAD bytes,
- * taken over) or, when buf is NULL, a new buffer of CHUNK bytes. NULL when out of memory (buf is
- * then freed; the input is not closed). */
-reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err, char *buf,
-                           size_t cap);
+/* Creates a reader over an opened input (which it takes over), reading into buf (cap + GP__READ_PAD
+ * bytes, taken over) or, when buf is NULL, a new buffer of GP__READ_CHUNK bytes. NULL when out of
+ * memory (buf is then freed; the input is not closed). */
+gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err,
+                               char *buf, size_t cap);
 
 /* Frees the reader and closes its input; the trace is freed too unless it was taken. NULL is a
  * no-op. */
-void gp__reader_free(reader *r);
+void gp__reader_free(gp__reader *r);
 
 /* Parses the document from where r->state says, until its end (GP_OK), until a piece's stop
  * (GP_OK, r->mark at the element the next piece starts at), or an error (its status, in r->err).
  * Never longjmps to the caller. */
-gp_status gp__reader_run(reader *r);
+gp_status gp__reader_run(gp__reader *r);
 
 /* After a parse that returned st: checks that there were events, finishes the model and hands it
  * over in *out (the caller owns it). Frees the reader in every case. On failure r->err holds the
  * message. */
-gp_status gp__reader_complete(reader *r, gp_status st, gp_trace **out);
+gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out);
 
 /* ---- kineto_events.c: one event object into the model ---- */
 
 /* Parses one event object at p (which points at '{'), commits it to r->t, and returns the
  * position after its '}'. Only a complete element changes the model (a retry after
  * JMP_NEED_MORE is harmless). */
-const char *gp__kineto_parse_event(reader *r, const char *p);
+const char *gp__kineto_parse_event(gp__reader *r, const char *p);
 
 /* The track (kind, pid, tid), created when new; the last one is cached. Longjmps when out of
  * memory. */
-uint32_t gp__kineto_get_track(reader *r, gp_track_kind kind, int64_t pid, int64_t tid);
+uint32_t gp__kineto_get_track(gp__reader *r, gp_track_kind kind, int64_t pid, int64_t tid);
 
 /* The track for a pid/tid pair where either may be a string ("Spans", ""): a CPU thread when both
  * are numeric, else an OTHER track keyed by the interned strings (mapped to negative keys so they
  * cannot collide with numeric ids). Longjmps when out of memory. */
-uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
+uint32_t gp__kineto_track_for_ids(gp__reader *r, bool pstr, gp_strid ps, int64_t pnum, bool tstr,
                                   gp_strid ts, int64_t tnum);
 
 /* ---- kineto_merge.c: finishing a read, merging the pieces of a parallel one ---- */
@@ -169,13 +170,13 @@ uint32_t gp__kineto_track_for_ids(reader *r, bool pstr, gp_strid ps, int64_t pnu
 /* Makes times absolute, pairs flow points into flows, applies track names from metadata events,
  * sets the rank and finishes the model (gp_trace_finish). GP_OK, GP_ENOMEM, or GP_EPARSE (base +
  * ts out of range, message in r->err). */
-gp_status gp__reader_finish(reader *r);
+gp_status gp__reader_finish(gp__reader *r);
 
 /* Merges the traces of the readers chain[1..n) into chain[0]'s, in order (each parsed the input
  * after the one before it), copying on `threads` threads. The sources' big arrays are freed as
- * they are copied. n <= MAX_PIECES. GP_OK, or GP_ENOMEM / GP_ELIMIT with the message in
+ * they are copied. n <= GP__READ_MAX_PIECES. GP_OK, or GP_ENOMEM / GP_ELIMIT with the message in
  * chain[0]->err. */
-gp_status gp__merge_readers(reader **chain, size_t n, int threads);
+gp_status gp__merge_readers(gp__reader **chain, size_t n, int threads);
 
 /* ---- kineto_parallel.c: the work-stealing parallel read ---- */
 

@@ -9,6 +9,11 @@
 gp_status gp__trace_read_input(gp__input *in, const gp_read_opts *opts, gp_trace **out,
                                gp_error *err) GP_WARN_UNUSED;
 
+/* The Kineto / Chrome JSON reader (and the legacy autograd format's) as the reader registry calls
+ * it (io/formats.h): path is the file's (NULL for memory), in the opened input it takes over. */
+gp_status gp__kineto_read(const char *path, gp__input *in, const gp_read_opts *opts, gp_trace **out,
+                          gp_error *err) GP_WARN_UNUSED;
+
 /* As gp_trace_read_buffer, but the reader receives the bytes at most `piece` at a time (0 = all at
  * once), which exercises every "element continues in the next chunk" path. For tests and fuzzing.
  */

@@ -35,7 +35,7 @@ const char *gp_event_kind_name(gp_event_kind kind)
     return (unsigned)kind < GP_EV_KIND_COUNT ? kind_names[kind] : "invalid";
 }
 
-gp_event_kind gp_event_kind_parse(const char *name)
+gp_status gp_event_kind_parse(const char *name, gp_event_kind *out)
 {
     static const gp__named aliases[] = {
         {"kernels", GP_EV_KERNEL},
@@ -55,7 +55,11 @@ gp_event_kind gp_event_kind_parse(const char *name)
         {"ranges", GP_EV_RANGE},
     };
     int k = gp__index_of(kind_names, GP_EV_KIND_COUNT, name, false);
-    return (gp_event_kind)(k >= 0 ? k : GP_VALUE_OF(aliases, name, GP_EV_KIND_COUNT));
+    int v = k >= 0 ? k : GP_VALUE_OF(aliases, name, GP_EV_KIND_COUNT);
+    if (v == GP_EV_KIND_COUNT)
+        return GP_EINVAL;
+    *out = (gp_event_kind)v;
+    return GP_OK;
 }
 
 bool gp_event_kind_is_gpu(gp_event_kind kind)
@@ -447,8 +451,8 @@ GP__DEFINE_MERGE_SORT(sort_events, gp_event, cmp_event)
 
 void gp__sort_events(gp_event *ev, size_t n)
 {
-    if (!sort_events(ev, n)) /* out of memory: an in-place (unstable) sort rather than a failure */
-        qsort(ev, n, sizeof *ev, cmp_event);
+    if (!sort_events(ev, n)) /* out of memory: the stable sort without a buffer, not a failure */
+        gp__msort_in_place(ev, n, sizeof *ev, cmp_event);
 }
 
 /* ---- queries ---- */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/json_writer.h"
+#include "render/render_internal.h"
 #include "gpuprof/advise.h"
 
 /* The potential speedup current / estimated; NaN when there is no estimate. */
@@ -27,7 +28,9 @@ gp_status gp_advise_render_text(const gp_analysis *a, const gp_advise_render_opt
             o && o->source ? o->source : "", n, n == 1 ? "" : "s");
     if (o && o->min_priority != GP_PRIO_LOW)
         fprintf(fp, " of priority %s or higher", gp_priority_name(o->min_priority));
-    fputs(" (by estimated gain)\n", fp);
+    fputs(a->n_findings && a->findings[0].cause ? " (the causes first, then by estimated gain)\n"
+                                                : " (by estimated gain)\n",
+          fp);
     size_t k = 0;
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];
@@ -38,8 +41,10 @@ gp_status gp_advise_render_text(const gp_analysis *a, const gp_advise_render_opt
             gp_ranks_format(f->ranks, f->n_ranks, "-", who + 2, sizeof who - 2);
             memcpy(who, ", ", 2);
         }
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
         fprintf(fp, "\n%zu. [%s/%s] %s (rule %s%s)\n", ++k, gp_priority_name(f->priority),
-                gp_suggestion_type_name(f->type), f->title, f->rule, who);
+                gp_suggestion_type_name(f->type), title, f->rule, who);
         if (f->current_ns > 0) {
             double sp = speedup_of(f);
             fprintf(fp, "   time: %.3f ms now -> %.3f ms estimated", (double)f->current_ns / 1e6,
@@ -50,12 +55,16 @@ gp_status gp_advise_render_text(const gp_analysis *a, const gp_advise_render_opt
         } else {
             fprintf(fp, "   estimated gain: %.3f ms\n", (double)f->gain_ns / 1e6);
         }
-        if (f->expected)
-            fprintf(fp, "   expected improvement: %s\n", f->expected);
-        fprintf(fp, "   how: %s\n   evidence:", f->suggestion ? f->suggestion : "");
-        for (size_t e = 0; e < f->n_evidence; e++)
-            fprintf(fp, "%s %s=%.4g%s", e ? "," : "", f->evidence[e].name, f->evidence[e].value,
-                    strcmp(f->evidence[e].unit, "count") == 0 ? "" : f->evidence[e].unit);
+        const char *expected = gp__finding_expected(f);
+        if (expected)
+            fprintf(fp, "   expected improvement: %s\n", expected);
+        fprintf(fp, "   how: %s\n   evidence:", gp__finding_advice(f));
+        gp__finding_evidence_text(f, fp);
+        for (size_t e = 0; e < f->n_objects; e++) {
+            char ob[600];
+            gp__finding_object_text(&f->objects[e], ob, sizeof ob);
+            fprintf(fp, "\n   - %s", ob);
+        }
         fputc('\n', fp);
     }
     if (n == 0)
@@ -114,13 +123,15 @@ gp_status gp_advise_render_json(const gp_analysis *a, const gp_advise_render_opt
         if (!shown(f, o))
             continue;
         gp__jw_obj_begin(&w);
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
         gp__jw_kv_str(&w, "rule", f->rule);
-        kv_str_or_null(&w, "operation", f->op);
+        kv_str_or_null(&w, "operation", gp_finding_object_of(f, GP_OBJ_OP));
         gp__jw_kv_str(&w, "type", gp_suggestion_type_name(f->type));
         gp__jw_kv_str(&w, "priority", gp_priority_name(f->priority));
-        gp__jw_kv_str(&w, "description", f->title);
-        kv_str_or_null(&w, "expected_improvement", f->expected);
-        gp__jw_kv_str(&w, "implementation_hint", f->suggestion ? f->suggestion : "");
+        gp__jw_kv_str(&w, "description", title);
+        kv_str_or_null(&w, "expected_improvement", gp__finding_expected(f));
+        gp__jw_kv_str(&w, "implementation_hint", gp__finding_advice(f));
         gp__jw_kv_int(&w, "gain_ns", f->gain_ns);
         kv_ns(&w, "current_ns", f->current_ns, f->current_ns > 0);
         kv_ns(&w, "estimated_ns", f->estimated_ns, f->current_ns > 0);
@@ -136,7 +147,7 @@ gp_status gp_advise_render_json(const gp_analysis *a, const gp_advise_render_opt
             gp__jw_obj_begin(&w);
             gp__jw_kv_str(&w, "name", f->evidence[e].name);
             kv_num(&w, "value", f->evidence[e].value);
-            gp__jw_kv_str(&w, "unit", f->evidence[e].unit);
+            gp__jw_kv_str(&w, "unit", gp_finding_unit_name(f->evidence[e].unit));
             gp__jw_obj_end(&w);
         }
         gp__jw_arr_end(&w);

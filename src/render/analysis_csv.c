@@ -7,6 +7,7 @@
 #include "core/csv.h"
 #include "core/util.h"
 #include "render/analysis_tables.h"
+#include "render/render_internal.h"
 
 /* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
 static void num(FILE *fp, double v, char sep)
@@ -35,16 +36,20 @@ const gp__analysis_table *gp__analysis_tables(size_t *n)
     return tables;
 }
 
-unsigned gp_analysis_table_parse(const char *name)
+gp_status gp_analysis_table_parse(const char *name, unsigned *out)
 {
     if (!name)
-        return 0;
-    if (strcmp(name, "all") == 0)
-        return GP_AT_ALL;
+        return GP_EINVAL;
+    if (strcmp(name, "all") == 0) {
+        *out = GP_AT_ALL;
+        return GP_OK;
+    }
     for (size_t i = 0; i < GP_ARRAY_LEN(tables); i++)
-        if (strcmp(name, tables[i].name) == 0 || strcmp(name, tables[i].alias) == 0)
-            return tables[i].bit;
-    return 0;
+        if (strcmp(name, tables[i].name) == 0 || strcmp(name, tables[i].alias) == 0) {
+            *out = tables[i].bit;
+            return GP_OK;
+        }
+    return GP_EINVAL;
 }
 
 static void csv_temporal(const gp_analysis *a, FILE *fp)
@@ -201,11 +206,59 @@ static void csv_findings(const gp_analysis *a, FILE *fp)
         const gp_finding *f = &a->findings[i];
         fprintf(fp, "%s,%d,%s,%s,%lld,", f->rule, f->rank, gp_priority_name(f->priority),
                 gp_suggestion_type_name(f->type), (long long)f->gain_ns);
-        text(fp, f->title, ',');
-        text(fp, f->suggestion, ',');
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
+        text(fp, title, ',');
+        text(fp, gp__finding_advice(f), ',');
         char who[256];
         gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
         text(fp, who, '\n');
+    }
+}
+
+/* idle_causes.csv: one row per row and cause. */
+static void csv_idle_causes(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,device,stream,idle_ns,cause,time_ns,share,top,top_ns\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_idle_causes; j++) {
+            const gp_idle_causes *c = &r->idle_causes[j];
+            for (int k = 0; k < GP_IC_COUNT; k++) {
+                fprintf(fp, "%d,%d,%lld,%lld,%s,%lld,", r->rank, c->device, (long long)c->stream,
+                        (long long)c->idle, gp_idle_cause_name((gp_idle_cause)k),
+                        (long long)c->by_cause[k]);
+                if (!isnan(c->share[k]))
+                    fprintf(fp, "%.6g", c->share[k]);
+                fputc(',', fp);
+                gp__csv_field(fp, c->top_what[k] ? c->top_what[k] : "");
+                fprintf(fp, ",%lld\n", (long long)c->top_time[k]);
+            }
+        }
+    }
+}
+
+/* step_breakdown.csv: one row per step. */
+static void csv_step_parts(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,step,start_ns,end_ns,duration_ns");
+    for (int k = 0; k < GP_SP_COUNT; k++)
+        fprintf(fp, ",%s_ns", gp_step_part_name((gp_step_part)k));
+    fprintf(fp, ",critical_path_ns\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_step_parts; j++) {
+            const gp_step_breakdown *b = &r->step_parts[j];
+            fprintf(fp, "%d,%lld,%lld,%lld,%lld", r->rank, (long long)b->step, (long long)b->start,
+                    (long long)b->end, (long long)(b->end - b->start));
+            for (int k = 0; k < GP_SP_COUNT; k++)
+                fprintf(fp, ",%lld", (long long)b->part[k]);
+            const gp_critical_path *cp = b->step >= 0 ? gp__step_critical_path(r, b->step) : NULL;
+            fputc(',', fp); /* empty without a critical path */
+            if (cp)
+                fprintf(fp, "%lld", (long long)cp->length);
+            fputc('\n', fp);
+        }
     }
 }
 
@@ -226,5 +279,7 @@ gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
             csv_writers[i].write(a, fp);
             return ferror(fp) ? GP_EIO : GP_OK;
         }
-    return GP_EINVAL;
+    /* A bit of GP_AT_ALL not in the registry yet (the critical path, until branch cp adds its
+     * line) renders nothing; any other value is not a table. */
+    return __builtin_popcount(table) == 1 && (table & GP_AT_ALL) ? GP_OK : GP_EINVAL;
 }

@@ -5,6 +5,7 @@
 #include "analyze/analyze_internal.h"
 #include "core/json_writer.h"
 #include "render/analysis_tables.h"
+#include "render/render_internal.h"
 
 #define WANT(bit) (tables & (bit))
 
@@ -347,6 +348,72 @@ static void peak_memory(gp__jw *w, const gp_analysis *a)
     gp__jw_arr_end(w);
 }
 
+/* The "idle_causes" member: one object per device and stream row. */
+static void idle_causes(gp__jw *w, const gp_analysis *a)
+{
+    gp__jw_key(w, "idle_causes");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_idle_causes; j++) {
+            const gp_idle_causes *c = &r->idle_causes[j];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_int(w, "rank", r->rank);
+            gp__jw_kv_int(w, "device", c->device);
+            gp__jw_kv_int(w, "stream", c->stream);
+            gp__jw_kv_str(w, "scope", c->stream == -1 ? "device" : "stream");
+            gp__jw_kv_int(w, "idle_ns", c->idle);
+            gp__jw_key(w, "causes");
+            gp__jw_obj_begin(w);
+            for (int k = 0; k < GP_IC_COUNT; k++) {
+                gp__jw_key(w, gp_idle_cause_name((gp_idle_cause)k));
+                gp__jw_obj_begin(w);
+                gp__jw_kv_int(w, "time_ns", c->by_cause[k]);
+                gp__jw_key(w, "share");
+                gp__jw_double(w, c->share[k]); /* NaN -> null */
+                gp__jw_kv_str(w, "top", c->top_what[k] ? c->top_what[k] : "");
+                gp__jw_kv_int(w, "top_ns", c->top_time[k]);
+                gp__jw_obj_end(w);
+            }
+            gp__jw_obj_end(w);
+            gp__jw_obj_end(w);
+        }
+    }
+    gp__jw_arr_end(w);
+}
+
+/* The "step_breakdown" member: one object per step (critical_path_ns null without a path). */
+static void step_parts(gp__jw *w, const gp_analysis *a)
+{
+    gp__jw_key(w, "step_breakdown");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_step_parts; j++) {
+            const gp_step_breakdown *b = &r->step_parts[j];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_int(w, "rank", r->rank);
+            gp__jw_kv_int(w, "step", b->step);
+            gp__jw_kv_int(w, "start_ns", b->start);
+            gp__jw_kv_int(w, "end_ns", b->end);
+            gp__jw_kv_int(w, "duration_ns", b->end - b->start);
+            gp__jw_key(w, "parts_ns");
+            gp__jw_obj_begin(w);
+            for (int k = 0; k < GP_SP_COUNT; k++)
+                gp__jw_kv_int(w, gp_step_part_name((gp_step_part)k), b->part[k]);
+            gp__jw_obj_end(w);
+            const gp_critical_path *cp = b->step >= 0 ? gp__step_critical_path(r, b->step) : NULL;
+            gp__jw_key(w, "critical_path_ns");
+            if (cp)
+                gp__jw_int(w, cp->length);
+            else
+                gp__jw_null(w);
+            gp__jw_obj_end(w);
+        }
+    }
+    gp__jw_arr_end(w);
+}
+
 static void ranks(gp__jw *w, const gp_analysis *a)
 {
     gp__jw_key(w, "stragglers");
@@ -377,21 +444,39 @@ static void findings(gp__jw *w, const gp_analysis *a)
         for (size_t k = 0; k < f->n_ranks; k++)
             gp__jw_int(w, f->ranks[k]);
         gp__jw_arr_end(w);
-        gp__jw_kv_str(w, "title", f->title);
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
+        gp__jw_kv_str(w, "title", title);
         gp__jw_kv_str(w, "type", gp_suggestion_type_name(f->type));
         gp__jw_kv_str(w, "priority", gp_priority_name(f->priority));
+        gp__jw_kv_bool(w, "cause", f->cause);
+        gp__jw_kv_int(w, "variant", f->variant);
         kv_ns(w, "estimated_gain_ns", f->gain_ns);
-        gp__jw_kv_str(w, "suggestion", f->suggestion);
-        gp__jw_key(w, "evidence");
+        gp__jw_kv_str(w, "suggestion", gp__finding_advice(f));
+        gp__jw_key(w, "metrics");
         gp__jw_obj_begin(w);
         for (size_t k = 0; k < f->n_evidence; k++) {
             gp__jw_key(w, f->evidence[k].name);
             gp__jw_obj_begin(w);
             kv_num(w, "value", f->evidence[k].value);
-            gp__jw_kv_str(w, "unit", f->evidence[k].unit);
+            gp__jw_kv_str(w, "unit", gp_finding_unit_name(f->evidence[k].unit));
             gp__jw_obj_end(w);
         }
         gp__jw_obj_end(w);
+        gp__jw_key(w, "objects");
+        gp__jw_arr_begin(w);
+        for (size_t k = 0; k < f->n_objects; k++) {
+            const gp_finding_object *o = &f->objects[k];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_str(w, "kind", gp_object_kind_name(o->kind));
+            gp__jw_kv_str(w, "name", o->name);
+            gp__jw_kv_str(w, "frame", o->frame);
+            kv_ns(w, "time_ns", o->time);
+            gp__jw_kv_int(w, "count", (int64_t)o->count);
+            kv_num(w, "roofline_share", o->roof >= 0 ? o->roof : NAN);
+            gp__jw_obj_end(w);
+        }
+        gp__jw_arr_end(w);
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);

@@ -35,8 +35,18 @@
     X(GP_AT_MEMORY, memory, "memory", "memory", "memory", "memory.csv")                            \
     X(GP_AT_PEAK_MEMORY, peak_memory, "peak_memory", "peak_memory", "peak_memory",                 \
       "peak_memory.csv")                                                                           \
+    X(GP_AT_IDLE_CAUSES, idle_causes, "idle_causes", "idle_causes", "idle_causes",                 \
+      "idle_causes.csv")                                                                           \
+    X(GP_AT_STEP_PARTS, step_parts, "step_breakdown", "step_parts", "step_breakdown",              \
+      "step_breakdown.csv")                                                                        \
     X(GP_AT_RANKS, ranks, "ranks", "stragglers", "stragglers", "stragglers.csv")                   \
     X(GP_AT_FINDINGS, findings, "findings", "findings", "findings", "findings.csv")
+/* GP_AT_CRITICAL_PATH (bit 12, branch cp) goes last, after findings, as one more line:
+ *  X(GP_AT_CRITICAL_PATH, critical_path, "critical_path", "critical_path", "critical_path",
+ *    "critical_path.csv")
+ * with its writers critical_path() in analysis_text.c and analysis_json.c and
+ * csv_critical_path() in analysis_csv.c; until then GP_AT_ALL's bit 12 has no entry (its CSV is
+ * GP_EINVAL, its text and JSON nothing). */
 
 /* One table of the list as data (for loops in app and tests). */
 typedef struct gp__analysis_table {

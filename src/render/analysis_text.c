@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "analyze/analyze_internal.h"
+#include "render/render_internal.h"
 #include "gpuprof/summary.h"
 #include "render/analysis_tables.h"
 
@@ -30,8 +31,9 @@ static void heading(FILE *fp, const char *title)
 
 static void temporal(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "TEMPORAL BREAKDOWN (per rank, % of kernel time)");
-    fprintf(fp, "%5s %14s %14s %14s %14s %8s %8s %8s\n", "rank", "kernel_ms", "idle_ms",
+    heading(fp, "TEMPORAL BREAKDOWN (per rank, % of the GPU span: first to last GPU work, HTA's "
+                "kernel_time)");
+    fprintf(fp, "%5s %14s %14s %14s %14s %8s %8s %8s\n", "rank", "gpu_span_ms", "idle_ms",
             "compute_ms", "non_comp_ms", "idle%", "comp%", "noncomp%");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
@@ -51,8 +53,13 @@ static void idle(FILE *fp, const gp_analysis *a)
 {
     char thr[32];
     snprintf(thr, sizeof(thr), "%.0f", (double)a->opts.kernel_wait_ns / 1000.0);
-    fprintf(fp, "\nIDLE TIME BREAKDOWN (per stream; kernel_wait below %s us)\n", thr);
-    fprintf(fp, "===========================================================\n");
+    fprintf(fp,
+            "\nIDLE TIME BREAKDOWN (per stream; kernel_wait below %s us; ratio: of the stream's "
+            "idle time)\n",
+            thr);
+    fprintf(fp, "%s\n",
+            "======================================================================================"
+            "======");
     fprintf(fp, "%5s %6s %8s %14s %8s %14s %8s %14s %8s\n", "rank", "device", "stream",
             "host_wait_ms", "ratio", "kernel_wait_ms", "ratio", "other_ms", "ratio");
     for (size_t i = 0; i < a->n_ranks; i++) {
@@ -74,7 +81,7 @@ static void idle(FILE *fp, const gp_analysis *a)
 
 static void types(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "KERNEL TYPE BREAKDOWN (all ranks, with overlap states)");
+    heading(fp, "KERNEL TYPE BREAKDOWN (all ranks, with overlap states; % of their GPU busy time)");
     fprintf(fp, "%-48s %14s %8s\n", "kernel_type", "time_ms", "%");
     for (size_t i = 0; i < a->n_types; i++)
         fprintf(fp, "%-48s %14.3f %8.1f\n", a->types[i].label, MS(a->types[i].time),
@@ -119,7 +126,7 @@ static gp_status kernels(FILE *fp, const gp_analysis *a)
 
 static void overlap(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "COMMUNICATION / COMPUTATION OVERLAP");
+    heading(fp, "COMMUNICATION / COMPUTATION OVERLAP (overlap% of the communication time)");
     fprintf(fp, "%5s %14s %14s %14s %10s\n", "rank", "comm_ms", "comp_ms", "overlap_ms",
             "overlap%");
     for (size_t i = 0; i < a->n_ranks; i++) {
@@ -178,8 +185,8 @@ static void queue(FILE *fp, const gp_analysis *a)
                     q->mean_len);
         }
     }
-    fprintf(fp, "%5s %8s %9s %14s %12s %10s\n", "rank", "copies", "pageable", "bytes", "busy_ms",
-            "mean_GB/s");
+    fprintf(fp, "%5s %8s %9s %14s %12s %10s\n", "rank", "copies", "pageable", "bytes",
+            "copy_sum_ms", "mean_GB/s");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_bandwidth *b = &a->ranks[i].bandwidth;
         fprintf(fp, "%5d %8llu %9llu %14lld %12.3f %10.2f\n", a->ranks[i].rank,
@@ -191,8 +198,8 @@ static void queue(FILE *fp, const gp_analysis *a)
 static void activity(FILE *fp, const gp_analysis *a)
 {
     heading(fp, "CPU / GPU ACTIVITY");
-    fprintf(fp, "%5s %12s %12s %12s %12s %12s %8s %10s\n", "rank", "span_ms", "cpu_ms", "gpu_ms",
-            "both_ms", "sync_ms", "syncs", "kernels");
+    fprintf(fp, "%5s %12s %12s %12s %12s %12s %8s %10s\n", "rank", "span_ms", "cpu_ms",
+            "gpu_busy_ms", "both_ms", "sync_ms", "syncs", "kernels");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
         const gp_activity *x = &r->activity;
@@ -243,8 +250,9 @@ static void ranks(FILE *fp, const gp_analysis *a)
 {
     if (a->n_ranks < 2)
         return;
-    heading(fp, "ACROSS RANKS");
-    fprintf(fp, "%5s %12s %8s %8s %10s %10s %12s\n", "rank", "kernel_ms", "idle%", "comp%",
+    heading(fp, "ACROSS RANKS (idle% and comp% of each rank's GPU span, overlap% of its "
+                "communication)");
+    fprintf(fp, "%5s %12s %8s %8s %10s %10s %12s\n", "rank", "gpu_span_ms", "idle%", "comp%",
             "overlap%", "launches", "straggler");
     for (size_t i = 0; i < a->n_ranks; i++) {
         const gp_rank_analysis *r = &a->ranks[i];
@@ -264,22 +272,110 @@ static void ranks(FILE *fp, const gp_analysis *a)
 
 static void findings(FILE *fp, const gp_analysis *a)
 {
-    heading(fp, "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
+    heading(fp, a->n_findings && a->findings[0].cause
+                    ? "BOTTLENECKS AND SUGGESTIONS (the causes first, then by estimated gain)"
+                    : "BOTTLENECKS AND SUGGESTIONS (by estimated gain)");
     if (a->n_findings == 0)
         fprintf(fp, "No bottleneck rule fired.\n");
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];
         char who[256];
         gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof(who));
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
         fprintf(fp, "%zu. [%s/%s] %s: %s\n", i + 1, gp_priority_name(f->priority),
-                gp_suggestion_type_name(f->type), who, f->title);
+                gp_suggestion_type_name(f->type), who, title);
         if (f->n_ranks > 1)
             fprintf(fp, "   (evidence and gain of rank %d, the worst)\n", f->rank);
-        fprintf(fp, "   estimated gain: %.3f ms; evidence:", MS(f->gain_ns));
-        for (size_t k = 0; k < f->n_evidence; k++)
-            fprintf(fp, "%s %s=%.4g%s", k ? "," : "", f->evidence[k].name, f->evidence[k].value,
-                    strcmp(f->evidence[k].unit, "count") == 0 ? "" : f->evidence[k].unit);
-        fprintf(fp, "\n   -> %s\n", f->suggestion);
+        fprintf(fp, "   rule %s; estimated gain: %.3f ms; evidence:", f->rule, MS(f->gain_ns));
+        gp__finding_evidence_text(f, fp);
+        for (size_t k = 0; k < f->n_objects; k++) {
+            char o[600];
+            gp__finding_object_text(&f->objects[k], o, sizeof o);
+            fprintf(fp, "\n   - %s", o);
+        }
+        fprintf(fp, "\n   -> %s\n", gp__finding_advice(f));
+    }
+}
+
+/* The cause holding the most idle time of a row (-1 when the row has none). */
+static int largest_cause(const gp_idle_causes *c)
+{
+    int best = -1;
+    for (int k = 0; k < GP_IC_COUNT; k++)
+        if (c->by_cause[k] > 0 && (best < 0 || c->by_cause[k] > c->by_cause[best]))
+            best = k;
+    return best;
+}
+
+/* IDLE CAUSES: one line per device and stream, the share of each cause, the largest cause's top
+ * frame/op/call (docs/analyses.md, "Idle causes"). */
+static void idle_causes(FILE *fp, const gp_analysis *a)
+{
+    static const char title[] = "IDLE CAUSES (what the launching thread did while the GPU idled; "
+                                "% of the row's idle time in the analysed window)";
+    fprintf(fp, "\n%s\n", title);
+    gp__rule(fp, '=', (int)strlen(title));
+    fprintf(fp, "%5s %6s %8s %12s", "rank", "device", "stream", "idle_ms");
+    for (int k = 0; k < GP_IC_COUNT; k++)
+        fprintf(fp, " %12s", gp_idle_cause_name((gp_idle_cause)k));
+    fprintf(fp, "  largest: what (ms)\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_idle_causes; j++) {
+            const gp_idle_causes *c = &r->idle_causes[j];
+            char stream[24];
+            if (c->stream == -1)
+                snprintf(stream, sizeof stream, "all");
+            else
+                snprintf(stream, sizeof stream, "%lld", (long long)c->stream);
+            fprintf(fp, "%5d %6d %8s %12.3f", r->rank, c->device, stream, MS(c->idle));
+            for (int k = 0; k < GP_IC_COUNT; k++) {
+                if (isnan(c->share[k]))
+                    fprintf(fp, " %12s", "n/a");
+                else
+                    fprintf(fp, " %11.2f%%", 100.0 * c->share[k]);
+            }
+            int big = largest_cause(c);
+            if (big >= 0)
+                fprintf(fp, "  %s: %.60s (%.3f)", gp_idle_cause_name((gp_idle_cause)big),
+                        *c->top_what[big] ? c->top_what[big] : "-", MS(c->top_time[big]));
+            fputc('\n', fp);
+        }
+    }
+}
+
+/* STEP BREAKDOWN: ms per part, the step's critical path length beside it, "-" without one
+ * (docs/analyses.md, "Step breakdown"). */
+static void step_parts(FILE *fp, const gp_analysis *a)
+{
+    static const char title[] = "STEP BREAKDOWN (TensorBoard's step time, ms: each instant once, "
+                                "by precedence from kernel to other)";
+    fprintf(fp, "\n%s\n", title);
+    gp__rule(fp, '=', (int)strlen(title));
+    fprintf(fp, "%5s %6s %11s", "rank", "step", "step_ms");
+    for (int k = 0; k < GP_SP_COUNT; k++)
+        fprintf(fp, " %11s",
+                k == GP_SP_COMMUNICATION ? "comm" : gp_step_part_name((gp_step_part)k));
+    fprintf(fp, " %11s\n", "crit_path");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_step_parts; j++) {
+            const gp_step_breakdown *b = &r->step_parts[j];
+            char step[24];
+            if (b->step < 0)
+                snprintf(step, sizeof step, "all");
+            else
+                snprintf(step, sizeof step, "%lld", (long long)b->step);
+            fprintf(fp, "%5d %6s %11.3f", r->rank, step, MS(b->end - b->start));
+            for (int k = 0; k < GP_SP_COUNT; k++)
+                fprintf(fp, " %11.3f", MS(b->part[k]));
+            const gp_critical_path *cp = b->step >= 0 ? gp__step_critical_path(r, b->step) : NULL;
+            if (cp)
+                fprintf(fp, " %11.3f\n", MS(cp->length));
+            else
+                fprintf(fp, " %11s\n", "-");
+        }
     }
 }
 

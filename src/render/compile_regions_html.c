@@ -110,14 +110,14 @@ void gp__compile_trace_html(FILE *fp, const gp_compile_trace *t, const gp_compil
     gp__fmt_dur(w, sizeof w, t->gpu_eager);
     fprintf(fp,
             "</h3>\n<p class=\"gp-sub\">CPU ops in compiled regions %s, eager %s; GPU work "
-            "from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64 " kernels)",
+            "sum from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64 " kernels)",
             x, y, z, t->kernels_compiled, w, t->kernels_eager);
     gp__fmt_dur(x, sizeof x, t->cpu_guard);
     gp__fmt_dur(y, sizeof y, t->launch_compiled);
     fprintf(fp, "; guard checks %s; launch calls from regions %" PRIu64 " (%s)</p>\n", x,
             t->launches_compiled, y);
     fputs("<table class=\"gp-table gp-cc\"><thead><tr><th>region</th><th>calls</th><th>CPU</th>"
-          "<th>GPU</th><th>kernels</th><th>triton</th><th>launches</th><th>launch time</th>"
+          "<th>GPU sum</th><th>kernels</th><th>triton</th><th>launches</th><th>launch time</th>"
           "<th>graph</th></tr></thead><tbody>\n",
           fp);
     for (size_t i = 0; i < t->n_regions; i++) {

@@ -306,7 +306,7 @@ static void trace_block(const gp_compile_trace *t, FILE *fp)
     gp__fmt_dur(b, sizeof b, t->gpu_eager);
     gp__fmt_dur(c, sizeof c, t->gpu_unlinked);
     fprintf(fp,
-            "GPU work: from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64
+            "GPU work sum: from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64
             " kernels), without a launch %s\n",
             a, t->kernels_compiled, b, t->kernels_eager, c);
     gp__fmt_dur(a, sizeof a, t->launch_compiled);
@@ -317,7 +317,7 @@ static void trace_block(const gp_compile_trace *t, FILE *fp)
         fprintf(fp, "no \"Torch-Compiled Region\" in this trace\n");
         return;
     }
-    fprintf(fp, "  %-10s %6s %12s %12s %8s %7s %9s %12s  %s\n", "region", "calls", "CPU", "GPU",
+    fprintf(fp, "  %-10s %6s %12s %12s %8s %7s %9s %12s  %s\n", "region", "calls", "CPU", "GPU sum",
             "kernels", "triton", "launches", "launch time", "graph");
     for (size_t i = 0; i < t->n_regions; i++) {
         const gp_compile_region *g = &t->regions[i];

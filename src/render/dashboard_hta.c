@@ -119,7 +119,10 @@ static const char *const idle_fills[GP_IDLE_COUNT] = {"#e8833a", "#9467bd", "#bd
 
 static void temporal_table(FILE *fp, const gp_analysis *a)
 {
-    fputs("<h3>Temporal breakdown per rank</h3>\n", fp);
+    fputs("<h3>Temporal breakdown per rank: % of the GPU span</h3>\n<p class=\"gp-note\">GPU "
+          "span: first to last GPU work of the rank (HTA's <i>kernel_time</i>); idle: the span "
+          "minus GPU busy.</p>\n",
+          fp);
     legend(fp, temporal_names, temporal_fills, 3, NULL, 0);
     fputs("<table class=\"gp-parts gp-hta\" id=\"gp-temporal\">\n<thead><tr><th>rank</th>"
           "<th></th><th>GPU span</th><th>compute</th><th>non-compute</th><th>idle</th></tr>"
@@ -148,7 +151,8 @@ static void temporal_table(FILE *fp, const gp_analysis *a)
 
 static void idle_table(FILE *fp, const gp_analysis *a)
 {
-    fputs("<h3>Idle time per stream</h3>\n<p class=\"gp-note\">Each gap between GPU work on a "
+    fputs("<h3>Idle time per stream: % of the stream's idle time</h3>\n<p class=\"gp-note\">Each "
+          "gap between GPU work on a "
           "stream: <b>host wait</b> when the next work was launched after the gap began (the "
           "GPU waited for the CPU), <b>kernel wait</b> for a short gap between queued work "
           "(below the analysis' threshold), <b>other</b> the rest. Bars are shares of the "
@@ -186,7 +190,8 @@ static void types_table(FILE *fp, const gp_analysis *a)
 {
     if (a->n_types == 0)
         return;
-    fputs("<h3>Kernel types, with their overlap</h3>\n<table class=\"gp-bars\" id=\"gp-types\">\n"
+    fputs("<h3>Kernel types, with their overlap: % of their GPU busy time</h3>\n<table "
+          "class=\"gp-bars\" id=\"gp-types\">\n"
           "<thead><tr><th>state (all ranks)</th><th>time</th></tr></thead>\n<tbody>\n",
           fp);
     double top = 0;

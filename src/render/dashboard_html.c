@@ -126,78 +126,15 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
 
 /* Evidence keys of the analysis' rules (advise.c) as words around the value ("%s": the value
  * with its unit). */
-static const char *const ev_keys[] = {"idle_time_pctg",
-                                      "host_wait_share_of_idle",
-                                      "kernels",
-                                      "small_kernels_share",
-                                      "launch_cpu_p50",
-                                      "small_kernels",
-                                      "small_kernels_time",
-                                      "mean_gap",
-                                      "comp_comm_overlap_pctg",
-                                      "communication_time",
-                                      "computation_time",
-                                      "memcpy_time",
-                                      "memcpy_share",
-                                      "pageable_copies",
-                                      "mean_bandwidth",
-                                      "syncs",
-                                      "sync_time",
-                                      "sync_share_of_span",
-                                      "occupancy",
-                                      "kernel_time",
-                                      "share_of_kernel_time",
-                                      "peak_allocated",
-                                      "capacity",
-                                      "peak_share",
-                                      "median",
-                                      "idle_pct",
-                                      "compute_time"};
-static const char *const ev_words[] = {"GPU idle %s of the time",
-                                       "%s of it waiting for the host",
-                                       "%s kernels",
-                                       "%s of them small",
-                                       "a launch takes %s on the CPU (median)",
-                                       "%s small kernels",
-                                       "taking %s",
-                                       "mean gap between kernels %s",
-                                       "communication overlapped %s",
-                                       "communication %s",
-                                       "computation %s",
-                                       "memory copies %s",
-                                       "%s of the GPU span",
-                                       "%s copies from pageable memory",
-                                       "mean bandwidth %s",
-                                       "%s synchronisations",
-                                       "taking %s",
-                                       "%s of the span",
-                                       "occupancy %s",
-                                       "kernel time %s",
-                                       "%s of the kernel time",
-                                       "peak allocated %s",
-                                       "of %s capacity",
-                                       "(%s)",
-                                       "median over ranks %s",
-                                       "GPU idle %s",
-                                       "computation %s"};
-_Static_assert(sizeof ev_keys == sizeof ev_words, "one phrase per evidence key");
-
+/* One metric of a finding in the dashboard's words: its phrase (finding_format.c) with the
+ * value in bold, or the key's words and the value. */
 static void evidence(FILE *fp, const gp_evidence *e)
 {
     char v[48];
-    if (strcmp(e->unit, "%") == 0)
-        snprintf(v, sizeof v, "%.1f %%", e->value);
-    else if (strcmp(e->unit, "us") == 0)
-        gp__fmt_dur(v, sizeof v, (int64_t)(e->value * 1000.0 + 0.5));
-    else if (strcmp(e->unit, "count") == 0)
-        snprintf(v, sizeof v, "%.0f", e->value);
-    else if (strcmp(e->unit, "GB") == 0)
-        gp__fmt_bytes(v, sizeof v, e->value * 1e9);
-    else
-        snprintf(v, sizeof v, "%.4g %.7s", e->value, e->unit);
-    int i = gp__index_of(ev_keys, GP_ARRAY_LEN(ev_keys), e->name, false);
-    if (i < 0) { /* a key without a phrase: its words */
-        char w[sizeof e->name];
+    gp__metric_value(e, v, sizeof v);
+    const char *ph = gp__metric_phrase(e->name), *at = ph ? strstr(ph, "%s") : NULL;
+    if (!at) { /* a key without a phrase: its words */
+        char w[64];
         snprintf(w, sizeof w, "%s", e->name);
         for (char *p = w; *p; p++)
             if (*p == '_')
@@ -206,9 +143,10 @@ static void evidence(FILE *fp, const gp_evidence *e)
         fprintf(fp, " <b>%s</b>", v);
         return;
     }
-    const char *ph = ev_words[i], *at = strstr(ph, "%s");
     gp__html_text(fp, ph, (size_t)(at - ph));
-    fprintf(fp, "<b>%s</b>", v);
+    fputs("<b>", fp);
+    gp__html_str(fp, v);
+    fputs("</b>", fp);
     gp__html_str(fp, at + 2);
 }
 
@@ -232,7 +170,9 @@ static void findings(FILE *fp, const gp_analysis *a)
         const gp_finding *f = &a->findings[i];
         fprintf(fp, "<li class=\"gp-prio-%s\"><span class=\"gp-prio\">%s</span> <b>",
                 gp_priority_name(f->priority), gp_priority_name(f->priority));
-        gp__html_str(fp, f->title);
+        char title[512];
+        gp__finding_title(f, title, sizeof title);
+        gp__html_str(fp, title);
         fputs("</b>", fp);
         if (f->n_ranks > 0) {
             char who[256];
@@ -253,9 +193,15 @@ static void findings(FILE *fp, const gp_analysis *a)
             fputs(k ? "; " : "", fp);
             evidence(fp, &f->evidence[k]);
         }
+        for (size_t k = 0; k < f->n_objects; k++) {
+            char o[600];
+            gp__finding_object_text(&f->objects[k], o, sizeof o);
+            fputs(k ? "; " : "<br>", fp);
+            gp__html_str(fp, o);
+        }
         fprintf(fp, "</div><div class=\"gp-suggestion\"><span class=\"gp-kind\">%s</span> ",
                 gp_suggestion_type_name(f->type));
-        gp__html_str(fp, f->suggestion ? f->suggestion : "");
+        gp__html_str(fp, gp__finding_advice(f));
         fputs("</div></li>\n", fp);
     }
     fputs("</ol>\n", fp);
@@ -278,7 +224,7 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
         fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
         fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
-                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "GPU time" : "its kind");
+                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "the GPU work sum" : "its kind");
     }
     fputs("</ol>\n", fp);
 }
@@ -345,6 +291,25 @@ static bool has_gpu_breakdown(const gp_analysis *a)
     return false;
 }
 
+/* The two GPU figures, each under its name (docs/analyses.md, "Terms"): GPU busy (the union per
+ * device) when the analysis has it, and the GPU work sum (the durations added up). ranks: ", N
+ * ranks summed" or "". */
+static void gpu_cards(FILE *fp, const gp_dashboard *d, const char *ranks)
+{
+    char v[64], label[96];
+    if (d->gpu_busy) {
+        gp__fmt_dur(v, sizeof v, d->gpu_time);
+        snprintf(label, sizeof label, "GPU busy (union per device%s)", ranks);
+        card(fp, "gp-gpu-busy", label, v);
+    }
+    if (d->summary->has_gpu)
+        gp__fmt_dur(v, sizeof v, d->summary->gpu_time);
+    else
+        snprintf(v, sizeof v, "n/a (no GPU work)");
+    snprintf(label, sizeof label, "GPU work sum (durations added up%s)", ranks);
+    card(fp, "gp-gpu-work-sum", label, v);
+}
+
 gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
 {
     return gp__dashboard_render_page(d, title, NULL, fp);
@@ -376,14 +341,7 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     card(fp, "gp-operations", "operations", v);
     snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
     card(fp, "gp-unique", "unique operations", v);
-    char label[96];
-    if (d->summary->has_gpu)
-        gp__fmt_dur(v, sizeof v, d->gpu_time);
-    else
-        snprintf(v, sizeof v, "n/a (no GPU work)");
-    snprintf(label, sizeof label, "%s%s", d->gpu_busy ? "GPU busy" : "GPU time (summed)",
-             d->n_traces > 1 ? ranks : "");
-    card(fp, "gp-gpu-time", label, v);
+    gpu_cards(fp, d, ranks);
     if (d->peak_memory >= 0)
         gp__fmt_bytes(v, sizeof v, d->peak_memory);
     else
@@ -392,13 +350,15 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     char wall[32];
     gp__fmt_dur(wall, sizeof wall, d->span);
     fputs("</section>\n", fp);
+    gp__dash_cause_html(fp, d->analysis,
+                        d->is_profile); /* the cause and the path, above the fold */
     gp__dash_profile_html(fp, d);
     fprintf(fp,
             "<section id=\"gp-where\" data-wall=\"%lld\"><h2>Where the wall time "
             "goes</h2>\n"
             "<p class=\"gp-sub\">Each bar is one thread or stream over the %s wall time "
             "<b>%s</b>: its segments add up to it.</p>\n<div class=\"gp-cols\"><div>\n"
-            "<h3>CPU threads: self time by kind, and idle</h3>\n",
+            "<h3>CPU threads: self time by kind, and idle (shares of the wall time)</h3>\n",
             (long long)d->span, d->n_traces > 1 ? "job's" : "trace's", wall);
     chart_or(fp, "gp-cpu-parts", &d->cpu_parts, cpu_fill, "No CPU threads in this trace.");
     fputs("<p class=\"gp-note\">Self time: the time an event is the innermost one on its thread "
@@ -409,7 +369,9 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
      * breakdown when it has none (a trace shows them with a line that says why they are empty). */
     bool prof = d->is_profile;
     if (!prof || d->gpu_parts.n_parts) {
-        fputs("<div>\n<h3>GPU streams: busy by kernel type, and idle</h3>\n", fp);
+        fputs("<div>\n<h3>GPU streams: busy by kernel type, and idle (shares of the wall "
+              "time)</h3>\n",
+              fp);
         chart_or(fp, "gp-gpu-parts", &d->gpu_parts, gpu_fill, "No GPU streams in this trace.");
         fputs("<p class=\"gp-note\">Busy: the union of the stream's kernels, memcpys and "
               "memsets, each instant counted once; computation and communication kernels as the "
@@ -466,7 +428,7 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
         /* the activity figures count CPU ops and GPU work, which a profile of ranges may lack */
         if (!prof || d->timeline->cpu_active || d->timeline->gpu_active)
             fprintf(fp,
-                    "<span>CPU active <b>%s</b></span> <span>GPU active <b>%s</b></span> "
+                    "<span>CPU active <b>%s</b></span> <span>GPU busy <b>%s</b></span> "
                     "<span>overlap <b>%s</b>%s</span> ",
                     ca, ga, ov, ranks);
         fputs("<span class=\"gp-help\">top two nesting levels; drag: pan, wheel: zoom, click: "

@@ -143,10 +143,11 @@ void gp__dash_profile_html(FILE *fp, const gp_dashboard *d)
     mean_calls(fp, d);
     fputs("</div></div>\n<h3>GPU / transfer / overhead / CPU per operation</h3>\n", fp);
     gp__dash_chart_html(fp, "gp-prof-split", &d->prof_split, split_fill, "wall time");
-    fputs("<p class=\"gp-note\">Each bar is an operation's wall time (all its calls): GPU time "
-          "measured by CUDA events, declared transfer time, the profiler's own cost in nested "
+    fputs("<p class=\"gp-note\">Each bar is an operation's wall time (all its calls): GPU: the "
+          "CUDA-event time of its GPU ranges, declared transfer time, the profiler's own cost in "
+          "nested "
           "ranges, thread CPU time (the rest of the wall time when nothing was measured), each "
-          "taking at most what is left; the remainder was not measured (waiting, or GPU time "
+          "taking at most what is left; the remainder was not measured (waiting, or GPU work "
           "without events).</p>\n<h3>Top 5 bottlenecks</h3>\n",
           fp);
     top5(fp, d);

@@ -74,7 +74,8 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
         fputs("</p>\n</section>\n", fp);
         return;
     }
-    share_table_html(fp, "Temporal breakdown", "Time per run and share of GPU kernel time.",
+    share_table_html(fp, "Temporal breakdown",
+                     "Time per run and share of the GPU span (first to last GPU work).",
                      d->temporal, 3);
     share_table_html(fp, "Kernel-type breakdown",
                      "Time per run and share of GPU busy time, by kernel type and overlap.",
@@ -94,9 +95,11 @@ static void render_analysis_html(const gp_diff *d, FILE *fp)
                 gp_diff_finding_change_name(f->change));
         gp__html_str(fp, f->rule);
         fputs("</td><td title=\"", fp);
-        gp__html_str(fp, f->suggestion ? f->suggestion : "");
+        char title[512];
+        gp__finding_title(&f->finding, title, sizeof title);
+        gp__html_str(fp, gp__finding_advice(&f->finding));
         fputs("\">", fp);
-        gp__html_str(fp, f->title);
+        gp__html_str(fp, title);
         fprintf(fp, "</td><td data-v>%.3f</td><td data-v>%.3f</td></tr>\n", f->base_gain_ns / 1e6,
                 f->cur_gain_ns / 1e6);
     }
@@ -186,7 +189,10 @@ static void summary_html(const gp_diff *d, FILE *fp)
                 mt->present ? gp_diff_type_name(mt->type) : "not present in both", basis);
     }
     fprintf(fp,
-            "</tbody></table>\n<p class=\"gp-sub\">Verdicts are on the total time per run "
+            "</tbody></table>\n<p class=\"gp-sub\"><b>gpu_work_sum</b>: kernel + memcpy + "
+            "memset durations added up over every stream (overlapping work counts in full, so it "
+            "can exceed total_time); <b>idle_time</b>: per device, the GPU span minus GPU "
+            "busy, summed over devices. Verdicts are on the total time per run "
             "(calls x time per call), threshold %.1f%%. With fewer than %zu runs per side "
             "(alpha %.3g) nothing can be tested: the threshold alone decides and the verdict "
             "reads <i>untested</i>. Otherwise a Mann-Whitney U test of the per-run totals, "

@@ -183,7 +183,7 @@ static void render_analysis_text(const gp_diff *d, FILE *fp)
         fprintf(fp, "\nBREAKDOWNS AND FINDINGS: %s\n", d->analyze_note.msg);
         return;
     }
-    share_table(fp, "TEMPORAL BREAKDOWN (gpuprof analyze; per run, share of GPU kernel time)",
+    share_table(fp, "TEMPORAL BREAKDOWN (gpuprof analyze; per run, share of the GPU span)",
                 d->temporal, 3);
     share_table(fp, "KERNEL-TYPE BREAKDOWN (gpuprof analyze; per run, share of GPU busy time)",
                 d->types, d->n_types);
@@ -192,11 +192,14 @@ static void render_analysis_text(const gp_diff *d, FILE *fp)
     size_t shown = 0;
     for (size_t i = 0; i < d->n_findings; i++) {
         const gp_diff_finding *f = &d->findings[i];
+        char title[512];
+        gp__finding_title(&f->finding, title, sizeof title);
+        const char *advice = gp__finding_advice(&f->finding);
         fprintf(fp, "%-9s %-22s gain %9.3f -> %9.3f ms  %s\n",
                 gp_diff_finding_change_name(f->change), f->rule, f->base_gain_ns / 1e6,
-                f->cur_gain_ns / 1e6, f->title);
-        if (f->change == GP_DIFF_FINDING_NEW && f->suggestion)
-            fprintf(fp, "          suggestion: %s\n", f->suggestion);
+                f->cur_gain_ns / 1e6, title);
+        if (f->change == GP_DIFF_FINDING_NEW && *advice)
+            fprintf(fp, "          suggestion: %s\n", advice);
         shown++;
     }
     if (!shown)
@@ -251,6 +254,10 @@ static void summary_text(const gp_diff *d, FILE *fp)
         fprintf(fp, "%-12s %14s %14s %14s %9s  %s, %s\n", mt->name, b, c, dl, pc,
                 gp_diff_type_name(mt->type), basis);
     }
+    fputs("gpu_work_sum: kernel + memcpy + memset durations added up over every stream "
+          "(overlapping work counts in full, so it can exceed total_time)\nidle_time: per "
+          "device, the GPU span minus GPU busy, summed over devices\n",
+          fp);
     if (isnan(d->speedup))
         fprintf(fp, "Speedup: n/a\n");
     else
@@ -533,13 +540,15 @@ void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts 
         gp__jw_arr_begin(w);
         for (size_t i = 0; i < d->n_findings; i++) {
             const gp_diff_finding *f = &d->findings[i];
+            char title[512];
+            gp__finding_title(&f->finding, title, sizeof title);
             gp__jw_obj_begin(w);
             gp__jw_kv_str(w, "rule", f->rule);
             gp__jw_kv_str(w, "change", gp_diff_finding_change_name(f->change));
-            gp__jw_kv_str(w, "title", f->title);
+            gp__jw_kv_str(w, "title", title);
             jw_kv_sig(w, "base_gain_ns", f->base_gain_ns, 12);
             jw_kv_sig(w, "current_gain_ns", f->cur_gain_ns, 12);
-            gp__jw_kv_str(w, "suggestion", f->suggestion ? f->suggestion : "");
+            gp__jw_kv_str(w, "suggestion", gp__finding_advice(&f->finding));
             gp__jw_obj_end(w);
         }
         gp__jw_arr_end(w);

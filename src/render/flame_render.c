@@ -20,7 +20,7 @@ void gp_flame_render_opts_init(gp_flame_render_opts *o)
     o->min_width_px = 0.1;
 }
 
-bool gp_flame_format_from_path(const char *path, gp_flame_format *out)
+gp_status gp_flame_format_from_path(const char *path, gp_flame_format *out)
 {
     static const struct {
         const char *suffix;
@@ -37,10 +37,10 @@ bool gp_flame_format_from_path(const char *path, gp_flame_format *out)
         size_t k = strlen(map[i].suffix);
         if (n >= k && strcmp(path + n - k, map[i].suffix) == 0) {
             *out = map[i].fmt;
-            return true;
+            return GP_OK;
         }
     }
-    return false;
+    return GP_EINVAL;
 }
 
 /* A frame name as a folded-stack element: ';' would split the frame and a newline the line. */
@@ -147,8 +147,8 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
     gp__jw_kv_str(
         &w, "name",
         t->by == GP_FLAME_BY_MODULE
-            ? (t->weight == GP_FLAME_GPU ? "GPU time by nn.Module" : "CPU time by nn.Module")
-        : t->weight == GP_FLAME_GPU ? "GPU time"
+            ? (t->weight == GP_FLAME_GPU ? "GPU work sum by nn.Module" : "CPU time by nn.Module")
+        : t->weight == GP_FLAME_GPU ? "GPU work sum"
                                     : "CPU time");
     gp__jw_kv_str(&w, "unit", "nanoseconds");
     gp__jw_kv_int(&w, "startValue", 0);
@@ -286,7 +286,9 @@ static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *
         fprintf(fp, "<text id=\"gp-title\" x=\"%d\" y=\"20\" text-anchor=\"middle\">",
                 o->width / 2);
         gp__html_str(fp, title);
-        fputs("</text>\n", fp);
+        /* what the widths weigh, as the page's subtitle says it (docs/analyses.md, "Terms") */
+        fprintf(fp, " (%s%s weight)</text>\n", t->is_diff ? "differential, " : "",
+                t->weight == GP_FLAME_GPU ? "GPU work sum" : "CPU time");
         fputs("<text id=\"gp-reset\" class=\"gp-btn\" x=\"10\" y=\"20\">Reset Zoom</text>\n", fp);
         fprintf(fp,
                 "<text id=\"gp-search\" class=\"gp-btn\" x=\"%d\" y=\"20\" "
@@ -384,14 +386,14 @@ done:
     return s;
 }
 
-/* What a tree's frames are and weigh, as the page's subtitle says it: "GPU time weight, frames by
- * nn.Module, 12 ms in all, 250 frames". */
+/* What a tree's frames are and weigh, as the page's subtitle says it: "GPU work sum weight, frames
+ * by nn.Module, 12 ms in all, 250 frames". */
 static void sub_text(char *buf, size_t cap, const gp_flame_tree *t)
 {
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);
     snprintf(buf, cap, "%s weight%s, %s in all, %zu frames",
-             t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+             t->weight == GP_FLAME_GPU ? "GPU work sum" : "CPU time",
              t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes);
 }
 
@@ -456,7 +458,8 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "</button><button type=\"button\" data-view=\"left\">Left heavy</button>"
             "<button type=\"button\" data-view=\"sandwich\">Sandwich</button>"
             "<button type=\"button\" data-view=\"table\">Self time</button></span> ",
-            t->is_diff ? "Differential, " : "", t->weight == GP_FLAME_GPU ? "GPU time" : "CPU time",
+            t->is_diff ? "Differential, " : "",
+            t->weight == GP_FLAME_GPU ? "GPU work sum" : "CPU time",
             t->by == GP_FLAME_BY_MODULE ? ", frames by nn.Module" : "", total, t->n_nodes,
             t->is_diff ? " (red: grew, blue: shrank)" : "");
     by_switch(fp, t, o);

@@ -113,7 +113,7 @@ gp_status gp_ops_render_json(const gp_ops *ops, size_t top_n, FILE *fp)
         gp__jw_key(&w, counts[i].k);
         gp__jw_uint(&w, counts[i].v);
     }
-    gp__jw_kv_int(&w, "gpu_time_ns", ops->gpu_time);
+    gp__jw_kv_int(&w, "gpu_work_sum_ns", ops->gpu_time); /* was gpu_time_ns */
     gp__jw_key(&w, "total");
     json_row(&w, ops, &ops->total);
     gp__jw_key(&w, "rows");

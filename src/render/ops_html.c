@@ -184,11 +184,11 @@ gp_status gp__render_ops_html(const gp_ops *ops, size_t top_n, const char *id, F
     size_t n = top_n && top_n < ops->n_rows ? top_n : ops->n_rows;
     fputs("<section class=\"gp-ops\" id=\"", fp);
     gp__html_str(fp, id ? id : "ops");
-    fputs("\">\n<h2>Operators: GPU time and roofline</h2>\n", fp);
+    fputs("\">\n<h2>Operators: GPU work sum and roofline</h2>\n", fp);
     fputs(style, fp);
     roofline_svg(fp, ops);
     fputs("<p><input type=\"search\" placeholder=\"filter by name or shape\"> ", fp);
-    fprintf(fp, "%zu of %zu rows; self GPU is a partition of %.3f ms of GPU work.</p>\n", n,
+    fprintf(fp, "%zu of %zu rows; self GPU is a partition of the GPU work sum, %.3f ms.</p>\n", n,
             ops->n_rows, (double)ops->gpu_time / 1e6);
     table(fp, ops, n);
     if (ops->note.msg[0]) {

@@ -23,7 +23,7 @@ static const char *title_of(gp_ops_by by)
         [GP_OPS_BY_MODULE] = "GPU AND CPU TIME BY NN.MODULE",
         [GP_OPS_BY_LINE] = "GPU AND CPU TIME BY PYTHON SOURCE LINE",
         [GP_OPS_BY_ANNOTATION] = "GPU AND CPU TIME BY USER ANNOTATION",
-        [GP_OPS_BY_KERNEL] = "GPU TIME BY KERNEL AND LAUNCHING OPERATOR",
+        [GP_OPS_BY_KERNEL] = "GPU WORK SUM BY KERNEL AND LAUNCHING OPERATOR",
         [GP_OPS_BY_INSTANCE] = "OPERATOR INSTANCES",
     };
     return GP_NAME_OF(titles, by, "OPERATORS");
@@ -77,7 +77,7 @@ static void header(FILE *fp, const gp_ops *ops, int width)
     if (ops->by == GP_OPS_BY_INSTANCE)
         fprintf(fp, " %-9s", "Ext. id");
     if (ops->by == GP_OPS_BY_KERNEL)
-        fprintf(fp, " %8s %13s %8s  %s\n", "Count", "GPU (ms)", "Replayed", "Launched by");
+        fprintf(fp, " %8s %13s %8s  %s\n", "Count", "GPU sum (ms)", "Replayed", "Launched by");
     else
         fprintf(fp, " %8s %13s %13s %13s %13s %13s %8s %9s %7s %8s %6s %-7s\n", "Calls",
                 "Self CPU (ms)", "CPU total(ms)", "Self GPU (ms)", "GPU total(ms)", "GPU busy (ms)",
@@ -136,15 +136,17 @@ static void device_line(FILE *fp, const gp_ops *ops)
 static void legend(FILE *fp, const gp_ops *ops)
 {
     if (ops->by == GP_OPS_BY_KERNEL) {
-        fputs("Count: GPU events of that name; GPU: their summed time; Replayed: of them, from "
+        fputs("Count: GPU events of that name; GPU sum: their summed durations; Replayed: of them, "
+              "from "
               "a graph replay.\nLaunched by: the innermost CPU ops around their launch calls.\n",
               fp);
         return;
     }
     fputs("Self CPU: time in the op itself, nested events excluded; CPU total: its whole "
-          "duration (nested ops\noverlap). Self GPU: GPU work the op launched itself (a "
-          "partition: TOTAL is all GPU work);\nGPU total: work launched by the op and every op "
-          "nested in it; GPU busy: the union of that work.\nTFLOP/s, TB/s: the perf model's "
+          "duration (nested ops\noverlap). Self GPU: summed durations of the GPU work the op "
+          "launched itself (a partition:\nTOTAL is the GPU work sum); GPU total: the same for the "
+          "work launched by the op and every op\nnested in it; GPU busy: the union of that "
+          "work.\nTFLOP/s, TB/s: the perf model's "
           "FLOPs and bytes over GPU total; FLOP/B: arithmetic intensity;\nRoof: roofline time "
           "(max of FLOPs / peak, bytes / bandwidth) over GPU total; Bound: the larger term.\n",
           fp);
@@ -194,7 +196,7 @@ gp_status gp_ops_render_text(const gp_ops *ops, size_t top_n, FILE *fp)
         legend(fp, ops);
         fprintf(fp,
                 "Op instances: %" PRIu64 "; with a perf model: %" PRIu64 "; GPU events: %" PRIu64
-                " (%.3f ms), from graph replays: %" PRIu64 "\n",
+                " (GPU work sum %.3f ms), from graph replays: %" PRIu64 "\n",
                 ops->instances, ops->modeled, ops->gpu_events, MS(ops->gpu_time), ops->replayed);
         gp__rule(fp, '=', width);
         if (ops->note.msg[0])

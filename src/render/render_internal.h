@@ -3,6 +3,7 @@
 #ifndef GP_RENDER_INTERNAL_H
 #define GP_RENDER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -55,8 +56,28 @@ gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *
 void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
                          const char *total_head);
 void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
+/* dashboard_cause.c: the section above the fold: the top finding's sentence and the critical
+ * path of each step by class, or an empty state (nothing when a is NULL; no path part for an
+ * in-process profile). */
+void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */
 void gp__dash_profile_html(FILE *fp, const gp_dashboard *d);
+
+/* finding_format.c: the words of a finding (gp_finding), composed once for every renderer.
+ * gp__metric_value: a metric's value with its unit ("47.4 %", "1.234 ms", "1.50 GiB",
+ * "12.00 GB/s", "312.5 TFLOP/s", "12"); gp__finding_title: the one-line title from the rule, its
+ * metrics and objects; gp__finding_advice: the suggestion of the rule and variant ("" if none);
+ * gp__finding_expected: the expected improvement of the profile rules (NULL for the others);
+ * gp__finding_object_text: "op aten::bmm at model.py(12): forward, 1.2 ms, 3 calls, 40.0 % of
+ * roofline"; gp__finding_evidence_text: " name=value, ..." on fp; gp__metric_phrase: the
+ * dashboard's phrase of a metric key with "%s" for the value (NULL: none). */
+void gp__metric_value(const gp_evidence *e, char *buf, size_t cap);
+void gp__finding_title(const gp_finding *f, char *buf, size_t cap);
+const char *gp__finding_advice(const gp_finding *f);
+const char *gp__finding_expected(const gp_finding *f);
+void gp__finding_object_text(const gp_finding_object *o, char *buf, size_t cap);
+void gp__finding_evidence_text(const gp_finding *f, FILE *fp);
+const char *gp__metric_phrase(const char *name);
 
 /* A rule line of a fixed-width text table: width copies of c, then a newline. */
 void gp__rule(FILE *fp, char c, int width);
@@ -77,5 +98,16 @@ gp_status gp__mem_table_text(const gp_mem_status *s, const gp_mem_buffer *bufs, 
 /* The title block of the combined report (gp_profiler_print_full_report): "GPU PROFILING REPORT"
  * between two rules, then a blank line. */
 void gp__full_report_title(FILE *fp);
+
+/* The valid critical path of a rank's step (the region of that ProfilerStep), or NULL: the step
+ * breakdown's crit_path column in text, JSON and CSV. */
+static inline const gp_critical_path *gp__step_critical_path(const gp_rank_analysis *r,
+                                                             int64_t step)
+{
+    for (size_t i = 0; i < r->n_critical_paths; i++)
+        if (r->critical_paths[i].step == step && r->critical_paths[i].valid)
+            return &r->critical_paths[i];
+    return NULL;
+}
 
 #endif

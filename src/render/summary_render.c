@@ -154,6 +154,16 @@ static void nested_note(FILE *fp)
           fp);
 }
 
+/* What the Share column of a GPU work table is of, under it (docs/analyses.md, "Terms"). */
+static void gpu_note(FILE *fp, const gp_summary *s)
+{
+    fprintf(fp,
+            "Share: of the GPU work sum, %.3f ms (the durations of all kernels, copies and memsets "
+            "of the input\nadded up; overlapping work counts in full, so it can exceed the "
+            "GPU busy time).\n",
+            MS(s->gpu_time));
+}
+
 /* "cpu_op, python_function" for the kinds selected, into b. */
 static const char *selected_kinds(uint32_t mask, char *b, size_t cap)
 {
@@ -204,6 +214,8 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
             nested_note(fp);
         } else {
             fprintf(fp, "%-*s %-8" PRIu64 " %.3f\n", nw, "TOTAL", ks->calls, MS(ks->total));
+            if (gp_event_kind_is_gpu_work(ks->kind))
+                gpu_note(fp, s);
         }
         gp__rule(fp, '=', width);
         fputc('\n', fp);
@@ -221,14 +233,14 @@ gp_status gp_summary_render_text(const gp_summary *s, const gp_summary_render_op
     else if (!s->top_is_gpu)
         fprintf(fp,
                 "note: the input's GPU work (%" PRIu64 " kernels, %" PRIu64 " copies, %" PRIu64
-                " memsets; %.3f ms) is not shown: --kind selects %s\n\n",
+                " memsets; GPU work sum %.3f ms) is not shown: --kind selects %s\n\n",
                 in->by_kind[GP_EV_KERNEL], in->by_kind[GP_EV_MEMCPY], in->by_kind[GP_EV_MEMSET],
                 MS(s->gpu_time), selected_kinds(s->kinds_selected, sel, sizeof sel));
     if (s->n_top) {
         bool nested = !s->top_is_gpu;
         gp__rule(fp, '=', width);
         fprintf(fp, "TOP %zu BOTTLENECKS BY %s\n", s->n_top,
-                nested ? "SELF CPU TIME" : "TOTAL GPU TIME");
+                nested ? "SELF CPU TIME" : "GPU WORK SUM");
         gp__rule(fp, '=', width);
         header(fp, s, nw, "Name", nested, width);
         char *names = display_names(s->top, s->n_top, nw);
@@ -275,7 +287,7 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     gp__jw_kv_int(&w, "schema_version", 1);
     gp__jw_kv_int(&w, "traces", (int64_t)s->n_traces);
     gp__jw_kv_bool(&w, "has_gpu", s->has_gpu);
-    gp__jw_kv_int(&w, "gpu_time_ns", s->gpu_time);
+    gp__jw_kv_int(&w, "gpu_work_sum_ns", s->gpu_time); /* was gpu_time_ns */
     gp__jw_kv_int(&w, "span_ns", s->span);
     if (!s->has_gpu)
         gp__jw_kv_str(&w, "note", "no GPU events");

@@ -313,16 +313,23 @@ gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, con
     gp__fmt_dur(gpu, sizeof gpu, tl->gpu_active);
     gp__fmt_dur(ov, sizeof ov, tl->overlap);
     gp_ns denom = gp__sat_mul(total, (gp_ns)(tl->n_traces ? tl->n_traces : 1));
+    /* Shares of the span, times the ranks when several (each rank's figures are of its own
+     * span): said next to each share, as every idle or busy share says its denominator. */
+    char of[48];
+    if (tl->n_traces > 1)
+        snprintf(of, sizeof of, "of span &times; %zu ranks", tl->n_traces);
+    else
+        snprintf(of, sizeof of, "of span");
     fprintf(fp, "</h1>\n<p class=\"gp-figs\"><span>span <b>%s</b></span> ", span);
     /* Both 0 (a profile's ranges are neither CPU ops nor GPU work): the figures say nothing true
      * of the rows below, so they are left out, as on the dashboard. */
     if (tl->cpu_active || tl->gpu_active)
         fprintf(fp,
-                "<span id=\"gp-cpu-active\">CPU active <b>%s</b> (%.1f%%)</span> "
-                "<span id=\"gp-gpu-active\">GPU active <b>%s</b> (%.1f%%)</span> "
-                "<span id=\"gp-overlap\">CPU/GPU overlap <b>%s</b> (%.1f%%)</span> ",
-                cpu, pct(tl->cpu_active, denom), gpu, pct(tl->gpu_active, denom), ov,
-                pct(tl->overlap, denom));
+                "<span id=\"gp-cpu-active\">CPU active <b>%s</b> (%.1f%% %s)</span> "
+                "<span id=\"gp-gpu-active\">GPU busy <b>%s</b> (%.1f%% %s)</span> "
+                "<span id=\"gp-overlap\">CPU/GPU overlap <b>%s</b> (%.1f%% %s)</span> ",
+                cpu, pct(tl->cpu_active, denom), of, gpu, pct(tl->gpu_active, denom), of, ov,
+                pct(tl->overlap, denom), of);
     fprintf(fp,
             "<span><b>%llu</b> events</span></p>\n"
             "<p class=\"gp-help\">wheel: scroll tracks &middot; ctrl/&#8984;+wheel or W/S: zoom "

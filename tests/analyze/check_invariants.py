@@ -102,6 +102,54 @@ def check_analysis(where, d, hta):
     for l in d.get("launch_stats", []):
         if l["matched"] > l["launches"]:
             bad(f"{where} rank {l['rank']}", "more matched launches than launches")
+    check_idle_causes(where, d)
+    check_step_breakdown(where, d)
+
+
+def check_idle_causes(where, d):
+    """By-cause times sum to the row's idle, shares are of that idle, a cause's top name holds at
+    most the cause's time, and a device idles no longer than any of its streams."""
+    device_idle, stream_idle = {}, {}
+    for row in d.get("idle_causes", []):
+        w = f"{where} rank {row['rank']} device {row['device']} stream {row['stream']}"
+        idle = row["idle_ns"]
+        nonneg(w, "idle", idle)
+        total = 0
+        for cause, c in row["causes"].items():
+            nonneg(w, cause, c["time_ns"])
+            total += c["time_ns"]
+            if c["top_ns"] > c["time_ns"] or (c["time_ns"] > 0 and c["top_ns"] <= 0):
+                bad(w, f"{cause}: top {c['top_ns']} against the cause's {c['time_ns']}")
+            share = c["share"]
+            if idle == 0:
+                if share is not None:
+                    bad(w, f"{cause}: share {share} of no idle time")
+            elif abs(share - c["time_ns"] / idle) > 1e-9:
+                bad(w, f"{cause}: share {share} != {c['time_ns']} / {idle}")
+        if total != idle:
+            bad(w, f"causes sum to {total} != idle {idle}")
+        key = (row["rank"], row["device"])
+        if row["scope"] == "device":
+            device_idle[key] = idle
+        else:
+            stream_idle.setdefault(key, []).append(idle)
+    for key, idles in stream_idle.items():
+        if key not in device_idle:
+            bad(f"{where} {key}", "streams without a whole-device row")
+        elif device_idle[key] > min(idles):
+            bad(f"{where} {key}", f"device idle {device_idle[key]} > a stream's {min(idles)}")
+
+
+def check_step_breakdown(where, d):
+    """Each step's parts are >= 0 and sum to the step's duration exactly."""
+    for s in d.get("step_breakdown", []):
+        w = f"{where} rank {s['rank']} step {s['step']}"
+        if s["duration_ns"] != s["end_ns"] - s["start_ns"]:
+            bad(w, "duration != end - start")
+        for k, v in s["parts_ns"].items():
+            nonneg(w, k, v)
+        if sum(s["parts_ns"].values()) != s["duration_ns"]:
+            bad(w, f"parts sum to {sum(s['parts_ns'].values())} != {s['duration_ns']}")
 
 
 def check_summary(where, d):

@@ -160,5 +160,33 @@ printf 'garbage' >> "$tmp/trail.json.gz"
 check "gzip trailing garbage" 0 "$gp" summary "$tmp/trail.json.gz"
 contains "gzip trailing garbage" "warning: 7 bytes after the end of the gzip data"
 
+# ---- issue 32: names crafted against the string table's hash ----
+# 64 K kernel names of 240 bytes (15 MB), equal in the bytes a sampled hash read (head, middle,
+# tail, length) and different in bytes 17..40, cost 20 s to read when the table hashed a sample;
+# the same count of ordinary names 0.4 s. Generous bound: 10x the ordinary file, plus 2 s.
+names_file() { # crafted|ordinary OUT
+  awk -v mode="$1" 'BEGIN {
+    pad = sprintf("%200s", ""); gsub(/ /, "x", pad)
+    printf "{\"traceEvents\":["
+    for (i = 0; i < 65536; i++) {
+      if (mode == "crafted") n = sprintf("void_gemm_kernel<%023d%s", i, pad)
+      else n = sprintf("k%06d_void_gemm_kernel<%015d%s", i, 0, pad)
+      printf "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":1}", (i ? "," : ""), n, i * 2
+    }
+    printf "]}\n"
+  }' > "$2"
+}
+names_file crafted "$tmp/crafted.json"
+names_file ordinary "$tmp/ordinary.json"
+t0=$(date +%s%N)
+check "ordinary names" 0 "$gp" summary -q "$tmp/ordinary.json"
+t1=$(date +%s%N)
+check "crafted names" 0 timeout 120 "$gp" summary -q "$tmp/crafted.json"
+t2=$(date +%s%N)
+ord_ms=$(( (t1 - t0) / 1000000 )); crafted_ms=$(( (t2 - t1) / 1000000 ))
+echo "note: 64 K names, ordinary ${ord_ms} ms, crafted ${crafted_ms} ms"
+if [ "$crafted_ms" -le $(( 10 * ord_ms + 2000 )) ]; then ok; else bad "crafted names took ${crafted_ms} ms (ordinary ${ord_ms} ms)"; fi
+rm -f "$tmp/crafted.json" "$tmp/ordinary.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -365,10 +365,61 @@ static void stats_and_conversions_at_int64_limits(void **state)
     assert_int_equal(gp__ceil_div(0, 600), 0);
 }
 
+/* gp__msort, the qsort drop-in, with and without its buffer: sorted by key, ties in input order
+ * (checked against the index each element carries), on sizes around the insertion cut-off and
+ * inputs with many ties, sorted and reversed runs. */
+typedef struct tie_rec {
+    int32_t key;
+    uint32_t index;
+    char pad[5]; /* an odd element size */
+} tie_rec;
+
+static int cmp_tie_key(const void *a, const void *b)
+{
+    const tie_rec *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static void generic_stable_sort_keeps_ties_in_order(void **state)
+{
+    (void)state;
+    size_t lens[] = {0, 1, 2, 3, 15, 16, 17, 33, 100, 1000, 4097};
+    uint64_t x = 12345;
+    for (size_t si = 0; si < sizeof lens / sizeof lens[0]; si++) {
+        size_t n = lens[si];
+        tie_rec *a = calloc(n + 1, sizeof *a), *b = calloc(n + 1, sizeof *b);
+        assert_non_null(a);
+        assert_non_null(b);
+        for (int shape = 0; shape < 4; shape++) {
+            for (size_t i = 0; i < n; i++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                int32_t r = (int32_t)(x >> 59); /* 32 distinct keys: many ties */
+                a[i].key = shape == 0   ? r
+                           : shape == 1 ? (int32_t)(i / 7)
+                           : shape == 2 ? -(int32_t)(i / 3)
+                                        : 0;
+                a[i].index = (uint32_t)i;
+            }
+            memcpy(b, a, n * sizeof *a);
+            gp__msort(a, n, sizeof *a, cmp_tie_key);
+            gp__msort_in_place(b, n, sizeof *b, cmp_tie_key);
+            for (size_t i = 1; i < n; i++) {
+                assert_true(a[i - 1].key < a[i].key ||
+                            (a[i - 1].key == a[i].key && a[i - 1].index < a[i].index));
+                assert_true(b[i - 1].key < b[i].key ||
+                            (b[i - 1].key == b[i].key && b[i - 1].index < b[i].index));
+            }
+        }
+        free(a);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(merge_sort_is_sorted_and_stable),
+        cmocka_unit_test(generic_stable_sort_keeps_ties_in_order),
         cmocka_unit_test(radix_sort_kv_is_sorted_and_stable),
         cmocka_unit_test(interval_union_and_intersection_match_coverage),
         cmocka_unit_test(interval_union_follows_the_grouping_rule),

@@ -688,7 +688,11 @@ static void compute_analysis_deltas(void **state)
     assert_non_null(small);
     assert_int_equal(small->change, GP_DIFF_FINDING_NEW);
     assert_true(small->base_gain_ns == 0 && small->cur_gain_ns > 0);
-    assert_non_null(small->suggestion);
+    /* the finding is kept typed (its rule and metrics), not as words */
+    assert_string_equal(small->finding.rule, "small_kernels");
+    double share = 0;
+    assert_true(gp_finding_metric(&small->finding, "small_kernels_share", &share));
+    assert_true(share >= 0.5 && share <= 1.0);
     /* NEW findings sort first. */
     assert_int_equal(d->findings[0].change, GP_DIFF_FINDING_NEW);
     gp_diff_free(d);

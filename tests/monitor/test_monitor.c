@@ -694,7 +694,7 @@ static void config_yaml_errors_name_the_line(void **state)
     gp_monitor_config c;
     gp_monitor_config_init(&c);
     gp_error err = {0};
-    assert_int_equal(gp_monitor_config_load(&c, "/nonexistent/m.yaml", &err), GP_EIO);
+    assert_int_equal(gp_monitor_config_load(&c, "/nonexistent/m.yaml", &err), GP_ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent/m.yaml"));
 }
 

@@ -455,9 +455,15 @@ static void peak_table(void **state)
     gp_device_peak_lookup("AMD Radeon Graphics", 0, &p);
     assert_null(p.entry);
     assert_true(p.tbps == 0);
-    assert_int_equal(gp_ops_by_parse("module"), GP_OPS_BY_MODULE);
-    assert_int_equal(gp_ops_by_parse("modules"), GP_OPS_BY_COUNT);
-    assert_int_equal(gp_ops_sort_parse("efficiency"), GP_OPS_SORT_EFFICIENCY);
+    gp_ops_by by = GP_OPS_BY_NAME;
+    gp_ops_sort sort = GP_OPS_SORT_GPU;
+    assert_int_equal(gp_ops_by_parse("module", &by), GP_OK);
+    assert_int_equal(by, GP_OPS_BY_MODULE);
+    assert_int_equal(gp_ops_by_parse("modules", &by), GP_EINVAL);
+    assert_int_equal(by, GP_OPS_BY_MODULE); /* untouched */
+    assert_int_equal(gp_ops_sort_parse("efficiency", &sort), GP_OK);
+    assert_int_equal(sort, GP_OPS_SORT_EFFICIENCY);
+    assert_int_equal(gp_ops_sort_parse("speed", &sort), GP_EINVAL);
 }
 
 /* An unnamed device (vLLM's ROCm traces: "name": "") is told by its properties only where they

@@ -169,6 +169,13 @@ async function dashboard(browser) {
   check(walls.length >= 2 && walls.every((b) => b.wall === wall),
         'vit report: ' + walls.length + ' thread/stream bars are of the wall time ' + wall + ' ns');
   check(bars.length >= 2, 'vit report: ' + bars.length + ' partition bars');
+  /* the cause (top finding, critical path) is above the fold, before the wall-time charts */
+  const cause = await page.$eval('#gp-cause', (e) => ({ top: e.getBoundingClientRect().top,
+    text: (e.querySelector('#gp-cause-top, #gp-cause-none') || { textContent: '' }).textContent,
+    path: !!e.querySelector('#gp-critpath, #gp-critpath-na') }));
+  const whereTop = await page.$eval('#gp-where', (e) => e.getBoundingClientRect().top);
+  check(cause.top < 1000 && cause.top < whereTop && cause.text.length > 10 && cause.path,
+        'vit report: the cause is above the fold (top ' + Math.round(cause.top) + ' px): ' + cause.text.slice(0, 60));
   bars.forEach((b) => check(b.wall > 0 && Math.abs(b.sum - b.wall) <= 0.01 * b.wall,
                             'vit report: ' + b.id + ' sums to ' + b.sum + ' of wall ' + b.wall));
   await page.close();

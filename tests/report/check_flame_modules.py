@@ -3,7 +3,7 @@
 
 `gpuprof flame --by module` and `gpuprof ops --by module` share one attribution walk, so on every
 input (single traces and the 8-rank job), for GPU and CPU weight:
-- the flame's total weight is the trace's whole GPU work time (ops' gpu_time_ns) with GPU weight,
+- the flame's total weight is the trace's whole GPU work sum (ops' gpu_work_sum_ns) with GPU weight,
   and the ops' total self CPU time with CPU weight: nothing dropped, nothing counted twice;
 - per module (numbered instances merged, "nn.Module: Linear_3" -> "Linear", as ops does), the
   self weight of its frames equals the ops row's self GPU (self CPU) time;
@@ -58,7 +58,7 @@ def check(gp, path, work):
         raise SystemExit(f"ops {path}: exit {r.returncode}: {r.stderr}")
     ops = json.loads(r.stdout)
     bad = 0
-    for weight, field, total in (("gpu", "self_gpu_ns", ops["gpu_time_ns"]),
+    for weight, field, total in (("gpu", "self_gpu_ns", ops["gpu_work_sum_ns"]),
                                  ("cpu", "self_cpu_ns", ops["total"]["self_cpu_ns"])):
         want = collections.Counter()
         for row in ops["rows"]:

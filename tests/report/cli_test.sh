@@ -45,7 +45,7 @@ awk '{ if ($(NF-1) != $NF) bad = 1 } END { exit bad }' "$OUT/self.folded" && ech
 expect 0 "flame --format svg overrides the suffix" "$GP" flame "$X" --format svg -o "$OUT/flame.out"
 head -c 5 "$OUT/flame.out" | grep -q '<?xml' || fail "--format svg did not write SVG"
 expect 0 "timeline --json" "$GP" timeline "$X" -o "$OUT/t.html" --json
-grep -q '"gpu_active_ns":38000' "$OUT/stdout" || fail "timeline --json: GPU active should be 30+8 us"
+grep -q '"gpu_busy_ns":38000' "$OUT/stdout" || fail "timeline --json: GPU busy should be 30+8 us"
 expect 0 "report --json" "$GP" report "$X" -o "$OUT/r.html" --json
 grep -q '"operations":7' "$OUT/stdout" || fail "report --json: 7 operations in the fixture"
 grep -q '"peak_memory_bytes":null' "$OUT/stdout" || fail "report --json: no memory means null"

@@ -1,7 +1,9 @@
 /* Unit tests for the dashboard of an in-process profile (src/analyze/dashboard_profile.c,
  * src/render/dashboard_profile.c): a profile built here with exact durations and the args the
  * profiler writes (gpu_ns, cpu_ns, transfer_ns, overhead_ns, mem_peak_bytes); the per-operation
- * figures and chart segments must equal them, and the page's section matches a golden. */
+ * figures and chart segments must equal them, and the page's section matches a golden. Also the
+ * dashboard's two GPU cards (docs/analyses.md, "Terms"): GPU busy and the GPU work sum, each under
+ * its name, on a trace where they differ. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
@@ -270,6 +273,65 @@ static void traces_with_gpu_work_keep_their_dashboard(void **state)
     unbuild(&b);
 }
 
+/* The card whose id is id: its value and label, as the page writes them. */
+static void assert_card(const char *page, const char *id, const char *value, const char *label)
+{
+    char want[256];
+    snprintf(want, sizeof want,
+             "<div class=\"gp-card\" id=\"%s\"><div class=\"gp-card-v\">%s</div>"
+             "<div class=\"gp-card-l\">%s</div></div>",
+             id, value, label);
+    if (!strstr(page, want))
+        fail_msg("no card %s", want);
+}
+
+/* Stream 7: k1 [0,100); stream 8: k2 [50,150): GPU busy (the union) 150 ns, the GPU work sum
+ * (durations added up) 200 ns, more than the 150 ns span. The page shows both, each under its
+ * name, and the top list's shares are of the work sum (k1: 100 / 200 = 50 %). Without an analysis
+ * only the work sum, which is all the page can know. */
+static void gpu_cards_name_busy_and_work_sum(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t s7, s8;
+    assert_int_equal(gp_trace_create("overlap", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 8, &s8), GP_OK);
+    add(t, s7, GP_EV_KERNEL, "k1", 0, 100, 0, 0);
+    add(t, s8, GP_EV_KERNEL, "k2", 50, 100, 0, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s;
+    gp_timeline *tl;
+    gp_analysis *a;
+    gp_error err;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
+    for (int with_analysis = 1; with_analysis >= 0; with_analysis--) {
+        gp_dashboard *d;
+        gp_dashboard_inputs in = {.traces = &t,
+                                  .n_traces = 1,
+                                  .summary = s,
+                                  .timeline = tl,
+                                  .analysis = with_analysis ? a : NULL};
+        assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
+        char *buf = page(d);
+        if (with_analysis)
+            assert_card(buf, "gp-gpu-busy", "150 ns", "GPU busy (union per device)");
+        else
+            assert_null(strstr(buf, "gp-gpu-busy"));
+        assert_card(buf, "gp-gpu-work-sum", "200 ns", "GPU work sum (durations added up)");
+        assert_non_null(strstr(buf, "in 1 calls, 50.0% of the GPU work sum</li>"));
+        assert_null(strstr(buf, "GPU time"));
+        free(buf);
+        gp_dashboard_free(d);
+    }
+    gp_analysis_free(a);
+    gp_timeline_free(tl);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +340,7 @@ int main(void)
         cmocka_unit_test(profile_page_leaves_out_what_cannot_apply),
         cmocka_unit_test(traces_with_gpu_work_keep_their_dashboard),
         cmocka_unit_test(hostile_sums_saturate),
+        cmocka_unit_test(gpu_cards_name_busy_and_work_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

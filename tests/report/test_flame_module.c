@@ -224,7 +224,8 @@ static void goldens_and_labels(void **state)
         assert_non_null(strstr(txt, "\"by\":\"module\""));
         free(txt);
         txt = render(tree, GP_FLAME_SPEEDSCOPE);
-        assert_non_null(strstr(txt, w ? "\"CPU time by nn.Module\"" : "\"GPU time by nn.Module\""));
+        assert_non_null(
+            strstr(txt, w ? "\"CPU time by nn.Module\"" : "\"GPU work sum by nn.Module\""));
         free(txt);
         gp_flame_tree_free(tree);
     }

@@ -21,6 +21,7 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 
+#include "analyze/analyze_internal.h"
 #include "report_fixture.h"
 
 #define XSS "<script>alert(1)</script>"
@@ -415,15 +416,15 @@ static void html_escapes_names(void **state)
 static void format_from_path(void **state)
 {
     gp_flame_format f;
-    assert_true(gp_flame_format_from_path("a/flame.speedscope.json", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("a/flame.speedscope.json", &f));
     assert_int_equal(f, GP_FLAME_SPEEDSCOPE);
-    assert_true(gp_flame_format_from_path("x.folded", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("x.folded", &f));
     assert_int_equal(f, GP_FLAME_FOLDED);
-    assert_true(gp_flame_format_from_path("x.svg", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("x.svg", &f));
     assert_int_equal(f, GP_FLAME_SVG);
-    assert_true(gp_flame_format_from_path("x.html", &f));
+    assert_int_equal(GP_OK, gp_flame_format_from_path("x.html", &f));
     assert_int_equal(f, GP_FLAME_HTML);
-    assert_false(gp_flame_format_from_path("x.png", &f));
+    assert_int_equal(GP_EINVAL, gp_flame_format_from_path("x.png", &f));
 }
 
 static void timeline_layout_and_encoding(void **state)
@@ -678,6 +679,93 @@ static void analysis_feeds_busy_figures_and_findings(void **state)
     gp_trace_free(t);
 }
 
+/* The sum of the data-v values of the rects of the bar starting at p (up to </svg>). */
+static long long bar_sum(const char *p)
+{
+    const char *end = strstr(p, "</svg>");
+    long long sum = 0;
+    for (const char *q = strstr(p, "data-v=\""); q && q < end; q = strstr(q + 1, "data-v=\""))
+        sum += atoll(q + 8);
+    return sum;
+}
+
+/* Above the fold: the top finding's sentence and the critical path of each step by class, before
+ * the wall-time charts. The paths are filled by hand where this build computes none: two steps,
+ * cpu 600 + gpu 300 + dependency 100 ns and cpu 500 + gpu 400 ns; cpu is 1100 of 1900 (58 %):
+ * the top finding is critical_path_cpu_bound. Without paths: the empty state. */
+static void dashboard_cause_above_the_fold(void **state)
+{
+    gp_trace *t = make_fixture(200);
+    gp_analysis *a;
+    gp_error err;
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
+    gp_summary *s;
+    gp_dashboard *d;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    gp_rank_analysis *r = &a->ranks[0];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && r->n_critical_paths == 0) {
+            gp_critical_path *cp = calloc(2, sizeof *cp);
+            assert_non_null(cp);
+            static const gp_ns by[2][3] = {{600, 300, 100}, {500, 400, 0}};
+            for (int k = 0; k < 2; k++) {
+                cp[k].step = k + 1;
+                cp[k].region = k ? "ProfilerStep#2" : "ProfilerStep#1";
+                cp[k].valid = true;
+                cp[k].by_class[GP_CP_CPU] = by[k][0];
+                cp[k].by_class[GP_CP_GPU_COMPUTE] = by[k][1];
+                cp[k].by_class[GP_CP_DEPENDENCY] = by[k][2];
+                cp[k].length = by[k][0] + by[k][1] + by[k][2];
+            }
+            r->critical_paths = cp;
+            r->n_critical_paths = 2;
+            for (size_t i = 0; i < a->n_findings; i++)
+                free(a->findings[i].ranks);
+            free(a->findings);
+            a->findings = NULL;
+            a->n_findings = 0;
+            free(a->stragglers);
+            a->stragglers = NULL;
+            a->n_stragglers = 0;
+            gp_job job = {&t, 1, false};
+            assert_int_equal(gp__analyze_advise(a, &job, NULL), GP_OK);
+        }
+        gp_dashboard_inputs in = {.traces = &t, .n_traces = 1, .summary = s, .analysis = a};
+        assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&buf, &len);
+        assert_int_equal(gp_dashboard_render_html(d, "t", fp), GP_OK);
+        fclose(fp);
+        const char *cause = strstr(buf, "id=\"gp-cause\""), *where = strstr(buf, "id=\"gp-where\"");
+        assert_non_null(cause);
+        assert_non_null(where);
+        assert_true(cause < where);
+        if (r->n_critical_paths == 0) {
+            assert_non_null(strstr(buf, "id=\"gp-critpath-na\""));
+            assert_true(a->n_findings == 0 || a->findings[0].cause ||
+                        strstr(buf, "<h2>Top finding</h2>"));
+        } else {
+            assert_null(strstr(buf, "id=\"gp-critpath-na\""));
+            assert_non_null(strstr(buf, "data-rule=\"critical_path_cpu_bound\""));
+            assert_non_null(strstr(buf, "<h2>What holds the step</h2>"));
+            assert_non_null(strstr(buf, "CPU/Python work holds 57.9 % of the critical path"));
+            const char *b1 = strstr(buf, "gp-cp-bar\" data-length=\"1000\"");
+            assert_non_null(b1);
+            assert_int_equal(bar_sum(b1), 1000);
+            const char *b2 = strstr(b1 + 1, "gp-cp-bar\" data-length=\"900\"");
+            assert_non_null(b2);
+            assert_int_equal(bar_sum(b2), 900);
+            assert_non_null(strstr(buf, "data-class=\"cpu_bound\" data-v=\"600\""));
+        }
+        free(buf);
+        gp_dashboard_free(d);
+    }
+    gp_summary_free(s);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 static void dashboard_figures_come_from_summary(void **state)
 {
     gp_trace *t = make_fixture(200);
@@ -896,8 +984,8 @@ static void dashboard_multirank_job(void **state)
         sum += d->gpu_split[i].frac;
     assert_true(fabs(sum - 1.0) <= 1e-9);
     assert_true(d->gpu_busy && d->gpu_time <= d->gpu_span);
-    /* one finding per kind; the launch-bound one holds on every rank */
-    bool launch_bound = false;
+    /* one finding per kind; the small-kernels one holds on every rank */
+    bool small_kernels = false;
     for (size_t i = 0; i < a->n_findings; i++) {
         const gp_finding *f = &a->findings[i];
         assert_true(f->n_ranks >= 1);
@@ -909,15 +997,15 @@ static void dashboard_multirank_job(void **state)
                          (strcmp(f->rule, "straggler") != 0 ||
                           strcmp(f->evidence[0].name, g->evidence[0].name) == 0));
         }
-        if (strcmp(f->rule, "launch_bound") == 0) {
-            launch_bound = true;
+        if (strcmp(f->rule, "small_kernels") == 0) {
+            small_kernels = true;
             assert_int_equal(f->n_ranks, 8);
             char who[64];
             gp_ranks_format(f->ranks, f->n_ranks, "-", who, sizeof who);
             assert_string_equal(who, "ranks 0-7");
         }
     }
-    assert_true(launch_bound);
+    assert_true(small_kernels);
     int32_t some[] = {0, 1, 2, 3, 5, 7, 8};
     char who[64];
     gp_ranks_format(some, 7, "-", who, sizeof who);
@@ -1003,6 +1091,7 @@ int main(void)
         cmocka_unit_test(dashboard_figures_come_from_summary),
         cmocka_unit_test(dashboard_peak_from_memory_counter),
         cmocka_unit_test(analysis_feeds_busy_figures_and_findings),
+        cmocka_unit_test(dashboard_cause_above_the_fold),
         cmocka_unit_test(shared_traces_render),
         cmocka_unit_test(names_unique_in_a_set),
         cmocka_unit_test(names_mangled_are_demangled),

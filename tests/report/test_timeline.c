@@ -320,7 +320,8 @@ static void timeline_header_figures_only_when_measured(void **state)
         char *page = page_of(tl);
         if (with_ops) {
             assert_int_equal(tl->gpu_active, 30);
-            assert_non_null(strstr(page, "id=\"gp-gpu-active\">GPU active <b>30 ns</b>"));
+            assert_non_null(
+                strstr(page, "id=\"gp-gpu-active\">GPU busy <b>30 ns</b> (3.0% of span)"));
         } else {
             assert_int_equal(tl->cpu_active, 0);
             assert_null(strstr(page, "gp-cpu-active"));
@@ -398,8 +399,8 @@ static void job_sums_saturate(void **state)
     assert_int_equal(tl->overlap, INT64_MAX);
     char *page = page_of(tl);
     /* INT64_MAX of a saturated span x 3 ranks: 100 %, not a share of a wrapped product */
-    assert_non_null(strstr(page, "id=\"gp-gpu-active\">GPU active <b>"));
-    assert_non_null(strstr(page, "(100.0%)</span>"));
+    assert_non_null(strstr(page, "id=\"gp-gpu-active\">GPU busy <b>"));
+    assert_non_null(strstr(page, "(100.0% of span &times; 3 ranks)</span>"));
     free(page);
     gp_summary *s;
     gp_analysis *a;

@@ -21,6 +21,8 @@
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
 #include "model/model_internal.h"
+#include "io/formats.h"
+#include "io/gpu_records.h"
 #include "io/reader_internal.h"
 
 static gp_read_opts quiet_opts(void)
@@ -286,7 +288,7 @@ static void legacy_schema_is_read(void **state)
     assert_int_equal(kt->stream, 7);
     assert_int_equal(gp_event_gpu_info(t, k)->grid[0], 50);
     const gp_event *rt = only_event(t, GP_EV_RUNTIME);
-    assert_int_equal(rt->extra, 212); /* cbid + 1 */
+    assert_int_equal(gp_event_cbid(rt), 211);
     assert_int_equal(t->tracks[rt->track].tid, 25738);
     assert_int_equal(t->n_flows, 0); /* launch flows are implied by correlation */
     gp_trace_free(t);
@@ -387,7 +389,7 @@ static void bare_array_string_ids_and_stream_minus_one(void **state)
     const gp_track *ot = &t->tracks[o->track];
     assert_int_equal(ot->kind, GP_TRACK_OTHER);
     assert_string_equal(gp_trace_str(t, ot->pid_str), "Spans");
-    assert_string_equal(gp_trace_str(t, o->extra), "Trace");
+    assert_string_equal(gp_trace_str(t, gp_event_category(o)), "Trace");
     const gp_event *s = only_event(t, GP_EV_SYNC);
     assert_int_equal(t->tracks[s->track].stream, -1);
     assert_string_equal(gp_trace_str(t, gp_event_gpu_info(t, s)->sync_kind), "Event Sync");
@@ -421,7 +423,7 @@ static void suspect_values_are_counted_not_fatal(void **state)
     const gp_event *k = only_event(t, GP_EV_KERNEL); /* the 236-year kernel was dropped */
     assert_int_equal(k->dur, 0);
     assert_true(k->flags & GP_EVF_DUR_CLAMPED);
-    assert_string_equal(gp_trace_str(t, only_event(t, GP_EV_OTHER)->extra), "mystery");
+    assert_string_equal(gp_trace_str(t, gp_event_category(only_event(t, GP_EV_OTHER))), "mystery");
     gp_trace_free(t);
 }
 
@@ -494,11 +496,140 @@ static void malformed_corpus_gives_clear_errors(void **state)
     assert_true(checked >= 15);
 }
 
-static void missing_file_is_an_io_error(void **state)
+/* The GPU-record mapping every reader of GPU activity shares (io/gpu_records.h; the tracer's
+ * CUPTI converter is one user): Kineto's names and rows, -1 for "no stream", skipped records
+ * without a time, occupancy from the device's properties. */
+static void gpu_records_map_like_kineto(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("records", &t), GP_OK);
+    gp_device_props d = {.id = 0, .num_sms = 80, .warp_size = 32};
+    assert_int_equal(gp_trace_add_device(t, &d), GP_OK);
+    gp__grec_times times = {0};
+    gp__grec_gpu_op copy = {.kind = GP_EV_MEMCPY,
+                            .start = 1000,
+                            .end = 3000,
+                            .correlation = 5,
+                            .device = 0,
+                            .stream = gp__grec_stream(7),
+                            .copy_kind = 1,
+                            .src_kind = 1,
+                            .dst_kind = 3,
+                            .bytes = 4000};
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &copy), GP_OK);
+    gp__grec_gpu_op set = {.kind = GP_EV_MEMSET,
+                           .start = 4000,
+                           .end = 3000,
+                           .device = 0,
+                           .stream = gp__grec_stream(UINT32_MAX),
+                           .dst_kind = 3};
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &set), GP_OK);
+    gp__grec_gpu_op kern = {.kind = GP_EV_KERNEL,
+                            .start = 5000,
+                            .end = 6000,
+                            .device = 0,
+                            .stream = 7,
+                            .grid = {160, 1, 1},
+                            .block = {64, 1, 1}};
+    assert_int_equal(gp_trace_intern(t, "gemm", 4, &kern.name), GP_OK);
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &kern), GP_OK);
+    gp__grec_gpu_op untimed = {.kind = GP_EV_KERNEL, .start = 0, .end = 10, .device = 0};
+    assert_int_equal(gp__grec_add_gpu_op(t, &times, &untimed), GP_OK);
+    assert_int_equal(times.bad_time, 1);
+    assert_int_equal(times.clamped, 1);
+    assert_int_equal(t->n_tracks, 2);
+    const gp_track *s7 = &t->tracks[0], *none = &t->tracks[1];
+    assert_string_equal(gp_trace_str(t, s7->process_name), "GPU 0");
+    assert_string_equal(gp_trace_str(t, s7->name), "stream 7");
+    assert_int_equal(none->tid, -1);
+    assert_int_equal(none->name, 0); /* no "stream -1" row name */
+    assert_int_equal(s7->n_events, 2);
+    const gp_event *c = &s7->events[0], *k = &s7->events[1];
+    assert_string_equal(gp_trace_str(t, c->name), "Memcpy HtoD (Pageable -> Device)");
+    assert_int_equal(c->dur, 2000);
+    assert_int_equal(c->correlation, 5);
+    const gp_gpu_info *ci = gp_event_gpu_info(t, c);
+    assert_non_null(ci);
+    assert_int_equal(ci->bytes, 4000);
+    assert_true(ci->bandwidth_gbps == 2.0); /* 4000 bytes in 2000 ns */
+    assert_int_equal(ci->graph_id, -1);
+    const gp_event *m = &none->events[0];
+    assert_string_equal(gp_trace_str(t, m->name), "Memset (Device)");
+    assert_int_equal(m->dur, 0);
+    assert_true(m->flags & GP_EVF_DUR_CLAMPED);
+    const gp_gpu_info *ki = gp_event_gpu_info(t, k);
+    assert_true(ki->blocks_per_sm == 2.0f); /* 160 blocks on 80 SMs */
+    assert_true(ki->warps_per_sm == 4.0f);  /* two warps per block */
+    assert_string_equal(gp__grec_copy_kind(99), "Unknown");
+    assert_string_equal(gp__grec_memory_kind(2), "Pinned");
+    gp_trace_free(t);
+}
+
+/* The reader registry (io/formats.h): each format sniffs its own bytes, the first entry reads what
+ * nobody claims (and says what is wrong with it), and one predicate names trace files. */
+static void reader_registry_sniffs_and_names(void **state)
+{
+    (void)state;
+    size_t n;
+    const gp__trace_format *f = gp__trace_formats(&n);
+    assert_int_equal(n, 3);
+    assert_string_equal(f[0].name, "kineto");
+    assert_string_equal(f[1].name, "legacy_autograd");
+    assert_string_equal(f[2].name, "cupti");
+    assert_null(f[2].read); /* records converted in process, through f[2].records */
+    assert_string_equal(f[2].records, "io/gpu_records.h");
+    struct {
+        const char *head, *format;
+    } cases[] = {
+        {"{\"traceEvents\": []}", "kineto"},
+        {"\xef\xbb\xbf  {\"schemaVersion\": 1, \"traceEvents\": []}", "kineto"},
+        {"[{\"name\": \"aten::add\", \"ph\": \"X\", \"pid\": 1}]", "kineto"},
+        {"[{\"name\": \"aten::add\", \"ph\": \"X\", \"pid\": \"CPU functions\"}]",
+         "legacy_autograd"},
+        {"not json at all", "kineto"}, /* nobody claims it: the JSON reader says what is wrong */
+        {"", "kineto"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_string_equal(gp__trace_format_of(cases[i].head, strlen(cases[i].head))->name,
+                            cases[i].format);
+    assert_true(gp_trace_file_name("rank0.json"));
+    assert_true(gp_trace_file_name("rank0.pt.trace.json.gz"));
+    assert_false(gp_trace_file_name(".rank0.json"));
+    assert_false(gp_trace_file_name("rank0.json.bak"));
+    assert_false(gp_trace_file_name("compile.log"));
+    assert_false(gp_trace_file_name(".json"));
+    /* A legacy file read through the registry from memory and from a file gives one model. */
+    const char *legacy = "[{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, "
+                         "\"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}]";
+    gp_trace *a = NULL, *b = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_trace_read_buffer(legacy, strlen(legacy), "l.json", NULL, &a, &err), GP_OK);
+    char path[] = "/tmp/gpuprof-legacy-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, legacy, strlen(legacy)), (ssize_t)strlen(legacy));
+    close(fd);
+    gp__input in;
+    assert_int_equal(gp__input_open(&in, path, true, &err), GP_OK);
+    assert_string_equal(gp__trace_format_of_input(&in)->name, "legacy_autograd");
+    gp__input_close(&in);
+    assert_int_equal(gp_trace_read(path, NULL, &b, &err), GP_OK);
+    unlink(path);
+    assert_int_equal(gp_trace_event_count(a), 1);
+    assert_true(gp_trace_equal(a, b, &err));
+    gp_trace_free(a);
+    gp_trace_free(b);
+}
+
+static void missing_file_is_not_found(void **state)
 {
     gp_trace *t = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_trace_read("/nonexistent/trace.json", NULL, &t, &err), GP_EIO);
+    assert_int_equal(gp_trace_read("/nonexistent/trace.json", NULL, &t, &err), GP_ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/trace.json"));
+    gp_job *job = NULL;
+    assert_int_equal(gp_job_read("/nonexistent/trace.json", NULL, &job, &err), GP_ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent/trace.json"));
 }
 
@@ -1196,7 +1327,9 @@ int main(void)
         cmocka_unit_test(escapes_and_unicode),
         cmocka_unit_test(element_longer_than_a_chunk),
         cmocka_unit_test(malformed_corpus_gives_clear_errors),
-        cmocka_unit_test(missing_file_is_an_io_error),
+        cmocka_unit_test(missing_file_is_not_found),
+        cmocka_unit_test(gpu_records_map_like_kineto),
+        cmocka_unit_test(reader_registry_sniffs_and_names),
         cmocka_unit_test(writer_rank_escaping_flows),
         cmocka_unit_test(round_trip_every_shared_trace),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),

@@ -25,6 +25,7 @@
 
 #include "core/clock.h"
 #include "gpuprof/trace.h"
+#include "io/gpu_records.h"
 #include "produce/tracer/convert.h"
 #include "produce/tracer/tracer_internal.h"
 
@@ -209,7 +210,7 @@ static void tracer_convert_copies_named_like_kineto(void **state)
     assert_int_equal(gp_event_gpu_info(f.t, e)->bytes, 512);
     assert_int_equal(f.c.stats.memcpys, 2);
     assert_int_equal(f.c.stats.memsets, 1);
-    assert_string_equal(gp__tconv_copy_kind(99), "Unknown");
+    assert_string_equal(gp__grec_copy_kind(99), "Unknown");
     conv_close(&f);
 }
 
@@ -231,7 +232,7 @@ static void tracer_convert_api_calls_and_syncs(void **state)
     assert_non_null(e);
     /* No CUPTI table here: named by domain and id, cbid kept in extra (+1). */
     assert_string_equal(gp_trace_str(f.t, e->name), "runtime cbid 211");
-    assert_int_equal(e->extra, 212);
+    assert_int_equal(gp_event_cbid(e), 211);
     assert_int_equal(e->dur, 40);
     assert_int_equal(f.t->tracks[e->track].kind, GP_TRACK_CPU_THREAD);
     assert_int_equal(f.t->tracks[e->track].pid, 4242);

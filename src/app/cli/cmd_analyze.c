@@ -92,8 +92,8 @@ static int add_rule(rules_buf *rb, const char *spec, const char *where)
         tl = sizeof(type) - 1;
     memcpy(type, spec, tl);
     type[tl] = '\0';
-    gp_kernel_type t = gp_kernel_type_parse(type);
-    if (t == GP_KT_COUNT) {
+    gp_kernel_type t;
+    if (gp_kernel_type_parse(type, &t) != GP_OK) {
         gp__cli_error("analyze", "%s: unknown kernel type '%s'", where, type);
         return 2;
     }
@@ -233,8 +233,8 @@ static int take_option(void *ctx, int id, char *arg)
         a->opts.kernel_wait_ns = (gp_ns)(us * 1000.0);
         return 0;
     case OPT_TABLE: {
-        unsigned bit = gp_analysis_table_parse(arg);
-        if (!bit) {
+        unsigned bit;
+        if (gp_analysis_table_parse(arg, &bit) != GP_OK) {
             gp__cli_error("analyze", "unknown table '%s' (see --help)", arg);
             return 2;
         }

@@ -21,9 +21,10 @@ static void usage(FILE *fp)
         "       gpuprof diff [options] --base A [--base B ...] --current C [--current D ...]\n"
         "\n"
         "Compares a base and a current set of runs per operation / kernel name (calls, total,\n"
-        "mean, p50, p95, memory) and overall (total time, GPU time, idle time, peak memory,\n"
-        "speedup). Each input is a PyTorch-profiler/Kineto or Chrome trace, or a gpuprof profile\n"
-        "(.json or .json.gz): one file is one run; a DIR holds several runs (every *.json[.gz]).\n"
+        "mean, p50, p95, memory) and overall (total time, GPU work sum, GPU idle time, peak\n"
+        "memory, speedup). Each input is a PyTorch-profiler/Kineto or Chrome trace, or a\n"
+        "gpuprof profile (.json or .json.gz): one file is one run; a DIR holds several runs\n"
+        "(every *.json[.gz]).\n"
         "The verdict is on each name's total time per run (calls x time per call): with enough\n"
         "runs to test (4 per side at alpha 0.05) a two-sided Mann-Whitney U test of the per-run\n"
         "totals, adjusted over all tested names, plus the threshold; with fewer the threshold\n"
@@ -172,8 +173,8 @@ static bool parse_list(const char *opt, const char *arg, gp_diff_opts *o)
                 o->kinds = (1u << GP_EV_KIND_COUNT) - 1;
                 continue;
             }
-            gp_event_kind k = gp_event_kind_parse(tok);
-            if (k == GP_EV_KIND_COUNT) {
+            gp_event_kind k;
+            if (gp_event_kind_parse(tok, &k) != GP_OK) {
                 gp__cli_error("diff", "unknown kind '%s' (see --help)", tok);
                 ok = false;
             } else {
@@ -329,7 +330,8 @@ static int take_option(void *ctx, int id, char *arg)
         return 0;
     case OPT_FLAME:
         a->flame = arg;
-        if (!gp_flame_format_from_path(arg, &a->flame_fmt) || a->flame_fmt == GP_FLAME_SPEEDSCOPE) {
+        if (gp_flame_format_from_path(arg, &a->flame_fmt) != GP_OK ||
+            a->flame_fmt == GP_FLAME_SPEEDSCOPE) {
             gp__cli_error("diff", "--flame: name the file .html, .svg or .folded, not '%s'", arg);
             return 2;
         }

@@ -205,7 +205,7 @@ static bool pick_format(flame_args *a, const char *out)
             return false;
         }
         a->fmt = formats[i];
-    } else if (!gp_flame_format_from_path(out, &a->fmt)) {
+    } else if (gp_flame_format_from_path(out, &a->fmt) != GP_OK) {
         gp__cli_error("flame",
                       "%s: cannot tell the format from the name (use .html, .svg, .folded, "
                       ".speedscope.json or --format)",

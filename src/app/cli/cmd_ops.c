@@ -15,13 +15,14 @@ static void usage(FILE *fp)
         fp,
         "usage: gpuprof ops [options] TRACE|DIR...\n"
         "\n"
-        "GPU time attributed to the CPU operators that launched it (correlation id -> launch\n"
+        "GPU work attributed to the CPU operators that launched it (correlation id -> launch\n"
         "call -> innermost cpu_op on that thread), with each op's self and inclusive CPU time,\n"
-        "the GPU time it launched itself and with its nested ops, kernel counts, and for\n"
-        "GEMMs, convolutions, attention, norms, softmax, elementwise ops and reductions the\n"
-        "FLOPs and bytes of their input shapes: achieved TFLOP/s and TB/s, arithmetic\n"
-        "intensity, compute- or memory-bound and %% of the device's roofline. Shapes need a\n"
-        "trace recorded with record_shapes=True. Formulas and peaks: docs/ops.md.\n"
+        "the GPU work it launched itself and with its nested ops (durations summed) and its\n"
+        "GPU busy time, kernel counts, and for GEMMs, convolutions, attention, norms, softmax,\n"
+        "elementwise ops and reductions the FLOPs and bytes of their input shapes: achieved\n"
+        "TFLOP/s and TB/s, arithmetic intensity, compute- or memory-bound and %% of the\n"
+        "device's roofline. Shapes need a trace recorded with record_shapes=True. Formulas and\n"
+        "peaks: docs/ops.md.\n"
         "\n"
         "options:\n"
         "  -b, --by KEY        rows by name (default), shape (name + input dims + dtypes),\n"
@@ -84,8 +85,7 @@ static int take_option(void *ctx, int id, char *arg)
     case OPT_PEAK_TBPS:
         return gp__cli_parse_real("ops", "--peak-tbps", arg, 1e-6, 1e6, &a->o.peak_tbps) ? 0 : 2;
     case 'b':
-        a->o.by = gp_ops_by_parse(arg);
-        if (a->o.by == GP_OPS_BY_COUNT) {
+        if (gp_ops_by_parse(arg, &a->o.by) != GP_OK) {
             gp__cli_error("ops",
                           "unknown --by '%s' (name, shape, module, line, annotation, "
                           "kernel, instance)",
@@ -94,8 +94,7 @@ static int take_option(void *ctx, int id, char *arg)
         }
         return 0;
     default: /* 's' */
-        a->o.sort = gp_ops_sort_parse(arg);
-        if (a->o.sort == GP_OPS_SORT_COUNT) {
+        if (gp_ops_sort_parse(arg, &a->o.sort) != GP_OK) {
             gp__cli_error("ops",
                           "unknown --sort '%s' (self_gpu, gpu, self_cpu, cpu, calls, "
                           "tflops, efficiency)",

@@ -16,15 +16,15 @@ static void usage(FILE *fp)
             "usage: gpuprof report [options] TRACE|PROFILE|DIR -o report.html\n"
             "\n"
             "Writes the dashboard, one self-contained HTML file (no network, print-friendly):\n"
-            "total time, operations, unique operations, GPU time and peak memory; the wall time\n"
-            "of each CPU thread and GPU stream split by kind; a per-ProfilerStep breakdown; the\n"
-            "HTA breakdowns (temporal, idle per stream, kernel types, overlap, queue length);\n"
-            "mean time and calls of the top operations; memory over time; bottlenecks with\n"
-            "suggestions (`gpuprof analyze`) and the top operations; a compact timeline; a\n"
-            "sortable, filterable table of every operation (statistics from `gpuprof summary`);\n"
-            "on traces with input shapes, the operators by shape with their roofline figures\n"
-            "(`gpuprof ops`); on traces with torch.compile regions, the regions and the time\n"
-            "between them (`gpuprof compile`).\n"
+            "total time, operations, unique operations, GPU busy, GPU work sum and peak memory\n"
+            "(docs/analyses.md, \"Terms\"); the wall time of each CPU thread and GPU stream split\n"
+            "by kind; a per-ProfilerStep breakdown; the HTA breakdowns (temporal, idle per\n"
+            "stream, kernel types, overlap, queue length); mean time and calls of the top\n"
+            "operations; memory over time; bottlenecks with suggestions (`gpuprof analyze`) and\n"
+            "the top operations; a compact timeline; a sortable, filterable table of every\n"
+            "operation (statistics from `gpuprof summary`); on traces with input shapes, the\n"
+            "operators by shape with their roofline figures (`gpuprof ops`); on traces with\n"
+            "torch.compile regions, the regions and the time between them (`gpuprof compile`).\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   output file (required)\n"
@@ -53,7 +53,14 @@ static int print_json(const char *out, const gp_dashboard *d)
     gp__jw_kv_int(&w, "total_time_ns", d->span);
     gp__jw_kv_int(&w, "operations", (int64_t)d->operations);
     gp__jw_kv_int(&w, "unique_operations", (int64_t)d->unique_operations);
-    gp__jw_kv_int(&w, "gpu_time_ns", d->gpu_time);
+    /* GPU busy (union per device, from the analysis; null without one) and the GPU work sum
+     * (durations added up): docs/analyses.md, "Terms". Was one "gpu_time_ns" holding either. */
+    gp__jw_key(&w, "gpu_busy_ns");
+    if (d->gpu_busy)
+        gp__jw_int(&w, d->gpu_time);
+    else
+        gp__jw_null(&w);
+    gp__jw_kv_int(&w, "gpu_work_sum_ns", d->summary->gpu_time);
     gp__jw_key(&w, "peak_memory_bytes");
     if (d->peak_memory >= 0)
         gp__jw_double(&w, d->peak_memory);

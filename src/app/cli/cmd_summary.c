@@ -14,13 +14,13 @@ static void usage(FILE *fp)
         "usage: gpuprof summary [options] TRACE|DIR...\n"
         "\n"
         "Per-name statistics (calls, self and inclusive time, mean, min, max, stddev, p50, p95,\n"
-        "p99, share of GPU time or of the kind's self time) for each event kind, and the top-N\n"
-        "bottlenecks by self time (GPU work when selected, else CPU). Self time excludes events\n"
-        "nested on the same thread (aten::addmm inside aten::linear). TRACE is a\n"
+        "p99, share of the GPU work sum or of the kind's self time) for each event kind, and\n"
+        "the top-N bottlenecks by self time (GPU work when selected, else CPU). Self time\n"
+        "excludes events nested on the same thread (aten::addmm inside aten::linear). TRACE is a\n"
         "PyTorch-profiler/Kineto or Chrome trace (.json or .json.gz) or a gpuprof profile; a\n"
         "DIR is a multi-rank job (every *.json[.gz] in it). Several inputs are merged by name.\n"
-        "A gpuprof profile whose ranges carry memory and GPU time adds, per operation, the\n"
-        "average memory (MiB) and GPU utilisation (%%) of its calls.\n"
+        "A gpuprof profile whose ranges carry memory and CUDA-event times adds, per operation,\n"
+        "the average memory (MiB) and GPU utilisation (%%) of its calls.\n"
         "\n"
         "options:\n"
         "  -k, --kind KIND    only this kind (repeatable or comma-separated): kernel, memcpy,\n"
@@ -75,8 +75,8 @@ static int take_option(void *ctx, int id, char *arg)
         return 2;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        gp_event_kind k = gp_event_kind_parse(tok);
-        if (k == GP_EV_KIND_COUNT) {
+        gp_event_kind k;
+        if (gp_event_kind_parse(tok, &k) != GP_OK) {
             gp__cli_error("summary", "unknown kind '%s' (see --help)", tok);
             free(list);
             return 2;

@@ -17,7 +17,7 @@ static void usage(FILE *fp)
             "\n"
             "Writes one self-contained HTML file (no network) with a row per CPU thread and GPU\n"
             "stream of every rank, counter rows (monitor samples) and allocated memory, and the\n"
-            "CPU active / GPU active / overlap figures. Drawn on a canvas with level of detail:\n"
+            "CPU active / GPU busy / overlap figures. Drawn on a canvas with level of detail:\n"
             "drag to pan, wheel to zoom, shift+wheel to scroll rows, click an event for its\n"
             "details and its launch -> kernel flow, shift+drag to measure.\n"
             "\n"
@@ -71,7 +71,7 @@ static int print_json(const char *out, const gp_timeline *tl)
     gp__jw_kv_int(&w, "events", (int64_t)tl->n_events);
     gp__jw_kv_int(&w, "span_ns", tl->end - tl->start);
     gp__jw_kv_int(&w, "cpu_active_ns", tl->cpu_active);
-    gp__jw_kv_int(&w, "gpu_active_ns", tl->gpu_active);
+    gp__jw_kv_int(&w, "gpu_busy_ns", tl->gpu_active); /* was gpu_active_ns */
     gp__jw_kv_int(&w, "overlap_ns", tl->overlap);
     return gp__cli_end_json_line("timeline", &w);
 }
@@ -99,7 +99,7 @@ int gp__cmd_timeline(int argc, char **argv)
     rc = 2;
     if (gp__cli_read_job("timeline", in, &rd, o.progress, true, &job) != GP_OK)
         goto done;
-    /* CPU active / GPU active / overlap: gp_timeline_build runs the activity analysis alone */
+    /* CPU active / GPU busy / overlap: gp_timeline_build runs the activity analysis alone */
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
         gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));

@@ -15,9 +15,7 @@
 
 static bool is_trace_name(const char *n)
 {
-    size_t l = strlen(n);
-    return n[0] != '.' && ((l > 5 && strcmp(n + l - 5, ".json") == 0) ||
-                           (l > 8 && strcmp(n + l - 8, ".json.gz") == 0));
+    return gp_trace_file_name(n); /* the reader registry's names (io/formats.c) */
 }
 
 gp_status gp__serve_dir_init(gp__serve_dir *d, const char *dir, bool follow_symlinks, gp_error *err)

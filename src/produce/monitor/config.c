@@ -399,7 +399,7 @@ gp_status gp_monitor_config_load_ex(gp_monitor_config *cfg, const char *path,
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
-        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     gp__buf b = {0};
     b.max = 1 << 20;
     char chunk[4096];

@@ -14,8 +14,8 @@
 #include "core/util.h"
 #include "produce/monitor/monitor_internal.h"
 
-const char *const gp__alert_kinds[N_ALERT_KINDS] = {"utilization", "memory", "temperature", "power",
-                                                    "utilization_low"};
+const char *const gp__alert_kinds[GP__MON_N_ALERT_KINDS] = {"utilization", "memory", "temperature",
+                                                            "power", "utilization_low"};
 
 /* ---- names -------------------------------------------------------------------------------- */
 
@@ -118,7 +118,7 @@ static void deliver(gp_monitor *m) GP_EXCLUDES(m->lock, m->deliver_lock)
         size_t n = m->n_pending;
         m->pending = NULL;
         m->n_pending = m->cap_pending = 0;
-        listener ls[MAX_LISTENERS + 1];
+        gp__mon_listener ls[GP__MON_MAX_LISTENERS + 1];
         size_t nl = m->n_listeners;
         memcpy(ls, m->listeners, nl * sizeof ls[0]);
         if (m->sink.cb)
@@ -158,7 +158,7 @@ gp_leak_params gp__mon_leak_params(const gp_monitor_config *c)
 
 /* Fills the identity of GPU i (handle already had): name, UUID, PCI id, fans, MIG instances,
  * XID registration. */
-static void open_ident(gp_monitor *m, gpu *g, unsigned i) GP_REQUIRES(m->lock)
+static void open_ident(gp_monitor *m, gp__mon_gpu *g, unsigned i) GP_REQUIRES(m->lock)
 {
     if (!m->nvml.name || m->nvml.name(g->h, g->id.name, sizeof g->id.name) != NVMLR_SUCCESS)
         snprintf(g->id.name, sizeof g->id.name, "unknown");
@@ -209,7 +209,7 @@ static gp_status open_devices(gp_monitor *m, const gp_leak_params *lp, gp_error 
         m->nvml.event_set_create(&m->evset) == NVMLR_SUCCESS)
         m->evset_ok = true;
     for (unsigned i = 0; i < count; i++) {
-        gpu *g = &m->gpus[i];
+        gp__mon_gpu *g = &m->gpus[i];
         g->id.index = i;
         g->bn_prev = GP_BN_UNKNOWN;
         g->leak_last_eval_bucket = -1;
@@ -282,7 +282,7 @@ void gp_monitor_close(gp_monitor *m)
         m->nvml.event_set_free(m->evset);
     gp__nvml_unload(&m->nvml);
     for (size_t i = 0; i < m->n_gpus; i++) {
-        gpu *g = &m->gpus[i];
+        gp__mon_gpu *g = &m->gpus[i];
         free(g->ring);
         free(g->procs);
         free(g->procs_next);
@@ -307,7 +307,7 @@ void gp_monitor_close(gp_monitor *m)
 static void publish_gpu(gp_monitor *m, size_t i, gp_gpu_sample *s, const char *gerr, int32_t comp)
     GP_REQUIRES(m->lock)
 {
-    gpu *g = &m->gpus[i];
+    gp__mon_gpu *g = &m->gpus[i];
     gp_ns ts = s->ts;
     if (gerr[0]) {
         gp__mon_set_last_error(m, "%s", gerr);
@@ -325,7 +325,7 @@ static void publish_gpu(gp_monitor *m, size_t i, gp_gpu_sample *s, const char *g
         for (int k = 0; k < 2; k++)
             if (g->pcie_have[k]) {
                 s->v[GP_M_PCIE_TX + k] = g->pcie_val[k];
-                s->valid |= BIT(GP_M_PCIE_TX + k);
+                s->valid |= GP__MON_BIT(GP_M_PCIE_TX + k);
             }
     if (g->lost) {
         g->id.lost = true;
@@ -347,7 +347,7 @@ static gp_status sample_round(gp_monitor *m, gp_ns ts) GP_REQUIRES(m->sample_loc
     int32_t comp = m->cfg.integrate_with_component_profiling ? gp_component_current() : -1;
     bool busy = false;
     for (size_t i = 0; i < m->n_gpus; i++) {
-        gpu *g = &m->gpus[i];
+        gp__mon_gpu *g = &m->gpus[i];
         if (g->lost)
             continue;
         if (gp__mon_wants_pcie(m) && !m->pcie_thread_started &&
@@ -553,7 +553,7 @@ gp_status gp_monitor_add_listener(gp_monitor *m, gp_monitor_event_cb cb, void *c
         return GP_EINVAL;
     gp__mutex_lock(&m->lock);
     gp_status st = GP_ELIMIT;
-    if (m->n_listeners < MAX_LISTENERS) {
+    if (m->n_listeners < GP__MON_MAX_LISTENERS) {
         m->listeners[m->n_listeners].cb = cb;
         m->listeners[m->n_listeners].ctx = ctx;
         m->n_listeners++;

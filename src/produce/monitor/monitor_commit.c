@@ -13,16 +13,16 @@
 /* ---- alerts and throttle events ------------------------------------------------------------ */
 
 /* The alert figures of s: val[k] is meaningful when have[k]. */
-static void alert_values(const gp_gpu_sample *s, double val[N_ALERT_KINDS],
-                         bool have[N_ALERT_KINDS])
+static void alert_values(const gp_gpu_sample *s, double val[GP__MON_N_ALERT_KINDS],
+                         bool have[GP__MON_N_ALERT_KINDS])
 {
     /* metric, and the metric it is a percentage of (GP_M_COUNT: none, the value itself) */
-    static const gp_metric figure[N_ALERT_KINDS][2] = {{GP_M_UTIL_GPU, GP_M_COUNT},
-                                                       {GP_M_MEM_USED, GP_M_MEM_TOTAL},
-                                                       {GP_M_TEMP, GP_M_COUNT},
-                                                       {GP_M_POWER, GP_M_POWER_LIMIT},
-                                                       {GP_M_UTIL_GPU, GP_M_COUNT}};
-    for (int k = 0; k < N_ALERT_KINDS; k++) {
+    static const gp_metric figure[GP__MON_N_ALERT_KINDS][2] = {{GP_M_UTIL_GPU, GP_M_COUNT},
+                                                               {GP_M_MEM_USED, GP_M_MEM_TOTAL},
+                                                               {GP_M_TEMP, GP_M_COUNT},
+                                                               {GP_M_POWER, GP_M_POWER_LIMIT},
+                                                               {GP_M_UTIL_GPU, GP_M_COUNT}};
+    for (int k = 0; k < GP__MON_N_ALERT_KINDS; k++) {
         gp_metric m = figure[k][0], of = figure[k][1];
         if (!gp_sample_has(s, m))
             continue;
@@ -38,11 +38,12 @@ static void alert_values(const gp_gpu_sample *s, double val[N_ALERT_KINDS],
 
 #define ALERT_LOW 4 /* the low-utilization alert: fires at or below its threshold */
 
-static const char *const units[N_ALERT_KINDS] = {"%", "% of memory", " C", "% of the limit", "%"};
+static const char *const units[GP__MON_N_ALERT_KINDS] = {"%", "% of memory", " C", "% of the limit",
+                                                         "%"};
 
 /* Queues the alert event of kind k (the condition held for the minimum duration). */
-static void alert_fire(gp_monitor *m, gpu *g, const gp_gpu_sample *s, int k, double val, double thr)
-    GP_REQUIRES(m->lock)
+static void alert_fire(gp_monitor *m, gp__mon_gpu *g, const gp_gpu_sample *s, int k, double val,
+                       double thr) GP_REQUIRES(m->lock)
 {
     g->alert_active[k] = true;
     m->alerts_total[k]++;
@@ -55,16 +56,17 @@ static void alert_fire(gp_monitor *m, gpu *g, const gp_gpu_sample *s, int k, dou
                  (double)(s->ts - g->alert_pending[k]) / 1e9);
 }
 
-static void alerts(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
+static void alerts(gp_monitor *m, gp__mon_gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
 {
     const gp_monitor_config *c = &m->cfg;
-    double val[N_ALERT_KINDS], thr[N_ALERT_KINDS] = {c->utilization_threshold, c->memory_threshold,
-                                                     c->temperature_threshold, c->power_threshold,
-                                                     c->utilization_low_threshold};
-    bool have[N_ALERT_KINDS] = {false};
+    double val[GP__MON_N_ALERT_KINDS],
+        thr[GP__MON_N_ALERT_KINDS] = {c->utilization_threshold, c->memory_threshold,
+                                      c->temperature_threshold, c->power_threshold,
+                                      c->utilization_low_threshold};
+    bool have[GP__MON_N_ALERT_KINDS] = {false};
     alert_values(s, val, have);
     gp_ns min_dur = (gp_ns)c->alert_min_duration_ms * 1000000;
-    for (int k = 0; k < N_ALERT_KINDS; k++) {
+    for (int k = 0; k < GP__MON_N_ALERT_KINDS; k++) {
         if (!have[k] || !(thr[k] > 0))
             continue;
         bool low = k == ALERT_LOW;
@@ -92,7 +94,8 @@ static void alerts(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m-
     }
 }
 
-static void throttle_events(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
+static void throttle_events(gp_monitor *m, gp__mon_gpu *g, const gp_gpu_sample *s)
+    GP_REQUIRES(m->lock)
 {
     if (!gp_sample_has(s, GP_M_THROTTLE))
         return;
@@ -118,7 +121,7 @@ static gp_ns newest_bucket(const gp_leak_detector *d)
     return d->count ? d->b_start[(d->head + d->count - 1) % GP_LEAK_BUCKETS] : -1;
 }
 
-static void leak_check(gp_monitor *m, gpu *g, gp_leak_detector *d, gp_leak_result *res,
+static void leak_check(gp_monitor *m, gp__mon_gpu *g, gp_leak_detector *d, gp_leak_result *res,
                        gp_ns *last_eval, bool *reported, uint32_t pid, gp_ns ts, double used,
                        double total) GP_REQUIRES(m->lock)
 {
@@ -147,15 +150,16 @@ static void leak_check(gp_monitor *m, gpu *g, gp_leak_detector *d, gp_leak_resul
     }
 }
 
-/* The tracked process pid of g, started when new (up to MAX_PROC_TRACKS); NULL when none. */
-static proc_track *proc_track_of(gp_monitor *m, gpu *g, uint32_t pid)
+/* The tracked process pid of g, started when new (up to GP__MON_MAX_PROC_TRACKS); NULL when none.
+ */
+static gp__mon_proc_track *proc_track_of(gp_monitor *m, gp__mon_gpu *g, uint32_t pid)
 {
     for (size_t i = 0; i < g->n_ptracks; i++)
         if (g->ptracks[i].pid == pid)
             return &g->ptracks[i];
-    if (g->n_ptracks >= MAX_PROC_TRACKS)
+    if (g->n_ptracks >= GP__MON_MAX_PROC_TRACKS)
         return NULL;
-    proc_track *pt = &g->ptracks[g->n_ptracks++];
+    gp__mon_proc_track *pt = &g->ptracks[g->n_ptracks++];
     memset(pt, 0, sizeof *pt);
     pt->pid = pid;
     pt->last_eval_bucket = -1;
@@ -168,7 +172,7 @@ static proc_track *proc_track_of(gp_monitor *m, gpu *g, uint32_t pid)
 }
 
 /* Feeds the device and per-process leak detectors; drops the tracks of processes that exited. */
-static void leak_detect(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
+static void leak_detect(gp_monitor *m, gp__mon_gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
 {
     double total = gp_sample_has(s, GP_M_MEM_TOTAL) ? s->v[GP_M_MEM_TOTAL] : 0;
     leak_check(m, g, &g->leak, &g->leak_result, &g->leak_last_eval_bucket, &g->leak_reported, 0,
@@ -179,7 +183,7 @@ static void leak_detect(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIR
         const gp_gpu_process *p = &g->procs[k];
         if (p->mem_bytes < 0)
             continue;
-        proc_track *pt = proc_track_of(m, g, p->pid);
+        gp__mon_proc_track *pt = proc_track_of(m, g, p->pid);
         if (!pt)
             continue;
         pt->seen = true;
@@ -195,7 +199,7 @@ static void leak_detect(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIR
 
 /* ---- bottlenecks ------------------------------------------------------------------------- */
 
-void gp__mon_bottleneck_of(gp_monitor *m, const gpu *g, gp_ns now, gp_bottleneck *out)
+void gp__mon_bottleneck_of(gp_monitor *m, const gp__mon_gpu *g, gp_ns now, gp_bottleneck *out)
 {
     (void)m;
     gp_gpu_sample buf[200];
@@ -211,7 +215,8 @@ void gp__mon_bottleneck_of(gp_monitor *m, const gpu *g, gp_ns now, gp_bottleneck
 }
 
 /* Emits a bottleneck event when g's class changed (checked at most once a second). */
-static void bottleneck_change(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
+static void bottleneck_change(gp_monitor *m, gp__mon_gpu *g, const gp_gpu_sample *s)
+    GP_REQUIRES(m->lock)
 {
     if (s->ts - g->bn_last < 1000000000LL)
         return;
@@ -231,15 +236,15 @@ static void bottleneck_change(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_
 /* ---- committing ------------------------------------------------------------------------- */
 
 /* Attributes the interval since g's previous sample to component comp. */
-static void attribute(gp_monitor *m, const gpu *g, const gp_gpu_sample *s, int32_t comp)
+static void attribute(gp_monitor *m, const gp__mon_gpu *g, const gp_gpu_sample *s, int32_t comp)
     GP_REQUIRES(m->lock)
 {
-    if (comp < 0 || comp >= MAX_COMPONENTS || !g->has_latest)
+    if (comp < 0 || comp >= GP__MON_MAX_COMPONENTS || !g->has_latest)
         return;
     double dt = (double)(s->ts - g->latest.ts) / 1e9;
     if (!(dt > 0 && dt < 60))
         return;
-    comp_stats *cs = &m->comps[comp];
+    gp__mon_comp_stats *cs = &m->comps[comp];
     cs->samples++;
     cs->wall_s += dt;
     if (gp_sample_has(s, GP_M_UTIL_GPU))
@@ -251,7 +256,7 @@ static void attribute(gp_monitor *m, const gpu *g, const gp_gpu_sample *s, int32
 }
 
 /* Appends s to g's ring: grows lazily up to max_samples, drops by age. */
-static void ring_push(const gp_monitor_config *c, gpu *g, const gp_gpu_sample *s)
+static void ring_push(const gp_monitor_config *c, gp__mon_gpu *g, const gp_gpu_sample *s)
 {
     if (g->ring_n == g->ring_cap && g->ring_cap < c->max_samples) {
         size_t nc = GP_MIN((size_t)c->max_samples, g->ring_cap ? g->ring_cap * 2 : 64);
@@ -281,7 +286,7 @@ static void ring_push(const gp_monitor_config *c, gpu *g, const gp_gpu_sample *s
 }
 
 /* Publishes the process list read this round (swaps the two buffers). */
-static void swap_procs(gpu *g)
+static void swap_procs(gp__mon_gpu *g)
 {
     gp_gpu_process *tp = g->procs;
     size_t tc = g->cap_procs;
@@ -294,7 +299,8 @@ static void swap_procs(gpu *g)
 }
 
 /* Profiling mode: s as counter samples "gpu<N>.<metric>" on g's counter track. */
-static void trace_counters(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQUIRES(m->lock)
+static void trace_counters(gp_monitor *m, gp__mon_gpu *g, const gp_gpu_sample *s)
+    GP_REQUIRES(m->lock)
 {
     if (g->trace_track == 0 &&
         gp_trace_track(m->trace, GP_TRACK_COUNTER, g->id.index, 0, &g->trace_track) != GP_OK)
@@ -315,7 +321,7 @@ static void trace_counters(gp_monitor *m, gpu *g, const gp_gpu_sample *s) GP_REQ
     }
 }
 
-void gp__mon_commit(gp_monitor *m, gpu *g, gp_gpu_sample *s, int32_t comp)
+void gp__mon_commit(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, int32_t comp)
 {
     const gp_monitor_config *c = &m->cfg;
     attribute(m, g, s, comp);

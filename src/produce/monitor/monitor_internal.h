@@ -29,26 +29,26 @@
 #include "produce/monitor/monitor_sink.h"
 #include "produce/monitor/nvml.h"
 
-#define MAX_LISTENERS 8
-#define MAX_XID_CODES 32
-#define MAX_PROC_TRACKS 32
-#define MAX_COMPONENTS 256
-#define N_ALERT_KINDS 5 /* utilization, memory, temperature, power, utilization_low */
+#define GP__MON_MAX_LISTENERS 8
+#define GP__MON_MAX_XID_CODES 32
+#define GP__MON_MAX_PROC_TRACKS 32
+#define GP__MON_MAX_COMPONENTS 256
+#define GP__MON_N_ALERT_KINDS 5 /* utilization, memory, temperature, power, utilization_low */
 
-#define BIT(mm) (1ull << (mm))
+#define GP__MON_BIT(mm) (1ull << (mm))
 
-extern const char *const gp__alert_kinds[N_ALERT_KINDS];
+extern const char *const gp__alert_kinds[GP__MON_N_ALERT_KINDS];
 extern const char *const gp__metric_names[GP_M_COUNT];
 
-typedef struct proc_track {
+typedef struct gp__mon_proc_track {
     uint32_t pid;
     bool seen, leak_reported;
     gp_ns last_eval_bucket;
     gp_leak_detector leak;
     gp_leak_result result;
-} proc_track;
+} gp__mon_proc_track;
 
-typedef struct gpu {
+typedef struct gp__mon_gpu {
     gp_gpu_ident id; /* published copy (under lock) */
     gp__nvmlDevice_t h;
     /* sampler-private NVML state */
@@ -70,15 +70,15 @@ typedef struct gpu {
     bool has_latest;
     gp_gpu_process *procs;
     size_t n_procs, cap_procs;
-    bool alert_active[N_ALERT_KINDS];
-    gp_ns alert_pending[N_ALERT_KINDS]; /* since when the condition holds, when pending */
-    bool alert_is_pending[N_ALERT_KINDS];
+    bool alert_active[GP__MON_N_ALERT_KINDS];
+    gp_ns alert_pending[GP__MON_N_ALERT_KINDS]; /* since when the condition holds, when pending */
+    bool alert_is_pending[GP__MON_N_ALERT_KINDS];
     uint64_t throttle_prev;
     gp_leak_detector leak;
     gp_leak_result leak_result;
     gp_ns leak_last_eval_bucket;
     bool leak_reported;
-    proc_track ptracks[MAX_PROC_TRACKS];
+    gp__mon_proc_track ptracks[GP__MON_MAX_PROC_TRACKS];
     size_t n_ptracks;
     gp_bottleneck_kind bn_prev;
     gp_ns bn_last;
@@ -87,29 +87,29 @@ typedef struct gpu {
     bool pcie_have[2];
     uint64_t pcie_unsup;
     gp_ns pcie_last;
-    uint32_t xid_code[MAX_XID_CODES];
-    uint64_t xid_count[MAX_XID_CODES];
+    uint32_t xid_code[GP__MON_MAX_XID_CODES];
+    uint64_t xid_count[GP__MON_MAX_XID_CODES];
     size_t n_xid;
     uint32_t trace_track;
     gp_strid series[GP_M_COUNT];
-} gpu;
+} gp__mon_gpu;
 
-typedef struct comp_stats {
+typedef struct gp__mon_comp_stats {
     uint64_t samples;
     double wall_s, busy_s, growth;
-} comp_stats;
+} gp__mon_comp_stats;
 
-typedef struct listener {
+typedef struct gp__mon_listener {
     gp_monitor_event_cb cb;
     void *ctx;
-} listener;
+} gp__mon_listener;
 
 struct gp_monitor {
     /* set by gp_monitor_open, read-only afterwards */
     gp_monitor_config cfg;
     gp__nvml nvml;
     char driver[81];
-    gpu *gpus;
+    gp__mon_gpu *gpus;
     size_t n_gpus;
     gp__nvmlEventSet_t evset;
     bool evset_ok;
@@ -128,21 +128,21 @@ struct gp_monitor {
     bool running;
     bool stop;
     uint64_t samples_total;
-    uint64_t alerts_total[N_ALERT_KINDS];
+    uint64_t alerts_total[GP__MON_N_ALERT_KINDS];
     uint32_t interval_ms;
     gp_error last_error; /* msg "" when none */
     gp_ns last_error_ts; /* round of the last error (sample clock) */
     gp_ns last_round_ts;
     gp_ns started_at;
 
-    listener listeners[MAX_LISTENERS];
+    gp__mon_listener listeners[GP__MON_MAX_LISTENERS];
     size_t n_listeners;
-    listener sink; /* gp__monitor_set_sink: after the listeners */
+    gp__mon_listener sink; /* gp__monitor_set_sink: after the listeners */
     gp_monitor_event *pending;
     size_t n_pending, cap_pending;
 
     gp_trace *trace;
-    comp_stats comps[MAX_COMPONENTS];
+    gp__mon_comp_stats comps[GP__MON_MAX_COMPONENTS];
     int32_t n_comps_seen;
 };
 
@@ -162,10 +162,10 @@ gp_leak_params gp__mon_leak_params(const gp_monitor_config *c);
 
 /* Reads every wanted metric of g into s (sampler-private state; lock NOT held). The first NVML
  * failure other than NOT_SUPPORTED / GPU_IS_LOST is described in errbuf when it is empty. */
-void gp__mon_read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+void gp__mon_read_gpu(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
     GP_REQUIRES(m->sample_lock) GP_EXCLUDES(m->lock);
 /* Reads PCIe TX/RX of g and publishes them under the lock (takes it). */
-void gp__mon_read_pcie(gp_monitor *m, gpu *g, gp_ns ts) GP_EXCLUDES(m->lock);
+void gp__mon_read_pcie(gp_monitor *m, gp__mon_gpu *g, gp_ns ts) GP_EXCLUDES(m->lock);
 /* True when PCIe throughput is part of the configured metric set. */
 bool gp__mon_wants_pcie(const gp_monitor *m);
 /* Waits up to timeout_ms for XID events and records them (takes the lock per event). */
@@ -175,9 +175,10 @@ void gp__mon_poll_xids(gp_monitor *m, unsigned timeout_ms) GP_EXCLUDES(m->lock);
 
 /* Publishes sample s of g (ring, latest, process list) and runs alerts, detectors, attribution
  * and profiling counters on it; comp is the running component id. */
-void gp__mon_commit(gp_monitor *m, gpu *g, gp_gpu_sample *s, int32_t comp) GP_REQUIRES(m->lock);
+void gp__mon_commit(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, int32_t comp)
+    GP_REQUIRES(m->lock);
 /* Bottleneck over the last 10 s (at most 200 samples) of g's ring. */
-void gp__mon_bottleneck_of(gp_monitor *m, const gpu *g, gp_ns now, gp_bottleneck *out)
+void gp__mon_bottleneck_of(gp_monitor *m, const gp__mon_gpu *g, gp_ns now, gp_bottleneck *out)
     GP_REQUIRES(m->lock);
 
 #endif

@@ -47,7 +47,7 @@ size_t gp_monitor_history(gp_monitor *m, size_t idx, gp_gpu_sample *out, size_t 
     if (idx >= m->n_gpus)
         return 0;
     gp__mutex_lock(&m->lock);
-    const gpu *g = &m->gpus[idx];
+    const gp__mon_gpu *g = &m->gpus[idx];
     size_t n = GP_MIN(max, g->ring_n), skip = g->ring_n - n;
     for (size_t i = 0; i < n; i++)
         out[i] = g->ring[(g->ring_head + skip + i) % g->ring_cap];
@@ -61,7 +61,7 @@ gp_status gp_monitor_processes(gp_monitor *m, size_t idx, gp_gpu_process *out, s
     if (idx >= m->n_gpus)
         return GP_ENOENT;
     gp__mutex_lock(&m->lock);
-    const gpu *g = &m->gpus[idx];
+    const gp__mon_gpu *g = &m->gpus[idx];
     size_t k = GP_MIN(max, g->n_procs);
     if (k)
         memcpy(out, g->procs, k * sizeof *out);
@@ -76,7 +76,7 @@ size_t gp_monitor_xid_counts(gp_monitor *m, size_t idx, uint32_t *codes, uint64_
     if (idx >= m->n_gpus)
         return 0;
     gp__mutex_lock(&m->lock);
-    const gpu *g = &m->gpus[idx];
+    const gp__mon_gpu *g = &m->gpus[idx];
     for (size_t i = 0; i < g->n_xid && i < max; i++) {
         codes[i] = g->xid_code[i];
         counts[i] = g->xid_count[i];
@@ -98,7 +98,7 @@ uint64_t gp_monitor_alerts_total(gp_monitor *m, const char *kind)
 {
     uint64_t n = 0;
     gp__mutex_lock(&m->lock);
-    for (int k = 0; k < N_ALERT_KINDS; k++)
+    for (int k = 0; k < GP__MON_N_ALERT_KINDS; k++)
         if (!kind || strcmp(kind, gp__alert_kinds[k]) == 0)
             n += m->alerts_total[k];
     gp__mutex_unlock(&m->lock);
@@ -129,7 +129,7 @@ gp_status gp_monitor_process_leak(gp_monitor *m, size_t idx, uint32_t pid, gp_le
         return GP_ENOENT;
     gp_status st = GP_ENOENT;
     gp__mutex_lock(&m->lock);
-    const gpu *g = &m->gpus[idx];
+    const gp__mon_gpu *g = &m->gpus[idx];
     for (size_t i = 0; i < g->n_ptracks; i++)
         if (g->ptracks[i].pid == pid) {
             gp_leak_detector_eval(&g->ptracks[i].leak, out);
@@ -144,7 +144,7 @@ gp_status gp_monitor_bottleneck(gp_monitor *m, size_t idx, gp_bottleneck *out)
     if (idx >= m->n_gpus)
         return GP_ENOENT;
     gp__mutex_lock(&m->lock);
-    gpu *g = &m->gpus[idx];
+    gp__mon_gpu *g = &m->gpus[idx];
     gp__mon_bottleneck_of(m, g, g->has_latest ? g->latest.ts : 0, out);
     gp__mutex_unlock(&m->lock);
     return GP_OK;
@@ -222,7 +222,7 @@ gp_status gp_monitor_suggestions(gp_monitor *m, gp_suggestion *out, size_t max, 
         return GP_OK;
     gp__mutex_lock(&m->lock);
     for (size_t i = 0; i < m->n_gpus; i++) {
-        gpu *g = &m->gpus[i];
+        gp__mon_gpu *g = &m->gpus[i];
         int d = (int)i;
         if (g->id.lost) {
             suggest(out, max, n, "device_lost", GP_SEV_CRITICAL, d, "The GPU stopped answering.",
@@ -263,7 +263,7 @@ gp_status gp_monitor_components(gp_monitor *m, gp_component_stats *out, size_t m
     *n = 0;
     gp__mutex_lock(&m->lock);
     for (int32_t id = 0; id < m->n_comps_seen && *n < max; id++) {
-        const comp_stats *c = &m->comps[id];
+        const gp__mon_comp_stats *c = &m->comps[id];
         if (!c->samples)
             continue;
         gp_component_stats *o = &out[(*n)++];

@@ -11,8 +11,8 @@
 #include "produce/monitor/monitor_internal.h"
 
 /* Handles a non-success NVML return for the metrics in mask. */
-static void nvml_failed(gp_monitor *m, gpu *g, uint64_t mask, int r, const char *fn, char *errbuf,
-                        size_t errlen)
+static void nvml_failed(gp_monitor *m, gp__mon_gpu *g, uint64_t mask, int r, const char *fn,
+                        char *errbuf, size_t errlen)
 {
     if (r == NVMLR_NOT_SUPPORTED || r == NVMLR_FUNCTION_NOT_FOUND) {
         g->unsup |= mask; /* remembered: never polled again */
@@ -24,12 +24,13 @@ static void nvml_failed(gp_monitor *m, gpu *g, uint64_t mask, int r, const char 
     }
 }
 
-static bool want(const gp_monitor *m, const gpu *g, uint64_t mask)
+static bool want(const gp_monitor *m, const gp__mon_gpu *g, uint64_t mask)
 {
     if (g->lost)
         return false;
     for (int k = 0; k < GP_M_COUNT; k++)
-        if ((mask & BIT(k)) && !(g->unsup & BIT(k)) && gp_monitor_config_wants(&m->cfg, k))
+        if ((mask & GP__MON_BIT(k)) && !(g->unsup & GP__MON_BIT(k)) &&
+            gp_monitor_config_wants(&m->cfg, k))
             return true;
     return false;
 }
@@ -40,13 +41,13 @@ static bool want(const gp_monitor *m, const gpu *g, uint64_t mask)
 static void put(gp_gpu_sample *s, gp_metric k, double v)
 {
     s->v[k] = v;
-    s->valid |= BIT(k);
+    s->valid |= GP__MON_BIT(k);
 }
 
 /* ---- processes -------------------------------------------------------------------------- */
 
 /* The entry of pid in the next process list, added when new; NULL when out of memory. */
-static gp_gpu_process *proc_entry(gpu *g, uint32_t pid, uint32_t gi, uint32_t ci)
+static gp_gpu_process *proc_entry(gp__mon_gpu *g, uint32_t pid, uint32_t gi, uint32_t ci)
 {
     for (size_t k = 0; k < g->n_procs_next; k++)
         if (g->procs_next[k].pid == pid)
@@ -65,7 +66,8 @@ static gp_gpu_process *proc_entry(gpu *g, uint32_t pid, uint32_t gi, uint32_t ci
 /* Calls process-list function `slot` (compute, graphics, MPS) with NVML's size protocol: the list
  * may grow between calls, so it retries a few times with a larger buffer. Returns the NVML result;
  * *count receives the entries. GP-level failure (out of memory) returns -1 with errbuf set. */
-static int proc_list_call(gpu *g, gp__nvml_proc_fn fn, unsigned *count, char *errbuf, size_t errlen)
+static int proc_list_call(gp__mon_gpu *g, gp__nvml_proc_fn fn, unsigned *count, char *errbuf,
+                          size_t errlen)
 {
     int r = NVMLR_INSUFFICIENT_SIZE;
     *count = 0;
@@ -88,7 +90,7 @@ static int proc_list_call(gpu *g, gp__nvml_proc_fn fn, unsigned *count, char *er
 
 /* Merges the `count` entries of g->proc_buf (list `slot`) into the next process list. Returns
  * false when out of memory. */
-static bool merge_procs(const gp_monitor *m, gpu *g, int slot, unsigned count)
+static bool merge_procs(const gp_monitor *m, gp__mon_gpu *g, int slot, unsigned count)
 {
     size_t esz =
         m->nvml.proc_v1[slot] ? sizeof(gp__nvmlProcessInfo_v1_t) : sizeof(gp__nvmlProcessInfo_v2_t);
@@ -120,10 +122,10 @@ static bool merge_procs(const gp_monitor *m, gpu *g, int slot, unsigned count)
 }
 
 /* Per-process utilization (detailed level) into the next process list. */
-static void read_process_util(gp_monitor *m, gpu *g)
+static void read_process_util(gp_monitor *m, gp__mon_gpu *g)
 {
     if (m->cfg.level < GP_LEVEL_DETAILED || !m->nvml.process_utilization || g->lost ||
-        g->n_procs_next == 0 || (g->unsup & BIT(GP_M_PROCESSES)))
+        g->n_procs_next == 0 || (g->unsup & GP__MON_BIT(GP_M_PROCESSES)))
         return;
     unsigned count = 0;
     int r = m->nvml.process_utilization(g->h, NULL, &count, g->util_last_seen);
@@ -155,7 +157,7 @@ static void read_process_util(gp_monitor *m, gpu *g)
     }
 }
 
-static void read_processes(gp_monitor *m, gpu *g, char *errbuf, size_t errlen)
+static void read_processes(gp_monitor *m, gp__mon_gpu *g, char *errbuf, size_t errlen)
 {
     g->n_procs_next = 0;
     for (int slot = 0; slot < 3 && !g->lost; slot++) {
@@ -168,8 +170,8 @@ static void read_processes(gp_monitor *m, gpu *g, char *errbuf, size_t errlen)
             return;
         if (r != NVMLR_SUCCESS) {
             if (slot == 0 || r == NVMLR_GPU_IS_LOST)
-                nvml_failed(m, g, BIT(GP_M_PROCESSES), r, "nvmlDevice...RunningProcesses", errbuf,
-                            errlen);
+                nvml_failed(m, g, GP__MON_BIT(GP_M_PROCESSES), r, "nvmlDevice...RunningProcesses",
+                            errbuf, errlen);
             continue;
         }
         if (!merge_procs(m, g, slot, count))
@@ -180,9 +182,10 @@ static void read_processes(gp_monitor *m, gpu *g, char *errbuf, size_t errlen)
 
 /* ---- one GPU ------------------------------------------------------------------------------ */
 
-static void read_utilization(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+static void read_utilization(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf,
+                             size_t errlen)
 {
-    if (!want(m, g, BIT(GP_M_UTIL_GPU) | BIT(GP_M_UTIL_MEM)))
+    if (!want(m, g, GP__MON_BIT(GP_M_UTIL_GPU) | GP__MON_BIT(GP_M_UTIL_MEM)))
         return;
     gp__nvmlUtilization_t u;
     int r = CALL(m->nvml.utilization, g->h, &u);
@@ -190,16 +193,17 @@ static void read_utilization(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errb
         put(s, GP_M_UTIL_GPU, u.gpu);
         put(s, GP_M_UTIL_MEM, u.memory);
     } else {
-        nvml_failed(m, g, BIT(GP_M_UTIL_GPU) | BIT(GP_M_UTIL_MEM), r,
+        nvml_failed(m, g, GP__MON_BIT(GP_M_UTIL_GPU) | GP__MON_BIT(GP_M_UTIL_MEM), r,
                     "nvmlDeviceGetUtilizationRates", errbuf, errlen);
     }
 }
 
-static void read_memory(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+static void read_memory(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf,
+                        size_t errlen)
 {
     const gp__nvml *n = &m->nvml;
-    uint64_t memmask =
-        BIT(GP_M_MEM_USED) | BIT(GP_M_MEM_FREE) | BIT(GP_M_MEM_TOTAL) | BIT(GP_M_MEM_RESERVED);
+    uint64_t memmask = GP__MON_BIT(GP_M_MEM_USED) | GP__MON_BIT(GP_M_MEM_FREE) |
+                       GP__MON_BIT(GP_M_MEM_TOTAL) | GP__MON_BIT(GP_M_MEM_RESERVED);
     if (!want(m, g, memmask))
         return;
     int r = NVMLR_FUNCTION_NOT_FOUND;
@@ -230,11 +234,12 @@ static void read_memory(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, s
         nvml_failed(m, g, memmask, r, "nvmlDeviceGetMemoryInfo", errbuf, errlen);
 }
 
-static void read_temperature(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+static void read_temperature(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf,
+                             size_t errlen)
 {
     const gp__nvml *n = &m->nvml;
     int r;
-    if (want(m, g, BIT(GP_M_TEMP))) {
+    if (want(m, g, GP__MON_BIT(GP_M_TEMP))) {
         r = NVMLR_FUNCTION_NOT_FOUND;
         if (n->temperature_v && !g->temp_v_bad) {
             gp__nvmlTemperature_v1_t tv;
@@ -254,7 +259,8 @@ static void read_temperature(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errb
                 put(s, GP_M_TEMP, t);
         }
         if (r != NVMLR_SUCCESS)
-            nvml_failed(m, g, BIT(GP_M_TEMP), r, "nvmlDeviceGetTemperature", errbuf, errlen);
+            nvml_failed(m, g, GP__MON_BIT(GP_M_TEMP), r, "nvmlDeviceGetTemperature", errbuf,
+                        errlen);
     }
     static const struct {
         gp_metric m;
@@ -262,50 +268,51 @@ static void read_temperature(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errb
     } thresholds[] = {{GP_M_TEMP_SLOWDOWN, GP__NVML_TEMP_THRESHOLD_SLOWDOWN},
                       {GP_M_TEMP_SHUTDOWN, GP__NVML_TEMP_THRESHOLD_SHUTDOWN}};
     for (size_t i = 0; i < 2; i++)
-        if (want(m, g, BIT(thresholds[i].m))) {
+        if (want(m, g, GP__MON_BIT(thresholds[i].m))) {
             unsigned t;
             r = CALL(n->temperature_threshold, g->h, thresholds[i].type, &t);
             if (r == NVMLR_SUCCESS)
                 put(s, thresholds[i].m, t);
             else
-                nvml_failed(m, g, BIT(thresholds[i].m), r, "nvmlDeviceGetTemperatureThreshold",
-                            errbuf, errlen);
+                nvml_failed(m, g, GP__MON_BIT(thresholds[i].m), r,
+                            "nvmlDeviceGetTemperatureThreshold", errbuf, errlen);
         }
 }
 
 /* Metric mm in watts from an NVML call that reads milliwatts (fn, named what). */
-static void read_watts(gp_monitor *m, gpu *g, gp_gpu_sample *s, gp_metric mm,
+static void read_watts(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, gp_metric mm,
                        gp__nvmlReturn (*fn)(gp__nvmlDevice_t, unsigned int *), const char *what,
                        char *errbuf, size_t errlen)
 {
-    if (!want(m, g, BIT(mm)))
+    if (!want(m, g, GP__MON_BIT(mm)))
         return;
     unsigned mw;
     int r = CALL(fn, g->h, &mw);
     if (r == NVMLR_SUCCESS)
         put(s, mm, mw / 1000.0);
     else
-        nvml_failed(m, g, BIT(mm), r, what, errbuf, errlen);
+        nvml_failed(m, g, GP__MON_BIT(mm), r, what, errbuf, errlen);
 }
 
-static void read_power(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+static void read_power(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
 {
     const gp__nvml *n = &m->nvml;
     read_watts(m, g, s, GP_M_POWER, n->power_usage, "nvmlDeviceGetPowerUsage", errbuf, errlen);
     read_watts(m, g, s, GP_M_POWER_LIMIT, n->power_limit, "nvmlDeviceGetEnforcedPowerLimit", errbuf,
                errlen);
-    if (want(m, g, BIT(GP_M_ENERGY))) {
+    if (want(m, g, GP__MON_BIT(GP_M_ENERGY))) {
         unsigned long long mj;
         int r = CALL(n->energy, g->h, &mj);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_ENERGY, (double)mj / 1000.0);
         else
-            nvml_failed(m, g, BIT(GP_M_ENERGY), r, "nvmlDeviceGetTotalEnergyConsumption", errbuf,
-                        errlen);
+            nvml_failed(m, g, GP__MON_BIT(GP_M_ENERGY), r, "nvmlDeviceGetTotalEnergyConsumption",
+                        errbuf, errlen);
     }
 }
 
-static void read_clocks_fan(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+static void read_clocks_fan(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf,
+                            size_t errlen)
 {
     const gp__nvml *n = &m->nvml;
     int r;
@@ -320,64 +327,68 @@ static void read_clocks_fan(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbu
                   {GP_M_CLOCK_MAX_SM, GP__NVML_CLOCK_SM, true},
                   {GP_M_CLOCK_MAX_MEM, GP__NVML_CLOCK_MEM, true}};
     for (size_t i = 0; i < GP_ARRAY_LEN(clocks); i++)
-        if (want(m, g, BIT(clocks[i].m))) {
+        if (want(m, g, GP__MON_BIT(clocks[i].m))) {
             unsigned mhz;
             r = clocks[i].max ? CALL(n->max_clock, g->h, clocks[i].type, &mhz)
                               : CALL(n->clock, g->h, clocks[i].type, &mhz);
             if (r == NVMLR_SUCCESS)
                 put(s, clocks[i].m, mhz * 1e6);
             else
-                nvml_failed(m, g, BIT(clocks[i].m), r, "nvmlDeviceGetClockInfo", errbuf, errlen);
+                nvml_failed(m, g, GP__MON_BIT(clocks[i].m), r, "nvmlDeviceGetClockInfo", errbuf,
+                            errlen);
         }
-    if (want(m, g, BIT(GP_M_FAN))) {
+    if (want(m, g, GP__MON_BIT(GP_M_FAN))) {
         unsigned pct;
         r = n->fan_speed_v2 && g->n_fans > 0 ? n->fan_speed_v2(g->h, 0, &pct)
                                              : CALL(n->fan_speed, g->h, &pct);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_FAN, pct);
         else
-            nvml_failed(m, g, BIT(GP_M_FAN), r, "nvmlDeviceGetFanSpeed", errbuf, errlen);
+            nvml_failed(m, g, GP__MON_BIT(GP_M_FAN), r, "nvmlDeviceGetFanSpeed", errbuf, errlen);
     }
 }
 
 /* Throttle reasons, ECC counters, MIG mode. */
-static void read_health_bits(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+static void read_health_bits(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf,
+                             size_t errlen)
 {
     const gp__nvml *n = &m->nvml;
     int r;
-    if (want(m, g, BIT(GP_M_THROTTLE))) {
+    if (want(m, g, GP__MON_BIT(GP_M_THROTTLE))) {
         unsigned long long bits;
         r = CALL(n->clock_reasons, g->h, &bits);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_THROTTLE, (double)bits);
         else
-            nvml_failed(m, g, BIT(GP_M_THROTTLE), r, "nvmlDeviceGetCurrentClocksEventReasons",
-                        errbuf, errlen);
+            nvml_failed(m, g, GP__MON_BIT(GP_M_THROTTLE), r,
+                        "nvmlDeviceGetCurrentClocksEventReasons", errbuf, errlen);
     }
     static const struct {
         gp_metric m;
         int type;
     } ecc[] = {{GP_M_ECC_CORRECTED, 0}, {GP_M_ECC_UNCORRECTED, 1}};
     for (size_t i = 0; i < 2; i++)
-        if (want(m, g, BIT(ecc[i].m))) {
+        if (want(m, g, GP__MON_BIT(ecc[i].m))) {
             unsigned long long c;
             r = CALL(n->ecc_errors, g->h, ecc[i].type, 0 /* volatile */, &c);
             if (r == NVMLR_SUCCESS)
                 put(s, ecc[i].m, (double)c);
             else
-                nvml_failed(m, g, BIT(ecc[i].m), r, "nvmlDeviceGetTotalEccErrors", errbuf, errlen);
+                nvml_failed(m, g, GP__MON_BIT(ecc[i].m), r, "nvmlDeviceGetTotalEccErrors", errbuf,
+                            errlen);
         }
-    if (want(m, g, BIT(GP_M_MIG_MODE))) {
+    if (want(m, g, GP__MON_BIT(GP_M_MIG_MODE))) {
         unsigned cur, pend;
         r = CALL(n->mig_mode, g->h, &cur, &pend);
         if (r == NVMLR_SUCCESS)
             put(s, GP_M_MIG_MODE, cur ? 1 : 0);
         else
-            nvml_failed(m, g, BIT(GP_M_MIG_MODE), r, "nvmlDeviceGetMigMode", errbuf, errlen);
+            nvml_failed(m, g, GP__MON_BIT(GP_M_MIG_MODE), r, "nvmlDeviceGetMigMode", errbuf,
+                        errlen);
     }
 }
 
-void gp__mon_read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
+void gp__mon_read_gpu(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *errbuf, size_t errlen)
 {
     read_utilization(m, g, s, errbuf, errlen);
     read_memory(m, g, s, errbuf, errlen);
@@ -386,9 +397,9 @@ void gp__mon_read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, siz
     read_clocks_fan(m, g, s, errbuf, errlen);
     /* PCIe throughput is read apart (gp__mon_read_pcie): each call blocks ~20 ms in NVML */
     read_health_bits(m, g, s, errbuf, errlen);
-    if (want(m, g, BIT(GP_M_PROCESSES))) {
+    if (want(m, g, GP__MON_BIT(GP_M_PROCESSES))) {
         read_processes(m, g, errbuf, errlen);
-        if (!g->lost && !(g->unsup & BIT(GP_M_PROCESSES)))
+        if (!g->lost && !(g->unsup & GP__MON_BIT(GP_M_PROCESSES)))
             put(s, GP_M_PROCESSES, (double)g->n_procs_next);
     } else {
         g->n_procs_next = 0;
@@ -402,12 +413,12 @@ void gp__mon_read_gpu(gp_monitor *m, gpu *g, gp_gpu_sample *s, char *errbuf, siz
 
 bool gp__mon_wants_pcie(const gp_monitor *m)
 {
-    return (m->wanted & (BIT(GP_M_PCIE_TX) | BIT(GP_M_PCIE_RX))) != 0;
+    return (m->wanted & (GP__MON_BIT(GP_M_PCIE_TX) | GP__MON_BIT(GP_M_PCIE_RX))) != 0;
 }
 
 /* Reads PCIe TX/RX of g (blocks ~2 x 20 ms on a real driver) and publishes them under the lock.
  * Called by the PCIe thread, or inline by the sampling round when no thread runs. */
-void gp__mon_read_pcie(gp_monitor *m, gpu *g, gp_ns ts)
+void gp__mon_read_pcie(gp_monitor *m, gp__mon_gpu *g, gp_ns ts)
 {
     static const struct {
         gp_metric m;
@@ -422,7 +433,7 @@ void gp__mon_read_pcie(gp_monitor *m, gpu *g, gp_ns ts)
     if (lost)
         return;
     for (int i = 0; i < 2; i++) {
-        if (!(m->wanted & BIT(pcie[i].m)) || (unsup & BIT(pcie[i].m)))
+        if (!(m->wanted & GP__MON_BIT(pcie[i].m)) || (unsup & GP__MON_BIT(pcie[i].m)))
             continue;
         unsigned kbs = 0;
         rc[i] = m->nvml.pcie_throughput ? m->nvml.pcie_throughput(g->h, pcie[i].counter, &kbs)
@@ -432,7 +443,7 @@ void gp__mon_read_pcie(gp_monitor *m, gpu *g, gp_ns ts)
     gp__mutex_lock(&m->lock);
     g->pcie_last = ts;
     for (int i = 0; i < 2; i++) {
-        if (!(m->wanted & BIT(pcie[i].m)) || (unsup & BIT(pcie[i].m)))
+        if (!(m->wanted & GP__MON_BIT(pcie[i].m)) || (unsup & GP__MON_BIT(pcie[i].m)))
             continue;
         if (rc[i] == NVMLR_SUCCESS) {
             g->pcie_val[i] = val[i];
@@ -440,7 +451,7 @@ void gp__mon_read_pcie(gp_monitor *m, gpu *g, gp_ns ts)
         } else {
             g->pcie_have[i] = false;
             if (rc[i] == NVMLR_NOT_SUPPORTED || rc[i] == NVMLR_FUNCTION_NOT_FOUND)
-                g->pcie_unsup |= BIT(pcie[i].m);
+                g->pcie_unsup |= GP__MON_BIT(pcie[i].m);
             else if (rc[i] != NVMLR_GPU_IS_LOST)
                 gp__mon_set_last_error(m, "gpu%u: nvmlDeviceGetPcieThroughput: %s (NVML %d)",
                                        g->id.index, gp__nvml_strerror(&m->nvml, rc[i]), rc[i]);
@@ -456,14 +467,14 @@ static void record_xid(gp_monitor *m, const gp__nvmlEventData_t *d) GP_EXCLUDES(
     gp_ns ts = gp__clock_ns();
     gp__mutex_lock(&m->lock);
     for (size_t i = 0; i < m->n_gpus; i++) {
-        gpu *g = &m->gpus[i];
+        gp__mon_gpu *g = &m->gpus[i];
         if (g->h != d->device)
             continue;
         uint32_t code = (uint32_t)d->eventData;
         size_t k = 0;
         while (k < g->n_xid && g->xid_code[k] != code)
             k++;
-        if (k == g->n_xid && g->n_xid < MAX_XID_CODES) {
+        if (k == g->n_xid && g->n_xid < GP__MON_MAX_XID_CODES) {
             g->xid_code[k] = code;
             g->xid_count[k] = 0;
             g->n_xid++;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/msort.h"
 #include "core/clock.h"
 #include "core/json_writer.h"
 #include "core/stats.h"
@@ -306,7 +307,7 @@ static gp_status collect_locked(struct gp_cuda_timer *t, gp_timer_stats **out, s
             n++;
     }
     free(buf);
-    qsort(rows, n, sizeof(*rows), cmp_total_desc);
+    gp__msort(rows, n, sizeof(*rows), cmp_total_desc);
     *out = rows;
     *n_out = n;
     return GP_OK;

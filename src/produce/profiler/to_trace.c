@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/msort.h"
 #include "core/util.h"
 #include "core/imap.h"
 #include "core/json_writer.h"
@@ -70,7 +71,7 @@ static gp_status count_descendants(gp_profiler *p, uint32_t **out) GP_REQUIRES(p
     }
     for (size_t i = 0; i < n; i++)
         keys[i] = (nest_key){p->recs[i].tid, p->recs[i].t0, p->recs[i].depth, (uint32_t)i};
-    qsort(keys, n, sizeof(*keys), cmp_nest);
+    gp__msort(keys, n, sizeof(*keys), cmp_nest);
     size_t sp = 0;
     int64_t cur_tid = INT64_MIN;
     for (size_t k = 0; k < n; k++) {
@@ -467,7 +468,7 @@ gp_status gp_profiler_breakdown(gp_profiler *p, gp_range_breakdown **rows_out, s
         rows[i].gbps = rows[i].bytes >= 0 && basis > 0 ? (double)rows[i].bytes / (double)basis : -1;
     }
     if (n) /* an empty profiler has rows == NULL: qsort's pointer must not be null */
-        qsort(rows, n, sizeof(*rows), cmp_breakdown);
+        gp__msort(rows, n, sizeof(*rows), cmp_breakdown);
     *rows_out = rows;
     *n_out = n;
     return GP_OK;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/demangle.h"
+#include "io/gpu_records.h"
 
 static gp_status intern(gp__tconv *c, const char *s, gp_strid *out)
 {
@@ -58,36 +59,20 @@ size_t gp__tconv_open_ranges(const gp__tconv *c)
     return open;
 }
 
-const char *gp__tconv_copy_kind(unsigned kind)
+/* The time counts of a record mapping (io/gpu_records.h) added to the converter's stats. */
+static void count_times(gp__tconv *c, const gp__grec_times *t)
 {
-    static const char *names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                  "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return kind < GP_ARRAY_LEN(names) ? names[kind] : "Unknown";
-}
-
-const char *gp__tconv_memory_kind(unsigned kind)
-{
-    static const char *names[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                  "Array",   "Managed",  "Device Static", "Managed Static"};
-    return kind < GP_ARRAY_LEN(names) ? names[kind] : "Unknown";
+    c->stats.bad_time += t->bad_time;
+    c->stats.clamped += t->clamped;
 }
 
 /* Fills ev's time fields from a [start, end] pair; false when the record has no start time. */
 static bool set_times(gp__tconv *c, gp_event *ev, uint64_t start, uint64_t end)
 {
-    if (start == 0) {
-        c->stats.bad_time++;
-        return false;
-    }
-    ev->ts = (gp_ns)start;
-    if (end < start) {
-        ev->dur = 0;
-        ev->flags |= GP_EVF_DUR_CLAMPED;
-        c->stats.clamped++;
-    } else {
-        ev->dur = (gp_ns)(end - start);
-    }
-    return true;
+    gp__grec_times t = {0};
+    bool ok = gp__grec_set_times(&t, ev, start, end);
+    count_times(c, &t);
+    return ok;
 }
 
 static int32_t device_of_context(const gp__tconv *c, uint32_t ctx)
@@ -96,52 +81,11 @@ static int32_t device_of_context(const gp__tconv *c, uint32_t ctx)
     return gp__imap_get(&c->ctx_device, (int64_t)ctx, &dev) ? (int32_t)dev : 0;
 }
 
-static const gp_device_props *find_device(const gp_trace *t, uint32_t id)
-{
-    for (size_t i = 0; i < t->n_devices; i++)
-        if ((uint32_t)t->devices[i].id == id)
-            return &t->devices[i];
-    return NULL;
-}
-
-static int64_t stream_id(uint32_t s)
-{
-    return s == CUPTI_INVALID_STREAM_ID ? -1 : (int64_t)s;
-}
-
-/* Finds or creates a track; a new one gets Kineto-style row names ("GPU 0" / "stream 7", and the
- * process name on CPU rows when the converter has one). */
+/* Finds or creates a track with Kineto-style row names (io/gpu_records.h), the process name on CPU
+ * rows when the converter has one. */
 static gp_status track_of(gp__tconv *c, gp_track_kind kind, int64_t pid, int64_t tid, uint32_t *out)
 {
-    size_t before = c->trace->n_tracks;
-    gp_status s = gp_trace_track(c->trace, kind, pid, tid, out);
-    if (s != GP_OK || c->trace->n_tracks == before)
-        return s;
-    gp_track *tr = &c->trace->tracks[*out];
-    char buf[48];
-    if (kind == GP_TRACK_GPU_STREAM) {
-        snprintf(buf, sizeof buf, "GPU %lld", (long long)pid);
-        s = intern(c, buf, &tr->process_name);
-        if (s == GP_OK && tid >= 0) {
-            snprintf(buf, sizeof buf, "stream %lld", (long long)tid);
-            s = intern(c, buf, &tr->name);
-        }
-    } else if (kind == GP_TRACK_CPU_THREAD) {
-        tr->process_name = c->process_name;
-    }
-    return s;
-}
-
-/* Adds a GPU event with its side record. */
-static gp_status add_gpu(gp__tconv *c, gp_event *ev, gp_gpu_info *gi, uint32_t device,
-                         int64_t stream)
-{
-    gp_status s = track_of(c, GP_TRACK_GPU_STREAM, device, stream, &ev->track);
-    if (s == GP_OK)
-        s = gp_trace_add_gpu_info(c->trace, gi, &ev->extra);
-    if (s == GP_OK)
-        s = gp_trace_add_event(c->trace, ev);
-    return s;
+    return gp__grec_track(c->trace, c->process_name, kind, pid, tid, out);
 }
 
 static gp_status kernel_name(gp__tconv *c, const char *name, gp_strid *out)
@@ -161,45 +105,40 @@ static gp_status kernel_name(gp__tconv *c, const char *name, gp_strid *out)
     return s;
 }
 
-static gp_status conv_kernel(gp__tconv *c, const CUpti_ActivityKernel10 *k)
+/* Adds a kernel, copy or memset through the shared record mapping (io/gpu_records.h). */
+static gp_status add_gpu_op(gp__tconv *c, const gp__grec_gpu_op *op)
 {
-    gp_event ev = {0};
-    if (!set_times(c, &ev, k->start, k->end))
-        return GP_OK;
-    ev.kind = GP_EV_KERNEL;
-    ev.correlation = k->correlationId;
-    gp_status s = kernel_name(c, k->name, &ev.name);
-    if (s != GP_OK)
-        return s;
-    gp_gpu_info gi;
-    gp_gpu_info_init(&gi);
-    gi.device = (int32_t)k->deviceId;
-    gi.context = (int32_t)k->contextId;
-    gi.stream = stream_id(k->streamId);
-    gi.grid[0] = k->gridX, gi.grid[1] = k->gridY, gi.grid[2] = k->gridZ;
-    gi.block[0] = k->blockX, gi.block[1] = k->blockY, gi.block[2] = k->blockZ;
-    gi.registers_per_thread = k->registersPerThread;
-    gi.shared_memory = k->staticSharedMemory + k->dynamicSharedMemory;
-    if (k->graphId != 0) {
-        gi.graph_id = k->graphId;
-        gi.graph_node_id = (int64_t)k->graphNodeId;
-    }
-    const gp_device_props *d = find_device(c->trace, k->deviceId);
-    if (d && d->num_sms > 0) {
-        double blocks = (double)k->gridX * k->gridY * k->gridZ;
-        int64_t threads = (int64_t)k->blockX * k->blockY * k->blockZ;
-        int64_t warp = d->warp_size > 0 ? d->warp_size : 32;
-        int64_t warps_per_block = (threads + warp - 1) / warp;
-        gi.blocks_per_sm = (float)(blocks / d->num_sms);
-        gi.warps_per_sm = (float)(blocks * (double)warps_per_block / d->num_sms);
-    }
-    c->stats.kernels++;
-    return add_gpu(c, &ev, &gi, k->deviceId, gi.stream);
+    gp__grec_times t = {0};
+    gp_status s = gp__grec_add_gpu_op(c->trace, &t, op);
+    count_times(c, &t);
+    return s;
 }
 
-static double bandwidth_gbps(uint64_t bytes, gp_ns dur)
+static gp_status conv_kernel(gp__tconv *c, const CUpti_ActivityKernel10 *k)
 {
-    return dur > 0 ? (double)bytes / (double)dur : 0.0; /* bytes per ns == GB/s */
+    if (k->start == 0) { /* no time: counted, and the name is not interned */
+        c->stats.bad_time++;
+        return GP_OK;
+    }
+    gp__grec_gpu_op op = {.kind = GP_EV_KERNEL,
+                          .start = k->start,
+                          .end = k->end,
+                          .correlation = k->correlationId,
+                          .device = k->deviceId,
+                          .context = k->contextId,
+                          .stream = gp__grec_stream(k->streamId),
+                          .grid = {k->gridX, k->gridY, k->gridZ},
+                          .block = {k->blockX, k->blockY, k->blockZ},
+                          .registers_per_thread = k->registersPerThread,
+                          .shared_memory = k->staticSharedMemory + k->dynamicSharedMemory,
+                          .graph_id = k->graphId,
+                          .graph_node_id = k->graphNodeId};
+    gp_status s = kernel_name(c, k->name, &op.name);
+    if (s == GP_OK)
+        s = add_gpu_op(c, &op);
+    if (s == GP_OK)
+        c->stats.kernels++;
+    return s;
 }
 
 static gp_status copy_event(gp__tconv *c, uint64_t start, uint64_t end, uint32_t corr,
@@ -207,57 +146,42 @@ static gp_status copy_event(gp__tconv *c, uint64_t start, uint64_t end, uint32_t
                             uint32_t device, uint32_t ctx, uint32_t stream, uint32_t graph,
                             uint64_t node)
 {
-    gp_event ev = {0};
-    if (!set_times(c, &ev, start, end))
-        return GP_OK;
-    char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", gp__tconv_copy_kind(copy_kind),
-             gp__tconv_memory_kind(src), gp__tconv_memory_kind(dst));
-    gp_status s = intern(c, name, &ev.name);
-    if (s != GP_OK)
-        return s;
-    ev.kind = GP_EV_MEMCPY;
-    ev.correlation = corr;
-    gp_gpu_info gi;
-    gp_gpu_info_init(&gi);
-    gi.device = (int32_t)device;
-    gi.context = (int32_t)ctx;
-    gi.stream = stream_id(stream);
-    gi.bytes = (int64_t)bytes;
-    gi.bandwidth_gbps = bandwidth_gbps(bytes, ev.dur);
-    if (graph != 0) {
-        gi.graph_id = graph;
-        gi.graph_node_id = (int64_t)node;
-    }
-    c->stats.memcpys++;
-    return add_gpu(c, &ev, &gi, device, gi.stream);
+    gp__grec_gpu_op op = {.kind = GP_EV_MEMCPY,
+                          .start = start,
+                          .end = end,
+                          .correlation = corr,
+                          .device = device,
+                          .context = ctx,
+                          .stream = gp__grec_stream(stream),
+                          .copy_kind = copy_kind,
+                          .src_kind = src,
+                          .dst_kind = dst,
+                          .bytes = bytes,
+                          .graph_id = graph,
+                          .graph_node_id = node};
+    gp_status s = add_gpu_op(c, &op);
+    if (s == GP_OK && start != 0)
+        c->stats.memcpys++;
+    return s;
 }
 
 static gp_status conv_memset(gp__tconv *c, const CUpti_ActivityMemset4 *m)
 {
-    gp_event ev = {0};
-    if (!set_times(c, &ev, m->start, m->end))
-        return GP_OK;
-    char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", gp__tconv_memory_kind(m->memoryKind));
-    gp_status s = intern(c, name, &ev.name);
-    if (s != GP_OK)
-        return s;
-    ev.kind = GP_EV_MEMSET;
-    ev.correlation = m->correlationId;
-    gp_gpu_info gi;
-    gp_gpu_info_init(&gi);
-    gi.device = (int32_t)m->deviceId;
-    gi.context = (int32_t)m->contextId;
-    gi.stream = stream_id(m->streamId);
-    gi.bytes = (int64_t)m->bytes;
-    gi.bandwidth_gbps = bandwidth_gbps(m->bytes, ev.dur);
-    if (m->graphId != 0) {
-        gi.graph_id = m->graphId;
-        gi.graph_node_id = (int64_t)m->graphNodeId;
-    }
-    c->stats.memsets++;
-    return add_gpu(c, &ev, &gi, m->deviceId, gi.stream);
+    gp__grec_gpu_op op = {.kind = GP_EV_MEMSET,
+                          .start = m->start,
+                          .end = m->end,
+                          .correlation = m->correlationId,
+                          .device = m->deviceId,
+                          .context = m->contextId,
+                          .stream = gp__grec_stream(m->streamId),
+                          .dst_kind = m->memoryKind,
+                          .bytes = m->bytes,
+                          .graph_id = m->graphId,
+                          .graph_node_id = m->graphNodeId};
+    gp_status s = add_gpu_op(c, &op);
+    if (s == GP_OK && m->start != 0)
+        c->stats.memsets++;
+    return s;
 }
 
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel". */
@@ -301,7 +225,7 @@ static gp_status conv_api(gp__tconv *c, const CUpti_ActivityAPI *a, bool runtime
         return GP_OK;
     ev.kind = runtime ? GP_EV_RUNTIME : GP_EV_DRIVER;
     ev.correlation = a->correlationId;
-    ev.extra = (uint32_t)a->cbid + 1;
+    gp_event_set_cbid(&ev, a->cbid);
     gp_status s = api_name(c, runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                            a->cbid, &ev.name);
     if (s == GP_OK)
@@ -330,11 +254,11 @@ static gp_status conv_sync(gp__tconv *c, const CUpti_ActivitySynchronization2 *y
     /* Event and context syncs are not tied to one stream: Kineto writes stream -1. */
     gi.stream = type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE ||
                         type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT
-                    ? stream_id(y->streamId)
+                    ? gp__grec_stream(y->streamId)
                     : -1;
     gi.sync_kind = ev.name;
     c->stats.syncs++;
-    return add_gpu(c, &ev, &gi, (uint32_t)dev, gi.stream);
+    return gp__grec_add_on_stream(c->trace, &ev, &gi, (uint32_t)dev, gi.stream);
 }
 
 static gp_status conv_cuda_event(gp__tconv *c, const CUpti_ActivityCudaEvent2 *e)
@@ -346,11 +270,11 @@ static gp_status conv_cuda_event(gp__tconv *c, const CUpti_ActivityCudaEvent2 *e
     gp_event ev = {0};
     ev.ts = (gp_ns)e->deviceTimestamp;
     ev.kind = GP_EV_OTHER;
-    ev.extra = c->s_cuda_event;
+    gp_event_set_category(&ev, c->s_cuda_event);
     ev.correlation = e->correlationId;
     gp_status s = intern(c, "cudaEventRecord", &ev.name);
     if (s == GP_OK)
-        s = track_of(c, GP_TRACK_GPU_STREAM, e->deviceId, stream_id(e->streamId), &ev.track);
+        s = track_of(c, GP_TRACK_GPU_STREAM, e->deviceId, gp__grec_stream(e->streamId), &ev.track);
     if (s == GP_OK)
         s = gp_trace_add_event(c->trace, &ev);
     if (s == GP_OK)
@@ -544,7 +468,7 @@ static gp_status conv_overhead(gp__tconv *c, const CUpti_ActivityOverhead3 *o)
 
 static gp_status conv_device(gp__tconv *c, const CUpti_ActivityDevice5 *d)
 {
-    if (find_device(c->trace, d->id))
+    if (gp__grec_find_device(c->trace, d->id))
         return GP_OK;
     gp_device_props p = {0};
     p.id = (int32_t)d->id;

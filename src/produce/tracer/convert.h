@@ -1,4 +1,6 @@
-/* Conversion of CUPTI activity records into the gp_trace model.
+/* Conversion of CUPTI activity records into the gp_trace model: this file reads the records
+ * through CUPTI's structs; what a kernel, copy, memset or sync becomes in the model (names, tracks,
+ * side records) is io/gpu_records.h, which other readers of GPU activity share.
  *
  * One converter per traced process. It dispatches on the record kind and reads each record through
  * the struct of the CUDA headers the tracer was built with (CUpti_ActivityKernel10, Memcpy6, ...).
@@ -69,9 +71,5 @@ size_t gp__tconv_open_ranges(const gp__tconv *c);
 
 /* Frees the converter's own tables (not the trace). */
 void gp__tconv_free(gp__tconv *c);
-
-/* Kineto's copy-kind and memory-kind words ("HtoD", "Pageable"); "Unknown" when out of range. */
-const char *gp__tconv_copy_kind(unsigned kind);
-const char *gp__tconv_memory_kind(unsigned kind);
 
 #endif

@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "core/msort.h"
 #include "core/atomic_file.h"
 #include "core/util.h"
 #include "produce/tracer/tracer_paths.h"
@@ -140,7 +141,7 @@ static void split_output(const char *out, char *dir, size_t dcap, char *stem, si
 }
 
 /* A trace file name in the hidden folder: "<pid>.json" or "<pid>.json.gz". */
-static bool is_trace_name(const char *nm, const char *suffix)
+static bool is_pid_trace_name(const char *nm, const char *suffix)
 {
     size_t len = strlen(nm), slen = strlen(suffix);
     return len > slen && strcmp(nm + len - slen, suffix) == 0 &&
@@ -158,7 +159,7 @@ static gp_status add_traces_of(const char *folder, char ***paths, size_t *n, siz
     gp_status s = GP_OK;
     struct dirent *e;
     while (s == GP_OK && (e = readdir(d)) != NULL) {
-        if (!is_trace_name(e->d_name, ".json") && !is_trace_name(e->d_name, ".json.gz"))
+        if (!is_pid_trace_name(e->d_name, ".json") && !is_pid_trace_name(e->d_name, ".json.gz"))
             continue;
         char path[PATH_MAX];
         char **slot = NULL;
@@ -200,7 +201,7 @@ gp_status gp__trace_find_earlier(const char *output, char ***paths, size_t *n)
     }
     closedir(d);
     if (s == GP_OK && *n > 1)
-        qsort(*paths, *n, sizeof **paths, cmp_str);
+        gp__msort(*paths, *n, sizeof **paths, cmp_str);
     if (s != GP_OK) {
         gp__trace_paths_free(*paths, *n);
         *paths = NULL;
@@ -272,7 +273,7 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
         fmt(path, sizeof path, "%s/%s", tmp, nm);
         if (nm[0] == '.')
             continue;
-        if (is_trace_name(nm, suffix)) {
+        if (is_pid_trace_name(nm, suffix)) {
             char **slot = GP_PUSH(names, n, cap);
             if (!slot || !(*slot = strdup(nm))) {
                 s = GP_ENOMEM;
@@ -284,7 +285,7 @@ static gp_status collect(const char *tmp, const char *output, gp__trace_launch_r
     }
     closedir(d);
     if (s == GP_OK && n > 0) {
-        qsort(names, n, sizeof *names, cmp_str);
+        gp__msort(names, n, sizeof *names, cmp_str);
         res->traces = calloc(n, sizeof *res->traces);
         if (!res->traces)
             s = GP_ENOMEM;
