@@ -591,9 +591,9 @@ enum {
     GP_AT_ALL = (1u << 16) - 1
 };
 
-/* Parses a table name ("temporal", "idle", "kernel_types", "top_kernels", "overlap", "launch",
- * "queue", "activity", "memory", "ranks", "findings", "peak_memory", "idle_causes",
- * "step_breakdown", "all") into its bits. GP_EINVAL when unknown (*out untouched). */
+/* Parses a table name (one of `gpuprof analyze --help`'s, from the registry of tables,
+ * src/render/analysis_tables.h, or its alias; "all") into its bits. GP_EINVAL when unknown (*out
+ * untouched). */
 GP_EXTERN gp_status gp_analysis_table_parse(const char *name, unsigned *out) GP_WARN_UNUSED;
 
 /* Fixed-width text tables. GP_EIO when the stream fails. */

@@ -477,6 +477,8 @@ typedef struct gp_compile_report {
     const gp_compile_speedup *speedup; /* traces[0] -> traces[1] */
     size_t top_n;                      /* text: rows per list, 0 = all */
     const char *title;                 /* HTML */
+    const char
+        *nav_html; /* HTML: markup placed right after <body> (the server's bar); NULL: none */
 } gp_compile_report;
 
 /* Text and JSON (schema gpuprof.compile/1, docs/compile.md) on fp. GP_EIO. */

@@ -322,6 +322,8 @@ typedef struct gp_diff_render_opts {
      * reason there is none (NULL: not requested). */
     const struct gp_flame_tree *flame;
     const char *flame_note;
+    const char *nav_html; /* HTML: markup placed right after <body> (the server's bar of links,
+                           * gp__serve_nav_html); NULL: none (default) */
 } gp_diff_render_opts;
 
 GP_EXTERN void gp_diff_render_opts_init(gp_diff_render_opts *o);

@@ -126,6 +126,8 @@ typedef struct gp_flame_render_opts {
     const gp_flame_tree *alt; /* HTML: the same input's tree grouped the other way (the
                                  module tree of a stack tree), offered by a "Frames"
                                  switch on the page; NULL: none (default) */
+    const char *nav_html;     /* HTML: markup placed right after <body> (the server's bar of links,
+                               * gp__serve_nav_html); NULL: none (default) */
 } gp_flame_render_opts;
 
 GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);
@@ -312,8 +314,7 @@ typedef struct gp_dashboard {
      * 64 steps. */
     gp_dash_chart steps;
     /* The `gpuprof ops` table by op + input shapes (FLOPs, bytes, the roofline) shown as the
-     * page's op section; not owned (the bundle's), NULL: no section. Set by the caller after
-     * gp_dashboard_build. */
+     * page's op section; not owned (gp_dashboard_inputs.op_table), NULL: no section. */
     const struct gp_ops *op_table;
     /* In-process profile (is_profile: ranges and no GPU events, what gpu_profiler exports): the
      * operations are the range names, with the figures the profiler stored in each range's args
@@ -329,8 +330,8 @@ typedef struct gp_dashboard {
     struct gp_dash_prof_op *prof_ops;
     size_t n_prof_ops;
     gp_dash_chart prof_dist, prof_split;
-    /* torch.compile section: compiled regions per rank (NULL entries: none), the bundle's; set by
-     * the caller after gp_dashboard_build (NULL: no section). */
+    /* torch.compile section: compiled regions per rank (NULL entries: none), not owned
+     * (gp_dashboard_inputs.compile; NULL: no section). */
     const struct gp_compile_trace *const *compile;
     size_t n_compile;
 } gp_dashboard;
@@ -347,14 +348,25 @@ typedef struct gp_dash_prof_op {
     double gpu_util;                    /* gpu / total of the calls that measured GPU time, or -1 */
 } gp_dash_prof_op;
 
-/* Fills the dashboard from traces, their summary, a timeline of the same traces and (optional,
- * may be NULL) their analysis. Per-name rows come from the summary; the job's span, the CPU
+/* What a dashboard is built from; every input must outlive the dashboard. */
+typedef struct gp_dashboard_inputs {
+    gp_trace *const *traces; /* the job's rank traces */
+    size_t n_traces;
+    const gp_summary *summary;     /* of the traces (required) */
+    const gp_timeline *timeline;   /* of the traces (required; the compact timeline) */
+    const gp_analysis *analysis;   /* of the traces, or NULL (no findings, no peak memory) */
+    const struct gp_ops *op_table; /* `gpuprof ops --by shape` of the traces, or NULL: no op
+                                    * section */
+    const struct gp_compile_trace *const *compile; /* compiled regions per rank (NULL entries:
+                                                    * none), or NULL: no torch.compile section */
+    size_t n_compile;
+} gp_dashboard_inputs;
+
+/* Fills the dashboard from in. Per-name rows come from the summary; the job's span, the CPU
  * thread self time per kind and the GPU span split are computed here from the traces and the
  * analysis (see gp_dashboard); peak memory and findings come from the analysis (without one they
- * are absent). The inputs must outlive the result. *out owned by the caller
- * (gp_dashboard_free). GP_ENOMEM. */
-GP_EXTERN gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
-                                       const gp_timeline *tl, const gp_analysis *a,
+ * are absent). *out owned by the caller (gp_dashboard_free). GP_ENOMEM. */
+GP_EXTERN gp_status gp_dashboard_build(const gp_dashboard_inputs *in,
                                        gp_dashboard **out) GP_WARN_UNUSED;
 GP_EXTERN void gp_dashboard_free(gp_dashboard *d);
 

@@ -33,7 +33,7 @@ from .results import Result
 __version__ = _core.version()
 
 __all__ = [
-    "Profiler", "get_profiler", "read", "Trace", "Result", "KernelTimer", "MemoryTracker",
+    "Profiler", "get_profiler", "read", "views", "Trace", "Result", "KernelTimer", "MemoryTracker",
     "CudaProfiler", "compare_profiling_runs", "Comparison", "ProfilerOptimizer",
     "OptimizationSuggestion", "cuda_status", "Error", "ParseError", "InvalidArgumentError",
     "NotFoundError", "FileError", "NoDriverError", "EmptyError", "NotSupportedError",
@@ -153,10 +153,11 @@ class Trace:
         return Result(out, "summary") if format == "dict" else out
 
     def analyze(self, hta: bool = False, steps: Optional[str] = None,
-                format: str = "dict") -> Any:
+                format: str = "dict", tables: Optional[List[str]] = None) -> Any:
         """``gpuprof analyze``: HTA's breakdowns, launch statistics, memory, findings
-        (schema gpuprof.analyze/1, docs/analyses.md). ``hta=True`` uses HTA's definitions."""
-        out = self._t.analyze(hta=hta, steps=steps, format=format)
+        (schema gpuprof.analyze/1, docs/analyses.md). ``hta=True`` uses HTA's definitions;
+        ``tables`` the tables of ``--table`` (default all)."""
+        out = self._t.analyze(hta=hta, steps=steps, format=format, tables=tables)
         return Result(out, "analyze") if format == "dict" else out
 
     def ops(self, by: str = "name", sort: str = "self_gpu", top: int = 0,
@@ -199,6 +200,12 @@ class Trace:
         """``gpuprof timeline``: writes the timeline page to path."""
         self._t.timeline(path, title=title)
 
+    def view(self, name: str, title: Optional[str] = None, weight: Optional[str] = None,
+             by: Optional[str] = None) -> str:
+        """The view ``name`` of :func:`views` (a page's HTML or a document's JSON): the bytes of
+        the server's route for it and of its CLI command (docs/reports.md)."""
+        return self._t.view(name, title=title, weight=weight, by=by)
+
     def write_chrome(self, path) -> None:
         """``gpuprof convert``: writes a one-rank trace as Kineto-compatible Chrome JSON."""
         self._t.write_chrome(path)
@@ -212,6 +219,12 @@ class Trace:
         too. See :func:`compile_log`."""
         traces = [self] if current is None else [self, current]
         return compile_log(log, traces=traces, top=top, format=format, html=html, title=title)
+
+
+def views() -> List[Dict[str, Any]]:
+    """The registry of views (include/gpuprof/views.h): each page and JSON document with its
+    server route, its CLI command and its Python call; :meth:`Trace.view` renders one."""
+    return _core.views()
 
 
 def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool = True,

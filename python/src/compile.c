@@ -68,7 +68,7 @@ static gp_status run_render(compile_run *r, compile_format f, size_t top, const 
                             FILE *fp, gp_error *err)
 {
     const gp_compile_trace *ct[2] = {r->ct[0], r->ct[1]};
-    gp_compile_report rep = {r->log, r->an, ct, r->n_traces, r->sp, top, title};
+    gp_compile_report rep = {r->log, r->an, ct, r->n_traces, r->sp, top, title, NULL};
     switch (f) {
     case CF_TEXT:
         return gp_compile_render_text(&rep, fp);

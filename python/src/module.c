@@ -165,7 +165,7 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!m)
         return NULL;
     if (add_errors(m) < 0 || gpy_profiler_init(m) < 0 || gpy_trace_init(m) < 0 ||
-        gpy_cuda_init(m) < 0) {
+        gpy_cuda_init(m) < 0 || gpy_views_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

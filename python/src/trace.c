@@ -277,35 +277,57 @@ static PyObject *finish(gpy_buf *b, gp_status st, out_format f, const char *what
 
 /* ---- summary ------------------------------------------------------------------------------- */
 
-static int parse_kinds(PyObject *kinds, uint32_t *mask)
+/* A sequence of names (None: *mask 0) as the mask of the bits parse gives them (GP_EINVAL:
+ * unknown): -1 with TypeError for a string (what: "kinds must be a list of kind names, ...") or
+ * ValueError naming the first unknown one (unknown: "unknown event kind"). */
+static int names_mask(PyObject *names, gp_status (*parse)(const char *, unsigned *),
+                      const char *what, const char *unknown, unsigned *mask)
 {
     *mask = 0;
-    if (!kinds || kinds == Py_None)
+    if (!names || names == Py_None)
         return 0;
-    if (PyUnicode_Check(kinds)) {
-        PyErr_SetString(PyExc_TypeError, "kinds must be a list of kind names, e.g. [\"kernel\"]");
+    if (PyUnicode_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, what);
         return -1;
     }
-    PyObject *it = PyObject_GetIter(kinds);
+    PyObject *it = PyObject_GetIter(names);
     if (!it)
         return -1;
     PyObject *k;
     while ((k = PyIter_Next(it))) {
         const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        gp_event_kind kind = GP_EV_KIND_COUNT;
-        if (s && gp_event_kind_parse(s, &kind) != GP_OK)
-            kind = GP_EV_KIND_COUNT;
-        if (kind == GP_EV_KIND_COUNT && !PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "unknown event kind %R", k);
+        unsigned bit = 0;
+        if (s && parse(s, &bit) != GP_OK)
+            bit = 0;
+        if (!bit && !PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s %R", unknown, k);
         Py_DECREF(k);
-        if (kind == GP_EV_KIND_COUNT) {
+        if (!bit) {
             Py_DECREF(it);
             return -1;
         }
-        *mask |= 1u << kind;
+        *mask |= bit;
     }
     Py_DECREF(it);
     return PyErr_Occurred() ? -1 : 0;
+}
+
+static gp_status kind_bit(const char *s, unsigned *bit)
+{
+    gp_event_kind kind;
+    gp_status st = gp_event_kind_parse(s, &kind);
+    if (st == GP_OK)
+        *bit = 1u << kind;
+    return st;
+}
+
+static int parse_kinds(PyObject *kinds, uint32_t *mask)
+{
+    unsigned m;
+    int rc = names_mask(kinds, kind_bit, "kinds must be a list of kind names, e.g. [\"kernel\"]",
+                        "unknown event kind", &m);
+    *mask = m;
+    return rc;
 }
 
 static PyObject *trace_summary(gpy_trace *self, PyObject *args, PyObject *kw)
@@ -343,16 +365,27 @@ static PyObject *trace_summary(gpy_trace *self, PyObject *args, PyObject *kw)
 
 /* ---- analyze ------------------------------------------------------------------------------- */
 
+/* tables=: a sequence of table names (gp_analysis_table_parse: `gpuprof analyze --table`), as a
+ * mask in *mask (0: None, every table). */
+static int parse_tables(PyObject *tables, unsigned *mask)
+{
+    return names_mask(tables, gp_analysis_table_parse,
+                      "tables must be a list of table names, e.g. [\"memory\"]",
+                      "unknown table (see gpuprof analyze --help):", mask);
+}
+
 static PyObject *trace_analyze(gpy_trace *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"hta", "steps", "format", NULL};
+    static char *kwlist[] = {"hta", "steps", "format", "tables", NULL};
     int hta = 0;
     const char *steps = NULL, *fmt = "dict";
+    PyObject *tables_obj = NULL;
     out_format f;
     gp_analyze_opts o;
     gp_analyze_opts_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$pzs", kwlist, &hta, &steps, &fmt) ||
-        parse_format(fmt, false, &f) < 0)
+    unsigned tables = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$pzsO", kwlist, &hta, &steps, &fmt, &tables_obj) ||
+        parse_format(fmt, false, &f) < 0 || parse_tables(tables_obj, &tables) < 0)
         return NULL;
     o.hta = hta;
     if (hta && !steps)
@@ -369,8 +402,8 @@ static PyObject *trace_analyze(gpy_trace *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS;
     st = gp_analyze_job(self->job, &o, &a, &err);
     if (st == GP_OK)
-        st = f == OUT_TEXT ? gp_analysis_render_text(a, GP_AT_ALL, b.fp)
-                           : gp_analysis_render_json(a, GP_AT_ALL, b.fp);
+        st = f == OUT_TEXT ? gp_analysis_render_text(a, tables ? tables : GP_AT_ALL, b.fp)
+                           : gp_analysis_render_json(a, tables ? tables : GP_AT_ALL, b.fp);
     gp_analysis_free(a);
     Py_END_ALLOW_THREADS;
     if (st != GP_OK && err.msg[0]) {
@@ -809,7 +842,8 @@ static PyMethodDef trace_methods[] = {
      "summary(*, kinds=None, top=10, format=\"dict\"): per-name statistics per event kind "
      "(`gpuprof summary`; schema in docs/summary.md)."},
     {"analyze", (PyCFunction)(void (*)(void))trace_analyze, METH_VARARGS | METH_KEYWORDS,
-     "analyze(*, hta=False, steps=None, format=\"dict\"): hta=True is the CLI's --hta; HTA's "
+     "analyze(*, hta=False, steps=None, format=\"dict\", tables=None): hta=True is the CLI's "
+     "--hta, tables its --table names; HTA's "
      "breakdowns, launch statistics, "
      "findings... (`gpuprof analyze`; schema gpuprof.analyze/1 in docs/analyses.md)."},
     {"ops", (PyCFunction)(void (*)(void))trace_ops, METH_VARARGS | METH_KEYWORDS,
@@ -827,6 +861,9 @@ static PyMethodDef trace_methods[] = {
      "report(path, *, title=None): writes the one-page dashboard (`gpuprof report`)."},
     {"timeline", (PyCFunction)(void (*)(void))trace_timeline, METH_VARARGS | METH_KEYWORDS,
      "timeline(path, *, title=None): writes the timeline page (`gpuprof timeline`)."},
+    {"view", (PyCFunction)(void (*)(void))gpy_trace_view, METH_VARARGS | METH_KEYWORDS,
+     "view(name, *, title=None, weight=None, by=None) -> str: the view name of gpuprof.views() "
+     "(a page's HTML or a document's JSON), the bytes of its server route and CLI command."},
     {"write_chrome", (PyCFunction)trace_write_chrome, METH_O,
      "write_chrome(path): re-writes a one-rank trace as Kineto-compatible JSON (`convert`)."},
     {NULL, NULL, 0, NULL},

@@ -371,6 +371,30 @@ gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r)
     return st;
 }
 
+gp_status gp__activity_sum(gp_trace *const *traces, size_t n, gp_activity *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    gp__classifier *c = NULL;
+    gp_status st = gp__classifier_new(&o, &c, NULL);
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        gp__view v;
+        if ((st = gp__view_build(&v, traces[i], &o, c)) != GP_OK)
+            break;
+        gp_rank_analysis r = {.rank = traces[i]->rank};
+        mem_list mem = {0};
+        st = activity(&v, &r, &mem);
+        free(mem.v);
+        gp__view_free(&v);
+        sum->cpu_active = gp__sat_add(sum->cpu_active, r.activity.cpu_active);
+        sum->gpu_active = gp__sat_add(sum->gpu_active, r.activity.gpu_active);
+        sum->overlap = gp__sat_add(sum->overlap, r.activity.overlap);
+    }
+    gp__classifier_free(c);
+    return st;
+}
+
 gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r)
 {
     return kernels(v, r);

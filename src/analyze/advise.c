@@ -434,7 +434,7 @@ static gp_status merge_ranks(gp_analysis *a)
     return GP_OK;
 }
 
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_ops *shape_ops)
 {
     gp_status st = stragglers(a);
     size_t cap = 0;
@@ -445,16 +445,23 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job)
         st = rank_findings(a, &cap, &a->ranks[i]);
         gp__sync_sites syncs;
         memset(&syncs, 0, sizeof syncs);
-        if (st == GP_OK && t)
+        /* The rank's ops by shape: the caller's table when it has one for this one-rank job (ops
+         * computed once per report), else computed here; NULL without record_shapes either way. */
+        const struct gp_ops *rank_ops = NULL;
+        if (st == GP_OK && t && shape_ops && job->n_ranks == 1)
+            rank_ops = t->n_op_shapes ? shape_ops : NULL;
+        else if (st == GP_OK && t)
             st = gp__findings_ops(t, &ops);
+        if (ops)
+            rank_ops = ops;
         if (st == GP_OK && t)
             st = gp__sync_sites_of(t, &syncs);
         if (st == GP_OK) /* findings_cause.c */
-            st = gp__finding_cause(a, &cap, &a->ranks[i], t, ops, &syncs);
+            st = gp__finding_cause(a, &cap, &a->ranks[i], t, rank_ops, &syncs);
         if (st == GP_OK && t)
             st = gp__advise_profile(a, &cap, t, a->ranks[i].rank);
         if (st == GP_OK && t) /* findings_patterns.c */
-            st = gp__findings_patterns(a, &cap, &a->ranks[i], t, ops, &syncs);
+            st = gp__findings_patterns(a, &cap, &a->ranks[i], t, rank_ops, &syncs);
         if (st == GP_OK)
             gp__cause_promote(a, first);
         gp_ops_free(ops);

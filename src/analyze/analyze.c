@@ -349,6 +349,12 @@ static gp_status job_types(gp_analysis *a)
 gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_analysis **out,
                          gp_error *err)
 {
+    return gp__analyze_job_with_ops(job, opts, NULL, out, err);
+}
+
+gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
+                                   const struct gp_ops *shape_ops, gp_analysis **out, gp_error *err)
+{
     gp_analysis *a = calloc(1, sizeof(*a));
     if (!a)
         return GP_ENOMEM;
@@ -394,7 +400,7 @@ gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_anal
         st = gp_collectives_analyze(job, &co, &a->collectives, err);
     }
     if (st == GP_OK)
-        st = gp__analyze_advise(a, job);
+        st = gp__analyze_advise(a, job, shape_ops);
     if (st != GP_OK) {
         gp_analysis_free(a);
         if (st == GP_ENOMEM)

@@ -114,6 +114,10 @@ gp_status gp__analyze_queues(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNU
 gp_status gp__analyze_bandwidth(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* activity.c: CPU/GPU activity and the memory timeline (activity, memory). */
 gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* activity.c: the CPU/GPU activity of each of the n traces (default analysis options), its CPU
+ * active, GPU active and overlap figures summed into *sum (the other fields left 0): what the
+ * timeline shows, without the rest of an analysis. GP_ENOMEM. */
+gp_status gp__activity_sum(gp_trace *const *traces, size_t n, gp_activity *sum) GP_WARN_UNUSED;
 /* peak.c: peak memory over the selected steps (peak_memory). */
 gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
@@ -127,8 +131,16 @@ gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r) GP_WARN
 /* critpath.c: the critical path of each step or region (critical_paths). */
 gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
- * (advise_profile.c) over the job's traces. */
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job) GP_WARN_UNUSED;
+ * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
+ * when the caller has it (one rank: the findings' ops by shape, gp__findings_ops, not computed
+ * again; a multi-rank job's ranks compute their own). */
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job,
+                             const struct gp_ops *shape_ops) GP_WARN_UNUSED;
+/* analyze.c: gp_analyze_job, given the job's `gpuprof ops --by shape` table (NULL: none) for the
+ * op rule of a one-rank job (the report bundle computes it for its own op section). */
+gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
+                                   const struct gp_ops *shape_ops, gp_analysis **out,
+                                   gp_error *err) GP_WARN_UNUSED;
 /* advise.c, for the rule files: a new finding (zeroed but for rule and rank) in a->findings
  * (capacity *cap), NULL when out of memory; a metric (name: static text; value in base units;
  * dropped when the finding is full); an object it names (name copied, cut to fit; roof -1;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyze/analyze_internal.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/compile.h"
 #include "gpuprof/ops.h"
@@ -21,8 +22,6 @@ static gp_status compile_regions(const gp_job *job, gp_report_bundle *b)
         if (s != GP_OK)
             return s;
     }
-    b->dashboard->compile = (const gp_compile_trace *const *)b->compile;
-    b->dashboard->n_compile = b->n_compile;
     return GP_OK;
 }
 
@@ -32,8 +31,16 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     gp_report_bundle *b = calloc(1, sizeof *b);
     if (!b)
         return GP_ENOMEM;
+    /* The op table first: the op section shows it and, for one rank, the analysis' op rule
+     * reads it (ops computed once per report). */
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = GP_OPS_BY_SHAPE;
+    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
+    if (os != GP_OK)
+        gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     gp_error err = {0};
-    if (gp_analyze_job(job, NULL, &b->analysis, &err) != GP_OK) {
+    if (gp__analyze_job_with_ops(job, NULL, b->ops, &b->analysis, &err) != GP_OK) {
         gp_error_set(&b->analysis_error, err.status ? err.status : GP_ENOMEM, "%s",
                      err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
         b->analysis = NULL;
@@ -46,20 +53,21 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     if (s == GP_OK)
         s = gp_timeline_build(job->ranks, job->n_ranks, &to, &b->timeline);
     if (s == GP_OK)
-        s = gp_dashboard_build(job->ranks, job->n_ranks, b->summary, b->timeline, b->analysis,
-                               &b->dashboard);
-    if (s != GP_OK) {
-        gp_report_bundle_free(b);
-        return s;
+        s = compile_regions(job, b);
+    if (s == GP_OK) {
+        gp_dashboard_inputs in = {
+            .traces = job->ranks,
+            .n_traces = job->n_ranks,
+            .summary = b->summary,
+            .timeline = b->timeline,
+            .analysis = b->analysis,
+            .op_table = b->ops,
+            .compile = (const gp_compile_trace *const *)b->compile,
+            .n_compile = b->n_compile,
+        };
+        s = gp_dashboard_build(&in, &b->dashboard);
     }
-    gp_ops_opts oo;
-    gp_ops_opts_init(&oo);
-    oo.by = GP_OPS_BY_SHAPE;
-    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
-    if (os != GP_OK)
-        gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
-    b->dashboard->op_table = b->ops;
-    if ((s = compile_regions(job, b)) != GP_OK) {
+    if (s != GP_OK) {
         gp_report_bundle_free(b);
         return s;
     }

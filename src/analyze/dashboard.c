@@ -199,9 +199,13 @@ static gp_status short_names(gp_dashboard *d, const gp_summary *s)
     return st;
 }
 
-gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary *s,
-                             const gp_timeline *tl, const gp_analysis *a, gp_dashboard **out)
+gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
 {
+    gp_trace *const *traces = in->traces;
+    size_t n = in->n_traces;
+    const gp_summary *s = in->summary;
+    const gp_timeline *tl = in->timeline;
+    const gp_analysis *a = in->analysis;
     gp_dashboard *d = calloc(1, sizeof *d);
     if (!d)
         return GP_ENOMEM;
@@ -210,6 +214,9 @@ gp_status gp_dashboard_build(gp_trace *const *traces, size_t n, const gp_summary
     d->summary = s;
     d->timeline = tl;
     d->analysis = a;
+    d->op_table = in->op_table;
+    d->compile = in->compile;
+    d->n_compile = in->compile ? in->n_compile : 0;
     d->span = job_span(traces, n);
     d->gpu_time = s->gpu_time;
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {

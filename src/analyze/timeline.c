@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze_internal.h"
 #include "core/msort.h"
 #include "core/imap.h"
 #include "core/util.h"
@@ -332,16 +333,9 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             s = add_memory_rows(tl, &cap, (uint32_t)ti);
     }
     free(ord);
-    /* Busy figures are the analysis' activity figures (docs/analyses.md); when the caller has no
-     * analysis, one is made here: the timeline computes no statistics of its own. */
-    gp_analysis *own = NULL;
+    /* Busy figures are the analysis' activity figures (docs/analyses.md): the caller's analysis,
+     * else the activity analysis alone (the timeline computes no statistics of its own). */
     const gp_analysis *an = opts->analysis;
-    if (s == GP_OK && !an) {
-        gp_job job = {(gp_trace **)traces, n, false};
-        gp_error err;
-        if (gp_analyze_job(&job, NULL, &own, &err) == GP_OK)
-            an = own;
-    }
     if (s == GP_OK && an) {
         tl->busy_from_analysis = true;
         for (size_t r = 0; r < an->n_ranks; r++) {
@@ -350,8 +344,15 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             tl->gpu_active = gp__sat_add(tl->gpu_active, a->gpu_active);
             tl->overlap = gp__sat_add(tl->overlap, a->overlap);
         }
+    } else if (s == GP_OK) {
+        gp_activity sum;
+        if (gp__activity_sum(traces, n, &sum) == GP_OK) {
+            tl->busy_from_analysis = true;
+            tl->cpu_active = sum.cpu_active;
+            tl->gpu_active = sum.gpu_active;
+            tl->overlap = sum.overlap;
+        }
     }
-    gp_analysis_free(own);
     if (s != GP_OK) {
         gp_timeline_free(tl);
         return s;

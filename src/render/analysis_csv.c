@@ -6,7 +6,8 @@
 #include "analyze/analyze_internal.h"
 #include "render/collectives_render.h"
 #include "core/csv.h"
-#include "render/idle_causes_render.h"
+#include "core/util.h"
+#include "render/analysis_tables.h"
 #include "render/render_internal.h"
 
 /* A number cell (empty for NaN: a figure that does not exist) and the separator after it. */
@@ -24,39 +25,32 @@ static void text(FILE *fp, const char *s, char sep)
     fputc(sep, fp);
 }
 
+static const gp__analysis_table tables[] = {
+#define X(bit, fn, name, alias, json, csv) {bit, name, alias, json, csv},
+    GP__ANALYSIS_TABLES(X)
+#undef X
+};
+
+const gp__analysis_table *gp__analysis_tables(size_t *n)
+{
+    *n = GP_ARRAY_LEN(tables);
+    return tables;
+}
+
 gp_status gp_analysis_table_parse(const char *name, unsigned *out)
 {
-    static const gp__named t[] = {{"temporal", GP_AT_TEMPORAL},
-                                  {"temporal_breakdown", GP_AT_TEMPORAL},
-                                  {"idle", GP_AT_IDLE},
-                                  {"idle_time_breakdown", GP_AT_IDLE},
-                                  {"kernel_types", GP_AT_TYPES},
-                                  {"kernel_type_breakdown", GP_AT_TYPES},
-                                  {"top_kernels", GP_AT_KERNELS},
-                                  {"kernels", GP_AT_KERNELS},
-                                  {"overlap", GP_AT_OVERLAP},
-                                  {"comm_comp_overlap", GP_AT_OVERLAP},
-                                  {"launch", GP_AT_LAUNCH},
-                                  {"launch_stats", GP_AT_LAUNCH},
-                                  {"queue", GP_AT_QUEUE},
-                                  {"queue_length", GP_AT_QUEUE},
-                                  {"activity", GP_AT_ACTIVITY},
-                                  {"memory", GP_AT_MEMORY},
-                                  {"ranks", GP_AT_RANKS},
-                                  {"stragglers", GP_AT_RANKS},
-                                  {"findings", GP_AT_FINDINGS},
-                                  {"peak_memory", GP_AT_PEAK_MEMORY},
-                                  {"idle_causes", GP_AT_IDLE_CAUSES},
-                                  {"step_breakdown", GP_AT_STEP_PARTS},
-                                  {"step_parts", GP_AT_STEP_PARTS},
-                                  {"critical_path", GP_AT_CRITICAL_PATH},
-                                  {"collectives", GP_AT_COLLECTIVES},
-                                  {"all", GP_AT_ALL}};
-    unsigned v = (unsigned)GP_VALUE_OF(t, name, 0);
-    if (v == 0)
+    if (!name)
         return GP_EINVAL;
-    *out = v;
-    return GP_OK;
+    if (strcmp(name, "all") == 0) {
+        *out = GP_AT_ALL;
+        return GP_OK;
+    }
+    for (size_t i = 0; i < GP_ARRAY_LEN(tables); i++)
+        if (strcmp(name, tables[i].name) == 0 || strcmp(name, tables[i].alias) == 0) {
+            *out = tables[i].bit;
+            return GP_OK;
+        }
+    return GP_EINVAL;
 }
 
 static void csv_temporal(const gp_analysis *a, FILE *fp)
@@ -262,25 +256,66 @@ static void csv_critical_path(const gp_analysis *a, FILE *fp)
 }
 
 /* One writer per table, indexed by the table's bit (gp_analysis_table). */
+/* idle_causes.csv: one row per row and cause. */
+static void csv_idle_causes(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,device,stream,idle_ns,cause,time_ns,share,top,top_ns\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_idle_causes; j++) {
+            const gp_idle_causes *c = &r->idle_causes[j];
+            for (int k = 0; k < GP_IC_COUNT; k++) {
+                fprintf(fp, "%d,%d,%lld,%lld,%s,%lld,", r->rank, c->device, (long long)c->stream,
+                        (long long)c->idle, gp_idle_cause_name((gp_idle_cause)k),
+                        (long long)c->by_cause[k]);
+                if (!isnan(c->share[k]))
+                    fprintf(fp, "%.6g", c->share[k]);
+                fputc(',', fp);
+                gp__csv_field(fp, c->top_what[k] ? c->top_what[k] : "");
+                fprintf(fp, ",%lld\n", (long long)c->top_time[k]);
+            }
+        }
+    }
+}
+
+/* step_breakdown.csv: one row per step. */
+static void csv_step_parts(const gp_analysis *a, FILE *fp)
+{
+    fprintf(fp, "rank,step,start_ns,end_ns,duration_ns");
+    for (int k = 0; k < GP_SP_COUNT; k++)
+        fprintf(fp, ",%s_ns", gp_step_part_name((gp_step_part)k));
+    fprintf(fp, ",critical_path_ns\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_step_parts; j++) {
+            const gp_step_breakdown *b = &r->step_parts[j];
+            fprintf(fp, "%d,%lld,%lld,%lld,%lld", r->rank, (long long)b->step, (long long)b->start,
+                    (long long)b->end, (long long)(b->end - b->start));
+            for (int k = 0; k < GP_SP_COUNT; k++)
+                fprintf(fp, ",%lld", (long long)b->part[k]);
+            const gp_critical_path *cp = b->step >= 0 ? gp__step_critical_path(r, b->step) : NULL;
+            fputc(',', fp); /* empty without a critical path */
+            if (cp)
+                fprintf(fp, "%lld", (long long)cp->length);
+            fputc('\n', fp);
+        }
+    }
+}
+
+/* collectives.csv: one row per matched collective (nothing for a single trace). */
+static void csv_collectives(const gp_analysis *a, FILE *fp)
+{
+    gp__coll_render_csv(fp, a->collectives);
+}
+
+/* One writer per table, from the registry (render/analysis_tables.h). */
 static const struct {
     unsigned table;
     void (*write)(const gp_analysis *a, FILE *fp);
 } csv_writers[] = {
-    {GP_AT_TEMPORAL, csv_temporal},
-    {GP_AT_IDLE, csv_idle},
-    {GP_AT_TYPES, csv_types},
-    {GP_AT_KERNELS, csv_kernels},
-    {GP_AT_OVERLAP, csv_overlap},
-    {GP_AT_LAUNCH, csv_launch},
-    {GP_AT_QUEUE, csv_queue},
-    {GP_AT_ACTIVITY, csv_activity},
-    {GP_AT_MEMORY, csv_memory},
-    {GP_AT_PEAK_MEMORY, csv_peak_memory},
-    {GP_AT_RANKS, csv_ranks},
-    {GP_AT_FINDINGS, csv_findings},
-    {GP_AT_IDLE_CAUSES, gp__csv_idle_causes},
-    {GP_AT_STEP_PARTS, gp__csv_step_parts},
-    {GP_AT_CRITICAL_PATH, csv_critical_path},
+#define X(bit, fn, name, alias, json, csv) {bit, csv_##fn},
+    GP__ANALYSIS_TABLES(X)
+#undef X
 };
 
 /* The CSV of one of the tables of csv_writers. */
@@ -296,9 +331,5 @@ static gp_status analysis_csv(const gp_analysis *a, unsigned table, FILE *fp)
 
 gp_status gp_analysis_render_csv(const gp_analysis *a, unsigned table, FILE *fp)
 {
-    if (table == GP_AT_COLLECTIVES) {
-        gp__coll_render_csv(fp, a->collectives);
-        return ferror(fp) ? GP_EIO : GP_OK;
-    }
     return analysis_csv(a, table, fp);
 }

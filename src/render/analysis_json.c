@@ -5,7 +5,7 @@
 #include "analyze/analyze_internal.h"
 #include "render/collectives_render.h"
 #include "core/json_writer.h"
-#include "render/idle_causes_render.h"
+#include "render/analysis_tables.h"
 #include "render/render_internal.h"
 
 #define WANT(bit) (tables & (bit))
@@ -399,6 +399,78 @@ static void critical_path(gp__jw *w, const gp_analysis *a)
     gp__jw_arr_end(w);
 }
 
+/* The "collectives" member (absent for a single trace). */
+static void collectives(gp__jw *w, const gp_analysis *a)
+{
+    gp__coll_render_json(w, a->collectives);
+}
+
+/* The "idle_causes" member: one object per device and stream row. */
+static void idle_causes(gp__jw *w, const gp_analysis *a)
+{
+    gp__jw_key(w, "idle_causes");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_idle_causes; j++) {
+            const gp_idle_causes *c = &r->idle_causes[j];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_int(w, "rank", r->rank);
+            gp__jw_kv_int(w, "device", c->device);
+            gp__jw_kv_int(w, "stream", c->stream);
+            gp__jw_kv_str(w, "scope", c->stream == -1 ? "device" : "stream");
+            gp__jw_kv_int(w, "idle_ns", c->idle);
+            gp__jw_key(w, "causes");
+            gp__jw_obj_begin(w);
+            for (int k = 0; k < GP_IC_COUNT; k++) {
+                gp__jw_key(w, gp_idle_cause_name((gp_idle_cause)k));
+                gp__jw_obj_begin(w);
+                gp__jw_kv_int(w, "time_ns", c->by_cause[k]);
+                gp__jw_key(w, "share");
+                gp__jw_double(w, c->share[k]); /* NaN -> null */
+                gp__jw_kv_str(w, "top", c->top_what[k] ? c->top_what[k] : "");
+                gp__jw_kv_int(w, "top_ns", c->top_time[k]);
+                gp__jw_obj_end(w);
+            }
+            gp__jw_obj_end(w);
+            gp__jw_obj_end(w);
+        }
+    }
+    gp__jw_arr_end(w);
+}
+
+/* The "step_breakdown" member: one object per step (critical_path_ns null without a path). */
+static void step_parts(gp__jw *w, const gp_analysis *a)
+{
+    gp__jw_key(w, "step_breakdown");
+    gp__jw_arr_begin(w);
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_step_parts; j++) {
+            const gp_step_breakdown *b = &r->step_parts[j];
+            gp__jw_obj_begin(w);
+            gp__jw_kv_int(w, "rank", r->rank);
+            gp__jw_kv_int(w, "step", b->step);
+            gp__jw_kv_int(w, "start_ns", b->start);
+            gp__jw_kv_int(w, "end_ns", b->end);
+            gp__jw_kv_int(w, "duration_ns", b->end - b->start);
+            gp__jw_key(w, "parts_ns");
+            gp__jw_obj_begin(w);
+            for (int k = 0; k < GP_SP_COUNT; k++)
+                gp__jw_kv_int(w, gp_step_part_name((gp_step_part)k), b->part[k]);
+            gp__jw_obj_end(w);
+            const gp_critical_path *cp = b->step >= 0 ? gp__step_critical_path(r, b->step) : NULL;
+            gp__jw_key(w, "critical_path_ns");
+            if (cp)
+                gp__jw_int(w, cp->length);
+            else
+                gp__jw_null(w);
+            gp__jw_obj_end(w);
+        }
+    }
+    gp__jw_arr_end(w);
+}
+
 static void ranks(gp__jw *w, const gp_analysis *a)
 {
     gp__jw_key(w, "stragglers");
@@ -502,38 +574,11 @@ gp_status gp_analysis_render_json(const gp_analysis *a, unsigned tables, FILE *f
     }
     gp__jw_arr_end(&w);
     gp__jw_kv_str(&w, "note", a->note.msg);
-    if (WANT(GP_AT_TEMPORAL))
-        temporal(&w, a);
-    if (WANT(GP_AT_IDLE))
-        idle(&w, a);
-    if (WANT(GP_AT_TYPES))
-        types(&w, a);
-    if (WANT(GP_AT_KERNELS))
-        kernels(&w, a);
-    if (WANT(GP_AT_OVERLAP))
-        overlap(&w, a);
-    if (WANT(GP_AT_LAUNCH))
-        launch(&w, a);
-    if (WANT(GP_AT_QUEUE))
-        queue(&w, a);
-    if (WANT(GP_AT_ACTIVITY))
-        activity(&w, a);
-    if (WANT(GP_AT_MEMORY))
-        memory(&w, a);
-    if (WANT(GP_AT_PEAK_MEMORY))
-        peak_memory(&w, a);
-    if (WANT(GP_AT_IDLE_CAUSES))
-        gp__json_idle_causes(&w, a);
-    if (WANT(GP_AT_STEP_PARTS))
-        gp__json_step_parts(&w, a);
-    if (WANT(GP_AT_RANKS))
-        ranks(&w, a);
-    if (WANT(GP_AT_FINDINGS))
-        findings(&w, a);
-    if (WANT(GP_AT_CRITICAL_PATH))
-        critical_path(&w, a);
-    if (WANT(GP_AT_COLLECTIVES))
-        gp__coll_render_json(&w, a->collectives);
+#define X(bit, fn, name, alias, json, csv)                                                         \
+    if (WANT(bit))                                                                                 \
+        fn(&w, a);
+    GP__ANALYSIS_TABLES(X)
+#undef X
     gp__jw_obj_end(&w);
     gp_status st = gp__jw_finish(&w);
     if (st == GP_OK && fputc('\n', fp) == EOF)

@@ -8,7 +8,7 @@
 #include "render/render_internal.h"
 #include "render/collectives_render.h"
 #include "gpuprof/summary.h"
-#include "render/idle_causes_render.h"
+#include "render/analysis_tables.h"
 
 #define WANT(bit) (tables & (bit))
 #define MS(ns) ((double)(ns) / 1e6)
@@ -345,6 +345,111 @@ static void critical_path(FILE *fp, const gp_analysis *a)
     }
 }
 
+/* COLLECTIVES ACROSS RANKS (nothing for a single trace), the 20 slowest listed. */
+static void collectives(FILE *fp, const gp_analysis *a)
+{
+    gp__coll_render_text(fp, a->collectives, 20);
+}
+
+/* The cause holding the most idle time of a row (-1 when the row has none). */
+static int largest_cause(const gp_idle_causes *c)
+{
+    int best = -1;
+    for (int k = 0; k < GP_IC_COUNT; k++)
+        if (c->by_cause[k] > 0 && (best < 0 || c->by_cause[k] > c->by_cause[best]))
+            best = k;
+    return best;
+}
+
+/* IDLE CAUSES: one line per device and stream, the share of each cause, the largest cause's top
+ * frame/op/call (docs/analyses.md, "Idle causes"). */
+static void idle_causes(FILE *fp, const gp_analysis *a)
+{
+    static const char title[] = "IDLE CAUSES (what the launching thread did while the GPU idled; "
+                                "% of the row's idle time in the analysed window)";
+    fprintf(fp, "\n%s\n", title);
+    gp__rule(fp, '=', (int)strlen(title));
+    fprintf(fp, "%5s %6s %8s %12s", "rank", "device", "stream", "idle_ms");
+    for (int k = 0; k < GP_IC_COUNT; k++)
+        fprintf(fp, " %12s", gp_idle_cause_name((gp_idle_cause)k));
+    fprintf(fp, "  largest: what (ms)\n");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_idle_causes; j++) {
+            const gp_idle_causes *c = &r->idle_causes[j];
+            char stream[24];
+            if (c->stream == -1)
+                snprintf(stream, sizeof stream, "all");
+            else
+                snprintf(stream, sizeof stream, "%lld", (long long)c->stream);
+            fprintf(fp, "%5d %6d %8s %12.3f", r->rank, c->device, stream, MS(c->idle));
+            for (int k = 0; k < GP_IC_COUNT; k++) {
+                if (isnan(c->share[k]))
+                    fprintf(fp, " %12s", "n/a");
+                else
+                    fprintf(fp, " %11.2f%%", 100.0 * c->share[k]);
+            }
+            int big = largest_cause(c);
+            if (big >= 0)
+                fprintf(fp, "  %s: %.60s (%.3f)", gp_idle_cause_name((gp_idle_cause)big),
+                        *c->top_what[big] ? c->top_what[big] : "-", MS(c->top_time[big]));
+            fputc('\n', fp);
+        }
+    }
+}
+
+/* STEP BREAKDOWN: ms per part, the step's critical path length beside it, "-" without one
+ * (docs/analyses.md, "Step breakdown"). */
+static void step_parts(FILE *fp, const gp_analysis *a)
+{
+    static const char title[] = "STEP BREAKDOWN (TensorBoard's step time, ms: each instant once, "
+                                "by precedence from kernel to other)";
+    fprintf(fp, "\n%s\n", title);
+    gp__rule(fp, '=', (int)strlen(title));
+    fprintf(fp, "%5s %6s %11s", "rank", "step", "step_ms");
+    for (int k = 0; k < GP_SP_COUNT; k++)
+        fprintf(fp, " %11s",
+                k == GP_SP_COMMUNICATION ? "comm" : gp_step_part_name((gp_step_part)k));
+    fprintf(fp, " %11s\n", "crit_path");
+    for (size_t i = 0; i < a->n_ranks; i++) {
+        const gp_rank_analysis *r = &a->ranks[i];
+        for (size_t j = 0; j < r->n_step_parts; j++) {
+            const gp_step_breakdown *b = &r->step_parts[j];
+            char step[24];
+            if (b->step < 0)
+                snprintf(step, sizeof step, "all");
+            else
+                snprintf(step, sizeof step, "%lld", (long long)b->step);
+            fprintf(fp, "%5d %6s %11.3f", r->rank, step, MS(b->end - b->start));
+            for (int k = 0; k < GP_SP_COUNT; k++)
+                fprintf(fp, " %11.3f", MS(b->part[k]));
+            const gp_critical_path *cp = b->step >= 0 ? gp__step_critical_path(r, b->step) : NULL;
+            if (cp)
+                fprintf(fp, " %11.3f\n", MS(cp->length));
+            else
+                fprintf(fp, " %11s\n", "-");
+        }
+    }
+}
+
+/* A table's text writer returns void, or gp_status when it can fail; RUN(fn) calls either and
+ * gives its status (the registry, render/analysis_tables.h, names them all the same way). */
+typedef void (*text_void_fn)(FILE *, const gp_analysis *);
+typedef gp_status (*text_status_fn)(FILE *, const gp_analysis *);
+
+static gp_status run_void(text_void_fn f, FILE *fp, const gp_analysis *a)
+{
+    f(fp, a);
+    return GP_OK;
+}
+
+static gp_status run_status(text_status_fn f, FILE *fp, const gp_analysis *a)
+{
+    return f(fp, a);
+}
+
+#define RUN(fn) _Generic((fn), text_void_fn : run_void, default : run_status)(fn, fp, a)
+
 gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *fp)
 {
     if (tables == 0)
@@ -360,40 +465,13 @@ gp_status gp_analysis_render_text(const gp_analysis *a, unsigned tables, FILE *f
     for (size_t i = 0; i < a->n_ranks; i++)
         if (a->ranks[i].note.msg[0])
             fprintf(fp, "note (rank %d): %s\n", a->ranks[i].rank, a->ranks[i].note.msg);
-    if (WANT(GP_AT_TEMPORAL))
-        temporal(fp, a);
-    if (WANT(GP_AT_IDLE))
-        idle(fp, a);
-    if (WANT(GP_AT_TYPES))
-        types(fp, a);
-    if (WANT(GP_AT_KERNELS)) {
-        gp_status st = kernels(fp, a);
-        if (st != GP_OK)
-            return st;
-    }
-    if (WANT(GP_AT_OVERLAP))
-        overlap(fp, a);
-    if (WANT(GP_AT_LAUNCH))
-        launch(fp, a);
-    if (WANT(GP_AT_QUEUE))
-        queue(fp, a);
-    if (WANT(GP_AT_ACTIVITY))
-        activity(fp, a);
-    if (WANT(GP_AT_MEMORY))
-        memory(fp, a);
-    if (WANT(GP_AT_PEAK_MEMORY))
-        peak_memory(fp, a);
-    if (WANT(GP_AT_IDLE_CAUSES))
-        gp__text_idle_causes(fp, a);
-    if (WANT(GP_AT_STEP_PARTS))
-        gp__text_step_parts(fp, a);
-    if (WANT(GP_AT_RANKS))
-        ranks(fp, a);
-    if (WANT(GP_AT_COLLECTIVES))
-        gp__coll_render_text(fp, a->collectives, 20);
-    if (WANT(GP_AT_FINDINGS))
-        findings(fp, a);
-    if (WANT(GP_AT_CRITICAL_PATH))
-        critical_path(fp, a);
+    gp_status st = GP_OK;
+#define X(bit, fn, name, alias, json, csv)                                                         \
+    if (st == GP_OK && WANT(bit))                                                                  \
+        st = RUN(fn);
+    GP__ANALYSIS_TABLES(X)
+#undef X
+    if (st != GP_OK)
+        return st;
     return ferror(fp) ? GP_EIO : GP_OK;
 }

@@ -332,8 +332,9 @@ gp_status gp_compile_render_html(const gp_compile_report *r, FILE *fp, gp_error 
           "name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_timeline_css, gp__asset_report_css, gp__asset_compile_css);
+    fprintf(fp, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>%s\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css, gp__asset_compile_css,
+            r->nav_html ? r->nav_html : "");
     gp__html_str(fp, title);
     fprintf(
         fp,

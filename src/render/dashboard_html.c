@@ -312,6 +312,12 @@ static void gpu_cards(FILE *fp, const gp_dashboard *d, const char *ranks)
 
 gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FILE *fp)
 {
+    return gp__dashboard_render_page(d, title, NULL, fp);
+}
+
+gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, const char *nav_html,
+                                    FILE *fp)
+{
     if (!title)
         title = "gpuprof report";
     fputs("<!DOCTYPE html>\n<html lang=\"en\" data-ready=\"0\" data-wait=\"1\">\n<head>\n"
@@ -319,8 +325,8 @@ gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title, FIL
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_timeline_css, gp__asset_report_css);
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>%s\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css, nav_html ? nav_html : "");
     gp__html_str(fp, title);
     fprintf(fp,
             "</h1>\n<p class=\"gp-sub\">%zu trace%s &middot; gpuprof " GP_VERSION_STRING

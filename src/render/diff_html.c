@@ -298,9 +298,9 @@ gp_status gp_diff_render_html(const gp_diff *d, const gp_diff_render_opts *o_in,
         fp,
         "<!DOCTYPE html>\n<html lang=\"en\" data-ready=\"0\">\n<head>\n<meta charset=\"utf-8\">"
         "\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        "<title>gpuprof diff</title>\n<style>\n%s%s%s</style>\n</head>\n<body class=\"gp-diff\">"
+        "<title>gpuprof diff</title>\n<style>\n%s%s%s</style>\n</head>\n<body class=\"gp-diff\">%s"
         "\n<header>\n<h1>gpuprof diff</h1>\n<p class=\"gp-sub\">Base: <b>",
-        gp__asset_timeline_css, gp__asset_report_css, diff_css);
+        gp__asset_timeline_css, gp__asset_report_css, diff_css, o->nav_html ? o->nav_html : "");
     gp__html_str(fp, bl);
     fprintf(fp, "</b> (%zu run%s) &rarr; current: <b>", d->n_base_runs,
             d->n_base_runs == 1 ? "" : "s");

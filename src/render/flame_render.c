@@ -445,8 +445,8 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_flame_css, o->alt ? BYS_CSS : "");
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>%s\n<header>\n<h1>",
+            gp__asset_flame_css, o->alt ? BYS_CSS : "", o->nav_html ? o->nav_html : "");
     gp__html_str(fp, title);
     char total[32];
     gp__fmt_dur(total, sizeof total, t->n_nodes ? t->nodes[0].total : 0);

@@ -37,6 +37,14 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
 /* Writes <script id="ID" type="application/json">{timeline data}</script> (the encoding is in
  * docs/internals/report.md); the timeline page and the dashboard's compact timeline use it. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp) GP_WARN_UNUSED;
+/* gp_dashboard_render_html and gp_timeline_render_html with nav_html (NULL: none) placed right
+ * after <body>: the server's bar of links (gp__serve_nav_html). */
+gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, const char *nav_html,
+                                    FILE *fp) GP_WARN_UNUSED;
+gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, const char *nav_html,
+                                   FILE *fp) GP_WARN_UNUSED;
+/* The same data as a JSON document and a newline (the server's /api/profiler/timeline/). */
+gp_status gp__timeline_data_json(const gp_timeline *tl, FILE *fp) GP_WARN_UNUSED;
 /* Writes <script id="ID-args" type="application/json">{exact ids and args of every event}</script>,
  * the side data the details panel parses on first use; after the page's scripts, so that the
  * first paint does not wait for it. */
@@ -92,5 +100,16 @@ gp_status gp__mem_table_text(const gp_mem_status *s, const gp_mem_buffer *bufs, 
 /* The title block of the combined report (gp_profiler_print_full_report): "GPU PROFILING REPORT"
  * between two rules, then a blank line. */
 void gp__full_report_title(FILE *fp);
+
+/* The valid critical path of a rank's step (the region of that ProfilerStep), or NULL: the step
+ * breakdown's crit_path column in text, JSON and CSV. */
+static inline const gp_critical_path *gp__step_critical_path(const gp_rank_analysis *r,
+                                                             int64_t step)
+{
+    for (size_t i = 0; i < r->n_critical_paths; i++)
+        if (r->critical_paths[i].step == step && r->critical_paths[i].valid)
+            return &r->critical_paths[i];
+    return NULL;
+}
 
 #endif

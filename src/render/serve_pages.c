@@ -20,26 +20,19 @@ void gp__serve_url_component(FILE *fp, const char *name)
     }
 }
 
-/* Links " · "-separated: each prefix[k] + name, labelled label[k]. */
-static void links(FILE *fp, const char *name, const char *const (*l)[2], size_t n)
+/* Links " · "-separated to the views of name among the n views vs that are pages (html) or data
+ * (!html) and belong to a trace (linked) or a compile log (compile_log). */
+static void links(FILE *fp, const char *name, const gp_view_info *const *vs, size_t n, bool html,
+                  bool compile_log)
 {
-    for (size_t k = 0; k < n; k++) {
-        fprintf(fp, "%s<a href=\"/%s/", k ? " · " : "", l[k][0]);
+    for (size_t k = 0, shown = 0; k < n; k++) {
+        if (vs[k]->html != html || !(compile_log ? vs[k]->compile_log : vs[k]->linked))
+            continue;
+        fprintf(fp, "%s<a href=\"%s", shown++ ? " · " : "", vs[k]->route);
         gp__serve_url_component(fp, name);
-        fprintf(fp, "\">%s</a>", l[k][1]);
+        fprintf(fp, "\">%s</a>", vs[k]->label);
     }
 }
-
-static const char *const views[][2] = {
-    {"report", "report"}, {"timeline", "timeline"}, {"flame", "flame"}};
-static const char *const data[][2] = {
-    {"api/profiler/summary", "summary"},  {"api/profiler/analysis", "analysis"},
-    {"api/profiler/kernels", "kernels"},  {"api/profiler/memory", "memory"},
-    {"api/profiler/hta", "hta"},          {"api/profiler/flame", "flame"},
-    {"api/profiler/timeline", "timeline"}};
-/* A compile log's page and its JSON (its only views). */
-static const char *const compile_views[][2] = {{"compile", "compile"}};
-static const char *const compile_data[][2] = {{"api/profiler/compile", "compile"}};
 
 /* The compare form: two lists of the entries (traces and jobs: a compile log is not compared),
  * GET /diff?base=&current=. */
@@ -68,7 +61,8 @@ static void diff_form(FILE *fp, const gp__serve_entry *v, size_t n)
     fputs("<button type=\"submit\">diff</button></form>", fp);
 }
 
-gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n)
+gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n,
+                               const gp_view_info *const *views, size_t n_views)
 {
     fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
           "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -99,9 +93,9 @@ gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry 
         gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
         fprintf(fp, "</td><td class=\"n\">%s</td><td>%s</td><td>", size, when);
         bool cl = v[i].compile_log;
-        links(fp, v[i].name, cl ? compile_views : views, cl ? 1 : GP_ARRAY_LEN(views));
+        links(fp, v[i].name, views, n_views, true, cl);
         fputs("</td><td>", fp);
-        links(fp, v[i].name, cl ? compile_data : data, cl ? 1 : GP_ARRAY_LEN(data));
+        links(fp, v[i].name, views, n_views, false, cl);
         fputs("</td></tr>", fp);
     }
     fputs("</table>", fp);
@@ -151,150 +145,27 @@ gp_status gp__serve_error_json(FILE *fp, unsigned code, const char *reason, cons
     return gp__jw_finish(&w);
 }
 
-/* ---- filtering streams ------------------------------------------------------------------- */
+/* ---- the navigation bar ------------------------------------------------------------------ */
 
-enum { STRIP_SUFFIX = 10 }; /* "</script>\n" */
-
-typedef struct filter {
-    FILE *out;
-    bool strip;   /* strip mode: drop up to the first '>' and the last STRIP_SUFFIX bytes */
-    char *insert; /* nav mode: written after the first <body> tag */
-    size_t insert_len;
-    int matched; /* nav: bytes of "<body" matched; 5: inside the tag */
-    bool done;   /* nav: inserted; strip: past the first '>' */
-    char hold[STRIP_SUFFIX];
-    size_t n_hold;
-} filter;
-
-static bool put(filter *f, const char *p, size_t n)
+char *gp__serve_nav_html(const char *name, const gp_view_info *const *views, size_t n_views)
 {
-    return n == 0 || fwrite(p, 1, n, f->out) == n;
-}
-
-/* Strip mode: bytes after the first '>' go out, the last STRIP_SUFFIX held back. */
-static bool strip_write(filter *f, const char *p, size_t m)
-{
-    if (!f->done) {
-        const char *gt = memchr(p, '>', m);
-        if (!gt)
-            return true;
-        f->done = true;
-        m -= (size_t)(gt + 1 - p);
-        p = gt + 1;
-    }
-    size_t total = f->n_hold + m;
-    if (total <= STRIP_SUFFIX) {
-        memcpy(f->hold + f->n_hold, p, m);
-        f->n_hold = total;
-        return true;
-    }
-    size_t emit = total - STRIP_SUFFIX;
-    size_t from_hold = GP_MIN(emit, f->n_hold), from_buf = emit - from_hold;
-    if (!put(f, f->hold, from_hold) || !put(f, p, from_buf))
-        return false;
-    char tmp[STRIP_SUFFIX];
-    size_t k = f->n_hold - from_hold;
-    memcpy(tmp, f->hold + from_hold, k);
-    memcpy(tmp + k, p + from_buf, m - from_buf);
-    memcpy(f->hold, tmp, STRIP_SUFFIX);
-    f->n_hold = STRIP_SUFFIX;
-    return true;
-}
-
-/* Nav mode: everything goes out; the bar after the '>' of the first "<body". */
-static bool nav_write(filter *f, const char *p, size_t m)
-{
-    size_t i = 0;
-    static const char pat[] = "<body";
-    for (; i < m && !f->done; i++) {
-        if (f->matched == 5)
-            f->done = p[i] == '>';
-        else if (p[i] == pat[f->matched])
-            f->matched++;
-        else
-            f->matched = p[i] == '<';
-    }
-    if (!put(f, p, i))
-        return false;
-    if (f->done && f->insert) {
-        bool ok = put(f, f->insert, f->insert_len);
-        free(f->insert);
-        f->insert = NULL;
-        if (!ok)
-            return false;
-    }
-    return put(f, p + i, m - i);
-}
-
-static ssize_t filter_write(void *cookie, const char *p, size_t m)
-{
-    filter *f = cookie;
-    return (f->strip ? strip_write(f, p, m) : nav_write(f, p, m)) ? (ssize_t)m : 0;
-}
-
-static int filter_close(void *cookie)
-{
-    filter *f = cookie;
-    bool ok = true;
-    if (f->strip)
-        ok = f->n_hold == STRIP_SUFFIX && memcmp(f->hold, "</script>\n", STRIP_SUFFIX) == 0 &&
-             put(f, "\n", 1);
-    free(f->insert);
-    free(f);
-    return ok ? 0 : -1;
-}
-
-static FILE *filter_open(filter *f)
-{
-    cookie_io_functions_t io = {.write = filter_write, .close = filter_close};
-    FILE *fp = fopencookie(f, "w", io);
-    if (!fp) {
-        free(f->insert);
-        free(f);
-    }
-    return fp;
-}
-
-FILE *gp__serve_nav_stream(FILE *out, const char *name)
-{
-    filter *f = calloc(1, sizeof *f);
-    if (!f)
+    char *html = NULL;
+    size_t len = 0;
+    FILE *bar = open_memstream(&html, &len);
+    if (!bar)
         return NULL;
-    f->out = out;
-    FILE *bar = open_memstream(&f->insert, &f->insert_len);
-    if (!bar) {
-        free(f);
-        return NULL;
-    }
     fputs("\n<nav id=\"gp-serve-nav\" style=\"position:fixed;top:6px;right:10px;z-index:9999;"
           "font:12px system-ui,sans-serif;background:#fff;color:#222;border:1px solid #bbb;"
           "border-radius:4px;padding:3px 8px;opacity:.92\"><a href=\"/\">&larr; all profiles</a>",
           bar);
     if (name) {
         fputs(" · ", bar);
-        links(bar, name, views, GP_ARRAY_LEN(views));
+        links(bar, name, views, n_views, true, false);
     }
     fputs("</nav>\n", bar);
     if (fclose(bar) != 0) {
-        free(f->insert);
-        free(f);
+        free(html);
         return NULL;
     }
-    return filter_open(f);
-}
-
-gp_status gp__serve_timeline_json(const gp_timeline *tl, FILE *fp)
-{
-    filter *f = calloc(1, sizeof *f);
-    if (!f)
-        return GP_ENOMEM;
-    f->out = fp;
-    f->strip = true;
-    FILE *s = filter_open(f);
-    if (!s)
-        return GP_ENOMEM;
-    gp_status st = gp__timeline_data_script(tl, "gp-tl-data", s);
-    if (fclose(s) != 0 && st == GP_OK)
-        st = GP_EIO;
-    return st;
+    return html;
 }

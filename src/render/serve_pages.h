@@ -1,7 +1,7 @@
 /* What the profile server (`gpuprof serve`, src/app/serve/profiles.c) writes of its own: the
- * index page and the JSON listing of a directory, JSON errors, the navigation bar it adds to the
- * pages of the other renderers, and the timeline's data as a JSON document. Formats only: the
- * server lists the directory and builds every view. */
+ * index page and the JSON listing of a directory, JSON errors, and the navigation bar that the
+ * page renderers place after <body> (their nav_html option). Formats only: the server lists the
+ * directory and builds every view. */
 #ifndef GP_RENDER_SERVE_PAGES_H
 #define GP_RENDER_SERVE_PAGES_H
 
@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "gpuprof/report.h"
+#include "gpuprof/views.h"
 
 /* One entry of a served directory: a trace file, a job (a folder of rank traces, directly in
  * the directory or one level further down, "group/job"), or a torch.compile log (TORCH_TRACE: a
@@ -26,11 +27,12 @@ typedef struct gp__serve_entry {
 /* A name as one URL path or query component: unreserved characters as they are, every other byte
  * %XX (a '/' of "group/job" too: the server decodes it back and looks the name up). */
 void gp__serve_url_component(FILE *fp, const char *name);
-/* The index page: a table of the n entries v of dir with links to every view and JSON endpoint
- * (a compile log: /compile and its JSON), and a form to compare two of them (/diff; traces and
- * jobs only). GP_EIO when the stream fails. */
-gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v,
-                               size_t n) GP_WARN_UNUSED;
+/* The index page: a table of the n entries v of dir with links to their views among the n_views
+ * views (the registry, gpuprof/views.h: a trace's linked pages and documents, a compile log's
+ * own), and a form to compare two of them (/diff; traces and jobs only). GP_EIO when the stream
+ * fails. */
+gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n,
+                               const gp_view_info *const *views, size_t n_views) GP_WARN_UNUSED;
 /* /api/profiler/profiles: {"dir", "profiles": [{name, type (file|job|compile_log), bytes,
  * modified_unix, ranks (jobs), files (a compile log's folder)}]} and a newline. */
 gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_entry *v,
@@ -39,12 +41,9 @@ gp_status gp__serve_profiles_json(FILE *fp, const char *dir, const gp__serve_ent
 gp_status gp__serve_error_json(FILE *fp, unsigned code, const char *reason,
                                const char *message) GP_WARN_UNUSED;
 
-/* A stream that passes everything written to it on to out, adding after the first <body> tag a
- * small fixed bar with a link back to the index and to the other views of name (entry NULL: the
- * index link only). Close it (fclose) before using out; NULL when it cannot be made. */
-FILE *gp__serve_nav_stream(FILE *out, const char *name);
-/* The timeline's data (what the timeline page embeds, docs/internals/report.md) as a JSON
- * document and a newline. GP_EIO, GP_ENOMEM. */
-gp_status gp__serve_timeline_json(const gp_timeline *tl, FILE *fp) GP_WARN_UNUSED;
+/* The server's bar of links for the page of entry name (NULL: the index link only): a small
+ * fixed <nav> linking back to the index and to the linked pages among views, as a malloc'd
+ * string for a renderer's nav_html option (placed right after <body>); NULL when out of memory. */
+char *gp__serve_nav_html(const char *name, const gp_view_info *const *views, size_t n_views);
 
 #endif

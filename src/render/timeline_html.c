@@ -246,17 +246,19 @@ done:
     return s;
 }
 
-/* Shared with the dashboard: the data script element of an embedded timeline. */
-/* One <script id="ID" type="application/json"> element holding what body writes. */
+/* body's JSON inside <script id="ID" type="application/json">...</script> and a newline, or (id
+ * NULL) as a document and a newline. */
 static gp_status json_script(const gp_timeline *tl, const char *id,
                              gp_status (*body)(const gp_timeline *, out *), FILE *fp)
 {
     out o = {fp, {0}, GP_OK};
-    out_str(&o, "<script id=\"");
-    out_str(&o, id);
-    out_str(&o, "\" type=\"application/json\">");
+    if (id) {
+        out_str(&o, "<script id=\"");
+        out_str(&o, id);
+        out_str(&o, "\" type=\"application/json\">");
+    }
     gp_status s = body(tl, &o);
-    out_str(&o, "</script>\n");
+    out_str(&o, id ? "</script>\n" : "\n");
     if (s == GP_OK)
         s = o.err;
     out_flush(&o);
@@ -264,9 +266,15 @@ static gp_status json_script(const gp_timeline *tl, const char *id,
     return s != GP_OK ? s : o.err;
 }
 
+/* Shared with the dashboard: the data script element of an embedded timeline. */
 gp_status gp__timeline_data_script(const gp_timeline *tl, const char *id, FILE *fp)
 {
     return json_script(tl, id, timeline_json, fp);
+}
+
+gp_status gp__timeline_data_json(const gp_timeline *tl, FILE *fp)
+{
+    return json_script(tl, NULL, timeline_json, fp);
 }
 
 gp_status gp__timeline_args_script(const gp_timeline *tl, const char *id, FILE *fp)
@@ -283,14 +291,20 @@ static double pct(gp_ns a, gp_ns b)
 
 gp_status gp_timeline_render_html(const gp_timeline *tl, const char *title, FILE *fp)
 {
+    return gp__timeline_render_page(tl, title, NULL, fp);
+}
+
+gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, const char *nav_html,
+                                   FILE *fp)
+{
     if (!title)
         title = "gpuprof timeline";
     fputs("<!DOCTYPE html>\n<html lang=\"en\" data-ready=\"0\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_timeline_css);
+    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>%s\n<header>\n<h1>",
+            gp__asset_timeline_css, nav_html ? nav_html : "");
     gp__html_str(fp, title);
     char span[32], cpu[32], gpu[32], ov[32];
     gp_ns total = tl->end - tl->start;

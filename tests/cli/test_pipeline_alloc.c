@@ -242,7 +242,7 @@ static gp_status run_compile(void)
     STEP(gp_compile_speedup_compute(ct[0], ct[1], &sp));
     if (st == GP_OK) {
         const gp_compile_trace *cts[2] = {ct[0], ct[1]};
-        gp_compile_report rep = {log, an, cts, 2, sp, 20, "t"};
+        gp_compile_report rep = {log, an, cts, 2, sp, 20, "t", NULL};
         STEP(gp_compile_render_text(&rep, g_null));
         STEP(gp_compile_render_json(&rep, g_null));
         STEP(gp_compile_render_html(&rep, g_null, &err));

@@ -326,7 +326,7 @@ static char *json_of(const char *data, size_t len, size_t piece)
     char *buf = NULL;
     size_t n = 0;
     FILE *fp = open_memstream(&buf, &n);
-    gp_compile_report rep = {log, a, NULL, 0, NULL, 0, NULL};
+    gp_compile_report rep = {log, a, NULL, 0, NULL, 0, NULL, NULL};
     assert_int_equal(gp_compile_render_json(&rep, fp), GP_OK);
     fclose(fp);
     gp_compile_analysis_free(a);

@@ -76,7 +76,13 @@ static void build(built *b, bool with_kernel)
     b->t = make_profile(with_kernel);
     assert_int_equal(gp_summary_compute(&b->t, 1, NULL, &b->s), GP_OK);
     assert_int_equal(gp_timeline_build(&b->t, 1, NULL, &b->tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&b->t, 1, b->s, b->tl, NULL, &b->d), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = &b->t,
+                                                               .n_traces = 1,
+                                                               .summary = b->s,
+                                                               .timeline = b->tl,
+                                                               .analysis = NULL},
+                                        &b->d),
+                     GP_OK);
 }
 
 static void unbuild(built *b)
@@ -227,7 +233,12 @@ static void hostile_sums_saturate(void **state)
     built b = {.t = t};
     assert_int_equal(gp_summary_compute(&b.t, 1, NULL, &b.s), GP_OK);
     assert_int_equal(gp_timeline_build(&b.t, 1, NULL, &b.tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&b.t, 1, b.s, b.tl, NULL, &b.d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &b.t, .n_traces = 1, .summary = b.s, .timeline = b.tl, .analysis = NULL},
+            &b.d),
+        GP_OK);
     assert_true(b.d->is_profile);
     assert_int_equal(b.d->n_prof_ops, 1);
     const gp_dash_prof_op *o = &b.d->prof_ops[0];
@@ -298,7 +309,12 @@ static void gpu_cards_name_busy_and_work_sum(void **state)
     assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
     for (int with_analysis = 1; with_analysis >= 0; with_analysis--) {
         gp_dashboard *d;
-        assert_int_equal(gp_dashboard_build(&t, 1, s, tl, with_analysis ? a : NULL, &d), GP_OK);
+        gp_dashboard_inputs in = {.traces = &t,
+                                  .n_traces = 1,
+                                  .summary = s,
+                                  .timeline = tl,
+                                  .analysis = with_analysis ? a : NULL};
+        assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
         char *buf = page(d);
         if (with_analysis)
             assert_card(buf, "gp-gpu-busy", "150 ns", "GPU busy (union per device)");

@@ -392,7 +392,12 @@ static void html_escapes_names(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = NULL},
+            &d),
+        GP_OK);
     buf = NULL;
     fp = open_memstream(&buf, &len);
     assert_int_equal(gp_dashboard_render_html(d, XSS, fp), GP_OK);
@@ -552,13 +557,23 @@ static void timeline_memory_rows(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = NULL},
+            &d),
+        GP_OK);
     assert_true(d->peak_memory < 0); /* peak memory is the analysis' figure */
     gp_dashboard_free(d);
     gp_analysis *a;
     assert_int_equal(gp_analyze_trace(t, NULL, &a, NULL), GP_OK);
     assert_int_equal(a->ranks[0].peak_memory.source, GP_PEAK_ALLOCATOR);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a},
+            &d),
+        GP_OK);
     assert_true(d->peak_memory == 5000.0);
     assert_int_equal(d->n_mem, 3);
     assert_true(d->mem_y[1] == 1.0 && d->mem_y[0] == 0.2);
@@ -602,7 +617,12 @@ static void dashboard_peak_from_memory_counter(void **state)
     assert_int_equal(pk->source, GP_PEAK_COUNTER);
     assert_string_equal(pk->what, "gpu0.memory_used_bytes");
     assert_int_equal(pk->ts, 30);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a},
+            &d),
+        GP_OK);
     assert_true(d->peak_memory == 40.0);
     assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
     assert_non_null(strstr(d->peak_note, "counter gpu0.memory_used_bytes"));
@@ -633,7 +653,12 @@ static void analysis_feeds_busy_figures_and_findings(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, a, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a},
+            &d),
+        GP_OK);
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
@@ -703,9 +728,10 @@ static void dashboard_cause_above_the_fold(void **state)
             a->stragglers = NULL;
             a->n_stragglers = 0;
             gp_job job = {&t, 1, false};
-            assert_int_equal(gp__analyze_advise(a, &job), GP_OK);
+            assert_int_equal(gp__analyze_advise(a, &job, NULL), GP_OK);
         }
-        assert_int_equal(gp_dashboard_build(&t, 1, s, NULL, a, &d), GP_OK);
+        gp_dashboard_inputs in = {.traces = &t, .n_traces = 1, .summary = s, .analysis = a};
+        assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
         char *buf = NULL;
         size_t len = 0;
         FILE *fp = open_memstream(&buf, &len);
@@ -748,7 +774,12 @@ static void dashboard_figures_come_from_summary(void **state)
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
     assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, tl, NULL, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = NULL},
+            &d),
+        GP_OK);
     assert_int_equal(d->operations, 16);
     /* names: annotation 1, cpu_op 4, runtime 2, range 1, kernel 5, memcpy 1 */
     assert_int_equal(d->unique_operations, 14);
@@ -927,7 +958,13 @@ static void dashboard_multirank_job(void **state)
     assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
     assert_int_equal(gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl), GP_OK);
     assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
-    assert_int_equal(gp_dashboard_build(job->ranks, job->n_ranks, s, tl, a, &d), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = job->ranks,
+                                                               .n_traces = job->n_ranks,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = a},
+                                        &d),
+                     GP_OK);
     gp_ns lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < job->n_ranks; i++) {
         gp_ns b, e;
@@ -1017,7 +1054,13 @@ static void shared_traces_render(void **state)
         assert_true(tl->n_rows > 0);
         assert_int_equal(gp_timeline_render_html(tl, NULL, fp), GP_OK);
         assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
-        assert_int_equal(gp_dashboard_build(job->ranks, job->n_ranks, s, tl, NULL, &d), GP_OK);
+        assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = job->ranks,
+                                                                   .n_traces = job->n_ranks,
+                                                                   .summary = s,
+                                                                   .timeline = tl,
+                                                                   .analysis = NULL},
+                                            &d),
+                         GP_OK);
         assert_int_equal(gp_dashboard_render_html(d, NULL, fp), GP_OK);
         fclose(fp);
         gp_dashboard_free(d);

@@ -257,7 +257,12 @@ static void dashboard_partitions_by_hand(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_dashboard_build(&t, 1, s, NULL, NULL, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = &t, .n_traces = 1, .summary = s, .timeline = NULL, .analysis = NULL},
+            &d),
+        GP_OK);
     assert_int_equal(d->span, 1000);
     /* thread: step self 1000 - 300 - 100 = 600; ops 250 + 100; launch 50; no idle */
     assert_int_equal(d->cpu_parts.n_parts, 1);
@@ -403,7 +408,12 @@ static void job_sums_saturate(void **state)
     gp_job job = {.ranks = t, .n_ranks = 3};
     assert_int_equal(gp_summary_compute(t, 3, NULL, &s), GP_OK);
     assert_int_equal(gp_analyze_job(&job, NULL, &a, NULL), GP_OK);
-    assert_int_equal(gp_dashboard_build(t, 3, s, tl, a, &d), GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(
+            &(gp_dashboard_inputs){
+                .traces = t, .n_traces = 3, .summary = s, .timeline = tl, .analysis = a},
+            &d),
+        GP_OK);
     assert_int_equal(d->thread_time, INT64_MAX);
     assert_int_equal(d->gpu_time, INT64_MAX);
     assert_int_equal(d->gpu_span, INT64_MAX);

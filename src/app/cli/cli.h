@@ -68,12 +68,6 @@ void gp__cli_inputs_free(gp__cli_inputs *in);
  * count) and returns false. example names the output, as in "-o report.html". */
 bool gp__cli_one_input_to_file(const char *cmd, int n_inputs, const char *out, const char *example,
                                void (*print_usage)(FILE *));
-/* gp__cli_read_job, then gp_analyze_job with default options. The analysis is optional to these
- * commands: a failure prints "gpuprof <cmd>: analysis failed, <without>: <why>" and leaves *an
- * NULL. Returns the read's status; on GP_OK *job (and *an unless NULL) are the caller's. */
-gp_status gp__cli_read_and_analyze(const char *cmd, const char *path, gp_read_opts *rd,
-                                   bool progress, const char *without, gp_job **job,
-                                   gp_analysis **an);
 /* Prints to stderr what the reader counted but the library does not print: suspect values
  * (negative or absurd durations, missing dur, unknown categories) of each trace, and, when
  * ranks_note, that ranks were assigned in file order. Nothing when quiet. */

@@ -11,6 +11,25 @@
 #include "core/util.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
+#include "render/analysis_tables.h"
+
+/* The --table names of the registry (render/analysis_tables.h), wrapped under the option's
+ * text. */
+static void table_names(FILE *fp)
+{
+    size_t n, col = 50;
+    const gp__analysis_table *t = gp__analysis_tables(&n);
+    for (size_t i = 0; i < n; i++) {
+        size_t w = strlen(t[i].name) + (i + 1 < n);
+        if (col + 1 + w > 86) {
+            fputs("\n                      ", fp);
+            col = 22;
+        }
+        fprintf(fp, " %s%s", t[i].name, i + 1 < n ? "," : "");
+        col += 1 + w;
+    }
+    fputc('\n', fp);
+}
 
 static void usage(FILE *fp)
 {
@@ -45,12 +64,12 @@ static void usage(FILE *fp)
         "                       hta mode: 0)\n"
         "      --data-load PAT  events whose name contains PAT are data loading (repeatable;\n"
         "                       default: DataLoader, dataloader)\n"
-        "      --table NAME     only this table (repeatable): temporal, idle, kernel_types,\n"
-        "                       top_kernels, overlap, launch, queue, activity, memory,\n"
-        "                       peak_memory, idle_causes, step_breakdown, ranks, findings,\n"
-        "                       critical_path, collectives\n"
         "      --gpus-per-node N  ranks per node, for intra- vs inter-node collectives\n"
         "                       (default: the first trace's device count)\n"
+        "      --table NAME     only this table (repeatable):");
+    table_names(fp);
+    fprintf(
+        fp,
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
@@ -128,34 +147,18 @@ static int read_rules(rules_buf *rb, const char *path)
 
 static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
 {
-    static const struct {
-        unsigned bit;
-        const char *file;
-    } files[] = {{GP_AT_TEMPORAL, "temporal_breakdown.csv"},
-                 {GP_AT_IDLE, "idle_time_breakdown.csv"},
-                 {GP_AT_TYPES, "kernel_type_breakdown.csv"},
-                 {GP_AT_KERNELS, "top_kernels.csv"},
-                 {GP_AT_OVERLAP, "comm_comp_overlap.csv"},
-                 {GP_AT_LAUNCH, "launch_stats.csv"},
-                 {GP_AT_QUEUE, "queue_length.csv"},
-                 {GP_AT_ACTIVITY, "activity.csv"},
-                 {GP_AT_MEMORY, "memory.csv"},
-                 {GP_AT_PEAK_MEMORY, "peak_memory.csv"},
-                 {GP_AT_RANKS, "stragglers.csv"},
-                 {GP_AT_FINDINGS, "findings.csv"},
-                 {GP_AT_IDLE_CAUSES, "idle_causes.csv"},
-                 {GP_AT_STEP_PARTS, "step_breakdown.csv"},
-                 {GP_AT_CRITICAL_PATH, "critical_path.csv"},
-                 {GP_AT_COLLECTIVES, "collectives.csv"}};
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         gp__cli_error("analyze", "cannot create %s: %s", dir, strerror(errno));
         return 2;
     }
-    for (size_t i = 0; i < GP_ARRAY_LEN(files); i++) {
+    size_t n;
+    const gp__analysis_table *files = gp__analysis_tables(&n);
+    for (size_t i = 0; i < n; i++) {
+        /* a single trace has no collectives table (nor its file) */
         if (!(tables & files[i].bit) || (files[i].bit == GP_AT_COLLECTIVES && !a->collectives))
             continue;
         char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, files[i].file);
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i].csv);
         gp__afile f;
         gp_error err = {0};
         if (gp__afile_open(&f, path, &err) != GP_OK) {

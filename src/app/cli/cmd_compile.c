@@ -190,7 +190,7 @@ int gp__cmd_compile(int argc, char **argv)
     if (rc < 0) {
         const gp_compile_trace *ct[2] = {r.ct[0], r.ct[1]};
         gp_compile_report rep = {
-            r.log, r.an, ct, a.n_traces, r.sp, o.top_given ? (size_t)o.top : 20, o.title};
+            r.log, r.an, ct, a.n_traces, r.sp, o.top_given ? (size_t)o.top : 20, o.title, NULL};
         rc = a.html ? write_html(&rep, a.html) : 0;
         if (rc == 0) {
             gp_status st = o.json ? gp_compile_render_json(&rep, stdout)

@@ -8,39 +8,86 @@
 
 #include "app/cli/cli.h"
 #include "core/parse.h"
+#include "core/util.h"
 #include "gpuprof/serve.h"
+#include "gpuprof/views.h"
+
+/* A route of the registry as a URL: ROUTE + NAME and its query parameters. */
+static void route_url(char *buf, size_t cap, const gp_view_info *v)
+{
+    int n = snprintf(buf, cap, "%sNAME", v->route);
+    const char *p = v->params;
+    for (bool first = true; *p && n >= 0 && (size_t)n < cap; first = false) {
+        size_t k = strcspn(p, ",");
+        n += snprintf(buf + n, cap - (size_t)n, "%s%.*s=", first ? "[?" : "&", (int)k, p);
+        p += k + (p[k] == ',');
+        if (!*p)
+            snprintf(buf + n, cap - (size_t)n, "]");
+    }
+}
+
+/* Words of text on lines of at most 88 columns, each after indent spaces (the first line
+ * continuing at column col). */
+static void wrap(FILE *fp, const char *text, size_t col, size_t indent)
+{
+    for (const char *p = text; *p;) {
+        size_t k = strcspn(p, " ");
+        if (col > indent && col + 1 + k > 88) {
+            fprintf(fp, "\n%*s", (int)indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', fp);
+            col++;
+        }
+        fprintf(fp, "%.*s", (int)k, p);
+        col += k;
+        p += k + (p[k] == ' ');
+    }
+    fputc('\n', fp);
+}
+
+/* The routes of the registry's views (gpuprof/views.h) with the command that gives the same
+ * bytes: the help's lines, or (markdown) the rows of docs/reports.md's table. */
+static void print_routes(FILE *fp, bool markdown)
+{
+    for (size_t i = 0; i < gp_view_count(); i++) {
+        const gp_view_info *v = gp_view_at(i);
+        char url[256];
+        route_url(url, sizeof url, v);
+        if (markdown) {
+            fprintf(fp, "| `%s` | %s", url, v->doc);
+            if (v->cli)
+                fprintf(fp, "; %s `%s`", v->html ? "the page of" : "byte for byte", v->cli);
+            fprintf(fp, "; Python `%s` |\n", v->python);
+            continue;
+        }
+        if (strlen(url) > 32)
+            fprintf(fp, "  %s\n%35s", url, "");
+        else
+            fprintf(fp, "  %-32s ", url);
+        wrap(fp, v->cli ? v->cli : v->doc, 35, 35);
+    }
+}
 
 static void usage(FILE *fp)
 {
     fprintf(fp,
             "usage: gpuprof serve --dir DIR [--listen HOST:PORT] [--port-file FILE]\n"
             "                     [--follow-symlinks] [--analyses N] [--max-input-mib N]\n"
+            "       gpuprof serve --routes\n"
             "\n"
             "Serves a directory of profiles and traces (*.json, *.json.gz; a folder of rank\n"
             "traces is a job, and so is each such folder one level further down) and of\n"
             "torch.compile logs (TORCH_TRACE: a *.log[.gz] file, or a folder of rank logs) over\n"
-            "HTTP until interrupted:\n"
+            "HTTP until interrupted; each view gives the bytes of the command beside it (a page\n"
+            "with a bar of links added):\n"
             "  /                                index of the profiles, with links\n"
-            "  /report/NAME                     the dashboard (as gpuprof report writes it)\n"
-            "  /timeline/NAME                   the timeline (as gpuprof timeline writes it)\n"
-            "  /flame/NAME[?weight=cpu|gpu]     the flame graph (as gpuprof flame -o x.html)\n"
-            "                                   (&by=module: frames by nn.Module, as --by module)\n"
             "  /diff?base=NAME&current=NAME     the comparison page (gpuprof diff --html)\n"
-            "  /compile/NAME                    gpuprof compile NAME --html (a compile log;\n"
-            "                                   a trace: --trace NAME, its compiled regions)\n"
             "  /api/profiler/profiles           the listing as JSON\n"
-            "  /api/profiler/summary/NAME       gpuprof summary --json of NAME\n"
-            "  /api/profiler/kernels/NAME       gpuprof ops --json --by kernel\n"
-            "  /api/profiler/ops/NAME[?by=B]    gpuprof ops --json [--by B]\n"
-            "  /api/profiler/analysis/NAME      gpuprof analyze --json\n"
-            "  /api/profiler/memory/NAME        its memory and peak_memory tables\n"
-            "  /api/profiler/hta/NAME           gpuprof analyze --json --hta, HTA's tables\n"
-            "  /api/profiler/flame/NAME         the flame graph as speedscope JSON (?by=module,\n"
-            "                                   ?weight=cpu|gpu)\n"
-            "  /api/profiler/timeline/NAME      the timeline's data\n"
             "  /api/profiler/diff?base=&current=  gpuprof diff --json\n"
-            "  /api/profiler/compile/NAME       gpuprof compile NAME --json (a trace: --trace)\n"
-            "  /healthz                         {\"status\":\"ok\"}\n"
+            "  /healthz                         {\"status\":\"ok\"}\n");
+    print_routes(fp, false);
+    fprintf(fp,
             "Each request reads the profile again, so new or replaced files show at once.\n"
             "Formats: docs/reports.md. Errors under /api/ are JSON.\n"
             "\n"
@@ -54,6 +101,7 @@ static void usage(FILE *fp)
             "  --analyses N        profiles read and analysed at once (default 2); more wait\n"
             "                      up to 30 s, then get 503\n"
             "  --max-input-mib N   refuse (413) a profile whose files exceed N MiB (default 4096)\n"
+            "  --routes            print the views' routes as rows of docs/reports.md's table\n"
             "  -h, --help          this text\n"
             "\n"
             "exit status: 0 after SIGINT/SIGTERM, 2 usage error or no such directory,\n"
@@ -66,7 +114,8 @@ enum {
     OPT_PORT_FILE,
     OPT_FOLLOW,
     OPT_ANALYSES,
-    OPT_MAX_INPUT
+    OPT_MAX_INPUT,
+    OPT_ROUTES
 };
 
 static const gp__cli_opt serve_opts[] = {GP__CLI_OPT_HELP,
@@ -76,11 +125,13 @@ static const gp__cli_opt serve_opts[] = {GP__CLI_OPT_HELP,
                                          GP__CLI_FLAG("follow-symlinks", OPT_FOLLOW),
                                          GP__CLI_ARG("analyses", OPT_ANALYSES),
                                          GP__CLI_ARG("max-input-mib", OPT_MAX_INPUT),
+                                         GP__CLI_FLAG("routes", OPT_ROUTES),
                                          GP__CLI_END};
 
 typedef struct serve_args {
     gp_profile_server_opts opts;
     const char *port_file;
+    bool routes;
 } serve_args;
 
 static int take_option(void *ctx, int id, char *arg)
@@ -95,6 +146,8 @@ static int take_option(void *ctx, int id, char *arg)
         a->port_file = arg;
     else if (id == OPT_FOLLOW)
         a->opts.follow_symlinks = true;
+    else if (id == OPT_ROUTES)
+        a->routes = true;
     else if (!gp__parse_uint(arg, id == OPT_ANALYSES ? 64 : 1ull << 30, &v) || v == 0) {
         gp__cli_error("serve", "--%s '%s': expected a whole number from 1",
                       id == OPT_ANALYSES ? "analyses" : "max-input-mib", arg);
@@ -146,6 +199,10 @@ int gp__cmd_serve(int argc, char **argv)
     int rc = gp__cli_parse_options(&spec, &a, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
+    if (a.routes) {
+        print_routes(stdout, true);
+        return gp__cli_finish_stdout("serve", GP_OK);
+    }
     const gp_profile_server_opts opts = a.opts;
     const char *port_file = a.port_file;
     if (!opts.dir) {

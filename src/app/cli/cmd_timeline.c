@@ -95,13 +95,11 @@ int gp__cmd_timeline(int argc, char **argv)
     const char *in = argv[first];
     gp_job *job = NULL;
     gp_timeline *tl = NULL;
-    gp_analysis *an = NULL;
     gp_error err = {0};
     rc = 2;
-    if (gp__cli_read_and_analyze("timeline", in, &rd, o.progress, "no busy figures", &job, &an) !=
-        GP_OK)
+    if (gp__cli_read_job("timeline", in, &rd, o.progress, true, &job) != GP_OK)
         goto done;
-    to.analysis = an; /* CPU active / GPU busy / overlap as `gpuprof analyze` defines them */
+    /* CPU active / GPU busy / overlap: gp_timeline_build runs the activity analysis alone */
     gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
     if (s != GP_OK) {
         gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));
@@ -120,7 +118,6 @@ int gp__cmd_timeline(int argc, char **argv)
     }
 done:
     gp_timeline_free(tl);
-    gp_analysis_free(an);
     gp_job_free(job);
     return rc;
 }

@@ -179,23 +179,6 @@ bool gp__cli_one_input_to_file(const char *cmd, int n_inputs, const char *out, c
     return true;
 }
 
-gp_status gp__cli_read_and_analyze(const char *cmd, const char *path, gp_read_opts *rd,
-                                   bool progress, const char *without, gp_job **job,
-                                   gp_analysis **an)
-{
-    *an = NULL;
-    gp_status s = gp__cli_read_job(cmd, path, rd, progress, true, job);
-    if (s != GP_OK)
-        return s;
-    gp_error err = {0};
-    if (gp_analyze_job(*job, NULL, an, &err) != GP_OK) {
-        fprintf(stderr, "gpuprof %s: analysis failed, %s: %s\n", cmd, without,
-                err.msg[0] ? err.msg : "out of memory");
-        *an = NULL;
-    }
-    return GP_OK;
-}
-
 static volatile sig_atomic_t stop_flag;
 
 static void on_stop_signal(int sig)

@@ -16,6 +16,7 @@
 
 #include "app/serve/http.h"
 #include "app/serve/serve.h"
+#include "app/views.h"
 #include "core/lock.h"
 #include "core/units.h"
 #include "core/util.h"
@@ -39,40 +40,9 @@ struct gp_profile_server {
     pthread_cond_t turn;
     unsigned busy; /* guarded by lock */
     bool stopping; /* guarded by lock; no new turns: the waiting requests get 503 */
+    const gp_view_info *views[GP__VIEWS_MAX]; /* the registry (app/views.h): routes, links */
+    size_t n_views;
 };
-
-typedef enum view {
-    V_REPORT, /* HTML views first */
-    V_TIMELINE,
-    V_FLAME,
-    V_COMPILE_HTML,
-    V_SUMMARY, /* JSON from here on */
-    V_KERNELS,
-    V_OPS,
-    V_ANALYSIS,
-    V_MEMORY,
-    V_HTA,
-    V_FLAME_JSON,
-    V_TIMELINE_JSON,
-    V_COMPILE
-} view;
-
-static const struct route {
-    const char *prefix;
-    view what;
-} routes[] = {{"/report/", V_REPORT},
-              {"/timeline/", V_TIMELINE},
-              {"/flame/", V_FLAME},
-              {"/compile/", V_COMPILE_HTML},
-              {"/api/profiler/summary/", V_SUMMARY},
-              {"/api/profiler/kernels/", V_KERNELS},
-              {"/api/profiler/ops/", V_OPS},
-              {"/api/profiler/analysis/", V_ANALYSIS},
-              {"/api/profiler/memory/", V_MEMORY},
-              {"/api/profiler/hta/", V_HTA},
-              {"/api/profiler/flame/", V_FLAME_JSON},
-              {"/api/profiler/timeline/", V_TIMELINE_JSON},
-              {"/api/profiler/compile/", V_COMPILE}};
 
 static const char *const TYPE_HTML = "text/html; charset=utf-8";
 static const char *const TYPE_JSON = "application/json";
@@ -123,168 +93,10 @@ static void give_turn(gp_profile_server *s)
     gp__mutex_unlock(&s->lock);
 }
 
-/* ---- the views ---------------------------------------------------------------------------- */
-
-static gp_status render_timeline(const gp_job *job, const char *name, bool json, FILE *fp)
-{
-    gp_analysis *an = NULL;
-    if (gp_analyze_job(job, NULL, &an, NULL) != GP_OK)
-        an = NULL; /* the timeline shows without the analysis' busy figures */
-    gp_timeline_opts to;
-    gp_timeline_opts_init(&to);
-    to.analysis = an;
-    gp_timeline *tl = NULL;
-    gp_status st = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
-    if (st == GP_OK)
-        st = json ? gp__serve_timeline_json(tl, fp) : gp_timeline_render_html(tl, name, fp);
-    gp_timeline_free(tl);
-    gp_analysis_free(an);
-    return st;
-}
-
-static gp_status render_flame(const gp_job *job, const char *name, gp_flame_weight weight,
-                              gp_flame_by by, bool json, FILE *fp, gp_error *err)
-{
-    gp_flame_opts fo;
-    gp_flame_opts_init(&fo);
-    fo.weight = weight;
-    fo.by = by;
-    gp_flame_tree *tree = NULL;
-    gp_status st = gp_flame_build(job->ranks, job->n_ranks, &fo, &tree);
-    if (st == GP_EEMPTY)
-        return gp_error_set(err, st, "%s: no event carries %s weight", name,
-                            weight == GP_FLAME_GPU   ? "GPU"
-                            : weight == GP_FLAME_CPU ? "CPU"
-                                                     : "any");
-    gp_flame_render_opts ro;
-    gp_flame_render_opts_init(&ro);
-    ro.title = name;
-    gp_flame_tree *alt = NULL; /* the page's "Frames: nn.Module" switch, as gpuprof flame has it */
-    if (st == GP_OK && !json)
-        st = gp_flame_build_alt(job->ranks, job->n_ranks, &fo, tree, &alt);
-    ro.alt = alt;
-    if (st == GP_OK)
-        st = gp_flame_render(tree, json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
-    gp_flame_tree_free(alt);
-    gp_flame_tree_free(tree);
-    return st;
-}
-
-static gp_status render_summary(const gp_job *job, uint32_t kinds, FILE *fp)
-{
-    gp_summary_opts so;
-    gp_summary_opts_init(&so);
-    so.kinds = kinds;
-    gp_summary *sum = NULL;
-    gp_status st = gp_summary_compute(job->ranks, job->n_ranks, &so, &sum);
-    if (st == GP_OK)
-        st = gp_summary_render_json(sum, NULL, fp);
-    gp_summary_free(sum);
-    return st;
-}
-
-/* kernels and ops: gpuprof ops --json, by kernel (each kernel with the ops that launched it) or by
- * the grouping asked for (ops: name by default). */
-static gp_status render_ops(const gp_job *job, gp_ops_by by, FILE *fp)
-{
-    gp_ops_opts oo;
-    gp_ops_opts_init(&oo);
-    oo.by = by;
-    gp_ops *ops = NULL;
-    gp_status st = gp_ops_compute(job->ranks, job->n_ranks, &oo, &ops);
-    if (st == GP_OK)
-        st = gp_ops_render_json(ops, 0, fp);
-    gp_ops_free(ops);
-    return st;
-}
-
-/* compile: the compiled regions of each rank trace, as gpuprof compile --trace FILE --json (or
- * --html, titled name). */
-static gp_status render_compile(const gp_job *job, const char *name, bool html, FILE *fp,
-                                gp_error *err)
-{
-    gp_compile_trace **ct = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *ct);
-    if (!ct)
-        return GP_ENOMEM;
-    gp_status st = GP_OK;
-    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
-        st = gp_compile_trace_analyze(job->ranks[i], &ct[i]);
-    if (st == GP_OK) {
-        gp_compile_report r = {.traces = (const gp_compile_trace *const *)ct,
-                               .n_traces = job->n_ranks,
-                               .top_n = 20,
-                               .title = name};
-        st = html ? gp_compile_render_html(&r, fp, err) : gp_compile_render_json(&r, fp);
-    }
-    for (size_t i = 0; i < job->n_ranks; i++)
-        gp_compile_trace_free(ct[i]);
-    free(ct);
-    return st;
-}
-
-/* analysis, memory and hta: the analysis JSON (gpuprof analyze --json), some tables of it. */
-static gp_status render_analysis(const gp_job *job, view what, FILE *fp, gp_error *err)
-{
-    gp_analyze_opts ao;
-    gp_analyze_opts_init(&ao);
-    unsigned tables = GP_AT_ALL;
-    if (what == V_MEMORY)
-        tables = GP_AT_MEMORY | GP_AT_PEAK_MEMORY;
-    if (what == V_HTA) { /* gpuprof analyze --hta: HTA's step filter and definitions */
-        ao.steps = GP_STEPS_HTA;
-        ao.hta = true;
-        tables =
-            GP_AT_TEMPORAL | GP_AT_IDLE | GP_AT_TYPES | GP_AT_KERNELS | GP_AT_OVERLAP | GP_AT_QUEUE;
-    }
-    gp_analysis *an = NULL;
-    gp_status st = gp_analyze_job(job, &ao, &an, err);
-    if (st == GP_OK)
-        st = gp_analysis_render_json(an, tables, fp);
-    gp_analysis_free(an);
-    return st;
-}
-
-static gp_status render_view(view what, const gp_job *job, const char *name, gp_flame_weight weight,
-                             gp_ops_by by, FILE *fp, gp_error *err)
-{
-    switch (what) {
-    case V_REPORT: {
-        gp_report_bundle *rb = NULL;
-        gp_status st = gp_report_bundle_build(job, NULL, &rb);
-        if (st == GP_OK)
-            st = gp_dashboard_render_html(rb->dashboard, name, fp);
-        gp_report_bundle_free(rb);
-        return st;
-    }
-    case V_TIMELINE:
-    case V_TIMELINE_JSON:
-        return render_timeline(job, name, what == V_TIMELINE_JSON, fp);
-    case V_FLAME:
-    case V_FLAME_JSON:
-        return render_flame(job, name, weight,
-                            by == GP_OPS_BY_MODULE ? GP_FLAME_BY_MODULE : GP_FLAME_BY_STACK,
-                            what == V_FLAME_JSON, fp, err);
-    case V_SUMMARY:
-        return render_summary(job, 0, fp);
-    case V_KERNELS:
-        return render_ops(job, GP_OPS_BY_KERNEL, fp);
-    case V_OPS:
-        return render_ops(job, by, fp);
-    case V_COMPILE:
-    case V_COMPILE_HTML:
-        return render_compile(job, name, what == V_COMPILE_HTML, fp, err);
-    default:
-        return render_analysis(job, what, fp, err);
-    }
-}
-
-/* Sends the body written to fp (closing nav, the HTML pages' stream, first); an error (st, err)
- * instead when the rendering failed. */
+/* Sends the body written to fp; an error (st, err) instead when the rendering failed. */
 static enum MHD_Result send_body(struct MHD_Connection *c, bool api, const char *type, FILE *fp,
-                                 FILE *nav, gp_status st, const gp_error *err)
+                                 gp_status st, const gp_error *err)
 {
-    if (nav && fclose(nav) != 0 && st == GP_OK)
-        st = GP_EIO;
     if (st == GP_OK)
         return gp__http_reply_file(c, MHD_HTTP_OK, type, fp);
     fclose(fp);
@@ -369,8 +181,8 @@ static bool read_named(gp_profile_server *s, struct MHD_Connection *c, bool api,
 /* /compile/NAME and /api/profiler/compile/NAME of a compile log at path: gpuprof compile PATH
  * --html (titled name, the bar back to the index) or --json. The log is read with regular files
  * only, its payloads too (the HTML page reads them back). */
-static enum MHD_Result send_compile_log(struct MHD_Connection *c, bool api, const char *name,
-                                        const char *path)
+static enum MHD_Result send_compile_log(gp_profile_server *s, struct MHD_Connection *c, bool api,
+                                        const char *name, const char *path)
 {
     gp_compile_read_opts ro = {.regular_files_only = true};
     gp_compile_log *log = NULL;
@@ -379,49 +191,38 @@ static enum MHD_Result send_compile_log(struct MHD_Connection *c, bool api, cons
     gp_status st = gp_compile_log_read(path, &ro, &log, &err);
     if (st != GP_OK)
         return fail(c, api, st == GP_ENOMEM ? 500 : 422, err.msg[0] ? err.msg : gp_strerror(st));
-    FILE *fp = tmpfile(), *nav = NULL;
-    if (fp && !api && !(nav = gp__serve_nav_stream(fp, NULL))) {
+    FILE *fp = tmpfile();
+    char *nav = NULL;
+    if (fp && !api && !(nav = gp__serve_nav_html(NULL, s->views, s->n_views))) {
         fclose(fp);
         fp = NULL;
     }
     if (!fp || gp_compile_analyze(log, &an) != GP_OK) {
-        if (nav)
-            fclose(nav);
+        free(nav);
         if (fp)
             fclose(fp);
         gp_compile_log_free(log);
         return fail(c, api, 500, fp ? "out of memory" : "cannot create a temporary file");
     }
-    gp_compile_report rep = {.log = log, .analysis = an, .top_n = 20, .title = name};
-    st = api ? gp_compile_render_json(&rep, fp) : gp_compile_render_html(&rep, nav, &err);
+    gp_compile_report rep = {
+        .log = log, .analysis = an, .top_n = 20, .title = name, .nav_html = nav};
+    st = api ? gp_compile_render_json(&rep, fp) : gp_compile_render_html(&rep, fp, &err);
+    free(nav);
     gp_compile_analysis_free(an);
     gp_compile_log_free(log);
-    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c, const char *name,
-                                 view what, const gp__http_target *t)
+                                 const gp_view_info *v, const gp__http_target *t)
 {
-    bool api = what >= V_SUMMARY;
-    gp_flame_weight weight = GP_FLAME_AUTO;
-    const char *w = gp__http_param_get(t, "weight");
-    if (w && (what == V_FLAME || what == V_FLAME_JSON)) {
-        static const char *const names[] = {"auto", "cpu", "gpu"};
-        int k = gp__index_of(names, 3, w, false);
-        if (k < 0)
-            return fail(c, api, 400, "weight: expected auto, cpu or gpu");
-        weight = (gp_flame_weight)k;
-    }
-    gp_ops_by by = GP_OPS_BY_NAME;
-    const char *b = gp__http_param_get(t, "by");
-    if (b && what == V_OPS && gp_ops_by_parse(b, &by) != GP_OK)
-        return fail(c, api, 400,
-                    "by: expected name, shape, module, line, annotation, kernel or instance");
-    if (b && (what == V_FLAME || what == V_FLAME_JSON)) { /* the flame's frames: by module */
-        if (strcmp(b, "stack") != 0 && strcmp(b, "module") != 0)
-            return fail(c, api, 400, "by: expected stack or module");
-        by = b[0] == 'm' ? GP_OPS_BY_MODULE : GP_OPS_BY_NAME;
-    }
+    bool api = !v->html;
+    gp_view_params vp = {.title = name,
+                         .weight = gp__http_param_get(t, "weight"),
+                         .by = gp__http_param_get(t, "by")};
+    gp_error err = {0};
+    if (gp_view_check_params(v, &vp, &err) != GP_OK)
+        return fail(c, api, 400, err.msg);
     if (!take_turn(s))
         return fail(c, api, 503, "busy: every analysis slot is taken; try again");
     gp_job *job = NULL;
@@ -433,32 +234,24 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
         return r;
     }
     if (e.compile_log) {
-        r = what == V_COMPILE || what == V_COMPILE_HTML ? send_compile_log(c, api, name, path)
-                                                        : not_a_trace(c, api, name);
+        r = v->compile_log ? send_compile_log(s, c, api, name, path) : not_a_trace(c, api, name);
         give_turn(s);
         return r;
     }
-    /* the ops views' performance model and the timeline's detail panel read the input shapes */
-    bool shapes = what == V_KERNELS || what == V_OPS || what == V_REPORT || what == V_TIMELINE;
-    if (!read_path(c, api, path, shapes, &job, &r)) {
+    if (!read_path(c, api, path, v->keep_op_shapes, &job, &r)) {
         give_turn(s);
         return r;
     }
-    FILE *fp = tmpfile(), *nav = NULL;
-    if (fp && !api && !(nav = gp__serve_nav_stream(fp, name))) {
-        fclose(fp);
-        fp = NULL;
-    }
+    FILE *fp = tmpfile();
     if (!fp) {
         gp_job_free(job);
         give_turn(s);
         return fail(c, api, 500, "cannot create a temporary file for the reply");
     }
-    gp_error err = {0};
-    gp_status st = render_view(what, job, name, weight, by, nav ? nav : fp, &err);
+    gp_status st = gp__view_render(v, job, &vp, name, fp, &err);
     gp_job_free(job);
     give_turn(s);
-    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 /* /diff and /api/profiler/diff: base and current, each a name of the listing. */
@@ -474,12 +267,13 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
     enum MHD_Result r = MHD_NO;
     bool ok = read_named(s, c, api, names[0], false, &jobs[0], &r) &&
               read_named(s, c, api, names[1], false, &jobs[1], &r);
-    FILE *fp = ok ? tmpfile() : NULL, *nav = NULL;
+    FILE *fp = ok ? tmpfile() : NULL;
+    char *nav = NULL;
     gp_status st = GP_ENOMEM;
     gp_error err = {0};
     gp_diff *d = NULL;
     gp_flame_tree *tree = NULL;
-    if (fp && (api || (nav = gp__serve_nav_stream(fp, NULL)))) {
+    if (fp && (api || (nav = gp__serve_nav_html(NULL, s->views, s->n_views)))) {
         gp_diff_opts dopts;
         gp_diff_opts_init(&dopts);
         st = gp_diff_compute(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks,
@@ -488,6 +282,7 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         gp_diff_render_opts_init(&ro);
         ro.base_label = names[0];
         ro.cur_label = names[1];
+        ro.nav_html = nav;
         gp_error flame_err = {0};
         if (st == GP_OK && !api &&
             gp_diff_flame(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks, &tree,
@@ -497,8 +292,9 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         }
         ro.flame = tree;
         if (st == GP_OK)
-            st = (api ? gp_diff_render_json : gp_diff_render_html)(d, &ro, nav ? nav : fp);
+            st = (api ? gp_diff_render_json : gp_diff_render_html)(d, &ro, fp);
     }
+    free(nav);
     gp_flame_tree_free(tree);
     gp_diff_free(d);
     gp_job_free(jobs[0]);
@@ -508,7 +304,7 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         return r;
     if (!fp)
         return fail(c, api, 500, "cannot create a temporary file for the reply");
-    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, nav, st, &err);
+    return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 /* The index page or the JSON listing. */
@@ -522,10 +318,10 @@ static enum MHD_Result send_listing(gp_profile_server *s, struct MHD_Connection 
         return fail(c, json, 500, "cannot create a temporary file for the reply");
     }
     gp_status st = json ? gp__serve_profiles_json(fp, s->dir.dir, v, n)
-                        : gp__serve_index_html(fp, s->dir.dir, v, n);
+                        : gp__serve_index_html(fp, s->dir.dir, v, n, s->views, s->n_views);
     free(v);
     gp_error err = {0};
-    return send_body(c, json, json ? TYPE_JSON : TYPE_HTML, fp, NULL, st, &err);
+    return send_body(c, json, json ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *method,
@@ -544,10 +340,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *m
         return send_listing(s, c, true);
     if (strcmp(url, "/diff") == 0 || strcmp(url, "/api/profiler/diff") == 0)
         return send_diff(s, c, api, t);
-    for (size_t i = 0; i < GP_ARRAY_LEN(routes); i++) {
-        size_t k = strlen(routes[i].prefix);
-        if (strncmp(url, routes[i].prefix, k) == 0 && url[k])
-            return send_view(s, c, url + k, routes[i].what, t);
+    for (size_t i = 0; i < s->n_views; i++) {
+        size_t k = strlen(s->views[i]->route);
+        if (strncmp(url, s->views[i]->route, k) == 0 && url[k])
+            return send_view(s, c, url + k, s->views[i], t);
     }
     return fail(c, api, MHD_HTTP_NOT_FOUND, "not found (see /)");
 }
@@ -569,6 +365,7 @@ gp_status gp_profile_server_start(const gp_profile_server_opts *opts, gp_profile
         free(srv);
         return st;
     }
+    srv->n_views = gp__view_list(srv->views, GP__VIEWS_MAX);
     srv->analyses = opts->analyses ? opts->analyses : 2;
     srv->max_input = opts->max_input_bytes ? opts->max_input_bytes : (uint64_t)4 << 30;
     gp__mutex_init(&srv->lock);
