@@ -194,10 +194,12 @@ static gp_status rank_steps(gp_dashboard *d, const gp_trace *t, const gp__classi
             st = GP_ENOMEM;
             break;
         }
+        /* named by its number, as the trace and the critical path name it */
         if (d->n_traces > 1)
-            snprintf(p->label, sizeof p->label, "rank %d step %zu", (int)t->rank, i + 1);
+            snprintf(p->label, sizeof p->label, "rank %d ProfilerStep#%lld", (int)t->rank,
+                     (long long)steps[i].num);
         else
-            snprintf(p->label, sizeof p->label, "step %zu", i + 1);
+            snprintf(p->label, sizeof p->label, "ProfilerStep#%lld", (long long)steps[i].num);
         gp_ns part[GP_SP_COUNT];
         gp__step_split_run(&sp, steps[i].ts, steps[i].end, part);
         for (int k = 0; k < GP_SP_COUNT; k++)
