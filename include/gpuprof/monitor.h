@@ -456,7 +456,8 @@ typedef struct gp_host_process {
 } gp_host_process;
 
 /* Remembers the CPU time of the pids it read (up to 1024), so each read gives the CPU% since the
- * previous one. Not thread-safe: one reader at a time. */
+ * previous one, and their user and command line (read once per process: a pid with another start
+ * time is another process). Not thread-safe: one reader at a time. */
 typedef struct gp_host_procs gp_host_procs;
 GP_EXTERN gp_status gp_host_procs_create(gp_host_procs **out) GP_WARN_UNUSED;
 GP_EXTERN void gp_host_procs_free(gp_host_procs *hp);

@@ -5,9 +5,14 @@
 #ifdef GP_HAVE_NCURSES
 #include <curses.h>
 #include <locale.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool open_now;
+/* The grid last shown: only cells that differ from it are handed to ncurses. */
+static gp_top_cell *shown;
+static int shown_w, shown_h;
+
 static bool mono_now;
 
 bool gp_top_term_available(void)
@@ -46,6 +51,9 @@ void gp_top_term_close(void)
     if (!open_now)
         return;
     open_now = false;
+    free(shown);
+    shown = NULL;
+    shown_w = shown_h = 0;
     curs_set(1);
     endwin();
 }
@@ -69,16 +77,30 @@ void gp_top_term_show(const gp_top_screen *scr)
 {
     int w, h;
     getmaxyx(stdscr, h, w);
+    size_t n = (size_t)scr->w * (size_t)scr->h;
+    bool same = shown && shown_w == scr->w && shown_h == scr->h;
+    if (!same) {
+        free(shown);
+        shown = calloc(n, sizeof *shown);
+        shown_w = shown ? scr->w : 0;
+        shown_h = shown ? scr->h : 0;
+        clear(); /* a new size: everything is drawn */
+    }
     for (int y = 0; y < scr->h && y < h; y++) {
         for (int x = 0; x < scr->w && x < w; x++) {
-            const gp_top_cell *c = &scr->cells[(size_t)y * (size_t)scr->w + (size_t)x];
-            attrset(attr_of(c->cls));
+            size_t i = (size_t)y * (size_t)scr->w + (size_t)x;
+            const gp_top_cell *c = &scr->cells[i];
+            if (same && memcmp(c, &shown[i], sizeof *c) == 0)
+                continue;
             /* the bottom-right cell would scroll the screen: skip it */
             if (y == h - 1 && x == w - 1)
                 continue;
+            attrset(attr_of(c->cls));
             mvaddstr(y, x, c->ch[0] ? c->ch : " ");
         }
     }
+    if (shown)
+        memcpy(shown, scr->cells, n * sizeof *shown);
     attrset(A_NORMAL);
     refresh();
 }

@@ -18,6 +18,9 @@ typedef struct hp_slot {
     uint64_t ticks;      /* utime + stime at the last read */
     gp_ns at;            /* when it was read */
     uint64_t last_touch; /* for replacement: the oldest-touched slot goes first */
+    bool named;          /* user and command below were read (once per process) */
+    char user[32];
+    char command[256];
 } hp_slot;
 
 struct gp_host_procs {
@@ -106,12 +109,13 @@ static hp_slot *find_slot(gp_host_procs *hp, uint32_t pid, uint64_t start)
     return oldest;
 }
 
-/* CPU% and RSS from stat: utime (14), stime (15), starttime (22), rss pages (24). */
-static void read_stat(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_process *out)
+/* CPU% and RSS from stat: utime (14), stime (15), starttime (22), rss pages (24). The process'
+ * slot in hp (NULL without hp or when stat cannot be read). */
+static hp_slot *read_stat(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_process *out)
 {
     char buf[2048];
     if (read_small(pid, "stat", buf, sizeof buf) < 0)
-        return;
+        return NULL;
     const char *p = strrchr(buf, ')');
     unsigned long long utime, stime, start;
     long long rss;
@@ -119,11 +123,11 @@ static void read_stat(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_proces
                      "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d "
                      "%*d %llu %*u %lld",
                      &utime, &stime, &start, &rss) != 4)
-        return;
+        return NULL;
     long page = sysconf(_SC_PAGESIZE), hz = sysconf(_SC_CLK_TCK);
     out->rss_bytes = rss * (page > 0 ? page : 4096);
     if (hz <= 0)
-        return;
+        return NULL;
     uint64_t ticks = utime + stime;
     hp_slot *s = hp ? find_slot(hp, pid, start) : NULL;
     if (s && s->at && now > s->at && ticks >= s->ticks) {
@@ -140,6 +144,7 @@ static void read_stat(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_proces
         s->at = now;
         s->last_touch = ++hp->touch;
     }
+    return s;
 }
 
 void gp_host_process_read(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_process *out)
@@ -147,9 +152,19 @@ void gp_host_process_read(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_pr
     *out = (gp_host_process){.cpu_percent = NAN, .rss_bytes = -1};
     if (pid == 0)
         return;
+    hp_slot *s = read_stat(hp, pid, now, out);
+    if (s && s->named) { /* the same process as before (pid and start time): names kept */
+        memcpy(out->user, s->user, sizeof out->user);
+        memcpy(out->command, s->command, sizeof out->command);
+        return;
+    }
     read_user(pid, out);
     read_command(pid, out);
-    read_stat(hp, pid, now, out);
+    if (s && out->command[0]) {
+        memcpy(s->user, out->user, sizeof s->user);
+        memcpy(s->command, out->command, sizeof s->command);
+        s->named = true;
+    }
 }
 
 gp_status gp_monitor_process_rows(gp_monitor *mon, gp_host_procs *hp, gp_process_row *out,
