@@ -130,6 +130,9 @@ static int parse_args(int argc, char **argv, top_args *a, gp_monitor_config *cfg
     cfg->sampling_interval_ms = a->interval_ms;
     /* per-process SM% (detailed) and PCIe (comprehensive, read by its own thread) are on screen */
     cfg->level = GP_LEVEL_COMPREHENSIVE;
+    /* the graphs show GP_TOP_HISTORY points; the leak and bottleneck detectors keep their own
+     * windows, so the rings need no more (RSS stays flat however long top runs) */
+    cfg->max_samples = GP_TOP_HISTORY;
     if (!gp__cli_monitor_apply("top", &a->mc, cfg))
         return 2;
     if (cfg->mode == GP_MODE_PROFILING) {
