@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpuprof/serve.h"
 #include "monitor/monitor_test_util.h"
 #include "render/top.h"
 
@@ -70,6 +71,18 @@ static void fake_nvml_process_rows_carry_nvml_and_proc_figures(void **state)
     assert_int_equal(gp_monitor_process_rows(m, NULL, rows, 3, &n), GP_OK);
     assert_int_equal(n, 3);
     assert_true(isnan(rows[0].host.cpu_percent)); /* hp NULL: no host figures asked */
+    /* the exporter carries the per-process SM% where NVML gives it, and nothing where it does not
+     */
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(gp_prometheus_render(m, "h", &text, &len), GP_OK);
+    assert_non_null(strstr(text, "# TYPE gpuprof_gpu_process_sm_utilization_percent gauge\n"));
+    const char *l = strstr(text, "gpuprof_gpu_process_sm_utilization_percent{gpu=\"0\"");
+    assert_non_null(l);
+    assert_non_null(strstr(l, ",pid=\"4242\"} 93\n"));
+    assert_null(strstr(text, "sm_utilization_percent{gpu=\"2\"")); /* pid 1003: none */
+    assert_non_null(strstr(text, ",pid=\"1003\"} 4294967296\n"));  /* its memory is there */
+    free(text);
     gp_host_procs_free(hp);
     gp_monitor_close(m);
     unsetenv("GP_PROC_ROOT");
