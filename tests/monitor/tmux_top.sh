@@ -2,7 +2,7 @@
 # `gpuprof top` driven in tmux (send-keys, capture-pane) on the FAKE NVML driver (tests/fakes/nvml:
 # tests our code, not a GPU) with scenario top8.txt played 20x fast and short leak windows: the
 # panels show the fake's values, the leak trend appears, s sorts, / filters, g picks a GPU, a
-# resize redraws, q quits and restores the terminal. Skips (77) without tmux.
+# resize redraws, q, SIGTERM and Ctrl-C quit and restore the terminal. Skips (77) without tmux.
 # Env: GPUPROF, GP_FAKE_NVML, GP_SOURCE_DIR.
 set -uo pipefail
 command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
@@ -75,4 +75,12 @@ kill -TERM "$(cat "$work/pid")"
 for _ in $(seq 50); do T capture-pane -p -t top2 | grep -q '^EXIT=' && break; sleep 0.1; done
 expect "SIGTERM: exit 0, the frame gone" \
   $(T capture-pane -p -t top2 | grep -q '^EXIT=0' && ! T capture-pane -p -t top2 | grep -q '^gpuprof top'; echo $?)
+
+# Ctrl-C (SIGINT from the terminal): the same
+T new-session -d -s top3 -x 100 -y 30 "bash $work/run2.sh"
+for _ in $(seq 100); do T capture-pane -p -t top3 | grep -q '^gpuprof top' && break; sleep 0.1; done
+T send-keys -t top3 C-c
+for _ in $(seq 50); do T capture-pane -p -t top3 | grep -q '^EXIT=' && break; sleep 0.1; done
+expect "Ctrl-C: exit 0, the frame gone" \
+  $(T capture-pane -p -t top3 | grep -q '^EXIT=0' && ! T capture-pane -p -t top3 | grep -q '^gpuprof top'; echo $?)
 exit $fail
