@@ -473,9 +473,9 @@ typedef struct gp_process_row {
     gp_host_process host;
 } gp_process_row;
 
-/* The processes of every GPU in the latest samples (GPU order, then NVML's order), with their host
- * figures when hp is not NULL (else host fields unknown): up to max into out; *n receives the
- * count. */
+/* The processes of every GPU in the latest samples (GPU order, then NVML's order; at most 256 per
+ * GPU), with their host figures when hp is not NULL (else host fields unknown): up to max into
+ * out; *n receives the count. */
 GP_EXTERN gp_status gp_monitor_process_rows(gp_monitor *mon, gp_host_procs *hp, gp_process_row *out,
                                             size_t max, size_t *n) GP_WARN_UNUSED;
 
