@@ -442,6 +442,43 @@ GP_EXTERN size_t gp_monitor_history(gp_monitor *mon, size_t idx, gp_gpu_sample *
 /* Copies up to max processes of GPU idx from the latest sample; *n receives the number copied. */
 GP_EXTERN gp_status gp_monitor_processes(gp_monitor *mon, size_t idx, gp_gpu_process *out,
                                          size_t max, size_t *n) GP_WARN_UNUSED;
+/* ---- host figures of GPU processes (/proc) --------------------------------------------- */
+
+/* What the host says about a process: read from /proc/PID (GP_PROC_ROOT=/dir replaces /proc, for
+ * tests). A figure that cannot be read (the process is gone, another user's process hides it) is
+ * unknown, never 0. */
+typedef struct gp_host_process {
+    char user[32];      /* owner's login name, the numeric uid when it has none, "" unknown */
+    char command[256];  /* command line, arguments separated by one space, "" unknown */
+    double cpu_percent; /* host CPU time / wall time since the previous read of this pid (the
+                           first read: since the process started); 100 = one core; NaN unknown */
+    int64_t rss_bytes;  /* resident set size, -1 unknown */
+} gp_host_process;
+
+/* Remembers the CPU time of the pids it read (up to 1024), so each read gives the CPU% since the
+ * previous one, and their user and command line (read once per process: a pid with another start
+ * time is another process). Not thread-safe: one reader at a time. */
+typedef struct gp_host_procs gp_host_procs;
+GP_EXTERN gp_status gp_host_procs_create(gp_host_procs **out) GP_WARN_UNUSED;
+GP_EXTERN void gp_host_procs_free(gp_host_procs *hp);
+/* Reads pid's figures at now (CLOCK_MONOTONIC ns, gp_monitor_now()) into *out; hp may be NULL
+ * (CPU% then always since the process started). */
+GP_EXTERN void gp_host_process_read(gp_host_procs *hp, uint32_t pid, gp_ns now,
+                                    gp_host_process *out);
+
+/* One process on one GPU, as the monitor's outputs list it. */
+typedef struct gp_process_row {
+    uint32_t gpu; /* NVML index */
+    gp_gpu_process p;
+    gp_host_process host;
+} gp_process_row;
+
+/* The processes of every GPU in the latest samples (GPU order, then NVML's order; at most 256 per
+ * GPU), with their host figures when hp is not NULL (else host fields unknown): up to max into
+ * out; *n receives the count. */
+GP_EXTERN gp_status gp_monitor_process_rows(gp_monitor *mon, gp_host_procs *hp, gp_process_row *out,
+                                            size_t max, size_t *n) GP_WARN_UNUSED;
+
 /* XID counts of GPU idx: up to max (code, count) pairs; returns the number of distinct codes. */
 GP_EXTERN size_t gp_monitor_xid_counts(gp_monitor *mon, size_t idx, uint32_t *codes,
                                        uint64_t *counts, size_t max);

@@ -147,3 +147,113 @@ void gp_monitor_suggestions_write_json(FILE *fp, const gp_suggestion *s, size_t 
     gp__jw_obj_end(&w);
     (void)gp__jw_take_line(&w, fp); /* the caller checks the stream */
 }
+
+const char *gp_monitor_process_type_text(uint32_t types)
+{
+    static const char *const names[8] = {"-",   "compute",     "graphics",     "compute+graphics",
+                                         "mps", "compute+mps", "graphics+mps", "all"};
+    return names[types & 7u];
+}
+
+void gp_monitor_process_table(FILE *fp, const gp_process_row *r, size_t n)
+{
+    if (n == 0)
+        return;
+    fprintf(fp, "# gpu     pid user         type      fb_MiB  sm%%  cpu%% rss_MiB command\n");
+    for (size_t i = 0; i < n; i++) {
+        char mem[24] = "-", sm[16] = "-", cpu[16] = "-", rss[24] = "-";
+        if (r[i].p.mem_bytes >= 0)
+            snprintf(mem, sizeof mem, "%.0f", r[i].p.mem_bytes / GP_MIB);
+        if (r[i].p.sm_util >= 0)
+            snprintf(sm, sizeof sm, "%d", r[i].p.sm_util);
+        if (!isnan(r[i].host.cpu_percent))
+            snprintf(cpu, sizeof cpu, "%.1f", r[i].host.cpu_percent);
+        if (r[i].host.rss_bytes >= 0)
+            snprintf(rss, sizeof rss, "%.0f", r[i].host.rss_bytes / GP_MIB);
+        fprintf(fp, "  p %3u %7u %-12.12s %-8.8s %7s %4s %5s %7s %s\n", r[i].gpu, r[i].p.pid,
+                r[i].host.user[0] ? r[i].host.user : "-",
+                gp_monitor_process_type_text(r[i].p.types), mem, sm, cpu, rss,
+                r[i].host.command[0] ? r[i].host.command : "-");
+    }
+}
+
+void gp_monitor_process_csv_header(FILE *fp)
+{
+    fprintf(fp, "ts_ns,gpu,pid,user,type,gpu_mem_bytes,sm_util,mem_util,cpu_percent,rss_bytes,"
+                "command\n");
+}
+
+static void csv_quoted(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+void gp_monitor_process_csv_rows(FILE *fp, gp_ns ts, const gp_process_row *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(fp, "%lld,%u,%u,", (long long)ts, r[i].gpu, r[i].p.pid);
+        csv_quoted(fp, r[i].host.user);
+        fprintf(fp, ",%s,", gp_monitor_process_type_text(r[i].p.types));
+        if (r[i].p.mem_bytes >= 0)
+            fprintf(fp, "%lld", (long long)r[i].p.mem_bytes);
+        fputc(',', fp);
+        if (r[i].p.sm_util >= 0)
+            fprintf(fp, "%d", r[i].p.sm_util);
+        fputc(',', fp);
+        if (r[i].p.mem_util >= 0)
+            fprintf(fp, "%d", r[i].p.mem_util);
+        fputc(',', fp);
+        if (!isnan(r[i].host.cpu_percent))
+            fprintf(fp, "%.2f", r[i].host.cpu_percent);
+        fputc(',', fp);
+        if (r[i].host.rss_bytes >= 0)
+            fprintf(fp, "%lld", (long long)r[i].host.rss_bytes);
+        fputc(',', fp);
+        csv_quoted(fp, r[i].host.command);
+        fputc('\n', fp);
+    }
+}
+
+static void kv_int_or_null(gp__jw *w, const char *k, int64_t v)
+{
+    if (v >= 0)
+        gp__jw_kv_int(w, k, v);
+    else {
+        gp__jw_key(w, k);
+        gp__jw_null(w);
+    }
+}
+
+void gp_monitor_process_write_json(FILE *fp, gp_ns ts, const gp_process_row *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        gp__jw w;
+        gp__jw_init(&w, NULL);
+        gp__jw_obj_begin(&w);
+        gp__jw_kv_str(&w, "type", "process");
+        gp__jw_kv_int(&w, "ts_ns", ts);
+        gp__jw_kv_int(&w, "gpu", r[i].gpu);
+        gp__jw_kv_int(&w, "pid", r[i].p.pid);
+        gp__jw_kv_str(&w, "user", r[i].host.user);
+        gp__jw_kv_str(&w, "process_type", gp_monitor_process_type_text(r[i].p.types));
+        kv_int_or_null(&w, "gpu_mem_bytes", r[i].p.mem_bytes);
+        kv_int_or_null(&w, "sm_util", r[i].p.sm_util);
+        kv_int_or_null(&w, "mem_util", r[i].p.mem_util);
+        if (!isnan(r[i].host.cpu_percent))
+            gp__jw_kv_double(&w, "cpu_percent", r[i].host.cpu_percent);
+        else {
+            gp__jw_key(&w, "cpu_percent");
+            gp__jw_null(&w);
+        }
+        kv_int_or_null(&w, "rss_bytes", r[i].host.rss_bytes);
+        gp__jw_kv_str(&w, "command", r[i].host.command);
+        gp__jw_obj_end(&w);
+        (void)gp__jw_take_line(&w, fp); /* the caller checks the stream */
+    }
+}

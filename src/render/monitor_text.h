@@ -26,4 +26,19 @@ void gp_monitor_suggestions_text(FILE *fp, const gp_suggestion *s, size_t n);
  * "suggestion","evidence"}, ...]}. */
 void gp_monitor_suggestions_write_json(FILE *fp, const gp_suggestion *s, size_t n);
 
+/* The process lines of the table: a "#" header line, then one line per process ("  p" first):
+ * GPU, pid, user, type, GPU memory MiB, SM%, host CPU%, RSS MiB, command; "-" for unknown. Nothing
+ * when n == 0. */
+void gp_monitor_process_table(FILE *fp, const gp_process_row *r, size_t n);
+/* The CSV header of --processes: ts_ns,gpu,pid,user,type,gpu_mem_bytes,sm_util,mem_util,
+ * cpu_percent,rss_bytes,command. */
+void gp_monitor_process_csv_header(FILE *fp);
+/* One CSV row per process; empty cells for unknown figures, the command quoted as CSV. */
+void gp_monitor_process_csv_rows(FILE *fp, gp_ns ts, const gp_process_row *r, size_t n);
+/* One JSON line {"type":"process","ts_ns","gpu","pid","user","process_type","gpu_mem_bytes",
+ * "sm_util","mem_util","cpu_percent","rss_bytes","command"} per process; unknown figures null. */
+void gp_monitor_process_write_json(FILE *fp, gp_ns ts, const gp_process_row *r, size_t n);
+/* "compute", "graphics", "mps" or "compute+graphics"... for GP_PROC_* bits ("-" when none). */
+const char *gp_monitor_process_type_text(uint32_t types);
+
 #endif

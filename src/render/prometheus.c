@@ -306,7 +306,7 @@ static void write_events(out *o, const snap *g, size_t n)
         }
 }
 
-/* Per-process memory and the leak detector's trend and verdict. */
+/* Per-process memory and SM utilization, the leak detector's trend and verdict. */
 static void write_processes_and_leaks(out *o, const snap *g, size_t n)
 {
     bool any_proc = false;
@@ -323,6 +323,22 @@ static void write_processes_and_leaks(out *o, const snap *g, size_t n)
                     snprintf(extra, sizeof extra, "pid=\"%u\"", g[i].procs[p].pid);
                     line(o, "gpuprof_gpu_process_memory_bytes", g[i].labels, extra,
                          (double)g[i].procs[p].mem_bytes);
+                }
+    }
+    bool any_util = false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t p = 0; p < g[i].np; p++)
+            any_util |= g[i].procs[p].sm_util >= 0;
+    if (any_util) {
+        family(o, "gpuprof_gpu_process_sm_utilization_percent", "gauge",
+               "SM utilization of a process (host pid), where NVML reports it (level detailed).");
+        for (size_t i = 0; i < n; i++)
+            for (size_t p = 0; p < g[i].np; p++)
+                if (g[i].procs[p].sm_util >= 0) {
+                    char extra[32];
+                    snprintf(extra, sizeof extra, "pid=\"%u\"", g[i].procs[p].pid);
+                    line(o, "gpuprof_gpu_process_sm_utilization_percent", g[i].labels, extra,
+                         g[i].procs[p].sm_util);
                 }
     }
     bool any_leak = false;

@@ -24,6 +24,7 @@ int gp__cmd_diff(int argc, char **argv);
 int gp__cmd_advise(int argc, char **argv);
 int gp__cmd_trace(int argc, char **argv);
 int gp__cmd_monitor(int argc, char **argv);
+int gp__cmd_top(int argc, char **argv);
 int gp__cmd_exporter(int argc, char **argv);
 int gp__cmd_convert(int argc, char **argv);
 int gp__cmd_serve(int argc, char **argv);

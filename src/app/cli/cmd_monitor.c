@@ -35,6 +35,8 @@ static void usage(FILE *fp)
             "  --json            JSON lines: {\"type\":\"sample\",...} rows and {\"event\":...} "
             "events\n"
             "  --csv             CSV rows on stdout (events go to stderr)\n"
+            "  --processes       with --csv: one row per GPU process instead of per GPU (the\n"
+            "                    table and JSON lines always list the processes)\n"
             "  --config FILE     YAML configuration (docs/monitor.md lists the keys)\n"
             "  --level L         lightweight | standard | detailed | comprehensive\n"
             "  --mode M          monitoring | adaptive | debug (profiling: use -o)\n"
@@ -77,7 +79,7 @@ static void sleep_ms(uint32_t ms)
     }
 }
 
-enum { OPT_JSON = GP__CLI_ID_OWN, OPT_CSV, OPT_HEALTH, OPT_INTERVAL, OPT_COUNT };
+enum { OPT_JSON = GP__CLI_ID_OWN, OPT_CSV, OPT_HEALTH, OPT_INTERVAL, OPT_COUNT, OPT_PROCS };
 
 static const gp__cli_opt monitor_opts[] = {GP__CLI_OPT_CONFIG,
                                            GP__CLI_OPT_SET,
@@ -87,10 +89,19 @@ static const gp__cli_opt monitor_opts[] = {GP__CLI_OPT_CONFIG,
                                            GP__CLI_FLAG("json", OPT_JSON),
                                            GP__CLI_FLAG("csv", OPT_CSV),
                                            GP__CLI_FLAG("health", OPT_HEALTH),
+                                           GP__CLI_FLAG("processes", OPT_PROCS),
                                            GP__CLI_ARG("interval", OPT_INTERVAL),
                                            GP__CLI_ARG("count", OPT_COUNT),
                                            GP__CLI_OPT_OUTPUT,
                                            GP__CLI_END};
+
+/* The process rows of a round and the /proc reader behind their host figures (rows NULL: the
+ * processes are not printed, for want of memory). */
+typedef struct proc_out {
+    gp_host_procs *hp;
+    gp_process_row *rows;
+    size_t cap;
+} proc_out;
 
 typedef struct monitor_args {
     gp__cli_monitor_cfg mc;
@@ -98,6 +109,7 @@ typedef struct monitor_args {
     uint32_t interval_ms;
     long long count; /* -1: until stopped */
     bool health;
+    bool procs_csv; /* --processes */
 } monitor_args;
 
 static int take_option(void *ctx, int id, char *arg)
@@ -115,6 +127,9 @@ static int take_option(void *ctx, int id, char *arg)
         break;
     case OPT_HEALTH:
         a->health = true;
+        break;
+    case OPT_PROCS:
+        a->procs_csv = true;
         break;
     case OPT_INTERVAL:
         if (gp__parse_duration_ms(arg, &a->interval_ms) != GP_OK) {
@@ -154,6 +169,10 @@ static int parse_args(int argc, char **argv, monitor_args *a, const char **outpu
         cfg->mode = GP_MODE_PROFILING;
     if (cfg->mode == GP_MODE_PROFILING && !o.output) {
         gp__cli_error("monitor", "mode 'profiling' records a trace: name it with -o FILE");
+        return 2;
+    }
+    if (a->procs_csv && a->fmt != OUT_CSV) {
+        gp__cli_error("monitor", "--processes goes with --csv");
         return 2;
     }
     if (cfg->sampling_interval_ms > a->interval_ms)
@@ -257,15 +276,47 @@ static void print_suggestions(gp_monitor *mon, out_format fmt) GP_REQUIRES(out_l
         gp_monitor_suggestions_text(fmt == OUT_CSV ? stderr : stdout, sg, n);
 }
 
+/* The rows of one round: the n GPUs, then the np processes (table, JSON; CSV: one or the
+ * other). */
+static void print_round(gp_monitor *mon, const monitor_args *a, size_t n, const gp_process_row *r,
+                        size_t np) GP_REQUIRES(out_lock)
+{
+    gp_ns ts = gp_monitor_now();
+    for (size_t i = 0; i < n && !(a->fmt == OUT_CSV && a->procs_csv); i++) {
+        gp_gpu_ident id;
+        gp_gpu_sample s;
+        if (gp_monitor_device(mon, i, &id) != GP_OK)
+            continue;
+        bool have = gp_monitor_latest(mon, i, &s) == GP_OK;
+        if (have)
+            ts = s.ts;
+        if (a->fmt == OUT_TABLE)
+            gp_monitor_table_row(stdout, &id, &s, have);
+        else if (a->fmt == OUT_CSV)
+            gp_monitor_csv_row(stdout, &id, &s, have);
+        else
+            gp_monitor_sample_write_json(stdout, &id, &s, have);
+    }
+    if (a->fmt == OUT_TABLE)
+        gp_monitor_process_table(stdout, r, np);
+    else if (a->fmt == OUT_JSON)
+        gp_monitor_process_write_json(stdout, ts, r, np);
+    else if (a->procs_csv)
+        gp_monitor_process_csv_rows(stdout, ts, r, np);
+}
+
 /* One row per GPU per interval until stopped or --count rows, then the suggestions. Each row is a
  * new sampling round (never the same sample twice): with the print interval equal to the sampling
  * interval, every round is printed once, so the stopped event's count is the rows printed. 2 when
  * stdout failed. */
-static int print_rows(gp_monitor *mon, const monitor_args *a, const gp_monitor_config *cfg)
+static int print_rows(gp_monitor *mon, const monitor_args *a, const gp_monitor_config *cfg,
+                      const proc_out *pr)
 {
     size_t n = gp_monitor_device_count(mon);
     gp__mutex_lock(&out_lock);
-    if (a->fmt == OUT_CSV)
+    if (a->fmt == OUT_CSV && a->procs_csv)
+        gp_monitor_process_csv_header(stdout);
+    else if (a->fmt == OUT_CSV)
         gp_monitor_csv_header(stdout);
     gp__mutex_unlock(&out_lock);
     long long rows = 0;
@@ -279,22 +330,13 @@ static int print_rows(gp_monitor *mon, const monitor_args *a, const gp_monitor_c
         if (gp__cli_stopping())
             break;
         seen = gp_monitor_samples_total(mon);
+        size_t np = 0;
+        if (pr->rows && gp_monitor_process_rows(mon, pr->hp, pr->rows, pr->cap, &np) != GP_OK)
+            np = 0;
         gp__mutex_lock(&out_lock);
         if (a->fmt == OUT_TABLE && rows % 20 == 0)
             gp_monitor_table_header(stdout);
-        for (size_t i = 0; i < n; i++) {
-            gp_gpu_ident id;
-            gp_gpu_sample s;
-            if (gp_monitor_device(mon, i, &id) != GP_OK)
-                continue;
-            bool have = gp_monitor_latest(mon, i, &s) == GP_OK;
-            if (a->fmt == OUT_TABLE)
-                gp_monitor_table_row(stdout, &id, &s, have);
-            else if (a->fmt == OUT_CSV)
-                gp_monitor_csv_row(stdout, &id, &s, have);
-            else
-                gp_monitor_sample_write_json(stdout, &id, &s, have);
-        }
+        print_round(mon, a, n, pr->rows, np);
         fflush(stdout);
         gp__mutex_unlock(&out_lock);
         rows++;
@@ -344,7 +386,12 @@ int gp__cmd_monitor(int argc, char **argv)
         gp_trace_free(trace);
         return rc;
     }
-    rc = print_rows(mon, &a, &cfg);
+    proc_out pr = {.cap = 1024};
+    if (gp_host_procs_create(&pr.hp) == GP_OK)
+        pr.rows = malloc(pr.cap * sizeof *pr.rows);
+    rc = print_rows(mon, &a, &cfg, &pr);
+    free(pr.rows);
+    gp_host_procs_free(pr.hp);
     gp_monitor_close(mon);
     if (trace && write_trace(trace, output, a.fmt) != 0 && rc == 0)
         rc = 1;

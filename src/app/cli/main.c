@@ -28,6 +28,7 @@ static const command commands[] = {
     {"advise", gp__cmd_advise, "optimisation suggestions for a profile or trace"},
     {"trace", gp__cmd_trace, "trace an unmodified CUDA program through CUPTI"},
     {"monitor", gp__cmd_monitor, "live GPU monitor with alerts and detectors (NVML)"},
+    {"top", gp__cmd_top, "live terminal view of every GPU and process (NVML, ncurses)"},
     {"exporter", gp__cmd_exporter, "Prometheus exporter for GPU metrics"},
     {"serve", gp__cmd_serve, "serve a directory of profiles: dashboards, timelines, JSON API"},
     {"convert", gp__cmd_convert, "re-write a trace as Kineto-compatible Chrome JSON"},
