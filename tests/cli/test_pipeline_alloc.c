@@ -128,7 +128,9 @@ static gp_status run_analyze(void)
         STEP(gp_analysis_render_text(a, 0, g_null));
         STEP(gp_analysis_render_json(a, 0, g_null));
         for (unsigned bit = 1; bit & GP_AT_ALL; bit <<= 1)
-            STEP(gp_analysis_render_csv(a, bit, g_null));
+            if (bit != GP_AT_CRITICAL_PATH) /* no CSV yet: it comes with critpath.c (another
+                                             * branch), as test_analyze.c says */
+                STEP(gp_analysis_render_csv(a, bit, g_null));
         STEP(gp_advise_render_text(a, NULL, g_null));
         STEP(gp_advise_render_json(a, NULL, g_null));
         gp_analysis_free(a);
