@@ -459,7 +459,7 @@ GP_EXTERN void gp_mem_sampler_stop(gp_mem_tracker *m);
 typedef struct gp_mem_peak {
     uint64_t samples;
     int64_t peak_bytes;
-    gp_ns peak_ts;          /* CLOCK_MONOTONIC ns */
+    gp_ns peak_ts;          /* ns, on the ranges' clock (CLOCK_MONOTONIC scale) */
     const char *open_range; /* innermost range open at the peak on any thread, or NULL */
 } gp_mem_peak;
 

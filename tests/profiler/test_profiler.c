@@ -1047,6 +1047,37 @@ static void fake_cuda_memory_tracker_report(void **state)
     gp_profiler_destroy(p);
 }
 
+/* The tracker's points and the ranges are on one clock. With every conversion of the profiler's
+ * ticks skewed by a second either way (gp__tsc_test_skew_ns: a miscalibrated TSC, writ large), a
+ * change made inside a range is still inside it and one made after it is not. Stamped with
+ * CLOCK_MONOTONIC, as they were before, the points fell outside the range (delta 0, or the peak of
+ * the whole history). */
+static void memory_changes_stay_in_their_range_under_a_skewed_clock(void **state)
+{
+    (void)state;
+    static const int64_t skews[] = {1000000000, -1000000000};
+    for (size_t k = 0; k < sizeof skews / sizeof *skews; k++) {
+        gp_profiler *p = new_prof(0, 0);
+        gp_mem_tracker *m = gp_profiler_mem_tracker(p);
+        gp__tsc_test_skew_ns(skews[k]);
+        assert_int_equal(gp_mem_track(m, "weights", "", "", 1000), GP_OK);
+        gp_range_begin(p, "step");
+        assert_int_equal(gp_mem_track(m, "scratch", "", "", 5000), GP_OK);
+        assert_int_equal(gp_mem_untrack(m, "scratch"), GP_OK);
+        assert_int_equal(gp_mem_track(m, "out", "", "", 300), GP_OK);
+        gp_range_end(p);
+        assert_int_equal(gp_mem_track(m, "later", "", "", 70000), GP_OK);
+        gp_trace *t = to_trace(p);
+        gp__tsc_test_skew_ns(0);
+        const char *a = gp_event_args_json(t, find_named(t, "step", 0));
+        assert_non_null(a);
+        if (!strstr(a, "\"mem_delta_bytes\":300,\"mem_peak_bytes\":6000"))
+            fail_msg("skew %lld ns: step's args %s", (long long)skews[k], a);
+        gp_trace_free(t);
+        gp_profiler_destroy(p);
+    }
+}
+
 /* Waits (up to 10 s, for loaded machines) until the sampler took k more samples. */
 static void wait_samples(gp_mem_tracker *m, size_t k)
 {
@@ -1160,6 +1191,7 @@ int main(void)
         cmocka_unit_test(fake_cuda_timers_resolve_lazily),
         cmocka_unit_test(fake_cuda_gpu_ranges_and_call_n),
         cmocka_unit_test(fake_cuda_memory_tracker_report),
+        cmocka_unit_test(memory_changes_stay_in_their_range_under_a_skewed_clock),
         cmocka_unit_test(fake_cuda_memory_sampler_finds_peak_range),
         cmocka_unit_test(fake_cuda_absent_driver_is_a_status),
     };

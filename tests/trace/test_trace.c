@@ -844,7 +844,13 @@ static void two_thread_read_gives_the_same_model(void **state)
         assert_int_equal(gp_trace_read(plain, &one, &a, &err), GP_OK);
         assert_int_equal(gp_trace_read(plain, &two, &b, &err), GP_OK);
         assert_int_equal(a->stats.threads_used, 1);
-        assert_int_equal(b->stats.threads_used, 2);
+        assert_int_equal(a->stats.pieces, 1);
+        /* Two threads parse the file in pieces (the two initial cuts, maybe more from stealing).
+         * How many threads took a piece is up to the scheduler: under load one thread may take
+         * every piece before the other starts (kineto_parallel.c par_worker counts a thread
+         * only when it parsed a piece), so the split is asserted, not the thread count. */
+        assert_true(b->stats.pieces >= 2);
+        assert_true(b->stats.threads_used >= 1 && b->stats.threads_used <= 2);
         gp_error why = {0};
         if (!gp_trace_equal(a, b, &why))
             fail_msg("%s: two-thread read differs: %s", names[n], why.msg);

@@ -76,14 +76,17 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
-/* Records the total after a change (lock held). A failed append only loses history. */
+/* Records the total after a change (lock held). A failed append only loses history. The point is
+ * stamped with the profiler's ticks, as ranges are, and converted with them (gp__mem_snapshot):
+ * a change made inside a range is inside it in the trace (CLOCK_MONOTONIC here and TSC ticks
+ * converted there disagreed by up to microseconds). */
 static void note_total(struct gp_mem_tracker *m) GP_REQUIRES(m->lock)
 {
     if (m->total > m->peak)
         m->peak = m->total;
     gp__mem_point *pt = GP_PUSH(m->hist, m->n_hist, m->cap_hist);
     if (pt) {
-        pt->ns = gp__clock_ns();
+        pt->ns = (int64_t)gp__prof_now(m->owner);
         pt->total = m->total;
     }
 }
@@ -257,7 +260,7 @@ static void *sampler_main(void *arg)
             gp__mutex_lock(&m->lock);
             gp__mem_sample *s = GP_PUSH(m->samples, m->n_samples, m->cap_samples);
             if (s) {
-                s->ns = gp__clock_ns();
+                s->ns = (int64_t)gp__prof_now(m->owner); /* ticks, as the history */
                 s->used = (int64_t)tot - (int64_t)fr;
             }
             gp__mutex_unlock(&m->lock);
@@ -328,6 +331,9 @@ gp_status gp_mem_sampler_peak(gp_mem_tracker *m, gp_mem_peak *out)
     gp__mutex_unlock(&m->lock);
     if (out->samples == 0)
         return GP_EEMPTY;
+    gp__tick_conv conv;
+    gp__tick_conv_get(&conv);
+    out->peak_ts = gp__tick_conv_ns(&conv, (uint64_t)out->peak_ts);
     out->open_range = gp__prof_open_range_at(m->owner, out->peak_ts);
     return GP_OK;
 }
@@ -359,6 +365,14 @@ gp_status gp__mem_snapshot(gp_mem_tracker *m, gp__mem_point **hist, size_t *n_hi
         }
     }
     gp__mutex_unlock(&m->lock);
+    if (st == GP_OK) { /* ticks -> ns, with the ranges' conversion */
+        gp__tick_conv conv;
+        gp__tick_conv_get(&conv);
+        for (size_t i = 0; i < *n_hist; i++)
+            (*hist)[i].ns = gp__tick_conv_ns(&conv, (uint64_t)(*hist)[i].ns);
+        for (size_t i = 0; i < *n_samples; i++)
+            (*samples)[i].ns = gp__tick_conv_ns(&conv, (uint64_t)(*samples)[i].ns);
+    }
     if (st != GP_OK) {
         free(*hist);
         free(*samples);

@@ -130,13 +130,15 @@ typedef struct gp__mem_buf {
     int64_t bytes;
 } gp__mem_buf;
 
+/* Times (ns) are the profiler's ticks in the tracker and ns, converted as the ranges are, in the
+ * copies of gp__mem_snapshot. */
 typedef struct gp__mem_point {
-    int64_t ns;    /* CLOCK_MONOTONIC */
+    int64_t ns;    /* ticks in the tracker, ns in a snapshot */
     int64_t total; /* tracked bytes after the change */
 } gp__mem_point;
 
 typedef struct gp__mem_sample {
-    int64_t ns;
+    int64_t ns; /* as gp__mem_point.ns */
     int64_t used;
 } gp__mem_sample;
 
@@ -198,7 +200,7 @@ void gp__prof_resolve_gpu_locked(gp_profiler *p, bool wait) GP_REQUIRES(p->lock)
  * innermost range only when it is that function's. */
 void gp__range_begin_fn(gp_profiler *p, void *fn);
 void gp__range_end_fn(gp_profiler *p, void *fn);
-/* Name of the innermost range (any thread) open at CLOCK_MONOTONIC time ns, or NULL. */
+/* Name of the innermost range (any thread) open at time ns (the ranges' converted ns), or NULL. */
 const char *gp__prof_open_range_at(gp_profiler *p, int64_t ns);
 /* Records a finished range directly into the store (NVTX start/end ranges, which may end on
  * another thread): t0/t1 in ticks, on the calling thread's track. */
@@ -228,7 +230,7 @@ void gp__mem_reset(struct gp_mem_tracker *m);
 /* Appends the timers' / tracker's JSON objects (for the profile metadata). */
 gp_status gp__timer_json(gp_cuda_timer *t, gp__buf *b) GP_WARN_UNUSED;
 gp_status gp__mem_json(gp_mem_tracker *m, gp__buf *b) GP_WARN_UNUSED;
-/* Copies of the tracker's history / samples (caller frees). */
+/* Copies of the tracker's history / samples, times converted to ns (caller frees). */
 gp_status gp__mem_snapshot(gp_mem_tracker *m, gp__mem_point **hist, size_t *n_hist,
                            gp__mem_sample **samples, size_t *n_samples) GP_WARN_UNUSED;
 
