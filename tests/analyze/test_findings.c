@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "common/shared_traces.h"
@@ -602,15 +603,65 @@ static void launch_bound_needs_idle_causes(void **state)
     gp_trace_free(t);
 }
 
+/* No GPU work in the step: a ProfilerStep [0, 10 ms) holding a Python frame [1, 9) ms and nothing
+ * else. The path is computed (the whole step, 10 ms of cpu_bound: the frame 8 ms, the gaps 2 ms)
+ * but names no cause: a path over no GPU work is all CPU by construction (an in-process profile,
+ * cpu_only). The same step with one 1 us kernel in it gets its critical_path_cpu_bound. */
+static void no_cause_without_gpu_work(void **state)
+{
+    (void)state;
+    for (int with_kernel = 0; with_kernel < 2; with_kernel++) {
+        tb b;
+        tb_init(&b, "cpu", 10 * MS);
+        ev(&b, b.cpu, GP_EV_PYTHON, "train.py(3): <module>", 1 * MS, 8 * MS, 0, 0, 0);
+        if (with_kernel)
+            launch(&b, "k", 9500 * US, 9600 * US, 1 * US, 0);
+        gp_trace *t = tb_done(&b);
+        hand_path p = {.by = {[GP_CP_CPU] = 10 * MS}};
+        gp_analysis *a = analyse(t, &p, 10 * MS);
+        if (a->ranks[0].n_critical_paths > 0 && !with_kernel)
+            assert_int_equal(a->ranks[0].critical_paths[0].by_class[GP_CP_CPU], 10 * MS);
+        const gp_finding *f = finding(a, "critical_path_cpu_bound");
+        if (with_kernel) {
+            assert_non_null(f);
+            assert_true(f->cause);
+        } else {
+            assert_null(f);
+        }
+        for (size_t i = 0; i < a->n_findings && !with_kernel; i++)
+            assert_true(strncmp(a->findings[i].rule, "critical_path_", 14) != 0);
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
 /* ---- the shared traces ---------------------------------------------------------------------- */
+
+/* True when a kernel, copy or memset of t overlaps a valid path region of r. */
+static bool gpu_work_in_paths(const gp_trace *t, const gp_rank_analysis *r)
+{
+    for (size_t k = 0; k < t->n_tracks; k++)
+        for (size_t i = 0; i < t->tracks[k].n_events; i++) {
+            const gp_event *e = &t->tracks[k].events[i];
+            if (e->kind != GP_EV_KERNEL && e->kind != GP_EV_MEMCPY && e->kind != GP_EV_MEMSET)
+                continue;
+            for (size_t j = 0; j < r->n_critical_paths; j++) {
+                const gp_critical_path *p = &r->critical_paths[j];
+                if (p->valid && e->ts < p->end && e->ts + e->dur > p->start)
+                    return true;
+            }
+        }
+    return false;
+}
 
 /* On every shared trace the top finding agrees with the dominant class of the critical path that
  * is not GPU compute (docs/analyses.md, "Findings: the cause"): where some rank's largest such
  * class holds >= 15 % of its path, the top finding is critical_path_<that class> of some rank
  * (or critical_path_sync, which takes its time out of the CPU and launch classes); where none
  * does, the top finding is a cause (GPU compute, or the pattern that explains it). Without a
- * computed path (a build without critpath.c) no critical_path_* finding may appear, and
- * launch_bound only with idle causes. */
+ * computed path (a build without critpath.c), or where the path's regions hold no GPU work
+ * (cpu_only: a path that is all CPU by construction), no critical_path_* finding may appear, and
+ * launch_bound only with idle causes. The list must name every trace of the folder. */
 static void shared_traces_top_finding_agrees(void **state)
 {
     (void)state;
@@ -633,6 +684,21 @@ static void shared_traces_top_finding_agrees(void **state)
     const char *dir = getenv("GP_SHARED_DIR");
     if (!dir || !gp_test_have_shared_traces())
         skip();
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s/traces", dir);
+    DIR *d = opendir(folder);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t len = strlen(de->d_name);
+        bool trace = (len > 8 && strcmp(de->d_name + len - 8, ".json.gz") == 0) ||
+                     strcmp(de->d_name, "multirank8_dlrm_v100") == 0;
+        bool listed = false;
+        for (size_t n = 0; n < sizeof names / sizeof *names; n++)
+            listed |= strcmp(de->d_name, names[n]) == 0;
+        if (trace && !listed)
+            fail_msg("%s/%s is not checked", folder, de->d_name);
+    }
+    closedir(d);
     for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/traces/%s", dir, names[n]);
@@ -659,8 +725,8 @@ static void shared_traces_top_finding_agrees(void **state)
                         by[c] += r->critical_paths[k].by_class[c];
                         total += r->critical_paths[k].by_class[c];
                     }
-            if (total <= 0)
-                continue;
+            if (total <= 0 || !gpu_work_in_paths(job->ranks[i], r))
+                continue; /* no path, or one over no GPU work (cpu_only): no cause */
             with_path++;
             int host = -1;
             for (int c = 0; c < GP_CP_COUNT; c++)
@@ -681,6 +747,7 @@ static void shared_traces_top_finding_agrees(void **state)
                     fail_msg("%s: launch_bound without idle causes", names[n]);
             }
         } else if (n_want) {
+            assert_true(a->n_findings > 0);
             bool ok = strcmp(a->findings[0].rule, "critical_path_sync") == 0;
             for (size_t k = 0; k < n_want; k++)
                 ok |= strcmp(a->findings[0].rule, want[k]) == 0;
@@ -737,6 +804,7 @@ int main(void)
         cmocka_unit_test(cause_unfused_attention),
         cmocka_unit_test(fused_attention_is_not_flagged),
         cmocka_unit_test(launch_bound_needs_idle_causes),
+        cmocka_unit_test(no_cause_without_gpu_work),
         cmocka_unit_test(shared_traces_top_finding_agrees),
         cmocka_unit_test(metric_words),
     };
