@@ -333,14 +333,19 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
     }
     free(ord);
     /* Busy figures are the analysis' activity figures (docs/analyses.md); when the caller has no
-     * analysis, one is made here: the timeline computes no statistics of its own. */
+     * analysis, one is made here: the timeline computes no statistics of its own. Out of memory
+     * there fails the timeline (a timeline without its busy figures would be a wrong result);
+     * another error only leaves them out. */
     gp_analysis *own = NULL;
     const gp_analysis *an = opts->analysis;
     if (s == GP_OK && !an) {
         gp_job job = {(gp_trace **)traces, n, false};
         gp_error err;
-        if (gp_analyze_job(&job, NULL, &own, &err) == GP_OK)
+        gp_status as = gp_analyze_job(&job, NULL, &own, &err);
+        if (as == GP_OK)
             an = own;
+        else if (as == GP_ENOMEM)
+            s = GP_ENOMEM;
     }
     if (s == GP_OK && an) {
         tl->busy_from_analysis = true;
