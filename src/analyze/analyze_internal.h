@@ -157,7 +157,8 @@ gp_priority gp__advise_priority(gp_ns gain, gp_ns base);
  * syncs (may be NULL) the blocking calls of the steps: their time beyond one per step moves out
  * of the path's CPU and launch time into the class "sync" (the host work that waited could have
  * overlapped the GPU). t (may be NULL) names the data-loading cause's top Python function (the
- * most self time inside the data-loading events). Nothing without a valid critical path. GP_ENOMEM.
+ * most self time inside the data-loading events). Nothing without a valid critical path, nor when
+ * t holds no kernel, copy or memset in the paths' regions (a profile, a CPU-only trace). GP_ENOMEM.
  * A test may hand it a rank analysis filled by hand. */
 struct gp_ops;
 struct gp__sync_sites;

@@ -12,7 +12,9 @@
  * Two findings at most: the largest class that is not GPU compute (rule critical_path_<class>,
  * when it holds >= 5 % of the path; ranked first when >= 15 %), and critical_path_gpu_compute_bound
  * when GPU compute is the largest class of all (ranked right after). A GPU-bound path is the goal
- * state: the finding that says what else holds the step comes first. */
+ * state: the finding that says what else holds the step comes first. None on a rank whose path
+ * regions hold no GPU work (an in-process profile, a CPU-only trace): such a path is all CPU by
+ * construction and says nothing the step's own time does not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +326,31 @@ static void move_syncs(cause_acc *c, const gp__sync_sites *syncs)
     }
 }
 
+/* True when a kernel, copy or memset of t overlaps one of r's valid critical-path regions (or t
+ * is NULL: nothing to check, the path decides). A path with no GPU work in its region (an
+ * in-process profile, a CPU-only trace) is 100 % cpu_bound by construction: it names no cause. */
+static bool gpu_work_in_regions(const gp_trace *t, const gp_rank_analysis *r)
+{
+    if (!t)
+        return true;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        if (tr->kind != GP_TRACK_GPU_STREAM)
+            continue;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const gp_event *e = &tr->events[i];
+            if (e->kind != GP_EV_KERNEL && e->kind != GP_EV_MEMCPY && e->kind != GP_EV_MEMSET)
+                continue;
+            for (size_t j = 0; j < r->n_critical_paths; j++) {
+                const gp_critical_path *p = &r->critical_paths[j];
+                if (p->valid && e->ts < p->end && gp__sat_add(e->ts, GP_MAX(e->dur, 1)) > p->start)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
 gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
                             const gp_trace *t, const struct gp_ops *ops,
                             const gp__sync_sites *syncs)
@@ -334,7 +361,7 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
     accumulate(c, r);
     move_syncs(c, syncs);
     gp_status st = GP_OK;
-    if (c->steps == 0 || c->total <= 0)
+    if (c->steps == 0 || c->total <= 0 || !gpu_work_in_regions(t, r))
         goto done;
     int host = -1; /* the largest class that is not GPU compute */
     for (int k = 0; k < C_N; k++)

@@ -115,7 +115,7 @@ static const char *class_words(const char *rule)
         {"critical_path_data_loading", "Data loading"},
         {"critical_path_gpu_compute_bound", "GPU compute"},
         {"critical_path_gpu_communication_bound", "Communication"},
-        {"critical_path_gpu_kernel_kernel_overhead", "Gaps between kernels"},
+        {"critical_path_gpu_kernel_kernel_overhead", "Idle time between kernels"},
         {"critical_path_gpu_kernel_launch_overhead", "Kernel launch overhead"},
         {"critical_path_sync", "Waiting on host synchronisations"},
     };

@@ -579,31 +579,46 @@ static void peak_memory_sources_and_window(void **state)
     gp_trace_free(t);
 }
 
-/* Findings: copy_heavy (a pageable copy, gain 10/2 = 5 us -> low), memory_peak (300/310 = 97 %
- * -> critical, gain 0). Sorted by gain. launch_bound (idle 63 %, host_wait 55 of 100 us idle)
- * does not fire: nothing says the host was launching (no idle causes, no critical path here;
- * tests/analyze/test_findings.c fills them by hand). Metrics are in base units. */
+/* Findings: the cause first, then by gain: copy_heavy (a pageable copy, gain 10/2 = 5 us -> low),
+ * memory_peak (300/310 = 97 % -> critical, gain 0). The cause, from the critical path of the whole
+ * trace [0, 160) us worked out by hand (default mode): cpu 0 -> 60 (up to L3's start: L1 5, L2 4,
+ * outer 29 of which aten::mm 10, the gaps 1 + 1 + 20), launch L3 60 -> K3 100 (40), K3 10, K4
+ * queued behind K3 (L4 at 105 < 110): kernel-kernel 110 -> 150 (40), K4 10. cpu 60 of 160 =
+ * 37.5 % is the largest class that is not GPU compute (launch 40, k-k 40): critical_path_cpu_bound,
+ * a cause, critical (>= 30 %), gain 60 us. (K1 -> K2 and K5 end at 45 and 40, nothing waits.)
+ * launch_bound (idle 63 %, host_wait 55 of 100 us idle) does not fire: the rank has a critical
+ * path. Metrics are in base units. */
 static void findings_rules(void **state)
 {
     gp_trace *t = synthetic_trace(10000, 0);
     gp_analysis *a = run(t, NULL);
-    if (a->ranks[0].n_critical_paths || a->ranks[0].n_idle_causes) {
-        gp_analysis_free(a); /* computed by this build: test_findings checks those */
+    if (!a->ranks[0].n_critical_paths) {
+        gp_analysis_free(a); /* a build without critpath.c: test_findings fills paths by hand */
         gp_trace_free(t);
         skip();
     }
-    assert_int_equal(a->n_findings, 2);
-    assert_string_equal(a->findings[0].rule, "copy_heavy");
-    assert_int_equal(a->findings[0].gain_ns, 5000);
-    assert_int_equal(a->findings[0].priority, GP_PRIO_LOW);
-    assert_string_equal(a->findings[0].evidence[0].name, "memcpy_time");
-    assert_float_equal(a->findings[0].evidence[0].value, 10000.0, 0);
-    assert_int_equal(a->findings[0].evidence[0].unit, GP_FU_NS);
-    assert_string_equal(a->findings[1].rule, "memory_peak");
-    assert_int_equal(a->findings[1].priority, GP_PRIO_CRITICAL);
+    const gp_critical_path *cp = &a->ranks[0].critical_paths[0];
+    assert_int_equal(cp->length, 160000);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 60000);
+    assert_int_equal(cp->by_class[GP_CP_KERNEL_KERNEL], 40000);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 40000);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 20000);
+    assert_int_equal(a->n_findings, 3);
+    assert_string_equal(a->findings[0].rule, "critical_path_cpu_bound");
+    assert_true(a->findings[0].cause);
+    assert_int_equal(a->findings[0].priority, GP_PRIO_CRITICAL);
+    assert_int_equal(a->findings[0].gain_ns, 60000);
+    assert_string_equal(a->findings[1].rule, "copy_heavy");
+    assert_int_equal(a->findings[1].gain_ns, 5000);
+    assert_int_equal(a->findings[1].priority, GP_PRIO_LOW);
+    assert_string_equal(a->findings[1].evidence[0].name, "memcpy_time");
+    assert_float_equal(a->findings[1].evidence[0].value, 10000.0, 0);
+    assert_int_equal(a->findings[1].evidence[0].unit, GP_FU_NS);
+    assert_string_equal(a->findings[2].rule, "memory_peak");
+    assert_int_equal(a->findings[2].priority, GP_PRIO_CRITICAL);
     double share = 0, peak = 0;
-    assert_true(gp_finding_metric(&a->findings[1], "peak_share", &share));
-    assert_true(gp_finding_metric(&a->findings[1], "peak_allocated", &peak));
+    assert_true(gp_finding_metric(&a->findings[2], "peak_share", &share));
+    assert_true(gp_finding_metric(&a->findings[2], "peak_allocated", &peak));
     assert_float_equal(share, 300.0 / 310.0, 1e-12);
     assert_float_equal(peak, 300.0, 0); /* bytes, not "GB" */
     gp_analysis_free(a);

@@ -494,6 +494,28 @@ static void default_launch_bound(void **state)
     gp_trace_free(t);
 }
 
+/* Clock skew: a kernel 0-100 whose launch call runs 2-3 (it starts 2 before its launch). The
+ * launch edge weighs -2, used as 0: cpu 0 -> 2, launch 0, the kernel 100: 102 over a 100 region.
+ * A valid path, no broken invariant (a Debug build aborted here on a hostile trace of
+ * test_analyze), and the classes still sum to its length. */
+static void default_kernel_before_its_launch(void **state)
+{
+    (void)state;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 2, 1, 1);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "early", 0, 100, 1, 7, NULL);
+    gp_analysis *a = run(t, NULL);
+    const gp_critical_path *cp = only_path(a);
+    assert_true(cp->valid);
+    assert_int_equal(class_sum(cp), cp->length);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 100 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 0);
+    assert_int_equal(cp->length, 102 * US);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* ProfilerStep#1 0-200: launches 10-12, 13-15, 16-18; kernels 20-80, 80-140, 141-190 (queued:
  * each previous kernel still ran when the next launch started); cudaStreamSynchronize 19-192.
  * Path: cpu 10, launch 10, compute 60 + 60 + 49, kernel-kernel 0 + 1, wake-up 2, 8 to the end:
@@ -629,6 +651,7 @@ int main(void)
         cmocka_unit_test(default_sync_bound),
         cmocka_unit_test(default_launch_bound),
         cmocka_unit_test(default_gpu_bound),
+        cmocka_unit_test(default_kernel_before_its_launch),
         cmocka_unit_test(default_steps_and_carried_work),
         cmocka_unit_test(default_annotation_instances),
     };

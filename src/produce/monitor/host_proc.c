@@ -135,9 +135,13 @@ static hp_slot *read_stat(gp_host_procs *hp, uint32_t pid, gp_ns now, gp_host_pr
     } else {
         char up[128];
         double uptime;
+        /* the age in whole ticks at least: a process younger than one tick (uptime and the
+         * start time are both in ticks) would otherwise have no CPU% at all */
         if (read_small(0, "uptime", up, sizeof up) > 0 && sscanf(up, "%lf", &uptime) == 1 &&
-            uptime > (double)start / (double)hz)
-            out->cpu_percent = 100.0 * (double)ticks / (double)hz / (uptime - (double)start / hz);
+            uptime >= (double)start / (double)hz) {
+            double age = GP_MAX(uptime - (double)start / (double)hz, 1.0 / (double)hz);
+            out->cpu_percent = 100.0 * (double)ticks / (double)hz / age;
+        }
     }
     if (s) {
         s->ticks = ticks;
