@@ -125,12 +125,16 @@ static gp_status read_lines(line_ctx *c, gp__input *in, const gp_compile_read_op
     gp_status st = GP_OK;
     for (;;) {
         if (have == cap) {
-            size_t ncap = cap * 2;
+            /* Doubling up to the limit exactly (a small input starts at its own size). */
+            size_t ncap = cap >= GP__CLOG_MAX_LINE ? cap + 1 : GP_MIN(cap * 2, GP__CLOG_MAX_LINE);
             char *nb = ncap <= GP__CLOG_MAX_LINE ? realloc(buf, ncap) : NULL;
             if (!nb) {
                 st = ncap > GP__CLOG_MAX_LINE
-                         ? gp_error_set(err, GP_ELIMIT, "%s: line %llu: longer than 1 GiB",
-                                        c->r->name, (unsigned long long)c->r->lineno + 1)
+                         ? gp_error_set(err, GP_ELIMIT,
+                                        "%s: line %llu (byte %llu): longer than %zu MiB, the "
+                                        "reader's limit",
+                                        c->r->name, (unsigned long long)c->r->lineno + 1,
+                                        (unsigned long long)base, GP__CLOG_MAX_LINE >> 20)
                          : gp_error_set(err, GP_ENOMEM, "out of memory");
                 break;
             }
