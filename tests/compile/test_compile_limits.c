@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -120,11 +121,75 @@ static void blank_line_bomb_streams(void **state)
     unlink(g.path);
 }
 
+/* ---- scaling: 10x the compile units costs at most 15x the time (a ratio, measured here) ---- */
+
+/* A log of n compile units (distinct frames, attempt 0 and 1, no function name: every unit is
+ * one that takes a name from its compile). */
+static char *units_log(size_t n, size_t *len)
+{
+    size_t cap = n * 2 * 160 + 1;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(s + at, cap - at,
+                               "%s{\"dynamo_start\": {\"stack\": []}, \"frame_id\": %zu, "
+                               "\"frame_compile_id\": 0, \"attempt\": %zu}\n",
+                               prefix, i / 2, i % 2);
+    *len = at;
+    return s;
+}
+
+static double read_seconds(const char *data, size_t len, size_t want_units)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    gp_compile_log *log = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_compile_log_read_buffer(data, len, "units.log", &log, &err), GP_OK);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    assert_int_equal(log->n_units, want_units);
+    gp_compile_log_free(log);
+    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+/* The best of three runs at each size. */
+static double best_of_3(size_t n)
+{
+    size_t len;
+    char *data = units_log(n, &len);
+    double best = 1e9;
+    for (int i = 0; i < 3; i++) {
+        double t = read_seconds(data, len, n);
+        best = t < best ? t : best;
+    }
+    free(data);
+    return best;
+}
+
+/* A quadratic cost gives a ratio near 100; a busy machine can push a linear one past 15 once,
+ * so a ratio over 15 is measured again (three times at most) before it fails. */
+static void units_scale_linearly(void **state)
+{
+    (void)state;
+    double small = 0, large = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        small = best_of_3(4000);
+        large = best_of_3(40000);
+        print_message("compile log read: 4,000 units %.4f s, 40,000 units %.4f s, ratio %.1f\n",
+                      small, large, large / small);
+        if (large <= 15 * small)
+            break;
+    }
+    assert_true(large <= 15 * small);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blank_line_bomb_streams),
         cmocka_unit_test(one_line_bomb_is_refused),
+        cmocka_unit_test(units_scale_linearly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
