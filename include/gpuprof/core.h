@@ -68,6 +68,15 @@ GP_EXTERN void gp_error_note(gp_error *err, const char *fmt, ...) GP_PRINTF(2, 3
  * everything else that failed at run time. */
 GP_EXTERN int gp_status_exit_code(gp_status status);
 
+/* Writes len bytes of data to path the way every gpuprof output is written: a regular file (or a
+ * new one) through a temporary file beside it, fsync and rename, so a reader sees the old file or
+ * the whole new one and a failed write (a full disk) leaves the old file and no temporary file; a
+ * symbolic link is written through (the link stays); a device, FIFO or Unix socket is written
+ * into, never replaced; "-" is standard output; a directory is refused. GP_EIO (GP_EINVAL: a
+ * directory, a link loop, a path too long) with err naming path on failure. For bindings (the
+ * Python package) that write files of their own. */
+GP_EXTERN gp_status gp_write_file(const char *path, const void *data, size_t len, gp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

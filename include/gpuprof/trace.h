@@ -125,7 +125,9 @@ typedef struct gp_track {
     size_t cap_events;
 } gp_track;
 
-/* Kind-specific fields of GPU work. Fields absent from the source are -1 (or 0 for floats). */
+/* Kind-specific fields of GPU work. Fields absent from the source are -1 (or +0.0 for floats; a
+ * float the source gave as 0 is -0.0, which compares equal to 0, so that writers tell the two
+ * apart: `convert` writes the zeros back). */
 typedef struct gp_gpu_info {
     int32_t device;
     int32_t context;

@@ -19,7 +19,6 @@ See docs/python.md for the whole API.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional
@@ -250,10 +249,7 @@ def compile_log(log=None, *, traces=(), top: int = 20, format: str = "dict", htm
         raise ValueError('format must be one of "dict", "json", "text"')
     if html is not None:
         page = _core.compile(log, core, top=top, format="html", title=title)
-        tmp = "%s.tmp%d" % (os.fspath(html), os.getpid())
-        with open(tmp, "w", encoding="utf-8") as f:  # whole or not at all, as the CLI writes
-            f.write(page)
-        os.replace(tmp, html)
+        _core.write_file(html, page)  # the CLI's writer: whole or not at all, devices written into
     out = _core.compile(log, core, top=top, format=format, title=title)
     return Result(out, "compile") if format == "dict" else out
 

@@ -159,8 +159,9 @@ class Comparison:
         return self.doc
 
     def export_json(self, path) -> None:
-        with open(path, "w") as f:
-            json.dump(self.doc, f, indent=2)
+        """Writes the document (``gpuprof diff --json``'s) to path as the CLI writes its outputs
+        (whole or not at all; a device, FIFO or link is written into or through)."""
+        _core.write_file(path, json.dumps(self.doc, indent=2))
 
 
 def compare_profiling_runs(baseline, current, significance_threshold: float = 5.0,
@@ -249,5 +250,5 @@ class ProfilerOptimizer:
             out.write("[CRITICAL] %s: %s\n" % (s.type, s.description))
 
     def export_suggestions(self, path) -> None:
-        with open(path, "w") as f:
-            json.dump([asdict(s) for s in self.suggestions], f, indent=2)
+        """Writes the suggestions as a JSON list to path, as export_json writes."""
+        _core.write_file(path, json.dumps([asdict(s) for s in self.suggestions], indent=2))

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch as _torch
 
-from . import Result, Trace, read
+from . import Result, Trace, _core, read
 
 __all__ = ["profile", "profile_function", "compare_sessions", "ProfileSession", "KernelInfo",
            "kineto_available"]
@@ -146,13 +146,24 @@ def profile(name: str = "session", output_dir=None, record_shapes: bool = True,
         if _cuda():
             _torch.cuda.synchronize()
     wall = time.perf_counter_ns() - t0
-    prof.export_chrome_trace(str(path))
+    _export_atomically(prof, path)
     session._finish(path, wall)
     if _cuda():
         session.peak_memory_mb = max(session.peak_memory_mb,
                                      _torch.cuda.max_memory_allocated() / 2**20)
         session.allocated_memory_mb = _torch.cuda.memory_allocated() / 2**20
         session.reserved_memory_mb = _torch.cuda.memory_reserved() / 2**20
+
+
+def _export_atomically(prof: Any, path: Path) -> None:
+    """torch's export_chrome_trace into a private temporary folder, then into path through the C
+    library's writer (whole or not at all; a device, FIFO or link is written into or through),
+    so that an interrupted or failed export never leaves a partial trace at path."""
+    with tempfile.TemporaryDirectory(prefix="gpuprof-export-") as tmp:
+        staged = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(staged)
+        with open(staged, "rb") as f:
+            _core.write_file(path, f.read())
 
 
 def profile_function(fn: Callable, *args: Any, warmup: int = 5, iterations: int = 20,

@@ -112,8 +112,51 @@ static PyObject *py_version(PyObject *self, PyObject *noargs)
     return PyUnicode_FromString(GP_VERSION_STRING);
 }
 
+/* write_file(path, data): data (str, written as UTF-8, or a bytes-like object) into path through
+ * gp_write_file, the CLI's writer (atomic for regular files; devices, FIFOs and sockets written
+ * into; links written through). The GIL is released while it writes (a FIFO waits for its reader).
+ * None, or NULL with gpuprof.FileError (or the subclass of the status) naming path. */
+static PyObject *py_write_file(PyObject *self, PyObject *args)
+{
+    PyObject *pathobj, *data;
+    if (!PyArg_ParseTuple(args, "OO:write_file", &pathobj, &data))
+        return NULL;
+    PyObject *path = gpy_fspath(pathobj);
+    if (!path)
+        return NULL;
+    Py_buffer view = {0};
+    const char *bytes;
+    Py_ssize_t len;
+    if (PyUnicode_Check(data)) {
+        bytes = PyUnicode_AsUTF8AndSize(data, &len);
+    } else if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) == 0) {
+        bytes = view.buf;
+        len = view.len;
+    } else {
+        bytes = NULL;
+    }
+    if (!bytes) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    gp_error err = {0};
+    gp_status st;
+    Py_BEGIN_ALLOW_THREADS;
+    st = gp_write_file(PyBytes_AS_STRING(path), bytes, (size_t)len, &err);
+    Py_END_ALLOW_THREADS;
+    if (view.obj)
+        PyBuffer_Release(&view);
+    Py_DECREF(path);
+    if (st != GP_OK)
+        return gpy_raise(st, &err, "write_file");
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"version", py_version, METH_NOARGS, "version() -> str: the C library's version."},
+    {"write_file", py_write_file, METH_VARARGS,
+     "write_file(path, data): writes str (UTF-8) or bytes to path as the CLI writes its outputs: "
+     "atomically for a regular file, into a device, FIFO or socket, through a symbolic link."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -344,3 +344,10 @@ gp_status gp__write_file_atomic(const char *path, const void *data, size_t len, 
     }
     return gp__afile_commit(&f, err);
 }
+
+gp_status gp_write_file(const char *path, const void *data, size_t len, gp_error *err)
+{
+    if (!path || (len && !data))
+        return gp_error_set(err, GP_EINVAL, "gp_write_file: no path or no data");
+    return gp__write_file_atomic(path, data, len, err);
+}

@@ -7,6 +7,8 @@
  * Times are µs with exactly three decimals relative to baseTimeNanoseconds, written from int64 ns
  * without floating point. */
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +61,41 @@ static void kv_str_if(gp__jw *w, const gp_trace *t, const char *k, gp_strid id)
         gp__jw_kv_str(w, k, gp_trace_str(t, id));
 }
 
+/* A float arg of the reader: absent is +0.0, a 0 of the source -0.0 (written as 0). */
+static bool float_present(double v)
+{
+    return v != 0 || signbit(v);
+}
+
 static void kv_float_if(gp__jw *w, const char *k, double v)
 {
-    if (v != 0)
-        gp__jw_kv_double(w, k, v);
+    if (float_present(v))
+        gp__jw_kv_double(w, k, v == 0 ? 0.0 : v);
+}
+
+/* A float field (stored in 32 bits) as Kineto writes it, 6 decimals (trailing zeros dropped),
+ * when that reads back to the same float, else with the fewest digits that do: Kineto's
+ * "47.515152" stays 47.515152 (not the float's 47.515151977539062) and read -> write -> read is
+ * exact (issue 38 defect 5). */
+static void kv_f32_if(gp__jw *w, const char *k, float v)
+{
+    if (!float_present(v))
+        return;
+    double d = v == 0 ? 0.0 : (double)v;
+    char tmp[64];
+    int n = 0;
+    if (fabs(d) < 1e9) {
+        n = snprintf(tmp, sizeof tmp, "%.6f", d);
+        while (tmp[n - 1] == '0')
+            n--;
+        if (tmp[n - 1] == '.')
+            n--;
+        tmp[n] = '\0';
+    }
+    for (int prec = 6; prec <= 9 && (n == 0 || (float)strtod(tmp, NULL) != v); prec++)
+        n = snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+    gp__jw_key(w, k);
+    gp__jw_raw(w, tmp, (size_t)n);
 }
 
 static void dim3(gp__jw *w, const char *k, const int32_t d[3])
@@ -145,11 +178,11 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool cr
         kv_int_if(w, "queued", g->queued);
         kv_int_if(w, "registers per thread", g->registers_per_thread);
         kv_int_if(w, "shared memory", g->shared_memory);
-        kv_float_if(w, "blocks per SM", g->blocks_per_sm);
-        kv_float_if(w, "warps per SM", g->warps_per_sm);
+        kv_f32_if(w, "blocks per SM", g->blocks_per_sm);
+        kv_f32_if(w, "warps per SM", g->warps_per_sm);
         dim3(w, "grid", g->grid);
         dim3(w, "block", g->block);
-        kv_float_if(w, "est. achieved occupancy %", g->occupancy_pct);
+        kv_f32_if(w, "est. achieved occupancy %", g->occupancy_pct);
         kv_int_if(w, "bytes", g->bytes);
         kv_float_if(w, "memory bandwidth (GB/s)", g->bandwidth_gbps);
         kv_int_if(w, "graph id", g->graph_id);

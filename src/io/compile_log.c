@@ -125,12 +125,16 @@ static gp_status read_lines(line_ctx *c, gp__input *in, const gp_compile_read_op
     gp_status st = GP_OK;
     for (;;) {
         if (have == cap) {
-            size_t ncap = cap * 2;
+            /* Doubling up to the limit exactly (a small input starts at its own size). */
+            size_t ncap = cap >= GP__CLOG_MAX_LINE ? cap + 1 : GP_MIN(cap * 2, GP__CLOG_MAX_LINE);
             char *nb = ncap <= GP__CLOG_MAX_LINE ? realloc(buf, ncap) : NULL;
             if (!nb) {
                 st = ncap > GP__CLOG_MAX_LINE
-                         ? gp_error_set(err, GP_ELIMIT, "%s: line %llu: longer than 1 GiB",
-                                        c->r->name, (unsigned long long)c->r->lineno + 1)
+                         ? gp_error_set(err, GP_ELIMIT,
+                                        "%s: line %llu (byte %llu): longer than %zu MiB, the "
+                                        "reader's limit",
+                                        c->r->name, (unsigned long long)c->r->lineno + 1,
+                                        (unsigned long long)base, GP__CLOG_MAX_LINE >> 20)
                          : gp_error_set(err, GP_ENOMEM, "out of memory");
                 break;
             }
@@ -291,49 +295,114 @@ static gp_status list_dir(const char *path, char ***names, size_t *n, uint64_t *
     return st;
 }
 
-/* Files without a rank get the lowest numbers no other file has, in file order. */
-static void assign_ranks(gp_compile_log *log)
+static int cmp_i32(const void *a, const void *b)
 {
-    int32_t next = 0;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Files without a rank get the lowest numbers no other file has, in file order: the ranks taken,
+ * sorted, are walked once (a scan of every file per candidate was quadratic in the files). */
+static gp_status assign_ranks(gp_compile_log *log)
+{
+    int32_t *taken = malloc((log->n_files ? log->n_files : 1) * sizeof *taken);
+    if (!taken)
+        return GP_ENOMEM;
+    size_t n_taken = 0, p = 0;
+    bool any_missing = false;
     for (size_t i = 0; i < log->n_files; i++) {
+        if (log->files[i].rank >= 0)
+            taken[n_taken++] = log->files[i].rank;
+        else
+            any_missing = true;
+    }
+    gp__msort(taken, n_taken, sizeof *taken, cmp_i32);
+    int32_t next = 0;
+    for (size_t i = 0; i < log->n_files && any_missing; i++) {
         gp_compile_file *f = &log->files[i];
         if (f->rank >= 0)
             continue;
-        for (bool taken = true; taken; next++) {
-            taken = false;
-            for (size_t j = 0; j < log->n_files && !taken; j++)
-                taken = log->files[j].rank == next;
+        for (;;) { /* the lowest rank >= next that is not taken */
+            while (p < n_taken && taken[p] < next)
+                p++;
+            if (p == n_taken || taken[p] != next)
+                break;
+            next++;
         }
-        f->rank = next - 1;
-        for (size_t u = 0; u < log->n_units; u++)
-            if (log->units[u].file == i)
-                log->units[u].rank = f->rank;
+        f->rank = next++;
     }
+    free(taken);
+    if (any_missing)
+        for (size_t u = 0; u < log->n_units; u++)
+            log->units[u].rank = log->files[log->units[u].file].rank;
+    return GP_OK;
+}
+
+/* The units cmp_compile sorts indices of (gp__msort takes no context; reads may run on several
+ * threads). */
+static _Thread_local const gp_compile_unit *share_units;
+
+/* Same compile: file, frame, frame compile and compiled autograd id (attempts differ). */
+static bool same_compile(const gp_compile_unit *x, const gp_compile_unit *y)
+{
+    return x->file == y->file && x->frame_id == y->frame_id &&
+           x->frame_compile_id == y->frame_compile_id &&
+           x->compiled_autograd_id == y->compiled_autograd_id;
+}
+
+/* Order of unit indices by compile, then index. */
+static int cmp_compile(const void *a, const void *b)
+{
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const gp_compile_unit *x = &share_units[i], *y = &share_units[j];
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    if (x->frame_id != y->frame_id)
+        return x->frame_id < y->frame_id ? -1 : 1;
+    if (x->frame_compile_id != y->frame_compile_id)
+        return x->frame_compile_id < y->frame_compile_id ? -1 : 1;
+    if (x->compiled_autograd_id != y->compiled_autograd_id)
+        return x->compiled_autograd_id < y->compiled_autograd_id ? -1 : 1;
+    return (i > j) - (i < j);
 }
 
 /* Attempts of one compile share its function: records of attempt 0 (dynamo_start, graphs) come
- * before a restart, compilation_metrics often only for the last attempt. */
-static void share_names(gp_compile_log *log)
+ * before a restart, compilation_metrics often only for the last attempt. A unit without a name
+ * takes that of the first unit (in log order) of its compile that has one. The units are sorted
+ * by compile once (a scan of every unit per unnamed unit was quadratic in the units). */
+static gp_status share_names(gp_compile_log *log)
 {
-    for (size_t i = 0; i < log->n_units; i++) {
-        gp_compile_unit *u = &log->units[i];
-        for (size_t k = 0; k < log->n_units && !u->co_name[0]; k++) {
-            const gp_compile_unit *o = &log->units[k];
-            if (o->co_name[0] && o->file == u->file && o->frame_id == u->frame_id &&
-                o->frame_compile_id == u->frame_compile_id &&
-                o->compiled_autograd_id == u->compiled_autograd_id) {
-                u->co_name = o->co_name;
-                u->co_filename = o->co_filename;
-                u->co_firstlineno = o->co_firstlineno;
+    size_t n = log->n_units;
+    uint32_t *ix = malloc((n ? n : 1) * sizeof *ix);
+    if (!ix)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (uint32_t)i;
+    share_units = log->units;
+    gp__msort(ix, n, sizeof *ix, cmp_compile);
+    share_units = NULL;
+    for (size_t g = 0, e; g < n; g = e) {
+        const gp_compile_unit *named = NULL;
+        for (e = g; e < n && same_compile(&log->units[ix[g]], &log->units[ix[e]]); e++)
+            if (!named && log->units[ix[e]].co_name[0])
+                named = &log->units[ix[e]];
+        for (size_t k = g; named && k < e; k++) {
+            gp_compile_unit *u = &log->units[ix[k]];
+            if (!u->co_name[0]) {
+                u->co_name = named->co_name;
+                u->co_filename = named->co_filename;
+                u->co_firstlineno = named->co_firstlineno;
             }
         }
     }
+    free(ix);
+    return GP_OK;
 }
 
-static void finish_log(gp_compile_log *log)
+static gp_status finish_log(gp_compile_log *log)
 {
-    assign_ranks(log);
-    share_names(log);
+    if (assign_ranks(log) != GP_OK || share_names(log) != GP_OK)
+        return GP_ENOMEM;
     bool compiled = false;
     for (size_t i = 0; i < log->n_units && !compiled; i++)
         compiled = log->units[i].has_start || log->units[i].has_metrics;
@@ -341,6 +410,7 @@ static void finish_log(gp_compile_log *log)
     log->is_export = x->exported_programs > 0 ||
                      (!compiled && (x->guards_added || x->unbacked_symbols || x->data_dependent ||
                                     x->missing_fake_kernel || x->mismatched_fake_kernel));
+    return GP_OK;
 }
 
 gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts,
@@ -382,7 +452,10 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
         gp_compile_log_free(log);
         return st;
     }
-    finish_log(log);
+    if (finish_log(log) != GP_OK) {
+        gp_compile_log_free(log);
+        return gp_error_set(err, GP_ENOMEM, "out of memory");
+    }
     *out = log;
     return GP_OK;
 }
@@ -405,7 +478,10 @@ gp_status gp_compile_log_read_buffer(const char *data, size_t len, const char *n
         gp_compile_log_free(log);
         return st;
     }
-    finish_log(log);
+    if (finish_log(log) != GP_OK) {
+        gp_compile_log_free(log);
+        return gp_error_set(err, GP_ENOMEM, "out of memory");
+    }
     *out = log;
     return GP_OK;
 }

@@ -18,8 +18,11 @@
 #define GP__CLOG_CAPTURE_MAX (1u << 20)
 /* Warnings kept in the log (all are counted). */
 #define GP__CLOG_MAX_WARNINGS 100
-/* The longest line the reader holds. */
-#define GP__CLOG_MAX_LINE ((size_t)1 << 30)
+/* The longest line the reader holds: the trace reader's element limit (GP__READ_MAX_ELEMENT,
+ * 64 MiB; the longest line of the shared logs is 31 KB), so that a gzip bomb of one huge line
+ * fails with GP_ELIMIT after holding at most 64 MiB (issue 38). Payloads are not held: they
+ * stream by line, and only their captured part (GP__CLOG_CAPTURE_MAX) is kept. */
+#define GP__CLOG_MAX_LINE ((size_t)64 << 20)
 
 /* What the reader does with the payload lines of the current record. */
 typedef enum gp__clog_capture {

@@ -193,10 +193,13 @@ static uint32_t unit_of(gp__clog_reader *r, json_t *root, gp_status *st)
     gp_compile_log *log = L(r);
     int64_t key = unit_key(r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca);
     uint64_t idx;
-    if (gp__imap_get(&r->unit_index, key, &idx) &&
-        unit_is(&log->units[idx], r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca))
+    bool hit = gp__imap_get(&r->unit_index, key, &idx);
+    if (hit && unit_is(&log->units[idx], r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca))
         return (uint32_t)idx;
-    for (size_t i = log->n_units; i > 0; i--) { /* a hash collision: look it up */
+    /* A miss is a new unit (a unit's key is in the index); only a key that names another unit (a
+     * collision of unit_key) looks through the file's units: a scan per new unit was quadratic
+     * in the units (issue 38). */
+    for (size_t i = hit ? log->n_units : 0; i > 0; i--) {
         if (log->units[i - 1].file != r->file)
             break;
         if (unit_is(&log->units[i - 1], r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca))

@@ -4,6 +4,8 @@
  *
  * The known keys are one table (arg_keys), sorted by length: a key is compared only with the known
  * keys of its length. Any other member is skipped (validated, not kept). */
+#include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -150,8 +152,21 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
         p = gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
         *(bool *)has = ok;
         return p;
-    case ARG_DOUBLE:
-        return gp__json_dbl_or_skip(r, p, (double *)(void *)at);
+    case ARG_DOUBLE: {
+        /* A number read: a 0 is kept as -0.0 (equal to 0 everywhere; +0.0 is "absent"), so that
+         * the writer writes it back; beyond the range of a double, +-DBL_MAX. Anything else is
+         * skipped and leaves the field as it was. */
+        double *d = (double *)(void *)at, prev = *d;
+        *d = NAN;
+        p = gp__json_dbl_or_skip(r, p, d);
+        if (isnan(*d))
+            *d = prev;
+        else if (*d == 0)
+            *d = -0.0;
+        else if (!isfinite(*d))
+            *d = copysign(DBL_MAX, *d);
+        return p;
+    }
     case ARG_STRING:
         return gp__json_str_or_skip(r, p, (const char **)(void *)at, (size_t *)(void *)has);
     case ARG_DIM3:

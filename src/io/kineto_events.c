@@ -400,9 +400,9 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
     memcpy(gi.block, f->block, sizeof gi.block);
     gi.registers_per_thread = i32_sat(f->regs);
     gi.shared_memory = i32_sat(f->smem);
-    gi.blocks_per_sm = (float)f->bps;
-    gi.warps_per_sm = (float)f->wps;
-    gi.occupancy_pct = (float)f->occ;
+    gi.blocks_per_sm = f32_sat(f->bps);
+    gi.warps_per_sm = f32_sat(f->wps);
+    gi.occupancy_pct = f32_sat(f->occ);
     gi.queued = i32_sat(f->queued);
     gi.bytes = f->bytes;
     gi.bandwidth_gbps = f->bw;

@@ -9,6 +9,7 @@
 #ifndef GP_IO_KINETO_READER_H
 #define GP_IO_KINETO_READER_H
 
+#include <float.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +44,14 @@ enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };
 static inline int32_t i32_sat(int64_t v)
 {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+/* A double arg into a float field, saturating at +-FLT_MAX (a cast of an out-of-range value
+ * would give an infinity, which the writer cannot write back: issue 38 defect 5). The sign of a
+ * zero is kept (a present 0 is -0.0, see read_known_arg). */
+static inline float f32_sat(double v)
+{
+    return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v;
 }
 
 /* A time committed by the reader, with the input offset of its element and its kind ("an

@@ -2,6 +2,7 @@
  * details that carry no meaning. GP_EVF_DUR_CLAMPED is provenance (the source had a negative
  * duration) and is not compared. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +29,22 @@ static bool str_eq(const gp_trace *a, gp_strid x, const gp_trace *b, gp_strid y)
     return strcmp(gp_trace_str(a, x), gp_trace_str(b, y)) == 0;
 }
 
+/* Equal, and a zero of the same sign: +0.0 is an absent float arg, -0.0 a 0 of the source. */
+static bool same(double x, double y)
+{
+    return x == y && signbit(x) == signbit(y);
+}
+
 static bool gpu_eq(const gp_trace *a, const gp_gpu_info *x, const gp_trace *b, const gp_gpu_info *y)
 {
     return x->device == y->device && x->context == y->context && x->stream == y->stream &&
            memcmp(x->grid, y->grid, sizeof x->grid) == 0 &&
            memcmp(x->block, y->block, sizeof x->block) == 0 &&
            x->registers_per_thread == y->registers_per_thread &&
-           x->shared_memory == y->shared_memory && x->blocks_per_sm == y->blocks_per_sm &&
-           x->warps_per_sm == y->warps_per_sm && x->occupancy_pct == y->occupancy_pct &&
+           x->shared_memory == y->shared_memory && same(x->blocks_per_sm, y->blocks_per_sm) &&
+           same(x->warps_per_sm, y->warps_per_sm) && same(x->occupancy_pct, y->occupancy_pct) &&
            x->queued == y->queued && x->bytes == y->bytes &&
-           x->bandwidth_gbps == y->bandwidth_gbps && x->graph_id == y->graph_id &&
+           same(x->bandwidth_gbps, y->bandwidth_gbps) && x->graph_id == y->graph_id &&
            x->graph_node_id == y->graph_node_id && str_eq(a, x->sync_kind, b, y->sync_kind) &&
            x->wait_on_stream == y->wait_on_stream &&
            x->wait_on_event_corr == y->wait_on_event_corr &&

@@ -140,6 +140,8 @@ static void free_priv(gp_trace *t)
         return;
     free(p->track_slots);
     free(p->flow_points);
+    if (p->meta_indexed)
+        gp__imap_free(&p->meta_index);
     free(p);
     t->priv = NULL;
 }
@@ -362,6 +364,23 @@ gp_status gp_trace_add_op_shapes(gp_trace *t, const gp_op_shapes *s)
     return GP_OK;
 }
 
+/* Members from which gp_trace_set_meta looks keys up in an index rather than scanning. */
+#define META_INDEX_FROM 16
+
+/* Builds the meta index of a trace with enough members (false: out of memory). */
+static bool meta_index_build(gp_trace *t, gp__trace_priv *p)
+{
+    if (gp__imap_init(&p->meta_index, t->n_meta * 2) != GP_OK)
+        return false;
+    for (size_t i = 0; i < t->n_meta; i++)
+        if (gp__imap_put(&p->meta_index, t->meta[i].key, i) != GP_OK) {
+            gp__imap_free(&p->meta_index);
+            return false;
+        }
+    p->meta_indexed = true;
+    return true;
+}
+
 gp_status gp_trace_set_meta(gp_trace *t, const char *key, const char *value_json)
 {
     gp_strid k, v;
@@ -370,16 +389,31 @@ gp_status gp_trace_set_meta(gp_trace *t, const char *key, const char *value_json
         s = gp_trace_intern(t, value_json, strlen(value_json), &v);
     if (s != GP_OK)
         return s;
-    for (size_t i = 0; i < t->n_meta; i++)
-        if (t->meta[i].key == k) {
+    gp__trace_priv *p = t->priv;
+    if (p && !p->meta_indexed && t->n_meta >= META_INDEX_FROM && !meta_index_build(t, p))
+        return GP_ENOMEM;
+    if (p && p->meta_indexed) {
+        uint64_t i;
+        if (gp__imap_get(&p->meta_index, k, &i)) {
             t->meta[i].value_json = v;
             return GP_OK;
         }
+    } else {
+        for (size_t i = 0; i < t->n_meta; i++)
+            if (t->meta[i].key == k) {
+                t->meta[i].value_json = v;
+                return GP_OK;
+            }
+    }
     gp_meta *m = GP_PUSH(t->meta, t->n_meta, t->cap_meta);
     if (!m)
         return GP_ENOMEM;
     m->key = k;
     m->value_json = v;
+    if (p && p->meta_indexed && gp__imap_put(&p->meta_index, k, t->n_meta - 1) != GP_OK) {
+        t->n_meta--;
+        return GP_ENOMEM;
+    }
     return GP_OK;
 }
 

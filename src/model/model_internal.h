@@ -27,6 +27,10 @@ typedef struct gp__trace_priv {
     gp__flow_point *flow_points;
     size_t n_flow_points, cap_flow_points;
     bool sorted;
+    /* meta key (strid) -> index into t->meta, built by gp_trace_set_meta once there are
+     * META_INDEX_FROM members (a scan per member was quadratic in the members, issue 38). */
+    gp__imap meta_index;
+    bool meta_indexed;
 } gp__trace_priv;
 
 /* Stable sort by (ts, longer first). */

@@ -31,6 +31,12 @@ has "$out/stderr" "bad.log: line 21: invalid JSON" "corrupt line warning"
 has "$out/stdout" "compiles 1" "the rest of a log with a corrupt line"
 check 0 "corrupt line, quiet" -- "$gp" compile -q "$out/bad.log"
 [ -s "$out/stderr" ] && { echo "FAIL: -q still warns" >&2; fails=$((fails + 1)); }
+# A gzip bomb (one 80 MiB line in ~80 KB, issue 38): an input-limit error, exit 2, file and line.
+{ printf 'V1206 15:18:20.253000 1 x.py:1] {"str": ["'
+  head -c 83886080 /dev/zero | tr '\0' a
+  printf '", 0]}\n'; } | gzip -1 >"$out/bomb.log.gz"
+check 2 "one-line gzip bomb" -- "$gp" compile "$out/bomb.log.gz"
+has "$out/stderr" "bomb.log.gz: line 1 (byte 0): longer than 64 MiB" "bomb message: file and line"
 # The HTML report.
 check 0 "html" -- "$gp" compile --html "$out/r.html" --title "T<1>" "$logs/multi_rank_logs"
 has "$out/r.html" "<title>T&lt;1&gt;</title>" "escaped title"

@@ -103,6 +103,13 @@ static void run_free(run *r)
     gp_compile_log_free(r->log);
 }
 
+/* The exit code of a failed read: an input over a reader's limit (a line or an element too long,
+ * a gzip bomb) is an input error like a malformed one, 2 (issue 38 defect 6). */
+static int read_exit_code(gp_status st)
+{
+    return st == GP_ELIMIT ? 2 : gp_status_exit_code(st);
+}
+
 /* Reads and analyses everything asked for; the exit code on failure, else -1. */
 static int load(run *r, const char *log_path, const compile_args *a, const gp__cli_common *o)
 {
@@ -113,7 +120,7 @@ static int load(run *r, const char *log_path, const compile_args *a, const gp__c
         gp_status st = gp_compile_log_read(log_path, &ro, &r->log, &err);
         if (st != GP_OK) {
             gp__cli_error("compile", "%s", err.msg);
-            return gp_status_exit_code(st);
+            return read_exit_code(st);
         }
         warn_log(r->log, o->quiet);
         if (gp_compile_analyze(r->log, &r->an) != GP_OK) {
@@ -129,7 +136,7 @@ static int load(run *r, const char *log_path, const compile_args *a, const gp__c
         gp_status st = gp_trace_read(a->traces[i], &rd, &r->traces[i], &err);
         if (st != GP_OK) {
             gp__cli_error("compile", "%s", err.msg);
-            return gp_status_exit_code(st);
+            return read_exit_code(st);
         }
         if (gp_compile_trace_analyze(r->traces[i], &r->ct[i]) != GP_OK) {
             gp__cli_error("compile", "out of memory");
