@@ -377,6 +377,76 @@ static gp_status infer_syncs(const gp__cprank *k, gp__cpgraph *g)
     return GP_OK;
 }
 
+/* Default mode: how soon after the end of GPU work on another stream of its device a kernel must
+ * start for that work to count as what it waited for (a cross-stream event wait), in ns. */
+#define XWAIT_SLACK_NS 5000
+
+typedef struct xw_key {
+    int64_t dev, e;
+    uint32_t ev;
+} xw_key;
+
+static int cmp_xw_key(const xw_key *a, const xw_key *b)
+{
+    GP_CMP_KEY(a->dev, b->dev);
+    GP_CMP_KEY(a->e, b->e);
+    return GP_CMP(a->ev, b->ev);
+}
+GP__DEFINE_MERGE_SORT(sort_xw_keys, xw_key, cmp_xw_key)
+
+/* The device of a lane (its key is stream * 4096 + device). */
+static int64_t lane_device(const gp__cprank *k, int32_t lane)
+{
+    int64_t key = k->lanes[lane];
+    return ((key % 4096) + 4096) % 4096;
+}
+
+/* Default mode, cross-stream waits: for each launched GPU event, the GPU work of another stream of
+ * the same device that started before it and ended last at most XWAIT_SLACK_NS before its start
+ * (wait_src; gpu_edges takes it only when the launch and the stream's own queue do not explain
+ * the start). A cudaStreamWaitEvent's recorded work ends so; the traces name neither the event's
+ * stream nor, without cuda_sync rows, the record (docs/analyses.md, "Critical path"). GP_ENOMEM. */
+static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
+{
+    xw_key *keys = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*keys));
+    if (!keys)
+        return GP_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_evs; i++)
+        if ((g->evs[i].flags & (GP__CPE_GPU | GP__CPE_NODE)) == (GP__CPE_GPU | GP__CPE_NODE))
+            keys[n++] = (xw_key){lane_device(k, g->evs[i].thread), g->evs[i].e, (uint32_t)i};
+    if (!sort_xw_keys(keys, n)) {
+        free(keys);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < g->n_evs; i++) {
+        gp__cpev *c = &g->evs[i];
+        if ((c->flags & (GP__CPE_GPU | GP__CPE_NODE)) != (GP__CPE_GPU | GP__CPE_NODE) ||
+            c->launcher < 0)
+            continue;
+        xw_key x = {lane_device(k, c->thread), c->s, UINT32_MAX};
+        size_t lo = 0, hi = n; /* the first key after (device, start) */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_xw_key(&keys[mid], &x) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t j = lo, seen = 0; j-- > 0 && seen < 16; seen++) {
+            if (keys[j].dev != x.dev || keys[j].e < c->s - XWAIT_SLACK_NS)
+                break;
+            const gp__cpev *w = &g->evs[keys[j].ev];
+            if (w->thread != c->thread && w->s < c->s) {
+                c->wait_src = (int32_t)keys[j].ev;
+                break;
+            }
+        }
+    }
+    free(keys);
+    return GP_OK;
+}
+
 /* The graph of the region whose CPU events start in [ulo, uhi] (units), with its longest path.
  * GP_EINVAL: the graph has a cycle. */
 static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
@@ -392,6 +462,8 @@ static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp_
         st = region_carried(k, ulo, uhi, g);
     if (st == GP_OK && !k->hta)
         st = infer_syncs(k, g);
+    if (st == GP_OK && !k->hta)
+        st = infer_xwaits(k, g);
     g->origin = ulo;
     for (size_t i = 0; ulo == INT64_MIN && i < g->n_evs; i++)
         g->origin = i == 0 ? g->evs[i].s : GP_MIN(g->origin, g->evs[i].s);

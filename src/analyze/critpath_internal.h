@@ -40,7 +40,8 @@ typedef struct gp__cpev {
     uint32_t ns, ne; /* node ids, UINT32_MAX without nodes */
     /* HTA mode: the GPU event an Event Sync row, or a kernel behind a Stream Wait Event, waits
      * for (the recorded event's work); an index of the rank's templates, then of the region;
-     * -1 */
+     * default mode: the region's GPU work on another stream of the device that a kernel may have
+     * waited for (critpath.c, infer_xwaits); -1 */
     int32_t wait_src;
     uint16_t flags; /* GP__CPE_* */
 } gp__cpev;

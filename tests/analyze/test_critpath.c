@@ -615,6 +615,64 @@ static void default_annotation_instances(void **state)
     gp_trace_free(t);
 }
 
+/* A cross-stream event wait (docs/analyses.md, "Critical path"): ProfilerStep#1 0-200 on one
+ * thread: cudaLaunchKernel 10-15 -> ncclKernel_AllReduce on stream 84 at 20 until nccl_end,
+ * cudaStreamWaitEvent 16-17, cudaLaunchKernel 18-23 -> gemm on stream 7 at 152-172 (the wait
+ * held it), cudaStreamSynchronize 24-180, CPU until 200.
+ * nccl_end 150 (gemm starts 2 us after it): the gemm waited for the collective. Path: cpu 0-10,
+ * launch 10 -> 20 (10), comm 20-150 (130) + the wait's 2 us (charged to the collective), compute
+ * 152-172 (20), wake-up 172 -> 180 (8, cpu), cpu 180-200 (20): cpu 38, launch 10, comm 132,
+ * compute 20. Without the wait edge it would be cpu 0-18, launch 18 -> 152 (134): cpu 46,
+ * launch 134, compute 20.
+ * nccl_end 100 (52 us before the gemm): nothing ended just before it, no wait is inferred: cpu 46,
+ * launch 134, compute 20, and the collective is off the path. */
+static gp_analysis *xwait_trace(double nccl_end, gp_trace **out)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    uint32_t s84;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 84, &s84), GP_OK);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 5, 1);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamWaitEvent", 16, 1, 2);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 18, 5, 3);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 24, 156, 0);
+    gpu_ev(t, s84, GP_EV_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, nccl_end - 20, 1, 84,
+           NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "gemm", 152, 20, 3, 7, NULL);
+    *out = t;
+    return run(t, NULL);
+}
+
+static void default_cross_stream_wait(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    gp_analysis *a = xwait_trace(150, &t);
+    const gp_critical_path *cp = only_path(a);
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 200 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 38 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 10 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMM], 132 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 20 * US);
+    assert_true(on_path(cp, t, "ncclKernel_AllReduce_RING_LL_Sum_float") && on_path(cp, t, "gemm"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+
+    a = xwait_trace(100, &t);
+    cp = only_path(a);
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 200 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], 46 * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], 134 * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMM], 0);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 20 * US);
+    assert_false(on_path(cp, t, "ncclKernel_AllReduce_RING_LL_Sum_float"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -631,6 +689,7 @@ int main(void)
         cmocka_unit_test(default_gpu_bound),
         cmocka_unit_test(default_steps_and_carried_work),
         cmocka_unit_test(default_annotation_instances),
+        cmocka_unit_test(default_cross_stream_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
