@@ -447,6 +447,18 @@ static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
     return GP_OK;
 }
 
+/* Default mode: the path's cross-stream wait edges (gpu_edges: the only sync edges attributed to
+ * GPU work). */
+static size_t xwaits_on_path(const gp__cpgraph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_path; i++) {
+        const gp__cpedge *e = &g->edges[g->path[i]];
+        n += e->type == GP__CPT_SYNC && e->ev >= 0 && (g->evs[e->ev].flags & GP__CPE_GPU);
+    }
+    return n;
+}
+
 /* The graph of the region whose CPU events start in [ulo, uhi] (units), with its longest path.
  * GP_EINVAL: the graph has a cycle. */
 static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
@@ -527,6 +539,12 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
                      "%zu edges have a negative weight (events rounded inward to the microsecond): "
                      "the path uses 0, the breakdown their weight, as HTA.",
                      g.negative);
+        size_t xw = k->hta ? 0 : xwaits_on_path(&g);
+        if (xw)
+            snprintf(cp->note, sizeof cp->note,
+                     "%zu cross-stream wait%s inferred: a kernel started <= %d us after work on "
+                     "another stream ended (no event record in the trace).",
+                     xw, xw == 1 ? "" : "s", XWAIT_SLACK_NS / 1000);
     }
     gp__cp_graph_free(&g);
     return st;

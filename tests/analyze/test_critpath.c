@@ -657,6 +657,7 @@ static void default_cross_stream_wait(void **state)
     assert_int_equal(cp->by_class[GP_CP_GPU_COMM], 132 * US);
     assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 20 * US);
     assert_true(on_path(cp, t, "ncclKernel_AllReduce_RING_LL_Sum_float") && on_path(cp, t, "gemm"));
+    assert_non_null(strstr(cp->note, "1 cross-stream wait inferred"));
     gp_analysis_free(a);
     gp_trace_free(t);
 
@@ -669,6 +670,7 @@ static void default_cross_stream_wait(void **state)
     assert_int_equal(cp->by_class[GP_CP_GPU_COMM], 0);
     assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 20 * US);
     assert_false(on_path(cp, t, "ncclKernel_AllReduce_RING_LL_Sum_float"));
+    assert_string_equal(cp->note, "");
     gp_analysis_free(a);
     gp_trace_free(t);
 }
