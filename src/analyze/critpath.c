@@ -257,12 +257,11 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
         else
             hi = mid;
     }
-    /* HTA mode: rank template -> region index, for the waits (wait_src) */
-    int32_t *map = k->hta ? malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*map)) : NULL;
-    if (k->hta && !map)
+    /* rank template -> region index, for the waits (wait_src) */
+    int32_t *map = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
+    if (!map)
         return GP_ENOMEM;
-    if (map)
-        memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
+    memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
     for (size_t i = lo; i < k->n_by_launch && k->gpu[k->by_launch[i]].lts <= uhi; i++) {
         const gp__cpev *tmpl = &k->gpu[k->by_launch[i]];
         int32_t l = slot_of(k, sl, tmpl->launch);
@@ -275,10 +274,9 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
         }
         *c = *tmpl;
         c->launcher = l;
-        if (map)
-            map[k->by_launch[i]] = (int32_t)(g->n_evs - 1);
+        map[k->by_launch[i]] = (int32_t)(g->n_evs - 1);
     }
-    for (size_t i = from; map && i < g->n_evs; i++)
+    for (size_t i = from; i < g->n_evs; i++)
         if (g->evs[i].wait_src >= 0)
             g->evs[i].wait_src = map[g->evs[i].wait_src];
     free(map);
@@ -316,6 +314,8 @@ static gp_status region_carried(const gp__cprank *k, int64_t ulo, int64_t uhi, g
                 return GP_ENOMEM;
             *c = *tmpl;
             c->s = GP_MAX(c->s, ulo);
+            c->wait_src = -1; /* not launched in the region: its launch and waits are outside */
+            c->flags &= (uint16_t)~GP__CPE_XREC;
         }
     }
     return GP_OK;
@@ -401,11 +401,13 @@ static int64_t lane_device(const gp__cprank *k, int32_t lane)
     return ((key % 4096) + 4096) % 4096;
 }
 
-/* Default mode, cross-stream waits: for each launched GPU event, the GPU work of another stream of
- * the same device that started before it and ended last at most XWAIT_SLACK_NS before its start
- * (wait_src; gpu_edges takes it only when the launch and the stream's own queue do not explain
- * the start). A cudaStreamWaitEvent's recorded work ends so; the traces name neither the event's
- * stream nor, without cuda_sync rows, the record (docs/analyses.md, "Critical path"). GP_ENOMEM. */
+/* Default mode, cross-stream waits without a record: for each launched GPU event whose wait the
+ * trace's Stream Wait Event rows did not name (default_wait_sources, critpath_rank.c), the GPU
+ * work of another stream of the same device that started before it and ended last at most
+ * XWAIT_SLACK_NS before its start (wait_src; gpu_edges takes it only when the launch and the
+ * stream's own queue do not explain the start). A cudaStreamWaitEvent's recorded work ends so;
+ * without cuda_sync rows the trace names neither the event's stream nor the record call
+ * (docs/analyses.md, "Critical path"). GP_ENOMEM. */
 static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
 {
     xw_key *keys = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*keys));
@@ -424,6 +426,9 @@ static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
         if ((c->flags & (GP__CPE_GPU | GP__CPE_NODE)) != (GP__CPE_GPU | GP__CPE_NODE) ||
             c->launcher < 0)
             continue;
+        if ((c->flags & GP__CPE_XREC) && c->wait_src >= 0)
+            continue; /* the record named its work (default_wait_sources) */
+        c->flags &= (uint16_t)~GP__CPE_XREC;
         xw_key x = {lane_device(k, c->thread), c->s, UINT32_MAX};
         size_t lo = 0, hi = n; /* the first key after (device, start) */
         while (lo < hi) {
@@ -447,14 +452,15 @@ static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
     return GP_OK;
 }
 
-/* Default mode: the path's cross-stream wait edges (gpu_edges: the only sync edges attributed to
- * GPU work). */
+/* Default mode: the path's cross-stream wait edges inferred without a record (gpu_edges: the only
+ * sync edges attributed to GPU work; the waiting kernel without GP__CPE_XREC). */
 static size_t xwaits_on_path(const gp__cpgraph *g)
 {
     size_t n = 0;
     for (size_t i = 0; i < g->n_path; i++) {
         const gp__cpedge *e = &g->edges[g->path[i]];
-        n += e->type == GP__CPT_SYNC && e->ev >= 0 && (g->evs[e->ev].flags & GP__CPE_GPU);
+        n += e->type == GP__CPT_SYNC && e->ev >= 0 && (g->evs[e->ev].flags & GP__CPE_GPU) &&
+             !(g->evs[g->nodes[e->dst].ev].flags & GP__CPE_XREC);
     }
     return n;
 }

@@ -22,6 +22,7 @@ enum {
     GP__CPE_COMM = 1u << 6,     /* GPU communication; on a sync row: a Context Sync */
     GP__CPE_EVSYNC = 1u << 7,   /* an Event Sync row (HTA mode) */
     GP__CPE_WAITROW = 1u << 8,  /* a Stream Wait Event row (HTA mode) */
+    GP__CPE_XREC = 1u << 9,     /* default mode: wait_src from a Stream Wait Event row's record */
 };
 
 /* One event of a region. s/e are in the graph's unit (ns, or whole us in HTA mode). */
