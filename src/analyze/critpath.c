@@ -257,12 +257,11 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
         else
             hi = mid;
     }
-    /* HTA mode: rank template -> region index, for the waits (wait_src) */
-    int32_t *map = k->hta ? malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*map)) : NULL;
-    if (k->hta && !map)
+    /* rank template -> region index, for the waits (wait_src) */
+    int32_t *map = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
+    if (!map)
         return GP_ENOMEM;
-    if (map)
-        memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
+    memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
     for (size_t i = lo; i < k->n_by_launch && k->gpu[k->by_launch[i]].lts <= uhi; i++) {
         const gp__cpev *tmpl = &k->gpu[k->by_launch[i]];
         int32_t l = slot_of(k, sl, tmpl->launch);
@@ -275,10 +274,9 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
         }
         *c = *tmpl;
         c->launcher = l;
-        if (map)
-            map[k->by_launch[i]] = (int32_t)(g->n_evs - 1);
+        map[k->by_launch[i]] = (int32_t)(g->n_evs - 1);
     }
-    for (size_t i = from; map && i < g->n_evs; i++)
+    for (size_t i = from; i < g->n_evs; i++)
         if (g->evs[i].wait_src >= 0)
             g->evs[i].wait_src = map[g->evs[i].wait_src];
     free(map);
@@ -316,6 +314,8 @@ static gp_status region_carried(const gp__cprank *k, int64_t ulo, int64_t uhi, g
                 return GP_ENOMEM;
             *c = *tmpl;
             c->s = GP_MAX(c->s, ulo);
+            c->wait_src = -1; /* not launched in the region: its launch and waits are outside */
+            c->flags &= (uint16_t)~GP__CPE_XREC;
         }
     }
     return GP_OK;
@@ -377,6 +377,94 @@ static gp_status infer_syncs(const gp__cprank *k, gp__cpgraph *g)
     return GP_OK;
 }
 
+/* Default mode: how soon after the end of GPU work on another stream of its device a kernel must
+ * start for that work to count as what it waited for (a cross-stream event wait), in ns. */
+#define XWAIT_SLACK_NS 5000
+
+typedef struct xw_key {
+    int64_t dev, e;
+    uint32_t ev;
+} xw_key;
+
+static int cmp_xw_key(const xw_key *a, const xw_key *b)
+{
+    GP_CMP_KEY(a->dev, b->dev);
+    GP_CMP_KEY(a->e, b->e);
+    return GP_CMP(a->ev, b->ev);
+}
+GP__DEFINE_MERGE_SORT(sort_xw_keys, xw_key, cmp_xw_key)
+
+/* The device of a lane (its key is stream * 4096 + device). */
+static int64_t lane_device(const gp__cprank *k, int32_t lane)
+{
+    int64_t key = k->lanes[lane];
+    return ((key % 4096) + 4096) % 4096;
+}
+
+/* Default mode, cross-stream waits without a record: for each launched GPU event whose wait the
+ * trace's Stream Wait Event rows did not name (default_wait_sources, critpath_rank.c), the GPU
+ * work of another stream of the same device that started before it and ended last at most
+ * XWAIT_SLACK_NS before its start (wait_src; gpu_edges takes it only when the launch and the
+ * stream's own queue do not explain the start). A cudaStreamWaitEvent's recorded work ends so;
+ * without cuda_sync rows the trace names neither the event's stream nor the record call
+ * (docs/analyses.md, "Critical path"). GP_ENOMEM. */
+static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
+{
+    xw_key *keys = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*keys));
+    if (!keys)
+        return GP_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_evs; i++)
+        if ((g->evs[i].flags & (GP__CPE_GPU | GP__CPE_NODE)) == (GP__CPE_GPU | GP__CPE_NODE))
+            keys[n++] = (xw_key){lane_device(k, g->evs[i].thread), g->evs[i].e, (uint32_t)i};
+    if (!sort_xw_keys(keys, n)) {
+        free(keys);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < g->n_evs; i++) {
+        gp__cpev *c = &g->evs[i];
+        if ((c->flags & (GP__CPE_GPU | GP__CPE_NODE)) != (GP__CPE_GPU | GP__CPE_NODE) ||
+            c->launcher < 0)
+            continue;
+        if ((c->flags & GP__CPE_XREC) && c->wait_src >= 0)
+            continue; /* the record named its work (default_wait_sources) */
+        c->flags &= (uint16_t)~GP__CPE_XREC;
+        xw_key x = {lane_device(k, c->thread), c->s, UINT32_MAX};
+        size_t lo = 0, hi = n; /* the first key after (device, start) */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_xw_key(&keys[mid], &x) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t j = lo, seen = 0; j-- > 0 && seen < 16; seen++) {
+            if (keys[j].dev != x.dev || keys[j].e < c->s - XWAIT_SLACK_NS)
+                break;
+            const gp__cpev *w = &g->evs[keys[j].ev];
+            if (w->thread != c->thread && w->s < c->s) {
+                c->wait_src = (int32_t)keys[j].ev;
+                break;
+            }
+        }
+    }
+    free(keys);
+    return GP_OK;
+}
+
+/* Default mode: the path's cross-stream wait edges inferred without a record (gpu_edges: the only
+ * sync edges attributed to GPU work; the waiting kernel without GP__CPE_XREC). */
+static size_t xwaits_on_path(const gp__cpgraph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_path; i++) {
+        const gp__cpedge *e = &g->edges[g->path[i]];
+        n += e->type == GP__CPT_SYNC && e->ev >= 0 && (g->evs[e->ev].flags & GP__CPE_GPU) &&
+             !(g->evs[g->nodes[e->dst].ev].flags & GP__CPE_XREC);
+    }
+    return n;
+}
+
 /* The graph of the region whose CPU events start in [ulo, uhi] (units), with its longest path.
  * GP_EINVAL: the graph has a cycle. */
 static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
@@ -392,6 +480,8 @@ static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp_
         st = region_carried(k, ulo, uhi, g);
     if (st == GP_OK && !k->hta)
         st = infer_syncs(k, g);
+    if (st == GP_OK && !k->hta)
+        st = infer_xwaits(k, g);
     g->origin = ulo;
     for (size_t i = 0; ulo == INT64_MIN && i < g->n_evs; i++)
         g->origin = i == 0 ? g->evs[i].s : GP_MIN(g->origin, g->evs[i].s);
@@ -457,6 +547,12 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
                      "%zu edges have a negative weight (events rounded inward to the microsecond): "
                      "the path uses 0, the breakdown their weight, as HTA.",
                      g.negative);
+        size_t xw = k->hta ? 0 : xwaits_on_path(&g);
+        if (xw)
+            snprintf(cp->note, sizeof cp->note,
+                     "%zu cross-stream wait%s inferred: a kernel started <= %d us after work on "
+                     "another stream ended (no event record in the trace).",
+                     xw, xw == 1 ? "" : "s", XWAIT_SLACK_NS / 1000);
     }
     gp__cp_graph_free(&g);
     return st;

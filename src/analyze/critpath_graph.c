@@ -284,6 +284,13 @@ static gp_status gpu_edges(gp__cpgraph *g, uint32_t r, int32_t prev)
             return add_edge(g, p->ne, e->ns, e->s - p->e, prev, GP__CPT_KERNEL_KERNEL);
         return GP_OK;
     }
+    /* A cross-stream wait (wait_src: named by a Stream Wait Event row, or infer_xwaits): work on
+     * another stream that ended after the launch call returned and after the previous work of the
+     * stream, and before the kernel started: the kernel waited for it, and the gap counts to it
+     * (a time-ordered edge: no cycle). */
+    const gp__cpev *w = e->wait_src >= 0 ? &g->evs[e->wait_src] : NULL;
+    if (w && w->ne != NO_NODE && l && w->e > l->e && w->e <= e->s && (!p || w->e > p->e))
+        return add_edge(g, w->ne, e->ns, e->s - w->e, e->wait_src, GP__CPT_SYNC);
     /* The dependency the kernel waited for: the previous GPU event when it was still running
      * when the launch call started (the work was queued), else the launch. */
     if (p && (!l || p->e >= l->s))

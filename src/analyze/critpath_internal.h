@@ -22,6 +22,7 @@ enum {
     GP__CPE_COMM = 1u << 6,     /* GPU communication; on a sync row: a Context Sync */
     GP__CPE_EVSYNC = 1u << 7,   /* an Event Sync row (HTA mode) */
     GP__CPE_WAITROW = 1u << 8,  /* a Stream Wait Event row (HTA mode) */
+    GP__CPE_XREC = 1u << 9,     /* default mode: wait_src from a Stream Wait Event row's record */
 };
 
 /* One event of a region. s/e are in the graph's unit (ns, or whole us in HTA mode). */
@@ -40,7 +41,8 @@ typedef struct gp__cpev {
     uint32_t ns, ne; /* node ids, UINT32_MAX without nodes */
     /* HTA mode: the GPU event an Event Sync row, or a kernel behind a Stream Wait Event, waits
      * for (the recorded event's work); an index of the rank's templates, then of the region;
-     * -1 */
+     * default mode: the region's GPU work on another stream of the device that a kernel may have
+     * waited for (critpath.c, infer_xwaits); -1 */
     int32_t wait_src;
     uint16_t flags; /* GP__CPE_* */
 } gp__cpev;

@@ -285,6 +285,42 @@ static size_t first_at_least(const uint64_t *keys, size_t lo, size_t hi, uint64_
     return lo;
 }
 
+/* The work launched on lane at or after t (units from the earliest launch) by a call of track
+ * tk, the first such (a kernel behind a stream wait), or -1. keys/vals: the launched GPU work
+ * sorted by (lane, launch start). */
+static int32_t first_launch_after(const gp__cprank *k, const uint64_t *keys, const uint64_t *vals,
+                                  size_t n, uint64_t lane, int64_t t, uint32_t tk)
+{
+    size_t end = first_at_least(keys, 0, n, (lane + 1) << 44);
+    for (size_t j = first_at_least(keys, 0, n, lane << 44 | (uint64_t)t); j < end; j++)
+        if (k->gpu[vals[j]].launch->track == tk)
+            return (int32_t)vals[j];
+    return -1;
+}
+
+/* §4.4: the recorded work of a wait on lane: the latest launch on it that started before the
+ * cudaEventRecord call of correlation rec_corr, or -1. */
+static int32_t recorded_work(const gp__cprank *k, const uint64_t *keys, const uint64_t *vals,
+                             size_t n, int64_t min, size_t lane, int64_t rec_corr)
+{
+    const gp_event *rec = call_of(k, rec_corr);
+    int64_t t_rec = rec ? gp__cp_unit_start(k, rec->ts) - min : -1;
+    if (!rec || lane >= k->n_lanes || t_rec < 0)
+        return -1;
+    size_t lo = first_at_least(keys, 0, n, (uint64_t)lane << 44);
+    size_t pos = first_at_least(keys, lo, n, (uint64_t)lane << 44 | (uint64_t)t_rec);
+    return pos == lo ? -1 : (int32_t)vals[pos - 1]; /* nothing launched there before the record */
+}
+
+/* The lane of key (stream * 4096 + device), or n_lanes. */
+static size_t lane_of(const gp__cprank *k, int64_t key)
+{
+    size_t lane = 0;
+    while (lane < k->n_lanes && k->lanes[lane] != key)
+        lane++;
+    return lane;
+}
+
 /* HTA mode (§4.4): what an Event Sync row, or the kernel behind a Stream Wait Event, waits for
  * (wait_src): the GPU work of the latest launch on the recorded stream (wait_on_stream) that
  * started before the cudaEventRecord call (wait_on_cuda_event_record_corr_id). The waiting kernel
@@ -298,37 +334,56 @@ static void hta_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t
         const gp_gpu_info *gi = gp_event_gpu_info(k->t, r->ev);
         if (!(r->flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) || !gi || gi->wait_on_event_corr < 0)
             continue;
-        const gp_event *rec = call_of(k, gi->wait_on_event_corr);
-        size_t lane = 0;
-        while (lane < k->n_lanes && k->lanes[lane] != gi->wait_on_stream * 4096 - 1)
-            lane++;
-        int64_t t_rec = rec ? gp__cp_unit_start(k, rec->ts) - min : -1;
-        if (!rec || lane == k->n_lanes || t_rec < 0)
+        size_t lane = lane_of(k, gi->wait_on_stream * 4096 - 1);
+        int32_t src = recorded_work(k, keys, vals, n, min, lane, gi->wait_on_event_corr);
+        if (src < 0)
             continue;
-        size_t lo = first_at_least(keys, 0, n, (uint64_t)lane << 44);
-        size_t pos = first_at_least(keys, lo, n, (uint64_t)lane << 44 | (uint64_t)t_rec);
-        if (pos == lo)
-            continue; /* nothing launched on that stream before the record */
-        int32_t src = (int32_t)vals[pos - 1];
         if (r->flags & GP__CPE_EVSYNC) {
             r->wait_src = src;
             continue;
         }
         const gp_event *w = r->launch; /* the cudaStreamWaitEvent call */
         int64_t t_w = w ? gp__cp_unit_start(k, w->ts) - min : -1;
-        if (t_w < 0)
-            continue;
-        uint64_t wl = (uint64_t)r->thread;
-        size_t end = first_at_least(keys, 0, n, (wl + 1) << 44);
-        for (size_t j = first_at_least(keys, 0, n, wl << 44 | (uint64_t)t_w); j < end; j++)
-            if (k->gpu[vals[j]].launch->track == w->track) {
-                k->gpu[vals[j]].wait_src = src;
-                break;
-            }
+        int32_t j =
+            t_w < 0 ? -1 : first_launch_after(k, keys, vals, n, (uint64_t)r->thread, t_w, w->track);
+        if (j >= 0)
+            k->gpu[j].wait_src = src;
     }
 }
 
-static gp_status hta_waits(gp__cprank *k)
+/* Default mode: the same rule for the kernels behind a Stream Wait Event row (the rows are not
+ * GPU events of this mode): wait_src and GP__CPE_XREC on the waiting kernel. */
+static void default_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t *vals,
+                                 size_t n, int64_t min)
+{
+    for (size_t tk = 0; tk < k->t->n_tracks; tk++) {
+        const gp_track *tr = &k->t->tracks[tk];
+        for (size_t i = 0; tr->kind == GP_TRACK_GPU_STREAM && i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            const gp_gpu_info *gi = gp_event_gpu_info(k->t, ev);
+            if (ev->kind != GP_EV_SYNC || !gi || gi->wait_on_event_corr < 0 || !gi->sync_kind ||
+                strcmp(gp_trace_str(k->t, gi->sync_kind), "Stream Wait Event") != 0)
+                continue;
+            int64_t stream = gi->stream, device = gi->device;
+            size_t lane = lane_of(k, stream * 4096 + device);
+            size_t rec_lane = lane_of(k, gi->wait_on_stream * 4096 + device);
+            int32_t src = recorded_work(k, keys, vals, n, min, rec_lane, gi->wait_on_event_corr);
+            const gp_event *w = ev->correlation ? call_of(k, ev->correlation) : NULL;
+            int64_t t_w = w ? gp__cp_unit_start(k, w->ts) - min : -1;
+            if (src < 0 || lane == k->n_lanes || t_w < 0)
+                continue;
+            int32_t j = first_launch_after(k, keys, vals, n, lane, t_w, w->track);
+            if (j >= 0 && j != src) {
+                k->gpu[j].wait_src = src;
+                k->gpu[j].flags |= GP__CPE_XREC;
+            }
+        }
+    }
+}
+
+/* The work a GPU event waits for on another stream (wait_src), from the Stream Wait Event and
+ * Event Sync rows (hta_wait_sources, default_wait_sources). GP_ENOMEM. */
+static gp_status wait_sources(gp__cprank *k)
 {
     uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
     uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
@@ -348,8 +403,10 @@ static gp_status hta_waits(gp__cprank *k)
     }
     if (st == GP_OK)
         st = gp__radix_sort_kv(keys, vals, n);
-    if (st == GP_OK)
+    if (st == GP_OK && k->hta)
         hta_wait_sources(k, keys, vals, n, min);
+    else if (st == GP_OK)
+        default_wait_sources(k, keys, vals, n, min);
     free(keys);
     free(vals);
     return st;
@@ -437,7 +494,7 @@ gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t, const gp_analyze_op
         st = join_launches(k);
     if (st == GP_OK && k->hta)
         st = queue_lengths(k);
-    if (st == GP_OK && k->hta)
-        st = hta_waits(k);
+    if (st == GP_OK)
+        st = wait_sources(k);
     return st;
 }

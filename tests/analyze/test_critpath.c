@@ -637,6 +637,95 @@ static void default_annotation_instances(void **state)
     gp_trace_free(t);
 }
 
+/* A cross-stream event wait (docs/analyses.md, "Critical path"): ProfilerStep#1 0-200 on one
+ * thread: cudaLaunchKernel 10-15 -> ncclKernel_AllReduce on stream 84 at 20 until nccl_end,
+ * cudaEventRecord 15.5 (corr 4, after the collective's launch), cudaStreamWaitEvent 16-17 (corr
+ * 2), cudaLaunchKernel 18-23 -> gemm on stream 7 at 152-172 (the wait held it),
+ * cudaStreamSynchronize 24-180, CPU until 200. With row: the Stream Wait Event row of the wait
+ * (stream 7, wait_on_stream 84, wait_on_cuda_event_record_corr_id 4).
+ * nccl_end 150 (gemm starts 2 us after it), no row: the gemm waited for the collective (the
+ * fallback: work on another stream ended just before it, after its launch). Path: cpu 0-10,
+ * launch 10 -> 20 (10), comm 20-150 (130) + the wait's 2 us (charged to the collective), compute
+ * 152-172 (20), wake-up 172 -> 180 (8, cpu), cpu 180-200 (20): cpu 38, launch 10, comm 132,
+ * compute 20. Without the wait edge it would be cpu 0-18, launch 18 -> 152 (134): cpu 46,
+ * launch 134, compute 20.
+ * nccl_end 100 (52 us before the gemm), no row: nothing ended just before it, no wait is
+ * inferred: cpu 46, launch 134, compute 20, and the collective is off the path.
+ * nccl_end 100 with the row: the record names the collective: launch 10 -> 20, comm 80 + 52,
+ * compute 20: cpu 38, launch 10, comm 132, compute 20, and no note (nothing guessed). */
+static gp_analysis *xwait_trace(double nccl_end, bool row, gp_trace **out)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    uint32_t s84;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 84, &s84), GP_OK);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 5, 1);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaEventRecord", 15.5, 0.4, 4);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamWaitEvent", 16, 1, 2);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 18, 5, 3);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 24, 156, 0);
+    gpu_ev(t, s84, GP_EV_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, nccl_end - 20, 1, 84,
+           NULL);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "gemm", 152, 20, 3, 7, NULL);
+    if (row) {
+        gp_gpu_info gi;
+        gp_gpu_info_init(&gi);
+        gi.device = 0;
+        gi.stream = 7;
+        gi.sync_kind = S(t, "Stream Wait Event");
+        gi.wait_on_event_corr = 4;
+        gi.wait_on_stream = 84;
+        uint32_t extra;
+        assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
+        gp_event ev = {.ts = T0 + 20 * US,
+                       .dur = 0,
+                       .correlation = 2,
+                       .name = S(t, "Stream Wait Event"),
+                       .extra = extra,
+                       .track = tk.s7,
+                       .kind = GP_EV_SYNC};
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    }
+    *out = t;
+    return run(t, NULL);
+}
+
+static void check_xwait(const gp_critical_path *cp, const gp_trace *t, bool waited)
+{
+    check_default(cp, 0);
+    assert_int_equal(cp->length, 200 * US);
+    assert_int_equal(cp->by_class[GP_CP_CPU], (waited ? 38 : 46) * US);
+    assert_int_equal(cp->by_class[GP_CP_LAUNCH], (waited ? 10 : 134) * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMM], (waited ? 132 : 0) * US);
+    assert_int_equal(cp->by_class[GP_CP_GPU_COMPUTE], 20 * US);
+    assert_true(on_path(cp, t, "gemm"));
+    assert_true(on_path(cp, t, "ncclKernel_AllReduce_RING_LL_Sum_float") == waited);
+}
+
+static void default_cross_stream_wait(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    gp_analysis *a = xwait_trace(150, false, &t);
+    check_xwait(only_path(a), t, true);
+    assert_non_null(strstr(only_path(a)->note, "1 cross-stream wait inferred"));
+    gp_analysis_free(a);
+    gp_trace_free(t);
+
+    a = xwait_trace(100, false, &t);
+    check_xwait(only_path(a), t, false);
+    assert_string_equal(only_path(a)->note, "");
+    gp_analysis_free(a);
+    gp_trace_free(t);
+
+    a = xwait_trace(100, true, &t);
+    check_xwait(only_path(a), t, true);
+    assert_string_equal(only_path(a)->note, "");
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -654,6 +743,7 @@ int main(void)
         cmocka_unit_test(default_kernel_before_its_launch),
         cmocka_unit_test(default_steps_and_carried_work),
         cmocka_unit_test(default_annotation_instances),
+        cmocka_unit_test(default_cross_stream_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
