@@ -4,6 +4,7 @@
  * over the steps. Formats the analysis' structs; an empty state says what is missing. */
 #include <string.h>
 
+#include "core/util.h"
 #include "render/render_internal.h"
 
 #define MAX_BARS 24 /* steps drawn (per rank: the first ranks' steps until this many) */
@@ -28,7 +29,7 @@ static void path_bar(FILE *fp, const gp_critical_path *p, int32_t rank, bool ran
 {
     gp_ns total = 0;
     for (int k = 0; k < GP_CP_COUNT; k++)
-        total += p->by_class[k] > 0 ? p->by_class[k] : 0;
+        total = gp__sat_add(total, p->by_class[k] > 0 ? p->by_class[k] : 0);
     fputs("<tr><td class=\"gp-plabel\">", fp);
     if (ranks)
         fprintf(fp, "rank %d ", (int)rank);
@@ -68,7 +69,7 @@ static void paths(FILE *fp, const gp_analysis *a)
                 continue;
             valid++;
             for (int k = 0; k < GP_CP_COUNT; k++)
-                sums[k] += p->by_class[k] > 0 ? p->by_class[k] : 0;
+                sums[k] = gp__sat_add(sums[k], p->by_class[k] > 0 ? p->by_class[k] : 0);
         }
     if (!valid) {
         fputs("<p class=\"gp-na\" id=\"gp-critpath-na\">Critical path: not computed for this "

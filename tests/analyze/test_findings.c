@@ -395,12 +395,13 @@ static void cause_launch_overhead(void **state)
 
 /* Communication. Step [0, 50.2 ms): a 10 ms GEMM [0.1, 10.1) ms, then a 40 ms NCCL all-reduce
  * on stream 9 [10.1, 50.1) ms that waits for it (launched at 1 ms), and the host blocks in
- * cudaStreamSynchronize [1.01, 50.2) ms. The cross-stream wait is not modelled: the launch edge
- * is the all-reduce's only way in, and stands for its wait on the GEMM (docs/analyses.md). Path
- * by hand: cpu 1 ms (up to the launch), launch 1 -> 10.1 ms (9.1 ms), gpu_communication 40 ms,
- * wake-up 0.1 ms (cpu, moved into sync by the cause rule): 50.2 ms. Largest non-GPU class:
- * communication, 40 / 50.2 = 80 % -> critical_path_gpu_communication_bound, critical, ranked
- * first, naming the NCCL kernel; the advice says overlap and bucket sizes. */
+ * cudaStreamSynchronize [1.01, 50.2) ms. The all-reduce starts as the GEMM on the other stream
+ * ends: the default mode infers that cross-stream wait (docs/analyses.md), so the path runs
+ * through the GEMM. Path by hand: launch 0 -> 0.1 ms (the GEMM's launch delay), gpu_compute
+ * 10 ms, the wait edge (0), gpu_communication 40 ms, wake-up 0.1 ms (cpu, moved into sync by the
+ * cause rule): 50.2 ms. Largest non-GPU class: communication, 40 / 50.2 = 80 % ->
+ * critical_path_gpu_communication_bound, critical, ranked first, naming the NCCL kernel; the
+ * advice says overlap and bucket sizes. */
 static void cause_communication(void **state)
 {
     (void)state;
@@ -410,11 +411,13 @@ static void cause_communication(void **state)
     launch(&b, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 1 * MS, 10100 * US, 40 * MS, 0);
     ev(&b, b.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 1010 * US, 49190 * US, 0, 0, 0);
     gp_trace *t = tb_done(&b);
-    hand_path p = {
-        .by = {[GP_CP_CPU] = 1100 * US, [GP_CP_LAUNCH] = 9100 * US, [GP_CP_GPU_COMM] = 40 * MS},
-        .top = {{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", GP_EV_KERNEL, GP_CP_GPU_COMM, 40 * MS,
-                 ""}},
-        .n_top = 1};
+    hand_path p = {.by = {[GP_CP_CPU] = 100 * US,
+                          [GP_CP_LAUNCH] = 100 * US,
+                          [GP_CP_GPU_COMPUTE] = 10 * MS,
+                          [GP_CP_GPU_COMM] = 40 * MS},
+                   .top = {{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", GP_EV_KERNEL,
+                            GP_CP_GPU_COMM, 40 * MS, ""}},
+                   .n_top = 1};
     gp_analysis *a = analyse(t, &p, 50200 * US);
     const gp_finding *f = &a->findings[0];
     assert_string_equal(f->rule, "critical_path_gpu_communication_bound");
