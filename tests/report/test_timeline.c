@@ -533,8 +533,8 @@ int main(void)
         cmocka_unit_test(timeline_side_block),
         cmocka_unit_test(timeline_rows_and_python_depths),
         cmocka_unit_test(dashboard_partitions_by_hand),
-        cmocka_unit_test(job_sums_saturate),
         cmocka_unit_test(timeline_critical_path_flags),
+        cmocka_unit_test(job_sums_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
