@@ -175,7 +175,28 @@ typedef struct gp_tl_row {
     gp_ns *sample_ts; /* counter/memory rows: the samples in time order */
     double *sample_val;
     size_t n_samples;
+    /* With gp_timeline_opts.critical_path: per event of the track, 1 when the event is on a
+     * critical path of its rank (gp_critical_path.events), else 0; NULL when the track has none. */
+    uint8_t *on_path;
 } gp_tl_row;
+
+/* The critical paths of one rank, summed over its steps (regions), for the overlay's legend. */
+typedef struct gp_tl_cp_rank {
+    int32_t rank;
+    size_t n_paths; /* regions with a valid path */
+    gp_ns length;   /* sum of their lengths */
+    gp_ns by_class[GP_CP_COUNT];
+} gp_tl_cp_rank;
+
+/* An edge of a critical path the overlay draws as an arrow (gp_critical_path.links): from event
+ * src_ev of row src_row (its end when src_end, else its start) to event dst_ev of row dst_row;
+ * event indices are into the rows' tracks. type: HTA's edge type (static text). */
+typedef struct gp_tl_link {
+    uint32_t src_row, dst_row;
+    uint32_t src_ev, dst_ev;
+    bool src_end, dst_end;
+    const char *type;
+} gp_tl_link;
 
 typedef struct gp_timeline_opts {
     int max_depth;     /* draw slices up to this nesting level (0 = top level only); -1 = all */
@@ -184,6 +205,9 @@ typedef struct gp_timeline_opts {
     /* The CPU active / GPU active / overlap figures are an analysis' activity figures (gp_activity,
      * summed over ranks): this one when set, else gp_timeline_build runs gp_analyze_job itself. */
     const gp_analysis *analysis;
+    /* Compute the critical path of every rank (its analysis alone, default options) and mark its
+     * events and edges (default false; gpuprof timeline --critical-path). */
+    bool critical_path;
 } gp_timeline_opts;
 
 GP_EXTERN void gp_timeline_opts_init(gp_timeline_opts *o);
@@ -199,6 +223,14 @@ typedef struct gp_timeline {
     gp_ns cpu_active, gpu_active, overlap;
     bool busy_from_analysis;
     uint64_t n_events; /* slices and samples drawn */
+    /* With opts.critical_path: true, the legend per rank, the path's edges between drawn rows, and
+     * how many events carry an on_path flag. */
+    bool critical_path;
+    gp_tl_cp_rank *cp_ranks;
+    size_t n_cp_ranks;
+    gp_tl_link *cp_links;
+    size_t n_cp_links;
+    uint64_t n_cp_events;
 } gp_timeline;
 
 /* Lays out the rows of n traces (by rank: GPU streams by device and stream, CPU threads, other

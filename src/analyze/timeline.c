@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "analyze/timeline_internal.h"
 #include "core/msort.h"
 #include "core/imap.h"
 #include "core/util.h"
@@ -18,6 +19,7 @@ void gp_timeline_opts_init(gp_timeline_opts *o)
     o->cpu_rows = true;
     o->counter_rows = true;
     o->analysis = NULL;
+    o->critical_path = false;
 }
 
 typedef struct order {
@@ -353,6 +355,8 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
             tl->overlap = sum.overlap;
         }
     }
+    if (s == GP_OK && opts->critical_path)
+        s = gp__timeline_critical_path(tl);
     if (s != GP_OK) {
         gp_timeline_free(tl);
         return s;
@@ -370,7 +374,10 @@ void gp_timeline_free(gp_timeline *tl)
         free(tl->rows[i].depth_nopy);
         free(tl->rows[i].sample_ts);
         free(tl->rows[i].sample_val);
+        free(tl->rows[i].on_path);
     }
     free(tl->rows);
+    free(tl->cp_ranks);
+    free(tl->cp_links);
     free(tl);
 }

@@ -330,8 +330,10 @@ gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, con
                 "<span id=\"gp-overlap\">CPU/GPU overlap <b>%s</b> (%.1f%% %s)</span> ",
                 cpu, pct(tl->cpu_active, denom), of, gpu, pct(tl->gpu_active, denom), of, ov,
                 pct(tl->overlap, denom), of);
+    fprintf(fp, "<span><b>%llu</b> events</span></p>\n", (unsigned long long)tl->n_events);
+    if (tl->critical_path)
+        gp__tl_cp_legend(tl, fp);
     fprintf(fp,
-            "<span><b>%llu</b> events</span></p>\n"
             "<p class=\"gp-help\">wheel: scroll tracks &middot; ctrl/&#8984;+wheel or W/S: zoom "
             "&middot; drag or shift+wheel or A/D: pan &middot; 0: whole trace &middot; click a "
             "label: collapse or expand a track or rank &middot; click an event: its details and "
@@ -339,8 +341,7 @@ gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, con
             "</header>\n"
             "<div id=\"gp-tl\" class=\"gp-tl\" data-src=\"gp-tl-data\"></div>\n"
             "<div id=\"gp-tl-details\" class=\"gp-tl-details\">Click an event for its "
-            "details.</div>\n<div id=\"gp-tl-agg\" class=\"gp-tl-agg\"></div>\n",
-            (unsigned long long)tl->n_events);
+            "details.</div>\n<div id=\"gp-tl-agg\" class=\"gp-tl-agg\"></div>\n");
     gp_status s = gp__timeline_data_script(tl, "gp-tl-data", fp);
     if (s != GP_OK)
         return s;
@@ -348,6 +349,11 @@ gp_status gp__timeline_render_page(const gp_timeline *tl, const char *title, con
     fprintf(fp, "<script>\n%s</script>\n", gp__asset_timeline_js);
     if ((s = gp__timeline_args_script(tl, "gp-tl-data", fp)) != GP_OK)
         return s;
+    if (tl->critical_path) { /* the overlay after the timeline it draws on */
+        if ((s = json_script(tl, "gp-tl-data-cp", gp__tl_cp_json, fp)) != GP_OK)
+            return s;
+        fprintf(fp, "<script>\n%s</script>\n", gp__asset_timeline_cp_js);
+    }
     fputs("</body>\n</html>\n", fp);
     return ferror(fp) ? GP_EIO : GP_OK;
 }

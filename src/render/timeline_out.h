@@ -115,6 +115,12 @@ gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, corr_tab *c) 
  * the row's previous id: ids mostly rise along a row, so this is mostly a step. */
 uint64_t gp__tl_corr_num(const corr_tab *c, int64_t id, size_t *cur);
 
+/* The critical-path overlay (timeline_cp.c), only when tl->critical_path: its JSON (GP_ENOMEM,
+ * GP_EIO) and its legend line; the overlay's script. */
+gp_status gp__tl_cp_json(const gp_timeline *tl, out *o) GP_WARN_UNUSED;
+void gp__tl_cp_legend(const gp_timeline *tl, FILE *fp);
+extern const char gp__asset_timeline_cp_js[];
+
 /* Writes the side block's JSON (timeline_args.c). GP_ENOMEM, GP_EIO. */
 gp_status gp__tl_args_json(const gp_timeline *tl, out *o) GP_WARN_UNUSED;
 

@@ -42,10 +42,10 @@ fi
 bash -n "$comp" || fail "$comp is not valid bash"
 complete_words() { bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
                             _gpuprof; printf "%s\n" "${COMPREPLY[@]}"' _ "$comp" "$@"; }
-complete_words gpuprof ana | grep -qx analyze || fail "completion of 'gpuprof ana'"
-complete_words gpuprof --v | grep -qx -- --version || fail "completion of 'gpuprof --v'"
+complete_words gpuprof ana | grep -x analyze >/dev/null || fail "completion of 'gpuprof ana'"
+complete_words gpuprof --v | grep -x -- --version >/dev/null || fail "completion of 'gpuprof --v'"
 for c in "${cmds[@]}"; do
   o=$(opts_of "$c" | grep -E '^--' | head -1)
-  complete_words gpuprof "$c" "${o:0:4}" | grep -qx -- "$o" || fail "completion of '$c ${o:0:4}'"
+  complete_words gpuprof "$c" "${o:0:4}" | grep -x -- "$o" >/dev/null || fail "completion of '$c ${o:0:4}'"
 done
 echo "cli_docs_test: ${#cmds[@]} command pages, $checked options, completion OK" >&2

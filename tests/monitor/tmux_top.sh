@@ -4,7 +4,9 @@
 # panels show the fake's values, the leak trend appears, s sorts, / filters, g picks a GPU, a
 # resize redraws, q, SIGTERM and Ctrl-C quit and restore the terminal. Skips (77) without tmux.
 # Env: GPUPROF, GP_FAKE_NVML, GP_SOURCE_DIR.
-set -uo pipefail
+# no pipefail: `screen | grep -q` must take grep's status (with pipefail, grep -q closing the pipe
+# early could fail a check through the writer's SIGPIPE)
+set -u
 command -v tmux >/dev/null || { echo "skip: no tmux"; exit 77; }
 work=$(mktemp -d /tmp/gp_tmux_XXXXXX)
 sock="$work/tmux.sock"

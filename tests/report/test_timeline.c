@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
@@ -433,6 +434,96 @@ static void job_sums_saturate(void **state)
         gp_trace_free(t[i]);
 }
 
+/* Whether e is one of the events of a critical path of a (rank 0). */
+static bool on_a_path(const gp_analysis *a, const gp_event *e)
+{
+    const gp_rank_analysis *r = &a->ranks[0];
+    for (size_t p = 0; p < r->n_critical_paths; p++)
+        for (size_t i = 0; i < r->critical_paths[p].n_events; i++)
+            if (r->critical_paths[p].events[i] == e)
+                return true;
+    return false;
+}
+
+/* gpuprof timeline --critical-path on a small step: the flagged events are exactly the events of
+ * the analysis' critical paths (gp_analyze_trace, default options), the long kernel the step
+ * waits for among them; the legend sums the paths; without the option nothing is flagged and the
+ * page has no overlay. */
+static void timeline_critical_path_flags(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    uint32_t cpu, cpu2, gpu;
+    assert_int_equal(gp_trace_create("cp", &t), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 2, &cpu2), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &gpu), GP_OK);
+    add(t, cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 1000, 0, 0);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 10, 60, 0, 1);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 20, 10, 1, 1);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 40, 10, 2, 1);
+    add(t, cpu, GP_EV_RUNTIME, "cudaDeviceSynchronize", 100, 800, 0, 0);
+    add(t, cpu2, GP_EV_CPU_OP, "aten::copy_", 200, 10, 0, 0);
+    add(t, gpu, GP_EV_KERNEL, "k_short", 50, 250, 1, 0);
+    add(t, gpu, GP_EV_KERNEL, "k_long", 300, 580, 2, 0);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
+    assert_true(a->ranks[0].n_critical_paths >= 1 && a->ranks[0].critical_paths[0].valid);
+
+    gp_timeline_opts o;
+    gp_timeline_opts_init(&o);
+    assert_false(o.critical_path);
+    o.critical_path = true;
+    gp_timeline *tl;
+    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_true(tl->critical_path);
+    uint64_t flagged = 0, total = 0;
+    bool long_flagged = false;
+    for (size_t r = 0; r < tl->n_rows; r++) {
+        const gp_tl_row *row = &tl->rows[r];
+        if (!row->depth)
+            continue;
+        const gp_track *tr = &t->tracks[row->track];
+        for (size_t i = 0; i < tr->n_events; i++) {
+            bool want = on_a_path(a, &tr->events[i]);
+            bool got = row->on_path && row->on_path[i];
+            if (want != got)
+                fail_msg("row %zu event %zu (%s): flag %d, on the analysis' path %d", r, i,
+                         gp_trace_str(t, tr->events[i].name), got, want);
+            flagged += got;
+            total++;
+            if (got && strcmp(gp_trace_str(t, tr->events[i].name), "k_long") == 0)
+                long_flagged = true;
+        }
+    }
+    assert_true(flagged > 0 && flagged < total);
+    assert_int_equal(tl->n_cp_events, flagged);
+    assert_true(long_flagged);
+    assert_int_equal(tl->n_cp_ranks, 1);
+    assert_int_equal(tl->cp_ranks[0].length, a->ranks[0].critical_paths[0].length);
+    assert_true(tl->n_cp_links > 0);
+    char *page = page_of(tl);
+    assert_non_null(strstr(page, "id=\"gp-tl-cp-legend\""));
+    assert_non_null(strstr(page, "<script id=\"gp-tl-data-cp\""));
+    free(page);
+    gp_timeline_free(tl);
+
+    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_false(tl->critical_path);
+    for (size_t r = 0; r < tl->n_rows; r++)
+        assert_null(tl->rows[r].on_path);
+    page = page_of(tl);
+    assert_null(strstr(page, "gp-tl-cp"));
+    assert_null(strstr(page, "critical path"));
+    free(page);
+    gp_timeline_free(tl);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +533,7 @@ int main(void)
         cmocka_unit_test(timeline_side_block),
         cmocka_unit_test(timeline_rows_and_python_depths),
         cmocka_unit_test(dashboard_partitions_by_hand),
+        cmocka_unit_test(timeline_critical_path_flags),
         cmocka_unit_test(job_sums_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

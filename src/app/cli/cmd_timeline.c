@@ -6,6 +6,7 @@
 
 #include "app/cli/cli.h"
 #include "core/json_writer.h"
+#include "core/util.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "gpuprof/trace.h"
@@ -26,6 +27,10 @@ static void usage(FILE *fp)
             "      --title TEXT    page title (default: the input's name)\n"
             "      --max-depth N   draw nesting levels 0..N only (default: all)\n"
             "      --no-cpu        GPU streams and counters only\n"
+            "      --critical-path compute the critical path of each step (its analysis alone)\n"
+            "                      and overlay it: path events highlighted, the rest dimmed,\n"
+            "                      its launch/sync/dependency edges as arrows, a legend with\n"
+            "                      its length and class split; a toggle turns it off\n"
             "      --json          print the figures as JSON on stdout\n"
             "  -q, --quiet         no warnings about suspect input on stderr\n"
             "      --progress      show read progress on stderr even when not a terminal\n"
@@ -34,12 +39,13 @@ static void usage(FILE *fp)
             "exit status: 0 success, 2 usage or input error\n");
 }
 
-enum { OPT_DEPTH = GP__CLI_ID_OWN, OPT_NOCPU };
+enum { OPT_DEPTH = GP__CLI_ID_OWN, OPT_NOCPU, OPT_CP };
 
 static const gp__cli_opt timeline_opts[] = {GP__CLI_OPT_OUTPUT,
                                             GP__CLI_OPT_TITLE,
                                             GP__CLI_ARG("max-depth", OPT_DEPTH),
                                             GP__CLI_FLAG("no-cpu", OPT_NOCPU),
+                                            GP__CLI_FLAG("critical-path", OPT_CP),
                                             GP__CLI_OPT_JSON,
                                             GP__CLI_OPT_QUIET,
                                             GP__CLI_OPT_PROGRESS,
@@ -51,6 +57,10 @@ static int take_option(void *ctx, int id, char *arg)
     gp_timeline_opts *to = ctx;
     if (id == OPT_NOCPU) {
         to->cpu_rows = false;
+        return 0;
+    }
+    if (id == OPT_CP) {
+        to->critical_path = true;
         return 0;
     }
     long v;
@@ -73,6 +83,14 @@ static int print_json(const char *out, const gp_timeline *tl)
     gp__jw_kv_int(&w, "cpu_active_ns", tl->cpu_active);
     gp__jw_kv_int(&w, "gpu_busy_ns", tl->gpu_active); /* was gpu_active_ns */
     gp__jw_kv_int(&w, "overlap_ns", tl->overlap);
+    if (tl->critical_path) { /* only with --critical-path: the output without it is unchanged */
+        gp_ns len = 0;
+        for (size_t i = 0; i < tl->n_cp_ranks; i++)
+            len = gp__sat_add(len, tl->cp_ranks[i].length);
+        gp__jw_kv_int(&w, "critical_path_ns", len);
+        gp__jw_kv_int(&w, "critical_path_events", (int64_t)tl->n_cp_events);
+        gp__jw_kv_int(&w, "critical_path_links", (int64_t)tl->n_cp_links);
+    }
     return gp__cli_end_json_line("timeline", &w);
 }
 
