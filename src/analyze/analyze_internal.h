@@ -249,6 +249,26 @@ bool gp__is_data_load(const char *name, const char *const *pat, size_t n_pat);
 /* Time-series helpers: n buckets over [t0, t1). */
 gp_status gp__series_alloc(gp_series_point **out, size_t n, gp_ns t0, gp_ns t1) GP_WARN_UNUSED;
 
+/* A CPU-side complete event kind: the frames of a thread's nesting (ops, annotations, Python
+ * frames, runtime and driver calls, in-process ranges, profiler overhead, unknown categories).
+ * The flame graph and the critical path use this one list. */
+static inline bool gp__is_cpu_frame_kind(uint8_t k)
+{
+    switch (k) {
+    case GP_EV_CPU_OP:
+    case GP_EV_USER_ANNOTATION:
+    case GP_EV_PYTHON:
+    case GP_EV_RUNTIME:
+    case GP_EV_DRIVER:
+    case GP_EV_RANGE:
+    case GP_EV_OVERHEAD:
+    case GP_EV_OTHER:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* A CUDA or HIP graph launch call (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, suffixed
  * forms such as _v10000 or _ptsz included): the one test the analyses use. */
 static inline bool gp__is_graph_launch(const char *name)

@@ -26,21 +26,7 @@ const char *gp_cp_class_name(gp_cp_class c)
 
 static bool cpu_kind(const gp_event *ev)
 {
-    if (ev->flags & GP_EVF_INSTANT)
-        return false;
-    switch (ev->kind) {
-    case GP_EV_CPU_OP:
-    case GP_EV_USER_ANNOTATION:
-    case GP_EV_PYTHON:
-    case GP_EV_RUNTIME:
-    case GP_EV_DRIVER:
-    case GP_EV_RANGE:
-    case GP_EV_OVERHEAD:
-    case GP_EV_OTHER:
-        return true;
-    default:
-        return false;
-    }
+    return !(ev->flags & GP_EVF_INSTANT) && gp__is_cpu_frame_kind(ev->kind);
 }
 
 /* ---- the events of one region ---------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include "core/strtab.h"
 #include "core/util.h"
 #include "gpuprof/report.h"
+#include "analyze/analyze_internal.h"
 #include "analyze/flame_layout.h"
 #include "analyze/ops_internal.h"
 
@@ -80,23 +81,6 @@ static gp_status child_named(builder *b, uint32_t parent, const char *name, uint
     return child_of(b, parent, id, kind, out);
 }
 
-static bool is_cpu_frame_kind(uint8_t k)
-{
-    switch (k) {
-    case GP_EV_CPU_OP:
-    case GP_EV_USER_ANNOTATION:
-    case GP_EV_PYTHON:
-    case GP_EV_RUNTIME:
-    case GP_EV_DRIVER:
-    case GP_EV_RANGE:
-    case GP_EV_OVERHEAD:
-    case GP_EV_OTHER:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static bool is_gpu_weight_kind(uint8_t k)
 {
     return k == GP_EV_KERNEL || k == GP_EV_MEMCPY || k == GP_EV_MEMSET;
@@ -156,7 +140,8 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
             continue;
         bool any = false;
         for (size_t i = 0; i < tr->n_events && !any; i++)
-            any = is_cpu_frame_kind(tr->events[i].kind) && !(tr->events[i].flags & GP_EVF_INSTANT);
+            any = gp__is_cpu_frame_kind(tr->events[i].kind) &&
+                  !(tr->events[i].flags & GP_EVF_INSTANT);
         if (!any)
             continue;
         uint32_t thread = top;
@@ -168,7 +153,7 @@ static gp_status add_trace(builder *b, const gp_trace *t, uint32_t top, gp_flame
         ns = 0;
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
-            if (!is_cpu_frame_kind(ev->kind) || (ev->flags & GP_EVF_INSTANT))
+            if (!gp__is_cpu_frame_kind(ev->kind) || (ev->flags & GP_EVF_INSTANT))
                 continue;
             while (ns > 0 && stack[ns - 1].end <= ev->ts)
                 ns--;
