@@ -548,7 +548,7 @@ static int cmp_ts(const gp_event *const *a, const gp_event *const *b)
 {
     return GP_CMP((*a)->ts, (*b)->ts);
 }
-GP__DEFINE_MERGE_SORT(sort_by_ts, const gp_event *, cmp_ts)
+GP__DEFINE_MERGE_SORT(sort_by_ts, gp__cp_evp, cmp_ts)
 
 /* The instances of an annotation: events whose name contains it, CPU-side ones by start, then
  * GPU-side annotation copies by start (HTA's order, §2). */

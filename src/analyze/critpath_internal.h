@@ -25,6 +25,10 @@ enum {
     GP__CPE_XREC = 1u << 9,     /* default mode: wait_src from a Stream Wait Event row's record */
 };
 
+/* A pointer to a trace event, as one type name: GP__DEFINE_MERGE_SORT(name, T, cmp) writes
+ * `const T *`, which with T spelled `const gp_event *` repeats the const (clang -Werror). */
+typedef const gp_event *gp__cp_evp;
+
 /* One event of a region. s/e are in the graph's unit (ns, or whole us in HTA mode). */
 typedef struct gp__cpev {
     const gp_event *ev;

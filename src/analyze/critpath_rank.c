@@ -123,7 +123,7 @@ static int cmp_step(const gp_event *const *a, const gp_event *const *b)
 {
     return GP_CMP((*a)->ts, (*b)->ts);
 }
-GP__DEFINE_MERGE_SORT(sort_steps, const gp_event *, cmp_step)
+GP__DEFINE_MERGE_SORT(sort_steps, gp__cp_evp, cmp_step)
 
 /* A GPU event as a template of the region events: times, lane, flags. */
 static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, int64_t *lanes,
