@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_analysis(log, a);
         FILE *fp = fopen("/dev/null", "w");
         if (fp) {
-            gp_compile_report rep = {log, a, NULL, 0, NULL, 0, NULL};
+            gp_compile_report rep = {.log = log, .analysis = a};
             check(gp_compile_render_text(&rep, fp) == GP_OK, "text renders");
             check(gp_compile_render_json(&rep, fp) == GP_OK, "json renders");
             check(gp_compile_render_html(&rep, fp, &err) == GP_OK, "html renders");

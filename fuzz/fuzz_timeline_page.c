@@ -10,7 +10,7 @@
 
 #include "gpuprof/report.h"
 #include "page_check.h"
-#include "render/serve_pages.h"
+#include "render/render_internal.h"
 
 static void fuzz_one(gp_fuzz_input *in)
 {
@@ -36,9 +36,9 @@ static void fuzz_one(gp_fuzz_input *in)
         gp_fuzz_check_page(m.text, m.len, "timeline HTML");
         gp_fuzz_mem_free(&m);
         gp_fuzz_mem_open(&m);
-        st = gp__serve_timeline_json(tl, m.fp);
+        st = gp__timeline_data_json(tl, m.fp);
         gp_fuzz_mem_close(&m);
-        gp_fuzz_check(st == GP_OK, "gp__serve_timeline_json");
+        gp_fuzz_check(st == GP_OK, "gp__timeline_data_json");
         gp_fuzz_check_json(m.text, m.len, "timeline JSON");
         gp_fuzz_mem_free(&m);
     }
