@@ -28,34 +28,7 @@
 #include "gpuprof/trace.h"
 #include "common/shared_traces.h"
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-
-static long g_count, g_fail_at; /* fail the g_fail_at-th allocation (1-based); 0 = never */
-
-static int should_fail(void)
-{
-    return g_fail_at && ++g_count == g_fail_at;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    return should_fail() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-    return should_fail() ? NULL : __real_calloc(n, m);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    return should_fail() ? NULL : __real_realloc(p, n);
-}
+#include "common/fail_alloc.h"
 
 static char g_inputs[3][1024], g_log[1024], g_eager[1024], g_compiled[1024];
 static size_t g_n_inputs;

@@ -15,34 +15,7 @@
 
 #include "gpuprof/diff.h"
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-
-static long g_count, g_fail_at; /* fail the g_fail_at-th allocation (1-based); 0 = never */
-
-static int should_fail(void)
-{
-    return g_fail_at && ++g_count == g_fail_at;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    return should_fail() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-    return should_fail() ? NULL : __real_calloc(n, m);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    return should_fail() ? NULL : __real_realloc(p, n);
-}
+#include "common/fail_alloc.h"
 
 static gp_trace *make_run(uint64_t seed, double scale, int with_new)
 {
