@@ -21,11 +21,12 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _core
 from ._core import (EmptyError, Error, FileError, InvalidArgumentError, LimitError,
-                    NoDriverError, NotFoundError, NotSupportedError, ParseError, StateError,
+                    MissingFileError, NoDriverError, NotFoundError, NotSupportedError, ParseError, StateError,
                     cuda_status)
 from .results import Result
 
@@ -36,8 +37,20 @@ __all__ = [
     "CudaProfiler", "compare_profiling_runs", "Comparison", "ProfilerOptimizer",
     "OptimizationSuggestion", "cuda_status", "Error", "ParseError", "InvalidArgumentError",
     "NotFoundError", "FileError", "NoDriverError", "EmptyError", "NotSupportedError",
-    "LimitError", "StateError", "__version__",
+    "LimitError", "StateError", "MissingFileError", "Summary", "__version__",
 ]
+
+
+class Summary(dict):
+    """:meth:`Profiler.get_summary`'s result: {operation: record}, plus ``dropped`` (ranges lost),
+    ``sampled_out`` and ``complete`` (True when no range was dropped)."""
+
+    dropped: int = 0
+    sampled_out: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.dropped == 0
 
 
 class Profiler(_core.Profiler):
@@ -66,18 +79,35 @@ class Profiler(_core.Profiler):
 
         return decorate(fn) if fn is not None else decorate
 
-    def get_summary(self) -> Dict[str, Dict[str, Any]]:
+    def get_summary(self) -> "Summary":
         """Per-operation records, keyed by name, in the order of the summary (self time, largest
         first): calls, total/mean/min/max/std/p50/p95/p99 and self time in ms, GPU, CPU,
         transfer and profiler-overhead time in ms (None where not measured), bytes and GB/s,
         avg_memory_mib (mean peak memory of the calls, MiB; memory tracking) and
         avg_gpu_utilization_pct (CUDA-event time / wall time of the calls that measured it, %),
-        None where not measured; the figures of ``gpuprof summary --json``."""
-        return {r["operation"]: r for r in self._records()}
+        None where not measured; the figures of ``gpuprof summary --json``.
+
+        The result is a dict with two more attributes: ``dropped`` (ranges lost: a thread's ring
+        holds ``ring_records`` ranges, 65,536 by default, between flushes; the memory budget; more
+        than 255 nesting levels) and ``complete`` (no range dropped). When ranges were dropped it
+        also warns (RuntimeWarning), as the text summary prints "dropped ranges". Call
+        :meth:`flush` from time to time in long loops to drain the rings."""
+        records = self._records()
+        stats = self.stats()
+        out = Summary((r["operation"], r) for r in records)
+        out.dropped = int(stats["dropped"])
+        out.sampled_out = int(stats["sampled_out"])
+        if out.dropped:
+            warnings.warn("gpuprof: %d ranges were dropped (a thread recorded more than its ring "
+                          "holds between flushes, or the memory budget was reached): the summary "
+                          "is incomplete; call Profiler.flush() more often or raise ring_records"
+                          % out.dropped, RuntimeWarning, stacklevel=2)
+        return out
 
     def get_bottlenecks(self, top_n: int = 5) -> List[Dict[str, Any]]:
-        """The top_n operations by total time (largest first), as get_summary's records."""
-        rows = sorted(self._records(), key=lambda r: (-r["total_ms"], r["operation"]))
+        """The top_n operations by self time (largest first; the summary's order, the ranking of
+        :meth:`print_bottlenecks`), as get_summary's records."""
+        rows = sorted(self._records(), key=lambda r: (-r["self_ms"], r["operation"]))
         return rows[:top_n]
 
     def print_summary(self, file=None) -> None:
@@ -85,7 +115,8 @@ class Profiler(_core.Profiler):
         (file or sys.stdout).write(self.summary_text())
 
     def print_bottlenecks(self, top_n: int = 10, file=None) -> None:
-        """Prints the top_n names by total time in the summary's layout."""
+        """Prints the top_n names by self time (the ranking of :meth:`get_bottlenecks`) in the
+        summary's layout."""
         (file or sys.stdout).write(self.bottlenecks_text(top_n))
 
     def print_breakdown(self, file=None) -> None:
@@ -185,19 +216,28 @@ class Trace:
         return Result(out, "diff") if format == "dict" else out
 
     def flame(self, path=None, weight: str = "auto", title: Optional[str] = None,
-              by: str = "stack") -> Any:
+              by: str = "stack", min_duration_ms: float = 0.0, max_depth: int = 0,
+              group_kernels_ms: float = 0.0) -> Any:
         """``gpuprof flame``: writes the flame graph to path (.html, .svg, .folded,
         .speedscope.json); without a path returns the folded stacks {"a;b;c": self_ns}.
-        ``by="module"`` makes the frames the nn.Module hierarchy (``--by module``)."""
-        return self._t.flame(path, weight=weight, title=title, by=by)
+        ``by="module"`` makes the frames the nn.Module hierarchy (``--by module``);
+        ``min_duration_ms`` folds frames shorter than that into their parent (``--min-duration``),
+        ``max_depth`` folds frames deeper than it (root = 0, thread = 1; ``--max-depth``),
+        ``group_kernels_ms`` merges GPU leaves shorter than that into "[N small kernels]"
+        (``--group-kernels``); 0 turns each off."""
+        return self._t.flame(path, weight=weight, title=title, by=by,
+                             min_duration_ms=min_duration_ms, max_depth=max_depth,
+                             group_kernels_ms=group_kernels_ms)
 
     def report(self, path, title: Optional[str] = None) -> None:
         """``gpuprof report``: writes the self-contained dashboard page to path."""
         self._t.report(path, title=title)
 
-    def timeline(self, path, title: Optional[str] = None) -> None:
-        """``gpuprof timeline``: writes the timeline page to path."""
-        self._t.timeline(path, title=title)
+    def timeline(self, path, title: Optional[str] = None) -> Dict[str, Any]:
+        """``gpuprof timeline``: writes the timeline page to path and returns its figures, those
+        of ``gpuprof timeline --json``: output, rows, events (drawn), span_ns, cpu_active_ns,
+        gpu_busy_ns, overlap_ns."""
+        return self._t.timeline(path, title=title)
 
     def view(self, name: str, title: Optional[str] = None, weight: Optional[str] = None,
              by: Optional[str] = None) -> str:

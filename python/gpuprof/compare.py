@@ -75,7 +75,7 @@ class OperationChange:
 class ComparisonSummary:
     """Counts of a comparison (gpuprof diff's "summary" member)."""
     total_operations: int
-    regressions_count: int
+    regressions_count: int  # names and overall metrics (peak memory...) that regressed
     improvements_count: int
     unchanged_count: int
     new_count: int
@@ -101,13 +101,19 @@ class Comparison:
         total = next((m for m in self._metrics() if m.get("name") == "total_time"), {})
         return ComparisonSummary(
             total_operations=s.get("names", len(self.changes)),
-            regressions_count=s.get("regression", 0), improvements_count=s.get("improvement", 0),
+            regressions_count=s.get("regression", 0) + self._metric_count("REGRESSION"),
+            improvements_count=s.get("improvement", 0),
             unchanged_count=s.get("no_change", 0), new_count=s.get("new", 0),
             removed_count=s.get("removed", 0),
             significant_regressions=s.get("significant_regressions", 0),
             untested_regressions=s.get("untested_regressions", 0),
             failing_regressions=s.get("failing_regressions", 0),
             speedup=s.get("speedup"), total_time_change_percent=total.get("delta_pct"))
+
+    def _metric_count(self, verdict: str) -> int:
+        """Overall metrics (total_time, gpu_work_sum, idle_time, peak_memory) with that verdict:
+        gpuprof diff --fail-on-regression counts them with the names."""
+        return sum(1 for m in self._metrics() if str(m.get("type", "")).startswith(verdict))
 
     def _metrics(self) -> List[Dict[str, Any]]:
         m = self.doc.get("metrics", [])

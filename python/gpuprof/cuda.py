@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from math import prod
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -59,12 +60,26 @@ def _stream_handle(stream: Any) -> int:
     raise TypeError("stream must be an int CUstream, a torch.cuda.Stream or a CuPy stream")
 
 
+def _require_torch_cuda(torch: Any) -> None:
+    """Raises gpuprof.NotSupportedError when torch has no CUDA (a CPU-only build, or no GPU):
+    torch.cuda.Event is then a stub whose constructor fails with an unrelated TypeError."""
+    from ._core import NotSupportedError
+    built = getattr(torch.version, "cuda", None) is not None
+    if not built or not torch.cuda.is_available():
+        why = ("this torch %s is built without CUDA" % torch.__version__ if not built
+               else "torch.cuda.is_available() is False (no GPU or driver)")
+        raise NotSupportedError(
+            'KernelTimer(events="torch") needs CUDA events, but %s. Use KernelTimer() (the C '
+            "library's CUDA events, or the CPU clock without a driver) instead." % why)
+
+
 def _event_factory(events: Any) -> Optional[Callable[[], Any]]:
     """A callable that makes one timing-enabled event, from KernelTimer's ``events`` argument."""
     if events is None:
         return None
     if events == "torch":
         import torch
+        _require_torch_cuda(torch)
         return functools.partial(torch.cuda.Event, enable_timing=True)
     if events == "cupy":
         import cupy
@@ -73,6 +88,9 @@ def _event_factory(events: Any) -> Optional[Callable[[], Any]]:
         raise ValueError('events must be "torch", "cupy", an event class or a factory, not %r'
                          % events)
     if isinstance(events, type) and events.__module__.startswith("torch"):
+        torch = sys.modules.get("torch")
+        if torch is not None and events is getattr(getattr(torch, "cuda", None), "Event", None):
+            _require_torch_cuda(torch)
         return functools.partial(events, enable_timing=True)  # torch.cuda.Event() does not time
     if not callable(events):
         raise TypeError("events must be \"torch\", \"cupy\", an event class or a factory")

@@ -183,9 +183,16 @@ def profile_function(fn: Callable, *args: Any, warmup: int = 5, iterations: int 
 
 def compare_sessions(baseline: ProfileSession, current: ProfileSession,
                      threshold: float = 5.0) -> Dict[str, Any]:
-    """Speedup, memory difference and per-operator verdicts (gpuprof diff) of two sessions."""
+    """Speedup, memory difference and per-operator verdicts (gpuprof diff) of two sessions.
+
+    ``speedup`` is the one speedup of the result: baseline / current time per iteration.
+    ``memory_diff["peak_mb"]`` is the memory saved: baseline peak - current peak (MiB), positive
+    when the current session needs less (the seed's sign)."""
     per_it_b, per_it_c = baseline.time_per_iteration_ms, current.time_per_iteration_ms
     diff = baseline.trace.diff(current.trace, threshold=threshold)
+    # One speedup: per iteration (the seed's). gpuprof diff's own summary speedup (trace span
+    # over trace span, profiler start-up included) stays only inside "diff", the raw document.
+    summary = {k: v for k, v in diff.get("summary", {}).items() if k != "speedup"}
     return {
         "speedup": per_it_b / per_it_c if per_it_c > 0 else float("inf"),
         "time_ms": {"baseline": per_it_b, "current": per_it_c, "diff": per_it_c - per_it_b},
@@ -193,9 +200,10 @@ def compare_sessions(baseline: ProfileSession, current: ProfileSession,
                             "current": current.gpu_work_sum_ms},
         "cuda_time_ms": {"baseline": baseline.gpu_work_sum_ms,  # the old name, kept one release
                          "current": current.gpu_work_sum_ms},
-        "memory_diff": {"peak_mb": current.peak_memory_mb - baseline.peak_memory_mb},
+        # the seed's "Memory saved": positive when the current session peaks lower
+        "memory_diff": {"peak_mb": baseline.peak_memory_mb - current.peak_memory_mb},
         "verdicts": [{"name": r["name"], "kind": r["kind"], "verdict": r["type"],
                       "delta_pct": r.get("delta_pct")} for r in diff.get("rows", [])],
-        "summary": diff.get("summary", {}),
+        "summary": summary,
         "diff": diff,
     }

@@ -17,13 +17,16 @@ static struct {
     {GP_EPARSE, "ParseError", "ValueError", NULL},
     {GP_EINVAL, "InvalidArgumentError", "ValueError", NULL},
     {GP_ENOENT, "NotFoundError", "LookupError", NULL},
-    {GP_EIO, "FileError", NULL, NULL},
+    {GP_EIO, "FileError", "OSError", NULL}, /* keep right after NotFoundError (MissingFileError) */
     {GP_ENODRIVER, "NoDriverError", NULL, NULL},
     {GP_EEMPTY, "EmptyError", NULL, NULL},
     {GP_ENOTSUP, "NotSupportedError", NULL, NULL},
     {GP_ELIMIT, "LimitError", NULL, NULL},
     {GP_ESTATE, "StateError", NULL, NULL},
 };
+
+/* gpuprof.MissingFileError(FileError, FileNotFoundError): a file that is not there. */
+static PyObject *missing_file_error;
 
 PyObject *gpy_raise(gp_status st, const gp_error *err, const char *what)
 {
@@ -33,6 +36,11 @@ PyObject *gpy_raise(gp_status st, const gp_error *err, const char *what)
     for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
         if (errors[i].status == st && errors[i].type)
             type = errors[i].type;
+    /* The C library says why a file failed with strerror's text: "No such file or directory" makes
+     * it a FileNotFoundError too, so `except FileNotFoundError` catches a missing trace. */
+    if ((st == GP_EIO || st == GP_ENOENT) && err && missing_file_error &&
+        strstr(err->msg, strerror(ENOENT)))
+        type = missing_file_error;
     PyObject *msg;
     if (err && err->msg[0])
         msg = PyUnicode_DecodeUTF8(err->msg, (Py_ssize_t)strlen(err->msg), "replace");
@@ -190,6 +198,20 @@ static int add_errors(PyObject *m)
         Py_DECREF(bases);
         if (!errors[i].type || PyModule_AddObjectRef(m, errors[i].name, errors[i].type) < 0)
             return -1;
+        if (errors[i].status == GP_EIO) { /* after FileError and NotFoundError */
+            PyObject *b =
+                PyTuple_Pack(3, errors[i].type, errors[i - 1].type, PyExc_FileNotFoundError);
+            missing_file_error =
+                b ? PyErr_NewExceptionWithDoc("gpuprof.MissingFileError",
+                                              "A file that is not there: a gpuprof.FileError, "
+                                              "a gpuprof.NotFoundError and a FileNotFoundError.",
+                                              b, NULL)
+                  : NULL;
+            Py_XDECREF(b);
+            if (!missing_file_error ||
+                PyModule_AddObjectRef(m, "MissingFileError", missing_file_error) < 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -208,7 +230,7 @@ PyMODINIT_FUNC PyInit__core(void)
     if (!m)
         return NULL;
     if (add_errors(m) < 0 || gpy_profiler_init(m) < 0 || gpy_trace_init(m) < 0 ||
-        gpy_cuda_init(m) < 0 || gpy_views_init(m) < 0) {
+        gpy_cuda_init(m) < 0 || gpy_views_init(m) < 0 || gpy_monitor_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

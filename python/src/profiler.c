@@ -97,12 +97,12 @@ static void apply_tags(gpy_scope *s)
         PyObject *kv = PyList_GET_ITEM(s->tags, i);
         const char *key = PyLong_AsVoidPtr(PyTuple_GET_ITEM(kv, 0));
         PyObject *v = PyTuple_GET_ITEM(kv, 1);
-        if (PyLong_Check(v))
+        if (PyTuple_GET_SIZE(kv) == 3) /* (key, interned str address, True): a string tag */
+            gp_range_tag_str(p, key, PyLong_AsVoidPtr(v));
+        else if (PyLong_Check(v))
             gp_range_tag_int(p, key, (int64_t)PyLong_AsLongLong(v));
         else if (PyFloat_Check(v))
             gp_range_tag_double(p, key, PyFloat_AS_DOUBLE(v));
-        else
-            gp_range_tag_str(p, key, PyLong_AsVoidPtr(v));
     }
     PyErr_Clear(); /* an int tag beyond int64 was clamped to -1 by the conversion: not an error */
 }
@@ -220,6 +220,7 @@ static int scope_keyword(gpy_profiler *self, gpy_scope *s, PyObject *key, PyObje
     if (!k)
         return -1;
     PyObject *value;
+    bool is_str = false;
     if (PyLong_Check(v) || PyFloat_Check(v)) {
         value = v;
         Py_INCREF(value);
@@ -232,9 +233,14 @@ static int scope_keyword(gpy_profiler *self, gpy_scope *s, PyObject *key, PyObje
         value = PyLong_FromVoidPtr((void *)t);
         if (!value)
             return -1;
+        is_str = true;
     }
+    /* A string's address is an int too: the third item marks it, so apply_tags does not record
+     * the address as an integer tag. */
     PyObject *kaddr = PyLong_FromVoidPtr((void *)k);
-    PyObject *kv = kaddr ? PyTuple_Pack(2, kaddr, value) : NULL;
+    PyObject *kv = !kaddr   ? NULL
+                   : is_str ? PyTuple_Pack(3, kaddr, value, Py_True)
+                            : PyTuple_Pack(2, kaddr, value);
     Py_XDECREF(kaddr);
     Py_DECREF(value);
     if (!kv)
@@ -319,11 +325,17 @@ static int prof_init(gpy_profiler *self, PyObject *args, PyObject *kw)
                              "_global", NULL};
     gp_profiler_opts o;
     gp_profiler_opts_init(&o);
-    int enabled = o.enabled, cpu_time = o.cpu_time, global = 0;
+    int cpu_time = o.cpu_time, global = 0;
+    PyObject *enabled_obj = NULL;
     double sampling = o.sampling;
     Py_ssize_t ring = (Py_ssize_t)o.ring_records, budget = (Py_ssize_t)o.memory_budget;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pdnnp$p", kwlist, &enabled, &sampling, &ring,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Odnnp$p", kwlist, &enabled_obj, &sampling, &ring,
                                      &budget, &cpu_time, &global))
+        return -1;
+    /* enabled not given (or None): on, unless GPUPROF_DISABLE=1 (as gp_profiler_global). */
+    const char *disable = getenv("GPUPROF_DISABLE");
+    int enabled = !(disable && strcmp(disable, "1") == 0);
+    if (enabled_obj && enabled_obj != Py_None && (enabled = PyObject_IsTrue(enabled_obj)) < 0)
         return -1;
     if (self->p) {
         PyErr_SetString(PyExc_RuntimeError, "Profiler.__init__ called twice");

@@ -90,7 +90,8 @@ static void *read_main(void *arg)
 /* Waits for w, checking for signals every 20 ms (PyErr_CheckSignals does nothing off the main
  * thread, where Python runs no signal handler). Returns 0 when
  * the read finished, -1 with the signal handler's exception set (w is then abandoned to the
- * worker, which frees it when gp_job_read returns). */
+ * worker, which frees it when gp_job_read returns), -2 with the exception set when the read
+ * finished as the signal came (w is the caller's to free: the exception is never dropped). */
 static int wait_read(read_work *w)
 {
     PyThreadState *ts = PyEval_SaveThread();
@@ -111,11 +112,12 @@ static int wait_read(read_work *w)
         int sig = PyErr_CheckSignals();
         ts = PyEval_SaveThread();
         pthread_mutex_lock(&w->mu);
-        if (sig < 0 && !w->done) {
-            w->abandoned = true;
+        if (sig < 0) { /* the read may have finished meanwhile: the interrupt still wins */
+            int rc = w->done ? -2 : -1;
+            w->abandoned = !w->done;
             pthread_mutex_unlock(&w->mu);
             PyEval_RestoreThread(ts);
-            return -1;
+            return rc;
         }
     }
     pthread_mutex_unlock(&w->mu);
@@ -163,7 +165,10 @@ static PyObject *py_read(PyObject *mod, PyObject *args, PyObject *kw)
         Py_DECREF(spath);
         return PyErr_Format(PyExc_RuntimeError, "gpuprof.read: cannot start a thread");
     }
-    if (wait_read(w) < 0) {
+    int waited = wait_read(w);
+    if (waited < 0) {
+        if (waited == -2)
+            work_free(w);
         Py_DECREF(spath);
         return NULL;
     }
@@ -468,6 +473,22 @@ static int parse_priority(const char *s, gp_priority *out)
     return -1;
 }
 
+/* The trace's path as UTF-8 bytes for titles and labels: a path that is not valid UTF-8 (a bytes
+ * path decoded with surrogateescape) gets \xNN escapes instead of failing. NULL with an
+ * exception set. */
+static PyObject *path_label(gpy_trace *self)
+{
+    PyObject *raw = PyUnicode_EncodeFSDefault(self->path); /* the bytes of the file name */
+    if (!raw)
+        return NULL;
+    PyObject *text =
+        PyUnicode_DecodeUTF8(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw), "backslashreplace");
+    Py_DECREF(raw);
+    PyObject *out = text ? PyUnicode_AsUTF8String(text) : NULL;
+    Py_XDECREF(text);
+    return out;
+}
+
 static PyObject *trace_advise(gpy_trace *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {
@@ -491,11 +512,15 @@ static PyObject *trace_advise(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_analyze_opts o;
     gp_analyze_opts_init(&o);
     o.advise = &thr;
-    gp_advise_render_opts ro = {.min_priority = min_priority,
-                                .source = PyUnicode_AsUTF8(self->path)};
-    gpy_buf b;
-    if (!ro.source || gpy_buf_open(&b) < 0)
+    PyObject *label = path_label(self);
+    if (!label)
         return NULL;
+    gp_advise_render_opts ro = {.min_priority = min_priority, .source = PyBytes_AS_STRING(label)};
+    gpy_buf b;
+    if (gpy_buf_open(&b) < 0) {
+        Py_DECREF(label);
+        return NULL;
+    }
     gp_analysis *a = NULL;
     gp_error err = {0};
     gp_status st;
@@ -506,6 +531,7 @@ static PyObject *trace_advise(gpy_trace *self, PyObject *args, PyObject *kw)
                            : gp_advise_render_json(a, &ro, b.fp);
     gp_analysis_free(a);
     Py_END_ALLOW_THREADS;
+    Py_DECREF(label);
     if (st != GP_OK) {
         gpy_buf_discard(&b);
         return gpy_raise(st, &err, "advise");
@@ -516,18 +542,27 @@ static PyObject *trace_advise(gpy_trace *self, PyObject *args, PyObject *kw)
 /* ---- diff ---------------------------------------------------------------------------------- */
 
 /* The ranks of a sequence of Traces, as one array (each rank trace is one run of the side).
- * Returns a malloc'd array (n in *n) or NULL with an exception set. */
-static gp_trace **runs_of(PyObject *seq, const char *side, size_t *n)
+ * Returns a malloc'd array (n in *n) or NULL with an exception set. *hold receives a tuple of the
+ * Trace objects: the caller keeps it until the GIL-free work on the array is over, because the
+ * caller's sequence may be emptied by another thread meanwhile (a list cleared while the diff runs
+ * would otherwise free the traces under it). */
+static gp_trace **runs_of(PyObject *seq, const char *side, size_t *n, PyObject **hold)
 {
-    PyObject *fast = PySequence_Fast(seq, "diff: each side is a sequence of Trace objects");
-    if (!fast)
+    *hold = NULL;
+    PyObject *items = PySequence_Check(seq) ? PySequence_Tuple(seq) : NULL;
+    if (!items) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "diff: each side is a sequence of Trace objects");
+        }
         return NULL;
+    }
     size_t total = 0;
-    Py_ssize_t m = PySequence_Fast_GET_SIZE(fast);
+    Py_ssize_t m = PyTuple_GET_SIZE(items);
     for (Py_ssize_t i = 0; i < m; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        PyObject *o = PyTuple_GET_ITEM(items, i);
         if (!PyObject_TypeCheck(o, &gpy_trace_type)) {
-            Py_DECREF(fast);
+            Py_DECREF(items);
             PyErr_Format(PyExc_TypeError, "diff: the %s side holds a %.80s, not a Trace", side,
                          Py_TYPE(o)->tp_name);
             return NULL;
@@ -536,7 +571,7 @@ static gp_trace **runs_of(PyObject *seq, const char *side, size_t *n)
     }
     gp_trace **runs = total ? malloc(total * sizeof *runs) : NULL;
     if (!total || !runs) {
-        Py_DECREF(fast);
+        Py_DECREF(items);
         if (total)
             return (gp_trace **)PyErr_NoMemory();
         PyErr_Format(PyExc_ValueError, "diff: the %s side is empty", side);
@@ -544,12 +579,12 @@ static gp_trace **runs_of(PyObject *seq, const char *side, size_t *n)
     }
     size_t k = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
-        const gp_job *job = ((gpy_trace *)PySequence_Fast_GET_ITEM(fast, i))->job;
+        const gp_job *job = ((gpy_trace *)PyTuple_GET_ITEM(items, i))->job;
         for (size_t r = 0; r < job->n_ranks; r++)
             runs[k++] = job->ranks[r];
     }
-    Py_DECREF(fast);
     *n = total;
+    *hold = items;
     return runs;
 }
 
@@ -570,12 +605,15 @@ static PyObject *py_diff(PyObject *mod, PyObject *args, PyObject *kw)
     if (!(threshold_pct >= 0) || !(alpha > 0 && alpha < 1))
         return PyErr_Format(PyExc_ValueError, "threshold must be >= 0 (%%) and alpha in (0, 1)");
     size_t nb = 0, nc = 0;
-    gp_trace **base = runs_of(base_seq, "base", &nb);
-    gp_trace **cur = base ? runs_of(cur_seq, "current", &nc) : NULL;
+    PyObject *hold_b = NULL, *hold_c = NULL;
+    gp_trace **base = runs_of(base_seq, "base", &nb, &hold_b);
+    gp_trace **cur = base ? runs_of(cur_seq, "current", &nc, &hold_c) : NULL;
     gpy_buf b;
     if (!cur || gpy_buf_open(&b) < 0) {
         free(base);
         free(cur);
+        Py_XDECREF(hold_b);
+        Py_XDECREF(hold_c);
         return NULL;
     }
     gp_diff_opts o;
@@ -585,7 +623,7 @@ static PyObject *py_diff(PyObject *mod, PyObject *args, PyObject *kw)
     gp_diff *d = NULL;
     gp_error err = {0};
     gp_status st;
-    /* The Trace objects stay referenced by the caller's sequences for the whole call. */
+    /* hold_b and hold_c keep the Trace objects alive for the whole call. */
     Py_BEGIN_ALLOW_THREADS;
     st = gp_diff_compute(base, nb, cur, nc, &o, &d, &err);
     if (st == GP_OK) {
@@ -599,6 +637,8 @@ static PyObject *py_diff(PyObject *mod, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS;
     free(base);
     free(cur);
+    Py_DECREF(hold_b);
+    Py_DECREF(hold_c);
     if (st != GP_OK) {
         gpy_buf_discard(&b);
         return gpy_raise(st, &err, "diff");
@@ -670,14 +710,25 @@ static int parse_by(const char *s, gp_flame_by *by)
 
 static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "weight", "title", "by", NULL};
+    static char *kwlist[] = {"path",      "weight",           "title", "by", "min_duration_ms",
+                             "max_depth", "group_kernels_ms", NULL};
     PyObject *pathobj = Py_None;
     const char *weight = "auto", *title = NULL, *by = "stack";
+    double min_ms = 0, group_ms = 0;
+    int max_depth = 0;
     gp_flame_opts o;
     gp_flame_opts_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$szs", kwlist, &pathobj, &weight, &title, &by) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$szsdid", kwlist, &pathobj, &weight, &title, &by,
+                                     &min_ms, &max_depth, &group_ms) ||
         parse_weight(weight, &o.weight) < 0 || parse_by(by, &o.by) < 0)
         return NULL;
+    /* the CLI's --min-duration, --max-depth, --group-kernels (0: off) */
+    if (!(min_ms >= 0 && min_ms < 9e12) || !(group_ms >= 0 && group_ms < 9e12) || max_depth < 0)
+        return PyErr_Format(PyExc_ValueError, "flame: min_duration_ms, group_kernels_ms and "
+                                              "max_depth must be >= 0");
+    o.min_duration = (gp_ns)(min_ms * 1e6);
+    o.group_kernels = (gp_ns)(group_ms * 1e6);
+    o.max_depth = max_depth;
     PyObject *bpath = pathobj == Py_None ? NULL : gpy_fspath(pathobj);
     if (pathobj != Py_None && !bpath)
         return NULL;
@@ -724,6 +775,10 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
 
 typedef enum page { PAGE_REPORT, PAGE_TIMELINE } page;
 
+typedef struct tl_figures {
+    long long rows, events, span, cpu, gpu, overlap;
+} tl_figures;
+
 static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page which)
 {
     static char *kwlist[] = {"path", "title", NULL};
@@ -731,13 +786,19 @@ static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page 
     const char *title = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$z", kwlist, &pathobj, &title))
         return NULL;
-    PyObject *bpath = gpy_fspath(pathobj);
-    if (!bpath)
+    PyObject *label = title ? NULL : path_label(self);
+    if (!title && !label)
         return NULL;
     if (!title)
-        title = PyUnicode_AsUTF8(self->path);
+        title = PyBytes_AS_STRING(label);
+    PyObject *bpath = gpy_fspath(pathobj);
+    if (!bpath) {
+        Py_XDECREF(label);
+        return NULL;
+    }
     gp_error err = {0};
     gp_status st;
+    tl_figures tl_stats = {0};
     Py_BEGIN_ALLOW_THREADS;
     if (which == PAGE_REPORT) {
         gp_report_bundle *bundle = NULL;
@@ -750,13 +811,30 @@ static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page 
         st = gp_timeline_build(self->job->ranks, self->job->n_ranks, NULL, &tl);
         if (st == GP_OK)
             st = gp_timeline_write_html(tl, title, PyBytes_AS_STRING(bpath), &err);
+        if (st == GP_OK) /* the figures of `gpuprof timeline --json` */
+            tl_stats = (tl_figures){(long long)tl->n_rows,
+                                    (long long)tl->n_events,
+                                    (long long)(tl->end - tl->start),
+                                    (long long)tl->cpu_active,
+                                    (long long)tl->gpu_active,
+                                    (long long)tl->overlap};
         gp_timeline_free(tl);
     }
     Py_END_ALLOW_THREADS;
-    Py_DECREF(bpath);
+    PyObject *out = NULL;
     if (st != GP_OK)
-        return gpy_raise(st, &err, which == PAGE_REPORT ? "report" : "timeline");
-    Py_RETURN_NONE;
+        gpy_raise(st, &err, which == PAGE_REPORT ? "report" : "timeline");
+    else if (which == PAGE_REPORT)
+        out = Py_NewRef(Py_None);
+    else
+        out = Py_BuildValue("{s:N,s:L,s:L,s:L,s:L,s:L,s:L}", "output",
+                            PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(bpath)), "rows",
+                            tl_stats.rows, "events", tl_stats.events, "span_ns", tl_stats.span,
+                            "cpu_active_ns", tl_stats.cpu, "gpu_busy_ns", tl_stats.gpu,
+                            "overlap_ns", tl_stats.overlap);
+    Py_DECREF(bpath);
+    Py_XDECREF(label);
+    return out;
 }
 
 static PyObject *trace_report(gpy_trace *self, PyObject *args, PyObject *kw)

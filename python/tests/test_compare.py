@@ -13,7 +13,8 @@ def test_compare_profiling_runs_matches_cli(example_profiles, cli):
     c = gpuprof.compare_profiling_runs(str(base), str(cur), significance_threshold=5.0)
     want = json.loads(cli("diff", base, cur, "--json", check=False).stdout)
     s = c.get_summary()
-    assert s.regressions_count == want["summary"]["regression"]
+    metric_regs = sum(1 for m in want["metrics"] if m["type"].startswith("REGRESSION"))
+    assert s.regressions_count == want["summary"]["regression"] + metric_regs  # as --fail-on-...
     assert s.improvements_count == want["summary"]["improvement"]
     assert s.total_operations == want["summary"]["names"]
     regs = c.get_regressions(top_n=5)
