@@ -300,3 +300,6 @@ __all__.append("compile_log")
 from .compare import (Comparison, OptimizationSuggestion, ProfilerOptimizer,  # noqa: E402
                       compare_profiling_runs)
 from .cuda import CudaProfiler, KernelTimer, MemoryTracker  # noqa: E402
+from .monitor import Monitor  # noqa: E402
+
+__all__.append("Monitor")
