@@ -18,7 +18,8 @@ extern "C" {
 /* Renders the Prometheus text exposition of mon's latest samples into a malloc'd NUL-terminated
  * buffer (*out, caller frees; *len its length). Every per-GPU series carries the labels gpu, uuid,
  * name, pci_bus_id and hostname (hostname NULL: the machine's name). A metric the GPU did not
- * report is left out, never written as 0. GP_ENOMEM on allocation failure. */
+ * report is left out, never written as 0. mon NULL (no driver): only gpuprof_gpu_up{hostname} 0.
+ * GP_ENOMEM on allocation failure. */
 GP_EXTERN gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out,
                                          size_t *len) GP_WARN_UNUSED;
 
@@ -28,13 +29,18 @@ typedef struct gp_exporter_opts {
     const char *listen;   /* "HOST:PORT"; HOST an IPv4 address or "localhost"; NULL:
                              "127.0.0.1:9400". PORT 0 picks a free port (gp_exporter_port). */
     const char *hostname; /* hostname label; NULL: gethostname() */
+    /* Without a monitor (gp_exporter_start's mon NULL: no driver could be loaded), why: /healthz
+     * answers the "unavailable" health with it as the reason. NULL: "no NVIDIA driver". */
+    const char *unavailable_reason;
 } gp_exporter_opts;
 
 /* Starts serving mon (which must outlive the exporter; start its sampler separately) on its own
- * thread. /metrics is rendered once per sampling round and the same text is served to every
- * scrape until the next round (XID counts that arrive between rounds show at the next round).
- * GP_EINVAL for a malformed listen address, GP_EIO when it cannot bind (err says why). On success
- * *out owns the server (gp_exporter_stop). */
+ * thread. mon may be NULL when no driver could be loaded: /metrics then says gpuprof_gpu_up 0
+ * (gp_prometheus_render with NULL) and /healthz answers 503 with the "unavailable" health. /metrics
+ * is rendered once per sampling round and the same text is served to every scrape until the next
+ * round (XID counts that arrive between rounds show at the next round). GP_EINVAL for a malformed
+ * listen address, GP_EIO when it cannot bind (err says why). On success *out owns the server
+ * (gp_exporter_stop). */
 GP_EXTERN gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts,
                                       gp_exporter **out, gp_error *err) GP_WARN_UNUSED;
 /* The TCP port actually bound. */

@@ -414,25 +414,31 @@ gp_status gp_prometheus_render(gp_monitor *mon, const char *hostname, char **out
         snprintf(host, sizeof host, "%s", hostname);
     else if (gethostname(host, sizeof host - 1) != 0)
         snprintf(host, sizeof host, "unknown");
-    size_t n = gp_monitor_device_count(mon);
-    snap *g = calloc(n ? n : 1, sizeof *g);
-    if (!g)
-        return GP_ENOMEM;
-    take_snapshots(mon, g, n, host);
-    out o = {.b = {.max = 64u << 20}, .st = GP_OK};
-
-    write_identity(&o, mon, g, n);
-    write_gauges(&o, g, n);
-    write_events(&o, g, n);
-    write_processes_and_leaks(&o, g, n);
     char hl[600]; /* hostname="<host, escaped>" */
     size_t pos = 0;
     add_raw(hl, sizeof hl, &pos, "hostname=\"");
     escape_label(hl, sizeof hl, &pos, host);
     add_raw(hl, sizeof hl, &pos, "\"");
-    write_suggestions(&o, mon, g, n, hl);
-    write_monitor_totals(&o, mon, hl);
-    free(g);
+    out o = {.b = {.max = 64u << 20}, .st = GP_OK};
+    if (!mon) { /* no driver: one series says so, so that alerting on gpuprof_gpu_up == 0 fires */
+        family(&o, "gpuprof_gpu_up", "gauge",
+               "1 while the GPU answers NVML, 0 once it is lost (GPU_IS_LOST) or when no NVIDIA "
+               "driver could be loaded (then one series with the hostname label only).");
+        line(&o, "gpuprof_gpu_up", hl, NULL, 0);
+    } else {
+        size_t n = gp_monitor_device_count(mon);
+        snap *g = calloc(n ? n : 1, sizeof *g);
+        if (!g)
+            return GP_ENOMEM;
+        take_snapshots(mon, g, n, host);
+        write_identity(&o, mon, g, n);
+        write_gauges(&o, g, n);
+        write_events(&o, g, n);
+        write_processes_and_leaks(&o, g, n);
+        write_suggestions(&o, mon, g, n, hl);
+        write_monitor_totals(&o, mon, hl);
+        free(g);
+    }
     if (o.st == GP_OK)
         o.st = gp__buf_terminate(&o.b);
     if (o.st != GP_OK) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `gpuprof monitor` (and the exporter's command line) end to end: no driver -> one line and exit 2; the table, JSON lines and CSV on
+# `gpuprof monitor` (and the exporter's command line) end to end: no driver -> one line and exit 2 (the exporter: gpu_up 0); the table, JSON lines and CSV on
 # the fake NVML driver (tests/fakes/nvml: tests our code, not a GPU); bad configuration -> exit 2
 # naming the line; SIGTERM / SIGINT -> clean exit 0. Env: GPUPROF, GP_FAKE_NVML, GP_SOURCE_DIR.
 set -uo pipefail
@@ -100,9 +100,33 @@ for sig in TERM INT; do
   expect "SIG$sig prints the stopped event" $(grep -q "stopped: stopped after" "$work/sig"; echo $?)
 done
 # the exporter's command line: no driver, bad address, clean exit on SIGTERM
-GP_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$GPUPROF" exporter >"$work/out" 2>"$work/err"
-expect "exporter without a driver exits 2 with one line" \
-  $([ $? = 2 ] && [ "$(wc -l < "$work/err")" = 1 ] && grep -q "no NVIDIA driver found" "$work/err"; echo $?)
+# without a driver it serves anyway: gpuprof_gpu_up 0 and /healthz 503 "unavailable" (issue 35)
+GP_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$GPUPROF" exporter --listen 127.0.0.1:0 \
+  --port-file "$work/nd_port" --hostname nodriver >"$work/out" 2>"$work/err" &
+pid=$!
+for _ in $(seq 1 200); do [ -s "$work/nd_port" ] && break; sleep 0.1; done
+expect "exporter without a driver serves (writes its port)" $([ -s "$work/nd_port" ]; echo $?)
+python3 - "$(cat "$work/nd_port" 2>/dev/null)" <<'PY'
+import json, sys, urllib.error, urllib.request
+base = "http://127.0.0.1:%s" % sys.argv[1]
+text = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
+assert 'gpuprof_gpu_up{hostname="nodriver"} 0\n' in text, text
+assert "gpuprof_gpu_utilization_ratio" not in text, text
+try:
+    urllib.request.urlopen(base + "/healthz", timeout=10)
+    raise SystemExit("healthz answered 200 without a driver")
+except urllib.error.HTTPError as e:
+    assert e.code == 503, e.code
+    h = json.loads(e.read())
+    assert h["status"] == "unavailable" and "no NVIDIA driver found" in h["reason"], h
+PY
+expect "... /metrics says gpuprof_gpu_up 0 and /healthz is 503 unavailable" $?
+expect "... and says why on stderr" $(grep -q "no NVIDIA driver found.*serving gpuprof_gpu_up 0" "$work/err"; echo $?)
+kill -TERM $pid
+rc=124
+for _ in $(seq 1 200); do kill -0 $pid 2>/dev/null || { wait $pid; rc=$?; break; }; sleep 0.1; done
+[ $rc = 124 ] && kill -9 $pid
+expect "exporter without a driver exits 0 on SIGTERM" $([ $rc = 0 ]; echo $?)
 "$GPUPROF" exporter --listen nope >"$work/out" 2>"$work/err"
 expect "exporter with a bad --listen exits 2" $([ $? = 2 ] && grep -q "expected HOST:PORT" "$work/err"; echo $?)
 "$GPUPROF" exporter --listen 127.0.0.1:0 --port-file "$work/port" 2>"$work/err" &

@@ -96,19 +96,27 @@ int gp__cmd_exporter(int argc, char **argv)
         cfg.mode = GP_MODE_MONITORING;
 
     gp_monitor *mon = NULL;
-    if (gp_monitor_open(&cfg, &mon, &err) != GP_OK) {
+    gp_status st = gp_monitor_open(&cfg, &mon, &err);
+    if (st != GP_OK && st != GP_ENODRIVER) {
         gp__cli_error("exporter", "%s", err.msg);
         return 2;
     }
-    gp_exporter_opts opts = {.listen = listen, .hostname = a.hostname};
+    /* No driver: serve anyway, gpuprof_gpu_up 0 and an unavailable /healthz, so that the
+     * scrape target is up and an alert on the GPU fires instead of a silent dead target. */
+    char reason[sizeof err.msg];
+    snprintf(reason, sizeof reason, "%s", st == GP_ENODRIVER ? err.msg : "");
+    gp_exporter_opts opts = {
+        .listen = listen, .hostname = a.hostname, .unavailable_reason = mon ? NULL : reason};
     gp_exporter *ex = NULL;
-    gp_status st = gp_exporter_start(mon, &opts, &ex, &err);
+    st = gp_exporter_start(mon, &opts, &ex, &err);
     if (st != GP_OK) {
         gp__cli_error("exporter", "%s", err.msg);
         gp_monitor_close(mon);
         return st == GP_EINVAL ? 2 : 1;
     }
-    if (gp_monitor_start(mon) != GP_OK) {
+    if (!mon)
+        fprintf(stderr, "gpuprof exporter: %s: serving gpuprof_gpu_up 0\n", reason);
+    if (mon && gp_monitor_start(mon) != GP_OK) {
         gp__cli_error("exporter", "cannot start the sampler thread");
         gp_exporter_stop(ex);
         gp_monitor_close(mon);
@@ -118,10 +126,12 @@ int gp__cmd_exporter(int argc, char **argv)
     char host[80];
     snprintf(host, sizeof host, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
     fprintf(stderr, "gpuprof exporter: serving http://%s:%u/metrics (%zu GPU(s), every %u ms)\n",
-            host, gp_exporter_port(ex), gp_monitor_device_count(mon), cfg.sampling_interval_ms);
+            host, gp_exporter_port(ex), mon ? gp_monitor_device_count(mon) : 0,
+            cfg.sampling_interval_ms);
     rc = gp__cli_serve_until_stopped("exporter", a.port_file, gp_exporter_port(ex));
     gp_exporter_stop(ex);
-    gp_monitor_stop(mon);
+    if (mon)
+        gp_monitor_stop(mon);
     gp_monitor_close(mon);
     return rc;
 }

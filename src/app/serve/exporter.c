@@ -17,6 +17,7 @@ struct gp_exporter {
     gp__http_server *http;
     gp_monitor *mon;
     char hostname[256];
+    char reason[256]; /* without a monitor: why (/healthz) */
     uint16_t port;
     atomic_ullong scrapes;
     /* the text of the latest sampling round: rendered once per round, copied to each scrape */
@@ -35,7 +36,7 @@ static gp_status copy_metrics(gp_exporter *ex, char **out, size_t *len)
 
 static gp_status copy_metrics(gp_exporter *ex, char **out, size_t *len)
 {
-    uint64_t round = gp_monitor_samples_total(ex->mon);
+    uint64_t round = ex->mon ? gp_monitor_samples_total(ex->mon) : 0;
     if (!ex->cache || ex->cache_round != round) {
         char *text = NULL;
         size_t n = 0;
@@ -88,7 +89,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *m
     }
     if (strcmp(url, "/healthz") == 0) {
         gp_monitor_health h;
-        gp_monitor_get_health(ex->mon, &h);
+        if (ex->mon) {
+            gp_monitor_get_health(ex->mon, &h);
+        } else {
+            gp_error why = {0};
+            gp_error_set(&why, GP_ENODRIVER, "%s", ex->reason);
+            gp_monitor_health_unavailable(NULL, &why, &h);
+        }
         char *json = NULL;
         size_t len = 0;
         if (gp_monitor_health_render_json(&h, &json, &len) != GP_OK) {
@@ -96,7 +103,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *m
             return gp__http_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", msg,
                                   sizeof msg - 1, false);
         }
-        unsigned code = h.status == GP_HEALTH_ERROR ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK;
+        unsigned code = h.status == GP_HEALTH_ERROR || h.status == GP_HEALTH_UNAVAILABLE
+                            ? MHD_HTTP_SERVICE_UNAVAILABLE
+                            : MHD_HTTP_OK;
         return gp__http_reply(c, code, "application/json", json, len, true);
     }
     if (strcmp(url, "/") == 0) {
@@ -121,6 +130,8 @@ gp_status gp_exporter_start(gp_monitor *mon, const gp_exporter_opts *opts, gp_ex
         return gp_error_set(err, GP_ENOMEM, "out of memory");
     ex->mon = mon;
     gp__mutex_init(&ex->cache_lock);
+    snprintf(ex->reason, sizeof ex->reason, "%s",
+             opts && opts->unavailable_reason ? opts->unavailable_reason : "no NVIDIA driver");
     if (opts && opts->hostname)
         snprintf(ex->hostname, sizeof ex->hostname, "%s", opts->hostname);
     else if (gethostname(ex->hostname, sizeof ex->hostname - 1) != 0)
