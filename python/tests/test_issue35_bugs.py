@@ -259,3 +259,26 @@ def test_keyboard_interrupt_during_read_is_raised_never_lost(example_trace):
     assert r.returncode == 0, r.stderr[-2000:]
     sent, caught = map(int, r.stdout.split())
     assert caught == sent
+
+
+def _numbers(doc, path=""):
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _numbers(v, path + "." + k)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _numbers(v, path + "[]")
+    elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
+        yield path, doc
+
+
+@pytest.mark.parametrize("log", ["python/tests/data/torch_trace_example.log",
+                                 "tests/compile/data/breaks.log"])
+def test_compile_json_writes_null_where_unknown_not_minus_one(log):
+    doc = gpuprof.compile_log(ROOT / log)
+    bad = [(p, v) for p, v in _numbers(dict(doc)) if v == -1]
+    assert bad == []  # were -1: compile_time_ns, backend_ns, aot_ns, ..., a trace's rank
+    ratios = [v for p, v in _numbers(dict(doc)) if p.endswith("fusion_ratio")]
+    assert all(v > 0 for v in ratios)  # 0.0 meant "no graph with kernels": now null
+    t = gpuprof.compile_log(traces=[str(ROOT / "tests/compile/data/compiled.json")])
+    assert t["traces"][0]["rank"] is None  # no distributedInfo: was -1

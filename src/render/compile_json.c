@@ -1,5 +1,6 @@
 /* JSON of `gpuprof compile --json` (schema gpuprof.compile/1, docs/compile.md): every figure of
- * the compile model, its analysis and the compiled regions of traces. Durations are ns. */
+ * the compile model, its analysis and the compiled regions of traces. Durations are ns. A figure
+ * the model holds as unknown (-1, or 0 for a ratio) is null, never -1 or 0.0. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,16 @@ static void kv_opt_int(gp__jw *w, const char *k, int64_t v)
     gp__jw_key(w, k);
     if (v >= 0)
         gp__jw_int(w, v);
+    else
+        gp__jw_null(w);
+}
+
+/* A ratio with 3 decimals, null when 0 (the model's "unknown": a ratio of two positive counts). */
+static void kv_opt_fixed(gp__jw *w, const char *k, double v)
+{
+    gp__jw_key(w, k);
+    if (v > 0)
+        gp__jw_fixed(w, v, 3);
     else
         gp__jw_null(w);
 }
@@ -110,11 +121,11 @@ static void summary_json(gp__jw *w, const gp_compile_summary *s)
     gp__jw_kv_int(w, "failures", s->failures);
     gp__jw_kv_int(w, "restarts", s->restarts);
     gp__jw_kv_int(w, "graphs", s->graphs);
-    gp__jw_kv_int(w, "compile_time_ns", s->compile_time);
-    gp__jw_kv_int(w, "backend_ns", s->backend);
-    gp__jw_kv_int(w, "aot_ns", s->aot);
-    gp__jw_kv_int(w, "inductor_ns", s->inductor);
-    gp__jw_kv_int(w, "code_gen_ns", s->code_gen);
+    kv_opt_int(w, "compile_time_ns", s->compile_time); /* null: no compile has it */
+    kv_opt_int(w, "backend_ns", s->backend);
+    kv_opt_int(w, "aot_ns", s->aot);
+    kv_opt_int(w, "inductor_ns", s->inductor);
+    kv_opt_int(w, "code_gen_ns", s->code_gen);
     gp__jw_kv_int(w, "cache_hits", (int64_t)s->cache_hits);
     gp__jw_kv_int(w, "cache_misses", (int64_t)s->cache_misses);
     gp__jw_key(w, "cache_hit_rate");
@@ -124,8 +135,7 @@ static void summary_json(gp__jw *w, const gp_compile_summary *s)
         gp__jw_null(w);
     gp__jw_kv_int(w, "kernels", (int64_t)s->kernels);
     gp__jw_kv_int(w, "aten_ops", (int64_t)s->aten_ops);
-    gp__jw_key(w, "fusion_ratio");
-    gp__jw_fixed(w, s->fusion_ratio, 3);
+    kv_opt_fixed(w, "fusion_ratio", s->fusion_ratio); /* 0: no graph with both */
     gp__jw_obj_end(w);
 }
 
@@ -294,8 +304,7 @@ static void frames_graphs_json(gp__jw *w, const gp_compile_log *log, const gp_co
         gp__jw_kv_int(w, "kernels", g->kernels);
         gp__jw_kv_int(w, "extern_calls", g->extern_calls);
         gp__jw_kv_int(w, "fallback_ops", g->fallback_ops);
-        gp__jw_key(w, "fusion_ratio");
-        gp__jw_fixed(w, g->fusion_ratio, 3);
+        kv_opt_fixed(w, "fusion_ratio", g->fusion_ratio); /* 0: no kernel or no aten op */
         gp__jw_key(w, "kernel_names");
         gp__jw_arr_begin(w);
         if (g->code_payload != UINT32_MAX) {
@@ -333,7 +342,7 @@ static void ranks_json(gp__jw *w, const gp_compile_analysis *a)
         gp__jw_kv_int(w, "recompilations", k->recompiles);
         gp__jw_kv_int(w, "failures", k->failures);
         gp__jw_kv_int(w, "graphs", k->graphs);
-        gp__jw_kv_int(w, "compile_time_ns", k->compile_time);
+        kv_opt_int(w, "compile_time_ns", k->compile_time);
         gp__jw_obj_end(w);
     }
     gp__jw_arr_end(w);
@@ -387,7 +396,7 @@ static void trace_json(gp__jw *w, const gp_compile_trace *t)
 {
     gp__jw_obj_begin(w);
     gp__jw_kv_str(w, "source", t->source);
-    gp__jw_kv_int(w, "rank", t->rank);
+    kv_opt_int(w, "rank", t->rank); /* null: the trace has no distributedInfo */
     gp__jw_kv_int(w, "span_ns", t->span);
     gp__jw_kv_int(w, "cpu_compiled_ns", t->cpu_compiled);
     gp__jw_kv_int(w, "cpu_eager_ns", t->cpu_eager);
