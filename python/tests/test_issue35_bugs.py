@@ -229,36 +229,35 @@ def test_compare_sessions_has_one_speedup_and_the_seeds_memory_saved_sign(exampl
     assert r["memory_diff"]["peak_mb"] == pytest.approx(200.0)  # saved: positive, was -200
 
 
-def test_keyboard_interrupt_during_read_is_raised_never_lost(example_trace):
-    # A SIGINT that lands as the read finishes used to leave the KeyboardInterrupt set while a
-    # Trace was returned (SystemError), or dropped. Every read here must end in a Trace or a
-    # KeyboardInterrupt, and the interrupts sent must all surface.
+def test_keyboard_interrupt_during_read_is_raised_never_lost(tmp_path):
+    # The SIGINT handler here outlasts the read: when it raises, the read is already done. The
+    # wait used to see "done" and return the Trace with the KeyboardInterrupt still set (a
+    # SystemError); now the interrupt is raised and the finished read freed.
+    big = tmp_path / "big.json"
+    ev = ",".join('{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1}'
+                  % (i % 50, i * 2) for i in range(400000))
+    big.write_text('{"traceEvents":[' + ev + "]}")
     code = (
-        "import os, signal, threading, time, gpuprof\n"
-        "outcomes = {'trace': 0, 'interrupt': 0}\n"
-        "sent = 0\n"
-        "for i in range(200):\n"
-        "    def kick(d=0.0001 * (i %% 20)):\n"
-        "        time.sleep(d)\n"
-        "        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)\n"
-        "    th = threading.Thread(target=kick)\n"
-        "    sent += 1\n"
-        "    try:\n"
-        "        th.start()\n"
-        "        try:\n"
-        "            gpuprof.read(%r)\n"
-        "            outcomes['trace'] += 1\n"
-        "            th.join()\n"
-        "            time.sleep(0.001)  # a late interrupt lands here\n"
-        "        finally:\n"
-        "            th.join()\n"
-        "    except KeyboardInterrupt:\n"
-        "        outcomes['interrupt'] += 1\n"
-        "print(sent, outcomes['interrupt'])\n" % str(example_trace))
+        "import signal, threading, time, gpuprof\n"
+        "def slow_handler(*a):\n"
+        "    time.sleep(1.5)  # the read finishes meanwhile\n"
+        "    raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGINT, slow_handler)\n"
+        "def kick():\n"
+        "    time.sleep(0.05)\n"
+        "    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)\n"
+        "threading.Thread(target=kick).start()\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    gpuprof.read(%r)\n"
+        "    print('returned', time.monotonic() - t0)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n" % str(big))
     r = run_python(code)
-    assert r.returncode == 0, r.stderr[-2000:]
-    sent, caught = map(int, r.stdout.split())
-    assert caught == sent
+    assert "SystemError" not in r.stderr, r.stderr[-2000:]
+    if r.stdout.startswith("returned"):
+        pytest.skip("the read ended before the signal came (%s s)" % r.stdout.split()[1])
+    assert r.returncode == 0 and r.stdout.strip() == "interrupted", r.stderr[-2000:]
 
 
 def _numbers(doc, path=""):
