@@ -199,13 +199,13 @@ static gp_status say(builder *b, const char *fmt, ...)
 static bool same_compile(const gp_compile_unit *x, const gp_compile_unit *y)
 {
     return x->file == y->file && x->frame_id == y->frame_id &&
-           x->frame_compile_id == y->frame_compile_id &&
+           x->frame_compile_id == y->frame_compile_id && x->occurrence == y->occurrence &&
            x->compiled_autograd_id == y->compiled_autograd_id;
 }
 
 static bool same_frame(const gp_compile_unit *x, const gp_compile_unit *y)
 {
-    return x->file == y->file && x->frame_id == y->frame_id &&
+    return x->file == y->file && x->frame_id == y->frame_id && x->session == y->session &&
            x->compiled_autograd_id == y->compiled_autograd_id;
 }
 

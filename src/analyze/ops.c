@@ -45,6 +45,7 @@ typedef struct frame {
     gp_strid module, line, annot; /* innermost context frames' names, 0 = none */
     const gp_event *ev;
     gp_ns self, g_direct, g_sub;
+    gp_ns self_busy; /* union of the GPU work the op launched itself (set when it closes) */
     uint64_t k_direct, k_sub, replayed;
     size_t iv_mark; /* where this op's subtree intervals start in ctx.iv */
     size_t n_mod;   /* modules open at and below this frame: ctx.mods[0, n_mod) */
@@ -52,6 +53,7 @@ typedef struct frame {
 
 typedef struct ivl {
     gp_ns lo, hi;
+    int32_t owner; /* the stack index of the op that launched it */
 } ivl;
 
 #define CMP_IVL(x, y) GP_CMP((x)->lo, (y)->lo)
@@ -90,6 +92,8 @@ typedef struct ctx {
     size_t n_st, cap_st;
     ivl *iv;
     size_t n_iv, cap_iv;
+    ivl *own; /* scratch: one op's own intervals (self_busy_of) */
+    size_t cap_own;
     gp_ns *self;
     size_t cap_self;
     const gp__ops_listener *lis; /* NULL: none */
@@ -243,6 +247,7 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     r->self_cpu = gp__sat_add(r->self_cpu, f->self);
     r->cpu = gp__sat_add(r->cpu, f->ev->dur);
     r->self_gpu = gp__sat_add(r->self_gpu, f->g_direct);
+    r->self_gpu_busy = gp__sat_add(r->self_gpu_busy, f->self_busy);
     r->gpu = gp__sat_add(r->gpu, f->g_sub);
     r->gpu_busy = gp__sat_add(r->gpu_busy, busy);
     r->kernels += f->k_direct;
@@ -259,7 +264,7 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     r->modeled++;
     r->flops += m->flops;
     r->bytes += m->bytes;
-    r->model_time = gp__sat_add(r->model_time, f->g_sub);
+    r->model_time = gp__sat_add(r->model_time, m->over_busy ? busy : f->g_sub);
     double fl, me, roof = gp__op_roof_ns(&c->peak, m, &fl, &me);
     if (roof >= 0) {
         a->ideal_ns += roof;
@@ -269,13 +274,30 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     }
 }
 
-/* The union of ctx.iv[lo, n_iv): sorts that range in place (runs of children are sorted). */
-static gp_ns busy_of(ctx *c, size_t lo)
+/* Rates, roofline and bound of a finished row. */
+static void finish_row(acc *a)
 {
-    size_t n = c->n_iv - lo;
+    gp_ops_row *r = &a->r;
+    if (r->model_time > 0) {
+        double s = (double)r->model_time * 1e-9;
+        r->tflops_per_s = r->flops / s * 1e-12;
+        r->tb_per_s = r->bytes / s * 1e-12;
+    }
+    r->intensity = r->bytes > 0 ? r->flops / r->bytes : 0;
+    if (r->modeled && a->roof_known == r->modeled && r->model_time > 0) {
+        r->roof_pct = 100.0 * a->ideal_ns / (double)r->model_time;
+        r->bound = a->flop_ns > a->mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY;
+    } else {
+        r->roof_pct = -1;
+        r->bound = GP_BOUND_NONE;
+    }
+}
+
+/* The union of v[0, n): sorts v in place (runs of children are sorted). */
+static gp_ns union_of(ctx *c, ivl *v, size_t n)
+{
     if (n == 0)
-        return 0; /* c->iv may be NULL: no pointer arithmetic on it */
-    ivl *v = c->iv + lo;
+        return 0; /* v may be NULL: no pointer arithmetic on it */
     if (n > 1 && !sort_ivl(v, n))
         c->oom = true;
     gp_ns total = 0, s = 0, e = 0;
@@ -289,6 +311,35 @@ static gp_ns busy_of(ctx *c, size_t lo)
         }
     }
     return total + (e - s);
+}
+
+/* The union of ctx.iv[lo, n_iv): the subtree of the op whose intervals start at lo. */
+static gp_ns busy_of(ctx *c, size_t lo)
+{
+    return union_of(c, c->n_iv > lo ? c->iv + lo : NULL, c->n_iv - lo);
+}
+
+/* The union of the intervals in ctx.iv[lo, n_iv) that the op at stack index `owner` launched
+ * itself (TraceLens's direct kernel time: overlapping kernels of one op count once). */
+static gp_ns self_busy_of(ctx *c, size_t lo, int32_t owner)
+{
+    size_t n = 0;
+    for (size_t i = lo; i < c->n_iv; i++) {
+        if (c->iv[i].owner != owner)
+            continue;
+        if (n == c->cap_own) {
+            size_t cap = c->cap_own ? 2 * c->cap_own : 64;
+            ivl *p = realloc(c->own, cap * sizeof *p);
+            if (!p) {
+                c->oom = true;
+                return 0;
+            }
+            c->own = p;
+            c->cap_own = cap;
+        }
+        c->own[n++] = c->iv[i];
+    }
+    return union_of(c, c->own, n);
 }
 
 /* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
@@ -346,11 +397,7 @@ static void close_op(ctx *c, const frame *f)
         a.r.external_id = f->ev->external_id;
         a.r.rank = c->rank;
         a.r.ts = f->ev->ts;
-        /* the roofline sums of a one-instance row, as finish_row reads them from acc */
-        a.r.roof_pct =
-            a.roof_known && a.r.model_time > 0 ? 100.0 * a.ideal_ns / (double)a.r.model_time : -1;
-        a.r.bound = a.roof_known ? (a.flop_ns > a.mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY)
-                                 : GP_BOUND_NONE;
+        finish_row(&a); /* rates, roofline and bound, as for a grouped row */
         *r = a.r;
         return;
     }
@@ -372,6 +419,7 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
     gp_ops_row *r = &a->r;
     r->calls++;
     r->self_gpu = gp__sat_add(r->self_gpu, g->dur);
+    r->self_gpu_busy = gp__sat_add(r->self_gpu_busy, g->dur);
     r->gpu = gp__sat_add(r->gpu, g->dur);
     r->gpu_busy = gp__sat_add(r->gpu_busy, g->dur);
     r->kernels++;
@@ -413,7 +461,9 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
     if (!a)
         return;
     a->r.self_gpu = gp__sat_add(a->r.self_gpu, g->dur);
+    a->r.self_gpu_busy = gp__sat_add(a->r.self_gpu_busy, g->dur);
     a->r.gpu = gp__sat_add(a->r.gpu, g->dur);
+    a->r.launch_call = launch; /* a trace string: the call of every event of this row */
     a->r.gpu_busy = gp__sat_add(a->r.gpu_busy, g->dur);
     a->r.kernels++;
     a->r.kernels_subtree++;
@@ -426,9 +476,11 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
         *r = (gp_ops_row){.key = gp_trace_str(c->t, g->name),
                           .module = label,
                           .line = launch,
+                          .launch_call = launch,
                           .rank = c->rank,
                           .ts = g->ts,
                           .self_gpu = g->dur,
+                          .self_gpu_busy = g->dur,
                           .gpu = g->dur,
                           .gpu_busy = g->dur,
                           .kernels = 1,
@@ -478,7 +530,7 @@ static void launch(ctx *c, const gp_event *ev)
             c->oom = true;
             return;
         }
-        *v = (ivl){g->ts, g->ts + g->dur};
+        *v = (ivl){g->ts, g->ts + g->dur, op};
         if (c->o->by == GP_OPS_BY_KERNEL)
             add_kernel(c, g, gp_trace_str(c->t, f->ev->name), replay);
     }
@@ -493,6 +545,7 @@ static void pop(ctx *c)
         return;
     f.g_sub = gp__sat_add(f.g_sub, f.g_direct);
     f.k_sub += f.k_direct;
+    f.self_busy = self_busy_of(c, f.iv_mark, (int32_t)c->n_st);
     close_op(c, &f);
     int32_t up = c->n_st ? c->st[c->n_st - 1].op_up : -1;
     if (up >= 0) { /* the subtree's time and intervals pass to the enclosing op */
@@ -671,25 +724,6 @@ static void run_trace(ctx *c, const gp_trace *t)
         }
 }
 
-/* Rates, roofline and bound of a finished row. */
-static void finish_row(acc *a)
-{
-    gp_ops_row *r = &a->r;
-    if (r->model_time > 0) {
-        double s = (double)r->model_time * 1e-9;
-        r->tflops_per_s = r->flops / s * 1e-12;
-        r->tb_per_s = r->bytes / s * 1e-12;
-    }
-    r->intensity = r->bytes > 0 ? r->flops / r->bytes : 0;
-    if (r->modeled && a->roof_known == r->modeled && r->model_time > 0) {
-        r->roof_pct = 100.0 * a->ideal_ns / (double)r->model_time;
-        r->bound = a->flop_ns > a->mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY;
-    } else {
-        r->roof_pct = -1;
-        r->bound = GP_BOUND_NONE;
-    }
-}
-
 /* The private part of a gp_ops: the texts rows point to. */
 typedef struct ops_priv {
     gp__group_table tab; /* copies of the row keys */
@@ -808,6 +842,7 @@ static gp_status build_rows(ctx *c, ops_priv *p)
         tot.r.self_cpu = gp__sat_add(tot.r.self_cpu, r->self_cpu);
         tot.r.cpu = gp__sat_add(tot.r.cpu, r->cpu);
         tot.r.self_gpu = gp__sat_add(tot.r.self_gpu, r->self_gpu);
+        tot.r.self_gpu_busy = gp__sat_add(tot.r.self_gpu_busy, r->self_gpu_busy);
         tot.r.gpu = gp__sat_add(tot.r.gpu, r->gpu);
         tot.r.gpu_busy = gp__sat_add(tot.r.gpu_busy, r->gpu_busy);
         tot.r.kernels += r->kernels;
@@ -923,6 +958,7 @@ gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_o
     free(c.row_memo);
     free(c.st);
     free(c.iv);
+    free(c.own);
     free(c.self);
     free(c.mods);
     if (st != GP_OK) {

@@ -14,6 +14,9 @@ typedef struct gp__op_model {
     gp_op_dtype dtype; /* the dtype whose peak applies (fp32 convolutions: tf32, see docs) */
     double flops;
     double bytes;
+    /* a framework op modelled by name (vllm::...): its rates are over the union of its subtree's
+     * GPU work (TraceLens's kernel time of such ops), not over the subtree's summed durations */
+    bool over_busy;
 } gp__op_model;
 
 /* The model family of an operator name ("aten::addmm" -> GEMM); GP_OPCAT_NONE when the model
