@@ -135,6 +135,9 @@ typedef struct gp_ops_row {
     const char *module;
     const char *line;
     int64_t external_id; /* by instance */
+    /* by instance, modelled: the external id of the op whose shapes gave the model: its own, or,
+     * for the op holding a convolution's GPU time (cudnn_convolution), the convolution's */
+    int64_t model_external_id;
     int32_t rank;        /* by instance: the rank of its trace */
     gp_ns ts;            /* by instance: start */
     uint64_t calls;      /* op instances (by kernel: GPU events) */

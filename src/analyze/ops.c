@@ -20,7 +20,7 @@
 #include "analyze/ops_internal.h"
 #include "gpuprof/ops.h"
 
-enum { GW_USED = 1 };
+enum { GW_USED = 1, GW_HOST_COPY = 2 /* a memcpy between host and device */ };
 
 /* GPU work of one trace. */
 typedef struct gwork {
@@ -41,7 +41,9 @@ typedef struct frame {
     gp_strid module, line, annot; /* innermost context frames' names, 0 = none */
     const gp_event *ev;
     gp_ns self, g_direct, g_sub;
-    gp_ns self_busy; /* union of the GPU work the op launched itself (set when it closes) */
+    gp_ns self_busy;  /* union of the GPU work the op launched itself (set when it closes) */
+    bool model_given; /* a convolution whose model went to the nested op holding its GPU time */
+    bool host_copy;   /* launched a host<->device memcpy itself */
     uint64_t k_direct, k_sub, replayed;
     size_t iv_mark; /* where this op's subtree intervals start in ctx.iv */
     size_t n_mod;   /* modules open at and below this frame: ctx.mods[0, n_mod) */
@@ -261,7 +263,9 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     r->flops += m->flops;
     r->bytes += m->bytes;
     r->model_time = gp__sat_add(r->model_time, m->over_busy ? busy : f->g_sub);
-    double fl, me, roof = gp__op_roof_ns(&c->peak, m, &fl, &me);
+    /* a copy between host and device (or peers) moves its bytes over PCIe / NVLink, whose peak
+     * the table lacks: no roof rather than HBM's */
+    double fl = 0, me = 0, roof = m->host_copy ? -1 : gp__op_roof_ns(&c->peak, m, &fl, &me);
     if (roof >= 0) {
         a->ideal_ns += roof;
         a->flop_ns += fl;
@@ -338,18 +342,25 @@ static gp_ns self_busy_of(ctx *c, size_t lo, int32_t owner)
     return union_of(c, c->own, n);
 }
 
-/* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
-static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_model *m)
+/* The model family of op name `name` (memoised). */
+static gp_op_category cat_of(ctx *c, gp_strid name)
 {
-    gp_strid name = f->ev->name;
     uint8_t cat1 = name < c->n_str ? c->cat_memo[name] : 0;
     if (!cat1) {
         cat1 = (uint8_t)(gp__op_category_of(gp_trace_str(c->t, name)) + 1);
         if (name < c->n_str)
             c->cat_memo[name] = cat1;
     }
-    if (cat1 == GP_OPCAT_NONE + 1 || f->g_sub <= 0)
-        return false; /* not modeled, or no GPU time to rate */
+    return (gp_op_category)(cat1 - 1);
+}
+
+/* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
+static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_model *m)
+{
+    gp_strid name = f->ev->name;
+    uint8_t cat1 = (uint8_t)(cat_of(c, name) + 1);
+    if (cat1 == GP_OPCAT_NONE + 1 || f->g_sub <= 0 || f->model_given)
+        return false; /* not modeled, no GPU time to rate, or modelled on a nested op */
     if (!sh) {
         c->ops->no_shapes++;
         return false;
@@ -365,13 +376,53 @@ static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_mode
     return true;
 }
 
+/* A convolution's FLOPs go on the op that holds its GPU time (docs/ops.md, "Convolutions"):
+ * conv2d -> convolution -> _convolution -> cudnn_convolution launches its kernels from the
+ * innermost op, which has no model of its own. When op f (not modelled, with GPU work launched
+ * itself) closes inside forward convolutions that launched nothing themselves (unmodelled wrappers
+ * that launched nothing between them are looked through), the innermost one's model is f's, and
+ * every such convolution around it gives up its own (model_given). True and *m,
+ * *ext (the external id whose shapes made the model) when so. */
+static bool conv_model_from_above(ctx *c, const frame *f, gp__op_model *m, int64_t *ext)
+{
+    if (f->g_direct <= 0 || c->n_st == 0)
+        return false;
+    bool found = false;
+    for (int32_t up = c->st[c->n_st - 1].op_up; up >= 0; up = up > 0 ? c->st[up - 1].op_up : -1) {
+        frame *p = &c->st[up];
+        gp_op_category pc = cat_of(c, p->ev->name);
+        if (p->g_direct > 0 || p->model_given || (pc != GP_OPCAT_CONV_FWD && pc != GP_OPCAT_NONE))
+            break;
+        if (pc == GP_OPCAT_NONE) /* a wrapper between them (aten::_convolution): look through */
+            continue;
+        if (!found) {
+            const gp_op_shapes *sh = gp_trace_op_shapes(c->t, p->ev->external_id);
+            const gp_trace *t = c->t;
+            if (!sh || !gp__op_model_compute(gp_trace_str(t, p->ev->name), GP_OPCAT_CONV_FWD,
+                                             gp_trace_str(t, sh->dims), gp_trace_str(t, sh->types),
+                                             gp_trace_str(t, sh->concrete), m))
+                return false; /* the convolution models itself, or counts what it lacks */
+            *ext = p->ev->external_id;
+            found = true;
+            c->ops->modeled++;
+        }
+        p->model_given = true;
+    }
+    return found;
+}
+
 /* An op instance closes: its row gets its figures. */
 static void close_op(ctx *c, const frame *f)
 {
     gp_ns busy = busy_of(c, f->iv_mark);
     const gp_op_shapes *sh = gp_trace_op_shapes(c->t, f->ev->external_id);
     gp__op_model m;
+    int64_t model_ext = f->ev->external_id;
     bool has_model = model_of(c, f, sh, &m);
+    if (!has_model && cat_of(c, f->ev->name) == GP_OPCAT_NONE)
+        has_model = conv_model_from_above(c, f, &m, &model_ext);
+    if (has_model && f->host_copy)
+        m.host_copy = true;
     c->ops->instances++;
     if (c->lis && c->lis->op && !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self))
         c->oom = true;
@@ -391,6 +442,7 @@ static void close_op(ctx *c, const frame *f)
         a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
         a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
         a.r.external_id = f->ev->external_id;
+        a.r.model_external_id = has_model ? model_ext : 0;
         a.r.rank = c->rank;
         a.r.ts = f->ev->ts;
         finish_row(&a); /* rates, roofline and bound, as for a grouped row */
@@ -520,6 +572,7 @@ static void launch(ctx *c, const gp_event *ev)
             c->oom = true;
         f->g_direct = gp__sat_add(f->g_direct, g->dur);
         f->k_direct++;
+        f->host_copy |= (g->flags & GW_HOST_COPY) != 0;
         f->replayed += replay;
         ivl *v = GP_PUSH(c->iv, c->n_iv, c->cap_iv);
         if (!v) {
@@ -657,6 +710,13 @@ static void walk_track(ctx *c, const gp_track *tr)
         pop(c);
 }
 
+/* False for a device-to-device memcpy ("Memcpy DtoD (Device -> Device)", ROCm's
+ * "CopyDeviceToDevice"); every other memcpy crosses PCIe or NVLink (HtoD, DtoH, PtoP). */
+static bool dtod_name(const char *name)
+{
+    return strstr(name, "DtoD") != NULL || strstr(name, "DeviceToDevice") != NULL;
+}
+
 /* The GPU work of c->t into c->gw, sorted by correlation. */
 static void collect_gpu(ctx *c)
 {
@@ -676,6 +736,8 @@ static void collect_gpu(ctx *c)
                 return;
             }
             *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0};
+            if (ev->kind == GP_EV_MEMCPY && !dtod_name(gp_trace_str(t, ev->name)))
+                g->flags |= GW_HOST_COPY;
             c->ops->gpu_events++;
             c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
         }

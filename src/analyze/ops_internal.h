@@ -17,6 +17,8 @@ typedef struct gp__op_model {
     /* a framework op modelled by name (vllm::...): its rates are over the union of its subtree's
      * GPU work (TraceLens's kernel time of such ops), not over the subtree's summed durations */
     bool over_busy;
+    /* the op launched a memcpy between host and device (or peers): no roof (docs/ops.md) */
+    bool host_copy;
 } gp__op_model;
 
 /* The labels of rows without a launching op. */

@@ -29,6 +29,7 @@ static void json_row(gp__jw *w, const gp_ops *ops, const gp_ops_row *r)
         kv_opt_str(w, "module", r->module);
         kv_opt_str(w, "source_line", r->line);
         gp__jw_kv_int(w, "external_id", r->external_id);
+        gp__jw_kv_int(w, "model_external_id", r->model_external_id);
         gp__jw_kv_int(w, "rank", r->rank);
         gp__jw_kv_int(w, "ts_ns", r->ts);
     }
