@@ -146,11 +146,12 @@ static void legend(FILE *fp, const gp_ops *ops)
           "duration (nested ops\noverlap). Self GPU: summed durations of the GPU work the op "
           "launched itself (a partition:\nTOTAL is the GPU work sum); Self busy: per instance, the "
           "union of that work (overlapping\nkernels of one op count once: TraceLens's direct "
-          "kernel time), summed; GPU total: the same for the "
-          "work launched by the op and every op\nnested in it; GPU busy: the union of that "
-          "work.\nTFLOP/s, TB/s: the perf model's "
-          "FLOPs and bytes over GPU total; FLOP/B: arithmetic intensity;\nRoof: roofline time "
-          "(max of FLOPs / peak, bytes / bandwidth) over GPU total; Bound: the larger term.\n",
+          "kernel time), summed. GPU total: summed durations\nof the work launched by the op and "
+          "every op nested in it; GPU busy: the union of that work.\n"
+          "TFLOP/s, TB/s: the perf model's FLOPs and bytes over GPU total (ops modelled by name, "
+          "vllm::...:\nover GPU busy); FLOP/B: arithmetic intensity; Roof: roofline time (max of "
+          "FLOPs / peak, bytes /\nbandwidth) over the same time, none for host<->device copies; "
+          "Bound: the larger term.\n",
           fp);
 }
 
