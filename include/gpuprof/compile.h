@@ -104,9 +104,13 @@ typedef struct gp_compile_unit {
     uint32_t file;
     int32_t frame_id, frame_compile_id, attempt; /* attempt 0 when absent */
     int32_t compiled_autograd_id;                /* -1 when absent */
-    char id[48];                                 /* "0/1", "0/0_1" (attempt 1), "!0/1/0" */
-    uint64_t first_line;                         /* first record of the unit */
-    const char *co_name;                         /* function ("" when unknown) */
+    char id[48]; /* "0/1", "0/0_1" (attempt 1), "!0/1/0"; "0/0 #2": the id's 2nd occurrence */
+    /* A compile id is unique within one dynamo session only (torch._dynamo.reset() restarts at
+     * 0/0): occurrence counts the units of this id so far (1 for the first), session the dynamo
+     * resets before this unit's (0 for the first session). */
+    int32_t occurrence, session;
+    uint64_t first_line; /* first record of the unit */
+    const char *co_name; /* function ("" when unknown) */
     const char *co_filename;
     int32_t co_firstlineno; /* -1 when unknown */
     gp_compile_frame *stack;

@@ -135,18 +135,27 @@ typedef struct gp_ops_row {
     const char *module;
     const char *line;
     int64_t external_id; /* by instance */
+    /* by instance, modelled: the external id of the op whose shapes gave the model: its own, or,
+     * for the op holding a convolution's GPU time (cudnn_convolution), the convolution's */
+    int64_t model_external_id;
     int32_t rank;        /* by instance: the rank of its trace */
     gp_ns ts;            /* by instance: start */
     uint64_t calls;      /* op instances (by kernel: GPU events) */
     gp_ns self_cpu;      /* summed self CPU time */
     gp_ns cpu;           /* summed inclusive CPU time (nested instances overlap: not a partition) */
     gp_ns self_gpu;      /* GPU time launched directly: a partition of all GPU work */
+    gp_ns self_gpu_busy; /* per instance, the union of the GPU work it launched directly (its
+                          * overlapping kernels count once: TraceLens's direct kernel time),
+                          * summed over instances; <= self_gpu */
     gp_ns gpu;           /* GPU time of the instances' subtrees (summed) */
     gp_ns gpu_busy;      /* union of each instance's subtree GPU intervals, summed */
     uint64_t kernels;    /* GPU events launched directly */
     uint64_t kernels_subtree;
     uint64_t replayed; /* of `kernels`, those from a CUDA/HIP graph replay */
     bool unattributed; /* a row of GPU work without a launching op */
+    /* unattributed rows of work launched outside every op: the runtime call that launched it
+     * ("cudaLaunchKernel", "hipGraphLaunch"; TraceLens's row name); NULL otherwise */
+    const char *launch_call;
     /* performance model (modeled == 0: none) */
     gp_op_category category; /* of the row's modeled instances (the first one's) */
     gp_op_dtype dtype;       /* GP_DT_UNKNOWN when the modeled instances differ */

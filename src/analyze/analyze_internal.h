@@ -43,6 +43,7 @@ typedef struct gp__gev {
 typedef struct gp__step {
     int64_t num;
     gp_ns ts, end;
+    bool streamless; /* a GPU-side step without args.stream: HTA counts it as a CPU event */
 } gp__step;
 
 typedef struct gp__view {

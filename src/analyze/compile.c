@@ -199,13 +199,13 @@ static gp_status say(builder *b, const char *fmt, ...)
 static bool same_compile(const gp_compile_unit *x, const gp_compile_unit *y)
 {
     return x->file == y->file && x->frame_id == y->frame_id &&
-           x->frame_compile_id == y->frame_compile_id &&
+           x->frame_compile_id == y->frame_compile_id && x->occurrence == y->occurrence &&
            x->compiled_autograd_id == y->compiled_autograd_id;
 }
 
 static bool same_frame(const gp_compile_unit *x, const gp_compile_unit *y)
 {
-    return x->file == y->file && x->frame_id == y->frame_id &&
+    return x->file == y->file && x->frame_id == y->frame_id && x->session == y->session &&
            x->compiled_autograd_id == y->compiled_autograd_id;
 }
 
@@ -222,6 +222,7 @@ static gp_status find_firsts(builder *b)
         uint64_t h = gp__hash_u64(((uint64_t)u->file << 32) ^ (uint32_t)u->frame_id);
         h = gp__hash_u64(h ^ ((uint64_t)(uint32_t)u->frame_compile_id << 16) ^
                          (uint32_t)u->compiled_autograd_id);
+        h = gp__hash_u64(h ^ (uint32_t)u->occurrence); /* ids repeat across dynamo sessions */
         int64_t key = (int64_t)(h >> 1);
         uint64_t v;
         b->first[i] = i;

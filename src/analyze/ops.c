@@ -20,11 +20,7 @@
 #include "analyze/ops_internal.h"
 #include "gpuprof/ops.h"
 
-#define NO_LAUNCH "(no launch event)"
-#define OUTSIDE_OP "(launched outside any op)"
-#define OUTSIDE_ROW " (outside any op)"
-
-enum { GW_USED = 1 };
+enum { GW_USED = 1, GW_HOST_COPY = 2 /* a memcpy between host and device */ };
 
 /* GPU work of one trace. */
 typedef struct gwork {
@@ -45,6 +41,9 @@ typedef struct frame {
     gp_strid module, line, annot; /* innermost context frames' names, 0 = none */
     const gp_event *ev;
     gp_ns self, g_direct, g_sub;
+    gp_ns self_busy;  /* union of the GPU work the op launched itself (set when it closes) */
+    bool model_given; /* a convolution whose model went to the nested op holding its GPU time */
+    bool host_copy;   /* launched a host<->device memcpy itself */
     uint64_t k_direct, k_sub, replayed;
     size_t iv_mark; /* where this op's subtree intervals start in ctx.iv */
     size_t n_mod;   /* modules open at and below this frame: ctx.mods[0, n_mod) */
@@ -52,6 +51,7 @@ typedef struct frame {
 
 typedef struct ivl {
     gp_ns lo, hi;
+    int32_t owner; /* the stack index of the op that launched it */
 } ivl;
 
 #define CMP_IVL(x, y) GP_CMP((x)->lo, (y)->lo)
@@ -90,6 +90,8 @@ typedef struct ctx {
     size_t n_st, cap_st;
     ivl *iv;
     size_t n_iv, cap_iv;
+    ivl *own; /* scratch: one op's own intervals (self_busy_of) */
+    size_t cap_own;
     gp_ns *self;
     size_t cap_self;
     const gp__ops_listener *lis; /* NULL: none */
@@ -243,6 +245,7 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     r->self_cpu = gp__sat_add(r->self_cpu, f->self);
     r->cpu = gp__sat_add(r->cpu, f->ev->dur);
     r->self_gpu = gp__sat_add(r->self_gpu, f->g_direct);
+    r->self_gpu_busy = gp__sat_add(r->self_gpu_busy, f->self_busy);
     r->gpu = gp__sat_add(r->gpu, f->g_sub);
     r->gpu_busy = gp__sat_add(r->gpu_busy, busy);
     r->kernels += f->k_direct;
@@ -259,8 +262,10 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     r->modeled++;
     r->flops += m->flops;
     r->bytes += m->bytes;
-    r->model_time = gp__sat_add(r->model_time, f->g_sub);
-    double fl, me, roof = gp__op_roof_ns(&c->peak, m, &fl, &me);
+    r->model_time = gp__sat_add(r->model_time, m->over_busy ? busy : f->g_sub);
+    /* a copy between host and device (or peers) moves its bytes over PCIe / NVLink, whose peak
+     * the table lacks: no roof rather than HBM's */
+    double fl = 0, me = 0, roof = m->host_copy ? -1 : gp__op_roof_ns(&c->peak, m, &fl, &me);
     if (roof >= 0) {
         a->ideal_ns += roof;
         a->flop_ns += fl;
@@ -269,13 +274,30 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
     }
 }
 
-/* The union of ctx.iv[lo, n_iv): sorts that range in place (runs of children are sorted). */
-static gp_ns busy_of(ctx *c, size_t lo)
+/* Rates, roofline and bound of a finished row. */
+static void finish_row(acc *a)
 {
-    size_t n = c->n_iv - lo;
+    gp_ops_row *r = &a->r;
+    if (r->model_time > 0) {
+        double s = (double)r->model_time * 1e-9;
+        r->tflops_per_s = r->flops / s * 1e-12;
+        r->tb_per_s = r->bytes / s * 1e-12;
+    }
+    r->intensity = r->bytes > 0 ? r->flops / r->bytes : 0;
+    if (r->modeled && a->roof_known == r->modeled && r->model_time > 0) {
+        r->roof_pct = 100.0 * a->ideal_ns / (double)r->model_time;
+        r->bound = a->flop_ns > a->mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY;
+    } else {
+        r->roof_pct = -1;
+        r->bound = GP_BOUND_NONE;
+    }
+}
+
+/* The union of v[0, n): sorts v in place (runs of children are sorted). */
+static gp_ns union_of(ctx *c, ivl *v, size_t n)
+{
     if (n == 0)
-        return 0; /* c->iv may be NULL: no pointer arithmetic on it */
-    ivl *v = c->iv + lo;
+        return 0; /* v may be NULL: no pointer arithmetic on it */
     if (n > 1 && !sort_ivl(v, n))
         c->oom = true;
     gp_ns total = 0, s = 0, e = 0;
@@ -291,18 +313,54 @@ static gp_ns busy_of(ctx *c, size_t lo)
     return total + (e - s);
 }
 
-/* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
-static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_model *m)
+/* The union of ctx.iv[lo, n_iv): the subtree of the op whose intervals start at lo. */
+static gp_ns busy_of(ctx *c, size_t lo)
 {
-    gp_strid name = f->ev->name;
+    return union_of(c, c->n_iv > lo ? c->iv + lo : NULL, c->n_iv - lo);
+}
+
+/* The union of the intervals in ctx.iv[lo, n_iv) that the op at stack index `owner` launched
+ * itself (TraceLens's direct kernel time: overlapping kernels of one op count once). */
+static gp_ns self_busy_of(ctx *c, size_t lo, int32_t owner)
+{
+    size_t n = 0;
+    for (size_t i = lo; i < c->n_iv; i++) {
+        if (c->iv[i].owner != owner)
+            continue;
+        if (n == c->cap_own) {
+            size_t cap = c->cap_own ? 2 * c->cap_own : 64;
+            ivl *p = realloc(c->own, cap * sizeof *p);
+            if (!p) {
+                c->oom = true;
+                return 0;
+            }
+            c->own = p;
+            c->cap_own = cap;
+        }
+        c->own[n++] = c->iv[i];
+    }
+    return union_of(c, c->own, n);
+}
+
+/* The model family of op name `name` (memoised). */
+static gp_op_category cat_of(ctx *c, gp_strid name)
+{
     uint8_t cat1 = name < c->n_str ? c->cat_memo[name] : 0;
     if (!cat1) {
         cat1 = (uint8_t)(gp__op_category_of(gp_trace_str(c->t, name)) + 1);
         if (name < c->n_str)
             c->cat_memo[name] = cat1;
     }
-    if (cat1 == GP_OPCAT_NONE + 1 || f->g_sub <= 0)
-        return false; /* not modeled, or no GPU time to rate */
+    return (gp_op_category)(cat1 - 1);
+}
+
+/* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
+static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_model *m)
+{
+    gp_strid name = f->ev->name;
+    uint8_t cat1 = (uint8_t)(cat_of(c, name) + 1);
+    if (cat1 == GP_OPCAT_NONE + 1 || f->g_sub <= 0 || f->model_given)
+        return false; /* not modeled, no GPU time to rate, or modelled on a nested op */
     if (!sh) {
         c->ops->no_shapes++;
         return false;
@@ -318,13 +376,53 @@ static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_mode
     return true;
 }
 
+/* A convolution's FLOPs go on the op that holds its GPU time (docs/ops.md, "Convolutions"):
+ * conv2d -> convolution -> _convolution -> cudnn_convolution launches its kernels from the
+ * innermost op, which has no model of its own. When op f (not modelled, with GPU work launched
+ * itself) closes inside forward convolutions that launched nothing themselves (unmodelled wrappers
+ * that launched nothing between them are looked through), the innermost one's model is f's, and
+ * every such convolution around it gives up its own (model_given). True and *m,
+ * *ext (the external id whose shapes made the model) when so. */
+static bool conv_model_from_above(ctx *c, const frame *f, gp__op_model *m, int64_t *ext)
+{
+    if (f->g_direct <= 0 || c->n_st == 0)
+        return false;
+    bool found = false;
+    for (int32_t up = c->st[c->n_st - 1].op_up; up >= 0; up = up > 0 ? c->st[up - 1].op_up : -1) {
+        frame *p = &c->st[up];
+        gp_op_category pc = cat_of(c, p->ev->name);
+        if (p->g_direct > 0 || p->model_given || (pc != GP_OPCAT_CONV_FWD && pc != GP_OPCAT_NONE))
+            break;
+        if (pc == GP_OPCAT_NONE) /* a wrapper between them (aten::_convolution): look through */
+            continue;
+        if (!found) {
+            const gp_op_shapes *sh = gp_trace_op_shapes(c->t, p->ev->external_id);
+            const gp_trace *t = c->t;
+            if (!sh || !gp__op_model_compute(gp_trace_str(t, p->ev->name), GP_OPCAT_CONV_FWD,
+                                             gp_trace_str(t, sh->dims), gp_trace_str(t, sh->types),
+                                             gp_trace_str(t, sh->concrete), m))
+                return false; /* the convolution models itself, or counts what it lacks */
+            *ext = p->ev->external_id;
+            found = true;
+            c->ops->modeled++;
+        }
+        p->model_given = true;
+    }
+    return found;
+}
+
 /* An op instance closes: its row gets its figures. */
 static void close_op(ctx *c, const frame *f)
 {
     gp_ns busy = busy_of(c, f->iv_mark);
     const gp_op_shapes *sh = gp_trace_op_shapes(c->t, f->ev->external_id);
     gp__op_model m;
+    int64_t model_ext = f->ev->external_id;
     bool has_model = model_of(c, f, sh, &m);
+    if (!has_model && cat_of(c, f->ev->name) == GP_OPCAT_NONE)
+        has_model = conv_model_from_above(c, f, &m, &model_ext);
+    if (has_model && f->host_copy)
+        m.host_copy = true;
     c->ops->instances++;
     if (c->lis && c->lis->op && !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self))
         c->oom = true;
@@ -344,13 +442,10 @@ static void close_op(ctx *c, const frame *f)
         a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
         a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
         a.r.external_id = f->ev->external_id;
+        a.r.model_external_id = has_model ? model_ext : 0;
         a.r.rank = c->rank;
         a.r.ts = f->ev->ts;
-        /* the roofline sums of a one-instance row, as finish_row reads them from acc */
-        a.r.roof_pct =
-            a.roof_known && a.r.model_time > 0 ? 100.0 * a.ideal_ns / (double)a.r.model_time : -1;
-        a.r.bound = a.roof_known ? (a.flop_ns > a.mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY)
-                                 : GP_BOUND_NONE;
+        finish_row(&a); /* rates, roofline and bound, as for a grouped row */
         *r = a.r;
         return;
     }
@@ -372,6 +467,7 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
     gp_ops_row *r = &a->r;
     r->calls++;
     r->self_gpu = gp__sat_add(r->self_gpu, g->dur);
+    r->self_gpu_busy = gp__sat_add(r->self_gpu_busy, g->dur);
     r->gpu = gp__sat_add(r->gpu, g->dur);
     r->gpu_busy = gp__sat_add(r->gpu_busy, g->dur);
     r->kernels++;
@@ -413,7 +509,9 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
     if (!a)
         return;
     a->r.self_gpu = gp__sat_add(a->r.self_gpu, g->dur);
+    a->r.self_gpu_busy = gp__sat_add(a->r.self_gpu_busy, g->dur);
     a->r.gpu = gp__sat_add(a->r.gpu, g->dur);
+    a->r.launch_call = launch; /* a trace string: the call of every event of this row */
     a->r.gpu_busy = gp__sat_add(a->r.gpu_busy, g->dur);
     a->r.kernels++;
     a->r.kernels_subtree++;
@@ -426,9 +524,11 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
         *r = (gp_ops_row){.key = gp_trace_str(c->t, g->name),
                           .module = label,
                           .line = launch,
+                          .launch_call = launch,
                           .rank = c->rank,
                           .ts = g->ts,
                           .self_gpu = g->dur,
+                          .self_gpu_busy = g->dur,
                           .gpu = g->dur,
                           .gpu_busy = g->dur,
                           .kernels = 1,
@@ -472,13 +572,14 @@ static void launch(ctx *c, const gp_event *ev)
             c->oom = true;
         f->g_direct = gp__sat_add(f->g_direct, g->dur);
         f->k_direct++;
+        f->host_copy |= (g->flags & GW_HOST_COPY) != 0;
         f->replayed += replay;
         ivl *v = GP_PUSH(c->iv, c->n_iv, c->cap_iv);
         if (!v) {
             c->oom = true;
             return;
         }
-        *v = (ivl){g->ts, g->ts + g->dur};
+        *v = (ivl){g->ts, g->ts + g->dur, op};
         if (c->o->by == GP_OPS_BY_KERNEL)
             add_kernel(c, g, gp_trace_str(c->t, f->ev->name), replay);
     }
@@ -493,6 +594,7 @@ static void pop(ctx *c)
         return;
     f.g_sub = gp__sat_add(f.g_sub, f.g_direct);
     f.k_sub += f.k_direct;
+    f.self_busy = self_busy_of(c, f.iv_mark, (int32_t)c->n_st);
     close_op(c, &f);
     int32_t up = c->n_st ? c->st[c->n_st - 1].op_up : -1;
     if (up >= 0) { /* the subtree's time and intervals pass to the enclosing op */
@@ -608,6 +710,13 @@ static void walk_track(ctx *c, const gp_track *tr)
         pop(c);
 }
 
+/* False for a device-to-device memcpy ("Memcpy DtoD (Device -> Device)", ROCm's
+ * "CopyDeviceToDevice"); every other memcpy crosses PCIe or NVLink (HtoD, DtoH, PtoP). */
+static bool dtod_name(const char *name)
+{
+    return strstr(name, "DtoD") != NULL || strstr(name, "DeviceToDevice") != NULL;
+}
+
 /* The GPU work of c->t into c->gw, sorted by correlation. */
 static void collect_gpu(ctx *c)
 {
@@ -627,6 +736,8 @@ static void collect_gpu(ctx *c)
                 return;
             }
             *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0};
+            if (ev->kind == GP_EV_MEMCPY && !dtod_name(gp_trace_str(t, ev->name)))
+                g->flags |= GW_HOST_COPY;
             c->ops->gpu_events++;
             c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
         }
@@ -671,25 +782,6 @@ static void run_trace(ctx *c, const gp_trace *t)
         }
 }
 
-/* Rates, roofline and bound of a finished row. */
-static void finish_row(acc *a)
-{
-    gp_ops_row *r = &a->r;
-    if (r->model_time > 0) {
-        double s = (double)r->model_time * 1e-9;
-        r->tflops_per_s = r->flops / s * 1e-12;
-        r->tb_per_s = r->bytes / s * 1e-12;
-    }
-    r->intensity = r->bytes > 0 ? r->flops / r->bytes : 0;
-    if (r->modeled && a->roof_known == r->modeled && r->model_time > 0) {
-        r->roof_pct = 100.0 * a->ideal_ns / (double)r->model_time;
-        r->bound = a->flop_ns > a->mem_ns ? GP_BOUND_COMPUTE : GP_BOUND_MEMORY;
-    } else {
-        r->roof_pct = -1;
-        r->bound = GP_BOUND_NONE;
-    }
-}
-
 /* The private part of a gp_ops: the texts rows point to. */
 typedef struct ops_priv {
     gp__group_table tab; /* copies of the row keys */
@@ -725,66 +817,14 @@ static const char *launcher_text(ops_priv *p, const acc *a, ctx *c)
     return gp__strtab_get(&p->strs, id);
 }
 
-/* A row's place in the order: primary key descending, then GPU time, key, shapes, rank, start. */
-typedef struct sortrec {
-    double primary;
-    const gp_ops_row *r;
-} sortrec;
-
-static double primary_of(const gp_ops_row *r, gp_ops_sort s)
-{
-    switch (s) {
-    case GP_OPS_SORT_GPU:
-        return (double)r->gpu;
-    case GP_OPS_SORT_SELF_CPU:
-        return (double)r->self_cpu;
-    case GP_OPS_SORT_CPU:
-        return (double)r->cpu;
-    case GP_OPS_SORT_CALLS:
-        return (double)r->calls;
-    case GP_OPS_SORT_TFLOPS:
-        return r->tflops_per_s;
-    case GP_OPS_SORT_EFFICIENCY: /* lowest % first, rows without one last */
-        return r->roof_pct >= 0 ? -r->roof_pct : -1e300;
-    default:
-        return (double)r->self_gpu;
-    }
-}
-
-static int cmp_str0(const char *a, const char *b)
-{
-    return strcmp(a ? a : "", b ? b : "");
-}
-
-static int cmp_sortrec(const sortrec *x, const sortrec *y)
-{
-    if (x->primary != y->primary)
-        return x->primary > y->primary ? -1 : 1;
-    const gp_ops_row *a = x->r, *b = y->r;
-    GP_CMP_KEY(b->gpu, a->gpu);
-    int k = strcmp(a->key, b->key);
-    if (k)
-        return k;
-    if ((k = cmp_str0(a->shapes, b->shapes)) || (k = cmp_str0(a->types, b->types)))
-        return k;
-    GP_CMP_KEY(a->unattributed, b->unattributed);
-    GP_CMP_KEY(a->rank, b->rank);
-    return GP_CMP(a->ts, b->ts);
-}
-GP__DEFINE_MERGE_SORT(sort_recs, sortrec, cmp_sortrec)
-
 /* The accumulated rows (or instances) into ops->rows, finished and sorted, and the total row. */
 static gp_status build_rows(ctx *c, ops_priv *p)
 {
     gp_ops *ops = c->ops;
     size_t n = c->o->by == GP_OPS_BY_INSTANCE ? c->n_inst : c->tab->n;
     gp_ops_row *rows = calloc(n ? n : 1, sizeof *rows);
-    sortrec *rec = calloc(n ? n : 1, sizeof *rec);
-    if (!rows || !rec) {
-        free(rows);
-        free(rec);
+    if (!rows)
         return GP_ENOMEM;
-    }
     if (c->o->by == GP_OPS_BY_INSTANCE) {
         /* instance rows are finished; the unattributed group rows only fed the total. No
          * instance: c->inst is NULL, which memcpy may not be given even for 0 bytes. */
@@ -803,86 +843,23 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     acc tot = {.r = {.key = "TOTAL", .roof_pct = -1}};
     for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &rows[i];
-        rec[i] = (sortrec){primary_of(r, c->o->sort), r};
         tot.r.calls += r->calls;
         tot.r.self_cpu = gp__sat_add(tot.r.self_cpu, r->self_cpu);
         tot.r.cpu = gp__sat_add(tot.r.cpu, r->cpu);
         tot.r.self_gpu = gp__sat_add(tot.r.self_gpu, r->self_gpu);
+        tot.r.self_gpu_busy = gp__sat_add(tot.r.self_gpu_busy, r->self_gpu_busy);
         tot.r.gpu = gp__sat_add(tot.r.gpu, r->gpu);
         tot.r.gpu_busy = gp__sat_add(tot.r.gpu_busy, r->gpu_busy);
         tot.r.kernels += r->kernels;
         tot.r.kernels_subtree += r->kernels_subtree;
         tot.r.replayed += r->replayed;
     }
-    if (n > 1 && !sort_recs(rec, n)) {
-        free(rows);
-        free(rec);
-        return GP_ENOMEM;
-    }
     ops->rows = malloc((n ? n : 1) * sizeof *ops->rows);
-    if (!ops->rows) {
-        free(rows);
-        free(rec);
-        return GP_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        ops->rows[i] = *rec[i].r;
-    ops->n_rows = n;
+    gp_status st = ops->rows ? gp__ops_sort_rows(rows, n, c->o->sort, ops->rows) : GP_ENOMEM;
+    ops->n_rows = st == GP_OK ? n : 0;
     *t = tot.r;
     free(rows);
-    free(rec);
-    return c->oom ? GP_ENOMEM : GP_OK;
-}
-
-/* The key of the first row whose key ends with suffix, or NULL. */
-static const char *row_ending(const gp_ops *ops, const char *suffix)
-{
-    size_t sl = strlen(suffix);
-    for (size_t i = 0; i < ops->n_rows; i++) {
-        const char *k = ops->rows[i].key;
-        size_t kl = k ? strlen(k) : 0;
-        if (kl >= sl && memcmp(k + kl - sl, suffix, sl) == 0)
-            return k;
-    }
-    return NULL;
-}
-
-/* What the result cannot say, in its note. Where such GPU events have a row of their own (by
- * name, shape, module, line, annotation), the note names one: hipGraphLaunch on ROCm,
- * cudaLaunchKernel on CUDA; by kernel or instance they have none. */
-static void write_notes(gp_ops *ops)
-{
-    if (ops->no_launch) {
-        gp_error_note(&ops->note, "%llu GPU events have no launch call with their correlation id%s",
-                      (unsigned long long)ops->no_launch,
-                      row_ending(ops, NO_LAUNCH) ? ": listed as \"" NO_LAUNCH "\"." : ".");
-    }
-    if (ops->outside_op) {
-        const char *eg = row_ending(ops, OUTSIDE_ROW);
-        if (eg)
-            gp_error_note(&ops->note,
-                          "%llu GPU events were launched outside any CPU op: listed by launch "
-                          "call, as \"%s\".",
-                          (unsigned long long)ops->outside_op, eg);
-        else
-            gp_error_note(&ops->note, "%llu GPU events were launched outside any CPU op.",
-                          (unsigned long long)ops->outside_op);
-    }
-    if (ops->no_shapes)
-        gp_error_note(&ops->note,
-                      "%llu instances of modeled ops have no Input Dims (recorded without "
-                      "record_shapes=True): no FLOPs or bytes for them.",
-                      (unsigned long long)ops->no_shapes);
-    if (ops->bad_shapes)
-        gp_error_note(&ops->note,
-                      "%llu instances of modeled ops have shapes the model cannot use "
-                      "(malformed, or not the operator's form): listed without a perf model.",
-                      (unsigned long long)ops->bad_shapes);
-    if (ops->modeled && !ops->peak.tbps)
-        gp_error_note(&ops->note,
-                      "Device %s is not in the peak table: achieved rates without %% of roofline "
-                      "(give --peak-tflops and --peak-tbps).",
-                      ops->peak.device ? ops->peak.device : "unknown");
+    return st != GP_OK ? st : c->oom ? GP_ENOMEM : GP_OK;
 }
 
 gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out)
@@ -923,13 +900,14 @@ gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_o
     free(c.row_memo);
     free(c.st);
     free(c.iv);
+    free(c.own);
     free(c.self);
     free(c.mods);
     if (st != GP_OK) {
         gp_ops_free(ops);
         return st;
     }
-    write_notes(ops);
+    gp__ops_write_notes(ops);
     *out = ops;
     return GP_OK;
 }

@@ -14,7 +14,24 @@ typedef struct gp__op_model {
     gp_op_dtype dtype; /* the dtype whose peak applies (fp32 convolutions: tf32, see docs) */
     double flops;
     double bytes;
+    /* a framework op modelled by name (vllm::...): its rates are over the union of its subtree's
+     * GPU work (TraceLens's kernel time of such ops), not over the subtree's summed durations */
+    bool over_busy;
+    /* the op launched a memcpy between host and device (or peers): no roof (docs/ops.md) */
+    bool host_copy;
 } gp__op_model;
+
+/* The labels of rows without a launching op. */
+#define NO_LAUNCH "(no launch event)"
+#define OUTSIDE_OP "(launched outside any op)"
+#define OUTSIDE_ROW " (outside any op)"
+
+/* rows[0, n) into out[0, n) in the order of sort (ops.h, gp_ops_sort; ties by GPU time, key,
+ * shapes, rank, start). GP_ENOMEM. */
+gp_status gp__ops_sort_rows(const gp_ops_row *rows, size_t n, gp_ops_sort sort, gp_ops_row *out);
+
+/* What ops cannot say (unlaunched or outside work, missing shapes, no peak), into ops->note. */
+void gp__ops_write_notes(gp_ops *ops);
 
 /* The model family of an operator name ("aten::addmm" -> GEMM); GP_OPCAT_NONE when the model
  * does not cover it. */

@@ -317,6 +317,10 @@ static const op_ent op_table[] = {
     {"aten::threshold_backward", GP_OPCAT_ELEMENTWISE},
     {"aten::var", GP_OPCAT_REDUCE},
     {"aten::where", GP_OPCAT_ELEMENTWISE},
+    /* framework ops modelled by exact name, as TraceLens does (docs/ops.md, "Custom ops"): vLLM's
+     * ROCm GEMM wrapper, x[M, K] @ W[N, K]^T (+ bias[N]), the form of aten::linear */
+    {"vllm::rocm_unquantized_gemm", GP_OPCAT_GEMM},
+    {"vllm::rocm_unquantized_gemm_impl", GP_OPCAT_GEMM},
 };
 
 static int cmp_op_ent(const void *k, const void *e)
@@ -379,7 +383,7 @@ static bool model_gemm(const char *op, const args *a, gp__op_model *o)
     if (strcmp(op, "aten::bmm") == 0)
         return x->nd == 3 && y->nd == 3 && x->d[0] == y->d[0] && x->d[2] == y->d[1] &&
                gemm((double)x->d[0], (double)x->d[1], (double)x->d[2], (double)y->d[2], es, o);
-    if (strcmp(op, "aten::linear") == 0) {
+    if (strcmp(op, "aten::linear") == 0 || strncmp(op, "vllm::rocm_unquantized_gemm", 27) == 0) {
         /* x[..., K] @ W[N, K]^T (+ bias[N]) */
         if (y->nd != 2 || x->d[x->nd - 1] != y->d[1])
             return false;
@@ -664,6 +668,7 @@ bool gp__op_model_compute(const char *name, gp_op_category cat, const char *dims
                           const char *concrete, gp__op_model *out)
 {
     memset(out, 0, sizeof *out);
+    out->over_busy = strncmp(name, "aten::", 6) != 0; /* a name-keyed framework op */
     if (cat == GP_OPCAT_NONE || !dims || !*dims || !types || !*types)
         return false;
     args *a = calloc(1, sizeof *a);

@@ -184,7 +184,7 @@ gp_status gp__profiler_steps(const gp_trace *t, gp__step **out, size_t *n_out)
                 free(steps);
                 return GP_ENOMEM;
             }
-            *s = (gp__step){strtoll(nm + 13, NULL, 10), e->ts, e->ts + e->dur};
+            *s = (gp__step){strtoll(nm + 13, NULL, 10), e->ts, e->ts + e->dur, false};
         }
     }
     /* By start (insertion sort: a trace holds a handful of steps, each track's in order). */
@@ -216,7 +216,7 @@ gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r)
     gp_status st = gp__profiler_steps(v->t, &steps, &n);
     if (st != GP_OK)
         return st;
-    gp__step whole = {-1, 0, 0};
+    gp__step whole = {-1, 0, 0, false};
     if (n == 0) {
         gp_trace_span(v->t, &whole.ts, &whole.end);
         if (gp_trace_event_count(v->t) > 0) {

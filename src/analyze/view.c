@@ -1,6 +1,8 @@
 /* The per-rank view: step selection, the mode's GPU event set and rounding, classification and
  * the correlation join. See analyze_internal.h. */
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +22,42 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return -floor_div(-a, b);
 }
 
-/* Start of an interval in the view's unit: HTA rounds starts up to the microsecond. */
+/* x ns (relative to the trace's base time) as the binary64 that json.loads gives for the file's
+ * microsecond text "x / 1000" with its three decimals: strtod of that exact decimal (correctly
+ * rounded; above 2^53 ns a plain (double)x / 1000 would round twice). */
+static double hta_us(gp_ns x)
+{
+    char b[48];
+    uint64_t m = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    snprintf(b, sizeof b, "%s%llu.%03llu", x < 0 ? "-" : "", (unsigned long long)(m / 1000),
+             (unsigned long long)(m % 1000));
+    return strtod(b, NULL);
+}
+
+/* Start of an interval in the view's unit. HTA mode: HTA's ceil(ts) on the binary64 microseconds
+ * (docs/analyses.md, "Rounding"): above 2^43 us the double's spacing exceeds 1 ns, so a start
+ * whose fraction is at most half a spacing lands on the whole microsecond below, and ceil keeps it
+ * there. */
 static int64_t to_unit_start(const gp__view *v, gp_ns t)
 {
     if (v->unit == 1)
         return t;
-    return ceil_div(t - v->t->base_time_ns, v->unit);
+    double us = hta_us(t - v->t->base_time_ns);
+    if (fabs(us) >= 9.0e15) /* beyond 2^53 us: no fraction left, the exact rule is as good */
+        return ceil_div(t - v->t->base_time_ns, v->unit);
+    return (int64_t)ceil(us);
 }
 
-static int64_t to_unit_end(const gp__view *v, gp_ns t)
+/* End of an interval [ts, ts + dur) in the view's unit. HTA mode: floor(ts + dur), both read as
+ * binary64 microseconds and added as doubles. */
+static int64_t to_unit_end(const gp__view *v, gp_ns ts, gp_ns dur)
 {
     if (v->unit == 1)
-        return t;
-    return floor_div(t - v->t->base_time_ns, v->unit);
+        return ts + dur;
+    double us = hta_us(ts - v->t->base_time_ns) + hta_us(dur);
+    if (fabs(us) >= 9.0e15)
+        return floor_div(ts + dur - v->t->base_time_ns, v->unit);
+    return (int64_t)floor(us);
 }
 
 static bool is_profiler_step(const char *name, int64_t *num)
@@ -150,6 +175,103 @@ done:
     return st;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* How many distinct step numbers (HTA: distinct names) the CPU- and GPU-side steps have; 2 when
+ * out of memory (the caller then cuts, as it would for most traces). */
+static size_t distinct_steps(const gp__view *v, const gp__step *steps, size_t n_steps)
+{
+    size_t n = n_steps + v->n_gsteps, k = 0;
+    if (n < 2)
+        return n;
+    int64_t *nums = malloc(n * sizeof *nums);
+    if (!nums)
+        return 2;
+    for (size_t i = 0; i < n_steps; i++)
+        nums[k++] = steps[i].num;
+    for (size_t i = 0; i < v->n_gsteps; i++)
+        nums[k++] = v->gsteps[i].num;
+    qsort(nums, n, sizeof *nums, cmp_i64);
+    size_t d = 1;
+    for (size_t i = 1; i < n; i++)
+        d += nums[i] != nums[i - 1];
+    free(nums);
+    return d;
+}
+
+/* --steps hta: HTA's cut (docs/analyses.md, "Step selection"). HTA counts the distinct
+ * ProfilerStep names of the trace, CPU- or GPU-side; with two or more it cuts at the latest start
+ * of any step that is not a GPU event (no args.stream): the CPU-side ones and the GPU-side
+ * gpu_user_annotation steps written without a stream. It keeps the CPU events that start before
+ * the cut (and the GPU work they launched). When the GPU lags, a GPU-side step starts after the
+ * last CPU-side one: HTA then keeps part or all of the last step, and the note says how much. */
+static void hta_cut(gp__view *v, const gp__step *steps, size_t n_steps)
+{
+    size_t n_all = distinct_steps(v, steps, n_steps), n_gpu = 0;
+    gp_ns last = INT64_MIN, last_cpu = INT64_MIN, cpu_end = INT64_MIN;
+    int64_t last_num = -1, gpu_num = -1;
+    for (size_t i = 0; i < n_steps; i++) {
+        if (steps[i].ts >= last_cpu) {
+            last_cpu = steps[i].ts;
+            last_num = steps[i].num;
+            cpu_end = steps[i].end;
+        }
+    }
+    last = last_cpu;
+    for (size_t i = 0; i < v->n_gsteps; i++) {
+        if (!v->gsteps[i].streamless)
+            continue;
+        n_gpu++;
+        if (v->gsteps[i].ts > last) {
+            last = v->gsteps[i].ts;
+            gpu_num = v->gsteps[i].num;
+        }
+    }
+    if (n_all < 2) {
+        if (n_all == 0)
+            gp_error_note(&v->note, "No ProfilerStep in the trace: --steps hta keeps every event.");
+        else
+            gp_error_note(&v->note, "One ProfilerStep only: --steps hta keeps every event.");
+        return;
+    }
+    v->cpu_hi = last;
+    v->steps_kept = 0;
+    for (size_t i = 0; i < n_steps; i++)
+        v->steps_kept += steps[i].ts < last;
+    if (last == last_cpu)
+        return;
+    /* the cut is a GPU-side step's start: the CPU-side step(s) before it are kept, in part */
+    if (n_steps == 0)
+        gp_error_note(&v->note,
+                      "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "
+                      "gpu_user_annotation without a stream, which HTA counts as a CPU event); "
+                      "no CPU-side step.",
+                      (long long)gpu_num);
+    else if (last >= cpu_end)
+        gp_error_note(&v->note,
+                      "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "
+                      "gpu_user_annotation without a stream, which HTA counts as a CPU event), "
+                      "%.3f ms after the last CPU-side step ProfilerStep#%lld ends: that step is "
+                      "kept whole (%zu of %zu steps kept, %zu GPU-side).",
+                      (long long)gpu_num, (double)(last - cpu_end) / 1e6, (long long)last_num,
+                      (size_t)v->steps_kept, n_steps, n_gpu);
+    else
+        gp_error_note(&v->note,
+                      "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "
+                      "gpu_user_annotation without a stream, which HTA counts as a CPU event), "
+                      "%.3f ms into the last CPU-side step ProfilerStep#%lld: its first %.1f %% "
+                      "is kept (%zu of %zu steps kept, in part; %zu GPU-side).",
+                      (long long)gpu_num, (double)(last - last_cpu) / 1e6, (long long)last_num,
+                      cpu_end > last_cpu
+                          ? 100.0 * (double)(last - last_cpu) / (double)(cpu_end - last_cpu)
+                          : 100.0,
+                      (size_t)v->steps_kept, n_steps, n_gpu);
+}
+
 static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
 {
     const gp_analyze_opts *o = v->o;
@@ -158,21 +280,7 @@ static void select_window(gp__view *v, const gp__step *steps, size_t n_steps)
     v->steps_total = (int64_t)n_steps;
     v->steps_kept = (int64_t)n_steps;
     if (o->steps == GP_STEPS_HTA) {
-        if (n_steps < 2) {
-            if (n_steps == 0)
-                gp_error_note(&v->note,
-                              "No ProfilerStep in the trace: --steps hta keeps every event.");
-            else
-                gp_error_note(&v->note, "One ProfilerStep only: --steps hta keeps every event.");
-            return;
-        }
-        gp_ns last = steps[0].ts;
-        for (size_t i = 1; i < n_steps; i++)
-            last = GP_MAX(last, steps[i].ts);
-        v->cpu_hi = last;
-        v->steps_kept = 0;
-        for (size_t i = 0; i < n_steps; i++)
-            v->steps_kept += steps[i].ts < last;
+        hta_cut(v, steps, n_steps);
     } else if (o->steps == GP_STEPS_RANGE) {
         gp_ns lo = INT64_MAX, hi = INT64_MIN;
         v->steps_kept = 0;
@@ -238,7 +346,10 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
                     free(cache);
                     return GP_ENOMEM;
                 }
-                *s = (gp__step){num, ev->ts, ev->ts + ev->dur};
+                const gp_gpu_info *si = gp_event_gpu_info(t, ev);
+                int64_t sst = si ? si->stream : tr->stream;
+                bool streamless = (ev->flags & GP_EVF_STREAM_FROM_TID) || sst == -1;
+                *s = (gp__step){num, ev->ts, ev->ts + ev->dur, streamless};
             }
             if (o->hta && hta_cpu_op(ev)) {
                 stream = gp_event_cpu_stream(ev);
@@ -260,7 +371,7 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
             g->ts = ev->ts;
             g->dur = ev->dur;
             g->s = to_unit_start(v, ev->ts);
-            g->e = to_unit_end(v, ev->ts + ev->dur);
+            g->e = to_unit_end(v, ev->ts, ev->dur);
             /* HTA's inward rounding of a sub-us event can give a negative length (HTA #317):
              * kept, as HTA keeps it, unless it makes a figure negative (analyze.c) */
             g->rounded_negative = g->e < g->s;

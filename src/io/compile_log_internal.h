@@ -49,7 +49,8 @@ typedef struct gp__clog_reader {
     /* "str" records: interned file names, id -> strtab id. */
     uint32_t *strs;
     size_t n_strs;
-    gp__imap unit_index; /* compile id key -> unit index (verified on hit) */
+    gp__imap unit_index; /* compile id key -> its latest unit's index (verified on hit) */
+    int32_t session;     /* dynamo sessions seen before the current one (resets found) */
     /* The payload being read. */
     bool in_payload;
     char expect_md5[33];

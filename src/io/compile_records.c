@@ -178,8 +178,37 @@ static void unit_init(gp_compile_unit *u, uint32_t file, int32_t f, int32_t c, i
         snprintf(u->id + n, sizeof u->id - n, "_%d", a);
 }
 
-/* The unit of the record's compile id; UINT32_MAX when it has none. */
-static uint32_t unit_of(gp__clog_reader *r, json_t *root, gp_status *st)
+/* A new unit for the compile id at log->units[n_units]; UINT32_MAX (and *st) when out of memory.
+ * prev: the unit of an earlier occurrence of the id, or NULL. */
+static uint32_t new_unit(gp__clog_reader *r, int64_t key, const int32_t id[4],
+                         const gp_compile_unit *prev, gp_status *st)
+{
+    gp_compile_log *log = L(r);
+    int32_t occurrence = prev ? prev->occurrence + 1 : 1;
+    if (prev && prev->session == r->session)
+        r->session++; /* the id was started in this session already: dynamo was reset */
+    if (log->n_units >= UINT32_MAX - 1 ||
+        gp__grow((void **)&log->units, &P(r)->cap_units, sizeof *log->units, log->n_units + 1) !=
+            GP_OK ||
+        gp__imap_put(&r->unit_index, key, log->n_units) != GP_OK) {
+        *st = GP_ENOMEM;
+        return UINT32_MAX;
+    }
+    gp_compile_unit *u = &log->units[log->n_units];
+    unit_init(u, r->file, id[0], id[1], id[2], id[3], r->lineno);
+    u->occurrence = occurrence;
+    u->session = r->session;
+    size_t n = strlen(u->id);
+    if (occurrence > 1 && n < sizeof u->id)
+        snprintf(u->id + n, sizeof u->id - n, " #%d", (int)occurrence);
+    return (uint32_t)log->n_units++;
+}
+
+/* The unit of the record's compile id; UINT32_MAX when it has none. A compile id is unique only
+ * within one dynamo session (torch._dynamo.reset() restarts at 0/0): a dynamo_start (start) for an
+ * id whose latest unit has started already opens a new unit, its next occurrence ("0/0 #2"), and
+ * the id's later records go to it. Records after compilation_metrics (backward compiles) stay. */
+static uint32_t unit_of(gp__clog_reader *r, json_t *root, bool start, gp_status *st)
 {
     json_t *fv = json_object_get(root, "frame_id");
     json_t *cv = json_object_get(root, "frame_compile_id");
@@ -194,8 +223,10 @@ static uint32_t unit_of(gp__clog_reader *r, json_t *root, gp_status *st)
     int64_t key = unit_key(r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca);
     uint64_t idx;
     bool hit = gp__imap_get(&r->unit_index, key, &idx);
+    const int32_t id[4] = {(int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca};
     if (hit && unit_is(&log->units[idx], r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca))
-        return (uint32_t)idx;
+        return start && log->units[idx].has_start ? new_unit(r, key, id, &log->units[idx], st)
+                                                  : (uint32_t)idx;
     /* A miss is a new unit (a unit's key is in the index); only a key that names another unit (a
      * collision of unit_key) looks through the file's units: a scan per new unit was quadratic
      * in the units (issue 38). */
@@ -203,18 +234,11 @@ static uint32_t unit_of(gp__clog_reader *r, json_t *root, gp_status *st)
         if (log->units[i - 1].file != r->file)
             break;
         if (unit_is(&log->units[i - 1], r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca))
-            return (uint32_t)(i - 1);
+            return start && log->units[i - 1].has_start
+                       ? new_unit(r, key, id, &log->units[i - 1], st)
+                       : (uint32_t)(i - 1);
     }
-    if (log->n_units >= UINT32_MAX - 1 ||
-        gp__grow((void **)&log->units, &P(r)->cap_units, sizeof *log->units, log->n_units + 1) !=
-            GP_OK ||
-        gp__imap_put(&r->unit_index, key, log->n_units) != GP_OK) {
-        *st = GP_ENOMEM;
-        return UINT32_MAX;
-    }
-    unit_init(&log->units[log->n_units], r->file, (int32_t)f, (int32_t)c, (int32_t)a, (int32_t)ca,
-              r->lineno);
-    return (uint32_t)log->n_units++;
+    return new_unit(r, key, id, NULL, st);
 }
 
 /* ---- record kinds ---- */
@@ -677,10 +701,10 @@ gp_status gp__clog_record(gp__clog_reader *r, const char *json, size_t len, uint
         json_integer_value(rank) < INT32_MAX)
         r->rank = (int32_t)json_integer_value(rank);
     gp_status st = GP_OK;
-    uint32_t unit = unit_of(r, root, &st);
     json_t *value;
     const char *kind = record_kind(root, &value);
     int k = kind ? GP_VALUE_OF(kinds, kind, K_UNKNOWN) : K_UNKNOWN;
+    uint32_t unit = unit_of(r, root, k == K_DYNAMO_START, &st);
     json_t *hp = json_object_get(root, "has_payload");
     bool payload = json_is_string(hp);
     r->payload_index = UINT32_MAX;

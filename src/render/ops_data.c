@@ -29,17 +29,20 @@ static void json_row(gp__jw *w, const gp_ops *ops, const gp_ops_row *r)
         kv_opt_str(w, "module", r->module);
         kv_opt_str(w, "source_line", r->line);
         gp__jw_kv_int(w, "external_id", r->external_id);
+        gp__jw_kv_int(w, "model_external_id", r->model_external_id);
         gp__jw_kv_int(w, "rank", r->rank);
         gp__jw_kv_int(w, "ts_ns", r->ts);
     }
     if (ops->by == GP_OPS_BY_KERNEL)
         kv_opt_str(w, "launched_by", r->module);
     gp__jw_kv_bool(w, "unattributed", r->unattributed);
+    kv_opt_str(w, "launch_call", r->launch_call);
     gp__jw_key(w, "calls");
     gp__jw_uint(w, r->calls);
     gp__jw_kv_int(w, "self_cpu_ns", r->self_cpu);
     gp__jw_kv_int(w, "cpu_ns", r->cpu);
     gp__jw_kv_int(w, "self_gpu_ns", r->self_gpu);
+    gp__jw_kv_int(w, "self_gpu_busy_ns", r->self_gpu_busy);
     gp__jw_kv_int(w, "gpu_ns", r->gpu);
     gp__jw_kv_int(w, "gpu_busy_ns", r->gpu_busy);
     gp__jw_key(w, "kernels");
@@ -133,8 +136,9 @@ gp_status gp_ops_render_json(const gp_ops *ops, size_t top_n, FILE *fp)
 gp_status gp_ops_render_csv(const gp_ops *ops, size_t top_n, FILE *fp)
 {
     size_t n = top_n && top_n < ops->n_rows ? top_n : ops->n_rows;
-    fputs("key,input_dims,input_type,module,source_line,external_id,rank,unattributed,calls,"
-          "self_cpu_ns,cpu_ns,self_gpu_ns,gpu_ns,gpu_busy_ns,kernels,kernels_subtree,replayed,"
+    fputs("key,input_dims,input_type,module,source_line,external_id,rank,unattributed,"
+          "launch_call,calls,self_cpu_ns,cpu_ns,self_gpu_ns,self_gpu_busy_ns,gpu_ns,gpu_busy_ns,"
+          "kernels,kernels_subtree,replayed,"
           "modeled,category,dtype,flops,bytes,model_time_ns,tflops_per_s,tb_per_s,intensity,"
           "roof_pct,bound\n",
           fp);
@@ -149,15 +153,16 @@ gp_status gp_ops_render_csv(const gp_ops *ops, size_t top_n, FILE *fp)
         gp__csv_field(fp, r->module);
         fputc(',', fp);
         gp__csv_field(fp, r->line);
+        fprintf(fp, ",%" PRId64 ",%d,%d,", r->external_id, (int)r->rank, r->unattributed ? 1 : 0);
+        gp__csv_field(fp, r->launch_call);
         fprintf(fp,
-                ",%" PRId64 ",%d,%d,%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%s,%s,%.17g,%.17g,%" PRId64 ",%.6g,%.6g,%.6g,",
-                r->external_id, (int)r->rank, r->unattributed ? 1 : 0, r->calls, r->self_cpu,
-                r->cpu, r->self_gpu, r->gpu, r->gpu_busy, r->kernels, r->kernels_subtree,
-                r->replayed, r->modeled, gp_op_category_name(r->category),
-                gp_op_dtype_name(r->dtype), r->flops, r->bytes, r->model_time, r->tflops_per_s,
-                r->tb_per_s, r->intensity);
+                ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s,%.17g,%.17g,%" PRId64
+                ",%.6g,%.6g,%.6g,",
+                r->calls, r->self_cpu, r->cpu, r->self_gpu, r->self_gpu_busy, r->gpu, r->gpu_busy,
+                r->kernels, r->kernels_subtree, r->replayed, r->modeled,
+                gp_op_category_name(r->category), gp_op_dtype_name(r->dtype), r->flops, r->bytes,
+                r->model_time, r->tflops_per_s, r->tb_per_s, r->intensity);
         if (r->roof_pct >= 0)
             fprintf(fp, "%.4f", r->roof_pct);
         fprintf(fp, ",%s\n", gp_op_bound_name(r->bound));

@@ -79,9 +79,9 @@ static void header(FILE *fp, const gp_ops *ops, int width)
     if (ops->by == GP_OPS_BY_KERNEL)
         fprintf(fp, " %8s %13s %8s  %s\n", "Count", "GPU sum (ms)", "Replayed", "Launched by");
     else
-        fprintf(fp, " %8s %13s %13s %13s %13s %13s %8s %9s %7s %8s %6s %-7s\n", "Calls",
-                "Self CPU (ms)", "CPU total(ms)", "Self GPU (ms)", "GPU total(ms)", "GPU busy (ms)",
-                "Kernels", "TFLOP/s", "TB/s", "FLOP/B", "Roof", "Bound");
+        fprintf(fp, " %8s %13s %13s %13s %13s %13s %13s %8s %9s %7s %8s %6s %-7s\n", "Calls",
+                "Self CPU (ms)", "CPU total(ms)", "Self GPU (ms)", "Self busy(ms)", "GPU total(ms)",
+                "GPU busy (ms)", "Kernels", "TFLOP/s", "TB/s", "FLOP/B", "Roof", "Bound");
     gp__rule(fp, '-', width);
 }
 
@@ -104,12 +104,12 @@ static void row(FILE *fp, const gp_ops *ops, const gp_ops_row *r, const char *na
         return;
     }
     if (r->unattributed)
-        fprintf(fp, " %8s %13s %13s %13.3f %13.3f %13.3f %8" PRIu64, "-", "-", "-", MS(r->self_gpu),
-                MS(r->gpu), MS(r->gpu_busy), r->kernels);
+        fprintf(fp, " %8s %13s %13s %13.3f %13.3f %13.3f %13.3f %8" PRIu64, "-", "-", "-",
+                MS(r->self_gpu), MS(r->self_gpu_busy), MS(r->gpu), MS(r->gpu_busy), r->kernels);
     else
-        fprintf(fp, " %8" PRIu64 " %13.3f %13.3f %13.3f %13.3f %13.3f %8" PRIu64, r->calls,
-                MS(r->self_cpu), MS(r->cpu), MS(r->self_gpu), MS(r->gpu), MS(r->gpu_busy),
-                r->kernels);
+        fprintf(fp, " %8" PRIu64 " %13.3f %13.3f %13.3f %13.3f %13.3f %13.3f %8" PRIu64, r->calls,
+                MS(r->self_cpu), MS(r->cpu), MS(r->self_gpu), MS(r->self_gpu_busy), MS(r->gpu),
+                MS(r->gpu_busy), r->kernels);
     perf_cols(fp, r);
     fputc('\n', fp);
 }
@@ -144,18 +144,21 @@ static void legend(FILE *fp, const gp_ops *ops)
     }
     fputs("Self CPU: time in the op itself, nested events excluded; CPU total: its whole "
           "duration (nested ops\noverlap). Self GPU: summed durations of the GPU work the op "
-          "launched itself (a partition:\nTOTAL is the GPU work sum); GPU total: the same for the "
-          "work launched by the op and every op\nnested in it; GPU busy: the union of that "
-          "work.\nTFLOP/s, TB/s: the perf model's "
-          "FLOPs and bytes over GPU total; FLOP/B: arithmetic intensity;\nRoof: roofline time "
-          "(max of FLOPs / peak, bytes / bandwidth) over GPU total; Bound: the larger term.\n",
+          "launched itself (a partition:\nTOTAL is the GPU work sum); Self busy: per instance, the "
+          "union of that work (overlapping\nkernels of one op count once: TraceLens's direct "
+          "kernel time), summed. GPU total: summed durations\nof the work launched by the op and "
+          "every op nested in it; GPU busy: the union of that work.\n"
+          "TFLOP/s, TB/s: the perf model's FLOPs and bytes over GPU total (ops modelled by name, "
+          "vllm::...:\nover GPU busy); FLOP/B: arithmetic intensity; Roof: roofline time (max of "
+          "FLOPs / peak, bytes /\nbandwidth) over the same time, none for host<->device copies; "
+          "Bound: the larger term.\n",
           fp);
 }
 
 gp_status gp_ops_render_text(const gp_ops *ops, size_t top_n, FILE *fp)
 {
     size_t n = top_n && top_n < ops->n_rows ? top_n : ops->n_rows;
-    int width = NAME_W + 140 +
+    int width = NAME_W + 154 +
                 (ops->by == GP_OPS_BY_SHAPE || ops->by == GP_OPS_BY_INSTANCE ? SHAPE_W + 7 : 0) +
                 (ops->by == GP_OPS_BY_INSTANCE ? 10 : 0);
     if (ops->by == GP_OPS_BY_KERNEL)
@@ -186,12 +189,13 @@ gp_status gp_ops_render_text(const gp_ops *ops, size_t top_n, FILE *fp)
             fprintf(fp, "%-*s %8" PRIu64 " %13.3f %8" PRIu64 "\n", NAME_W, "TOTAL", t->calls,
                     MS(t->gpu), t->replayed);
         else
-            fprintf(fp, "%-*s %8" PRIu64 " %13.3f %13s %13.3f %13s %13s %8" PRIu64 "\n",
+            fprintf(fp, "%-*s %8" PRIu64 " %13.3f %13s %13.3f %13s %13s %13s %8" PRIu64 "\n",
                     NAME_W +
                         (ops->by == GP_OPS_BY_SHAPE || ops->by == GP_OPS_BY_INSTANCE ? SHAPE_W + 7
                                                                                      : 0) +
                         (ops->by == GP_OPS_BY_INSTANCE ? 10 : 0),
-                    "TOTAL", t->calls, MS(t->self_cpu), "-", MS(t->self_gpu), "-", "-", t->kernels);
+                    "TOTAL", t->calls, MS(t->self_cpu), "-", MS(t->self_gpu), "-", "-", "-",
+                    t->kernels);
         gp__rule(fp, '-', width);
         legend(fp, ops);
         fprintf(fp,
