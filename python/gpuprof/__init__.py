@@ -36,7 +36,7 @@ __all__ = [
     "CudaProfiler", "compare_profiling_runs", "Comparison", "ProfilerOptimizer",
     "OptimizationSuggestion", "cuda_status", "Error", "ParseError", "InvalidArgumentError",
     "NotFoundError", "FileError", "NoDriverError", "EmptyError", "NotSupportedError",
-    "LimitError", "StateError", "__version__",
+    "LimitError", "StateError", "step", "__version__",
 ]
 
 
@@ -260,3 +260,12 @@ __all__.append("compile_log")
 from .compare import (Comparison, OptimizationSuggestion, ProfilerOptimizer,  # noqa: E402
                       compare_profiling_runs)
 from .cuda import CudaProfiler, KernelTimer, MemoryTracker  # noqa: E402
+
+
+def step() -> None:
+    """Ends a training step for `gpuprof profile` (its profiler's schedule advances; from the
+    first call on, the program's optimizer steps no longer count). Does nothing when the program
+    does not run under `gpuprof profile`."""
+    hook = sys.modules.get("_gpuprof_profile")
+    if hook is not None:
+        hook.step()

@@ -21,11 +21,17 @@ typedef struct block {
     bool live;
 } block;
 
+/* Device types in the order of the report: the accelerators (CUDA 1, ...), then the CPU (0). */
+static int64_t type_order(int32_t type)
+{
+    return type == 0 ? INT64_MAX : type;
+}
+
 static int cmp_mem_ev(const void *pa, const void *pb)
 {
     const mem_ev *a = pa, *b = pb;
     if (a->mi->device_type != b->mi->device_type)
-        return a->mi->device_type < b->mi->device_type ? -1 : 1;
+        return type_order(a->mi->device_type) < type_order(b->mi->device_type) ? -1 : 1;
     if (a->mi->device_id != b->mi->device_id)
         return a->mi->device_id < b->mi->device_id ? -1 : 1;
     if (a->ev->ts != b->ev->ts)
@@ -150,6 +156,8 @@ static gp_status replay(const gp_trace *t, const mem_ev *ev, size_t n, size_t pe
     for (size_t i = 0; i <= peak_i && st == GP_OK; i++) {
         int64_t bytes = ev[i].mi->bytes;
         uint64_t at;
+        if (ev[i].mi->addr == 0) /* no address (2021 traces): cannot be matched */
+            continue;
         if (bytes > 0) {
             block *b = &blocks[nb];
             *b = (block){.bytes = bytes, .ts = ev[i].ev->ts, .live = true};
@@ -221,8 +229,10 @@ static gp_status device(const gp_trace *t, const mem_ev *ev, size_t n, size_t ma
     d->last_ts = ev[n - 1].ev->ts;
     d->from_totals = true;
     d->peak_reserved = -1;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         d->from_totals = d->from_totals && ev[i].mi->total_allocated >= 0;
+        d->has_addresses = d->has_addresses || ev[i].mi->addr != 0;
+    }
     int64_t running = 0;
     size_t peak_i = 0;
     for (size_t i = 0; i < n; i++) {
@@ -250,7 +260,7 @@ static gp_status device(const gp_trace *t, const mem_ev *ev, size_t n, size_t ma
     d->frees_per_s = per_s((double)d->frees, span);
     d->alloc_bytes_per_s = per_s((double)d->bytes_allocated, span);
     d->free_bytes_per_s = per_s((double)d->bytes_freed, span);
-    gp_status st = replay(t, ev, n, peak_i, max_live, d);
+    gp_status st = d->has_addresses ? replay(t, ev, n, peak_i, max_live, d) : GP_OK;
     if (st == GP_OK)
         st = curve(ev, n, lv, max_points, d);
     free(lv);

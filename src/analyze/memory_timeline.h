@@ -46,6 +46,7 @@ typedef struct gp__mem_device {
     int64_t final_allocated; /* the level after the last event */
     const char *peak_op;     /* the op running at the peak (as gp__mem_live.op) */
     const char *peak_py;     /* the Python line at the peak (as gp__mem_live.py) */
+    bool has_addresses;      /* the events carry Addr (not 2021 traces): the live fields are valid */
     int64_t live_traced;     /* bytes of the blocks allocated in the trace and live at the peak */
     uint64_t live_blocks;    /* their number */
     int64_t live_untraced;   /* peak_allocated - live_traced: allocated before the trace began */
@@ -56,7 +57,7 @@ typedef struct gp__mem_device {
 } gp__mem_device;
 
 typedef struct gp__mem_timeline {
-    gp__mem_device *devices; /* by rank, device type, device id */
+    gp__mem_device *devices; /* by rank, device type (the CPU last), device id */
     size_t n_devices;
     bool has_stacks; /* some trace has Python frames */
 } gp__mem_timeline;

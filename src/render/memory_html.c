@@ -30,13 +30,34 @@ static double xy_x(const gp__mem_device *d, gp_ns ts)
     return PAD_L + (span > 0 ? (W - PAD_L - 10) * (double)(ts - d->first_ts) / (double)span : 0);
 }
 
-static double xy_y(double v, double top)
+/* The drawing spans [lo, top]: the lowest level of the curve to the highest, so that a level
+ * that moves little above a large base (a model's weights) still shows its shape. */
+typedef struct range {
+    double lo, top;
+} range;
+
+static double xy_y(double v, const range *r)
 {
-    return (H - PAD_B) - (top > 0 ? (H - PAD_B - 10) * v / top : 0);
+    double span = r->top - r->lo;
+    return (H - PAD_B) - (span > 0 ? (H - PAD_B - 10) * (v - r->lo) / span : 0);
+}
+
+static range range_of(const gp__mem_device *d)
+{
+    range r = {.top = (double)GP_MAX(d->peak_allocated, d->peak_reserved)};
+    r.lo = GP_MIN(r.top, (double)d->start_allocated);
+    for (size_t i = 0; i < d->n_curve; i++) {
+        r.lo = GP_MIN(r.lo, (double)d->curve[i].allocated);
+        if (d->curve[i].reserved >= 0)
+            r.lo = GP_MIN(r.lo, (double)d->curve[i].reserved);
+    }
+    if (r.lo < 0 || r.lo < r.top * 0.2) /* close to 0: from 0 */
+        r.lo = 0;
+    return r;
 }
 
 /* A step line of the allocated (or reserved) level. */
-static void step_line(FILE *fp, const gp__mem_device *d, bool reserved, double top)
+static void step_line(FILE *fp, const gp__mem_device *d, bool reserved, const range *top)
 {
     fprintf(fp, "<polyline class=\"%s\" points=\"", reserved ? "resv" : "alloc");
     double prev_y = xy_y((double)(reserved ? -1 : d->start_allocated), top);
@@ -57,8 +78,8 @@ static void step_line(FILE *fp, const gp__mem_device *d, bool reserved, double t
 
 static void chart(FILE *fp, const gp__mem_device *d, size_t idx)
 {
-    double top = (double)GP_MAX(d->peak_allocated, d->peak_reserved);
-    char b[32], t[32];
+    range rg = range_of(d), *top = &rg;
+    char b[32], t[32], lo[32];
     fprintf(fp,
             "<svg id=\"gp-mem-chart-%zu\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
             "data-peak=\"%lld\">\n",
@@ -67,9 +88,10 @@ static void chart(FILE *fp, const gp__mem_device *d, size_t idx)
             H - PAD_B, W - 10, H - PAD_B);
     fprintf(fp, "<line class=\"ax\" x1=\"%.0f\" y1=\"10\" x2=\"%.0f\" y2=\"%.0f\"/>\n", PAD_L,
             PAD_L, H - PAD_B);
-    gp__fmt_bytes(b, sizeof b, top);
-    fprintf(fp, "<text x=\"4\" y=\"16\">%s</text><text x=\"4\" y=\"%.0f\">0 B</text>\n", b,
-            H - PAD_B);
+    gp__fmt_bytes(b, sizeof b, rg.top);
+    gp__fmt_bytes(lo, sizeof lo, rg.lo);
+    fprintf(fp, "<text x=\"4\" y=\"16\">%s</text><text x=\"4\" y=\"%.0f\">%s</text>\n", b,
+            H - PAD_B, lo);
     gp__fmt_dur(t, sizeof t, d->last_ts - d->first_ts);
     fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
                 "text-anchor=\"end\">%s</text>\n",
@@ -118,7 +140,8 @@ static void figures(FILE *fp, const gp__mem_device *d)
              d->frees_per_s, d->free_bytes_per_s / GP_GB_PER_S);
     row(fp, "frees", v);
     gp__fmt_bytes(b, sizeof b, (double)d->live_untraced);
-    row(fp, "live at the peak, allocated before the trace", b);
+    if (d->has_addresses)
+        row(fp, "live at the peak, allocated before the trace", b);
     fputs("</table>\n", fp);
 }
 
@@ -168,8 +191,14 @@ gp_status gp__mem_render_html(const gp__mem_timeline *m, const char *title, FILE
         fputs("</p>\n", fp);
         chart(fp, d, i);
         figures(fp, d);
-        fputs("<h3>Live at the peak, by the op that allocated it</h3>\n", fp);
-        live_table(fp, d);
+        if (d->has_addresses) {
+            fputs("<h3>Live at the peak, by the op that allocated it</h3>\n", fp);
+            live_table(fp, d);
+        } else {
+            fputs("<p class=\"gp-na\">What was live at the peak is unknown: the events carry no "
+                  "addresses to match frees with.</p>\n",
+                  fp);
+        }
         fputs("</section>\n", fp);
     }
     fputs("</main>\n</body>\n</html>\n", fp);

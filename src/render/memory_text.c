@@ -26,6 +26,11 @@ static void bytes_text(char *buf, size_t cap, int64_t b)
 static void live_table(const gp__mem_device *d, size_t top, FILE *fp)
 {
     char b[32], l[32];
+    if (!d->has_addresses) {
+        fputs("  live at the peak: unknown (the events carry no addresses to match frees with)\n",
+              fp);
+        return;
+    }
     bytes_text(b, sizeof b, d->live_traced);
     fprintf(fp, "  live at the peak: %s in %llu block%s allocated in the trace", b,
             (unsigned long long)d->live_blocks, d->live_blocks == 1 ? "" : "s");
@@ -120,6 +125,10 @@ static void kv_opt_int(gp__jw *w, const char *key, int64_t v)
 static void live_json(gp__jw *w, const gp__mem_device *d)
 {
     gp__jw_key(w, "live_at_peak");
+    if (!d->has_addresses) {
+        gp__jw_null(w); /* no addresses: frees cannot be matched with allocations */
+        return;
+    }
     gp__jw_obj_begin(w);
     gp__jw_kv_int(w, "traced_bytes", d->live_traced);
     gp__jw_kv_int(w, "blocks", (int64_t)d->live_blocks);

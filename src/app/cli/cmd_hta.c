@@ -19,14 +19,14 @@ static void usage(FILE *fp)
             "the temporal breakdown (idle, compute, non-compute per rank), the idle-time\n"
             "breakdown per stream, the kernel-type breakdown with overlap, the top kernels per\n"
             "type, communication / computation overlap and queue length. Writes them as a\n"
-            "self-contained page (-o, default hta_report.html) or prints them as JSON (--json,\n"
-            "the tables of `gpuprof analyze --json --hta`). docs/analyses.md compares the\n"
-            "figures with HTA's.\n"
+            "self-contained page (-o, default hta_report.html) or as JSON (--json, on stdout or\n"
+            "into the -o file: the tables of `gpuprof analyze --json --hta`). docs/analyses.md\n"
+            "compares the figures with HTA's.\n"
             "\n"
             "options:\n"
-            "  -o, --output FILE   the page (default hta_report.html)\n"
+            "  -o, --output FILE   the page (default hta_report.html), or the JSON with --json\n"
             "      --title TEXT    page title (default: the input's name)\n"
-            "      --json          the tables as JSON on stdout instead of the page\n"
+            "      --json          the tables as JSON instead of the page\n"
             "  -q, --quiet         no warnings about suspect input on stderr\n"
             "      --progress      show read progress on stderr even when not a terminal\n"
             "  -h, --help          this help\n"
@@ -49,9 +49,22 @@ static gp_status write_page(const void *ctx, FILE *fp)
     return gp__hta_render_html(p->a, p->title, fp);
 }
 
-static int print_json(const gp_job *job)
+static gp_status write_view(const void *ctx, FILE *fp)
 {
     gp_error err = {0};
+    return gp_view_render(gp_view_find("hta"), ctx, NULL, fp, &err);
+}
+
+/* The "hta" view's JSON on stdout, or into out (atomically) when given. */
+static int print_json(const gp_job *job, const char *out)
+{
+    gp_error err = {0};
+    int rc = 0;
+    if (out) {
+        if (gp__cli_file_written("hta", gp__render_to_file(out, write_view, job, &err), &err, &rc))
+            printf("wrote %s\n", out);
+        return rc ? rc : gp__cli_finish_stdout("hta", GP_OK);
+    }
     gp_status st = gp_view_render(gp_view_find("hta"), job, NULL, stdout, &err);
     if (st != GP_OK && st != GP_EIO) {
         gp__cli_error("hta", "%s", err.msg[0] ? err.msg : gp_strerror(st));
@@ -97,17 +110,13 @@ int gp__cmd_hta(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (o.output && o.json) {
-        gp__cli_error("hta", "-o writes the page, --json prints JSON: give one of them");
-        return 2;
-    }
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
     rd.keep_op_shapes = true; /* as the "hta" view reads (the same analysis, the same bytes) */
     gp_job *job = NULL;
     rc = 2;
     if (gp__cli_read_job("hta", argv[first], &rd, o.progress, true, &job) == GP_OK)
-        rc = o.json ? print_json(job) : write_html(job, &o, argv[first]);
+        rc = o.json ? print_json(job, o.output) : write_html(job, &o, argv[first]);
     gp_job_free(job);
     return rc;
 }

@@ -20,13 +20,13 @@ static void usage(FILE *fp)
             "at the peak, grouped by the op that allocated it and its Python line (with\n"
             "with_stack=True; the innermost frame outside torch's own files), and what was\n"
             "allocated before the trace began; allocations and frees with their rates; the curve.\n"
-            "Prints a text report; --json prints every figure and the curves (ns, bytes); -o\n"
-            "writes the curves as a self-contained page.\n"
+            "Prints a text report; --json gives every figure and the curves (ns, bytes); -o\n"
+            "writes the curves as a self-contained page (the JSON with --json).\n"
             "\n"
             "options:\n"
-            "  -o, --output FILE   write the page (memory.html) instead of the text report\n"
+            "  -o, --output FILE   write the page (memory.html), or the JSON with --json\n"
             "      --title TEXT    page title (default: the input's name)\n"
-            "      --json          every figure as JSON on stdout\n"
+            "      --json          every figure and the curves as JSON\n"
             "  -n, --top N         groups of live blocks in the text report (default 10, 0: all)\n"
             "  -q, --quiet         no warnings about suspect input on stderr\n"
             "      --progress      show read progress on stderr even when not a terminal\n"
@@ -51,6 +51,12 @@ static gp_status write_page(const void *ctx, FILE *fp)
     return gp__mem_render_html(p->m, p->title, fp);
 }
 
+static gp_status write_json(const void *ctx, FILE *fp)
+{
+    const page_ctx *p = ctx;
+    return gp__mem_render_json(p->m, fp);
+}
+
 /* Renders m as o asks; the exit code. */
 static int output(const gp__mem_timeline *m, const gp__cli_common *o, const char *in)
 {
@@ -58,10 +64,12 @@ static int output(const gp__mem_timeline *m, const gp__cli_common *o, const char
         gp_error err = {0};
         int rc = 0;
         page_ctx p = {m, o->title ? o->title : in};
-        if (!gp__cli_file_written("memory", gp__render_to_file(o->output, write_page, &p, &err),
-                                  &err, &rc))
+        if (!gp__cli_file_written(
+                "memory",
+                gp__render_to_file(o->output, o->json ? write_json : write_page, &p, &err), &err,
+                &rc))
             return rc;
-        printf("wrote %s: open it in a browser\n", o->output);
+        printf(o->json ? "wrote %s\n" : "wrote %s: open it in a browser\n", o->output);
         return gp__cli_finish_stdout("memory", GP_OK);
     }
     gp_status st = o->json ? gp__mem_render_json(m, stdout)
@@ -81,10 +89,6 @@ int gp__cmd_memory(int argc, char **argv)
     if (argc - first != 1) {
         gp__cli_error("memory", "give one input (a trace or a job directory)");
         usage(stderr);
-        return 2;
-    }
-    if (o.output && o.json) {
-        gp__cli_error("memory", "-o writes the page, --json prints JSON: give one of them");
         return 2;
     }
     gp_read_opts rd;
