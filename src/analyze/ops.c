@@ -801,9 +801,18 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     }
     gp_ops_row *t = &ops->total;
     acc tot = {.r = {.key = "TOTAL", .roof_pct = -1}};
+    bool gpu_work = false;
+    for (size_t i = 0; i < n; i++)
+        gpu_work = gpu_work || rows[i].gpu > 0 || rows[i].self_gpu > 0;
+    /* Without GPU work every GPU figure is 0: sorting by one would leave the rows in name order.
+     * The CPU figure of the same kind takes its place, and ops->sort says which was used. */
+    if (!gpu_work && ops->sort == GP_OPS_SORT_SELF_GPU)
+        ops->sort = GP_OPS_SORT_SELF_CPU;
+    else if (!gpu_work && ops->sort == GP_OPS_SORT_GPU)
+        ops->sort = GP_OPS_SORT_CPU;
     for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &rows[i];
-        rec[i] = (sortrec){primary_of(r, c->o->sort), r};
+        rec[i] = (sortrec){primary_of(r, ops->sort), r};
         tot.r.calls += r->calls;
         tot.r.self_cpu = gp__sat_add(tot.r.self_cpu, r->self_cpu);
         tot.r.cpu = gp__sat_add(tot.r.cpu, r->cpu);
