@@ -37,7 +37,7 @@ static void usage(FILE *fp)
             "      --with-stack    record Python stacks (flame graphs, source lines)\n"
             "      --memory        record allocations (gpuprof memory; Kineto only)\n"
             "  -o, --output DIR    the traces and report.html (default gpuprof_profile)\n"
-            "  -q, --quiet         only the program's own output and errors\n"
+            "  -q, --quiet         no summary and findings on stdout (report.html is written)\n"
             "  -h, --help          this help\n"
             "\n"
             "exit status: the program's when it fails, else 0 success, 2 usage or input error\n");
@@ -203,7 +203,7 @@ static int report(const char *dir, bool quiet)
     char *sum[] = {"summary", "-q", "--top", "10", (char *)dir, NULL};
     char *find[] = {"analyze", "-q", "--table", "findings", (char *)dir, NULL};
     char *rep[] = {"report", "-q", (char *)dir, "-o", html, NULL};
-    int rc = gp__cmd_summary(5, sum);
+    int rc = quiet ? 0 : gp__cmd_summary(5, sum);
     if (rc == 0 && !quiet)
         rc = gp__cmd_analyze(5, find);
     if (rc == 0) {
