@@ -41,7 +41,7 @@ static int cmp_mem_ev(const void *pa, const void *pb)
 
 const char *gp__mem_device_type_name(int32_t type, char *buf, size_t cap)
 {
-    static const char *const names[] = {"CPU", "CUDA", "MKLDNN", "OPENGL", "OPENCL",
+    static const char *const names[] = {"CPU",   "CUDA", "MKLDNN", "OPENGL", "OPENCL",
                                         "IDEEP", "HIP",  "FPGA",   "MSNPU",  "XLA"};
     if (type >= 0 && (size_t)type < GP_ARRAY_LEN(names))
         return names[type];

@@ -13,12 +13,12 @@
 
 /* A group of the blocks live at the peak: the same allocating op and Python line. */
 typedef struct gp__mem_live {
-    const char *op;     /* innermost CPU op running when the block was allocated ("" if none) */
-    const char *py;     /* innermost Python frame outside torch's own files ("" if no stacks) */
-    uint64_t blocks;    /* number of live blocks */
-    int64_t bytes;      /* their sizes added up */
-    int64_t largest;    /* the largest block */
-    gp_ns first_ts;     /* the earliest allocation among them */
+    const char *op;  /* innermost CPU op running when the block was allocated ("" if none) */
+    const char *py;  /* innermost Python frame outside torch's own files ("" if no stacks) */
+    uint64_t blocks; /* number of live blocks */
+    int64_t bytes;   /* their sizes added up */
+    int64_t largest; /* the largest block */
+    gp_ns first_ts;  /* the earliest allocation among them */
 } gp__mem_live;
 
 /* One point of the curve: the allocator's level after the event at ts. */
@@ -46,11 +46,11 @@ typedef struct gp__mem_device {
     int64_t final_allocated; /* the level after the last event */
     const char *peak_op;     /* the op running at the peak (as gp__mem_live.op) */
     const char *peak_py;     /* the Python line at the peak (as gp__mem_live.py) */
-    bool has_addresses;      /* the events carry Addr (not 2021 traces): the live fields are valid */
-    int64_t live_traced;     /* bytes of the blocks allocated in the trace and live at the peak */
-    uint64_t live_blocks;    /* their number */
-    int64_t live_untraced;   /* peak_allocated - live_traced: allocated before the trace began */
-    gp__mem_live *live;      /* groups, largest bytes first (ties: op, then line) */
+    bool has_addresses;    /* the events carry Addr (not 2021 traces): the live fields are valid */
+    int64_t live_traced;   /* bytes of the blocks allocated in the trace and live at the peak */
+    uint64_t live_blocks;  /* their number */
+    int64_t live_untraced; /* peak_allocated - live_traced: allocated before the trace began */
+    gp__mem_live *live;    /* groups, largest bytes first (ties: op, then line) */
     size_t n_live;
     gp__mem_point *curve; /* every event's level, or at most max_points (each bucket's highest) */
     size_t n_curve;

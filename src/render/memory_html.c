@@ -93,16 +93,18 @@ static void chart(FILE *fp, const gp__mem_device *d, size_t idx)
     fprintf(fp, "<text x=\"4\" y=\"16\">%s</text><text x=\"4\" y=\"%.0f\">%s</text>\n", b,
             H - PAD_B, lo);
     gp__fmt_dur(t, sizeof t, d->last_ts - d->first_ts);
-    fprintf(fp, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
-                "text-anchor=\"end\">%s</text>\n",
+    fprintf(fp,
+            "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
+            "text-anchor=\"end\">%s</text>\n",
             PAD_L, H - 6, W - 10, H - 6, t);
     if (d->peak_reserved >= 0)
         step_line(fp, d, true, top);
     step_line(fp, d, false, top);
     double px = xy_x(d, d->peak_ts), py = xy_y((double)d->peak_allocated, top);
     gp__fmt_bytes(b, sizeof b, (double)d->peak_allocated);
-    fprintf(fp, "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak %s</title>"
-                "</circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text>\n",
+    fprintf(fp,
+            "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak %s</title>"
+            "</circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text>\n",
             px, py, b, px + (px > W / 2 ? -8 : 8), py + 14, px > W / 2 ? "end" : "start", b);
     fputs("</svg>\n", fp);
 }
@@ -175,7 +177,9 @@ gp_status gp__mem_render_html(const gp__mem_timeline *m, const char *title, FILE
     fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
             gp__asset_report_css, page_css);
     gp__html_str(fp, title);
-    fprintf(fp, "</h1>\n<p class=\"gp-sub\">memory timeline, %zu allocator%s &middot; gpuprof " GP_VERSION_STRING "</p>\n</header>\n<main class=\"gp-mem\">\n",
+    fprintf(fp,
+            "</h1>\n<p class=\"gp-sub\">memory timeline, %zu allocator%s &middot; "
+            "gpuprof " GP_VERSION_STRING "</p>\n</header>\n<main class=\"gp-mem\">\n",
             m->n_devices, m->n_devices == 1 ? "" : "s");
     if (!m->n_devices)
         fputs("<p class=\"gp-na\">No \"[memory]\" events in the input: record with "

@@ -75,9 +75,8 @@ static void device_text(const gp__mem_device *d, size_t top, FILE *fp)
     fprintf(fp, "  allocated        %s at the first event, %s after the last (%s later)\n", b, r,
             t);
     bytes_text(b, sizeof b, d->bytes_allocated);
-    fprintf(fp, "  allocations      %llu (%s), %.1f/s, %.3f GB/s\n",
-            (unsigned long long)d->allocs, b, d->allocs_per_s,
-            d->alloc_bytes_per_s / GP_GB_PER_S);
+    fprintf(fp, "  allocations      %llu (%s), %.1f/s, %.3f GB/s\n", (unsigned long long)d->allocs,
+            b, d->allocs_per_s, d->alloc_bytes_per_s / GP_GB_PER_S);
     bytes_text(b, sizeof b, d->bytes_freed);
     fprintf(fp, "  frees            %llu (%s), %.1f/s, %.3f GB/s\n", (unsigned long long)d->frees,
             b, d->frees_per_s, d->free_bytes_per_s / GP_GB_PER_S);

@@ -1,6 +1,7 @@
 /* gpuprof hta: Holistic Trace Analysis's analyses (the figures of `gpuprof analyze --hta`) as a
  * page or JSON, under the verb HTA's users type. The JSON is the "hta" view (views.h): the same
- * bytes as `gpuprof analyze --json --hta --table temporal ...` and the server's /api/profiler/hta/. */
+ * bytes as `gpuprof analyze --json --hta --table temporal ...` and the server's /api/profiler/hta/.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -37,7 +37,7 @@ static void usage(FILE *fp)
 }
 
 static const gp__cli_opt memory_opts[] = {
-    GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE, GP__CLI_OPT_JSON, GP__CLI_OPT_TOP,
+    GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,    GP__CLI_OPT_JSON, GP__CLI_OPT_TOP,
     GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP, GP__CLI_END};
 
 typedef struct page_ctx {
@@ -98,8 +98,8 @@ int gp__cmd_memory(int argc, char **argv)
     rc = 2;
     if (gp__cli_read_job("memory", argv[first], &rd, o.progress, true, &job) != GP_OK)
         goto done;
-    gp_status st = gp__mem_timeline_build((const gp_trace *const *)job->ranks, job->n_ranks, 0, 0,
-                                          &m);
+    gp_status st =
+        gp__mem_timeline_build((const gp_trace *const *)job->ranks, job->n_ranks, 0, 0, &m);
     if (st != GP_OK) {
         gp__cli_error("memory", "%s: %s", argv[first], gp_strerror(st));
         rc = gp_status_exit_code(st);

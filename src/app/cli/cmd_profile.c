@@ -16,31 +16,32 @@ extern const char gp__asset_profile_boot_py[];
 
 static void usage(FILE *fp)
 {
-    fprintf(fp,
-            "usage: gpuprof profile [options] -- python SCRIPT [ARGS...]\n"
-            "       gpuprof profile [options] -- python -m MODULE [ARGS...]\n"
-            "\n"
-            "Runs an unmodified Python program under torch.profiler and reports on it: a\n"
-            "bootstrap shipped with gpuprof sets up the profiler, runs the script (runpy) and\n"
-            "steps the profiler's schedule on each optimizer step (torch.optim.Optimizer.step)\n"
-            "or, once the program calls it, on each gpuprof.step(). Each rank (RANK) writes\n"
-            "DIR/rank<RANK>.pt.trace.json.gz; then gpuprof prints the summary and the top\n"
-            "findings of DIR and writes DIR/report.html. With Kineto (torch 2.x) the schedule\n"
-            "is torch.profiler.schedule; without it (e.g. Debian's python3-torch 1.13) the legacy\n"
-            "autograd profiler is restarted after WAIT+WARMUP steps and stopped after ACTIVE more;\n"
-            "a program that ends first is written as recorded (docs/python.md, \"gpuprof\n"
-            "profile\"). A SCRIPT.py without an interpreter runs with python3.\n"
-            "\n"
-            "options:\n"
-            "      --steps W,U,A   wait, warm-up and active steps (default 1,1,3)\n"
-            "      --record-shapes record input shapes (FLOPs and bytes in gpuprof ops)\n"
-            "      --with-stack    record Python stacks (flame graphs, source lines)\n"
-            "      --memory        record allocations (gpuprof memory; Kineto only)\n"
-            "  -o, --output DIR    the traces and report.html (default gpuprof_profile)\n"
-            "  -q, --quiet         no summary and findings on stdout (report.html is written)\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "exit status: the program's when it fails, else 0 success, 2 usage or input error\n");
+    fprintf(
+        fp,
+        "usage: gpuprof profile [options] -- python SCRIPT [ARGS...]\n"
+        "       gpuprof profile [options] -- python -m MODULE [ARGS...]\n"
+        "\n"
+        "Runs an unmodified Python program under torch.profiler and reports on it: a\n"
+        "bootstrap shipped with gpuprof sets up the profiler, runs the script (runpy) and\n"
+        "steps the profiler's schedule on each optimizer step (torch.optim.Optimizer.step)\n"
+        "or, once the program calls it, on each gpuprof.step(). Each rank (RANK) writes\n"
+        "DIR/rank<RANK>.pt.trace.json.gz; then gpuprof prints the summary and the top\n"
+        "findings of DIR and writes DIR/report.html. With Kineto (torch 2.x) the schedule\n"
+        "is torch.profiler.schedule; without it (e.g. Debian's python3-torch 1.13) the legacy\n"
+        "autograd profiler is restarted after WAIT+WARMUP steps and stopped after ACTIVE more;\n"
+        "a program that ends first is written as recorded (docs/python.md, \"gpuprof\n"
+        "profile\"). A SCRIPT.py without an interpreter runs with python3.\n"
+        "\n"
+        "options:\n"
+        "      --steps W,U,A   wait, warm-up and active steps (default 1,1,3)\n"
+        "      --record-shapes record input shapes (FLOPs and bytes in gpuprof ops)\n"
+        "      --with-stack    record Python stacks (flame graphs, source lines)\n"
+        "      --memory        record allocations (gpuprof memory; Kineto only)\n"
+        "  -o, --output DIR    the traces and report.html (default gpuprof_profile)\n"
+        "  -q, --quiet         no summary and findings on stdout (report.html is written)\n"
+        "  -h, --help          this help\n"
+        "\n"
+        "exit status: the program's when it fails, else 0 success, 2 usage or input error\n");
 }
 
 enum { OPT_STEPS = GP__CLI_ID_OWN, OPT_SHAPES, OPT_STACK, OPT_MEMORY };
@@ -79,8 +80,9 @@ static int take_option(void *ctx, int id, char *arg)
             }
         }
         if (n != 3 || v[2] < 1) {
-            gp__cli_error("profile", "--steps needs WAIT,WARMUP,ACTIVE (whole numbers, ACTIVE >= "
-                                     "1), not '%s'",
+            gp__cli_error("profile",
+                          "--steps needs WAIT,WARMUP,ACTIVE (whole numbers, ACTIVE >= "
+                          "1), not '%s'",
                           arg);
             return 2;
         }
@@ -126,15 +128,17 @@ static char **child_argv(char **cmd, int n)
     } else if (ends_with(cmd[0], ".py")) {
         out[k++] = "python3";
     } else {
-        gp__cli_error("profile", "'%s' is not a Python program: give -- python SCRIPT [ARGS] "
-                                 "(a CUDA program: gpuprof trace -- ./app)",
+        gp__cli_error("profile",
+                      "'%s' is not a Python program: give -- python SCRIPT [ARGS] "
+                      "(a CUDA program: gpuprof trace -- ./app)",
                       cmd[0]);
         free(out);
         return NULL;
     }
     if (i >= n || strcmp(cmd[i], "-c") == 0) {
-        gp__cli_error("profile", "no script after %s: give -- python SCRIPT [ARGS] or "
-                                 "-- python -m MODULE [ARGS]",
+        gp__cli_error("profile",
+                      "no script after %s: give -- python SCRIPT [ARGS] or "
+                      "-- python -m MODULE [ARGS]",
                       cmd[0]);
         free(out);
         return NULL;

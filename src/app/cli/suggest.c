@@ -76,7 +76,8 @@ static size_t distance(const char *a, const char *b)
             size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
             size_t v = GP_MIN(d[i - 1][j] + 1, d[i][j - 1] + 1);
             v = GP_MIN(v, d[i - 1][j - 1] + cost);
-            if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+            if (i > 1 && j > 1 &&
+                tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
                 tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]))
                 v = GP_MIN(v, d[i - 2][j - 2] + 1);
             d[i][j] = v;
