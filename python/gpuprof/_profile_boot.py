@@ -119,14 +119,14 @@ class _Session:
     def finish(self):
         """At the program's end: writes what was recorded when the schedule did not end."""
         with self.lock:
-            if self.done:
-                return
             if self.kineto:
                 self.prof.stop()  # a window in progress ends here (on_trace_ready)
                 if not self.done:
                     _say("the program made %d step(s), fewer than wait+warmup (%d): nothing was "
                          "recorded; try --steps 0,0,%d" % (self.steps, self.wait + self.warmup,
                                                            max(1, self.steps)))
+                return
+            if self.done:
                 return
             if self.steps < self.wait + self.warmup + self.active:
                 _say("the program ended after %d step(s) (--steps asked for %d,%d,%d): writing "

@@ -171,3 +171,76 @@ def test_profile_exit_codes(cli, torch_python, tmp_path):
 
 def test_step_outside_profile_does_nothing():
     assert gpuprof.step() is None
+
+
+# A stand-in `torch` with Kineto (torch 2.x's API surface that the bootstrap uses), recording how it
+# is driven: this machine's torch has no Kineto, so the Kineto path is checked against this.
+FAKE_KINETO_TORCH = textwrap.dedent("""
+    import json
+    import types
+
+    calls = []
+    hooks = []
+
+    def schedule(wait, warmup, active, repeat):
+        return {"wait": wait, "warmup": warmup, "active": active, "repeat": repeat}
+
+    class profile:
+        def __init__(self, activities, schedule, on_trace_ready, **opts):
+            self.schedule, self.ready, self.steps = schedule, on_trace_ready, 0
+            calls.append({"activities": activities, "schedule": schedule, "opts": opts})
+
+        def start(self):
+            calls.append("start")
+
+        def step(self):
+            self.steps += 1
+            s = self.schedule
+            if self.steps == s["wait"] + s["warmup"] + s["active"]:
+                calls.append("ready at step %d" % self.steps)
+                self.ready(self)
+
+        def stop(self):
+            calls.append("stop")
+
+        def export_chrome_trace(self, path):
+            ev = {"ph": "X", "cat": "cpu_op", "name": "fake::kineto_op", "pid": 1, "tid": 1,
+                  "ts": 0, "dur": 5, "args": {"calls": json.dumps(calls)}}
+            with open(path, "w") as f:
+                json.dump({"traceEvents": [ev]}, f)
+
+    profiler = types.SimpleNamespace(profile=profile, schedule=schedule,
+                                     ProfilerActivity=types.SimpleNamespace(CPU="CPU", CUDA="CUDA"))
+    autograd = types.SimpleNamespace(kineto_available=lambda: True)
+    cuda = types.SimpleNamespace(is_available=lambda: False)
+
+    class Optimizer:
+        def step(self):
+            for h in hooks:
+                h(self, (), {})
+
+    optim = types.SimpleNamespace(Optimizer=Optimizer, optimizer=types.SimpleNamespace(
+        register_optimizer_step_post_hook=hooks.append))
+""")
+
+
+def test_profile_kineto_path_with_a_stand_in_torch(cli, tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text(FAKE_KINETO_TORCH)
+    (tmp_path / "loop.py").write_text("import torch\nopt = torch.optim.Optimizer()\n"
+                                      "for i in range(10):\n    opt.step()\nprint('looped')\n")
+    exe = os.environ.get("GPUPROF_CLI") or str(ROOT / "build" / "gpuprof")
+    env = dict(os.environ, PYTHONPATH=str(fake))
+    p = subprocess.run([exe, "profile", "-q", "--steps", "1,2,3", "--record-shapes", "--memory",
+                        "-o", tmp_path / "k", "--", sys.executable, tmp_path / "loop.py"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "looped" in p.stdout
+    events = read_trace(tmp_path / "k" / "rank0.pt.trace.json.gz")
+    calls = json.loads(events[0]["args"]["calls"])
+    assert calls[0] == {"activities": ["CPU"],
+                        "schedule": {"wait": 1, "warmup": 2, "active": 3, "repeat": 1},
+                        "opts": {"record_shapes": True, "with_stack": False,
+                                 "profile_memory": True}}
+    assert calls[1:] == ["start", "ready at step 6"]  # on_trace_ready after wait+warmup+active

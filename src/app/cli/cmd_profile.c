@@ -123,8 +123,12 @@ static char **child_argv(char **cmd, int n)
     int k = 0, i = 0;
     if (is_python(cmd[0])) {
         out[k++] = cmd[i++];
-        while (i < n && cmd[i][0] == '-' && strcmp(cmd[i], "-m") != 0 && strcmp(cmd[i], "-c"))
-            out[k++] = cmd[i++]; /* -u, -X dev, -W ... */
+        while (i < n && cmd[i][0] == '-' && strcmp(cmd[i], "-m") != 0 && strcmp(cmd[i], "-c")) {
+            bool takes_value = strcmp(cmd[i], "-X") == 0 || strcmp(cmd[i], "-W") == 0;
+            out[k++] = cmd[i++]; /* -u, -O, -X dev, -W error, ... */
+            if (takes_value && i < n)
+                out[k++] = cmd[i++];
+        }
     } else if (ends_with(cmd[0], ".py")) {
         out[k++] = "python3";
     } else {
@@ -151,8 +155,19 @@ static char **child_argv(char **cmd, int n)
     return out;
 }
 
-/* Removes what an earlier run left: DIR/rank<N>.pt.trace.json.gz and report.html, so that the
- * job read afterwards holds this run only. Creates DIR. false after a message. */
+/* The rank of this process as the bootstrap names its trace: RANK, else LOCAL_RANK, else 0. */
+static long this_rank(void)
+{
+    const char *r = getenv("RANK");
+    if (!r || !*r)
+        r = getenv("LOCAL_RANK");
+    return r && *r ? strtol(r, NULL, 10) : 0;
+}
+
+/* Creates DIR and removes the trace an earlier run of this rank left there
+ * (DIR/rank<RANK>.pt.trace.json.gz), so that a failed run is not reported from an old trace. Other
+ * ranks' files are theirs (each worker of a job may run under gpuprof profile). false after a
+ * message. */
 static bool prepare_dir(const char *dir)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -160,10 +175,10 @@ static bool prepare_dir(const char *dir)
         return false;
     }
     char path[4096];
-    for (int r = 0; r < 4096; r++) {
-        snprintf(path, sizeof path, "%s/rank%d.pt.trace.json.gz", dir, r);
-        if (unlink(path) != 0 && r > 64)
-            break;
+    snprintf(path, sizeof path, "%s/rank%ld.pt.trace.json.gz", dir, this_rank());
+    if (unlink(path) != 0 && errno != ENOENT) {
+        gp__cli_error("profile", "%s: cannot remove the earlier trace: %s", path, strerror(errno));
+        return false;
     }
     return true;
 }
@@ -250,11 +265,15 @@ int gp__cmd_profile(int argc, char **argv)
     if (prc != 0)
         fprintf(stderr, "gpuprof profile: the program exited with status %d\n", prc);
     struct stat st;
-    char first_trace[4096];
-    snprintf(first_trace, sizeof first_trace, "%s/rank0.pt.trace.json.gz", dir);
-    if (stat(first_trace, &st) != 0) {
-        gp__cli_error("profile", "%s: no trace was written", dir);
+    char trace[4096];
+    snprintf(trace, sizeof trace, "%s/rank%ld.pt.trace.json.gz", dir, this_rank());
+    if (stat(trace, &st) != 0) {
+        gp__cli_error("profile", "%s: no trace was written", trace);
         return prc ? prc : 2;
+    }
+    if (this_rank() != 0) { /* a worker of a job: rank 0 reports */
+        printf("wrote %s\n", trace);
+        return prc ? prc : gp__cli_finish_stdout("profile", GP_OK);
     }
     rc = report(dir, c.quiet);
     return prc ? prc : rc;
