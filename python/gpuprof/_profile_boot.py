@@ -219,6 +219,14 @@ def main(argv):
         _say("%s cannot import torch (%s): run the program with a Python that has it"
              % (sys.executable, e))
         return 2
+    # sys.path as `python SCRIPT` / `python -m MODULE` has it: `-c` put the working directory
+    # ('') first, where a script's own directory belongs (a module keeps the working directory).
+    if argv[0] != "-m":
+        first = os.path.dirname(os.path.abspath(argv[0]))
+        if sys.path and sys.path[0] == "":
+            sys.path[0] = first
+        else:
+            sys.path.insert(0, first)
     out, steps, shapes, stack, memory = _settings()
     session = _Session(torch, out, steps, shapes, stack, memory)
     _hook_optimizers(torch, session)
@@ -227,11 +235,9 @@ def main(argv):
     try:
         if argv[0] == "-m":
             sys.argv = argv[1:]
-            sys.path.insert(0, os.getcwd())
             runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(argv)
-            sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
             runpy.run_path(argv[0], run_name="__main__")
     finally:
         session.finish()

@@ -146,7 +146,8 @@ def test_profile_without_the_package_and_without_steps(cli, torch_python, tmp_pa
     exe = os.environ.get("GPUPROF_CLI") or str(ROOT / "build" / "gpuprof")
     p = subprocess.run([exe, "profile", "-q", "--steps", "1,0,1", "-o", tmp_path / "a", "--",
                         torch_python, tmp_path / "explicit.py"], capture_output=True, text=True,
-                       env=env)
+                       env=env, cwd=str(ROOT / "python"))  # a gpuprof/ in the working directory
+    # is not importable by a script (as with `python explicit.py`)
     assert p.returncode == 0, p.stderr
     assert "explicit, the package: False" in p.stdout  # the stand-in
     assert steps_of(read_trace(tmp_path / "a" / "rank0.pt.trace.json.gz")) == ["ProfilerStep#1"]
