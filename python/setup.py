@@ -13,9 +13,11 @@ Extra compiler/linker flags come from CFLAGS / LDFLAGS (the sanitizer build pass
 """
 import os
 import re
+import shutil
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 if sys.version_info < (3, 11):
     sys.exit("gpuprof: the Python package needs Python 3.11 or later (this is %s)"
@@ -68,6 +70,25 @@ core = Extension(
     depends=LIBS + [os.path.join("src", "gpy.h")],
 )
 
+
+class build_py_with_cli(build_py):
+    """build_py, plus the build's gpuprof program as gpuprof/_bin/gpuprof when there is one: the
+    program `python -m gpuprof` and the console script run (gpuprof/__main__.py)."""
+
+    def run(self):
+        super().run()
+        cli = os.path.join(BUILD, "gpuprof")
+        if os.path.isfile(cli) and os.access(cli, os.X_OK):
+            dest = os.path.join(self.build_lib, "gpuprof", "_bin")
+            os.makedirs(dest, exist_ok=True)
+            shutil.copy2(cli, os.path.join(dest, "gpuprof"))
+
+
+# The `gpuprof` console script (gpuprof/__main__.py, which runs the C program) only where no
+# gpuprof program is on PATH already (a distribution's package, a `cmake --install`): it would
+# shadow it otherwise.
+CONSOLE = [] if shutil.which("gpuprof") else ["gpuprof = gpuprof.__main__:main"]
+
 # pip builds in this directory; its intermediate files go to the CMake build directory instead
 # (a command line --build-base / --egg-base, as CMake's own build passes, still wins).
 PIP_WORK = os.path.join(BUILD, "python-setuptools")
@@ -98,6 +119,8 @@ setup(
     packages=["gpuprof"],
     package_data={"gpuprof": ["py.typed", "*.pyi"]},
     ext_modules=[core],
+    cmdclass={"build_py": build_py_with_cli},
+    entry_points={"console_scripts": CONSOLE},
     zip_safe=False,
     options={"build": {"build_base": PIP_WORK}, "egg_info": {"egg_base": PIP_WORK}},
 )

@@ -171,7 +171,8 @@ typedef struct gp_ops_row {
 
 typedef struct gp_ops {
     gp_ops_by by;
-    gp_ops_sort sort;
+    gp_ops_sort sort; /* the order of rows: the options' sort, or, when no row has GPU work (a
+                       * CPU-only trace), self_cpu in place of self_gpu and cpu in place of gpu */
     gp_ops_row *rows; /* every row, sorted; renderers cut to their top N */
     size_t n_rows;
     gp_ops_row total; /* sums of every row: self CPU and self GPU are partitions */

@@ -37,7 +37,7 @@ __all__ = [
     "CudaProfiler", "compare_profiling_runs", "Comparison", "ProfilerOptimizer",
     "OptimizationSuggestion", "cuda_status", "Error", "ParseError", "InvalidArgumentError",
     "NotFoundError", "FileError", "NoDriverError", "EmptyError", "NotSupportedError",
-    "LimitError", "StateError", "MissingFileError", "Summary", "__version__",
+    "LimitError", "StateError", "MissingFileError", "Summary", "step", "__version__",
 ]
 
 
@@ -303,3 +303,12 @@ from .cuda import CudaProfiler, KernelTimer, MemoryTracker  # noqa: E402
 from .monitor import Monitor  # noqa: E402
 
 __all__.append("Monitor")
+
+
+def step() -> None:
+    """Ends a training step for `gpuprof profile` (its profiler's schedule advances; from the
+    first call on, the program's optimizer steps no longer count). Does nothing when the program
+    does not run under `gpuprof profile`."""
+    hook = sys.modules.get("_gpuprof_profile")
+    if hook is not None:
+        hook.step()

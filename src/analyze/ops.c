@@ -841,6 +841,15 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     }
     gp_ops_row *t = &ops->total;
     acc tot = {.r = {.key = "TOTAL", .roof_pct = -1}};
+    bool gpu_work = false;
+    for (size_t i = 0; i < n; i++)
+        gpu_work = gpu_work || rows[i].gpu > 0 || rows[i].self_gpu > 0;
+    /* Without GPU work every GPU figure is 0: sorting by one would leave the rows in name order.
+     * The CPU figure of the same kind takes its place, and ops->sort says which was used. */
+    if (!gpu_work && ops->sort == GP_OPS_SORT_SELF_GPU)
+        ops->sort = GP_OPS_SORT_SELF_CPU;
+    else if (!gpu_work && ops->sort == GP_OPS_SORT_GPU)
+        ops->sort = GP_OPS_SORT_CPU;
     for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &rows[i];
         tot.r.calls += r->calls;
@@ -855,7 +864,7 @@ static gp_status build_rows(ctx *c, ops_priv *p)
         tot.r.replayed += r->replayed;
     }
     ops->rows = malloc((n ? n : 1) * sizeof *ops->rows);
-    gp_status st = ops->rows ? gp__ops_sort_rows(rows, n, c->o->sort, ops->rows) : GP_ENOMEM;
+    gp_status st = ops->rows ? gp__ops_sort_rows(rows, n, ops->sort, ops->rows) : GP_ENOMEM;
     ops->n_rows = st == GP_OK ? n : 0;
     *t = tot.r;
     free(rows);

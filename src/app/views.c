@@ -293,8 +293,7 @@ static const view_def views[] = {
               .linked = true,
               .keep_op_shapes = true,
               .params = "",
-              .cli = "gpuprof analyze --json --hta --table temporal --table idle --table "
-                     "kernel_types --table top_kernels --table overlap --table queue DIR/NAME",
+              .cli = "gpuprof hta --json DIR/NAME",
               .python = "t.analyze(hta=True, tables=[\"temporal\", \"idle\", \"kernel_types\", "
                         "\"top_kernels\", \"overlap\", \"queue\"], format=\"json\")",
               .doc =

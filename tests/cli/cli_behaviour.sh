@@ -15,7 +15,7 @@ check() { # name expected-rc command...
 contains() { # name needle
   if printf '%s' "$LAST" | grep -qF -- "$2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1: output lacks '$2'"; fi
 }
-for cmd in summary analyze flame timeline report diff trace monitor exporter serve convert; do
+for cmd in summary analyze flame timeline report diff trace monitor exporter serve convert hta memory profile; do
   check "$cmd --help" 0 "$gp" "$cmd" --help
   contains "$cmd --help" "usage: gpuprof $cmd"
 done
@@ -24,6 +24,16 @@ contains "top-level --help" "commands:"
 check "no command" 2 "$gp"
 check "unknown command" 2 "$gp" frobnicate
 contains "unknown command" "unknown command 'frobnicate'"
+# Issue 35: the nearest command, or what users of the tools gpuprof replaces type (seeds), exit 2.
+check "misspelt command" 2 "$gp" anaylze
+contains "misspelt command" "did you mean \`gpuprof analyze\`?"
+check "HTA's word" 2 "$gp" holistic
+contains "HTA's word" "did you mean \`gpuprof analyze --hta\`?"
+check "a dashboard" 2 "$gp" dashbord
+contains "a dashboard" "did you mean \`gpuprof report\`?"
+check "a prefix" 2 "$gp" prof
+contains "a prefix" "did you mean \`gpuprof profile\`?"
+if printf '%s' "$("$gp" frobnicate 2>&1)" | grep -c "did you mean" >/dev/null; then fail=$((fail+1)); echo "FAIL frobnicate got a suggestion"; else pass=$((pass+1)); fi
 check "unknown option" 2 "$gp" summary --no-such-option "$src/examples/traces/example_step.json"
 check "missing input" 2 "$gp" summary /nonexistent/trace.json
 contains "missing input" "/nonexistent/trace.json"
@@ -85,6 +95,9 @@ report "$ex" -o "$full/r.html" --json
 diff "$ex" "$ex"
 diff --json "$ex" "$ex"
 convert "$ex" -o -
+memory "$ex"
+memory --json "$ex"
+hta --json "$ex"
 EOT
   rm -rf "$full"
 fi

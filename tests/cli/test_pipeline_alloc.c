@@ -1,6 +1,7 @@
 /* Allocation-failure ("torture") runs of every output command's pipeline, as curl's runtests -t
  * does: summary, ops, analyze (+ advise), flame (four formats), timeline, report (the dashboard
- * bundle), diff (with its analysis and its flame graph), convert and compile are each composed
+ * bundle), diff (with its analysis and its flame graph), convert, compile, memory (the timeline
+ * and its three outputs) and hta (its page and its view) are each composed
  * here as the CLI composes them, from the read of the file to the last byte rendered (to
  * /dev/null). Each pipeline is run once counting the allocations gpuprof's code makes (malloc,
  * calloc and realloc, redirected with the linker's --wrap), then again failing allocation 1, 2,
@@ -26,7 +27,11 @@
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
 #include "gpuprof/trace.h"
+#include "gpuprof/views.h"
+#include "analyze/memory_timeline.h"
 #include "common/shared_traces.h"
+#include "render/hta_render.h"
+#include "render/memory_render.h"
 
 #include "common/fail_alloc.h"
 
@@ -230,6 +235,40 @@ static gp_status run_compile(void)
     return st;
 }
 
+/* gpuprof memory: the timeline, its text, JSON and page. */
+static gp_status run_memory(void)
+{
+    gp_job *job = NULL;
+    gp__mem_timeline m = {0};
+    gp_status st = read_job(g_trace, false, &job);
+    STEP(gp__mem_timeline_build((const gp_trace *const *)job->ranks, job->n_ranks, 0, 0, &m));
+    STEP(gp__mem_render_text(&m, 10, g_null));
+    STEP(gp__mem_render_json(&m, g_null));
+    STEP(gp__mem_render_html(&m, "memory", g_null));
+    gp__mem_timeline_free(&m);
+    gp_job_free(job);
+    return st;
+}
+
+/* gpuprof hta: the page of an HTA-mode analysis, and the "hta" view (--json). */
+static gp_status run_hta(void)
+{
+    gp_job *job = NULL;
+    gp_analysis *a = NULL;
+    gp_status st = read_job(g_trace, true, &job);
+    gp_analyze_opts ao;
+    gp_analyze_opts_init(&ao);
+    ao.steps = GP_STEPS_HTA;
+    ao.hta = true;
+    gp_error err = {0};
+    STEP(gp_analyze_job(job, &ao, &a, &err));
+    STEP(gp__hta_render_html(a, "hta", g_null));
+    STEP(gp_view_render(gp_view_find("hta"), job, NULL, g_null, &err));
+    gp_analysis_free(a);
+    gp_job_free(job);
+    return st;
+}
+
 static void torture_one(const char *name, gp_status (*pipeline)(void))
 {
     g_count = 0;
@@ -287,6 +326,8 @@ TORTURE(report, PER_INPUT)
 TORTURE(diff, OWN_INPUTS)
 TORTURE(convert, PER_INPUT)
 TORTURE(compile, OWN_INPUTS)
+TORTURE(memory, PER_INPUT)
+TORTURE(hta, PER_INPUT)
 
 int main(void)
 {
@@ -319,6 +360,8 @@ int main(void)
         cmocka_unit_test(diff_under_failing_allocations),
         cmocka_unit_test(convert_under_failing_allocations),
         cmocka_unit_test(compile_under_failing_allocations),
+        cmocka_unit_test(memory_under_failing_allocations),
+        cmocka_unit_test(hta_under_failing_allocations),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fclose(g_null);

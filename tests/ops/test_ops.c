@@ -604,6 +604,44 @@ static void golden_outputs(void **state)
     gp_trace_free(t);
 }
 
+/* Issue 35: a CPU-only trace (no GPU work) sorted by self_gpu, every value 0, came out in name
+ * order. The rows follow self CPU time instead (gpu: CPU total), and ops->sort says so; with GPU
+ * work the sort asked for stays. */
+static void cpu_only_sorts_by_cpu(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("cpu_only", &t), GP_OK);
+    uint32_t cpu;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    add(t, cpu, GP_EV_CPU_OP, "alpha", 0, 60, 0, 1);
+    add(t, cpu, GP_EV_CPU_OP, "gamma", 5, 20, 0, 2);
+    add(t, cpu, GP_EV_CPU_OP, "alpha_tail", 30, 30, 0, 3);
+    add(t, cpu, GP_EV_CPU_OP, "beta", 100, 30, 0, 4);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    assert_int_equal(ops->sort, GP_OPS_SORT_SELF_CPU);
+    assert_int_equal(ops->n_rows, 4);
+    /* self: alpha 60 - 20 - 30 = 10, alpha_tail 30, beta 30, gamma 20; ties by name */
+    const char *want[] = {"alpha_tail", "beta", "gamma", "alpha"};
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(ops->rows[i].key, want[i]);
+    gp_ops_free(ops);
+    gp_ops_opts o;
+    gp_ops_opts_init(&o);
+    o.sort = GP_OPS_SORT_GPU;
+    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    assert_int_equal(ops->sort, GP_OPS_SORT_CPU);
+    assert_string_equal(ops->rows[0].key, "alpha"); /* CPU total 60 */
+    gp_ops_free(ops);
+    gp_trace_free(t);
+    t = attribution_trace(false); /* GPU work: self_gpu stays */
+    ops = compute(t, GP_OPS_BY_NAME, false);
+    assert_int_equal(ops->sort, GP_OPS_SORT_SELF_GPU);
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
 /* A real trace read with and without the shapes: the same attribution; the partition holds. */
 static void real_vit(void **state)
 {
@@ -650,6 +688,7 @@ int main(void)
         cmocka_unit_test(unnamed_device_by_properties),
         cmocka_unit_test(unknown_device_and_override),
         cmocka_unit_test(golden_outputs),
+        cmocka_unit_test(cpu_only_sorts_by_cpu),
         cmocka_unit_test(real_vit),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -30,6 +30,14 @@ int gp__cmd_convert(int argc, char **argv);
 int gp__cmd_serve(int argc, char **argv);
 int gp__cmd_ops(int argc, char **argv);
 int gp__cmd_compile(int argc, char **argv);
+int gp__cmd_hta(int argc, char **argv);
+int gp__cmd_memory(int argc, char **argv);
+int gp__cmd_profile(int argc, char **argv);
+
+/* The nearest of names[0..n) and of the words users of other tools type ("dashboard", "compare",
+ * "holistic") to an unknown command word, as the gpuprof command line to suggest ("analyze
+ * --hta"); NULL when nothing is close (suggest.c). */
+const char *gp__cli_suggest(const char *word, const char *const *names, size_t n);
 
 /* Prints "gpuprof <cmd>: <message>" to stderr (printf-style). */
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);

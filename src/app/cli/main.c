@@ -20,12 +20,15 @@ typedef struct command {
 static const command commands[] = {
     {"summary", gp__cmd_summary, "per-kernel / per-op statistics and top-N bottlenecks"},
     {"analyze", gp__cmd_analyze, "HTA-style analyses, bottlenecks and suggestions"},
+    {"hta", gp__cmd_hta, "HTA's breakdowns (analyze --hta) as a page or JSON"},
     {"ops", gp__cmd_ops, "GPU work per launching op, module or line; per-op roofline"},
     {"flame", gp__cmd_flame, "flame graph (html, svg, folded, speedscope)"},
     {"timeline", gp__cmd_timeline, "interactive CPU/GPU timeline (html)"},
     {"report", gp__cmd_report, "one-page dashboard (html)"},
+    {"memory", gp__cmd_memory, "memory timeline per device, the peak and what was live at it"},
     {"diff", gp__cmd_diff, "compare two runs; gate CI on significant regressions"},
     {"advise", gp__cmd_advise, "optimisation suggestions for a profile or trace"},
+    {"profile", gp__cmd_profile, "run a Python program under torch.profiler, then report"},
     {"trace", gp__cmd_trace, "trace an unmodified CUDA program through CUPTI"},
     {"monitor", gp__cmd_monitor, "live GPU monitor with alerts and detectors (NVML)"},
     {"top", gp__cmd_top, "live terminal view of every GPU and process (NVML, ncurses)"},
@@ -284,6 +287,14 @@ int main(int argc, char **argv)
                         name, (unsigned long long)bad, bad == 1 ? "" : "s");
             return rc;
         }
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    const char *near = gp__cli_suggest(name, names, sizeof names / sizeof names[0]);
+    if (near) {
+        fprintf(stderr, "gpuprof: unknown command '%s': did you mean `gpuprof %s`?\n", name, near);
+        return 2;
+    }
     fprintf(stderr, "gpuprof: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;
