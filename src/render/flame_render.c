@@ -450,7 +450,7 @@ static void by_switch(FILE *fp, const gp_flame_tree *t, const gp_flame_render_op
 /* A tree of call stacks with Python frames gets the "fold" box (the page folds those with one
  * child, so the ops and kernels come up to the first screen). */
 #define FOLD_BOX                                                                                   \
-    "<label title=\"hide the Python frames that have one child\"><input id=\"gp-fold\" "          \
+    "<label title=\"hide the Python frames that have one child\"><input id=\"gp-fold\" "           \
     "type=\"checkbox\" checked> fold single-child Python frames</label> "
 
 static bool has_python(const gp_flame_tree *t)
