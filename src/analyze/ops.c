@@ -32,6 +32,7 @@ typedef struct gwork {
     gp_ns ts, dur;
     gp_strid name;
     uint32_t flags;
+    uint8_t kind; /* gp_event_kind */
 } gwork;
 
 #define CMP_GWORK(x, y) GP_CMP((x)->corr, (y)->corr)
@@ -326,7 +327,8 @@ static void close_op(ctx *c, const frame *f)
     gp__op_model m;
     bool has_model = model_of(c, f, sh, &m);
     c->ops->instances++;
-    if (c->lis && c->lis->op && !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self))
+    if (c->lis && c->lis->op &&
+        !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self, gp_trace_str(c->t, f->ev->name)))
         c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL)
         return;
@@ -393,7 +395,8 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
  * call's name). */
 static void add_unattributed(ctx *c, const gwork *g, const char *label, const char *launch)
 {
-    if (c->lis && c->lis->gpu && !c->lis->gpu(c->lis->ud, c->t, NULL, 0, g->dur, false))
+    if (c->lis && c->lis->gpu &&
+        !c->lis->gpu(c->lis->ud, c->t, NULL, 0, g->dur, NULL, g->name, g->kind))
         c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL) {
         add_kernel(c, g, launch ? launch : label, false);
@@ -468,7 +471,8 @@ static void launch(ctx *c, const gp_event *ev)
         }
         frame *f = &c->st[op];
         if (c->lis && c->lis->gpu &&
-            !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur, true))
+            !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur,
+                         gp_trace_str(c->t, f->ev->name), g->name, g->kind))
             c->oom = true;
         f->g_direct = gp__sat_add(f->g_direct, g->dur);
         f->k_direct++;
@@ -626,7 +630,7 @@ static void collect_gpu(ctx *c)
                 c->oom = true;
                 return;
             }
-            *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0};
+            *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0, ev->kind};
             c->ops->gpu_events++;
             c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
         }

@@ -3,7 +3,8 @@
  * OUTDIR/nccl_flame.html (medium_a100_nccl, three ProfilerSteps). Each check is one item of
  * issue 36 ("Flame graph"): the first view's name says its order; folded single-child Python
  * frames bring ops and kernels onto the first screen; "merge numbered instances" merges
- * ProfilerStep#N; the status line follows the view, merge and frames switches.
+ * ProfilerStep#N; the status line follows the view, merge and frames switches; the nn.Module view
+ * goes down to the ops and kernels.
  * usage: node flame_views.js CHROMIUM OUTDIR. Prints ok/FAIL lines; exit 1 when a check failed. */
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -85,6 +86,38 @@ async function status(browser) {
   await page.close();
 }
 
+/* The nn.Module view goes down to the ops and their kernels: the softmax kernel of an attention
+ * module is a frame under it, and on the first screen. */
+async function moduleLeaves(browser) {
+  const page = await open(browser, 'tf_flame.html', 1280, 800);
+  await page.click('button[data-by="module"]');
+  const r = await page.evaluate(() => {
+    const t = window.gpFlame ? window.gpFlame.tree : null;
+    if (!t) { /* a page without the hook: the module tree as the data holds it */
+      const D = JSON.parse(document.getElementById('gp-data').textContent).alt, F = D.frames;
+      const u = { nm: [], par: [], tot: [] };
+      for (let i = 0; i < F.length / 6; i++) { u.nm.push(D.names[F[i * 6 + 4]]); u.par.push(F[i * 6]); u.tot.push(F[i * 6 + 1]); }
+      return { t: u };
+    }
+    return { t: { nm: t.nm, par: t.par, tot: t.tot } };
+  });
+  const t = r.t, out = [];
+  for (let i = 1; i < t.nm.length; i++) {
+    if (!/softmax/i.test(t.nm[i]) || !/kernel|void /.test(t.nm[i])) continue;
+    const up = [];
+    for (let a = t.par[i]; a > 0; a = t.par[a]) up.push(t.nm[a]);
+    out.push({ name: t.nm[i], share: t.tot[i] / t.tot[0], op: up[0], attention: up.some((n) => /Attention/i.test(n)) });
+  }
+  const best = out.sort((a, b) => b.share - a.share)[0];
+  check(best && /^aten::/.test(best.op) && best.attention,
+        'nn.Module view: the softmax kernel is a leaf under its op and an attention module (' +
+        (best ? best.name.slice(0, 60) + ' under ' + best.op + ', ' + (100 * best.share).toFixed(1) + ' %' : 'no softmax kernel frame') + ')');
+  const kernels = await onScreen(page, '(kernel|gemm|Kernel)');
+  check(kernels.length > 0, 'nn.Module view: ' + kernels.length + ' kernels at least 20 px wide on the first screen');
+  await shot(page, 'tf_flame_modules.png');
+  await page.close();
+}
+
 async function mergeSteps(browser) {
   const page = await open(browser, 'nccl_flame.html');
   /* the self-time table lists the names of the tree shown */
@@ -105,7 +138,7 @@ async function mergeSteps(browser) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
   });
   try {
-    for (const t of [firstScreen, status, mergeSteps]) {
+    for (const t of [firstScreen, status, moduleLeaves, mergeSteps]) {
       try { await t(browser); } catch (e) { check(false, t.name + ': ' + e.message); }
     }
   } finally { await browser.close(); }
