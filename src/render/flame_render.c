@@ -6,6 +6,7 @@
 #include "core/imap.h"
 #include "core/json_writer.h"
 #include "core/util.h"
+#include "render/flame_speedscope.h"
 #include "render/render_internal.h"
 
 #define ROW_PX 16
@@ -138,6 +139,7 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
         gp__jw_kv_str(&w, "name", names[i]);
         gp__jw_obj_end(&w);
     }
+    gp__speedscope_frames(&w, o->evented);
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
     gp__jw_key(&w, "profiles");
@@ -174,6 +176,7 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
             gp__jw_int(&w, t->nodes[i].self);
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
+    gp__speedscope_profiles(&w, o->evented, n_names);
     gp__jw_arr_end(&w);
     gp__jw_kv_str(&w, "name", o->title ? o->title : "gpuprof flame");
     gp__jw_kv_int(&w, "activeProfileIndex", 0);
