@@ -224,7 +224,21 @@ typedef struct gp_tl_row {
     /* With gp_timeline_opts.critical_path: per event of the track, 1 when the event is on a
      * critical path of its rank (gp_critical_path.events), else 0; NULL when the track has none. */
     uint8_t *on_path;
+    /* A job of several ranks: per event of the track, 1 + the index in gp_timeline.colls of the
+     * collective it is a member of, 0 for the others; NULL when the track has none. */
+    uint32_t *coll;
 } gp_tl_row;
+
+/* A collective matched across the ranks (gp_collectives_analyze), which the timeline highlights
+ * on every rank when one of its kernels is selected. */
+typedef struct gp_tl_coll {
+    char name[64];  /* "allreduce", the "Collective name" arg */
+    char group[64]; /* its process group; "all" when matched by kernel order */
+    uint64_t index; /* 0-based position in its group */
+    uint32_t n_members;
+    gp_ns latency, start_skew; /* shortest member duration; latest - earliest start */
+    bool trusted;              /* gp_collective.doubt == GP_COLL_OK */
+} gp_tl_coll;
 
 /* The critical paths of one rank, summed over its steps (regions), for the overlay's legend. */
 typedef struct gp_tl_cp_rank {
@@ -277,6 +291,9 @@ typedef struct gp_timeline {
     gp_tl_link *cp_links;
     size_t n_cp_links;
     uint64_t n_cp_events;
+    /* A job of several ranks: its collectives matched across ranks (rows' coll index them). */
+    gp_tl_coll *colls;
+    size_t n_colls;
 } gp_timeline;
 
 /* Lays out the rows of n traces (by rank: GPU streams by device and stream, CPU threads, other

@@ -21,7 +21,7 @@
 (function () {
   'use strict';
   var LABEL_W = 220, SLICE_H = 16, COUNTER_H = 40, RULER_H = 22, GAP = 6, RANK_H = 20, EXP_H = 14;
-  var MAX_LEVELS = 8, MIN_VIEW = 50, SEL_COLOR = '#0030ff';
+  var MAX_LEVELS = 8, MIN_VIEW = 50, SEL_COLOR = '#0030ff', COLL_COLOR = '#ff7a00';
   var GPU_KINDS = { kernel: 1, gpu_memcpy: 1, gpu_memset: 1, cuda_sync: 1, gpu_user_annotation: 1 };
   var UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
 
@@ -106,7 +106,8 @@
     for (d = 0; d < nd; d++) {
       var m = counts[d];
       lv.push({ n: 0, ts: new Float64Array(m), end: new Float64Array(m), name: new Int32Array(m),
-                kind: new Uint8Array(m), corr: new Float64Array(m), idx: new Int32Array(m) });
+                kind: new Uint8Array(m), corr: new Float64Array(m), idx: new Int32Array(m),
+                coll: r.clMap ? new Int32Array(m) : null });
     }
     var t = 0, c = 0;
     for (i = 0; i < n; i++) {
@@ -118,6 +119,7 @@
       var L = lv[d], k = L.n++;
       L.ts[k] = t; L.end[k] = t + e[b + 1]; L.name[k] = e[b + 2]; L.kind[k] = code & 15;
       L.corr[k] = cv !== 0 ? c : 0; L.idx[k] = i;
+      if (L.coll) L.coll[k] = r.clMap.get(i) || 0;
     }
     while (lv.length && lv[lv.length - 1].n === 0) lv.pop();
     return lv;
@@ -129,6 +131,11 @@
       var row = { label: r.l, kind: r.k, rank: r.r, index: ri, collapsed: false, maxLevels: MAX_LEVELS };
       if (r.e) {
         r.pyKind = pyKind;
+        if (r.cl) { /* collective members: event number -> 1 + collective index */
+          r.clMap = new Map();
+          for (var q = 0; q + 1 < r.cl.length; q += 2) r.clMap.set(r.cl[q], r.cl[q + 1]);
+          row.coll = true;
+        }
         row.py = r.dn !== undefined;
         if (row.py) { row.raw = r; row.modes = {}; }
         else { row.lv = buildLevels(r, true); r.e = null; }
@@ -440,8 +447,23 @@
 
   /* The selected event outlined at any width: at least 5 px wide, centred on it when narrower. */
   P.drawSel = function () {
-    var s = this.sel, ctx = this.ctx;
+    var s = this.sel, ctx = this.ctx, self = this, shown = 0;
     this.el.removeAttribute('data-sel-x');
+    /* the selected collective on every rank, outlined in orange (in a collapsed rank's row too) */
+    (this.collMembers || []).forEach(function (m) {
+      var y = self.place(m);
+      if (y === null && m.level === 0 && self.rankCollapsed[m.row.rank])
+        self.items.forEach(function (it) { if (it.type === 'rank' && it.rank === m.row.rank && it.collapsed) y = it.y - self.scrollY + 2; });
+      if (y === null || y < RULER_H - SLICE_H || y > self.H) return;
+      var M = m.row.lvs[m.level], a = self.X(M.ts[m.i]), b = self.X(M.end[m.i]);
+      if (b < LABEL_W || a > self.W) return;
+      if (b - a < 5) { var c = (a + b) / 2; a = c - 2.5; b = c + 2.5; }
+      ctx.strokeStyle = COLL_COLOR; ctx.lineWidth = 2; /* 2 px outside the selection's outline */
+      ctx.strokeRect(Math.max(a - 2, LABEL_W - 2), y - 1, Math.min(b + 2, self.W + 2) - Math.max(a - 2, LABEL_W - 2), SLICE_H + 1);
+      ctx.lineWidth = 1;
+      shown++;
+    });
+    this.el.setAttribute('data-coll-shown', String(shown));
     if (!s) return;
     var y = this.place(s);
     if (y === null) return;
@@ -678,8 +700,31 @@
     tip.style.left = x + 'px'; tip.style.top = y + 'px';
   };
 
+  /* The collective (1 + its index in D.colls) of event s, 0 when it is none. */
+  P.collOf = function (s) {
+    var L = s && s.row.lvs[s.level];
+    return L && L.coll ? L.coll[s.i] : 0;
+  };
+  /* Every member kernel of collective co, on every rank, as {row, level, i} (row.lvs set). */
+  P.members = function (co) {
+    var out = [];
+    for (var r = 0; r < this.rows.length; r++) {
+      var row = this.rows[r];
+      if (!row.coll) continue;
+      var lv = this.levels(row);
+      for (var d = 0; d < lv.length; d++) {
+        var L = lv[d];
+        if (!L.coll) continue;
+        for (var i = 0; i < L.n; i++) if (L.coll[i] === co) { row.lvs = lv; out.push({ row: row, level: d, i: i }); }
+      }
+    }
+    return out;
+  };
+
   P.select = function (s) {
     this.sel = s; this.flow = null;
+    var co = this.collOf(s);
+    this.collMembers = co ? this.members(co) : [];
     var det = this.details, self = this;
     if (det) det.removeAttribute('data-unmatched');
     if (!s) { if (det) { det.textContent = 'Click an event for its details.'; det.removeAttribute('data-selected'); } this.draw(); return; }
@@ -695,6 +740,17 @@
     kv('track', (this.multi ? 'rank ' + s.row.rank + ' \u00b7 ' : '') + s.row.label);
     kv('start', fmt(L.ts[i]));
     kv('duration', fmt(L.end[i] - L.ts[i]));
+    var co = this.collOf(s);
+    if (co) {
+      var C = this.D.colls[co - 1], mem = this.collMembers;
+      kv('collective', C[0] + ' #' + C[2] + ' of group ' + C[1] + ', ' + C[3] + ' ranks' + (C[6] ? '' : ' (not trusted: incomplete or mismatched)') +
+         ', latency ' + fmt(C[4]) + ', start skew ' + fmt(C[5]));
+      kv('on the ranks', mem.map(function (m) {
+        var M = m.row.lvs[m.level];
+        return 'rank ' + m.row.rank + ' starts ' + (M.ts[m.i] >= L.ts[i] ? '+' : '\u2212') + fmt(Math.abs(M.ts[m.i] - L.ts[i])) + ', ' + fmt(M.end[m.i] - M.ts[m.i]);
+      }).join('\n'));
+      det.setAttribute('data-coll', String(co));
+    } else det.removeAttribute('data-coll');
     if (a && a.corr) kv('correlation', String(a.corr));
     if (a && a.ext) kv('External id', String(a.ext));
     if (a && a.args) Object.keys(a.args).forEach(function (k) { kv(k, argText(a.args[k])); });

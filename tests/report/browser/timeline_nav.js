@@ -5,7 +5,8 @@
  * level-of-detail columns); F frames the selection; a #sel= link shows the arguments at once and an
  * unmatched one says so; the tooltip follows a wheel scroll; folded single-child Python frames
  * bring the ops into the first 8 levels; the ruler counts from an origin at µs zoom; long C++
- * names stay on one line in the selection table; a job opens on the span where its ranks work.
+ * names stay on one line in the selection table; a job opens on the span where its ranks work;
+ * selecting a collective outlines it on every rank (issue 33).
  * usage: node timeline_nav.js CHROMIUM OUTDIR. Prints ok/FAIL lines; exit 1 when a check failed. */
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -178,6 +179,55 @@ async function tooltipScroll(browser) {
   await page.close();
 }
 
+/* Clicking a collective's kernel on rank 0 outlines the same collective on all 8 ranks (the
+ * matching is the collectives analysis'; the page only draws it) and lists its members. */
+async function collective(browser) {
+  const page = await open(browser, 'dlrm_timeline.html', 1400, 900);
+  const xy = await page.evaluate(() => {
+    const tl = window.gpTimelines[0], row = tl.rows.find((r) => r.rank === 0 && r.kind === 'gpu' && r.coll);
+    if (!row) return null;
+    const lv = tl.levels(row);
+    let s = null;
+    for (let d = 0; d < lv.length && !s; d++)
+      for (let i = 0; i < lv[d].n; i++) if (lv[d].coll && lv[d].coll[i]) { s = { row: row, level: d, i: i }; break; }
+    if (!s) return null;
+    row.lvs = lv;
+    tl.reveal(s, true); /* opens rank 0 and zooms to the kernel; the other ranks stay collapsed */
+    const L = lv[s.level], r = tl.canvas.getBoundingClientRect(), y = tl.place(s);
+    const x0 = Math.max(tl.X(L.ts[s.i]), 221), x1 = Math.min(tl.X(L.end[s.i]), tl.W);
+    return { x: r.left + (x0 + x1) / 2, y: r.top + y + 8, name: tl.names[L.name[s.i]] };
+  });
+  check(xy !== null, 'the 8-rank job\'s page marks collective kernels (' + (xy && xy.name.slice(0, 50)) + ')');
+  if (!xy) { await page.close(); return; }
+  await page.mouse.click(xy.x, xy.y);
+  const d = await page.evaluate(() => {
+    const det = document.getElementById('gp-tl-details'), el = document.getElementById('gp-tl');
+    return { coll: det.getAttribute('data-coll'), text: det.innerText, shown: +el.getAttribute('data-coll-shown') };
+  });
+  const ranks = (d.text.match(/rank \d+ starts/g) || []).length;
+  check(d.coll !== null && /collective\s+\S+ #\d+ of group/.test(d.text) && ranks === 8,
+        'selecting it names the collective and its 8 members (' + (d.text.match(/collective[^\n]*/) || [''])[0] + ')');
+  /* orange outlines in 8 different rows of the canvas */
+  const rows = await page.evaluate(() => {
+    const c = document.querySelector('#gp-tl canvas'), r = c.width / c.clientWidth, tl = window.gpTimelines[0];
+    const dd = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, hit = new Set();
+    for (let y = 0; y < c.height; y++)
+      for (let x = Math.round(220 * r); x < c.width; x++) {
+        const k = (y * c.width + x) * 4;
+        if (dd[k] === 0xff && Math.abs(dd[k + 1] - 0x7a) < 8 && dd[k + 2] < 10) {
+          const it = tl.itemAt(y / r);
+          if (it) hit.add(it.type === 'rank' ? 'rank ' + it.rank : 'rank ' + it.row.rank + ' ' + it.row.label);
+          break;
+        }
+      }
+    return [...hit];
+  });
+  const rk = new Set(rows.map((x) => x.split(' ')[1]));
+  check(d.shown === 8 && rk.size === 8, 'the collective is outlined on ' + rk.size + ' ranks (' + d.shown + ' drawn): ' + rows.join('; '));
+  await shot(page, 'dlrm_collective.png');
+  await page.close();
+}
+
 async function jobSpan(browser) {
   const page = await open(browser, 'dlrm_timeline.html', 1600, 900);
   const r = await page.evaluate(() => {
@@ -206,7 +256,7 @@ async function jobSpan(browser) {
       try { await t(page); } catch (e) { check(false, t.name + ': ' + e.message); }
     }
     await page.close();
-    for (const t of [linkSel, tooltipScroll, jobSpan]) {
+    for (const t of [linkSel, tooltipScroll, jobSpan, collective]) {
       try { await t(browser); } catch (e) { check(false, t.name + ': ' + e.message); }
     }
   } finally { await browser.close(); }
