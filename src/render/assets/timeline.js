@@ -174,8 +174,8 @@
     this.bind();
     this.resize();
     /* a job opens on the span where its ranks have slices, not on the empty time around it */
-    var w = this.workSpan();
-    if (this.multi && w && (w[1] - w[0]) < 0.98 * this.span) {
+    var w = this.multi ? this.workSpan() : null;
+    if (w && (w[1] - w[0]) < 0.98 * this.span) {
       var pad = 0.01 * (w[1] - w[0]);
       this.setView(w[0] - pad, w[1] + pad); this.draw();
     }
