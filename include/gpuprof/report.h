@@ -118,6 +118,50 @@ typedef enum gp_flame_format {
 GP_EXTERN gp_status gp_flame_format_from_path(const char *path,
                                               gp_flame_format *out) GP_WARN_UNUSED;
 
+/* ---- evented profiles (the speedscope file's time-order view) ---------------------------------
+ */
+
+/* A frame of the evented profiles: a name, with the source file and line where the trace has them
+ * (a python_function "models/vit.py(120): forward" is "forward" in "models/vit.py", line 120). */
+typedef struct gp_ss_frame {
+    const char *name;
+    const char *file; /* NULL when unknown */
+    int32_t line;     /* -1 when unknown */
+} gp_ss_frame;
+
+/* Opens or closes frame at time at (ns from the start of the first trace). */
+typedef struct gp_ss_event {
+    gp_ns at;
+    uint32_t frame; /* index into gp_flame_evented.frames */
+    bool open;
+} gp_ss_event;
+
+/* One CPU thread or GPU stream of one rank, its slices as balanced open/close events in time
+ * order (a slice that ends after its parent is cut at the parent's end). */
+typedef struct gp_ss_profile {
+    char name[192]; /* "rank 3 · thread 1234 (python3)", "GPU 0 stream 7" */
+    int32_t rank;
+    bool gpu;
+    gp_ns start, end; /* first open, last close */
+    gp_ss_event *events;
+    size_t n_events;
+} gp_ss_profile;
+
+typedef struct gp_flame_evented {
+    gp_ss_frame *frames;
+    size_t n_frames;
+    gp_ss_profile *profiles; /* by rank, then GPU streams, then CPU threads, as the tracks */
+    size_t n_profiles;
+    void *priv;
+} gp_flame_evented;
+
+/* The evented profiles of n traces (ranks): one per CPU thread and GPU stream holding slices of
+ * positive duration (instants, memory events and counters left out). *out owned by the caller
+ * (gp_flame_evented_free). GP_ENOMEM. */
+GP_EXTERN gp_status gp_flame_evented_build(gp_trace *const *traces, size_t n,
+                                           gp_flame_evented **out) GP_WARN_UNUSED;
+GP_EXTERN void gp_flame_evented_free(gp_flame_evented *e);
+
 typedef struct gp_flame_render_opts {
     const char *title;   /* shown in SVG/HTML and as the speedscope name; NULL = "gpuprof flame" */
     int width;           /* SVG width in px (default 1200) */
@@ -128,6 +172,8 @@ typedef struct gp_flame_render_opts {
                                  switch on the page; NULL: none (default) */
     const char *nav_html;     /* HTML: markup placed right after <body> (the server's bar of links,
                                * gp__serve_nav_html); NULL: none (default) */
+    const gp_flame_evented *evented; /* speedscope: the evented profiles written after the
+                                        tree's sampled one; NULL: none (default) */
 } gp_flame_render_opts;
 
 GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);
@@ -178,7 +224,21 @@ typedef struct gp_tl_row {
     /* With gp_timeline_opts.critical_path: per event of the track, 1 when the event is on a
      * critical path of its rank (gp_critical_path.events), else 0; NULL when the track has none. */
     uint8_t *on_path;
+    /* A job of several ranks: per event of the track, 1 + the index in gp_timeline.colls of the
+     * collective it is a member of, 0 for the others; NULL when the track has none. */
+    uint32_t *coll;
 } gp_tl_row;
+
+/* A collective matched across the ranks (gp_collectives_analyze), which the timeline highlights
+ * on every rank when one of its kernels is selected. */
+typedef struct gp_tl_coll {
+    char name[64];  /* "allreduce", the "Collective name" arg */
+    char group[64]; /* its process group; "all" when matched by kernel order */
+    uint64_t index; /* 0-based position in its group */
+    uint32_t n_members;
+    gp_ns latency, start_skew; /* shortest member duration; latest - earliest start */
+    bool trusted;              /* gp_collective.doubt == GP_COLL_OK */
+} gp_tl_coll;
 
 /* The critical paths of one rank, summed over its steps (regions), for the overlay's legend. */
 typedef struct gp_tl_cp_rank {
@@ -231,6 +291,9 @@ typedef struct gp_timeline {
     gp_tl_link *cp_links;
     size_t n_cp_links;
     uint64_t n_cp_events;
+    /* A job of several ranks: its collectives matched across ranks (rows' coll index them). */
+    gp_tl_coll *colls;
+    size_t n_colls;
 } gp_timeline;
 
 /* Lays out the rows of n traces (by rank: GPU streams by device and stream, CPU threads, other

@@ -245,6 +245,7 @@ typedef struct mod_walk {
     size_t n_path;
     uint32_t path_node;
     uint64_t *used, *unattributed;
+    gp__imap dem; /* gpu_frame_name's demangled names */
     gp_status s;
 } mod_walk;
 
@@ -282,13 +283,13 @@ static bool module_node(mod_walk *m, const gp_trace *t, const gp_strid *mods, si
     return true;
 }
 
-/* GPU weight: GPU work of duration dur under its launching op's modules (op false: no op
- * launched it; under "(no module)" / "[unattributed GPU]"). */
+/* GPU weight: GPU work of duration dur under its launching op's modules, as the leaf below a
+ * frame of that op (op NULL: no op launched it; under "(no module)" / "[unattributed GPU]"). */
 static bool module_gpu(void *ud, const gp_trace *t, const gp_strid *mods, size_t n, gp_ns dur,
-                       bool op)
+                       const char *op, gp_strid work, uint8_t work_kind)
 {
     mod_walk *m = ud;
-    uint32_t node;
+    uint32_t node, id;
     if (m->w != GP_FLAME_GPU)
         return true;
     if (!module_node(m, t, mods, n, &node))
@@ -299,20 +300,28 @@ static bool module_gpu(void *ud, const gp_trace *t, const gp_strid *mods, size_t
             return false;
         node = m->unattr;
         (*m->unattributed)++;
+    } else if ((m->s = child_named(m->b, node, *op ? op : "[unnamed]", GP_EV_CPU_OP, &node)) !=
+               GP_OK) {
+        return false;
     }
+    if ((m->s = gpu_frame_name(m->b, &m->dem, t, work, &id)) != GP_OK ||
+        (m->s = child_of(m->b, node, id, work_kind, &node)) != GP_OK)
+        return false;
     m->b->nodes[node].own = gp__sat_add(m->b->nodes[node].own, dur);
     (*m->used)++;
     return true;
 }
 
-/* CPU weight: an op's self CPU time under its modules. */
-static bool module_op(void *ud, const gp_trace *t, const gp_strid *mods, size_t n, gp_ns self_cpu)
+/* CPU weight: an op's self CPU time under its modules, in a leaf frame of the op. */
+static bool module_op(void *ud, const gp_trace *t, const gp_strid *mods, size_t n, gp_ns self_cpu,
+                      const char *op)
 {
     mod_walk *m = ud;
     uint32_t node;
     if (m->w != GP_FLAME_CPU)
         return true;
-    if (!module_node(m, t, mods, n, &node))
+    if (!module_node(m, t, mods, n, &node) ||
+        (m->s = child_named(m->b, node, *op ? op : "[unnamed]", GP_EV_CPU_OP, &node)) != GP_OK)
         return false;
     m->b->nodes[node].own = gp__sat_add(m->b->nodes[node].own, self_cpu);
     (*m->used)++;
@@ -335,8 +344,11 @@ static gp_status add_trace_modules(builder *b, gp_trace *const *t, uint32_t top,
     gp_ops_opts_init(&oo);
     oo.by = GP_OPS_BY_MODULE;
     gp_ops *ops = NULL;
-    gp_status s = gp__ops_compute_with(t, 1, &oo, &l, &ops);
+    gp_status s = gp__imap_init(&m.dem, 64);
+    if (s == GP_OK)
+        s = gp__ops_compute_with(t, 1, &oo, &l, &ops);
     gp_ops_free(ops);
+    gp__imap_free(&m.dem);
     return m.s != GP_OK ? m.s : s;
 }
 

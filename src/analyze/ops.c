@@ -28,6 +28,7 @@ typedef struct gwork {
     gp_ns ts, dur;
     gp_strid name;
     uint32_t flags;
+    uint8_t kind; /* gp_event_kind */
 } gwork;
 
 #define CMP_GWORK(x, y) GP_CMP((x)->corr, (y)->corr)
@@ -424,7 +425,8 @@ static void close_op(ctx *c, const frame *f)
     if (has_model && f->host_copy)
         m.host_copy = true;
     c->ops->instances++;
-    if (c->lis && c->lis->op && !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self))
+    if (c->lis && c->lis->op &&
+        !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self, gp_trace_str(c->t, f->ev->name)))
         c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL)
         return;
@@ -489,7 +491,8 @@ static void add_kernel(ctx *c, const gwork *g, const char *launcher, bool replay
  * call's name). */
 static void add_unattributed(ctx *c, const gwork *g, const char *label, const char *launch)
 {
-    if (c->lis && c->lis->gpu && !c->lis->gpu(c->lis->ud, c->t, NULL, 0, g->dur, false))
+    if (c->lis && c->lis->gpu &&
+        !c->lis->gpu(c->lis->ud, c->t, NULL, 0, g->dur, NULL, g->name, g->kind))
         c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL) {
         add_kernel(c, g, launch ? launch : label, false);
@@ -568,7 +571,8 @@ static void launch(ctx *c, const gp_event *ev)
         }
         frame *f = &c->st[op];
         if (c->lis && c->lis->gpu &&
-            !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur, true))
+            !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur,
+                         gp_trace_str(c->t, f->ev->name), g->name, g->kind))
             c->oom = true;
         f->g_direct = gp__sat_add(f->g_direct, g->dur);
         f->k_direct++;
@@ -735,7 +739,7 @@ static void collect_gpu(ctx *c)
                 c->oom = true;
                 return;
             }
-            *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0};
+            *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0, ev->kind};
             if (ev->kind == GP_EV_MEMCPY && !dtod_name(gp_trace_str(t, ev->name)))
                 g->flags |= GW_HOST_COPY;
             c->ops->gpu_events++;

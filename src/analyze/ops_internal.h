@@ -63,11 +63,14 @@ void gp__ops_trace_peak(const gp_trace *t, double peak_tflops, double peak_tbps,
  * with GP_ENOMEM). */
 typedef struct gp__ops_listener {
     void *ud;
-    /* GPU work of duration dur: launched by an op inside modules[0, n) (op true), or by no op
-     * (op false: no launch call, or a launch outside every op; n is 0). */
-    bool (*gpu)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns dur, bool op);
-    /* An op instance closed with self CPU time self_cpu inside modules[0, n). */
-    bool (*op)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns self_cpu);
+    /* GPU work (name work, gp_event_kind work_kind) of duration dur: launched by the op named op
+     * inside modules[0, n), or by no op (op NULL: no launch call, or a launch outside every op; n
+     * is 0). */
+    bool (*gpu)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns dur,
+                const char *op, gp_strid work, uint8_t work_kind);
+    /* An op instance (named op) closed with self CPU time self_cpu inside modules[0, n). */
+    bool (*op)(void *ud, const gp_trace *t, const gp_strid *modules, size_t n, gp_ns self_cpu,
+               const char *op);
 } gp__ops_listener;
 
 /* The module name of a python_function frame named s[0, len) ("nn.Module: Linear_3"): without the

@@ -357,6 +357,8 @@ gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline
     }
     if (s == GP_OK && opts->critical_path)
         s = gp__timeline_critical_path(tl);
+    if (s == GP_OK && n > 1)
+        s = gp__timeline_collectives(tl);
     if (s != GP_OK) {
         gp_timeline_free(tl);
         return s;
@@ -375,9 +377,11 @@ void gp_timeline_free(gp_timeline *tl)
         free(tl->rows[i].sample_ts);
         free(tl->rows[i].sample_val);
         free(tl->rows[i].on_path);
+        free(tl->rows[i].coll);
     }
     free(tl->rows);
     free(tl->cp_ranks);
     free(tl->cp_links);
+    free(tl->colls);
     free(tl);
 }

@@ -109,8 +109,13 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
     if (st == GP_OK && !v->json)
         st = gp_flame_build_alt(job->ranks, job->n_ranks, &fo, tree, &alt);
     ro.alt = alt;
+    gp_flame_evented *ev = NULL; /* the speedscope file's evented profiles, as gpuprof flame's */
+    if (st == GP_OK && v->json)
+        st = gp_flame_evented_build(job->ranks, job->n_ranks, &ev);
+    ro.evented = ev;
     if (st == GP_OK)
         st = gp_flame_render(tree, v->json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
+    gp_flame_evented_free(ev);
     gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);
     return st;

@@ -6,6 +6,7 @@
 #include "core/imap.h"
 #include "core/json_writer.h"
 #include "core/util.h"
+#include "render/flame_speedscope.h"
 #include "render/render_internal.h"
 
 #define ROW_PX 16
@@ -138,6 +139,7 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
         gp__jw_kv_str(&w, "name", names[i]);
         gp__jw_obj_end(&w);
     }
+    gp__speedscope_frames(&w, o->evented);
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
     gp__jw_key(&w, "profiles");
@@ -174,6 +176,7 @@ static gp_status render_speedscope(const gp_flame_tree *t, const gp_flame_render
             gp__jw_int(&w, t->nodes[i].self);
     gp__jw_arr_end(&w);
     gp__jw_obj_end(&w);
+    gp__speedscope_profiles(&w, o->evented, n_names);
     gp__jw_arr_end(&w);
     gp__jw_kv_str(&w, "name", o->title ? o->title : "gpuprof flame");
     gp__jw_kv_int(&w, "activeProfileIndex", 0);
@@ -335,7 +338,8 @@ static gp_status render_svg(const gp_flame_tree *t, const gp_flame_render_opts *
 }
 
 /* The HTML page's data: every node of the tree (so the page shows the count the CLI prints), in
- * tree order: [parent, total, self, base_total, name index, colour], names deduplicated. The page
+ * tree order: [parent, total, self, base_total, name index, colour], names deduplicated, and for
+ * a tree of call stacks "py": the indices of its Python frames (in order). The page
  * (assets/flame_page.js) lays the frames out on a canvas at the window's width and derives its
  * views (left heavy, sandwich, self-time table, merged instances) from this tree. */
 static gp_status tree_json(gp__jw *w, const gp_flame_tree *t)
@@ -379,6 +383,14 @@ static gp_status tree_json(gp__jw *w, const gp_flame_tree *t)
     for (size_t i = 0; i < n_names; i++)
         gp__jw_str(w, names[i]);
     gp__jw_arr_end(w);
+    if (t->by == GP_FLAME_BY_STACK) { /* the Python frames, which the page may fold */
+        gp__jw_key(w, "py");
+        gp__jw_arr_begin(w);
+        for (size_t i = 0; i < t->n_nodes; i++)
+            if (t->nodes[i].kind == GP_EV_PYTHON)
+                gp__jw_uint(w, i);
+        gp__jw_arr_end(w);
+    }
 done:
     free(name_of);
     free(names);
@@ -438,6 +450,20 @@ static void by_switch(FILE *fp, const gp_flame_tree *t, const gp_flame_render_op
             mod ? "" : " class=\"gp-on\"", mod ? " class=\"gp-on\"" : "");
 }
 
+/* A tree of call stacks with Python frames gets the "fold" box (the page folds those with one
+ * child, so the ops and kernels come up to the first screen). */
+#define FOLD_BOX                                                                                   \
+    "<label title=\"hide the Python frames that have one child\"><input id=\"gp-fold\" "           \
+    "type=\"checkbox\" checked> fold single-child Python frames</label> "
+
+static bool has_python(const gp_flame_tree *t)
+{
+    for (size_t i = 0; t->by == GP_FLAME_BY_STACK && i < t->n_nodes; i++)
+        if (t->nodes[i].kind == GP_EV_PYTHON)
+            return true;
+    return false;
+}
+
 static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts *o, FILE *fp)
 {
     const char *title = o->title ? o->title : "gpuprof flame";
@@ -454,7 +480,7 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "</h1>\n<p class=\"gp-sub\">%s%s weight%s, %s in all, <span id=\"gp-nframes\">%zu"
             "</span> frames%s</p>\n"
             "<div class=\"gp-controls\"><span class=\"gp-views\" role=\"tablist\">"
-            "<button type=\"button\" data-view=\"flame\" class=\"gp-on\">Flame (time order)"
+            "<button type=\"button\" data-view=\"flame\" class=\"gp-on\">Flame (by name)"
             "</button><button type=\"button\" data-view=\"left\">Left heavy</button>"
             "<button type=\"button\" data-view=\"sandwich\">Sandwich</button>"
             "<button type=\"button\" data-view=\"table\">Self time</button></span> ",
@@ -465,7 +491,7 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
     by_switch(fp, t, o);
     fprintf(fp,
             "<label><input id=\"gp-merge\" type=\"checkbox\"> merge numbered instances "
-            "(Linear_3 &rarr; Linear)</label> "
+            "(Linear_3, ProfilerStep#5)</label> %s"
             "<input id=\"gp-search-input\" type=\"search\" "
             "placeholder=\"Search (regular expression)\" aria-label=\"Search\"> "
             "<button id=\"gp-reset\" type=\"button\">Reset zoom</button> "
@@ -474,7 +500,7 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
             "<div id=\"gp-flame\" class=\"gp-flame\" data-ready=\"0\" data-frames=\"%zu\"></div>\n"
             "<div id=\"gp-table\" class=\"gp-table-wrap\"></div>\n"
             "<script id=\"gp-data\" type=\"application/json\">",
-            t->n_nodes);
+            has_python(t) ? FOLD_BOX : "", t->n_nodes);
     gp_status s = page_json(t, o, fp);
     if (s != GP_OK)
         return s;

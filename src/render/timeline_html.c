@@ -133,6 +133,53 @@ static void row_events(const gp_timeline *tl, const gp_tl_row *row, const gp__im
     }
 }
 
+/* A row's collective members: "cl":[event number, 1 + collective index, ...], the event number
+ * counting the row's emitted events (timeline.js's idx). */
+static void row_colls(const gp_timeline *tl, const gp_tl_row *row, out *o)
+{
+    const gp_track *tr = &tl->traces[row->trace]->tracks[row->track];
+    size_t k = 0;
+    bool first = true;
+    out_str(o, ",\"cl\":[");
+    for (size_t i = 0; i < tr->n_events; i++) {
+        if (!emitted(row, i))
+            continue;
+        if (row->coll[i]) {
+            if (!first)
+                out_raw(o, ",", 1);
+            first = false;
+            out_int(o, (int64_t)k);
+            out_raw(o, ",", 1);
+            out_int(o, row->coll[i]);
+        }
+        k++;
+    }
+    out_str(o, "]");
+}
+
+/* The job's collectives: "colls":[[name, group, index, members, latency, start skew, trusted]]. */
+static void colls_json(const gp_timeline *tl, out *o)
+{
+    out_str(o, ",\"colls\":[");
+    for (size_t i = 0; i < tl->n_colls; i++) {
+        const gp_tl_coll *c = &tl->colls[i];
+        out_str(o, i ? ",[" : "[");
+        out_jstr(o, c->name);
+        out_raw(o, ",", 1);
+        out_jstr(o, c->group);
+        out_raw(o, ",", 1);
+        out_int(o, (int64_t)c->index);
+        out_raw(o, ",", 1);
+        out_int(o, c->n_members);
+        out_raw(o, ",", 1);
+        out_int(o, c->latency);
+        out_raw(o, ",", 1);
+        out_int(o, c->start_skew);
+        out_str(o, c->trusted ? ",1]" : ",0]");
+    }
+    out_str(o, "]");
+}
+
 /* The timeline data object (see docs/internals/report.md for the encoding). */
 static gp_status timeline_json(const gp_timeline *tl, out *o)
 {
@@ -221,6 +268,8 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
             out_str(o, ",\"e\":[");
             row_events(tl, row, &names, &ct, o);
             out_str(o, "]");
+            if (row->coll)
+                row_colls(tl, row, o);
         } else {
             out_str(o, ",\"c\":[");
             gp_ns prev = tl->start;
@@ -236,7 +285,10 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
         }
         out_str(o, "}");
     }
-    out_str(o, "]}");
+    out_str(o, "]");
+    if (tl->n_colls)
+        colls_json(tl, o);
+    out_str(o, "}");
     if (s == GP_OK)
         s = o->err;
 done:

@@ -184,6 +184,7 @@ async function dashboard(browser) {
 async function flame(browser) {
   const printed = +(require('fs').readFileSync(path.join(outDir, 'vit_flame.out'), 'utf8').match(/\((\d+) frames/) || [0, -1])[1];
   const page = await open(browser, 'vit_flame.html', 1000, 700);
+  if (await page.$('#gp-fold')) await page.click('#gp-fold'); /* every frame: Python frames unfolded */
   const f = () => page.$eval('#gp-flame', (e) => ({ frames: +e.getAttribute('data-frames'), tree: +e.getAttribute('data-tree-frames'),
     drawn: +e.getAttribute('data-drawn'), view: e.getAttribute('data-view'), w: e.querySelector('canvas') ? e.querySelector('canvas').width : 0 }));
   const a = await f();

@@ -6,7 +6,8 @@ input (single traces and the 8-rank job), for GPU and CPU weight:
 - the flame's total weight is the trace's whole GPU work sum (ops' gpu_work_sum_ns) with GPU weight,
   and the ops' total self CPU time with CPU weight: nothing dropped, nothing counted twice;
 - per module (numbered instances merged, "nn.Module: Linear_3" -> "Linear", as ops does), the
-  self weight of its frames equals the ops row's self GPU (self CPU) time;
+  weight of the op leaves below its frames (op;kernel with GPU weight, op with CPU weight) equals
+  the ops row's self GPU (self CPU) time;
 - "(no module)" (with its "[unattributed GPU]" child) equals the ops "(no module)" row plus the
   unattributed rows ("(no launch event)", "... (outside any op)").
 The traces recorded with with_stack=True (WITH_MODULES) must have module frames, so the check is
@@ -46,8 +47,8 @@ def folded(gp, path, weight, out):
                 frames = frames[1:]
             if frames[0] == "(no module)":
                 per["(no module)"] += int(w)
-            else:
-                per[merged(frames[-1])] += int(w)
+            else:  # the leaves are the op and, with GPU weight, its kernel: the module before
+                per[merged(frames[-3 if weight == "gpu" else -2])] += int(w)
     return per
 
 

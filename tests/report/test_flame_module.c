@@ -29,11 +29,13 @@
  *   cudaLaunchKernel corr 6 [1200, 1210) (outside any op)
  * stream 7: k1 corr 1: 100; k2 corr 2: 200; k3 corr 3: 300; k4 corr 4: 400; memcpy corr 5: 500;
  *   k6 corr 6: 600; k7 corr 99 (no launch call): 700.
- * GPU weight: Model_0 1000 (self 400: add) > Block_0 300 (k1 + k2), Block_1 300; (no module) 1800
- *   (self 500: copy_) > [unattributed GPU] 1300 (k6 + k7). Root 2800 = all GPU work.
- * CPU weight (self CPU of ops, their nested events excluded): linear 300 - 10 - 50 = 240,
- *   mm 100 - 10 = 90, add 50 - 10 = 40, copy_ 100 - 10 = 90. Model_0 370 (self 40) > Block_0 240,
- *   Block_1 90; (no module) 90. Root 460. */
+ * GPU weight, the ops and their GPU work as leaves: Model_0 1000 > Block_0 300 > aten::linear 300
+ *   > k1 100, k2 200; Block_1 300 > aten::mm > k3 300; aten::add 400 > k4. (no module) 1800 >
+ *   aten::copy_ 500 > Memcpy HtoD; [unattributed GPU] 1300 > k6 600, k7 700 (no op). Root 2800 =
+ *   all GPU work. No module frame has self weight: it is all in the leaves.
+ * CPU weight (self CPU of ops, their nested events excluded), the ops as leaves: linear 300 - 10 -
+ *   50 = 240, mm 100 - 10 = 90, add 50 - 10 = 40, copy_ 100 - 10 = 90. Model_0 370 > Block_0 240
+ *   > aten::linear, Block_1 90 > aten::mm, aten::add 40; (no module) 90 > aten::copy_. Root 460. */
 static gp_trace *module_trace(const char *name)
 {
     gp_trace *t;
@@ -110,14 +112,22 @@ static void gpu_weight_follows_the_launching_ops_modules(void **state)
     assert_int_equal(tree->nodes[0].n_children, 2); /* no thread frame: modules at the top */
     const gp_flame_node *m = AT(tree, "Model_0");
     assert_int_equal(m->total, 1000);
-    assert_int_equal(m->self, 400);
-    assert_int_equal(m->n_children, 2); /* Inner_0 ran no op: no GPU time, no frame */
+    assert_int_equal(m->self, 0);
+    assert_int_equal(m->n_children, 3); /* Block_0, Block_1, aten::add; Inner_0 ran no op */
     assert_int_equal(AT(tree, "Model_0", "Block_0")->total, 300);
-    assert_int_equal(AT(tree, "Model_0", "Block_0")->self, 300);
-    assert_int_equal(AT(tree, "Model_0", "Block_1")->total, 300);
+    assert_int_equal(AT(tree, "Model_0", "Block_0")->self, 0);
+    assert_int_equal(AT(tree, "Model_0", "Block_0", "aten::linear")->total, 300);
+    assert_int_equal(AT(tree, "Model_0", "Block_0", "aten::linear", "k1")->self, 100);
+    assert_int_equal(AT(tree, "Model_0", "Block_0", "aten::linear", "k2")->self, 200);
+    assert_int_equal(AT(tree, "Model_0", "Block_0", "aten::linear", "k2")->kind, GP_EV_KERNEL);
+    assert_int_equal(AT(tree, "Model_0", "Block_1", "aten::mm", "k3")->total, 300);
+    assert_int_equal(AT(tree, "Model_0", "aten::add", "k4")->total, 400);
     assert_int_equal(AT(tree, "(no module)")->total, 1800);
-    assert_int_equal(AT(tree, "(no module)")->self, 500);
+    assert_int_equal(AT(tree, "(no module)")->self, 0);
+    assert_int_equal(AT(tree, "(no module)", "aten::copy_", "Memcpy HtoD")->total, 500);
+    assert_int_equal(AT(tree, "(no module)", "aten::copy_", "Memcpy HtoD")->kind, GP_EV_MEMCPY);
     assert_int_equal(AT(tree, "(no module)", "[unattributed GPU]")->total, 1300);
+    assert_int_equal(AT(tree, "(no module)", "[unattributed GPU]", "k7")->total, 700);
     assert_int_equal(tree->gpu_unattributed, 2);
     assert_int_equal(tree->events_used, 7);
     gp_flame_tree_free(tree);
@@ -132,18 +142,21 @@ static void cpu_weight_is_the_ops_self_time(void **state)
     assert_int_equal(tree->weight, GP_FLAME_CPU);
     assert_int_equal(tree->nodes[0].total, 460);
     assert_int_equal(AT(tree, "Model_0")->total, 370);
-    assert_int_equal(AT(tree, "Model_0")->self, 40);
+    assert_int_equal(AT(tree, "Model_0")->self, 0);
+    assert_int_equal(AT(tree, "Model_0", "aten::add")->self, 40);
     assert_int_equal(AT(tree, "Model_0", "Block_0")->total, 240);
+    assert_int_equal(AT(tree, "Model_0", "Block_0", "aten::linear")->self, 240);
     assert_int_equal(AT(tree, "Model_0", "Block_1")->total, 90);
     assert_int_equal(AT(tree, "(no module)")->total, 90);
+    assert_int_equal(AT(tree, "(no module)", "aten::copy_")->kind, GP_EV_CPU_OP);
     assert_int_equal(tree->events_used, 4); /* the four ops */
     gp_flame_tree_free(tree);
     gp_trace_free(t);
 }
 
-/* The partition the flame draws is the one ops reports: per module (numbers merged) the self
- * weight of its frames is the row's self GPU / self CPU, "(no module)" is the "(no module)" row
- * plus the unattributed rows, and the root is all GPU work. */
+/* The partition the flame draws is the one ops reports: per module (numbers merged) the weight
+ * of the op leaves under its frames is the row's self GPU / self CPU, "(no module)" is the
+ * "(no module)" row plus the unattributed rows, and the root is all GPU work. */
 static void totals_agree_with_ops_by_module(void **state)
 {
     (void)state;
@@ -169,9 +182,14 @@ static void totals_agree_with_ops_by_module(void **state)
             for (size_t k = 1; k < tree->n_nodes; k++) {
                 const char *nm = tree->nodes[k].name;
                 size_t l = strlen(r->key);
-                if (tree->nodes[k].kind == GP_EV_PYTHON && strncmp(nm, r->key, l) == 0 &&
-                    nm[l] == '_')
-                    got += tree->nodes[k].self;
+                if (tree->nodes[k].kind != GP_EV_PYTHON || strncmp(nm, r->key, l) != 0 ||
+                    nm[l] != '_')
+                    continue;
+                for (uint32_t c = 0; c < tree->nodes[k].n_children; c++) {
+                    const gp_flame_node *op = &tree->nodes[tree->nodes[k].first_child + c];
+                    got += op->kind == GP_EV_CPU_OP ? op->total : 0;
+                }
+                assert_int_equal(tree->nodes[k].self, 0);
             }
             assert_int_equal(got, want);
         }

@@ -60,15 +60,17 @@ static void usage(FILE *fp)
 
 /* One input's tree; with alt (not NULL) also the module tree the HTML page offers. */
 static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
-                           const gp_flame_opts *fo, gp_flame_tree **tree, gp_flame_tree **alt)
+                           const gp_flame_opts *fo, gp_flame_tree **tree, gp_flame_tree **alt,
+                           gp_flame_evented **ev)
 {
     gp_job *job = NULL;
     gp_status s = gp__cli_read_job("flame", path, rd, progress, true, &job);
     if (s != GP_OK)
         return s;
     s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
-    if (s == GP_OK && alt &&
-        (s = gp_flame_build_alt(job->ranks, job->n_ranks, fo, *tree, alt)) != GP_OK) {
+    if (s == GP_OK &&
+        ((alt && (s = gp_flame_build_alt(job->ranks, job->n_ranks, fo, *tree, alt)) != GP_OK) ||
+         (ev && (s = gp_flame_evented_build(job->ranks, job->n_ranks, ev)) != GP_OK))) {
         gp_flame_tree_free(*tree);
         *tree = NULL;
     }
@@ -258,20 +260,21 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
 
 /* The tree to draw: one input's, or with --diff the differential tree of base and current. */
 static int build_tree(char **inputs, flame_args *a, gp_read_opts *rd, bool progress,
-                      gp_flame_tree **tree, gp_flame_tree **alt)
+                      gp_flame_tree **tree, gp_flame_tree **alt, gp_flame_evented **ev)
 {
     gp_flame_tree *base = NULL, *cur = NULL;
     int rc = 2;
-    if (!a->diff)
+    if (!a->diff) /* the page's module tree; the speedscope file's evented profiles */
         return build_one(inputs[0], rd, progress, &a->fo, tree,
-                         a->fmt == GP_FLAME_HTML ? alt : NULL) == GP_OK
+                         a->fmt == GP_FLAME_HTML ? alt : NULL,
+                         a->fmt == GP_FLAME_SPEEDSCOPE ? ev : NULL) == GP_OK
                    ? 0
                    : 2;
-    if (build_one(inputs[1], rd, progress, &a->fo, &cur, NULL) != GP_OK)
+    if (build_one(inputs[1], rd, progress, &a->fo, &cur, NULL, NULL) != GP_OK)
         goto done;
     if (a->fo.weight == GP_FLAME_AUTO) /* both sides need one weight: the current input's */
         a->fo.weight = cur->weight;
-    if (build_one(inputs[0], rd, progress, &a->fo, &base, NULL) != GP_OK)
+    if (build_one(inputs[0], rd, progress, &a->fo, &base, NULL, NULL) != GP_OK)
         goto done;
     gp_status s = gp_flame_diff(base, cur, tree);
     rc = gp_status_exit_code(s);
@@ -293,10 +296,12 @@ int gp__cmd_flame(int argc, char **argv)
     if (rc >= 0)
         return rc;
     gp_flame_tree *tree = NULL, *alt = NULL;
-    rc = build_tree(argv + first, &a, &rd, o.progress, &tree, &alt);
+    gp_flame_evented *ev = NULL;
+    rc = build_tree(argv + first, &a, &rd, o.progress, &tree, &alt, &ev);
     if (rc != 0)
         goto done;
     a.ro.alt = alt;
+    a.ro.evented = ev;
     gp_error err = {0};
     if (!gp__cli_file_written("flame", gp_flame_write(tree, a.fmt, &a.ro, o.output, &err), &err,
                               &rc))
@@ -312,5 +317,6 @@ int gp__cmd_flame(int argc, char **argv)
 done:
     gp_flame_tree_free(tree);
     gp_flame_tree_free(alt);
+    gp_flame_evented_free(ev);
     return rc;
 }

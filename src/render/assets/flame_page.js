@@ -1,13 +1,16 @@
 /* gpuprof flame.html: the frame tree (made by flame_render.c: every node, in tree order, as
  * [parent, total, self, base_total, name, colour]) drawn on a canvas as wide as the window, root
- * at the top. Views, as speedscope has them: "flame" (children in the tree's order), "left heavy"
- * (children by weight, heaviest first), "sandwich" (the callers and the callees of one name) and
- * "self time" (a table per name). "merge numbered instances" merges sibling frames whose names
- * differ only by an instance number (nn.Module: Linear_3) or an object address (at 0x7f..).
+ * at the top. Views, as speedscope has them: "flame" (children by name: the button says so, the
+ * tree holds no time order), "left heavy" (children by weight, heaviest first), "sandwich" (the
+ * callers and the callees of one name) and "self time" (a table per name). "merge numbered
+ * instances" merges sibling frames whose names differ only by an instance number (nn.Module:
+ * Linear_3, ProfilerStep#550) or an object address (at 0x7f..). "fold single-child Python frames"
+ * (on by default where the tree has Python frames, D.py) leaves out the Python frames with one
+ * child. The status line (#gp-status, in the subtitle) names the view and the frames shown.
  * Click a frame to zoom (click the root or Reset to come back), hover for its figures, search
  * with a regular expression. A page that also holds the module tree (D.alt, made by flame_render.c
  * with the input's nn.Module frames) has a "Frames" switch: call stacks or nn.Module, every view
- * then working on the chosen tree. State in the URL fragment: #v=left&f=12&s=gemm&m=1&n=NAME&b=module. */
+ * then working on the chosen tree. State in the URL fragment: #v=left&f=12&s=gemm&m=1&n=NAME&b=module&p=1 (p: not folded). */
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('gp-data').textContent);
@@ -16,9 +19,13 @@
   var matchedEl = document.getElementById('gp-matched'), input = document.getElementById('gp-search-input');
   var mergeBox = document.getElementById('gp-merge'), tableEl = document.getElementById('gp-table');
   var primaryBy = D.by || 'stack';
-  var state = { view: 'flame', zoom: 0, term: '', merge: false, name: '', by: primaryBy };
+  var foldBox = document.getElementById('gp-fold');
+  var state = { view: 'flame', zoom: 0, term: '', merge: false, name: '', by: primaryBy, fold: !!foldBox };
+  var VIEW_NAMES = { flame: 'flame by name', left: 'left heavy', sandwich: 'sandwich', table: 'self time table' };
   var T = null, re = null;
   var subMain = document.querySelector('.gp-sub'), subAlt = D.alt ? mk('p', 'gp-sub', D.alt.sub) : null;
+  var statusEl = mk('span', 'gp-status');
+  statusEl.id = 'gp-status';
 
   function fmt(ns) {
     var a = Math.abs(ns), u = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s']];
@@ -33,16 +40,26 @@
   }
   function key(s, mod) {
     if (mod) return s.replace(/^(.+?)_\d+$/, '$1'); /* module frames: "Linear_3" */
-    return s.replace(/^(nn\.Module: .*?)_\d+$/, '$1').replace(/ at 0x[0-9a-fA-F]+>$/, '>');
+    return s.replace(/^(nn\.Module: .*?)_\d+$/, '$1').replace(/ at 0x[0-9a-fA-F]+>$/, '>')
+      .replace(/^(.+?)#\d+$/, '$1'); /* "ProfilerStep#550" */
   }
 
   /* A tree as arrays: name, total, self, base, colour, parent, children, depth. merge: siblings
-   * with the same key() become one frame (their subtrees merged). */
-  function tree(merge, S) {
+   * with the same key() become one frame (their subtrees merged). fold: a Python frame (S.py)
+   * with exactly one child is left out, its child taking its place (its self weight goes to its
+   * parent), so deep Python stacks do not push the ops and kernels off the first screen. */
+  function tree(merge, S, fold) {
     var F = S.frames, n = F.length / 6, t = { nm: [], tot: [], slf: [], bas: [], col: [], par: [], kids: [], dep: [] };
     var idx = new Int32Array(n), look = {}, mod = (S === D ? primaryBy : S.by) === 'module';
+    var skip = new Uint8Array(n);
+    if (fold && S.py && S.py.length) {
+      var nk = new Int32Array(n);
+      for (var c = 1; c < n; c++) nk[F[c * 6]]++;
+      S.py.forEach(function (q) { if (q > 0 && nk[q] === 1) skip[q] = 1; });
+    }
     for (var i = 0; i < n; i++) {
       var b = i * 6, p = i ? idx[F[b]] : -1, nm = S.names[F[b + 4]], j = -1;
+      if (skip[i]) { idx[i] = p; t.slf[p] += F[b + 2]; continue; }
       if (merge && i) {
         nm = key(nm, mod);
         var k = p + '\u0000' + nm;
@@ -67,6 +84,7 @@
     for (var i = 0; i < n; i++) {
       var ks = t.kids[i];
       if (heavy && ks.length > 1) ks = ks.slice().sort(function (a, b) { return t.tot[b] - t.tot[a]; });
+      else if (ks.length > 1) ks = ks.slice().sort(function (a, b) { return t.nm[a] < t.nm[b] ? -1 : t.nm[a] > t.nm[b] ? 1 : a - b; });
       var cx = x[i];
       for (var k = 0; k < ks.length; k++) { x[ks[k]] = cx; cx += t.tot[ks[k]]; }
       if (t.dep[i] > maxd) maxd = t.dep[i];
@@ -259,10 +277,18 @@
   }
 
   function render() {
-    var S = state.by !== primaryBy && D.alt ? D.alt : D, k0 = state.merge ? 'gpMerged' : 'gpTree';
-    T = S[k0] || (S[k0] = tree(state.merge, S));
+    var S = state.by !== primaryBy && D.alt ? D.alt : D, fold = state.fold && !!S.py;
+    var k0 = (state.merge ? 'gpMerged' : 'gpTree') + (fold ? 'Folded' : '');
+    T = S[k0] || (S[k0] = tree(state.merge, S, fold));
     var sub = S === D ? subMain : subAlt, cur = document.querySelector('.gp-sub');
     if (sub && cur && cur !== sub) cur.parentNode.replaceChild(sub, cur);
+    if (sub) { /* the status line: the view and the tree now shown */
+      var how = [state.merge ? 'merged' : '', fold ? 'folded' : ''].filter(Boolean).join(', ');
+      statusEl.textContent = ' \u2014 ' + VIEW_NAMES[state.view] + (state.view === 'sandwich' && state.name ? ' of ' + state.name : '') +
+        ', ' + T.nm.length.toLocaleString('en-US') + ' frames shown' + (how ? ' (' + how + ')' : '');
+      statusEl.setAttribute('data-view', state.view);
+      sub.appendChild(statusEl);
+    }
     layout(T, state.view === 'left');
     if (!(state.zoom >= 0 && state.zoom < T.nm.length)) state.zoom = 0;
     search();
@@ -298,8 +324,10 @@
     host.setAttribute('data-zoom', String(state.zoom));
     host.setAttribute('data-drawn', String(drawn));
     host.setAttribute('data-tree-frames', String(T.nm.length));
+    window.gpFlame = { tree: T, state: state }; /* read by the browser tests */
     if (input.value !== state.term) input.value = state.term;
     mergeBox.checked = state.merge;
+    if (foldBox) foldBox.checked = state.fold;
     save();
   }
 
@@ -311,6 +339,7 @@
     if (state.merge) parts.push('m=1');
     if (state.view === 'sandwich' && state.name) parts.push('n=' + encodeURIComponent(state.name));
     if (state.by !== primaryBy) parts.push('b=' + state.by);
+    if (foldBox && !state.fold) parts.push('p=1');
     var h = parts.length ? '#' + parts.join('&') : '';
     lastHash = h;
     try { history.replaceState(null, '', h || location.pathname + location.search); } catch (e) { /* file: quirks */ }
@@ -329,6 +358,7 @@
     state.merge = st.m === '1';
     state.name = st.n || '';
     state.by = D.alt && st.b === D.alt.by ? D.alt.by : primaryBy;
+    state.fold = !!foldBox && st.p !== '1';
     render();
   }
 
@@ -339,6 +369,7 @@
   for (var q = 0; q < byb.length; q++)
     byb[q].addEventListener('click', function () { state.by = this.getAttribute('data-by'); state.zoom = 0; state.name = ''; render(); });
   mergeBox.addEventListener('change', function () { state.merge = mergeBox.checked; state.zoom = 0; render(); });
+  if (foldBox) foldBox.addEventListener('change', function () { state.fold = foldBox.checked; state.zoom = 0; render(); });
   input.addEventListener('input', function () { state.term = input.value; render(); });
   document.getElementById('gp-reset').addEventListener('click', function () { state.zoom = 0; render(); });
   window.addEventListener('hashchange', load);

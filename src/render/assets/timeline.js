@@ -21,7 +21,7 @@
 (function () {
   'use strict';
   var LABEL_W = 220, SLICE_H = 16, COUNTER_H = 40, RULER_H = 22, GAP = 6, RANK_H = 20, EXP_H = 14;
-  var MAX_LEVELS = 8, MIN_VIEW = 50;
+  var MAX_LEVELS = 8, MIN_VIEW = 50, SEL_COLOR = '#0030ff', COLL_COLOR = '#ff7a00';
   var GPU_KINDS = { kernel: 1, gpu_memcpy: 1, gpu_memset: 1, cuda_sync: 1, gpu_user_annotation: 1 };
   var UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
 
@@ -48,6 +48,10 @@
     var u = UNITS[k][0], dec = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
     return (t / u).toFixed(Math.min(dec, 6)) + ' ' + UNITS[k][1];
   }
+  /* A time from the trace start to the ns (the ruler's origin): "12.345678 ms". */
+  function fmtAbs(ns) {
+    return ns >= 1e6 ? (ns / 1e6).toFixed(6) + ' ms' : ns >= 1e3 ? (ns / 1e3).toFixed(3) + ' \u00b5s' : Math.round(ns) + ' ns';
+  }
   function bytes(b) {
     var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
     while (Math.abs(b) >= 1024 && i < 4) { b /= 1024; i++; }
@@ -65,31 +69,57 @@
     return e;
   }
 
-  /* Levels of a slice row from its raw event array, for one mode (py: with Python frames). */
-  function buildLevels(r, py) {
+  /* With Python frames: the depth of every event once the Python frames with exactly one child
+   * are folded away (255 for those), so the ops come up to the first levels. Events are in time
+   * order, longer first, so a parent comes before its children. */
+  function foldedDepths(e, n, pyKind) {
+    var dep = new Uint8Array(n), par = new Int32Array(n), kids = new Int32Array(n), up = new Uint8Array(n);
+    var last = new Int32Array(256).fill(-1), i, d;
+    for (i = 0; i < n; i++) {
+      d = (e[i * 5 + 3] >> 4) & 255;
+      par[i] = d > 0 && d < 255 ? last[d - 1] : -1;
+      if (d < 255) last[d] = i;
+      if (par[i] >= 0) kids[par[i]]++;
+    }
+    for (i = 0; i < n; i++) {
+      d = (e[i * 5 + 3] >> 4) & 255;
+      var p = par[i], hideP = p >= 0 && kids[p] === 1 && (e[p * 5 + 3] & 15) === pyKind;
+      up[i] = p >= 0 ? up[p] + (hideP ? 1 : 0) : 0;
+      dep[i] = d >= 255 || (kids[i] === 1 && (e[i * 5 + 3] & 15) === pyKind) ? 255 : d - up[i];
+    }
+    return dep;
+  }
+
+  /* Levels of a slice row from its raw event array, for one mode (py: with Python frames; fold:
+   * those with one child folded away). */
+  function buildLevels(r, py, fold) {
     var e = r.e, n = e.length / 5, withDn = r.dn !== undefined, nd = (py || !withDn ? r.d : r.dn) + 1;
     var pyKind = r.pyKind, counts = new Int32Array(nd), i, d, code;
+    var fd = py && fold && withDn ? foldedDepths(e, n, pyKind) : null, cur = 0;
     function depthOf(code) {
+      if (fd) return fd[cur];
       if (py || !withDn) return (code >> 4) & 255;
       return (code & 15) === pyKind ? 255 : code >> 12;
     }
-    for (i = 0; i < n; i++) { d = depthOf(e[i * 5 + 3]); if (d < nd) counts[d]++; }
+    for (i = 0; i < n; i++) { cur = i; d = depthOf(e[i * 5 + 3]); if (d < nd) counts[d]++; }
     var lv = [];
     for (d = 0; d < nd; d++) {
       var m = counts[d];
       lv.push({ n: 0, ts: new Float64Array(m), end: new Float64Array(m), name: new Int32Array(m),
-                kind: new Uint8Array(m), corr: new Float64Array(m), idx: new Int32Array(m) });
+                kind: new Uint8Array(m), corr: new Float64Array(m), idx: new Int32Array(m),
+                coll: r.clMap ? new Int32Array(m) : null });
     }
     var t = 0, c = 0;
     for (i = 0; i < n; i++) {
       var b = i * 5, cv = e[b + 4];
       t += e[b];
       if (cv !== 0) c += cv > 0 ? cv - 1 : cv;
-      code = e[b + 3]; d = depthOf(code);
+      code = e[b + 3]; cur = i; d = depthOf(code);
       if (d >= nd) continue;
       var L = lv[d], k = L.n++;
       L.ts[k] = t; L.end[k] = t + e[b + 1]; L.name[k] = e[b + 2]; L.kind[k] = code & 15;
       L.corr[k] = cv !== 0 ? c : 0; L.idx[k] = i;
+      if (L.coll) L.coll[k] = r.clMap.get(i) || 0;
     }
     while (lv.length && lv[lv.length - 1].n === 0) lv.pop();
     return lv;
@@ -101,6 +131,11 @@
       var row = { label: r.l, kind: r.k, rank: r.r, index: ri, collapsed: false, maxLevels: MAX_LEVELS };
       if (r.e) {
         r.pyKind = pyKind;
+        if (r.cl) { /* collective members: event number -> 1 + collective index */
+          r.clMap = new Map();
+          for (var q = 0; q + 1 < r.cl.length; q += 2) r.clMap.set(r.cl[q], r.cl[q + 1]);
+          row.coll = true;
+        }
         row.py = r.dn !== undefined;
         if (row.py) { row.raw = r; row.modes = {}; }
         else { row.lv = buildLevels(r, true); r.e = null; }
@@ -124,7 +159,7 @@
     this.names = D.names; this.kinds = D.kinds;
     this.span = Math.max(1, D.span);
     this.v0 = 0; this.v1 = this.span; this.scrollY = 0;
-    this.showPy = false; this.rankFilter = -1;
+    this.showPy = false; this.fold = true; this.rankFilter = -1;
     this.sel = null; this.flow = null; this.area = null; this.match = null;
     this.colors = {};
     var ranks = [];
@@ -138,13 +173,40 @@
     this.buildDom();
     this.bind();
     this.resize();
+    /* a job opens on the span where its ranks have slices, not on the empty time around it */
+    var w = this.multi ? this.workSpan() : null;
+    if (w && (w[1] - w[0]) < 0.98 * this.span) {
+      var pad = 0.01 * (w[1] - w[0]);
+      this.setView(w[0] - pad, w[1] + pad); this.draw();
+    }
+    el.setAttribute('data-open-view', Math.round(this.v0) + ',' + Math.round(this.v1));
   }
   var P = Timeline.prototype;
 
+  /* [first start, last end] of the slices of the GPU and CPU rows, null when there are none. */
+  P.workSpan = function () {
+    var lo = Infinity, hi = -Infinity;
+    this.rows.forEach(function (row) {
+      if (row.ts || (row.kind !== 'gpu' && row.kind !== 'cpu')) return; /* slices of GPU streams and CPU threads */
+      var lv = row.lv;
+      if (!lv) { /* raw rows: one pass over the deltas */
+        var e = row.raw.e, t = 0;
+        for (var i = 0; i < e.length; i += 5) { t += e[i]; if (t < lo) lo = t; if (t + e[i + 1] > hi) hi = t + e[i + 1]; }
+        return;
+      }
+      lv.forEach(function (L) {
+        if (!L.n) return;
+        if (L.ts[0] < lo) lo = L.ts[0];
+        if (L.end[L.n - 1] > hi) hi = L.end[L.n - 1]; /* a level's events do not overlap */
+      });
+    });
+    return lo < hi ? [lo, hi] : null;
+  };
+
   P.levels = function (row) {
     if (!row.py) return row.lv;
-    var m = this.showPy ? 'py' : 'nopy';
-    if (!row.modes[m]) row.modes[m] = buildLevels(row.raw, this.showPy);
+    var m = this.showPy ? (this.fold ? 'pyfold' : 'py') : 'nopy';
+    if (!row.modes[m]) row.modes[m] = buildLevels(row.raw, this.showPy, this.fold);
     return row.modes[m];
   };
 
@@ -163,7 +225,17 @@
       cb.type = 'checkbox'; cb.id = id + '-py';
       lab.appendChild(cb); lab.appendChild(document.createTextNode(' Python frames'));
       bar.appendChild(lab);
-      cb.addEventListener('change', function () { self.showPy = cb.checked; self.sel = null; self.flow = null; self.refresh(); });
+      cb.addEventListener('change', function () {
+        self.showPy = cb.checked; self.sel = null; self.flow = null; self.layout(); self.doSearch(self.search.value); self.refresh();
+      });
+      var lab2 = mk('label', 'gp-tl-opt'), cb2 = mk('input');
+      cb2.type = 'checkbox'; cb2.id = id + '-fold'; cb2.checked = true;
+      lab2.title = 'with Python frames: hide the frames that have one child, so the ops show in the first levels';
+      lab2.appendChild(cb2); lab2.appendChild(document.createTextNode(' fold single-child frames'));
+      bar.appendChild(lab2);
+      cb2.addEventListener('change', function () {
+        self.fold = cb2.checked; self.sel = null; self.flow = null; self.layout(); self.doSearch(self.search.value); self.refresh();
+      });
     }
     if (this.multi) {
       var sel = mk('select'); sel.id = id + '-rank'; sel.setAttribute('aria-label', 'Rank');
@@ -295,6 +367,7 @@
       }
     });
     this.drawFlow();
+    this.drawSel();
     ctx.restore();
     /* the label column, labels sticky at the top of their track while it is on screen */
     ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, LABEL_W, H);
@@ -339,19 +412,27 @@
   P.drawLevel = function (row, L, d, y, summary) {
     var ctx = this.ctx, v0 = this.v0, v1 = this.v1, sel = this.sel, n = L.n, hl = this.matchNames;
     var h = summary ? SLICE_H - 2 : SLICE_H - 1;
+    var hits = hl && L.hitGen === this.searchGen ? L.hits : null;
     var i = upperBound(L.end, v0, 0, n);
     while (i < n && L.ts[i] < v1) {
       var x0 = this.X(L.ts[i]), x1 = this.X(L.end[i]);
       if (x0 < LABEL_W) x0 = LABEL_W;
-      var dim = hl && !hl[L.name[i]];
-      ctx.fillStyle = dim ? '#e4e4e4' : this.color(L.name[i], L.kind[i]);
+      var dim = hl && !hl[L.name[i]], ci = i;
       if (x1 - x0 < 1) {
-        var px = Math.floor(x0);
+        /* level of detail: one pixel column for the events starting in it, in the colour of the
+         * first, or of the first search hit among them when there is one */
+        var px = Math.floor(x0), j = lowerBound(L.ts, this.T(px + 1), i + 1, n);
+        if (j <= i) j = i + 1;
+        if (dim && hits) {
+          var q = lowerBound(hits, i, 0, hits.length);
+          if (q < hits.length && hits[q] < j) { ci = hits[q]; dim = false; }
+        }
+        ctx.fillStyle = dim ? '#e4e4e4' : this.color(L.name[ci], L.kind[ci]);
         ctx.fillRect(px, y, 1, h);
-        var j = lowerBound(L.ts, this.T(px + 1), i + 1, n);
-        i = j > i ? j : i + 1;
+        i = j;
         continue;
       }
+      ctx.fillStyle = dim ? '#e4e4e4' : this.color(L.name[i], L.kind[i]);
       ctx.fillRect(x0, y, x1 - x0, h);
       if (!summary && x1 - x0 > 30) {
         var nm = this.names[L.name[i]], fit = Math.floor((x1 - x0 - 6) / 6.2);
@@ -360,11 +441,39 @@
           ctx.fillText(nm.length > fit ? nm.slice(0, fit - 1) + '\u2026' : nm, x0 + 3, y + 8);
         }
       }
-      if (sel && sel.row === row && sel.level === d && sel.i === i && !summary) {
-        ctx.strokeStyle = '#000'; ctx.lineWidth = 2; ctx.strokeRect(x0, y, x1 - x0, h); ctx.lineWidth = 1;
-      }
       i++;
     }
+  };
+
+  /* The selected event outlined at any width: at least 5 px wide, centred on it when narrower. */
+  P.drawSel = function () {
+    var s = this.sel, ctx = this.ctx, self = this, shown = 0;
+    this.el.removeAttribute('data-sel-x');
+    /* the selected collective on every rank, outlined in orange (in a collapsed rank's row too) */
+    (this.collMembers || []).forEach(function (m) {
+      var y = self.place(m);
+      if (y === null && m.level === 0 && self.rankCollapsed[m.row.rank])
+        self.items.forEach(function (it) { if (it.type === 'rank' && it.rank === m.row.rank && it.collapsed) y = it.y - self.scrollY + 2; });
+      if (y === null || y < RULER_H - SLICE_H || y > self.H) return;
+      var M = m.row.lvs[m.level], a = self.X(M.ts[m.i]), b = self.X(M.end[m.i]);
+      if (b < LABEL_W || a > self.W) return;
+      if (b - a < 5) { var c = (a + b) / 2; a = c - 2.5; b = c + 2.5; }
+      ctx.strokeStyle = COLL_COLOR; ctx.lineWidth = 2; /* 2 px outside the selection's outline */
+      ctx.strokeRect(Math.max(a - 2, LABEL_W - 2), y - 1, Math.min(b + 2, self.W + 2) - Math.max(a - 2, LABEL_W - 2), SLICE_H + 1);
+      ctx.lineWidth = 1;
+      shown++;
+    });
+    this.el.setAttribute('data-coll-shown', String(shown));
+    if (!s) return;
+    var y = this.place(s);
+    if (y === null) return;
+    var L = s.row.lvs[s.level], a = this.X(L.ts[s.i]), b = this.X(L.end[s.i]);
+    if (b < LABEL_W || a > this.W) return;
+    if (b - a < 5) { var m = (a + b) / 2; a = m - 2.5; b = m + 2.5; }
+    ctx.strokeStyle = SEL_COLOR; ctx.lineWidth = 2;
+    ctx.strokeRect(Math.max(a, LABEL_W - 2), y + 0.5, Math.min(b, this.W + 2) - Math.max(a, LABEL_W - 2), SLICE_H - 2);
+    ctx.lineWidth = 1;
+    this.el.setAttribute('data-sel-x', Math.round((a + b) / 2) + ',' + Math.round(y + SLICE_H / 2));
   };
 
   P.drawCounter = function (row, y0, h) {
@@ -402,14 +511,34 @@
     ctx.fillStyle = '#f4f4f4'; ctx.fillRect(0, 0, W, RULER_H);
     var raw = tpp * 100, p = Math.pow(10, Math.floor(Math.log10(raw))), step = p;
     if (raw / p > 5) step = 10 * p; else if (raw / p > 2) step = 5 * p; else if (raw / p > 1) step = 2 * p;
+    /* at µs and ns zoom, offsets from an origin: the one chosen by a click on the ruler, else the
+     * selected event's start, else a round time before the view */
+    var org = null, labels = [];
+    if (this.v1 - this.v0 < 2e6) {
+      if (this.origin !== undefined && this.origin !== null) org = this.origin;
+      else if (this.sel) org = this.sel.row.lvs[this.sel.level].ts[this.sel.i];
+      else org = Math.floor(this.v0 / (10 * step)) * 10 * step;
+      var xo = this.X(org);
+      if (xo >= LABEL_W && xo <= W) {
+        ctx.fillStyle = '#0030ff'; ctx.beginPath(); ctx.moveTo(xo - 5, RULER_H - 7); ctx.lineTo(xo + 5, RULER_H - 7);
+        ctx.lineTo(xo, RULER_H); ctx.fill();
+      }
+    }
     ctx.fillStyle = '#444'; ctx.strokeStyle = '#bbb';
-    for (var t = Math.ceil(this.v0 / step) * step; t < this.v1; t += step) {
-      var x = this.X(t);
+    var t0 = org === null ? Math.ceil(this.v0 / step) * step : org + Math.ceil((this.v0 - org) / step) * step;
+    for (var t = t0; t < this.v1; t += step) {
+      var x = this.X(t), lab;
+      if (org === null) lab = fmtTick(t, step);
+      else { var off = Math.round((t - org) / step) * step; lab = (off > 0 ? '+' : off < 0 ? '\u2212' : '') + fmtTick(Math.abs(off), step); }
       ctx.beginPath(); ctx.moveTo(x, RULER_H - 6); ctx.lineTo(x, RULER_H); ctx.stroke();
-      ctx.fillText(fmtTick(t, step), x + 2, 8);
+      ctx.fillText(lab, x + 2, 8);
+      labels.push(lab);
     }
     ctx.fillStyle = '#f4f4f4'; ctx.fillRect(0, 0, LABEL_W, RULER_H);
-    ctx.fillStyle = '#222'; ctx.fillText('view ' + fmt(this.v1 - this.v0), 6, 11);
+    ctx.fillStyle = '#222';
+    ctx.fillText(org === null ? 'view ' + fmt(this.v1 - this.v0) : 'from ' + fmtAbs(org) + ', view ' + fmt(this.v1 - this.v0), 6, 11);
+    this.el.setAttribute('data-ruler', labels.join('|'));
+    if (org === null) this.el.removeAttribute('data-ruler-origin'); else this.el.setAttribute('data-ruler-origin', String(org));
   };
 
   /* Where an event is drawn now (null when its track or level is not shown). */
@@ -571,9 +700,33 @@
     tip.style.left = x + 'px'; tip.style.top = y + 'px';
   };
 
+  /* The collective (1 + its index in D.colls) of event s, 0 when it is none. */
+  P.collOf = function (s) {
+    var L = s && s.row.lvs[s.level];
+    return L && L.coll ? L.coll[s.i] : 0;
+  };
+  /* Every member kernel of collective co, on every rank, as {row, level, i} (row.lvs set). */
+  P.members = function (co) {
+    var out = [];
+    for (var r = 0; r < this.rows.length; r++) {
+      var row = this.rows[r];
+      if (!row.coll) continue;
+      var lv = this.levels(row);
+      for (var d = 0; d < lv.length; d++) {
+        var L = lv[d];
+        if (!L.coll) continue;
+        for (var i = 0; i < L.n; i++) if (L.coll[i] === co) { row.lvs = lv; out.push({ row: row, level: d, i: i }); }
+      }
+    }
+    return out;
+  };
+
   P.select = function (s) {
     this.sel = s; this.flow = null;
+    var co = this.collOf(s);
+    this.collMembers = co ? this.members(co) : [];
     var det = this.details, self = this;
+    if (det) det.removeAttribute('data-unmatched');
     if (!s) { if (det) { det.textContent = 'Click an event for its details.'; det.removeAttribute('data-selected'); } this.draw(); return; }
     var L = s.row.lvs[s.level], i = s.i, p = this.partner(s), a = this.args(s), nm = this.names[L.name[i]];
     if (p) this.flow = s.row.kind === 'gpu' ? { from: p, to: s } : { from: s, to: p };
@@ -587,6 +740,17 @@
     kv('track', (this.multi ? 'rank ' + s.row.rank + ' \u00b7 ' : '') + s.row.label);
     kv('start', fmt(L.ts[i]));
     kv('duration', fmt(L.end[i] - L.ts[i]));
+    var co = this.collOf(s);
+    if (co) {
+      var C = this.D.colls[co - 1], mem = this.collMembers;
+      kv('collective', C[0] + ' #' + C[2] + ' of group ' + C[1] + ', ' + C[3] + ' ranks' + (C[6] ? '' : ' (not trusted: incomplete or mismatched)') +
+         ', latency ' + fmt(C[4]) + ', start skew ' + fmt(C[5]));
+      kv('on the ranks', mem.map(function (m) {
+        var M = m.row.lvs[m.level];
+        return 'rank ' + m.row.rank + ' starts ' + (M.ts[m.i] >= L.ts[i] ? '+' : '\u2212') + fmt(Math.abs(M.ts[m.i] - L.ts[i])) + ', ' + fmt(M.end[m.i] - M.ts[m.i]);
+      }).join('\n'));
+      det.setAttribute('data-coll', String(co));
+    } else det.removeAttribute('data-coll');
     if (a && a.corr) kv('correlation', String(a.corr));
     if (a && a.ext) kv('External id', String(a.ext));
     if (a && a.args) Object.keys(a.args).forEach(function (k) { kv(k, argText(a.args[k])); });
@@ -611,15 +775,19 @@
     det.setAttribute('data-selected', nm);
   };
 
-  /* Makes s visible: expands its rank and track, scrolls to it, and centres the view on it
-   * (zooming in when fit is set or when it is narrower than a pixel... of the view). */
+  /* Makes s visible: expands its rank and track, scrolls to it, and centres the view on it,
+   * zooming in when fit is set, when it is wider than the view or narrower than 2 px; fit
+   * 'frame' zooms it to fill the view. */
   P.reveal = function (s, fit) {
     var L = s.row.lvs[s.level], t0 = L.ts[s.i], t1 = L.end[s.i], w = this.v1 - this.v0;
     this.rankCollapsed[s.row.rank] = false;
     if (this.rankFilter >= 0 && this.rankFilter !== s.row.rank) this.rankFilter = -1;
     s.row.collapsed = false;
     if (s.row.maxLevels <= s.level) s.row.maxLevels = s.level + 1;
-    if (fit || t1 - t0 > w) w = Math.max(20 * (t1 - t0), 20000);
+    /* zoom when asked, when it is wider than the view or narrower than 2 px of it; 'frame': the
+     * event fills most of the view (the F key) */
+    if (fit === 'frame') w = Math.max((t1 - t0) * 1.25, MIN_VIEW);
+    else if (fit || t1 - t0 > w || (t1 - t0) * (this.W - LABEL_W) < 2 * w) w = Math.max(20 * (t1 - t0), 20000);
     this.setView((t0 + t1) / 2 - w / 2, (t0 + t1) / 2 + w / 2);
     this.layout();
     var y = this.place(s);
@@ -637,7 +805,7 @@
 
   /* Search: every event whose name contains the text (case-insensitive), in time order. */
   P.doSearch = function (text) {
-    this.matches = []; this.matchIdx = -1; this.matchNames = null;
+    this.matches = []; this.matchIdx = -1; this.matchNames = null; this.searchGen = (this.searchGen || 0) + 1;
     var cnt = this.count;
     if (!text) { cnt.textContent = ''; cnt.setAttribute('data-count', '0'); this.draw(); return; }
     var q = text.toLowerCase(), hit = new Uint8Array(this.names.length), any = false, total = 0;
@@ -648,11 +816,12 @@
       if (row.ts) continue;
       var lv = this.levels(row);
       for (var d = 0; d < lv.length; d++) {
-        var L = lv[d];
+        var L = lv[d], hs = [];
         for (var i = 0; i < L.n; i++) if (hit[L.name[i]]) {
-          total++;
+          total++; hs.push(i);
           if (list.length < 200000) list.push({ row: row, level: d, i: i, t: L.ts[i], lvs: lv });
         }
+        L.hits = new Int32Array(hs); L.hitGen = this.searchGen;
       }
     }
     list.sort(function (a, b) { return a.t - b.t; });
@@ -770,6 +939,10 @@
           var other = this.flow.from === s ? this.flow.to : this.flow.from, ya = this.place(s), yb = this.place(other);
           if (ya !== null && yb !== null) this.scrollTo(Math.min(ya, yb) + this.scrollY - 40);
         }
+      } else if (this.details) { /* say so rather than show nothing */
+        this.select(null);
+        this.details.textContent = 'No event matches \u201c' + st.sel + '\u201d (from the link).';
+        this.details.setAttribute('data-unmatched', st.sel);
       }
     }
     this.refresh();
@@ -805,7 +978,11 @@
   };
   P.bind = function () {
     var self = this, c = this.canvas, el = this.el, down = null;
-    el.addEventListener('scroll', function () { self.scrollY = el.scrollTop; self.draw(); });
+    el.addEventListener('scroll', function () {
+      self.scrollY = el.scrollTop; self.draw();
+      var m = self.mouse; /* the tooltip follows: what is under the pointer now */
+      if (m) { var r = c.getBoundingClientRect(); self.showTip(self.hit(m.x - r.left, m.y - r.top), m.x, m.y); }
+    });
     el.addEventListener('wheel', function (ev) {
       var r = c.getBoundingClientRect();
       if (ev.ctrlKey || ev.metaKey) { ev.preventDefault(); self.zoomAt(ev.clientX - r.left, Math.exp(ev.deltaY * 0.002)); }
@@ -815,17 +992,23 @@
       var r = c.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
       el.focus({ preventScroll: true });
       if (x < LABEL_W) { self.clickLabel(y); return; }
+      if (y < RULER_H) { /* the ruler's origin here; a click on it clears it */
+        var o = self.origin, near = o !== undefined && o !== null && Math.abs(self.X(o) - x) < 5;
+        self.origin = near ? null : self.T(x);
+        self.draw(); ev.preventDefault(); return;
+      }
       down = { x: x, y: y, lastX: ev.clientX, moved: false, shift: ev.shiftKey };
       if (down.shift) self.area = { t0: self.T(x), t1: self.T(x), y0: y + self.scrollY, y1: y + self.scrollY };
       c.classList.add('gp-drag');
       ev.preventDefault();
     });
     c.addEventListener('mousemove', function (ev) {
+      self.mouse = { x: ev.clientX, y: ev.clientY };
       if (down) return;
       var r = c.getBoundingClientRect();
       self.showTip(self.hit(ev.clientX - r.left, ev.clientY - r.top), ev.clientX, ev.clientY);
     });
-    c.addEventListener('mouseleave', function () { self.showTip(null); });
+    c.addEventListener('mouseleave', function () { self.mouse = null; self.showTip(null); });
     window.addEventListener('mousemove', function (ev) {
       if (!down) return;
       var r = c.getBoundingClientRect();
@@ -857,6 +1040,7 @@
       else if (k === 'a') self.pan(100);
       else if (k === 'd') self.pan(-100);
       else if (k === '0') { self.setView(0, self.span); self.draw(); self.saveState(); }
+      else if (k === 'f' && self.sel) { self.reveal(self.sel, 'frame'); self.saveState(); }
       else return;
       ev.preventDefault();
     });
@@ -874,6 +1058,12 @@
     all.push(tl);
   }
   window.gpTimelines = all;
+  /* the arguments script comes after this one: a selection made from the link shows them once
+   * it is there */
+  if (document.readyState === 'loading')
+    document.addEventListener('DOMContentLoaded', function () {
+      all.forEach(function (tl) { if (tl.sel) { var f = tl.flow; tl.select(tl.sel); if (f) tl.flow = f; tl.draw(); } });
+    });
   var root = document.documentElement;
   /* where the time to first paint goes (read by bench/report) */
   root.setAttribute('data-parse-ms', String(Math.round(tParse)));
