@@ -46,8 +46,10 @@ typedef struct gp__input {
      * file of GP__INFLATE_THREAD_MIN compressed bytes or more without max_read). The environment
      * variable GP_INFLATE_THREAD=0/1 overrides it at open (tests compare both ways). */
     int threaded;
-    struct gp__inflater *inflater; /* the second thread's state while it runs */
-    size_t max_read;               /* if non-zero, no read returns more than this (tests) */
+    /* The second thread's state while it runs. That thread holds this struct's address: a
+     * gp__input may be copied (the readers do) only before its first read. */
+    struct gp__inflater *inflater;
+    size_t max_read; /* if non-zero, no read returns more than this (tests) */
     char path[4096];
 } gp__input;
 
