@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/lock.h"
 #include "core/util.h"
 
 #define ZIN_CAP (256u * 1024) /* compressed bytes read at a time */
@@ -257,15 +258,19 @@ static gp_status gz_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
 /* The second thread's state: a ring of blocks the inflater fills and the reader empties. */
 typedef struct gp__inflater {
     pthread_t th;
-    pthread_mutex_t mu;
+    gp__mutex mu; /* guards every member after blk (C has no GP_GUARDED_BY of a member) */
     pthread_cond_t cv;
+    /* Blocks [head, head + n_ready) (mod GP__INFLATE_BLOCKS) are the reader's, the others the
+     * inflater's: the bytes need no lock, the counts below do. */
     char *blk[GP__INFLATE_BLOCKS];
     size_t len[GP__INFLATE_BLOCKS];
-    unsigned head, n_ready; /* the reader's block, blocks filled and not yet emptied */
-    size_t off;             /* bytes of blk[head] handed out */
-    bool done, stop;        /* inflater: at the end (or failed); reader: closing */
-    gp_status st;           /* the inflater's failure (GP_OK at the end) */
-    gp_error err;
+    unsigned head;    /* the reader's block */
+    unsigned n_ready; /* blocks filled and not yet emptied */
+    size_t off;       /* bytes of blk[head] handed out */
+    bool done;        /* the inflater is at the end (or failed) */
+    bool stop;        /* the reader is closing */
+    gp_status st;     /* the inflater's failure (GP_OK at the end) */
+    gp_error err;     /* its message */
     uint64_t raw_pos; /* compressed bytes inflated so far (progress) */
 } gp__inflater;
 
@@ -275,18 +280,18 @@ static void *inflate_main(void *arg)
     gp__input *in = arg;
     gp__inflater *z = in->inflater;
     for (;;) {
-        pthread_mutex_lock(&z->mu);
+        gp__mutex_lock(&z->mu);
         while (z->n_ready == GP__INFLATE_BLOCKS && !z->stop)
-            pthread_cond_wait(&z->cv, &z->mu);
+            gp__cond_wait(&z->cv, &z->mu);
         bool stop = z->stop;
         unsigned slot = (z->head + z->n_ready) % GP__INFLATE_BLOCKS;
-        pthread_mutex_unlock(&z->mu);
+        gp__mutex_unlock(&z->mu);
         if (stop)
             return NULL;
         size_t got = 0;
         gp_error err = {0};
         gp_status st = gz_read(in, z->blk[slot], GP__INFLATE_BLOCK, &got, &err);
-        pthread_mutex_lock(&z->mu);
+        gp__mutex_lock(&z->mu);
         z->raw_pos = zpos(in);
         if (st != GP_OK || got == 0) {
             z->st = st;
@@ -298,7 +303,7 @@ static void *inflate_main(void *arg)
         }
         pthread_cond_broadcast(&z->cv);
         bool done = z->done;
-        pthread_mutex_unlock(&z->mu);
+        gp__mutex_unlock(&z->mu);
         if (done)
             return NULL;
     }
@@ -313,16 +318,17 @@ static bool start_inflater(gp__input *in)
     bool ok = true;
     for (unsigned i = 0; i < GP__INFLATE_BLOCKS && ok; i++)
         ok = (z->blk[i] = malloc(GP__INFLATE_BLOCK)) != NULL;
-    bool mu = ok && pthread_mutex_init(&z->mu, NULL) == 0;
-    bool cv = mu && pthread_cond_init(&z->cv, NULL) == 0;
+    if (ok)
+        gp__mutex_init(&z->mu); /* aborts on failure (core/lock.h) */
+    bool cv = ok && pthread_cond_init(&z->cv, NULL) == 0;
     in->inflater = z;
     if (cv && pthread_create(&z->th, NULL, inflate_main, in) == 0)
         return true;
     in->inflater = NULL;
     if (cv)
         pthread_cond_destroy(&z->cv);
-    if (mu)
-        pthread_mutex_destroy(&z->mu);
+    if (ok)
+        gp__mutex_destroy(&z->mu);
     for (unsigned i = 0; i < GP__INFLATE_BLOCKS; i++)
         free(z->blk[i]);
     free(z);
@@ -333,14 +339,14 @@ static bool start_inflater(gp__input *in)
 static gp_status threaded_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
 {
     gp__inflater *z = in->inflater;
-    pthread_mutex_lock(&z->mu);
+    gp__mutex_lock(&z->mu);
     while (z->n_ready == 0 && !z->done)
-        pthread_cond_wait(&z->cv, &z->mu);
+        gp__cond_wait(&z->cv, &z->mu);
     if (z->n_ready == 0) {
         gp_status st = z->st;
         if (st != GP_OK && err)
             *err = z->err;
-        pthread_mutex_unlock(&z->mu);
+        gp__mutex_unlock(&z->mu);
         return st;
     }
     size_t n = GP_MIN(cap, z->len[z->head] - z->off);
@@ -352,7 +358,7 @@ static gp_status threaded_read(gp__input *in, char *buf, size_t cap, size_t *got
         z->n_ready--;
         pthread_cond_broadcast(&z->cv);
     }
-    pthread_mutex_unlock(&z->mu);
+    gp__mutex_unlock(&z->mu);
     in->consumed += n;
     *got = n;
     return GP_OK;
@@ -364,13 +370,13 @@ static void stop_inflater(gp__input *in)
     gp__inflater *z = in->inflater;
     if (!z)
         return;
-    pthread_mutex_lock(&z->mu);
+    gp__mutex_lock(&z->mu);
     z->stop = true;
     pthread_cond_broadcast(&z->cv);
-    pthread_mutex_unlock(&z->mu);
+    gp__mutex_unlock(&z->mu);
     pthread_join(z->th, NULL);
     pthread_cond_destroy(&z->cv);
-    pthread_mutex_destroy(&z->mu);
+    gp__mutex_destroy(&z->mu);
     for (unsigned i = 0; i < GP__INFLATE_BLOCKS; i++)
         free(z->blk[i]);
     free(z);
@@ -432,9 +438,9 @@ uint64_t gp__input_raw_pos(const gp__input *in)
 {
     if (in->inflater) {
         gp__inflater *z = in->inflater;
-        pthread_mutex_lock(&z->mu);
+        gp__mutex_lock(&z->mu);
         uint64_t pos = z->raw_pos;
-        pthread_mutex_unlock(&z->mu);
+        gp__mutex_unlock(&z->mu);
         return pos;
     }
     if (in->gz)
