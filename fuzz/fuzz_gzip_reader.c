@@ -5,7 +5,9 @@
  *   an error must name the byte ("byte N") or the field.
  * - odd: the rest is JSON text, gzip-compressed here in one or two members (split where the
  *   second byte says) with trailing bytes when the third says so; the result must be exactly the
- *   one of reading the JSON text from memory (same status; equal traces). */
+ *   one of reading the JSON text from memory (same status; equal traces).
+ * Bit 1 of the first byte inflates on the second thread (GP_INFLATE_THREAD=1, core/input.c) or
+ * on the reading thread: both paths get every kind of input. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = memfd_create("fuzz_gzip", MFD_CLOEXEC);
     if (fd < 0)
         abort();
+    setenv("GP_INFLATE_THREAD", data[0] & 2 ? "1" : "0", 1);
     gp_trace *t = NULL;
     gp_error err = {0};
     if (!(data[0] & 1)) {

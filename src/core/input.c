@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +10,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/lock.h"
 #include "core/util.h"
 
 #define ZIN_CAP (256u * 1024) /* compressed bytes read at a time */
+#define GP__INFLATE_BLOCKS 4
+#define GP__INFLATE_BLOCK (256u * 1024)
 
 /* Starts the inflater of a gzip file (magic bytes seen). */
 static gp_status start_gzip(gp__input *in, gp_error *err)
@@ -108,6 +112,9 @@ gp_status gp__input_open(gp__input *in, const char *path, bool regular_only, gp_
         if (in->size_hint + 64 < in->file_size / 2)
             in->size_hint = 0;
     }
+    const char *env = getenv("GP_INFLATE_THREAD");
+    if (env && (env[0] == '0' || env[0] == '1') && env[1] == '\0')
+        in->threaded = env[0] == '1' ? 1 : -1;
     posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return GP_OK;
 }
@@ -239,13 +246,141 @@ static gp_status gz_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
                                 "member (from compressed byte %llu, %llu bytes decompressed)",
                                 in->path, (unsigned long long)zpos(in),
                                 (unsigned long long)in->member_off,
-                                (unsigned long long)(in->consumed + total));
+                                (unsigned long long)(in->inflated + total));
         else if (ret != Z_OK && ret != Z_BUF_ERROR)
-            return gz_fail(in, ret, in->consumed + total, err);
+            return gz_fail(in, ret, in->inflated + total, err);
     }
-    in->consumed += total;
+    in->inflated += total;
     *got = total;
     return GP_OK;
+}
+
+/* The second thread's state: a ring of blocks the inflater fills and the reader empties. */
+typedef struct gp__inflater {
+    pthread_t th;
+    gp__mutex mu; /* guards every member after blk (C has no GP_GUARDED_BY of a member) */
+    pthread_cond_t cv;
+    /* Blocks [head, head + n_ready) (mod GP__INFLATE_BLOCKS) are the reader's, the others the
+     * inflater's: the bytes need no lock, the counts below do. */
+    char *blk[GP__INFLATE_BLOCKS];
+    size_t len[GP__INFLATE_BLOCKS];
+    unsigned head;    /* the reader's block */
+    unsigned n_ready; /* blocks filled and not yet emptied */
+    size_t off;       /* bytes of blk[head] handed out */
+    bool done;        /* the inflater is at the end (or failed) */
+    bool stop;        /* the reader is closing */
+    gp_status st;     /* the inflater's failure (GP_OK at the end) */
+    gp_error err;     /* its message */
+    uint64_t raw_pos; /* compressed bytes inflated so far (progress) */
+} gp__inflater;
+
+/* The second thread: fills free blocks with gz_read until the end, an error, or stop. */
+static void *inflate_main(void *arg)
+{
+    gp__input *in = arg;
+    gp__inflater *z = in->inflater;
+    for (;;) {
+        gp__mutex_lock(&z->mu);
+        while (z->n_ready == GP__INFLATE_BLOCKS && !z->stop)
+            gp__cond_wait(&z->cv, &z->mu);
+        bool stop = z->stop;
+        unsigned slot = (z->head + z->n_ready) % GP__INFLATE_BLOCKS;
+        gp__mutex_unlock(&z->mu);
+        if (stop)
+            return NULL;
+        size_t got = 0;
+        gp_error err = {0};
+        gp_status st = gz_read(in, z->blk[slot], GP__INFLATE_BLOCK, &got, &err);
+        gp__mutex_lock(&z->mu);
+        z->raw_pos = zpos(in);
+        if (st != GP_OK || got == 0) {
+            z->st = st;
+            z->err = err;
+            z->done = true;
+        } else {
+            z->len[slot] = got;
+            z->n_ready++;
+        }
+        pthread_cond_broadcast(&z->cv);
+        bool done = z->done;
+        gp__mutex_unlock(&z->mu);
+        if (done)
+            return NULL;
+    }
+}
+
+/* Starts the second thread; false (and nothing started) when it cannot be. */
+static bool start_inflater(gp__input *in)
+{
+    gp__inflater *z = calloc(1, sizeof *z);
+    if (!z)
+        return false;
+    bool ok = true;
+    for (unsigned i = 0; i < GP__INFLATE_BLOCKS && ok; i++)
+        ok = (z->blk[i] = malloc(GP__INFLATE_BLOCK)) != NULL;
+    if (ok)
+        gp__mutex_init(&z->mu); /* aborts on failure (core/lock.h) */
+    bool cv = ok && pthread_cond_init(&z->cv, NULL) == 0;
+    in->inflater = z;
+    if (cv && pthread_create(&z->th, NULL, inflate_main, in) == 0)
+        return true;
+    in->inflater = NULL;
+    if (cv)
+        pthread_cond_destroy(&z->cv);
+    if (ok)
+        gp__mutex_destroy(&z->mu);
+    for (unsigned i = 0; i < GP__INFLATE_BLOCKS; i++)
+        free(z->blk[i]);
+    free(z);
+    return false;
+}
+
+/* gp__input_read with the second thread: the next bytes of the block at the head of the ring. */
+static gp_status threaded_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
+{
+    gp__inflater *z = in->inflater;
+    gp__mutex_lock(&z->mu);
+    while (z->n_ready == 0 && !z->done)
+        gp__cond_wait(&z->cv, &z->mu);
+    if (z->n_ready == 0) {
+        gp_status st = z->st;
+        if (st != GP_OK && err)
+            *err = z->err;
+        gp__mutex_unlock(&z->mu);
+        return st;
+    }
+    size_t n = GP_MIN(cap, z->len[z->head] - z->off);
+    memcpy(buf, z->blk[z->head] + z->off, n);
+    z->off += n;
+    if (z->off == z->len[z->head]) {
+        z->off = 0;
+        z->head = (z->head + 1) % GP__INFLATE_BLOCKS;
+        z->n_ready--;
+        pthread_cond_broadcast(&z->cv);
+    }
+    gp__mutex_unlock(&z->mu);
+    in->consumed += n;
+    *got = n;
+    return GP_OK;
+}
+
+/* Stops and frees the second thread (it may be blocked on a full ring). */
+static void stop_inflater(gp__input *in)
+{
+    gp__inflater *z = in->inflater;
+    if (!z)
+        return;
+    gp__mutex_lock(&z->mu);
+    z->stop = true;
+    pthread_cond_broadcast(&z->cv);
+    gp__mutex_unlock(&z->mu);
+    pthread_join(z->th, NULL);
+    pthread_cond_destroy(&z->cv);
+    gp__mutex_destroy(&z->mu);
+    for (unsigned i = 0; i < GP__INFLATE_BLOCKS; i++)
+        free(z->blk[i]);
+    free(z);
+    in->inflater = NULL;
 }
 
 gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_error *err)
@@ -263,8 +398,17 @@ gp_status gp__input_read(gp__input *in, char *buf, size_t cap, size_t *got, gp_e
         *got = n;
         return GP_OK;
     }
-    if (in->gz)
-        return gz_read(in, buf, cap, got, err);
+    if (in->gz) {
+        if (in->threaded == 0) /* the first read decides */
+            in->threaded = in->file_size >= GP__INFLATE_THREAD_MIN && !in->max_read ? 1 : -1;
+        if (in->threaded > 0 && !in->inflater && in->inflated == 0 && !start_inflater(in))
+            in->threaded = -1;
+        if (in->inflater)
+            return threaded_read(in, buf, cap, got, err);
+        gp_status s = gz_read(in, buf, cap, got, err);
+        in->consumed = in->inflated;
+        return s;
+    }
     for (;;) {
         ssize_t n = read(in->fd, buf, cap);
         if (n < 0 && errno == EINTR)
@@ -292,6 +436,13 @@ size_t gp__input_peek(const gp__input *in, char *buf, size_t cap)
 
 uint64_t gp__input_raw_pos(const gp__input *in)
 {
+    if (in->inflater) {
+        gp__inflater *z = in->inflater;
+        gp__mutex_lock(&z->mu);
+        uint64_t pos = z->raw_pos;
+        gp__mutex_unlock(&z->mu);
+        return pos;
+    }
     if (in->gz)
         return zpos(in);
     return in->consumed;
@@ -299,6 +450,7 @@ uint64_t gp__input_raw_pos(const gp__input *in)
 
 void gp__input_close(gp__input *in)
 {
+    stop_inflater(in);
     if (in->gz) {
         inflateEnd(in->gz);
         free(in->gz);

@@ -3,6 +3,12 @@
  * inflated straight into the caller's buffer through a fixed 256 KiB window of compressed bytes,
  * so memory does not grow with the decompressed size (#21 item 7).
  *
+ * A large gzip file is inflated on a second thread into a ring of small blocks (GP__INFLATE_BLOCKS
+ * of GP__INFLATE_BLOCK bytes: 1 MiB in all) while the caller parses the previous ones: the read
+ * then takes about the time of the slower of the two instead of their sum. The bytes, the errors
+ * and their messages are the same either way; an error is reported when the caller reaches the
+ * block it happened in, so data before a corrupt or truncated point may be handed out first.
+ *
  * Gzip files may hold several members (concatenated .gz files), read one after the other. Bytes
  * after the last member that do not start another one (padding, a partial download appended to) are
  * ignored, as gunzip does, and counted in trailing_bytes / trailing_at for a warning. */
@@ -34,9 +40,20 @@ typedef struct gp__input {
      * hint (a crafted trailer, several members) only makes the readers' buffers grow. */
     uint64_t size_hint;
     uint64_t consumed; /* bytes handed out so far (uncompressed) */
-    size_t max_read;   /* if non-zero, no read returns more than this (tests) */
+    uint64_t inflated; /* gzip: bytes inflated so far (ahead of consumed with a second thread) */
+    /* gzip: inflate on a second thread, overlapped with the caller's parsing (gp__input_read
+     * hands out blocks it inflated): 1 yes, -1 no, 0 decide at the first read (yes for a regular
+     * file of GP__INFLATE_THREAD_MIN compressed bytes or more without max_read). The environment
+     * variable GP_INFLATE_THREAD=0/1 overrides it at open (tests compare both ways). */
+    int threaded;
+    /* The second thread's state while it runs. That thread holds this struct's address: a
+     * gp__input may be copied (the readers do) only before its first read. */
+    struct gp__inflater *inflater;
+    size_t max_read; /* if non-zero, no read returns more than this (tests) */
     char path[4096];
 } gp__input;
+
+#define GP__INFLATE_THREAD_MIN (1u << 20)
 
 /* Opens path with O_NONBLOCK and checks it with fstat on the descriptor, then reads blocking as
  * usual. A directory is refused. Anything else that is not a regular file (FIFO, device) is

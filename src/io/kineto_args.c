@@ -3,9 +3,11 @@
  * of a counter) into gp__kineto_fields, and the object's raw text for ranges and instants.
  *
  * The known keys are one table (arg_keys), sorted by length: a key is compared only with the known
- * keys of its length. Any other member is skipped (validated, not kept). */
+ * keys of its length (found through key_from, no search). Any other member is skipped (validated,
+ * not kept). */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,20 +86,39 @@ static const arg_key arg_keys[] = {
     {KEY("wait_on_cuda_event_record_corr_id"), ARG_INT, AT(wait_on_event_corr), 0},
 };
 
-/* The known key k[0, kl), or NULL: a binary search for the first key of length kl, then the keys
- * of that length (at most five) by their first byte and the rest. Every member of every event's
- * args comes through here: a linear scan of the table cost ingest a fifth of its time. */
+#define N_ARG_KEYS (sizeof arg_keys / sizeof *arg_keys)
+#define ARG_KEY_MAXLEN 40 /* longer keys are never known (the longest is 33 bytes) */
+
+/* key_from[n]: the index of the first known key of length n or more (N_ARG_KEYS when none);
+ * derived from arg_keys once (gp__kineto_args_init, before any parse), so the table stays the
+ * single place that lists the keys. */
+static uint8_t key_from[ARG_KEY_MAXLEN + 2];
+static pthread_once_t key_from_once = PTHREAD_ONCE_INIT;
+
+static void key_from_init(void)
+{
+    size_t i = 0;
+    for (size_t n = 0; n <= ARG_KEY_MAXLEN + 1; n++) {
+        while (i < N_ARG_KEYS && arg_keys[i].len < n)
+            i++;
+        key_from[n] = (uint8_t)i;
+    }
+}
+
+void gp__kineto_args_init(void)
+{
+    pthread_once(&key_from_once, key_from_init);
+}
+
+/* The known key k[0, kl), or NULL: the keys of that length (at most five, key_from) by their
+ * first byte, then the rest compared word by word. Every member of every event's args comes
+ * through here: a linear scan of the table cost ingest a fifth of its time, a binary search for
+ * the length a few percent. */
 static const arg_key *find_arg_key(const char *k, size_t kl)
 {
-    size_t lo = 0, hi = sizeof arg_keys / sizeof *arg_keys;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (arg_keys[m].len < kl)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    for (size_t i = lo; i < sizeof arg_keys / sizeof *arg_keys && arg_keys[i].len == kl; i++)
+    if (kl > ARG_KEY_MAXLEN)
+        return NULL;
+    for (size_t i = key_from[kl]; i < key_from[kl + 1]; i++)
         if (arg_keys[i].key[0] == k[0] && key_eq(k, kl, arg_keys[i].key, kl))
             return &arg_keys[i];
     return NULL;

@@ -163,6 +163,9 @@ gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out);
  * position after its '}'. Only a complete element changes the model (a retry after
  * JMP_NEED_MORE is harmless). */
 const char *gp__kineto_parse_event(gp__reader *r, const char *p);
+/* Prepares the args key lookup (once per process; thread-safe). gp__reader_run calls it before
+ * parsing, so gp__kineto_parse_args never does. */
+void gp__kineto_args_init(void);
 
 /* The track (kind, pid, tid), created when new; the last one is cached. Longjmps when out of
  * memory. */
