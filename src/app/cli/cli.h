@@ -30,6 +30,7 @@ int gp__cmd_convert(int argc, char **argv);
 int gp__cmd_serve(int argc, char **argv);
 int gp__cmd_ops(int argc, char **argv);
 int gp__cmd_compile(int argc, char **argv);
+int gp__cmd_merge(int argc, char **argv);
 
 /* Prints "gpuprof <cmd>: <message>" to stderr (printf-style). */
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
@@ -113,5 +114,24 @@ enum { GP__CLI_ID_CONFIG = 900, GP__CLI_ID_SET, GP__CLI_ID_LEVEL, GP__CLI_ID_MOD
 int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int id, char *value);
 /* Loads the file and applies the settings to cfg; false with the error printed. */
 bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_monitor_config *cfg);
+
+/* Jobs past one process (cmd_merge.c, mpi_job.c; docs/jobs.md). */
+/* Writes the analysis an to stdout or -o FILE (text, --json) or, csv_dir set, one CSV file per
+ * table there (cmd_analyze.c). Returns the exit code, the error printed. */
+int gp__cli_analysis_out(const gp_analysis *an, unsigned tables, const char *csv_dir,
+                         const gp__cli_common *o);
+/* Analyses job into a partial result written atomically to path. Returns the exit code (2 with
+ * the error printed: a trace without distributedInfo.rank, an unwritable path). */
+int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path);
+/* The size of the MPI job this process was started in (OMPI_COMM_WORLD_SIZE, PMI_SIZE), 0 when
+ * not under mpirun or when gpuprof was built without MPI. */
+int gp__mpi_world(void);
+/* gpuprof analyze DIR as one of gp__mpi_world() processes: each reads and analyses its share of
+ * the rank files (file i goes to process i mod K), one trace at a time, and sends its partial
+ * result to process 0 (MPI_Gatherv), which merges them and writes the output as
+ * gp__cli_analysis_out. Returns the exit code, the same on every process (2 with the error
+ * printed by process 0 when any process failed). */
+int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_opts *opts,
+                    unsigned tables, const char *csv_dir, const gp__cli_common *o);
 
 #endif
