@@ -3,12 +3,14 @@
  * format is partial_codec.c's; the file around them (docs/jobs.md, "Partial results"):
  *
  *   magic "GPUPROF-PARTIAL\n" (16 bytes) | u32 version | u64 H | H bytes: the job header
- *   (world size, analysis options) | u64 N | N times: i32 rank, u64 L, L bytes: the rank record
+ *   (world size, analysis options) | u64 N | N times: i32 rank, u64 L (the record's length),
+ *   u64 Z, Z bytes: the rank record compressed with zlib (RFC 1950)
  *
  * Two partials belong to one job when their job headers are the same bytes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "gpuprof/partial.h"
 
@@ -220,12 +222,23 @@ gp_status gp_partial_serialize(const gp_partial *p, unsigned char **buf, size_t 
     gp__ser_raw(&c, p->hdr, p->hdr_len);
     n = p->n_ranks;
     gp__ser_size(&c, &n);
-    for (size_t i = 0; i < p->n_ranks; i++) {
+    unsigned char *z = NULL;
+    for (size_t i = 0; i < p->n_ranks && !c.bad; i++) {
         prank *r = &p->ranks[i];
+        uLongf zlen = compressBound((uLong)r->len);
+        if (!(z = malloc(zlen)) || compress2(z, &zlen, r->rec, (uLong)r->len, 6) != Z_OK) {
+            c.bad = true;
+            break;
+        }
+        size_t zn = zlen;
         gp__ser_i32(&c, &r->rank);
         gp__ser_size(&c, &r->len);
-        gp__ser_raw(&c, r->rec, r->len);
+        gp__ser_size(&c, &zn);
+        gp__ser_raw(&c, z, zn);
+        free(z);
+        z = NULL;
     }
+    free(z);
     if (c.bad) {
         free(c.buf);
         return gp_error_set(err, GP_ENOMEM, "out of memory");
@@ -326,7 +339,12 @@ gp_status gp_partial_analysis(const gp_partial *p, gp_analysis **out, gp_error *
     return analysis_of(p, p->n_ranks ? p->ranks[0].name : "partial", out, err);
 }
 
-/* Reads the file layout of buf into p (records copied). */
+static const unsigned char *p_at(const gp__ser *c)
+{
+    return c->p + c->at;
+}
+
+/* Reads the file layout of buf into p (records inflated). */
 static gp_status parse_layout(const unsigned char *buf, size_t len, const char *name,
                               gp_partial *p, gp_error *err)
 {
@@ -356,16 +374,23 @@ static gp_status parse_layout(const unsigned char *buf, size_t len, const char *
         return gp_error_set(err, GP_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         prank *r = &p->ranks[p->n_ranks];
+        size_t zn = 0;
         gp__ser_i32(&c, &r->rank);
         gp__ser_size(&c, &r->len);
-        if (c.bad || r->len > len - c.at)
+        gp__ser_size(&c, &zn);
+        /* zlib inflates at most about 1032:1; a larger claim is not a record */
+        if (c.bad || zn > len - c.at || r->len / 1100 > zn || r->len > ((size_t)1 << 32))
             return gp_error_set(err, GP_EINVAL, "%s: truncated partial result", name);
         if (!(r->rec = malloc(r->len ? r->len : 1)) || !(r->name = strdup(name))) {
             free(r->rec);
             return gp_error_set(err, GP_ENOMEM, "out of memory");
         }
         p->n_ranks++;
-        gp__ser_raw(&c, r->rec, r->len);
+        uLongf got = (uLongf)r->len;
+        if (uncompress(r->rec, &got, p_at(&c), (uLong)zn) != Z_OK || got != r->len)
+            return gp_error_set(err, GP_EINVAL, "%s: the record of rank %d is corrupt", name,
+                                (int)r->rank);
+        c.at += zn;
         if (i > 0 && r->rank <= p->ranks[i - 1].rank)
             return gp_error_set(err, GP_EINVAL, "%s: ranks out of order or repeated (rank %d)",
                                 name, (int)r->rank);
