@@ -167,7 +167,8 @@ static PyMethodDef job_functions[] = {
      "partial(trace, *, hta=False, steps=None) -> bytes: the partial result of the trace's ranks "
      "(gpuprof analyze --partial; each trace must name its rank in distributedInfo)."},
     {"merge", (PyCFunction)(void (*)(void))py_merge, METH_VARARGS | METH_KEYWORDS,
-     "merge(parts, *, format=\"json\", tables=None) -> str or bytes: the job's analysis from partial "
+     "merge(parts, *, format=\"json\", tables=None) -> str or bytes: the job's analysis from "
+     "partial "
      "results, as gpuprof merge writes it (\"json\", \"text\"), or the merged partial "
      "(\"partial\")."},
     {NULL, NULL, 0, NULL},

@@ -218,8 +218,8 @@ gp_status gp__coll_record_of(const gp_trace *t, gp__coll_record *r)
             *k = (gp__coll_kern){.ts = ev->ts,
                                  .dur = ev->dur,
                                  .kernel = kernel,
-                                 .collective = gi && gi->collective ? gp_trace_str(t, gi->collective)
-                                                                    : NULL,
+                                 .collective =
+                                     gi && gi->collective ? gp_trace_str(t, gi->collective) : NULL,
                                  .pg_name = gi && gi->pg_name ? gp_trace_str(t, gi->pg_name) : NULL,
                                  .dtype = gi && gi->dtype ? gp_trace_str(t, gi->dtype) : "",
                                  .in_nelems = gi ? gi->in_msg_nelems : -1,
@@ -427,8 +427,7 @@ static int cmp_rank_in(const void *pa, const void *pb)
 }
 
 /* Builds the included ranks (those whose rank no other record disputes) of m. */
-static gp_status include_ranks(matcher *m, const gp__coll_record *recs, size_t n,
-                               gp_collectives *c)
+static gp_status include_ranks(matcher *m, const gp__coll_record *recs, size_t n, gp_collectives *c)
 {
     m->in = calloc(n ? n : 1, sizeof *m->in);
     m->k = calloc(n ? n : 1, sizeof *m->k);
@@ -481,8 +480,7 @@ gp_status gp_collectives_analyze(const gp_job *job, const gp_coll_opts *opts, gp
 }
 
 gp_status gp__collectives_of_records(const gp__coll_record *recs, size_t n,
-                                     const gp_coll_opts *opts, gp_collectives **out,
-                                     gp_error *err)
+                                     const gp_coll_opts *opts, gp_collectives **out, gp_error *err)
 {
     gp_coll_opts o;
     if (opts)

@@ -44,8 +44,7 @@ void gp__coll_record_free(gp__coll_record *r);
 /* gp_collectives_analyze on records (n of them, in any order) instead of traces: the one code
  * path of both. GP_ENOMEM. */
 gp_status gp__collectives_of_records(const gp__coll_record *recs, size_t n,
-                                     const gp_coll_opts *opts, gp_collectives **out,
-                                     gp_error *err);
+                                     const gp_coll_opts *opts, gp_collectives **out, gp_error *err);
 
 /* One included rank while matching: its record and what the figures need of it. */
 typedef struct gp__coll_rank_in {

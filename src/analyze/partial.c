@@ -116,8 +116,7 @@ int32_t gp_partial_world_size(const gp_partial *p)
 }
 
 /* The rank record of a->ranks[i] (its findings a->findings[first..]) and trace t, in *pr. */
-static gp_status encode_rank(gp_analysis *a, size_t i, size_t first, const gp_trace *t,
-                             prank *pr)
+static gp_status encode_rank(gp_analysis *a, size_t i, size_t first, const gp_trace *t, prank *pr)
 {
     gp__ser c = {.rd = false};
     gp__coll_record rec;
@@ -210,8 +209,7 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
     return GP_OK;
 }
 
-gp_status gp_partial_serialize(const gp_partial *p, unsigned char **buf, size_t *len,
-                               gp_error *err)
+gp_status gp_partial_serialize(const gp_partial *p, unsigned char **buf, size_t *len, gp_error *err)
 {
     gp__ser c = {.rd = false};
     uint32_t version = GP_PARTIAL_VERSION;
@@ -345,8 +343,8 @@ static const unsigned char *p_at(const gp__ser *c)
 }
 
 /* Reads the file layout of buf into p (records inflated). */
-static gp_status parse_layout(const unsigned char *buf, size_t len, const char *name,
-                              gp_partial *p, gp_error *err)
+static gp_status parse_layout(const unsigned char *buf, size_t len, const char *name, gp_partial *p,
+                              gp_error *err)
 {
     gp__ser c = {.rd = true, .p = buf, .end = len};
     char m[sizeof magic];
@@ -477,8 +475,8 @@ gp_status gp_partial_merge(const gp_partial *const *parts, size_t n, gp_partial 
     gp__msort(p->ranks, p->n_ranks, sizeof *p->ranks, cmp_prank);
     for (size_t i = 1; i < p->n_ranks; i++)
         if (p->ranks[i].rank == p->ranks[i - 1].rank) {
-            gp_error_set(err, GP_EINVAL, "%s: holds rank %d, which %s holds too",
-                         p->ranks[i].name, (int)p->ranks[i].rank, p->ranks[i - 1].name);
+            gp_error_set(err, GP_EINVAL, "%s: holds rank %d, which %s holds too", p->ranks[i].name,
+                         (int)p->ranks[i].rank, p->ranks[i - 1].name);
             gp_partial_free(p);
             return GP_EINVAL;
         }

@@ -373,8 +373,8 @@ static int write_output(const gp_analysis *an, unsigned tables, const gp__cli_co
         }
         fp = f.fp;
     }
-    gp_status st = o->json ? gp_analysis_render_json(an, tables, fp)
-                           : gp_analysis_render_text(an, tables, fp);
+    gp_status st =
+        o->json ? gp_analysis_render_json(an, tables, fp) : gp_analysis_render_text(an, tables, fp);
     if (!o->output)
         return gp__cli_finish_stdout("analyze", st);
     if (st == GP_OK)

@@ -59,10 +59,13 @@ static void usage(FILE *fp)
 
 enum { OPT_TABLE = GP__CLI_ID_OWN, OPT_CSV, OPT_PARTIAL };
 
-static const gp__cli_opt merge_opts[] = {
-    GP__CLI_ARG("table", OPT_TABLE),     GP__CLI_OPT_JSON,   GP__CLI_ARG("csv", OPT_CSV),
-    GP__CLI_ARG("partial", OPT_PARTIAL), GP__CLI_OPT_OUTPUT, GP__CLI_OPT_HELP,
-    GP__CLI_END};
+static const gp__cli_opt merge_opts[] = {GP__CLI_ARG("table", OPT_TABLE),
+                                         GP__CLI_OPT_JSON,
+                                         GP__CLI_ARG("csv", OPT_CSV),
+                                         GP__CLI_ARG("partial", OPT_PARTIAL),
+                                         GP__CLI_OPT_OUTPUT,
+                                         GP__CLI_OPT_HELP,
+                                         GP__CLI_END};
 
 typedef struct merge_args {
     unsigned tables;
