@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/core.h"
+#include "gpuprof/diff.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
 
@@ -133,5 +134,14 @@ int gp__mpi_world(void);
  * printed by process 0 when any process failed). */
 int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_opts *opts,
                     unsigned tables, const char *csv_dir, const gp__cli_common *o);
+
+/* gpuprof diff of two jobs (diff_jobs.c): whether a side's runs (from n_paths inputs) are one
+ * job's distinct ranks (one input, 2+ traces, each naming a distinct rank of a world of 2+); the
+ * comparison rank by rank to stdout or o->output (text or o->json). Returns the exit code: 1
+ * when fail_on_regression and a pair regressed, 2 with the error printed. */
+bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths);
+int gp__diff_jobs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
+                  const gp_diff_opts *dopts, const gp_diff_render_opts *ro, const gp__cli_common *o,
+                  bool fail_on_regression);
 
 #endif
