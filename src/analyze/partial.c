@@ -23,7 +23,8 @@ static const char magic[16] = "GPUPROF-PARTIAL\n";
 
 typedef struct prank {
     int32_t rank;
-    char *name; /* the partial (file) it came from */
+    char *name;   /* the partial (file) it came from */
+    char *source; /* the trace it was analysed from */
     unsigned char *rec;
     size_t len;
 } prank;
@@ -93,6 +94,7 @@ void gp_partial_free(gp_partial *p)
         return;
     for (size_t i = 0; i < p->n_ranks; i++) {
         free(p->ranks[i].name);
+        free(p->ranks[i].source);
         free(p->ranks[i].rec);
     }
     free(p->ranks);
@@ -134,7 +136,8 @@ static gp_status encode_rank(gp_analysis *a, size_t i, size_t first, const gp_tr
     pr->rec = c.buf;
     pr->len = c.len;
     pr->name = strdup(gp_trace_str(t, t->source));
-    return c.bad || !pr->name ? GP_ENOMEM : GP_OK;
+    pr->source = strdup(gp_trace_str(t, t->source));
+    return c.bad || !pr->name || !pr->source ? GP_ENOMEM : GP_OK;
 }
 
 /* The job's world size: the caller's, else the traces' (which must agree), else their count. */
@@ -385,9 +388,18 @@ static gp_status parse_layout(const unsigned char *buf, size_t len, const char *
         }
         p->n_ranks++;
         uLongf got = (uLongf)r->len;
-        if (uncompress(r->rec, &got, p_at(&c), (uLong)zn) != Z_OK || got != r->len)
+        gp__ser rc = {.rd = true, .p = r->rec, .end = r->len};
+        int32_t rank = 0;
+        const char *source = NULL;
+        if (uncompress(r->rec, &got, p_at(&c), (uLong)zn) == Z_OK && got == r->len) {
+            gp__ser_i32(&rc, &rank); /* a record starts with the rank and its trace */
+            gp__ser_str(&rc, &source, false);
+        }
+        if (!source || rc.bad)
             return gp_error_set(err, GP_EINVAL, "%s: the record of rank %d is corrupt", name,
                                 (int)r->rank);
+        if (!(r->source = strdup(source)))
+            return gp_error_set(err, GP_ENOMEM, "out of memory");
         c.at += zn;
         if (i > 0 && r->rank <= p->ranks[i - 1].rank)
             return gp_error_set(err, GP_EINVAL, "%s: ranks out of order or repeated (rank %d)",
@@ -423,10 +435,11 @@ static bool copy_rank(const prank *r, prank *d)
     d->rank = r->rank;
     d->len = r->len;
     d->name = strdup(r->name);
+    d->source = strdup(r->source);
     d->rec = malloc(r->len ? r->len : 1);
     if (d->rec)
         memcpy(d->rec, r->rec, r->len);
-    return d->name && d->rec;
+    return d->name && d->source && d->rec;
 }
 
 /* Why parts[i] is not of parts[0]'s job (GP_EINVAL), or GP_OK. */
@@ -475,8 +488,9 @@ gp_status gp_partial_merge(const gp_partial *const *parts, size_t n, gp_partial 
     gp__msort(p->ranks, p->n_ranks, sizeof *p->ranks, cmp_prank);
     for (size_t i = 1; i < p->n_ranks; i++)
         if (p->ranks[i].rank == p->ranks[i - 1].rank) {
-            gp_error_set(err, GP_EINVAL, "%s: holds rank %d, which %s holds too", p->ranks[i].name,
-                         (int)p->ranks[i].rank, p->ranks[i - 1].name);
+            gp_error_set(err, GP_EINVAL, "%s: holds rank %d, which %s holds too (traces %s, %s)",
+                         p->ranks[i].name, (int)p->ranks[i].rank, p->ranks[i - 1].name,
+                         p->ranks[i].source, p->ranks[i - 1].source);
             gp_partial_free(p);
             return GP_EINVAL;
         }

@@ -74,5 +74,20 @@ expect_rc "no rank in trace" 2 "no distributedInfo.rank" "$gp" analyze --partial
 [ ! -e "$tmp/x.gpp" ] && ok || bad "a failed --partial left $tmp/x.gpp"
 expect_rc "no input" 2 "no input" "$gp" merge
 
+# bad input inside the job travels with the partials: rank 3's clock 3 hours ahead is aligned and
+# said in the merged output as in the one-process output
+mkdir "$tmp/shift"
+for f in "$job"/*.json*; do gzip -dc "$f" > "$tmp/shift/$(basename "${f%.gz}")"; done
+python3 - "$tmp"/shift/worker3* <<'PY'
+import re, sys
+s = open(sys.argv[1], "rb").read()
+s = re.sub(rb'("ts": ?)(\d+(?:\.\d+)?)', lambda m: m.group(1) + b"%.3f" % (float(m.group(2)) + 3 * 3600e6), s)
+open(sys.argv[1], "wb").write(s)
+PY
+"$gp" analyze "$tmp/shift" > "$tmp/shift.txt" || bad "analyze shifted job"
+grep -F "Clocks aligned on the ends of implicit-sync collectives" "$tmp/shift.txt" >/dev/null && ok || bad "no clock note"
+for f in "$tmp"/shift/*.json; do "$gp" analyze --partial "$f.gpp" "$f" || bad "partial $f"; done
+"$gp" merge "$tmp"/shift/*.gpp > "$tmp/mshift.txt"; same "merge of the shifted job" "$tmp/shift.txt" "$tmp/mshift.txt"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
