@@ -303,8 +303,10 @@ static gp_status finish(gp_analysis *a, const gp__coll_record *recs, size_t *cap
     return st;
 }
 
-static gp_status analysis_of(const gp_partial *p, const char *name, gp_analysis **out,
-                             gp_error *err)
+/* The analysis of p's ranks: every record decoded (checked in full), then, job_level, the
+ * job-level analyses. */
+static gp_status analysis_of(const gp_partial *p, const char *name, bool job_level,
+                             gp_analysis **out, gp_error *err)
 {
     gp_analysis *a = calloc(1, sizeof *a);
     gp__coll_record *recs = calloc(p->n_ranks ? p->n_ranks : 1, sizeof *recs);
@@ -320,7 +322,7 @@ static gp_status analysis_of(const gp_partial *p, const char *name, gp_analysis 
             gp_error_set(err, st, "%s: the record of rank %d is corrupt", p->ranks[i].name,
                          (int)p->ranks[i].rank);
     }
-    if (st == GP_OK)
+    if (st == GP_OK && job_level)
         st = finish(a, recs, &cap, err);
     for (size_t i = 0; recs && i < p->n_ranks; i++)
         gp__coll_record_free(&recs[i]);
@@ -337,7 +339,7 @@ static gp_status analysis_of(const gp_partial *p, const char *name, gp_analysis 
 
 gp_status gp_partial_analysis(const gp_partial *p, gp_analysis **out, gp_error *err)
 {
-    return analysis_of(p, p->n_ranks ? p->ranks[0].name : "partial", out, err);
+    return analysis_of(p, p->n_ranks ? p->ranks[0].name : "partial", true, out, err);
 }
 
 static const unsigned char *p_at(const gp__ser *c)
@@ -418,8 +420,8 @@ gp_status gp_partial_parse(const void *buf, size_t len, const char *name, gp_par
         return gp_error_set(err, GP_ENOMEM, "out of memory");
     gp_status st = parse_layout(buf, len, name, p, err);
     gp_analysis *a = NULL;
-    if (st == GP_OK) /* every record checked in full, the job-level analyses too */
-        st = analysis_of(p, name, &a, err);
+    if (st == GP_OK) /* every record decoded: checked in full */
+        st = analysis_of(p, name, false, &a, err);
     gp_analysis_free(a);
     if (st != GP_OK) {
         gp_partial_free(p);

@@ -83,36 +83,30 @@ static gp_status list_files(const char *path, char ***out, size_t *n, gp_error *
     return s;
 }
 
-/* This process's share (files me, me + k, ...), one trace at a time, merged into *out. */
+/* This process's share (files me, me + k, ...), one trace at a time (each freed before the next
+ * is read), merged once into *out (NULL: no file for this process). */
 static gp_status my_partial(char **files, size_t n, int me, int k, const gp_read_opts *rd,
                             const gp_analyze_opts *opts, gp_partial **out, gp_error *err)
 {
-    gp_partial *acc = NULL;
-    gp_status st = GP_OK;
+    size_t mine = n > (size_t)me ? (n - (size_t)me + (size_t)k - 1) / (size_t)k : 0, got = 0;
+    gp_partial **parts = calloc(mine ? mine : 1, sizeof *parts);
+    gp_status st = parts ? GP_OK : GP_ENOMEM;
     for (size_t i = (size_t)me; i < n && st == GP_OK; i += (size_t)k) {
         gp_trace *t = NULL;
-        gp_partial *one = NULL, *both = NULL;
         st = gp_trace_read(files[i], rd, &t, err);
         if (st == GP_OK) {
             gp_job job = {.ranks = &t, .n_ranks = 1, .ranks_from_file_order = false};
-            st = gp_partial_of_job(&job, opts, 0, &one, err);
+            st = gp_partial_of_job(&job, opts, 0, &parts[got], err);
+            got += st == GP_OK;
         }
         gp_trace_free(t);
-        if (st == GP_OK && acc) {
-            const gp_partial *two[2] = {acc, one};
-            st = gp_partial_merge(two, 2, &both, err);
-            gp_partial_free(acc);
-            gp_partial_free(one);
-            acc = both;
-        } else if (st == GP_OK) {
-            acc = one;
-        }
     }
-    if (st != GP_OK) {
-        gp_partial_free(acc);
-        acc = NULL;
-    }
-    *out = acc;
+    *out = NULL;
+    if (st == GP_OK && got)
+        st = gp_partial_merge((const gp_partial *const *)parts, got, out, err);
+    for (size_t i = 0; i < got; i++)
+        gp_partial_free(parts[i]);
+    free(parts);
     return st;
 }
 
@@ -182,6 +176,9 @@ int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_o
                     unsigned tables, const char *csv_dir, const gp__cli_common *o)
 {
     int me = 0, k = 1;
+    /* Open MPI: a process waiting in MPI_Gatherv yields its core (to the processes still
+     * analysing) instead of spinning; the user's setting wins */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     MPI_Init(NULL, NULL);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &k);
