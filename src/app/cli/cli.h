@@ -124,8 +124,9 @@ int gp__cli_analysis_out(const gp_analysis *an, unsigned tables, const char *csv
 /* Analyses job into a partial result written atomically to path. Returns the exit code (2 with
  * the error printed: a trace without distributedInfo.rank, an unwritable path). */
 int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path);
-/* The size of the MPI job this process was started in (OMPI_COMM_WORLD_SIZE, PMI_SIZE), 0 when
- * not under mpirun or when gpuprof was built without MPI. */
+/* The size of the MPI job this process was started in (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+ * PMIX_SIZE), 0 when not under mpirun, with GPUPROF_NO_MPI set, or when gpuprof was built without
+ * MPI. */
 int gp__mpi_world(void);
 /* gpuprof analyze DIR as one of gp__mpi_world() processes: each reads and analyses its share of
  * the rank files (file i goes to process i mod K), one trace at a time, and sends its partial

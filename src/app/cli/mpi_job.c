@@ -21,6 +21,8 @@
 int gp__mpi_world(void)
 {
 #ifdef GP_HAVE_MPI
+    if (getenv("GPUPROF_NO_MPI")) /* run by a program that itself runs under mpirun */
+        return 0;
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
