@@ -60,6 +60,12 @@ done
 "$gp" merge --partial "$tmp/g31.gpp" "$tmp/g1.gpp" "$tmp/g3.gpp" || bad "group 3+1"
 same "merged partial bytes whatever the order" "$tmp/g13.gpp" "$tmp/g31.gpp"
 
+# a folder of ranks in one partial (a node's share)
+"$gp" analyze --partial "$tmp/all.gpp" "$job" || bad "partial of the job folder"
+"$gp" merge "$tmp/all.gpp" > "$tmp/m.txt"; same "partial of the folder" "$tmp/job.txt" "$tmp/m.txt"
+"$gp" merge --partial "$tmp/all8.gpp" "${parts[@]}" || bad "merge --partial of 8"
+same "folder partial = merged rank partials" "$tmp/all.gpp" "$tmp/all8.gpp"
+
 # bad input: exit 2 naming the file at fault
 expect_rc "same rank twice" 2 "holds rank 1, which" "$gp" merge "${parts[1]}" "$tmp/g1.gpp"
 expect_rc "other options" 2 "analysed with other options" "$gp" merge "${parts[0]}" "$tmp/worker1.hta.gpp"
