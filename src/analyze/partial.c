@@ -227,7 +227,7 @@ gp_status gp_partial_serialize(const gp_partial *p, unsigned char **buf, size_t 
     for (size_t i = 0; i < p->n_ranks && !c.bad; i++) {
         prank *r = &p->ranks[i];
         uLongf zlen = compressBound((uLong)r->len);
-        if (!(z = malloc(zlen)) || compress2(z, &zlen, r->rec, (uLong)r->len, 6) != Z_OK) {
+        if (!(z = malloc(zlen)) || compress2(z, &zlen, r->rec, (uLong)r->len, 1) != Z_OK) {
             c.bad = true;
             break;
         }

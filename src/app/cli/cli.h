@@ -129,7 +129,8 @@ int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const 
  * MPI. */
 int gp__mpi_world(void);
 /* gpuprof analyze DIR as one of gp__mpi_world() processes: each reads and analyses its share of
- * the rank files (file i goes to process i mod K), one trace at a time, and sends its partial
+ * the rank files (dealt by size, largest first, to the least loaded process; process 0 is charged
+ * for the merge), one trace at a time, and sends its partial
  * result to process 0 (MPI_Gatherv), which merges them and writes the output as
  * gp__cli_analysis_out. Returns the exit code, the same on every process (2 with the error
  * printed by process 0 when any process failed). */

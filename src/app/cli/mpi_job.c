@@ -1,7 +1,8 @@
 /* gpuprof analyze under mpirun: the one module that speaks MPI (docs/jobs.md, "MPI";
  * docs/internals/jobs.md). Built with MPI when CMake finds it (GP_HAVE_MPI); whether this process
  * runs under mpirun is read from the environment at run time, so one binary serves both. Each
- * process reads and analyses its share of the rank files one trace at a time, merges its partial
+ * process reads and analyses its share of the rank files (dealt by size, process 0 charged for
+ * the merge) one trace at a time, merges its partial
  * results, and sends the bytes to process 0 (MPI_Gatherv), which merges and writes the output:
  * process 0 never holds another process's traces. */
 #include <stdlib.h>
@@ -85,15 +86,69 @@ static gp_status list_files(const char *path, char ***out, size_t *n, gp_error *
     return s;
 }
 
-/* This process's share (files me, me + k, ...), one trace at a time (each freed before the next
- * is read), merged once into *out (NULL: no file for this process). */
+/* What process 0's merge costs, charged to it before the files are dealt: per rank of the job, as
+ * many bytes of trace as take as long to analyse. Measured on the 1,024-rank job
+ * (docs/performance.md, "Jobs"): merging and rendering take about 1 ms per rank, analysing a
+ * 0.9 MB rank about 5.5 ms, so 1 ms is about 160 KiB of JSON. */
+#define ROOT_BYTES_PER_RANK (160 * 1024)
+
+typedef struct sized {
+    size_t i;
+    off_t bytes;
+} sized;
+
+/* Larger first; equal sizes in file order. */
+static int cmp_sized(const void *pa, const void *pb)
+{
+    const sized *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* owner[i]: the process that analyses files[i]. Every process computes the same: the files,
+ * largest first, each to the process with the fewest bytes so far, process 0 starting with its
+ * merge's cost. false when out of memory. */
+static bool deal(char **files, size_t n, int k, int *owner)
+{
+    sized *f = calloc(n ? n : 1, sizeof *f);
+    double *load = calloc((size_t)k, sizeof *load);
+    if (!f || !load) {
+        free(f);
+        free(load);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        f[i] = (sized){i, stat(files[i], &st) == 0 ? st.st_size : 0};
+    }
+    gp__msort(f, n, sizeof *f, cmp_sized);
+    load[0] = (double)n * ROOT_BYTES_PER_RANK;
+    for (size_t i = 0; i < n; i++) {
+        int best = 0;
+        for (int p = 1; p < k; p++)
+            if (load[p] < load[best])
+                best = p;
+        owner[f[i].i] = best;
+        load[best] += (double)f[i].bytes;
+    }
+    free(f);
+    free(load);
+    return true;
+}
+
+/* This process's share (deal), one trace at a time (each freed before the next is read), merged
+ * once into *out (NULL: no file for this process). */
 static gp_status my_partial(char **files, size_t n, int me, int k, const gp_read_opts *rd,
                             const gp_analyze_opts *opts, gp_partial **out, gp_error *err)
 {
-    size_t mine = n > (size_t)me ? (n - (size_t)me + (size_t)k - 1) / (size_t)k : 0, got = 0;
-    gp_partial **parts = calloc(mine ? mine : 1, sizeof *parts);
-    gp_status st = parts ? GP_OK : GP_ENOMEM;
-    for (size_t i = (size_t)me; i < n && st == GP_OK; i += (size_t)k) {
+    int *owner = calloc(n ? n : 1, sizeof *owner);
+    gp_partial **parts = calloc(n ? n : 1, sizeof *parts);
+    size_t got = 0;
+    gp_status st = owner && parts && deal(files, n, k, owner) ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        if (owner[i] != me)
+            continue;
         gp_trace *t = NULL;
         st = gp_trace_read(files[i], rd, &t, err);
         if (st == GP_OK) {
@@ -109,6 +164,7 @@ static gp_status my_partial(char **files, size_t n, int me, int k, const gp_read
     for (size_t i = 0; i < got; i++)
         gp_partial_free(parts[i]);
     free(parts);
+    free(owner);
     return st;
 }
 
