@@ -52,7 +52,7 @@ SYSTEM_LIBS = ["microhttpd", "yaml", "jansson", "nettle", "z", "iberty", "pthrea
 core = Extension(
     "gpuprof._core",
     sources=[os.path.join("src", f) for f in ("module.c", "profiler.c", "trace.c", "cuda.c",
-                                                     "compile.c", "views.c", "monitor.c")],
+                                                     "compile.c", "views.c", "monitor.c", "job.c")],
     include_dirs=[os.path.join(ROOT, "include")],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"]

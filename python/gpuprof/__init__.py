@@ -190,6 +190,12 @@ class Trace:
         out = self._t.analyze(hta=hta, steps=steps, format=format, tables=tables)
         return Result(out, "analyze") if format == "dict" else out
 
+    def partial(self, hta: bool = False, steps: Optional[str] = None) -> bytes:
+        """``gpuprof analyze --partial``: the compact, versioned partial result of this trace's
+        ranks (bytes), for :func:`merge` elsewhere (docs/jobs.md). Each rank trace must name its
+        rank (distributedInfo.rank)."""
+        return _core.partial(self._t, hta=hta, steps=steps)
+
     def ops(self, by: str = "name", sort: str = "self_gpu", top: int = 0,
             no_merge: bool = False, peak_tflops: float = 0.0, peak_tbps: float = 0.0,
             format: str = "dict") -> Any:
@@ -273,6 +279,29 @@ def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool 
     byte offset. The GIL is released while it reads; Ctrl-C interrupts it."""
     return Trace(_core.read(path, threads=threads, keep_python=keep_python,
                             keep_memory=keep_memory, keep_op_shapes=keep_op_shapes))
+
+
+def merge(parts, format: str = "dict", tables: Optional[List[str]] = None) -> Any:
+    """``gpuprof merge``: the job's analysis from partial results (bytes from
+    :meth:`Trace.partial`, or paths of files ``gpuprof analyze --partial`` wrote), in any order;
+    the same as ``read(job_dir).analyze()`` on those ranks. ``format``: "dict" (a Result), "json",
+    "text", or "partial" (the merged partial, bytes). Partials of another version or job, or two
+    holding one rank, raise :class:`InvalidArgumentError` naming the one at fault."""
+    data = []
+    for p in parts:
+        if isinstance(p, (bytes, bytearray, memoryview)):
+            data.append(p)
+        else:
+            with open(p, "rb") as f:
+                data.append(f.read())
+    out = _core.merge(data, format="json" if format == "dict" else format, tables=tables)
+    if format == "dict":
+        import json
+        return Result(json.loads(out), "analyze")
+    return out
+
+
+__all__.append("merge")
 
 
 def compile_log(log=None, *, traces=(), top: int = 20, format: str = "dict", html=None,

@@ -52,6 +52,7 @@ int gpy_cuda_init(PyObject *module);
 int gpy_compile_init(PyObject *module);
 int gpy_views_init(PyObject *module);
 int gpy_monitor_init(PyObject *module);
+int gpy_job_init(PyObject *module); /* job.c: partial(), merge() */
 
 /* Trace.view(name, *, title=None, weight=None, by=None) -> str (views.c). */
 PyObject *gpy_trace_view(PyObject *self, PyObject *args, PyObject *kw);

@@ -234,7 +234,7 @@ PyMODINIT_FUNC PyInit__core(void)
         Py_DECREF(m);
         return NULL;
     }
-    if (gpy_compile_init(m) < 0) {
+    if (gpy_compile_init(m) < 0 || gpy_job_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -434,41 +434,43 @@ static gp_status merge_ranks(gp_analysis *a)
     return GP_OK;
 }
 
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_ops *shape_ops)
+gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace *t,
+                          const struct gp_ops *shape_ops, size_t job_ranks)
+{
+    struct gp_ops *ops = NULL;
+    size_t first = a->n_findings;
+    gp_status st = rank_findings(a, cap, &a->ranks[i]);
+    gp__sync_sites syncs;
+    memset(&syncs, 0, sizeof syncs);
+    /* The rank's ops by shape: the caller's table when it has one for this one-rank job (ops
+     * computed once per report), else computed here; NULL without record_shapes either way. */
+    const struct gp_ops *rank_ops = NULL;
+    if (st == GP_OK && t && shape_ops && job_ranks == 1)
+        rank_ops = t->n_op_shapes ? shape_ops : NULL;
+    else if (st == GP_OK && t)
+        st = gp__findings_ops(t, &ops);
+    if (ops)
+        rank_ops = ops;
+    if (st == GP_OK && t)
+        st = gp__sync_sites_of(t, &syncs);
+    if (st == GP_OK) /* findings_cause.c */
+        st = gp__finding_cause(a, cap, &a->ranks[i], t, rank_ops, &syncs);
+    if (st == GP_OK && t)
+        st = gp__advise_profile(a, cap, t, a->ranks[i].rank);
+    if (st == GP_OK && t) /* findings_patterns.c */
+        st = gp__findings_patterns(a, cap, &a->ranks[i], t, rank_ops, &syncs);
+    if (st == GP_OK)
+        gp__cause_promote(a, first);
+    gp_ops_free(ops);
+    return st;
+}
+
+gp_status gp__advise_job(gp_analysis *a, size_t *cap)
 {
     gp_status st = stragglers(a);
-    size_t cap = 0;
-    for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
-        const gp_trace *t = job && i < job->n_ranks ? job->ranks[i] : NULL;
-        struct gp_ops *ops = NULL;
-        size_t first = a->n_findings;
-        st = rank_findings(a, &cap, &a->ranks[i]);
-        gp__sync_sites syncs;
-        memset(&syncs, 0, sizeof syncs);
-        /* The rank's ops by shape: the caller's table when it has one for this one-rank job (ops
-         * computed once per report), else computed here; NULL without record_shapes either way. */
-        const struct gp_ops *rank_ops = NULL;
-        if (st == GP_OK && t && shape_ops && job->n_ranks == 1)
-            rank_ops = t->n_op_shapes ? shape_ops : NULL;
-        else if (st == GP_OK && t)
-            st = gp__findings_ops(t, &ops);
-        if (ops)
-            rank_ops = ops;
-        if (st == GP_OK && t)
-            st = gp__sync_sites_of(t, &syncs);
-        if (st == GP_OK) /* findings_cause.c */
-            st = gp__finding_cause(a, &cap, &a->ranks[i], t, rank_ops, &syncs);
-        if (st == GP_OK && t)
-            st = gp__advise_profile(a, &cap, t, a->ranks[i].rank);
-        if (st == GP_OK && t) /* findings_patterns.c */
-            st = gp__findings_patterns(a, &cap, &a->ranks[i], t, rank_ops, &syncs);
-        if (st == GP_OK)
-            gp__cause_promote(a, first);
-        gp_ops_free(ops);
-    }
     for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
         const gp_straggler *s = &a->stragglers[i];
-        gp_finding *f = gp__advise_add(a, &cap, "straggler", s->rank);
+        gp_finding *f = gp__advise_add(a, cap, "straggler", s->rank);
         if (!f)
             return GP_ENOMEM;
         const gp_rank_analysis *r = NULL;
@@ -492,4 +494,14 @@ gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_
     if (st == GP_OK)
         st = merge_ranks(a);
     return st;
+}
+
+gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_ops *shape_ops)
+{
+    size_t cap = 0;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
+        st = gp__advise_rank(a, &cap, i, job && i < job->n_ranks ? job->ranks[i] : NULL, shape_ops,
+                             job ? job->n_ranks : 0);
+    return st == GP_OK ? gp__advise_job(a, &cap) : st;
 }

@@ -315,7 +315,7 @@ static int cmp_type_time(const gp_type_state *x, const gp_type_state *y)
 }
 GP__DEFINE_MERGE_SORT(sort_types, gp_type_state, cmp_type_time)
 
-static gp_status job_types(gp_analysis *a)
+gp_status gp__analyze_job_types(gp_analysis *a)
 {
     gp_ns time[8] = {0};
     for (size_t i = 0; i < a->n_ranks; i++)
@@ -346,28 +346,12 @@ static gp_status job_types(gp_analysis *a)
     return sort_types(a->types, a->n_types) ? GP_OK : GP_ENOMEM;
 }
 
-gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_analysis **out,
-                         gp_error *err)
+gp_status gp__analyze_ranks(const gp_job *job, bool many, gp_analysis *a, gp_error *err)
 {
-    return gp__analyze_job_with_ops(job, opts, NULL, out, err);
-}
-
-gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
-                                   const struct gp_ops *shape_ops, gp_analysis **out, gp_error *err)
-{
-    gp_analysis *a = calloc(1, sizeof(*a));
-    if (!a)
-        return GP_ENOMEM;
-    if (opts)
-        a->opts = *opts;
-    else
-        gp_analyze_opts_init(&a->opts);
     gp__classifier *c = NULL;
     gp_status st = gp__classifier_new(&a->opts, &c, err);
-    if (st != GP_OK) {
-        free(a);
+    if (st != GP_OK)
         return st;
-    }
     a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
     if (!a->ranks)
         st = GP_ENOMEM;
@@ -386,13 +370,33 @@ gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opt
         r->gpu_events = v.n_g;
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
-        rank_notes(t, &v, job->n_ranks > 1, r);
+        rank_notes(t, &v, many, r);
         st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4));
         gp__view_free(&v);
     }
     gp__classifier_free(c);
+    return st;
+}
+
+gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_analysis **out,
+                         gp_error *err)
+{
+    return gp__analyze_job_with_ops(job, opts, NULL, out, err);
+}
+
+gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
+                                   const struct gp_ops *shape_ops, gp_analysis **out, gp_error *err)
+{
+    gp_analysis *a = calloc(1, sizeof(*a));
+    if (!a)
+        return GP_ENOMEM;
+    if (opts)
+        a->opts = *opts;
+    else
+        gp_analyze_opts_init(&a->opts);
+    gp_status st = gp__analyze_ranks(job, job->n_ranks > 1, a, err);
     if (st == GP_OK)
-        st = job_types(a);
+        st = gp__analyze_job_types(a);
     if (st == GP_OK && job->n_ranks > 1) {
         gp_coll_opts co;
         gp_coll_opts_init(&co);

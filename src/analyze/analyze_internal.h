@@ -137,6 +137,19 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r) GP_W
  * again; a multi-rank job's ranks compute their own). */
 gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job,
                              const struct gp_ops *shape_ops) GP_WARN_UNUSED;
+/* analyze.c: the figures of every rank of job into a->ranks (a->opts set; many: the job has
+ * several ranks, for the notes); the job's kernel-type table from them. GP_EINVAL (a user regex,
+ * err says which), GP_ENOMEM. */
+gp_status gp__analyze_ranks(const gp_job *job, bool many, gp_analysis *a,
+                            gp_error *err) GP_WARN_UNUSED;
+gp_status gp__analyze_job_types(gp_analysis *a) GP_WARN_UNUSED;
+/* The two halves of gp__analyze_advise, apart for partial results (partial.c): the findings of
+ * rank i (a->ranks[i], trace t; NULL: only those of its figures), appended to a->findings
+ * (capacity *cap), in a job of job_ranks ranks; then the job's: stragglers, their findings, the
+ * sort and the merge of a rule's findings across ranks. */
+gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace *t,
+                          const struct gp_ops *shape_ops, size_t job_ranks) GP_WARN_UNUSED;
+gp_status gp__advise_job(gp_analysis *a, size_t *cap) GP_WARN_UNUSED;
 /* analyze.c: gp_analyze_job, given the job's `gpuprof ops --by shape` table (NULL: none) for the
  * op rule of a one-rank job (the report bundle computes it for its own op section). */
 gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,

@@ -118,15 +118,10 @@ static gp_coll_type type_of_kernel(const char *k)
     return GP_COLL_UNKNOWN;
 }
 
-/* One collective kernel of a rank. */
+/* One collective kernel of a rank while matching: its record and its group. */
 typedef struct ckern {
-    gp_ns ts, dur;
-    const char *kernel;
-    const gp_gpu_info *gi;
-    const gp_trace *t;
+    const gp__coll_kern *c;
     uint32_t group; /* index into the group names */
-    uint32_t track;
-    size_t pos; /* in its track */
 } ckern;
 
 /* Sorts one rank's kernels by group, then GPU start, then track and position (file order). */
@@ -135,11 +130,11 @@ static int cmp_ckern(const void *pa, const void *pb)
     const ckern *a = pa, *b = pb;
     if (a->group != b->group)
         return a->group < b->group ? -1 : 1;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    if (a->track != b->track)
-        return a->track < b->track ? -1 : 1;
-    return a->pos < b->pos ? -1 : a->pos > b->pos;
+    if (a->c->ts != b->c->ts)
+        return a->c->ts < b->c->ts ? -1 : 1;
+    if (a->c->track != b->c->track)
+        return a->c->track < b->c->track ? -1 : 1;
+    return a->c->pos < b->c->pos ? -1 : a->c->pos > b->c->pos;
 }
 
 /* True for a collective kernel (see collectives.h). */
@@ -185,7 +180,7 @@ static void note_streams(const matcher *m, gp_collectives *c)
 {
     for (size_t i = 0; i < m->n_in && !m->any_pg; i++)
         for (size_t j = 1; j < m->n_k[i]; j++)
-            if (m->k[i][j].track != m->k[i][0].track) {
+            if (m->k[i][j].c->track != m->k[i][0].c->track) {
                 gp_error_note(&c->note,
                               "Rank %d runs collectives on several streams: their order by GPU "
                               "start may differ between ranks, and so the match.",
@@ -194,13 +189,16 @@ static void note_streams(const matcher *m, gp_collectives *c)
             }
 }
 
-/* Collects rank i's collective kernels (sorted), its communication time, steps and device. */
-static gp_status collect_rank(matcher *m, size_t i)
+gp_status gp__coll_record_of(const gp_trace *t, gp__coll_record *r)
 {
-    gp__coll_rank_in *r = &m->in[i];
-    const gp_trace *t = r->t;
     size_t cap = 0;
+    memset(r, 0, sizeof *r);
+    r->rank = t->rank;
+    r->dist_claims = t->dist.present && t->dist.rank >= 0;
+    r->dist_rank = t->dist.present ? t->dist.rank : -1;
+    r->source = gp_trace_str(t, t->source);
     r->device = t->n_devices ? gp_trace_str(t, t->devices[0].name) : "";
+    r->n_devices = (int32_t)t->n_devices;
     for (size_t tr = 0; tr < t->n_tracks; tr++) {
         const gp_track *track = &t->tracks[tr];
         for (size_t e = 0; e < track->n_events; e++) {
@@ -211,20 +209,56 @@ static gp_status collect_rank(matcher *m, size_t i)
                 r->steps++;
             if (!is_collective(t, ev, &kernel))
                 continue;
-            ckern *k = GP_PUSH(m->k[i], m->n_k[i], cap);
-            if (!k)
+            gp__coll_kern *k = GP_PUSH(r->k, r->n_k, cap);
+            if (!k) {
+                gp__coll_record_free(r);
                 return GP_ENOMEM;
+            }
             const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
-            *k = (ckern){ev->ts, ev->dur, kernel, gi, t, 0, (uint32_t)tr, e};
-            if (gi && gi->pg_name)
-                m->any_pg = true;
-            r->comm_time += ev->dur;
+            *k = (gp__coll_kern){.ts = ev->ts,
+                                 .dur = ev->dur,
+                                 .kernel = kernel,
+                                 .collective =
+                                     gi && gi->collective ? gp_trace_str(t, gi->collective) : NULL,
+                                 .pg_name = gi && gi->pg_name ? gp_trace_str(t, gi->pg_name) : NULL,
+                                 .dtype = gi && gi->dtype ? gp_trace_str(t, gi->dtype) : "",
+                                 .in_nelems = gi ? gi->in_msg_nelems : -1,
+                                 .out_nelems = gi ? gi->out_msg_nelems : -1,
+                                 .group_size = gi ? gi->group_size : -1,
+                                 .has_info = gi != NULL,
+                                 .track = (uint32_t)tr,
+                                 .pos = e};
         }
     }
     return GP_OK;
 }
 
-static gp_coll_type kernel_type(const ckern *k, const char **name);
+void gp__coll_record_free(gp__coll_record *r)
+{
+    free(r->k);
+    r->k = NULL;
+    r->n_k = 0;
+}
+
+/* Collects rank i's collective kernels (sorted), its communication time, steps and device. */
+static gp_status collect_rank(matcher *m, size_t i)
+{
+    gp__coll_rank_in *r = &m->in[i];
+    const gp__coll_record *rec = r->rec;
+    r->device = rec->device;
+    r->steps = rec->steps;
+    if (rec->n_k && !(m->k[i] = calloc(rec->n_k, sizeof *m->k[i])))
+        return GP_ENOMEM;
+    for (size_t j = 0; j < rec->n_k; j++) {
+        m->k[i][m->n_k[i]++] = (ckern){&rec->k[j], 0};
+        if (rec->k[j].pg_name)
+            m->any_pg = true;
+        r->comm_time += rec->k[j].dur;
+    }
+    return GP_OK;
+}
+
+static gp_coll_type kernel_type(const gp__coll_kern *k, const char **name);
 
 /* Assigns every kernel its group (its PG name; "all" for every kernel when no kernel of the job
  * has one; "unknown" for kernels without one in a job where others have one) and sorts. With
@@ -235,11 +269,9 @@ static gp_status group_kernels(matcher *m)
     for (size_t i = 0; i < m->n_in; i++) {
         for (size_t j = 0; j < m->n_k[i]; j++) {
             ckern *k = &m->k[i][j];
-            const char *g = !m->any_pg                ? "all"
-                            : k->gi && k->gi->pg_name ? gp_trace_str(k->t, k->gi->pg_name)
-                                                      : "unknown";
+            const char *g = !m->any_pg ? "all" : k->c->pg_name ? k->c->pg_name : "unknown";
             const char *unused;
-            bool p2p = m->any_pg && kernel_type(k, &unused) == GP_COLL_SENDRECV;
+            bool p2p = m->any_pg && kernel_type(k->c, &unused) == GP_COLL_SENDRECV;
             size_t gi = group_index(m, g, p2p);
             if (gi == SIZE_MAX)
                 return GP_ENOMEM;
@@ -252,10 +284,10 @@ static gp_status group_kernels(matcher *m)
 }
 
 /* The class and name of a kernel: from its Collective name, else from the kernel name. */
-static gp_coll_type kernel_type(const ckern *k, const char **name)
+static gp_coll_type kernel_type(const gp__coll_kern *k, const char **name)
 {
-    if (k->gi && k->gi->collective) {
-        *name = gp_trace_str(k->t, k->gi->collective);
+    if (k->collective) {
+        *name = k->collective;
         return type_of_name(*name);
     }
     gp_coll_type ty = type_of_kernel(k->kernel);
@@ -264,31 +296,29 @@ static gp_coll_type kernel_type(const ckern *k, const char **name)
 }
 
 /* True when two members of one collective disagree on what the operation is. */
-static bool disagree(const ckern *a, const ckern *b)
+static bool disagree(const gp__coll_kern *a, const gp__coll_kern *b)
 {
     const char *na, *nb;
     if (kernel_type(a, &na) != kernel_type(b, &nb) || strcmp(na, nb) != 0)
         return true;
-    if (!a->gi || !b->gi)
-        return (a->gi == NULL) != (b->gi == NULL);
-    return a->gi->in_msg_nelems != b->gi->in_msg_nelems ||
-           a->gi->out_msg_nelems != b->gi->out_msg_nelems ||
-           a->gi->group_size != b->gi->group_size ||
-           strcmp(gp_trace_str(a->t, a->gi->dtype), gp_trace_str(b->t, b->gi->dtype)) != 0;
+    if (!a->has_info || !b->has_info)
+        return a->has_info != b->has_info;
+    return a->in_nelems != b->in_nelems || a->out_nelems != b->out_nelems ||
+           a->group_size != b->group_size || strcmp(a->dtype, b->dtype) != 0;
 }
 
 /* Fills collective c's identity from kernel k (its first member). */
-static void identity(gp_collective *c, const ckern *k, const char *group, uint64_t index)
+static void identity(gp_collective *c, const gp__coll_kern *k, const char *group, uint64_t index)
 {
     c->group = group;
     c->index = index;
     c->kernel = k->kernel;
     c->type = kernel_type(k, &c->name);
     c->implicit_sync = gp_coll_type_implicit_sync(c->type);
-    c->dtype = k->gi && k->gi->dtype ? gp_trace_str(k->t, k->gi->dtype) : "";
-    c->in_nelems = k->gi ? k->gi->in_msg_nelems : -1;
-    c->out_nelems = k->gi ? k->gi->out_msg_nelems : -1;
-    c->group_size = k->gi && k->gi->group_size > 0 ? k->gi->group_size : -1;
+    c->dtype = k->dtype;
+    c->in_nelems = k->has_info ? k->in_nelems : -1;
+    c->out_nelems = k->has_info ? k->out_nelems : -1;
+    c->group_size = k->has_info && k->group_size > 0 ? k->group_size : -1;
 }
 
 /* Says which ranks of group g have fewer collectives than the most any rank has. */
@@ -325,7 +355,7 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
     bool mismatch = false;
     for (size_t pos = 0; pos < most && st == GP_OK; pos++) {
         gp_collective *col = GP_PUSH(*colls, c->n_colls, *cap);
-        const ckern *first = NULL;
+        const gp__coll_kern *first = NULL;
         size_t n = 0;
         for (size_t i = 0; i < m->n_in; i++)
             n += pos < cnt[i];
@@ -336,7 +366,7 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
         for (size_t i = 0; i < m->n_in; i++) {
             if (pos >= cnt[i])
                 continue;
-            const ckern *k = &m->k[i][lo[i] + pos];
+            const gp__coll_kern *k = m->k[i][lo[i] + pos].c;
             if (!first)
                 first = k;
             else if (!mismatch && !m->groups[g].p2p && disagree(first, k)) {
@@ -364,22 +394,20 @@ static gp_status match_group(matcher *m, gp_collectives *c, size_t g, gp_collect
     return st;
 }
 
-/* True when trace i of job claims (distributedInfo, or its rank in the job) a rank another file
- * also claims. */
-static bool rank_disputed(const gp_job *job, size_t i, gp_collectives *c)
+/* True when record i claims (distributedInfo, or its rank in the job) a rank another record also
+ * claims. */
+static bool rank_disputed(const gp__coll_record *recs, size_t n, size_t i, gp_collectives *c)
 {
-    const gp_trace *t = job->ranks[i];
-    bool claims = t->dist.present && t->dist.rank >= 0;
-    for (size_t j = 0; j < job->n_ranks; j++) {
-        const gp_trace *u = job->ranks[j];
-        if (j != i &&
-            (u->rank == t->rank || (claims && u->dist.present && u->dist.rank == t->dist.rank))) {
+    const gp__coll_record *t = &recs[i];
+    for (size_t j = 0; j < n; j++) {
+        const gp__coll_record *u = &recs[j];
+        if (j != i && (u->rank == t->rank ||
+                       (t->dist_claims && u->dist_claims && u->dist_rank == t->dist_rank))) {
             if (j > i) /* said once, by the first of the pair */
                 gp_error_note(&c->note,
                               "%s and %s both claim rank %d: neither is matched with the other "
                               "ranks' collectives.",
-                              gp_trace_str(t, t->source), gp_trace_str(u, u->source),
-                              (int)(claims ? t->dist.rank : t->rank));
+                              t->source, u->source, (int)(t->dist_claims ? t->dist_rank : t->rank));
             return true;
         }
     }
@@ -398,17 +426,17 @@ static int cmp_rank_in(const void *pa, const void *pb)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-/* Builds the included ranks (those whose rank no other file disputes) of m. */
-static gp_status include_ranks(matcher *m, const gp_job *job, gp_collectives *c)
+/* Builds the included ranks (those whose rank no other record disputes) of m. */
+static gp_status include_ranks(matcher *m, const gp__coll_record *recs, size_t n, gp_collectives *c)
 {
-    m->in = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *m->in);
-    m->k = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *m->k);
-    m->n_k = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *m->n_k);
+    m->in = calloc(n ? n : 1, sizeof *m->in);
+    m->k = calloc(n ? n : 1, sizeof *m->k);
+    m->n_k = calloc(n ? n : 1, sizeof *m->n_k);
     if (!m->in || !m->k || !m->n_k)
         return GP_ENOMEM;
-    for (size_t i = 0; i < job->n_ranks; i++)
-        if (!rank_disputed(job, i, c))
-            m->in[m->n_in++] = (gp__coll_rank_in){job->ranks[i], job->ranks[i]->rank, 0, 0, ""};
+    for (size_t i = 0; i < n; i++)
+        if (!rank_disputed(recs, n, i, c))
+            m->in[m->n_in++] = (gp__coll_rank_in){&recs[i], recs[i].rank, 0, 0, ""};
     qsort(m->in, m->n_in, sizeof *m->in, cmp_rank_in); /* a job is by rank; be sure of it */
     for (size_t i = 0; i < m->n_in; i++)
         if (collect_rank(m, i) != GP_OK)
@@ -437,6 +465,23 @@ static gp_status match_all(matcher *m, gp_collectives *c)
 gp_status gp_collectives_analyze(const gp_job *job, const gp_coll_opts *opts, gp_collectives **out,
                                  gp_error *err)
 {
+    gp__coll_record *recs = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *recs);
+    gp_status st = recs ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
+        st = gp__coll_record_of(job->ranks[i], &recs[i]);
+    if (st == GP_OK)
+        st = gp__collectives_of_records(recs, job->n_ranks, opts, out, err);
+    else
+        gp_error_set(err, st, "out of memory while matching collectives");
+    for (size_t i = 0; recs && i < job->n_ranks; i++)
+        gp__coll_record_free(&recs[i]);
+    free(recs);
+    return st;
+}
+
+gp_status gp__collectives_of_records(const gp__coll_record *recs, size_t n,
+                                     const gp_coll_opts *opts, gp_collectives **out, gp_error *err)
+{
     gp_coll_opts o;
     if (opts)
         o = *opts;
@@ -444,7 +489,7 @@ gp_status gp_collectives_analyze(const gp_job *job, const gp_coll_opts *opts, gp
         gp_coll_opts_init(&o);
     gp_collectives *c = calloc(1, sizeof *c);
     matcher m = {0};
-    gp_status st = c ? include_ranks(&m, job, c) : GP_ENOMEM;
+    gp_status st = c ? include_ranks(&m, recs, n, c) : GP_ENOMEM;
     if (st == GP_OK) {
         c->straggler = -1;
         c->by_order = !m.any_pg;

@@ -316,7 +316,7 @@ gp_status gp__coll_figures(gp_collectives *c, const gp__coll_rank_in *in, const 
 {
     c->gpus_per_node = o->gpus_per_node;
     if (c->gpus_per_node <= 0 && c->n_ranks > 0)
-        c->gpus_per_node = (int32_t)in[0].t->n_devices;
+        c->gpus_per_node = in[0].rec->n_devices;
     if (o->align_clocks && align(c) != GP_OK)
         return GP_ENOMEM;
     for (size_t i = 0; i < c->n_colls; i++) {

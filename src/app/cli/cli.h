@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/core.h"
+#include "gpuprof/diff.h"
 #include "gpuprof/monitor.h"
 #include "gpuprof/trace.h"
 
@@ -38,6 +39,7 @@ int gp__cmd_profile(int argc, char **argv);
  * "holistic") to an unknown command word, as the gpuprof command line to suggest ("analyze
  * --hta"); NULL when nothing is close (suggest.c). */
 const char *gp__cli_suggest(const char *word, const char *const *names, size_t n);
+int gp__cmd_merge(int argc, char **argv);
 
 /* Prints "gpuprof <cmd>: <message>" to stderr (printf-style). */
 void gp__cli_error(const char *cmd, const char *fmt, ...) GP_PRINTF(2, 3);
@@ -121,5 +123,35 @@ enum { GP__CLI_ID_CONFIG = 900, GP__CLI_ID_SET, GP__CLI_ID_LEVEL, GP__CLI_ID_MOD
 int gp__cli_monitor_option(const char *cmd, gp__cli_monitor_cfg *mc, int id, char *value);
 /* Loads the file and applies the settings to cfg; false with the error printed. */
 bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_monitor_config *cfg);
+
+/* Jobs past one process (cmd_merge.c, mpi_job.c; docs/jobs.md). */
+/* Writes the analysis an to stdout or -o FILE (text, --json) or, csv_dir set, one CSV file per
+ * table there (cmd_analyze.c). Returns the exit code, the error printed. */
+int gp__cli_analysis_out(const gp_analysis *an, unsigned tables, const char *csv_dir,
+                         const gp__cli_common *o);
+/* Analyses job into a partial result written atomically to path. Returns the exit code (2 with
+ * the error printed: a trace without distributedInfo.rank, an unwritable path). */
+int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path);
+/* The size of the MPI job this process was started in (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+ * PMIX_SIZE), 0 when not under mpirun, with GPUPROF_NO_MPI set, or when gpuprof was built without
+ * MPI. */
+int gp__mpi_world(void);
+/* gpuprof analyze DIR as one of gp__mpi_world() processes: each reads and analyses its share of
+ * the rank files (dealt by size, largest first, to the least loaded process; process 0 is charged
+ * for the merge), one trace at a time, and sends its partial
+ * result to process 0 (MPI_Gatherv), which merges them and writes the output as
+ * gp__cli_analysis_out. Returns the exit code, the same on every process (2 with the error
+ * printed by process 0 when any process failed). */
+int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_opts *opts,
+                    unsigned tables, const char *csv_dir, const gp__cli_common *o);
+
+/* gpuprof diff of two jobs (diff_jobs.c): whether a side's runs (from n_paths inputs) are one
+ * job's distinct ranks (one input, 2+ traces, each naming a distinct rank of a world of 2+); the
+ * comparison rank by rank to stdout or o->output (text or o->json). Returns the exit code: 1
+ * when fail_on_regression and a pair regressed, 2 with the error printed. */
+bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths);
+int gp__diff_jobs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
+                  const gp_diff_opts *dopts, const gp_diff_render_opts *ro, const gp__cli_common *o,
+                  bool fail_on_regression);
 
 #endif

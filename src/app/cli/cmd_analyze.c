@@ -73,6 +73,9 @@ static void usage(FILE *fp)
         "      --json           JSON output (schema gpuprof.analyze/1, docs/analyses.md)\n"
         "      --csv DIR        write DIR/<table>.csv for each table\n"
         "  -o, --output FILE    write the text or JSON output to FILE (atomically)\n"
+        "      --partial OUT    write the ranks' partial result to OUT, for gpuprof merge\n"
+        "                       (docs/jobs.md); under mpirun, DIR's ranks are split across\n"
+        "                       the processes and rank 0 writes the job's output\n"
         "  -q, --quiet          no warnings about suspect input on stderr\n"
         "      --progress       show read progress on stderr even when it is not a terminal\n"
         "      --threads N      threads for reading and analysing: 0 = automatic (the default:\n"
@@ -147,6 +150,7 @@ static int read_rules(rules_buf *rb, const char *path)
 
 static int write_csv_dir(const gp_analysis *a, unsigned tables, const char *dir)
 {
+    /* messages say "gpuprof analyze" also for merge: the tables are analyze's */
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         gp__cli_error("analyze", "cannot create %s: %s", dir, strerror(errno));
         return 2;
@@ -188,7 +192,8 @@ enum {
     OPT_CP_INST,
     OPT_DATA_LOAD,
     OPT_CSV,
-    OPT_GPN
+    OPT_GPN,
+    OPT_PARTIAL
 };
 
 static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
@@ -206,6 +211,7 @@ static const gp__cli_opt analyze_opts[] = {GP__CLI_ARG("steps", OPT_STEPS),
                                            GP__CLI_OPT_JSON,
                                            GP__CLI_ARG("csv", OPT_CSV),
                                            GP__CLI_ARG("gpus-per-node", OPT_GPN),
+                                           GP__CLI_ARG("partial", OPT_PARTIAL),
                                            GP__CLI_OPT_OUTPUT,
                                            GP__CLI_OPT_QUIET,
                                            GP__CLI_OPT_PROGRESS,
@@ -217,6 +223,7 @@ typedef struct analyze_args {
     gp_analyze_opts opts;
     rules_buf rb;
     const char *csv_dir;
+    const char *partial; /* --partial OUT */
     unsigned tables;
     const char *data_load[64]; /* --data-load patterns (argv strings) */
     size_t n_data_load;
@@ -310,6 +317,9 @@ static int take_option(void *ctx, int id, char *arg)
     case OPT_CSV:
         a->csv_dir = arg;
         return 0;
+    case OPT_PARTIAL:
+        a->partial = arg;
+        return 0;
     default:
         return take_cp_option(a, id, arg);
     }
@@ -351,7 +361,7 @@ static int parse_args(int argc, char **argv, analyze_args *a, gp__cli_common *o,
 }
 
 /* Text or JSON to -o FILE (atomically) or stdout. */
-static int write_output(const gp_analysis *an, const analyze_args *a, const gp__cli_common *o)
+static int write_output(const gp_analysis *an, unsigned tables, const gp__cli_common *o)
 {
     gp_error err = {0};
     gp__afile f;
@@ -363,8 +373,8 @@ static int write_output(const gp_analysis *an, const analyze_args *a, const gp__
         }
         fp = f.fp;
     }
-    gp_status st = o->json ? gp_analysis_render_json(an, a->tables, fp)
-                           : gp_analysis_render_text(an, a->tables, fp);
+    gp_status st =
+        o->json ? gp_analysis_render_json(an, tables, fp) : gp_analysis_render_text(an, tables, fp);
     if (!o->output)
         return gp__cli_finish_stdout("analyze", st);
     if (st == GP_OK)
@@ -374,6 +384,12 @@ static int write_output(const gp_analysis *an, const analyze_args *a, const gp__
     if (st != GP_OK)
         gp__cli_error("analyze", "writing %s failed: %s", o->output, gp_strerror(st));
     return gp_status_exit_code(st);
+}
+
+int gp__cli_analysis_out(const gp_analysis *an, unsigned tables, const char *csv_dir,
+                         const gp__cli_common *o)
+{
+    return csv_dir ? write_csv_dir(an, tables, csv_dir) : write_output(an, tables, o);
 }
 
 int gp__cmd_analyze(int argc, char **argv)
@@ -391,15 +407,23 @@ int gp__cmd_analyze(int argc, char **argv)
         goto done;
     rc = 2;
     gp_error err = {0};
+    if (!a.partial && gp__mpi_world() > 0) { /* under mpirun (mpi_job.c) */
+        rc = gp__mpi_analyze(argv[argc - 1], &rd, &a.opts, a.tables, a.csv_dir, &o);
+        goto done;
+    }
     if (gp__cli_read_job("analyze", argv[argc - 1], &rd, o.progress, true, &job) != GP_OK)
         goto done;
+    if (a.partial) { /* cmd_merge.c */
+        rc = gp__cli_write_partial(job, &a.opts, a.partial);
+        goto done;
+    }
     gp_status st = gp_analyze_job(job, &a.opts, &an, &err);
     if (st != GP_OK) {
         fprintf(stderr, "gpuprof analyze: %s\n", err.msg[0] ? err.msg : gp_strerror(st));
         rc = st == GP_EINVAL ? 2 : 1;
         goto done;
     }
-    rc = a.csv_dir ? write_csv_dir(an, a.tables, a.csv_dir) : write_output(an, &a, &o);
+    rc = gp__cli_analysis_out(an, a.tables, a.csv_dir, &o);
 done:
     gp_analysis_free(an);
     gp_job_free(job);

@@ -24,7 +24,9 @@ static void usage(FILE *fp)
         "mean, p50, p95, memory) and overall (total time, GPU work sum, GPU idle time, peak\n"
         "memory, speedup). Each input is a PyTorch-profiler/Kineto or Chrome trace, or a\n"
         "gpuprof profile (.json or .json.gz): one file is one run; a DIR holds several runs\n"
-        "(every *.json[.gz]).\n"
+        "(every *.json[.gz]). Two job directories (the distinct ranks of one job each, by\n"
+        "distributedInfo) are compared rank by rank: rank i with rank i, one diff per pair\n"
+        "(text one after the other, JSON schema gpuprof.diff-jobs/1; docs/diff.md).\n"
         "The verdict is on each name's total time per run (calls x time per call): with enough\n"
         "runs to test (4 per side at alpha 0.05) a two-sided Mann-Whitney U test of the per-run\n"
         "totals, adjusted over all tested names, plus the threshold; with fewer the threshold\n"
@@ -490,6 +492,18 @@ int gp__cmd_diff(int argc, char **argv)
     if (a.rank >= 0 && (!side_keep_rank(&a.sides[0], "base", a.rank) ||
                         !side_keep_rank(&a.sides[1], "current", a.rank)))
         goto done;
+    side *sb = &a.sides[0], *sc = &a.sides[1];
+    if (a.rank < 0 && gp__diff_is_job(sb->runs, sb->n_runs, sb->n_paths) &&
+        gp__diff_is_job(sc->runs, sc->n_runs, sc->n_paths)) { /* diff_jobs.c */
+        if (a.html || a.flame || a.junit) {
+            gp__cli_error("diff", "--html, --flame and --junit show one pair: with two jobs, give "
+                                  "--rank N");
+            goto done;
+        }
+        rc = gp__diff_jobs(sb->runs, sb->n_runs, sc->runs, sc->n_runs, &a.dopts, &a.ro, &o,
+                           a.fail_on_regression);
+        goto done;
+    }
     gp_error err = {0};
     if (gp_diff_compute(a.sides[0].runs, a.sides[0].n_runs, a.sides[1].runs, a.sides[1].n_runs,
                         &a.dopts, &d, &err) != GP_OK) {

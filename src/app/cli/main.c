@@ -21,6 +21,7 @@ static const command commands[] = {
     {"summary", gp__cmd_summary, "per-kernel / per-op statistics and top-N bottlenecks"},
     {"analyze", gp__cmd_analyze, "HTA-style analyses, bottlenecks and suggestions"},
     {"hta", gp__cmd_hta, "HTA's breakdowns (analyze --hta) as a page or JSON"},
+    {"merge", gp__cmd_merge, "the job's analysis from partial results (analyze --partial)"},
     {"ops", gp__cmd_ops, "GPU work per launching op, module or line; per-op roofline"},
     {"flame", gp__cmd_flame, "flame graph (html, svg, folded, speedscope)"},
     {"timeline", gp__cmd_timeline, "interactive CPU/GPU timeline (html)"},
