@@ -229,49 +229,6 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
     fputs("</ol>\n", fp);
 }
 
-static void num_cell(FILE *fp, double ns)
-{
-    char b[32];
-    gp__fmt_dur(b, sizeof b, gp__ns_of_double(ns + 0.5));
-    fprintf(fp, "<td data-v=\"%.0f\">%s</td>", ns, b);
-}
-
-static size_t op_table(FILE *fp, const gp_summary *s)
-{
-    size_t rows = 0;
-    fputs("<div class=\"gp-controls\"><input id=\"gp-filter\" type=\"search\" "
-          "placeholder=\"Filter by name or kind (regular expression)\" aria-label=\"Filter\"> "
-          "<span id=\"gp-count\"></span></div>\n"
-          "<table class=\"gp-table\" id=\"gp-ops\">\n<thead><tr>"
-          "<th data-t=\"s\">kind</th><th data-t=\"s\">name</th><th>calls</th><th>total</th>"
-          "<th>mean</th><th>min</th><th>max</th><th>p50</th><th>p95</th><th>share</th>"
-          "</tr></thead>\n<tbody>\n",
-          fp);
-    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-        const gp_kind_summary *ks = &s->kinds[k];
-        for (size_t i = 0; i < ks->n_rows; i++) {
-            const gp_name_stats *r = &ks->rows[i];
-            fprintf(fp, "<tr><td>%s</td><td class=\"gp-name gp-clip\" title=\"",
-                    gp_event_kind_name(r->kind));
-            gp__html_str(fp, r->name);
-            fputs("\">", fp);
-            gp__html_str(fp, r->name);
-            fprintf(fp, "</td><td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls,
-                    (unsigned long long)r->calls);
-            num_cell(fp, (double)r->total);
-            num_cell(fp, r->mean);
-            num_cell(fp, (double)r->min);
-            num_cell(fp, (double)r->max);
-            num_cell(fp, r->p50);
-            num_cell(fp, r->p95);
-            fprintf(fp, "<td data-v=\"%.6f\">%.2f%%</td></tr>\n", r->share, 100 * r->share);
-            rows++;
-        }
-    }
-    fputs("</tbody></table>\n", fp);
-    return rows;
-}
-
 /* A wall-time partition chart, or what is missing (id ID-na). */
 static void chart_or(FILE *fp, const char *id, const gp_dash_chart *c, const char *const *fills,
                      const char *none)
@@ -444,7 +401,9 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
         fputs("<p class=\"gp-na\">Timeline unavailable.</p>\n", fp);
     }
     fputs("</section>\n<section><h2>All operations</h2>\n", fp);
-    size_t n = op_table(fp, d->summary);
+    size_t n = 0;
+    if (gp__dash_ops_html(fp, d->summary, &n) != GP_OK) /* dashboard_ops.c */
+        return GP_EIO;
     fprintf(fp,
             "</section>\n</main>\n<footer class=\"gp-sub\">%zu operations in the table</footer>\n"
             "<script>\n%s</script>\n<script>\n%s</script>\n",

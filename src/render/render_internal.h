@@ -60,6 +60,10 @@ void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
  * path of each step by class, or an empty state (nothing when a is NULL; no path part for an
  * in-process profile). */
 void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile);
+/* The dashboard's table of every operation of s (dashboard_ops.c): tabs per kind, filter, sorting,
+ * the rows as a JSON data script that report.js draws; *rows: their count. GP_EIO on a write
+ * error. */
+gp_status gp__dash_ops_html(FILE *fp, const gp_summary *s, size_t *rows);
 /* The collectives section (dashboard_collectives.c): nothing without matched collectives. */
 void gp__dash_collectives_html(FILE *fp, const gp_analysis *a);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */
