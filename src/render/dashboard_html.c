@@ -49,10 +49,12 @@ static void op_bars(FILE *fp, const gp_dashboard *d)
           fp);
     for (size_t i = 0; i < d->n_ops; i++) {
         const gp_dash_bar *b = &d->ops[i];
-        fputs("<tr><td class=\"gp-name\" title=\"", fp);
+        /* the full name, wrapped: a shortened one ("Kernel2<...>") hides what tells kernels apart
+         */
+        fputs("<tr><td class=\"gp-name gp-full\" title=\"", fp);
         gp__html_str(fp, b->label);
         fputs("\">", fp);
-        gp__html_str(fp, d->op_names[i]);
+        gp__html_str(fp, b->label);
         fprintf(fp,
                 "</td><td><div class=\"gp-track\"><div class=\"gp-bar\" "
                 "style=\"width:%.1f%%;background:%s\"></div></div><span>",
@@ -217,10 +219,10 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
     fputs("<ol class=\"gp-top\" id=\"gp-top\">\n", fp);
     for (size_t i = 0; i < s->n_top; i++) {
         const gp_name_stats *r = &s->top[i];
-        fputs("<li><span class=\"gp-name\" title=\"", fp);
+        fputs("<li><span class=\"gp-name gp-full\" title=\"", fp);
         gp__html_str(fp, r->name);
         fputs("\">", fp);
-        gp__html_str(fp, d->top_names + i * GP_DASH_NAME_CAP);
+        gp__html_str(fp, r->name);
         fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
         fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
