@@ -31,6 +31,20 @@ static void dur(FILE *fp, gp_ns ns)
     fputs(b, fp);
 }
 
+/* n with thousands separators ("19,789"). */
+static void count_text(char *buf, size_t cap, unsigned long long n)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%llu", n);
+    size_t o = 0;
+    for (int i = 0; i < len && o + 2 < cap; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
 static void card(FILE *fp, const char *id, const char *label, const char *value)
 {
     fprintf(fp, "<div class=\"gp-card\" id=\"%s\"><div class=\"gp-card-v\">", id);
@@ -225,8 +239,10 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
         gp__html_str(fp, r->name);
         fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
-        fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
-                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "the GPU work sum" : "its kind");
+        char calls[32];
+        count_text(calls, sizeof calls, (unsigned long long)r->calls);
+        fprintf(fp, "</b> in %s calls, %.1f%% of %s</li>\n", calls, 100 * r->share,
+                gp_event_kind_is_gpu(r->kind) ? "the GPU work sum" : "its kind");
     }
     fputs("</ol>\n", fp);
 }
@@ -296,9 +312,9 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
         snprintf(ranks, sizeof ranks, ", %zu ranks summed", d->n_traces);
     gp__fmt_dur(v, sizeof v, d->span);
     card(fp, "gp-total-time", d->n_traces > 1 ? "total time (job span)" : "total time", v);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)d->operations);
+    count_text(v, sizeof v, (unsigned long long)d->operations);
     card(fp, "gp-operations", "operations", v);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
+    count_text(v, sizeof v, (unsigned long long)d->unique_operations);
     card(fp, "gp-unique", "unique operations", v);
     gpu_cards(fp, d, ranks);
     if (d->peak_memory >= 0)

@@ -27,4 +27,17 @@ fi
 if [ -d "$TR/multirank8_dlrm_v100" ]; then
   "$GPUPROF" report "$TR/multirank8_dlrm_v100" -o "$OUT/dlrm_report.html" >/dev/null || fail "dlrm report"
 fi
-NODE_PATH="$NODE_DIR/node_modules" timeout 400 node "$SRC/tests/report/browser/dash.js" "$CHROME" "$OUT"
+if [ -f "$TR/modern_h100_timesformer.json.gz" ]; then
+  "$GPUPROF" ops "$TR/modern_h100_timesformer.json.gz" --html "$OUT/tf_ops.html" -q >/dev/null \
+    && "$GPUPROF" ops "$TR/modern_h100_timesformer.json.gz" --csv -q | tail -n +2 | grep -vc '^TOTAL' \
+      > "$OUT/tf_ops.rows" || fail "timesformer ops page"
+fi
+if [ -d "$TR/multirank8_dlrm_v100" ]; then
+  "$GPUPROF" ops "$TR/multirank8_dlrm_v100" --html "$OUT/dlrm_ops.html" -q >/dev/null || fail "dlrm ops page"
+fi
+fails=0
+"$GPUPROF" ops --help | grep -c -- '--html FILE' >/dev/null && echo "ok: ops --help lists --html" \
+  || { echo "FAIL: ops --help does not list --html"; fails=1; }
+NODE_PATH="$NODE_DIR/node_modules" timeout 400 node "$SRC/tests/report/browser/dash.js" "$CHROME" "$OUT" \
+  || fails=1
+exit $fails

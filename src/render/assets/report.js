@@ -58,26 +58,44 @@
     return data.of[k] === 'the GPU work sum' ? 'the GPU work sum' : tab + ' self time';
   }
 
-  function compare(c) {
-    if (c === 1) {
-      if (!lower) lower = R.map(function (r) { return r[1].toLowerCase(); });
-      return function (a, b) { var x = lower[a], y = lower[b]; return x < y ? -sortDir : x > y ? sortDir : a - b; };
-    }
-    if (c === 0) return function (a, b) { var x = kinds[R[a][0]], y = kinds[R[b][0]]; return x < y ? -sortDir : x > y ? sortDir : a - b; };
-    return function (a, b) { var d = (R[a][c] - R[b][c]) * sortDir; return d || a - b; };
+  /* the rank of each row's name in name order: computed once (after the first paint), then a
+   * sort by name is a sort of numbers */
+  var nameRank = null;
+  function rankNames() {
+    if (nameRank) return nameRank;
+    var lower = R.map(function (r) { return r[1].toLowerCase(); });
+    var idx = R.map(function (r, i) { return i; });
+    idx.sort(function (a, b) { return lower[a] < lower[b] ? -1 : lower[a] > lower[b] ? 1 : a - b; });
+    nameRank = new Int32Array(R.length);
+    for (var i = 0; i < idx.length; i++) nameRank[idx[i]] = i;
+    return nameRank;
   }
-  /* the rows of the tab that pass the filter, sorted: view holds their indexes in R */
+  function compare(c) {
+    var k = new Float64Array(R.length), d = sortDir;
+    if (c === 1) k = rankNames();
+    else if (c === 0) { var kr = rankKinds(); for (var i = 0; i < R.length; i++) k[i] = kr[R[i][0]]; }
+    else for (var j = 0; j < R.length; j++) k[j] = R[j][c];
+    return function (a, b) { return (k[a] - k[b]) * d || a - b; };
+  }
+  function rankKinds() {
+    var byName = kinds.map(function (n, i) { return i; }).sort(function (a, b) { return kinds[a] < kinds[b] ? -1 : 1; });
+    var r = []; byName.forEach(function (k, i) { r[k] = i; });
+    return r;
+  }
+
+  /* order: the tab's rows sorted (kept until the sort or the tab changes, so that typing in the
+   * filter is one scan); view: those that pass the filter (indexes in R) */
+  var order = null, hay = null;
   function rebuild() {
     var t = filter.value, re = null;
     if (t) { try { re = new RegExp(t, 'i'); } catch (e) { re = null; } }
-    view = [];
-    for (var i = 0; i < R.length; i++) {
-      var r = R[i];
-      if (!inTab(r)) continue;
-      if (t && !(re ? re.test(kinds[r[0]] + ' ' + r[1]) : r[1].indexOf(t) >= 0)) continue;
-      view.push(i);
+    if (!order) {
+      order = [];
+      for (var i = 0; i < R.length; i++) if (inTab(R[i])) order.push(i);
+      order.sort(compare(sortCol));
     }
-    view.sort(compare(sortCol));
+    if (re && !hay) hay = R.map(function (r) { return kinds[r[0]] + ' ' + r[1]; });
+    view = !t ? order.slice() : order.filter(function (i) { return re ? re.test(hay[i]) : R[i][1].indexOf(t) >= 0; });
     var inTabN = tab === 'all' ? R.length : tab === 'first' ? nFirst : perKind[kinds.indexOf(tab)];
     count.textContent = thousands(view.length) + ' of ' + thousands(inTabN) + ' operations';
     count.setAttribute('data-shown', String(view.length));
@@ -126,9 +144,10 @@
     var numeric = heads[c].getAttribute('data-t') !== 's';
     sortDir = sortCol === c ? -sortDir : (numeric ? -1 : 1);
     sortCol = c;
+    order = null;
     rebuild();
   }
-  function setTab(id) { tab = id; rebuild(); }
+  function setTab(id) { tab = id; order = null; rebuild(); }
 
   for (var i = 0; i < heads.length; i++)
     heads[i].addEventListener('click', (function (c) { return function () { sortBy(c); }; })(i));
@@ -153,6 +172,7 @@
     rowH = probe.getBoundingClientRect().height;
     draw();
   }
+  setTimeout(rankNames, 0); /* ready before the user's first click on "name" */
   var root = document.documentElement;
   root.setAttribute('data-first-paint-ms', String(Math.round(performance.now())));
   root.setAttribute('data-ready', '1');

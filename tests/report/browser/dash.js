@@ -20,12 +20,14 @@ const url = (f) => 'file://' + path.resolve(outDir, f);
 const shot = (page, name, full) =>
   page.screenshot({ path: path.join(outDir, 'screenshots', name), fullPage: !!full });
 
-async function open(browser, file, w, h) {
+/* Opens a page and waits for it to mark itself drawn; static pages (ops, compile: noReady) once
+ * loaded. */
+async function open(browser, file, w, h, noReady) {
   const page = await browser.newPage();
   await page.setViewport({ width: w || 1400, height: h || 900 });
   page.on('pageerror', (e) => check(false, file + ': page error ' + e.message));
-  await page.goto(/^https?:/.test(file) ? file : url(file));
-  await page.waitForSelector('html[data-ready="1"]', { timeout: 60000 });
+  await page.goto(/^https?:/.test(file) ? file : url(file), { waitUntil: 'load' });
+  if (!noReady) await page.waitForSelector('html[data-ready="1"]', { timeout: 60000 });
   return page;
 }
 
@@ -38,7 +40,7 @@ async function overprints(page) {
     const bad = [];
     const els = document.querySelectorAll('main td, main th, main li, main .gp-card, main p');
     for (const el of els) {
-      if (el.closest('.gp-vscroll') || !el.offsetParent) continue;
+      if (el.closest('.gp-vscroll, .gp-ops-wrap') || !el.offsetParent) continue;
       const box = el.closest('.gp-cols > div') || el.closest('section') || document.body;
       const br = box.getBoundingClientRect();
       const cs = getComputedStyle(el);
@@ -140,6 +142,8 @@ async function dashboardScale(browser) {
   const hot = (await opsTable(page)).rows[0];
   const calls = await page.evaluate(() => document.querySelector('#gp-ops tbody tr:not(.gp-spacer) td:nth-child(3)').textContent);
   check(hot && calls === '1,500', 'dashboard: calls with thousands separators (' + calls + ')');
+  const cards = await page.$$eval('#gp-operations .gp-card-v, #gp-unique .gp-card-v', (c) => c.map((x) => x.textContent));
+  check(cards.length === 2 && cards.every((c) => /^\d{1,3}(,\d{3})+$/.test(c)), 'dashboard: operation counts with separators (' + cards.join(', ') + ')');
   const tabText = await page.$eval('#gp-ops-tabs [data-tab="all"]', (e) => e.textContent);
   check(/100,00\d/.test(tabText), 'dashboard: tab counts with separators (' + tabText + ')');
   /* scrolling draws the rows further down */
@@ -156,9 +160,49 @@ async function dashboardScale(browser) {
   await page.close();
 }
 
+/* The ops page of modern_h100_timesformer (gpuprof ops --html; opsCsvRows: the rows of ops --csv) */
+async function opsPage(browser) {
+  const page = await open(browser, 'tf_ops.html', 1400, 900, true);
+  const title = await page.title();
+  check(/modern_h100_timesformer/.test(title) && /H100/.test(title), 'ops page: titled with the trace and device (' + title + ')');
+  const h1 = await page.$eval('h1', (e) => e.textContent).catch(() => '');
+  const font = await page.evaluate(() => getComputedStyle(document.body).fontFamily);
+  check(/modern_h100_timesformer/.test(h1) && /DejaVu Sans/.test(font), 'ops page: styled as the other pages (heading "' + h1.slice(-40) + '", font ' + font + ')');
+  const want = +fs.readFileSync(path.join(outDir, 'tf_ops.rows'), 'utf8');
+  const rows = await page.$$eval('#ops tbody tr', (r) => r.length);
+  const cnt = await page.$eval('#ops .gp-ops-count', (e) => [e.getAttribute('data-shown'), e.textContent]).catch(() => [null, 'none']);
+  check(rows === want && cnt[0] === String(want), 'ops page: every row (' + rows + ' of ops --csv\'s ' + want + '), counted (' + cnt[1] + ')');
+  await page.type('#ops input[type=search]', 'softmax');
+  const cnt2 = await page.$eval('#ops .gp-ops-count', (e) => [e.getAttribute('data-shown'), e.textContent]).catch(() => [null, 'none']);
+  const vis = await page.$$eval('#ops tbody tr', (r) => r.filter((x) => x.style.display !== 'none').length);
+  check(cnt2[0] === String(vis) && vis > 0 && vis < rows, 'ops page: the filter counts what it shows (' + cnt2[1] + ')');
+  await page.evaluate(() => { const f = document.querySelector('#ops input[type=search]'); f.value = ''; f.dispatchEvent(new Event('input')); });
+  /* sorting by TFLOP/s both ways: an arrow on the header, rows without a model last */
+  const col = await page.$$eval('#ops thead th', (h) => h.findIndex((x) => x.textContent.replace(/[\u25b2\u25bc ]+$/, '') === 'TFLOP/s'));
+  for (const dir of ['first', 'second']) {
+    await page.evaluate((c) => document.querySelectorAll('#ops thead th')[c].click(), col);
+    const st = await page.evaluate((c) => {
+      const th = document.querySelectorAll('#ops thead th')[c];
+      const v = Array.from(document.querySelectorAll('#ops tbody tr')).map((r) => +r.cells[c].getAttribute('data-v'));
+      const firstNone = v.findIndex((x) => x < 0);
+      return { arrow: getComputedStyle(th, '::after').content, lastOk: firstNone < 0 || v.slice(firstNone).every((x) => x < 0), firstNone, n: v.length };
+    }, col);
+    check(/\u25b2|\u25bc/.test(st.arrow) && st.lastOk && st.firstNone > 0, 'ops page: sorted by TFLOP/s (' + dir + ' click) with an arrow (' + st.arrow + '), unmodelled rows last (from row ' + st.firstNone + ' of ' + st.n + ')');
+  }
+  /* the roofline: leaf ops only, one bubble per table row at most, none clamped onto an axis */
+  const pts = await page.$$eval('#ops svg.gp-roofline circle', (c) => c.map((x) => ({ key: x.getAttribute('data-key') || x.textContent.split(' ')[0], cx: +x.getAttribute('cx'), cy: +x.getAttribute('cy') })));
+  const keys = new Set(pts.map((p) => p.key));
+  const doubles = [['aten::softmax', 'aten::_softmax'], ['aten::linear', 'aten::addmm'], ['aten::matmul', 'aten::bmm'], ['aten::conv2d', 'aten::convolution'], ['aten::layer_norm', 'aten::native_layer_norm']].filter((d) => keys.has(d[0]) && keys.has(d[1]));
+  check(pts.length > 0 && pts.length === keys.size && doubles.length === 0, 'ops page: ' + pts.length + ' bubbles, leaf ops only (' + (doubles.map((d) => d.join(' + ')).join(', ') || 'no parent drawn with its child') + ')');
+  const axis = await page.evaluate(() => { const l = document.querySelectorAll('#ops svg.gp-roofline line.g'); let x0 = 1e9, y1 = 0; l.forEach((e) => { x0 = Math.min(x0, +e.getAttribute('x1')); y1 = Math.max(y1, +e.getAttribute('y2')); }); return { x0, y1 }; });
+  const onAxis = pts.filter((p) => Math.abs(p.cy - axis.y1) < 0.6 || Math.abs(p.cx - axis.x0) < 0.6);
+  check(onAxis.length === 0, 'ops page: no point clamped onto an axis (' + (onAxis.map((p) => p.key).join(', ') || 'none') + ')');
+  await page.close();
+}
+
 async function layout(browser, file, name) {
   for (const w of [1280, 1366, 1600]) {
-    const page = await open(browser, file, w, 900);
+    const page = await open(browser, file, w, 900, /_ops\.html$/.test(file));
     const bad = await overprints(page);
     check(bad.length === 0, name + ' at ' + w + ' px: no text past its column' + (bad.length ? ' (' + bad.join('; ') + ')' : ''));
     if (w !== 1366) await shot(page, name + '_' + w + '.png', true);
@@ -175,6 +219,9 @@ async function layout(browser, file, name) {
       ['big_report.html', dashboardScale],
       ['tf_report.html', (b) => layout(b, 'tf_report.html', 'dashboard_timesformer')],
       ['dlrm_report.html', (b) => layout(b, 'dlrm_report.html', 'dashboard_dlrm8')],
+      ['tf_ops.html', opsPage],
+      ['tf_ops.html', (b) => layout(b, 'tf_ops.html', 'ops_timesformer')],
+      ['dlrm_ops.html', (b) => layout(b, 'dlrm_ops.html', 'ops_dlrm8')],
     ];
     for (const [f, fn] of parts) {
       if (!have(f)) { console.log('skip: ' + f + ' absent'); continue; }
