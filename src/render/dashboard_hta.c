@@ -11,7 +11,7 @@
 static void dur(FILE *fp, gp_ns ns)
 {
     char b[32];
-    gp__fmt_dur(b, sizeof b, ns);
+    gp__fmt_dur_html(b, sizeof b, ns);
     fputs(b, fp);
 }
 

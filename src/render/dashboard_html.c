@@ -27,7 +27,7 @@ static const char *const step_fill[GP_DASH_SEGS] = {"#4caf50", "#4a90d9", "#7fb3
 static void dur(FILE *fp, gp_ns ns)
 {
     char b[32];
-    gp__fmt_dur(b, sizeof b, ns);
+    gp__fmt_dur_html(b, sizeof b, ns);
     fputs(b, fp);
 }
 
@@ -130,7 +130,7 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
             "<title>peak %s</title></line>\n</svg>\n<div class=\"gp-xaxis\">",
             prev_y, d->mem_peak_x * 1000, d->mem_peak_x * 1000, peak);
     for (int i = 0; i < 5; i++) {
-        gp__fmt_dur(b, sizeof b, d->mem_xtick[i]);
+        gp__fmt_dur_html(b, sizeof b, d->mem_xtick[i]);
         fprintf(fp, "<span>%s</span>", i ? b : "0");
     }
     fprintf(fp,
@@ -273,12 +273,12 @@ static void gpu_cards(FILE *fp, const gp_dashboard *d, const char *ranks)
 {
     char v[64], label[96];
     if (d->gpu_busy) {
-        gp__fmt_dur(v, sizeof v, d->gpu_time);
+        gp__fmt_dur_html(v, sizeof v, d->gpu_time);
         snprintf(label, sizeof label, "GPU busy (union per device%s)", ranks);
         card(fp, "gp-gpu-busy", label, v);
     }
     if (d->summary->has_gpu)
-        gp__fmt_dur(v, sizeof v, d->summary->gpu_time);
+        gp__fmt_dur_html(v, sizeof v, d->summary->gpu_time);
     else
         snprintf(v, sizeof v, "n/a (no GPU work)");
     snprintf(label, sizeof label, "GPU work sum (durations added up%s)", ranks);
@@ -310,7 +310,7 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     char v[64], ranks[48] = "";
     if (d->n_traces > 1)
         snprintf(ranks, sizeof ranks, ", %zu ranks summed", d->n_traces);
-    gp__fmt_dur(v, sizeof v, d->span);
+    gp__fmt_dur_html(v, sizeof v, d->span);
     card(fp, "gp-total-time", d->n_traces > 1 ? "total time (job span)" : "total time", v);
     count_text(v, sizeof v, (unsigned long long)d->operations);
     card(fp, "gp-operations", "operations", v);
@@ -323,7 +323,7 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
         snprintf(v, sizeof v, "n/a");
     card(fp, "gp-peak-mem", "peak memory", v);
     char wall[32];
-    gp__fmt_dur(wall, sizeof wall, d->span);
+    gp__fmt_dur_html(wall, sizeof wall, d->span);
     fputs("</section>\n", fp);
     gp__dash_cause_html(fp, d->analysis,
                         d->is_profile); /* the cause and the path, above the fold */
@@ -397,9 +397,9 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     fputs("</section>\n<section class=\"gp-tl-section\"><h2>Timeline</h2>\n", fp);
     if (d->timeline) {
         char ca[32], ga[32], ov[32];
-        gp__fmt_dur(ca, sizeof ca, d->timeline->cpu_active);
-        gp__fmt_dur(ga, sizeof ga, d->timeline->gpu_active);
-        gp__fmt_dur(ov, sizeof ov, d->timeline->overlap);
+        gp__fmt_dur_html(ca, sizeof ca, d->timeline->cpu_active);
+        gp__fmt_dur_html(ga, sizeof ga, d->timeline->gpu_active);
+        gp__fmt_dur_html(ov, sizeof ov, d->timeline->overlap);
         fputs("<p class=\"gp-figs\">", fp);
         /* the activity figures count CPU ops and GPU work, which a profile of ranges may lack */
         if (!prof || d->timeline->cpu_active || d->timeline->gpu_active)

@@ -25,6 +25,10 @@ extern const char gp__asset_report_css[];
 /* Writes s[0..len) as HTML/XML text or attribute content: & < > " ' escaped; control bytes other
  * than tab and newline become spaces. */
 void gp__html_text(FILE *fp, const char *s, size_t len);
+/* A duration for an HTML page: as gp__fmt_dur ("1.250 ms", "93.222 \u00b5s", "80 ns") with the
+ * micro sign the timeline and flame pages write, not "us" (html_util.c). */
+void gp__fmt_dur_html(char *buf, size_t cap, int64_t ns);
+
 static inline void gp__html_str(FILE *fp, const char *s)
 {
     gp__html_text(fp, s, s ? __builtin_strlen(s) : 0);

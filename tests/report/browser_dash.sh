@@ -35,6 +35,12 @@ fi
 if [ -d "$TR/multirank8_dlrm_v100" ]; then
   "$GPUPROF" ops "$TR/multirank8_dlrm_v100" --html "$OUT/dlrm_ops.html" -q >/dev/null || fail "dlrm ops page"
 fi
+CL="$SHARED/compile-logs"
+if [ -d "$CL/multi_rank_logs" ] && [ -f "$CL/comp_metrics.log" ]; then
+  "$GPUPROF" compile "$CL/multi_rank_logs" --html "$OUT/cc_multi.html" -q >/dev/null \
+    && "$GPUPROF" compile "$CL/comp_metrics.log" --html "$OUT/cc_metrics.html" -q >/dev/null \
+    || fail "compile pages"
+fi
 fails=0
 "$GPUPROF" ops --help | grep -c -- '--html FILE' >/dev/null && echo "ok: ops --help lists --html" \
   || { echo "FAIL: ops --help does not list --html"; fails=1; }

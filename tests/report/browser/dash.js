@@ -200,6 +200,34 @@ async function opsPage(browser) {
   await page.close();
 }
 
+/* gpuprof compile --html of a multi-rank log folder (cc_multi.html) and of comp_metrics.log
+ * (cc_metrics.html): the log named in the title and heading, every artifact opened without
+ * widening the page, durations in µs as on the other pages */
+async function compilePages(browser) {
+  for (const [f, log] of [['cc_multi.html', 'multi_rank_logs'], ['cc_metrics.html', 'comp_metrics.log']]) {
+    if (!have(f)) continue;
+    const page = await open(browser, f, 1280, 900, true);
+    const title = await page.title(), h1 = await page.$eval('h1', (e) => e.textContent);
+    check(title.includes(log) && h1.includes(log), 'compile page ' + log + ': title and heading name the log ("' + title + '")');
+    const wide = await page.evaluate(() => {
+      let w = document.documentElement.scrollWidth, which = '', n = 0;
+      document.querySelectorAll('details').forEach((d) => {
+        d.open = true; n++;
+        const sw = document.documentElement.scrollWidth;
+        if (sw > w) { w = sw; which = d.querySelector('summary').textContent; }
+        d.open = false;
+      });
+      return { w, which, n };
+    });
+    check(wide.n > 0 && wide.w <= 1280, 'compile page ' + log + ': opening each of ' + wide.n + ' artifacts keeps the page ' + wide.w + ' px wide' + (wide.which ? ' (widest: ' + wide.which + ')' : ''));
+    const text = await page.evaluate(() => document.body.innerText);
+    const us = text.match(/\d us\b/g) || [];
+    check(us.length === 0 && /\u00b5s|ms\b/.test(text), 'compile page ' + log + ': durations written in \u00b5s (' + us.length + ' "us")');
+    if (f === 'cc_multi.html') await shot(page, 'compile_multi_1280.png');
+    await page.close();
+  }
+}
+
 async function layout(browser, file, name) {
   for (const w of [1280, 1366, 1600]) {
     const page = await open(browser, file, w, 900, /_ops\.html$/.test(file));
@@ -220,6 +248,7 @@ async function layout(browser, file, name) {
       ['tf_report.html', (b) => layout(b, 'tf_report.html', 'dashboard_timesformer')],
       ['dlrm_report.html', (b) => layout(b, 'dlrm_report.html', 'dashboard_dlrm8')],
       ['tf_ops.html', opsPage],
+      ['cc_metrics.html', compilePages],
       ['tf_ops.html', (b) => layout(b, 'tf_ops.html', 'ops_timesformer')],
       ['dlrm_ops.html', (b) => layout(b, 'dlrm_ops.html', 'ops_dlrm8')],
     ];
