@@ -44,6 +44,22 @@ fi
 fails=0
 "$GPUPROF" ops --help | grep -c -- '--html FILE' >/dev/null && echo "ok: ops --help lists --html" \
   || { echo "FAIL: ops --help does not list --html"; fails=1; }
+# gpuprof serve on a folder of links to the shared traces (nothing copied)
+SERVE_URL=
+if [ -f "$TR/modern_mi300_torch_compile.json.gz" ]; then
+  mkdir -p "$OUT/served"
+  TRA=$(cd "$TR" && pwd) # the links' targets, absolute
+  ln -s "$TRA/modern_h100_vit.json.gz" "$OUT/served/vit.json.gz"
+  ln -s "$TRA/modern_mi300_torch_compile.json.gz" "$OUT/served/compiled.json.gz"
+  "$GPUPROF" serve --dir "$OUT/served" --listen 127.0.0.1:0 --port-file "$OUT/port" \
+    --follow-symlinks 2>"$OUT/serve.stderr" &
+  SERVE_PID=$!
+  trap 'kill $SERVE_PID 2>/dev/null' EXIT
+  for _ in $(seq 100); do [ -s "$OUT/port" ] && break; sleep 0.1; done
+  [ -s "$OUT/port" ] && SERVE_URL="http://127.0.0.1:$(cat "$OUT/port")" || echo "FAIL: serve did not start"
+  "$GPUPROF" report "$TR/modern_mi300_torch_compile.json.gz" -o "$OUT/compiled_report.html" >/dev/null \
+    || fail "report of the compiled trace"
+fi
 NODE_PATH="$NODE_DIR/node_modules" timeout 400 node "$SRC/tests/report/browser/dash.js" "$CHROME" "$OUT" \
-  || fails=1
+  $SERVE_URL || fails=1
 exit $fails

@@ -39,6 +39,7 @@ static void usage(FILE *fp)
         "      --csv           CSV output, one row per line of the table\n"
         "      --html FILE     also write FILE: the roofline and every row of the table as a\n"
         "                      page (sortable, filterable), titled with the trace and device\n"
+        "      --title TEXT    the page's title (default: the input's name)\n"
         "  -q, --quiet         no warnings about suspect input on stderr\n"
         "      --progress      show read progress on stderr even when it is not a terminal\n"
         "  -h, --help          this help\n"
@@ -57,6 +58,7 @@ static const gp__cli_opt ops_opts[] = {GP__CLI_ARG_S("by", 'b'),
                                        GP__CLI_OPT_JSON,
                                        GP__CLI_FLAG("csv", OPT_CSV),
                                        GP__CLI_ARG("html", OPT_HTML),
+                                       GP__CLI_OPT_TITLE,
                                        GP__CLI_OPT_QUIET,
                                        GP__CLI_OPT_PROGRESS,
                                        GP__CLI_OPT_HELP,
@@ -156,7 +158,9 @@ int gp__cmd_ops(int argc, char **argv)
     if (rc == 0 && a.html) {
         gp_error err = {0};
         char title[512]; /* the first input, and how many more */
-        if (argc - first > 1)
+        if (o.title)
+            snprintf(title, sizeof title, "%s", o.title);
+        else if (argc - first > 1)
             snprintf(title, sizeof title, "%s (+%d more)", argv[first], argc - first - 1);
         else
             snprintf(title, sizeof title, "%s", argv[first]);

@@ -228,6 +228,41 @@ async function compilePages(browser) {
   }
 }
 
+/* gpuprof serve on vit.json.gz and compiled.json.gz (a torch.compile trace): the index's headline
+ * figures (as the dashboard's), the compile page linked for the trace with compiled regions only,
+ * the ops page at /ops/NAME, and the icon */
+async function served(browser) {
+  const page = await open(browser, serveUrl + '/', 1400, 900, true);
+  const icon = await page.$eval('link[rel=icon]', (e) => e.href).catch(() => null);
+  const fav = await page.evaluate(async (u) => { const r = await fetch(u + '/favicon.ico'); return [r.status, r.headers.get('content-type'), (await r.text()).slice(0, 4)]; }, serveUrl);
+  check(icon && fav[0] === 200 && /svg/.test(fav[1]) && fav[2] === '<svg', 'serve: a favicon (' + fav.join(' ') + ')');
+  const rows = await page.$$eval('#gp-profiles tr', (tr) => tr.slice(1).map((r) => ({
+    name: r.cells[0].textContent, text: Array.from(r.cells).map((c) => c.textContent),
+    span: r.cells[3] && r.cells[3].getAttribute('data-v'), html: r.innerHTML })));
+  const heads = await page.$$eval('#gp-profiles th', (h) => h.map((x) => x.textContent));
+  check(['span', 'GPU busy', 'device'].every((h) => heads.includes(h)), 'serve: the index has span, GPU busy and device columns (' + heads.join(', ') + ')');
+  const vit = rows.find((r) => r.name.startsWith('vit')), cc = rows.find((r) => r.name.startsWith('compiled'));
+  const wall = fs.existsSync(path.join(outDir, 'vit_report.html')) ? /id="gp-where" data-wall="(\d+)"/.exec(fs.readFileSync(path.join(outDir, 'vit_report.html'), 'utf8')) : null;
+  check(vit && wall && vit.span === wall[1] && /H100/.test(vit.text[5]), 'serve: vit\'s span ' + (vit && vit.span) + ' ns as the dashboard\'s ' + (wall && wall[1]) + ', device ' + (vit && vit.text[5]));
+  const busy = /id="gp-gpu-busy"><div class="gp-card-v">([^<]*)</.exec(fs.readFileSync(path.join(outDir, 'compiled_report.html'), 'utf8'));
+  check(cc && busy && cc.text[4] === busy[1], 'serve: GPU busy of the compiled trace ' + (cc && cc.text[4]) + ' as its dashboard card ' + (busy && busy[1]));
+  check(cc && /href="\/compile\/compiled\.json\.gz"/.test(cc.html) && vit && !/href="\/compile\//.test(vit.html),
+        'serve: the compile page linked for the trace with compiled regions only');
+  /* the figures are cached: the same on a second request */
+  await page.reload();
+  const again = await page.$$eval('#gp-profiles tr', (tr) => tr.slice(1).map((r) => Array.from(r.cells).slice(3, 6).map((c) => c.textContent).join('|')));
+  check(JSON.stringify(again) === JSON.stringify(rows.map((r) => r.text.slice(3, 6).join('|'))), 'serve: the same figures on a second request');
+  await page.close();
+  const ops = await browser.newPage();
+  const resp = await ops.goto(serveUrl + '/ops/vit.json.gz');
+  const t = await ops.title();
+  check(resp.status() === 200 && /vit\.json\.gz/.test(t) && /H100/.test(t) && (await ops.$$('#ops tbody tr')).length > 5,
+        'serve: /ops/NAME is the ops page (' + resp.status() + ', "' + t + '")');
+  const link = await ops.$eval('#gp-serve-nav', (e) => e.innerHTML).catch(() => '');
+  check(/href="\/"/.test(link), 'serve: the ops page carries the navigation bar back to the index');
+  await ops.close();
+}
+
 async function layout(browser, file, name) {
   for (const w of [1280, 1366, 1600]) {
     const page = await open(browser, file, w, 900, /_ops\.html$/.test(file));
@@ -252,6 +287,7 @@ async function layout(browser, file, name) {
       ['tf_ops.html', (b) => layout(b, 'tf_ops.html', 'ops_timesformer')],
       ['dlrm_ops.html', (b) => layout(b, 'dlrm_ops.html', 'ops_dlrm8')],
     ];
+    if (serveUrl) parts.push(['vit_report.html', served]);
     for (const [f, fn] of parts) {
       if (!have(f)) { console.log('skip: ' + f + ' absent'); continue; }
       try { await fn(browser); } catch (e) { check(false, f + ': ' + e.message); }
