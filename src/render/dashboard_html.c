@@ -420,8 +420,9 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     }
     fputs("</section>\n<section><h2>All operations</h2>\n", fp);
     size_t n = 0;
-    if (gp__dash_ops_html(fp, d->summary, &n) != GP_OK) /* dashboard_ops.c */
-        return GP_EIO;
+    gp_status ost = gp__dash_ops_html(fp, d->summary, &n); /* dashboard_ops.c */
+    if (ost != GP_OK)
+        return ost; /* GP_ENOMEM of its JSON writer, or GP_EIO */
     fprintf(fp,
             "</section>\n</main>\n<footer class=\"gp-sub\">%zu operations in the table</footer>\n"
             "<script>\n%s</script>\n<script>\n%s</script>\n",

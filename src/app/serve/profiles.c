@@ -319,8 +319,8 @@ static enum MHD_Result send_listing(gp_profile_server *s, struct MHD_Connection 
         free(v);
         return fail(c, json, 500, "cannot create a temporary file for the reply");
     }
-    if (!json) /* a few new entries read per request; the others come from the cache */
-        gp__headlines_fill(s->heads, &s->dir, v, n, 4, s->max_input);
+    if (!json) /* the figures known so far; the others are queued for the cache's worker */
+        gp__headlines_fill(s->heads, v, n);
     gp_status st = json ? gp__serve_profiles_json(fp, s->dir.dir, v, n)
                         : gp__serve_index_html(fp, s->dir.dir, v, n, s->views, s->n_views);
     free(v);
@@ -373,9 +373,10 @@ gp_status gp_profile_server_start(const gp_profile_server_opts *opts, gp_profile
         return st;
     }
     srv->n_views = gp__view_list(srv->views, GP__VIEWS_MAX);
-    srv->heads = gp__headlines_new(); /* NULL (out of memory): an index without figures */
     srv->analyses = opts->analyses ? opts->analyses : 2;
     srv->max_input = opts->max_input_bytes ? opts->max_input_bytes : (uint64_t)4 << 30;
+    /* NULL (out of memory): an index without figures */
+    srv->heads = gp__headlines_new(&srv->dir, srv->max_input);
     gp__mutex_init(&srv->lock);
     pthread_cond_init(&srv->turn, NULL);
     srv->http = gp__http_start(&sa, NULL, handle, srv);

@@ -233,6 +233,13 @@ async function compilePages(browser) {
  * the ops page at /ops/NAME, and the icon */
 async function served(browser) {
   const page = await open(browser, serveUrl + '/', 1400, 900, true);
+  /* the first request queues the figures for the server's worker: reload until they are there */
+  for (let i = 0; i < 100; i++) {
+    const known = await page.$$eval('#gp-profiles td[data-v]', (c) => c.length);
+    if (known >= 4) break;
+    await new Promise((r) => setTimeout(r, 200));
+    await page.reload();
+  }
   const icon = await page.$eval('link[rel=icon]', (e) => e.href).catch(() => null);
   const fav = await page.evaluate(async (u) => { const r = await fetch(u + '/favicon.ico'); return [r.status, r.headers.get('content-type'), (await r.text()).slice(0, 4)]; }, serveUrl);
   check(icon && fav[0] === 200 && /svg/.test(fav[1]) && fav[2] === '<svg', 'serve: a favicon (' + fav.join(' ') + ')');
