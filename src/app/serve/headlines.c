@@ -23,9 +23,9 @@ struct gp__headlines {
     gp__mutex lock;
     pthread_cond_t wake; /* a queued entry, or stop */
     pthread_t worker;
-    hl_ent *v GP_GUARDED_BY(lock);
-    size_t n GP_GUARDED_BY(lock), cap GP_GUARDED_BY(lock);
-    bool stop GP_GUARDED_BY(lock);
+    hl_ent *v; /* guarded by lock, as n, cap and stop */
+    size_t n, cap;
+    bool stop;
 };
 
 /* Reads the trace or job named name and computes its figures; false when it cannot. */
