@@ -160,13 +160,17 @@ typedef struct gp_ops_row {
     gp_op_category category; /* of the row's modeled instances (the first one's) */
     gp_op_dtype dtype;       /* GP_DT_UNKNOWN when the modeled instances differ */
     uint64_t modeled;        /* instances with FLOPs and bytes */
-    double flops, bytes;     /* summed over modeled instances */
-    gp_ns model_time;        /* subtree GPU time of modeled instances */
-    double tflops_per_s;     /* flops / model_time, TFLOP/s; 0 when model_time is 0 */
-    double tb_per_s;         /* bytes / model_time, TB/s */
-    double intensity;        /* flops / bytes, FLOP/byte; 0 when bytes is 0 */
-    double roof_pct;         /* 100 * roofline time / model_time; -1 when unknown (no peak) */
-    gp_op_bound bound;       /* compute when the FLOP time of the roof exceeds its memory time */
+    /* of those, the instances inside which no modeled op ran (the leaves of the op tree that
+     * have a model): the roofline plots rows with some, so a parent and the child doing its work
+     * (aten::linear and aten::addmm, softmax and _softmax) are not one GPU time drawn twice */
+    uint64_t leaves;
+    double flops, bytes; /* summed over modeled instances */
+    gp_ns model_time;    /* subtree GPU time of modeled instances */
+    double tflops_per_s; /* flops / model_time, TFLOP/s; 0 when model_time is 0 */
+    double tb_per_s;     /* bytes / model_time, TB/s */
+    double intensity;    /* flops / bytes, FLOP/byte; 0 when bytes is 0 */
+    double roof_pct;     /* 100 * roofline time / model_time; -1 when unknown (no peak) */
+    gp_op_bound bound;   /* compute when the FLOP time of the roof exceeds its memory time */
 } gp_ops_row;
 
 typedef struct gp_ops {

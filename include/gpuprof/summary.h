@@ -31,6 +31,12 @@ typedef struct gp_name_stats {
     double share;         /* self_total / kind's denominator (0..1), see gp_kind_summary */
     gp_ns self_total;     /* summed self time, <= total; == total on GPU streams */
     double self_mean;     /* self_total / calls, ns */
+    /* Summed durations of the calls that start inside no call of the same kind and name on their
+     * thread: a recursive name's inclusive time with each call stack counted once (total adds a
+     * nested `next` to the `next` around it, and can exceed the trace's span); self_total <=
+     * total_once <= total
+     * where calls nest properly (a call that runs past its parent's end is the exception). */
+    gp_ns total_once;
     /* Per-operation figures of a gpuprof profile (the args the profiler writes into its ranges,
      * docs/profiler.md); -1 on rows none of whose calls carry them (every row of a Kineto trace):
      * mem_avg: mean of the calls' mem_peak_bytes (bytes; memory tracking on), the seed tools'

@@ -291,4 +291,19 @@ static inline bool gp__is_graph_launch(const char *name)
            strncmp(name, "cuGraphLaunch", 13) == 0;
 }
 
+/* The headline figures of a trace or job (headline.c), for the profile server's index: the job's
+ * span (first start to last end over the ranks), GPU busy (the union of kernels, memcpys and
+ * memsets per device, summed over devices and ranks), its ranks, the first device's name ("" when
+ * the trace has none) and whether a rank holds torch.compile regions. */
+typedef struct gp__headline {
+    gp_ns span;
+    gp_ns gpu_busy;
+    int32_t ranks;
+    char device[96];
+    bool compiled;
+} gp__headline;
+
+/* Fills *out from job in one pass (no analysis). GP_ENOMEM. */
+gp_status gp__job_headline(const gp_job *job, gp__headline *out);
+
 #endif

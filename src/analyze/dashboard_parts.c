@@ -47,13 +47,30 @@ static gp_dash_part *new_part(gp_dash_chart *c, size_t *cap, const gp_trace *t, 
     return p;
 }
 
-/* Label of a track: thread name metadata, else its id (with the rank in a job). */
+/* The name of the events of a thread that holds only the profiler's overhead (CUPTI's "Buffer
+ * Flush": Kineto writes them on a thread of their own), or NULL for a thread with other work. */
+static const char *overhead_only(const gp_trace *t, const gp_track *tr)
+{
+    const char *name = NULL;
+    for (size_t i = 0; i < tr->n_events; i++) {
+        if (tr->events[i].kind != GP_EV_OVERHEAD)
+            return NULL;
+        if (!name)
+            name = gp_trace_str(t, tr->events[i].name);
+    }
+    return name;
+}
+
+/* Label of a track: thread name metadata, else its id (with the rank in a job); a thread of the
+ * profiler's overhead alone says so ("profiler's own thread: Buffer Flush"). */
 static void track_label(const gp_trace *t, const gp_track *tr, size_t n, char *out, size_t cap)
 {
     char base[100];
-    const char *nm = gp_trace_str(t, tr->name);
+    const char *nm = gp_trace_str(t, tr->name), *ovh = NULL;
     if (tr->kind == GP_TRACK_GPU_STREAM)
         snprintf(base, sizeof base, "GPU %d stream %lld", (int)tr->device, (long long)tr->stream);
+    else if ((ovh = overhead_only(t, tr)) != NULL)
+        snprintf(base, sizeof base, "profiler's own thread: %.70s", *ovh ? ovh : "overhead");
     else if (*nm)
         snprintf(base, sizeof base, "%.99s", nm);
     else

@@ -46,8 +46,9 @@ typedef struct frame {
     bool model_given; /* a convolution whose model went to the nested op holding its GPU time */
     bool host_copy;   /* launched a host<->device memcpy itself */
     uint64_t k_direct, k_sub, replayed;
-    size_t iv_mark; /* where this op's subtree intervals start in ctx.iv */
-    size_t n_mod;   /* modules open at and below this frame: ctx.mods[0, n_mod) */
+    size_t iv_mark;     /* where this op's subtree intervals start in ctx.iv */
+    size_t n_mod;       /* modules open at and below this frame: ctx.mods[0, n_mod) */
+    bool modeled_below; /* a modeled op instance closed inside this op */
 } frame;
 
 typedef struct ivl {
@@ -261,6 +262,7 @@ static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__o
         r->dtype = GP_DT_UNKNOWN;
     }
     r->modeled++;
+    r->leaves += !f->modeled_below;
     r->flops += m->flops;
     r->bytes += m->bytes;
     r->model_time = gp__sat_add(r->model_time, m->over_busy ? busy : f->g_sub);
@@ -412,8 +414,9 @@ static bool conv_model_from_above(ctx *c, const frame *f, gp__op_model *m, int64
     return found;
 }
 
-/* An op instance closes: its row gets its figures. */
-static void close_op(ctx *c, const frame *f)
+/* An op instance closes: its row gets its figures. True when it has a model (the enclosing op
+ * then has a modeled op below it, and is no leaf of the roofline). */
+static bool close_op(ctx *c, const frame *f)
 {
     gp_ns busy = busy_of(c, f->iv_mark);
     const gp_op_shapes *sh = gp_trace_op_shapes(c->t, f->ev->external_id);
@@ -429,12 +432,12 @@ static void close_op(ctx *c, const frame *f)
         !c->lis->op(c->lis->ud, c->t, c->mods, f->n_mod, f->self, gp_trace_str(c->t, f->ev->name)))
         c->oom = true;
     if (c->o->by == GP_OPS_BY_KERNEL)
-        return;
+        return has_model;
     if (c->o->by == GP_OPS_BY_INSTANCE) {
         gp_ops_row *r = GP_PUSH(c->inst, c->n_inst, c->cap_inst);
         if (!r) {
             c->oom = true;
-            return;
+            return has_model;
         }
         acc a = {.r = {.roof_pct = -1}};
         add_instance(c, &a, f, busy, has_model ? &m : NULL);
@@ -449,7 +452,7 @@ static void close_op(ctx *c, const frame *f)
         a.r.ts = f->ev->ts;
         finish_row(&a); /* rates, roofline and bound, as for a grouped row */
         *r = a.r;
-        return;
+        return has_model;
     }
     acc *a = instance_row(c, f, sh);
     if (a && !a->r.calls) { /* the first instance's place in the model (findings quote it) */
@@ -458,6 +461,7 @@ static void close_op(ctx *c, const frame *f)
     }
     if (a)
         add_instance(c, a, f, busy, has_model ? &m : NULL);
+    return has_model;
 }
 
 /* By kernel: GPU work g launched by op `op` (a name) or by nothing (label). */
@@ -599,11 +603,12 @@ static void pop(ctx *c)
     f.g_sub = gp__sat_add(f.g_sub, f.g_direct);
     f.k_sub += f.k_direct;
     f.self_busy = self_busy_of(c, f.iv_mark, (int32_t)c->n_st);
-    close_op(c, &f);
+    bool modeled = close_op(c, &f);
     int32_t up = c->n_st ? c->st[c->n_st - 1].op_up : -1;
     if (up >= 0) { /* the subtree's time and intervals pass to the enclosing op */
         c->st[up].g_sub = gp__sat_add(c->st[up].g_sub, f.g_sub);
         c->st[up].k_sub += f.k_sub;
+        c->st[up].modeled_below |= modeled || f.modeled_below;
     } else {
         c->n_iv = f.iv_mark;
     }

@@ -26,6 +26,7 @@ typedef struct group {
     int64_t *durs;
     size_t n, cap;
     gp_ns self; /* summed self time */
+    gp_ns once; /* summed durations of the calls not inside a call of the same name */
     /* The figures gpuprof's profiler writes into a range's args (to_trace.c), over the calls that
      * carry them: mem_peak_bytes (memory tracking) and gpu_ns with the calls' wall time. */
     double mem_sum;
@@ -68,6 +69,53 @@ static void add_read_stats(gp_read_stats *to, const gp_read_stats *rs)
     to->skipped += rs->skipped;
 }
 
+/* Marks the events of a nesting track that start inside an open event of the same kind and name
+ * (recursion: `<built-in function next>` inside another `next`): inner[i] = 1 for those, whose
+ * time the outer call already holds, so a row's total_once counts each call stack once. A sweep
+ * with a stack of open events, O(n * depth). */
+static gp_status mark_recursion(const gp_track *tr, uint8_t *inner)
+{
+    size_t *stack = NULL, n = 0, cap = 0;
+    for (size_t i = 0; i < tr->n_events; i++) {
+        const gp_event *ev = &tr->events[i];
+        while (n > 0 && tr->events[stack[n - 1]].ts + tr->events[stack[n - 1]].dur <= ev->ts)
+            n--;
+        inner[i] = 0;
+        for (size_t k = 0; k < n && !inner[i]; k++) { /* an entry under a late child may be over */
+            const gp_event *o = &tr->events[stack[k]];
+            inner[i] = o->name == ev->name && o->kind == ev->kind && o->ts + o->dur > ev->ts;
+        }
+        if (ev->dur == 0)
+            continue;
+        size_t *slot = GP_PUSH(stack, n, cap);
+        if (!slot) {
+            free(stack);
+            return GP_ENOMEM;
+        }
+        *slot = i;
+    }
+    free(stack);
+    return GP_OK;
+}
+
+/* Self times (*self) and recursion marks (*inner, mark_recursion) of a nesting track, in buffers
+ * grown to its event count (*cap: their capacity). */
+static gp_status track_times(const gp_track *tr, gp_ns **self, uint8_t **inner, size_t *cap)
+{
+    if (tr->n_events > *cap) {
+        gp_ns *p = realloc(*self, tr->n_events * sizeof **self);
+        if (p)
+            *self = p;
+        uint8_t *q = p ? realloc(*inner, tr->n_events) : NULL;
+        if (!q)
+            return GP_ENOMEM;
+        *inner = q;
+        *cap = tr->n_events;
+    }
+    gp_status st = gp_track_self_times(tr, *self);
+    return st == GP_OK ? mark_recursion(tr, *inner) : st;
+}
+
 /* The row of a finished group: its duration statistics, self time and the profiler's range
  * figures (mem_avg, gpu_util; -1 where no call carries them, and then s's has_ flags stay). */
 static void fill_row(gp_summary *s, gp_name_stats *r, const group *g)
@@ -89,6 +137,9 @@ static void fill_row(gp_summary *s, gp_name_stats *r, const group *g)
     GP_INVARIANT(g->self >= 0 && g->self <= stt.total, "%s: self %lld of total %lld", r->name,
                  (long long)g->self, (long long)stt.total);
     r->self_total = g->self;
+    GP_INVARIANT(g->once <= stt.total, "%s: once %lld of total %lld", r->name, (long long)g->once,
+                 (long long)stt.total);
+    r->total_once = g->once;
     r->self_mean = stt.n ? (double)g->self / (double)stt.n : 0;
     r->mem_avg = g->mem_n ? g->mem_sum / (double)g->mem_n : -1;
     r->gpu_util = g->gpu_n && g->gpu_wall > 0 ? (double)g->gpu_sum / (double)g->gpu_wall : -1;
@@ -150,6 +201,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         size_t n_str = t->strings ? t->strings->n : 1;
         uint32_t *memo[GP_EV_KIND_COUNT] = {0};
         gp_ns *self = NULL;
+        uint8_t *inner = NULL;
         size_t self_cap = 0;
         bool ok = true;
         gp_ns start, end;
@@ -160,16 +212,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
             const gp_track *tr = &t->tracks[k];
             /* Self times only where events nest and a nesting kind is selected. */
             bool nested = tr->kind != GP_TRACK_GPU_STREAM && (mask == 0 || (mask & ~gpu_mask));
-            if (nested && tr->n_events > self_cap) {
-                gp_ns *p = realloc(self, tr->n_events * sizeof *self);
-                if (!p) {
-                    ok = false;
-                    break;
-                }
-                self = p;
-                self_cap = tr->n_events;
-            }
-            if (nested && gp_track_self_times(tr, self) != GP_OK) {
+            if (nested && track_times(tr, &self, &inner, &self_cap) != GP_OK) {
                 ok = false;
                 break;
             }
@@ -208,10 +251,12 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
                 }
                 *d = ev->dur;
                 g->self = gp__sat_add(g->self, nested ? self[i] : ev->dur);
+                g->once = gp__sat_add(g->once, nested && inner[i] ? 0 : ev->dur);
                 add_range_args(t, ev, g);
             }
         }
         free(self);
+        free(inner);
         for (int m = 0; m < GP_EV_KIND_COUNT; m++)
             free(memo[m]);
         if (!ok)

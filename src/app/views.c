@@ -13,6 +13,7 @@
 #include "gpuprof/ops.h"
 #include "gpuprof/report.h"
 #include "gpuprof/summary.h"
+#include "render/ops_html.h"
 #include "render/render_internal.h"
 #include "render/serve_pages.h"
 
@@ -149,6 +150,23 @@ static gp_status build_ops(gp__pipe *p, const view_def *v, FILE *fp, gp_error *e
     return st;
 }
 
+/* The ops page: every row of the grouping ?by= (default name) and the roofline (gpuprof ops
+ * --html). */
+static gp_status build_ops_page(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
+{
+    (void)v;
+    (void)err;
+    gp_ops_opts oo;
+    gp_ops_opts_init(&oo);
+    oo.by = p->ops_by;
+    gp_ops *ops = NULL;
+    gp_status st = gp_ops_compute(p->job->ranks, p->job->n_ranks, &oo, &ops);
+    if (st == GP_OK)
+        st = gp__render_ops_page_to(ops, 0, p->title, p->nav, fp);
+    gp_ops_free(ops);
+    return st;
+}
+
 static gp_status build_analysis(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
 {
     const gp_analysis *an = NULL;
@@ -222,6 +240,19 @@ static const view_def views[] = {
               .doc = "the flame graph (`?weight=`: auto, cpu or gpu, as `--weight`; `?by=module`: "
                      "frames by `nn.Module`, as `--by module`)"},
      .build = build_flame},
+    {.info = {.name = "ops_page",
+              .route = "/ops/",
+              .label = "ops",
+              .html = true,
+              .linked = true,
+              .keep_op_shapes = true,
+              .params = "by",
+              .cli = "gpuprof ops --title NAME --html OUT.html DIR/NAME",
+              .python = "t.view(\"ops_page\", title=NAME)",
+              .doc = "the ops page: the roofline of the leaf ops and every row of the op table, "
+                     "sortable and filterable (`?by=` as the ops document)"},
+     .build = build_ops_page,
+     .ops_by = -1},
     {.info =
          {.name = "compile_page",
           .route = "/compile/",

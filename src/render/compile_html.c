@@ -51,7 +51,7 @@ static void cards(const gp_compile_report *r, FILE *fp)
     snprintf(v, sizeof v, "%u", s->failures);
     card(fp, "failures", v);
     if (s->compile_time >= 0)
-        gp__fmt_dur(v, sizeof v, s->compile_time);
+        gp__fmt_dur_html(v, sizeof v, s->compile_time);
     else
         snprintf(v, sizeof v, "n/a");
     card(fp, "compile time", v);
@@ -101,7 +101,7 @@ static void phase_chart(const gp_compile_report *r, FILE *fp)
         if (v <= 0)
             continue;
         char t[32];
-        gp__fmt_dur(t, sizeof t, v);
+        gp__fmt_dur_html(t, sizeof t, v);
         fputs("<tr><td class=\"gp-name\">", fp);
         gp__html_str(fp, n);
         fprintf(fp,
@@ -312,7 +312,7 @@ static gp_status units_table(const gp_compile_report *r, FILE *fp, gp_error *err
             brk[b->unit] = true;
     }
     fprintf(fp,
-            "<section><h2>Compile ids (%zu)</h2>\n<table class=\"gp-table gp-cc\"><thead>"
+            "<section><h2>Compile ids (%zu)</h2>\n<table class=\"gp-table gp-cc gp-units\"><thead>"
             "<tr><th>rank</th><th>id</th><th>function</th><th>file:line</th><th>ops</th>"
             "<th>guards</th><th>time</th><th>cache hit/miss</th><th>graphs, code and "
             "artifacts</th></tr></thead><tbody>\n",

@@ -38,7 +38,7 @@ void gp__compile_td_dur(FILE *fp, gp_ns ns)
 {
     char b[32] = "-";
     if (ns >= 0)
-        gp__fmt_dur(b, sizeof b, ns);
+        gp__fmt_dur_html(b, sizeof b, ns);
     fprintf(fp, "<td data-v=\"%" PRId64 "\">%s</td>", ns, b);
 }
 
@@ -79,7 +79,7 @@ static void gaps_table(const gp_compile_trace *t, const gp_compile_analysis *a, 
         fputs("<td class=\"gp-name\">", fp);
         for (size_t k = 0; k < GP_COMPILE_GAP_OPS && g->ops[k]; k++) {
             char d[32];
-            gp__fmt_dur(d, sizeof d, g->op_time[k]);
+            gp__fmt_dur_html(d, sizeof d, g->op_time[k]);
             fputs(k ? "<br>" : "", fp);
             gp__html_str(fp, g->ops[k]);
             fprintf(fp, " %s", d);
@@ -104,16 +104,16 @@ void gp__compile_trace_html(FILE *fp, const gp_compile_trace *t, const gp_compil
     char x[32], y[32], z[32], w[32];
     fputs("<h3>Compiled regions: ", fp);
     gp__html_str(fp, label);
-    gp__fmt_dur(x, sizeof x, t->cpu_compiled);
-    gp__fmt_dur(y, sizeof y, t->cpu_eager);
-    gp__fmt_dur(z, sizeof z, t->gpu_compiled);
-    gp__fmt_dur(w, sizeof w, t->gpu_eager);
+    gp__fmt_dur_html(x, sizeof x, t->cpu_compiled);
+    gp__fmt_dur_html(y, sizeof y, t->cpu_eager);
+    gp__fmt_dur_html(z, sizeof z, t->gpu_compiled);
+    gp__fmt_dur_html(w, sizeof w, t->gpu_eager);
     fprintf(fp,
             "</h3>\n<p class=\"gp-sub\">CPU ops in compiled regions %s, eager %s; GPU work "
             "sum from compiled regions %s (%" PRIu64 " kernels), eager %s (%" PRIu64 " kernels)",
             x, y, z, t->kernels_compiled, w, t->kernels_eager);
-    gp__fmt_dur(x, sizeof x, t->cpu_guard);
-    gp__fmt_dur(y, sizeof y, t->launch_compiled);
+    gp__fmt_dur_html(x, sizeof x, t->cpu_guard);
+    gp__fmt_dur_html(y, sizeof y, t->launch_compiled);
     fprintf(fp, "; guard checks %s; launch calls from regions %" PRIu64 " (%s)</p>\n", x,
             t->launches_compiled, y);
     fputs("<table class=\"gp-table gp-cc\"><thead><tr><th>region</th><th>calls</th><th>CPU</th>"

@@ -19,7 +19,7 @@ static const char *const cp_words[GP_CP_COUNT] = {
 static void dur(FILE *fp, gp_ns ns)
 {
     char b[32];
-    gp__fmt_dur(b, sizeof b, ns);
+    gp__fmt_dur_html(b, sizeof b, ns);
     fputs(b, fp);
 }
 

@@ -11,7 +11,7 @@
 static void dur(FILE *fp, gp_ns ns)
 {
     char b[32];
-    gp__fmt_dur(b, sizeof b, ns);
+    gp__fmt_dur_html(b, sizeof b, ns);
     fputs(b, fp);
 }
 
@@ -190,23 +190,24 @@ static void types_table(FILE *fp, const gp_analysis *a)
 {
     if (a->n_types == 0)
         return;
+    /* the value in a cell of its own: beside the bar it overflowed into the next column */
     fputs("<h3>Kernel types, with their overlap: % of their GPU busy time</h3>\n<table "
-          "class=\"gp-bars\" id=\"gp-types\">\n"
-          "<thead><tr><th>state (all ranks)</th><th>time</th></tr></thead>\n<tbody>\n",
+          "class=\"gp-parts gp-hta\" id=\"gp-types\">\n"
+          "<thead><tr><th>state (all ranks)</th><th></th><th>time</th></tr></thead>\n<tbody>\n",
           fp);
     double top = 0;
     for (size_t i = 0; i < a->n_types; i++)
         top = fmax(top, a->types[i].pct);
     for (size_t i = 0; i < a->n_types; i++) {
         const gp_type_state *t = &a->types[i];
-        fputs("<tr><td>", fp);
+        fputs("<tr><td class=\"gp-plabel\">", fp);
         gp__html_str(fp, t->label);
         fprintf(fp,
-                "</td><td><div class=\"gp-track\"><div class=\"gp-bar gp-bar2\" "
-                "style=\"width:%.1f%%\"></div></div><span>",
+                "</td><td class=\"gp-pbar\"><div class=\"gp-bar gp-bar2\" "
+                "style=\"width:%.1f%%\"></div></td><td>",
                 top > 0 ? 100 * t->pct / top : 0);
         dur(fp, t->time);
-        fprintf(fp, " (%.1f%%)</span></td></tr>\n", t->pct);
+        fprintf(fp, " (%.1f%%)</td></tr>\n", t->pct);
     }
     fputs("</tbody></table>\n", fp);
 }

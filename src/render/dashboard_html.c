@@ -27,8 +27,22 @@ static const char *const step_fill[GP_DASH_SEGS] = {"#4caf50", "#4a90d9", "#7fb3
 static void dur(FILE *fp, gp_ns ns)
 {
     char b[32];
-    gp__fmt_dur(b, sizeof b, ns);
+    gp__fmt_dur_html(b, sizeof b, ns);
     fputs(b, fp);
+}
+
+/* n with thousands separators ("19,789"). */
+static void count_text(char *buf, size_t cap, unsigned long long n)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%llu", n);
+    size_t o = 0;
+    for (int i = 0; i < len && o + 2 < cap; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
 }
 
 static void card(FILE *fp, const char *id, const char *label, const char *value)
@@ -49,10 +63,12 @@ static void op_bars(FILE *fp, const gp_dashboard *d)
           fp);
     for (size_t i = 0; i < d->n_ops; i++) {
         const gp_dash_bar *b = &d->ops[i];
-        fputs("<tr><td class=\"gp-name\" title=\"", fp);
+        /* the full name, wrapped: a shortened one ("Kernel2<...>") hides what tells kernels apart
+         */
+        fputs("<tr><td class=\"gp-name gp-full\" title=\"", fp);
         gp__html_str(fp, b->label);
         fputs("\">", fp);
-        gp__html_str(fp, d->op_names[i]);
+        gp__html_str(fp, b->label);
         fprintf(fp,
                 "</td><td><div class=\"gp-track\"><div class=\"gp-bar\" "
                 "style=\"width:%.1f%%;background:%s\"></div></div><span>",
@@ -114,7 +130,7 @@ static void memory_chart(FILE *fp, const gp_dashboard *d)
             "<title>peak %s</title></line>\n</svg>\n<div class=\"gp-xaxis\">",
             prev_y, d->mem_peak_x * 1000, d->mem_peak_x * 1000, peak);
     for (int i = 0; i < 5; i++) {
-        gp__fmt_dur(b, sizeof b, d->mem_xtick[i]);
+        gp__fmt_dur_html(b, sizeof b, d->mem_xtick[i]);
         fprintf(fp, "<span>%s</span>", i ? b : "0");
     }
     fprintf(fp,
@@ -217,59 +233,18 @@ static void bottlenecks(FILE *fp, const gp_dashboard *d)
     fputs("<ol class=\"gp-top\" id=\"gp-top\">\n", fp);
     for (size_t i = 0; i < s->n_top; i++) {
         const gp_name_stats *r = &s->top[i];
-        fputs("<li><span class=\"gp-name\" title=\"", fp);
+        fputs("<li><span class=\"gp-name gp-full\" title=\"", fp);
         gp__html_str(fp, r->name);
         fputs("\">", fp);
-        gp__html_str(fp, d->top_names + i * GP_DASH_NAME_CAP);
+        gp__html_str(fp, r->name);
         fprintf(fp, "</span> <span class=\"gp-kind\">%s</span> <b>", gp_event_kind_name(r->kind));
         dur(fp, r->total);
-        fprintf(fp, "</b> in %llu calls, %.1f%% of %s</li>\n", (unsigned long long)r->calls,
-                100 * r->share, gp_event_kind_is_gpu(r->kind) ? "the GPU work sum" : "its kind");
+        char calls[32];
+        count_text(calls, sizeof calls, (unsigned long long)r->calls);
+        fprintf(fp, "</b> in %s calls, %.1f%% of %s</li>\n", calls, 100 * r->share,
+                gp_event_kind_is_gpu(r->kind) ? "the GPU work sum" : "its kind");
     }
     fputs("</ol>\n", fp);
-}
-
-static void num_cell(FILE *fp, double ns)
-{
-    char b[32];
-    gp__fmt_dur(b, sizeof b, gp__ns_of_double(ns + 0.5));
-    fprintf(fp, "<td data-v=\"%.0f\">%s</td>", ns, b);
-}
-
-static size_t op_table(FILE *fp, const gp_summary *s)
-{
-    size_t rows = 0;
-    fputs("<div class=\"gp-controls\"><input id=\"gp-filter\" type=\"search\" "
-          "placeholder=\"Filter by name or kind (regular expression)\" aria-label=\"Filter\"> "
-          "<span id=\"gp-count\"></span></div>\n"
-          "<table class=\"gp-table\" id=\"gp-ops\">\n<thead><tr>"
-          "<th data-t=\"s\">kind</th><th data-t=\"s\">name</th><th>calls</th><th>total</th>"
-          "<th>mean</th><th>min</th><th>max</th><th>p50</th><th>p95</th><th>share</th>"
-          "</tr></thead>\n<tbody>\n",
-          fp);
-    for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
-        const gp_kind_summary *ks = &s->kinds[k];
-        for (size_t i = 0; i < ks->n_rows; i++) {
-            const gp_name_stats *r = &ks->rows[i];
-            fprintf(fp, "<tr><td>%s</td><td class=\"gp-name gp-clip\" title=\"",
-                    gp_event_kind_name(r->kind));
-            gp__html_str(fp, r->name);
-            fputs("\">", fp);
-            gp__html_str(fp, r->name);
-            fprintf(fp, "</td><td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls,
-                    (unsigned long long)r->calls);
-            num_cell(fp, (double)r->total);
-            num_cell(fp, r->mean);
-            num_cell(fp, (double)r->min);
-            num_cell(fp, (double)r->max);
-            num_cell(fp, r->p50);
-            num_cell(fp, r->p95);
-            fprintf(fp, "<td data-v=\"%.6f\">%.2f%%</td></tr>\n", r->share, 100 * r->share);
-            rows++;
-        }
-    }
-    fputs("</tbody></table>\n", fp);
-    return rows;
 }
 
 /* A wall-time partition chart, or what is missing (id ID-na). */
@@ -298,12 +273,12 @@ static void gpu_cards(FILE *fp, const gp_dashboard *d, const char *ranks)
 {
     char v[64], label[96];
     if (d->gpu_busy) {
-        gp__fmt_dur(v, sizeof v, d->gpu_time);
+        gp__fmt_dur_html(v, sizeof v, d->gpu_time);
         snprintf(label, sizeof label, "GPU busy (union per device%s)", ranks);
         card(fp, "gp-gpu-busy", label, v);
     }
     if (d->summary->has_gpu)
-        gp__fmt_dur(v, sizeof v, d->summary->gpu_time);
+        gp__fmt_dur_html(v, sizeof v, d->summary->gpu_time);
     else
         snprintf(v, sizeof v, "n/a (no GPU work)");
     snprintf(label, sizeof label, "GPU work sum (durations added up%s)", ranks);
@@ -335,11 +310,11 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     char v[64], ranks[48] = "";
     if (d->n_traces > 1)
         snprintf(ranks, sizeof ranks, ", %zu ranks summed", d->n_traces);
-    gp__fmt_dur(v, sizeof v, d->span);
+    gp__fmt_dur_html(v, sizeof v, d->span);
     card(fp, "gp-total-time", d->n_traces > 1 ? "total time (job span)" : "total time", v);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)d->operations);
+    count_text(v, sizeof v, (unsigned long long)d->operations);
     card(fp, "gp-operations", "operations", v);
-    snprintf(v, sizeof v, "%llu", (unsigned long long)d->unique_operations);
+    count_text(v, sizeof v, (unsigned long long)d->unique_operations);
     card(fp, "gp-unique", "unique operations", v);
     gpu_cards(fp, d, ranks);
     if (d->peak_memory >= 0)
@@ -348,7 +323,7 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
         snprintf(v, sizeof v, "n/a");
     card(fp, "gp-peak-mem", "peak memory", v);
     char wall[32];
-    gp__fmt_dur(wall, sizeof wall, d->span);
+    gp__fmt_dur_html(wall, sizeof wall, d->span);
     fputs("</section>\n", fp);
     gp__dash_cause_html(fp, d->analysis,
                         d->is_profile); /* the cause and the path, above the fold */
@@ -422,9 +397,9 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     fputs("</section>\n<section class=\"gp-tl-section\"><h2>Timeline</h2>\n", fp);
     if (d->timeline) {
         char ca[32], ga[32], ov[32];
-        gp__fmt_dur(ca, sizeof ca, d->timeline->cpu_active);
-        gp__fmt_dur(ga, sizeof ga, d->timeline->gpu_active);
-        gp__fmt_dur(ov, sizeof ov, d->timeline->overlap);
+        gp__fmt_dur_html(ca, sizeof ca, d->timeline->cpu_active);
+        gp__fmt_dur_html(ga, sizeof ga, d->timeline->gpu_active);
+        gp__fmt_dur_html(ov, sizeof ov, d->timeline->overlap);
         fputs("<p class=\"gp-figs\">", fp);
         /* the activity figures count CPU ops and GPU work, which a profile of ranges may lack */
         if (!prof || d->timeline->cpu_active || d->timeline->gpu_active)
@@ -444,7 +419,10 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
         fputs("<p class=\"gp-na\">Timeline unavailable.</p>\n", fp);
     }
     fputs("</section>\n<section><h2>All operations</h2>\n", fp);
-    size_t n = op_table(fp, d->summary);
+    size_t n = 0;
+    gp_status ost = gp__dash_ops_html(fp, d->summary, &n); /* dashboard_ops.c */
+    if (ost != GP_OK)
+        return ost; /* GP_ENOMEM of its JSON writer, or GP_EIO */
     fprintf(fp,
             "</section>\n</main>\n<footer class=\"gp-sub\">%zu operations in the table</footer>\n"
             "<script>\n%s</script>\n<script>\n%s</script>\n",

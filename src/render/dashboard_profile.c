@@ -22,7 +22,7 @@ static void dur_cell(FILE *fp, gp_ns ns)
         fputs("<td data-v=\"-1\">n/a</td>", fp);
         return;
     }
-    gp__fmt_dur(b, sizeof b, ns);
+    gp__fmt_dur_html(b, sizeof b, ns);
     fprintf(fp, "<td data-v=\"%lld\">%s</td>", (long long)ns, b);
 }
 
@@ -41,7 +41,7 @@ static void mean_calls(FILE *fp, const gp_dashboard *d)
     for (size_t i = 0; i < n; i++) {
         const gp_dash_prof_op *o = &d->prof_ops[i];
         char b[32];
-        gp__fmt_dur(b, sizeof b, (gp_ns)(o->mean + 0.5));
+        gp__fmt_dur_html(b, sizeof b, (gp_ns)(o->mean + 0.5));
         fputs("<tr><td class=\"gp-name\" title=\"", fp);
         gp__html_str(fp, o->name);
         fputs("\">", fp);
@@ -66,8 +66,8 @@ static void top5(FILE *fp, const gp_dashboard *d)
     for (size_t i = 0; i < d->n_prof_ops && i < 5; i++) {
         const gp_dash_prof_op *o = &d->prof_ops[i];
         char t[32], m[32];
-        gp__fmt_dur(t, sizeof t, o->total);
-        gp__fmt_dur(m, sizeof m, (gp_ns)(o->mean + 0.5));
+        gp__fmt_dur_html(t, sizeof t, o->total);
+        gp__fmt_dur_html(m, sizeof m, (gp_ns)(o->mean + 0.5));
         fputs("<li><span class=\"gp-name\" title=\"", fp);
         gp__html_str(fp, o->name);
         fputs("\">", fp);
@@ -76,7 +76,7 @@ static void top5(FILE *fp, const gp_dashboard *d)
                 (unsigned long long)o->calls, m,
                 all > 0 ? 100.0 * (double)o->self / (double)all : 0.0);
         if (o->gpu >= 0) {
-            gp__fmt_dur(t, sizeof t, o->gpu);
+            gp__fmt_dur_html(t, sizeof t, o->gpu);
             fprintf(fp, "; GPU %s", t);
         }
         if (o->gpu_util >= 0)

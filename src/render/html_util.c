@@ -57,3 +57,11 @@ gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *c
     }
     return gp__afile_commit(&f, err);
 }
+
+void gp__fmt_dur_html(char *buf, size_t cap, int64_t ns)
+{
+    gp__fmt_dur(buf, cap, ns);
+    size_t n = strlen(buf);
+    if (n >= 3 && strcmp(buf + n - 3, " us") == 0 && n + 1 < cap) /* "us" -> "\u00b5s" (2 bytes) */
+        memcpy(buf + n - 2, "\xc2\xb5s", 4);
+}

@@ -15,8 +15,11 @@
 #define MB 40
 #define MT 16
 #define MR 16
-#define X_LO -2.0 /* log10 FLOP/byte */
-#define X_HI 4.0
+
+/* The axes' ranges, log10: x intensity (FLOP/byte), y achieved TFLOP/s. */
+typedef struct axes {
+    double x_lo, x_hi, y_lo, y_hi;
+} axes;
 
 /* The dtype whose roof is drawn: the one with the most modeled GPU time. */
 static gp_op_dtype roof_dtype(const gp_ops *ops)
@@ -32,38 +35,64 @@ static gp_op_dtype roof_dtype(const gp_ops *ops)
     return best;
 }
 
-static double px(double intensity)
+/* Whether row r is a point of the roofline: modeled, with GPU time, FLOPs and bytes, and a leaf
+ * of the op tree (gp_ops_row.leaves: a parent whose child has the model is the child's time). */
+static bool plotted(const gp_ops_row *r)
 {
-    double l = log10(intensity > 0 ? intensity : 1e-9);
-    l = l < X_LO ? X_LO : l > X_HI ? X_HI : l;
-    return ML + (l - X_LO) / (X_HI - X_LO) * (W - ML - MR);
+    return r->modeled && r->leaves > 0 && r->model_time > 0 && r->bytes > 0 && r->flops > 0 &&
+           r->tflops_per_s > 0;
 }
 
-static double py(double tflops, double y_lo, double y_hi)
+/* Ranges that hold every point (none is clamped onto an axis) and the roof: at least 1e-2 ..
+ * 1e4 FLOP/byte and six decades below the roof. */
+static axes axes_of(const gp_ops *ops, size_t n, double pf)
 {
-    double l = log10(tflops > 0 ? tflops : 1e-12);
-    l = l < y_lo ? y_lo : l > y_hi ? y_hi : l;
-    return H - MB - (l - y_lo) / (y_hi - y_lo) * (H - MB - MT);
+    axes a = {-2, 4, 0, ceil(log10(pf > 0 ? pf * 2 : 2000))};
+    a.y_lo = a.y_hi - 6;
+    for (size_t i = 0; i < n; i++) {
+        const gp_ops_row *r = &ops->rows[i];
+        if (!plotted(r))
+            continue;
+        double x = log10(r->intensity), y = log10(r->tflops_per_s);
+        a.x_lo = fmin(a.x_lo, floor(x));
+        a.x_hi = fmax(a.x_hi, ceil(x));
+        a.y_lo = fmin(a.y_lo, floor(y));
+        a.y_hi = fmax(a.y_hi, ceil(y));
+    }
+    return a;
 }
 
-static void roofline_svg(FILE *fp, const gp_ops *ops)
+static double px(const axes *a, double intensity)
+{
+    return ML + (log10(intensity) - a->x_lo) / (a->x_hi - a->x_lo) * (W - ML - MR);
+}
+
+static double py(const axes *a, double tflops)
+{
+    return H - MB - (log10(tflops) - a->y_lo) / (a->y_hi - a->y_lo) * (H - MB - MT);
+}
+
+/* The roofline of the first n rows: the roof of the dtype with the most modeled GPU time and one
+ * point per plotted row (data-key: its key), sized by its GPU time. */
+static void roofline_svg(FILE *fp, const gp_ops *ops, size_t n)
 {
     gp_op_dtype dt = roof_dtype(ops);
     double pf = ops->peak.tflops[dt], bw = ops->peak.tbps;
-    double y_hi = ceil(log10(pf > 0 ? pf * 2 : 2000)), y_lo = y_hi - 6;
+    axes ax = axes_of(ops, n, pf);
     fprintf(fp,
             "<svg class=\"gp-roofline\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-            "role=\"img\" aria-label=\"roofline\">\n",
-            W, H, W, H);
-    for (int e = (int)X_LO; e <= (int)X_HI; e++) { /* grid and axis labels */
-        double x = px(pow(10, e));
+            "role=\"img\" aria-label=\"roofline\" data-x=\"%g %g\" data-y=\"%g %g\">\n",
+            W, H, W, H, ax.x_lo, ax.x_hi, ax.y_lo, ax.y_hi);
+    int xstep = ax.x_hi - ax.x_lo > 8 ? 2 : 1, ystep = ax.y_hi - ax.y_lo > 8 ? 2 : 1;
+    for (int e = (int)ax.x_lo; e <= (int)ax.x_hi; e += xstep) { /* grid and axis labels */
+        double x = px(&ax, pow(10, e));
         fprintf(fp,
                 "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"g\"/>"
-                "<text x=\"%.1f\" y=\"%d\" class=\"t\">1e%d</text>\n",
+                "<text x=\"%.1f\" y=\"%d\" class=\"t\" text-anchor=\"middle\">1e%d</text>\n",
                 x, MT, x, H - MB, x, H - MB + 14, e);
     }
-    for (int e = (int)y_lo; e <= (int)y_hi; e++) {
-        double y = py(pow(10, e), y_lo, y_hi);
+    for (int e = (int)ax.y_lo; e <= (int)ax.y_hi; e += ystep) {
+        double y = py(&ax, pow(10, e));
         fprintf(fp,
                 "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" class=\"g\"/>"
                 "<text x=\"%d\" y=\"%.1f\" class=\"t\" text-anchor=\"end\">1e%d</text>\n",
@@ -75,14 +104,16 @@ static void roofline_svg(FILE *fp, const gp_ops *ops)
             "TFLOP/s</text>\n",
             W / 2 - 90, H - 6, H / 2 + 40, H / 2 + 40);
     if (pf > 0 && bw > 0) { /* the roof: bandwidth slope up to the ridge, then flat */
-        double ridge = pf / bw;
+        double ridge = pf / bw, x0 = pow(10, ax.x_lo), y0 = x0 * bw;
+        if (y0 < pow(10, ax.y_lo)) /* the slope enters through the bottom edge */
+            x0 = pow(10, ax.y_lo) / bw, y0 = pow(10, ax.y_lo);
         fprintf(fp, "<polyline class=\"roof\" points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
-                px(pow(10, X_LO)), py(pow(10, X_LO) * bw, y_lo, y_hi), px(ridge),
-                py(pf, y_lo, y_hi), px(pow(10, X_HI)), py(pf, y_lo, y_hi));
+                px(&ax, x0), py(&ax, y0), px(&ax, ridge), py(&ax, pf), px(&ax, pow(10, ax.x_hi)),
+                py(&ax, pf));
         fprintf(fp,
                 "<text x=\"%d\" y=\"%.1f\" class=\"t\" text-anchor=\"end\">%s %s roof: %.1f "
                 "TFLOP/s, %.2f TB/s</text>\n",
-                W - MR - 4, py(pf, y_lo, y_hi) - 6, ops->peak.entry ? ops->peak.entry : "",
+                W - MR - 4, py(&ax, pf) - 6, ops->peak.entry ? ops->peak.entry : "",
                 gp_op_dtype_name(dt), pf, bw);
     } else {
         fprintf(fp,
@@ -91,16 +122,18 @@ static void roofline_svg(FILE *fp, const gp_ops *ops)
                 ML + 8, MT + 14);
     }
     double tmax = 0;
-    for (size_t i = 0; i < ops->n_rows; i++)
-        if (ops->rows[i].modeled && (double)ops->rows[i].model_time > tmax)
+    for (size_t i = 0; i < n; i++)
+        if (plotted(&ops->rows[i]) && (double)ops->rows[i].model_time > tmax)
             tmax = (double)ops->rows[i].model_time;
-    for (size_t i = 0; i < ops->n_rows; i++) {
+    for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &ops->rows[i];
-        if (!r->modeled || r->model_time <= 0 || r->bytes <= 0)
+        if (!plotted(r))
             continue;
         double rad = 3 + 12 * sqrt((double)r->model_time / (tmax > 0 ? tmax : 1));
-        fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" class=\"p %s\"><title>",
-                px(r->intensity), py(r->tflops_per_s, y_lo, y_hi), rad, gp_op_bound_name(r->bound));
+        fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" class=\"p %s\" data-key=\"",
+                px(&ax, r->intensity), py(&ax, r->tflops_per_s), rad, gp_op_bound_name(r->bound));
+        gp__html_str(fp, r->key);
+        fputs("\"><title>", fp);
         gp__html_str(fp, r->key);
         if (r->shapes) {
             fputc(' ', fp);
@@ -120,21 +153,35 @@ static const char style[] =
     "<style>.gp-ops .g{stroke:#ddd}.gp-ops .t{font:11px sans-serif;fill:#555}"
     ".gp-ops .roof{fill:none;stroke:#c33;stroke-width:2}.gp-ops .p{fill-opacity:.55;stroke:#333}"
     ".gp-ops .memory{fill:#37c}.gp-ops .compute{fill:#e83}.gp-ops table{border-collapse:collapse;"
-    "font:12px sans-serif}.gp-ops th{cursor:pointer;background:#eee;position:sticky;top:0}"
-    ".gp-ops td,.gp-ops th{padding:2px 6px;border-bottom:1px solid #eee;text-align:right}"
-    ".gp-ops td.k,.gp-ops td.s{text-align:left;font-family:monospace}.gp-ops "
-    "th:nth-child(-n+2){text-align:left}</style>\n";
+    "font-size:12px}.gp-ops th{cursor:pointer;background:#f0f0f0;position:sticky;top:0;"
+    "user-select:none}.gp-ops td,.gp-ops th{padding:2px 6px;border-bottom:1px solid #eee;"
+    "text-align:right;white-space:nowrap}.gp-ops td.k,.gp-ops td.s{text-align:left;font-family:"
+    "\"DejaVu Sans Mono\",monospace}.gp-ops th:nth-child(-n+2){text-align:left}"
+    ".gp-ops th.gp-asc::after{content:\" \\25B2\"}.gp-ops th.gp-desc::after{content:\" \\25BC\"}"
+    ".gp-ops-wrap{max-width:100%;overflow-x:auto}.gp-ops td.s{white-space:normal;"
+    "overflow-wrap:anywhere;max-width:40ch}.gp-ops input{padding:3px 6px;width:320px}"
+    ".gp-ops-count{margin-left:8px;color:#555}</style>\n";
 
-/* Sorts by the clicked column (numbers by data-v), filters by the text box. */
+/* Sorts by the clicked column (numbers by data-v; a second click reverses; an arrow marks it),
+ * rows without a figure (data-v -1: not modelled) last in either direction; filters by the text
+ * box and counts the rows shown. */
 static const char script[] =
     "<script>(function(){var s=document.currentScript.parentNode,t=s.querySelector('table'),"
-    "b=t.tBodies[0],f=s.querySelector('input');s.querySelectorAll('th').forEach(function(h,i)"
-    "{var d=-1;h.onclick=function(){d=-d;var r=[].slice.call(b.rows);r.sort(function(x,y){"
-    "var a=x.cells[i].getAttribute('data-v'),c=y.cells[i].getAttribute('data-v');if(a!==null)"
-    "return d*(parseFloat(a)-parseFloat(c));return d*x.cells[i].textContent.localeCompare("
-    "y.cells[i].textContent)});r.forEach(function(x){b.appendChild(x)})}});f.oninput=function()"
-    "{var q=f.value.toLowerCase();[].forEach.call(b.rows,function(x){x.style.display=x."
-    "textContent.toLowerCase().indexOf(q)<0?'none':''})}})();</script>\n";
+    "b=t.tBodies[0],f=s.querySelector('input'),n=s.querySelector('.gp-ops-count'),"
+    "hs=t.tHead.rows[0].cells,rows=[].slice.call(b.rows),col=-1,dir=-1;"
+    "[].forEach.call(hs,function(h,i){if(h.className)col=i,dir=h.className==='gp-asc'?1:-1;"
+    "h.onclick=function(){var str=h.hasAttribute('data-s');dir=col===i?-dir:str?1:-1;col=i;"
+    "rows.sort(function(x,y){var a=x.cells[i].getAttribute('data-v'),c=y.cells[i]."
+    "getAttribute('data-v');if(a===null){a=x.cells[i].textContent;c=y.cells[i].textContent;"
+    "return dir*a.localeCompare(c)}a=+a;c=+c;if((a<0)!==(c<0))return a<0?1:-1;"
+    "return dir*(a-c)});rows.forEach(function(x){b.appendChild(x)});"
+    "[].forEach.call(hs,function(g,j){g.className=j===i?(dir>0?'gp-asc':'gp-desc'):'';"
+    "g.setAttribute('aria-sort',j===i?(dir>0?'ascending':'descending'):'none')});"
+    "t.setAttribute('data-sort',i+(dir>0?':asc':':desc'))}});"
+    "f.oninput=function(){var q=f.value.toLowerCase(),k=0;rows.forEach(function(x){"
+    "var ok=x.textContent.toLowerCase().indexOf(q)>=0;x.style.display=ok?'':'none';if(ok)k++});"
+    "n.textContent=k+' of '+rows.length+' rows';n.setAttribute('data-shown',k)}})();"
+    "</script>\n";
 
 static void num(FILE *fp, double v, const char *fmt_val)
 {
@@ -143,13 +190,30 @@ static void num(FILE *fp, double v, const char *fmt_val)
     fputs("</td>", fp);
 }
 
+/* The column of the table that the rows' order (gp_ops_sort) sorts, and its direction. */
+static int sorted_column(gp_ops_sort s, bool *asc)
+{
+    static const int col[GP_OPS_SORT_COUNT] = {6, 7, 4, 5, 3, 9, 12};
+    *asc = s == GP_OPS_SORT_EFFICIENCY;
+    return s < GP_OPS_SORT_COUNT ? col[s] : -1;
+}
+
 static void table(FILE *fp, const gp_ops *ops, size_t n)
 {
-    fputs("<table><thead><tr><th>Name</th><th>Input Dims</th><th>dtype</th><th>Calls</th>"
-          "<th>Self CPU (ms)</th><th>CPU total (ms)</th><th>Self GPU (ms)</th>"
-          "<th>GPU total (ms)</th><th>Kernels</th><th>TFLOP/s</th><th>TB/s</th><th>FLOP/B</th>"
-          "<th>% of roofline</th><th>Bound</th></tr></thead><tbody>\n",
-          fp);
+    static const char *const heads[] = {
+        "Name",           "Input Dims",    "dtype",          "Calls",   "Self CPU (ms)",
+        "CPU total (ms)", "Self GPU (ms)", "GPU total (ms)", "Kernels", "TFLOP/s",
+        "TB/s",           "FLOP/B",        "% of roofline",  "Bound"};
+    bool asc;
+    int sc = sorted_column(ops->sort, &asc);
+    fprintf(fp,
+            "<div class=\"gp-ops-wrap\"><table class=\"gp-table\" data-rows=\"%zu\" "
+            "data-sort=\"%d:%s\"><thead><tr>",
+            n, sc, asc ? "asc" : "desc");
+    for (int i = 0; i < (int)(sizeof heads / sizeof *heads); i++)
+        fprintf(fp, "<th%s%s>%s</th>", i < 3 || i == 13 ? " data-s" : "",
+                i == sc ? (asc ? " class=\"gp-asc\"" : " class=\"gp-desc\"") : "", heads[i]);
+    fputs("</tr></thead><tbody>\n", fp);
     for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &ops->rows[i];
         fputs("<tr><td class=\"k\">", fp);
@@ -176,7 +240,7 @@ static void table(FILE *fp, const gp_ops *ops, size_t n)
             fputs("<td data-v=\"-1\"></td>", fp);
         fprintf(fp, "<td>%s</td></tr>\n", gp_op_bound_name(r->bound));
     }
-    fputs("</tbody></table>\n", fp);
+    fputs("</tbody></table></div>\n", fp);
 }
 
 gp_status gp__render_ops_html(const gp_ops *ops, size_t top_n, const char *id, FILE *fp)
@@ -186,10 +250,22 @@ gp_status gp__render_ops_html(const gp_ops *ops, size_t top_n, const char *id, F
     gp__html_str(fp, id ? id : "ops");
     fputs("\">\n<h2>Operators: GPU work sum and roofline</h2>\n", fp);
     fputs(style, fp);
-    roofline_svg(fp, ops);
-    fputs("<p><input type=\"search\" placeholder=\"filter by name or shape\"> ", fp);
-    fprintf(fp, "%zu of %zu rows; self GPU is a partition of the GPU work sum, %.3f ms.</p>\n", n,
-            ops->n_rows, (double)ops->gpu_time / 1e6);
+    roofline_svg(fp, ops, n);
+    fputs("<p class=\"gp-note\">One point per op of the table that does its own work (a leaf of "
+          "the op tree with a model: aten::linear is drawn as the aten::addmm inside it); blue: "
+          "memory-bound, orange: compute-bound.</p>\n",
+          fp);
+    fprintf(fp,
+            "<p class=\"gp-controls\"><input type=\"search\" placeholder=\"filter by name or "
+            "shape\" aria-label=\"filter\"><span class=\"gp-ops-count\" data-shown=\"%zu\">%zu "
+            "of %zu rows</span>",
+            n, n, n);
+    if (n < ops->n_rows)
+        fprintf(fp, " (the first %zu of %zu)", n, ops->n_rows);
+    fprintf(fp,
+            "; self GPU is a partition of the GPU work sum, %.3f ms; rows without a model sort "
+            "last.</p>\n",
+            (double)ops->gpu_time / 1e6);
     table(fp, ops, n);
     if (ops->note.msg[0]) {
         fputs("<p class=\"note\">", fp);
@@ -201,24 +277,59 @@ gp_status gp__render_ops_html(const gp_ops *ops, size_t top_n, const char *id, F
     return fflush(fp) != 0 || ferror(fp) ? GP_EIO : GP_OK;
 }
 
+/* The device of the page's heading: the trace's name for it, or the peak table's entry. */
+static const char *device_of(const gp_ops *ops)
+{
+    return ops->peak.device ? ops->peak.device : ops->peak.entry ? ops->peak.entry : NULL;
+}
+
+gp_status gp__render_ops_page_to(const gp_ops *ops, size_t top_n, const char *trace,
+                                 const char *nav_html, FILE *fp)
+{
+    const char *dev = device_of(ops);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\" data-ready=\"1\"><head><meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+          fp);
+    gp__html_str(fp, trace ? trace : "trace");
+    fputs(": ops and roofline", fp);
+    if (dev) {
+        fputs(" on ", fp);
+        gp__html_str(fp, dev);
+    }
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>%s\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css, nav_html ? nav_html : "");
+    gp__html_str(fp, trace ? trace : "trace");
+    fputs("</h1>\n<p class=\"gp-sub\" id=\"gp-ops-device\">ops and roofline &middot; device: ", fp);
+    gp__html_str(fp, dev ? dev : "unknown");
+    if (ops->peak.entry && dev != ops->peak.entry) {
+        fputs(" (peaks of ", fp);
+        gp__html_str(fp, ops->peak.entry);
+        fputs(")", fp);
+    }
+    fprintf(fp,
+            " &middot; grouped by %s &middot; gpuprof " GP_VERSION_STRING "</p>\n</header>\n"
+            "<main>\n",
+            gp_ops_by_name(ops->by));
+    gp_status st = gp__render_ops_html(ops, top_n, "ops", fp);
+    fputs("</main>\n</body></html>\n", fp);
+    return st == GP_OK && ferror(fp) ? GP_EIO : st;
+}
+
 typedef struct page_ctx {
     const gp_ops *ops;
     size_t top;
+    const char *trace;
 } page_ctx;
 
 static gp_status write_page(const void *ctx, FILE *fp)
 {
     const page_ctx *p = ctx;
-    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpuprof ops</title>"
-          "</head>\n<body>\n",
-          fp);
-    gp_status st = gp__render_ops_html(p->ops, p->top, "ops", fp);
-    fputs("</body></html>\n", fp);
-    return st == GP_OK && ferror(fp) ? GP_EIO : st;
+    return gp__render_ops_page_to(p->ops, p->top, p->trace, NULL, fp);
 }
 
-gp_status gp__render_ops_page(const gp_ops *ops, size_t top_n, const char *path, gp_error *err)
+gp_status gp__render_ops_page(const gp_ops *ops, size_t top_n, const char *trace, const char *path,
+                              gp_error *err)
 {
-    page_ctx c = {ops, top_n};
+    page_ctx c = {ops, top_n, trace};
     return gp__render_to_file(path, write_page, &c, err);
 }

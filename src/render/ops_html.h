@@ -18,9 +18,15 @@
 gp_status gp__render_ops_html(const gp_ops *ops, size_t top_n, const char *id,
                               FILE *fp) GP_WARN_UNUSED;
 
-/* Writes a whole page holding that section (first top_n rows) to path, atomically. The error names
- * the path. */
-gp_status gp__render_ops_page(const gp_ops *ops, size_t top_n, const char *path,
+/* Writes a whole page holding that section (first top_n rows, 0 = all) to path, atomically:
+ * styled as the other pages, titled with the trace (its path or name) and the device. The error
+ * names the path. */
+gp_status gp__render_ops_page(const gp_ops *ops, size_t top_n, const char *trace, const char *path,
                               gp_error *err) GP_WARN_UNUSED;
+
+/* The same page into fp, with nav_html (trusted markup, NULL: none) at the top of the body (the
+ * profile server's links). GP_EIO when the stream fails. */
+gp_status gp__render_ops_page_to(const gp_ops *ops, size_t top_n, const char *trace,
+                                 const char *nav_html, FILE *fp) GP_WARN_UNUSED;
 
 #endif

@@ -25,6 +25,10 @@ extern const char gp__asset_report_css[];
 /* Writes s[0..len) as HTML/XML text or attribute content: & < > " ' escaped; control bytes other
  * than tab and newline become spaces. */
 void gp__html_text(FILE *fp, const char *s, size_t len);
+/* A duration for an HTML page: as gp__fmt_dur ("1.250 ms", "93.222 \u00b5s", "80 ns") with the
+ * micro sign the timeline and flame pages write, not "us" (html_util.c). */
+void gp__fmt_dur_html(char *buf, size_t cap, int64_t ns);
+
 static inline void gp__html_str(FILE *fp, const char *s)
 {
     gp__html_text(fp, s, s ? __builtin_strlen(s) : 0);
@@ -60,6 +64,10 @@ void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
  * path of each step by class, or an empty state (nothing when a is NULL; no path part for an
  * in-process profile). */
 void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile);
+/* The dashboard's table of every operation of s (dashboard_ops.c): tabs per kind, filter, sorting,
+ * the rows as a JSON data script that report.js draws; *rows: their count. GP_EIO on a write
+ * error. */
+gp_status gp__dash_ops_html(FILE *fp, const gp_summary *s, size_t *rows);
 /* The collectives section (dashboard_collectives.c): nothing without matched collectives. */
 void gp__dash_collectives_html(FILE *fp, const gp_analysis *a);
 /* dashboard_profile.c: the section of an in-process profile (nothing unless d->is_profile). */

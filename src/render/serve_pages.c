@@ -9,6 +9,16 @@
 #include "core/units.h"
 #include "render/render_internal.h"
 
+/* Three white bars on blue: a profile. */
+const char gp__serve_favicon_svg[] =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect width=\"16\" "
+    "height=\"16\" rx=\"3\" fill=\"#4a90d9\"/><rect x=\"3\" y=\"8\" width=\"2.5\" "
+    "height=\"5\" fill=\"#fff\"/><rect x=\"6.8\" y=\"3\" width=\"2.5\" height=\"10\" "
+    "fill=\"#fff\"/><rect x=\"10.5\" y=\"6\" width=\"2.5\" height=\"7\" fill=\"#fff\"/>"
+    "</svg>\n";
+
+#define ICON_LINK "<link rel=\"icon\" type=\"image/svg+xml\" href=\"/favicon.ico\">"
+
 void gp__serve_url_component(FILE *fp, const char *name)
 {
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
@@ -61,10 +71,28 @@ static void diff_form(FILE *fp, const gp__serve_entry *v, size_t n)
     fputs("<button type=\"submit\">diff</button></form>", fp);
 }
 
+/* The span, GPU busy and device cells of an entry (empty when its figures are not known). */
+static void headline(FILE *fp, const gp__serve_entry *e)
+{
+    if (!e->has_head) {
+        fputs("<td class=\"n\"></td><td class=\"n\"></td><td></td>", fp);
+        return;
+    }
+    char span[32], busy[32];
+    gp__fmt_dur_html(span, sizeof span, e->head.span);
+    gp__fmt_dur_html(busy, sizeof busy, e->head.gpu_busy);
+    fprintf(fp,
+            "<td class=\"n\" data-v=\"%lld\">%s</td><td class=\"n\" data-v=\"%lld\">%s</td><td>",
+            (long long)e->head.span, span, (long long)e->head.gpu_busy, busy);
+    gp__html_str(fp, e->head.device);
+    fputs("</td>", fp);
+}
+
 gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry *v, size_t n,
                                const gp_view_info *const *views, size_t n_views)
 {
-    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>gpuprof: profiles</title>"
+    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\">" ICON_LINK
+          "<title>gpuprof: profiles</title>"
           "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
           "td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
           "td.n{text-align:right}label{margin-right:1em}</style></head><body>"
@@ -73,7 +101,8 @@ gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry 
     gp__html_str(fp, dir);
     fprintf(fp,
             ": %zu profile%s</p><table id=\"gp-profiles\"><tr><th>name</th><th>size</th>"
-            "<th>modified</th><th>views</th><th>data (JSON)</th></tr>",
+            "<th>modified</th><th>span</th><th>GPU busy</th><th>device</th><th>views</th>"
+            "<th>data (JSON)</th></tr>",
             n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++) {
         char when[32] = "";
@@ -91,9 +120,16 @@ gp_status gp__serve_index_html(FILE *fp, const char *dir, const gp__serve_entry 
             fputs(" (torch.compile log)", fp);
         char size[32];
         gp__fmt_bytes(size, sizeof size, (double)v[i].bytes);
-        fprintf(fp, "</td><td class=\"n\">%s</td><td>%s</td><td>", size, when);
+        fprintf(fp, "</td><td class=\"n\">%s</td><td>%s</td>", size, when);
+        headline(fp, &v[i]);
+        fputs("<td>", fp);
         bool cl = v[i].compile_log;
         links(fp, v[i].name, views, n_views, true, cl);
+        if (!cl && v[i].has_head && v[i].head.compiled) { /* a trace with compiled regions */
+            fputs(" · <a href=\"/compile/", fp);
+            gp__serve_url_component(fp, v[i].name);
+            fputs("\">compile</a>", fp);
+        }
         fputs("</td><td>", fp);
         links(fp, v[i].name, views, n_views, false, cl);
         fputs("</td></tr>", fp);

@@ -117,6 +117,38 @@ static void self_times_and_partition(void **state)
     gp_trace_free(t);
 }
 
+/* Recursion: `next` [0,100000) holds `next` [10000,60000) which holds `next` [20000,30000), then
+ * `next` [200000,210000) on its own; `helper` [70000,80000) inside the first. Hand-derived: total
+ * (every duration added) 100000 + 50000 + 10000 + 10000 = 170000; total_once (the calls inside no
+ * other `next`) 100000 + 10000 = 110000, within the thread's 210000 span; self 100000 - 10000
+ * (helper) + 10000 = 100000; helper, not recursive: total_once == total == 10000. */
+static void recursion_counted_once(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("recursive", &t), GP_OK);
+    uint32_t cpu;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    add(t, cpu, GP_EV_PYTHON, "<built-in function next>", 0, 100000);
+    add(t, cpu, GP_EV_PYTHON, "<built-in function next>", 10000, 50000);
+    add(t, cpu, GP_EV_PYTHON, "<built-in function next>", 20000, 10000);
+    add(t, cpu, GP_EV_PYTHON, "helper", 70000, 10000);
+    add(t, cpu, GP_EV_PYTHON, "<built-in function next>", 200000, 10000);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s = NULL;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    const gp_kind_summary *ks = &s->kinds[GP_EV_PYTHON];
+    const gp_name_stats *nx = row_of(ks, "<built-in function next>"), *h = row_of(ks, "helper");
+    assert_int_equal(nx->calls, 4);
+    assert_int_equal(nx->total, 170000);
+    assert_int_equal(nx->total_once, 110000);
+    assert_int_equal(nx->self_total, 100000);
+    assert_int_equal(h->total_once, 10000);
+    assert_int_equal(h->total, 10000);
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
 /* A launch inside addmm is a child too (as in torch's key_averages): the CPU-side kinds' self
  * totals together are the union of the thread. */
 static void launch_is_a_child(void **state)
@@ -362,6 +394,7 @@ int main(void)
         cmocka_unit_test(kind_filter_keeps_self_and_gpu_facts),
         cmocka_unit_test(machine_output_has_every_row),
         cmocka_unit_test(real_timesformer_partition),
+        cmocka_unit_test(recursion_counted_once),
         cmocka_unit_test(profile_memory_and_gpu_utilisation),
         cmocka_unit_test(no_profile_figures_without_args),
     };

@@ -642,6 +642,43 @@ static void cpu_only_sorts_by_cpu(void **state)
     gp_trace_free(t);
 }
 
+/* The roofline's leaves: aten::linear (ext 10) holds aten::addmm (ext 11), both modeled GEMMs of
+ * the same product ([64,128] x [128,256] + bias), and addmm launches the kernel. linear's model
+ * is the time of the addmm inside it: linear is modeled but no leaf (leaves 0), addmm a leaf. A
+ * lone aten::mm (ext 12, no modeled op inside) is a leaf too. */
+static void roofline_leaves(void **state)
+{
+    (void)state;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("leaves", &t), GP_OK);
+    uint32_t cpu, s7;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
+    device(t, "NVIDIA H100 80GB HBM3");
+    add(t, cpu, GP_EV_CPU_OP, "aten::linear", 0, 500, 0, 10);
+    add(t, cpu, GP_EV_CPU_OP, "aten::addmm", 100, 300, 0, 11);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 150, 10, 1, 11);
+    add(t, cpu, GP_EV_CPU_OP, "aten::mm", 600, 100, 0, 12);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 610, 10, 2, 12);
+    add(t, s7, GP_EV_KERNEL, "k_gemm", 1000, 300, 1, 11);
+    add(t, s7, GP_EV_KERNEL, "k_mm", 2000, 300, 2, 12);
+    const char *bf = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\"]";
+    shapes(t, 10, "[[64, 128], [256, 128], [256]]", bf, NULL);
+    shapes(t, 11, "[[256], [64, 128], [128, 256]]", bf, NULL);
+    shapes(t, 12, "[[64, 128], [128, 256]]", bf, NULL);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_ops *ops = compute(t, GP_OPS_BY_NAME, false);
+    const gp_ops_row *lin = row_of(ops, "aten::linear"), *mm = row_of(ops, "aten::addmm"),
+                     *m2 = row_of(ops, "aten::mm");
+    assert_int_equal(lin->modeled, 1);
+    assert_int_equal(lin->leaves, 0);
+    assert_int_equal(mm->modeled, 1);
+    assert_int_equal(mm->leaves, 1);
+    assert_int_equal(m2->leaves, 1);
+    gp_ops_free(ops);
+    gp_trace_free(t);
+}
+
 /* A real trace read with and without the shapes: the same attribution; the partition holds. */
 static void real_vit(void **state)
 {
@@ -689,6 +726,7 @@ int main(void)
         cmocka_unit_test(unknown_device_and_override),
         cmocka_unit_test(golden_outputs),
         cmocka_unit_test(cpu_only_sorts_by_cpu),
+        cmocka_unit_test(roofline_leaves),
         cmocka_unit_test(real_vit),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -75,7 +75,7 @@ grep -q 'try --weight' "$OUT/stderr" && fail "nothing to weigh: no weight to sug
 grep -q 'zero duration' "$OUT/stderr" || fail "nothing to weigh: say why"
 # -n caps what --help says: the top-operations list and chart
 expect 0 "report -n 2" "$GP" report "$X" -n 2 -o "$OUT/n2.html"
-n_list=$(grep -c '<li><span class="gp-name"' "$OUT/n2.html")
+n_list=$(grep -c '<li><span class="gp-name' "$OUT/n2.html")
 n_bars=$(sed -n '/id="gp-op-bars"/,/<\/table>/p' "$OUT/n2.html" | grep -c '<tr><td')
 [ "$n_list" -eq 2 ] && [ "$n_bars" -eq 2 ] && echo "ok: -n 2 lists 2 operations" \
   || fail "-n 2: $n_list listed, $n_bars bars"

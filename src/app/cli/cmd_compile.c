@@ -196,8 +196,20 @@ int gp__cmd_compile(int argc, char **argv)
     rc = load(&r, first < argc ? argv[first] : NULL, &a, &o);
     if (rc < 0) {
         const gp_compile_trace *ct[2] = {r.ct[0], r.ct[1]};
-        gp_compile_report rep = {
-            r.log, r.an, ct, a.n_traces, r.sp, o.top_given ? (size_t)o.top : 20, o.title, NULL};
+        /* the page names its log (or its trace) unless --title says otherwise */
+        char title[600];
+        snprintf(title, sizeof title, "%s: torch.compile",
+                 first < argc ? argv[first]
+                 : a.n_traces ? a.traces[0]
+                              : "gpuprof compile");
+        gp_compile_report rep = {r.log,
+                                 r.an,
+                                 ct,
+                                 a.n_traces,
+                                 r.sp,
+                                 o.top_given ? (size_t)o.top : 20,
+                                 o.title ? o.title : title,
+                                 NULL};
         rc = a.html ? write_html(&rep, a.html) : 0;
         if (rc == 0) {
             gp_status st = o.json ? gp_compile_render_json(&rep, stdout)

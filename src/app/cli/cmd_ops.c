@@ -37,6 +37,9 @@ static void usage(FILE *fp)
         "      --peak-tbps X   the device's memory bandwidth, TB/s (overrides the table)\n"
         "      --json          JSON output (schema in docs/ops.md)\n"
         "      --csv           CSV output, one row per line of the table\n"
+        "      --html FILE     also write FILE: the roofline and every row of the table as a\n"
+        "                      page (sortable, filterable), titled with the trace and device\n"
+        "      --title TEXT    the page's title (default: the input's name)\n"
         "  -q, --quiet         no warnings about suspect input on stderr\n"
         "      --progress      show read progress on stderr even when it is not a terminal\n"
         "  -h, --help          this help\n"
@@ -55,6 +58,7 @@ static const gp__cli_opt ops_opts[] = {GP__CLI_ARG_S("by", 'b'),
                                        GP__CLI_OPT_JSON,
                                        GP__CLI_FLAG("csv", OPT_CSV),
                                        GP__CLI_ARG("html", OPT_HTML),
+                                       GP__CLI_OPT_TITLE,
                                        GP__CLI_OPT_QUIET,
                                        GP__CLI_OPT_PROGRESS,
                                        GP__CLI_OPT_HELP,
@@ -153,7 +157,16 @@ int gp__cmd_ops(int argc, char **argv)
     rc = gp__cli_finish_stdout("ops", st);
     if (rc == 0 && a.html) {
         gp_error err = {0};
-        (void)gp__cli_file_written("ops", gp__render_ops_page(ops, top, a.html, &err), &err, &rc);
+        char title[512]; /* the first input, and how many more */
+        if (o.title)
+            snprintf(title, sizeof title, "%s", o.title);
+        else if (argc - first > 1)
+            snprintf(title, sizeof title, "%s (+%d more)", argv[first], argc - first - 1);
+        else
+            snprintf(title, sizeof title, "%s", argv[first]);
+        /* the page holds every row: its filter and counter are the way through them */
+        (void)gp__cli_file_written("ops", gp__render_ops_page(ops, 0, title, a.html, &err), &err,
+                                   &rc);
     }
 done:
     gp_ops_free(ops);

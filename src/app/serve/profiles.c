@@ -27,6 +27,7 @@
 #include "gpuprof/report.h"
 #include "gpuprof/serve.h"
 #include "gpuprof/summary.h"
+#include "app/serve/headlines.h"
 #include "render/serve_pages.h"
 
 enum { TURN_WAIT_S = 30 };
@@ -42,6 +43,7 @@ struct gp_profile_server {
     bool stopping; /* guarded by lock; no new turns: the waiting requests get 503 */
     const gp_view_info *views[GP__VIEWS_MAX]; /* the registry (app/views.h): routes, links */
     size_t n_views;
+    gp__headlines *heads; /* the index's figures per entry (headlines.c), NULL: none */
 };
 
 static const char *const TYPE_HTML = "text/html; charset=utf-8";
@@ -317,6 +319,8 @@ static enum MHD_Result send_listing(gp_profile_server *s, struct MHD_Connection 
         free(v);
         return fail(c, json, 500, "cannot create a temporary file for the reply");
     }
+    if (!json) /* the figures known so far; the others are queued for the cache's worker */
+        gp__headlines_fill(s->heads, v, n);
     gp_status st = json ? gp__serve_profiles_json(fp, s->dir.dir, v, n)
                         : gp__serve_index_html(fp, s->dir.dir, v, n, s->views, s->n_views);
     free(v);
@@ -334,6 +338,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *m
         return fail(c, api, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
     if (strcmp(url, "/") == 0)
         return send_listing(s, c, false);
+    if (strcmp(url, "/favicon.ico") == 0) /* the icon held in the binary */
+        return gp__http_reply(c, MHD_HTTP_OK, "image/svg+xml", (char *)gp__serve_favicon_svg,
+                              strlen(gp__serve_favicon_svg), false);
     if (strcmp(url, "/healthz") == 0)
         return gp__http_reply(c, MHD_HTTP_OK, TYPE_JSON, "{\"status\":\"ok\"}\n", 16, false);
     if (strcmp(url, "/api/profiler/profiles") == 0)
@@ -368,6 +375,8 @@ gp_status gp_profile_server_start(const gp_profile_server_opts *opts, gp_profile
     srv->n_views = gp__view_list(srv->views, GP__VIEWS_MAX);
     srv->analyses = opts->analyses ? opts->analyses : 2;
     srv->max_input = opts->max_input_bytes ? opts->max_input_bytes : (uint64_t)4 << 30;
+    /* NULL (out of memory): an index without figures */
+    srv->heads = gp__headlines_new(&srv->dir, srv->max_input);
     gp__mutex_init(&srv->lock);
     pthread_cond_init(&srv->turn, NULL);
     srv->http = gp__http_start(&sa, NULL, handle, srv);
@@ -397,5 +406,6 @@ void gp_profile_server_stop(gp_profile_server *s)
     gp__http_stop(s->http);
     pthread_cond_destroy(&s->turn);
     gp__mutex_destroy(&s->lock);
+    gp__headlines_free(s->heads);
     free(s);
 }
