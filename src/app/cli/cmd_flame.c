@@ -308,9 +308,12 @@ int gp__cmd_flame(int argc, char **argv)
         goto done;
     a.ro.alt = alt;
     gp_error err = {0};
-    if (!gp__cli_file_written("flame", gp_flame_write(tree, a.fmt, &a.ro, o.output, &err), &err,
-                              &rc))
+    gp_status ws = gp_flame_write(tree, a.fmt, &a.ro, o.output, &err);
+    if (!gp__cli_file_written("flame", ws, &err, &rc)) {
+        if (ws == GP_ELIMIT) /* the input nests too deep for the format: an input error */
+            rc = 2;
         goto done;
+    }
     if (tree->by == GP_FLAME_BY_MODULE && !o.quiet && !tree->n_modules)
         fprintf(stderr,
                 "gpuprof flame: warning: no nn.Module frames: every frame is \"(no module)\" "
