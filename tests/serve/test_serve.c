@@ -57,6 +57,34 @@ static void http_head_check_verdicts(void **state)
     assert_int_equal(gp__http_head_check(nul, sizeof nul - 1, 16384, &why), GP__HEAD_BAD);
 }
 
+/* Content-Length (issue 38): libmicrohttpd answered a negative, non-numeric or overflowing one
+ * with two response heads; the gate refuses it (one 400) before libmicrohttpd reads it. */
+static void http_head_content_length(void **state)
+{
+    (void)state;
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", 16384),
+                     GP__HEAD_COMPLETE);
+    assert_int_equal(head("POST / HTTP/1.1\r\ncontent-length:0\r\n\r\n", 16384), GP__HEAD_COMPLETE);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: 999999999999999999\r\n\r\n", 16384),
+                     GP__HEAD_COMPLETE);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: +1\r\n\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: \r\n\r\n", 16384), GP__HEAD_BAD);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n\r\n", 16384),
+                     GP__HEAD_BAD);
+    assert_int_equal(head("POST / HTTP/1.1\r\nContent-Length: 1000000000000000000\r\n\r\n", 16384),
+                     GP__HEAD_BAD);
+    assert_int_equal(
+        head("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 16384),
+        GP__HEAD_BAD);
+    assert_int_equal(
+        head("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", 16384),
+        GP__HEAD_COMPLETE);
+    assert_int_equal(head("GET / HTTP/1.1\r\nX-Content-Length: -1\r\n\r\n", 16384),
+                     GP__HEAD_COMPLETE);
+}
+
 /* The target decoder: %XX undone in the path (%2F too: a name's '/' is looked up, never walked),
  * '+' a space in the query, a fragment ignored; NUL, control bytes and bad escapes refused. */
 static void http_target_decoding(void **state)
@@ -339,6 +367,7 @@ int main(void)
 {
     const struct CMUnitTest parsing[] = {
         cmocka_unit_test(http_head_check_verdicts),
+        cmocka_unit_test(http_head_content_length),
         cmocka_unit_test(http_target_decoding),
         cmocka_unit_test(compile_log_regular_files_only),
     };

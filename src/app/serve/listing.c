@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/serve/http.h"
 #include "app/serve/serve.h"
 #include "core/util.h"
 #include "gpuprof/compile.h"
@@ -30,6 +31,8 @@ gp_status gp__serve_dir_init(gp__serve_dir *d, const char *dir, bool follow_syml
         return gp_error_set(err, GP_EIO, "%s: %s", dir, strerror(errno));
     snprintf(d->dir, sizeof d->dir, "%s", dir);
     d->follow_symlinks = follow_symlinks;
+    gp__http_hide_prefix(d->dir); /* error replies name files under it, never it (issue 38) */
+    gp__http_hide_prefix(d->real);
     return GP_OK;
 }
 
