@@ -141,7 +141,7 @@ GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);
 
 /* The bytes of the stack lines the tree gives in fmt: exact for folded (names, separators and
  * counts), an upper bound for speedscope's samples; 0 for SVG and HTML (one element per frame,
- * linear in the frames). Saturates at UINT64_MAX. */
+ * linear in the frames). Saturates at UINT64_MAX (also when out of memory to tell). */
 GP_EXTERN uint64_t gp_flame_stack_bytes(const gp_flame_tree *tree, gp_flame_format fmt);
 
 /* Formats the tree into fp. o may be NULL. GP_EIO when the stream fails, GP_EINVAL for a

@@ -144,14 +144,15 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
 
 /* The row of mi's device in r->memory, added when new (devs: (type, id) -> row); NULL when out
  * of memory. */
-static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, gp__group_table *devs,
+static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, gp__imap *devs,
                                     const gp_mem_info *mi)
 {
-    int64_t k = gp__lane_of(devs, mi->device_type, mi->device_id);
-    if (k < 0)
-        return NULL;
-    if ((size_t)k < r->n_memory)
+    int64_t key = (int64_t)((uint64_t)(uint32_t)mi->device_type << 32 | (uint32_t)mi->device_id);
+    uint64_t k;
+    if (gp__imap_get(devs, key, &k))
         return &r->memory[k];
+    if (gp__imap_put(devs, key, r->n_memory) != GP_OK)
+        return NULL;
     gp_memory_device *d = GP_PUSH(r->memory, r->n_memory, *cap);
     if (d) {
         d->device_type = mi->device_type;
@@ -202,6 +203,14 @@ static int cmp_peak(const void *x, const void *y)
     return GP_CMP(((const at_item *)x)->ts, ((const at_item *)y)->ts);
 }
 
+static bool sorted(const at_item *v, size_t n, int (*cmp)(const void *, const void *))
+{
+    for (size_t i = 1; i < n; i++)
+        if (cmp(&v[i - 1], &v[i]) > 0)
+            return false;
+    return true;
+}
+
 /* Each memory device's running_cpu: the innermost CPU op running at its peak, i.e. of the ops
  * that cover the peak, the one that started last (the earliest CPU thread's on a tie). One sweep
  * over the ops of every CPU thread merged by start and the peaks in time order (a search per
@@ -234,8 +243,10 @@ static gp_status running_cpu_ops(const gp__view *v, gp_rank_analysis *r)
     for (size_t d = 0; d < r->n_memory; d++)
         if (r->memory[d].peak_allocated >= 0)
             peaks[n_peaks++] = (at_item){r->memory[d].peak_ts, (uint32_t)d, NULL};
-    gp__msort(ops, n_ops, sizeof *ops, cmp_op);
-    gp__msort(peaks, n_peaks, sizeof *peaks, cmp_peak);
+    if (!sorted(ops, n_ops, cmp_op)) /* one CPU thread, peaks in device order: often sorted */
+        gp__msort(ops, n_ops, sizeof *ops, cmp_op);
+    if (!sorted(peaks, n_peaks, cmp_peak))
+        gp__msort(peaks, n_peaks, sizeof *peaks, cmp_peak);
     size_t depth = 0, next = 0;
     for (size_t q = 0; q < n_peaks; q++) {
         gp_ns at = peaks[q].ts;
@@ -261,8 +272,11 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
     gp_memory_device **dev_of = calloc(mem->n ? mem->n : 1, sizeof(*dev_of));
     if (!dev_of)
         return GP_ENOMEM;
-    gp__group_table devs; /* (device type, id) -> its row in r->memory */
-    gp__lanes_init(&devs);
+    gp__imap devs; /* (device type << 32 | id) -> its row in r->memory */
+    if (gp__imap_init(&devs, 16) != GP_OK) {
+        free(dev_of);
+        return GP_ENOMEM;
+    }
     /* Pass 1: devices and peaks. */
     for (size_t i = 0; i < mem->n; i++) {
         const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
@@ -359,7 +373,7 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
     }
 done:
     free(dev_of);
-    gp__group_table_free(&devs);
+    gp__imap_free(&devs);
     gp__imap_free(&capacity);
     free(end_max);
     free(t0);

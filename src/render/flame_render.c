@@ -78,16 +78,18 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-uint64_t gp_flame_stack_bytes(const gp_flame_tree *t, gp_flame_format fmt)
+/* gp_flame_stack_bytes into *out; GP_ENOMEM when it cannot tell. */
+static gp_status stack_bytes(const gp_flame_tree *t, gp_flame_format fmt, uint64_t *out)
 {
+    *out = 0;
     if ((fmt != GP_FLAME_FOLDED && fmt != GP_FLAME_SPEEDSCOPE) || t->n_nodes == 0)
-        return 0;
+        return GP_OK;
     /* per[i]: node i's stack, root excluded: its folded bytes, or its depth for speedscope
      * (parents precede children, so one pass) */
     uint64_t *per = malloc(t->n_nodes * sizeof *per), total = 0;
     if (!per)
-        return UINT64_MAX; /* cannot tell: as if too large */
-    int digits = 1;        /* of a speedscope frame index, with its comma */
+        return GP_ENOMEM;
+    int digits = 1; /* of a speedscope frame index, with its comma */
     for (size_t n = t->n_nodes; n >= 10; n /= 10)
         digits++;
     per[0] = 0;
@@ -108,7 +110,14 @@ uint64_t gp_flame_stack_bytes(const gp_flame_tree *t, gp_flame_format fmt)
         total = sat_add(total, line);
     }
     free(per);
-    return total;
+    *out = total;
+    return GP_OK;
+}
+
+uint64_t gp_flame_stack_bytes(const gp_flame_tree *t, gp_flame_format fmt)
+{
+    uint64_t bytes;
+    return stack_bytes(t, fmt, &bytes) == GP_OK ? bytes : UINT64_MAX;
 }
 
 static gp_status render_folded(const gp_flame_tree *t, FILE *fp)
@@ -539,9 +548,12 @@ gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
         gp_flame_render_opts_init(&defaults);
         o = &defaults;
     }
-    if (o->max_bytes && gp_flame_stack_bytes(tree, fmt) > o->max_bytes)
+    uint64_t bytes;
+    gp_status s = o->max_bytes ? stack_bytes(tree, fmt, &bytes) : GP_OK;
+    if (s != GP_OK)
+        return s;
+    if (o->max_bytes && bytes > o->max_bytes)
         return GP_ELIMIT;
-    gp_status s;
     switch (fmt) {
     case GP_FLAME_FOLDED:
         s = render_folded(tree, fp);
@@ -578,8 +590,10 @@ static gp_status flame_render_cb(const void *ctx, FILE *fp)
 gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
                          const gp_flame_render_opts *o, const char *path, gp_error *err)
 {
-    uint64_t bytes, max = o ? o->max_bytes : GP_FLAME_MAX_BYTES;
-    if (max && (bytes = gp_flame_stack_bytes(tree, fmt)) > max)
+    uint64_t bytes = 0, max = o ? o->max_bytes : GP_FLAME_MAX_BYTES;
+    if (max && stack_bytes(tree, fmt, &bytes) != GP_OK)
+        return gp_error_set(err, GP_ENOMEM, "%s: out of memory", path);
+    if (max && bytes > max)
         return gp_error_set(err, GP_ELIMIT,
                             "%s: the stacks would take %.0f MB, over the %.0f MB limit: each "
                             "line repeats its whole stack and this one nests deep (lower "

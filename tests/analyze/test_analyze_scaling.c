@@ -128,8 +128,10 @@ static void memory_devices_scale_linearly(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(streams_scale_linearly),
+        /* first: the heap as a fresh process has it, for both sizes (after the streams test the
+         * small size reuses warm memory that the large one must fault in) */
         cmocka_unit_test(memory_devices_scale_linearly),
+        cmocka_unit_test(streams_scale_linearly),
     };
     if (getenv("GP_TEST_FILTER")) /* a cmocka pattern: one test under a profiler */
         cmocka_set_test_filter(getenv("GP_TEST_FILTER"));
