@@ -174,15 +174,28 @@ typedef struct gp_flame_render_opts {
                                * gp__serve_nav_html); NULL: none (default) */
     const gp_flame_evented *evented; /* speedscope: the evented profiles written after the
                                         tree's sampled one; NULL: none (default) */
+    uint64_t max_bytes; /* folded / speedscope: refuse (GP_ELIMIT) output whose stack lines would
+                         * pass this many bytes: each line repeats its whole stack, so deep nesting
+                         * grows them with the square of the depth (issue 38: a 3.7 MB trace gave
+                         * a 5.2 GB .folded). Default GP_FLAME_MAX_BYTES; 0 = no limit */
 } gp_flame_render_opts;
+
+/* The default bound of gp_flame_render_opts.max_bytes: 256 MiB. */
+#define GP_FLAME_MAX_BYTES ((uint64_t)256 << 20)
 
 GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);
 
+/* The bytes of the stack lines the tree gives in fmt: exact for folded (names, separators and
+ * counts), an upper bound for speedscope's samples; 0 for SVG and HTML (one element per frame,
+ * linear in the frames). Saturates at UINT64_MAX (also when out of memory to tell). */
+GP_EXTERN uint64_t gp_flame_stack_bytes(const gp_flame_tree *tree, gp_flame_format fmt);
+
 /* Formats the tree into fp. o may be NULL. GP_EIO when the stream fails, GP_EINVAL for a
- * speedscope diff. */
+ * speedscope diff, GP_ELIMIT (nothing written) when gp_flame_stack_bytes passes o->max_bytes. */
 GP_EXTERN gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
                                     const gp_flame_render_opts *o, FILE *fp) GP_WARN_UNUSED;
-/* As gp_flame_render, into path atomically. */
+/* As gp_flame_render, into path atomically; over o->max_bytes err says the size, the limit and
+ * how to lower it (nothing is written). */
 GP_EXTERN gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
                                    const gp_flame_render_opts *o, const char *path,
                                    gp_error *err) GP_WARN_UNUSED;

@@ -15,6 +15,10 @@ static gp_profiler *handle_of(PyObject *h)
     gp_profiler *p = PyLong_AsVoidPtr(h);
     if (!p && !PyErr_Occurred())
         PyErr_SetString(PyExc_ValueError, "a null profiler handle");
+    else if (p && !gpy_profiler_handle_ok(p)) {
+        PyErr_SetString(PyExc_ValueError, "not a live profiler handle");
+        p = NULL;
+    }
     return p;
 }
 

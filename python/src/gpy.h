@@ -47,6 +47,8 @@ struct gp_job *gpy_trace_job(PyObject *obj);
 
 /* Type and function registration, one per source file. Each returns 0 or -1 with an exception. */
 int gpy_profiler_init(PyObject *module);
+/* Whether p is a live profiler whose handle _handle gave out (1) or not (0). */
+int gpy_profiler_handle_ok(const void *p);
 int gpy_trace_init(PyObject *module);
 int gpy_cuda_init(PyObject *module);
 int gpy_compile_init(PyObject *module);

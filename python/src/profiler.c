@@ -297,12 +297,51 @@ static int prof_clear(gpy_profiler *self)
     return 0;
 }
 
+/* The profilers whose handle _handle gave out, while they live (the GIL guards the list): the
+ * private functions taking a handle check it here, so a bogus one raises instead of crashing
+ * (issue 38). */
+static const void **live_handles;
+static size_t n_live, cap_live;
+
+int gpy_profiler_handle_ok(const void *p)
+{
+    for (size_t i = 0; p && i < n_live; i++)
+        if (live_handles[i] == p)
+            return 1;
+    return 0;
+}
+
+static int live_add(const void *p)
+{
+    if (gpy_profiler_handle_ok(p))
+        return 0;
+    if (n_live == cap_live) {
+        size_t cap = cap_live ? cap_live * 2 : 8;
+        const void **v = realloc(live_handles, cap * sizeof *v);
+        if (!v)
+            return -1;
+        live_handles = v;
+        cap_live = cap;
+    }
+    live_handles[n_live++] = p;
+    return 0;
+}
+
+static void live_remove(const void *p)
+{
+    for (size_t i = 0; i < n_live; i++)
+        if (live_handles[i] == p)
+            live_handles[i] = live_handles[--n_live];
+}
+
 static void prof_dealloc(gpy_profiler *self)
 {
     PyObject_GC_UnTrack(self);
     prof_clear(self);
-    if (self->owned)
+    if (self->owned) {
+        live_remove(self->p);
         gp_profiler_destroy(self->p);
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -616,6 +655,8 @@ static PyObject *prof_add_transfer(gpy_profiler *self, PyObject *arg)
 /* Exposes the raw handle to the other files of the extension (cuda.c, trace.c). */
 static PyObject *prof_handle(gpy_profiler *self, PyObject *noargs)
 {
+    if (live_add(self->p) != 0)
+        return PyErr_NoMemory();
     return PyLong_FromVoidPtr(self->p);
 }
 

@@ -225,6 +225,10 @@ static PyObject *py_from_profiler(PyObject *mod, PyObject *arg)
     gp_profiler *p = PyLong_AsVoidPtr(arg);
     if (!p && PyErr_Occurred())
         return NULL;
+    if (!gpy_profiler_handle_ok(p)) { /* a bogus handle raises (issue 38) */
+        PyErr_SetString(PyExc_ValueError, "not a live profiler handle");
+        return NULL;
+    }
     gp_job *job = calloc(1, sizeof *job);
     gp_trace **ranks = calloc(1, sizeof *ranks);
     if (!job || !ranks) {

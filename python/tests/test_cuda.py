@@ -128,3 +128,30 @@ def test_cuda_profiler_full_report_fake_cuda(fake_cuda):
     p = run_python(code, {"GPUPROF_CUDA_LIBRARY": fake_cuda})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "ok"
+
+
+def test_private_functions_check_handles():
+    """Issue 38: the private _core functions that take a profiler handle segfaulted on a bogus
+    one; each now raises ValueError, and a live handle still works."""
+    from gpuprof import _core
+
+    bogus = [1, 12345678, 2**40 + 8, -8]
+    for h in bogus:
+        for call in (lambda: _core._timer_start(h, "x", 0), lambda: _core._timer_stop(h, "x"),
+                     lambda: _core._timer_stats(h, "x"), lambda: _core._timer_all(h),
+                     lambda: _core._timer_report(h), lambda: _core._timer_add(h, "x", 5),
+                     lambda: _core._from_profiler(h)):
+            with pytest.raises((ValueError, OverflowError)):
+                call()
+    with pytest.raises(ValueError):
+        _core._timer_all(0)
+    p = gpuprof.Profiler()
+    h = p._handle()
+    _core._timer_add(h, "x", 5)
+    assert _core._timer_all(h)[0]["name"] == "x"
+    del p  # the handle dies with its profiler
+    import gc
+
+    gc.collect()
+    with pytest.raises(ValueError):
+        _core._timer_all(h)

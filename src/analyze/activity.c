@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 
 /* "CPU active" is what the CPU was doing for the GPU program: inside an operator or a runtime or
  * driver call. Python frames and annotations are context around that work, not work: with
@@ -141,11 +142,17 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
     return st;
 }
 
-static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, const gp_mem_info *mi)
+/* The row of mi's device in r->memory, added when new (devs: (type, id) -> row); NULL when out
+ * of memory. */
+static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, gp__imap *devs,
+                                    const gp_mem_info *mi)
 {
-    for (size_t i = 0; i < r->n_memory; i++)
-        if (r->memory[i].device_type == mi->device_type && r->memory[i].device_id == mi->device_id)
-            return &r->memory[i];
+    int64_t key = (int64_t)((uint64_t)(uint32_t)mi->device_type << 32 | (uint32_t)mi->device_id);
+    uint64_t k;
+    if (gp__imap_get(devs, key, &k))
+        return &r->memory[k];
+    if (gp__imap_put(devs, key, r->n_memory) != GP_OK)
+        return NULL;
     gp_memory_device *d = GP_PUSH(r->memory, r->n_memory, *cap);
     if (d) {
         d->device_type = mi->device_type;
@@ -156,51 +163,126 @@ static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, const gp_m
     return d;
 }
 
-/* The innermost CPU op running at ts: of the ops that cover ts, the one that started last. Each
- * CPU track is sorted by start: binary search, then walk back to the first op that covers ts. */
-static const char *cpu_op_at(const gp__view *v, gp_ns ts)
+/* The name of the first kernel of v->g (in its order) running at ts, "" when none. end_max[i]:
+ * the latest end of the kernels among v->g[0..i] (INT64_MIN before the first), so the first
+ * kernel ending after ts is found by binary search; one starting after ts can only be followed by
+ * a covering one of the same start unit (v->g is sorted by unit start). */
+static const char *kernel_at(const gp__view *v, const gp_ns *end_max, gp_ns ts)
+{
+    size_t lo = 0, hi = v->n_g; /* first i with end_max[i] > ts */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (end_max[mid] > ts)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    for (size_t i = lo; i < v->n_g && v->g[i].s == v->g[lo].s; i++) {
+        const gp__gev *g = &v->g[i];
+        if (g->kind == GP_EV_KERNEL && g->ts <= ts && g->ts + g->dur > ts)
+            return gp_trace_str(v->t, g->ev->name);
+    }
+    return "";
+}
+
+/* An op of the merged CPU threads, or a memory device's peak to look up. */
+typedef struct at_item {
+    gp_ns ts;
+    uint32_t k; /* op: its track (ties: the earlier track sorts later); peak: the device */
+    const gp_event *ev;
+} at_item;
+
+static int cmp_op(const void *x, const void *y)
+{
+    const at_item *p = x, *q = y;
+    return p->ts != q->ts ? GP_CMP(p->ts, q->ts) : GP_CMP(q->k, p->k);
+}
+
+static int cmp_peak(const void *x, const void *y)
+{
+    return GP_CMP(((const at_item *)x)->ts, ((const at_item *)y)->ts);
+}
+
+static bool sorted(const at_item *v, size_t n, int (*cmp)(const void *, const void *))
+{
+    for (size_t i = 1; i < n; i++)
+        if (cmp(&v[i - 1], &v[i]) > 0)
+            return false;
+    return true;
+}
+
+/* Each memory device's running_cpu: the innermost CPU op running at its peak, i.e. of the ops
+ * that cover the peak, the one that started last (the earliest CPU thread's on a tie). One sweep
+ * over the ops of every CPU thread merged by start and the peaks in time order (a search per
+ * device walked back over every op before the peak: quadratic in memory devices, issue 38): a
+ * stack holds the ops started so far; ops ending by the current peak are popped from its top
+ * (they end by every later peak too), so the top is the latest-started op covering it. */
+static gp_status running_cpu_ops(const gp__view *v, gp_rank_analysis *r)
 {
     const gp_trace *t = v->t;
-    const gp_event *best = NULL;
+    size_t n_ops = 0, n_peaks = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        if (t->tracks[k].kind == GP_TRACK_CPU_THREAD)
+            n_ops += t->tracks[k].n_events;
+    at_item *ops = malloc((n_ops ? n_ops : 1) * sizeof *ops);
+    at_item *peaks = malloc((r->n_memory ? r->n_memory : 1) * sizeof *peaks);
+    const gp_event **stack = malloc((n_ops ? n_ops : 1) * sizeof *stack);
+    if (!ops || !peaks || !stack) {
+        free(ops);
+        free(peaks);
+        free(stack);
+        return GP_ENOMEM;
+    }
+    n_ops = 0;
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD || tr->n_events == 0)
-            continue;
-        size_t lo = 0, hi = tr->n_events; /* first event with start > ts */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (tr->events[mid].ts <= ts)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t i = lo, steps = 0; i-- > 0 && steps < 100000; steps++) {
-            const gp_event *ev = &tr->events[i];
-            if (ev->kind != GP_EV_CPU_OP || ev->ts + ev->dur <= ts)
-                continue;
-            if (!best || ev->ts > best->ts)
-                best = ev;
-            break;
-        }
+        for (size_t i = 0; tr->kind == GP_TRACK_CPU_THREAD && i < tr->n_events; i++)
+            if (tr->events[i].kind == GP_EV_CPU_OP)
+                ops[n_ops++] = (at_item){tr->events[i].ts, (uint32_t)k, &tr->events[i]};
     }
-    return best ? gp_trace_str(t, best->name) : "";
+    for (size_t d = 0; d < r->n_memory; d++)
+        if (r->memory[d].peak_allocated >= 0)
+            peaks[n_peaks++] = (at_item){r->memory[d].peak_ts, (uint32_t)d, NULL};
+    if (!sorted(ops, n_ops, cmp_op)) /* one CPU thread, peaks in device order: often sorted */
+        gp__msort(ops, n_ops, sizeof *ops, cmp_op);
+    if (!sorted(peaks, n_peaks, cmp_peak))
+        gp__msort(peaks, n_peaks, sizeof *peaks, cmp_peak);
+    size_t depth = 0, next = 0;
+    for (size_t q = 0; q < n_peaks; q++) {
+        gp_ns at = peaks[q].ts;
+        while (next < n_ops && ops[next].ts <= at)
+            stack[depth++] = ops[next++].ev;
+        while (depth > 0 && stack[depth - 1]->ts + stack[depth - 1]->dur <= at)
+            depth--;
+        r->memory[peaks[q].k].running_cpu = depth ? gp_trace_str(t, stack[depth - 1]->name) : "";
+    }
+    free(ops);
+    free(peaks);
+    free(stack);
+    return GP_OK;
 }
 
 static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *mem)
 {
     const gp_trace *t = v->t;
     size_t cap = 0;
-    gp_ns *t0 = NULL, *t1 = NULL;
+    gp_ns *t0 = NULL, *t1 = NULL, *end_max = NULL;
     gp_status st = GP_OK;
+    gp__imap capacity = {0};
     gp_memory_device **dev_of = calloc(mem->n ? mem->n : 1, sizeof(*dev_of));
     if (!dev_of)
         return GP_ENOMEM;
+    gp__imap devs; /* (device type << 32 | id) -> its row in r->memory */
+    if (gp__imap_init(&devs, 16) != GP_OK) {
+        free(dev_of);
+        return GP_ENOMEM;
+    }
     /* Pass 1: devices and peaks. */
     for (size_t i = 0; i < mem->n; i++) {
         const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
         if (!mi)
             continue;
-        gp_memory_device *d = mem_device(r, &cap, mi);
+        gp_memory_device *d = mem_device(r, &cap, &devs, mi);
         if (!d) {
             st = GP_ENOMEM;
             goto done;
@@ -224,6 +306,22 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
         st = GP_ENOMEM;
         goto done;
     }
+    /* A device's capacity and the kernel running at its peak are looked up, not scanned for
+     * (issue 38: quadratic in memory devices). The last device of an id wins, as the scan did. */
+    if ((st = gp__imap_init(&capacity, t->n_devices)) != GP_OK)
+        goto done;
+    for (size_t i = 0; i < t->n_devices && st == GP_OK; i++)
+        st = gp__imap_put(&capacity, t->devices[i].id, (uint64_t)t->devices[i].total_global_mem);
+    end_max = malloc((v->n_g ? v->n_g : 1) * sizeof(*end_max));
+    if (st != GP_OK || !end_max) {
+        st = GP_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < v->n_g; i++) {
+        gp_ns prev = i ? end_max[i - 1] : INT64_MIN;
+        const gp__gev *g = &v->g[i];
+        end_max[i] = g->kind == GP_EV_KERNEL ? GP_MAX(prev, g->ts + g->dur) : prev;
+    }
     for (size_t d = 0; d < r->n_memory; d++) {
         t0[d] = INT64_MAX;
         t1[d] = INT64_MIN;
@@ -232,7 +330,7 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
         const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
         if (!mi)
             continue;
-        gp_memory_device *d = mem_device(r, &cap, mi);
+        gp_memory_device *d = mem_device(r, &cap, &devs, mi);
         dev_of[i] = d;
         size_t di = (size_t)(d - r->memory);
         t0[di] = GP_MIN(t0[di], mem->v[i]->ts);
@@ -248,19 +346,13 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
         md->n_series = nb;
         for (size_t b = 0; b < nb; b++)
             md->allocated[b].v = md->reserved[b].v = NAN;
-        for (size_t i = 0; i < t->n_devices; i++)
-            if (md->device_type == 1 && t->devices[i].id == md->device_id)
-                md->capacity = t->devices[i].total_global_mem;
-        if (md->peak_allocated >= 0)
-            md->running_cpu = cpu_op_at(v, md->peak_ts);
-        for (size_t i = 0; i < v->n_g; i++) {
-            const gp__gev *g = &v->g[i];
-            if (g->kind == GP_EV_KERNEL && g->ts <= md->peak_ts && g->ts + g->dur > md->peak_ts) {
-                md->running_gpu = gp_trace_str(t, g->ev->name);
-                break;
-            }
-        }
+        uint64_t cap_of = 0;
+        if (md->device_type == 1 && gp__imap_get(&capacity, md->device_id, &cap_of))
+            md->capacity = (int64_t)cap_of;
+        md->running_gpu = kernel_at(v, end_max, md->peak_ts);
     }
+    if (st == GP_OK)
+        st = running_cpu_ops(v, r);
     /* Pass 2: series, the maximum of each bucket. */
     for (size_t i = 0; i < mem->n && st == GP_OK && nb; i++) {
         gp_memory_device *md = dev_of[i];
@@ -281,6 +373,9 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
     }
 done:
     free(dev_of);
+    gp__imap_free(&devs);
+    gp__imap_free(&capacity);
+    free(end_max);
     free(t0);
     free(t1);
     return st;

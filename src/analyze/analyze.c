@@ -303,6 +303,12 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
     for (size_t i = 0; i < N_RANK_ANALYSES; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
+    if (r->idle_causes_dropped)
+        gp_error_note(&r->note,
+                      "Idle causes: %zu of %zu streams and devices have no row (at most %d: the "
+                      "devices, then the streams with the most GPU work).",
+                      r->idle_causes_dropped, r->idle_causes_dropped + r->n_idle_causes,
+                      GP_IDLE_CAUSES_MAX_ROWS);
     gp_status st = hta_negative_fallback(v, r);
     if (st == GP_OK)
         check_rank(v, r);

@@ -10,6 +10,7 @@
 #include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 
+#include "core/group_table.h"
 #include "core/imap.h"
 #include "core/ivls.h"
 #include "core/radix.h"
@@ -89,6 +90,21 @@ static inline bool gp__view_cpu_kept(const gp__view *v, gp_ns ts)
     return ts >= v->cpu_lo && ts < v->cpu_hi;
 }
 /* Appends a note sentence to a note buffer. */
+
+/* Lanes: pairs (a, b) such as (device, stream) numbered 0, 1, ... in the order first seen, found
+ * by hash (a scan of the lanes seen so far was quadratic in streams and memory devices, issue 38).
+ * Init with gp__lanes_init, free with gp__group_table_free. */
+static inline void gp__lanes_init(gp__group_table *t)
+{
+    gp__group_table_init(t, sizeof(gp__group_key), true);
+}
+/* The number of lane (a, b), added when new (then it equals the count before the call); -1 when
+ * out of memory. */
+static inline int64_t gp__lane_of(gp__group_table *t, int32_t a, int64_t b)
+{
+    uint32_t i = gp__group_find(t, a, (const char *)&b, sizeof(b));
+    return i ? (int64_t)i - 1 : -1;
+}
 
 /* "COMPUTATION overlapping COMMUNICATION" for a mask of (1 << gp_kernel_type). */
 void gp__type_label(uint32_t mask, char *out, size_t cap);

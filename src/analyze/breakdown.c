@@ -80,15 +80,20 @@ static gp_status idle_breakdown(const gp__view *v, gp_rank_analysis *r)
     idle_state *states = NULL;
     size_t cap_states = 0, n_states = 0, cap_idle = 0, last = 0;
     gp_status st = GP_OK;
+    gp__group_table lanes; /* (device, stream) -> its row in r->idle */
+    gp__lanes_init(&lanes);
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
         if (g->kind == GP_EV_CPU_OP) /* HTA's idle time reads GPU-side categories only */
             continue;
         size_t k = last;
         if (!(k < r->n_idle && r->idle[k].stream == g->stream && r->idle[k].device == g->device)) {
-            for (k = 0; k < r->n_idle; k++)
-                if (r->idle[k].stream == g->stream && r->idle[k].device == g->device)
-                    break;
+            int64_t lane = gp__lane_of(&lanes, g->device, g->stream);
+            if (lane < 0) {
+                st = GP_ENOMEM;
+                break;
+            }
+            k = (size_t)lane;
             if (k == r->n_idle) {
                 gp_idle_stream *row = GP_PUSH(r->idle, r->n_idle, cap_idle);
                 idle_state *s = row ? GP_PUSH(states, n_states, cap_states) : NULL;
@@ -133,6 +138,7 @@ static gp_status idle_breakdown(const gp__view *v, gp_rank_analysis *r)
         }
     }
     free(states);
+    gp__group_table_free(&lanes);
     if (st != GP_OK)
         return st;
     for (size_t k = 0; k < r->n_idle; k++) {

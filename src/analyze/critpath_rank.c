@@ -138,13 +138,14 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
         return GP_OK; /* the default mode infers synchronisations from the calls */
     if (!sync && stream == -1 && k->hta)
         return GP_OK;
-    size_t lane = 0;
-    int64_t key = stream * 4096 + device;
-    while (lane < *n_lanes && lanes[lane] != key)
-        lane++;
+    int64_t key = (int64_t)((uint64_t)stream * 4096 + (uint64_t)(int64_t)device);
+    uint64_t found;
+    size_t lane = gp__imap_get(&k->lane_index, key, &found) ? (size_t)found : *n_lanes;
     if (lane == *n_lanes) {
         if (*n_lanes == 4096)
             lane = 4095; /* more lanes than any GPU has: share the last */
+        else if (gp__imap_put(&k->lane_index, key, *n_lanes) != GP_OK)
+            return GP_ENOMEM;
         else
             lanes[(*n_lanes)++] = key;
     }
@@ -182,7 +183,7 @@ static gp_status collect_gpu(gp__cprank *k)
     int64_t *lanes = k->lanes = malloc(4096 * sizeof(*lanes));
     size_t n_lanes = 0;
     k->runs = malloc((k->t->n_tracks + 1) * sizeof(*k->runs));
-    if (!lanes || !k->runs)
+    if (!lanes || !k->runs || gp__imap_init(&k->lane_index, 64) != GP_OK)
         return GP_ENOMEM;
     gp_status st = GP_OK;
     k->runs[0] = 0;
@@ -315,10 +316,8 @@ static int32_t recorded_work(const gp__cprank *k, const uint64_t *keys, const ui
 /* The lane of key (stream * 4096 + device), or n_lanes. */
 static size_t lane_of(const gp__cprank *k, int64_t key)
 {
-    size_t lane = 0;
-    while (lane < k->n_lanes && k->lanes[lane] != key)
-        lane++;
-    return lane;
+    uint64_t lane;
+    return gp__imap_get(&k->lane_index, key, &lane) ? (size_t)lane : k->n_lanes;
 }
 
 /* HTA mode (§4.4): what an Event Sync row, or the kernel behind a Stream Wait Event, waits for
@@ -468,6 +467,7 @@ void gp__cp_rank_free(gp__cprank *k)
     free(k->lk);
     free(k->lv);
     free(k->lanes);
+    gp__imap_free(&k->lane_index);
     free(k->gpu);
     free(k->runs);
     free(k->by_launch);

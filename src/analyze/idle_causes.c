@@ -512,25 +512,74 @@ static int cmp_lane(const void *x, const void *y)
     return GP_CMP(p->stream, q->stream);
 }
 
-static lane *find_lane(lane **lanes, size_t *n, size_t *cap, int32_t device, int64_t stream,
-                       bool whole)
+/* The lane of (device, stream), or of the whole device, added when new. index maps (device,
+ * stream, whole) to the lane's place in lanes (lanes are added in its order), found by hash: a
+ * scan of the lanes was quadratic in streams (issue 38). */
+static lane *find_lane(lane **lanes, size_t *n, size_t *cap, gp__group_table *index, int32_t device,
+                       int64_t stream, bool whole)
 {
-    for (size_t i = *n; i-- > 0;)
-        if ((*lanes)[i].device == device && (*lanes)[i].whole == whole &&
-            (whole || (*lanes)[i].stream == stream))
-            return &(*lanes)[i];
+    char key[sizeof(int64_t) + 1];
+    int64_t s = whole ? -1 : stream;
+    memcpy(key, &s, sizeof s);
+    key[sizeof s] = (char)whole;
+    uint32_t k = gp__group_find(index, device, key, sizeof key);
+    if (k == 0)
+        return NULL;
+    if (k - 1 < *n)
+        return &(*lanes)[k - 1];
     lane *l = GP_PUSH(*lanes, *n, *cap);
     if (l)
-        *l = (lane){.device = device, .stream = whole ? -1 : stream, .whole = whole};
+        *l = (lane){.device = device, .stream = s, .whole = whole};
     return l;
 }
 
-/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start. */
-static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
+/* Whole devices first, then by GPU work, descending. */
+static int cmp_lane_busiest(const void *x, const void *y)
+{
+    const lane *p = x, *q = y;
+    if (p->whole != q->whole)
+        return p->whole ? -1 : 1;
+    if (p->n != q->n)
+        return p->n > q->n ? -1 : 1;
+    return cmp_lane(p, q);
+}
+
+/* Keeps GP_IDLE_CAUSES_MAX_ROWS lanes: the devices with the most work, then the busiest streams
+ * of kept devices (a stream row needs its device's row); frees the others' work. Returns the
+ * lanes kept, at the front. */
+static size_t keep_busiest(lane *lanes, size_t n)
+{
+    qsort(lanes, n, sizeof *lanes, cmp_lane_busiest);
+    size_t kept = 0, devices = 0;
+    while (devices < n && lanes[devices].whole)
+        devices++;
+    devices = GP_MIN(devices, (size_t)GP_IDLE_CAUSES_MAX_ROWS);
+    for (size_t i = 0; i < n; i++) {
+        bool keep = false;
+        if (lanes[i].whole)
+            keep = i < devices;
+        else if (kept < GP_IDLE_CAUSES_MAX_ROWS)
+            for (size_t d = 0; d < devices && !keep; d++) /* at most MAX_ROWS devices */
+                keep = lanes[d].device == lanes[i].device;
+        if (keep) {
+            lane l = lanes[i];
+            lanes[i] = lanes[kept];
+            lanes[kept++] = l;
+        } else
+            free(lanes[i].w);
+    }
+    return kept;
+}
+
+/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start; keeps
+ * GP_IDLE_CAUSES_MAX_ROWS of them at most (*dropped: how many it did not keep). */
+static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out, size_t *dropped)
 {
     lane *lanes = NULL;
     size_t n = 0, cap = 0, last = 0;
     gp_status st = GP_OK;
+    gp__group_table index;
+    gp__group_table_init(&index, sizeof(gp__group_key), true);
     for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
         const gp__gev *g = &v->g[i];
         if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
@@ -540,7 +589,7 @@ static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
             lane *l = whole == 0 && last < n && lanes[last].device == g->device &&
                               !lanes[last].whole && lanes[last].stream == g->stream
                           ? &lanes[last]
-                          : find_lane(&lanes, &n, &cap, g->device, g->stream, whole);
+                          : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
             if (!l) {
                 st = GP_ENOMEM;
                 break;
@@ -554,12 +603,18 @@ static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
                 *x = w;
         }
     }
+    gp__group_table_free(&index);
     for (size_t i = 0; i < n; i++) { /* sorted already unless HTA's rounding reordered ties */
         size_t k = 1;
         while (k < lanes[i].n && lanes[i].w[k - 1].s <= lanes[i].w[k].s)
             k++;
         if (k < lanes[i].n)
             qsort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
+    }
+    if (n > GP_IDLE_CAUSES_MAX_ROWS && st == GP_OK) {
+        size_t kept = keep_busiest(lanes, n);
+        *dropped = n - kept;
+        n = kept;
     }
     if (n > 1)
         qsort(lanes, n, sizeof *lanes, cmp_lane);
@@ -622,7 +677,7 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     c.tl = calloc(v->t->n_tracks ? v->t->n_tracks : 1, sizeof *c.tl);
     gp_status st = c.flags && c.tl ? find_blocking(&c) : GP_ENOMEM;
     if (st == GP_OK)
-        st = collect_lanes(v, &lanes, &n);
+        st = collect_lanes(v, &lanes, &n, &r->idle_causes_dropped);
     if (st == GP_OK)
         window(&c, lanes, n);
     size_t rows = c.lo < c.hi ? n : 0; /* no window: nothing selected, no rows */

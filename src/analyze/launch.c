@@ -243,15 +243,20 @@ static size_t bucket_of(gp_ns t, gp_ns t0, gp_ns w, size_t n)
     return b < n ? b : n - 1;
 }
 
-static size_t queue_of(gp_rank_analysis *r, const gp__gev *g, size_t *last)
+/* The queue of g's stream: its index in r->queues, r->n_queues when it is new (the caller adds it
+ * there), SIZE_MAX when out of memory. index: (device, stream) -> queue, found by hash (a scan of
+ * the queues was quadratic in streams, issue 38). */
+static size_t queue_of(gp_rank_analysis *r, gp__group_table *index, const gp__gev *g, size_t *last)
 {
     if (*last < r->n_queues && r->queues[*last].stream == g->stream &&
         r->queues[*last].device == g->device)
         return *last;
-    for (size_t q = 0; q < r->n_queues; q++)
-        if (r->queues[q].stream == g->stream && r->queues[q].device == g->device)
-            return *last = q;
-    return r->n_queues;
+    int64_t q = gp__lane_of(index, g->device, g->stream);
+    if (q < 0)
+        return SIZE_MAX;
+    if ((size_t)q < r->n_queues)
+        *last = (size_t)q;
+    return (size_t)q;
 }
 
 static bool queued(const gp__gev *g)
@@ -266,15 +271,19 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
     size_t n_pts = 0, cap_q = 0, last = 0;
     gp_status st = GP_OK;
     gp_ns tmin = INT64_MAX;
+    gp__group_table index;
+    gp__lanes_init(&index);
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
         if (!queued(g))
             continue;
-        size_t q = queue_of(r, g, &last);
-        if (q == r->n_queues) {
-            gp_queue_stream *qs = GP_PUSH(r->queues, r->n_queues, cap_q);
-            if (!qs)
+        size_t q = queue_of(r, &index, g, &last);
+        if (q >= r->n_queues) {
+            gp_queue_stream *qs = q == SIZE_MAX ? NULL : GP_PUSH(r->queues, r->n_queues, cap_q);
+            if (!qs) {
+                gp__group_table_free(&index);
                 return GP_ENOMEM;
+            }
             qs->stream = g->stream;
             qs->device = g->device;
         }
@@ -282,8 +291,10 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         n_pts += 2;
         tmin = GP_MIN(tmin, GP_MIN(g->lts, g->ts));
     }
-    if (n_pts == 0)
+    if (n_pts == 0) {
+        gp__group_table_free(&index);
         return GP_OK;
+    }
     uint64_t *keys = malloc(n_pts * sizeof(*keys)), *vals = malloc(n_pts * sizeof(*vals));
     int64_t *len = calloc(r->n_queues, sizeof(*len));
     gp_ns *last_t = calloc(r->n_queues, sizeof(*last_t));
@@ -297,7 +308,7 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         const gp__gev *g = &v->g[i];
         if (!queued(g))
             continue;
-        uint64_t q = queue_of(r, g, &last);
+        uint64_t q = queue_of(r, &index, g, &last);
         keys[n] = (uint64_t)(g->lts - tmin) * 2; /* launches sort first at equal times */
         vals[n++] = q << 1;
         keys[n] = (uint64_t)(g->ts - tmin) * 2 + 1;
@@ -330,6 +341,7 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
     for (size_t q = 0; q < r->n_queues && st == GP_OK; q++)
         r->queues[q].mean_len = t1 > t0 ? area[q] / (double)(t1 - t0) : 0.0;
 done:
+    gp__group_table_free(&index);
     free(keys);
     free(vals);
     free(len);

@@ -508,18 +508,19 @@ static gp_status count_rule_breaks(gp__view *v)
         gp_ns end;
     } *lanes = NULL;
     size_t n_lanes = 0, cap_lanes = 0;
+    gp__group_table index; /* (device, stream) -> its lane */
+    gp__lanes_init(&index);
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
         v->n_rounded_negative += g->rounded_negative;
         if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
             continue;
-        struct lane *l = NULL;
-        for (size_t k = 0; k < n_lanes && !l; k++)
-            if (lanes[k].stream == g->stream && lanes[k].device == g->device)
-                l = &lanes[k];
+        int64_t k = gp__lane_of(&index, g->device, g->stream);
+        struct lane *l = k >= 0 && (size_t)k < n_lanes ? &lanes[k] : NULL;
         if (!l) {
-            if (!(l = GP_PUSH(lanes, n_lanes, cap_lanes))) {
+            if (k < 0 || !(l = GP_PUSH(lanes, n_lanes, cap_lanes))) {
                 free(lanes);
+                gp__group_table_free(&index);
                 return GP_ENOMEM;
             }
             *l = (struct lane){g->stream, g->device, g->ts + g->dur};
@@ -532,6 +533,7 @@ static gp_status count_rule_breaks(gp__view *v)
         l->end = GP_MAX(l->end, g->ts + g->dur);
     }
     free(lanes);
+    gp__group_table_free(&index);
     if (v->o->steps == GP_STEPS_ALL && v->n_gsteps > 0) {
         gp_ns first = v->gsteps[0].ts;
         for (size_t i = 1; i < v->n_gsteps; i++)

@@ -17,6 +17,10 @@
 #include "render/render_internal.h"
 #include "render/serve_pages.h"
 
+/* Served flame graphs in speedscope JSON (a response held in memory) stop at 64 MiB of stack
+ * lines, a quarter of the CLI's default (issue 38: 1.03 GB for a 1.8 MB trace). */
+#define GP_VIEW_FLAME_MAX_BYTES ((uint64_t)64 << 20)
+
 /* One request's pipeline: its input, its parameters and what it has built so far. */
 typedef struct gp__pipe {
     const gp_job *job;
@@ -106,6 +110,7 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
     gp_flame_render_opts_init(&ro);
     ro.title = p->title;
     ro.nav_html = p->nav;
+    ro.max_bytes = GP_VIEW_FLAME_MAX_BYTES;
     gp_flame_tree *alt = NULL; /* the page's "Frames: nn.Module" switch, as gpuprof flame has it */
     if (st == GP_OK && !v->json)
         st = gp_flame_build_alt(job->ranks, job->n_ranks, &fo, tree, &alt);
@@ -117,6 +122,11 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
     if (st == GP_OK)
         st = gp_flame_render(tree, v->json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
     gp_flame_evented_free(ev);
+    if (st == GP_ELIMIT)
+        gp_error_set(err, st,
+                     "%s: the flame graph's stacks nest too deep for speedscope JSON (over %d MB; "
+                     "the HTML page has no such limit)",
+                     p->title, (int)(GP_VIEW_FLAME_MAX_BYTES >> 20));
     gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);
     return st;

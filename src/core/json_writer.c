@@ -1,5 +1,6 @@
 #include "core/json_writer.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -382,13 +383,23 @@ void gp__jw_kv_bool(gp__jw *w, const char *key, bool v)
     gp__jw_bool(w, v);
 }
 
+static _Thread_local int last_errno;
+
+int gp__jw_last_write_errno(void)
+{
+    return last_errno;
+}
+
 gp_status gp__jw_flush(gp__jw *w)
 {
     if (w->err || w->buf.len == 0)
         return w->err;
     if (w->fp) {
-        if (fwrite(w->buf.data, 1, w->buf.len, w->fp) != w->buf.len)
+        errno = 0;
+        if (fwrite(w->buf.data, 1, w->buf.len, w->fp) != w->buf.len) {
             w->err = GP_EIO;
+            w->err_errno = last_errno = errno;
+        }
     } else if (w->gz) {
         if (gzwrite((gzFile)w->gz, w->buf.data, (unsigned)w->buf.len) != (int)w->buf.len)
             w->err = GP_EIO;

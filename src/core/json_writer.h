@@ -24,8 +24,12 @@ typedef struct gp__jw {
     int depth;
     uint8_t first[GP__JW_MAX_DEPTH];
     gp_status err;
+    int err_errno; /* with err GP_EIO: errno of the failed write (ENOSPC: disk full), 0 unknown */
 } gp__jw;
 
+/* The errno of this thread's last failed write to a FILE (0: none yet): why a writer that has
+ * gone out of scope failed (the CLI's "No space left on device"). */
+int gp__jw_last_write_errno(void);
 /* Writes to fp (NULL: keep everything in memory). */
 void gp__jw_init(gp__jw *w, FILE *fp);
 void gp__jw_init_gz(gp__jw *w, void *gzfile);

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,8 +510,16 @@ gp_status gp_trace_write_chrome_stream_marked(const gp_trace *t, FILE *fp, const
     gp_status f = gp__jw_finish(&w);
     if (s == GP_OK)
         s = f;
-    if (s == GP_OK && (fflush(fp) != 0 || ferror(fp)))
+    /* Why a write failed (issue 38: a full disk read "input/output error"): the errno of the
+     * writer's failed fwrite, else of the failed flush. */
+    int e = s == GP_EIO ? w.err_errno : 0;
+    errno = 0;
+    if (s == GP_OK && (fflush(fp) != 0 || ferror(fp))) {
         s = GP_EIO;
+        e = errno;
+    }
+    if (s == GP_EIO && e)
+        return gp_error_set(err, s, "writing trace: %s", strerror(e));
     if (s != GP_OK)
         return gp_error_set(err, s, "writing trace: %s", gp_strerror(s));
     return GP_OK;
@@ -551,7 +560,11 @@ gp_status gp_trace_write_chrome_marked(const gp_trace *t, const char *path,
         if (s == GP_OK)
             s = f;
     } else {
-        s = gp_trace_write_chrome_stream_marked(t, af.fp, m, err);
+        gp_error werr = {0};
+        s = gp_trace_write_chrome_stream_marked(t, af.fp, m, &werr);
+        if (s != GP_OK) /* the message names the file (issue 38) */
+            gp_error_set(err, s, "%s: %s", path,
+                         strncmp(werr.msg, "writing trace: ", 15) == 0 ? werr.msg + 15 : werr.msg);
     }
     if (s != GP_OK) {
         gp__afile_abort(&af);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/imap.h"
 #include "core/msort.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
@@ -19,6 +20,40 @@ static int cmp_rank(const void *a, const void *b)
 {
     const gp_trace *x = *(gp_trace *const *)a, *y = *(gp_trace *const *)b;
     return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Ranks: distributedInfo.rank where present and unique; the others get the lowest numbers no
+ * file claimed, in file order, so that no two traces share a rank. The claimed ranks are a hash
+ * set (a scan of the files per file was quadratic: 20,000 files took 2.55 s, issue 38). GP_OK or
+ * GP_ENOMEM (the ranks then half assigned: the caller drops the job). */
+static gp_status assign_ranks(gp_job *job)
+{
+    gp__imap claimed;
+    if (gp__imap_init(&claimed, job->n_ranks) != GP_OK)
+        return GP_ENOMEM;
+    gp_status s = GP_OK;
+    uint64_t unused;
+    for (size_t i = 0; i < job->n_ranks && s == GP_OK; i++) {
+        gp_trace *t = job->ranks[i];
+        if (t->rank >= 0 && gp__imap_get(&claimed, t->rank, &unused))
+            t->rank = -1; /* a duplicate: the first file keeps the rank */
+        if (t->rank < 0)
+            t->rank_from_file_order = true;
+        else if (!t->rank_from_file_order)
+            s = gp__imap_put(&claimed, t->rank, 1);
+    }
+    int32_t next = 0;
+    for (size_t i = 0; i < job->n_ranks && s == GP_OK; i++) {
+        gp_trace *t = job->ranks[i];
+        if (!t->rank_from_file_order)
+            continue;
+        while (gp__imap_get(&claimed, next, &unused))
+            next++;
+        t->rank = next++;
+        job->ranks_from_file_order = true;
+    }
+    gp__imap_free(&claimed);
+    return s;
 }
 
 gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, gp_error *err)
@@ -75,29 +110,9 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
             goto done;
         job->n_ranks++;
     }
-    /* Ranks: distributedInfo.rank where present and unique; the others get the lowest numbers no
-     * file claimed, in file order, so that no two traces share a rank. */
-    for (size_t i = 0; i < job->n_ranks; i++) {
-        gp_trace *t = job->ranks[i];
-        for (size_t j = 0; j < i && t->rank >= 0; j++)
-            if (job->ranks[j]->rank == t->rank && !job->ranks[j]->rank_from_file_order)
-                t->rank = -1; /* a duplicate: the first file keeps the rank */
-        if (t->rank < 0)
-            t->rank_from_file_order = true;
-    }
-    int32_t next = 0;
-    for (size_t i = 0; i < job->n_ranks; i++) {
-        gp_trace *t = job->ranks[i];
-        if (!t->rank_from_file_order)
-            continue;
-        for (bool taken = true; taken; next++) {
-            taken = false;
-            for (size_t j = 0; j < job->n_ranks && !taken; j++)
-                taken = !job->ranks[j]->rank_from_file_order && job->ranks[j]->rank == next;
-            if (!taken)
-                t->rank = next;
-        }
-        job->ranks_from_file_order = true;
+    if ((s = assign_ranks(job)) != GP_OK) {
+        gp_error_set(err, s, "out of memory");
+        goto done;
     }
     gp__msort(job->ranks, job->n_ranks, sizeof *job->ranks, cmp_rank);
 done:

@@ -19,6 +19,7 @@ void gp_flame_render_opts_init(gp_flame_render_opts *o)
     o->title = NULL;
     o->width = 1200;
     o->min_width_px = 0.1;
+    o->max_bytes = GP_FLAME_MAX_BYTES;
 }
 
 gp_status gp_flame_format_from_path(const char *path, gp_flame_format *out)
@@ -62,6 +63,62 @@ static void folded_path(FILE *fp, const gp_flame_tree *t, uint32_t i)
         fputc(';', fp);
     }
     folded_name(fp, t->nodes[i].name);
+}
+
+/* Characters of %lld of v. */
+static uint64_t num_len(int64_t v)
+{
+    uint64_t n = v < 0 ? 2 : 1, u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    for (; u >= 10; u /= 10)
+        n++;
+    return n;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* gp_flame_stack_bytes into *out; GP_ENOMEM when it cannot tell. */
+static gp_status stack_bytes(const gp_flame_tree *t, gp_flame_format fmt, uint64_t *out)
+{
+    *out = 0;
+    if ((fmt != GP_FLAME_FOLDED && fmt != GP_FLAME_SPEEDSCOPE) || t->n_nodes == 0)
+        return GP_OK;
+    /* per[i]: node i's stack, root excluded: its folded bytes, or its depth for speedscope
+     * (parents precede children, so one pass) */
+    uint64_t *per = malloc(t->n_nodes * sizeof *per), total = 0;
+    if (!per)
+        return GP_ENOMEM;
+    int digits = 1; /* of a speedscope frame index, with its comma */
+    for (size_t n = t->n_nodes; n >= 10; n /= 10)
+        digits++;
+    per[0] = 0;
+    for (size_t i = 1; i < t->n_nodes; i++) {
+        const gp_flame_node *nd = &t->nodes[i];
+        uint32_t p = nd->parent < i ? nd->parent : 0;
+        per[i] = fmt == GP_FLAME_FOLDED ? sat_add(per[p], strlen(nd->name) + (p != 0))
+                                        : sat_add(per[p], 1);
+        bool emit = nd->self > 0 || (fmt == GP_FLAME_FOLDED && t->is_diff && nd->base_self > 0);
+        if (!emit)
+            continue;
+        uint64_t line = fmt == GP_FLAME_FOLDED
+                            ? sat_add(per[i], 2 + num_len(nd->self) +
+                                                  (t->is_diff ? 1 + num_len(nd->base_self) : 0))
+                            : (per[i] > UINT64_MAX / (uint64_t)(digits + 1)
+                                   ? UINT64_MAX
+                                   : per[i] * (uint64_t)(digits + 1) + 3);
+        total = sat_add(total, line);
+    }
+    free(per);
+    *out = total;
+    return GP_OK;
+}
+
+uint64_t gp_flame_stack_bytes(const gp_flame_tree *t, gp_flame_format fmt)
+{
+    uint64_t bytes;
+    return stack_bytes(t, fmt, &bytes) == GP_OK ? bytes : UINT64_MAX;
 }
 
 static gp_status render_folded(const gp_flame_tree *t, FILE *fp)
@@ -517,7 +574,12 @@ gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
         gp_flame_render_opts_init(&defaults);
         o = &defaults;
     }
-    gp_status s;
+    uint64_t bytes;
+    gp_status s = o->max_bytes ? stack_bytes(tree, fmt, &bytes) : GP_OK;
+    if (s != GP_OK)
+        return s;
+    if (o->max_bytes && bytes > o->max_bytes)
+        return GP_ELIMIT;
     switch (fmt) {
     case GP_FLAME_FOLDED:
         s = render_folded(tree, fp);
@@ -554,6 +616,15 @@ static gp_status flame_render_cb(const void *ctx, FILE *fp)
 gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
                          const gp_flame_render_opts *o, const char *path, gp_error *err)
 {
+    uint64_t bytes = 0, max = o ? o->max_bytes : GP_FLAME_MAX_BYTES;
+    if (max && stack_bytes(tree, fmt, &bytes) != GP_OK)
+        return gp_error_set(err, GP_ENOMEM, "%s: out of memory", path);
+    if (max && bytes > max)
+        return gp_error_set(err, GP_ELIMIT,
+                            "%s: the stacks would take %.0f MB, over the %.0f MB limit: each "
+                            "line repeats its whole stack and this one nests deep (lower "
+                            "--max-depth, raise --max-output or use .html / .svg)",
+                            path, (double)bytes / 1e6, (double)max / 1e6);
     flame_ctx c = {tree, fmt, o};
     return gp__render_to_file(path, flame_render_cb, &c, err);
 }

@@ -661,6 +661,44 @@ static void config_yaml_good(void **state)
     assert_int_equal(gp_monitor_config_parse(&c, "", 0, "e.yaml", &err), GP_OK);
 }
 
+/* Issue 38: libyaml's cost grows with the square of the nesting (400 KB of "[" took 93 s): the
+ * depth is bounded before libyaml reads the text, at once and naming the line; brackets in quoted
+ * scalars and comments, and 64 levels, are fine. */
+static void config_yaml_nesting_bounded(void **state)
+{
+    (void)state;
+    size_t n = 400000;
+    char *deep = malloc(2 * n + 16);
+    assert_non_null(deep);
+    memcpy(deep, "level: ", 7);
+    memset(deep + 7, '[', n);
+    memset(deep + 7 + n, ']', n);
+    deep[7 + 2 * n] = 0;
+    gp_monitor_config c;
+    gp_monitor_config_init(&c);
+    gp_error err = {0};
+    assert_int_equal(gp_monitor_config_parse(&c, deep, strlen(deep), "deep.yaml", &err), GP_EPARSE);
+    assert_non_null(strstr(err.msg, "deep.yaml:1: nested deeper than 64"));
+    for (size_t i = 0; i < n; i++) /* block nesting: "- - - - ..." */
+        memcpy(deep + 2 * i, "- ", 2);
+    memcpy(deep + 2 * n, "x\n", 3);
+    assert_int_equal(gp_monitor_config_parse(&c, deep, strlen(deep), "deep.yaml", &err), GP_EPARSE);
+    assert_non_null(strstr(err.msg, "deep.yaml:1: nested deeper than 256 columns"));
+    free(deep);
+    /* 64 levels, and brackets that are text: libyaml reads them (then the keys are checked) */
+    char ok[400];
+    size_t at = (size_t)snprintf(ok, sizeof ok, "# [[[[ a comment\nmode: \"[[[{{{\"\nx: ");
+    for (int i = 0; i < 64; i++)
+        ok[at++] = '[';
+    for (int i = 0; i < 64; i++)
+        ok[at++] = ']';
+    ok[at++] = '\n';
+    ok[at] = 0;
+    gp_status st = gp_monitor_config_parse(&c, ok, strlen(ok), "ok.yaml", &err);
+    assert_true(st == GP_EINVAL || st == GP_EPARSE);
+    assert_null(strstr(err.msg, "nested deeper"));
+}
+
 static void config_yaml_errors_name_the_line(void **state)
 {
     static const struct {
@@ -967,6 +1005,7 @@ int main(void)
         cmocka_unit_test(bottleneck_classes),
         cmocka_unit_test(config_yaml_good),
         cmocka_unit_test(config_yaml_errors_name_the_line),
+        cmocka_unit_test(config_yaml_nesting_bounded),
         cmocka_unit_test(fake_nvml_profiling_mode_writes_counters),
         cmocka_unit_test(fake_nvml_retention_by_count_and_age),
         cmocka_unit_test(fake_nvml_adaptive_mode),

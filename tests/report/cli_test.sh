@@ -42,6 +42,24 @@ expect 0 "flame --diff of a trace with itself" "$GP" flame --diff "$X" "$X" -o "
 # identical inputs: every line carries the same count twice
 awk '{ if ($(NF-1) != $NF) bad = 1 } END { exit bad }' "$OUT/self.folded" && echo "ok: self diff is even" \
   || fail "self diff has unequal counts"
+# issue 38: 20,000 ranges nested on one thread (1.9 MB of JSON) would give 1.5 GB of folded
+# stacks: refused with exit 2 before anything is written; --max-output raises the bound and the
+# HTML page (one element per frame) has none.
+python3 -c '
+import json, sys
+n = 20000
+ev = [{"ph": "X", "cat": "cpu_op", "name": "op_%d" % d, "pid": 1, "tid": 1, "ts": d,
+       "dur": 2 * (n - d)} for d in range(n)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))' "$OUT/deep.json"
+expect 2 "flame: deep nesting over the folded limit" "$GP" flame "$OUT/deep.json" -o "$OUT/deep.folded"
+grep -q "over the 268 MB limit" "$OUT/stderr" || fail "deep nesting: the message does not say the limit"
+[ -e "$OUT/deep.folded" ] && fail "deep nesting: a refused folded file was written"
+expect 2 "flame: deep nesting over the speedscope limit" "$GP" flame "$OUT/deep.json" --max-output 10 -o "$OUT/deep.speedscope.json"
+expect 2 "flame: bad --max-output" "$GP" flame "$OUT/deep.json" --max-output lots -o "$OUT/deep.folded"
+expect 0 "flame: deep nesting as HTML" "$GP" flame "$OUT/deep.json" -o "$OUT/deep.html"
+expect 0 "flame: deep nesting, shallower" "$GP" flame "$OUT/deep.json" --max-depth 50 -o "$OUT/deep.folded"
+[ "$(wc -l < "$OUT/deep.folded")" -eq 49 ] || fail "--max-depth 50: want 49 folded lines (the thread frame is depth 1)"
+rm -f "$OUT/deep.json" "$OUT/deep.html" "$OUT/deep.folded"
 expect 0 "flame --format svg overrides the suffix" "$GP" flame "$X" --format svg -o "$OUT/flame.out"
 head -c 5 "$OUT/flame.out" | grep -q '<?xml' || fail "--format svg did not write SVG"
 expect 0 "timeline --json" "$GP" timeline "$X" -o "$OUT/t.html" --json

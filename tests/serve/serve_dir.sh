@@ -183,6 +183,15 @@ assert d["status"] == int(sys.argv[2]) and sys.argv[3] in d["message"], d' \
 jerr /api/profiler/compile/missing.json 404 "no such profile"
 jerr /api/profiler/summary/missing.json 404 "no such profile"
 jerr /api/profiler/summary/broken.json 422 "broken.json: byte 17:"
+# issue 38: no error names the served folder (as given or resolved), the page errors neither
+for u in /api/profiler/summary/broken.json /report/broken.json /flame/broken.json \
+         /api/profiler/analysis/broken.json /timeline/broken.json; do
+  get "$base$u" >/dev/null
+  if grep -c -e "$dir" -e "$(cd "$dir" && pwd -P)" -e "$work" "$work/body" >/dev/null; then
+    fail "$u: the error shows the served folder's path"; head -c 300 "$work/body"; echo
+  fi
+  grep -c "broken.json" "$work/body" >/dev/null || fail "$u: the error does not name broken.json"
+done
 jerr /api/profiler/nothing 404 "not found"
 jerr "/api/profiler/flame/example_step.json?weight=heavy" 400 "weight"
 jerr /api/profiler/diff 400 "base="

@@ -13,11 +13,15 @@ and `gpuprof exporter`, on loopback, bounded in time (each check has its own dea
             inside is; --follow-symlinks serves both (serve)
   busy      a long report holds one request; /healthz and the index answer within 1 s meanwhile;
             SIGTERM during it exits within 5 s (serve)
+  one_address  16 clients from one address that never read large answers: /healthz, / and the
+            listing still answer; 16 clients at exactly the per-address cap asking again at once:
+            no 503 (serve; issue 38)
 
-usage: serve_hardening.py serve|exporter   Env: GPUPROF, GP_SOURCE_DIR (exporter: GP_FAKE_NVML).
+usage: serve_hardening.py serve|exporter|one_address   Env: GPUPROF, GP_SOURCE_DIR (exporter: GP_FAKE_NVML).
 """
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -315,18 +319,107 @@ def check_busy(work):
     stop(proc)
 
 
+def one_answer(port, path, source="127.0.0.1", timeout=5.0):
+    """GET path and read only the head and Content-Length bytes (the server may not have closed
+    yet: a quick client asks again at once); the status or None."""
+    s = socket.socket()
+    s.settimeout(timeout)
+    data = b""
+    try:
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        want = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                want = int(line.split(b":")[1])
+        while len(body) < want:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.") else None
+    except (OSError, ValueError, IndexError):
+        return None
+    finally:
+        s.close()
+
+
+def check_one_address(work):
+    """Issue 38: 16 clients from one address that never read large answers do not make the
+    server refuse that address (/healthz, the index) nor others; 16 well-behaved clients from one
+    address, exactly the per-address cap, each asking again as soon as it has read its answer,
+    never get 503."""
+    d = make_dir(work)
+    big_trace(os.path.join(d, "big.json"), 150000)
+    proc, port = start(["serve", "--dir", d], work)
+    st, body, _ = get(port, "/api/profiler/timeline/big.json", timeout=60)
+    check(st == 200 and len(body) > (5 << 20), "one address: the timeline JSON is large (%s, %d "
+          "bytes)" % (st, len(body)))
+    idle = []
+    for _ in range(16):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /api/profiler/timeline/big.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        idle.append(s)
+    # the 16 answers are computed (2 at a time; the address is at its cap of 16 meanwhile),
+    # then never read: wait until each idle client has the start of its answer waiting
+    deadline = time.time() + 120
+    waiting = set(idle)
+    while waiting and time.time() < deadline:
+        r, _, _ = select.select(list(waiting), [], [], 1.0)
+        waiting -= set(r)
+    check(not waiting, "one address: the 16 unread answers were computed")
+    time.sleep(1)
+    got = [get(port, p, timeout=2) for p in ("/healthz", "/", "/api/profiler/profiles")] * 2
+    check(all(g[0] == 200 and g[2] < 2 for g in got),
+          "one address: with 16 answers never read, /healthz, / and the listing answer 200 "
+          "within 2 s (%s)" % [g[0] for g in got])
+    for s in idle:
+        s.close()
+    time.sleep(1)
+    results = []
+    lock = threading.Lock()
+
+    def client():
+        mine = [one_answer(port, "/healthz") for _ in range(25)]
+        with lock:
+            results.extend(mine)
+
+    threads = [threading.Thread(target=client) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(results.count(200) == len(results) == 400,
+          "one address: 16 clients at the per-address cap, 25 requests each: 400 answered 200 "
+          "(503: %d, other: %d)" % (results.count(503), len(results) - results.count(200) -
+                                    results.count(503)))
+    check(stop(proc) < 5, "one address: SIGTERM stops the server")
+
+
 def main():
     mode = sys.argv[1]
     work = tempfile.mkdtemp(prefix="gp_harden_")
     try:
-        if mode == "serve":
+        if mode == "one_address":  # that check alone
+            os.makedirs(os.path.join(work, "one"))
+            check_one_address(os.path.join(work, "one"))
+        elif mode == "serve":
             d = make_dir(os.path.join(work, "slow"))
             proc, port = start(["serve", "--dir", d], work)
             check_garbage(port, "serve")
             check_slow(port, "serve")
             check(stop(proc) < 2, "serve: SIGTERM stops it after the slow clients")
             for name, fn in (("fifo", check_fifo), ("symlinks", check_symlinks),
-                             ("busy", check_busy)):
+                             ("busy", check_busy), ("one_address", check_one_address)):
                 sub = os.path.join(work, name)
                 os.makedirs(sub)
                 fn(sub)

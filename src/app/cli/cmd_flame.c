@@ -50,6 +50,9 @@ static void usage(FILE *fp)
         "      --diff              two inputs: BASE CURRENT\n"
         "      --title TEXT        title of the picture\n"
         "      --width PX          SVG/HTML width (default 1200)\n"
+        "      --max-output MB     refuse folded or speedscope output over MB megabytes (each\n"
+        "                          line repeats its stack: deep nesting grows with the square\n"
+        "                          of the depth); default 256, 0 = no limit\n"
         "  -q, --quiet             no warnings about suspect input on stderr\n"
         "      --progress          show read progress on stderr even when not a terminal\n"
         "  -h, --help              this help\n"
@@ -107,7 +110,8 @@ enum {
     OPT_THREADS,
     OPT_DIFF,
     OPT_WIDTH,
-    OPT_BY
+    OPT_BY,
+    OPT_MAXOUT
 };
 
 static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
@@ -122,6 +126,7 @@ static const gp__cli_opt flame_opts[] = {GP__CLI_OPT_OUTPUT,
                                          GP__CLI_FLAG("diff", OPT_DIFF),
                                          GP__CLI_OPT_TITLE,
                                          GP__CLI_ARG("width", OPT_WIDTH),
+                                         GP__CLI_ARG("max-output", OPT_MAXOUT),
                                          GP__CLI_OPT_QUIET,
                                          GP__CLI_OPT_PROGRESS,
                                          GP__CLI_OPT_HELP,
@@ -180,6 +185,11 @@ static int take_option(void *ctx, int id, char *arg)
                                 id == OPT_DEPTH ? 10000 : 100000, &v))
             return 2;
         *(id == OPT_DEPTH ? &a->fo.max_depth : &a->ro.width) = (int)v;
+        return 0;
+    case OPT_MAXOUT:
+        if (!gp__cli_parse_long("flame", "--max-output", arg, 0, 1L << 30, &v))
+            return 2;
+        a->ro.max_bytes = (uint64_t)v << 20;
         return 0;
     case OPT_NOTHREADS:
     case OPT_THREADS:
@@ -303,9 +313,12 @@ int gp__cmd_flame(int argc, char **argv)
     a.ro.alt = alt;
     a.ro.evented = ev;
     gp_error err = {0};
-    if (!gp__cli_file_written("flame", gp_flame_write(tree, a.fmt, &a.ro, o.output, &err), &err,
-                              &rc))
+    gp_status ws = gp_flame_write(tree, a.fmt, &a.ro, o.output, &err);
+    if (!gp__cli_file_written("flame", ws, &err, &rc)) {
+        if (ws == GP_ELIMIT) /* the input nests too deep for the format: an input error */
+            rc = 2;
         goto done;
+    }
     if (tree->by == GP_FLAME_BY_MODULE && !o.quiet && !tree->n_modules)
         fprintf(stderr,
                 "gpuprof flame: warning: no nn.Module frames: every frame is \"(no module)\" "

@@ -1,6 +1,7 @@
 /* gpuprof: dispatch to subcommands. */
 #include <stdarg.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,9 +99,25 @@ void gp__cli_warn_read(const gp_job *job, bool ranks_note, bool quiet)
 
 int gp__cli_finish_stdout(const char *cmd, gp_status st)
 {
-    if (st == GP_OK && (fflush(stdout) != 0 || ferror(stdout)))
+    /* why a write failed (ENOSPC: "No space left on device", not "input/output error"): the
+     * failed flush's errno, else a JSON writer's failed write, else a retried flush's */
+    int e = 0, before = errno; /* a renderer's failed fprintf leaves its errno */
+    errno = 0;
+    if (st == GP_OK && (fflush(stdout) != 0 || ferror(stdout))) {
         st = GP_EIO;
-    if (st != GP_OK)
+        e = errno;
+    }
+    if (st == GP_EIO && !e) {
+        e = gp__jw_last_write_errno();
+        errno = 0;
+        if (!e && fflush(stdout) != 0)
+            e = errno;
+        if (!e && (before == ENOSPC || before == EDQUOT || before == EFBIG || before == EPIPE))
+            e = before; /* only errnos a write gives: an older one could be anything's */
+    }
+    if (e)
+        gp__cli_error(cmd, "writing the output failed: standard output: %s", strerror(e));
+    else if (st != GP_OK)
         gp__cli_error(cmd, "writing the output failed: %s", gp_strerror(st));
     return gp_status_exit_code(st);
 }

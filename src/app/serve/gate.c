@@ -26,7 +26,9 @@
 #include "core/util.h"
 #include "render/serve_pages.h"
 
-enum { HEAD_CAP = 16384, MAX_IPS_ACTIVE = 256 };
+/* HELD_FACTOR: connections held (answering or sending) per answering slot, in all and per
+ * address: clients that never read hold at most this many times the answering caps. */
+enum { HEAD_CAP = 16384, MAX_IPS_ACTIVE = 256, HELD_FACTOR = 4 };
 
 typedef struct pending_conn {
     int fd;
@@ -36,7 +38,8 @@ typedef struct pending_conn {
 
 typedef struct ip_count {
     uint32_t ip;
-    unsigned n;
+    unsigned n;    /* its requests being answered (the handler has not returned yet) */
+    unsigned held; /* its connections libmicrohttpd holds: answering, or sending the answer */
 } ip_count;
 
 struct gp__http_server {
@@ -55,7 +58,7 @@ struct gp__http_server {
     /* requests being answered, counted by libmicrohttpd's callbacks; guarded by lock (clang 14
      * cannot name a sibling member in GP_GUARDED_BY in C: the functions say GP_REQUIRES) */
     gp__mutex lock;
-    unsigned n_active;
+    unsigned n_active, n_held;
     ip_count active_ip[MAX_IPS_ACTIVE];
     size_t n_active_ip;
 };
@@ -131,38 +134,53 @@ static ip_count *active_slot(gp__http_server *s, uint32_t ip)
             return &s->active_ip[i];
     if (s->n_active_ip == MAX_IPS_ACTIVE)
         return NULL;
-    s->active_ip[s->n_active_ip] = (ip_count){ip, 0};
+    s->active_ip[s->n_active_ip] = (ip_count){ip, 0, 0};
     return &s->active_ip[s->n_active_ip++];
 }
 
-/* A connection handed to libmicrohttpd: counted as active until its request completes (or the
- * connection closes without one). */
+/* A connection handed to libmicrohttpd: counted as answering until its handler returns (the
+ * answer is queued), and as held until libmicrohttpd closes it. A client that read its answer
+ * and asks again is never refused for the one before (issue 38: the count fell only after the
+ * reply was sent, so well-behaved clients at exactly the per-address cap got 503s), and clients
+ * that never read their answers hold only the larger cap of held connections (issue 38: 16 of
+ * them made every request, /healthz included, 503 for ~40 s). */
 typedef struct active_conn {
     uint32_t ip;
-    bool released;
+    bool answered; /* no longer counted as answering */
+    bool released; /* no longer counted at all */
 } active_conn;
 
-static void count_active(gp__http_server *s, uint32_t ip, bool up)
+/* Adds d_answering and d_held (each -1, 0 or +1) to the counts of ip and of all. */
+static void count_active(gp__http_server *s, uint32_t ip, int d_answering, int d_held)
 {
     gp__mutex_lock(&s->lock);
     ip_count *slot = active_slot(s, ip);
-    if (up) {
-        s->n_active++;
-        if (slot)
-            slot->n++;
-    } else {
-        s->n_active--;
-        if (slot && --slot->n == 0)
+    s->n_active = (unsigned)((int)s->n_active + d_answering);
+    s->n_held = (unsigned)((int)s->n_held + d_held);
+    if (slot) {
+        slot->n = (unsigned)((int)slot->n + d_answering);
+        slot->held = (unsigned)((int)slot->held + d_held);
+        if (slot->n == 0 && slot->held == 0)
             *slot = s->active_ip[--s->n_active_ip];
     }
     gp__mutex_unlock(&s->lock);
 }
 
+/* The handler returned: the answer is queued, being sent. */
+static void answered(gp__http_server *s, active_conn *a)
+{
+    if (a && !a->answered) {
+        a->answered = true;
+        count_active(s, a->ip, -1, 0);
+    }
+}
+
 static void release(gp__http_server *s, active_conn *a)
 {
     if (a && !a->released) {
-        a->released = true;
-        count_active(s, a->ip, false);
+        bool answering = !a->answered;
+        a->answered = a->released = true;
+        count_active(s, a->ip, answering ? -1 : 0, -1);
     }
 }
 
@@ -184,7 +202,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
         a->ip = ((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr.s_addr;
     *socket_context = a;
-    count_active(s, a->ip, true);
+    count_active(s, a->ip, +1, +1);
 }
 
 /* Why a new request from ip cannot be answered now, or NULL. */
@@ -194,10 +212,16 @@ static const char *over_active_cap(gp__http_server *s, uint32_t ip)
     const char *why = NULL;
     if (s->n_active >= s->lim.active)
         why = "too many requests being answered; try again";
+    else if (s->n_held >= s->lim.active * HELD_FACTOR)
+        why = "too many answers not yet read by their clients; try again";
     else {
-        for (size_t i = 0; i < s->n_active_ip && !why; i++)
-            if (s->active_ip[i].ip == ip && s->active_ip[i].n >= s->lim.active_per_ip)
+        for (size_t i = 0; i < s->n_active_ip && !why; i++) {
+            const ip_count *c = &s->active_ip[i];
+            if (c->ip == ip && c->n >= s->lim.active_per_ip)
                 why = "too many requests from this address being answered; try again";
+            else if (c->ip == ip && c->held >= s->lim.active_per_ip * HELD_FACTOR)
+                why = "too many answers to this address not yet read; try again";
+        }
     }
     gp__mutex_unlock(&s->lock);
     return why;
@@ -254,6 +278,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
         r = s->handler(s->cls, c, method, t);
     }
     free(t);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci)
+        answered(s, ci->socket_context);
     return r;
 }
 
@@ -424,12 +452,13 @@ static struct MHD_Daemon *start_daemon(gp__http_server *s)
 {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
     flags |= s->lim.pool ? MHD_USE_EPOLL : MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
-    return MHD_start_daemon(
-        flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_THREAD_POOL_SIZE, s->lim.pool,
-        MHD_OPTION_CONNECTION_LIMIT, s->lim.active * 4 + 64, MHD_OPTION_CONNECTION_TIMEOUT,
-        s->lim.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HEAD_CAP * 2,
-        MHD_OPTION_URI_LOG_CALLBACK, keep_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_THREAD_POOL_SIZE,
+                            s->lim.pool, MHD_OPTION_CONNECTION_LIMIT,
+                            s->lim.active * (HELD_FACTOR + 1) + 64, MHD_OPTION_CONNECTION_TIMEOUT,
+                            s->lim.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)HEAD_CAP * 2, MHD_OPTION_URI_LOG_CALLBACK, keep_uri, NULL,
+                            MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
 }
 
 gp__http_server *gp__http_start(const struct sockaddr_in *sa, const gp__http_limits *lim,

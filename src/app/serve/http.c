@@ -51,9 +51,59 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned code, const char
     return ret;
 }
 
+#define MAX_HIDDEN 16
+static char *hidden[MAX_HIDDEN]; /* each "PREFIX/", set before any server thread reads it */
+static _Atomic size_t n_hidden;
+
+void gp__http_hide_prefix(const char *prefix)
+{
+    size_t n = n_hidden, len = strlen(prefix);
+    while (len > 1 && prefix[len - 1] == '/')
+        len--;
+    if (n >= MAX_HIDDEN || len == 0 || (len == 1 && (prefix[0] == '/' || prefix[0] == '.')))
+        return; /* "/" or "." would cut inside other paths */
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(hidden[i], prefix, len) == 0 && hidden[i][len] == '/' && !hidden[i][len + 1])
+            return;
+    char *h = malloc(len + 2);
+    if (!h)
+        return;
+    memcpy(h, prefix, len);
+    memcpy(h + len, "/", 2);
+    hidden[n] = h;
+    n_hidden = n + 1;
+}
+
+/* body[0..*len) without the hidden prefixes, in place (it only shrinks). */
+static void cut_hidden(char *body, size_t *len)
+{
+    size_t n = n_hidden;
+    for (size_t k = 0; k < n; k++) {
+        size_t pl = strlen(hidden[k]), o = 0;
+        for (size_t i = 0; i < *len;) {
+            if (*len - i >= pl && memcmp(body + i, hidden[k], pl) == 0) {
+                i += pl;
+                continue;
+            }
+            body[o++] = body[i++];
+        }
+        *len = o;
+    }
+}
+
 enum MHD_Result gp__http_reply(struct MHD_Connection *c, unsigned code, const char *type,
                                char *body, size_t len, bool owned)
 {
+    if (code >= 400 && len > 0 && n_hidden > 0) { /* an error: no served folder's path in it */
+        char *copy = owned ? body : malloc(len);
+        if (!copy)
+            return MHD_NO;
+        if (!owned)
+            memcpy(copy, body, len);
+        cut_hidden(copy, &len);
+        body = copy;
+        owned = true;
+    }
     struct MHD_Response *r = MHD_create_response_from_buffer(
         len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!r) {

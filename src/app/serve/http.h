@@ -54,6 +54,12 @@ const char *gp__http_param_get(const gp__http_target *t, const char *key);
 
 /* ---- replies ------------------------------------------------------------------------------ */
 
+/* Error replies (4xx, 5xx) of this process never show prefix: each "PREFIX/" in their body is
+ * cut, so a served folder's absolute path reads as the names under it (issue 38: 422 messages
+ * showed it). Up to 16 prefixes (listing.c adds the served folder, as given and resolved); call
+ * before the server starts. */
+void gp__http_hide_prefix(const char *prefix);
+
 /* Queues a reply with a body of len bytes (freed by the library when owned). Every reply closes
  * its connection (one request per connection: the gate sees every request head). */
 enum MHD_Result gp__http_reply(struct MHD_Connection *c, unsigned code, const char *type,

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "app/serve/http.h"
 
@@ -59,6 +60,36 @@ static gp__head_verdict check_request_line(const unsigned char *b, size_t n, siz
     return GP__HEAD_MORE;
 }
 
+/* Checks the Content-Length fields of the header lines b[from..to): each 1 to 18 digits (no sign,
+ * no overflow) and all equal. libmicrohttpd answered a negative, non-numeric or overflowing one
+ * with two response heads (issue 38): the gate answers it once, before libmicrohttpd reads it. */
+static bool content_length_ok(const unsigned char *b, size_t from, size_t to)
+{
+    static const char name[] = "content-length:";
+    const size_t nlen = sizeof name - 1;
+    long long seen = -1;
+    for (size_t i = from; i < to;) {
+        size_t end = i;
+        while (end < to && b[end] != '\n')
+            end++;
+        if (end - i > nlen && strncasecmp((const char *)b + i, name, nlen) == 0) {
+            size_t k = i + nlen, digits = 0;
+            long long v = 0;
+            while (k < end && (b[k] == ' ' || b[k] == '\t'))
+                k++;
+            for (; k < end && b[k] >= '0' && b[k] <= '9'; k++, digits++)
+                v = digits < 18 ? v * 10 + (b[k] - '0') : v;
+            while (k < end && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r'))
+                k++;
+            if (k != end || digits == 0 || digits > 18 || (seen >= 0 && v != seen))
+                return false;
+            seen = v;
+        }
+        i = end + 1;
+    }
+    return true;
+}
+
 gp__head_verdict gp__http_head_check(const char *buf, size_t n, size_t cap, const char **why)
 {
     const unsigned char *b = (const unsigned char *)buf;
@@ -75,8 +106,13 @@ gp__head_verdict gp__http_head_check(const char *buf, size_t n, size_t cap, cons
                 *why = "NUL byte in the request head";
                 return GP__HEAD_BAD;
             }
-            if (b[i] == '\n' && (b[i - 1] == '\n' || (b[i - 1] == '\r' && b[i - 2] == '\n')))
+            if (b[i] == '\n' && (b[i - 1] == '\n' || (b[i - 1] == '\r' && b[i - 2] == '\n'))) {
                 v = GP__HEAD_COMPLETE;
+                if (!content_length_ok(b, skip + line_end, i + 1)) {
+                    *why = "bad Content-Length (not 1 to 18 digits, or two that differ)";
+                    return GP__HEAD_BAD;
+                }
+            }
         }
     }
     if (v == GP__HEAD_MORE && n >= cap) {

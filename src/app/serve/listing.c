@@ -4,11 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
+#include "app/serve/http.h"
 #include "app/serve/serve.h"
 #include "core/util.h"
 #include "gpuprof/compile.h"
@@ -30,6 +33,8 @@ gp_status gp__serve_dir_init(gp__serve_dir *d, const char *dir, bool follow_syml
         return gp_error_set(err, GP_EIO, "%s: %s", dir, strerror(errno));
     snprintf(d->dir, sizeof d->dir, "%s", dir);
     d->follow_symlinks = follow_symlinks;
+    gp__http_hide_prefix(d->dir); /* error replies name files under it, never it (issue 38) */
+    gp__http_hide_prefix(d->real);
     return GP_OK;
 }
 
@@ -145,7 +150,8 @@ static void consider(const gp__serve_dir *d, const char *path, const char *name,
         *slot = e;
 }
 
-gp__serve_entry *gp__serve_list(const gp__serve_dir *d, size_t *n)
+/* Lists d afresh: readdir and stat of every entry (and of a folder's rank files). */
+static gp__serve_entry *list_now(const gp__serve_dir *d, size_t *n)
 {
     *n = 0;
     DIR *dh = opendir(d->dir);
@@ -166,23 +172,105 @@ gp__serve_entry *gp__serve_list(const gp__serve_dir *d, size_t *n)
     return v;
 }
 
+/* The listing cache (issue 38: every request listed the folder again, 0.65 s per request at
+ * 100,000 files, and concurrent requests each built their own). One listing per served folder,
+ * built by one request at a time under the lock and shared; it is listed again when the folder's
+ * modification time changes (a file added, removed or renamed into it) and at least every
+ * LIST_REFRESH_MS (what changes inside job folders or in a file's size). */
+enum { LIST_REFRESH_MS = 2000, LIST_CACHES = 8 };
+
+typedef struct list_cache {
+    char real[GP__SERVE_PATH_MAX]; /* the folder (resolved); "" = unused */
+    gp__serve_entry *v;
+    size_t n;
+    struct timespec dir_mtime;
+    int64_t at_ms; /* when it was listed (monotonic) */
+    int64_t used_ms;
+} list_cache;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static list_cache caches[LIST_CACHES];
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* d's cached listing, listed again when stale; call with cache_lock held. NULL when out of
+ * memory for a new slot's listing (then *n is 0). */
+static const list_cache *cached(const gp__serve_dir *d)
+{
+    int64_t now = mono_ms();
+    struct stat st;
+    struct timespec mt = {0, 0};
+    if (stat(d->dir, &st) == 0)
+        mt = st.st_mtim;
+    list_cache *c = NULL, *lru = &caches[0];
+    for (size_t i = 0; i < LIST_CACHES && !c; i++) {
+        if (strcmp(caches[i].real, d->real) == 0)
+            c = &caches[i];
+        else if (caches[i].used_ms < lru->used_ms)
+            lru = &caches[i];
+    }
+    if (c && c->dir_mtime.tv_sec == mt.tv_sec && c->dir_mtime.tv_nsec == mt.tv_nsec &&
+        now - c->at_ms < LIST_REFRESH_MS) {
+        c->used_ms = now;
+        return c;
+    }
+    if (!c) {
+        c = lru;
+        free(c->v);
+        memset(c, 0, sizeof *c);
+        snprintf(c->real, sizeof c->real, "%s", d->real);
+    }
+    free(c->v);
+    c->v = list_now(d, &c->n);
+    c->dir_mtime = mt;
+    c->at_ms = c->used_ms = now;
+    return c;
+}
+
+gp__serve_entry *gp__serve_list(const gp__serve_dir *d, size_t *n)
+{
+    pthread_mutex_lock(&cache_lock);
+    const list_cache *c = cached(d);
+    *n = c->n;
+    gp__serve_entry *v = c->n ? malloc(c->n * sizeof *v) : NULL;
+    if (v)
+        memcpy(v, c->v, c->n * sizeof *v);
+    else
+        *n = 0;
+    pthread_mutex_unlock(&cache_lock);
+    return v;
+}
+
 gp_status gp__serve_find(const gp__serve_dir *d, const char *name, gp__serve_entry *out, char *path,
                          size_t path_cap, char *why, size_t cap)
 {
-    size_t n;
-    gp__serve_entry *v = gp__serve_list(d, &n);
     gp_status s = GP_ENOENT;
-    for (size_t i = 0; i < n && s != GP_OK; i++)
-        if (strcmp(v[i].name, name) == 0) {
-            *out = v[i];
-            s = GP_OK;
-        }
-    free(v);
+    pthread_mutex_lock(&cache_lock); /* the name looked up in the shared listing, not a copy */
+    const list_cache *c = cached(d);
+    gp__serve_entry key;
+    snprintf(key.name, sizeof key.name, "%s", name);
+    const gp__serve_entry *hit = c->n ? bsearch(&key, c->v, c->n, sizeof *c->v, cmp_entry) : NULL;
+    if (hit && strcmp(hit->name, name) == 0) {
+        *out = *hit;
+        s = GP_OK;
+    }
+    pthread_mutex_unlock(&cache_lock);
     if (s != GP_OK)
         return snprintf(why, cap, "%s: no such profile in the directory (see /)", name), s;
     snprintf(path, path_cap, "%s/%s", d->dir, name);
     if (out->dir) /* every rank file, as the reader will take them all */
         return scan_folder(d, path, name, out->job ? is_trace_name : gp_compile_log_name, out, why,
                            cap);
+    struct stat st; /* a file as it is now (the listing may be up to LIST_REFRESH_MS old) */
+    char reason[160];
+    if ((s = gp__serve_check_path(d, path, false, &st, reason, sizeof reason)) != GP_OK)
+        return snprintf(why, cap, "%s: %s", name, reason), s;
+    out->bytes = (int64_t)st.st_size;
+    out->mtime = (int64_t)st.st_mtime;
     return GP_OK;
 }

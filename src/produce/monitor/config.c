@@ -341,6 +341,64 @@ static gp_status apply_root(parse_ctx *pc, const yaml_node_t *root, gp_monitor_c
     return apply_mapping(pc, block, cfg);
 }
 
+/* The deepest nesting a configuration may have: flow collections ([ {) open at once, and block
+ * nesting (the columns of indentation and "- " / "? " indicators starting a line). libyaml's
+ * cost grows with the square of the nesting (issue 38: 400 KB of "[" took 93 s), so the depth
+ * is bounded before it reads the text. */
+enum { MAX_FLOW_DEPTH = 64, MAX_BLOCK_COLUMNS = 256 };
+
+/* GP_OK, or GP_EPARSE with err naming the line where the text nests deeper than the bounds.
+ * Brackets inside quoted scalars and comments do not count; a quote opens a scalar only where one
+ * may start (after nothing, ':', '-', '?', ',', '[' or '{' on its line), as in YAML. */
+static gp_status check_depth(const char *text, size_t len, const char *name, gp_error *err)
+{
+    size_t line = 1, depth = 0, column = 0;
+    char quote = 0, prev = 0; /* prev: the last character that is not a space on this line */
+    bool line_start = true, comment = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '\n') {
+            line++;
+            line_start = true;
+            comment = false;
+            column = 0;
+            prev = 0;
+            continue;
+        }
+        if (line_start && !quote) {
+            if (c == ' ' || ((c == '-' || c == '?') && (i + 1 == len || text[i + 1] == ' '))) {
+                if (++column > MAX_BLOCK_COLUMNS)
+                    return gp_error_set(err, GP_EPARSE,
+                                        "%s:%zu: nested deeper than %d columns of indentation",
+                                        name, line, MAX_BLOCK_COLUMNS);
+                continue;
+            }
+            line_start = false;
+        }
+        if (comment)
+            continue;
+        if (quote) {
+            if (c == '\\' && quote == '"' && i + 1 < len)
+                i++;
+            else if (c == quote)
+                quote = 0;
+            continue;
+        }
+        if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t'))
+            comment = true;
+        else if ((c == '"' || c == '\'') && (!prev || strchr(":-?,[{", prev)))
+            quote = c;
+        else if ((c == '[' || c == '{') && ++depth > MAX_FLOW_DEPTH)
+            return gp_error_set(err, GP_EPARSE, "%s:%zu: nested deeper than %d [ or { levels", name,
+                                line, MAX_FLOW_DEPTH);
+        else if ((c == ']' || c == '}') && depth > 0)
+            depth--;
+        if (c != ' ' && c != '\t')
+            prev = c;
+    }
+    return GP_OK;
+}
+
 gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const char *text, size_t len,
                                      const char *name, gp_config_warn_fn warn, void *ctx,
                                      gp_error *err)
@@ -348,6 +406,9 @@ gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const char *text, s
     yaml_parser_t p;
     yaml_document_t doc;
     gp_monitor_config tmp = *cfg;
+    gp_status depth_st = check_depth(text, len, name, err);
+    if (depth_st != GP_OK)
+        return depth_st;
     if (!yaml_parser_initialize(&p))
         return gp_error_set(err, GP_ENOMEM, "%s: cannot initialise the YAML parser", name);
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
