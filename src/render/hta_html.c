@@ -11,7 +11,7 @@
 static void kernels_table(FILE *fp, const gp_analysis *a)
 {
     fputs("<section class=\"gp-section\" id=\"gp-hta-kernels\">\n<h2>Top kernels</h2>\n"
-          "<p>Per rank and kernel type, the kernels that make up the type's time (HTA's "
+          "<p class=\"gp-note\">Per rank and kernel type, the kernels that make up the type's time (HTA's "
           "get_gpu_kernel_breakdown: num_kernels 5, duration_ratio 0.8); the rest as "
           "&ldquo;others&rdquo;, whose mean and max are over the folded names&rsquo; sums. As in "
           "HTA, the named rows of a folded table are re-aggregated over their own sum (mean = "
@@ -42,8 +42,8 @@ gp_status gp__hta_render_html(const gp_analysis *a, const char *title, FILE *fp)
         title = "gpuprof hta";
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_report_css);
+    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css);
     gp__html_str(fp, title);
     fprintf(fp,
             "</h1>\n<p class=\"gp-sub\">Holistic Trace Analysis&rsquo;s breakdowns, %zu "

@@ -15,14 +15,14 @@
 #define PAD_B 22.0
 
 static const char page_css[] =
-    ".gp-mem svg{width:100%;height:auto;background:#fff;border:1px solid #ddd}"
-    ".gp-mem .alloc{fill:none;stroke:#1f77b4;stroke-width:1.5}"
-    ".gp-mem .resv{fill:none;stroke:#ff7f0e;stroke-width:1;stroke-dasharray:4 3}"
-    ".gp-mem .peak{fill:#d62728}.gp-mem .ax{stroke:#999;stroke-width:1}"
-    ".gp-mem text{font:12px sans-serif;fill:#333}"
-    ".gp-mem table{border-collapse:collapse;margin:.5em 0}"
-    ".gp-mem td,.gp-mem th{padding:2px 8px;border-bottom:1px solid #eee;text-align:left}"
-    ".gp-mem td.n{text-align:right;font-variant-numeric:tabular-nums}";
+    ".gp-mempage svg{width:100%;height:auto;background:#fff;border:1px solid #ddd}"
+    ".gp-mempage .alloc{fill:none;stroke:#1f77b4;stroke-width:1.5}"
+    ".gp-mempage .resv{fill:none;stroke:#ff7f0e;stroke-width:1;stroke-dasharray:4 3}"
+    ".gp-mempage .peak{fill:#d62728}.gp-mempage .ax{stroke:#999;stroke-width:1}"
+    ".gp-mempage text{font:12px sans-serif;fill:#333}"
+    ".gp-mempage table{border-collapse:collapse;margin:.5em 0}"
+    ".gp-mempage td,.gp-mempage th{padding:2px 8px;border-bottom:1px solid #eee;text-align:left}"
+    ".gp-mempage td.n{text-align:right;font-variant-numeric:tabular-nums}";
 
 static double xy_x(const gp__mem_device *d, gp_ns ts)
 {
@@ -174,12 +174,12 @@ gp_status gp__mem_render_html(const gp__mem_timeline *m, const char *title, FILE
         title = "gpuprof memory";
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
     gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_report_css, page_css);
+    fprintf(fp, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css, page_css);
     gp__html_str(fp, title);
     fprintf(fp,
             "</h1>\n<p class=\"gp-sub\">memory timeline, %zu allocator%s &middot; "
-            "gpuprof " GP_VERSION_STRING "</p>\n</header>\n<main class=\"gp-mem\">\n",
+            "gpuprof " GP_VERSION_STRING "</p>\n</header>\n<main class=\"gp-mempage\">\n",
             m->n_devices, m->n_devices == 1 ? "" : "s");
     if (!m->n_devices)
         fputs("<p class=\"gp-na\">No \"[memory]\" events in the input: record with "
