@@ -11,7 +11,8 @@
 static void kernels_table(FILE *fp, const gp_analysis *a)
 {
     fputs("<section class=\"gp-section\" id=\"gp-hta-kernels\">\n<h2>Top kernels</h2>\n"
-          "<p class=\"gp-note\">Per rank and kernel type, the kernels that make up the type's time (HTA's "
+          "<p class=\"gp-note\">Per rank and kernel type, the kernels that make up the type's time "
+          "(HTA's "
           "get_gpu_kernel_breakdown: num_kernels 5, duration_ratio 0.8); the rest as "
           "&ldquo;others&rdquo;, whose mean and max are over the folded names&rsquo; sums. As in "
           "HTA, the named rows of a folded table are re-aggregated over their own sum (mean = "
