@@ -291,6 +291,21 @@ static inline bool gp__is_graph_launch(const char *name)
            strncmp(name, "cuGraphLaunch", 13) == 0;
 }
 
+/* The index of tr's first event starting at ts or later (tr->n_events when none): a binary search
+ * over the events, which are sorted by start. */
+static inline size_t gp__track_lower_bound(const gp_track *tr, gp_ns ts)
+{
+    size_t lo = 0, hi = tr->n_events;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->events[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The headline figures of a trace or job (headline.c), for the profile server's index: the job's
  * span (first start to last end over the ranks), GPU busy (the union of kernels, memcpys and
  * memsets per device, summed over devices and ranks), its ranks, the first device's name ("" when
