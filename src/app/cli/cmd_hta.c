@@ -59,13 +59,9 @@ static gp_status write_view(const void *ctx, FILE *fp)
 /* The "hta" view's JSON on stdout, or into out (atomically) when given. */
 static int print_json(const gp_job *job, const char *out)
 {
+    if (out)
+        return gp__cli_write_file("hta", out, write_view, job, "");
     gp_error err = {0};
-    int rc = 0;
-    if (out) {
-        if (gp__cli_file_written("hta", gp__render_to_file(out, write_view, job, &err), &err, &rc))
-            printf("wrote %s\n", out);
-        return rc ? rc : gp__cli_finish_stdout("hta", GP_OK);
-    }
     gp_status st = gp_view_render(gp_view_find("hta"), job, NULL, stdout, &err);
     if (st != GP_OK && st != GP_EIO) {
         gp__cli_error("hta", "%s", err.msg[0] ? err.msg : gp_strerror(st));
@@ -89,11 +85,7 @@ static int write_html(const gp_job *job, const gp__cli_common *o, const char *in
     }
     const char *out = o->output ? o->output : "hta_report.html";
     page_ctx p = {an, o->title ? o->title : in};
-    int rc = 0;
-    if (gp__cli_file_written("hta", gp__render_to_file(out, write_page, &p, &err), &err, &rc)) {
-        printf("wrote %s: open it in a browser\n", out);
-        rc = gp__cli_finish_stdout("hta", GP_OK);
-    }
+    int rc = gp__cli_write_file("hta", out, write_page, &p, ": open it in a browser");
     gp_analysis_free(an);
     return rc;
 }
@@ -103,14 +95,9 @@ int gp__cmd_hta(int argc, char **argv)
     static const gp__cli_spec spec = {.cmd = "hta", .usage = usage, .opts = hta_opts};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, NULL, argc, argv, &o, &first);
+    int rc = gp__cli_parse_one_input(&spec, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
-    if (argc - first != 1) {
-        gp__cli_error("hta", "give one input (a trace or a job directory)");
-        usage(stderr);
-        return 2;
-    }
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
     rd.keep_op_shapes = true; /* as the "hta" view reads (the same analysis, the same bytes) */
