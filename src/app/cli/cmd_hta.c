@@ -39,15 +39,11 @@ static const gp__cli_opt hta_opts[] = {GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,   
                                        GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP,
                                        GP__CLI_END};
 
-typedef struct page_ctx {
-    const gp_analysis *a;
-    const char *title;
-} page_ctx;
-
+/* The HTA page of a gp__cli_page over a gp_analysis. */
 static gp_status write_page(const void *ctx, FILE *fp)
 {
-    const page_ctx *p = ctx;
-    return gp__hta_render_html(p->a, p->title, fp);
+    const gp__cli_page *p = ctx;
+    return gp__hta_render_html(p->data, p->title, fp);
 }
 
 static gp_status write_view(const void *ctx, FILE *fp)
@@ -84,7 +80,7 @@ static int write_html(const gp_job *job, const gp__cli_common *o, const char *in
         return gp_status_exit_code(st);
     }
     const char *out = o->output ? o->output : "hta_report.html";
-    page_ctx p = {an, o->title ? o->title : in};
+    gp__cli_page p = {an, o->title ? o->title : in};
     int rc = gp__cli_write_file("hta", out, write_page, &p, ": open it in a browser");
     gp_analysis_free(an);
     return rc;

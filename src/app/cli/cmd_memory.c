@@ -40,28 +40,25 @@ static const gp__cli_opt memory_opts[] = {
     GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,    GP__CLI_OPT_JSON, GP__CLI_OPT_TOP,
     GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP, GP__CLI_END};
 
-typedef struct page_ctx {
-    const gp__mem_timeline *m;
-    const char *title;
-} page_ctx;
-
+/* The memory page of a gp__cli_page over a gp__mem_timeline. */
 static gp_status write_page(const void *ctx, FILE *fp)
 {
-    const page_ctx *p = ctx;
-    return gp__mem_render_html(p->m, p->title, fp);
+    const gp__cli_page *p = ctx;
+    return gp__mem_render_html(p->data, p->title, fp);
 }
 
+/* The memory JSON of a gp__cli_page over a gp__mem_timeline. */
 static gp_status write_json(const void *ctx, FILE *fp)
 {
-    const page_ctx *p = ctx;
-    return gp__mem_render_json(p->m, fp);
+    const gp__cli_page *p = ctx;
+    return gp__mem_render_json(p->data, fp);
 }
 
 /* Renders m as o asks; the exit code. */
 static int output(const gp__mem_timeline *m, const gp__cli_common *o, const char *in)
 {
     if (o->output) {
-        page_ctx p = {m, o->title ? o->title : in};
+        gp__cli_page p = {m, o->title ? o->title : in};
         return gp__cli_write_file("memory", o->output, o->json ? write_json : write_page, &p,
                                   o->json ? "" : ": open it in a browser");
     }
