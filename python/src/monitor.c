@@ -167,6 +167,25 @@ static gp_monitor *need(gpy_monitor *self)
     return self->mon;
 }
 
+/* The GPU index in arg and the open monitor, or NULL with a Python error set (a bad index first,
+ * then a closed monitor, as each method checked them before). */
+static gp_monitor *need_idx(gpy_monitor *self, PyObject *arg, Py_ssize_t *idx)
+{
+    *idx = PyLong_AsSsize_t(arg);
+    if (*idx < 0 && PyErr_Occurred())
+        return NULL;
+    return need(self);
+}
+
+/* Appends d (a new reference, or NULL after a failed build) to *list and releases it; on any
+ * failure *list is cleared to NULL, so callers loop while *list is set and return it. */
+static void list_take(PyObject **list, PyObject *d)
+{
+    if (!d || PyList_Append(*list, d) < 0)
+        Py_CLEAR(*list);
+    Py_XDECREF(d);
+}
+
 static PyObject *mon_start(gpy_monitor *self, PyObject *noargs)
 {
     gp_monitor *m = need(self);
@@ -278,9 +297,7 @@ static PyObject *mon_devices(gpy_monitor *self, PyObject *noargs)
             Py_BuildValue("{s:I,s:s,s:s,s:s,s:O,s:I}", "index", id.index, "name", id.name, "uuid",
                           id.uuid, "pci_bus_id", id.pci_bus_id, "lost",
                           id.lost ? Py_True : Py_False, "mig_instances", id.mig_instances);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        list_take(&list, d);
     }
     return list;
 }
@@ -288,10 +305,8 @@ static PyObject *mon_devices(gpy_monitor *self, PyObject *noargs)
 /* latest(idx) -> dict or None before the first sample. */
 static PyObject *mon_latest(gpy_monitor *self, PyObject *arg)
 {
-    Py_ssize_t idx = PyLong_AsSsize_t(arg);
-    if (idx < 0 && PyErr_Occurred())
-        return NULL;
-    gp_monitor *m = need(self);
+    Py_ssize_t idx;
+    gp_monitor *m = need_idx(self, arg, &idx);
     if (!m)
         return NULL;
     gp_gpu_sample s;
@@ -326,9 +341,7 @@ static PyObject *mon_history(gpy_monitor *self, PyObject *args)
     PyObject *list = PyList_New(0);
     for (size_t i = 0; list && i < n; i++) {
         PyObject *d = sample_dict(&buf[i]);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        list_take(&list, d);
     }
     free(buf);
     return list;
@@ -336,10 +349,8 @@ static PyObject *mon_history(gpy_monitor *self, PyObject *args)
 
 static PyObject *mon_processes(gpy_monitor *self, PyObject *arg)
 {
-    Py_ssize_t idx = PyLong_AsSsize_t(arg);
-    if (idx < 0 && PyErr_Occurred())
-        return NULL;
-    gp_monitor *m = need(self);
+    Py_ssize_t idx;
+    gp_monitor *m = need_idx(self, arg, &idx);
     if (!m)
         return NULL;
     gp_gpu_process p[256];
@@ -352,9 +363,7 @@ static PyObject *mon_processes(gpy_monitor *self, PyObject *arg)
         PyObject *d = Py_BuildValue("{s:I,s:I,s:L,s:i,s:i}", "pid", p[i].pid, "types", p[i].types,
                                     "mem_bytes", (long long)p[i].mem_bytes, "sm_util", p[i].sm_util,
                                     "mem_util", p[i].mem_util);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        list_take(&list, d);
     }
     return list;
 }
@@ -366,10 +375,8 @@ static PyObject *num_or_none(double v)
 
 static PyObject *mon_bottleneck(gpy_monitor *self, PyObject *arg)
 {
-    Py_ssize_t idx = PyLong_AsSsize_t(arg);
-    if (idx < 0 && PyErr_Occurred())
-        return NULL;
-    gp_monitor *m = need(self);
+    Py_ssize_t idx;
+    gp_monitor *m = need_idx(self, arg, &idx);
     if (!m)
         return NULL;
     gp_bottleneck b;
@@ -387,10 +394,8 @@ static PyObject *mon_bottleneck(gpy_monitor *self, PyObject *arg)
 
 static PyObject *mon_leak(gpy_monitor *self, PyObject *arg)
 {
-    Py_ssize_t idx = PyLong_AsSsize_t(arg);
-    if (idx < 0 && PyErr_Occurred())
-        return NULL;
-    gp_monitor *m = need(self);
+    Py_ssize_t idx;
+    gp_monitor *m = need_idx(self, arg, &idx);
     if (!m)
         return NULL;
     gp_leak_result r;
@@ -422,9 +427,7 @@ static PyObject *mon_suggestions(gpy_monitor *self, PyObject *noargs)
             Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s}", "type", s[i].type, "severity",
                           gp_severity_name(s[i].severity), "device", s[i].device, "message",
                           s[i].message, "evidence", s[i].evidence, "suggestion", s[i].suggestion);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        list_take(&list, d);
     }
     return list;
 }
@@ -445,9 +448,7 @@ static PyObject *mon_components(gpy_monitor *self, PyObject *noargs)
             Py_BuildValue("{s:i,s:s,s:K,s:d,s:d,s:d}", "id", c[i].id, "name", c[i].name, "samples",
                           (unsigned long long)c[i].samples, "wall_s", c[i].wall_s, "gpu_busy_s",
                           c[i].gpu_busy_s, "mem_growth_bytes", c[i].mem_growth_bytes);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        list_take(&list, d);
     }
     return list;
 }
@@ -507,9 +508,7 @@ static PyObject *mon_drain_events(gpy_monitor *self, PyObject *noargs)
             "severity", gp_severity_name(e->severity), "ts_ns", (long long)e->ts, "device",
             e->device, "pid", e->pid, "what", e->what, "value", e->value, "threshold",
             num_or_none(e->threshold), "message", e->message);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        list_take(&list, d);
     }
     free(evs);
     return list;

@@ -307,6 +307,40 @@ static inline bool gp__is_graph_launch(const char *name)
            strncmp(name, "cuGraphLaunch", 13) == 0;
 }
 
+/* The index of tr's first event starting at ts or later (tr->n_events when none): a binary search
+ * over the events, which are sorted by start. */
+static inline size_t gp__track_lower_bound(const gp_track *tr, gp_ns ts)
+{
+    size_t lo = 0, hi = tr->n_events;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->events[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Steps to t's next GPU work event (kernel, memcpy, memset; gp_event_kind_is_gpu_work) on its GPU
+ * stream tracks, track by track in order, each track's events in order. *k and *i are the cursor
+ * (both 0 to start). Returns the event with *tr set to its track, or NULL after the last. */
+static inline const gp_event *gp__next_gpu_work(const gp_trace *t, size_t *k, size_t *i,
+                                                const gp_track **tr)
+{
+    for (; *k < t->n_tracks; (*k)++, *i = 0) {
+        *tr = &t->tracks[*k];
+        if ((*tr)->kind != GP_TRACK_GPU_STREAM)
+            continue;
+        while (*i < (*tr)->n_events) {
+            const gp_event *ev = &(*tr)->events[(*i)++];
+            if (gp_event_kind_is_gpu_work((gp_event_kind)ev->kind))
+                return ev;
+        }
+    }
+    return NULL;
+}
+
 /* The headline figures of a trace or job (headline.c), for the profile server's index: the job's
  * span (first start to last end over the ranks), GPU busy (the union of kernels, memcpys and
  * memsets per device, summed over devices and ranks), its ranks, the first device's name ("" when

@@ -59,19 +59,6 @@ static void nest(gp__cpgraph *g, size_t from, size_t to, int32_t *stack)
     }
 }
 
-static size_t lower_bound(const gp_track *tr, gp_ns ts)
-{
-    size_t lo = 0, hi = tr->n_events;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tr->events[mid].ts < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static uint16_t cpu_flags(const gp__cprank *k, const gp_event *ev)
 {
     uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
@@ -187,7 +174,7 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
         const gp_track *tr = &t->tracks[tk];
         if (tr->kind != GP_TRACK_CPU_THREAD)
             continue;
-        size_t i = lower_bound(tr, lo);
+        size_t i = gp__track_lower_bound(tr, lo);
         sl->lo[tk] = i;
         for (; i < tr->n_events && tr->events[i].ts <= hi; i++) {
             const gp_event *ev = &tr->events[i];

@@ -35,17 +35,12 @@ static gp_status trace_busy(const gp_trace *t, gp_ns *busy)
     dev_ivl *v = malloc(n * sizeof *v);
     if (!v)
         return GP_ENOMEM;
-    size_t m = 0;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_GPU_STREAM)
-            continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *ev = &tr->events[i];
-            if (gp_event_kind_is_gpu_work((gp_event_kind)ev->kind) && ev->dur > 0)
-                v[m++] = (dev_ivl){(int32_t)tr->device, ev->ts, ev->ts + ev->dur};
-        }
-    }
+    size_t m = 0, tk = 0, ti = 0;
+    const gp_track *tr;
+    const gp_event *ev;
+    while ((ev = gp__next_gpu_work(t, &tk, &ti, &tr)))
+        if (ev->dur > 0)
+            v[m++] = (dev_ivl){(int32_t)tr->device, ev->ts, ev->ts + ev->dur};
     gp__msort(v, m, sizeof *v, cmp_dev_ivl);
     for (size_t i = 0; i < m;) { /* one run of overlapping intervals of one device */
         gp_ns lo = v[i].lo, hi = v[i].hi;

@@ -731,25 +731,20 @@ static void collect_gpu(ctx *c)
 {
     const gp_trace *t = c->t;
     c->n_gw = 0;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_GPU_STREAM)
-            continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *ev = &tr->events[i];
-            if (!gp_event_kind_is_gpu_work((gp_event_kind)ev->kind))
-                continue;
-            gwork *g = GP_PUSH(c->gw, c->n_gw, c->cap_gw);
-            if (!g) {
-                c->oom = true;
-                return;
-            }
-            *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0, ev->kind};
-            if (ev->kind == GP_EV_MEMCPY && !dtod_name(gp_trace_str(t, ev->name)))
-                g->flags |= GW_HOST_COPY;
-            c->ops->gpu_events++;
-            c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
+    size_t k = 0, i = 0;
+    const gp_track *tr;
+    const gp_event *ev;
+    while ((ev = gp__next_gpu_work(t, &k, &i, &tr))) {
+        gwork *g = GP_PUSH(c->gw, c->n_gw, c->cap_gw);
+        if (!g) {
+            c->oom = true;
+            return;
         }
+        *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0, ev->kind};
+        if (ev->kind == GP_EV_MEMCPY && !dtod_name(gp_trace_str(t, ev->name)))
+            g->flags |= GW_HOST_COPY;
+        c->ops->gpu_events++;
+        c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
     }
     if (c->n_gw > 1 && !sort_gwork(c->gw, c->n_gw))
         c->oom = true;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze_internal.h"
 #include "analyze/timeline_internal.h"
 #include "gpuprof/collectives.h"
 
@@ -26,14 +27,7 @@ static gp_status mark(gp_timeline *tl, uint32_t ti, gp_ns ts, gp_ns dur, uint32_
         const gp_track *tr = &t->tracks[k];
         if (tr->kind != GP_TRACK_GPU_STREAM)
             continue;
-        size_t lo = 0, hi = tr->n_events; /* first event starting at ts or later */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (tr->events[mid].ts < ts)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = gp__track_lower_bound(tr, ts);
         for (; lo < tr->n_events && tr->events[lo].ts == ts; lo++) {
             if (tr->events[lo].dur != dur || tr->events[lo].kind != GP_EV_KERNEL)
                 continue;

@@ -22,33 +22,7 @@
 #include "gpuprof/ops.h"
 #include "gpuprof/trace.h"
 
-static gp_strid str(gp_trace *t, const char *s)
-{
-    gp_strid id;
-    assert_int_equal(gp_trace_intern(t, s, strlen(s), &id), GP_OK);
-    return id;
-}
-
-static void add(gp_trace *t, uint32_t track, gp_event_kind kind, const char *name, gp_ns ts,
-                gp_ns dur, int64_t corr, int64_t ext)
-{
-    gp_event ev = {.ts = ts,
-                   .dur = dur,
-                   .correlation = corr,
-                   .external_id = ext,
-                   .name = str(t, name),
-                   .track = track,
-                   .kind = (uint8_t)kind};
-    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
-}
-
-static void shapes(gp_trace *t, int64_t ext, const char *dims, const char *types,
-                   const char *concrete)
-{
-    gp_op_shapes s = {ext, dims ? str(t, dims) : 0, types ? str(t, types) : 0, 0,
-                      concrete ? str(t, concrete) : 0};
-    assert_int_equal(gp_trace_add_op_shapes(t, &s), GP_OK);
-}
+#include "ops_fixture.h"
 
 static void device(gp_trace *t, const char *name)
 {

@@ -56,6 +56,17 @@ int gp__cli_end_json_line(const char *cmd, struct gp__jw *w);
 /* After writing an output file: when s failed, prints "gpuprof <cmd>: <err->msg>", sets *rc to
  * the exit code of err->status (GP_EIO when unset) and returns false; else true. */
 bool gp__cli_file_written(const char *cmd, gp_status s, const gp_error *err, int *rc);
+/* What a command's page writer renders: its data (the command's own type) and the page title. */
+typedef struct gp__cli_page {
+    const void *data;
+    const char *title;
+} gp__cli_page;
+/* Writes path atomically through render(ctx, fp) (gp__render_to_file); then "wrote <path><note>"
+ * on stdout and gp__cli_finish_stdout, or the error as gp__cli_file_written prints it. Returns
+ * the exit code. */
+int gp__cli_write_file(const char *cmd, const char *path,
+                       gp_status (*render)(const void *ctx, FILE *fp), const void *ctx,
+                       const char *note);
 /* Reads a trace or job directory for a command: sets the progress callback when progress is true,
  * prints "gpuprof <cmd>: <error>" on failure, then the reader's warnings (gp__cli_warn_read).
  * Returns the read's status; *out is the caller's on GP_OK. */

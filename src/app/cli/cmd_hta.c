@@ -39,15 +39,11 @@ static const gp__cli_opt hta_opts[] = {GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,   
                                        GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP,
                                        GP__CLI_END};
 
-typedef struct page_ctx {
-    const gp_analysis *a;
-    const char *title;
-} page_ctx;
-
+/* The HTA page of a gp__cli_page over a gp_analysis. */
 static gp_status write_page(const void *ctx, FILE *fp)
 {
-    const page_ctx *p = ctx;
-    return gp__hta_render_html(p->a, p->title, fp);
+    const gp__cli_page *p = ctx;
+    return gp__hta_render_html(p->data, p->title, fp);
 }
 
 static gp_status write_view(const void *ctx, FILE *fp)
@@ -59,13 +55,9 @@ static gp_status write_view(const void *ctx, FILE *fp)
 /* The "hta" view's JSON on stdout, or into out (atomically) when given. */
 static int print_json(const gp_job *job, const char *out)
 {
+    if (out)
+        return gp__cli_write_file("hta", out, write_view, job, "");
     gp_error err = {0};
-    int rc = 0;
-    if (out) {
-        if (gp__cli_file_written("hta", gp__render_to_file(out, write_view, job, &err), &err, &rc))
-            printf("wrote %s\n", out);
-        return rc ? rc : gp__cli_finish_stdout("hta", GP_OK);
-    }
     gp_status st = gp_view_render(gp_view_find("hta"), job, NULL, stdout, &err);
     if (st != GP_OK && st != GP_EIO) {
         gp__cli_error("hta", "%s", err.msg[0] ? err.msg : gp_strerror(st));
@@ -88,12 +80,8 @@ static int write_html(const gp_job *job, const gp__cli_common *o, const char *in
         return gp_status_exit_code(st);
     }
     const char *out = o->output ? o->output : "hta_report.html";
-    page_ctx p = {an, o->title ? o->title : in};
-    int rc = 0;
-    if (gp__cli_file_written("hta", gp__render_to_file(out, write_page, &p, &err), &err, &rc)) {
-        printf("wrote %s: open it in a browser\n", out);
-        rc = gp__cli_finish_stdout("hta", GP_OK);
-    }
+    gp__cli_page p = {an, o->title ? o->title : in};
+    int rc = gp__cli_write_file("hta", out, write_page, &p, ": open it in a browser");
     gp_analysis_free(an);
     return rc;
 }
@@ -103,14 +91,9 @@ int gp__cmd_hta(int argc, char **argv)
     static const gp__cli_spec spec = {.cmd = "hta", .usage = usage, .opts = hta_opts};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, NULL, argc, argv, &o, &first);
+    int rc = gp__cli_parse_one_input(&spec, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
-    if (argc - first != 1) {
-        gp__cli_error("hta", "give one input (a trace or a job directory)");
-        usage(stderr);
-        return 2;
-    }
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
     rd.keep_op_shapes = true; /* as the "hta" view reads (the same analysis, the same bytes) */

@@ -40,37 +40,27 @@ static const gp__cli_opt memory_opts[] = {
     GP__CLI_OPT_OUTPUT, GP__CLI_OPT_TITLE,    GP__CLI_OPT_JSON, GP__CLI_OPT_TOP,
     GP__CLI_OPT_QUIET,  GP__CLI_OPT_PROGRESS, GP__CLI_OPT_HELP, GP__CLI_END};
 
-typedef struct page_ctx {
-    const gp__mem_timeline *m;
-    const char *title;
-} page_ctx;
-
+/* The memory page of a gp__cli_page over a gp__mem_timeline. */
 static gp_status write_page(const void *ctx, FILE *fp)
 {
-    const page_ctx *p = ctx;
-    return gp__mem_render_html(p->m, p->title, fp);
+    const gp__cli_page *p = ctx;
+    return gp__mem_render_html(p->data, p->title, fp);
 }
 
+/* The memory JSON of a gp__cli_page over a gp__mem_timeline. */
 static gp_status write_json(const void *ctx, FILE *fp)
 {
-    const page_ctx *p = ctx;
-    return gp__mem_render_json(p->m, fp);
+    const gp__cli_page *p = ctx;
+    return gp__mem_render_json(p->data, fp);
 }
 
 /* Renders m as o asks; the exit code. */
 static int output(const gp__mem_timeline *m, const gp__cli_common *o, const char *in)
 {
     if (o->output) {
-        gp_error err = {0};
-        int rc = 0;
-        page_ctx p = {m, o->title ? o->title : in};
-        if (!gp__cli_file_written(
-                "memory",
-                gp__render_to_file(o->output, o->json ? write_json : write_page, &p, &err), &err,
-                &rc))
-            return rc;
-        printf(o->json ? "wrote %s\n" : "wrote %s: open it in a browser\n", o->output);
-        return gp__cli_finish_stdout("memory", GP_OK);
+        gp__cli_page p = {m, o->title ? o->title : in};
+        return gp__cli_write_file("memory", o->output, o->json ? write_json : write_page, &p,
+                                  o->json ? "" : ": open it in a browser");
     }
     gp_status st = o->json ? gp__mem_render_json(m, stdout)
                            : gp__mem_render_text(m, o->top_given ? (size_t)o->top : 10, stdout);
@@ -83,14 +73,9 @@ int gp__cmd_memory(int argc, char **argv)
         .cmd = "memory", .usage = usage, .opts = memory_opts, .top_min = 0, .top_max = 100000};
     gp__cli_common o;
     int first;
-    int rc = gp__cli_parse_options(&spec, NULL, argc, argv, &o, &first);
+    int rc = gp__cli_parse_one_input(&spec, argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
-    if (argc - first != 1) {
-        gp__cli_error("memory", "give one input (a trace or a job directory)");
-        usage(stderr);
-        return 2;
-    }
     gp_read_opts rd;
     gp__cli_read_opts(&o, &rd);
     gp_job *job = NULL;

@@ -11,16 +11,14 @@
 #include "gpuprof/partial.h"
 #include "render/analysis_tables.h"
 
-int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path)
+/* Serializes p into path (atomically); on failure an error for cmd on stderr. 0, or 2 on error. */
+static int save_partial(const char *cmd, const gp_partial *p, const char *path)
 {
     gp_error err = {0};
-    gp_partial *p = NULL;
     unsigned char *buf = NULL;
     size_t len = 0;
     gp__afile f;
-    gp_status st = gp_partial_of_job(job, opts, 0, &p, &err);
-    if (st == GP_OK)
-        st = gp_partial_serialize(p, &buf, &len, &err);
+    gp_status st = gp_partial_serialize(p, &buf, &len, &err);
     if (st == GP_OK && (st = gp__afile_open(&f, path, &err)) == GP_OK) {
         if (fwrite(buf, 1, len, f.fp) != len) {
             gp__afile_abort(&f);
@@ -29,11 +27,24 @@ int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const 
             st = gp__afile_commit(&f, &err);
         }
     }
-    if (st != GP_OK)
-        gp__cli_error("analyze", "%s", err.msg[0] ? err.msg : gp_strerror(st));
     free(buf);
-    gp_partial_free(p);
+    if (st != GP_OK)
+        gp__cli_error(cmd, "%s", err.msg[0] ? err.msg : gp_strerror(st));
     return st == GP_OK ? 0 : 2;
+}
+
+int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path)
+{
+    gp_error err = {0};
+    gp_partial *p = NULL;
+    gp_status st = gp_partial_of_job(job, opts, 0, &p, &err);
+    int rc = 2;
+    if (st == GP_OK)
+        rc = save_partial("analyze", p, path);
+    else
+        gp__cli_error("analyze", "%s", err.msg[0] ? err.msg : gp_strerror(st));
+    gp_partial_free(p);
+    return rc;
 }
 
 static void usage(FILE *fp)
@@ -126,28 +137,6 @@ static bool read_partial(const char *path, gp_partial **out)
     return st == GP_OK;
 }
 
-/* The merged partial to --partial OUT. */
-static int write_merged(const gp_partial *p, const char *path)
-{
-    gp_error err = {0};
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    gp__afile f;
-    gp_status st = gp_partial_serialize(p, &buf, &len, &err);
-    if (st == GP_OK && (st = gp__afile_open(&f, path, &err)) == GP_OK) {
-        if (fwrite(buf, 1, len, f.fp) != len) {
-            gp__afile_abort(&f);
-            st = gp_error_set(&err, GP_EIO, "cannot write %s", path);
-        } else {
-            st = gp__afile_commit(&f, &err);
-        }
-    }
-    free(buf);
-    if (st != GP_OK)
-        gp__cli_error("merge", "%s", err.msg[0] ? err.msg : gp_strerror(st));
-    return st == GP_OK ? 0 : 2;
-}
-
 int gp__cmd_merge(int argc, char **argv)
 {
     static const gp__cli_spec spec = {
@@ -183,7 +172,7 @@ int gp__cmd_merge(int argc, char **argv)
         gp__cli_error("merge", "%s", err.msg);
         goto done;
     }
-    rc = m.partial ? write_merged(merged, m.partial)
+    rc = m.partial ? save_partial("merge", merged, m.partial)
                    : gp__cli_analysis_out(an, m.tables ? m.tables : GP_AT_ALL, m.csv_dir, &o);
 done:
     gp_analysis_free(an);

@@ -5,6 +5,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/options.h"
+#include "render/render_internal.h"
 
 #define MAX_OPTS 40
 
@@ -172,4 +173,30 @@ void gp__cli_read_opts(const gp__cli_common *c, gp_read_opts *rd)
 {
     gp_read_opts_init(rd);
     rd->quiet = c->quiet;
+}
+
+int gp__cli_parse_one_input(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
+                            int *first_operand)
+{
+    int rc = gp__cli_parse_options(spec, NULL, argc, argv, c, first_operand);
+    if (rc >= 0)
+        return rc;
+    if (argc - *first_operand != 1) {
+        gp__cli_error(spec->cmd, "give one input (a trace or a job directory)");
+        spec->usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+int gp__cli_write_file(const char *cmd, const char *path,
+                       gp_status (*render)(const void *ctx, FILE *fp), const void *ctx,
+                       const char *note)
+{
+    gp_error err = {0};
+    int rc = 0;
+    if (!gp__cli_file_written(cmd, gp__render_to_file(path, render, ctx, &err), &err, &rc))
+        return rc;
+    printf("wrote %s%s\n", path, note);
+    return gp__cli_finish_stdout(cmd, GP_OK);
 }

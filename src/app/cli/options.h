@@ -95,6 +95,12 @@ typedef struct gp__cli_spec {
 int gp__cli_parse_options(const gp__cli_spec *spec, void *ctx, int argc, char **argv,
                           gp__cli_common *c, int *first_operand);
 
+/* gp__cli_parse_options for a command that takes one trace or job directory: also an error and
+ * the usage on stderr (2) when the operands are not exactly one. Returns -1 to go on (the input
+ * is argv[*first_operand]), else the exit code. */
+int gp__cli_parse_one_input(const gp__cli_spec *spec, int argc, char **argv, gp__cli_common *c,
+                            int *first_operand);
+
 /* Read options from the shared ones: gp_read_opts_init, then --quiet. */
 void gp__cli_read_opts(const gp__cli_common *c, gp_read_opts *rd);
 
