@@ -297,18 +297,19 @@ typedef struct gp_evidence {
 
 /* What a finding names: the things a reader looks up (an op, a kernel, a Python frame, ...). */
 typedef enum gp_object_kind {
-    GP_OBJ_OP = 0, /* a CPU operator or profiler range ("aten::bmm") */
-    GP_OBJ_KERNEL, /* a GPU kernel name */
-    GP_OBJ_FRAME,  /* a Python frame ("train.py(42): load") or a CPU event on the path */
-    GP_OBJ_SHAPES, /* input dims as the trace wrote them ("[[96,3137,64],[96,64,3137]]") */
-    GP_OBJ_DTYPE,  /* "bf16", "fp32", ... */
-    GP_OBJ_MODULE, /* an nn.Module */
-    GP_OBJ_LINE,   /* a Python source line outside torch */
-    GP_OBJ_CALL,   /* a runtime call (cudaStreamSynchronize) */
+    GP_OBJ_OP = 0,     /* a CPU operator or profiler range ("aten::bmm") */
+    GP_OBJ_KERNEL,     /* a GPU kernel name */
+    GP_OBJ_FRAME,      /* a Python frame ("train.py(42): load") or a CPU event on the path */
+    GP_OBJ_SHAPES,     /* input dims as the trace wrote them ("[[96,3137,64],[96,64,3137]]") */
+    GP_OBJ_DTYPE,      /* "bf16", "fp32", ... */
+    GP_OBJ_MODULE,     /* an nn.Module */
+    GP_OBJ_LINE,       /* a Python source line outside torch */
+    GP_OBJ_CALL,       /* a runtime call (cudaStreamSynchronize) */
+    GP_OBJ_COLLECTIVE, /* a collective matched across ranks ("allreduce #7": class, index) */
     GP_OBJ_KIND_COUNT
 } gp_object_kind;
 
-/* "op", "kernel", "frame", "shapes", "dtype", "module", "line", "call". */
+/* "op", "kernel", "frame", "shapes", "dtype", "module", "line", "call", "collective". */
 GP_EXTERN const char *gp_object_kind_name(gp_object_kind k);
 
 #define GP_FINDING_NAME_CAP 224

@@ -165,8 +165,8 @@ const char *gp_finding_unit_name(gp_finding_unit u)
 
 const char *gp_object_kind_name(gp_object_kind k)
 {
-    static const char *names[] = {"op",    "kernel", "frame", "shapes",
-                                  "dtype", "module", "line",  "call"};
+    static const char *names[] = {"op",     "kernel", "frame", "shapes",    "dtype",
+                                  "module", "line",   "call",  "collective"};
     return (unsigned)k < GP_ARRAY_LEN(names) ? names[k] : "unknown";
 }
 
@@ -467,8 +467,12 @@ gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace 
 
 gp_status gp__advise_job(gp_analysis *a, size_t *cap)
 {
+    bool from_collectives = false; /* findings_straggler.c: the collectives' evidence */
     gp_status st = stragglers(a);
-    for (size_t i = 0; i < a->n_stragglers && st == GP_OK; i++) {
+    if (st == GP_OK)
+        st = gp__straggler_finding(a, cap, &from_collectives);
+    /* The fallback without trusted collectives: medians of per-rank totals (variant 1 says so) */
+    for (size_t i = 0; i < a->n_stragglers && st == GP_OK && !from_collectives; i++) {
         const gp_straggler *s = &a->stragglers[i];
         gp_finding *f = gp__advise_add(a, cap, "straggler", s->rank);
         if (!f)
@@ -488,6 +492,7 @@ gp_status gp__advise_job(gp_analysis *a, size_t *cap)
                          : (gp_ns)(s->value - s->median);
         f->type = GP_SUG_PARALLELIZATION;
         f->priority = gp__advise_priority(f->gain_ns, kt);
+        f->variant = 1;
     }
     if (st == GP_OK && a->n_findings > 1)
         gp__msort(a->findings, a->n_findings, sizeof(*a->findings), cmp_finding);

@@ -405,3 +405,23 @@ done:
     free(c);
     return st;
 }
+
+const char *gp__cause_dominant(const gp_rank_analysis *r, gp_finding *f, size_t max, double *share)
+{
+    cause_acc *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    accumulate(c, r);
+    int best = -1; /* the largest class of all, dependency aside */
+    for (int k = 0; k < C_N; k++)
+        if (k != GP_CP_DEPENDENCY && c->by[k] > 0 && (best < 0 || c->by[k] > c->by[best]))
+            best = k;
+    const char *rule = NULL;
+    if (c->steps > 0 && c->total > 0 && best >= 0) {
+        rule = rules[best];
+        *share = (double)c->by[best] / (double)c->total;
+        name_events(f, c, best, max);
+    }
+    free(c);
+    return rule;
+}

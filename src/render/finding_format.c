@@ -92,6 +92,50 @@ static bool builtin_name(const char *s, char *buf, size_t cap)
     return false;
 }
 
+/* The collectives' straggler (findings_straggler.c): how often it arrived last and where, the
+ * wait it caused, then what it was doing instead (its path's largest class and top event, its
+ * GPU's largest idle cause). */
+static void straggler_title(const gp_finding *f, char *buf, size_t cap)
+{
+    char a[48], b[48], c[48], d[48];
+    size_t n = (size_t)snprintf(buf, cap, "Arrived last at %s of %s collectives",
+                                mtext(f, "arrived_last", a, sizeof a),
+                                mtext(f, "collectives", b, sizeof b));
+    size_t named = 0;
+    for (size_t i = 0; i < f->n_objects && n < cap; i++)
+        if (f->objects[i].kind == GP_OBJ_COLLECTIVE)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", named++ ? ", " : " (",
+                                  f->objects[i].name);
+    if (named && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, ")");
+    if (n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "; the others waited %s for it",
+                              mtext(f, "caused_wait", c, sizeof c));
+    if (!isnan(mval(f, "caused_wait_per_step")) && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " (%s per step)",
+                              mtext(f, "caused_wait_per_step", d, sizeof d));
+    const char *top = NULL;
+    for (size_t i = 0; i < f->n_objects && !top; i++)
+        if (f->objects[i].kind != GP_OBJ_COLLECTIVE) /* the path's top event comes first */
+            top = f->objects[i].name;
+    for (size_t i = 0; i < f->n_evidence && n < cap; i++) {
+        const gp_evidence *e = &f->evidence[i];
+        size_t len = strlen(e->name);
+        gp__metric_value(e, a, sizeof a);
+        if (strncmp(e->name, "critical_path_", 14) == 0) {
+            char name[64] = "";
+            if (top)
+                gp_shorten_name(top, 48, name, sizeof name);
+            n += (size_t)snprintf(buf + n, cap - n, "; its critical path is %s %s%s%s%s", a,
+                                  e->name + 14, top ? " (top: " : "", name, top ? ")" : "");
+        } else if (strncmp(e->name, "idle_", 5) == 0 && len > 11 &&
+                   strcmp(e->name + len - 6, "_share") == 0) {
+            n += (size_t)snprintf(buf + n, cap - n, "; its GPU idles %s in %.*s", a,
+                                  (int)(len - 11), e->name + 5);
+        }
+    }
+}
+
 /* The object of a cause finding: its first object, with its Python frame. */
 static void top_object(const gp_finding *f, char *buf, size_t cap)
 {
@@ -161,10 +205,14 @@ void gp__finding_title(const gp_finding *f, char *buf, size_t cap)
     } else if (strcmp(r, "memory_peak") == 0) {
         snprintf(buf, cap, "Allocated memory on device %s peaks at %s of its capacity",
                  mtext(f, "device", a, sizeof a), mtext(f, "peak_share", b, sizeof b));
+    } else if (strcmp(r, "straggler") == 0 && f->variant == 0) {
+        straggler_title(f, buf, cap);
     } else if (strcmp(r, "straggler") == 0 && f->n_evidence >= 2) {
         gp__metric_value(&f->evidence[0], a, sizeof a);
         gp__metric_value(&f->evidence[1], b, sizeof b);
-        snprintf(buf, cap, "Out of step with the other ranks: %s %s against a median of %s",
+        snprintf(buf, cap,
+                 "Out of step with the other ranks (no trusted collectives: medians of per-rank "
+                 "totals): %s %s against a median of %s",
                  f->evidence[0].name, a, b);
     } else if (strcmp(r, "op_below_roofline") == 0) {
         const char *mod = obj(f, GP_OBJ_MODULE), *line = obj(f, GP_OBJ_LINE);
@@ -289,6 +337,10 @@ static const struct {
      "Memory is close to exhaustion: activation checkpointing, smaller micro-batches, mixed "
      "precision, or sharding (FSDP/ZeRO); look at the op running at the peak."},
     {"straggler", 0,
+     "The other ranks wait for this one at their collectives: look at what it does before "
+     "them (its critical path and idle causes above), compare its input shard sizes, data "
+     "loading and placement, and rebalance the work or overlap its tail with communication."},
+    {"straggler", 1,
      "One rank is out of step with the others, and collectives make every rank wait for it: "
      "compare its input shard sizes, data loading, clocks and placement, and rebalance the "
      "work."},
@@ -425,6 +477,10 @@ static const char *const phrases[][2] = {
     {"capacity", "of %s capacity"},
     {"peak_share", "(%s)"},
     {"median", "median over ranks %s"},
+    {"arrived_last", "arrived last at %s"},
+    {"collectives", "of %s collectives"},
+    {"caused_wait", "the others waited %s for it"},
+    {"caused_wait_per_step", "%s per step"},
     {"class_time", "%s on the critical path"},
     {"class_share", "%s of it"},
     {"path_time", "path length %s"},

@@ -401,6 +401,76 @@ static void analysis_carries_collectives(void **state)
     gp_job_free(job);
 }
 
+/* Adds the annotation ProfilerStep#n at [ts, ts + dur) on a CPU thread of t. */
+static void step(gp_trace *t, int n, gp_ns ts, gp_ns dur)
+{
+    uint32_t track;
+    char name[32];
+    snprintf(name, sizeof name, "ProfilerStep#%d", n);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &track), GP_OK);
+    gp_event ev = {
+        .ts = ts, .dur = dur, .name = S(t, name), .track = track, .kind = GP_EV_USER_ANNOTATION};
+    assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+}
+
+/* The straggler finding cites the collectives: rank 2 starts allreduce #6 500 us late. Worked
+ * out by hand from straggler_job's jitter (r * 7 + k * 3) % 5 us: rank 2 arrives last at
+ * allreduces #0 (the others wait 4 + 2 + 3 = 9 us), #5 (9 us) and #6 (499 + 502 + 498 =
+ * 1499 us): 3 of 10, 1517 us in all, 758.5 us per step over the 2 steps. The medians-of-totals
+ * rule is not used (no "Out of step" finding). */
+static void straggler_finding_cites_collectives(void **state)
+{
+    (void)state;
+    gp_job *job = straggler_job(2, 6, 500 * US, 0);
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        step(job->ranks[i], 1, 500 * US, 5000 * US);
+        step(job->ranks[i], 2, 5500 * US, 6000 * US);
+        assert_int_equal(gp_trace_finish(job->ranks[i]), GP_OK);
+    }
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
+    const gp_finding *f = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (strcmp(a->findings[i].rule, "straggler") == 0) {
+            f = &a->findings[i];
+            n++;
+        }
+    assert_int_equal(n, 1);
+    assert_int_equal(f->rank, 2);
+    assert_int_equal(f->n_ranks, 1);
+    assert_int_equal(f->variant, 0);
+    double v = 0;
+    assert_true(gp_finding_metric(f, "arrived_last", &v));
+    assert_float_equal(v, 3, 0);
+    assert_true(gp_finding_metric(f, "collectives", &v));
+    assert_float_equal(v, 10, 0);
+    assert_true(gp_finding_metric(f, "caused_wait", &v));
+    assert_float_equal(v, 1517 * US, 0);
+    assert_true(gp_finding_metric(f, "caused_wait_per_step", &v));
+    assert_float_equal(v, 758.5 * US, 1e-6);
+    assert_int_equal(f->gain_ns, 1517 * US);
+    /* the collectives it arrived last at, by the wait they caused (ties: the earlier) */
+    assert_true(f->n_objects >= 3);
+    const char *names[3] = {"allreduce #6 in group 0", "allreduce #0 in group 0",
+                            "allreduce #5 in group 0"};
+    const gp_ns waits[3] = {1499 * US, 9 * US, 9 * US};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(f->objects[k].kind, GP_OBJ_COLLECTIVE);
+        assert_string_equal(f->objects[k].name, names[k]);
+        assert_int_equal(f->objects[k].time, waits[k]);
+    }
+    char title[512];
+    gp__finding_title(f, title, sizeof title);
+    assert_non_null(strstr(title, "Arrived last at 3 of 10 collectives (allreduce #6 in group 0, "
+                                  "allreduce #0 in group 0, allreduce #5 in group 0); the "
+                                  "others waited 1.517 ms for it (758.500 us per step)"));
+    assert_null(strstr(title, "Out of step"));
+    gp_analysis_free(a);
+    gp_job_free(job);
+}
+
 /* The text table and the report's section say who the straggler is; one rank: no section. */
 static void text_and_report_sections(void **state)
 {
@@ -491,11 +561,17 @@ static void process_group_args_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tracelens_worked_example), cmocka_unit_test(straggler_injected),
-        cmocka_unit_test(clock_offset_aligned),     cmocka_unit_test(rank_with_fewer_collectives),
-        cmocka_unit_test(members_disagree),         cmocka_unit_test(no_metadata_by_order),
-        cmocka_unit_test(two_files_claim_one_rank), cmocka_unit_test(analysis_carries_collectives),
-        cmocka_unit_test(text_and_report_sections), cmocka_unit_test(process_group_args_round_trip),
+        cmocka_unit_test(tracelens_worked_example),
+        cmocka_unit_test(straggler_injected),
+        cmocka_unit_test(clock_offset_aligned),
+        cmocka_unit_test(rank_with_fewer_collectives),
+        cmocka_unit_test(members_disagree),
+        cmocka_unit_test(no_metadata_by_order),
+        cmocka_unit_test(two_files_claim_one_rank),
+        cmocka_unit_test(analysis_carries_collectives),
+        cmocka_unit_test(straggler_finding_cites_collectives),
+        cmocka_unit_test(text_and_report_sections),
+        cmocka_unit_test(process_group_args_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

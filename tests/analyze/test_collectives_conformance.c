@@ -2,8 +2,10 @@
  * multirank8_dlrm_v100, reference ../shared/traces/tracelens-reference/
  * multirank8_dlrm_v100.collectives.json): for every collective TraceLens matched, ours at the same
  * position has the same latency, skew in start and end, earliest arrival rank and average wait,
- * to 1 us; the reference's summary count, mean/min/max latency and skews agree too. Skips (77)
- * without the shared traces. */
+ * to 1 us; the reference's summary count, mean/min/max latency and skews agree too. The
+ * straggler finding of the job names rank 7 and the wait it caused: the sum, over the collectives
+ * it arrived last at, of TraceLens's average wait x 8 ranks. Skips (77) without the shared
+ * traces. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,8 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpuprof/analyze.h"
 #include "gpuprof/collectives.h"
 #include "gpuprof/trace.h"
+#include "render/render_internal.h"
 
 static char shared[4096];
 
@@ -103,6 +107,68 @@ static void multirank8_matches_tracelens(void **state)
     json_object_put(ref);
 }
 
+/* The straggler finding: rank 7, the collectives it arrived last at, and the wait it caused,
+ * against TraceLens's average waits (which name no latest rank: the arrival order is ours). */
+static void multirank8_straggler_finding(void **state)
+{
+    (void)state;
+    char ref_path[4300], job_path[4300];
+    snprintf(ref_path, sizeof ref_path,
+             "%s/traces/tracelens-reference/multirank8_dlrm_v100.collectives.json", shared);
+    snprintf(job_path, sizeof job_path, "%s/traces/multirank8_dlrm_v100", shared);
+    json_object *ref = json_object_from_file(ref_path), *detail;
+    assert_non_null(ref);
+    assert_true(json_object_object_get_ex(ref, "detail", &detail));
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.quiet = true;
+    gp_job *job = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_job_read(job_path, &rd, &job, &err), GP_OK);
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
+    const gp_collectives *c = a->collectives;
+    assert_non_null(c);
+    const gp_finding *f = NULL;
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (strcmp(a->findings[i].rule, "straggler") == 0) {
+            assert_null(f); /* one: the medians-of-totals fallback is not used */
+            f = &a->findings[i];
+        }
+    assert_non_null(f);
+    assert_int_equal(f->rank, 7);
+    assert_int_equal(c->straggler, 7);
+    double tl = 0, caused = 0, last = 0;
+    uint64_t arrived = 0;
+    for (size_t i = 0; i < json_object_array_length(detail); i++) {
+        json_object *row = json_object_array_get_idx(detail, i), *idv;
+        assert_true(json_object_object_get_ex(row, "collective_id", &idv));
+        const gp_collective *k = &c->colls[strtoul(json_object_get_string(idv), NULL, 10)];
+        if (k->last_rank == 7) {
+            tl += num(row, "avg_wait_time") * 8.0; /* us */
+            arrived++;
+        }
+    }
+    assert_true(gp_finding_metric(f, "caused_wait", &caused));
+    assert_true(gp_finding_metric(f, "arrived_last", &last));
+    assert_float_equal(last, (double)arrived, 0);
+    assert_float_equal(last, 5, 0);
+    NEAR_US(caused, tl, "caused wait", "rank 7");
+    NEAR_US(caused, 35552.0, "caused wait", "rank 7");
+    assert_int_equal(f->gain_ns, (gp_ns)caused);
+    assert_int_equal(f->objects[0].kind, GP_OBJ_COLLECTIVE);
+    assert_string_equal(f->objects[0].name, "sendrecv #0");
+    NEAR_US(f->objects[0].time, num(json_object_array_get_idx(detail, 0), "avg_wait_time") * 8.0,
+            "wait at", "0");
+    char title[512];
+    gp__finding_title(f, title, sizeof title);
+    assert_non_null(strstr(title, "Arrived last at 5 of 8 collectives (sendrecv #0, "));
+    assert_non_null(strstr(title, "the others waited 35.552 ms for it"));
+    gp_analysis_free(a);
+    gp_job_free(job);
+    json_object_put(ref);
+}
+
 int main(void)
 {
     const char *dir = getenv("GP_SHARED_DIR");
@@ -115,6 +181,7 @@ int main(void)
              "%s/traces/tracelens-reference/multirank8_dlrm_v100.collectives.json", shared);
     if (stat(probe, &st) != 0)
         return 77;
-    const struct CMUnitTest tests[] = {cmocka_unit_test(multirank8_matches_tracelens)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(multirank8_matches_tracelens),
+                                       cmocka_unit_test(multirank8_straggler_finding)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
