@@ -19,11 +19,13 @@ pass=0; fail=0
 for k in 1 2 4; do
   for fmt in txt json; do
     flag=(); [ "$fmt" = json ] && flag=(--json)
-    if timeout 300 "${mpi[@]}" -n "$k" "$gp" analyze "${flag[@]}" "$job" > "$tmp/mpi$k.$fmt" 2> "$tmp/err"; then
+    timeout 300 "${mpi[@]}" -n "$k" "$gp" analyze "${flag[@]}" "$job" > "$tmp/mpi$k.$fmt" 2> "$tmp/err"
+    rc=$?
+    if [ "$rc" = 0 ]; then
       if cmp -s "$tmp/one.$fmt" "$tmp/mpi$k.$fmt"; then pass=$((pass+1))
       else fail=$((fail+1)); echo "FAIL -n $k $fmt: output differs"; diff "$tmp/one.$fmt" "$tmp/mpi$k.$fmt" | head -5; fi
     else
-      fail=$((fail+1)); echo "FAIL -n $k $fmt: exit $?"; head -5 "$tmp/err"
+      fail=$((fail+1)); echo "FAIL -n $k $fmt: exit $rc"; head -5 "$tmp/err"
     fi
   done
 done
