@@ -88,9 +88,18 @@ static int create_tmp(gp__afile *f)
             suffix[i] = digits[r % 36];
         suffix[8] = '\0';
         snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%s", f->target, suffix);
+        /* Registered before it exists: a signal between open and registration would leave the
+         * file behind (the handler unlinking a name not yet created is harmless). */
+        reg_del(f);
+        f->slot = reg_add(f->tmp);
         int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST)
+        if (fd >= 0)
             return fd;
+        int saved = errno;
+        reg_del(f); /* not ours: another file of that name exists, or none was created */
+        errno = saved;
+        if (saved != EEXIST)
+            return -1;
     }
     return -1;
 }
@@ -198,11 +207,11 @@ static gp_status open_atomic(gp__afile *f, gp_error *err)
     }
     if (fd < 0) {
         int saved = errno;
+        reg_del(f);
         f->tmp[0] = '\0';
         return gp_error_set(err, GP_EIO, "%s: cannot create temporary file: %s", f->path,
                             strerror(saved));
     }
-    f->slot = reg_add(f->tmp);
     /* Replacing a file keeps its permissions; a new file gets 0666 minus the umask. */
     struct stat st;
     if (stat(f->target, &st) == 0 && S_ISREG(st.st_mode))
