@@ -9,6 +9,10 @@
  * that a step that waits on syncs is not reported as CPU bound. The dependency class (0-weight
  * edges) never is a cause.
  *
+ * The CPU cause names first the path's heaviest frame (heaviest_frame): the Python function
+ * holding the most of the path's CPU time, built-ins folded into their caller, so that the title
+ * names what holds the path, not the step's top self time (which may be off the path).
+ *
  * Two findings at most: the largest class that is not GPU compute (rule critical_path_<class>,
  * when it holds >= 5 % of the path; ranked first when >= 15 %), and critical_path_gpu_compute_bound
  * when GPU compute is the largest class of all (ranked right after). A GPU-bound path is the goal
@@ -229,10 +233,54 @@ static bool is_data_load(const gp_analyze_opts *o, const char *name)
     return false;
 }
 
-typedef struct py_self {
-    gp_strid name;
-    gp_ns self;
-} py_self;
+/* A Python built-in (`<built-in method astype of numpy.ndarray object at 0x...>`): not a level a
+ * user acts on; its time belongs to the Python function that called it. */
+static bool is_builtin(const char *name)
+{
+    return strncmp(name, "<built-in", 9) == 0;
+}
+
+/* The frame a user acts on for path event e: a Python frame that is not a built-in is itself;
+ * a built-in, a CPU op or a runtime call folds into the Python function enclosing it (e->python)
+ * when that is not a built-in either. NULL: none (no Python stacks in the trace). */
+static const char *acted_frame(const acc_event *e)
+{
+    if (e->kind == GP_EV_PYTHON && !is_builtin(e->name))
+        return e->name;
+    if (*e->python && !is_builtin(e->python))
+        return e->python;
+    return NULL;
+}
+
+/* The path's heaviest frame for class cls: the frame (acted_frame) that holds the most of the
+ * class's path time among the path's top events, summed over the steps; *caller its own caller
+ * when the frame is itself a path event ("" otherwise). NULL when no event of cls has a frame. */
+static const char *heaviest_frame(const cause_acc *c, int cls, gp_ns *time, const char **caller)
+{
+    const char *best = NULL;
+    *time = 0;
+    *caller = "";
+    for (size_t i = 0; i < c->n_ev; i++) {
+        const char *fi = c->ev[i].cls == cls ? acted_frame(&c->ev[i]) : NULL;
+        if (!fi)
+            continue;
+        gp_ns sum = 0;
+        for (size_t j = 0; j < c->n_ev; j++) {
+            const char *fj = c->ev[j].cls == cls ? acted_frame(&c->ev[j]) : NULL;
+            if (fj && strcmp(fi, fj) == 0)
+                sum = gp__sat_add(sum, c->ev[j].time);
+        }
+        if (sum > *time || (sum == *time && best && strcmp(fi, best) < 0)) {
+            best = fi;
+            *time = sum;
+        }
+    }
+    for (size_t i = 0; best && i < c->n_ev; i++)
+        if (c->ev[i].cls == cls && c->ev[i].kind == GP_EV_PYTHON &&
+            strcmp(c->ev[i].name, best) == 0 && strcmp(c->ev[i].python, best) != 0)
+            *caller = c->ev[i].python;
+    return best;
+}
 
 /* The Python function holding the most self time (its duration minus the Python frames nested
  * in it) among the frames that start inside the data-loading events of t's CPU threads (loading:
@@ -242,11 +290,13 @@ typedef struct py_self {
 static void top_python(const gp_trace *t, const gp_analyze_opts *o, bool loading, const char **name,
                        gp_ns *self)
 {
-    enum { DEPTH = 256, SLOTS = 64 };
-    py_self acc[SLOTS];
-    size_t n_acc = 0;
+    enum { DEPTH = 256 };
+    size_t n_str = gp_trace_str_count(t);
+    gp_ns *acc = calloc(n_str ? n_str : 1, sizeof *acc); /* self time by name id */
     *name = NULL;
     *self = 0;
+    if (!acc)
+        return;
     for (size_t k = 0; k < t->n_tracks; k++) {
         const gp_track *tr = &t->tracks[k];
         if (tr->kind != GP_TRACK_CPU_THREAD)
@@ -263,13 +313,8 @@ static void top_python(const gp_trace *t, const gp_analyze_opts *o, bool loading
                 gp_ns me = f->dur - child[depth];
                 if (depth > 0)
                     child[depth - 1] += f->dur;
-                size_t j = 0;
-                while (j < n_acc && acc[j].name != f->name)
-                    j++;
-                if (j == n_acc && n_acc < SLOTS)
-                    acc[n_acc++] = (py_self){f->name, 0};
-                if (j < n_acc)
-                    acc[j].self = gp__sat_add(acc[j].self, me);
+                if (f->name < n_str)
+                    acc[f->name] = gp__sat_add(acc[f->name], me);
             }
             if (!e)
                 break;
@@ -285,11 +330,12 @@ static void top_python(const gp_trace *t, const gp_analyze_opts *o, bool loading
             }
         }
     }
-    for (size_t j = 0; j < n_acc; j++)
-        if (acc[j].self > *self) {
-            *self = acc[j].self;
-            *name = gp_trace_str(t, acc[j].name);
+    for (size_t j = 0; j < n_str; j++)
+        if (acc[j] > *self) {
+            *self = acc[j];
+            *name = gp_trace_str(t, (gp_strid)j);
         }
+    free(acc);
 }
 
 static gp_finding *add_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
@@ -374,12 +420,20 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
             st = GP_ENOMEM;
             goto done;
         }
-        const char *py = NULL;
+        const char *py = NULL, *caller = "";
         gp_ns py_time = 0;
-        if ((host == GP_CP_DATA_LOADING || host == GP_CP_CPU) && t) /* the top Python function */
+        uint64_t py_calls = 0;
+        if (host == GP_CP_CPU) /* the path's heaviest frame: what holds the step */
+            py = heaviest_frame(c, host, &py_time, &caller);
+        for (size_t i = 0; py && i < c->n_ev; i++)
+            if (c->ev[i].cls == host && strcmp(c->ev[i].name, py) == 0)
+                py_calls += c->ev[i].count;
+        if ((host == GP_CP_DATA_LOADING || (host == GP_CP_CPU && !py)) && t)
             top_python(t, &a->opts, host == GP_CP_DATA_LOADING, &py, &py_time);
-        if (py)
-            gp__advise_object(f, GP_OBJ_FRAME, py, py_time, 0);
+        gp_finding_object *po =
+            py ? gp__advise_object(f, GP_OBJ_FRAME, py, py_time, py_calls) : NULL;
+        if (po)
+            snprintf(po->frame, sizeof po->frame, "%s", caller);
         if (host == C_SYNC && syncs && syncs->n)
             gp__advise_sync_sites(f, syncs, MAX_OBJECTS); /* each call site, its Python line */
         else

@@ -302,6 +302,51 @@ static void cause_python_preprocessing(void **state)
     gp_trace_free(t);
 }
 
+/* The path's heaviest frame, not the top self time. Step [0, 100 ms): train.py(88): <module>
+ * [0, 99) ms holds prep.py(10): normalize [1, 56) ms, which calls the built-in
+ * `<built-in method astype ...>` three times, [5, 15), [20, 30) and [35, 45) ms; then a launch at
+ * 72 ms and a 25 ms GEMM [72.1, 97.1) ms that nothing waits for. Self times: <module> 99 - 55 =
+ * 44 ms, astype 30 ms, normalize 55 - 30 = 25 ms: the top self time is <module>'s, and astype's
+ * beats normalize's. Path by hand: all host, cpu 100 ms (as in cause_python_preprocessing). The
+ * frame that holds most of the path is normalize: its own 25 ms plus the 30 ms of the built-in it
+ * calls (a built-in folds into its Python caller: it is not a level a user acts on) = 55 ms,
+ * against <module>'s 44 ms less the launch call. The finding names normalize first, with its
+ * caller, and lists astype after it with its own 30 ms. */
+static void cause_heaviest_path_frame(void **state)
+{
+    (void)state;
+    tb b;
+    tb_init(&b, "heaviest_frame", 100 * MS);
+    static const char astype[] = "<built-in method astype of numpy.ndarray object at 0x7f00>";
+    ev(&b, b.cpu, GP_EV_PYTHON, "train.py(88): <module>", 0, 99 * MS, 0, 0, 0);
+    ev(&b, b.cpu, GP_EV_PYTHON, "prep.py(10): normalize", 1 * MS, 55 * MS, 0, 0, 0);
+    for (int i = 0; i < 3; i++)
+        ev(&b, b.cpu, GP_EV_PYTHON, astype, (5 + 15 * i) * MS, 10 * MS, 0, 0, 0);
+    launch(&b, "sm90_gemm_kernel", 72 * MS, 72 * MS + 100 * US, 25 * MS, 0);
+    gp_trace *t = tb_done(&b);
+    hand_path p = {.by = {[GP_CP_CPU] = 100 * MS},
+                   .top = {{"prep.py(10): normalize", GP_EV_PYTHON, GP_CP_CPU, 25 * MS,
+                            "train.py(88): <module>"},
+                           {astype, GP_EV_PYTHON, GP_CP_CPU, 30 * MS, "prep.py(10): normalize"},
+                           {"train.py(88): <module>", GP_EV_PYTHON, GP_CP_CPU, 44 * MS, ""}},
+                   .n_top = 3};
+    gp_analysis *a = analyse(t, &p, 100 * MS);
+    const gp_finding *f = &a->findings[0];
+    assert_string_equal(f->rule, "critical_path_cpu_bound");
+    assert_true(f->n_objects >= 3);
+    assert_int_equal(f->objects[0].kind, GP_OBJ_FRAME);
+    assert_string_equal(f->objects[0].name, "prep.py(10): normalize");
+    assert_int_equal(f->objects[0].time, 55 * MS);
+    assert_string_equal(f->objects[0].frame, "train.py(88): <module>");
+    title_has(f, "top prep.py(10): normalize in train.py(88): <module>");
+    bool listed = false; /* the built-in, after it, with its own path time */
+    for (size_t i = 1; i < f->n_objects; i++)
+        listed |= strcmp(f->objects[i].name, astype) == 0 && f->objects[i].time == 30 * MS;
+    assert_true(listed);
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* Sync. Step [0, 100 ms), all inside step.py(50): train_step: ten iterations i at 10 i ms, each a
  * launch at +0, a 4 ms kernel at +0.1 ms, cudaStreamSynchronize [+0.05, +4.1) ms (4.05 ms
  * blocked), then 5.9 ms of host work. Blocked time 40.5 ms, beyond the longest call of the one
@@ -800,6 +845,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cause_data_loading),
         cmocka_unit_test(cause_python_preprocessing),
+        cmocka_unit_test(cause_heaviest_path_frame),
         cmocka_unit_test(cause_sync),
         cmocka_unit_test(cause_launch_overhead),
         cmocka_unit_test(cause_communication),
