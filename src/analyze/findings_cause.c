@@ -101,19 +101,32 @@ typedef struct cause_acc {
     size_t n_ev;
 } cause_acc;
 
+/* The name a finding gives path event e: the step annotation's own time (ProfilerStep#3: the
+ * step's time outside every event traced in it) and the path's head offset read as what they
+ * are, in words short enough for a title (gp_shorten_name reads a longer "(...)" as C++). */
+static const char *event_label(const gp_cp_event *e)
+{
+    if (e->kind == GP_EV_USER_ANNOTATION && strncmp(e->name, "ProfilerStep#", 13) == 0)
+        return "(in the step, outside traced events)";
+    if (strncmp(e->name, "(before the first event", 23) == 0)
+        return "(before the path thread's first event)";
+    return e->name;
+}
+
 static void add_event(cause_acc *c, int cls, const gp_cp_event *e)
 {
     const char *py = e->python ? e->python : "";
+    const char *name = event_label(e);
     for (size_t i = 0; i < c->n_ev; i++) {
         acc_event *x = &c->ev[i];
-        if (x->cls == cls && strcmp(x->name, e->name) == 0 && strcmp(x->python, py) == 0) {
+        if (x->cls == cls && strcmp(x->name, name) == 0 && strcmp(x->python, py) == 0) {
             x->time = gp__sat_add(x->time, e->time);
             x->count += e->count;
             return;
         }
     }
     if (c->n_ev < MAX_EVENTS)
-        c->ev[c->n_ev++] = (acc_event){cls, e->name, py, e->kind, e->time, e->count};
+        c->ev[c->n_ev++] = (acc_event){cls, name, py, e->kind, e->time, e->count};
 }
 
 static void accumulate(cause_acc *c, const gp_rank_analysis *r)
@@ -245,11 +258,13 @@ static bool is_builtin(const char *name)
  * when that is not a built-in either. NULL: none (no Python stacks in the trace). */
 static const char *acted_frame(const acc_event *e)
 {
+    const char *f = NULL;
     if (e->kind == GP_EV_PYTHON && !is_builtin(e->name))
-        return e->name;
-    if (*e->python && !is_builtin(e->python))
-        return e->python;
-    return NULL;
+        f = e->name;
+    else if (*e->python && !is_builtin(e->python))
+        f = e->python;
+    /* the profiler's own frames (torch/profiler/profiler.py(811): step) are no user's work */
+    return f && !strstr(f, "torch/profiler/") ? f : NULL;
 }
 
 /* The path's heaviest frame for class cls: the frame (acted_frame) that holds the most of the
@@ -425,11 +440,14 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
         uint64_t py_calls = 0;
         if (host == GP_CP_CPU) /* the path's heaviest frame: what holds the step */
             py = heaviest_frame(c, host, &py_time, &caller);
+        for (size_t i = 0; py && i < c->n_ev; i++) /* unless one event alone holds more */
+            if (c->ev[i].cls == host && c->ev[i].time > py_time)
+                py = NULL;
         for (size_t i = 0; py && i < c->n_ev; i++)
             if (c->ev[i].cls == host && strcmp(c->ev[i].name, py) == 0)
                 py_calls += c->ev[i].count;
-        if ((host == GP_CP_DATA_LOADING || (host == GP_CP_CPU && !py)) && t)
-            top_python(t, &a->opts, host == GP_CP_DATA_LOADING, &py, &py_time);
+        if (host == GP_CP_DATA_LOADING && t)
+            top_python(t, &a->opts, true, &py, &py_time);
         gp_finding_object *po =
             py ? gp__advise_object(f, GP_OBJ_FRAME, py, py_time, py_calls) : NULL;
         if (po)
