@@ -43,7 +43,7 @@ async function timelineVit(browser) {
   const first = await page.$eval('#gp-tl', (e) => e.getAttribute('data-first-track'));
   check(/^GPU \d+ stream \d+$/.test(first), 'vit timeline: first track is a GPU stream (' + first + ')');
   const py = await page.$eval('#gp-tl-py', (e) => e.checked);
-  check(!py, 'vit timeline: Python frames hidden by default');
+  check(py, 'vit timeline: Python frames shown by default');
   await shot(page, 'vit_timeline_first_screen.png');
 
   /* search: a kernel name, match count, next/previous move through the matches in time order */
@@ -115,11 +115,14 @@ async function timelineVit(browser) {
   check(agg[1] > 0 && agg[1] <= box.n, 'vit timeline: ' + agg[1] + ' events in the selection, GPU track has ' + box.n);
   await shot(page, 'vit_timeline_range.png');
 
-  /* Python frames behind the toggle: turning it on adds levels to the CPU thread */
+  /* Python frames on by default: turning the toggle off takes levels from the CPU thread, on
+   * again gives them back */
   const before = await page.$eval('#gp-tl', (e) => window.gpTimelines[0].contentH);
   await page.click('#gp-tl-py');
+  const off = await page.$eval('#gp-tl', (e) => window.gpTimelines[0].contentH);
+  await page.click('#gp-tl-py');
   const after = await page.$eval('#gp-tl', (e) => window.gpTimelines[0].contentH);
-  check(after > before, 'vit timeline: Python frames toggle shows more (' + before + ' -> ' + after + ' px)');
+  check(off < before && after === before, 'vit timeline: Python frames toggle shows less when off (' + before + ' -> ' + off + ' -> ' + after + ' px)');
 
   /* zoom: ctrl+wheel zooms, a plain wheel scrolls, the view stays inside the trace */
   const span = await page.evaluate(() => window.gpTimelines[0].span);

@@ -159,7 +159,10 @@
     this.names = D.names; this.kinds = D.kinds;
     this.span = Math.max(1, D.span);
     this.v0 = 0; this.v1 = this.span; this.scrollY = 0;
-    this.showPy = false; this.fold = true; this.rankFilter = -1;
+    /* Python frames on by default: on a CPU-bound step they are where the host time goes (the
+     * CPU thread looks empty without them), and folding single-child chains keeps the ops in the
+     * first levels (docs/report.md) */
+    this.showPy = true; this.fold = true; this.rankFilter = -1;
     this.sel = null; this.flow = null; this.area = null; this.match = null;
     this.colors = {};
     var ranks = [];
@@ -222,7 +225,7 @@
     bar.appendChild(this.search); bar.appendChild(prev); bar.appendChild(next); bar.appendChild(this.count);
     if (this.hasPy) {
       var lab = mk('label', 'gp-tl-opt'), cb = mk('input');
-      cb.type = 'checkbox'; cb.id = id + '-py';
+      cb.type = 'checkbox'; cb.id = id + '-py'; cb.checked = true;
       lab.appendChild(cb); lab.appendChild(document.createTextNode(' Python frames'));
       bar.appendChild(lab);
       cb.addEventListener('change', function () {

@@ -114,7 +114,7 @@ async function linkSel(browser) {
 }
 
 async function python(page) {
-  await page.click('#gp-tl-py');
+  check(await page.$eval('#gp-tl-py', (e) => e.checked), 'Python frames are on when the page opens');
   const r = await page.evaluate(() => {
     const tl = window.gpTimelines[0];
     return tl.items.filter((it) => it.row && it.row.py).map((it) => {
