@@ -359,6 +359,7 @@ typedef struct gp_dash_chart {
  * summary (gp_summary_compute), busy figures from the analysis; dashboard.c computes the job-level
  * figures and the partitions the charts draw, the renderer only formats them. */
 enum { GP_DASH_NAME_CAP = 96 }; /* bytes per short name in op_names / top_names */
+enum { GP_DASH_CP_BARS = 24 };  /* critical paths drawn as bars (the first ranks' steps) */
 typedef struct gp_dashboard {
     gp_trace *const *traces;
     size_t n_traces;
@@ -442,6 +443,16 @@ typedef struct gp_dashboard {
      * (gp_dashboard_inputs.compile; NULL: no section). */
     const struct gp_compile_trace *const *compile;
     size_t n_compile;
+    /* The critical-path section (from the analysis): the valid paths of every rank (n_cp_paths),
+     * each class summed over them (cp_sums[gp_cp_class], negative class times counted as 0), and
+     * the first GP_DASH_CP_BARS of them in rank then step order, each with its rank and the sum of
+     * its positive classes (cp_total: the bar's length). */
+    size_t n_cp_paths;
+    gp_ns cp_sums[GP_CP_COUNT];
+    const gp_critical_path *cp_bar[GP_DASH_CP_BARS];
+    int32_t cp_rank[GP_DASH_CP_BARS];
+    gp_ns cp_total[GP_DASH_CP_BARS];
+    size_t n_cp_bars;
 } gp_dashboard;
 
 /* One operation (range name) of an in-process profile. Fields never measured are -1. */

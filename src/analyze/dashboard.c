@@ -199,6 +199,30 @@ static gp_status short_names(gp_dashboard *d, const gp_summary *s)
     return st;
 }
 
+/* The critical-path section: every valid path's classes summed (negative times as 0), and the
+ * first GP_DASH_CP_BARS paths with their rank and the sum of their positive classes. */
+static void critical_paths(gp_dashboard *d, const gp_analysis *a)
+{
+    for (size_t i = 0; a && i < a->n_ranks; i++)
+        for (size_t s = 0; s < a->ranks[i].n_critical_paths; s++) {
+            const gp_critical_path *p = &a->ranks[i].critical_paths[s];
+            if (!p->valid)
+                continue;
+            d->n_cp_paths++;
+            gp_ns total = 0;
+            for (int k = 0; k < GP_CP_COUNT; k++) {
+                gp_ns v = p->by_class[k] > 0 ? p->by_class[k] : 0;
+                d->cp_sums[k] = gp__sat_add(d->cp_sums[k], v);
+                total = gp__sat_add(total, v);
+            }
+            if (d->n_cp_bars < GP_DASH_CP_BARS) {
+                d->cp_bar[d->n_cp_bars] = p;
+                d->cp_rank[d->n_cp_bars] = a->ranks[i].rank;
+                d->cp_total[d->n_cp_bars++] = total;
+            }
+        }
+}
+
 gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
 {
     gp_trace *const *traces = in->traces;
@@ -265,6 +289,7 @@ gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
     if ((st = short_names(d, s)) != GP_OK)
         goto fail;
     gpu_split(d, a);
+    critical_paths(d, a);
     if ((st = gp__dash_partitions(d, traces, n)) != GP_OK)
         goto fail;
     d->peak_memory = -1;

@@ -1,13 +1,12 @@
 /* The dashboard's first section, above the fold: what holds the step. The top finding's sentence
  * (its title and suggestion, composed by finding_format.c) and the critical path of each step as
  * one stacked bar of its classes (gp_critical_path.by_class), with a legend of the classes summed
- * over the steps. Formats the analysis' structs; an empty state says what is missing. */
+ * over the steps (gp_dashboard.cp_*: dashboard.c sums them). Formats the dashboard's structs; an
+ * empty state says what is missing. */
 #include <string.h>
 
 #include "core/util.h"
 #include "render/render_internal.h"
-
-#define MAX_BARS 24 /* steps drawn (per rank: the first ranks' steps until this many) */
 
 static const char *const cp_fill[GP_CP_COUNT] = {"#8e6bbf", "#e0a030", "#3b78c2", "#d0533f",
                                                  "#7fb3d5", "#f2c14e", "#c8c8c8"};
@@ -23,16 +22,15 @@ static void dur(FILE *fp, gp_ns ns)
     fputs(b, fp);
 }
 
-/* One step's path: an SVG whose rects carry their class (data-class) and time (data-v, ns);
- * data-length (and data-wall, as every partition bar of the page) is their sum. */
-static void path_bar(FILE *fp, const gp_critical_path *p, int32_t rank, bool ranks)
+/* Bar i of d's paths: an SVG whose rects carry their class (data-class) and time (data-v, ns);
+ * data-length (and data-wall, as every partition bar of the page) is their sum (cp_total). */
+static void path_bar(FILE *fp, const gp_dashboard *d, size_t i, bool ranks)
 {
-    gp_ns total = 0;
-    for (int k = 0; k < GP_CP_COUNT; k++)
-        total = gp__sat_add(total, p->by_class[k] > 0 ? p->by_class[k] : 0);
+    const gp_critical_path *p = d->cp_bar[i];
+    gp_ns total = d->cp_total[i];
     fputs("<tr><td class=\"gp-plabel\">", fp);
     if (ranks)
-        fprintf(fp, "rank %d ", (int)rank);
+        fprintf(fp, "rank %d ", (int)d->cp_rank[i]);
     gp__html_str(fp, p->region && *p->region ? p->region : "whole trace");
     fprintf(fp,
             "</td><td><svg class=\"gp-part gp-cp-bar\" data-length=\"%lld\" data-wall=\"%lld\" "
@@ -57,21 +55,10 @@ static void path_bar(FILE *fp, const gp_critical_path *p, int32_t rank, bool ran
     fputs("</td></tr>\n", fp);
 }
 
-/* The critical path of every step, or what is missing. */
-static void paths(FILE *fp, const gp_analysis *a)
+/* The critical path of every step (summed by the dashboard builder), or what is missing. */
+static void paths(FILE *fp, const gp_dashboard *d)
 {
-    gp_ns sums[GP_CP_COUNT] = {0};
-    size_t valid = 0;
-    for (size_t i = 0; i < a->n_ranks; i++)
-        for (size_t s = 0; s < a->ranks[i].n_critical_paths; s++) {
-            const gp_critical_path *p = &a->ranks[i].critical_paths[s];
-            if (!p->valid)
-                continue;
-            valid++;
-            for (int k = 0; k < GP_CP_COUNT; k++)
-                sums[k] = gp__sat_add(sums[k], p->by_class[k] > 0 ? p->by_class[k] : 0);
-        }
-    if (!valid) {
+    if (!d->n_cp_paths) {
         fputs("<p class=\"gp-na\" id=\"gp-critpath-na\">Critical path: not computed for this "
               "trace (no GPU work or launches to follow, or the analysis ran without it).</p>\n",
               fp);
@@ -81,30 +68,25 @@ static void paths(FILE *fp, const gp_analysis *a)
           "id=\"gp-critpath-legend\">\n",
           fp);
     for (int k = 0; k < GP_CP_COUNT; k++) {
-        if (sums[k] <= 0)
+        if (d->cp_sums[k] <= 0)
             continue;
         fprintf(fp, "<li><span class=\"gp-swatch\" style=\"background:%s\"></span>%s <b>",
                 cp_fill[k], cp_words[k]);
-        dur(fp, sums[k]);
+        dur(fp, d->cp_sums[k]);
         fputs("</b></li>\n", fp);
     }
     fputs("</ul>\n<table class=\"gp-parts\" id=\"gp-critpath\"><tbody>\n", fp);
-    size_t drawn = 0;
-    for (size_t i = 0; i < a->n_ranks && drawn < MAX_BARS; i++)
-        for (size_t s = 0; s < a->ranks[i].n_critical_paths && drawn < MAX_BARS; s++) {
-            const gp_critical_path *p = &a->ranks[i].critical_paths[s];
-            if (!p->valid)
-                continue;
-            path_bar(fp, p, a->ranks[i].rank, a->n_ranks > 1);
-            drawn++;
-        }
+    for (size_t i = 0; i < d->n_cp_bars; i++)
+        path_bar(fp, d, i, d->analysis && d->analysis->n_ranks > 1);
     fputs("</tbody></table>\n", fp);
-    if (drawn < valid)
-        fprintf(fp, "<p class=\"gp-note\">The first %zu of %zu paths.</p>\n", drawn, valid);
+    if (d->n_cp_bars < d->n_cp_paths)
+        fprintf(fp, "<p class=\"gp-note\">The first %zu of %zu paths.</p>\n", d->n_cp_bars,
+                d->n_cp_paths);
 }
 
-void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile)
+void gp__dash_cause_html(FILE *fp, const gp_dashboard *d)
 {
+    const gp_analysis *a = d->analysis;
     if (!a)
         return;
     /* "what holds the step" only when the top finding is a cause of the critical path */
@@ -127,7 +109,7 @@ void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile)
         gp__html_str(fp, gp__finding_advice(f));
         fputs("</p>\n", fp);
     }
-    if (!profile) /* a profile of ranges has no launches to follow: no path to miss */
-        paths(fp, a);
+    if (!d->is_profile) /* a profile of ranges has no launches to follow: no path to miss */
+        paths(fp, d);
     fputs("</section>\n", fp);
 }

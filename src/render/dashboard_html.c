@@ -325,8 +325,7 @@ gp_status gp__dashboard_render_page(const gp_dashboard *d, const char *title, co
     char wall[32];
     gp__fmt_dur_html(wall, sizeof wall, d->span);
     fputs("</section>\n", fp);
-    gp__dash_cause_html(fp, d->analysis,
-                        d->is_profile); /* the cause and the path, above the fold */
+    gp__dash_cause_html(fp, d); /* the cause and the path, above the fold */
     gp__dash_profile_html(fp, d);
     fprintf(fp,
             "<section id=\"gp-where\" data-wall=\"%lld\"><h2>Where the wall time "

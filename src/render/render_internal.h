@@ -61,9 +61,9 @@ void gp__dash_chart_html(FILE *fp, const char *id, const gp_dash_chart *c, const
                          const char *total_head);
 void gp__dash_hta_html(FILE *fp, const gp_analysis *a);
 /* dashboard_cause.c: the section above the fold: the top finding's sentence and the critical
- * path of each step by class, or an empty state (nothing when a is NULL; no path part for an
- * in-process profile). */
-void gp__dash_cause_html(FILE *fp, const gp_analysis *a, bool profile);
+ * path of each step by class, or an empty state (nothing when d->analysis is NULL; no path part for
+ * an in-process profile). */
+void gp__dash_cause_html(FILE *fp, const gp_dashboard *d);
 /* The dashboard's table of every operation of s (dashboard_ops.c): tabs per kind, filter, sorting,
  * the rows as a JSON data script that report.js draws; *rows: their count. GP_EIO on a write
  * error. */
