@@ -51,6 +51,8 @@ typedef struct gp_view_params {
     const char *weight; /* flame views: auto (default), cpu or gpu */
     const char *by;     /* flame views: stack (default) or module; ops: a grouping of gpuprof ops
                          * --by (default name) */
+    const char *critical_path; /* timeline views: "1" or "0" (default): each step's critical
+                                * path drawn over it (gpuprof timeline --critical-path) */
 } gp_view_params;
 
 /* Checks p against the view's parameters (v: from gp_view_at or gp_view_find): GP_EINVAL (err

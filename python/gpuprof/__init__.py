@@ -239,17 +239,21 @@ class Trace:
         """``gpuprof report``: writes the self-contained dashboard page to path."""
         self._t.report(path, title=title)
 
-    def timeline(self, path, title: Optional[str] = None) -> Dict[str, Any]:
-        """``gpuprof timeline``: writes the timeline page to path and returns its figures, those
-        of ``gpuprof timeline --json``: output, rows, events (drawn), span_ns, cpu_active_ns,
-        gpu_busy_ns, overlap_ns."""
-        return self._t.timeline(path, title=title)
+    def timeline(self, path, title: Optional[str] = None,
+                 critical_path: bool = False) -> Dict[str, Any]:
+        """``gpuprof timeline [--critical-path]``: writes the timeline page to path and returns its
+        figures, those of ``gpuprof timeline --json``: output, rows, events (drawn), span_ns,
+        cpu_active_ns, gpu_busy_ns, overlap_ns. critical_path: each step's critical path drawn
+        over the timeline, as ``--critical-path``."""
+        return self._t.timeline(path, title=title, critical_path=critical_path)
 
     def view(self, name: str, title: Optional[str] = None, weight: Optional[str] = None,
-             by: Optional[str] = None) -> str:
+             by: Optional[str] = None, critical_path: bool = False) -> str:
         """The view ``name`` of :func:`views` (a page's HTML or a document's JSON): the bytes of
-        the server's route for it and of its CLI command (docs/reports.md)."""
-        return self._t.view(name, title=title, weight=weight, by=by)
+        the server's route for it and of its CLI command (docs/reports.md). critical_path:
+        timeline views only, the route's ``?critical_path=1``."""
+        return self._t.view(name, title=title, weight=weight, by=by,
+                            critical_path=critical_path)
 
     def write_chrome(self, path) -> None:
         """``gpuprof convert``: writes a one-rank trace as Kineto-compatible Chrome JSON."""

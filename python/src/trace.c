@@ -786,9 +786,14 @@ typedef struct tl_figures {
 static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page which)
 {
     static char *kwlist[] = {"path", "title", NULL};
+    static char *tl_kwlist[] = {"path", "title", "critical_path", NULL};
     PyObject *pathobj;
     const char *title = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$z", kwlist, &pathobj, &title))
+    int critical_path = 0; /* timeline: the critical-path overlay (--critical-path) */
+    if (which == PAGE_TIMELINE
+            ? !PyArg_ParseTupleAndKeywords(args, kw, "O|$zp", tl_kwlist, &pathobj, &title,
+                                           &critical_path)
+            : !PyArg_ParseTupleAndKeywords(args, kw, "O|$z", kwlist, &pathobj, &title))
         return NULL;
     PyObject *label = title ? NULL : path_label(self);
     if (!title && !label)
@@ -812,7 +817,10 @@ static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page 
         gp_report_bundle_free(bundle);
     } else {
         gp_timeline *tl = NULL;
-        st = gp_timeline_build(self->job->ranks, self->job->n_ranks, NULL, &tl);
+        gp_timeline_opts to;
+        gp_timeline_opts_init(&to);
+        to.critical_path = critical_path != 0;
+        st = gp_timeline_build(self->job->ranks, self->job->n_ranks, &to, &tl);
         if (st == GP_OK)
             st = gp_timeline_write_html(tl, title, PyBytes_AS_STRING(bpath), &err);
         if (st == GP_OK) /* the figures of `gpuprof timeline --json` */
@@ -942,7 +950,8 @@ static PyMethodDef trace_methods[] = {
     {"report", (PyCFunction)(void (*)(void))trace_report, METH_VARARGS | METH_KEYWORDS,
      "report(path, *, title=None): writes the one-page dashboard (`gpuprof report`)."},
     {"timeline", (PyCFunction)(void (*)(void))trace_timeline, METH_VARARGS | METH_KEYWORDS,
-     "timeline(path, *, title=None): writes the timeline page (`gpuprof timeline`)."},
+     "timeline(path, *, title=None, critical_path=False): writes the timeline page (`gpuprof "
+     "timeline [--critical-path]`)."},
     {"view", (PyCFunction)(void (*)(void))gpy_trace_view, METH_VARARGS | METH_KEYWORDS,
      "view(name, *, title=None, weight=None, by=None) -> str: the view name of gpuprof.views() "
      "(a page's HTML or a document's JSON), the bytes of its server route and CLI command."},

@@ -34,11 +34,14 @@ static PyObject *py_views(PyObject *self, PyObject *unused)
 
 PyObject *gpy_trace_view(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"name", "title", "weight", "by", NULL};
+    static char *kwlist[] = {"name", "title", "weight", "by", "critical_path", NULL};
     const char *name;
     gp_view_params p = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$zzz", kwlist, &name, &p.title, &p.weight, &p.by))
+    int cp = 0; /* timeline views: the critical-path overlay (?critical_path=1) */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$zzzp", kwlist, &name, &p.title, &p.weight, &p.by,
+                                     &cp))
         return NULL;
+    p.critical_path = cp ? "1" : NULL;
     const gp_view_info *v = gp_view_find(name);
     if (!v)
         return PyErr_Format(PyExc_ValueError, "no view named %s (see gpuprof.views())", name);

@@ -281,3 +281,20 @@ def test_compile_json_writes_null_where_unknown_not_minus_one(log):
     assert all(v > 0 for v in ratios)  # 0.0 meant "no graph with kernels": now null
     t = gpuprof.compile_log(traces=[str(ROOT / "tests/compile/data/compiled.json")])
     assert t["traces"][0]["rank"] is None  # no distributedInfo: was -1
+
+
+def test_timeline_critical_path_is_the_clis_critical_path_page(example_trace, tmp_path, cli_json):
+    """Trace.timeline(critical_path=True) writes the bytes of `gpuprof timeline --critical-path`
+    (the same title), Trace.view("timeline", critical_path=True) returns them, and the overlay
+    changes the page."""
+    want = cli_json("timeline", example_trace, "--json", "--critical-path", "--title", "T", "-o",
+                    tmp_path / "cli.html")
+    assert want["critical_path_ns"] > 0  # this trace has a path to draw
+    t = gpuprof.read(example_trace)
+    got = t.timeline(tmp_path / "py.html", title="T", critical_path=True)
+    assert got["events"] == want["events"]
+    cli_page = (tmp_path / "cli.html").read_bytes()
+    assert (tmp_path / "py.html").read_bytes() == cli_page
+    assert t.view("timeline", title="T", critical_path=True).encode() == cli_page
+    t.timeline(tmp_path / "plain.html", title="T")
+    assert (tmp_path / "plain.html").read_bytes() != cli_page

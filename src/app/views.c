@@ -28,6 +28,7 @@ typedef struct gp__pipe {
     gp_flame_weight weight;
     gp_flame_by flame_by;
     gp_ops_by ops_by;
+    bool critical_path;    /* timeline views: the critical-path overlay */
     const char *nav;       /* pages: the server's bar (nav_html), or NULL */
     gp_analysis *analysis; /* built at the first use (pipe_analysis) */
 } gp__pipe;
@@ -84,7 +85,10 @@ static gp_status build_timeline(gp__pipe *p, const view_def *v, FILE *fp, gp_err
 {
     (void)err;
     gp_timeline *tl = NULL;
-    gp_status st = gp_timeline_build(p->job->ranks, p->job->n_ranks, NULL, &tl);
+    gp_timeline_opts to;
+    gp_timeline_opts_init(&to);
+    to.critical_path = p->critical_path;
+    gp_status st = gp_timeline_build(p->job->ranks, p->job->n_ranks, &to, &tl);
     if (st == GP_OK)
         st = v->json ? gp__timeline_data_json(tl, fp)
                      : gp__timeline_render_page(tl, p->title, p->nav, fp);
@@ -234,7 +238,7 @@ static const view_def views[] = {
               .html = true,
               .linked = true,
               .keep_op_shapes = true,
-              .params = "",
+              .params = "critical_path",
               .cli = "gpuprof timeline --title NAME -o OUT.html DIR/NAME",
               .python = "t.timeline(OUT, title=NAME)",
               .doc = "the timeline"},
@@ -447,6 +451,11 @@ static gp_status params(const view_def *v, const gp_view_params *p, gp__pipe *pi
         return gp_error_set(
             err, GP_EINVAL,
             "by: expected name, shape, module, line, annotation, kernel or instance");
+    if (p->critical_path && v->build == build_timeline && !v->json) { /* the page's overlay */
+        if (strcmp(p->critical_path, "0") != 0 && strcmp(p->critical_path, "1") != 0)
+            return gp_error_set(err, GP_EINVAL, "critical_path: expected 1 or 0");
+        pipe->critical_path = p->critical_path[0] == '1';
+    }
     return GP_OK;
 }
 

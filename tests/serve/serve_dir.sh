@@ -150,6 +150,21 @@ jcheck /api/profiler/hta/job analyze --json -q --hta --table temporal --table id
 "$gp" flame "$f" --title example_step.json -o "$work/cli.speedscope.json" >/dev/null
 cmp -s "$work/body" "$work/cli.speedscope.json" || fail "flame JSON differs from gpuprof flame"
 [ "$(get "$base/api/profiler/flame/example_step.json?weight=cpu")" = 200 ] || fail "flame cpu"
+# /timeline/NAME?critical_path=1: gpuprof timeline --critical-path's page (less the server's
+# bar); a bad value is a 400
+[ "$(get "$base/timeline/example_step.json?critical_path=1")" = 200 ] ||
+  fail "timeline ?critical_path=1"
+"$gp" timeline --critical-path --title example_step.json "$f" -o "$work/cli_cp.html" >/dev/null
+python3 - "$work/body" "$work/cli_cp.html" <<'PY' || fail "?critical_path=1 is not the --critical-path page"
+import re, sys
+served = open(sys.argv[1]).read()
+page = open(sys.argv[2]).read()
+assert "gp-tl-cp" in page
+served = re.sub(r'\n<nav id="gp-serve-nav".*?</nav>\n', "", served, count=1, flags=re.S)
+assert served == page, "the served page differs from the CLI's"
+PY
+[ "$(get "$base/timeline/example_step.json?critical_path=yes")" = 400 ] ||
+  fail "timeline ?critical_path=yes"
 [ "$(get "$base/api/profiler/timeline/profile.json")" = 200 ] || fail "timeline JSON"
 "$gp" timeline "$dir/profile.json" -o "$work/cli_tl.html" >/dev/null
 python3 - "$work/body" "$work/cli_tl.html" <<'PY' || fail "timeline JSON is not the page's data"

@@ -121,6 +121,14 @@ static void parameters_are_checked(void **state)
     assert_int_equal(gp_view_check_params(flame, &(gp_view_params){.weight = "x"}, &err),
                      GP_EINVAL);
     assert_int_equal(gp_view_check_params(flame, NULL, &err), GP_OK);
+    const gp_view_info *tl = gp_view_find("timeline");
+    assert_int_equal(gp_view_check_params(tl, &(gp_view_params){.critical_path = "1"}, &err),
+                     GP_OK);
+    assert_int_equal(gp_view_check_params(tl, &(gp_view_params){.critical_path = "0"}, &err),
+                     GP_OK);
+    assert_int_equal(gp_view_check_params(tl, &(gp_view_params){.critical_path = "yes"}, &err),
+                     GP_EINVAL);
+    assert_non_null(strstr(err.msg, "critical_path: expected 1 or 0"));
     /* a copy of an entry is not an entry */
     gp_view_info copy = *ops;
     assert_int_equal(gp_view_check_params(&copy, NULL, &err), GP_EINVAL);
@@ -144,6 +152,18 @@ static void parameters_reach_the_builder(void **state)
     free(by_name);
     free(by_kernel);
     free(kernels);
+    /* ?critical_path=1 on the timeline page: the overlay's data and legend (gp-tl-cp), as gpuprof
+     * timeline --critical-path draws them; =0 is the default page */
+    const gp_view_info *tl = gp_view_find("timeline");
+    char *plain = render(tl, job, NULL, NULL);
+    char *off = render(tl, job, &(gp_view_params){.critical_path = "0"}, NULL);
+    char *cp = render(tl, job, &(gp_view_params){.critical_path = "1"}, NULL);
+    assert_string_equal(plain, off);
+    assert_null(strstr(plain, "gp-tl-cp"));
+    assert_non_null(strstr(cp, "gp-tl-cp"));
+    free(plain);
+    free(off);
+    free(cp);
     gp_job_free(job);
 }
 

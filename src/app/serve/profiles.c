@@ -221,7 +221,8 @@ static enum MHD_Result send_view(gp_profile_server *s, struct MHD_Connection *c,
     bool api = !v->html;
     gp_view_params vp = {.title = name,
                          .weight = gp__http_param_get(t, "weight"),
-                         .by = gp__http_param_get(t, "by")};
+                         .by = gp__http_param_get(t, "by"),
+                         .critical_path = gp__http_param_get(t, "critical_path")};
     gp_error err = {0};
     if (gp_view_check_params(v, &vp, &err) != GP_OK)
         return fail(c, api, 400, err.msg);
