@@ -85,6 +85,11 @@ gp_kernel_type gp__classify(const gp__classifier *c, const char *name, gp_event_
 gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
                          const gp__classifier *c) GP_WARN_UNUSED;
 void gp__view_free(gp__view *v);
+/* HTA's rounding to whole microseconds (docs/analyses.md, "Rounding"), shared by HTA mode's
+ * breakdowns and its critical path: the start ceil(ts) and the end floor(ts + dur) on the binary64
+ * microseconds json.loads reads from the file (rel_ts: ns relative to the trace's base time). */
+int64_t gp__hta_us_start(gp_ns rel_ts);
+int64_t gp__hta_us_end(gp_ns rel_ts, gp_ns dur);
 static inline bool gp__view_cpu_kept(const gp__view *v, gp_ns ts)
 {
     return ts >= v->cpu_lo && ts < v->cpu_hi;

@@ -181,7 +181,7 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
             sl->n[tk] = i + 1 - sl->lo[tk];
             if (!cpu_kind(ev) || ev->ts >= k->cpu_hi)
                 continue;
-            int64_t s = gp__cp_unit_start(k, ev->ts), e = gp__cp_unit_end(k, ev->ts + ev->dur);
+            int64_t s = gp__cp_unit_start(k, ev->ts), e = gp__cp_unit_end(k, ev->ts, ev->dur);
             if (s < ulo || s > uhi || e - s <= 0)
                 continue;
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
@@ -488,7 +488,7 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
         cp->start = ann->ts;
         cp->end = ann->ts + ann->dur;
         ulo = gp__cp_unit_start(k, ann->ts);
-        uhi = gp__cp_unit_end(k, ann->ts + ann->dur) - (k->hta ? 0 : 1); /* HTA: end inclusive */
+        uhi = gp__cp_unit_end(k, ann->ts, ann->dur) - (k->hta ? 0 : 1); /* HTA: end inclusive */
     } else {
         gp_trace_span(k->t, &cp->start, &cp->end);
     }

@@ -150,7 +150,9 @@ static inline uint16_t gp__cp_name_bits(const gp__cprank *k, gp_strid id, gp_eve
     return gp__cp_name_bits_compute(k, id, kind);
 }
 
-/* Time in the graph's unit: ns, or HTA's microseconds (starts rounded up, ends down). */
+/* Time in the graph's unit: ns, or HTA's microseconds rounded as HTA mode's breakdowns round them
+ * (gp__hta_us_start/end: starts up, ends down, on binary64 microseconds). An end is taken as the
+ * event's ts and dur: HTA adds them as doubles. */
 static inline int64_t gp__cp_floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;
@@ -159,12 +161,12 @@ static inline int64_t gp__cp_floor_div(int64_t a, int64_t b)
 
 static inline int64_t gp__cp_unit_start(const gp__cprank *k, gp_ns t)
 {
-    return k->unit == 1 ? t : -gp__cp_floor_div(-(t - k->t->base_time_ns), k->unit);
+    return k->unit == 1 ? t : gp__hta_us_start(t - k->t->base_time_ns);
 }
 
-static inline int64_t gp__cp_unit_end(const gp__cprank *k, gp_ns t)
+static inline int64_t gp__cp_unit_end(const gp__cprank *k, gp_ns ts, gp_ns dur)
 {
-    return k->unit == 1 ? t : gp__cp_floor_div(t - k->t->base_time_ns, k->unit);
+    return k->unit == 1 ? ts + dur : gp__hta_us_end(ts - k->t->base_time_ns, dur);
 }
 
 /* critpath_graph.c: builds nodes and edges over g->evs (filled by the caller: parent, launcher,

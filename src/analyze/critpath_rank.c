@@ -154,7 +154,7 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
         return GP_ENOMEM;
     g->ev = ev;
     g->s = gp__cp_unit_start(k, ev->ts);
-    g->e = gp__cp_unit_end(k, ev->ts + ev->dur);
+    g->e = gp__cp_unit_end(k, ev->ts, ev->dur);
     g->parent = -1;
     g->launcher = -1;
     g->thread = (int32_t)lane;
@@ -234,7 +234,7 @@ static gp_status join_launches(gp__cprank *k)
         const gp_event *l = (const gp_event *)(uintptr_t)k->lv[j];
         g->launch = l;
         if (l->ts < k->cpu_hi &&
-            gp__cp_unit_end(k, l->ts + l->dur) - gp__cp_unit_start(k, l->ts) > 0) {
+            gp__cp_unit_end(k, l->ts, l->dur) - gp__cp_unit_start(k, l->ts) > 0) {
             g->lts = gp__cp_unit_start(k, l->ts);
             min_lts = GP_MIN(min_lts, g->lts);
         }

@@ -34,30 +34,36 @@ static double hta_us(gp_ns x)
     return strtod(b, NULL);
 }
 
-/* Start of an interval in the view's unit. HTA mode: HTA's ceil(ts) on the binary64 microseconds
- * (docs/analyses.md, "Rounding"): above 2^43 us the double's spacing exceeds 1 ns, so a start
- * whose fraction is at most half a spacing lands on the whole microsecond below, and ceil keeps it
- * there. */
-static int64_t to_unit_start(const gp__view *v, gp_ns t)
+/* HTA's ceil(ts) on the binary64 microseconds (docs/analyses.md, "Rounding"): above 2^43 us the
+ * double's spacing exceeds 1 ns, so a start whose fraction is at most half a spacing lands on the
+ * whole microsecond below, and ceil keeps it there. */
+int64_t gp__hta_us_start(gp_ns rel_ts)
 {
-    if (v->unit == 1)
-        return t;
-    double us = hta_us(t - v->t->base_time_ns);
+    double us = hta_us(rel_ts);
     if (fabs(us) >= 9.0e15) /* beyond 2^53 us: no fraction left, the exact rule is as good */
-        return ceil_div(t - v->t->base_time_ns, v->unit);
+        return ceil_div(rel_ts, 1000);
     return (int64_t)ceil(us);
 }
 
-/* End of an interval [ts, ts + dur) in the view's unit. HTA mode: floor(ts + dur), both read as
- * binary64 microseconds and added as doubles. */
+/* HTA's floor(ts + dur), both read as binary64 microseconds and added as doubles. */
+int64_t gp__hta_us_end(gp_ns rel_ts, gp_ns dur)
+{
+    double us = hta_us(rel_ts) + hta_us(dur);
+    if (fabs(us) >= 9.0e15)
+        return floor_div(rel_ts + dur, 1000);
+    return (int64_t)floor(us);
+}
+
+/* Start of an interval in the view's unit (ns, or HTA mode's microseconds). */
+static int64_t to_unit_start(const gp__view *v, gp_ns t)
+{
+    return v->unit == 1 ? t : gp__hta_us_start(t - v->t->base_time_ns);
+}
+
+/* End of an interval [ts, ts + dur) in the view's unit. */
 static int64_t to_unit_end(const gp__view *v, gp_ns ts, gp_ns dur)
 {
-    if (v->unit == 1)
-        return ts + dur;
-    double us = hta_us(ts - v->t->base_time_ns) + hta_us(dur);
-    if (fabs(us) >= 9.0e15)
-        return floor_div(ts + dur - v->t->base_time_ns, v->unit);
-    return (int64_t)floor(us);
+    return v->unit == 1 ? ts + dur : gp__hta_us_end(ts - v->t->base_time_ns, dur);
 }
 
 static bool is_profiler_step(const char *name, int64_t *num)

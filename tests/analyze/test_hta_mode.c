@@ -157,7 +157,8 @@ static void one_step_name_cuts_nothing(void **state)
     gp_trace_free(t);
 }
 
-/* One kernel at base + start_ns, 10800 ns long, launched at start_ns - 2000 (no steps). */
+/* One kernel at base + start_ns, 10800 ns long, launched by a 3000 ns call at start_ns - 5000 (no
+ * steps). */
 static gp_trace *one_kernel(gp_ns start_ns)
 {
     gp_trace *t;
@@ -165,7 +166,7 @@ static gp_trace *one_kernel(gp_ns start_ns)
     uint32_t cpu, s7;
     assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
     assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &s7), GP_OK);
-    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", start_ns - 2000, 500, 1, 0, 0);
+    add(t, cpu, GP_EV_RUNTIME, "cudaLaunchKernel", start_ns - 5000, 3000, 1, 0, 0);
     gpu(t, s7, GP_EV_KERNEL, "k", start_ns, 10800, 1, 7);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     return t;
@@ -200,6 +201,37 @@ static void binary64_rounding(void **state)
     gp_trace_free(t);
 }
 
+/* HTA's critical path (cp_hta, the whole trace) of one_kernel rounds the kernel as HTA mode's
+ * breakdowns do (binary64_rounding above): at 1.7e15 us + 0.100 its GPU compute time is 10 us (the
+ * exact decimal's rounding gave 9), below 2^43 us 9 us. */
+static gp_ns cp_gpu_compute(gp_ns start_ns)
+{
+    gp_trace *t = one_kernel(start_ns);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.hta = true;
+    o.steps = GP_STEPS_HTA;
+    o.cp_hta = true;
+    o.cp_annotation = "";
+    gp_analysis *a = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_trace(t, &o, &a, &err), GP_OK);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->n_critical_paths, 1);
+    assert_true(r->critical_paths[0].valid);
+    gp_ns v = r->critical_paths[0].by_class[GP_CP_GPU_COMPUTE];
+    gp_analysis_free(a);
+    gp_trace_free(t);
+    return v;
+}
+
+static void binary64_rounding_critical_path(void **state)
+{
+    (void)state;
+    assert_int_equal(cp_gpu_compute((gp_ns)1700000000000000100LL), 10000);
+    assert_int_equal(cp_gpu_compute((gp_ns)1000000100LL), 9000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +239,7 @@ int main(void)
         cmocka_unit_test(gpu_side_step_with_stream_does_not),
         cmocka_unit_test(one_step_name_cuts_nothing),
         cmocka_unit_test(binary64_rounding),
+        cmocka_unit_test(binary64_rounding_critical_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
