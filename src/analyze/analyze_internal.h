@@ -172,10 +172,12 @@ gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace 
                           const struct gp_ops *shape_ops, size_t job_ranks) GP_WARN_UNUSED;
 gp_status gp__advise_job(gp_analysis *a, size_t *cap) GP_WARN_UNUSED;
 /* findings_cause.c: the largest class of rank r's critical paths summed over its steps (the
- * classes of the cause findings, "sync" from the path's own sync events, never dependency): its
+ * classes of the cause findings, "sync" from the path's own sync events, launch calls in the
+ * launch class unless hta (HTA's critical path), never dependency): its
  * rule id ("critical_path_gpu_communication_bound", static), *share of the path; its top events
  * (at most max) are named as objects of f. NULL when r has no valid path, or out of memory. */
-const char *gp__cause_dominant(const gp_rank_analysis *r, gp_finding *f, size_t max, double *share);
+const char *gp__cause_dominant(const gp_rank_analysis *r, bool hta, gp_finding *f, size_t max,
+                               double *share);
 /* findings_straggler.c: the straggler finding from the collectives' evidence (a->collectives):
  * *done true when the job has trusted implicit-sync collectives (then the finding names the rank
  * that made the others wait most, if any); false: the caller falls back to medians of totals. */

@@ -84,6 +84,17 @@ static bool is_sync(const gp_cp_event *e)
            !strstr(n, "Async");
 }
 
+/* A kernel or graph launch call (cudaLaunchKernel, cuLaunchKernel, hipLaunchKernel,
+ * hipExtModuleLaunchKernel, cudaGraphLaunch, ...): in the default mode its path time is launch
+ * overhead, not CPU work (docs/decisions/launch-call-time.md). */
+static bool is_launch_call(const gp_cp_event *e)
+{
+    const char *n = e->name ? e->name : "";
+    if (e->kind != GP_EV_RUNTIME && e->kind != GP_EV_DRIVER)
+        return false;
+    return strstr(n, "Launch") && (strstr(n, "Kernel") || strstr(n, "GraphLaunch"));
+}
+
 typedef struct acc_event {
     int cls; /* 0..C_N-1 */
     const char *name, *python;
@@ -129,7 +140,9 @@ static void add_event(cause_acc *c, int cls, const gp_cp_event *e)
         c->ev[c->n_ev++] = (acc_event){cls, name, py, e->kind, e->time, e->count};
 }
 
-static void accumulate(cause_acc *c, const gp_rank_analysis *r)
+/* c: r's paths summed. Default mode (!hta): the path time of launch calls moves out of the CPU
+ * class into the launch class; HTA's critical path (--critical-path hta) keeps HTA's classes. */
+static void accumulate(cause_acc *c, const gp_rank_analysis *r, bool hta)
 {
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < r->n_critical_paths; i++) {
@@ -148,7 +161,12 @@ static void accumulate(cause_acc *c, const gp_rank_analysis *r)
                 continue;
             int cls = (int)e->cls;
             bool host = cls != GP_CP_GPU_COMPUTE && cls != GP_CP_GPU_COMM;
-            if (host && cls != GP_CP_DEPENDENCY && is_sync(e)) {
+            if (!hta && cls == GP_CP_CPU && is_launch_call(e)) {
+                gp_ns moved = GP_MIN(e->time, c->by[cls]);
+                c->by[cls] -= moved;
+                c->by[GP_CP_LAUNCH] = gp__sat_add(c->by[GP_CP_LAUNCH], moved);
+                cls = GP_CP_LAUNCH;
+            } else if (host && cls != GP_CP_DEPENDENCY && is_sync(e)) {
                 gp_ns moved = GP_MIN(e->time, c->by[cls]);
                 c->by[cls] -= moved;
                 c->by[C_SYNC] = gp__sat_add(c->by[C_SYNC], moved);
@@ -419,7 +437,7 @@ gp_status gp__finding_cause(gp_analysis *a, size_t *cap, const gp_rank_analysis 
     cause_acc *c = malloc(sizeof *c);
     if (!c)
         return GP_ENOMEM;
-    accumulate(c, r);
+    accumulate(c, r, a->opts.cp_hta);
     move_syncs(c, syncs);
     gp_status st = GP_OK;
     if (c->steps == 0 || c->total <= 0 || !gpu_work_in_regions(t, r))
@@ -478,12 +496,13 @@ done:
     return st;
 }
 
-const char *gp__cause_dominant(const gp_rank_analysis *r, gp_finding *f, size_t max, double *share)
+const char *gp__cause_dominant(const gp_rank_analysis *r, bool hta, gp_finding *f, size_t max,
+                               double *share)
 {
     cause_acc *c = malloc(sizeof *c);
     if (!c)
         return NULL;
-    accumulate(c, r);
+    accumulate(c, r, hta);
     int best = -1; /* the largest class of all, dependency aside */
     for (int k = 0; k < C_N; k++)
         if (k != GP_CP_DEPENDENCY && c->by[k] > 0 && (best < 0 || c->by[k] > c->by[best]))

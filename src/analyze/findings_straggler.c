@@ -127,7 +127,7 @@ gp_status gp__straggler_finding(gp_analysis *a, size_t *cap, bool *done)
         double share = NAN;
         gp_finding probe; /* the path's events, appended after the collectives */
         memset(&probe, 0, sizeof probe);
-        const char *cls = gp__cause_dominant(r, &probe, MAX_PATH, &share);
+        const char *cls = gp__cause_dominant(r, a->opts.cp_hta, &probe, MAX_PATH, &share);
         bool no_path_events = cls && probe.n_objects == 0;
         if (cls) {
             gp__advise_metric(f, cls, share, GP_FU_RATIO);

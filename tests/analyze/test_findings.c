@@ -347,6 +347,55 @@ static void cause_heaviest_path_frame(void **state)
     gp_trace_free(t);
 }
 
+/* A host that only issues launches. Step [0, 10 ms): 100 cudaLaunchKernel calls, call i at
+ * [100 i, 100 i + 90) us, each launching a 2 us kernel at 100 i + 95 us; nothing else. The host
+ * chain to the step's end (10 ms) is longer than the GPU chain (the last kernel ends at 9.997 ms):
+ * the path is the host's, 9 ms of launch calls and 1 ms of gaps between them (100 x 10 us). The
+ * critical path's classes count the calls as CPU (HTA's classes: cpu 10 ms); the cause finding, in
+ * the default mode, counts their 9 ms as launch overhead (docs/decisions/launch-call-time.md):
+ * critical_path_gpu_kernel_launch_overhead, 90 % of the path, naming cudaLaunchKernel, with the
+ * CUDA-graph advice. With HTA's critical path (cp_hta) the calls stay CPU, as HTA reports them:
+ * critical_path_cpu_bound. */
+static void cause_launch_calls(void **state)
+{
+    (void)state;
+    for (int hta = 0; hta < 2; hta++) {
+        tb b;
+        tb_init(&b, "launches", 10 * MS);
+        for (int i = 0; i < 100; i++) {
+            int64_t c = ++b.corr;
+            ev(&b, b.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", i * 100 * US, 90 * US, c, 0, 0);
+            gpu(&b, b.s7, 7, GP_EV_KERNEL, "small_kernel", (i * 100 + 95) * US, 2 * US, c, 0);
+        }
+        gp_trace *t = tb_done(&b);
+        gp_analyze_opts o;
+        gp_analyze_opts_init(&o);
+        o.cp_hta = hta;
+        gp_analysis *a = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_analyze_trace(t, &o, &a, &err), GP_OK);
+        const gp_rank_analysis *r = &a->ranks[0];
+        assert_int_equal(r->n_critical_paths, 1);
+        const gp_finding *f = &a->findings[0];
+        if (!hta) {
+            assert_int_equal(r->critical_paths[0].by_class[GP_CP_CPU], 10 * MS);
+            assert_string_equal(f->rule, "critical_path_gpu_kernel_launch_overhead");
+            assert_int_equal((gp_ns)metric(f, "class_time"), 9 * MS);
+            assert_true(fabs(metric(f, "class_share") - 0.9) < 1e-9);
+            assert_string_equal(f->objects[0].name, "cudaLaunchKernel");
+            assert_int_equal(f->objects[0].time, 9 * MS);
+            assert_non_null(strstr(gp__finding_advice(f), "CUDA graph"));
+            assert_null(
+                finding(a, "critical_path_cpu_bound")); /* 1 ms of gaps: 10 %, not the top */
+        } else {
+            assert_string_equal(f->rule, "critical_path_cpu_bound");
+            assert_null(finding(a, "critical_path_gpu_kernel_launch_overhead"));
+        }
+        gp_analysis_free(a);
+        gp_trace_free(t);
+    }
+}
+
 /* Sync. Step [0, 100 ms), all inside step.py(50): train_step: ten iterations i at 10 i ms, each a
  * launch at +0, a 4 ms kernel at +0.1 ms, cudaStreamSynchronize [+0.05, +4.1) ms (4.05 ms
  * blocked), then 5.9 ms of host work. Blocked time 40.5 ms, beyond the longest call of the one
@@ -846,6 +895,7 @@ int main(void)
         cmocka_unit_test(cause_data_loading),
         cmocka_unit_test(cause_python_preprocessing),
         cmocka_unit_test(cause_heaviest_path_frame),
+        cmocka_unit_test(cause_launch_calls),
         cmocka_unit_test(cause_sync),
         cmocka_unit_test(cause_launch_overhead),
         cmocka_unit_test(cause_communication),
