@@ -403,7 +403,7 @@ typedef struct gp_cp_event {
     uint8_t kind;       /* gp_event_kind */
     gp_cp_class cls;    /* the class its time counts to */
     gp_ns time;         /* path time attributed to events of this name and class */
-    uint64_t count;     /* path edges attributed to them */
+    uint64_t count;     /* events of them with time on the path (each counted once) */
     const char *python; /* innermost Python frame enclosing the first such event ("" if none) */
 } gp_cp_event;
 

@@ -40,7 +40,8 @@ static gp_cp_class edge_class(const gp__cpgraph *g, const gp__cpedge *e)
 /* One path edge's time for the top events. */
 typedef struct contrib {
     const char *name;
-    int32_t ev; /* the first (in path order) event of this name and class, -1 */
+    int32_t ev;   /* the first (in path order) event of this name and class, -1 */
+    int32_t last; /* the event of the entry's latest edge: an event's edges count it once */
     uint8_t cls;
     uint8_t kind;
     gp_ns time;
@@ -77,10 +78,13 @@ static gp_status add_contrib(gp__imap *idx, contrib *c, size_t *m, int64_t id, c
     int64_t key = id * 8 + (int64_t)cls;
     if (gp__imap_get(idx, key, &j)) {
         c[j].time += time;
-        c[j].count++;
+        if (ev < 0 || ev != c[j].last) /* a new event (an event's path edges are consecutive in
+                                          its entry: its children belong to other entries) */
+            c[j].count++;
+        c[j].last = ev;
         return GP_OK;
     }
-    c[*m] = (contrib){name, ev, (uint8_t)cls, kind, time, 1};
+    c[*m] = (contrib){name, ev, ev, (uint8_t)cls, kind, time, 1};
     return gp__imap_put(idx, key, (*m)++);
 }
 
