@@ -747,6 +747,12 @@ static void window(ctx *c, const lane *lanes, size_t n)
         }
 }
 
+/* cmp_lane_busiest on two lane pointers (qsort of by_priority's array). */
+static int cmp_lane_ptr_busiest(const void *x, const void *y)
+{
+    return cmp_lane_busiest(*(const lane *const *)x, *(const lane *const *)y);
+}
+
 /* The order in which the rows draw on the walk budget: whole devices first, then by GPU work,
  * descending. NULL when out of memory. */
 static const lane **by_priority(const lane *lanes, size_t n)
@@ -755,7 +761,7 @@ static const lane **by_priority(const lane *lanes, size_t n)
     for (size_t i = 0; p && i < n; i++)
         p[i] = &lanes[i];
     if (p && n > 1)
-        qsort(p, n, sizeof *p, cmp_lane_busiest);
+        qsort(p, n, sizeof *p, cmp_lane_ptr_busiest);
     return p;
 }
 
