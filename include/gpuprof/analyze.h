@@ -446,7 +446,6 @@ GP_EXTERN const char *gp_idle_cause_name(gp_idle_cause c);
 
 /* Idle attribution of one stream (stream >= 0) or of the whole device (stream -1): each idle
  * instant of the analysed window to what the thread that launched the next GPU work was doing. */
-#define GP_IDLE_CAUSES_MAX_ROWS 512
 typedef struct gp_idle_causes {
     int32_t device;
     int64_t stream;
@@ -526,11 +525,11 @@ typedef struct gp_rank_analysis {
     /* Critical path per step (or per region, or the whole rank), in time order. */
     gp_critical_path *critical_paths;
     size_t n_critical_paths;
-    /* Idle attribution: the whole device (stream -1) first, then each stream. At most
-     * GP_IDLE_CAUSES_MAX_ROWS rows: each row walks its launching threads' activity over the
-     * window, so rows times activity is the cost (issue 38); beyond it the devices and then the
-     * streams with the most GPU work keep their rows and the others (counted here, said in
-     * note) have none. */
+    /* Idle attribution: the whole device (stream -1) first, then each stream, every one. The
+     * top names need a walk of the launching threads' activity per row, so rows times activity
+     * (issue 38): they come within a budget linear in the trace, the devices and then the
+     * streams with the most GPU work first; idle_causes_dropped counts the rows left without
+     * them (top_what "", top_time 0; said in note). */
     gp_idle_causes *idle_causes;
     size_t n_idle_causes;
     size_t idle_causes_dropped;

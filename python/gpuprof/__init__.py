@@ -270,6 +270,27 @@ class Trace:
         return compile_log(log, traces=traces, top=top, format=format, html=html, title=title)
 
 
+def _naming_the_file(fn: Callable) -> Callable:
+    """A Trace method whose gpuprof.Error names the trace's path (issue 38: "flame: nothing to
+    report", "flame: size limit reached" said which limit, not which file)."""
+    @functools.wraps(fn)
+    def call(self: "Trace", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except Error as e:
+            msg = str(e)
+            if self.path and self.path not in msg:
+                raise type(e)("%s: %s" % (self.path, msg)) from e
+            raise
+    return call
+
+
+for _name, _fn in list(vars(Trace).items()):
+    if not _name.startswith("_") and callable(_fn):
+        setattr(Trace, _name, _naming_the_file(_fn))
+del _name, _fn
+
+
 def views() -> List[Dict[str, Any]]:
     """The registry of views (include/gpuprof/views.h): each page and JSON document with its
     server route, its CLI command and its Python call; :meth:`Trace.view` renders one."""

@@ -305,10 +305,10 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
             return rt.st[i];
     if (r->idle_causes_dropped)
         gp_error_note(&r->note,
-                      "Idle causes: %zu of %zu streams and devices have no row (at most %d: the "
-                      "devices, then the streams with the most GPU work).",
-                      r->idle_causes_dropped, r->idle_causes_dropped + r->n_idle_causes,
-                      GP_IDLE_CAUSES_MAX_ROWS);
+                      "Idle causes: %zu of %zu rows have no top names (finding them is a walk "
+                      "of the host's activity per row, within a budget linear in the trace: the "
+                      "devices, then the streams with the most GPU work, have them).",
+                      r->idle_causes_dropped, r->n_idle_causes);
     gp_status st = hta_negative_fallback(v, r);
     if (st == GP_OK)
         check_rank(v, r);

@@ -5,7 +5,16 @@
  * comm_wait > launch > data_loading > cpu > unrecorded) and the event naming it (the innermost
  * event of that class). Each idle interval of a stream, and of the union of a device's streams,
  * inside the analysed window is then walked along the timeline of the thread that launched the
- * GPU work ending the interval. */
+ * GPU work ending the interval.
+ *
+ * Cost (issue 38): every row is kept. Its totals per cause come from per-thread prefix sums of
+ * time per cause (two binary searches per interval, no walk). Its top name per cause needs the
+ * time per name over the row's intervals, which is a walk of the segments they cover; the rows
+ * take turns, devices first and then the streams with the most GPU work, against one budget
+ * linear in the input (IC_WALK_PER_EVENT segments per event, plus IC_WALK_FREE), and a row whose
+ * walk would overdraw it gets no top names (counted in idle_causes_dropped, said in the note).
+ * Exact top names for every row would be a weighted range-mode query per row, for which no
+ * near-linear algorithm is known; on real traces (a few streams) every row fits. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +45,9 @@ static const uint8_t class_cause[] = {GP_IC_UNRECORDED,   GP_IC_UNRECORDED, GP_I
 enum { F_KNOWN = 1, F_SYNC = 2, F_LAUNCH = 4, F_COMM = 8, F_DL = 16 };
 
 #define NO_THREAD UINT32_MAX
+#define IC_WALK_PER_EVENT 64
+#define IC_WALK_FREE ((size_t)1 << 22)
+#define CUM_STEP 16 /* segments per prefix-sum checkpoint (3.5 bytes per segment) */
 
 /* Time (or an index) per (cause, name): open addressing on key = (cause << 32 | name) + 1, 0
  * marking an empty slot; one probe sequence per addition. */
@@ -47,7 +59,7 @@ typedef struct name_acc {
 
 static gp_status acc_grow(name_acc *m)
 {
-    size_t cap = m->cap ? m->cap * 2 : 256;
+    size_t cap = m->cap ? m->cap * 2 : 16;
     uint64_t *key = calloc(cap, sizeof *key);
     gp_ns *time = calloc(cap, sizeof *time);
     if (!key || !time) {
@@ -119,10 +131,13 @@ typedef struct seg {
 typedef struct timeline {
     seg *v;
     size_t n, cap;
-    name_acc index;     /* (cause, name) -> pair index */
+    gp_ns *cum;     /* cum[b * GP_IC_COUNT + k]: time of cause k in segments [0, b * CUM_STEP) */
+    name_acc index; /* (cause, name) -> pair index */
     uint64_t *pair_key; /* cause << 32 | name */
     gp_ns *pair_time;
     size_t n_pairs, cap_pairs;
+    uint32_t *hot; /* the pairs whose pair_time the current row has made nonzero */
+    size_t n_hot, cap_hot;
     size_t cursor;      /* while touched: segments before it end before the row's next interval */
     gp_strid last_name; /* class and name of the last segment (merging) */
     uint8_t last_cls;
@@ -162,7 +177,9 @@ typedef struct ctx {
     uint32_t *touched; /* threads whose pair_time the current row has added to */
     size_t n_touched, cap_touched;
     uint32_t main_thread;
-    gp_ns lo, hi; /* the analysed window */
+    gp_ns lo, hi;   /* the analysed window */
+    size_t budget;  /* segments the rows' name walks may still visit */
+    size_t unnamed; /* rows without top names (their walk would overdraw the budget) */
 } ctx;
 
 static bool starts(const char *s, const char *prefix)
@@ -317,8 +334,102 @@ static gp_status build_timeline(ctx *c, uint32_t track)
     free(stack);
     if (st == GP_OK && !(tl->pair_time = calloc(tl->n_pairs, sizeof *tl->pair_time)))
         st = GP_ENOMEM;
+    size_t blocks = tl->n / CUM_STEP + 1;
+    if (st == GP_OK && !(tl->cum = calloc(blocks * GP_IC_COUNT, sizeof *tl->cum)))
+        st = GP_ENOMEM;
+    for (size_t b = 1; b < blocks && st == GP_OK; b++) {
+        gp_ns *prev = &tl->cum[(b - 1) * GP_IC_COUNT], *next = prev + GP_IC_COUNT;
+        memcpy(next, prev, GP_IC_COUNT * sizeof *next);
+        for (size_t i = (b - 1) * CUM_STEP; i < b * CUM_STEP; i++)
+            next[tl->v[i].cause] += tl->v[i].e - tl->v[i].s;
+    }
     acc_free(&tl->index);
     return st;
+}
+
+/* Adds the time per cause of tl's segments [0, i) to out (from the checkpoint before i). */
+static void prefix_add(const timeline *tl, size_t i, gp_ns *out, int sign)
+{
+    size_t b = i / CUM_STEP;
+    for (int k = 0; k < GP_IC_COUNT; k++)
+        out[k] += sign * tl->cum[b * GP_IC_COUNT + k];
+    for (size_t x = b * CUM_STEP; x < i; x++)
+        out[tl->v[x].cause] += sign * (tl->v[x].e - tl->v[x].s);
+}
+
+/* The first segment of tl ending after t (tl->n when none). */
+static size_t first_ending_after(const timeline *tl, gp_ns t)
+{
+    size_t lo = 0, hi = tl->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->v[mid].e <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first segment of tl starting at or after t (tl->n when none). */
+static size_t first_starting_from(const timeline *tl, gp_ns t)
+{
+    size_t lo = 0, hi = tl->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->v[mid].s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A row's totals while they are summed: the row, and the segments its name walk will visit. */
+typedef struct row_tally {
+    gp_idle_causes *row;
+    size_t walk;
+} row_tally;
+
+/* Adds the idle interval [s, e) to the row's idle time and its totals per cause, from the prefix
+ * sums of thread's timeline (the gaps between segments are unrecorded), and the segments a walk
+ * of it visits to the walk. */
+static gp_status tally(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+{
+    row_tally *a = acc;
+    gp_idle_causes *r = a->row;
+    r->idle += e - s;
+    a->walk++;
+    if (thread == NO_THREAD) {
+        r->by_cause[GP_IC_UNRECORDED] += e - s;
+        return GP_OK;
+    }
+    timeline *tl = &c->tl[thread];
+    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
+    if (st != GP_OK)
+        return st;
+    size_t i = first_ending_after(tl, s), j = first_starting_from(tl, e); /* i <= j */
+    gp_ns covered = 0;
+    if (i < j) {
+        gp_ns d[GP_IC_COUNT] = {0};
+        prefix_add(tl, j, d, 1);
+        prefix_add(tl, i, d, -1);
+        for (int k = 0; k < GP_IC_COUNT; k++) {
+            r->by_cause[k] += d[k];
+            covered += d[k];
+        }
+        if (tl->v[i].s < s) { /* the part of the first segment before s */
+            r->by_cause[tl->v[i].cause] -= s - tl->v[i].s;
+            covered -= s - tl->v[i].s;
+        }
+        if (tl->v[j - 1].e > e) { /* the part of the last segment after e */
+            r->by_cause[tl->v[j - 1].cause] -= tl->v[j - 1].e - e;
+            covered -= tl->v[j - 1].e - e;
+        }
+        a->walk += j - i;
+    }
+    r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
+    return GP_OK;
 }
 
 /* One row being filled: the totals per cause and the time per (cause, name). */
@@ -327,17 +438,16 @@ typedef struct row_acc {
     name_acc names;
 } row_acc;
 
-static gp_status add(row_acc *a, int cause, gp_strid name, gp_ns d)
-{
-    a->row->by_cause[cause] += d;
-    return acc_add(&a->names, cause, name, d);
-}
-
-/* Adds d of pair (of cause) on thread tl to the row. */
-static gp_status add_pair(ctx *c, row_acc *a, uint32_t thread, uint32_t pair, int cause, gp_ns d)
+/* Adds d > 0 of pair on thread to the row's time per name. */
+static gp_status add_pair(ctx *c, uint32_t thread, uint32_t pair, gp_ns d)
 {
     timeline *tl = &c->tl[thread];
-    a->row->by_cause[cause] += d;
+    if (tl->pair_time[pair] == 0) {
+        uint32_t *h = GP_PUSH(tl->hot, tl->n_hot, tl->cap_hot);
+        if (!h)
+            return GP_ENOMEM;
+        *h = pair;
+    }
     tl->pair_time[pair] += d;
     if (!tl->touched) {
         uint32_t *x = GP_PUSH(c->touched, c->n_touched, c->cap_touched);
@@ -349,16 +459,14 @@ static gp_status add_pair(ctx *c, row_acc *a, uint32_t thread, uint32_t pair, in
     return GP_OK;
 }
 
-/* Attributes the idle interval [s, e) to what thread was doing then. */
-static gp_status attribute(ctx *c, row_acc *a, gp_ns s, gp_ns e, uint32_t thread)
+/* Adds the time per name of the idle interval [s, e) (the timeline of thread built by tally). */
+static gp_status attribute(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
 {
-    a->row->idle += e - s;
+    row_acc *a = acc;
     if (thread == NO_THREAD)
-        return add(a, GP_IC_UNRECORDED, 0, e - s);
+        return acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s);
     timeline *tl = &c->tl[thread];
-    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
-    if (st != GP_OK)
-        return st;
+    gp_status st = GP_OK;
     /* The first segment ending after s: a row's intervals come in time order, so search forward
      * from where the row's previous interval on this thread started, doubling the step. */
     size_t lo = tl->touched ? tl->cursor : 0, step = 1;
@@ -379,14 +487,14 @@ static gp_status attribute(ctx *c, row_acc *a, gp_ns s, gp_ns e, uint32_t thread
     for (size_t i = lo; i < tl->n && t < e && st == GP_OK; i++) {
         const seg *x = &tl->v[i];
         if (x->s > t)
-            st = add_pair(c, a, thread, 0, GP_IC_UNRECORDED, GP_MIN(x->s, e) - t);
+            st = add_pair(c, thread, 0, GP_MIN(x->s, e) - t);
         t = GP_MAX(t, x->s);
         if (t < e && st == GP_OK)
-            st = add_pair(c, a, thread, x->pair, x->cause, GP_MIN(x->e, e) - t);
+            st = add_pair(c, thread, x->pair, GP_MIN(x->e, e) - t);
         t = GP_MAX(t, GP_MIN(x->e, e));
     }
     if (t < e && st == GP_OK)
-        st = add_pair(c, a, thread, 0, GP_IC_UNRECORDED, e - t);
+        st = add_pair(c, thread, 0, e - t);
     return st;
 }
 
@@ -398,49 +506,53 @@ static uint32_t thread_of(const ctx *c, const work *w, uint32_t fallback)
     return fallback != NO_THREAD ? fallback : c->main_thread;
 }
 
-/* The idle intervals of a lane (its GPU work sorted by start) inside the window, each attributed
- * to the thread that launched the work ending it (the last launching thread for the interval
- * after the last work). */
-static gp_status sweep(ctx *c, row_acc *a, const work *w, size_t n)
+typedef gp_status (*interval_fn)(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread);
+
+/* Calls fn on the idle intervals of a lane (its GPU work sorted by start) inside the window,
+ * each with the thread that launched the work ending it (the last launching thread for the
+ * interval after the last work). */
+static gp_status sweep(ctx *c, interval_fn fn, void *a, const work *w, size_t n)
 {
     gp_ns cover = c->lo;
     uint32_t prev = NO_THREAD;
     gp_status st = GP_OK;
     for (size_t i = 0; i < n && cover < c->hi && st == GP_OK; i++) {
         if (w[i].s > cover)
-            st = attribute(c, a, cover, GP_MIN(w[i].s, c->hi), thread_of(c, &w[i], prev));
+            st = fn(c, a, cover, GP_MIN(w[i].s, c->hi), thread_of(c, &w[i], prev));
         cover = GP_MAX(cover, w[i].e);
         if (w[i].thread != NO_THREAD)
             prev = w[i].thread;
     }
     if (cover < c->hi && st == GP_OK)
-        st = attribute(c, a, cover, c->hi, thread_of(c, NULL, prev));
+        st = fn(c, a, cover, c->hi, thread_of(c, NULL, prev));
     return st;
 }
 
-/* Folds the touched threads' pair times into the row's names (and clears them), then fills share
- * and the top name of each cause. */
-static gp_status finish_row(ctx *c, row_acc *a)
+/* Folds the touched threads' pair times (those the row made nonzero) into the row's names, and
+ * clears them. */
+static gp_status fold_pairs(ctx *c, row_acc *a)
 {
-    gp_idle_causes *r = a->row;
     for (size_t i = 0; i < c->n_touched; i++) {
         timeline *tl = &c->tl[c->touched[i]];
-        for (size_t p = 0; p < tl->n_pairs; p++) {
-            if (tl->pair_time[p] == 0)
-                continue;
+        for (size_t h = 0; h < tl->n_hot; h++) {
+            uint32_t p = tl->hot[h];
             gp_status st = acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
                                    (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
             if (st != GP_OK)
                 return st;
             tl->pair_time[p] = 0;
         }
+        tl->n_hot = 0;
         tl->touched = false;
     }
     c->n_touched = 0;
-    for (int k = 0; k < GP_IC_COUNT; k++) {
-        r->share[k] = r->idle > 0 ? (double)r->by_cause[k] / (double)r->idle : NAN;
-        r->top_what[k] = "";
-    }
+    return GP_OK;
+}
+
+/* Fills the top name of each cause from the row's time per name. */
+static void top_names(ctx *c, row_acc *a)
+{
+    gp_idle_causes *r = a->row;
     gp_strid best[GP_IC_COUNT] = {0};
     for (size_t i = 0; i < a->names.cap; i++) {
         if (!a->names.key[i])
@@ -458,15 +570,31 @@ static gp_status finish_row(ctx *c, row_acc *a)
     }
     for (int k = 0; k < GP_IC_COUNT; k++)
         r->top_what[k] = gp_trace_str(c->t, best[k]);
-    return GP_OK;
 }
 
+/* Fills a row: its idle time and totals per cause, and, when its walk fits the budget, the top
+ * name of each cause (else "", counted in c->unnamed). */
 static gp_status fill_row(ctx *c, gp_idle_causes *row, const work *w, size_t n)
 {
+    row_tally tally_acc = {.row = row};
+    gp_status st = sweep(c, tally, &tally_acc, w, n);
+    for (int k = 0; k < GP_IC_COUNT; k++) {
+        row->share[k] = row->idle > 0 ? (double)row->by_cause[k] / (double)row->idle : NAN;
+        row->top_what[k] = "";
+    }
+    if (st != GP_OK)
+        return st;
+    if (tally_acc.walk > c->budget) {
+        c->unnamed++;
+        return GP_OK;
+    }
+    c->budget -= tally_acc.walk;
     row_acc a = {.row = row};
-    gp_status st = sweep(c, &a, w, n);
+    st = sweep(c, attribute, &a, w, n);
     if (st == GP_OK)
-        st = finish_row(c, &a);
+        st = fold_pairs(c, &a);
+    if (st == GP_OK)
+        top_names(c, &a);
     acc_free(&a.names);
     return st;
 }
@@ -544,36 +672,9 @@ static int cmp_lane_busiest(const void *x, const void *y)
     return cmp_lane(p, q);
 }
 
-/* Keeps GP_IDLE_CAUSES_MAX_ROWS lanes: the devices with the most work, then the busiest streams
- * of kept devices (a stream row needs its device's row); frees the others' work. Returns the
- * lanes kept, at the front. */
-static size_t keep_busiest(lane *lanes, size_t n)
-{
-    qsort(lanes, n, sizeof *lanes, cmp_lane_busiest);
-    size_t kept = 0, devices = 0;
-    while (devices < n && lanes[devices].whole)
-        devices++;
-    devices = GP_MIN(devices, (size_t)GP_IDLE_CAUSES_MAX_ROWS);
-    for (size_t i = 0; i < n; i++) {
-        bool keep = false;
-        if (lanes[i].whole)
-            keep = i < devices;
-        else if (kept < GP_IDLE_CAUSES_MAX_ROWS)
-            for (size_t d = 0; d < devices && !keep; d++) /* at most MAX_ROWS devices */
-                keep = lanes[d].device == lanes[i].device;
-        if (keep) {
-            lane l = lanes[i];
-            lanes[i] = lanes[kept];
-            lanes[kept++] = l;
-        } else
-            free(lanes[i].w);
-    }
-    return kept;
-}
-
-/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start; keeps
- * GP_IDLE_CAUSES_MAX_ROWS of them at most (*dropped: how many it did not keep). */
-static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out, size_t *dropped)
+/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
+ * lanes in row order. */
+static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
 {
     lane *lanes = NULL;
     size_t n = 0, cap = 0, last = 0;
@@ -611,11 +712,6 @@ static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out, siz
         if (k < lanes[i].n)
             qsort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
     }
-    if (n > GP_IDLE_CAUSES_MAX_ROWS && st == GP_OK) {
-        size_t kept = keep_busiest(lanes, n);
-        *dropped = n - kept;
-        n = kept;
-    }
     if (n > 1)
         qsort(lanes, n, sizeof *lanes, cmp_lane);
     *out = lanes;
@@ -651,6 +747,37 @@ static void window(ctx *c, const lane *lanes, size_t n)
         }
 }
 
+/* cmp_lane_busiest on two lane pointers (qsort of by_priority's array). */
+static int cmp_lane_ptr_busiest(const void *x, const void *y)
+{
+    return cmp_lane_busiest(*(const lane *const *)x, *(const lane *const *)y);
+}
+
+/* The order in which the rows draw on the walk budget: whole devices first, then by GPU work,
+ * descending. NULL when out of memory. */
+static const lane **by_priority(const lane *lanes, size_t n)
+{
+    const lane **p = malloc((n ? n : 1) * sizeof *p);
+    for (size_t i = 0; p && i < n; i++)
+        p[i] = &lanes[i];
+    if (p && n > 1)
+        qsort(p, n, sizeof *p, cmp_lane_ptr_busiest);
+    return p;
+}
+
+/* The walk budget: IC_WALK_PER_EVENT segments per event of the CPU threads and per GPU work,
+ * plus IC_WALK_FREE. */
+static size_t walk_budget(const gp_trace *t, const lane *lanes, size_t n)
+{
+    size_t events = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        if (t->tracks[k].kind == GP_TRACK_CPU_THREAD)
+            events += t->tracks[k].n_events;
+    for (size_t i = 0; i < n; i++)
+        events += lanes[i].n;
+    return IC_WALK_FREE + IC_WALK_PER_EVENT * events;
+}
+
 static void free_ctx(ctx *c)
 {
     free(c->flags);
@@ -659,6 +786,8 @@ static void free_ctx(ctx *c)
         free(c->tl[k].v);
         free(c->tl[k].pair_key);
         free(c->tl[k].pair_time);
+        free(c->tl[k].cum);
+        free(c->tl[k].hot);
         acc_free(&c->tl[k].index);
     }
     free(c->tl);
@@ -677,18 +806,27 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     c.tl = calloc(v->t->n_tracks ? v->t->n_tracks : 1, sizeof *c.tl);
     gp_status st = c.flags && c.tl ? find_blocking(&c) : GP_ENOMEM;
     if (st == GP_OK)
-        st = collect_lanes(v, &lanes, &n, &r->idle_causes_dropped);
+        st = collect_lanes(v, &lanes, &n);
     if (st == GP_OK)
         window(&c, lanes, n);
+    c.budget = walk_budget(c.t, lanes, n);
     size_t rows = c.lo < c.hi ? n : 0; /* no window: nothing selected, no rows */
-    if (st == GP_OK && rows > 0 && !(r->idle_causes = calloc(rows, sizeof *r->idle_causes)))
+    const lane **order = NULL;
+    if (st == GP_OK && rows > 0 &&
+        (!(r->idle_causes = calloc(rows, sizeof *r->idle_causes)) ||
+         !(order = by_priority(lanes, n))))
         st = GP_ENOMEM;
-    for (size_t i = 0; i < rows && st == GP_OK; i++) {
-        gp_idle_causes *row = &r->idle_causes[r->n_idle_causes++];
-        row->device = lanes[i].device;
-        row->stream = lanes[i].stream;
-        st = fill_row(&c, row, lanes[i].w, lanes[i].n);
+    if (st == GP_OK)
+        r->n_idle_causes = rows;
+    for (size_t i = 0; i < rows && st == GP_OK; i++) { /* rows in lane order, filled by priority */
+        const lane *l = order[i];
+        gp_idle_causes *row = &r->idle_causes[l - lanes];
+        row->device = l->device;
+        row->stream = l->stream;
+        st = fill_row(&c, row, l->w, l->n);
     }
+    r->idle_causes_dropped = c.unnamed;
+    free(order);
     for (size_t i = 0; i < n; i++)
         free(lanes[i].w);
     free(lanes);

@@ -3,8 +3,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "app/cli/cli.h"
 #include "core/parse.h"
@@ -189,6 +193,23 @@ static void stop_within(gp_profile_server *srv)
             STOP_WAIT_MS / 1000);
 }
 
+/* At most SERVE_ARENA_MAX glibc malloc arenas (issue 38): each request runs on its own thread,
+ * and glibc gives threads up to 8 arenas per core, each keeping what its requests freed; fewer
+ * arenas, with the trim after each analysis (profiles.c), bound the server's RSS under load
+ * (docs/internals/serve.md, "Memory under load"). GP_SERVE_ARENA_MAX=N overrides it, 0 leaves
+ * glibc's default (for measuring). */
+enum { SERVE_ARENA_MAX = 2 };
+
+static void bound_arenas(void)
+{
+#ifdef __GLIBC__
+    const char *env = getenv("GP_SERVE_ARENA_MAX");
+    long n = env && *env ? strtol(env, NULL, 10) : SERVE_ARENA_MAX;
+    if (n > 0)
+        mallopt(M_ARENA_MAX, (int)n);
+#endif
+}
+
 int gp__cmd_serve(int argc, char **argv)
 {
     serve_args a = {.opts = {.listen = "127.0.0.1:8600"}};
@@ -210,6 +231,7 @@ int gp__cmd_serve(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    bound_arenas();
     gp_profile_server *srv = NULL;
     gp_error err = {0};
     gp_status st = gp_profile_server_start(&opts, &srv, &err);

@@ -23,10 +23,60 @@ struct gp__headlines {
     gp__mutex lock;
     pthread_cond_t wake; /* a queued entry, or stop */
     pthread_t worker;
-    hl_ent *v; /* guarded by lock, as n, cap and stop */
+    hl_ent *v; /* guarded by lock, as every field below */
     size_t n, cap;
+    uint32_t *slots; /* name -> index + 1 in v, open addressing (0: empty); n_slots a power of 2 */
+    size_t n_slots;
+    size_t next;      /* no entry before it is queued */
+    uint64_t version; /* bumped each time the worker stores figures */
     bool stop;
 };
+
+/* FNV-1a of a name. */
+static uint64_t name_hash(const char *s)
+{
+    uint64_t x = 1469598103934665603u;
+    for (; *s; s++)
+        x = (x ^ (unsigned char)*s) * 1099511628211u;
+    return x;
+}
+
+/* The entry named name, NULL when there is none (issue 38: a scan per name made the index of
+ * 100,000 files quadratic). */
+static hl_ent *lookup(gp__headlines *h, const char *name)
+{
+    if (!h->n_slots)
+        return NULL;
+    for (size_t j = name_hash(name) & (h->n_slots - 1); h->slots[j]; j = (j + 1) & (h->n_slots - 1))
+        if (strcmp(h->v[h->slots[j] - 1].name, name) == 0)
+            return &h->v[h->slots[j] - 1];
+    return NULL;
+}
+
+/* Indexes v[i] by name (the table doubled as it fills); false when out of memory. */
+static bool index_add(gp__headlines *h, size_t i)
+{
+    if ((h->n + 1) * 2 > h->n_slots) {
+        size_t cap = h->n_slots ? h->n_slots * 2 : 64;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return false;
+        for (size_t k = 0; k < i; k++) {
+            size_t j = name_hash(h->v[k].name) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = (uint32_t)k + 1;
+        }
+        free(h->slots);
+        h->slots = slots;
+        h->n_slots = cap;
+    }
+    size_t j = name_hash(h->v[i].name) & (h->n_slots - 1);
+    while (h->slots[j])
+        j = (j + 1) & (h->n_slots - 1);
+    h->slots[j] = (uint32_t)i + 1;
+    return true;
+}
 
 /* Reads the trace or job named name and computes its figures; false when it cannot. */
 static bool compute(const gp__serve_dir *dir, const char *name, gp__headline *out)
@@ -56,8 +106,9 @@ static void *work(void *arg)
     for (;;) {
         size_t i = 0;
         while (!h->stop) {
-            for (i = 0; i < h->n && (h->v[i].done || h->v[i].failed); i++)
+            for (i = h->next; i < h->n && (h->v[i].done || h->v[i].failed); i++)
                 ;
+            h->next = i;
             if (i < h->n)
                 break;
             gp__cond_wait(&h->wake, &h->lock);
@@ -69,13 +120,13 @@ static void *work(void *arg)
         gp__headline head;
         bool ok = compute(h->dir, e.name, &head);
         gp__mutex_lock(&h->lock);
-        for (size_t k = 0; k < h->n; k++) /* the table may have grown: find it again */
-            if (strcmp(h->v[k].name, e.name) == 0 && h->v[k].bytes == e.bytes &&
-                h->v[k].mtime == e.mtime) {
-                h->v[k].head = head;
-                h->v[k].done = ok;
-                h->v[k].failed = !ok;
-            }
+        hl_ent *k = lookup(h, e.name); /* the table may have grown: find it again */
+        if (k && k->bytes == e.bytes && k->mtime == e.mtime) {
+            k->head = head;
+            k->done = ok;
+            k->failed = !ok;
+            h->version++;
+        }
     }
     gp__mutex_unlock(&h->lock);
     return NULL;
@@ -111,7 +162,18 @@ void gp__headlines_free(gp__headlines *h)
     pthread_cond_destroy(&h->wake);
     gp__mutex_destroy(&h->lock);
     free(h->v);
+    free(h->slots);
     free(h);
+}
+
+uint64_t gp__headlines_version(gp__headlines *h)
+{
+    if (!h)
+        return 0;
+    gp__mutex_lock(&h->lock);
+    uint64_t v = h->version;
+    gp__mutex_unlock(&h->lock);
+    return v;
 }
 
 void gp__headlines_fill(gp__headlines *h, gp__serve_entry *v, size_t n)
@@ -124,20 +186,25 @@ void gp__headlines_fill(gp__headlines *h, gp__serve_entry *v, size_t n)
         gp__serve_entry *e = &v[i];
         if (e->compile_log || (uint64_t)e->bytes > h->max_bytes)
             continue;
-        hl_ent *slot = NULL;
-        for (size_t k = 0; k < h->n && !slot; k++)
-            if (strcmp(h->v[k].name, e->name) == 0)
-                slot = &h->v[k];
+        hl_ent *slot = lookup(h, e->name);
         if (slot && slot->bytes == e->bytes && slot->mtime == e->mtime) {
             e->has_head = slot->done;
             if (slot->done)
                 e->head = slot->head;
             continue;
         }
-        if (!slot && !(slot = GP_PUSH(h->v, h->n, h->cap)))
-            continue;                  /* out of memory: no figures for it */
-        memset(slot, 0, sizeof *slot); /* a new entry, or a new version of it */
-        snprintf(slot->name, sizeof slot->name, "%s", e->name);
+        if (!slot) {
+            if (!(slot = GP_PUSH(h->v, h->n, h->cap)))
+                continue; /* out of memory: no figures for it */
+            snprintf(slot->name, sizeof slot->name, "%s", e->name);
+            if (!index_add(h, h->n - 1)) {
+                h->n--;
+                continue;
+            }
+        }
+        memset(&slot->head, 0, sizeof slot->head); /* a new entry, or a new version of it */
+        slot->done = slot->failed = false;
+        h->next = GP_MIN(h->next, (size_t)(slot - h->v));
         slot->bytes = e->bytes;
         slot->mtime = e->mtime;
         queued = true;

@@ -18,5 +18,8 @@ void gp__headlines_free(gp__headlines *h);
 /* Sets v[i].head and has_head of the n listed trace and job entries whose figures are known for
  * their name, size and time; queues the others for the worker. Thread-safe, never reads. */
 void gp__headlines_fill(gp__headlines *h, gp__serve_entry *v, size_t n);
+/* A number that changes each time the worker learns an entry's figures (0 for NULL): a page
+ * built from gp__headlines_fill is current while it stays the same. */
+uint64_t gp__headlines_version(gp__headlines *h);
 
 #endif

@@ -114,6 +114,19 @@ enum MHD_Result gp__http_reply(struct MHD_Connection *c, unsigned code, const ch
     return queue(c, code, type, r);
 }
 
+enum MHD_Result gp__http_reply_shared(struct MHD_Connection *c, unsigned code, const char *type,
+                                      const char *body, size_t len, void (*release)(void *cls),
+                                      void *cls)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback_cls(len, (void *)body, release, cls);
+    if (!r) {
+        release(cls);
+        return MHD_NO;
+    }
+    return queue(c, code, type, r);
+}
+
 enum MHD_Result gp__http_text(struct MHD_Connection *c, unsigned code, const char *text)
 {
     return gp__http_reply(c, code, "text/plain; charset=utf-8", (char *)text, strlen(text), false);

@@ -60,6 +60,12 @@ const char *gp__http_param_get(const gp__http_target *t, const char *key);
  * before the server starts. */
 void gp__http_hide_prefix(const char *prefix);
 
+/* A 200-style reply of body (len bytes, not copied) that stays valid until release(cls) is called,
+ * once, when the reply is done with it (also when it cannot be queued). For a shared immutable
+ * body (profiles.c's listing). Never for an error reply (no served path is cut out of it). */
+enum MHD_Result gp__http_reply_shared(struct MHD_Connection *c, unsigned code, const char *type,
+                                      const char *body, size_t len, void (*release)(void *cls),
+                                      void *cls);
 /* Queues a reply with a body of len bytes (freed by the library when owned). Every reply closes
  * its connection (one request per connection: the gate sees every request head). */
 enum MHD_Result gp__http_reply(struct MHD_Connection *c, unsigned code, const char *type,

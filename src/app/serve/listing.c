@@ -174,22 +174,27 @@ static gp__serve_entry *list_now(const gp__serve_dir *d, size_t *n)
 
 /* The listing cache (issue 38: every request listed the folder again, 0.65 s per request at
  * 100,000 files, and concurrent requests each built their own). One listing per served folder,
- * built by one request at a time under the lock and shared; it is listed again when the folder's
- * modification time changes (a file added, removed or renamed into it) and at least every
- * LIST_REFRESH_MS (what changes inside job folders or in a file's size). */
+ * built by one request at a time under the lock and shared by reference (gp__serve_listing: a
+ * request holds the snapshot, never a copy); it is listed again when the folder's modification
+ * time changes (a file added, removed or renamed into it) and at least every LIST_REFRESH_MS
+ * (what changes inside job folders or in a file's size; or 4 times what the last listing took,
+ * when that is longer: 100,000 files took 2.6 s on a loaded machine, and every request listed
+ * them again one after the other), and a listing equal to the current one keeps the current
+ * snapshot and its gen. */
 enum { LIST_REFRESH_MS = 2000, LIST_CACHES = 8 };
 
 typedef struct list_cache {
     char real[GP__SERVE_PATH_MAX]; /* the folder (resolved); "" = unused */
-    gp__serve_entry *v;
-    size_t n;
+    gp__serve_listing *cur;        /* the cache's reference; NULL = none yet */
     struct timespec dir_mtime;
-    int64_t at_ms; /* when it was listed (monotonic) */
+    int64_t at_ms;   /* when its listing ended (monotonic) */
+    int64_t cost_ms; /* how long that listing took */
     int64_t used_ms;
 } list_cache;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static list_cache caches[LIST_CACHES];
+static uint64_t last_gen; /* guarded by cache_lock */
 
 static int64_t mono_ms(void)
 {
@@ -198,9 +203,37 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void gp__serve_listing_put(const gp__serve_listing *l)
+{
+    gp__serve_listing *m = (gp__serve_listing *)l;
+    if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        free(m->v);
+        free(m);
+    }
+}
+
+/* Makes v (n entries, owned) c's listing: kept as a new snapshot unless it equals the current
+ * one. False when out of memory (v freed, the current snapshot kept). */
+static bool install(list_cache *c, gp__serve_entry *v, size_t n)
+{
+    if (c->cur && c->cur->n == n && (n == 0 || memcmp(c->cur->v, v, n * sizeof *v) == 0)) {
+        free(v);
+        return true;
+    }
+    gp__serve_listing *l = malloc(sizeof *l);
+    if (!l) {
+        free(v);
+        return false;
+    }
+    *l = (gp__serve_listing){.refs = 1, .gen = ++last_gen, .n = n, .v = v};
+    gp__serve_listing_put(c->cur);
+    c->cur = l;
+    return true;
+}
+
 /* d's cached listing, listed again when stale; call with cache_lock held. NULL when out of
- * memory for a new slot's listing (then *n is 0). */
-static const list_cache *cached(const gp__serve_dir *d)
+ * memory for a new slot's listing. */
+static const gp__serve_listing *cached(const gp__serve_dir *d)
 {
     int64_t now = mono_ms();
     struct stat st;
@@ -214,35 +247,47 @@ static const list_cache *cached(const gp__serve_dir *d)
         else if (caches[i].used_ms < lru->used_ms)
             lru = &caches[i];
     }
-    if (c && c->dir_mtime.tv_sec == mt.tv_sec && c->dir_mtime.tv_nsec == mt.tv_nsec &&
-        now - c->at_ms < LIST_REFRESH_MS) {
+    if (c && c->cur && c->dir_mtime.tv_sec == mt.tv_sec && c->dir_mtime.tv_nsec == mt.tv_nsec &&
+        now - c->at_ms < GP_MAX((int64_t)LIST_REFRESH_MS, 4 * c->cost_ms)) {
         c->used_ms = now;
-        return c;
+        return c->cur;
     }
     if (!c) {
         c = lru;
-        free(c->v);
+        gp__serve_listing_put(c->cur);
         memset(c, 0, sizeof *c);
         snprintf(c->real, sizeof c->real, "%s", d->real);
     }
-    free(c->v);
-    c->v = list_now(d, &c->n);
-    c->dir_mtime = mt;
-    c->at_ms = c->used_ms = now;
-    return c;
+    size_t n = 0;
+    gp__serve_entry *v = list_now(d, &n);
+    int64_t end = mono_ms();
+    if (install(c, v, n)) {
+        c->dir_mtime = mt;
+        c->at_ms = end;
+        c->cost_ms = end - now;
+    }
+    c->used_ms = end;
+    return c->cur;
+}
+
+const gp__serve_listing *gp__serve_listing_get(const gp__serve_dir *d)
+{
+    pthread_mutex_lock(&cache_lock);
+    gp__serve_listing *l = (gp__serve_listing *)cached(d);
+    if (l)
+        __atomic_add_fetch(&l->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_unlock(&cache_lock);
+    return l;
 }
 
 gp__serve_entry *gp__serve_list(const gp__serve_dir *d, size_t *n)
 {
-    pthread_mutex_lock(&cache_lock);
-    const list_cache *c = cached(d);
-    *n = c->n;
-    gp__serve_entry *v = c->n ? malloc(c->n * sizeof *v) : NULL;
+    const gp__serve_listing *l = gp__serve_listing_get(d);
+    gp__serve_entry *v = l && l->n ? malloc(l->n * sizeof *v) : NULL;
+    *n = v ? l->n : 0;
     if (v)
-        memcpy(v, c->v, c->n * sizeof *v);
-    else
-        *n = 0;
-    pthread_mutex_unlock(&cache_lock);
+        memcpy(v, l->v, l->n * sizeof *v);
+    gp__serve_listing_put(l);
     return v;
 }
 
@@ -251,10 +296,11 @@ gp_status gp__serve_find(const gp__serve_dir *d, const char *name, gp__serve_ent
 {
     gp_status s = GP_ENOENT;
     pthread_mutex_lock(&cache_lock); /* the name looked up in the shared listing, not a copy */
-    const list_cache *c = cached(d);
+    const gp__serve_listing *c = cached(d);
     gp__serve_entry key;
     snprintf(key.name, sizeof key.name, "%s", name);
-    const gp__serve_entry *hit = c->n ? bsearch(&key, c->v, c->n, sizeof *c->v, cmp_entry) : NULL;
+    const gp__serve_entry *hit =
+        c && c->n ? bsearch(&key, c->v, c->n, sizeof *c->v, cmp_entry) : NULL;
     if (hit && strcmp(hit->name, name) == 0) {
         *out = *hit;
         s = GP_OK;

@@ -8,6 +8,9 @@
  * analysed at once (the memory a request holds is its profile's model: bodies are written to a
  * temporary file and sent from it), the others wait for a turn up to 30 s, then get 503. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +33,23 @@
 #include "app/serve/headlines.h"
 #include "render/serve_pages.h"
 
-enum { TURN_WAIT_S = 30 };
+enum { TURN_WAIT_S = 30, HEADS_REFRESH_MS = 1000 };
+
+/* A listing's reply body, built once and shared by every request that sends it (issue 38: each
+ * request copied the listing, 54 MB at 100,000 files); freed by the last reference. */
+typedef struct shared_body {
+    size_t refs; /* atomic */
+    size_t len;
+    char data[];
+} shared_body;
+
+/* The current body of the JSON listing (json) or of the index page: built from listing gen, and
+ * (the index) the headline figures of version heads, at at_ms (monotonic). */
+typedef struct listing_body {
+    shared_body *body; /* the cache's reference; NULL: none yet */
+    uint64_t gen, heads;
+    int64_t at_ms;
+} listing_body;
 
 struct gp_profile_server {
     gp__http_server *http;
@@ -44,6 +63,9 @@ struct gp_profile_server {
     const gp_view_info *views[GP__VIEWS_MAX]; /* the registry (app/views.h): routes, links */
     size_t n_views;
     gp__headlines *heads; /* the index's figures per entry (headlines.c), NULL: none */
+    gp__mutex body_lock;  /* one listing body built at a time */
+    listing_body bodies[2] GP_GUARDED_BY(body_lock); /* [json] */
+    _Atomic uint64_t bodies_built; /* for the tests: how many listing bodies were built */
 };
 
 static const char *const TYPE_HTML = "text/html; charset=utf-8";
@@ -87,12 +109,19 @@ static bool take_turn(gp_profile_server *s)
     return ok;
 }
 
+/* Ends a turn (the request's profile freed). With glibc, the memory the request freed goes back
+ * to the system (malloc_trim: every arena's free pages, not only the top of the main heap): each
+ * request thread's arena otherwise kept its high-water mark, and RSS climbed from 5.5 to 333 MB
+ * under load (issue 38; docs/internals/serve.md, "Memory under load"). */
 static void give_turn(gp_profile_server *s)
 {
     gp__mutex_lock(&s->lock);
     s->busy--;
     pthread_cond_signal(&s->turn);
     gp__mutex_unlock(&s->lock);
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 /* Sends the body written to fp; an error (st, err) instead when the rendering failed. */
@@ -310,23 +339,103 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
     return send_body(c, api, api ? TYPE_JSON : TYPE_HTML, fp, st, &err);
 }
 
-/* The index page or the JSON listing. */
+static void body_release(void *cls)
+{
+    shared_body *b = cls;
+    if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(b);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Renders listing l as the JSON listing or the index page into a new body (one reference);
+ * NULL with *st set when it cannot. The index fills a copy of the entries with the figures known
+ * so far (the others are queued for the cache's worker). */
+static shared_body *build_body(gp_profile_server *s, const gp__serve_listing *l, bool json,
+                               gp_status *st)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    gp__serve_entry *v = NULL;
+    if (!fp || (!json && l->n && !(v = malloc(l->n * sizeof *v)))) {
+        if (fp)
+            fclose(fp);
+        free(text);
+        *st = GP_ENOMEM;
+        return NULL;
+    }
+    if (v) {
+        memcpy(v, l->v, l->n * sizeof *v);
+        gp__headlines_fill(s->heads, v, l->n);
+    }
+    *st = json ? gp__serve_profiles_json(fp, s->dir.dir, l->v, l->n)
+               : gp__serve_index_html(fp, s->dir.dir, v, l->n, s->views, s->n_views);
+    free(v);
+    if (fclose(fp) != 0 && *st == GP_OK)
+        *st = GP_EIO;
+    shared_body *b = *st == GP_OK ? malloc(sizeof *b + len + 1) : NULL;
+    if (b) {
+        b->refs = 1;
+        b->len = len;
+        memcpy(b->data, text, len + 1);
+    } else if (*st == GP_OK)
+        *st = GP_ENOMEM;
+    free(text);
+    if (b)
+        s->bodies_built++;
+    return b;
+}
+
+/* The current body of the listing (a reference, for body_release), built again when the folder's
+ * listing changed or (the index) when figures came in and it is HEADS_REFRESH_MS old. */
+static shared_body *listing_body_get(gp_profile_server *s, bool json, gp_status *st)
+{
+    const gp__serve_listing *l = gp__serve_listing_get(&s->dir);
+    if (!l) {
+        *st = GP_ENOMEM;
+        return NULL;
+    }
+    uint64_t heads = json ? 0 : gp__headlines_version(s->heads);
+    int64_t now = now_ms();
+    gp__mutex_lock(&s->body_lock);
+    listing_body *c = &s->bodies[json];
+    if (!c->body || c->gen != l->gen || (c->heads != heads && now - c->at_ms >= HEADS_REFRESH_MS)) {
+        shared_body *b = build_body(s, l, json, st);
+        if (b) {
+            body_release(c->body);
+            *c = (listing_body){.body = b, .gen = l->gen, .heads = heads, .at_ms = now};
+        }
+    }
+    shared_body *b = c->body && c->gen == l->gen ? c->body : NULL;
+    if (b) {
+        __atomic_add_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+        *st = GP_OK;
+    }
+    gp__mutex_unlock(&s->body_lock);
+    gp__serve_listing_put(l);
+    return b;
+}
+
+/* The index page or the JSON listing, from the shared body. */
 static enum MHD_Result send_listing(gp_profile_server *s, struct MHD_Connection *c, bool json)
 {
-    size_t n;
-    gp__serve_entry *v = gp__serve_list(&s->dir, &n);
-    FILE *fp = tmpfile();
-    if (!fp) {
-        free(v);
-        return fail(c, json, 500, "cannot create a temporary file for the reply");
-    }
-    if (!json) /* the figures known so far; the others are queued for the cache's worker */
-        gp__headlines_fill(s->heads, v, n);
-    gp_status st = json ? gp__serve_profiles_json(fp, s->dir.dir, v, n)
-                        : gp__serve_index_html(fp, s->dir.dir, v, n, s->views, s->n_views);
-    free(v);
-    gp_error err = {0};
-    return send_body(c, json, json ? TYPE_JSON : TYPE_HTML, fp, st, &err);
+    gp_status st = GP_OK;
+    shared_body *b = listing_body_get(s, json, &st);
+    if (!b)
+        return fail(c, json, status_code(st), "cannot write the listing");
+    return gp__http_reply_shared(c, MHD_HTTP_OK, json ? TYPE_JSON : TYPE_HTML, b->data, b->len,
+                                 body_release, b);
+}
+
+uint64_t gp__profile_server_bodies_built(const gp_profile_server *s)
+{
+    return s->bodies_built;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *method,
@@ -379,6 +488,7 @@ gp_status gp_profile_server_start(const gp_profile_server_opts *opts, gp_profile
     /* NULL (out of memory): an index without figures */
     srv->heads = gp__headlines_new(&srv->dir, srv->max_input);
     gp__mutex_init(&srv->lock);
+    gp__mutex_init(&srv->body_lock);
     pthread_cond_init(&srv->turn, NULL);
     srv->http = gp__http_start(&sa, NULL, handle, srv);
     if (!srv->http) {
@@ -407,6 +517,11 @@ void gp_profile_server_stop(gp_profile_server *s)
     gp__http_stop(s->http);
     pthread_cond_destroy(&s->turn);
     gp__mutex_destroy(&s->lock);
+    gp__mutex_lock(&s->body_lock);
+    for (int json = 0; json < 2; json++)
+        body_release(s->bodies[json].body);
+    gp__mutex_unlock(&s->body_lock);
+    gp__mutex_destroy(&s->body_lock);
     gp__headlines_free(s->heads);
     free(s);
 }
