@@ -3,8 +3,8 @@
  * runs under mpirun is read from the environment at run time, so one binary serves both. Each
  * process reads and analyses its share of the rank files (dealt by size, process 0 charged for
  * the merge) one trace at a time, merges its partial
- * results, and sends the bytes to process 0 (MPI_Gatherv), which merges and writes the output:
- * process 0 never holds another process's traces. */
+ * results, and sends the bytes to process 0 (MPI_Igatherv, waited for without spinning), which
+ * merges and writes the output: process 0 never holds another process's traces. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <mpi.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "core/msort.h"
 #endif
@@ -88,9 +89,10 @@ static gp_status list_files(const char *path, char ***out, size_t *n, gp_error *
 
 /* What process 0's merge costs, charged to it before the files are dealt: per rank of the job, as
  * many bytes of trace as take as long to analyse. Measured on the 1,024-rank job
- * (docs/performance.md, "Jobs"): merging and rendering take about 1 ms per rank, analysing a
- * 0.9 MB rank about 5.5 ms, so 1 ms is about 160 KiB of JSON. */
-#define ROOT_BYTES_PER_RANK (160 * 1024)
+ * (docs/performance.md, "Jobs"): merging and rendering take about 0.35 ms per rank (1 ms before
+ * the short-name pass became n log n), analysing 1 MB of JSON about 5.5 ms, so 0.35 ms is about
+ * 64 KiB of JSON. */
+#define ROOT_BYTES_PER_RANK (64 * 1024)
 
 typedef struct sized {
     size_t i;
@@ -170,6 +172,21 @@ static gp_status my_partial(char **files, size_t n, int me, int k, const gp_read
 
 /* Gathers every process's message (a status byte, then the partial's bytes or an error text) at
  * process 0: *all (size *total) and the offsets/lengths of each. */
+/* Waits for r without taking a core: MPI_Wait polls (Open MPI spins, or yields and spins when
+ * idle), so a process that finished its share would burn a core until the slowest one is done:
+ * on a node shared with the processes still analysing, that core is theirs. A millisecond's
+ * sleep between tests costs at most a millisecond per wait. */
+static void wait_idle(MPI_Request *r)
+{
+    int done = 0;
+    MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    }
+}
+
 static bool gather(const unsigned char *msg, int len, int me, int k, unsigned char **all,
                    int **lens, int **offs)
 {
@@ -178,7 +195,9 @@ static bool gather(const unsigned char *msg, int len, int me, int k, unsigned ch
     if (me == 0 && (!(*lens = calloc((size_t)k, sizeof **lens)) ||
                     !(*offs = calloc((size_t)k, sizeof **offs))))
         return false;
-    MPI_Gather(&len, 1, MPI_INT, *lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Request r;
+    MPI_Igather(&len, 1, MPI_INT, *lens, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+    wait_idle(&r);
     size_t total = 0;
     for (int i = 0; me == 0 && i < k; i++) {
         (*offs)[i] = (int)total;
@@ -186,7 +205,8 @@ static bool gather(const unsigned char *msg, int len, int me, int k, unsigned ch
     }
     if (me == 0 && !(*all = malloc(total ? total : 1)))
         return false;
-    MPI_Gatherv(msg, len, MPI_BYTE, *all, *lens, *offs, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Igatherv(msg, len, MPI_BYTE, *all, *lens, *offs, MPI_BYTE, 0, MPI_COMM_WORLD, &r);
+    wait_idle(&r);
     return true;
 }
 
@@ -272,7 +292,9 @@ int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_o
     int *lens = NULL, *offs = NULL, rc = 2;
     if (gather(msg ? msg : oom, (int)mlen, me, k, &all, &lens, &offs) && me == 0)
         rc = root_output(all, lens, offs, k, tables, csv_dir, o);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Request r;
+    MPI_Ibcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+    wait_idle(&r);
     free(msg);
     free(all);
     free(lens);
