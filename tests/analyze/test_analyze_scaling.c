@@ -11,6 +11,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include "common/scaling.h"
@@ -144,21 +147,36 @@ static double names_cost(void *ctx, size_t n)
                  inst % 2 && second ? "float" : "int");
         names[k] = text + k * 64;
     }
-    double t0 = gp_test_now();
-    assert_int_equal(gp_shorten_names_unique(names, n, 40, out, CAP), GP_OK);
-    double t1 = gp_test_now();
+    /* the best of 5 (with the helper's best of 3): a run of 2 ms is often preempted on a loaded
+     * host, and one preemption is 10x its time */
+    double best = 1e30;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = gp_test_now();
+        assert_int_equal(gp_shorten_names_unique(names, n, 40, out, CAP), GP_OK);
+        double t1 = gp_test_now();
+        best = t1 - t0 < best ? t1 - t0 : best;
+    }
     for (size_t k = 1; k < n; k++) /* distinct names, distinct forms (a check that can fail) */
         assert_true((strcmp(names[k], names[0]) == 0) == (strcmp(out + k * CAP, out) == 0));
     free(text);
     free(out);
     free(names);
-    return t1 - t0;
+    return best;
 }
 
 static void short_names_scale(void **state)
 {
     (void)state;
-    gp_test_assert_scales("unique short names, one colliding run", names_cost, NULL, 20000);
+#ifdef __GLIBC__
+    /* both sizes on warm heap memory: with glibc's defaults the large size's buffers are fresh
+     * mappings, faulted in on every run, while the small size reuses freed heap memory. The sizes
+     * (2,000 and 20,000 rows) both fit the caches: at 200,000 the hash table and the names are
+     * read from DRAM and a loaded host doubled the ratio (20 where a quiet one gave 12); the
+     * quadratic pass gave about 100. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+    gp_test_assert_scales("unique short names, one colliding run", names_cost, NULL, 2000);
 }
 
 int main(void)
