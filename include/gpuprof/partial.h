@@ -24,7 +24,7 @@ extern "C" {
 
 /* The format's version (docs/jobs.md, "Partial results"): written in every partial; partials of
  * another version are refused. */
-#define GP_PARTIAL_VERSION 1
+#define GP_PARTIAL_VERSION 2
 
 typedef struct gp_partial gp_partial;
 

@@ -11,6 +11,7 @@
 #include "gpuprof/summary.h"
 
 #include "core/msort.h"
+#include "core/util.h"
 #include "core/demangle.h"
 
 static void copy_trunc(const char *s, size_t len, char *out, size_t cap)
@@ -233,123 +234,254 @@ typedef struct name_ix {
     size_t i;
 } name_ix;
 
-static int cmp_name_ix(const void *pa, const void *pb)
+/* Orders ix[0..n) so that entries of equal short forms (out + k * cap) are adjacent, each run in
+ * input order (runs in the order of their first entry), with a hash table of the short forms:
+ * linear, where a sort compared strings n log n times on scattered memory. Only the runs matter:
+ * each is handled on its own. */
+static gp_status group_by_short(name_ix *ix, size_t n, char *out, size_t cap)
 {
-    const name_ix *a = pa, *b = pb;
-    int c = strcmp(a->key, b->key);
-    return c ? c : (a->i > b->i) - (a->i < b->i);
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    size_t *slot = malloc(slots * sizeof *slot); /* a run's number + 1, or 0 */
+    size_t *first = malloc(n * sizeof *first), *last = malloc(n * sizeof *last);
+    size_t *next = malloc(n * sizeof *next); /* the next entry of k's run, or n */
+    gp_status st = GP_ENOMEM;
+    if (!slot || !first || !last || !next)
+        goto done;
+    memset(slot, 0, slots * sizeof *slot);
+    size_t runs = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *key = out + k * cap;
+        size_t h = (size_t)gp__hash_bytes(key, strlen(key)) & (slots - 1);
+        while (slot[h] && strcmp(out + first[slot[h] - 1] * cap, key) != 0)
+            h = (h + 1) & (slots - 1);
+        next[k] = n;
+        if (!slot[h]) {
+            slot[h] = ++runs;
+            first[runs - 1] = k;
+        } else {
+            next[last[slot[h] - 1]] = k;
+        }
+        last[slot[h] - 1] = k;
+    }
+    size_t o = 0;
+    for (size_t r = 0; r < runs; r++)
+        for (size_t k = first[r]; k < n; k = next[k])
+            ix[o++] = (name_ix){out + k * cap, k};
+    st = GP_OK;
+done:
+    free(slot);
+    free(first);
+    free(last);
+    free(next);
+    return st;
 }
 
-/* Sorts ix[0..n) by the current short forms (ties: by index). */
-static void sort_by_short(name_ix *ix, size_t n, char *out, size_t cap)
+/* One entry of a run of equal short forms: its identity (the name, "" for NULL), the text it is
+ * shown from, the long form of that text, and its place in the run. */
+typedef struct run_ent {
+    const char *id;
+    const char *shown;
+    const char *ls; /* long_form(shown) */
+    size_t ll;
+    size_t pos; /* index into ix */
+    size_t p;   /* where it first differs from every other name of the run */
+    bool same_long;
+} run_ent;
+
+typedef run_ent *run_ent_ptr;
+
+static int cmp_by_id(const void *pa, const void *pb)
 {
-    for (size_t k = 0; k < n; k++)
-        ix[k] = (name_ix){out + k * cap, k};
-    gp__msort(ix, n, sizeof *ix, cmp_name_ix);
+    const run_ent *a = pa, *b = pb;
+    int c = strcmp(a->id, b->id);
+    return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int cmp_bytes(const char *a, size_t na, const char *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+static int cmp_by_long(const void *pa, const void *pb)
+{
+    const run_ent *a = *(const run_ent_ptr *)pa, *b = *(const run_ent_ptr *)pb;
+    return cmp_bytes(a->ls, a->ll, b->ls, b->ll);
+}
+
+static int cmp_by_shown(const void *pa, const void *pb)
+{
+    const run_ent *a = *(const run_ent_ptr *)pa, *b = *(const run_ent_ptr *)pb;
+    return strcmp(a->shown, b->shown);
+}
+
+/* For each of the d distinct names at u[0..d) (sorted by long form): p, the longest prefix of its
+ * long form shared with another name's, and same_long, whether another name has the same long
+ * form. The longest common prefix of a string with any other of a sorted set is the one with a
+ * neighbour, so this is linear after the sort (it was a scan of the whole run per entry). */
+static void prefixes_long(run_ent_ptr *u, size_t d)
+{
+    for (size_t j = 0; j < d; j++) {
+        u[j]->p = 0;
+        u[j]->same_long = false;
+    }
+    for (size_t j = 0; j + 1 < d; j++) {
+        run_ent *x = u[j], *y = u[j + 1];
+        size_t c = common_prefix(x->ls, x->ll, y->ls, y->ll);
+        if (c == x->ll && c == y->ll)
+            x->same_long = y->same_long = true; /* differ only in what long_form dropped */
+        if (c > x->p)
+            x->p = c;
+        if (c > y->p)
+            y->p = c;
+    }
+}
+
+/* The same on the full shown text, for the names whose long form another name shares (u sorted
+ * by shown text): p is then a position in shown. */
+static void prefixes_full(run_ent_ptr *u, size_t d)
+{
+    size_t prev = 0; /* common prefix with the previous name */
+    for (size_t j = 0; j < d; j++) {
+        size_t next = 0;
+        if (j + 1 < d)
+            next = common_prefix(u[j]->shown, strlen(u[j]->shown), u[j + 1]->shown,
+                                 strlen(u[j + 1]->shown));
+        if (u[j]->same_long)
+            u[j]->p = prev > next ? prev : next;
+        prev = next;
+    }
+}
+
+/* Step 1 for the run ix[a..b) of equal short forms (e[0..b-a) and u: scratch of b-a each): when
+ * it holds different names, shows each from its long form, keeping the part that tells it from
+ * the most similar other name of the run. Entries of one name get one short form. */
+static void distinguish_run(const char *const *names, const char *const *shown, name_ix *ix,
+                            size_t a, size_t b, size_t width, char *out, size_t cap, run_ent *e,
+                            run_ent_ptr *u)
+{
+    size_t m = b - a;
+    for (size_t k = 0; k < m; k++) {
+        size_t i = ix[a + k].i;
+        e[k] = (run_ent){
+            .id = names[i] ? names[i] : "", .shown = shown[i] ? shown[i] : "", .pos = a + k};
+    }
+    gp__msort(e, m, sizeof *e, cmp_by_id);
+    size_t d = 0; /* distinct names: the first entry of each */
+    for (size_t k = 0; k < m; k++)
+        if (k == 0 || strcmp(e[k].id, e[k - 1].id) != 0) {
+            long_form(e[k].shown, &e[k].ls, &e[k].ll);
+            u[d++] = &e[k];
+        }
+    if (d < 2)
+        return;
+    gp__msort(u, d, sizeof *u, cmp_by_long);
+    prefixes_long(u, d);
+    gp__msort(u, d, sizeof *u, cmp_by_shown);
+    prefixes_full(u, d);
+    /* each entry takes its name's first entry's form (written into a scratch: out of this entry
+     * is still a sort key of the run) */
+    run_ent *first = NULL;
+    char tmp[1024];
+    for (size_t k = 0; k < m; k++) {
+        if (k == 0 || strcmp(e[k].id, e[k - 1].id) != 0) {
+            first = &e[k];
+            const char *sk = first->same_long ? first->shown : first->ls;
+            size_t lk = first->same_long ? strlen(first->shown) : first->ll;
+            elide_keeping(sk, lk, first->p, width, tmp, sizeof tmp < cap ? sizeof tmp : cap);
+        }
+        snprintf(out + ix[e[k].pos].i * cap, cap, "%s", tmp);
+    }
+}
+
+/* Step 2 for the run ix[a..b) of equal short forms, in input order: the first entry of each
+ * further distinct name gets a suffix "#2", "#3"... (the run's first name keeps its form) and the
+ * later entries of a name copy its first entry's form (e and first_of: scratch of b-a each). */
+static void number_run(const char *const *names, name_ix *ix, size_t a, size_t b, size_t width,
+                       char *out, size_t cap, run_ent *e, size_t *first_of)
+{
+    size_t m = b - a;
+    for (size_t k = 0; k < m; k++) {
+        size_t i = ix[a + k].i;
+        e[k] = (run_ent){.id = names[i] ? names[i] : "", .pos = a + k};
+    }
+    gp__msort(e, m, sizeof *e, cmp_by_id); /* by name, then by place: a name's first entry first */
+    for (size_t k = 0; k < m; k++) {
+        bool first = k == 0 || strcmp(e[k].id, e[k - 1].id) != 0;
+        e[k].p = first ? e[k].pos : e[k - 1].p; /* p: the place of the name's first entry */
+    }
+    for (size_t k = 0; k < m; k++)
+        first_of[e[k].pos - a] = e[k].p;
+    int num = 1;
+    for (size_t k = a + 1; k < b; k++) {
+        char *dst = out + ix[k].i * cap;
+        if (first_of[k - a] != k) {
+            memmove(dst, out + ix[first_of[k - a]].i * cap, cap); /* same name: same short form */
+            continue;
+        }
+        char suf[24];
+        int sl = snprintf(suf, sizeof suf, "#%d", ++num);
+        size_t keep = strlen(dst);
+        if (keep + (size_t)sl > width)
+            keep = width > (size_t)sl ? width - (size_t)sl : 0;
+        if (keep + (size_t)sl + 1 > cap)
+            keep = cap > (size_t)sl + 1 ? cap - (size_t)sl - 1 : 0;
+        memcpy(dst + keep, suf, (size_t)sl + 1 <= cap - keep ? (size_t)sl + 1 : cap - keep);
+        dst[cap - 1] = '\0';
+    }
+}
+
+/* The end of the run of equal short forms that starts at ix[a]. */
+static size_t run_end(const name_ix *ix, size_t a, size_t n)
+{
+    size_t b = a + 1;
+    while (b < n && strcmp(ix[b].key, ix[a].key) == 0)
+        b++;
+    return b;
 }
 
 /* gp_shorten_names_unique, shown[k] being the text of names[k] (its demangled form, or itself):
  * short forms are made from shown, and names tell which entries are the same name (two names
- * that demangle alike still get different short forms). */
+ * that demangle alike still get different short forms). O(n log n) comparisons of names. */
 static gp_status unique(const char *const *names, const char *const *shown, size_t n, size_t width,
                         char *out, size_t cap)
 {
     if (width >= cap)
         width = cap - 1;
     name_ix *ix = malloc(n * sizeof *ix);
-    if (!ix)
-        return GP_ENOMEM;
+    run_ent *e = malloc(n * sizeof *e);
+    run_ent_ptr *u = malloc(n * sizeof *u);
+    size_t *first_of = malloc(n * sizeof *first_of);
+    gp_status st = GP_ENOMEM;
+    if (!ix || !e || !u || !first_of)
+        goto done;
     for (size_t k = 0; k < n; k++)
         shorten(shown[k] ? shown[k] : "", width, out + k * cap, cap); /* already demangled */
-    /* 1. Runs of equal short forms holding different names: show each from its long form,
-     *    keeping the part that tells it from the most similar other name of the run. */
-    sort_by_short(ix, n, out, cap);
-    for (size_t a = 0; a < n;) {
-        size_t b = a + 1;
-        while (b < n && strcmp(ix[b].key, ix[a].key) == 0)
-            b++;
-        bool differ = false;
-        for (size_t k = a + 1; k < b && !differ; k++)
-            differ = strcmp(names[ix[k].i] ? names[ix[k].i] : "",
-                            names[ix[a].i] ? names[ix[a].i] : "") != 0;
-        for (size_t k = a; differ && k < b; k++) {
-            const char *idk = names[ix[k].i] ? names[ix[k].i] : "";
-            const char *nk = shown[ix[k].i] ? shown[ix[k].i] : "";
-            const char *sk;
-            size_t lk;
-            long_form(nk, &sk, &lk);
-            size_t p = 0;
-            bool same_long = false;
-            for (size_t m = a; m < b; m++) {
-                const char *nm = shown[ix[m].i] ? shown[ix[m].i] : "";
-                if (m == k || strcmp(names[ix[m].i] ? names[ix[m].i] : "", idk) == 0)
-                    continue;
-                const char *sm;
-                size_t lm;
-                long_form(nm, &sm, &lm);
-                size_t c = common_prefix(sk, lk, sm, lm);
-                if (c == lk && c == lm)
-                    same_long = true; /* differ only in what long_form dropped */
-                if (c > p)
-                    p = c;
-            }
-            if (same_long) {
-                sk = nk;
-                lk = strlen(nk);
-                p = 0;
-                for (size_t m = a; m < b; m++) {
-                    const char *nm = shown[ix[m].i] ? shown[ix[m].i] : "";
-                    if (m == k || strcmp(names[ix[m].i] ? names[ix[m].i] : "", idk) == 0)
-                        continue;
-                    size_t c = common_prefix(sk, lk, nm, strlen(nm));
-                    if (c > p)
-                        p = c;
-                }
-            }
-            /* written into a scratch: out of this entry is still a sort key of the run */
-            char tmp[1024];
-            elide_keeping(sk, lk, p, width, tmp, sizeof tmp < cap ? sizeof tmp : cap);
-            snprintf(out + ix[k].i * cap, cap, "%s", tmp);
-        }
-        a = b;
+    /* 1. Runs of equal short forms holding different names: shown from their long forms. */
+    if ((st = group_by_short(ix, n, out, cap)) != GP_OK)
+        goto done;
+    for (size_t a = 0, b; a < n; a = b) {
+        b = run_end(ix, a, n);
+        if (b - a > 1)
+            distinguish_run(names, shown, ix, a, b, width, out, cap, e, u);
     }
-    /* 2. Whatever still collides gets a stable suffix "#2", "#3"... in input order (the first
-     *    name of a short form keeps it as is). */
-    sort_by_short(ix, n, out, cap);
-    for (size_t a = 0; a < n;) {
-        size_t b = a + 1;
-        while (b < n && strcmp(ix[b].key, ix[a].key) == 0)
-            b++;
-        /* within [a, b) entries are in input order; distinct names are numbered from 1 */
-        int num = 1;
-        for (size_t k = a + 1; k < b; k++) {
-            const char *nk = names[ix[k].i] ? names[ix[k].i] : "";
-            bool seen = false;
-            size_t first = k;
-            for (size_t m = a; m < k && !seen; m++)
-                if (strcmp(names[ix[m].i] ? names[ix[m].i] : "", nk) == 0) {
-                    seen = true;
-                    first = m;
-                }
-            char *dst = out + ix[k].i * cap;
-            if (seen) {
-                memmove(dst, out + ix[first].i * cap, cap); /* same name: same short form */
-                continue;
-            }
-            char suf[24];
-            int sl = snprintf(suf, sizeof suf, "#%d", ++num);
-            size_t keep = strlen(dst);
-            if (keep + (size_t)sl > width)
-                keep = width > (size_t)sl ? width - (size_t)sl : 0;
-            if (keep + (size_t)sl + 1 > cap)
-                keep = cap > (size_t)sl + 1 ? cap - (size_t)sl - 1 : 0;
-            memcpy(dst + keep, suf, (size_t)sl + 1 <= cap - keep ? (size_t)sl + 1 : cap - keep);
-            dst[cap - 1] = '\0';
-        }
-        a = b;
+    /* 2. Whatever still collides gets a stable suffix in input order. */
+    if ((st = group_by_short(ix, n, out, cap)) != GP_OK)
+        goto done;
+    for (size_t a = 0, b; a < n; a = b) {
+        b = run_end(ix, a, n);
+        if (b - a > 1)
+            number_run(names, ix, a, b, width, out, cap, e, first_of);
     }
+    st = GP_OK;
+done:
     free(ix);
-    return GP_OK;
+    free(e);
+    free(u);
+    free(first_of);
+    return st;
 }
 
 /* ---- normalised names (gpuprof diff's matching) ------------------------------------------ */

@@ -3,10 +3,12 @@
  * format is partial_codec.c's; the file around them (docs/jobs.md, "Partial results"):
  *
  *   magic "GPUPROF-PARTIAL\n" (16 bytes) | u32 version | u64 H | H bytes: the job header
- *   (world size, analysis options) | u64 N | N times: i32 rank, u64 L (the record's length),
- *   u64 Z, Z bytes: the rank record compressed with zlib (RFC 1950)
+ *   (world size, the job's fingerprint, analysis options) | u64 N | N times: i32 rank, i64 the
+ *   trace's start (ns; INT64_MIN: no event), u64 L (the record's length), u64 Z, Z bytes: the
+ *   rank record compressed with zlib (RFC 1950)
  *
- * Two partials belong to one job when their job headers are the same bytes. */
+ * Two partials belong to one job when their job headers are the same bytes and their ranks'
+ * traces start within a day of each other (docs/jobs.md, "Which job a partial is of"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +25,9 @@ static const char magic[16] = "GPUPROF-PARTIAL\n";
 
 typedef struct prank {
     int32_t rank;
-    char *name;   /* the partial (file) it came from */
-    char *source; /* the trace it was analysed from */
+    int64_t start; /* the trace's first event (ns), INT64_MIN when it has none */
+    char *name;    /* the partial (file) it came from */
+    char *source;  /* the trace it was analysed from */
     unsigned char *rec;
     size_t len;
 } prank;
@@ -33,15 +36,18 @@ struct gp_partial {
     unsigned char *hdr; /* the job header */
     size_t hdr_len;
     int32_t world_size;
+    uint64_t job; /* the job's fingerprint (job_fingerprint) */
     prank *ranks; /* ascending */
     size_t n_ranks;
 };
 
-/* The job header: world size and every option that changes a figure. Rules and data-loading
- * patterns travel as their number and a hash (FNV-1a) of their text. */
-static void ser_header(gp__ser *c, int32_t *world, gp_analyze_opts *o, uint64_t *rules_hash)
+/* The job header: world size, the job's fingerprint and every option that changes a figure.
+ * Rules and data-loading patterns travel as their number and a hash (FNV-1a) of their text. */
+static void ser_header(gp__ser *c, int32_t *world, uint64_t *job, gp_analyze_opts *o,
+                       uint64_t *rules_hash)
 {
     gp__ser_i32(c, world);
+    gp__ser_u64(c, job);
     uint32_t steps = (uint32_t)o->steps;
     gp__ser_u32(c, &steps);
     if (c->rd && steps > GP_STEPS_RANGE)
@@ -86,6 +92,35 @@ static uint64_t rules_hash_of(const gp_analyze_opts *o)
     for (size_t i = 0; i < o->n_data_load; i++)
         h = fnv(h, o->data_load[i], strlen(o->data_load[i]) + 1);
     return h;
+}
+
+/* What a trace says of its job, the same on every rank of one job: distributedInfo's backend,
+ * NCCL version, process group count and world size (FNV-1a of their text). PyTorch writes no job
+ * id; two runs of one configuration share this, and are told apart by time (merge_ranks). */
+static uint64_t job_fingerprint(const gp_trace *t)
+{
+    char buf[96];
+    uint64_t h = 14695981039346656037ull;
+    const char *backend = t->dist.backend ? gp_trace_str(t, t->dist.backend) : "";
+    const char *nccl = t->dist.nccl_version ? gp_trace_str(t, t->dist.nccl_version) : "";
+    h = fnv(h, backend, strlen(backend) + 1);
+    h = fnv(h, nccl, strlen(nccl) + 1);
+    int n = snprintf(buf, sizeof buf, "%d/%d", (int)t->dist.pg_count, (int)t->dist.world_size);
+    return fnv(h, buf, (size_t)n);
+}
+
+/* The fingerprint of the job's traces into *out: GP_EINVAL naming two that differ. */
+static gp_status job_of(const gp_job *job, uint64_t *out, gp_error *err)
+{
+    *out = job->n_ranks ? job_fingerprint(job->ranks[0]) : 0;
+    for (size_t i = 1; i < job->n_ranks; i++)
+        if (job_fingerprint(job->ranks[i]) != *out)
+            return gp_error_set(err, GP_EINVAL,
+                                "%s: of another job than %s (distributedInfo's backend, NCCL "
+                                "version or process group count differ)",
+                                gp_trace_str(job->ranks[i], job->ranks[i]->source),
+                                gp_trace_str(job->ranks[0], job->ranks[0]->source));
+    return GP_OK;
 }
 
 void gp_partial_free(gp_partial *p)
@@ -133,6 +168,9 @@ static gp_status encode_rank(gp_analysis *a, size_t i, size_t first, const gp_tr
     gp__ser_coll_record(&c, &rec);
     gp__coll_record_free(&rec);
     pr->rank = a->ranks[i].rank;
+    gp_ns start = 0, end = 0;
+    gp_trace_span(t, &start, &end);
+    pr->start = start == 0 && end == 0 ? INT64_MIN : start;
     pr->rec = c.buf;
     pr->len = c.len;
     pr->name = strdup(gp_trace_str(t, t->source));
@@ -183,6 +221,8 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
         gp_analyze_opts_init(&a->opts);
     gp_status st = world_of(job, world_size, &p->world_size, err);
     if (st == GP_OK)
+        st = job_of(job, &p->job, err);
+    if (st == GP_OK)
         st = gp__analyze_ranks(job, p->world_size > 1, a, err);
     size_t cap = 0;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
@@ -194,7 +234,7 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
     if (st == GP_OK) {
         gp__ser c = {.rd = false};
         uint64_t h = rules_hash_of(&a->opts);
-        ser_header(&c, &p->world_size, &a->opts, &h);
+        ser_header(&c, &p->world_size, &p->job, &a->opts, &h);
         p->hdr = c.buf;
         p->hdr_len = c.len;
         st = c.bad ? GP_ENOMEM : GP_OK;
@@ -233,6 +273,7 @@ gp_status gp_partial_serialize(const gp_partial *p, unsigned char **buf, size_t 
         }
         size_t zn = zlen;
         gp__ser_i32(&c, &r->rank);
+        gp__ser_i64(&c, &r->start);
         gp__ser_size(&c, &r->len);
         gp__ser_size(&c, &zn);
         gp__ser_raw(&c, z, zn);
@@ -279,13 +320,13 @@ static bool header_opts(const gp_partial *p, gp_analyze_opts *o)
 {
     gp__ser c = {.rd = true, .p = p->hdr, .end = p->hdr_len};
     int32_t world = 0;
-    uint64_t h = 0;
+    uint64_t h = 0, job = 0;
     gp_analyze_opts_init(o);
-    ser_header(&c, &world, o, &h);
+    ser_header(&c, &world, &job, o, &h);
     o->rules = NULL; /* only their number is rendered */
     o->data_load = NULL;
     o->n_data_load = 0;
-    return !c.bad && c.at == c.end && world == p->world_size;
+    return !c.bad && c.at == c.end && world == p->world_size && job == p->job;
 }
 
 /* The job-level analyses on a whose ranks (and their findings) are decoded. */
@@ -361,16 +402,20 @@ static gp_status parse_layout(const unsigned char *buf, size_t len, const char *
     if (!c.bad && version != GP_PARTIAL_VERSION)
         return gp_error_set(err, GP_EINVAL,
                             "%s: partial result of format version %u; this gpuprof reads "
-                            "version %d",
+                            "version %d (write it again with this gpuprof's analyze --partial)",
                             name, (unsigned)version, GP_PARTIAL_VERSION);
     gp__ser_size(&c, &p->hdr_len);
     if (c.bad || p->hdr_len > len - c.at || !(p->hdr = malloc(p->hdr_len ? p->hdr_len : 1)))
         return gp_error_set(err, GP_EINVAL, "%s: truncated partial result", name);
     gp__ser_raw(&c, p->hdr, p->hdr_len);
-    memcpy(&p->world_size, p->hdr, p->hdr_len >= 4 ? 4 : 0);
+    gp__ser hc = {.rd = true, .p = p->hdr, .end = p->hdr_len};
+    gp__ser_i32(&hc, &p->world_size);
+    gp__ser_u64(&hc, &p->job);
+    if (c.bad || hc.bad)
+        return gp_error_set(err, GP_EINVAL, "%s: truncated partial result", name);
     size_t n = 0;
     gp__ser_size(&c, &n);
-    if (c.bad || n == 0 || n > (len - c.at) / 12)
+    if (c.bad || n == 0 || n > (len - c.at) / 28)
         return gp_error_set(err, GP_EINVAL, "%s: %s", name,
                             c.bad ? "truncated partial result" : "holds no rank");
     if (!(p->ranks = calloc(n, sizeof *p->ranks)))
@@ -379,6 +424,7 @@ static gp_status parse_layout(const unsigned char *buf, size_t len, const char *
         prank *r = &p->ranks[p->n_ranks];
         size_t zn = 0;
         gp__ser_i32(&c, &r->rank);
+        gp__ser_i64(&c, &r->start);
         gp__ser_size(&c, &r->len);
         gp__ser_size(&c, &zn);
         /* zlib inflates at most about 1032:1; a larger claim is not a record */
@@ -435,6 +481,7 @@ gp_status gp_partial_parse(const void *buf, size_t len, const char *name, gp_par
 static bool copy_rank(const prank *r, prank *d)
 {
     d->rank = r->rank;
+    d->start = r->start;
     d->len = r->len;
     d->name = strdup(r->name);
     d->source = strdup(r->source);
@@ -452,12 +499,46 @@ static gp_status same_job(const gp_partial *a, const gp_partial *b, gp_error *er
     if (a->world_size != b->world_size)
         return gp_error_set(err, GP_EINVAL, "%s: of another job (world size %d; %s: %d)", nb,
                             (int)b->world_size, na, (int)a->world_size);
+    if (a->job != b->job)
+        return gp_error_set(err, GP_EINVAL,
+                            "%s: of another job than %s (distributedInfo's backend, NCCL version "
+                            "or process group count differ)",
+                            nb, na);
     if (a->hdr_len != b->hdr_len || memcmp(a->hdr, b->hdr, a->hdr_len) != 0)
         return gp_error_set(err, GP_EINVAL,
                             "%s: analysed with other options than %s (steps, classification, "
                             "rules, critical path or gpus per node): not parts of one analysis",
                             nb, na);
     return GP_OK;
+}
+
+/* The ranks of one job start profiling together (within seconds; clocks of different hosts may
+ * disagree by minutes): two runs of one configuration, same fingerprint, are told apart by a
+ * start more than this apart. */
+#define JOB_START_WINDOW_NS ((int64_t)24 * 3600 * 1000000000)
+
+/* GP_EINVAL naming the earliest and the latest rank of p when their traces start more than
+ * JOB_START_WINDOW_NS apart. */
+static gp_status same_time(const gp_partial *p, gp_error *err)
+{
+    const prank *lo = NULL, *hi = NULL;
+    for (size_t i = 0; i < p->n_ranks; i++) {
+        const prank *r = &p->ranks[i];
+        if (r->start == INT64_MIN)
+            continue;
+        if (!lo || r->start < lo->start)
+            lo = r;
+        if (!hi || r->start > hi->start)
+            hi = r;
+    }
+    if (!lo || (double)hi->start - (double)lo->start <= (double)JOB_START_WINDOW_NS)
+        return GP_OK;
+    return gp_error_set(err, GP_EINVAL,
+                        "%s: rank %d (trace %s) starts %.1f h after rank %d of %s (trace %s): "
+                        "not one job (the ranks of a job start within a day of each other)",
+                        hi->name, (int)hi->rank, hi->source,
+                        ((double)hi->start - (double)lo->start) / 3.6e12, (int)lo->rank, lo->name,
+                        lo->source);
 }
 
 gp_status gp_partial_merge(const gp_partial *const *parts, size_t n, gp_partial **out,
@@ -481,6 +562,7 @@ gp_status gp_partial_merge(const gp_partial *const *parts, size_t n, gp_partial 
     memcpy(p->hdr, parts[0]->hdr, parts[0]->hdr_len);
     p->hdr_len = parts[0]->hdr_len;
     p->world_size = parts[0]->world_size;
+    p->job = parts[0]->job;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < parts[i]->n_ranks; k++)
             if (!copy_rank(&parts[i]->ranks[k], &p->ranks[p->n_ranks++])) {
@@ -496,6 +578,11 @@ gp_status gp_partial_merge(const gp_partial *const *parts, size_t n, gp_partial 
             gp_partial_free(p);
             return GP_EINVAL;
         }
+    gp_status st = same_time(p, err);
+    if (st != GP_OK) {
+        gp_partial_free(p);
+        return st;
+    }
     *out = p;
     return GP_OK;
 }

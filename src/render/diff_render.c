@@ -643,20 +643,23 @@ static void junit_case(FILE *fp, const gp_diff *d, const char *cls, const char *
     fputs("</failure>\n    </testcase>\n", fp);
 }
 
-gp_status gp_diff_render_junit(const gp_diff *d, const gp_diff_render_opts *o, FILE *fp)
+size_t gp__diff_junit_cases(const gp_diff *d)
 {
-    (void)o;
     size_t cases = 0;
     for (size_t i = 0; i < d->n_rows; i++)
         cases += d->rows[i].type != GP_DIFF_NEW && d->rows[i].type != GP_DIFF_REMOVED;
     for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++)
         cases += d->metrics[m].present;
-    fprintf(fp,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"gpuprof diff\" tests=\"%zu\" failures=\"%zu\">\n"
-            "  <testsuite name=\"gpuprof.diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-            "skipped=\"0\">\n",
-            cases, d->n_failing_regressions, cases, d->n_failing_regressions);
+    return cases;
+}
+
+void gp__diff_junit_suite(const gp_diff *d, const char *name, FILE *fp)
+{
+    size_t cases = gp__diff_junit_cases(d);
+    fputs("  <testsuite name=\"", fp);
+    gp__html_str(fp, name);
+    fprintf(fp, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\">\n", cases,
+            d->n_failing_regressions);
     for (int m = 0; m < GP_DIFF_METRIC_COUNT; m++) {
         const gp_diff_metric *mt = &d->metrics[m];
         if (mt->present)
@@ -677,6 +680,18 @@ gp_status gp_diff_render_junit(const gp_diff *d, const gp_diff_render_opts *o, F
         junit_case(fp, d, cls, r->name, r->type, &r->test, r->delta_pct, r->base.total,
                    r->cur.total, "ns", extra);
     }
-    fputs("  </testsuite>\n</testsuites>\n", fp);
+    fputs("  </testsuite>\n", fp);
+}
+
+gp_status gp_diff_render_junit(const gp_diff *d, const gp_diff_render_opts *o, FILE *fp)
+{
+    (void)o;
+    size_t cases = gp__diff_junit_cases(d);
+    fprintf(fp,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"gpuprof diff\" tests=\"%zu\" failures=\"%zu\">\n",
+            cases, d->n_failing_regressions);
+    gp__diff_junit_suite(d, "gpuprof.diff", fp);
+    fputs("</testsuites>\n", fp);
     return ferror(fp) ? GP_EIO : GP_OK;
 }

@@ -3,6 +3,7 @@
 #ifndef GP_RENDER_DIFF_RENDER_H
 #define GP_RENDER_DIFF_RENDER_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/json_writer.h"
@@ -26,6 +27,21 @@ void gp__diff_fmt_basis(char *buf, size_t cap, const gp_diff_test *t);
 void gp__diff_fmt_shift(char *buf, size_t cap, const gp_diff_row *r);
 /* 100 * (ratio - 1); NaN stays NaN. */
 double gp__diff_ratio_pct(double ratio);
+/* JUnit: the test cases of d (one per metric and per row present on both sides), and the
+ * <testsuite> element named name holding them (gp_diff_render_junit's; two jobs write one per
+ * rank pair, app/cli/diff_jobs.c). */
+size_t gp__diff_junit_cases(const gp_diff *d);
+void gp__diff_junit_suite(const gp_diff *d, const char *name, FILE *fp);
+/* One rank pair's diff page (gp_diff_render_html's bytes, NUL-terminated) for gp__diff_jobs_html.
+ */
+typedef struct gp__diff_job_page {
+    int32_t rank;
+    const char *html;
+} gp__diff_job_page;
+/* The page of two jobs compared rank by rank (diff_jobs_html.c): a rank selector and one section
+ * per pair holding its page in an iframe; notes (ranks on one side only) under the selector. */
+gp_status gp__diff_jobs_html(const gp__diff_job_page *pages, size_t n, const char *const *notes,
+                             size_t n_notes, FILE *fp);
 /* The "gpuprof.diff/2" document. */
 void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts *o);
 /* The torch.compile section (diff_compile_render.c) in text, as the "compile" member of the JSON

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Issue 33.3: `gpuprof diff JOB_A JOB_B` pairs rank i with rank i (never "runs"): one diff per
 # pair, each showing its sides' device, world size and rank; ranks on one side only are named;
-# the world sizes' difference is warned about; --rank N still gives one pair; --html with two
-# jobs asks for --rank.
+# the world sizes' difference is warned about; --rank N still gives one pair; --html of two jobs
+# is one page with a rank selector whose section for rank N holds the page `--rank N --html`
+# writes (labels aside: file names instead of directories), --junit one test suite per pair
+# (each the suite of `--rank N --junit`), --flame one file per pair (FILE.rankN.EXT, the bytes of
+# `--rank N --flame`).
 # Usage: diff_jobs.sh GPUPROF SHARED_DIR GEN_SCRIPT     (exit 77: shared traces absent)
 set -u
 gp="$1"; shared="$2"; gen="$3"
@@ -39,8 +42,43 @@ t grep -F "rank 12 is only in the current job: not compared" "$tmp/j.err" >/dev/
 "$gp" diff --no-analyze --rank 2 "$job" "$tmp/job16" > "$tmp/r2.txt"; t [ $? = 0 ]
 t [ "$(grep -c '^== RANK ' "$tmp/r2.txt")" = 0 ]
 t grep -F "Current ran on: device Tesla V100-SXM2-32GB, world size 16, rank 2" "$tmp/r2.txt" >/dev/null
-out=$("$gp" diff --html "$tmp/x.html" "$job" "$job" 2>&1); rc=$?
-t [ "$rc" = 2 ]
-t grep -F -- "give --rank N" <<<"$out" >/dev/null
+"$gp" diff --no-analyze --html "$tmp/p.html" --junit "$tmp/j.xml" --flame "$tmp/f.html" \
+  "$job" "$tmp/job16" > /dev/null 2>&1; t [ $? = 0 ]
+for r in 0 3 7; do
+  "$gp" diff --no-analyze --rank $r --html "$tmp/r$r.html" --junit "$tmp/r$r.xml" \
+    --flame "$tmp/rf$r.html" "$job" "$tmp/job16" > /dev/null 2>&1
+  t cmp -s "$tmp/f.rank$r.html" "$tmp/rf$r.html"
+done
+t [ "$(ls "$tmp"/f.rank*.html | wc -l)" = 8 ]
+python3 - "$tmp" "$job" <<'PY' || { fail=$((fail+1)); echo "FAIL: HTML / JUnit of two jobs"; }
+import glob, html.parser, os, sys, xml.etree.ElementTree as ET
+tmp, job = sys.argv[1], sys.argv[2]
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.options, s.sections, s.frames, s.notes = [], [], [], 0
+    def handle_starttag(s, t, a):
+        a = dict(a)
+        if t == "option": s.options.append(a["value"])
+        if t == "section": s.sections.append(a["data-rank"])
+        if t == "iframe": s.frames.append(a["srcdoc"])
+        if t == "p" and a.get("class") == "gp-note": s.notes += 1
+p = P(); p.feed(open(os.path.join(tmp, "p.html")).read())
+ranks = [str(r) for r in range(8)]
+assert p.options == ranks and p.sections == ranks and len(p.frames) == 8, (p.options, p.sections)
+assert p.notes == 8, p.notes  # ranks 8..15 only in the current job
+for r in (0, 3, 7):
+    fb = glob.glob(os.path.join(job, "worker%d_*" % r))[0]
+    fc = os.path.join(tmp, "job16", "rank%05d.json" % r)
+    frame = p.frames[r].replace(fb, job).replace(fc, os.path.join(tmp, "job16"))
+    assert frame == open(os.path.join(tmp, "r%d.html" % r)).read(), "rank %d page differs" % r
+suites = ET.parse(os.path.join(tmp, "j.xml")).getroot()
+assert [s.get("name") for s in suites] == ["gpuprof.diff.rank%d" % r for r in range(8)]
+assert int(suites.get("tests")) == sum(int(s.get("tests")) for s in suites)
+for r in (0, 3, 7):
+    one = ET.parse(os.path.join(tmp, "r%d.xml" % r)).getroot()[0]
+    one.set("name", "gpuprof.diff.rank%d" % r)
+    one.tail = suites[r].tail = None
+    assert ET.tostring(one) == ET.tostring(suites[r]), "rank %d suite differs" % r
+PY
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -69,10 +69,26 @@ same "folder partial = merged rank partials" "$tmp/all.gpp" "$tmp/all8.gpp"
 # bad input: exit 2 naming the file at fault
 expect_rc "same rank twice" 2 "holds rank 1, which" "$gp" merge "${parts[1]}" "$tmp/g1.gpp"
 expect_rc "other options" 2 "analysed with other options" "$gp" merge "${parts[0]}" "$tmp/worker1.hta.gpp"
-cp "${parts[2]}" "$tmp/v2.gpp"; printf '\x02' | dd of="$tmp/v2.gpp" bs=1 seek=16 conv=notrunc 2>/dev/null
-expect_rc "other version" 2 "$tmp/v2.gpp: partial result of format version 2" "$gp" merge "${parts[0]}" "$tmp/v2.gpp"
+cp "${parts[2]}" "$tmp/v1.gpp"; printf '\x01' | dd of="$tmp/v1.gpp" bs=1 seek=16 conv=notrunc 2>/dev/null
+expect_rc "older version" 2 "$tmp/v1.gpp: partial result of format version 1; this gpuprof reads version 2 (write it again" "$gp" merge "${parts[0]}" "$tmp/v1.gpp"
 cp "${parts[2]}" "$tmp/w.gpp"; printf '\x10' | dd of="$tmp/w.gpp" bs=1 seek=28 conv=notrunc 2>/dev/null
 expect_rc "other job" 2 "$tmp/w.gpp: of another job (world size 16" "$gp" merge "${parts[0]}" "$tmp/w.gpp"
+# two jobs of equal world size (2): an A100 rank 0 (NCCL 2.17.1, one process group) and a V100
+# rank 1 (neither said): distributedInfo tells them apart
+"$gp" analyze --partial "$tmp/a100.gpp" "$shared/traces/medium_a100_nccl.json.gz" || bad "partial a100"
+"$gp" analyze --partial "$tmp/v100.gpp" "$shared/traces/large_v100_nccl.json.gz" || bad "partial v100"
+expect_rc "other job, same world size" 2 "$tmp/v100.gpp: of another job than $tmp/a100.gpp" "$gp" merge "$tmp/a100.gpp" "$tmp/v100.gpp"
+# one configuration run twice: rank 5 of a run 30 hours later is not of this job
+mkdir "$tmp/later"; gzip -dc "$job"/worker5* > "$tmp/later/w5.json"
+python3 - "$tmp/later/w5.json" <<'PY'
+import re, sys
+s = open(sys.argv[1], "rb").read()
+s = re.sub(rb'("ts": ?)(\d+(?:\.\d+)?)', lambda m: m.group(1) + b"%.3f" % (float(m.group(2)) + 30 * 3600e6), s)
+open(sys.argv[1], "wb").write(s)
+PY
+"$gp" analyze --partial "$tmp/later/w5.gpp" "$tmp/later/w5.json" || bad "partial of the later rank 5"
+rest=(); for p in "${parts[@]}"; do case "$p" in *worker5*) ;; *) rest+=("$p");; esac; done
+expect_rc "a later run's rank" 2 "$tmp/later/w5.gpp: rank 5 (trace $tmp/later/w5.json) starts 30.0 h after rank 1 of $tmp/worker1.gpp" "$gp" merge "${rest[@]}" "$tmp/later/w5.gpp"
 head -c 3000 "${parts[3]}" > "$tmp/cut.gpp"
 expect_rc "truncated" 2 "$tmp/cut.gpp: truncated" "$gp" merge "${parts[0]}" "$tmp/cut.gpp"
 expect_rc "not a partial" 2 "not a gpuprof partial result" "$gp" merge "$src/examples/traces/example_step.json"

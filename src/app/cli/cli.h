@@ -14,6 +14,7 @@
 #include "gpuprof/core.h"
 #include "gpuprof/diff.h"
 #include "gpuprof/monitor.h"
+#include "gpuprof/partial.h"
 #include "gpuprof/trace.h"
 
 int gp__cmd_summary(int argc, char **argv);
@@ -144,8 +145,9 @@ int gp__cli_analysis_out(const gp_analysis *an, unsigned tables, const char *csv
  * the error printed: a trace without distributedInfo.rank, an unwritable path). */
 int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path);
 /* The size of the MPI job this process was started in (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
- * PMIX_SIZE), 0 when not under mpirun, with GPUPROF_NO_MPI set, or when gpuprof was built without
- * MPI. */
+ * PMIX_SIZE; or srun's step size, gp__srun_tasks, when PMIX_RANK, PMI_RANK or PMI_FD say srun
+ * started it with an MPI plugin), 0 when not under mpirun, with GPUPROF_NO_MPI set, or when gpuprof
+ * was built without MPI. */
 int gp__mpi_world(void);
 /* gpuprof analyze DIR as one of gp__mpi_world() processes: each reads and analyses its share of
  * the rank files (dealt by size, largest first, to the least loaded process; process 0 is charged
@@ -156,13 +158,51 @@ int gp__mpi_world(void);
 int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_opts *opts,
                     unsigned tables, const char *csv_dir, const gp__cli_common *o);
 
+/* A job split among k processes (job_split.c): the rank files of path (a directory's trace files
+ * by name, or path itself) into *out (gp__job_files_free frees them). GP_ENOENT when there are
+ * none. */
+gp_status gp__job_files(const char *path, char ***out, size_t *n, gp_error *err);
+void gp__job_files_free(char **files, size_t n);
+/* Process me's share of files (every process deals them alike: largest first, each to the process
+ * with the fewest bytes so far, process 0 charged for the merge), read and analysed one at a
+ * time into one merged partial result *out (NULL when the share is empty). */
+gp_status gp__job_share(char **files, size_t n, int me, int k, const gp_read_opts *rd,
+                        const gp_analyze_opts *opts, gp_partial **out, gp_error *err);
+/* The message a process sends process 0 (a byte 0 + p's bytes, 1 + the error text of st and err,
+ * or 2: p NULL, no rank file here), *mlen its length; NULL when out of memory. */
+unsigned char *gp__job_message(gp_status st, const gp_partial *p, gp_error *err, size_t *mlen);
+/* Process 0: parses the k messages at all + offs[i] (lens[i] bytes; unit names their senders in
+ * errors: "process", "srun task"), merges, analyses and writes them as gp__cli_analysis_out. The
+ * exit code (2 with the error printed when a message carries one). */
+int gp__job_root_output(const unsigned char *all, const int *lens, const int *offs, int k,
+                        const char *unit, unsigned tables, const char *csv_dir,
+                        const gp__cli_common *o);
+/* srun without MPI (srun_job.c): the number of tasks of the srun step this process is one of
+ * (SLURM_NTASKS, or SLURM_STEP_NUM_TASKS; SLURM_PROCID its task number, into *me), 0 when not
+ * under srun (or with GPUPROF_NO_MPI set). */
+int gp__srun_tasks(int *me);
+/* gpuprof analyze DIR as task me of k srun tasks coordinated through files (docs/decisions/
+ * srun.md): each task writes its message (gp__job_message) atomically to
+ * GPUPROF_SRUN_DIR (default DIR/.gpuprof-srun-JOBID.STEPID); task 0 waits for all (at most
+ * GPUPROF_SRUN_TIMEOUT seconds, default 600), merges and writes the output, and removes them.
+ * Returns the exit code (tasks other than 0: 0 once their message is written). */
+int gp__srun_analyze(const char *path, int me, int k, const gp_read_opts *rd,
+                     const gp_analyze_opts *opts, unsigned tables, const char *csv_dir,
+                     const gp__cli_common *o);
+
 /* gpuprof diff of two jobs (diff_jobs.c): whether a side's runs (from n_paths inputs) are one
  * job's distinct ranks (one input, 2+ traces, each naming a distinct rank of a world of 2+); the
  * comparison rank by rank to stdout or o->output (text or o->json). Returns the exit code: 1
  * when fail_on_regression and a pair regressed, 2 with the error printed. */
 bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths);
+typedef struct gp__diff_job_outputs {
+    const char *html;  /* one page, a rank selector over the pairs' diff pages (or NULL) */
+    const char *junit; /* one JUnit file, a test suite per pair (or NULL) */
+    const char *flame; /* one differential flame graph per pair, FILE.rankN.EXT (or NULL) */
+    int flame_fmt;     /* gp_flame_format */
+} gp__diff_job_outputs;
 int gp__diff_jobs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
                   const gp_diff_opts *dopts, const gp_diff_render_opts *ro, const gp__cli_common *o,
-                  bool fail_on_regression);
+                  const gp__diff_job_outputs *outs, bool fail_on_regression);
 
 #endif

@@ -411,6 +411,11 @@ int gp__cmd_analyze(int argc, char **argv)
         rc = gp__mpi_analyze(argv[argc - 1], &rd, &a.opts, a.tables, a.csv_dir, &o);
         goto done;
     }
+    int task, tasks = a.partial ? 0 : gp__srun_tasks(&task);
+    if (tasks > 1) { /* under srun without MPI (srun_job.c) */
+        rc = gp__srun_analyze(argv[argc - 1], task, tasks, &rd, &a.opts, a.tables, a.csv_dir, &o);
+        goto done;
+    }
     if (gp__cli_read_job("analyze", argv[argc - 1], &rd, o.progress, true, &job) != GP_OK)
         goto done;
     if (a.partial) { /* cmd_merge.c */

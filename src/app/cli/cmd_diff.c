@@ -26,7 +26,8 @@ static void usage(FILE *fp)
         "gpuprof profile (.json or .json.gz): one file is one run; a DIR holds several runs\n"
         "(every *.json[.gz]). Two job directories (the distinct ranks of one job each, by\n"
         "distributedInfo) are compared rank by rank: rank i with rank i, one diff per pair\n"
-        "(text one after the other, JSON schema gpuprof.diff-jobs/1; docs/diff.md).\n"
+        "(text one after the other, JSON schema gpuprof.diff-jobs/1, --html one page with a\n"
+        "rank selector, --junit a test suite per pair, --flame FILE.rankN.EXT; docs/diff.md).\n"
         "The verdict is on each name's total time per run (calls x time per call): with enough\n"
         "runs to test (4 per side at alpha 0.05) a two-sided Mann-Whitney U test of the per-run\n"
         "totals, adjusted over all tested names, plus the threshold; with fewer the threshold\n"
@@ -495,12 +496,8 @@ int gp__cmd_diff(int argc, char **argv)
     side *sb = &a.sides[0], *sc = &a.sides[1];
     if (a.rank < 0 && gp__diff_is_job(sb->runs, sb->n_runs, sb->n_paths) &&
         gp__diff_is_job(sc->runs, sc->n_runs, sc->n_paths)) { /* diff_jobs.c */
-        if (a.html || a.flame || a.junit) {
-            gp__cli_error("diff", "--html, --flame and --junit show one pair: with two jobs, give "
-                                  "--rank N");
-            goto done;
-        }
-        rc = gp__diff_jobs(sb->runs, sb->n_runs, sc->runs, sc->n_runs, &a.dopts, &a.ro, &o,
+        gp__diff_job_outputs outs = {a.html, a.junit, a.flame, (int)a.flame_fmt};
+        rc = gp__diff_jobs(sb->runs, sb->n_runs, sc->runs, sc->n_runs, &a.dopts, &a.ro, &o, &outs,
                            a.fail_on_regression);
         goto done;
     }
