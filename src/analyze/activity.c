@@ -185,81 +185,114 @@ static const char *kernel_at(const gp__view *v, const gp_ns *end_max, gp_ns ts)
     return "";
 }
 
-/* An op of the merged CPU threads, or a memory device's peak to look up. */
-typedef struct at_item {
+/* A memory device's peak to look up. */
+typedef struct at_peak {
     gp_ns ts;
-    uint32_t k; /* op: its track (ties: the earlier track sorts later); peak: the device */
-    const gp_event *ev;
-} at_item;
-
-static int cmp_op(const void *x, const void *y)
-{
-    const at_item *p = x, *q = y;
-    return p->ts != q->ts ? GP_CMP(p->ts, q->ts) : GP_CMP(q->k, p->k);
-}
+    uint32_t d; /* the device */
+} at_peak;
 
 static int cmp_peak(const void *x, const void *y)
 {
-    return GP_CMP(((const at_item *)x)->ts, ((const at_item *)y)->ts);
+    return GP_CMP(((const at_peak *)x)->ts, ((const at_peak *)y)->ts);
 }
 
-static bool sorted(const at_item *v, size_t n, int (*cmp)(const void *, const void *))
+/* A CPU thread in the merge of running_cpu_ops: its next op, events[i] of track k. */
+typedef struct at_cursor {
+    gp_ns ts;
+    uint32_t k;
+    size_t i;
+} at_cursor;
+
+/* The merge order of the CPU threads' ops: by start; on a tie the later track first (pushed
+ * first: the earliest track's op ends on top), within a track the track's order. */
+static bool cursor_before(const at_cursor *a, const at_cursor *b)
 {
-    for (size_t i = 1; i < n; i++)
-        if (cmp(&v[i - 1], &v[i]) > 0)
-            return false;
-    return true;
+    return a->ts != b->ts ? a->ts < b->ts : a->k > b->k;
+}
+
+/* Restores the min-heap h[0, n) below position i. */
+static void heap_down(at_cursor *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && cursor_before(&h[l], &h[m]))
+            m = l;
+        if (r < n && cursor_before(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        at_cursor x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+/* The first CPU op of track tr at or after index i; tr->n_events when none. */
+static size_t next_op(const gp_track *tr, size_t i)
+{
+    while (i < tr->n_events && tr->events[i].kind != GP_EV_CPU_OP)
+        i++;
+    return i;
 }
 
 /* Each memory device's running_cpu: the innermost CPU op running at its peak, i.e. of the ops
  * that cover the peak, the one that started last (the earliest CPU thread's on a tie). One sweep
- * over the ops of every CPU thread merged by start and the peaks in time order (a search per
- * device walked back over every op before the peak: quadratic in memory devices, issue 38): a
- * stack holds the ops started so far; ops ending by the current peak are popped from its top
- * (they end by every later peak too), so the top is the latest-started op covering it. */
+ * over the ops of every CPU thread, merged by start through a heap of thread cursors, and the
+ * peaks in time order (a search per device walked back over every op before the peak: quadratic
+ * in memory devices, issue 38): a stack holds the ops started so far; ops ending by the current
+ * peak are popped from its top (they end by every later peak too), and so are, before a push,
+ * those ending by the new op's start (the stack stays as deep as the nesting; the ops were copied
+ * and sorted, 38 MB on large_v100_nccl x7), so the top is the latest-started op covering it. */
 static gp_status running_cpu_ops(const gp__view *v, gp_rank_analysis *r)
 {
     const gp_trace *t = v->t;
-    size_t n_ops = 0, n_peaks = 0;
-    for (size_t k = 0; k < t->n_tracks; k++)
-        if (t->tracks[k].kind == GP_TRACK_CPU_THREAD)
-            n_ops += t->tracks[k].n_events;
-    at_item *ops = malloc((n_ops ? n_ops : 1) * sizeof *ops);
-    at_item *peaks = malloc((r->n_memory ? r->n_memory : 1) * sizeof *peaks);
-    const gp_event **stack = malloc((n_ops ? n_ops : 1) * sizeof *stack);
-    if (!ops || !peaks || !stack) {
-        free(ops);
-        free(peaks);
-        free(stack);
-        return GP_ENOMEM;
-    }
-    n_ops = 0;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        for (size_t i = 0; tr->kind == GP_TRACK_CPU_THREAD && i < tr->n_events; i++)
-            if (tr->events[i].kind == GP_EV_CPU_OP)
-                ops[n_ops++] = (at_item){tr->events[i].ts, (uint32_t)k, &tr->events[i]};
-    }
-    for (size_t d = 0; d < r->n_memory; d++)
+    size_t n_peaks = 0, n_heap = 0, depth = 0, cap = 0;
+    at_peak *peaks = malloc((r->n_memory ? r->n_memory : 1) * sizeof *peaks);
+    at_cursor *heap = malloc((t->n_tracks ? t->n_tracks : 1) * sizeof *heap);
+    const gp_event **stack = NULL;
+    gp_status st = peaks && heap ? GP_OK : GP_ENOMEM;
+    for (size_t d = 0; st == GP_OK && d < r->n_memory; d++)
         if (r->memory[d].peak_allocated >= 0)
-            peaks[n_peaks++] = (at_item){r->memory[d].peak_ts, (uint32_t)d, NULL};
-    if (!sorted(ops, n_ops, cmp_op)) /* one CPU thread, peaks in device order: often sorted */
-        gp__msort(ops, n_ops, sizeof *ops, cmp_op);
-    if (!sorted(peaks, n_peaks, cmp_peak))
+            peaks[n_peaks++] = (at_peak){r->memory[d].peak_ts, (uint32_t)d};
+    for (size_t k = 0; st == GP_OK && n_peaks && k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        size_t i = tr->kind == GP_TRACK_CPU_THREAD ? next_op(tr, 0) : tr->n_events;
+        if (i < tr->n_events)
+            heap[n_heap++] = (at_cursor){tr->events[i].ts, (uint32_t)k, i};
+    }
+    for (size_t i = n_heap / 2; i-- > 0;)
+        heap_down(heap, n_heap, i);
+    if (st == GP_OK && n_peaks > 1)
         gp__msort(peaks, n_peaks, sizeof *peaks, cmp_peak);
-    size_t depth = 0, next = 0;
-    for (size_t q = 0; q < n_peaks; q++) {
+    for (size_t q = 0; st == GP_OK && q < n_peaks; q++) {
         gp_ns at = peaks[q].ts;
-        while (next < n_ops && ops[next].ts <= at)
-            stack[depth++] = ops[next++].ev;
+        while (n_heap && heap[0].ts <= at) {
+            const gp_track *tr = &t->tracks[heap[0].k];
+            const gp_event *ev = &tr->events[heap[0].i];
+            while (depth > 0 && stack[depth - 1]->ts + stack[depth - 1]->dur <= ev->ts)
+                depth--;
+            const gp_event **slot = GP_PUSH(stack, depth, cap);
+            if (!slot) {
+                st = GP_ENOMEM;
+                break;
+            }
+            *slot = ev;
+            size_t i = next_op(tr, heap[0].i + 1);
+            if (i < tr->n_events)
+                heap[0] = (at_cursor){tr->events[i].ts, heap[0].k, i};
+            else
+                heap[0] = heap[--n_heap];
+            heap_down(heap, n_heap, 0);
+        }
         while (depth > 0 && stack[depth - 1]->ts + stack[depth - 1]->dur <= at)
             depth--;
-        r->memory[peaks[q].k].running_cpu = depth ? gp_trace_str(t, stack[depth - 1]->name) : "";
+        r->memory[peaks[q].d].running_cpu = depth ? gp_trace_str(t, stack[depth - 1]->name) : "";
     }
-    free(ops);
     free(peaks);
+    free(heap);
     free(stack);
-    return GP_OK;
+    return st;
 }
 
 static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *mem)

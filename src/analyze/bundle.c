@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "analyze/analyze_internal.h"
+#include "analyze/ops_internal.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/compile.h"
 #include "gpuprof/ops.h"
@@ -32,11 +33,13 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     if (!b)
         return GP_ENOMEM;
     /* The op table first: the op section shows it and, for one rank, the analysis' op rule
-     * reads it (ops computed once per report). */
+     * reads it, and its unfused-attention rule the instances kept from the same walk (ops
+     * computed once per report). */
     gp_ops_opts oo;
     gp_ops_opts_init(&oo);
     oo.by = GP_OPS_BY_SHAPE;
-    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
+    gp_status os = job->n_ranks == 1 ? gp__ops_compute_kept(job->ranks, 1, &oo, &b->ops)
+                                     : gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
     if (os != GP_OK)
         gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     gp_error err = {0};
@@ -45,6 +48,7 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
                      err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
         b->analysis = NULL;
     }
+    gp__ops_drop_instances(b->ops); /* the findings were their only reader */
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
     to.max_depth = 1; /* the compact timeline: top two nesting levels */

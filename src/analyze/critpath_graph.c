@@ -468,19 +468,20 @@ gp_status gp__cp_longest(gp__cpgraph *g)
         if (dist[queue[k]] > dist[best])
             best = queue[k];
     g->length = nn ? dist[best] : 0;
+    /* one walk back along pred (pointer chasing: the path's three walks were half of this
+     * function): the path's edges, last first, into queue (no longer needed; a path visits each
+     * node once, so it holds at most nn - 1 edges) */
     size_t n_path = 0;
-    for (uint32_t v = best; nn && pred[v] != UINT32_MAX; v = g->edges[pred[v]].src)
-        n_path++;
+    uint32_t first = best;
+    for (; nn && pred[first] != UINT32_MAX; first = g->edges[pred[first]].src)
+        queue[n_path++] = pred[first];
     g->path = malloc((n_path ? n_path : 1) * sizeof(*g->path));
     if (!g->path)
         goto done;
     g->n_path = n_path;
-    uint32_t first = best;
-    while (nn && pred[first] != UINT32_MAX)
-        first = g->edges[pred[first]].src;
     g->head_offset = nn ? dist[first] : 0;
-    for (uint32_t v = best; nn && pred[v] != UINT32_MAX; v = g->edges[pred[v]].src)
-        g->path[--n_path] = pred[v];
+    for (size_t k = 0; k < n_path; k++)
+        g->path[k] = queue[n_path - 1 - k];
     st = GP_OK;
 done:
     free(off);

@@ -119,7 +119,7 @@ typedef struct gp__cprank {
     int64_t unit;
     uint16_t *names; /* GP__NB_* per string id */
     size_t n_names;
-    uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls, until joined */
+    uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls; freed after init */
     size_t n_l, cap_lk, cap_lv;
     gp__cpev *gpu; /* every GPU event of the rank (templates: launcher unset) */
     size_t n_gpu, cap_gpu;

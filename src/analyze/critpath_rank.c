@@ -496,5 +496,12 @@ gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t, const gp_analyze_op
         st = queue_lengths(k);
     if (st == GP_OK)
         st = wait_sources(k);
+    /* the launch calls by correlation served the joins and the waits: freed before the regions
+     * run (16 bytes per runtime call) */
+    free(k->lk);
+    free(k->lv);
+    k->lk = NULL;
+    k->lv = NULL;
+    k->n_l = k->cap_lk = k->cap_lv = 0;
     return st;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "analyze/ops_internal.h"
 #include "gpuprof/ops.h"
 
 #define MAX_DIMS 8
@@ -23,8 +24,8 @@ gp_status gp__findings_ops(const gp_trace *t, gp_ops **out)
     gp_ops_opts o;
     gp_ops_opts_init(&o);
     o.by = GP_OPS_BY_SHAPE;
-    gp_trace *tt = (gp_trace *)t; /* gp_ops_compute reads only */
-    return gp_ops_compute(&tt, 1, &o, out);
+    gp_trace *tt = (gp_trace *)t;                 /* gp_ops_compute reads only */
+    return gp__ops_compute_kept(&tt, 1, &o, out); /* the instances from the same walk */
 }
 
 /* The dims of tensor idx of an Input Dims text ("[[8,12,3137,64],[8,12,64,3137],[]]") into out;
@@ -67,24 +68,23 @@ static int cmp_ts(const void *pa, const void *pb)
     return a->ts != b->ts ? GP_CMP(a->ts, b->ts) : GP_CMP(b->cpu, a->cpu);
 }
 
-/* The modeled op instances of t in time order, outermost only (an instance inside the previous
- * kept one, such as aten::bmm under aten::matmul, is its detail). */
-static gp_status instances(const gp_trace *t, gp_ops **ops, const gp_ops_row ***out, size_t *n)
+/* The modeled op instances of the rank in time order, outermost only (an instance inside the
+ * previous kept one, such as aten::bmm under aten::matmul, is its detail): those kept beside its
+ * ops by shape (gp__findings_ops: one walk for both tables), copied into *sorted (the caller
+ * frees it) in the order of a table by instance, so that qsort meets the same ties. */
+static gp_status instances(const gp_ops *by_shape, gp_ops_row **sorted, const gp_ops_row ***out,
+                           size_t *n)
 {
-    gp_ops_opts o;
-    gp_ops_opts_init(&o);
-    o.by = GP_OPS_BY_INSTANCE;
-    gp_trace *tt = (gp_trace *)t;
-    gp_status st = gp_ops_compute(&tt, 1, &o, ops);
-    if (st != GP_OK)
-        return st;
-    const gp_ops_row **v = malloc(((*ops)->n_rows + 1) * sizeof *v);
-    if (!v)
-        return GP_ENOMEM;
     size_t k = 0;
-    for (size_t i = 0; i < (*ops)->n_rows; i++)
-        if ((*ops)->rows[i].modeled && !(*ops)->rows[i].unattributed)
-            v[k++] = &(*ops)->rows[i];
+    const gp_ops_row *kept = gp__ops_instances(by_shape, &k);
+    *sorted = malloc((k ? k : 1) * sizeof **sorted);
+    const gp_ops_row **v = *sorted ? malloc((k ? k : 1) * sizeof *v) : NULL;
+    if (!v || (k && gp__ops_sort_rows(kept, k, by_shape->sort, *sorted) != GP_OK)) {
+        free(v);
+        return GP_ENOMEM;
+    }
+    for (size_t i = 0; i < k; i++)
+        v[i] = &(*sorted)[i];
     qsort(v, k, sizeof *v, cmp_ts);
     size_t m = 0;
     gp_ns open_end = INT64_MIN;
@@ -176,14 +176,14 @@ static bool may_hold_attention(const gp_ops *by_shape)
 }
 
 static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
-                                   const gp_trace *t, const gp_ops *by_shape)
+                                   const gp_ops *by_shape)
 {
     if (!may_hold_attention(by_shape))
         return GP_OK;
-    gp_ops *ops = NULL;
+    gp_ops_row *sorted = NULL;
     const gp_ops_row **v = NULL;
     size_t n = 0;
-    gp_status st = instances(t, &ops, &v, &n);
+    gp_status st = instances(by_shape, &sorted, &v, &n);
     attn_acc acc = {0};
     for (size_t i = 0; st == GP_OK && i < n; i++) {
         size_t end;
@@ -250,7 +250,7 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
         }
     }
     free(v);
-    gp_ops_free(ops);
+    free(sorted);
     return st;
 }
 
@@ -304,7 +304,7 @@ gp_status gp__findings_patterns(gp_analysis *a, size_t *cap, const gp_rank_analy
 {
     gp_status st = syncs ? gp__findings_syncs(a, cap, r, syncs) : GP_OK; /* findings_syncs.c */
     if (st == GP_OK && t->n_op_shapes)
-        st = unfused_attention(a, cap, r, t, ops);
+        st = unfused_attention(a, cap, r, ops);
     if (st == GP_OK && ops)
         st = fp32_gemm(a, cap, r, ops);
     if (st == GP_OK && ops)

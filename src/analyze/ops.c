@@ -97,7 +97,8 @@ typedef struct ctx {
     gp_ns *self;
     size_t cap_self;
     const gp__ops_listener *lis; /* NULL: none */
-    gp_strid *mods;              /* with a listener: the open nn.Module frames, outermost first */
+    bool keep_inst; /* by shape: the modeled op instances also go to inst (gp__ops_instances) */
+    gp_strid *mods; /* with a listener: the open nn.Module frames, outermost first */
     size_t n_mods, cap_mods;
     bool oom;
 } ctx;
@@ -414,6 +415,33 @@ static bool conv_model_from_above(ctx *c, const frame *f, gp__op_model *m, int64
     return found;
 }
 
+/* One op instance's row into ctx.inst (model m NULL: none). row: the instance's row by shape when
+ * the instances are kept beside it, whose texts are the instance's (the same compact text, one
+ * copy); NULL by instance. */
+static void push_instance(ctx *c, const frame *f, const gp_op_shapes *sh, gp_ns busy,
+                          const gp__op_model *m, int64_t model_ext, const acc *row)
+{
+    gp_ops_row *r = GP_PUSH(c->inst, c->n_inst, c->cap_inst);
+    if (!r) {
+        c->oom = true;
+        return;
+    }
+    acc a = {.r = {.roof_pct = -1}};
+    add_instance(c, &a, f, busy, m);
+    a.r.key = gp_trace_str(c->t, f->ev->name);
+    bool row_texts = row && row->r.shapes; /* a row made without shapes has dims "" */
+    a.r.shapes = !sh ? NULL : row_texts ? row->r.shapes : compact(c, gp_trace_str(c->t, sh->dims));
+    a.r.types = !sh ? NULL : row_texts ? row->r.types : compact(c, gp_trace_str(c->t, sh->types));
+    a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
+    a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
+    a.r.external_id = f->ev->external_id;
+    a.r.model_external_id = m ? model_ext : 0;
+    a.r.rank = c->rank;
+    a.r.ts = f->ev->ts;
+    finish_row(&a); /* rates, roofline and bound, as for a grouped row */
+    *r = a.r;
+}
+
 /* An op instance closes: its row gets its figures. True when it has a model (the enclosing op
  * then has a modeled op below it, and is no leaf of the roofline). */
 static bool close_op(ctx *c, const frame *f)
@@ -434,24 +462,7 @@ static bool close_op(ctx *c, const frame *f)
     if (c->o->by == GP_OPS_BY_KERNEL)
         return has_model;
     if (c->o->by == GP_OPS_BY_INSTANCE) {
-        gp_ops_row *r = GP_PUSH(c->inst, c->n_inst, c->cap_inst);
-        if (!r) {
-            c->oom = true;
-            return has_model;
-        }
-        acc a = {.r = {.roof_pct = -1}};
-        add_instance(c, &a, f, busy, has_model ? &m : NULL);
-        a.r.key = gp_trace_str(c->t, f->ev->name);
-        a.r.shapes = sh ? compact(c, gp_trace_str(c->t, sh->dims)) : NULL;
-        a.r.types = sh ? compact(c, gp_trace_str(c->t, sh->types)) : NULL;
-        a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
-        a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
-        a.r.external_id = f->ev->external_id;
-        a.r.model_external_id = has_model ? model_ext : 0;
-        a.r.rank = c->rank;
-        a.r.ts = f->ev->ts;
-        finish_row(&a); /* rates, roofline and bound, as for a grouped row */
-        *r = a.r;
+        push_instance(c, f, sh, busy, has_model ? &m : NULL, model_ext, NULL);
         return has_model;
     }
     acc *a = instance_row(c, f, sh);
@@ -461,6 +472,8 @@ static bool close_op(ctx *c, const frame *f)
     }
     if (a)
         add_instance(c, a, f, busy, has_model ? &m : NULL);
+    if (a && has_model && c->keep_inst)
+        push_instance(c, f, sh, busy, &m, model_ext, a);
     return has_model;
 }
 
@@ -790,6 +803,8 @@ static void run_trace(ctx *c, const gp_trace *t)
 typedef struct ops_priv {
     gp__group_table tab; /* copies of the row keys */
     gp__strtab strs;     /* launcher lists */
+    gp_ops_row *inst;    /* gp__ops_compute_kept: the modeled instances, in walk order */
+    size_t n_inst;
 } ops_priv;
 
 /* By kernel: "aten::mm, aten::addmm (+12 launches by others)" into priv's strings. */
@@ -875,6 +890,9 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     return st != GP_OK ? st : c->oom ? GP_ENOMEM : GP_OK;
 }
 
+static gp_status compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                         const gp__ops_listener *l, bool keep, gp_ops **out);
+
 gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out)
 {
     return gp__ops_compute_with(traces, n, opts, NULL, out);
@@ -882,6 +900,36 @@ gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *o
 
 gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out)
+{
+    return compute(traces, n, opts, l, false, out);
+}
+
+gp_status gp__ops_compute_kept(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                               gp_ops **out)
+{
+    return compute(traces, n, opts, NULL, opts && opts->by == GP_OPS_BY_SHAPE, out);
+}
+
+const gp_ops_row *gp__ops_instances(const gp_ops *ops, size_t *n)
+{
+    const ops_priv *p = ops ? ops->priv : NULL;
+    *n = p ? p->n_inst : 0;
+    return p ? p->inst : NULL;
+}
+
+void gp__ops_drop_instances(gp_ops *ops)
+{
+    ops_priv *p = ops ? ops->priv : NULL;
+    if (p) {
+        free(p->inst);
+        p->inst = NULL;
+        p->n_inst = 0;
+    }
+}
+
+/* gp__ops_compute_with; keep: by shape, the modeled instances kept in the result's private part. */
+static gp_status compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                         const gp__ops_listener *l, bool keep, gp_ops **out)
 {
     gp_ops_opts defaults;
     if (!opts) {
@@ -901,11 +949,16 @@ gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_o
     ops->sort = opts->sort;
     ops->n_traces = n;
     ops->peak.num_sms = -1;
-    ctx c = {.o = opts, .ops = ops, .tab = &p->tab, .strs = &p->strs, .lis = l};
+    ctx c = {.o = opts, .ops = ops, .tab = &p->tab, .strs = &p->strs, .lis = l, .keep_inst = keep};
     for (size_t i = 0; i < n && !c.oom; i++)
         run_trace(&c, traces[i]);
     gp_status st = c.oom ? GP_ENOMEM : build_rows(&c, p);
-    free(c.inst);
+    if (keep) {
+        p->inst = c.inst;
+        p->n_inst = c.n_inst;
+    } else {
+        free(c.inst);
+    }
     free(c.kbuf);
     free(c.gw);
     free(c.cat_memo);
@@ -933,6 +986,7 @@ void gp_ops_free(gp_ops *ops)
     if (p) {
         gp__group_table_free(&p->tab);
         gp__strtab_free(&p->strs);
+        free(p->inst);
         free(p);
     }
     free(ops->rows);

@@ -82,4 +82,18 @@ const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_l
 gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out);
 
+/* gp_ops_compute by shape (opts->by; any other grouping: no instances kept) that also keeps the
+ * modeled, attributed op instances (gp__ops_instances) from the same walk, so that a command
+ * needing both tables walks the trace once (the findings' unfused-attention rule). */
+gp_status gp__ops_compute_kept(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                               gp_ops **out) GP_WARN_UNUSED;
+
+/* The instances kept by gp__ops_compute_kept, in walk order (rows as by instance: key, shapes,
+ * types, module, line, ids, rank, ts and the figures); NULL and *n 0 when none were kept. They
+ * live until gp_ops_free or gp__ops_drop_instances. */
+const gp_ops_row *gp__ops_instances(const gp_ops *ops, size_t *n);
+
+/* Frees the kept instances of ops (NULL: nothing) once no rule needs them. */
+void gp__ops_drop_instances(gp_ops *ops);
+
 #endif

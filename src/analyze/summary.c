@@ -69,38 +69,83 @@ static void add_read_stats(gp_read_stats *to, const gp_read_stats *rs)
     to->skipped += rs->skipped;
 }
 
+/* An open event of mark_recursion's sweep: its index, and the stack position + 1 of the open
+ * event below it with the same name (0: none). */
+typedef struct open_ev {
+    size_t i;
+    uint32_t prev;
+} open_ev;
+
+/* Pops the top of the sweep's stack (*n > 0), unlinking it from its name's chain. */
+static void pop_open(const gp_track *tr, const open_ev *stack, size_t *n, uint32_t *head,
+                     size_t n_str)
+{
+    const open_ev *e = &stack[--*n];
+    gp_strid name = tr->events[e->i].name;
+    if (name < n_str)
+        head[name] = e->prev;
+}
+
+/* Whether an open event of stack[0, n) with ev's kind and name is still open at ev's start (an
+ * entry under a late child may be over): through the name's chain (head[name]: the topmost one's
+ * position + 1), or over the whole stack for a name outside the string table. */
+static bool open_same(const gp_track *tr, const open_ev *stack, size_t n, const uint32_t *head,
+                      size_t n_str, const gp_event *ev)
+{
+    if (ev->name < n_str) {
+        for (uint32_t p = head[ev->name]; p; p = stack[p - 1].prev) {
+            const gp_event *o = &tr->events[stack[p - 1].i];
+            if (o->kind == ev->kind && o->ts + o->dur > ev->ts)
+                return true;
+        }
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const gp_event *o = &tr->events[stack[k].i];
+        if (o->name == ev->name && o->kind == ev->kind && o->ts + o->dur > ev->ts)
+            return true;
+    }
+    return false;
+}
+
 /* Marks the events of a nesting track that start inside an open event of the same kind and name
  * (recursion: `<built-in function next>` inside another `next`): inner[i] = 1 for those, whose
  * time the outer call already holds, so a row's total_once counts each call stack once. A sweep
- * with a stack of open events, O(n * depth). */
-static gp_status mark_recursion(const gp_track *tr, uint8_t *inner)
+ * with a stack of open events, each linked to the one below it of the same name (head: per name
+ * id < n_str, zeros on entry and on return): O(n * recursion depth of a name), not O(n * depth). */
+static gp_status mark_recursion(const gp_track *tr, uint8_t *inner, uint32_t *head, size_t n_str)
 {
-    size_t *stack = NULL, n = 0, cap = 0;
+    open_ev *stack = NULL;
+    size_t n = 0, cap = 0;
+    gp_status st = GP_OK;
     for (size_t i = 0; i < tr->n_events; i++) {
         const gp_event *ev = &tr->events[i];
-        while (n > 0 && tr->events[stack[n - 1]].ts + tr->events[stack[n - 1]].dur <= ev->ts)
-            n--;
-        inner[i] = 0;
-        for (size_t k = 0; k < n && !inner[i]; k++) { /* an entry under a late child may be over */
-            const gp_event *o = &tr->events[stack[k]];
-            inner[i] = o->name == ev->name && o->kind == ev->kind && o->ts + o->dur > ev->ts;
-        }
+        while (n > 0 && tr->events[stack[n - 1].i].ts + tr->events[stack[n - 1].i].dur <= ev->ts)
+            pop_open(tr, stack, &n, head, n_str);
+        inner[i] = open_same(tr, stack, n, head, n_str, ev);
         if (ev->dur == 0)
             continue;
-        size_t *slot = GP_PUSH(stack, n, cap);
+        open_ev *slot = GP_PUSH(stack, n, cap);
         if (!slot) {
-            free(stack);
-            return GP_ENOMEM;
+            st = GP_ENOMEM;
+            break;
         }
-        *slot = i;
+        slot->i = i;
+        slot->prev = ev->name < n_str ? head[ev->name] : 0;
+        if (ev->name < n_str)
+            head[ev->name] = (uint32_t)n;
     }
+    while (n > 0)
+        pop_open(tr, stack, &n, head, n_str);
     free(stack);
-    return GP_OK;
+    return st;
 }
 
 /* Self times (*self) and recursion marks (*inner, mark_recursion) of a nesting track, in buffers
- * grown to its event count (*cap: their capacity). */
-static gp_status track_times(const gp_track *tr, gp_ns **self, uint8_t **inner, size_t *cap)
+ * grown to its event count (*cap: their capacity); *head: mark_recursion's per-name chain heads
+ * for the trace's n_str names, allocated on first use. */
+static gp_status track_times(const gp_track *tr, gp_ns **self, uint8_t **inner, size_t *cap,
+                             uint32_t **head, size_t n_str)
 {
     if (tr->n_events > *cap) {
         gp_ns *p = realloc(*self, tr->n_events * sizeof **self);
@@ -112,8 +157,10 @@ static gp_status track_times(const gp_track *tr, gp_ns **self, uint8_t **inner, 
         *inner = q;
         *cap = tr->n_events;
     }
+    if (!*head && !(*head = calloc(n_str ? n_str : 1, sizeof **head)))
+        return GP_ENOMEM;
     gp_status st = gp_track_self_times(tr, *self);
-    return st == GP_OK ? mark_recursion(tr, *inner) : st;
+    return st == GP_OK ? mark_recursion(tr, *inner, *head, n_str) : st;
 }
 
 /* The row of a finished group: its duration statistics, self time and the profiler's range
@@ -202,6 +249,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         uint32_t *memo[GP_EV_KIND_COUNT] = {0};
         gp_ns *self = NULL;
         uint8_t *inner = NULL;
+        uint32_t *heads = NULL;
         size_t self_cap = 0;
         bool ok = true;
         gp_ns start, end;
@@ -212,7 +260,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
             const gp_track *tr = &t->tracks[k];
             /* Self times only where events nest and a nesting kind is selected. */
             bool nested = tr->kind != GP_TRACK_GPU_STREAM && (mask == 0 || (mask & ~gpu_mask));
-            if (nested && track_times(tr, &self, &inner, &self_cap) != GP_OK) {
+            if (nested && track_times(tr, &self, &inner, &self_cap, &heads, n_str) != GP_OK) {
                 ok = false;
                 break;
             }
@@ -257,6 +305,7 @@ gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary
         }
         free(self);
         free(inner);
+        free(heads);
         for (int m = 0; m < GP_EV_KIND_COUNT; m++)
             free(memo[m]);
         if (!ok)

@@ -527,6 +527,76 @@ static void activity_and_memory(void **state)
     gp_trace_free(t);
 }
 
+/* The CPU op at each memory device's peak against its definition, on random threads: of the
+ * cpu_ops covering the peak (start <= peak < end), the one that started last; on a tie of starts
+ * the first thread's (tracks in creation order), within a thread the later one. Three threads of
+ * nested and overlapping ops on a 1 us grid (ties across threads), Python frames and [memory]
+ * events between them (not ops), 40 devices with one [memory] event each, some peaks outside
+ * every op. */
+static void cpu_op_at_peaks_match_definition(void **state)
+{
+    (void)state;
+    enum { THREADS = 3, OPS = 300, DEVS = 40 };
+    static char names[THREADS][OPS][16];
+    static gp_ns ts[THREADS][OPS], dur[THREADS][OPS];
+    uint32_t seed = 777;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("peaks_random", &t), GP_OK);
+    uint32_t tracks[THREADS];
+    for (int k = 0; k < THREADS; k++)
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 10 + k, &tracks[k]), GP_OK);
+    for (int k = 0; k < THREADS; k++) {
+        gp_ns at = 0;
+        for (int i = 0; i < OPS; i++) {
+            seed = seed * 1103515245u + 12345u;
+            at += 1000 * (gp_ns)((seed >> 16) % 3 + 1);
+            ts[k][i] = at;
+            seed = seed * 1103515245u + 12345u;
+            dur[k][i] = 1000 * (gp_ns)((seed >> 16) % 12);
+            snprintf(names[k][i], sizeof names[k][i], "op%d_%d", k, i);
+            add(t, tracks[k], GP_EV_CPU_OP, names[k][i], ts[k][i], dur[k][i], 0, 0);
+            add(t, tracks[k], GP_EV_PYTHON, "frame.py(1): f", ts[k][i] + 500, 200, 0, 0);
+        }
+    }
+    gp_ns peak[DEVS];
+    for (int d = 0; d < DEVS; d++) {
+        seed = seed * 1103515245u + 12345u;
+        peak[d] = 1000 * (gp_ns)((seed >> 16) % 700);
+        gp_mem_info mi = {.addr = 1,
+                          .bytes = 1,
+                          .total_allocated = 100 + d,
+                          .total_reserved = 200,
+                          .device_type = 1,
+                          .device_id = d};
+        uint32_t extra;
+        assert_int_equal(gp_trace_add_mem_info(t, &mi, &extra), GP_OK);
+        add(t, tracks[d % THREADS], GP_EV_MEMORY, "[memory]", peak[d], 0, 0, extra);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_analysis *a = run(t, NULL);
+    const gp_rank_analysis *r = &a->ranks[0];
+    assert_int_equal(r->n_memory, DEVS);
+    size_t outside = 0;
+    for (size_t m = 0; m < r->n_memory; m++) {
+        const gp_memory_device *md = &r->memory[m];
+        gp_ns at = peak[md->device_id];
+        assert_int_equal(md->peak_ts, at);
+        const char *want = "";
+        gp_ns best = INT64_MIN;
+        for (int k = 0; k < THREADS; k++) /* a later thread replaces on a later start only */
+            for (int i = 0; i < OPS; i++)
+                if (ts[k][i] <= at && ts[k][i] + dur[k][i] > at && ts[k][i] > best) {
+                    best = ts[k][i];
+                    want = names[k][i];
+                }
+        outside += want[0] == '\0';
+        assert_string_equal(md->running_cpu, want);
+    }
+    assert_true(outside > 0 && outside < DEVS); /* both cases occur */
+    gp_analysis_free(a);
+    gp_trace_free(t);
+}
+
 /* Peak memory: the first source present wins (allocator, then profiler ranges, then memory
  * counters), its largest value (earliest on ties), within the window. */
 static void peak_memory_sources_and_window(void **state)
@@ -1240,6 +1310,7 @@ int main(void)
         cmocka_unit_test(duration_sums_saturate),
         cmocka_unit_test(rank_sums_saturate),
         cmocka_unit_test(activity_and_memory),
+        cmocka_unit_test(cpu_op_at_peaks_match_definition),
         cmocka_unit_test(peak_memory_sources_and_window),
         cmocka_unit_test(findings_rules),
         cmocka_unit_test(stragglers_across_ranks),

@@ -149,6 +149,60 @@ static void recursion_counted_once(void **state)
     gp_trace_free(t);
 }
 
+/* Recursion marks against their definition, on random tracks: an event counts toward total_once
+ * unless an earlier event of its track with the same kind and name, and a duration, is still open
+ * at its start (ends after it). Two names, two kinds (a python `a` inside a cpu_op `a` is no
+ * recursion), events that overlap without nesting, zero durations, and a second thread whose
+ * times interleave with the first's (a name left open on one thread marks nothing on the
+ * other). Starts strictly increase, so the track's order is the order added here. */
+static void recursion_marks_match_definition(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    static const char *names[2] = {"a", "b"};
+    static const gp_event_kind kinds[2] = {GP_EV_PYTHON, GP_EV_CPU_OP};
+    uint32_t seed = 12345;
+    gp_trace *t;
+    assert_int_equal(gp_trace_create("recursion_random", &t), GP_OK);
+    uint32_t tracks[2];
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &tracks[0]), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 2, &tracks[1]), GP_OK);
+    static gp_ns ts[2][N], dur[2][N];
+    static int name[2][N], kind[2][N];
+    gp_ns once[2][2] = {{0}}; /* [kind][name], from the definition */
+    for (int k = 0; k < 2; k++) {
+        gp_ns at = 0;
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            at += 1 + (gp_ns)((seed >> 16) % 40);
+            ts[k][i] = at;
+            seed = seed * 1103515245u + 12345u;
+            dur[k][i] = (seed >> 16) % 7 == 0 ? 0 : (gp_ns)((seed >> 16) % 300);
+            name[k][i] = (int)((seed >> 8) & 1);
+            kind[k][i] = (int)((seed >> 9) & 1);
+            add(t, tracks[k], kinds[kind[k][i]], names[name[k][i]], ts[k][i], dur[k][i]);
+            bool inner = false;
+            for (int j = 0; j < i && !inner; j++)
+                inner = dur[k][j] > 0 && name[k][j] == name[k][i] && kind[k][j] == kind[k][i] &&
+                        ts[k][j] + dur[k][j] > ts[k][i];
+            if (!inner)
+                once[kind[k][i]][name[k][i]] += dur[k][i];
+        }
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    gp_summary *s = NULL;
+    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    for (int kd = 0; kd < 2; kd++)
+        for (int nm = 0; nm < 2; nm++) {
+            const gp_name_stats *r = row_of(&s->kinds[kinds[kd]], names[nm]);
+            assert_non_null(r);
+            assert_int_equal(r->total_once, once[kd][nm]);
+            assert_true(r->total_once < r->total); /* some recursion in each row */
+        }
+    gp_summary_free(s);
+    gp_trace_free(t);
+}
+
 /* A launch inside addmm is a child too (as in torch's key_averages): the CPU-side kinds' self
  * totals together are the union of the thread. */
 static void launch_is_a_child(void **state)
@@ -395,6 +449,7 @@ int main(void)
         cmocka_unit_test(machine_output_has_every_row),
         cmocka_unit_test(real_timesformer_partition),
         cmocka_unit_test(recursion_counted_once),
+        cmocka_unit_test(recursion_marks_match_definition),
         cmocka_unit_test(profile_memory_and_gpu_utilisation),
         cmocka_unit_test(no_profile_figures_without_args),
     };

@@ -684,6 +684,82 @@ static void real_vit(void **state)
     gp_trace_free(t);
 }
 
+/* The instances kept beside the table by shape (gp__ops_compute_kept, one walk) are the table by
+ * instance's modeled, attributed rows, in walk order: compared field by field, after sorting them
+ * as that table is sorted, on a real trace with shapes (timesformer: its attention products are
+ * what the findings' unfused-attention rule reads). The shape table itself is the plain one. */
+static void kept_instances_are_the_table_by_instance(void **state)
+{
+    (void)state;
+    if (!gp_test_have_shared_traces())
+        skip();
+    char path[4096];
+    const char *shared = getenv("GP_SHARED_DIR");
+    snprintf(path, sizeof path, "%s/traces/modern_h100_timesformer.json.gz",
+             shared ? shared : "../shared");
+    gp_read_opts rd;
+    gp_read_opts_init(&rd);
+    rd.keep_op_shapes = true;
+    gp_trace *t;
+    assert_int_equal(gp_trace_read(path, &rd, &t, NULL), GP_OK);
+    gp_ops_opts o;
+    gp_ops_opts_init(&o);
+    o.by = GP_OPS_BY_SHAPE;
+    gp_ops *kept = NULL, *plain = NULL, *inst = NULL;
+    assert_int_equal(gp__ops_compute_kept(&t, 1, &o, &kept), GP_OK);
+    assert_int_equal(gp_ops_compute(&t, 1, &o, &plain), GP_OK);
+    o.by = GP_OPS_BY_INSTANCE;
+    assert_int_equal(gp_ops_compute(&t, 1, &o, &inst), GP_OK);
+    size_t n_plain = 0;
+    assert_null(gp__ops_instances(plain, &n_plain));
+    assert_int_equal(n_plain, 0);
+    assert_int_equal(kept->n_rows, plain->n_rows);
+    for (size_t i = 0; i < kept->n_rows; i++) {
+        assert_string_equal(kept->rows[i].key, plain->rows[i].key);
+        assert_int_equal(kept->rows[i].gpu, plain->rows[i].gpu);
+    }
+    size_t n = 0;
+    const gp_ops_row *k = gp__ops_instances(kept, &n);
+    gp_ops_row *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    assert_non_null(sorted);
+    assert_int_equal(gp__ops_sort_rows(k, n, inst->sort, sorted), GP_OK);
+    size_t m = 0;
+    for (size_t i = 0; i < inst->n_rows; i++) {
+        const gp_ops_row *r = &inst->rows[i];
+        if (!r->modeled || r->unattributed)
+            continue;
+        assert_true(m < n);
+        const gp_ops_row *q = &sorted[m++];
+        assert_string_equal(q->key, r->key);
+        assert_string_equal(q->shapes, r->shapes);
+        assert_string_equal(q->types, r->types);
+        assert_int_equal(q->ts, r->ts);
+        assert_int_equal(q->cpu, r->cpu);
+        assert_int_equal(q->gpu, r->gpu);
+        assert_int_equal(q->external_id, r->external_id);
+        assert_int_equal(q->model_external_id, r->model_external_id);
+        assert_int_equal(q->category, r->category);
+        assert_int_equal(q->dtype, r->dtype);
+        assert_true(q->flops == r->flops && q->bytes == r->bytes);
+        assert_true((q->module == NULL) == (r->module == NULL));
+        assert_true((q->line == NULL) == (r->line == NULL));
+    }
+    assert_int_equal(m, n);
+    uint64_t modeled = 0; /* every modeled instance of the shape rows is kept, no other */
+    for (size_t i = 0; i < kept->n_rows; i++)
+        modeled += kept->rows[i].modeled;
+    assert_true(n > 0);
+    assert_int_equal(modeled, n);
+    gp__ops_drop_instances(kept);
+    assert_null(gp__ops_instances(kept, &n));
+    assert_int_equal(n, 0);
+    free(sorted);
+    gp_ops_free(kept);
+    gp_ops_free(plain);
+    gp_ops_free(inst);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +778,7 @@ int main(void)
         cmocka_unit_test(cpu_only_sorts_by_cpu),
         cmocka_unit_test(roofline_leaves),
         cmocka_unit_test(real_vit),
+        cmocka_unit_test(kept_instances_are_the_table_by_instance),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
