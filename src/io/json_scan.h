@@ -42,6 +42,24 @@ void gp__json_scratch_reset(gp__reader *r);
 /* Interns s[0..len) in r->t's string table. Longjmps when out of memory. */
 gp_strid gp__reader_intern(gp__reader *r, const char *s, size_t len);
 
+/* ---- SIMD dispatch ---- */
+
+/* The instruction set of the string scanner (gp__json_string, the scanner of every key and string
+ * value): SWAR on 64-bit words (every build), SSE2 (the x86-64 baseline), AVX2 (chosen at run time
+ * when the CPU has it). Models are identical whichever runs (tests/trace, fuzz_trace_reader). */
+enum { GP__JSON_SIMD_SCALAR = 0, GP__JSON_SIMD_SSE2 = 1, GP__JSON_SIMD_AVX2 = 2 };
+
+/* Chooses the level once per process: the best the CPU runs, or less when the environment
+ * variable GP_JSON_SIMD says "scalar" or "sse2". Thread-safe; called before every read. */
+void gp__json_simd_init(void);
+
+/* Sets the level (a GP__JSON_SIMD_* value, lowered to the best the CPU runs; -1: the best) and
+ * returns the level set. For tests and fuzz targets: not while a read runs. */
+int gp__json_simd_set(int level);
+
+/* The current level (after gp__json_simd_init). */
+int gp__json_simd_level(void);
+
 /* ---- primitives ---- */
 
 static inline const char *skip_ws(const char *p)
