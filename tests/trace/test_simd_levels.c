@@ -170,11 +170,11 @@ static void generated_events_alike(void **state)
             "\"correlation\": %d, \"grid\": [%d, 1, 1], \"Total Allocated\": %d}},\n",
             n, 5000 + n, key, key, 100000 + n, n, n * 1000);
     }
-    long long v = 1;
-    for (int d = 1; d <= 19; d++, v = v * 10 + (d % 10)) /* integers of every length */
+    unsigned long long v = 1; /* integers of every length (the step after the last wraps) */
+    for (int d = 1; d <= 19; d++, v = v * 10 + (unsigned)(d % 10))
         gen("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"n%d\", \"pid\": 9, \"tid\": 9, "
-            "\"ts\": %d, \"dur\": %lld.%d, \"args\": {\"External id\": %lld}},\n",
-            d, 9000 + d, v % 100000000000LL, d % 10, v);
+            "\"ts\": %d, \"dur\": %llu.%d, \"args\": {\"External id\": %llu}},\n",
+            d, 9000 + d, v % 100000000000ULL, d % 10, v);
     gen("{\"ph\": \"i\", \"s\": \"t\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": "
         "1}\n]}\n");
     assert_same_at_all_levels(NULL, gen_buf, 0);
