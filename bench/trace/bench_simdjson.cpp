@@ -25,6 +25,7 @@ extern "C" {
 
 using namespace simdjson;
 
+// Seconds on clock c.
 static double now(clockid_t c)
 {
     timespec ts;
@@ -32,6 +33,7 @@ static double now(clockid_t c)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+// The median of v (the mean of the two middle values for an even count).
 static double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
@@ -68,6 +70,7 @@ static uint64_t touch_value(ondemand::value v)
     return 1; // skipped (objects, arrays, literals)
 }
 
+// Every element of traceEvents, the fields above touched: a checksum; the count in *events.
 static uint64_t parse(ondemand::parser &parser, padded_string &json, size_t *events)
 {
     uint64_t sum = 0;

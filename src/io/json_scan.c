@@ -127,6 +127,7 @@ static int simd_best(void)
 #endif
 }
 
+/* The level from the CPU and GP_JSON_SIMD, unless a test set one first. */
 static void simd_init_once(void)
 {
     int best = simd_best();

@@ -96,12 +96,14 @@ static uint8_t arg_hash[1u << ARG_HASH_BITS];
 static uint64_t arg_w0[N_ARG_KEYS], arg_w1[N_ARG_KEYS];
 static pthread_once_t arg_hash_once = PTHREAD_ONCE_INIT;
 
+/* The first slot to probe for a key of length len and words w0, w1. */
 static inline unsigned arg_slot(uint64_t w0, uint64_t w1, size_t len)
 {
     uint64_t h = (w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ len) * 0xC2B2AE3D27D4EB4FULL;
     return (unsigned)(h >> (64 - ARG_HASH_BITS));
 }
 
+/* Fills arg_w0, arg_w1 and arg_hash from arg_keys. */
 static void arg_hash_init(void)
 {
     for (size_t i = 0; i < N_ARG_KEYS; i++) {
