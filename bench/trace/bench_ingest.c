@@ -7,7 +7,8 @@
  * inflate measured is the target's reference (issue 37); the one-thread read is also measured
  * with the inflater thread off (GP_INFLATE_THREAD=0), the previous way.
  * Peak RSS is the whole process's (the largest of all repetitions).
- * Usage: bench_ingest TRACE [repetitions (default 5)] */
+ * Usage: bench_ingest TRACE [repetitions (default 5)] [one]
+ * With "one", only the one-thread read runs (for perf record: no floor, no threaded read). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int reps = argc > 2 ? atoi(argv[2]) : 5;
+    bool only_one = argc > 3 && strcmp(argv[3], "one") == 0;
     if (reps < 1 || reps > 100)
         reps = 5;
     double fw[100], fc[100], iw[100], ic[100], pw[100], pc[100], dw[100], dc[100], sw[100], sc[100];
@@ -105,7 +107,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         double w0 = gp_bench_seconds(CLOCK_MONOTONIC),
                c0 = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
-        bytes = read_floor(argv[1]);
+        bytes = only_one ? 0 : read_floor(argv[1]);
         fw[r] = gp_bench_seconds(CLOCK_MONOTONIC) - w0;
         fc[r] = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
 #ifdef GP_BENCH_LIBDEFLATE
@@ -117,7 +119,7 @@ int main(int argc, char **argv)
             dc[r] = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
         }
 #endif
-        if (gz) { /* one thread, the inflater thread off: the previous way */
+        if (gz && !only_one) { /* one thread, the inflater thread off: the previous way */
             gp_trace *t = NULL;
             gp_error err;
             o.threads = 1;
@@ -134,7 +136,7 @@ int main(int argc, char **argv)
             }
             gp_trace_free(t);
         }
-        for (int threads = 1; threads <= 2; threads++) {
+        for (int threads = 1; threads <= (only_one ? 1 : 2); threads++) {
             gp_trace *t = NULL;
             gp_error err;
             o.threads = threads == 1 ? 1 : 0; /* 0: automatic, as the CLI reads */
@@ -156,6 +158,8 @@ int main(int argc, char **argv)
                 pieces = t->stats.pieces;
             }
             events = gp_trace_event_count(t);
+            if (only_one)
+                bytes = t->stats.bytes;
             gp_trace_free(t);
         }
     }

@@ -13,6 +13,7 @@
  * it. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,14 +107,85 @@ bool gp__json_refill(gp__reader *r)
 
 /* ---- strings ------------------------------------------------------------------------------ */
 
+/* ---- SIMD dispatch ------------------------------------------------------------------------ */
+
+/* The string scanner's instruction set, chosen once (gp__json_simd_init) from the CPU and the
+ * GP_JSON_SIMD environment variable; tests and the fuzz targets set it (gp__json_simd_set). */
+static int simd_level = -1;
+static pthread_once_t simd_once = PTHREAD_ONCE_INIT;
+
+/* The best level this CPU runs. */
+static int simd_best(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? GP__JSON_SIMD_AVX2 : GP__JSON_SIMD_SSE2;
+#elif defined(__SSE2__)
+    return GP__JSON_SIMD_SSE2;
+#else
+    return GP__JSON_SIMD_SCALAR;
+#endif
+}
+
+/* The level from the CPU and GP_JSON_SIMD, unless a test set one first. */
+static void simd_init_once(void)
+{
+    int best = simd_best();
+    const char *e = getenv("GP_JSON_SIMD");
+    if (e && strcmp(e, "scalar") == 0)
+        best = GP__JSON_SIMD_SCALAR;
+    else if (e && strcmp(e, "sse2") == 0 && best > GP__JSON_SIMD_SSE2)
+        best = GP__JSON_SIMD_SSE2;
+    if (simd_level < 0)
+        simd_level = best;
+}
+
+void gp__json_simd_init(void)
+{
+    pthread_once(&simd_once, simd_init_once);
+}
+
+int gp__json_simd_set(int level)
+{
+    gp__json_simd_init();
+    int best = simd_best();
+    simd_level = level < 0 ? best : GP_MIN(level, best);
+    return simd_level;
+}
+
+int gp__json_simd_level(void)
+{
+    gp__json_simd_init();
+    return simd_level;
+}
+
+/* ---- strings ------------------------------------------------------------------------------ */
+
 #define HASZERO(v) (((v)-0x0101010101010101ULL) & ~(v)&0x8080808080808080ULL)
 
-/* First byte at or after p that is '"', '\\' or a control character (< 0x20, incl. the NUL
- * sentinel). 16 bytes at a time with SSE2 (baseline on x86-64), 8 at a time elsewhere; may read up
- * to 15 bytes past the match, which the buffer's padding allows. */
+/* The scanners below return the first byte at or after p that is '"', '\\' or a control character
+ * (< 0x20, incl. the NUL sentinel). They may read up to 31 bytes past the match, which the
+ * buffer's padding allows. */
+
+/* Scalar (SWAR, no SIMD instructions): 8 bytes at a time in a 64-bit word. Every build has it; on
+ * x86-64 it runs when GP_JSON_SIMD=scalar or a test asks for it. */
+static inline const char *scan_body_scalar(const char *p)
+{
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t m = HASZERO(w ^ 0x2222222222222222ULL) | HASZERO(w ^ 0x5c5c5c5c5c5c5c5cULL) |
+                     ((w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL);
+        if (m)
+            return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+}
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
-static inline const char *scan_string_body(const char *p)
+/* SSE2 (the x86-64 baseline): 16 bytes at a time. */
+static inline const char *scan_body_sse2(const char *p)
 {
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     const __m128i ctl = _mm_set1_epi8(0x1f);
@@ -127,20 +199,43 @@ static inline const char *scan_string_body(const char *p)
         p += 16;
     }
 }
-#else
-static inline const char *scan_string_body(const char *p)
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AVX2_FN __attribute__((target("avx2")))
+/* AVX2 (runtime dispatch): 32 bytes at a time; the first 16 with SSE2 compares, as most strings
+ * (keys, short values) end there. */
+AVX2_FN static inline const char *scan_body_avx2(const char *p)
 {
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
+    const __m256i ctl = _mm256_set1_epi8(0x1f);
     for (;;) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t m = HASZERO(w ^ 0x2222222222222222ULL) | HASZERO(w ^ 0x5c5c5c5c5c5c5c5cULL) |
-                     ((w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL);
-        if (m)
-            return p + (__builtin_ctzll(m) >> 3);
-        p += 8;
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        __m256i m = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, bslash)),
+            _mm256_cmpeq_epi8(_mm256_max_epu8(v, ctl), ctl));
+        unsigned mask = (unsigned)_mm256_movemask_epi8(m);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 32;
     }
 }
 #endif
+
+/* The scanner of the current level (the slow path's plain runs). */
+static const char *scan_string_body(const char *p)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (simd_level == GP__JSON_SIMD_AVX2)
+        return scan_body_avx2(p);
+#endif
+#if defined(__SSE2__)
+    if (simd_level == GP__JSON_SIMD_SSE2)
+        return scan_body_sse2(p);
+#endif
+    return scan_body_scalar(p);
+}
 
 static int hexval(char c)
 {
@@ -227,19 +322,13 @@ static uint32_t read_u4(gp__reader *r, const char *p)
 /* Parses a string starting at the opening quote p. Writes its bytes (unescaped when needed) to
  * *s / *len; unescaped text lives in r->scratch, which the next string with escapes may reuse
  * unless `keep` (then appended). Returns the position after the closing quote. */
-const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t *len,
-                            bool *escaped)
+/* The string from its first byte `start`, p at its first backslash or control character (or
+ * the NUL sentinel): escapes unescaped into r->scratch. Out of line: the fast paths below stay
+ * small (no register saves for this loop). */
+__attribute__((noinline)) static const char *string_slow(gp__reader *r, const char *start,
+                                                         const char *p, const char **s, size_t *len,
+                                                         bool *escaped)
 {
-    const char *start = ++p;
-    p = scan_string_body(p);
-    if (*p == '"') {
-        *s = start;
-        *len = (size_t)(p - start);
-        if (escaped)
-            *escaped = false;
-        return p + 1;
-    }
-    /* Slow path: escapes. */
     size_t base = r->scratch_len;
     for (;;) {
         if (*p == '"')
@@ -315,6 +404,86 @@ const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t
     if (escaped)
         *escaped = true;
     return p + 1;
+}
+
+/* A string without escapes is a pointer into the buffer: found with the level's scanner. */
+#define STRING_FAST(NAME, SCAN, ATTR)                                                              \
+    ATTR static const char *NAME(gp__reader *r, const char *p, const char **s, size_t *len,        \
+                                 bool *escaped)                                                    \
+    {                                                                                              \
+        const char *start = ++p;                                                                   \
+        p = SCAN(p);                                                                               \
+        if (__builtin_expect(*p == '"', 1)) {                                                      \
+            *s = start;                                                                            \
+            *len = (size_t)(p - start);                                                            \
+            if (escaped)                                                                           \
+                *escaped = false;                                                                  \
+            return p + 1;                                                                          \
+        }                                                                                          \
+        return string_slow(r, start, p, s, len, escaped);                                          \
+    }
+
+STRING_FAST(string_scalar, scan_body_scalar, )
+#if defined(__SSE2__)
+STRING_FAST(string_sse2, scan_body_sse2, )
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+STRING_FAST(string_avx2, scan_body_avx2, AVX2_FN __attribute__((noinline)))
+#endif
+
+const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t *len,
+                            bool *escaped)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_expect(simd_level == GP__JSON_SIMD_AVX2, 1))
+        return string_avx2(r, p, s, len, escaped);
+#endif
+#if defined(__SSE2__)
+    if (simd_level == GP__JSON_SIMD_SSE2)
+        return string_sse2(r, p, s, len, escaped);
+#endif
+    return string_scalar(r, p, s, len, escaped);
+}
+
+/* ---- numbers ------------------------------------------------------------------------------ */
+
+/* The value of 8 decimal digits, one per byte of x (0..9, the first in the lowest byte): three
+ * multiplications instead of eight multiply-adds (the SWAR conversion simdjson uses). */
+static inline uint64_t swar_eight(uint64_t x)
+{
+    x = x * 10 + (x >> 8);
+    return (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+            (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+           32;
+}
+
+/* How many of the 8 bytes of x (bytes XOR '0') are digits before the first that is not (0..8). */
+static inline int swar_run(uint64_t x)
+{
+    uint64_t m = ((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL;
+    return m ? __builtin_ctzll(m) >> 3 : 8;
+}
+
+/* The leading decimal digits at q (at most 16 are read; q has 16 readable bytes, which the
+ * buffer's padding gives): their value in *v, their count returned (16: there may be more). */
+static inline int swar_digits16(const char *q, uint64_t *v)
+{
+    static const uint64_t pow10[9] = {1,      10,      100,      1000,     10000,
+                                      100000, 1000000, 10000000, 100000000};
+    uint64_t w;
+    memcpy(&w, q, 8);
+    uint64_t x = w ^ 0x3030303030303030ULL;
+    int n = swar_run(x);
+    if (n < 8) {
+        *v = n ? swar_eight(x << (64 - 8 * n)) : 0;
+        return n;
+    }
+    uint64_t hi = swar_eight(x);
+    memcpy(&w, q + 8, 8);
+    x = w ^ 0x3030303030303030ULL;
+    n = swar_run(x);
+    *v = n ? hi * pow10[n] + swar_eight(x << (64 - 8 * n)) : hi;
+    return 8 + n;
 }
 
 /* A leading zero followed by a digit ("0123"), which JSON does not allow (docs/trace.md: refused,
@@ -427,15 +596,11 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
     const char *q = p;
     bool neg = *q == '-';
     q += neg;
-    if ((unsigned)(*q - '0') > 9 || leading_zero(q))
-        return NULL;
-    uint64_t ip = 0;
-    int n = 0;
-    while ((unsigned)(*q - '0') <= 9) {
-        ip = ip * 10 + (uint64_t)(*q++ - '0');
-        if (++n > 16)
-            return NULL;
-    }
+    uint64_t ip;
+    int n = swar_digits16(q, &ip);
+    if (n == 0 || (n == 16 && (unsigned)(q[16] - '0') <= 9) || (n > 1 && q[0] == '0'))
+        return NULL; /* not a number, too long, or a leading zero: the careful path */
+    q += n;
     if (ip > GP__MAX_TIME_US)
         return NULL; /* the careful path reports "out of range" */
     uint64_t frac = 0;
@@ -482,20 +647,17 @@ const char *gp__json_us_ns(gp__reader *r, const char *p, int64_t *out, bool satu
 const char *gp__json_int(gp__reader *r, const char *p, int64_t *out)
 {
     {
-        /* Fast path: up to 18 digits followed by a delimiter. */
+        /* Fast path: up to 16 digits (read 8 at a time, SWAR) followed by a delimiter. */
         const char *q = p;
         bool neg = *q == '-';
         q += neg;
-        uint64_t v = 0;
-        int n = 0;
-        while ((unsigned)(*q - '0') <= 9 && n < 18) {
-            v = v * 10 + (uint64_t)(*q++ - '0');
-            n++;
-        }
-        if (n > 0 && n < 18 && *q != '.' && *q != 'e' && *q != 'E' && *q != '\0' &&
-            !leading_zero(p + neg)) {
+        uint64_t v;
+        int n = swar_digits16(q, &v);
+        char c = q[n];
+        if (n > 0 && (unsigned)(c - '0') > 9 && c != '.' && c != 'e' && c != 'E' && c != '\0' &&
+            !(n > 1 && q[0] == '0')) {
             *out = neg ? -(int64_t)v : (int64_t)v;
-            return q;
+            return q + n;
         }
     }
     const char *end = gp__json_scan_number(r, p);

@@ -42,6 +42,24 @@ void gp__json_scratch_reset(gp__reader *r);
 /* Interns s[0..len) in r->t's string table. Longjmps when out of memory. */
 gp_strid gp__reader_intern(gp__reader *r, const char *s, size_t len);
 
+/* ---- SIMD dispatch ---- */
+
+/* The instruction set of the string scanner (gp__json_string, the scanner of every key and string
+ * value): SWAR on 64-bit words (every build), SSE2 (the x86-64 baseline), AVX2 (chosen at run time
+ * when the CPU has it). Models are identical whichever runs (tests/trace, fuzz_trace_reader). */
+enum { GP__JSON_SIMD_SCALAR = 0, GP__JSON_SIMD_SSE2 = 1, GP__JSON_SIMD_AVX2 = 2 };
+
+/* Chooses the level once per process: the best the CPU runs, or less when the environment
+ * variable GP_JSON_SIMD says "scalar" or "sse2". Thread-safe; called before every read. */
+void gp__json_simd_init(void);
+
+/* Sets the level (a GP__JSON_SIMD_* value, lowered to the best the CPU runs; -1: the best) and
+ * returns the level set. For tests and fuzz targets: not while a read runs. */
+int gp__json_simd_set(int level);
+
+/* The current level (after gp__json_simd_init). */
+int gp__json_simd_level(void);
+
 /* ---- primitives ---- */
 
 static inline const char *skip_ws(const char *p)
@@ -169,5 +187,73 @@ const char *gp__json_str_or_skip(gp__reader *r, const char *p, const char **s, s
 /* An object member's key at p (blanks first): fails with `msg` unless a string is there. Returns
  * the position after the key's ':' (blanks after it skipped), the key in *k / *kl. */
 const char *gp__json_key(gp__reader *r, const char *p, const char **k, size_t *kl, const char *msg);
+
+/* ---- keys as words ---- */
+
+/* An object member's key and its first 16 bytes as two words (zero-padded past the key; from
+ * the unescaped key when it had escapes): keys are dispatched by comparing words with the words
+ * of the known keys (gp__json_word), not by comparing strings. */
+typedef struct gp__json_kw {
+    const char *s;
+    size_t len;
+    uint64_t w0, w1; /* bytes [0, 8) and [8, 16) of the key, zero past its end */
+} gp__json_kw;
+
+/* The word of s[off, off + 8) within s[0, n), zero-padded, the first byte lowest (the order of
+ * a little-endian load, which the fast path of gp__json_key_word does). */
+static inline uint64_t gp__json_word(const char *s, size_t n, size_t off)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < 8 && off + i < n; i++)
+        w |= (uint64_t)(unsigned char)s[off + i] << (8 * i);
+    return w;
+}
+
+/* The first word of a literal as a constant (as gp__json_word(lit, len, 0)). */
+#define GP__LB(lit, i) (sizeof(lit) - 1 > (i) ? (uint64_t)(unsigned char)(lit)[i] << (8 * (i)) : 0)
+#define GP__W0(lit)                                                                                \
+    (GP__LB(lit, 0) | GP__LB(lit, 1) | GP__LB(lit, 2) | GP__LB(lit, 3) | GP__LB(lit, 4) |          \
+     GP__LB(lit, 5) | GP__LB(lit, 6) | GP__LB(lit, 7))
+
+/* Bit 7 of each byte of w that is '"', '\\' or below 0x20 (bytes after the first such byte may
+ * be flagged wrongly: only the first counts). */
+static inline uint64_t gp__json_special8(uint64_t w)
+{
+#define GP__HZ(v) (((v)-0x0101010101010101ULL) & ~(v)&0x8080808080808080ULL)
+    return GP__HZ(w ^ 0x2222222222222222ULL) | GP__HZ(w ^ 0x5c5c5c5c5c5c5c5cULL) |
+           ((w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL);
+#undef GP__HZ
+}
+
+/* An object member's key at p (blanks first) into *kw, as gp__json_key: a key of at most 15
+ * bytes without escapes directly followed by ':' is read from two 8-byte words, with no call
+ * (most keys of a Kineto trace); any other through gp__json_key. Returns the position after the
+ * ':' (blanks after it skipped). */
+static inline const char *gp__json_key_word(gp__reader *r, const char *p, gp__json_kw *kw,
+                                            const char *msg)
+{
+    p = skip_ws(p);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (*p == '"') {
+        uint64_t a, b;
+        memcpy(&a, p + 1, 8);
+        memcpy(&b, p + 9, 8);
+        uint64_t ma = gp__json_special8(a), mb = gp__json_special8(b);
+        size_t n = ma ? (size_t)__builtin_ctzll(ma) >> 3
+                      : (mb ? 8 + ((size_t)__builtin_ctzll(mb) >> 3) : 16);
+        if (n < 16 && p[1 + n] == '"' && p[2 + n] == ':') {
+            kw->s = p + 1;
+            kw->len = n;
+            kw->w0 = n >= 8 ? a : (n ? a & (~0ULL >> (64 - 8 * n)) : 0);
+            kw->w1 = n <= 8 ? 0 : b & (~0ULL >> (64 - 8 * (n - 8)));
+            return skip_ws(p + n + 3);
+        }
+    }
+#endif
+    p = gp__json_key(r, p, &kw->s, &kw->len, msg);
+    kw->w0 = gp__json_word(kw->s, kw->len, 0);
+    kw->w1 = gp__json_word(kw->s, kw->len, 8);
+    return p;
+}
 
 #endif

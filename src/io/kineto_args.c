@@ -2,14 +2,14 @@
  * correlation and external ids, memory, Python, NCCL and metadata fields, the first numeric member
  * of a counter) into gp__kineto_fields, and the object's raw text for ranges and instants.
  *
- * The known keys are one table (arg_keys), sorted by length: a key is compared only with the known
- * keys of its length (found through key_from, no search). Any other member is skipped (validated,
- * not kept). */
+ * The known keys are one table (arg_keys), found by a hash of a key's length and first 16 bytes
+ * (arg_hash, no string compares). Any other member is skipped (validated, not kept). */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "io/json_scan.h"
 #include "io/kineto_events.h"
@@ -37,7 +37,6 @@ typedef struct arg_key {
 #define KEY(lit) lit, sizeof(lit) - 1
 #define AT(field) offsetof(gp__kineto_fields, field)
 
-/* Sorted by key length (find_arg_key stops at the first longer key). */
 static const arg_key arg_keys[] = {
     {KEY("grid"), ARG_DIM3, AT(grid), 0},
     {KEY("Addr"), ARG_INT, AT(addr), 0},
@@ -89,39 +88,57 @@ static const arg_key arg_keys[] = {
 #define N_ARG_KEYS (sizeof arg_keys / sizeof *arg_keys)
 #define ARG_KEY_MAXLEN 40 /* longer keys are never known (the longest is 33 bytes) */
 
-/* key_from[n]: the index of the first known key of length n or more (N_ARG_KEYS when none);
- * derived from arg_keys once (gp__kineto_args_init, before any parse), so the table stays the
- * single place that lists the keys. */
-static uint8_t key_from[ARG_KEY_MAXLEN + 2];
-static pthread_once_t key_from_once = PTHREAD_ONCE_INIT;
+/* The known keys by hash of their length and first 16 bytes (gp__json_kw's words): slot + 1 of
+ * arg_keys, 0 for none; linear probing. Built once (gp__kineto_args_init, before any parse)
+ * from arg_keys, so the table stays the single place that lists the keys. */
+#define ARG_HASH_BITS 7
+static uint8_t arg_hash[1u << ARG_HASH_BITS];
+static uint64_t arg_w0[N_ARG_KEYS], arg_w1[N_ARG_KEYS];
+static pthread_once_t arg_hash_once = PTHREAD_ONCE_INIT;
 
-static void key_from_init(void)
+/* The first slot to probe for a key of length len and words w0, w1. */
+static inline unsigned arg_slot(uint64_t w0, uint64_t w1, size_t len)
 {
-    size_t i = 0;
-    for (size_t n = 0; n <= ARG_KEY_MAXLEN + 1; n++) {
-        while (i < N_ARG_KEYS && arg_keys[i].len < n)
-            i++;
-        key_from[n] = (uint8_t)i;
+    uint64_t h = (w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ len) * 0xC2B2AE3D27D4EB4FULL;
+    return (unsigned)(h >> (64 - ARG_HASH_BITS));
+}
+
+/* Fills arg_w0, arg_w1 and arg_hash from arg_keys. */
+static void arg_hash_init(void)
+{
+    for (size_t i = 0; i < N_ARG_KEYS; i++) {
+        arg_w0[i] = gp__json_word(arg_keys[i].key, arg_keys[i].len, 0);
+        arg_w1[i] = gp__json_word(arg_keys[i].key, arg_keys[i].len, 8);
+        unsigned s = arg_slot(arg_w0[i], arg_w1[i], arg_keys[i].len);
+        while (arg_hash[s])
+            s = (s + 1) & ((1u << ARG_HASH_BITS) - 1);
+        arg_hash[s] = (uint8_t)(i + 1);
     }
 }
 
 void gp__kineto_args_init(void)
 {
-    pthread_once(&key_from_once, key_from_init);
+    pthread_once(&arg_hash_once, arg_hash_init);
 }
 
-/* The known key k[0, kl), or NULL: the keys of that length (at most five, key_from) by their
- * first byte, then the rest compared word by word. Every member of every event's args comes
- * through here: a linear scan of the table cost ingest a fifth of its time, a binary search for
- * the length a few percent. */
-static const arg_key *find_arg_key(const char *k, size_t kl)
+/* The known key kw, or NULL: one hash of its words and length, then the words compared (and the
+ * bytes past the 16th for the few longer keys). Every member of every event's args comes through
+ * here: a linear scan of the table cost ingest a fifth of its time, a binary search for the
+ * length a few percent, string compares by length and first byte about 2 %. */
+static const arg_key *find_arg_key(const gp__json_kw *kw)
 {
-    if (kl > ARG_KEY_MAXLEN)
+    if (kw->len > ARG_KEY_MAXLEN)
         return NULL;
-    for (size_t i = key_from[kl]; i < key_from[kl + 1]; i++)
-        if (arg_keys[i].key[0] == k[0] && key_eq(k, kl, arg_keys[i].key, kl))
-            return &arg_keys[i];
-    return NULL;
+    for (unsigned s = arg_slot(kw->w0, kw->w1, kw->len);;
+         s = (s + 1) & ((1u << ARG_HASH_BITS) - 1)) {
+        unsigned i = arg_hash[s];
+        if (!i)
+            return NULL;
+        const arg_key *a = &arg_keys[i - 1];
+        if (a->len == kw->len && arg_w0[i - 1] == kw->w0 && arg_w1[i - 1] == kw->w1 &&
+            (kw->len <= 16 || memcmp(kw->s + 16, a->key + 16, kw->len - 16) == 0))
+            return a;
+    }
 }
 
 /* "grid" / "block": an array of up to three integers (more are validated and ignored; what is not
@@ -212,11 +229,12 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
 /* One member "key": value of args, p at (or blanks before) the key. */
 static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
-    const char *k;
-    size_t kl;
+    gp__json_kw kw;
     size_t keep = r->scratch_len;
-    p = gp__json_key(r, p, &k, &kl, "expected a member name (a string) in args");
-    const arg_key *a = find_arg_key(k, kl);
+    p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in args");
+    const char *k = kw.s;
+    size_t kl = kw.len;
+    const arg_key *a = find_arg_key(&kw);
     if (a)
         return read_known_arg(r, p, f, a);
     if (f->ph == 'C' && is_number_start(*p)) {

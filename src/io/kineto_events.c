@@ -634,47 +634,48 @@ static const char *parse_time(gp__reader *r, const char *p, const char *field, b
     return p;
 }
 
-/* One member "key": value of an event object, p at (or blanks before) the key. */
+/* One member "key": value of an event object, p at (or blanks before) the key. The key is
+ * dispatched by its length and its first word (gp__json_key_word), no string compares. */
 static const char *parse_event_member(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
-    const char *k;
-    size_t kl;
-    p = gp__json_key(r, p, &k, &kl, "expected a member name (a string) in event");
+    gp__json_kw kw;
+    p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in event");
     bool ok;
-    switch (kl) {
+    uint64_t w = kw.w0;
+    switch (kw.len) {
     case 2:
-        if (k[0] == 'p' && k[1] == 'h')
+        if (w == GP__W0("ph"))
             return parse_ph(r, p, f);
-        if (k[0] == 't' && k[1] == 's')
+        if (w == GP__W0("ts"))
             return parse_time(r, p, "ts", false, &f->ts, &f->has_ts, &f->quoted_time);
-        if (k[0] == 'i' && k[1] == 'd') {
+        if (w == GP__W0("id")) {
             p = gp__json_intish(r, p, &f->id, &ok);
             f->has_id = ok;
             return p;
         }
         break;
     case 3:
-        if (KEY_IS(k, kl, "cat")) {
+        if (w == GP__W0("cat")) {
             if (*p != '"')
                 return gp__json_skip_value(r, p);
             p = gp__json_string(r, p, &f->cat_s, &f->cat_len, NULL);
             f->cat = classify_cat(f->cat_s, f->cat_len);
             return p;
         }
-        if (KEY_IS(k, kl, "pid"))
+        if (w == GP__W0("pid"))
             return parse_idval(r, p, &f->pid);
-        if (KEY_IS(k, kl, "tid"))
+        if (w == GP__W0("tid"))
             return parse_idval(r, p, &f->tid);
-        if (KEY_IS(k, kl, "dur"))
+        if (w == GP__W0("dur"))
             return parse_time(r, p, "dur", true, &f->dur, &f->has_dur, &f->quoted_time);
         break;
     case 4:
-        if (KEY_IS(k, kl, "name")) {
+        if (w == GP__W0("name")) {
             if (*p != '"')
                 return gp__json_skip_value(r, p);
             return gp__json_string(r, p, &f->name, &f->name_len, &f->name_escaped);
         }
-        if (KEY_IS(k, kl, "args"))
+        if (w == GP__W0("args"))
             return gp__kineto_parse_args(r, p, f);
         break;
     default:

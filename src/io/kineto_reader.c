@@ -360,6 +360,7 @@ static bool top_done(gp__reader *r, const char *p)
 gp_status gp__reader_run(gp__reader *r)
 {
     gp__kineto_args_init();
+    gp__json_simd_init();
     int jmp = setjmp(r->jb);
     if (jmp == JMP_ERROR)
         return r->err && r->err->status ? r->err->status : GP_EPARSE;
