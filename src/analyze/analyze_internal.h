@@ -13,6 +13,7 @@
 #include "core/group_table.h"
 #include "core/imap.h"
 #include "core/ivls.h"
+#include "core/msort.h"
 #include "core/radix.h"
 #include "core/util.h"
 
@@ -316,19 +317,18 @@ static inline bool gp__is_graph_launch(const char *name)
            strncmp(name, "cuGraphLaunch", 13) == 0;
 }
 
+/* Whether event e starts before ts. */
+static inline bool gp__event_starts_before(const gp_event *e, gp_ns ts)
+{
+    return e->ts < ts;
+}
+GP__DEFINE_LOWER_BOUND(gp__events_lower_bound, gp_event, gp_ns, gp__event_starts_before)
+
 /* The index of tr's first event starting at ts or later (tr->n_events when none): a binary search
  * over the events, which are sorted by start. */
 static inline size_t gp__track_lower_bound(const gp_track *tr, gp_ns ts)
 {
-    size_t lo = 0, hi = tr->n_events;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tr->events[mid].ts < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return gp__events_lower_bound(tr->events, tr->n_events, ts);
 }
 
 /* Steps to t's next GPU work event (kernel, memcpy, memset; gp_event_kind_is_gpu_work) on its GPU

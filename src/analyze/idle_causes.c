@@ -114,6 +114,13 @@ typedef struct seg {
     uint8_t cause;
 } seg;
 
+/* Whether segment x ends by t; segs_ending_by(v, n, t): the first of v[0, n) ending after t. */
+static inline bool seg_ends_by(const seg *x, gp_ns t)
+{
+    return x->e <= t;
+}
+GP__DEFINE_LOWER_BOUND(segs_ending_by, seg, gp_ns, seg_ends_by)
+
 /* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
  * pair while walking, folded into the row's names once per row: no hashing per segment). */
 typedef struct timeline {
@@ -366,14 +373,7 @@ static gp_status attribute(ctx *c, row_acc *a, gp_ns s, gp_ns e, uint32_t thread
         lo += step;
         step *= 2;
     }
-    size_t hi = GP_MIN(lo + step, tl->n);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].e <= s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo += segs_ending_by(tl->v + lo, GP_MIN(lo + step, tl->n) - lo, s);
     tl->cursor = lo;
     gp_ns t = s;
     for (size_t i = lo; i < tl->n && t < e && st == GP_OK; i++) {
