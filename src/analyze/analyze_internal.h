@@ -317,6 +317,24 @@ static inline bool gp__is_graph_launch(const char *name)
            strncmp(name, "cuGraphLaunch", 13) == 0;
 }
 
+/* An iterator over the events of t's CPU-thread tracks, track by track, each track's in order:
+ * `gp__cpu_events it = {t, 0, 0}; for (const gp_event *e; (e = gp__cpu_events_next(&it));)`. */
+typedef struct gp__cpu_events {
+    const gp_trace *t;
+    size_t k, i; /* the track and the event in it that come next */
+} gp__cpu_events;
+
+/* The next CPU-thread event of it, or NULL after the last. */
+static inline const gp_event *gp__cpu_events_next(gp__cpu_events *it)
+{
+    for (; it->k < it->t->n_tracks; it->k++, it->i = 0) {
+        const gp_track *tr = &it->t->tracks[it->k];
+        if (tr->kind == GP_TRACK_CPU_THREAD && it->i < tr->n_events)
+            return &tr->events[it->i++];
+    }
+    return NULL;
+}
+
 /* Whether event e starts before ts. */
 static inline bool gp__event_starts_before(const gp_event *e, gp_ns ts)
 {

@@ -631,18 +631,13 @@ static void window(ctx *c, const lane *lanes, size_t n)
     const gp_trace *t = v->t;
     c->lo = INT64_MAX;
     c->hi = INT64_MIN;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
+    gp__cpu_events it = {t, 0, 0};
+    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
+        if ((e->flags & GP_EVF_INSTANT) || !gp_event_kind_has_duration((gp_event_kind)e->kind) ||
+            !gp__view_cpu_kept(v, e->ts))
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *e = &tr->events[i];
-            if ((e->flags & GP_EVF_INSTANT) ||
-                !gp_event_kind_has_duration((gp_event_kind)e->kind) || !gp__view_cpu_kept(v, e->ts))
-                continue;
-            c->lo = GP_MIN(c->lo, e->ts);
-            c->hi = GP_MAX(c->hi, e->ts + e->dur);
-        }
+        c->lo = GP_MIN(c->lo, e->ts);
+        c->hi = GP_MAX(c->hi, e->ts + e->dur);
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {

@@ -162,24 +162,19 @@ gp_status gp__profiler_steps(const gp_trace *t, gp__step **out, size_t *n_out)
 {
     gp__step *steps = NULL;
     size_t n = 0, cap = 0;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
+    gp__cpu_events it = {t, 0, 0};
+    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
+        if (e->kind != GP_EV_USER_ANNOTATION && e->kind != GP_EV_CPU_OP)
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *e = &tr->events[i];
-            if (e->kind != GP_EV_USER_ANNOTATION && e->kind != GP_EV_CPU_OP)
-                continue;
-            const char *nm = gp_trace_str(t, e->name);
-            if (strncmp(nm, "ProfilerStep#", 13) != 0)
-                continue;
-            gp__step *s = GP_PUSH(steps, n, cap);
-            if (!s) {
-                free(steps);
-                return GP_ENOMEM;
-            }
-            *s = (gp__step){strtoll(nm + 13, NULL, 10), e->ts, e->ts + e->dur, false};
+        const char *nm = gp_trace_str(t, e->name);
+        if (strncmp(nm, "ProfilerStep#", 13) != 0)
+            continue;
+        gp__step *s = GP_PUSH(steps, n, cap);
+        if (!s) {
+            free(steps);
+            return GP_ENOMEM;
         }
+        *s = (gp__step){strtoll(nm + 13, NULL, 10), e->ts, e->ts + e->dur, false};
     }
     /* By start (insertion sort: a trace holds a handful of steps, each track's in order). */
     for (size_t i = 1; i < n; i++) {
