@@ -371,6 +371,12 @@ void gp__jw_kv_int(gp__jw *w, const char *key, int64_t v)
     gp__jw_int(w, v);
 }
 
+void gp__jw_kv_uint(gp__jw *w, const char *key, uint64_t v)
+{
+    gp__jw_key(w, key);
+    gp__jw_uint(w, v);
+}
+
 void gp__jw_kv_double(gp__jw *w, const char *key, double v)
 {
     gp__jw_key(w, key);
