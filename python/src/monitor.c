@@ -186,6 +186,16 @@ static void list_take(PyObject **list, PyObject *d)
     Py_XDECREF(d);
 }
 
+/* A list of the dicts one(item) makes of the n items of size sz at items; NULL with the Python
+ * error set when a build fails. */
+static PyObject *list_of(const void *items, size_t n, size_t sz, PyObject *(*one)(const void *))
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < n; i++)
+        list_take(&list, one((const char *)items + i * sz));
+    return list;
+}
+
 static PyObject *mon_start(gpy_monitor *self, PyObject *noargs)
 {
     gp_monitor *m = need(self);
@@ -302,6 +312,11 @@ static PyObject *mon_devices(gpy_monitor *self, PyObject *noargs)
     return list;
 }
 
+static PyObject *sample_item(const void *s)
+{
+    return sample_dict(s);
+}
+
 /* latest(idx) -> dict or None before the first sample. */
 static PyObject *mon_latest(gpy_monitor *self, PyObject *arg)
 {
@@ -338,13 +353,16 @@ static PyObject *mon_history(gpy_monitor *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS;
     n = gp_monitor_history(m, (size_t)idx, buf, (size_t)max);
     Py_END_ALLOW_THREADS;
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < n; i++) {
-        PyObject *d = sample_dict(&buf[i]);
-        list_take(&list, d);
-    }
+    PyObject *list = list_of(buf, n, sizeof *buf, sample_item);
     free(buf);
     return list;
+}
+
+static PyObject *process_item(const void *item)
+{
+    const gp_gpu_process *p = item;
+    return Py_BuildValue("{s:I,s:I,s:L,s:i,s:i}", "pid", p->pid, "types", p->types, "mem_bytes",
+                         (long long)p->mem_bytes, "sm_util", p->sm_util, "mem_util", p->mem_util);
 }
 
 static PyObject *mon_processes(gpy_monitor *self, PyObject *arg)
@@ -358,14 +376,7 @@ static PyObject *mon_processes(gpy_monitor *self, PyObject *arg)
     gp_status st = gp_monitor_processes(m, (size_t)idx, p, 256, &n);
     if (st != GP_OK)
         return gpy_raise(st, NULL, "Monitor.processes");
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < n; i++) {
-        PyObject *d = Py_BuildValue("{s:I,s:I,s:L,s:i,s:i}", "pid", p[i].pid, "types", p[i].types,
-                                    "mem_bytes", (long long)p[i].mem_bytes, "sm_util", p[i].sm_util,
-                                    "mem_util", p[i].mem_util);
-        list_take(&list, d);
-    }
-    return list;
+    return list_of(p, n, sizeof *p, process_item);
 }
 
 static PyObject *num_or_none(double v)
@@ -411,6 +422,14 @@ static PyObject *mon_leak(gpy_monitor *self, PyObject *arg)
         r.spikes);
 }
 
+static PyObject *suggestion_item(const void *item)
+{
+    const gp_suggestion *s = item;
+    return Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s}", "type", s->type, "severity",
+                         gp_severity_name(s->severity), "device", s->device, "message", s->message,
+                         "evidence", s->evidence, "suggestion", s->suggestion);
+}
+
 static PyObject *mon_suggestions(gpy_monitor *self, PyObject *noargs)
 {
     gp_monitor *m = need(self);
@@ -421,15 +440,15 @@ static PyObject *mon_suggestions(gpy_monitor *self, PyObject *noargs)
     gp_status st = gp_monitor_suggestions(m, s, 64, &n);
     if (st != GP_OK)
         return gpy_raise(st, NULL, "Monitor.suggestions");
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < n; i++) {
-        PyObject *d =
-            Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s}", "type", s[i].type, "severity",
-                          gp_severity_name(s[i].severity), "device", s[i].device, "message",
-                          s[i].message, "evidence", s[i].evidence, "suggestion", s[i].suggestion);
-        list_take(&list, d);
-    }
-    return list;
+    return list_of(s, n, sizeof *s, suggestion_item);
+}
+
+static PyObject *component_item(const void *item)
+{
+    const gp_component_stats *c = item;
+    return Py_BuildValue("{s:i,s:s,s:K,s:d,s:d,s:d}", "id", c->id, "name", c->name, "samples",
+                         (unsigned long long)c->samples, "wall_s", c->wall_s, "gpu_busy_s",
+                         c->gpu_busy_s, "mem_growth_bytes", c->mem_growth_bytes);
 }
 
 static PyObject *mon_components(gpy_monitor *self, PyObject *noargs)
@@ -442,15 +461,7 @@ static PyObject *mon_components(gpy_monitor *self, PyObject *noargs)
     gp_status st = gp_monitor_components(m, c, 256, &n);
     if (st != GP_OK)
         return gpy_raise(st, NULL, "Monitor.components");
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < n; i++) {
-        PyObject *d =
-            Py_BuildValue("{s:i,s:s,s:K,s:d,s:d,s:d}", "id", c[i].id, "name", c[i].name, "samples",
-                          (unsigned long long)c[i].samples, "wall_s", c[i].wall_s, "gpu_busy_s",
-                          c[i].gpu_busy_s, "mem_growth_bytes", c[i].mem_growth_bytes);
-        list_take(&list, d);
-    }
-    return list;
+    return list_of(c, n, sizeof *c, component_item);
 }
 
 /* health() -> dict (gp_monitor_health_json's document). */
@@ -486,6 +497,16 @@ static PyObject *mon_counters(gpy_monitor *self, PyObject *noargs)
         "events_dropped", self->events_dropped);
 }
 
+static PyObject *event_item(const void *item)
+{
+    const gp_monitor_event *e = item;
+    return Py_BuildValue("{s:s,s:s,s:L,s:i,s:I,s:s,s:d,s:N,s:s}", "type",
+                         gp_monitor_event_type_name(e->type), "severity",
+                         gp_severity_name(e->severity), "ts_ns", (long long)e->ts, "device",
+                         e->device, "pid", e->pid, "what", e->what, "value", e->value, "threshold",
+                         num_or_none(e->threshold), "message", e->message);
+}
+
 /* drain_events() -> list of event dicts, in the order they happened; empties the ring. */
 static PyObject *mon_drain_events(gpy_monitor *self, PyObject *noargs)
 {
@@ -500,16 +521,7 @@ static PyObject *mon_drain_events(gpy_monitor *self, PyObject *noargs)
     self->head = (self->head + n) % EVENT_RING;
     self->count = 0;
     pthread_mutex_unlock(&self->mu);
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < n; i++) {
-        const gp_monitor_event *e = &evs[i];
-        PyObject *d = Py_BuildValue(
-            "{s:s,s:s,s:L,s:i,s:I,s:s,s:d,s:N,s:s}", "type", gp_monitor_event_type_name(e->type),
-            "severity", gp_severity_name(e->severity), "ts_ns", (long long)e->ts, "device",
-            e->device, "pid", e->pid, "what", e->what, "value", e->value, "threshold",
-            num_or_none(e->threshold), "message", e->message);
-        list_take(&list, d);
-    }
+    PyObject *list = list_of(evs, n, sizeof *evs, event_item);
     free(evs);
     return list;
 }

@@ -196,12 +196,9 @@ static gp_status hta_negative_fallback(gp__view *v, gp_rank_analysis *r)
 {
     if (v->n_rounded_negative == 0 || !negative_figure(r))
         return GP_OK;
-    free(r->idle);
-    free(r->types);
-    free(r->kernels);
-    r->idle = NULL;
-    r->types = NULL;
-    r->kernels = NULL;
+    GP_FREE_CLEAR(r->idle);
+    GP_FREE_CLEAR(r->types);
+    GP_FREE_CLEAR(r->kernels);
     r->n_idle = r->n_types = r->n_kernels = 0;
     memset(&r->temporal, 0, sizeof r->temporal);
     memset(&r->overlap, 0, sizeof r->overlap);

@@ -13,6 +13,7 @@
 #include "core/group_table.h"
 #include "core/imap.h"
 #include "core/ivls.h"
+#include "core/msort.h"
 #include "core/radix.h"
 #include "core/util.h"
 
@@ -323,19 +324,36 @@ static inline bool gp__is_graph_launch(const char *name)
            strncmp(name, "cuGraphLaunch", 13) == 0;
 }
 
+/* An iterator over the events of t's CPU-thread tracks, track by track, each track's in order:
+ * `gp__cpu_events it = {t, 0, 0}; for (const gp_event *e; (e = gp__cpu_events_next(&it));)`. */
+typedef struct gp__cpu_events {
+    const gp_trace *t;
+    size_t k, i; /* the track and the event in it that come next */
+} gp__cpu_events;
+
+/* The next CPU-thread event of it, or NULL after the last. */
+static inline const gp_event *gp__cpu_events_next(gp__cpu_events *it)
+{
+    for (; it->k < it->t->n_tracks; it->k++, it->i = 0) {
+        const gp_track *tr = &it->t->tracks[it->k];
+        if (tr->kind == GP_TRACK_CPU_THREAD && it->i < tr->n_events)
+            return &tr->events[it->i++];
+    }
+    return NULL;
+}
+
+/* Whether event e starts before ts. */
+static inline bool gp__event_starts_before(const gp_event *e, gp_ns ts)
+{
+    return e->ts < ts;
+}
+GP__DEFINE_LOWER_BOUND(gp__events_lower_bound, gp_event, gp_ns, gp__event_starts_before)
+
 /* The index of tr's first event starting at ts or later (tr->n_events when none): a binary search
  * over the events, which are sorted by start. */
 static inline size_t gp__track_lower_bound(const gp_track *tr, gp_ns ts)
 {
-    size_t lo = 0, hi = tr->n_events;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tr->events[mid].ts < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return gp__events_lower_bound(tr->events, tr->n_events, ts);
 }
 
 /* Steps to t's next GPU work event (kernel, memcpy, memset; gp_event_kind_is_gpu_work) on its GPU

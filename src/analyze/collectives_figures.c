@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze/collectives_internal.h"
+#include "core/msort.h"
 #include "core/util.h"
 
 /* An offset of a rank's collective ends from the reference rank's is applied when its median is at
@@ -21,32 +22,23 @@ static int cmp_ns(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Whether a member, or a straggler-table row, is of a rank below rank. */
+#define RANK_BELOW(x, r) ((x)->rank < (r))
+GP__DEFINE_LOWER_BOUND(members_lower_bound, gp_coll_member, int32_t, RANK_BELOW)
+GP__DEFINE_LOWER_BOUND(rows_lower_bound, gp_coll_rank, int32_t, RANK_BELOW)
+
 /* The member of c for rank, or NULL: a binary search (members are by rank). */
 static const gp_coll_member *member_of(const gp_collective *c, int32_t rank)
 {
-    size_t lo = 0, hi = c->n_members;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (c->members[m].rank < rank)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo < c->n_members && c->members[lo].rank == rank ? &c->members[lo] : NULL;
+    size_t i = members_lower_bound(c->members, c->n_members, rank);
+    return i < c->n_members && c->members[i].rank == rank ? &c->members[i] : NULL;
 }
 
 /* The straggler-table row of rank, or NULL: a binary search (rows are by rank, as the job). */
 static gp_coll_rank *row_of(const gp_collectives *c, int32_t rank)
 {
-    size_t lo = 0, hi = c->n_ranks;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (c->ranks[m].rank < rank)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo < c->n_ranks && c->ranks[lo].rank == rank ? &c->ranks[lo] : NULL;
+    size_t i = rows_lower_bound(c->ranks, c->n_ranks, rank);
+    return i < c->n_ranks && c->ranks[i].rank == rank ? &c->ranks[i] : NULL;
 }
 
 static bool trusted_sync(const gp_collective *c)

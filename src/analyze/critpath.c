@@ -294,29 +294,19 @@ static gp_status region_carried(const gp__cprank *k, int64_t ulo, int64_t uhi, g
     return GP_OK;
 }
 
-typedef struct end_key {
-    int64_t e;
-    uint32_t ev;
-} end_key;
-
-static int cmp_end_key(const end_key *a, const end_key *b)
-{
-    GP_CMP_KEY(a->e, b->e);
-    return GP_CMP(a->ev, b->ev);
-}
-GP__DEFINE_MERGE_SORT(sort_end_keys, end_key, cmp_end_key)
+GP__DEFINE_MERGE_SORT(sort_end_keys, gp__cp_time_key, gp__cp_time_key_cmp)
 
 /* Default mode: each synchronising call waits for the GPU work that ended last inside it; an
  * async copy blocks when its own copy ended inside it (a D2H copy to pageable memory). */
 static gp_status infer_syncs(const gp__cprank *k, gp__cpgraph *g)
 {
-    end_key *ends = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*ends));
+    gp__cp_time_key *ends = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*ends));
     if (!ends)
         return GP_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < g->n_evs; i++)
         if (g->evs[i].flags & GP__CPE_GPU)
-            ends[n++] = (end_key){g->evs[i].e, (uint32_t)i};
+            ends[n++] = (gp__cp_time_key){g->evs[i].e, (uint32_t)i};
     if (!sort_end_keys(ends, n)) {
         free(ends);
         return GP_ENOMEM;
@@ -329,15 +319,8 @@ static gp_status infer_syncs(const gp__cprank *k, gp__cpgraph *g)
         if (!(nb & (GP__NB_SYNC_CALL | GP__NB_ASYNC_COPY)))
             continue;
         /* The last GPU end <= the call's end. */
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ends[mid].e <= c->e)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t j = lo; j-- > 0 && ends[j].e > c->s;) {
+        size_t lo = gp__cp_time_keys_upto(ends, n, c->e);
+        for (size_t j = lo; j-- > 0 && ends[j].t > c->s;) {
             const gp__cpev *w = &g->evs[ends[j].ev];
             if ((nb & GP__NB_ASYNC_COPY) && w->launcher != (int32_t)i)
                 continue; /* an async copy waits only for its own copy */

@@ -250,17 +250,7 @@ static gp_status nesting_pass(gp__cpgraph *g)
     return st;
 }
 
-typedef struct gpu_key {
-    int64_t t;
-    uint32_t ev;
-} gpu_key;
-
-static int cmp_gpu_key(const gpu_key *a, const gpu_key *b)
-{
-    GP_CMP_KEY(a->t, b->t);
-    return GP_CMP(a->ev, b->ev);
-}
-GP__DEFINE_MERGE_SORT(sort_gpu_keys, gpu_key, cmp_gpu_key)
+GP__DEFINE_MERGE_SORT(sort_gpu_keys, gp__cp_time_key, gp__cp_time_key_cmp)
 
 /* The launch or kernel-kernel edge into GPU event r (§4.3). */
 static gp_status gpu_edges(gp__cpgraph *g, uint32_t r, int32_t prev)
@@ -334,7 +324,7 @@ static gp_status gpu_pass(gp__cpgraph *g)
             n++;
             n_lanes = GP_MAX(n_lanes, (size_t)g->evs[i].thread + 1);
         }
-    gpu_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+    gp__cp_time_key *keys = malloc((n ? n : 1) * sizeof(*keys));
     int32_t *prev = malloc((n_lanes ? n_lanes : 1) * sizeof(*prev));
     if (!keys || !prev) {
         free(keys);
@@ -345,7 +335,7 @@ static gp_status gpu_pass(gp__cpgraph *g)
     for (size_t i = 0; i < g->n_evs; i++) {
         const gp__cpev *e = &g->evs[i];
         if (e->flags & GP__CPE_GPU)
-            keys[n++] = (gpu_key){(e->flags & GP__CPE_SYNC) ? e->e : e->s, (uint32_t)i};
+            keys[n++] = (gp__cp_time_key){(e->flags & GP__CPE_SYNC) ? e->e : e->s, (uint32_t)i};
     }
     for (size_t k = 0; k < n_lanes; k++)
         prev[k] = -1;

@@ -185,4 +185,26 @@ gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
  * parts and keeps its last space-separated token. Writes at most cap bytes (NUL-terminated). */
 void gp__cp_short_name(const char *name, char *out, size_t cap);
 
+/* An event of the graph under a time of it (its end, its start): sorted by time, ties by index,
+ * so the order is total and the same on every run. Each file that sorts them defines its sort with
+ * GP__DEFINE_MERGE_SORT(name, gp__cp_time_key, gp__cp_time_key_cmp). */
+typedef struct gp__cp_time_key {
+    int64_t t;
+    uint32_t ev;
+} gp__cp_time_key;
+
+static inline int gp__cp_time_key_cmp(const gp__cp_time_key *a, const gp__cp_time_key *b)
+{
+    GP_CMP_KEY(a->t, b->t);
+    return GP_CMP(a->ev, b->ev);
+}
+
+/* Whether key k is at time t or earlier; gp__cp_time_keys_upto(v, n, t): how many of the sorted
+ * keys v[0, n) are. */
+static inline bool gp__cp_time_key_upto(const gp__cp_time_key *k, int64_t t)
+{
+    return k->t <= t;
+}
+GP__DEFINE_LOWER_BOUND(gp__cp_time_keys_upto, gp__cp_time_key, int64_t, gp__cp_time_key_upto)
+
 #endif

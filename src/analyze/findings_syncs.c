@@ -50,21 +50,16 @@ static gp_status step_windows(const gp_trace *t, gp_ns (**steps)[2], size_t *n)
     size_t cap = 0;
     *steps = NULL;
     *n = 0;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
+    gp__cpu_events it = {t, 0, 0};
+    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
+        if (e->kind != GP_EV_USER_ANNOTATION ||
+            strncmp(gp_trace_str(t, e->name), "ProfilerStep#", 13) != 0)
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *e = &tr->events[i];
-            if (e->kind != GP_EV_USER_ANNOTATION ||
-                strncmp(gp_trace_str(t, e->name), "ProfilerStep#", 13) != 0)
-                continue;
-            gp_ns(*w)[2] = GP_PUSH(*steps, *n, cap);
-            if (!w)
-                return GP_ENOMEM;
-            (*w)[0] = e->ts;
-            (*w)[1] = e->ts + e->dur;
-        }
+        gp_ns(*w)[2] = GP_PUSH(*steps, *n, cap);
+        if (!w)
+            return GP_ENOMEM;
+        (*w)[0] = e->ts;
+        (*w)[1] = e->ts + e->dur;
     }
     return GP_OK;
 }

@@ -397,6 +397,17 @@ static int kid_cmp(const void *a, const void *b)
     return c ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
 }
 
+/* Appends node c of b (its index and name) to the kids array; GP_ENOMEM when it cannot grow. */
+static gp_status push_kid(kid **kids, size_t *nk, size_t *cap, const builder *b, uint32_t c)
+{
+    kid *k = GP_PUSH(*kids, *nk, *cap);
+    if (!k)
+        return GP_ENOMEM;
+    k->idx = c;
+    k->name = gp__strtab_get(b->st, b->nodes[c].name);
+    return GP_OK;
+}
+
 /* Emits the final tree breadth-first: children sorted by name, small frames folded, deep frames
  * cut, small GPU leaves grouped, x offsets laid out. */
 /* Links each node into its parent's child list (first/next, in creation order) and sums the
@@ -476,26 +487,16 @@ static gp_status finish_tree(builder *b, const gp_flame_opts *o, gp_flame_tree *
                 n_grouped++;
                 continue;
             }
-            kid *k = GP_PUSH(kids, nk, cap_kids);
-            if (!k) {
-                s = GP_ENOMEM;
+            if ((s = push_kid(&kids, &nk, &cap_kids, b, c)) != GP_OK)
                 goto done;
-            }
-            k->idx = c;
-            k->name = gp__strtab_get(b->st, cn->name);
         }
         if (n_grouped == 1) { /* a group of one is just the frame */
             for (uint32_t c = first[ti]; c != UINT32_MAX; c = next[c]) {
                 const tnode *cn = &b->nodes[c];
                 if (cn->total > 0 && is_gpu_weight_kind(cn->kind) && cn->total < o->group_kernels &&
                     first[c] == UINT32_MAX && cn->total >= o->min_duration) {
-                    kid *k = GP_PUSH(kids, nk, cap_kids);
-                    if (!k) {
-                        s = GP_ENOMEM;
+                    if ((s = push_kid(&kids, &nk, &cap_kids, b, c)) != GP_OK)
                         goto done;
-                    }
-                    k->idx = c;
-                    k->name = gp__strtab_get(b->st, cn->name);
                 }
             }
             n_grouped = 0;

@@ -126,6 +126,13 @@ typedef struct seg {
     uint8_t cause;
 } seg;
 
+/* Whether segment x ends by t; segs_ending_by(v, n, t): the first of v[0, n) ending after t. */
+static inline bool seg_ends_by(const seg *x, gp_ns t)
+{
+    return x->e <= t;
+}
+GP__DEFINE_LOWER_BOUND(segs_ending_by, seg, gp_ns, seg_ends_by)
+
 /* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
  * pair while walking, folded into the row's names once per row: no hashing per segment). */
 typedef struct timeline {
@@ -474,14 +481,7 @@ static gp_status attribute(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
         lo += step;
         step *= 2;
     }
-    size_t hi = GP_MIN(lo + step, tl->n);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].e <= s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo += segs_ending_by(tl->v + lo, GP_MIN(lo + step, tl->n) - lo, s);
     tl->cursor = lo;
     gp_ns t = s;
     for (size_t i = lo; i < tl->n && t < e && st == GP_OK; i++) {
@@ -727,18 +727,13 @@ static void window(ctx *c, const lane *lanes, size_t n)
     const gp_trace *t = v->t;
     c->lo = INT64_MAX;
     c->hi = INT64_MIN;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
+    gp__cpu_events it = {t, 0, 0};
+    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
+        if ((e->flags & GP_EVF_INSTANT) || !gp_event_kind_has_duration((gp_event_kind)e->kind) ||
+            !gp__view_cpu_kept(v, e->ts))
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *e = &tr->events[i];
-            if ((e->flags & GP_EVF_INSTANT) ||
-                !gp_event_kind_has_duration((gp_event_kind)e->kind) || !gp__view_cpu_kept(v, e->ts))
-                continue;
-            c->lo = GP_MIN(c->lo, e->ts);
-            c->hi = GP_MAX(c->hi, e->ts + e->dur);
-        }
+        c->lo = GP_MIN(c->lo, e->ts);
+        c->hi = GP_MAX(c->hi, e->ts + e->dur);
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {

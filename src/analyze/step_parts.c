@@ -124,26 +124,20 @@ void gp__step_split_free(gp__step_split *s)
         gp__ivls_free(&s->u[p]);
 }
 
-/* Index of the first interval of a sorted disjoint list ending after t. */
-static size_t first_ending_after(const gp__ivls *u, gp_ns t)
+/* Whether interval x ends by t. */
+static inline bool ivl_ends_by(const gp__ivl *x, gp_ns t)
 {
-    size_t lo = 0, hi = u->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->v[mid].e <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return x->e <= t;
 }
+/* ivls_ending_by(v, n, t): index of the first interval of a sorted disjoint list ending after t. */
+GP__DEFINE_LOWER_BOUND(ivls_ending_by, gp__ivl, gp_ns, ivl_ends_by)
 
 void gp__step_split_run(const gp__step_split *s, gp_ns start, gp_ns end, gp_ns part[GP_SP_COUNT])
 {
     memset(part, 0, GP_SP_COUNT * sizeof *part);
     size_t pos[GP_SP_OTHER];
     for (int p = 0; p < GP_SP_OTHER; p++)
-        pos[p] = first_ending_after(&s->u[p], start);
+        pos[p] = ivls_ending_by(s->u[p].v, s->u[p].n, start);
     gp_ns t = start;
     while (t < end) {
         int best = GP_SP_OTHER;
@@ -168,24 +162,19 @@ gp_status gp__profiler_steps(const gp_trace *t, gp__step **out, size_t *n_out)
 {
     gp__step *steps = NULL;
     size_t n = 0, cap = 0;
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
+    gp__cpu_events it = {t, 0, 0};
+    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
+        if (e->kind != GP_EV_USER_ANNOTATION && e->kind != GP_EV_CPU_OP)
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const gp_event *e = &tr->events[i];
-            if (e->kind != GP_EV_USER_ANNOTATION && e->kind != GP_EV_CPU_OP)
-                continue;
-            const char *nm = gp_trace_str(t, e->name);
-            if (strncmp(nm, "ProfilerStep#", 13) != 0)
-                continue;
-            gp__step *s = GP_PUSH(steps, n, cap);
-            if (!s) {
-                free(steps);
-                return GP_ENOMEM;
-            }
-            *s = (gp__step){strtoll(nm + 13, NULL, 10), e->ts, e->ts + e->dur, false};
+        const char *nm = gp_trace_str(t, e->name);
+        if (strncmp(nm, "ProfilerStep#", 13) != 0)
+            continue;
+        gp__step *s = GP_PUSH(steps, n, cap);
+        if (!s) {
+            free(steps);
+            return GP_ENOMEM;
         }
+        *s = (gp__step){strtoll(nm + 13, NULL, 10), e->ts, e->ts + e->dur, false};
     }
     /* By start (insertion sort: a trace holds a handful of steps, each track's in order). */
     for (size_t i = 1; i < n; i++) {

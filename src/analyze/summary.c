@@ -172,14 +172,7 @@ static void fill_row(gp_summary *s, gp_name_stats *r, const group *g)
     r->name = g->key.name;
     r->kind = (gp_event_kind)g->key.kind;
     r->calls = stt.n;
-    r->total = stt.total;
-    r->min = stt.min;
-    r->max = stt.max;
-    r->mean = stt.mean;
-    r->stddev = stt.stddev;
-    r->p50 = stt.p50;
-    r->p95 = stt.p95;
-    r->p99 = stt.p99;
+    GP__STATS_COPY(r, stt);
     /* Self time is the part of each event's duration spent in no child (model/nesting.c). */
     GP_INVARIANT(g->self >= 0 && g->self <= stt.total, "%s: self %lld of total %lld", r->name,
                  (long long)g->self, (long long)stt.total);

@@ -209,6 +209,12 @@ static size_t distinct_steps(const gp__view *v, const gp__step *steps, size_t n_
     return d;
 }
 
+/* The first words of the --steps hta notes on a GPU-side cut: where HTA cuts (its argument: the
+ * GPU-side step's number). */
+#define HTA_CUT                                                                                    \
+    "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "                    \
+    "gpu_user_annotation without a stream, which HTA counts as a CPU event)"
+
 /* --steps hta: HTA's cut (docs/analyses.md, "Step selection"). HTA counts the distinct
  * ProfilerStep names of the trace, CPU- or GPU-side; with two or more it cuts at the latest start
  * of any step that is not a GPU event (no args.stream): the CPU-side ones and the GPU-side
@@ -252,25 +258,17 @@ static void hta_cut(gp__view *v, const gp__step *steps, size_t n_steps)
         return;
     /* the cut is a GPU-side step's start: the CPU-side step(s) before it are kept, in part */
     if (n_steps == 0)
-        gp_error_note(&v->note,
-                      "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "
-                      "gpu_user_annotation without a stream, which HTA counts as a CPU event); "
-                      "no CPU-side step.",
-                      (long long)gpu_num);
+        gp_error_note(&v->note, HTA_CUT "; no CPU-side step.", (long long)gpu_num);
     else if (last >= cpu_end)
         gp_error_note(&v->note,
-                      "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "
-                      "gpu_user_annotation without a stream, which HTA counts as a CPU event), "
-                      "%.3f ms after the last CPU-side step ProfilerStep#%lld ends: that step is "
-                      "kept whole (%zu of %zu steps kept, %zu GPU-side).",
+                      HTA_CUT ", %.3f ms after the last CPU-side step ProfilerStep#%lld ends: that "
+                              "step is kept whole (%zu of %zu steps kept, %zu GPU-side).",
                       (long long)gpu_num, (double)(last - cpu_end) / 1e6, (long long)last_num,
                       (size_t)v->steps_kept, n_steps, n_gpu);
     else
         gp_error_note(&v->note,
-                      "--steps hta: HTA's cut is the start of the GPU-side ProfilerStep#%lld (a "
-                      "gpu_user_annotation without a stream, which HTA counts as a CPU event), "
-                      "%.3f ms into the last CPU-side step ProfilerStep#%lld: its first %.1f %% "
-                      "is kept (%zu of %zu steps kept, in part; %zu GPU-side).",
+                      HTA_CUT ", %.3f ms into the last CPU-side step ProfilerStep#%lld: its first "
+                              "%.1f %% is kept (%zu of %zu steps kept, in part; %zu GPU-side).",
                       (long long)gpu_num, (double)(last - last_cpu) / 1e6, (long long)last_num,
                       cpu_end > last_cpu
                           ? 100.0 * (double)(last - last_cpu) / (double)(cpu_end - last_cpu)

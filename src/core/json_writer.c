@@ -359,29 +359,19 @@ void gp__jw_text(gp__jw *w, const char *text, size_t len)
     put(w, text, len);
 }
 
-void gp__jw_kv_str(gp__jw *w, const char *key, const char *s)
-{
-    gp__jw_key(w, key);
-    gp__jw_str(w, s);
-}
-
-void gp__jw_kv_int(gp__jw *w, const char *key, int64_t v)
-{
-    gp__jw_key(w, key);
-    gp__jw_int(w, v);
-}
-
-void gp__jw_kv_double(gp__jw *w, const char *key, double v)
-{
-    gp__jw_key(w, key);
-    gp__jw_double(w, v);
-}
-
-void gp__jw_kv_bool(gp__jw *w, const char *key, bool v)
-{
-    gp__jw_key(w, key);
-    gp__jw_bool(w, v);
-}
+/* The key + value writers: gp__jw_kv_NAME(w, key, v) is gp__jw_key, then gp__jw_NAME(w, v). */
+#define KV(name, T)                                                                                \
+    void gp__jw_kv_##name(gp__jw *w, const char *key, T v)                                         \
+    {                                                                                              \
+        gp__jw_key(w, key);                                                                        \
+        gp__jw_##name(w, v);                                                                       \
+    }
+KV(str, const char *)
+KV(int, int64_t)
+KV(uint, uint64_t)
+KV(double, double)
+KV(bool, bool)
+#undef KV
 
 static _Thread_local int last_errno;
 

@@ -57,6 +57,7 @@ void gp__jw_text(gp__jw *w, const char *text, size_t len);
 /* Convenience: key + value. */
 void gp__jw_kv_str(gp__jw *w, const char *key, const char *s);
 void gp__jw_kv_int(gp__jw *w, const char *key, int64_t v);
+void gp__jw_kv_uint(gp__jw *w, const char *key, uint64_t v);
 void gp__jw_kv_double(gp__jw *w, const char *key, double v);
 void gp__jw_kv_bool(gp__jw *w, const char *key, bool v);
 /* Flushes buffered output to the target. Returns the sticky status. Does not free. */

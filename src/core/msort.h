@@ -31,6 +31,24 @@ void gp__msort(void *base, size_t n, size_t size, gp__cmp_fn cmp);
 /* gp__msort without a buffer (no allocation; O(n log^2 n)): for out-of-memory paths and tests. */
 void gp__msort_in_place(void *base, size_t n, size_t size, gp__cmp_fn cmp);
 
+/* Defines `static inline size_t name(const T *v, size_t n, K key)`: the index of the first element
+ * of v[0, n) for which before(const T *, K) is false (n when none), by binary search; v must be
+ * partitioned by it (every element before key stands ahead of every other). With before `x < key`
+ * that is C++'s lower_bound, with `x <= key` its upper_bound. */
+#define GP__DEFINE_LOWER_BOUND(name, T, K, before)                                                 \
+    static inline size_t name(const T *v, size_t n, K key)                                         \
+    {                                                                                              \
+        size_t lo = 0, hi = n;                                                                     \
+        while (lo < hi) {                                                                          \
+            size_t mid = lo + (hi - lo) / 2;                                                       \
+            if (before(&v[mid], key))                                                              \
+                lo = mid + 1;                                                                      \
+            else                                                                                   \
+                hi = mid;                                                                          \
+        }                                                                                          \
+        return lo;                                                                                 \
+    }
+
 /* Defines `static bool name(T *a, size_t n)`: sorts a[0, n) stably by cmp(const T *, const T *)
  * (negative, zero or positive). Returns false only when out of memory; a is then a permutation of
  * its input, not necessarily sorted. */

@@ -75,15 +75,25 @@ void gp__sort_i64(int64_t *v, size_t n)
     free(tmp);
 }
 
-double gp__quantile_sorted(const int64_t *v, size_t n, double q)
+/* Where quantile q (linear interpolation) falls in n sorted values: *frac of the way from value
+ * *lo to value *lo + 1; false when there is nothing to interpolate (no values: the quantile is 0;
+ * else it is the last value). */
+static bool quantile_at(size_t n, double q, size_t *lo, double *frac)
 {
     if (n == 0)
-        return 0;
+        return false;
     double pos = q * (double)(n - 1);
-    size_t lo = (size_t)pos;
-    if (lo >= n - 1)
-        return (double)v[n - 1];
-    double frac = pos - (double)lo;
+    *lo = (size_t)pos;
+    *frac = pos - (double)*lo;
+    return *lo < n - 1;
+}
+
+double gp__quantile_sorted(const int64_t *v, size_t n, double q)
+{
+    size_t lo;
+    double frac;
+    if (!quantile_at(n, q, &lo, &frac))
+        return n ? (double)v[n - 1] : 0;
     int64_t step; /* the int64 difference where it fits (exact); else the doubles' difference */
     double d = __builtin_sub_overflow(v[lo + 1], v[lo], &step) ? (double)v[lo + 1] - (double)v[lo]
                                                                : (double)step;
@@ -106,13 +116,10 @@ double gp__median_d(double *v, size_t n)
 
 double gp__quantile_sorted_d(const double *v, size_t n, double q)
 {
-    if (n == 0)
-        return 0;
-    double pos = q * (double)(n - 1);
-    size_t lo = (size_t)pos;
-    if (lo >= n - 1)
-        return v[n - 1];
-    double frac = pos - (double)lo;
+    size_t lo;
+    double frac;
+    if (!quantile_at(n, q, &lo, &frac))
+        return n ? v[n - 1] : 0;
     return v[lo] + frac * (v[lo + 1] - v[lo]);
 }
 

@@ -12,6 +12,21 @@ typedef struct gp__stats {
     double p50, p95, p99;
 } gp__stats;
 
+/* Copies the figures of the gp__stats st (total, min, max, mean, stddev, p50, p95, p99) into the
+ * fields of the same names of *dst: the public rows that report them (a summary row, a profiled
+ * function's result). The count is left to the caller (its field names differ). */
+#define GP__STATS_COPY(dst, st)                                                                    \
+    do {                                                                                           \
+        (dst)->total = (st).total;                                                                 \
+        (dst)->min = (st).min;                                                                     \
+        (dst)->max = (st).max;                                                                     \
+        (dst)->mean = (st).mean;                                                                   \
+        (dst)->stddev = (st).stddev;                                                               \
+        (dst)->p50 = (st).p50;                                                                     \
+        (dst)->p95 = (st).p95;                                                                     \
+        (dst)->p99 = (st).p99;                                                                     \
+    } while (0)
+
 /* Sorts v in place (ascending) and fills *st. n may be 0 (all fields 0). */
 void gp__stats_compute(int64_t *v, size_t n, gp__stats *st);
 /* Sorts v ascending (radix sort for large n, insertion sort for tiny). */

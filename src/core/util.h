@@ -14,6 +14,8 @@
 #define GP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Frees the pointer lvalue p and sets it to NULL (no dangling pointer left in the struct). */
+#define GP_FREE_CLEAR(p) (free(p), (p) = NULL)
 /* Three-way comparison of two scalars: -1, 0 or 1. */
 #define GP_CMP(a, b) (((a) > (b)) - ((a) < (b)))
 /* In a comparator: returns the order of a and b when they differ (a key of a lexicographic

@@ -413,6 +413,23 @@ static gp_status finish_log(gp_compile_log *log)
     return GP_OK;
 }
 
+/* Ends a read whose records gave status st: on success finishes log (ranks, shared names, export
+ * flag) and hands it to *out; on any failure (st, or out of memory finishing) frees log and
+ * returns the status, *out untouched. */
+static gp_status hand_over(gp_compile_log *log, gp_status st, gp_compile_log **out, gp_error *err)
+{
+    if (st != GP_OK) {
+        gp_compile_log_free(log);
+        return st;
+    }
+    if (finish_log(log) != GP_OK) {
+        gp_compile_log_free(log);
+        return gp_error_set(err, GP_ENOMEM, "out of memory");
+    }
+    *out = log;
+    return GP_OK;
+}
+
 gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts,
                               gp_compile_log **out, gp_error *err)
 {
@@ -448,16 +465,7 @@ gp_status gp_compile_log_read(const char *path, const gp_compile_read_opts *opts
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
-    if (st != GP_OK) {
-        gp_compile_log_free(log);
-        return st;
-    }
-    if (finish_log(log) != GP_OK) {
-        gp_compile_log_free(log);
-        return gp_error_set(err, GP_ENOMEM, "out of memory");
-    }
-    *out = log;
-    return GP_OK;
+    return hand_over(log, st, out, err);
 }
 
 gp_status gp_compile_log_read_buffer(const char *data, size_t len, const char *name,
@@ -474,16 +482,7 @@ gp_status gp_compile_log_read_buffer(const char *data, size_t len, const char *n
     uint64_t done = 0;
     gp_status st = read_one(log, name, &in, NULL, &done, len, err);
     gp__input_close(&in);
-    if (st != GP_OK) {
-        gp_compile_log_free(log);
-        return st;
-    }
-    if (finish_log(log) != GP_OK) {
-        gp_compile_log_free(log);
-        return gp_error_set(err, GP_ENOMEM, "out of memory");
-    }
-    *out = log;
-    return GP_OK;
+    return hand_over(log, st, out, err);
 }
 
 void gp_compile_log_free(gp_compile_log *log)

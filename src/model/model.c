@@ -555,20 +555,20 @@ bool gp_event_arg_int(const gp_trace *t, const gp_event *ev, const char *key, in
     return false;
 }
 
+/* Whether a shapes record is of an external id below id. */
+static inline bool shapes_below(const gp_op_shapes *x, int64_t id)
+{
+    return x->external_id < id;
+}
+GP__DEFINE_LOWER_BOUND(shapes_lower_bound, gp_op_shapes, int64_t, shapes_below)
+
 const gp_op_shapes *gp_trace_op_shapes(const gp_trace *t, int64_t external_id)
 {
     if (external_id <= 0)
         return NULL;
-    size_t lo = 0, hi = t->n_op_shapes;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (t->op_shapes[m].external_id < external_id)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo < t->n_op_shapes && t->op_shapes[lo].external_id == external_id ? &t->op_shapes[lo]
-                                                                              : NULL;
+    size_t i = shapes_lower_bound(t->op_shapes, t->n_op_shapes, external_id);
+    return i < t->n_op_shapes && t->op_shapes[i].external_id == external_id ? &t->op_shapes[i]
+                                                                            : NULL;
 }
 
 size_t gp_trace_event_count(const gp_trace *t)

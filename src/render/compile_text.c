@@ -127,46 +127,62 @@ static void units_block(const gp_compile_report *r, FILE *fp)
     more(fp, log->n_units, n);
 }
 
-static void breaks_block(const gp_compile_report *r, FILE *fp)
+/* A listing: "TITLE (total)", row(r, fp, i) for the rows --top shows, then the "more" line. */
+static void listing(const gp_compile_report *r, FILE *fp, const char *title, size_t total,
+                    void (*row)(const gp_compile_report *r, FILE *fp, size_t i))
 {
-    const gp_compile_analysis *a = r->analysis;
-    const gp_compile_log *log = r->log;
-    fprintf(fp, "\nGRAPH BREAKS (%zu)\n", a->n_breaks);
-    size_t n = shown(r, a->n_breaks);
-    for (size_t i = 0; i < n; i++) {
-        const gp_compile_break *b = &a->breaks[i];
-        fprintf(fp, "  [rank %d] %s at %s:%d", b->rank, b->function[0] ? b->function : "?",
-                gp__compile_base(b->file), b->line);
-        if (b->unit != UINT32_MAX)
-            fprintf(fp, " (compile %s", log->units[b->unit].id);
-        if (b->resume_unit != UINT32_MAX)
-            fprintf(fp, "%sresumes in %s", b->unit != UINT32_MAX ? ", " : " (",
-                    log->units[b->resume_unit].id);
-        if (b->unit != UINT32_MAX || b->resume_unit != UINT32_MAX)
-            fputc(')', fp);
-        fprintf(fp, "\n    reason: ");
-        one_line(fp, b->reason[0] ? b->reason : "(not in the log)");
-        fprintf(fp, "\n    cause: %s; %s\n", gp_compile_cause_name(b->cause),
-                gp_compile_cause_suggestion(b->cause));
-    }
-    more(fp, a->n_breaks, n);
+    fprintf(fp, "\n%s (%zu)\n", title, total);
+    size_t n = shown(r, total);
+    for (size_t i = 0; i < n; i++)
+        row(r, fp, i);
+    more(fp, total, n);
 }
 
+static void break_row(const gp_compile_report *r, FILE *fp, size_t i)
+{
+    const gp_compile_log *log = r->log;
+    const gp_compile_break *b = &r->analysis->breaks[i];
+    fprintf(fp, "  [rank %d] %s at %s:%d", b->rank, b->function[0] ? b->function : "?",
+            gp__compile_base(b->file), b->line);
+    if (b->unit != UINT32_MAX)
+        fprintf(fp, " (compile %s", log->units[b->unit].id);
+    if (b->resume_unit != UINT32_MAX)
+        fprintf(fp, "%sresumes in %s", b->unit != UINT32_MAX ? ", " : " (",
+                log->units[b->resume_unit].id);
+    if (b->unit != UINT32_MAX || b->resume_unit != UINT32_MAX)
+        fputc(')', fp);
+    fprintf(fp, "\n    reason: ");
+    one_line(fp, b->reason[0] ? b->reason : "(not in the log)");
+    fprintf(fp, "\n    cause: %s; %s\n", gp_compile_cause_name(b->cause),
+            gp_compile_cause_suggestion(b->cause));
+}
+
+static void recompile_row(const gp_compile_report *r, FILE *fp, size_t i)
+{
+    const gp_compile_recompile *x = &r->analysis->recompiles[i];
+    const gp_compile_unit *u = &r->log->units[x->unit];
+    fprintf(fp, "  [rank %d] %-7s %s: ", x->rank, u->id, u->co_name);
+    one_line(fp, x->reason[0] ? x->reason : "(no reason in the log)");
+    fprintf(fp, " [%s]\n", gp_compile_cause_name(x->cause));
+}
+
+static void failure_row(const gp_compile_report *r, FILE *fp, size_t i)
+{
+    const gp_compile_unit *u = &r->log->units[r->analysis->failures[i]];
+    fprintf(fp, "  [rank %d] %s %s (%s:%d): %s: ", u->rank, u->id, u->co_name,
+            gp__compile_base(u->co_filename), u->co_firstlineno, u->fail_type);
+    one_line(fp, u->fail_reason ? u->fail_reason : "");
+    if (u->fail_user_file)
+        fprintf(fp, " [user frame %s:%d]", u->fail_user_file, u->fail_user_line);
+    fputc('\n', fp);
+}
+
+/* The recompilations, then each cause's suggestion once and the frames over their limit. */
 static void recompiles_block(const gp_compile_report *r, FILE *fp)
 {
     const gp_compile_analysis *a = r->analysis;
-    const gp_compile_log *log = r->log;
-    fprintf(fp, "\nRECOMPILATIONS (%zu)\n", a->n_recompiles);
-    size_t n = shown(r, a->n_recompiles);
+    listing(r, fp, "RECOMPILATIONS", a->n_recompiles, recompile_row);
     bool seen[GP_CC_COUNT] = {false};
-    for (size_t i = 0; i < n; i++) {
-        const gp_compile_recompile *x = &a->recompiles[i];
-        const gp_compile_unit *u = &log->units[x->unit];
-        fprintf(fp, "  [rank %d] %-7s %s: ", x->rank, u->id, u->co_name);
-        one_line(fp, x->reason[0] ? x->reason : "(no reason in the log)");
-        fprintf(fp, " [%s]\n", gp_compile_cause_name(x->cause));
-    }
-    more(fp, a->n_recompiles, n);
     for (size_t i = 0; i < a->n_recompiles; i++) {
         gp_compile_cause c = a->recompiles[i].cause;
         if (seen[c])
@@ -180,27 +196,9 @@ static void recompiles_block(const gp_compile_report *r, FILE *fp)
             fprintf(fp,
                     "  [rank %d] frame %d (%s) compiled %u times, over its recompile limit "
                     "%" PRId64 ": %s\n",
-                    f->rank, f->frame_id, log->units[f->first_unit].co_name, f->compiles, f->limit,
-                    gp_compile_cause_suggestion(GP_CC_CACHE_LIMIT));
+                    f->rank, f->frame_id, r->log->units[f->first_unit].co_name, f->compiles,
+                    f->limit, gp_compile_cause_suggestion(GP_CC_CACHE_LIMIT));
     }
-}
-
-static void failures_block(const gp_compile_report *r, FILE *fp)
-{
-    const gp_compile_analysis *a = r->analysis;
-    const gp_compile_log *log = r->log;
-    fprintf(fp, "\nFAILURES (%zu)\n", a->n_failures);
-    size_t n = shown(r, a->n_failures);
-    for (size_t i = 0; i < n; i++) {
-        const gp_compile_unit *u = &log->units[a->failures[i]];
-        fprintf(fp, "  [rank %d] %s %s (%s:%d): %s: ", u->rank, u->id, u->co_name,
-                gp__compile_base(u->co_filename), u->co_firstlineno, u->fail_type);
-        one_line(fp, u->fail_reason ? u->fail_reason : "");
-        if (u->fail_user_file)
-            fprintf(fp, " [user frame %s:%d]", u->fail_user_file, u->fail_user_line);
-        fputc('\n', fp);
-    }
-    more(fp, a->n_failures, n);
 }
 
 static void phases_block(const gp_compile_report *r, FILE *fp)
@@ -394,9 +392,9 @@ gp_status gp_compile_render_text(const gp_compile_report *r, FILE *fp)
         summary_block(r, fp);
         if (!r->log->is_export || r->log->n_units) { /* an export log has no compile to list */
             units_block(r, fp);
-            breaks_block(r, fp);
+            listing(r, fp, "GRAPH BREAKS", r->analysis->n_breaks, break_row);
             recompiles_block(r, fp);
-            failures_block(r, fp);
+            listing(r, fp, "FAILURES", r->analysis->n_failures, failure_row);
         }
         phases_block(r, fp);
         graphs_block(r, fp);

@@ -491,8 +491,7 @@ void gp__diff_write_json(gp__jw *w, const gp_diff *d, const gp_diff_render_opts 
     gp__jw_kv_bool(w, "exact", d->opts.exact);
     gp__jw_kv_bool(w, "require_significance", d->opts.require_significance);
     gp__jw_kv_int(w, "bootstrap", d->opts.bootstrap);
-    gp__jw_key(w, "seed");
-    gp__jw_uint(w, d->opts.seed);
+    gp__jw_kv_uint(w, "seed", d->opts.seed);
     gp__jw_obj_end(w);
     gp__jw_key(w, "summary");
     gp__jw_obj_begin(w);

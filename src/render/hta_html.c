@@ -41,11 +41,7 @@ gp_status gp__hta_render_html(const gp_analysis *a, const char *title, FILE *fp)
 {
     if (!title)
         title = "gpuprof hta";
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
-    gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_timeline_css, gp__asset_report_css);
-    gp__html_str(fp, title);
+    gp__html_page_open(fp, title, "");
     fprintf(fp,
             "</h1>\n<p class=\"gp-sub\">Holistic Trace Analysis&rsquo;s breakdowns, %zu "
             "rank%s, HTA&rsquo;s definitions and step filter &middot; gpuprof " GP_VERSION_STRING

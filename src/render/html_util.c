@@ -65,3 +65,12 @@ void gp__fmt_dur_html(char *buf, size_t cap, int64_t ns)
     if (n >= 3 && strcmp(buf + n - 3, " us") == 0 && n + 1 < cap) /* "us" -> "\u00b5s" (2 bytes) */
         memcpy(buf + n - 2, "\xc2\xb5s", 4);
 }
+
+void gp__html_page_open(FILE *fp, const char *title, const char *extra_css)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
+    gp__html_str(fp, title);
+    fprintf(fp, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
+            gp__asset_timeline_css, gp__asset_report_css, extra_css);
+    gp__html_str(fp, title);
+}

@@ -172,11 +172,7 @@ gp_status gp__mem_render_html(const gp__mem_timeline *m, const char *title, FILE
 {
     if (!title)
         title = "gpuprof memory";
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
-    gp__html_str(fp, title);
-    fprintf(fp, "</title>\n<style>\n%s%s%s</style>\n</head>\n<body>\n<header>\n<h1>",
-            gp__asset_timeline_css, gp__asset_report_css, page_css);
-    gp__html_str(fp, title);
+    gp__html_page_open(fp, title, page_css);
     fprintf(fp,
             "</h1>\n<p class=\"gp-sub\">memory timeline, %zu allocator%s &middot; "
             "gpuprof " GP_VERSION_STRING "</p>\n</header>\n<main class=\"gp-mempage\">\n",

@@ -37,22 +37,17 @@ static void json_row(gp__jw *w, const gp_ops *ops, const gp_ops_row *r)
         kv_opt_str(w, "launched_by", r->module);
     gp__jw_kv_bool(w, "unattributed", r->unattributed);
     kv_opt_str(w, "launch_call", r->launch_call);
-    gp__jw_key(w, "calls");
-    gp__jw_uint(w, r->calls);
+    gp__jw_kv_uint(w, "calls", r->calls);
     gp__jw_kv_int(w, "self_cpu_ns", r->self_cpu);
     gp__jw_kv_int(w, "cpu_ns", r->cpu);
     gp__jw_kv_int(w, "self_gpu_ns", r->self_gpu);
     gp__jw_kv_int(w, "self_gpu_busy_ns", r->self_gpu_busy);
     gp__jw_kv_int(w, "gpu_ns", r->gpu);
     gp__jw_kv_int(w, "gpu_busy_ns", r->gpu_busy);
-    gp__jw_key(w, "kernels");
-    gp__jw_uint(w, r->kernels);
-    gp__jw_key(w, "kernels_subtree");
-    gp__jw_uint(w, r->kernels_subtree);
-    gp__jw_key(w, "replayed");
-    gp__jw_uint(w, r->replayed);
-    gp__jw_key(w, "modeled");
-    gp__jw_uint(w, r->modeled);
+    gp__jw_kv_uint(w, "kernels", r->kernels);
+    gp__jw_kv_uint(w, "kernels_subtree", r->kernels_subtree);
+    gp__jw_kv_uint(w, "replayed", r->replayed);
+    gp__jw_kv_uint(w, "modeled", r->modeled);
     if (r->modeled) {
         gp__jw_kv_str(w, "category", gp_op_category_name(r->category));
         kv_opt_str(w, "dtype", r->dtype ? gp_op_dtype_name(r->dtype) : NULL);
@@ -112,10 +107,8 @@ gp_status gp_ops_render_json(const gp_ops *ops, size_t top_n, FILE *fp)
                   {"no_shapes", ops->no_shapes},   {"bad_shapes", ops->bad_shapes},
                   {"gpu_events", ops->gpu_events}, {"no_launch", ops->no_launch},
                   {"outside_op", ops->outside_op}, {"replayed", ops->replayed}};
-    for (size_t i = 0; i < GP_ARRAY_LEN(counts); i++) {
-        gp__jw_key(&w, counts[i].k);
-        gp__jw_uint(&w, counts[i].v);
-    }
+    for (size_t i = 0; i < GP_ARRAY_LEN(counts); i++)
+        gp__jw_kv_uint(&w, counts[i].k, counts[i].v);
     gp__jw_kv_int(&w, "gpu_work_sum_ns", ops->gpu_time); /* was gpu_time_ns */
     gp__jw_key(&w, "total");
     json_row(&w, ops, &ops->total);
@@ -124,8 +117,7 @@ gp_status gp_ops_render_json(const gp_ops *ops, size_t top_n, FILE *fp)
     for (size_t i = 0; i < n; i++)
         json_row(&w, ops, &ops->rows[i]);
     gp__jw_arr_end(&w);
-    gp__jw_key(&w, "rows_left_out");
-    gp__jw_uint(&w, ops->n_rows - n);
+    gp__jw_kv_uint(&w, "rows_left_out", ops->n_rows - n);
     gp__jw_kv_str(&w, "note", ops->note.msg);
     gp__jw_obj_end(&w);
     gp__jw_text(&w, "\n", 1);
@@ -144,15 +136,12 @@ gp_status gp_ops_render_csv(const gp_ops *ops, size_t top_n, FILE *fp)
           fp);
     for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &ops->rows[i];
-        gp__csv_field(fp, r->key);
-        fputc(',', fp);
-        gp__csv_field(fp, r->shapes);
-        fputc(',', fp);
-        gp__csv_field(fp, r->types);
-        fputc(',', fp);
-        gp__csv_field(fp, r->module);
-        fputc(',', fp);
-        gp__csv_field(fp, r->line);
+        const char *const text[] = {r->key, r->shapes, r->types, r->module, r->line};
+        for (size_t k = 0; k < GP_ARRAY_LEN(text); k++) {
+            if (k)
+                fputc(',', fp);
+            gp__csv_field(fp, text[k]);
+        }
         fprintf(fp, ",%" PRId64 ",%d,%d,", r->external_id, (int)r->rank, r->unattributed ? 1 : 0);
         gp__csv_field(fp, r->launch_call);
         fprintf(fp,

@@ -306,41 +306,46 @@ static void write_events(out *o, const snap *g, size_t n)
         }
 }
 
+static double proc_mem_bytes(const gp_gpu_process *p)
+{
+    return (double)p->mem_bytes;
+}
+
+static double proc_sm_util(const gp_gpu_process *p)
+{
+    return p->sm_util;
+}
+
+/* One per-process family: a series per process (label pid) whose of(p) is known (>= 0; NVML
+ * says -1 when it does not know); the family is left out when no process has one. */
+static void process_family(out *o, const snap *g, size_t n, const char *name, const char *help,
+                           double (*of)(const gp_gpu_process *))
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t p = 0; p < g[i].np; p++)
+            any |= of(&g[i].procs[p]) >= 0;
+    if (!any)
+        return;
+    family(o, name, "gauge", help);
+    for (size_t i = 0; i < n; i++)
+        for (size_t p = 0; p < g[i].np; p++)
+            if (of(&g[i].procs[p]) >= 0) {
+                char extra[32];
+                snprintf(extra, sizeof extra, "pid=\"%u\"", g[i].procs[p].pid);
+                line(o, name, g[i].labels, extra, of(&g[i].procs[p]));
+            }
+}
+
 /* Per-process memory and SM utilization, the leak detector's trend and verdict. */
 static void write_processes_and_leaks(out *o, const snap *g, size_t n)
 {
-    bool any_proc = false;
-    for (size_t i = 0; i < n; i++)
-        for (size_t p = 0; p < g[i].np; p++)
-            any_proc |= g[i].procs[p].mem_bytes >= 0;
-    if (any_proc) {
-        family(o, "gpuprof_gpu_process_memory_bytes", "gauge",
-               "Device memory used by a process (host pid).");
-        for (size_t i = 0; i < n; i++)
-            for (size_t p = 0; p < g[i].np; p++)
-                if (g[i].procs[p].mem_bytes >= 0) {
-                    char extra[32];
-                    snprintf(extra, sizeof extra, "pid=\"%u\"", g[i].procs[p].pid);
-                    line(o, "gpuprof_gpu_process_memory_bytes", g[i].labels, extra,
-                         (double)g[i].procs[p].mem_bytes);
-                }
-    }
-    bool any_util = false;
-    for (size_t i = 0; i < n; i++)
-        for (size_t p = 0; p < g[i].np; p++)
-            any_util |= g[i].procs[p].sm_util >= 0;
-    if (any_util) {
-        family(o, "gpuprof_gpu_process_sm_utilization_percent", "gauge",
-               "SM utilization of a process (host pid), where NVML reports it (level detailed).");
-        for (size_t i = 0; i < n; i++)
-            for (size_t p = 0; p < g[i].np; p++)
-                if (g[i].procs[p].sm_util >= 0) {
-                    char extra[32];
-                    snprintf(extra, sizeof extra, "pid=\"%u\"", g[i].procs[p].pid);
-                    line(o, "gpuprof_gpu_process_sm_utilization_percent", g[i].labels, extra,
-                         g[i].procs[p].sm_util);
-                }
-    }
+    process_family(o, g, n, "gpuprof_gpu_process_memory_bytes",
+                   "Device memory used by a process (host pid).", proc_mem_bytes);
+    process_family(
+        o, g, n, "gpuprof_gpu_process_sm_utilization_percent",
+        "SM utilization of a process (host pid), where NVML reports it (level detailed).",
+        proc_sm_util);
     bool any_leak = false;
     for (size_t i = 0; i < n; i++)
         any_leak |= g[i].leak.ready;

@@ -34,6 +34,11 @@ static inline void gp__html_str(FILE *fp, const char *s)
     gp__html_text(fp, s, s ? __builtin_strlen(s) : 0);
 }
 
+/* The start of a plain report page (hta, memory): doctype, head with title (escaped) and the
+ * timeline and report style sheets then extra_css ("" for none), body, header and the h1's title;
+ * the caller goes on inside the h1 (html_util.c). */
+void gp__html_page_open(FILE *fp, const char *title, const char *extra_css);
+
 /* Opens path atomically, calls render(ctx, fp), commits. The error names the path. */
 gp_status gp__render_to_file(const char *path, gp_status (*render)(const void *ctx, FILE *fp),
                              const void *ctx, gp_error *err) GP_WARN_UNUSED;

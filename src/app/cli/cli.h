@@ -73,6 +73,12 @@ int gp__cli_write_file(const char *cmd, const char *path,
  * Returns the read's status; *out is the caller's on GP_OK. */
 gp_status gp__cli_read_job(const char *cmd, const char *path, gp_read_opts *rd, bool progress,
                            bool ranks_note, gp_job **out);
+/* The start of a command of one trace or job directory: parses argv by spec into *o
+ * (gp__cli_parse_one_input), then reads the input (gp__cli_read_job; the op shapes kept when
+ * keep_op_shapes) into *job. Returns -1 to go on (*input: the input's path), else the exit code:
+ * 0 after --help, 2 after a usage or read error (printed). */
+int gp__cli_read_one_job(const gp__cli_spec *spec, int argc, char **argv, bool keep_op_shapes,
+                         gp__cli_common *o, const char **input, gp_job **job);
 /* Several inputs read as one set of traces (summary, ops): each path a trace or a job directory,
  * every rank of every job in traces[], in argument order. */
 typedef struct gp__cli_inputs {

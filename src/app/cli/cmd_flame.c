@@ -139,7 +139,10 @@ typedef struct flame_args {
     const char *format;
     gp_flame_format fmt;
     bool diff;
-    int threads; /* -1: default (on, off for --diff) */
+    int threads;      /* -1: default (on, off for --diff) */
+    gp__cli_common o; /* the shared options */
+    int first;        /* argv index of the first input */
+    gp_read_opts rd;  /* how the inputs are read */
 } flame_args;
 
 static int take_option(void *ctx, int id, char *arg)
@@ -231,10 +234,11 @@ static bool pick_format(flame_args *a, const char *out)
     return true;
 }
 
-/* Options, operands and format; -1 to go on, else the exit code. */
-static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, int *first,
-                      gp_read_opts *rd)
+/* Options, operands and format into *a; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, flame_args *a)
 {
+    gp__cli_common *o = &a->o;
+    int *first = &a->first;
     gp_flame_opts_init(&a->fo);
     gp_flame_render_opts_init(&a->ro);
     static const gp__cli_spec spec = {
@@ -264,7 +268,7 @@ static int parse_args(int argc, char **argv, flame_args *a, gp__cli_common *o, i
         snprintf(a->title, sizeof a->title, "%s \xe2\x86\x92 %s", argv[*first], argv[*first + 1]);
         a->ro.title = a->title;
     }
-    gp__cli_read_opts(o, rd);
+    gp__cli_read_opts(o, &a->rd);
     return -1;
 }
 
@@ -299,31 +303,29 @@ done:
 int gp__cmd_flame(int argc, char **argv)
 {
     flame_args a = {.threads = -1};
-    gp__cli_common o;
-    int first;
-    gp_read_opts rd;
-    int rc = parse_args(argc, argv, &a, &o, &first, &rd);
+    int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    const gp__cli_common *o = &a.o;
     gp_flame_tree *tree = NULL, *alt = NULL;
     gp_flame_evented *ev = NULL;
-    rc = build_tree(argv + first, &a, &rd, o.progress, &tree, &alt, &ev);
+    rc = build_tree(argv + a.first, &a, &a.rd, o->progress, &tree, &alt, &ev);
     if (rc != 0)
         goto done;
     a.ro.alt = alt;
     a.ro.evented = ev;
     gp_error err = {0};
-    gp_status ws = gp_flame_write(tree, a.fmt, &a.ro, o.output, &err);
+    gp_status ws = gp_flame_write(tree, a.fmt, &a.ro, o->output, &err);
     if (!gp__cli_file_written("flame", ws, &err, &rc)) {
         if (ws == GP_ELIMIT) /* the input nests too deep for the format: an input error */
             rc = 2;
         goto done;
     }
-    if (tree->by == GP_FLAME_BY_MODULE && !o.quiet && !tree->n_modules)
+    if (tree->by == GP_FLAME_BY_MODULE && !o->quiet && !tree->n_modules)
         fprintf(stderr,
                 "gpuprof flame: warning: no nn.Module frames: every frame is \"(no module)\" "
                 "(record with with_stack=True)\n");
-    printf("wrote %s (%zu frames, %s weight%s%s)\n", o.output, tree->n_nodes,
+    printf("wrote %s (%zu frames, %s weight%s%s)\n", o->output, tree->n_nodes,
            tree->weight == GP_FLAME_GPU ? "GPU" : "CPU",
            tree->by == GP_FLAME_BY_MODULE ? ", by module" : "", a.diff ? ", differential" : "");
     rc = gp__cli_finish_stdout("flame", GP_OK);

@@ -90,17 +90,12 @@ int gp__cmd_hta(int argc, char **argv)
 {
     static const gp__cli_spec spec = {.cmd = "hta", .usage = usage, .opts = hta_opts};
     gp__cli_common o;
-    int first;
-    int rc = gp__cli_parse_one_input(&spec, argc, argv, &o, &first);
-    if (rc >= 0)
-        return rc;
-    gp_read_opts rd;
-    gp__cli_read_opts(&o, &rd);
-    rd.keep_op_shapes = true; /* as the "hta" view reads (the same analysis, the same bytes) */
+    const char *in;
     gp_job *job = NULL;
-    rc = 2;
-    if (gp__cli_read_job("hta", argv[first], &rd, o.progress, true, &job) == GP_OK)
-        rc = o.json ? print_json(job, o.output) : write_html(job, &o, argv[first]);
+    /* op shapes kept as the "hta" view reads (the same analysis, the same bytes) */
+    int rc = gp__cli_read_one_job(&spec, argc, argv, true, &o, &in, &job);
+    if (rc < 0)
+        rc = o.json ? print_json(job, o.output) : write_html(job, &o, in);
     gp_job_free(job);
     return rc;
 }

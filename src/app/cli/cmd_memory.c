@@ -72,25 +72,20 @@ int gp__cmd_memory(int argc, char **argv)
     static const gp__cli_spec spec = {
         .cmd = "memory", .usage = usage, .opts = memory_opts, .top_min = 0, .top_max = 100000};
     gp__cli_common o;
-    int first;
-    int rc = gp__cli_parse_one_input(&spec, argc, argv, &o, &first);
-    if (rc >= 0)
-        return rc;
-    gp_read_opts rd;
-    gp__cli_read_opts(&o, &rd);
+    const char *in;
     gp_job *job = NULL;
     gp__mem_timeline m = {0};
-    rc = 2;
-    if (gp__cli_read_job("memory", argv[first], &rd, o.progress, true, &job) != GP_OK)
+    int rc = gp__cli_read_one_job(&spec, argc, argv, false, &o, &in, &job);
+    if (rc >= 0)
         goto done;
     gp_status st =
         gp__mem_timeline_build((const gp_trace *const *)job->ranks, job->n_ranks, 0, 0, &m);
     if (st != GP_OK) {
-        gp__cli_error("memory", "%s: %s", argv[first], gp_strerror(st));
+        gp__cli_error("memory", "%s: %s", in, gp_strerror(st));
         rc = gp_status_exit_code(st);
         goto done;
     }
-    rc = output(&m, &o, argv[first]);
+    rc = output(&m, &o, in);
 done:
     gp__mem_timeline_free(&m);
     gp_job_free(job);

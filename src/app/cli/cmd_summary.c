@@ -54,6 +54,9 @@ typedef struct summary_args {
     gp_summary_opts sopts;
     gp_summary_render_opts ropts;
     bool csv;
+    gp__cli_common o; /* the shared options */
+    int first;        /* argv index of the first input */
+    gp_read_opts rd;  /* how the inputs are read */
 } summary_args;
 
 static int take_option(void *ctx, int id, char *arg)
@@ -87,10 +90,11 @@ static int take_option(void *ctx, int id, char *arg)
     return 0;
 }
 
-/* Options and operands into *a and *o; -1 to go on, else the exit code. */
-static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o, int *first,
-                      gp_read_opts *rd)
+/* Options and operands into *a; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, summary_args *a)
 {
+    gp__cli_common *o = &a->o;
+    int *first = &a->first;
     gp_summary_opts_init(&a->sopts);
     a->ropts = (gp_summary_render_opts){10, 40};
     static const gp__cli_spec spec = {.cmd = "summary",
@@ -119,23 +123,21 @@ static int parse_args(int argc, char **argv, summary_args *a, gp__cli_common *o,
          * default and says how many rows it left out. */
         a->ropts.top_n = 0;
     }
-    gp__cli_read_opts(o, rd);
+    gp__cli_read_opts(o, &a->rd);
     return -1;
 }
 
 int gp__cmd_summary(int argc, char **argv)
 {
     summary_args a = {.csv = false};
-    gp__cli_common o;
-    int first;
-    gp_read_opts rd;
-    int rc = parse_args(argc, argv, &a, &o, &first, &rd);
+    int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
     rc = 2;
     gp__cli_inputs in;
     gp_summary *sum = NULL;
-    gp_status rs = gp__cli_read_inputs("summary", argv + first, argc - first, &rd, o.progress, &in);
+    gp_status rs =
+        gp__cli_read_inputs("summary", argv + a.first, argc - a.first, &a.rd, a.o.progress, &in);
     if (rs != GP_OK) {
         if (rs == GP_ENOMEM)
             gp__cli_error("summary", "out of memory");
@@ -146,9 +148,9 @@ int gp__cmd_summary(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    gp_status st = o.json  ? gp_summary_render_json(sum, &a.ropts, stdout)
-                   : a.csv ? gp_summary_render_csv(sum, &a.ropts, stdout)
-                           : gp_summary_render_text(sum, &a.ropts, stdout);
+    gp_status st = a.o.json ? gp_summary_render_json(sum, &a.ropts, stdout)
+                   : a.csv  ? gp_summary_render_csv(sum, &a.ropts, stdout)
+                            : gp_summary_render_text(sum, &a.ropts, stdout);
     rc = gp__cli_finish_stdout("summary", st);
 done:
     gp_summary_free(sum);

@@ -189,6 +189,20 @@ int gp__cli_parse_one_input(const gp__cli_spec *spec, int argc, char **argv, gp_
     return -1;
 }
 
+int gp__cli_read_one_job(const gp__cli_spec *spec, int argc, char **argv, bool keep_op_shapes,
+                         gp__cli_common *o, const char **input, gp_job **job)
+{
+    int first;
+    int rc = gp__cli_parse_one_input(spec, argc, argv, o, &first);
+    if (rc >= 0)
+        return rc;
+    gp_read_opts rd;
+    gp__cli_read_opts(o, &rd);
+    rd.keep_op_shapes = keep_op_shapes;
+    *input = argv[first];
+    return gp__cli_read_job(spec->cmd, *input, &rd, o->progress, true, job) == GP_OK ? -1 : 2;
+}
+
 int gp__cli_write_file(const char *cmd, const char *path,
                        gp_status (*render)(const void *ctx, FILE *fp), const void *ctx,
                        const char *note)

@@ -30,12 +30,9 @@ void gp__mem_fini(struct gp_mem_tracker *m)
     gp__mutex_lock(&m->lock);
     for (size_t i = 0; i < m->n_bufs; i++)
         free_buf(&m->bufs[i]);
-    free(m->bufs);
-    free(m->hist);
-    free(m->samples);
-    m->bufs = NULL;
-    m->hist = NULL;
-    m->samples = NULL;
+    GP_FREE_CLEAR(m->bufs);
+    GP_FREE_CLEAR(m->hist);
+    GP_FREE_CLEAR(m->samples);
     m->n_bufs = m->n_hist = m->n_samples = 0;
     gp__mutex_unlock(&m->lock);
     gp__mutex_destroy(&m->lock);

@@ -465,14 +465,7 @@ gp_status gp_profile_call_n(gp_profiler *p, const char *name, void (*fn)(void *)
     gp__stats st;
     gp__stats_compute(wall, iterations, &st);
     out->iterations = iterations;
-    out->total = st.total;
-    out->min = st.min;
-    out->max = st.max;
-    out->mean = st.mean;
-    out->stddev = st.stddev;
-    out->p50 = st.p50;
-    out->p95 = st.p95;
-    out->p99 = st.p99;
+    GP__STATS_COPY(out, st);
     if (n_gpu) {
         gp__stats gs;
         gp__stats_compute(gpu, n_gpu, &gs);
