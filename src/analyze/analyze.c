@@ -135,15 +135,15 @@ static void rank_notes(const gp_trace *t, const gp__view *v, bool many, gp_rank_
 }
 
 /* One rank's analyses read the view and write disjoint parts of the rank's results, so they run
- * side by side, the longest first (as measured on the replicated benchmark trace). */
+ * side by side: those the registry of tables names (table_list.h), in its order. */
 typedef gp_status (*rank_fn)(const gp__view *v, gp_rank_analysis *r);
 
 static const rank_fn rank_analyses[] = {
-    gp__analyze_launch_stats, gp__analyze_activity,      gp__analyze_queues,
-    gp__analyze_kernel_stats, gp__analyze_temporal,      gp__analyze_top_kernels,
-    gp__analyze_idle,         gp__analyze_types,         gp__analyze_bandwidth,
-    gp__analyze_peak_memory,  gp__analyze_critical_path, gp__analyze_idle_causes,
-    gp__analyze_step_parts,
+#define B(stem) gp__analyze_##stem,
+#define X(bit, fn, name, alias, json, csv, build) build
+    GP__ANALYSIS_TABLES(X)
+#undef X
+#undef B
 };
 #define N_RANK_ANALYSES (sizeof rank_analyses / sizeof *rank_analyses)
 
