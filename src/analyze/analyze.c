@@ -1,5 +1,6 @@
 /* gp_analyze_job: builds each rank's view, runs every analysis on it, aggregates the job-level
  * kernel-type table, then the stragglers and findings. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,18 +136,18 @@ static void rank_notes(const gp_trace *t, const gp__view *v, bool many, gp_rank_
 }
 
 /* One rank's analyses read the view and write disjoint parts of the rank's results, so they run
- * side by side, the longest first (as measured on the replicated benchmark trace); the critical
- * path (the last) runs after them, its regions side by side: next to the idle causes, the two
- * largest working sets added up (peak RSS 200 MB, against 170 MB after them, on large_v100_nccl
- * x7, at the same CPU time). */
+ * side by side: those the registry of tables names (table_list.h), in its order. The critical
+ * path, the registry's last entry, runs after them, its regions side by side: next to the idle
+ * causes, the two largest working sets added up (peak RSS 200 MB, against 170 MB after them, on
+ * large_v100_nccl x7, at the same CPU time). */
 typedef gp_status (*rank_fn)(const gp__view *v, gp_rank_analysis *r);
 
 static const rank_fn rank_analyses[] = {
-    gp__analyze_launch_stats,  gp__analyze_activity,    gp__analyze_queues,
-    gp__analyze_kernel_stats,  gp__analyze_temporal,    gp__analyze_top_kernels,
-    gp__analyze_idle,          gp__analyze_types,       gp__analyze_bandwidth,
-    gp__analyze_peak_memory,   gp__analyze_idle_causes, gp__analyze_step_parts,
-    gp__analyze_critical_path,
+#define B(stem) gp__analyze_##stem,
+#define X(bit, fn, name, alias, json, csv, build) build
+    GP__ANALYSIS_TABLES(X)
+#undef X
+#undef B
 };
 #define N_RANK_ANALYSES (sizeof rank_analyses / sizeof *rank_analyses)
 
@@ -299,6 +300,7 @@ static void check_rank(const gp__view *v, const gp_rank_analysis *r)
 static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
 {
     rank_tasks rt = {.v = v, .r = r};
+    assert(rank_analyses[N_RANK_ANALYSES - 1] == gp__analyze_critical_path); /* table_list.h */
     gp__par_for(N_RANK_ANALYSES - 1, threads, run_rank_task, &rt);
     run_rank_task(&rt, N_RANK_ANALYSES - 1); /* the critical path: threads of its own */
     for (size_t i = 0; i < N_RANK_ANALYSES; i++)

@@ -16,6 +16,7 @@
 #include "core/msort.h"
 #include "core/radix.h"
 #include "core/util.h"
+#include "analyze/table_list.h"
 
 #define GP__NO_TIME INT64_MIN
 
@@ -119,40 +120,26 @@ void gp__type_label(uint32_t mask, char *out, size_t cap);
  * fewer than 50 000 events, where starting a thread (about 0.1 ms, bench_core) is not repaid. */
 int gp__rank_threads(const gp_trace *t, const gp_analyze_opts *o, int max);
 
-/* One rank's analyses. Each reads the view and writes only its own fields of the rank's results
- * (named below), so they may run at the same time on different threads (analyze.c does). */
-/* breakdown.c: temporal breakdown and comm/comp overlap (temporal, overlap). */
-gp_status gp__analyze_temporal(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* breakdown.c: idle time per stream (idle). */
-gp_status gp__analyze_idle(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* breakdown.c: kernel types and overlap states (types). */
-gp_status gp__analyze_types(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* breakdown.c: the top-kernels table (kernels). */
-gp_status gp__analyze_top_kernels(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* launch.c: launch statistics (launch). */
-gp_status gp__analyze_launch_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* launch.c: queue length per stream (queues). */
-gp_status gp__analyze_queues(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* launch.c: memcpy bandwidth (bandwidth). */
-gp_status gp__analyze_bandwidth(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* activity.c: CPU/GPU activity and the memory timeline (activity, memory). */
-gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+/* One rank's analyses, named by the registry of tables (table_list.h, its BUILD column): for
+ * each B(stem), gp_status gp__analyze_stem(const gp__view *v, gp_rank_analysis *r) computes its
+ * table's figures of rank r from the view v (GP_OK, GP_ENOMEM). Each reads the view and writes only
+ * its own fields of the rank's results (its definition's comment names them), so they may run at
+ * the same time on different threads (analyze.c does). Where they are and what they fill:
+ * breakdown.c: temporal (temporal, overlap), idle, types, top_kernels (kernels); launch.c:
+ * launch_stats (launch), queues, bandwidth; activity.c: activity (activity, memory), kernel_stats
+ * (kernels_*, small_kernels*, low_occ_*); peak.c: peak_memory; idle_causes.c; step_parts.c;
+ * critpath.c: critical_path (critical_paths). */
+#define GP__DECLARE_RANK_ANALYSIS(stem)                                                            \
+    gp_status gp__analyze_##stem(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
+#define B GP__DECLARE_RANK_ANALYSIS
+#define X(bit, fn, name, alias, json, csv, build) build
+GP__ANALYSIS_TABLES(X)
+#undef X
+#undef B
 /* activity.c: the CPU/GPU activity of each of the n traces (default analysis options), its CPU
  * active, GPU active and overlap figures summed into *sum (the other fields left 0): what the
  * timeline shows, without the rest of an analysis. GP_ENOMEM. */
 gp_status gp__activity_sum(gp_trace *const *traces, size_t n, gp_activity *sum) GP_WARN_UNUSED;
-/* peak.c: peak memory over the selected steps (peak_memory). */
-gp_status gp__analyze_peak_memory(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* activity.c: small kernels and the occupancy of hot kernels (kernels_*, small_kernels*,
- * low_occ_*). */
-gp_status gp__analyze_kernel_stats(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* idle_causes.c: what the host was doing while each stream and the whole device idled
- * (idle_causes). */
-gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* step_parts.c: TensorBoard's step-time breakdown per selected step (step_parts). */
-gp_status gp__analyze_step_parts(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
-/* critpath.c: the critical path of each step or region (critical_paths). */
-gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
  * when the caller has it (one rank: the findings' ops by shape, gp__findings_ops, not computed

@@ -72,27 +72,153 @@ static void text_ranks(FILE *fp, const gp_collectives *c)
                         (unsigned long long)c->implicit_sync, MS(c->ranks[i].caused_total));
 }
 
+/* The fields of a collective, in the order every format lists them: a JSON row's members, the
+ * columns of collectives.csv, the columns of the text table, each a subsequence of this list. */
+typedef enum {
+    CF_TEXT, /* a name: JSON string, CSV quoted cell, text %*s */
+    CF_WORD, /* a fixed word: JSON string, CSV plain cell, text %*s */
+    CF_INT,  /* an integer: JSON integer, CSV and text %lld */
+    CF_BOOL, /* JSON true/false, CSV 1/0 */
+    CF_NS,   /* integer nanoseconds: JSON integer ns, CSV and text microseconds %.3f */
+    CF_NS_D, /* fractional nanoseconds: JSON number ns, CSV and text microseconds %.3f */
+    CF_RATE, /* GB/s: JSON number (null for NaN), CSV %.6g (empty), text %*.*f ("-") */
+} coll_kind;
+
+typedef struct coll_value {
+    const char *s;
+    int64_t i;
+    double d;
+} coll_value;
+
+typedef struct coll_field {
+    const char *json; /* its member in a JSON row; NULL: not in JSON */
+    const char *csv;  /* its column of collectives.csv; NULL: not in CSV */
+    const char *text; /* its column head in the text table; NULL: not in text */
+    int width;        /* the text column's width (negative: left-aligned) */
+    int prec;         /* CF_RATE: the text column's decimals */
+    bool glued;       /* the text column follows the previous one without a space */
+    coll_kind kind;
+    coll_value (*get)(const gp_collective *k);
+} coll_field;
+
+static const char *node_span(const gp_collective *k, const char *unknown)
+{
+    return k->inter_node < 0 ? unknown : k->inter_node ? "inter" : "intra";
+}
+
+#define GETTER(nm, member)                                                                         \
+    static coll_value get_##nm(const gp_collective *k)                                             \
+    {                                                                                              \
+        return (coll_value)member;                                                                 \
+    }
+GETTER(group, {.s = k->group})
+GETTER(index, {.i = (int64_t)k->index})
+GETTER(name, {.s = k->name})
+GETTER(type, {.s = gp_coll_type_name(k->type)})
+GETTER(implicit_sync, {.i = k->implicit_sync})
+GETTER(sync_from_ends, {.i = k->sync_from_ends})
+GETTER(kernel, {.s = k->kernel})
+GETTER(dtype, {.s = k->dtype})
+GETTER(in_nelems, {.i = k->in_nelems})
+GETTER(out_nelems, {.i = k->out_nelems})
+GETTER(group_size, {.i = k->group_size})
+GETTER(bytes, {.i = k->bytes})
+GETTER(members, {.i = (int64_t)k->n_members})
+GETTER(latency, {.i = k->latency})
+GETTER(start_skew, {.i = k->start_skew})
+GETTER(end_skew, {.i = k->end_skew})
+GETTER(avg_wait, {.d = k->avg_wait})
+GETTER(first_rank, {.i = k->first_rank})
+GETTER(last_rank, {.i = k->last_rank})
+GETTER(algo_gbps, {.d = k->algo_gbps})
+GETTER(bus_gbps, {.d = k->bus_gbps})
+GETTER(peak_gbps, {.d = k->peak_gbps})
+GETTER(node_span, {.s = node_span(k, "unknown")})
+GETTER(node, {.s = node_span(k, "-")})
+GETTER(doubt, {.s = doubt_name(k->doubt)})
+#undef GETTER
+
+/* clang-format off */
+static const coll_field coll_fields[] = {
+    /* json              csv               text          width prec glued kind */
+    {"group",            "group",          "group",         -8, 0, false, CF_TEXT, get_group},
+    {"index",            "index",          "index",          6, 0, false, CF_INT,  get_index},
+    {"collective",       "collective",     "collective",   -14, 0, false, CF_TEXT, get_name},
+    {"type",             "type",           NULL,             0, 0, false, CF_WORD, get_type},
+    {"implicit_sync",    "implicit_sync",  NULL,             0, 0, false, CF_BOOL, get_implicit_sync},
+    {"sync_from_ends",   NULL,             NULL,             0, 0, false, CF_BOOL, get_sync_from_ends},
+    {"kernel",           NULL,             NULL,             0, 0, false, CF_TEXT, get_kernel},
+    {"dtype",            "dtype",          NULL,             0, 0, false, CF_TEXT, get_dtype},
+    {"in_nelems",        "in_nelems",      NULL,             0, 0, false, CF_INT,  get_in_nelems},
+    {"out_nelems",       "out_nelems",     NULL,             0, 0, false, CF_INT,  get_out_nelems},
+    {"group_size",       "group_size",     NULL,             0, 0, false, CF_INT,  get_group_size},
+    {"bytes",            "bytes",          "bytes",         12, 0, false, CF_INT,  get_bytes},
+    {NULL,               "ranks",          "ranks",          5, 0, false, CF_INT,  get_members},
+    {"latency_ns",       "latency(us)",    "latency",       10, 0, false, CF_NS,   get_latency},
+    {"start_skew_ns",    "start_skew(us)", "skew_start",    11, 0, false, CF_NS,   get_start_skew},
+    {"end_skew_ns",      "end_skew(us)",   "skew_end",      10, 0, false, CF_NS,   get_end_skew},
+    {"avg_wait_ns",      "avg_wait(us)",   "avg_wait",      11, 0, false, CF_NS_D, get_avg_wait},
+    {"first_rank",       "first_rank",     "first",          5, 0, false, CF_INT,  get_first_rank},
+    {"last_rank",        "last_rank",      "last",           5, 0, false, CF_INT,  get_last_rank},
+    {"algo_gbps",        "algo_bw(GB/s)",  NULL,             0, 0, false, CF_RATE, get_algo_gbps},
+    {"bus_gbps",         "bus_bw(GB/s)",   "busbw_GB/s",    10, 2, false, CF_RATE, get_bus_gbps},
+    {"peak_gbps",        "peak(GB/s)",     "peak",           9, 0, true,  CF_RATE, get_peak_gbps},
+    {"node_span",        "node_span",      NULL,             0, 0, false, CF_WORD, get_node_span},
+    {NULL,               NULL,             "node",          -5, 0, false, CF_WORD, get_node},
+    {"doubt",            "doubt",          "doubt",          0, 0, false, CF_WORD, get_doubt},
+};
+/* clang-format on */
+
+/* One text cell of field f for k (or its column head when k is NULL), after its separator. */
+static void text_cell(FILE *fp, const coll_field *f, const gp_collective *k, bool first)
+{
+    if (!first && !f->glued)
+        fputc(' ', fp);
+    if (!k) {
+        fprintf(fp, "%*s", f->width, f->text);
+        return;
+    }
+    coll_value v = f->get(k);
+    switch (f->kind) {
+    case CF_TEXT:
+    case CF_WORD:
+        fprintf(fp, "%*s", f->width, v.s);
+        break;
+    case CF_INT:
+    case CF_BOOL:
+        fprintf(fp, "%*lld", f->width, (long long)v.i);
+        break;
+    case CF_NS:
+        fprintf(fp, "%*.3f", f->width, US(v.i));
+        break;
+    case CF_NS_D:
+        fprintf(fp, "%*.3f", f->width, v.d / 1e3);
+        break;
+    case CF_RATE:
+        num(fp, v.d, f->width, f->prec);
+        break;
+    }
+}
+
+/* The text table's head (k NULL) or the row of k. */
+static void text_row(FILE *fp, const gp_collective *k)
+{
+    bool first = true;
+    for (size_t i = 0; i < sizeof coll_fields / sizeof *coll_fields; i++)
+        if (coll_fields[i].text) {
+            text_cell(fp, &coll_fields[i], k, first);
+            first = false;
+        }
+    fputc('\n', fp);
+}
+
 static void text_detail(FILE *fp, const gp_collectives *c, size_t limit)
 {
     size_t n = limit && limit < c->n_colls ? limit : c->n_colls;
     fprintf(fp, "\nEach collective (%zu of %zu; us):\n", n, c->n_colls);
-    fprintf(fp, "%-8s %6s %-14s %12s %5s %10s %11s %10s %11s %5s %5s %10s %8s %-5s %s\n", "group",
-            "index", "collective", "bytes", "ranks", "latency", "skew_start", "skew_end",
-            "avg_wait", "first", "last", "busbw_GB/s", "peak", "node", "doubt");
-    for (size_t i = 0; i < n; i++) {
-        const gp_collective *k = &c->colls[i];
-        fprintf(fp, "%-8s %6llu %-14s %12lld %5zu %10.3f %11.3f %10.3f %11.3f %5d %5d ", k->group,
-                (unsigned long long)k->index, k->name, (long long)k->bytes, k->n_members,
-                US(k->latency), US(k->start_skew), US(k->end_skew), k->avg_wait / 1e3,
-                k->first_rank, k->last_rank);
-        num(fp, k->bus_gbps, 10, 2);
-        num(fp, k->peak_gbps, 9, 0);
-        fprintf(fp, " %-5s %s\n",
-                k->inter_node < 0 ? "-"
-                : k->inter_node   ? "inter"
-                                  : "intra",
-                doubt_name(k->doubt));
-    }
+    text_row(fp, NULL);
+    for (size_t i = 0; i < n; i++)
+        text_row(fp, &c->colls[i]);
 }
 
 void gp__coll_render_text(FILE *fp, const gp_collectives *c, size_t limit)
@@ -165,32 +291,29 @@ static void json_ranks(gp__jw *w, const gp_collectives *c)
 static void json_one(gp__jw *w, const gp_collective *k)
 {
     gp__jw_obj_begin(w);
-    gp__jw_kv_str(w, "group", k->group);
-    gp__jw_kv_int(w, "index", (int64_t)k->index);
-    gp__jw_kv_str(w, "collective", k->name);
-    gp__jw_kv_str(w, "type", gp_coll_type_name(k->type));
-    gp__jw_kv_bool(w, "implicit_sync", k->implicit_sync);
-    gp__jw_kv_bool(w, "sync_from_ends", k->sync_from_ends);
-    gp__jw_kv_str(w, "kernel", k->kernel);
-    gp__jw_kv_str(w, "dtype", k->dtype);
-    gp__jw_kv_int(w, "in_nelems", k->in_nelems);
-    gp__jw_kv_int(w, "out_nelems", k->out_nelems);
-    gp__jw_kv_int(w, "group_size", k->group_size);
-    gp__jw_kv_int(w, "bytes", k->bytes);
-    gp__jw_kv_int(w, "latency_ns", k->latency);
-    gp__jw_kv_int(w, "start_skew_ns", k->start_skew);
-    gp__jw_kv_int(w, "end_skew_ns", k->end_skew);
-    gp__jw_kv_double(w, "avg_wait_ns", k->avg_wait);
-    gp__jw_kv_int(w, "first_rank", k->first_rank);
-    gp__jw_kv_int(w, "last_rank", k->last_rank);
-    gp__jw_kv_double(w, "algo_gbps", k->algo_gbps);
-    gp__jw_kv_double(w, "bus_gbps", k->bus_gbps);
-    gp__jw_kv_double(w, "peak_gbps", k->peak_gbps);
-    gp__jw_kv_str(w, "node_span",
-                  k->inter_node < 0 ? "unknown"
-                  : k->inter_node   ? "inter"
-                                    : "intra");
-    gp__jw_kv_str(w, "doubt", doubt_name(k->doubt));
+    for (size_t i = 0; i < sizeof coll_fields / sizeof *coll_fields; i++) {
+        const coll_field *f = &coll_fields[i];
+        if (!f->json)
+            continue;
+        coll_value v = f->get(k);
+        switch (f->kind) {
+        case CF_TEXT:
+        case CF_WORD:
+            gp__jw_kv_str(w, f->json, v.s);
+            break;
+        case CF_INT:
+        case CF_NS:
+            gp__jw_kv_int(w, f->json, v.i);
+            break;
+        case CF_BOOL:
+            gp__jw_kv_bool(w, f->json, v.i != 0);
+            break;
+        case CF_NS_D:
+        case CF_RATE:
+            gp__jw_kv_double(w, f->json, v.d);
+            break;
+        }
+    }
     gp__jw_key(w, "members");
     gp__jw_arr_begin(w);
     for (size_t i = 0; i < k->n_members; i++) {
@@ -229,37 +352,54 @@ void gp__coll_render_json(gp__jw *w, const gp_collectives *c)
     gp__jw_obj_end(w);
 }
 
-/* A number cell, empty for NaN, and the separator after it. */
-static void csv_num(FILE *fp, double v, char sep)
+/* One CSV cell of field f for k (its column name when k is NULL). */
+static void csv_cell(FILE *fp, const coll_field *f, const gp_collective *k)
 {
-    if (!isnan(v))
-        fprintf(fp, "%.6g", v);
-    fputc(sep, fp);
+    if (!k) {
+        fputs(f->csv, fp);
+        return;
+    }
+    coll_value v = f->get(k);
+    switch (f->kind) {
+    case CF_TEXT:
+        gp__csv_field(fp, v.s);
+        break;
+    case CF_WORD:
+        fputs(v.s, fp);
+        break;
+    case CF_INT:
+    case CF_BOOL:
+        fprintf(fp, "%lld", (long long)v.i);
+        break;
+    case CF_NS:
+        fprintf(fp, "%.3f", US(v.i));
+        break;
+    case CF_NS_D:
+        fprintf(fp, "%.3f", v.d / 1e3);
+        break;
+    case CF_RATE:
+        if (!isnan(v.d))
+            fprintf(fp, "%.6g", v.d);
+        break;
+    }
+}
+
+/* The CSV header (k NULL) or the row of k. */
+static void csv_row(FILE *fp, const gp_collective *k)
+{
+    const char *sep = "";
+    for (size_t i = 0; i < sizeof coll_fields / sizeof *coll_fields; i++)
+        if (coll_fields[i].csv) {
+            fputs(sep, fp);
+            csv_cell(fp, &coll_fields[i], k);
+            sep = ",";
+        }
+    fputc('\n', fp);
 }
 
 void gp__coll_render_csv(FILE *fp, const gp_collectives *c)
 {
-    fprintf(fp, "group,index,collective,type,implicit_sync,dtype,in_nelems,out_nelems,group_size,"
-                "bytes,ranks,latency(us),start_skew(us),end_skew(us),avg_wait(us),first_rank,"
-                "last_rank,algo_bw(GB/s),bus_bw(GB/s),peak(GB/s),node_span,doubt\n");
-    for (size_t i = 0; c && i < c->n_colls; i++) {
-        const gp_collective *k = &c->colls[i];
-        gp__csv_field(fp, k->group);
-        fprintf(fp, ",%llu,", (unsigned long long)k->index);
-        gp__csv_field(fp, k->name);
-        fprintf(fp, ",%s,%d,", gp_coll_type_name(k->type), k->implicit_sync ? 1 : 0);
-        gp__csv_field(fp, k->dtype);
-        fprintf(fp, ",%lld,%lld,%d,%lld,%zu,%.3f,%.3f,%.3f,%.3f,%d,%d,", (long long)k->in_nelems,
-                (long long)k->out_nelems, k->group_size, (long long)k->bytes, k->n_members,
-                US(k->latency), US(k->start_skew), US(k->end_skew), k->avg_wait / 1e3,
-                k->first_rank, k->last_rank);
-        csv_num(fp, k->algo_gbps, ',');
-        csv_num(fp, k->bus_gbps, ',');
-        csv_num(fp, k->peak_gbps, ',');
-        fprintf(fp, "%s,%s\n",
-                k->inter_node < 0 ? "unknown"
-                : k->inter_node   ? "inter"
-                                  : "intra",
-                doubt_name(k->doubt));
-    }
+    csv_row(fp, NULL);
+    for (size_t i = 0; c && i < c->n_colls; i++)
+        csv_row(fp, &c->colls[i]);
 }

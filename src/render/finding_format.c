@@ -152,115 +152,231 @@ static void top_object(const gp_finding *f, char *buf, size_t cap)
         snprintf(buf, cap, ": top %s", name);
 }
 
-static const char *class_words(const char *rule)
-{
-    static const char *const m[][2] = {
-        {"critical_path_cpu_bound", "CPU/Python work"},
-        {"critical_path_data_loading", "Data loading"},
-        {"critical_path_gpu_compute_bound", "GPU compute"},
-        {"critical_path_gpu_communication_bound", "Communication"},
-        {"critical_path_gpu_kernel_kernel_overhead", "Idle time between kernels"},
-        {"critical_path_gpu_kernel_launch_overhead", "Kernel launch overhead"},
-        {"critical_path_sync", "Waiting on host synchronisations"},
-    };
-    for (size_t i = 0; i < sizeof m / sizeof *m; i++)
-        if (strcmp(rule, m[i][0]) == 0)
-            return m[i][1];
-    return NULL;
-}
-
-/* The title of f: one short case per rule, the rule id itself for an unknown rule. */
-void gp__finding_title(const gp_finding *f, char *buf, size_t cap)
+/* The title of a finding of one of the critical path's dominant-cause rules; words: its class. */
+static void title_cause(const gp_finding *f, const char *words, char *buf, size_t cap)
 {
     char a[48], b[48], c[48], o[160];
-    const char *r = f->rule;
-    const char *cw = class_words(r);
-    if (cw) {
-        top_object(f, o, sizeof o);
-        snprintf(buf, cap, "%s holds %s of the critical path (%s over %s step%s)%s", cw,
-                 mtext(f, "class_share", a, sizeof a), mtext(f, "class_time", b, sizeof b),
-                 mtext(f, "steps", c, sizeof c), mval(f, "steps") == 1 ? "" : "s", o);
-    } else if (strcmp(r, "launch_bound") == 0) {
-        snprintf(buf, cap, "GPU idle %s of the time, mostly waiting for the host to launch work",
-                 mtext(f, "idle_share", a, sizeof a));
-    } else if (strcmp(r, "small_kernels") == 0) {
-        snprintf(buf, cap, "%s of %s kernels run for less than %s",
-                 mtext(f, "small_kernels_share", a, sizeof a), mtext(f, "kernels", b, sizeof b),
-                 mtext(f, "small_kernel_limit", c, sizeof c));
-    } else if (strcmp(r, "low_overlap") == 0) {
-        snprintf(buf, cap, "Only %s of communication overlaps computation",
-                 mtext(f, "overlap_share", a, sizeof a));
-    } else if (strcmp(r, "copy_heavy") == 0) {
-        snprintf(buf, cap, "Memory copies take %s of the GPU span%s",
-                 mtext(f, "memcpy_share", a, sizeof a),
-                 mval(f, "pageable_copies") > 0 ? ", some from pageable host memory" : "");
-    } else if (strcmp(r, "frequent_sync") == 0) {
-        snprintf(buf, cap, "%s synchronisations block for %s of the trace",
-                 mtext(f, "syncs", a, sizeof a), mtext(f, "sync_share_of_span", b, sizeof b));
-    } else if (strcmp(r, "low_occupancy") == 0) {
-        char name[64];
-        gp_shorten_name(obj(f, GP_OBJ_KERNEL), 48, name, sizeof name);
-        snprintf(buf, cap, "Hot kernel %s runs at %s occupancy", name,
-                 mtext(f, "occupancy", a, sizeof a));
-    } else if (strcmp(r, "memory_peak") == 0) {
-        snprintf(buf, cap, "Allocated memory on device %s peaks at %s of its capacity",
-                 mtext(f, "device", a, sizeof a), mtext(f, "peak_share", b, sizeof b));
-    } else if (strcmp(r, "straggler") == 0 && f->variant == 0) {
+    top_object(f, o, sizeof o);
+    snprintf(buf, cap, "%s holds %s of the critical path (%s over %s step%s)%s", words,
+             mtext(f, "class_share", a, sizeof a), mtext(f, "class_time", b, sizeof b),
+             mtext(f, "steps", c, sizeof c), mval(f, "steps") == 1 ? "" : "s", o);
+}
+
+static void title_launch_bound(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "GPU idle %s of the time, mostly waiting for the host to launch work",
+             mtext(f, "idle_share", a, sizeof a));
+}
+
+static void title_small_kernels(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48], c[48];
+    (void)words;
+    snprintf(buf, cap, "%s of %s kernels run for less than %s",
+             mtext(f, "small_kernels_share", a, sizeof a), mtext(f, "kernels", b, sizeof b),
+             mtext(f, "small_kernel_limit", c, sizeof c));
+}
+
+static void title_low_overlap(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "Only %s of communication overlaps computation",
+             mtext(f, "overlap_share", a, sizeof a));
+}
+
+static void title_copy_heavy(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "Memory copies take %s of the GPU span%s",
+             mtext(f, "memcpy_share", a, sizeof a),
+             mval(f, "pageable_copies") > 0 ? ", some from pageable host memory" : "");
+}
+
+static void title_frequent_sync(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    snprintf(buf, cap, "%s synchronisations block for %s of the trace",
+             mtext(f, "syncs", a, sizeof a), mtext(f, "sync_share_of_span", b, sizeof b));
+}
+
+static void title_low_occupancy(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], name[64];
+    (void)words;
+    gp_shorten_name(obj(f, GP_OBJ_KERNEL), 48, name, sizeof name);
+    snprintf(buf, cap, "Hot kernel %s runs at %s occupancy", name,
+             mtext(f, "occupancy", a, sizeof a));
+}
+
+static void title_memory_peak(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    snprintf(buf, cap, "Allocated memory on device %s peaks at %s of its capacity",
+             mtext(f, "device", a, sizeof a), mtext(f, "peak_share", b, sizeof b));
+}
+
+/* The straggler: from the collectives (variant 0), else from medians of per-rank totals (its
+ * first two metrics; the rule id when it has fewer). */
+static void title_straggler(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    if (f->variant == 0) {
         straggler_title(f, buf, cap);
-    } else if (strcmp(r, "straggler") == 0 && f->n_evidence >= 2) {
+    } else if (f->n_evidence >= 2) {
         gp__metric_value(&f->evidence[0], a, sizeof a);
         gp__metric_value(&f->evidence[1], b, sizeof b);
         snprintf(buf, cap,
                  "Out of step with the other ranks (no trusted collectives: medians of per-rank "
                  "totals): %s %s against a median of %s",
                  f->evidence[0].name, a, b);
-    } else if (strcmp(r, "op_below_roofline") == 0) {
-        const char *mod = obj(f, GP_OBJ_MODULE), *line = obj(f, GP_OBJ_LINE);
-        snprintf(buf, cap, "%s %s %s at %s of peak%s%s%s%s%s", obj(f, GP_OBJ_OP),
-                 obj(f, GP_OBJ_SHAPES), obj(f, GP_OBJ_DTYPE),
-                 mtext(f, "roofline_share", a, sizeof a), *mod || *line ? " (" : "", mod,
-                 *mod && *line ? ", " : "", line, *mod || *line ? ")" : "");
-    } else if (strcmp(r, "unfused_attention") == 0) {
-        snprintf(buf, cap,
-                 "Unfused attention (%s -> softmax -> matmul on %s %s) takes %s of the GPU work "
-                 "sum in %s "
-                 "calls",
-                 obj(f, GP_OBJ_OP), obj(f, GP_OBJ_SHAPES), obj(f, GP_OBJ_DTYPE),
-                 mtext(f, "share_of_gpu_work_sum", a, sizeof a), mtext(f, "calls", b, sizeof b));
-    } else if (strcmp(r, "fp32_gemm") == 0) {
-        snprintf(buf, cap,
-                 "fp32 GEMMs take %s of the GPU work sum on a GPU whose TF32 tensor cores run %s "
-                 "(top: %s "
-                 "%s)",
-                 mtext(f, "share_of_gpu_work_sum", a, sizeof a), mtext(f, "peak_tf32", b, sizeof b),
-                 obj(f, GP_OBJ_OP), obj(f, GP_OBJ_SHAPES));
-    } else if (strcmp(r, "sync_in_step") == 0) {
-        const gp_finding_object *s = f->n_objects ? &f->objects[0] : NULL;
-        snprintf(buf, cap, "%s host synchronisations inside %s steps block for %s%s%s%s%s%s",
-                 mtext(f, "syncs", a, sizeof a), mtext(f, "steps", b, sizeof b),
-                 mtext(f, "sync_time", c, sizeof c), s ? " (top: " : "", s ? s->name : "",
-                 s && s->frame[0] ? " at " : "", s ? s->frame : "", s ? ")" : "");
-    } else if (strcmp(r, "routing_to_cpu") == 0) {
-        snprintf(buf, cap, "%.64s runs on the GPU but averages %s per call", obj(f, GP_OBJ_OP),
-                 mtext(f, "mean", a, sizeof a));
-    } else if (strcmp(r, "routing_to_gpu") == 0) {
-        snprintf(buf, cap, "%.64s runs on the CPU for %s per call and moves %s", obj(f, GP_OBJ_OP),
-                 mtext(f, "mean", a, sizeof a), mtext(f, "memory", b, sizeof b));
-    } else if (strcmp(r, "batching") == 0) {
-        snprintf(buf, cap, "%.64s is called %s times in a row", obj(f, GP_OBJ_OP),
-                 mtext(f, "calls_in_a_row", a, sizeof a));
-    } else if (strcmp(r, "caching") == 0) {
-        snprintf(buf, cap, "%.64s: %s small calls of %s on average", obj(f, GP_OBJ_OP),
-                 mtext(f, "calls", a, sizeof a), mtext(f, "mean", b, sizeof b));
-    } else if (strcmp(r, "memory_heavy_op") == 0) {
-        snprintf(buf, cap, "%.64s allocates or moves %s in one call", obj(f, GP_OBJ_OP),
-                 mtext(f, "memory", a, sizeof a));
-    } else if (strcmp(r, "gpu_underutilized") == 0) {
-        snprintf(buf, cap, "GPU ops cover %s of the profile's span: the GPU is mostly idle",
-                 mtext(f, "gpu_utilization", a, sizeof a));
     } else {
-        snprintf(buf, cap, "%s", r);
+        snprintf(buf, cap, "%s", f->rule);
     }
+}
+
+static void title_op_below_roofline(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    const char *mod = obj(f, GP_OBJ_MODULE), *line = obj(f, GP_OBJ_LINE);
+    snprintf(buf, cap, "%s %s %s at %s of peak%s%s%s%s%s", obj(f, GP_OBJ_OP), obj(f, GP_OBJ_SHAPES),
+             obj(f, GP_OBJ_DTYPE), mtext(f, "roofline_share", a, sizeof a),
+             *mod || *line ? " (" : "", mod, *mod && *line ? ", " : "", line,
+             *mod || *line ? ")" : "");
+}
+
+static void title_unfused_attention(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    snprintf(buf, cap,
+             "Unfused attention (%s -> softmax -> matmul on %s %s) takes %s of the GPU work "
+             "sum in %s "
+             "calls",
+             obj(f, GP_OBJ_OP), obj(f, GP_OBJ_SHAPES), obj(f, GP_OBJ_DTYPE),
+             mtext(f, "share_of_gpu_work_sum", a, sizeof a), mtext(f, "calls", b, sizeof b));
+}
+
+static void title_fp32_gemm(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    snprintf(buf, cap,
+             "fp32 GEMMs take %s of the GPU work sum on a GPU whose TF32 tensor cores run %s "
+             "(top: %s "
+             "%s)",
+             mtext(f, "share_of_gpu_work_sum", a, sizeof a), mtext(f, "peak_tf32", b, sizeof b),
+             obj(f, GP_OBJ_OP), obj(f, GP_OBJ_SHAPES));
+}
+
+static void title_sync_in_step(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48], c[48];
+    (void)words;
+    const gp_finding_object *s = f->n_objects ? &f->objects[0] : NULL;
+    snprintf(buf, cap, "%s host synchronisations inside %s steps block for %s%s%s%s%s%s",
+             mtext(f, "syncs", a, sizeof a), mtext(f, "steps", b, sizeof b),
+             mtext(f, "sync_time", c, sizeof c), s ? " (top: " : "", s ? s->name : "",
+             s && s->frame[0] ? " at " : "", s ? s->frame : "", s ? ")" : "");
+}
+
+static void title_routing_to_cpu(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "%.64s runs on the GPU but averages %s per call", obj(f, GP_OBJ_OP),
+             mtext(f, "mean", a, sizeof a));
+}
+
+static void title_routing_to_gpu(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    snprintf(buf, cap, "%.64s runs on the CPU for %s per call and moves %s", obj(f, GP_OBJ_OP),
+             mtext(f, "mean", a, sizeof a), mtext(f, "memory", b, sizeof b));
+}
+
+static void title_batching(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "%.64s is called %s times in a row", obj(f, GP_OBJ_OP),
+             mtext(f, "calls_in_a_row", a, sizeof a));
+}
+
+static void title_caching(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48], b[48];
+    (void)words;
+    snprintf(buf, cap, "%.64s: %s small calls of %s on average", obj(f, GP_OBJ_OP),
+             mtext(f, "calls", a, sizeof a), mtext(f, "mean", b, sizeof b));
+}
+
+static void title_memory_heavy_op(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "%.64s allocates or moves %s in one call", obj(f, GP_OBJ_OP),
+             mtext(f, "memory", a, sizeof a));
+}
+
+static void title_gpu_underutilized(const gp_finding *f, const char *words, char *buf, size_t cap)
+{
+    char a[48];
+    (void)words;
+    snprintf(buf, cap, "GPU ops cover %s of the profile's span: the GPU is mostly idle",
+             mtext(f, "gpu_utilization", a, sizeof a));
+}
+
+/* rule -> the formatter of its title (words: passed to it; the class of a cause rule). */
+static const struct {
+    const char *rule;
+    void (*format)(const gp_finding *f, const char *words, char *buf, size_t cap);
+    const char *words;
+} titles[] = {
+    {"critical_path_cpu_bound", title_cause, "CPU/Python work"},
+    {"critical_path_data_loading", title_cause, "Data loading"},
+    {"critical_path_gpu_compute_bound", title_cause, "GPU compute"},
+    {"critical_path_gpu_communication_bound", title_cause, "Communication"},
+    {"critical_path_gpu_kernel_kernel_overhead", title_cause, "Idle time between kernels"},
+    {"critical_path_gpu_kernel_launch_overhead", title_cause, "Kernel launch overhead"},
+    {"critical_path_sync", title_cause, "Waiting on host synchronisations"},
+    {"launch_bound", title_launch_bound, NULL},
+    {"small_kernels", title_small_kernels, NULL},
+    {"low_overlap", title_low_overlap, NULL},
+    {"copy_heavy", title_copy_heavy, NULL},
+    {"frequent_sync", title_frequent_sync, NULL},
+    {"low_occupancy", title_low_occupancy, NULL},
+    {"memory_peak", title_memory_peak, NULL},
+    {"straggler", title_straggler, NULL},
+    {"op_below_roofline", title_op_below_roofline, NULL},
+    {"unfused_attention", title_unfused_attention, NULL},
+    {"fp32_gemm", title_fp32_gemm, NULL},
+    {"sync_in_step", title_sync_in_step, NULL},
+    {"routing_to_cpu", title_routing_to_cpu, NULL},
+    {"routing_to_gpu", title_routing_to_gpu, NULL},
+    {"batching", title_batching, NULL},
+    {"caching", title_caching, NULL},
+    {"memory_heavy_op", title_memory_heavy_op, NULL},
+    {"gpu_underutilized", title_gpu_underutilized, NULL},
+};
+
+/* The title of f: its rule's formatter (titles[]), the rule id itself for an unknown rule. */
+void gp__finding_title(const gp_finding *f, char *buf, size_t cap)
+{
+    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
+        if (strcmp(f->rule, titles[i].rule) == 0) {
+            titles[i].format(f, titles[i].words, buf, cap);
+            return;
+        }
+    snprintf(buf, cap, "%s", f->rule);
 }
 
 /* rule, variant -> suggestion. */
