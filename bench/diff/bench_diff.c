@@ -72,7 +72,7 @@ static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t 
         int64_t t0 = gp__clock_ns();
         gp_trace *both[2] = {a, b};
         gp_summary *s = NULL;
-        if (gp_summary_compute(both, 2, NULL, &s) != GP_OK)
+        if (gp_summary_compute(both, 2, NULL, &s, NULL) != GP_OK)
             exit(1);
         int64_t t1 = gp__clock_ns();
         gp_diff *d = NULL;

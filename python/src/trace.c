@@ -360,7 +360,7 @@ static PyObject *trace_summary(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_summary *s = NULL;
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
-    st = gp_summary_compute(self->job->ranks, self->job->n_ranks, &o, &s);
+    st = gp_summary_compute(self->job->ranks, self->job->n_ranks, &o, &s, NULL);
     if (st == GP_OK) {
         gp_summary_render_opts ro = {.top_n = f == OUT_TEXT ? (size_t)top : 0, .name_width = 40};
         st = f == OUT_TEXT  ? gp_summary_render_text(s, &ro, b.fp)
@@ -454,7 +454,7 @@ static PyObject *trace_ops(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_ops *ops = NULL;
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
-    st = gp_ops_compute(self->job->ranks, self->job->n_ranks, &o, &ops);
+    st = gp_ops_compute(self->job->ranks, self->job->n_ranks, &o, &ops, NULL);
     if (st == GP_OK)
         st = f == OUT_TEXT  ? gp_ops_render_text(ops, (size_t)top, b.fp)
              : f == OUT_CSV ? gp_ops_render_csv(ops, (size_t)top, b.fp)
@@ -749,17 +749,17 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_error err = {0};
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
-    st = gp_flame_build(self->job->ranks, self->job->n_ranks, &o, &tree);
+    st = gp_flame_build(self->job->ranks, self->job->n_ranks, &o, &tree, NULL);
     if (st == GP_OK) {
         gp_flame_render_opts ro;
         gp_flame_render_opts_init(&ro);
         ro.title = title;
         if (bpath && ff == GP_FLAME_HTML) /* like `gpuprof flame`: the page's "Frames" switch */
-            st = gp_flame_build_alt(self->job->ranks, self->job->n_ranks, &o, tree, &alt);
+            st = gp_flame_build_alt(self->job->ranks, self->job->n_ranks, &o, tree, &alt, NULL);
         ro.alt = alt;
         if (st == GP_OK)
             st = bpath ? gp_flame_write(tree, ff, &ro, PyBytes_AS_STRING(bpath), &err)
-                       : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp);
+                       : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp, NULL);
     }
     gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);
@@ -812,7 +812,7 @@ static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page 
         gp_report_bundle_free(bundle);
     } else {
         gp_timeline *tl = NULL;
-        st = gp_timeline_build(self->job->ranks, self->job->n_ranks, NULL, &tl);
+        st = gp_timeline_build(self->job->ranks, self->job->n_ranks, NULL, &tl, NULL);
         if (st == GP_OK)
             st = gp_timeline_write_html(tl, title, PyBytes_AS_STRING(bpath), &err);
         if (st == GP_OK) /* the figures of `gpuprof timeline --json` */

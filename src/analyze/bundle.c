@@ -36,7 +36,7 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     gp_ops_opts oo;
     gp_ops_opts_init(&oo);
     oo.by = GP_OPS_BY_SHAPE;
-    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
+    gp_status os = gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops, NULL);
     if (os != GP_OK)
         gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     gp_error err = {0};
@@ -49,9 +49,9 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     gp_timeline_opts_init(&to);
     to.max_depth = 1; /* the compact timeline: top two nesting levels */
     to.analysis = b->analysis;
-    gp_status s = gp_summary_compute(job->ranks, job->n_ranks, so, &b->summary);
+    gp_status s = gp_summary_compute(job->ranks, job->n_ranks, so, &b->summary, NULL);
     if (s == GP_OK)
-        s = gp_timeline_build(job->ranks, job->n_ranks, &to, &b->timeline);
+        s = gp_timeline_build(job->ranks, job->n_ranks, &to, &b->timeline, NULL);
     if (s == GP_OK)
         s = compile_regions(job, b);
     if (s == GP_OK) {
@@ -65,7 +65,7 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
             .compile = (const gp_compile_trace *const *)b->compile,
             .n_compile = b->n_compile,
         };
-        s = gp_dashboard_build(&in, &b->dashboard);
+        s = gp_dashboard_build(&in, &b->dashboard, NULL);
     }
     if (s != GP_OK) {
         gp_report_bundle_free(b);

@@ -199,7 +199,7 @@ static gp_status short_names(gp_dashboard *d, const gp_summary *s)
     return st;
 }
 
-gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
+static gp_status dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
 {
     gp_trace *const *traces = in->traces;
     size_t n = in->n_traces;
@@ -295,4 +295,13 @@ void gp_dashboard_free(gp_dashboard *d)
     free(d->prof_dist.parts);
     free(d->prof_split.parts);
     free(d);
+}
+
+gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out, gp_error *err)
+{
+    gp_status s = dashboard_build(in, out);
+    if (s != GP_OK)
+        gp_error_set(err, s, "%s building the dashboard of %zu trace%s", gp_strerror(s),
+                     in->n_traces, in->n_traces == 1 ? "" : "s");
+    return s;
 }

@@ -927,11 +927,11 @@ gp_status gp_diff_flame(gp_trace *const *base, size_t n_base, gp_trace *const *c
     fo.weight =
         side_has_gpu(base, n_base) && side_has_gpu(cur, n_cur) ? GP_FLAME_GPU : GP_FLAME_CPU;
     gp_flame_tree *tb = NULL, *tc = NULL;
-    gp_status st = gp_flame_build(base, n_base, &fo, &tb);
+    gp_status st = gp_flame_build(base, n_base, &fo, &tb, NULL);
     if (st == GP_OK)
-        st = gp_flame_build(cur, n_cur, &fo, &tc);
+        st = gp_flame_build(cur, n_cur, &fo, &tc, NULL);
     if (st == GP_OK)
-        st = gp_flame_diff(tb, tc, out);
+        st = gp_flame_diff(tb, tc, out, NULL);
     if (st != GP_OK)
         gp_error_set(err, st, "differential flame graph: %s",
                      st == GP_EEMPTY ? "a side has no event with a duration to draw"

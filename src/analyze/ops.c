@@ -875,9 +875,14 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     return st != GP_OK ? st : c->oom ? GP_ENOMEM : GP_OK;
 }
 
-gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out)
+gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out,
+                         gp_error *err)
 {
-    return gp__ops_compute_with(traces, n, opts, NULL, out);
+    gp_status st = gp__ops_compute_with(traces, n, opts, NULL, out);
+    if (st != GP_OK)
+        gp_error_set(err, st, "%s attributing the ops of %zu trace%s", gp_strerror(st), n,
+                     n == 1 ? "" : "s");
+    return st;
 }
 
 gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
