@@ -77,7 +77,7 @@ static void fuzz_one(gp_fuzz_input *in)
     gp_flame_tree *tree[2] = {NULL, NULL}, *diff = NULL;
     bool built = true;
     for (size_t i = 0; i < n; i++) {
-        gp_status st = gp_flame_build(&t[i], 1, &fo, &tree[i], NULL);
+        gp_status st = gp_flame_build(gp_traces_const(&t[i]), 1, &fo, &tree[i], NULL);
         gp_fuzz_check(st == GP_OK || st == GP_EEMPTY || st == GP_ELIMIT || st == GP_ENOMEM,
                       "gp_flame_build: OK, EEMPTY, ELIMIT or ENOMEM");
         built &= st == GP_OK;

@@ -87,8 +87,9 @@ typedef struct gp_flame_tree {
  * under "(no module)" / "[unattributed GPU]". opts may be NULL. On success *out is owned by the
  * caller (gp_flame_tree_free). GP_ENOMEM; GP_EEMPTY when no event carries weight; GP_ELIMIT past
  * 2^32 - 2 frames. err (may be NULL) says what failed. */
-GP_EXTERN gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
-                                   gp_flame_tree **out, gp_error *err) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_flame_build(const gp_trace *const *traces, size_t n,
+                                   const gp_flame_opts *opts, gp_flame_tree **out,
+                                   gp_error *err) GP_WARN_UNUSED;
 
 /* The module tree that an HTML page of the stack tree `stack` (built from the same traces and
  * opts) offers beside it, behind its "Frames" switch: the traces by module, with stack's resolved
@@ -96,9 +97,9 @@ GP_EXTERN gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_f
  * nn.Module frame, no module work carries weight, or stack is a diff or already by module.
  * Otherwise *out is owned by the caller (gp_flame_tree_free). GP_ENOMEM, GP_ELIMIT as
  * gp_flame_build, with err (may be NULL) saying what failed. */
-GP_EXTERN gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
-                                       const gp_flame_tree *stack, gp_flame_tree **out,
-                                       gp_error *err) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_flame_build_alt(const gp_trace *const *traces, size_t n,
+                                       const gp_flame_opts *opts, const gp_flame_tree *stack,
+                                       gp_flame_tree **out, gp_error *err) GP_WARN_UNUSED;
 
 /* Differential tree: the shape and widths of current, every node annotated with base_total, the
  * weight of the same stack (same names root to leaf) in base. Both inputs must have the same
@@ -161,7 +162,7 @@ typedef struct gp_flame_evented {
 /* The evented profiles of n traces (ranks): one per CPU thread and GPU stream holding slices of
  * positive duration (instants, memory events and counters left out). *out owned by the caller
  * (gp_flame_evented_free). GP_ENOMEM, with err (may be NULL) saying what failed. */
-GP_EXTERN gp_status gp_flame_evented_build(gp_trace *const *traces, size_t n,
+GP_EXTERN gp_status gp_flame_evented_build(const gp_trace *const *traces, size_t n,
                                            gp_flame_evented **out, gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_flame_evented_free(gp_flame_evented *e);
 
@@ -291,7 +292,7 @@ typedef struct gp_timeline_opts {
 GP_EXTERN void gp_timeline_opts_init(gp_timeline_opts *o);
 
 typedef struct gp_timeline {
-    gp_trace *const *traces;
+    const gp_trace *const *traces;
     size_t n_traces;
     gp_tl_row *rows;
     size_t n_rows;
@@ -318,7 +319,7 @@ typedef struct gp_timeline {
  * rows, counters, memory; rows of instant markers only are left out) and the nesting depth of every
  * event. The traces must outlive the result. opts may be NULL. *out owned by the caller
  * (gp_timeline_free). GP_ENOMEM, with err (may be NULL) saying what failed. */
-GP_EXTERN gp_status gp_timeline_build(gp_trace *const *traces, size_t n,
+GP_EXTERN gp_status gp_timeline_build(const gp_trace *const *traces, size_t n,
                                       const gp_timeline_opts *opts, gp_timeline **out,
                                       gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_timeline_free(gp_timeline *tl);
@@ -365,7 +366,7 @@ typedef struct gp_dash_chart {
  * figures and the partitions the charts draw, the renderer only formats them. */
 enum { GP_DASH_NAME_CAP = 96 }; /* bytes per short name in op_names / top_names */
 typedef struct gp_dashboard {
-    gp_trace *const *traces;
+    const gp_trace *const *traces;
     size_t n_traces;
     const gp_summary *summary;   /* not owned */
     const gp_timeline *timeline; /* compact timeline (not owned) */
@@ -463,7 +464,7 @@ typedef struct gp_dash_prof_op {
 
 /* What a dashboard is built from; every input must outlive the dashboard. */
 typedef struct gp_dashboard_inputs {
-    gp_trace *const *traces; /* the job's rank traces */
+    const gp_trace *const *traces; /* the job's rank traces */
     size_t n_traces;
     const gp_summary *summary;     /* of the traces (required) */
     const gp_timeline *timeline;   /* of the traces (required; the compact timeline) */

@@ -96,7 +96,7 @@ GP_EXTERN void gp_summary_opts_init(gp_summary_opts *opts);
 /* Computes the summary over n traces (rows of equal kind and name merge across traces).
  * opts may be NULL. On success *out is owned by the caller (gp_summary_free). GP_ENOMEM, with err
  * (may be NULL) saying what failed. */
-GP_EXTERN gp_status gp_summary_compute(gp_trace *const *traces, size_t n,
+GP_EXTERN gp_status gp_summary_compute(const gp_trace *const *traces, size_t n,
                                        const gp_summary_opts *opts, gp_summary **out,
                                        gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_summary_free(gp_summary *s);

@@ -524,7 +524,7 @@ static PyObject *prof_records(gpy_profiler *self, PyObject *noargs)
         gp_summary_opts o;
         gp_summary_opts_init(&o);
         o.kinds = 1u << GP_EV_RANGE;
-        st = gp_summary_compute(&t, 1, &o, &s, NULL);
+        st = gp_summary_compute(gp_traces_const(&t), 1, &o, &s, NULL);
     }
     if (st == GP_OK) {
         st = gp_profiler_breakdown(self->p, &b, &nb);

@@ -23,8 +23,7 @@ gp_status gp__findings_ops(const gp_trace *t, gp_ops **out)
     gp_ops_opts o;
     gp_ops_opts_init(&o);
     o.by = GP_OPS_BY_SHAPE;
-    gp_trace *tt = (gp_trace *)t; /* gp_ops_compute reads only */
-    return gp_ops_compute(&tt, 1, &o, out, NULL);
+    return gp_ops_compute(&t, 1, &o, out, NULL);
 }
 
 /* The dims of tensor idx of an Input Dims text ("[[8,12,3137,64],[8,12,64,3137],[]]") into out;
@@ -74,8 +73,7 @@ static gp_status instances(const gp_trace *t, gp_ops **ops, const gp_ops_row ***
     gp_ops_opts o;
     gp_ops_opts_init(&o);
     o.by = GP_OPS_BY_INSTANCE;
-    gp_trace *tt = (gp_trace *)t;
-    gp_status st = gp_ops_compute(&tt, 1, &o, ops, NULL);
+    gp_status st = gp_ops_compute(&t, 1, &o, ops, NULL);
     if (st != GP_OK)
         return st;
     const gp_ops_row **v = malloc(((*ops)->n_rows + 1) * sizeof *v);

@@ -329,8 +329,8 @@ static bool module_op(void *ud, const gp_trace *t, const gp_strid *mods, size_t 
 }
 
 /* The module frames of one trace under top: the walk of gpuprof ops --by module, listened to. */
-static gp_status add_trace_modules(builder *b, gp_trace *const *t, uint32_t top, gp_flame_weight w,
-                                   uint64_t *used, uint64_t *unattributed)
+static gp_status add_trace_modules(builder *b, const gp_trace *const *t, uint32_t top,
+                                   gp_flame_weight w, uint64_t *used, uint64_t *unattributed)
 {
     mod_walk m = {.b = b,
                   .top = top,
@@ -573,7 +573,7 @@ done:
 }
 
 /* True when some kernel, memcpy or memset of the traces has a duration. */
-static bool any_gpu_weight(gp_trace *const *traces, size_t n)
+static bool any_gpu_weight(const gp_trace *const *traces, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < traces[i]->n_tracks; k++) {
@@ -601,7 +601,7 @@ static gp_status tree_new(gp_flame_tree **out)
     return GP_OK;
 }
 
-static gp_status flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+static gp_status flame_build(const gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
                              gp_flame_tree **out)
 {
     gp_flame_opts defaults;
@@ -677,14 +677,14 @@ static gp_status build_error(gp_status s, size_t n, gp_error *err)
                         n == 1 ? "" : "s");
 }
 
-gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+gp_status gp_flame_build(const gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
                          gp_flame_tree **out, gp_error *err)
 {
     gp_status s = flame_build(traces, n, opts, out);
     return s == GP_OK ? s : build_error(s, n, err);
 }
 
-gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+gp_status gp_flame_build_alt(const gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
                              const gp_flame_tree *stack, gp_flame_tree **out, gp_error *err)
 {
     *out = NULL;

@@ -875,8 +875,8 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     return st != GP_OK ? st : c->oom ? GP_ENOMEM : GP_OK;
 }
 
-gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out,
-                         gp_error *err)
+gp_status gp_ops_compute(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                         gp_ops **out, gp_error *err)
 {
     gp_status st = gp__ops_compute_with(traces, n, opts, NULL, out);
     if (st != GP_OK)
@@ -885,7 +885,7 @@ gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *o
     return st;
 }
 
-gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+gp_status gp__ops_compute_with(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out)
 {
     gp_ops_opts defaults;

@@ -79,7 +79,7 @@ typedef struct gp__ops_listener {
 const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len);
 
 /* gp_ops_compute, telling listener l (NULL: none) each attribution as the walk makes it. */
-gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+gp_status gp__ops_compute_with(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out);
 
 #endif

@@ -249,8 +249,8 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
     return s;
 }
 
-static gp_status timeline_build(gp_trace *const *traces, size_t n, const gp_timeline_opts *opts,
-                                gp_timeline **out)
+static gp_status timeline_build(const gp_trace *const *traces, size_t n,
+                                const gp_timeline_opts *opts, gp_timeline **out)
 {
     gp_timeline_opts defaults;
     if (!opts) {
@@ -388,7 +388,7 @@ void gp_timeline_free(gp_timeline *tl)
     free(tl);
 }
 
-gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline_opts *opts,
+gp_status gp_timeline_build(const gp_trace *const *traces, size_t n, const gp_timeline_opts *opts,
                             gp_timeline **out, gp_error *err)
 {
     gp_status s = timeline_build(traces, n, opts, out);

@@ -677,8 +677,8 @@ static void export_round_trip_gives_same_statistics(void **state)
     ro.quiet = true;
     assert_int_equal(gp_trace_read(path, &ro, &b, &err), GP_OK);
     gp_summary *sa = NULL, *sb = NULL;
-    assert_int_equal(gp_summary_compute(&a, 1, NULL, &sa, NULL), GP_OK);
-    assert_int_equal(gp_summary_compute(&b, 1, NULL, &sb, NULL), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&a), 1, NULL, &sa, NULL), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&b), 1, NULL, &sb, NULL), GP_OK);
     const gp_kind_summary *ka = &sa->kinds[GP_EV_RANGE], *kb = &sb->kinds[GP_EV_RANGE];
     assert_int_equal(ka->n_rows, 2);
     assert_int_equal(kb->n_rows, ka->n_rows);

@@ -46,7 +46,7 @@ static gp_flame_tree *tree_of(gp_trace *t)
     gp_flame_opts_init(&fo);
     fo.weight = GP_FLAME_CPU;
     gp_flame_tree *tree = NULL;
-    assert_int_equal(gp_flame_build(&t, 1, &fo, &tree, NULL), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &fo, &tree, NULL), GP_OK);
     return tree;
 }
 
@@ -160,7 +160,7 @@ static void errors_say_what_failed(void **state)
     fo.weight = GP_FLAME_GPU; /* a trace of CPU ops only */
     gp_flame_tree *none = NULL;
     err = (gp_error){0};
-    assert_int_equal(gp_flame_build(&t, 1, &fo, &none, &err), GP_EEMPTY);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &fo, &none, &err), GP_EEMPTY);
     assert_null(none);
     assert_int_equal(err.status, GP_EEMPTY);
     assert_non_null(strstr(err.msg, "carries weight"));

@@ -160,8 +160,8 @@ int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_o
  * job's distinct ranks (one input, 2+ traces, each naming a distinct rank of a world of 2+); the
  * comparison rank by rank to stdout or o->output (text or o->json). Returns the exit code: 1
  * when fail_on_regression and a pair regressed, 2 with the error printed. */
-bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths);
-int gp__diff_jobs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
+bool gp__diff_is_job(const gp_trace *const *runs, size_t n, size_t n_paths);
+int gp__diff_jobs(const gp_trace *const *base, size_t nb, const gp_trace *const *cur, size_t nc,
                   const gp_diff_opts *dopts, const gp_diff_render_opts *ro, const gp__cli_common *o,
                   bool fail_on_regression);
 

@@ -71,11 +71,12 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
     if (s != GP_OK)
         return s;
     gp_error err = {0};
-    s = gp_flame_build(job->ranks, job->n_ranks, fo, tree, &err);
+    s = gp_flame_build(gp_job_traces(job), job->n_ranks, fo, tree, &err);
     if (s == GP_OK &&
-        ((alt &&
-          (s = gp_flame_build_alt(job->ranks, job->n_ranks, fo, *tree, alt, &err)) != GP_OK) ||
-         (ev && (s = gp_flame_evented_build(job->ranks, job->n_ranks, ev, &err)) != GP_OK))) {
+        ((alt && (s = gp_flame_build_alt(gp_job_traces(job), job->n_ranks, fo, *tree, alt, &err)) !=
+                     GP_OK) ||
+         (ev &&
+          (s = gp_flame_evented_build(gp_job_traces(job), job->n_ranks, ev, &err)) != GP_OK))) {
         gp_flame_tree_free(*tree);
         *tree = NULL;
     }
@@ -85,8 +86,8 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
         gp_flame_opts other = *fo;
         other.weight = fo->weight == GP_FLAME_CPU ? GP_FLAME_GPU : GP_FLAME_CPU;
         gp_flame_tree *probe = NULL;
-        bool works = fo->weight != GP_FLAME_AUTO &&
-                     gp_flame_build(job->ranks, job->n_ranks, &other, &probe, NULL) == GP_OK;
+        bool works = fo->weight != GP_FLAME_AUTO && gp_flame_build(gp_job_traces(job), job->n_ranks,
+                                                                   &other, &probe, NULL) == GP_OK;
         gp_flame_tree_free(probe);
         if (works)
             gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,

@@ -83,8 +83,7 @@ int gp__cmd_memory(int argc, char **argv)
     rc = 2;
     if (gp__cli_read_job("memory", argv[first], &rd, o.progress, true, &job) != GP_OK)
         goto done;
-    gp_status st =
-        gp__mem_timeline_build((const gp_trace *const *)job->ranks, job->n_ranks, 0, 0, &m);
+    gp_status st = gp__mem_timeline_build(gp_job_traces(job), job->n_ranks, 0, 0, &m);
     if (st != GP_OK) {
         gp__cli_error("memory", "%s: %s", argv[first], gp_strerror(st));
         rc = gp_status_exit_code(st);

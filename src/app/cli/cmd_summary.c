@@ -142,7 +142,8 @@ int gp__cmd_summary(int argc, char **argv)
         goto done;
     }
     gp_error err = {0};
-    if (gp_summary_compute(in.traces, in.n_traces, &a.sopts, &sum, &err) != GP_OK) {
+    if (gp_summary_compute(gp_traces_const(in.traces), in.n_traces, &a.sopts, &sum, &err) !=
+        GP_OK) {
         gp__cli_error("summary", "%s", err.msg);
         rc = 1;
         goto done;
