@@ -1055,8 +1055,8 @@ static void write_profile(const char *path, int work_us)
     gp_profiler *p = NULL;
     assert_int_equal(gp_profiler_create(NULL, &p), GP_OK);
     for (int i = 0; i < 30; i++) {
-        gp_range_begin(p, "iteration");
-        gp_range_begin(p, "work");
+        gp_range_begin(p, "iteration", NULL);
+        gp_range_begin(p, "work", NULL);
         busy_wait_us(work_us);
         gp_range_end(p);
         gp_range_end(p);
