@@ -67,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gp_trace *base[2] = {a, a}, *cur[2] = {b, b};
     size_t n = (flags & 64) ? 2 : 1;
     gp_diff *d = NULL;
-    check(gp_diff_compute(base, n, cur, n, &o, &d, &err) == GP_OK, "compute succeeds");
+    check(gp_diff_compute(gp_traces_const(base), n, gp_traces_const(cur), n, &o, &d, &err) == GP_OK,
+          "compute succeeds");
     size_t sum = 0;
     for (int t = 0; t < GP_DIFF_TYPE_COUNT; t++)
         sum += d->n_by_type[t];
@@ -91,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gp_diff_render_opts rop;
     gp_diff_render_opts_init(&rop);
     struct gp_flame_tree *fl = NULL;
-    if ((flags & 128) && gp_diff_flame(base, n, cur, n, &fl, &err) == GP_OK)
+    if ((flags & 128) &&
+        gp_diff_flame(gp_traces_const(base), n, gp_traces_const(cur), n, &fl, &err) == GP_OK)
         rop.flame = fl;
     /* The JSON document parses back whole and the page keeps the input out of its markup and
      * scripts (page_check.h); text and JUnit only have to succeed. */

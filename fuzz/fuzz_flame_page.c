@@ -45,7 +45,7 @@ static void render_all(const gp_flame_tree *tree, uint8_t flags)
     for (int f = GP_FLAME_FOLDED; f <= GP_FLAME_HTML; f++) {
         gp_fuzz_mem m;
         gp_fuzz_mem_open(&m);
-        gp_status st = gp_flame_render(tree, (gp_flame_format)f, &ro, m.fp);
+        gp_status st = gp_flame_render(tree, (gp_flame_format)f, &ro, m.fp, NULL);
         gp_fuzz_mem_close(&m);
         if (f == GP_FLAME_SPEEDSCOPE && tree->is_diff) {
             gp_fuzz_check(st == GP_EINVAL, "speedscope of a diff is refused");
@@ -77,7 +77,7 @@ static void fuzz_one(gp_fuzz_input *in)
     gp_flame_tree *tree[2] = {NULL, NULL}, *diff = NULL;
     bool built = true;
     for (size_t i = 0; i < n; i++) {
-        gp_status st = gp_flame_build(&t[i], 1, &fo, &tree[i]);
+        gp_status st = gp_flame_build(gp_traces_const(&t[i]), 1, &fo, &tree[i], NULL);
         gp_fuzz_check(st == GP_OK || st == GP_EEMPTY || st == GP_ELIMIT || st == GP_ENOMEM,
                       "gp_flame_build: OK, EEMPTY, ELIMIT or ENOMEM");
         built &= st == GP_OK;
@@ -88,7 +88,7 @@ static void fuzz_one(gp_fuzz_input *in)
             gp_fuzz_check(tree[i]->nodes[0].total >= 0, "root total >= 0");
         }
         if (n == 2) {
-            gp_status st = gp_flame_diff(tree[0], tree[1], &diff);
+            gp_status st = gp_flame_diff(tree[0], tree[1], &diff, NULL);
             gp_fuzz_check(st == GP_OK || st == GP_EINVAL || st == GP_ENOMEM, "gp_flame_diff");
             if (st == GP_OK)
                 render_all(diff, flags);

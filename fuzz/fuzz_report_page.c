@@ -70,7 +70,7 @@ static void fuzz_one(gp_fuzz_input *in)
         gp_ops_opts_init(&oo);
         oo.by = (gp_ops_by)((flags >> 2) % GP_OPS_BY_COUNT);
         gp_ops *ops = NULL;
-        if (gp_ops_compute(t, n, &oo, &ops) == GP_OK)
+        if (gp_ops_compute(gp_traces_const(t), n, &oo, &ops, NULL) == GP_OK)
             render_json(ops_json, ops, "op table JSON");
         gp_ops_free(ops);
         gp_analyze_opts ao;

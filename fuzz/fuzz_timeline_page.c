@@ -24,7 +24,7 @@ static void fuzz_one(gp_fuzz_input *in)
     to.cpu_rows = !(flags & 4);
     to.counter_rows = !(flags & 8);
     gp_timeline *tl = NULL;
-    gp_status st = gp_timeline_build(t, n, &to, &tl);
+    gp_status st = gp_timeline_build(gp_traces_const(t), n, &to, &tl, NULL);
     gp_fuzz_check(st == GP_OK || st == GP_ENOMEM, "gp_timeline_build: GP_OK or GP_ENOMEM");
     if (st == GP_OK) {
         gp_fuzz_check(tl->start <= tl->end || tl->n_events == 0, "timeline span ordered");

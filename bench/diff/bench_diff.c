@@ -72,11 +72,11 @@ static void run(const char *label, gp_trace *a, gp_trace *b, int reps, uint32_t 
         int64_t t0 = gp__clock_ns();
         gp_trace *both[2] = {a, b};
         gp_summary *s = NULL;
-        if (gp_summary_compute(both, 2, NULL, &s) != GP_OK)
+        if (gp_summary_compute(gp_traces_const(both), 2, NULL, &s, NULL) != GP_OK)
             exit(1);
         int64_t t1 = gp__clock_ns();
         gp_diff *d = NULL;
-        if (gp_diff_compute(&a, 1, &b, 1, &o, &d, NULL) != GP_OK)
+        if (gp_diff_compute(gp_traces_const(&a), 1, gp_traces_const(&b), 1, &o, &d, NULL) != GP_OK)
             exit(1);
         int64_t t2 = gp__clock_ns();
         rows = d->n_rows;

@@ -57,7 +57,8 @@ static gp_diff_type trial(uint64_t seed, int runs, double run_sd, double change)
     o.analyze = false;
     o.bootstrap = 0; /* the verdict does not use the CI */
     gp_diff *d = NULL;
-    if (gp_diff_compute(b, (size_t)runs, c, (size_t)runs, &o, &d, NULL) != GP_OK)
+    if (gp_diff_compute(gp_traces_const(b), (size_t)runs, gp_traces_const(c), (size_t)runs, &o, &d,
+                        NULL) != GP_OK)
         exit(1);
     gp_diff_type type = GP_DIFF_NO_CHANGE;
     for (size_t i = 0; i < d->n_rows; i++)

@@ -63,13 +63,13 @@ static double round_ns(mode m)
         break;
     case M_ON:
         for (long i = 0; i < g_pairs; i++) {
-            gp_range_begin(g_on, "bench");
+            gp_range_begin(g_on, "bench", NULL);
             gp_range_end(g_on);
         }
         break;
     case M_OFF:
         for (long i = 0; i < g_pairs; i++) {
-            gp_range_begin(g_off, "bench");
+            gp_range_begin(g_off, "bench", NULL);
             gp_range_end(g_off);
         }
         break;

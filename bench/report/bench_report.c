@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < runs; r++) {
         t0 = gp_bench_now();
         gp_timeline *tl;
-        if (gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl) != GP_OK ||
+        if (gp_timeline_build(gp_job_traces(job), job->n_ranks, NULL, &tl, NULL) != GP_OK ||
             gp_timeline_write_html(tl, "bench", page, &err) != GP_OK) {
             fprintf(stderr, "bench_report: timeline failed\n");
             return 1;

@@ -93,7 +93,7 @@ static void generate(char *text, size_t cap)
 
 static size_t parse(const char *text, float *out, size_t cap)
 {
-    gp_range_begin(NULL, "parse");
+    gp_range_begin(NULL, "parse", NULL);
     size_t n = 0;
     const char *p = text;
     while (*p && n < cap) {
@@ -145,14 +145,14 @@ static void gpu_batch(float *host, size_t n, unsigned long long dbuf, unsigned l
 {
     gp_cuda_timer *t = gp_profiler_cuda_timer(NULL);
     size_t bytes = n * sizeof(float);
-    gp_range_begin_ex(
+    gp_range_begin(
         NULL, "upload",
         &(gp_range_opts){.device = GP_DEVICE_GPU, .backend = "cuda", .bytes = (int64_t)bytes});
     (void)gp_cuda_timer_start(t, "memcpy_htod", NULL);
     cu.htod_async(dbuf, host, bytes, NULL);
     (void)gp_cuda_timer_stop(t, "memcpy_htod");
     gp_range_end(NULL);
-    gp_range_begin_ex(NULL, "fill", &(gp_range_opts){.device = GP_DEVICE_GPU, .backend = "cuda"});
+    gp_range_begin(NULL, "fill", &(gp_range_opts){.device = GP_DEVICE_GPU, .backend = "cuda"});
     (void)gp_cuda_timer_start(t, "memset_d32", NULL);
     cu.memset_async(dtmp, 0x3f800000u, n, NULL);
     (void)gp_cuda_timer_stop(t, "memset_d32");
@@ -217,10 +217,10 @@ int main(int argc, char **argv)
         gp_range_tag_int(NULL, "batch", b);
         generate(text, text_cap);
         size_t n = parse(text, values, N_ITEMS);
-        gp_range_begin_ex(NULL, "copy_values",
-                          &(gp_range_opts){.backend = "memcpy",
-                                           .bytes = (int64_t)(n * sizeof(float)),
-                                           .cpu_time = true});
+        gp_range_begin(NULL, "copy_values",
+                       &(gp_range_opts){.backend = "memcpy",
+                                        .bytes = (int64_t)(n * sizeof(float)),
+                                        .cpu_time = true});
         float *copy = malloc(n * sizeof(float));
         if (copy) {
             track(mem, "copy_host", "200000", "float32", (int64_t)(n * sizeof(float)));

@@ -292,8 +292,9 @@ typedef struct gp_diff {
 /* Compares base[0..n_base) with cur[0..n_cur) (each trace one run; both counts >= 1). opts may be
  * NULL for defaults. On success *out is owned by the caller (gp_diff_free). Fails with GP_EINVAL
  * (no runs on a side, threshold/alpha out of range; err says which) or GP_ENOMEM. */
-GP_EXTERN gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const *cur,
-                                    size_t n_cur, const gp_diff_opts *opts, gp_diff **out,
+GP_EXTERN gp_status gp_diff_compute(const gp_trace *const *base, size_t n_base,
+                                    const gp_trace *const *cur, size_t n_cur,
+                                    const gp_diff_opts *opts, gp_diff **out,
                                     gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_diff_free(gp_diff *d);
 
@@ -307,9 +308,9 @@ struct gp_flame_tree; /* gpuprof/report.h */
  * (thread ids differ between runs). On success *out is the caller's (gp_flame_tree_free).
  * GP_EEMPTY when a side has no weighted event, GP_EINVAL when the sides resolve to different
  * weights, GP_ENOMEM; err says which. */
-GP_EXTERN gp_status gp_diff_flame(gp_trace *const *base, size_t n_base, gp_trace *const *cur,
-                                  size_t n_cur, struct gp_flame_tree **out,
-                                  gp_error *err) GP_WARN_UNUSED;
+GP_EXTERN gp_status gp_diff_flame(const gp_trace *const *base, size_t n_base,
+                                  const gp_trace *const *cur, size_t n_cur,
+                                  struct gp_flame_tree **out, gp_error *err) GP_WARN_UNUSED;
 
 /* ---- renderers (format a gp_diff; compute nothing) ------------------------------------------ */
 

@@ -193,33 +193,34 @@ GP_EXTERN void gp_monitor_config_init(gp_monitor_config *cfg);
  * leniently ("yes" as true). msg is one line, "file:line: key: why" for files. */
 typedef void (*gp_config_warn_fn)(const char *msg, void *ctx);
 
+/* How a configuration is read (issue 32: one function with options in place of the _ex twins).
+ * Zero, or a NULL pointer, is the default: warnings dropped. Designated initialisers read well:
+ * &(gp_config_opts){.warn = fn, .warn_ctx = ctx}. */
+typedef struct gp_config_opts {
+    gp_config_warn_fn warn; /* receives each warning; NULL: dropped */
+    void *warn_ctx;         /* passed to warn */
+} gp_config_opts;
+
 /* Applies a YAML configuration on top of cfg: a mapping of the keys named in gp_monitor_config
  * (`sampling_interval_ms: 250`, `level: detailed`, `enable_pcie: true`), either flat or inside a
  * top-level `gpu_profiler:` block (the layout of the tool gpuprof replaces; the other top-level
  * sections of such a file are ignored, with a warning each). name is used in messages. Unknown
  * keys, repeated keys, nested values, hexadecimal numbers and bad values fail with GP_EPARSE /
- * GP_EINVAL and err names the file, line and key. Warnings go to warn (NULL: dropped). cfg is
- * unchanged on failure. */
-GP_EXTERN gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const char *text, size_t len,
-                                               const char *name, gp_config_warn_fn warn, void *ctx,
-                                               gp_error *err) GP_WARN_UNUSED;
-/* gp_monitor_config_parse_ex without warnings. */
+ * GP_EINVAL and err names the file, line and key. Warnings go to opts->warn (opts NULL or warn
+ * NULL: dropped). cfg is unchanged on failure. */
 GP_EXTERN gp_status gp_monitor_config_parse(gp_monitor_config *cfg, const char *text, size_t len,
-                                            const char *name, gp_error *err) GP_WARN_UNUSED;
-/* As gp_monitor_config_parse_ex, reading the file at path (GP_ENOENT when nothing is
- * at path, GP_EIO when it cannot be read). */
-GP_EXTERN gp_status gp_monitor_config_load_ex(gp_monitor_config *cfg, const char *path,
-                                              gp_config_warn_fn warn, void *ctx,
-                                              gp_error *err) GP_WARN_UNUSED;
+                                            const char *name, const gp_config_opts *opts,
+                                            gp_error *err) GP_WARN_UNUSED;
+/* As gp_monitor_config_parse, reading the file at path (GP_ENOENT when nothing is at path, GP_EIO
+ * when it cannot be read). */
 GP_EXTERN gp_status gp_monitor_config_load(gp_monitor_config *cfg, const char *path,
+                                           const gp_config_opts *opts,
                                            gp_error *err) GP_WARN_UNUSED;
 /* Sets one key from text, as a CLI flag would ("level", "detailed"). GP_EINVAL on an unknown key
  * or a bad value (err says which); warnings as for files, without a line. */
-GP_EXTERN gp_status gp_monitor_config_set_ex(gp_monitor_config *cfg, const char *key,
-                                             const char *value, gp_config_warn_fn warn, void *ctx,
-                                             gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_monitor_config_set(gp_monitor_config *cfg, const char *key,
-                                          const char *value, gp_error *err) GP_WARN_UNUSED;
+                                          const char *value, const gp_config_opts *opts,
+                                          gp_error *err) GP_WARN_UNUSED;
 /* True when metric m is sampled at cfg's level and feature toggles. */
 GP_EXTERN bool gp_monitor_config_wants(const gp_monitor_config *cfg, gp_metric m);
 

@@ -206,9 +206,10 @@ typedef struct gp_ops_opts {
 GP_EXTERN void gp_ops_opts_init(gp_ops_opts *opts);
 
 /* Attributes and groups the ops of n traces (rows merge across traces by key). opts may be NULL.
- * On success *out belongs to the caller (gp_ops_free). GP_ENOMEM. */
-GP_EXTERN gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
-                                   gp_ops **out) GP_WARN_UNUSED;
+ * On success *out belongs to the caller (gp_ops_free). GP_ENOMEM, with err (may be NULL) saying
+ * what failed. */
+GP_EXTERN gp_status gp_ops_compute(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                                   gp_ops **out, gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_ops_free(gp_ops *ops);
 
 /* Renderers. top_n rows (0 = all); text is a key_averages-style table with units in the headers

@@ -108,10 +108,29 @@ typedef struct gp__prof_head {
 GP_EXTERN void gp__range_begin_on(gp_profiler *p, const char *name, uint64_t key);
 GP_EXTERN void gp__range_end_on(gp_profiler *p, uint64_t key);
 
+typedef enum gp_range_device { GP_DEVICE_CPU = 0, GP_DEVICE_GPU = 1 } gp_range_device;
+
+/* What a range measures besides its wall time. Zero (or a NULL pointer) is a plain range;
+ * designated initialisers read well: &(gp_range_opts){.device = GP_DEVICE_GPU}. */
+typedef struct gp_range_opts {
+    gp_range_device device; /* GP_DEVICE_GPU: GPU time from CUDA events on `stream` */
+    void *stream;           /* CUstream for device=gpu (NULL = the legacy default stream) */
+    const char *backend;    /* e.g. "cuda", "cublas" (not copied); NULL = none */
+    int64_t bytes;          /* bytes this range moves (for GB/s); 0 = not declared */
+    bool cpu_time;          /* also record thread CPU time for this range */
+} gp_range_opts;
+GP_EXTERN void gp__range_begin_opts(gp_profiler *p, const char *name, const gp_range_opts *opts);
+
 /* Opens a range on the calling thread (nested inside the innermost open one). name must outlive
- * the profiler. Never fails: when it cannot record, the range is counted as dropped. */
-static inline void gp_range_begin(gp_profiler *p, const char *name)
+ * the profiler. opts (NULL: a plain range, the inline fast path) adds tags and measurements; it
+ * replaced gp_range_begin_ex (issue 32). Never fails: when it cannot record, the range is counted
+ * as dropped. */
+static inline void gp_range_begin(gp_profiler *p, const char *name, const gp_range_opts *opts)
 {
+    if (opts) {
+        gp__range_begin_opts(p, name, opts);
+        return;
+    }
     uint64_t k = 0;
     if (p) {
         k = __atomic_load_n(&((gp__prof_head *)(void *)p)->key, __ATOMIC_RELAXED);
@@ -133,19 +152,6 @@ static inline void gp_range_end(gp_profiler *p)
     gp__range_end_on(p, k);
 }
 
-typedef enum gp_range_device { GP_DEVICE_CPU = 0, GP_DEVICE_GPU = 1 } gp_range_device;
-
-typedef struct gp_range_opts {
-    gp_range_device device; /* GP_DEVICE_GPU: GPU time from CUDA events on `stream` */
-    void *stream;           /* CUstream for device=gpu (NULL = the legacy default stream) */
-    const char *backend;    /* e.g. "cuda", "cublas" (not copied); NULL = none */
-    int64_t bytes;          /* bytes this range moves (for GB/s); 0 = not declared */
-    bool cpu_time;          /* also record thread CPU time for this range */
-} gp_range_opts;
-
-/* Opens a range with tags and measurements. opts may be NULL (same as gp_range_begin). */
-GP_EXTERN void gp_range_begin_ex(gp_profiler *p, const char *name, const gp_range_opts *opts);
-
 /* Tags on the innermost open range of this thread (at most 4 per range; more are ignored).
  * key must outlive the profiler; string values are copied (first 23 bytes). */
 GP_EXTERN void gp_range_tag_int(gp_profiler *p, const char *key, int64_t value);
@@ -164,7 +170,7 @@ static inline gp_profiler *gp__scope_begin(gp_profiler *p, const char *name)
     if (!p)
         p = gp_profiler_global();
     if (p)
-        gp_range_begin(p, name);
+        gp_range_begin(p, name, NULL);
     return p;
 }
 static inline void gp__scope_end(gp_profiler **pp)

@@ -85,24 +85,28 @@ typedef struct gp_flame_tree {
  * else the CPU op with the same external id, or else "[unattributed GPU]". By module (opts->by)
  * the frames are the nn.Module stacks instead (see gp_flame_by), with GPU work no op launched
  * under "(no module)" / "[unattributed GPU]". opts may be NULL. On success *out is owned by the
- * caller (gp_flame_tree_free). GP_ENOMEM; GP_EEMPTY when no event carries weight. */
-GP_EXTERN gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
-                                   gp_flame_tree **out) GP_WARN_UNUSED;
+ * caller (gp_flame_tree_free). GP_ENOMEM; GP_EEMPTY when no event carries weight; GP_ELIMIT past
+ * 2^32 - 2 frames. err (may be NULL) says what failed. */
+GP_EXTERN gp_status gp_flame_build(const gp_trace *const *traces, size_t n,
+                                   const gp_flame_opts *opts, gp_flame_tree **out,
+                                   gp_error *err) GP_WARN_UNUSED;
 
 /* The module tree that an HTML page of the stack tree `stack` (built from the same traces and
  * opts) offers beside it, behind its "Frames" switch: the traces by module, with stack's resolved
  * weight and opts' limits. GP_OK with *out NULL when there is none to offer: the traces have no
  * nn.Module frame, no module work carries weight, or stack is a diff or already by module.
- * Otherwise *out is owned by the caller (gp_flame_tree_free). GP_ENOMEM. */
-GP_EXTERN gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
-                                       const gp_flame_tree *stack,
-                                       gp_flame_tree **out) GP_WARN_UNUSED;
+ * Otherwise *out is owned by the caller (gp_flame_tree_free). GP_ENOMEM, GP_ELIMIT as
+ * gp_flame_build, with err (may be NULL) saying what failed. */
+GP_EXTERN gp_status gp_flame_build_alt(const gp_trace *const *traces, size_t n,
+                                       const gp_flame_opts *opts, const gp_flame_tree *stack,
+                                       gp_flame_tree **out, gp_error *err) GP_WARN_UNUSED;
 
 /* Differential tree: the shape and widths of current, every node annotated with base_total, the
  * weight of the same stack (same names root to leaf) in base. Both inputs must have the same
- * resolved weight and the same `by` (GP_EINVAL otherwise). *out is owned by the caller. */
+ * resolved weight and the same `by` (GP_EINVAL otherwise). *out is owned by the caller.
+ * GP_ENOMEM; err (may be NULL) says what failed. */
 GP_EXTERN gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
-                                  gp_flame_tree **out) GP_WARN_UNUSED;
+                                  gp_flame_tree **out, gp_error *err) GP_WARN_UNUSED;
 
 GP_EXTERN void gp_flame_tree_free(gp_flame_tree *tree);
 
@@ -157,9 +161,9 @@ typedef struct gp_flame_evented {
 
 /* The evented profiles of n traces (ranks): one per CPU thread and GPU stream holding slices of
  * positive duration (instants, memory events and counters left out). *out owned by the caller
- * (gp_flame_evented_free). GP_ENOMEM. */
-GP_EXTERN gp_status gp_flame_evented_build(gp_trace *const *traces, size_t n,
-                                           gp_flame_evented **out) GP_WARN_UNUSED;
+ * (gp_flame_evented_free). GP_ENOMEM, with err (may be NULL) saying what failed. */
+GP_EXTERN gp_status gp_flame_evented_build(const gp_trace *const *traces, size_t n,
+                                           gp_flame_evented **out, gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_flame_evented_free(gp_flame_evented *e);
 
 typedef struct gp_flame_render_opts {
@@ -191,9 +195,11 @@ GP_EXTERN void gp_flame_render_opts_init(gp_flame_render_opts *o);
 GP_EXTERN uint64_t gp_flame_stack_bytes(const gp_flame_tree *tree, gp_flame_format fmt);
 
 /* Formats the tree into fp. o may be NULL. GP_EIO when the stream fails, GP_EINVAL for a
- * speedscope diff, GP_ELIMIT (nothing written) when gp_flame_stack_bytes passes o->max_bytes. */
+ * speedscope diff, GP_ELIMIT (nothing written) when gp_flame_stack_bytes passes o->max_bytes,
+ * GP_ENOMEM; err (may be NULL) says what failed (over the limit: the size and the limit). */
 GP_EXTERN gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
-                                    const gp_flame_render_opts *o, FILE *fp) GP_WARN_UNUSED;
+                                    const gp_flame_render_opts *o, FILE *fp,
+                                    gp_error *err) GP_WARN_UNUSED;
 /* As gp_flame_render, into path atomically; over o->max_bytes err says the size, the limit and
  * how to lower it (nothing is written). */
 GP_EXTERN gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
@@ -286,7 +292,7 @@ typedef struct gp_timeline_opts {
 GP_EXTERN void gp_timeline_opts_init(gp_timeline_opts *o);
 
 typedef struct gp_timeline {
-    gp_trace *const *traces;
+    const gp_trace *const *traces;
     size_t n_traces;
     gp_tl_row *rows;
     size_t n_rows;
@@ -312,10 +318,10 @@ typedef struct gp_timeline {
 /* Lays out the rows of n traces (by rank: GPU streams by device and stream, CPU threads, other
  * rows, counters, memory; rows of instant markers only are left out) and the nesting depth of every
  * event. The traces must outlive the result. opts may be NULL. *out owned by the caller
- * (gp_timeline_free). */
-GP_EXTERN gp_status gp_timeline_build(gp_trace *const *traces, size_t n,
-                                      const gp_timeline_opts *opts,
-                                      gp_timeline **out) GP_WARN_UNUSED;
+ * (gp_timeline_free). GP_ENOMEM, with err (may be NULL) saying what failed. */
+GP_EXTERN gp_status gp_timeline_build(const gp_trace *const *traces, size_t n,
+                                      const gp_timeline_opts *opts, gp_timeline **out,
+                                      gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_timeline_free(gp_timeline *tl);
 
 /* Writes the self-contained timeline page. title may be NULL. */
@@ -361,7 +367,7 @@ typedef struct gp_dash_chart {
 enum { GP_DASH_NAME_CAP = 96 }; /* bytes per short name in op_names / top_names */
 enum { GP_DASH_CP_BARS = 24 };  /* critical paths drawn as bars (the first ranks' steps) */
 typedef struct gp_dashboard {
-    gp_trace *const *traces;
+    const gp_trace *const *traces;
     size_t n_traces;
     const gp_summary *summary;   /* not owned */
     const gp_timeline *timeline; /* compact timeline (not owned) */
@@ -469,7 +475,7 @@ typedef struct gp_dash_prof_op {
 
 /* What a dashboard is built from; every input must outlive the dashboard. */
 typedef struct gp_dashboard_inputs {
-    gp_trace *const *traces; /* the job's rank traces */
+    const gp_trace *const *traces; /* the job's rank traces */
     size_t n_traces;
     const gp_summary *summary;     /* of the traces (required) */
     const gp_timeline *timeline;   /* of the traces (required; the compact timeline) */
@@ -484,9 +490,10 @@ typedef struct gp_dashboard_inputs {
 /* Fills the dashboard from in. Per-name rows come from the summary; the job's span, the CPU
  * thread self time per kind and the GPU span split are computed here from the traces and the
  * analysis (see gp_dashboard); peak memory and findings come from the analysis (without one they
- * are absent). *out owned by the caller (gp_dashboard_free). GP_ENOMEM. */
-GP_EXTERN gp_status gp_dashboard_build(const gp_dashboard_inputs *in,
-                                       gp_dashboard **out) GP_WARN_UNUSED;
+ * are absent). *out owned by the caller (gp_dashboard_free). GP_ENOMEM, with err (may be NULL)
+ * saying what failed. */
+GP_EXTERN gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out,
+                                       gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_dashboard_free(gp_dashboard *d);
 
 GP_EXTERN gp_status gp_dashboard_render_html(const gp_dashboard *d, const char *title,

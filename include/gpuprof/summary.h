@@ -94,10 +94,11 @@ typedef struct gp_summary_opts {
 GP_EXTERN void gp_summary_opts_init(gp_summary_opts *opts);
 
 /* Computes the summary over n traces (rows of equal kind and name merge across traces).
- * opts may be NULL. On success *out is owned by the caller (gp_summary_free). GP_ENOMEM. */
-GP_EXTERN gp_status gp_summary_compute(gp_trace *const *traces, size_t n,
-                                       const gp_summary_opts *opts,
-                                       gp_summary **out) GP_WARN_UNUSED;
+ * opts may be NULL. On success *out is owned by the caller (gp_summary_free). GP_ENOMEM, with err
+ * (may be NULL) saying what failed. */
+GP_EXTERN gp_status gp_summary_compute(const gp_trace *const *traces, size_t n,
+                                       const gp_summary_opts *opts, gp_summary **out,
+                                       gp_error *err) GP_WARN_UNUSED;
 GP_EXTERN void gp_summary_free(gp_summary *s);
 
 /* Renderers. Text is the fixed-width report ("GPU KERNEL TIMING REPORT", ...); tables of CPU-side

@@ -304,6 +304,18 @@ typedef struct gp_job {
     bool ranks_from_file_order; /* at least one trace lacked distributedInfo.rank */
 } gp_job;
 
+/* Traces as the read-only input every analysis and view takes, const gp_trace *const *: C
+ * converts a gp_trace ** to it only by a cast, made here once (it adds const, never removes it).
+ * gp_traces_const(&t) for one trace t; gp_job_traces(job) for a job's ranks. */
+static inline const gp_trace *const *gp_traces_const(gp_trace *const *traces)
+{
+    return (const gp_trace *const *)traces;
+}
+static inline const gp_trace *const *gp_job_traces(const gp_job *job)
+{
+    return gp_traces_const(job->ranks);
+}
+
 /* ---- strings ---------------------------------------------------------------------------- */
 
 /* The text of an interned id. Never NULL ("" for 0 and for out-of-range ids). */

@@ -101,7 +101,8 @@ static int apply_settings(gpy_monitor *self, PyObject *settings)
             return -1;
         }
         gp_error err = {0};
-        gp_status st = gp_monitor_config_set_ex(&self->cfg, key, val, on_warning, self, &err);
+        gp_status st = gp_monitor_config_set(
+            &self->cfg, key, val, &(gp_config_opts){.warn = on_warning, .warn_ctx = self}, &err);
         if (st != GP_OK) {
             gpy_raise(st, &err, "Monitor");
             return -1;
@@ -130,7 +131,8 @@ static int mon_init(gpy_monitor *self, PyObject *args, PyObject *kw)
             return -1;
         gp_error err = {0};
         gp_status st =
-            gp_monitor_config_load_ex(&self->cfg, PyBytes_AS_STRING(path), on_warning, self, &err);
+            gp_monitor_config_load(&self->cfg, PyBytes_AS_STRING(path),
+                                   &(gp_config_opts){.warn = on_warning, .warn_ctx = self}, &err);
         Py_DECREF(path);
         if (st != GP_OK) {
             gpy_raise(st, &err, "Monitor");

@@ -27,7 +27,7 @@ struct gpy_scope {
     const char *name;                 /* interned in prof */
     PyObject *tags;                   /* list of (key, value) or NULL */
     gp_range_opts opts;
-    bool ex; /* opts differ from the defaults: begin with gp_range_begin_ex */
+    bool ex; /* opts differ from the defaults: gp_range_begin gets &opts, else NULL */
 };
 
 static PyTypeObject gpy_profiler_type;
@@ -110,9 +110,9 @@ static void apply_tags(gpy_scope *s)
 static PyObject *scope_enter(gpy_scope *s, PyObject *noargs)
 {
     if (s->ex)
-        gp_range_begin_ex(s->prof->p, s->name, &s->opts);
+        gp_range_begin(s->prof->p, s->name, &s->opts);
     else
-        gp_range_begin(s->prof->p, s->name);
+        gp_range_begin(s->prof->p, s->name, NULL);
     if (s->tags)
         apply_tags(s);
     Py_INCREF(s);
@@ -524,7 +524,7 @@ static PyObject *prof_records(gpy_profiler *self, PyObject *noargs)
         gp_summary_opts o;
         gp_summary_opts_init(&o);
         o.kinds = 1u << GP_EV_RANGE;
-        st = gp_summary_compute(&t, 1, &o, &s);
+        st = gp_summary_compute(gp_traces_const(&t), 1, &o, &s, NULL);
     }
     if (st == GP_OK) {
         st = gp_profiler_breakdown(self->p, &b, &nb);

@@ -360,7 +360,7 @@ static PyObject *trace_summary(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_summary *s = NULL;
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
-    st = gp_summary_compute(self->job->ranks, self->job->n_ranks, &o, &s);
+    st = gp_summary_compute(gp_job_traces(self->job), self->job->n_ranks, &o, &s, NULL);
     if (st == GP_OK) {
         gp_summary_render_opts ro = {.top_n = f == OUT_TEXT ? (size_t)top : 0, .name_width = 40};
         st = f == OUT_TEXT  ? gp_summary_render_text(s, &ro, b.fp)
@@ -454,7 +454,7 @@ static PyObject *trace_ops(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_ops *ops = NULL;
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
-    st = gp_ops_compute(self->job->ranks, self->job->n_ranks, &o, &ops);
+    st = gp_ops_compute(gp_job_traces(self->job), self->job->n_ranks, &o, &ops, NULL);
     if (st == GP_OK)
         st = f == OUT_TEXT  ? gp_ops_render_text(ops, (size_t)top, b.fp)
              : f == OUT_CSV ? gp_ops_render_csv(ops, (size_t)top, b.fp)
@@ -550,7 +550,7 @@ static PyObject *trace_advise(gpy_trace *self, PyObject *args, PyObject *kw)
  * Trace objects: the caller keeps it until the GIL-free work on the array is over, because the
  * caller's sequence may be emptied by another thread meanwhile (a list cleared while the diff runs
  * would otherwise free the traces under it). */
-static gp_trace **runs_of(PyObject *seq, const char *side, size_t *n, PyObject **hold)
+static const gp_trace **runs_of(PyObject *seq, const char *side, size_t *n, PyObject **hold)
 {
     *hold = NULL;
     PyObject *items = PySequence_Check(seq) ? PySequence_Tuple(seq) : NULL;
@@ -573,11 +573,13 @@ static gp_trace **runs_of(PyObject *seq, const char *side, size_t *n, PyObject *
         }
         total += ((gpy_trace *)o)->job->n_ranks;
     }
-    gp_trace **runs = total ? malloc(total * sizeof *runs) : NULL;
+    const gp_trace **runs = total ? malloc(total * sizeof *runs) : NULL;
     if (!total || !runs) {
         Py_DECREF(items);
-        if (total)
-            return (gp_trace **)PyErr_NoMemory();
+        if (total) {
+            PyErr_NoMemory();
+            return NULL;
+        }
         PyErr_Format(PyExc_ValueError, "diff: the %s side is empty", side);
         return NULL;
     }
@@ -610,8 +612,8 @@ static PyObject *py_diff(PyObject *mod, PyObject *args, PyObject *kw)
         return PyErr_Format(PyExc_ValueError, "threshold must be >= 0 (%%) and alpha in (0, 1)");
     size_t nb = 0, nc = 0;
     PyObject *hold_b = NULL, *hold_c = NULL;
-    gp_trace **base = runs_of(base_seq, "base", &nb, &hold_b);
-    gp_trace **cur = base ? runs_of(cur_seq, "current", &nc, &hold_c) : NULL;
+    const gp_trace **base = runs_of(base_seq, "base", &nb, &hold_b);
+    const gp_trace **cur = base ? runs_of(cur_seq, "current", &nc, &hold_c) : NULL;
     gpy_buf b;
     if (!cur || gpy_buf_open(&b) < 0) {
         free(base);
@@ -749,17 +751,18 @@ static PyObject *trace_flame(gpy_trace *self, PyObject *args, PyObject *kw)
     gp_error err = {0};
     gp_status st;
     Py_BEGIN_ALLOW_THREADS;
-    st = gp_flame_build(self->job->ranks, self->job->n_ranks, &o, &tree);
+    st = gp_flame_build(gp_job_traces(self->job), self->job->n_ranks, &o, &tree, NULL);
     if (st == GP_OK) {
         gp_flame_render_opts ro;
         gp_flame_render_opts_init(&ro);
         ro.title = title;
         if (bpath && ff == GP_FLAME_HTML) /* like `gpuprof flame`: the page's "Frames" switch */
-            st = gp_flame_build_alt(self->job->ranks, self->job->n_ranks, &o, tree, &alt);
+            st = gp_flame_build_alt(gp_job_traces(self->job), self->job->n_ranks, &o, tree, &alt,
+                                    NULL);
         ro.alt = alt;
         if (st == GP_OK)
             st = bpath ? gp_flame_write(tree, ff, &ro, PyBytes_AS_STRING(bpath), &err)
-                       : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp);
+                       : gp_flame_render(tree, GP_FLAME_FOLDED, &ro, b.fp, NULL);
     }
     gp_flame_tree_free(alt);
     gp_flame_tree_free(tree);
@@ -820,7 +823,7 @@ static PyObject *write_page(gpy_trace *self, PyObject *args, PyObject *kw, page 
         gp_timeline_opts to;
         gp_timeline_opts_init(&to);
         to.critical_path = critical_path != 0;
-        st = gp_timeline_build(self->job->ranks, self->job->n_ranks, &to, &tl);
+        st = gp_timeline_build(gp_job_traces(self->job), self->job->n_ranks, &to, &tl, NULL);
         if (st == GP_OK)
             st = gp_timeline_write_html(tl, title, PyBytes_AS_STRING(bpath), &err);
         if (st == GP_OK) /* the figures of `gpuprof timeline --json` */

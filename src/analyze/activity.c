@@ -499,7 +499,7 @@ gp_status gp__analyze_activity(const gp__view *v, gp_rank_analysis *r)
     return st;
 }
 
-gp_status gp__activity_sum(gp_trace *const *traces, size_t n, gp_activity *sum)
+gp_status gp__activity_sum(const gp_trace *const *traces, size_t n, gp_activity *sum)
 {
     memset(sum, 0, sizeof *sum);
     gp_analyze_opts o;

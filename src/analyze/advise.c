@@ -501,12 +501,12 @@ gp_status gp__advise_job(gp_analysis *a, size_t *cap)
     return st;
 }
 
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job, const struct gp_ops *shape_ops)
+gp_status gp__analyze_advise(gp_analysis *a, const gp_trace *const *traces, size_t n,
+                             const struct gp_ops *shape_ops)
 {
     size_t cap = 0;
     gp_status st = GP_OK;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
-        st = gp__advise_rank(a, &cap, i, job && i < job->n_ranks ? job->ranks[i] : NULL, shape_ops,
-                             job ? job->n_ranks : 0);
+        st = gp__advise_rank(a, &cap, i, traces && i < n ? traces[i] : NULL, shape_ops, n);
     return st == GP_OK ? gp__advise_job(a, &cap) : st;
 }

@@ -355,20 +355,20 @@ gp_status gp__analyze_job_types(gp_analysis *a)
     return sort_types(a->types, a->n_types) ? GP_OK : GP_ENOMEM;
 }
 
-gp_status gp__analyze_ranks(const gp_job *job, bool many, gp_analysis *a, gp_error *err)
+gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, gp_error *err)
 {
     gp__classifier *c = NULL;
     gp_status st = gp__classifier_new(&a->opts, &c, err);
     if (st != GP_OK)
         return st;
-    a->ranks = calloc(job->n_ranks ? job->n_ranks : 1, sizeof(*a->ranks));
+    a->ranks = calloc(in->n ? in->n : 1, sizeof(*a->ranks));
     if (!a->ranks)
         st = GP_ENOMEM;
-    if (job->ranks_from_file_order && job->n_ranks > 1)
+    if (in->from_file_order && in->n > 1)
         gp_error_note(&a->note,
                       "Some traces lack distributedInfo.rank: their ranks follow file-name order.");
-    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++) {
-        const gp_trace *t = job->ranks[i];
+    for (size_t i = 0; i < in->n && st == GP_OK; i++) {
+        const gp_trace *t = in->t[i];
         gp_rank_analysis *r = &a->ranks[a->n_ranks++];
         r->rank = t->rank;
         r->source = gp_trace_str(t, t->source);
@@ -390,11 +390,12 @@ gp_status gp__analyze_ranks(const gp_job *job, bool many, gp_analysis *a, gp_err
 gp_status gp_analyze_job(const gp_job *job, const gp_analyze_opts *opts, gp_analysis **out,
                          gp_error *err)
 {
-    return gp__analyze_job_with_ops(job, opts, NULL, out, err);
+    gp__ranks in = gp__ranks_of_job(job);
+    return gp__analyze_with_ops(&in, opts, NULL, out, err);
 }
 
-gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
-                                   const struct gp_ops *shape_ops, gp_analysis **out, gp_error *err)
+gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
+                               const struct gp_ops *shape_ops, gp_analysis **out, gp_error *err)
 {
     gp_analysis *a = calloc(1, sizeof(*a));
     if (!a)
@@ -403,17 +404,17 @@ gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opt
         a->opts = *opts;
     else
         gp_analyze_opts_init(&a->opts);
-    gp_status st = gp__analyze_ranks(job, job->n_ranks > 1, a, err);
+    gp_status st = gp__analyze_ranks(in, in->n > 1, a, err);
     if (st == GP_OK)
         st = gp__analyze_job_types(a);
-    if (st == GP_OK && job->n_ranks > 1) {
+    if (st == GP_OK && in->n > 1) {
         gp_coll_opts co;
         gp_coll_opts_init(&co);
         co.gpus_per_node = a->opts.gpus_per_node;
-        st = gp_collectives_analyze(job, &co, &a->collectives, err);
+        st = gp__collectives_of_ranks(in, &co, &a->collectives, err);
     }
     if (st == GP_OK)
-        st = gp__analyze_advise(a, job, shape_ops);
+        st = gp__analyze_advise(a, in->t, in->n, shape_ops);
     if (st != GP_OK) {
         gp_analysis_free(a);
         if (st == GP_ENOMEM)
@@ -427,7 +428,6 @@ gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opt
 gp_status gp_analyze_trace(const gp_trace *t, const gp_analyze_opts *opts, gp_analysis **out,
                            gp_error *err)
 {
-    gp_trace *one = (gp_trace *)t;
-    gp_job job = {.ranks = &one, .n_ranks = 1, .ranks_from_file_order = false};
-    return gp_analyze_job(&job, opts, out, err);
+    gp__ranks in = {.t = &t, .n = 1, .from_file_order = false};
+    return gp__analyze_with_ops(&in, opts, NULL, out, err);
 }

@@ -8,6 +8,7 @@
 #define GP_ANALYZE_INTERNAL_H
 
 #include "gpuprof/analyze.h"
+#include "gpuprof/collectives.h"
 #include "gpuprof/report.h"
 
 #include "core/group_table.h"
@@ -139,17 +140,29 @@ GP__ANALYSIS_TABLES(X)
 /* activity.c: the CPU/GPU activity of each of the n traces (default analysis options), its CPU
  * active, GPU active and overlap figures summed into *sum (the other fields left 0): what the
  * timeline shows, without the rest of an analysis. GP_ENOMEM. */
-gp_status gp__activity_sum(gp_trace *const *traces, size_t n, gp_activity *sum) GP_WARN_UNUSED;
+gp_status gp__activity_sum(const gp_trace *const *traces, size_t n,
+                           gp_activity *sum) GP_WARN_UNUSED;
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
  * when the caller has it (one rank: the findings' ops by shape, gp__findings_ops, not computed
  * again; a multi-rank job's ranks compute their own). */
-gp_status gp__analyze_advise(gp_analysis *a, const gp_job *job,
+gp_status gp__analyze_advise(gp_analysis *a, const gp_trace *const *traces, size_t n,
                              const struct gp_ops *shape_ops) GP_WARN_UNUSED;
-/* analyze.c: the figures of every rank of job into a->ranks (a->opts set; many: the job has
+/* The rank traces an analysis reads, read-only: a job's (gp__ranks_of_job) or any array of
+ * traces (a side of a diff, one trace), so that no caller casts const away to make a gp_job. */
+typedef struct gp__ranks {
+    const gp_trace *const *t;
+    size_t n;
+    bool from_file_order; /* some rank numbers follow file order (gp_job.ranks_from_file_order) */
+} gp__ranks;
+static inline gp__ranks gp__ranks_of_job(const gp_job *job)
+{
+    return (gp__ranks){gp_job_traces(job), job->n_ranks, job->ranks_from_file_order};
+}
+/* analyze.c: the figures of every rank of in into a->ranks (a->opts set; many: the job has
  * several ranks, for the notes); the job's kernel-type table from them. GP_EINVAL (a user regex,
  * err says which), GP_ENOMEM. */
-gp_status gp__analyze_ranks(const gp_job *job, bool many, gp_analysis *a,
+gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a,
                             gp_error *err) GP_WARN_UNUSED;
 gp_status gp__analyze_job_types(gp_analysis *a) GP_WARN_UNUSED;
 /* The two halves of gp__analyze_advise, apart for partial results (partial.c): the findings of
@@ -170,11 +183,15 @@ const char *gp__cause_dominant(const gp_rank_analysis *r, bool hta, gp_finding *
  * *done true when the job has trusted implicit-sync collectives (then the finding names the rank
  * that made the others wait most, if any); false: the caller falls back to medians of totals. */
 gp_status gp__straggler_finding(gp_analysis *a, size_t *cap, bool *done) GP_WARN_UNUSED;
-/* analyze.c: gp_analyze_job, given the job's `gpuprof ops --by shape` table (NULL: none) for the
- * op rule of a one-rank job (the report bundle computes it for its own op section). */
-gp_status gp__analyze_job_with_ops(const gp_job *job, const gp_analyze_opts *opts,
-                                   const struct gp_ops *shape_ops, gp_analysis **out,
-                                   gp_error *err) GP_WARN_UNUSED;
+/* analyze.c: gp_analyze_job of the ranks in, given the job's `gpuprof ops --by shape` table (NULL:
+ * none) for the op rule of a one-rank job (the report bundle computes it for its own op section).
+ */
+gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
+                               const struct gp_ops *shape_ops, gp_analysis **out,
+                               gp_error *err) GP_WARN_UNUSED;
+/* collectives.c: gp_collectives_analyze of the ranks in. */
+gp_status gp__collectives_of_ranks(const gp__ranks *in, const gp_coll_opts *opts,
+                                   gp_collectives **out, gp_error *err) GP_WARN_UNUSED;
 /* advise.c, for the rule files: a new finding (zeroed but for rule and rank) in a->findings
  * (capacity *cap), NULL when out of memory; a metric (name: static text; value in base units;
  * dropped when the finding is full); an object it names (name copied, cut to fit; roof -1;
@@ -249,10 +266,11 @@ gp_status gp__advise_ops(gp_analysis *a, size_t *cap, const struct gp_ops *ops,
 
 /* dashboard_parts.c: the dashboard's wall-time partitions (threads, streams) and per-step
  * breakdown (gp_dashboard.cpu_parts, gpu_parts, steps); d->span and d->n_traces must be set. */
-gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n) GP_WARN_UNUSED;
+gp_status gp__dash_partitions(gp_dashboard *d, const gp_trace *const *traces,
+                              size_t n) GP_WARN_UNUSED;
 /* The in-process profile part of the dashboard (gp_dashboard.is_profile and prof_*), after the
  * memory chart (dashboard_profile.c). GP_ENOMEM. */
-gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n,
+gp_status gp__dash_profile(gp_dashboard *d, const gp_trace *const *traces, size_t n,
                            const gp_summary *s) GP_WARN_UNUSED;
 
 /* step_parts.c: the step-time breakdown shared by the analyses and the dashboard. u[p] holds the

@@ -38,12 +38,14 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     gp_ops_opts oo;
     gp_ops_opts_init(&oo);
     oo.by = GP_OPS_BY_SHAPE;
-    gp_status os = job->n_ranks == 1 ? gp__ops_compute_kept(job->ranks, 1, &oo, &b->ops)
-                                     : gp_ops_compute(job->ranks, job->n_ranks, &oo, &b->ops);
+    const gp_trace *const *traces = gp_job_traces(job);
+    gp_status os = job->n_ranks == 1 ? gp__ops_compute_kept(traces, 1, &oo, &b->ops)
+                                     : gp_ops_compute(traces, job->n_ranks, &oo, &b->ops, NULL);
     if (os != GP_OK)
         gp_error_set(&b->ops_error, os, "op table: %s", gp_strerror(os));
     gp_error err = {0};
-    if (gp__analyze_job_with_ops(job, NULL, b->ops, &b->analysis, &err) != GP_OK) {
+    gp__ranks in_ranks = gp__ranks_of_job(job);
+    if (gp__analyze_with_ops(&in_ranks, NULL, b->ops, &b->analysis, &err) != GP_OK) {
         gp_error_set(&b->analysis_error, err.status ? err.status : GP_ENOMEM, "%s",
                      err.msg[0] ? err.msg : gp_strerror(err.status ? err.status : GP_ENOMEM));
         b->analysis = NULL;
@@ -53,14 +55,14 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
     gp_timeline_opts_init(&to);
     to.max_depth = 1; /* the compact timeline: top two nesting levels */
     to.analysis = b->analysis;
-    gp_status s = gp_summary_compute(job->ranks, job->n_ranks, so, &b->summary);
+    gp_status s = gp_summary_compute(gp_job_traces(job), job->n_ranks, so, &b->summary, NULL);
     if (s == GP_OK)
-        s = gp_timeline_build(job->ranks, job->n_ranks, &to, &b->timeline);
+        s = gp_timeline_build(gp_job_traces(job), job->n_ranks, &to, &b->timeline, NULL);
     if (s == GP_OK)
         s = compile_regions(job, b);
     if (s == GP_OK) {
         gp_dashboard_inputs in = {
-            .traces = job->ranks,
+            .traces = gp_job_traces(job),
             .n_traces = job->n_ranks,
             .summary = b->summary,
             .timeline = b->timeline,
@@ -69,7 +71,7 @@ gp_status gp_report_bundle_build(const gp_job *job, const gp_summary_opts *so,
             .compile = (const gp_compile_trace *const *)b->compile,
             .n_compile = b->n_compile,
         };
-        s = gp_dashboard_build(&in, &b->dashboard);
+        s = gp_dashboard_build(&in, &b->dashboard, NULL);
     }
     if (s != GP_OK) {
         gp_report_bundle_free(b);

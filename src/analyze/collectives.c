@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze_internal.h"
 #include "analyze/collectives_internal.h"
 #include "core/util.h"
 
@@ -465,15 +466,22 @@ static gp_status match_all(matcher *m, gp_collectives *c)
 gp_status gp_collectives_analyze(const gp_job *job, const gp_coll_opts *opts, gp_collectives **out,
                                  gp_error *err)
 {
-    gp__coll_record *recs = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *recs);
+    gp__ranks in = gp__ranks_of_job(job);
+    return gp__collectives_of_ranks(&in, opts, out, err);
+}
+
+gp_status gp__collectives_of_ranks(const gp__ranks *in, const gp_coll_opts *opts,
+                                   gp_collectives **out, gp_error *err)
+{
+    gp__coll_record *recs = calloc(in->n ? in->n : 1, sizeof *recs);
     gp_status st = recs ? GP_OK : GP_ENOMEM;
-    for (size_t i = 0; i < job->n_ranks && st == GP_OK; i++)
-        st = gp__coll_record_of(job->ranks[i], &recs[i]);
+    for (size_t i = 0; i < in->n && st == GP_OK; i++)
+        st = gp__coll_record_of(in->t[i], &recs[i]);
     if (st == GP_OK)
-        st = gp__collectives_of_records(recs, job->n_ranks, opts, out, err);
+        st = gp__collectives_of_records(recs, in->n, opts, out, err);
     else
         gp_error_set(err, st, "out of memory while matching collectives");
-    for (size_t i = 0; recs && i < job->n_ranks; i++)
+    for (size_t i = 0; recs && i < in->n; i++)
         gp__coll_record_free(&recs[i]);
     free(recs);
     return st;

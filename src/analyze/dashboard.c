@@ -96,7 +96,7 @@ static const gp_peak_memory *job_peak(gp_dashboard *d, const gp_analysis *a)
 }
 
 /* The job's span: earliest start to latest end over the traces (empty traces left out). */
-static gp_ns job_span(gp_trace *const *traces, size_t n)
+static gp_ns job_span(const gp_trace *const *traces, size_t n)
 {
     gp_ns lo = 0, hi = 0;
     bool any = false;
@@ -115,7 +115,7 @@ static gp_ns job_span(gp_trace *const *traces, size_t n)
 }
 
 /* CPU thread time (self) per kind, summed over every CPU thread of every trace. */
-static gp_status thread_self_time(gp_trace *const *traces, size_t n, gp_ns *per_kind)
+static gp_status thread_self_time(const gp_trace *const *traces, size_t n, gp_ns *per_kind)
 {
     size_t most = 0;
     for (size_t i = 0; i < n; i++)
@@ -223,9 +223,9 @@ static void critical_paths(gp_dashboard *d, const gp_analysis *a)
         }
 }
 
-gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
+static gp_status dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out)
 {
-    gp_trace *const *traces = in->traces;
+    const gp_trace *const *traces = in->traces;
     size_t n = in->n_traces;
     const gp_summary *s = in->summary;
     const gp_timeline *tl = in->timeline;
@@ -320,4 +320,13 @@ void gp_dashboard_free(gp_dashboard *d)
     free(d->prof_dist.parts);
     free(d->prof_split.parts);
     free(d);
+}
+
+gp_status gp_dashboard_build(const gp_dashboard_inputs *in, gp_dashboard **out, gp_error *err)
+{
+    gp_status s = dashboard_build(in, out);
+    if (s != GP_OK)
+        gp_error_set(err, s, "%s building the dashboard of %zu trace%s", gp_strerror(s),
+                     in->n_traces, in->n_traces == 1 ? "" : "s");
+    return s;
 }

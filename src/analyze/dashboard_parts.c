@@ -128,7 +128,7 @@ static void stream_busy(kt_names *kt, const gp_track *tr, gp_ns *seg)
 }
 
 /* Wall-time partitions of every CPU thread and GPU stream of the job (wall: the job's span). */
-static gp_status thread_stream_parts(gp_dashboard *d, gp_trace *const *traces, size_t n,
+static gp_status thread_stream_parts(gp_dashboard *d, const gp_trace *const *traces, size_t n,
                                      kt_names *kts)
 {
     size_t most = 0, cap_c = 0, cap_g = 0;
@@ -227,7 +227,7 @@ static gp_status rank_steps(gp_dashboard *d, const gp_trace *t, const gp__classi
     return st;
 }
 
-gp_status gp__dash_partitions(gp_dashboard *d, gp_trace *const *traces, size_t n)
+gp_status gp__dash_partitions(gp_dashboard *d, const gp_trace *const *traces, size_t n)
 {
     gp_analyze_opts o;
     gp_analyze_opts_init(&o);

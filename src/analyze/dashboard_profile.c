@@ -66,7 +66,7 @@ static void add_call(const gp_trace *t, const gp_event *ev, gp_dash_prof_op *o, 
 
 /* Scans the range events of every CPU thread: self time and args per operation (matched by name
  * once per string id), memory points into *pts. */
-static gp_status scan(gp_dashboard *d, gp_trace *const *traces, size_t n, mem_pt **pts,
+static gp_status scan(gp_dashboard *d, const gp_trace *const *traces, size_t n, mem_pt **pts,
                       size_t *n_pts)
 {
     size_t cap = 0;
@@ -199,7 +199,8 @@ static void charts(gp_dashboard *d)
     split->n_more = d->n_prof_ops > 16 ? d->n_prof_ops - 16 : 0;
 }
 
-gp_status gp__dash_profile(gp_dashboard *d, gp_trace *const *traces, size_t n, const gp_summary *s)
+gp_status gp__dash_profile(gp_dashboard *d, const gp_trace *const *traces, size_t n,
+                           const gp_summary *s)
 {
     if (!is_profile(s))
         return GP_OK;

@@ -14,6 +14,7 @@
 #include "gpuprof/analyze.h"
 #include "gpuprof/report.h"
 #include "core/util.h"
+#include "analyze/analyze_internal.h"
 #include "analyze/diff_stats.h"
 #include "analyze/diff_compile.h"
 #include "analyze/diff_context.h"
@@ -496,7 +497,7 @@ static gp_status collect_run(gp__group_table *tab, const gp_trace *t, int side, 
 
 /* ---- analyze deltas ----------------------------------------------------------------------- */
 
-static bool side_has_gpu(gp_trace *const *runs, size_t n)
+static bool side_has_gpu(const gp_trace *const *runs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (gp_trace_has_gpu(runs[i]))
@@ -536,8 +537,8 @@ static int cmp_finding(const void *a, const void *b)
 
 /* Runs gp_analyze_job on both sides (each side's runs as the ranks of one job) and fills the
  * breakdown and finding deltas of d. */
-static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
-                               gp_trace *const *cur, size_t n_cur, gp_error *err)
+static gp_status analyze_sides(gp_diff *d, const gp_trace *const *base, size_t n_base,
+                               const gp_trace *const *cur, size_t n_cur, gp_error *err)
 {
     if (!side_has_gpu(base, n_base) || !side_has_gpu(cur, n_cur)) {
         bool b = side_has_gpu(base, n_base), c = side_has_gpu(cur, n_cur);
@@ -547,12 +548,12 @@ static gp_status analyze_sides(gp_diff *d, gp_trace *const *base, size_t n_base,
         return GP_OK;
     }
     gp_analysis *an[2] = {NULL, NULL};
-    gp_trace *const *runs[2] = {base, cur};
+    const gp_trace *const *runs[2] = {base, cur};
     size_t counts[2] = {n_base, n_cur};
     gp_status st = GP_OK;
     for (int s = 0; s < 2 && st == GP_OK; s++) {
-        gp_job job = {(gp_trace **)runs[s], counts[s], false};
-        st = gp_analyze_job(&job, NULL, &an[s], err);
+        gp__ranks side = {runs[s], counts[s], false};
+        st = gp__analyze_with_ops(&side, NULL, NULL, &an[s], err);
     }
     if (st != GP_OK)
         goto done;
@@ -809,8 +810,8 @@ static gp_status decide(gp_diff *d, double *pv)
     return GP_OK;
 }
 
-gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const *cur, size_t n_cur,
-                          const gp_diff_opts *opts, gp_diff **out, gp_error *err)
+gp_status gp_diff_compute(const gp_trace *const *base, size_t n_base, const gp_trace *const *cur,
+                          size_t n_cur, const gp_diff_opts *opts, gp_diff **out, gp_error *err)
 {
     gp_diff_opts defaults;
     if (!opts) {
@@ -839,7 +840,7 @@ gp_status gp_diff_compute(gp_trace *const *base, size_t n_base, gp_trace *const 
     d->n_base_runs = n_base;
     d->n_cur_runs = n_cur;
 
-    gp_trace *const *sides[2] = {base, cur};
+    const gp_trace *const *sides[2] = {base, cur};
     size_t counts[2] = {n_base, n_cur};
     for (int s = 0; s < 2; s++)
         for (size_t r = 0; r < counts[s]; r++)
@@ -918,8 +919,8 @@ void gp_diff_free(gp_diff *d)
     free(d);
 }
 
-gp_status gp_diff_flame(gp_trace *const *base, size_t n_base, gp_trace *const *cur, size_t n_cur,
-                        struct gp_flame_tree **out, gp_error *err)
+gp_status gp_diff_flame(const gp_trace *const *base, size_t n_base, const gp_trace *const *cur,
+                        size_t n_cur, struct gp_flame_tree **out, gp_error *err)
 {
     gp_flame_opts fo;
     gp_flame_opts_init(&fo);
@@ -927,11 +928,11 @@ gp_status gp_diff_flame(gp_trace *const *base, size_t n_base, gp_trace *const *c
     fo.weight =
         side_has_gpu(base, n_base) && side_has_gpu(cur, n_cur) ? GP_FLAME_GPU : GP_FLAME_CPU;
     gp_flame_tree *tb = NULL, *tc = NULL;
-    gp_status st = gp_flame_build(base, n_base, &fo, &tb);
+    gp_status st = gp_flame_build(base, n_base, &fo, &tb, NULL);
     if (st == GP_OK)
-        st = gp_flame_build(cur, n_cur, &fo, &tc);
+        st = gp_flame_build(cur, n_cur, &fo, &tc, NULL);
     if (st == GP_OK)
-        st = gp_flame_diff(tb, tc, out);
+        st = gp_flame_diff(tb, tc, out, NULL);
     if (st != GP_OK)
         gp_error_set(err, st, "differential flame graph: %s",
                      st == GP_EEMPTY ? "a side has no event with a duration to draw"

@@ -44,7 +44,7 @@ typedef struct op_rec {
 
 typedef struct dctx {
     gp__group_table regions, ops;
-    gp_trace *const *eager; /* the eager side's runs (NULL when both are compiled) */
+    const gp_trace *const *eager; /* the eager side's runs (NULL when both are compiled) */
     size_t n_eager;
     int side;
     bool weigh; /* compiled pass: record which ops each region names */
@@ -62,7 +62,7 @@ static bool starts_with(const char *s, const char *p)
     return strncmp(s, p, strlen(p)) == 0;
 }
 
-static bool side_compiled(gp_trace *const *t, size_t n)
+static bool side_compiled(const gp_trace *const *t, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (gp_compile_trace_has_regions(t[i]))
@@ -248,7 +248,7 @@ static void walk(dctx *c, bool compiled)
     }
 }
 
-static void run_side(dctx *c, gp_trace *const *runs, size_t n, int side, bool compiled)
+static void run_side(dctx *c, const gp_trace *const *runs, size_t n, int side, bool compiled)
 {
     c->side = side;
     for (size_t i = 0; i < n && c->st == GP_OK; i++) {
@@ -361,8 +361,8 @@ static gp_status build(dctx *c, gp_diff_compile *o, const size_t *runs)
     return st;
 }
 
-gp_status gp__diff_compile(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
-                           gp_diff_compile **out)
+gp_status gp__diff_compile(const gp_trace *const *base, size_t nb, const gp_trace *const *cur,
+                           size_t nc, gp_diff_compile **out)
 {
     gp_diff_compile *o = calloc(1, sizeof *o);
     if (!o)
@@ -380,7 +380,7 @@ gp_status gp__diff_compile(gp_trace *const *base, size_t nb, gp_trace *const *cu
     dctx c = {.st = GP_OK};
     gp__group_table_init(&c.regions, sizeof(region_rec), true);
     gp__group_table_init(&c.ops, sizeof(op_rec), true);
-    gp_trace *const *sides[2] = {base, cur};
+    const gp_trace *const *sides[2] = {base, cur};
     size_t runs[2] = {nb, nc};
     if (o->mode == GP_DIFF_COMPILE_BOTH) {
         run_side(&c, base, nb, 0, true);

@@ -35,7 +35,7 @@ static int cmp_i32(const void *a, const void *b)
 }
 
 /* The side's ranks as text ("0-7", "0, 2"), and whether they are distinct ranks of one job. */
-static void side_ranks(gp_trace *const *runs, size_t n, gp_diff_side_info *s)
+static void side_ranks(const gp_trace *const *runs, size_t n, gp_diff_side_info *s)
 {
     int32_t r[64];
     size_t k = 0;
@@ -53,7 +53,7 @@ static void side_ranks(gp_trace *const *runs, size_t n, gp_diff_side_info *s)
     snprintf(s->ranks, sizeof s->ranks, "%s", k && sp ? sp + 1 : "");
 }
 
-static void side_info(gp_trace *const *runs, size_t n, gp_diff_side_info *s)
+static void side_info(const gp_trace *const *runs, size_t n, gp_diff_side_info *s)
 {
     const gp_trace *t = runs[0];
     snprintf(s->device, sizeof s->device, "%s",
@@ -81,7 +81,8 @@ static void differs(gp_diff *d, const char *what, const char *b, const char *c)
         gp_error_note(&d->context_note, "%s differs: base %s, current %s.", what, b, c);
 }
 
-void gp__diff_context(gp_diff *d, gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc)
+void gp__diff_context(gp_diff *d, const gp_trace *const *base, size_t nb,
+                      const gp_trace *const *cur, size_t nc)
 {
     gp_diff_side_info *b = &d->side_info[0], *c = &d->side_info[1];
     side_info(base, nb, b);

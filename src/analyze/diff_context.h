@@ -7,7 +7,7 @@
 
 /* Fills d->side_info, d->n_both_names and d->context_note from the runs of both sides; call once
  * d's rows are built. Never fails (the note is truncated when long). */
-void gp__diff_context(gp_diff *d, gp_trace *const *base, size_t nb, gp_trace *const *cur,
-                      size_t nc);
+void gp__diff_context(gp_diff *d, const gp_trace *const *base, size_t nb,
+                      const gp_trace *const *cur, size_t nc);
 
 #endif

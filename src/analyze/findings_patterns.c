@@ -24,8 +24,7 @@ gp_status gp__findings_ops(const gp_trace *t, gp_ops **out)
     gp_ops_opts o;
     gp_ops_opts_init(&o);
     o.by = GP_OPS_BY_SHAPE;
-    gp_trace *tt = (gp_trace *)t;                 /* gp_ops_compute reads only */
-    return gp__ops_compute_kept(&tt, 1, &o, out); /* the instances from the same walk */
+    return gp__ops_compute_kept(&t, 1, &o, out); /* the instances from the same walk */
 }
 
 /* The dims of tensor idx of an Input Dims text ("[[8,12,3137,64],[8,12,64,3137],[]]") into out;

@@ -329,8 +329,8 @@ static bool module_op(void *ud, const gp_trace *t, const gp_strid *mods, size_t 
 }
 
 /* The module frames of one trace under top: the walk of gpuprof ops --by module, listened to. */
-static gp_status add_trace_modules(builder *b, gp_trace *const *t, uint32_t top, gp_flame_weight w,
-                                   uint64_t *used, uint64_t *unattributed)
+static gp_status add_trace_modules(builder *b, const gp_trace *const *t, uint32_t top,
+                                   gp_flame_weight w, uint64_t *used, uint64_t *unattributed)
 {
     mod_walk m = {.b = b,
                   .top = top,
@@ -574,7 +574,7 @@ done:
 }
 
 /* True when some kernel, memcpy or memset of the traces has a duration. */
-static bool any_gpu_weight(gp_trace *const *traces, size_t n)
+static bool any_gpu_weight(const gp_trace *const *traces, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < traces[i]->n_tracks; k++) {
@@ -602,8 +602,8 @@ static gp_status tree_new(gp_flame_tree **out)
     return GP_OK;
 }
 
-gp_status gp_flame_build(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
-                         gp_flame_tree **out)
+static gp_status flame_build(const gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                             gp_flame_tree **out)
 {
     gp_flame_opts defaults;
     if (!opts) {
@@ -665,8 +665,28 @@ done:
     return GP_OK;
 }
 
-gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
-                             const gp_flame_tree *stack, gp_flame_tree **out)
+/* Fills err after a failed build of the frames of n traces. */
+static gp_status build_error(gp_status s, size_t n, gp_error *err)
+{
+    if (s == GP_EEMPTY)
+        return gp_error_set(err, s, "no event of the %zu trace%s carries weight", n,
+                            n == 1 ? "" : "s");
+    if (s == GP_ELIMIT)
+        return gp_error_set(err, s, "the flame graph would pass %u frames, its limit",
+                            (unsigned)(UINT32_MAX - 1));
+    return gp_error_set(err, s, "%s building the flame graph of %zu trace%s", gp_strerror(s), n,
+                        n == 1 ? "" : "s");
+}
+
+gp_status gp_flame_build(const gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                         gp_flame_tree **out, gp_error *err)
+{
+    gp_status s = flame_build(traces, n, opts, out);
+    return s == GP_OK ? s : build_error(s, n, err);
+}
+
+gp_status gp_flame_build_alt(const gp_trace *const *traces, size_t n, const gp_flame_opts *opts,
+                             const gp_flame_tree *stack, gp_flame_tree **out, gp_error *err)
 {
     *out = NULL;
     if (stack->by != GP_FLAME_BY_STACK || stack->is_diff)
@@ -679,14 +699,14 @@ gp_status gp_flame_build_alt(gp_trace *const *traces, size_t n, const gp_flame_o
     mo.by = GP_FLAME_BY_MODULE;
     mo.weight = stack->weight;
     gp_flame_tree *alt = NULL;
-    gp_status s = gp_flame_build(traces, n, &mo, &alt);
+    gp_status s = flame_build(traces, n, &mo, &alt);
     if (s == GP_EEMPTY || (s == GP_OK && !alt->n_modules)) {
         gp_flame_tree_free(alt);
         return GP_OK;
     }
     if (s == GP_OK)
         *out = alt;
-    return s;
+    return s == GP_OK ? s : build_error(s, n, err);
 }
 
 /* Index of the child of base node p named name, or UINT32_MAX (children are sorted by name). */
@@ -724,11 +744,9 @@ static uint32_t diff_color(gp_ns base, gp_ns cur, gp_ns maxdelta)
     return (fade << 16) | (fade << 8) | 255u;
 }
 
-gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
-                        gp_flame_tree **out)
+static gp_status flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
+                            gp_flame_tree **out)
 {
-    if (base->weight != current->weight || base->by != current->by)
-        return GP_EINVAL;
     gp_flame_tree *t;
     gp_status s = tree_new(&t);
     if (s != GP_OK)
@@ -779,6 +797,20 @@ done:
     }
     *out = t;
     return GP_OK;
+}
+
+gp_status gp_flame_diff(const gp_flame_tree *base, const gp_flame_tree *current,
+                        gp_flame_tree **out, gp_error *err)
+{
+    if (base->weight != current->weight || base->by != current->by)
+        return gp_error_set(err, GP_EINVAL,
+                            "the two flame graphs differ in %s: a diff needs the same weight "
+                            "and frames",
+                            base->weight != current->weight ? "weight" : "frames (by)");
+    gp_status s = flame_diff(base, current, out);
+    if (s != GP_OK)
+        gp_error_set(err, s, "%s comparing two flame graphs", gp_strerror(s));
+    return s;
 }
 
 void gp_flame_tree_free(gp_flame_tree *tree)

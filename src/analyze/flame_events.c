@@ -161,7 +161,7 @@ static void profile_name(const gp_trace *t, const gp_track *tr, bool multi, char
         snprintf(out, cap, "%sthread %lld", rank, (long long)tr->tid);
 }
 
-gp_status gp_flame_evented_build(gp_trace *const *traces, size_t n, gp_flame_evented **out)
+static gp_status evented_build(const gp_trace *const *traces, size_t n, gp_flame_evented **out)
 {
     *out = NULL;
     gp_flame_evented *e = calloc(1, sizeof *e);
@@ -234,4 +234,14 @@ void gp_flame_evented_free(gp_flame_evented *e)
         free(pv);
     }
     free(e);
+}
+
+gp_status gp_flame_evented_build(const gp_trace *const *traces, size_t n, gp_flame_evented **out,
+                                 gp_error *err)
+{
+    gp_status s = evented_build(traces, n, out);
+    if (s != GP_OK)
+        gp_error_set(err, s, "%s building the evented profiles of %zu trace%s", gp_strerror(s), n,
+                     n == 1 ? "" : "s");
+    return s;
 }

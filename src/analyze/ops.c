@@ -890,21 +890,26 @@ static gp_status build_rows(ctx *c, ops_priv *p)
     return st != GP_OK ? st : c->oom ? GP_ENOMEM : GP_OK;
 }
 
-static gp_status compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+static gp_status compute(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                          const gp__ops_listener *l, bool keep, gp_ops **out);
 
-gp_status gp_ops_compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts, gp_ops **out)
+gp_status gp_ops_compute(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+                         gp_ops **out, gp_error *err)
 {
-    return gp__ops_compute_with(traces, n, opts, NULL, out);
+    gp_status st = gp__ops_compute_with(traces, n, opts, NULL, out);
+    if (st != GP_OK)
+        gp_error_set(err, st, "%s attributing the ops of %zu trace%s", gp_strerror(st), n,
+                     n == 1 ? "" : "s");
+    return st;
 }
 
-gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+gp_status gp__ops_compute_with(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out)
 {
     return compute(traces, n, opts, l, false, out);
 }
 
-gp_status gp__ops_compute_kept(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+gp_status gp__ops_compute_kept(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                gp_ops **out)
 {
     return compute(traces, n, opts, NULL, opts && opts->by == GP_OPS_BY_SHAPE, out);
@@ -928,7 +933,7 @@ void gp__ops_drop_instances(gp_ops *ops)
 }
 
 /* gp__ops_compute_with; keep: by shape, the modeled instances kept in the result's private part. */
-static gp_status compute(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+static gp_status compute(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                          const gp__ops_listener *l, bool keep, gp_ops **out)
 {
     gp_ops_opts defaults;

@@ -79,13 +79,13 @@ typedef struct gp__ops_listener {
 const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len);
 
 /* gp_ops_compute, telling listener l (NULL: none) each attribution as the walk makes it. */
-gp_status gp__ops_compute_with(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+gp_status gp__ops_compute_with(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                const gp__ops_listener *l, gp_ops **out);
 
 /* gp_ops_compute by shape (opts->by; any other grouping: no instances kept) that also keeps the
  * modeled, attributed op instances (gp__ops_instances) from the same walk, so that a command
  * needing both tables walks the trace once (the findings' unfused-attention rule). */
-gp_status gp__ops_compute_kept(gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
+gp_status gp__ops_compute_kept(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                                gp_ops **out) GP_WARN_UNUSED;
 
 /* The instances kept by gp__ops_compute_kept, in walk order (rows as by instance: key, shapes,

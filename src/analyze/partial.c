@@ -220,10 +220,11 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
     else
         gp_analyze_opts_init(&a->opts);
     gp_status st = world_of(job, world_size, &p->world_size, err);
+    gp__ranks in = gp__ranks_of_job(job);
     if (st == GP_OK)
         st = job_of(job, &p->job, err);
     if (st == GP_OK)
-        st = gp__analyze_ranks(job, p->world_size > 1, a, err);
+        st = gp__analyze_ranks(&in, p->world_size > 1, a, err);
     size_t cap = 0;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
         size_t first = a->n_findings;

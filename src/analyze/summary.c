@@ -212,8 +212,8 @@ static int cmp_rows(const void *a, const void *b)
 /* Over 150 lines on purpose (one of the three in src/, docs/internals/layers.md): one pass over
  * every event groups, sums and keeps samples in a single loop whose locals are the hot state of
  * the per-event work; the pieces of a split would pass most of them to each other. */
-gp_status gp_summary_compute(gp_trace *const *traces, size_t n, const gp_summary_opts *opts,
-                             gp_summary **out)
+static gp_status summary_compute(const gp_trace *const *traces, size_t n,
+                                 const gp_summary_opts *opts, gp_summary **out)
 {
     gp_summary_opts defaults;
     if (!opts) {
@@ -374,4 +374,14 @@ void gp_summary_free(gp_summary *s)
         free(s->kinds[k].rows);
     free(s->top);
     free(s);
+}
+
+gp_status gp_summary_compute(const gp_trace *const *traces, size_t n, const gp_summary_opts *opts,
+                             gp_summary **out, gp_error *err)
+{
+    gp_status st = summary_compute(traces, n, opts, out);
+    if (st != GP_OK)
+        gp_error_set(err, st, "%s computing the summary of %zu trace%s", gp_strerror(st), n,
+                     n == 1 ? "" : "s");
+    return st;
 }

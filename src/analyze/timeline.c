@@ -249,8 +249,8 @@ static gp_status add_memory_rows(gp_timeline *tl, size_t *cap, uint32_t ti)
     return s;
 }
 
-gp_status gp_timeline_build(gp_trace *const *traces, size_t n, const gp_timeline_opts *opts,
-                            gp_timeline **out)
+static gp_status timeline_build(const gp_trace *const *traces, size_t n,
+                                const gp_timeline_opts *opts, gp_timeline **out)
 {
     gp_timeline_opts defaults;
     if (!opts) {
@@ -386,4 +386,14 @@ void gp_timeline_free(gp_timeline *tl)
     free(tl->cp_links);
     free(tl->colls);
     free(tl);
+}
+
+gp_status gp_timeline_build(const gp_trace *const *traces, size_t n, const gp_timeline_opts *opts,
+                            gp_timeline **out, gp_error *err)
+{
+    gp_status s = timeline_build(traces, n, opts, out);
+    if (s != GP_OK)
+        gp_error_set(err, s, "%s laying out the timeline of %zu trace%s", gp_strerror(s), n,
+                     n == 1 ? "" : "s");
+    return s;
 }

@@ -46,10 +46,10 @@ static gp_status mark(gp_timeline *tl, uint32_t ti, gp_ns ts, gp_ns dur, uint32_
 
 gp_status gp__timeline_collectives(gp_timeline *tl)
 {
-    gp_job job = {(gp_trace **)tl->traces, tl->n_traces, false};
+    gp__ranks in = {tl->traces, tl->n_traces, false};
     gp_collectives *c = NULL;
     gp_error err = {0};
-    gp_status s = gp_collectives_analyze(&job, NULL, &c, &err);
+    gp_status s = gp__collectives_of_ranks(&in, NULL, &c, &err);
     if (s != GP_OK)
         return s == GP_ENOMEM ? s : GP_OK; /* nothing to highlight */
     if (c->n_colls && !(tl->colls = calloc(c->n_colls, sizeof *tl->colls)))

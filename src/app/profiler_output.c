@@ -18,14 +18,14 @@
 /* ---- summary and bottlenecks --------------------------------------------------------------- */
 
 /* The range summary of a profiler trace (only GP_EV_RANGE rows; top_n = 0: every name). */
-static gp_status range_summary(gp_trace *t, size_t top_n, gp_summary **out)
+static gp_status range_summary(const gp_trace *t, size_t top_n, gp_summary **out)
 {
     gp_summary_opts so;
     gp_summary_opts_init(&so);
     so.kinds = 1u << GP_EV_RANGE;
     if (top_n)
         so.top_n = top_n;
-    return gp_summary_compute(&t, 1, &so, out);
+    return gp_summary_compute(&t, 1, &so, out, NULL);
 }
 
 static gp_status print_table(gp_profiler *p, FILE *fp, size_t top_rows, size_t top_n)
@@ -177,7 +177,8 @@ gp_status gp_profiler_export_folded(gp_profiler *p, const char *path, gp_error *
     fo.weight = GP_FLAME_CPU;
     fo.thread_frames = false; /* stacks merged over threads */
     gp_flame_tree *tree = NULL;
-    st = gp_flame_build(&t, 1, &fo, &tree);
+    const gp_trace *one = t;
+    st = gp_flame_build(&one, 1, &fo, &tree, NULL);
     gp_trace_free(t);
     if (st == GP_OK) {
         st = gp_flame_write(tree, GP_FLAME_FOLDED, NULL, path, err);

@@ -83,12 +83,11 @@ static gp_status build_report(gp__pipe *p, const view_def *v, FILE *fp, gp_error
 
 static gp_status build_timeline(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
 {
-    (void)err;
     gp_timeline *tl = NULL;
     gp_timeline_opts to;
     gp_timeline_opts_init(&to);
     to.critical_path = p->critical_path;
-    gp_status st = gp_timeline_build(p->job->ranks, p->job->n_ranks, &to, &tl);
+    gp_status st = gp_timeline_build(gp_job_traces(p->job), p->job->n_ranks, &to, &tl, err);
     if (st == GP_OK)
         st = v->json ? gp__timeline_data_json(tl, fp)
                      : gp__timeline_render_page(tl, p->title, p->nav, fp);
@@ -104,7 +103,7 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
     fo.by = p->flame_by;
     const gp_job *job = p->job;
     gp_flame_tree *tree = NULL;
-    gp_status st = gp_flame_build(job->ranks, job->n_ranks, &fo, &tree);
+    gp_status st = gp_flame_build(gp_job_traces(job), job->n_ranks, &fo, &tree, err);
     if (st == GP_EEMPTY)
         return gp_error_set(err, st, "%s: no event carries %s weight", p->title,
                             p->weight == GP_FLAME_GPU   ? "GPU"
@@ -117,14 +116,14 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
     ro.max_bytes = GP_VIEW_FLAME_MAX_BYTES;
     gp_flame_tree *alt = NULL; /* the page's "Frames: nn.Module" switch, as gpuprof flame has it */
     if (st == GP_OK && !v->json)
-        st = gp_flame_build_alt(job->ranks, job->n_ranks, &fo, tree, &alt);
+        st = gp_flame_build_alt(gp_job_traces(job), job->n_ranks, &fo, tree, &alt, err);
     ro.alt = alt;
     gp_flame_evented *ev = NULL; /* the speedscope file's evented profiles, as gpuprof flame's */
     if (st == GP_OK && v->json)
-        st = gp_flame_evented_build(job->ranks, job->n_ranks, &ev);
+        st = gp_flame_evented_build(gp_job_traces(job), job->n_ranks, &ev, err);
     ro.evented = ev;
     if (st == GP_OK)
-        st = gp_flame_render(tree, v->json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp);
+        st = gp_flame_render(tree, v->json ? GP_FLAME_SPEEDSCOPE : GP_FLAME_HTML, &ro, fp, err);
     gp_flame_evented_free(ev);
     if (st == GP_ELIMIT)
         gp_error_set(err, st,
@@ -139,11 +138,10 @@ static gp_status build_flame(gp__pipe *p, const view_def *v, FILE *fp, gp_error 
 static gp_status build_summary(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
 {
     (void)v;
-    (void)err;
     gp_summary_opts so;
     gp_summary_opts_init(&so);
     gp_summary *sum = NULL;
-    gp_status st = gp_summary_compute(p->job->ranks, p->job->n_ranks, &so, &sum);
+    gp_status st = gp_summary_compute(gp_job_traces(p->job), p->job->n_ranks, &so, &sum, err);
     if (st == GP_OK)
         st = gp_summary_render_json(sum, NULL, fp);
     gp_summary_free(sum);
@@ -152,12 +150,11 @@ static gp_status build_summary(gp__pipe *p, const view_def *v, FILE *fp, gp_erro
 
 static gp_status build_ops(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
 {
-    (void)err;
     gp_ops_opts oo;
     gp_ops_opts_init(&oo);
     oo.by = v->ops_by >= 0 ? (gp_ops_by)v->ops_by : p->ops_by;
     gp_ops *ops = NULL;
-    gp_status st = gp_ops_compute(p->job->ranks, p->job->n_ranks, &oo, &ops);
+    gp_status st = gp_ops_compute(gp_job_traces(p->job), p->job->n_ranks, &oo, &ops, err);
     if (st == GP_OK)
         st = gp_ops_render_json(ops, 0, fp);
     gp_ops_free(ops);
@@ -169,12 +166,11 @@ static gp_status build_ops(gp__pipe *p, const view_def *v, FILE *fp, gp_error *e
 static gp_status build_ops_page(gp__pipe *p, const view_def *v, FILE *fp, gp_error *err)
 {
     (void)v;
-    (void)err;
     gp_ops_opts oo;
     gp_ops_opts_init(&oo);
     oo.by = p->ops_by;
     gp_ops *ops = NULL;
-    gp_status st = gp_ops_compute(p->job->ranks, p->job->n_ranks, &oo, &ops);
+    gp_status st = gp_ops_compute(gp_job_traces(p->job), p->job->n_ranks, &oo, &ops, err);
     if (st == GP_OK)
         st = gp__render_ops_page_to(ops, 0, p->title, p->nav, fp);
     gp_ops_free(ops);

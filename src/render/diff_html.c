@@ -129,7 +129,7 @@ static gp_status render_flame_html(const gp_diff_render_opts *o, FILE *fp)
     gp_flame_render_opts fo;
     gp_flame_render_opts_init(&fo);
     fo.title = "gpuprof diff: differential flame graph (red: grew, blue: shrank)";
-    gp_status st = gp_flame_render(o->flame, GP_FLAME_HTML, &fo, mem);
+    gp_status st = gp_flame_render(o->flame, GP_FLAME_HTML, &fo, mem, NULL);
     if (fclose(mem) != 0 && st == GP_OK)
         st = GP_EIO;
     if (st == GP_OK) {

@@ -566,8 +566,18 @@ static gp_status render_html(const gp_flame_tree *t, const gp_flame_render_opts 
     return GP_OK;
 }
 
+/* The message of gp_flame_write and gp_flame_render for stacks over the limit. */
+static gp_status over_limit(gp_error *err, const char *what, uint64_t bytes, uint64_t max)
+{
+    return gp_error_set(err, GP_ELIMIT,
+                        "%s: the stacks would take %.0f MB, over the %.0f MB limit: each "
+                        "line repeats its whole stack and this one nests deep (lower "
+                        "--max-depth, raise --max-output or use .html / .svg)",
+                        what, (double)bytes / 1e6, (double)max / 1e6);
+}
+
 gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
-                          const gp_flame_render_opts *o, FILE *fp)
+                          const gp_flame_render_opts *o, FILE *fp, gp_error *err)
 {
     gp_flame_render_opts defaults;
     if (!o) {
@@ -577,9 +587,9 @@ gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
     uint64_t bytes;
     gp_status s = o->max_bytes ? stack_bytes(tree, fmt, &bytes) : GP_OK;
     if (s != GP_OK)
-        return s;
+        return gp_error_set(err, s, "flame graph: out of memory");
     if (o->max_bytes && bytes > o->max_bytes)
-        return GP_ELIMIT;
+        return over_limit(err, "flame graph", bytes, o->max_bytes);
     switch (fmt) {
     case GP_FLAME_FOLDED:
         s = render_folded(tree, fp);
@@ -594,10 +604,13 @@ gp_status gp_flame_render(const gp_flame_tree *tree, gp_flame_format fmt,
         s = render_html(tree, o, fp);
         break;
     default:
-        return GP_EINVAL;
+        return gp_error_set(err, GP_EINVAL, "flame graph: unknown format %d", (int)fmt);
     }
     if (s == GP_OK && ferror(fp))
         s = GP_EIO;
+    if (s != GP_OK)
+        gp_error_set(err, s, "flame graph: %s",
+                     s == GP_EINVAL ? "a diff has no speedscope form" : gp_strerror(s));
     return s;
 }
 
@@ -610,7 +623,7 @@ typedef struct flame_ctx {
 static gp_status flame_render_cb(const void *ctx, FILE *fp)
 {
     const flame_ctx *c = ctx;
-    return gp_flame_render(c->tree, c->fmt, c->o, fp);
+    return gp_flame_render(c->tree, c->fmt, c->o, fp, NULL);
 }
 
 gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
@@ -620,11 +633,7 @@ gp_status gp_flame_write(const gp_flame_tree *tree, gp_flame_format fmt,
     if (max && stack_bytes(tree, fmt, &bytes) != GP_OK)
         return gp_error_set(err, GP_ENOMEM, "%s: out of memory", path);
     if (max && bytes > max)
-        return gp_error_set(err, GP_ELIMIT,
-                            "%s: the stacks would take %.0f MB, over the %.0f MB limit: each "
-                            "line repeats its whole stack and this one nests deep (lower "
-                            "--max-depth, raise --max-output or use .html / .svg)",
-                            path, (double)bytes / 1e6, (double)max / 1e6);
+        return over_limit(err, path, bytes, max);
     flame_ctx c = {tree, fmt, o};
     return gp__render_to_file(path, flame_render_cb, &c, err);
 }

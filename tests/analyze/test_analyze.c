@@ -732,7 +732,7 @@ static void stragglers_across_ranks(void **state)
     free(a->stragglers);
     a->stragglers = NULL;
     a->n_stragglers = 0;
-    assert_int_equal(gp__analyze_advise(a, &job, NULL), GP_OK);
+    assert_int_equal(gp__analyze_advise(a, gp_job_traces(&job), job.n_ranks, NULL), GP_OK);
     const gp_finding *f = NULL;
     for (size_t i = 0; i < a->n_findings; i++)
         if (strcmp(a->findings[i].rule, "straggler") == 0 && a->findings[i].rank == 2)

@@ -396,11 +396,14 @@ static void dashboard_steps_agree(void **state)
     gp_summary *s = NULL;
     gp_timeline *tl = NULL;
     gp_dashboard *d = NULL;
-    assert_int_equal(gp_summary_compute(&b.t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_timeline_build(&b.t, 1, NULL, &tl), GP_OK);
-    gp_dashboard_inputs in = {
-        .traces = &b.t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a};
-    assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&b.t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&b.t), 1, NULL, &tl, NULL), GP_OK);
+    gp_dashboard_inputs in = {.traces = gp_traces_const(&b.t),
+                              .n_traces = 1,
+                              .summary = s,
+                              .timeline = tl,
+                              .analysis = a};
+    assert_int_equal(gp_dashboard_build(&in, &d, NULL), GP_OK);
     assert_int_equal(d->steps.n_parts, 2);
     for (size_t i = 0; i < 2; i++)
         for (int k = 0; k < GP_SP_COUNT; k++)

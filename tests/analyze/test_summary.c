@@ -83,7 +83,7 @@ static void self_times_and_partition(void **state)
     (void)state;
     gp_trace *t = nested_trace(false);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     const gp_kind_summary *ks = &s->kinds[GP_EV_CPU_OP];
     assert_int_equal(ks->n_rows, 15);
     const gp_name_stats *lin = row_of(ks, "aten::linear"), *mm = row_of(ks, "aten::addmm"),
@@ -136,7 +136,7 @@ static void recursion_counted_once(void **state)
     add(t, cpu, GP_EV_PYTHON, "<built-in function next>", 200000, 10000);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     const gp_kind_summary *ks = &s->kinds[GP_EV_PYTHON];
     const gp_name_stats *nx = row_of(ks, "<built-in function next>"), *h = row_of(ks, "helper");
     assert_int_equal(nx->calls, 4);
@@ -191,7 +191,7 @@ static void recursion_marks_match_definition(void **state)
     }
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     for (int kd = 0; kd < 2; kd++)
         for (int nm = 0; nm < 2; nm++) {
             const gp_name_stats *r = row_of(&s->kinds[kinds[kd]], names[nm]);
@@ -210,7 +210,7 @@ static void launch_is_a_child(void **state)
     (void)state;
     gp_trace *t = nested_trace(true);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     const gp_kind_summary *ks = &s->kinds[GP_EV_CPU_OP], *rt = &s->kinds[GP_EV_RUNTIME];
     assert_int_equal(row_of(ks, "aten::addmm")->self_total, 105000);
     assert_int_equal(ks->self_total, 275000);
@@ -232,7 +232,7 @@ static void kind_filter_keeps_self_and_gpu_facts(void **state)
     gp_summary_opts_init(&o);
     o.kinds = 1u << GP_EV_CPU_OP;
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, &o, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, &o, &s, NULL), GP_OK);
     assert_int_equal(s->kinds[GP_EV_CPU_OP].self_total, 275000);
     assert_int_equal(s->kinds[GP_EV_KERNEL].n_rows, 0);
     assert_int_equal(s->kinds[GP_EV_RUNTIME].n_rows, 0);
@@ -269,7 +269,7 @@ static void machine_output_has_every_row(void **state)
     (void)state;
     gp_trace *t = nested_trace(false);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     gp_summary_render_opts ro = {0, 40};
     char *buf = NULL;
     size_t len = 0;
@@ -343,7 +343,7 @@ static void profile_memory_and_gpu_utilisation(void **state)
         range_args(t, cpu, "idle", 3000, 500, NULL);
         assert_int_equal(gp_trace_finish(t), GP_OK);
         gp_summary *s = NULL;
-        assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+        assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
         const gp_kind_summary *ks = &s->kinds[GP_EV_RANGE];
         assert_int_equal(ks->n_rows, 3);
         assert_string_equal(ks->rows[0].name, "step");
@@ -384,7 +384,7 @@ static void no_profile_figures_without_args(void **state)
     (void)state;
     gp_trace *t = nested_trace(true);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     assert_false(s->has_mem_avg || s->has_gpu_util);
     for (int k = 0; k < GP_EV_KIND_COUNT; k++)
         for (size_t i = 0; i < s->kinds[k].n_rows; i++)
@@ -418,7 +418,7 @@ static void real_timesformer_partition(void **state)
     gp_trace *t = NULL;
     assert_int_equal(gp_trace_read(path, &rd, &t, NULL), GP_OK);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         const gp_kind_summary *ks = &s->kinds[k];
         if (!ks->n_rows)

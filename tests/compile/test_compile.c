@@ -702,7 +702,8 @@ static void compile_trace_regions(void **state)
     gp_diff_opts_init(&o);
     o.analyze = false;
     gp_diff *d;
-    assert_int_equal(gp_diff_compute(&t, 1, &t, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(gp_diff_compute(gp_traces_const(&t), 1, gp_traces_const(&t), 1, &o, &d, NULL),
+                     GP_OK);
     assert_int_equal(d->compile->mode, GP_DIFF_COMPILE_BOTH);
     assert_int_equal(d->compile->n_regions, 1);
     assert_true(d->compile->regions[0].gpu[1] == 12549021 && d->compile->speedup == 1.0);

@@ -166,7 +166,8 @@ static gp_diff *diff_of(const char *base, const char *cur)
     gp_diff_opts_init(&o);
     o.analyze = false;
     gp_diff *d;
-    assert_int_equal(gp_diff_compute(&b, 1, &c, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(gp_diff_compute(gp_traces_const(&b), 1, gp_traces_const(&c), 1, &o, &d, NULL),
+                     GP_OK);
     gp_trace_free(b);
     gp_trace_free(c);
     return d;

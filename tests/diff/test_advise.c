@@ -286,7 +286,7 @@ static void profiler_written_profile(void **state)
     assert_int_equal(gp_profiler_create(NULL, &p), GP_OK);
     gp_range_opts ro = {.device = GP_DEVICE_GPU, .bytes = 1 << 20};
     for (int i = 0; i < 150; i++) {
-        gp_range_begin_ex(p, "tiny_gpu_op", &ro);
+        gp_range_begin(p, "tiny_gpu_op", &ro);
         int64_t end = gp__clock_ns() + 20000;
         while (gp__clock_ns() < end) {
         }

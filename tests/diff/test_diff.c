@@ -398,7 +398,8 @@ static void compute_known_changes(void **state)
     o.normalize = GP_DIFF_NORM_TEMPLATES | GP_DIFF_NORM_NUMBERS;
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d, &err), GP_OK);
 
     /* One run per side: verdicts on the total per run by the threshold alone (untested); the
      * per-call test is the per_call signal. */
@@ -474,7 +475,8 @@ static void compute_known_changes(void **state)
 
     /* Deterministic: a second computation gives identical CIs. */
     gp_diff *d2 = NULL;
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d2, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d2, &err), GP_OK);
     for (size_t i = 0; i < d->n_rows; i++) {
         assert_string_equal(d->rows[i].name, d2->rows[i].name);
         if (!isnan(d->rows[i].per_call.ci_lo))
@@ -484,7 +486,8 @@ static void compute_known_changes(void **state)
      * default: one row, both names shown. */
     gp_diff *d3 = NULL;
     o.normalize = 0;
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d3, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d3, &err), GP_OK);
     r = find_row(d3, "triton_poi_fused_add_7");
     assert_non_null(r);
     assert_string_equal(r->base_name, "triton_poi_fused_add_0");
@@ -495,7 +498,8 @@ static void compute_known_changes(void **state)
     /* --exact: NEW / REMOVED. */
     gp_diff *d4 = NULL;
     o.exact = true;
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d4, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d4, &err), GP_OK);
     assert_int_equal(find_row(d4, "triton_poi_fused_add_7")->type, GP_DIFF_NEW);
     assert_int_equal(find_row(d4, "triton_poi_fused_add_0")->type, GP_DIFF_REMOVED);
     assert_null(find_row(d4, "triton_poi_fused_add_7")->base_name);
@@ -514,16 +518,22 @@ static void compute_rejects_bad_input(void **state)
     build_pair(&base, &cur, 1);
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(&base, 0, &cur, 1, NULL, &d, &err), GP_EINVAL);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 0, gp_traces_const(&cur), 1, NULL, &d, &err),
+        GP_EINVAL);
     assert_non_null(strstr(err.msg, "base"));
     gp_diff_opts o;
     gp_diff_opts_init(&o);
     o.alpha = 1.5;
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d, &err), GP_EINVAL);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d, &err),
+        GP_EINVAL);
     assert_non_null(strstr(err.msg, "alpha"));
     gp_diff_opts_init(&o);
     o.threshold = -0.1;
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d, &err), GP_EINVAL);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d, &err),
+        GP_EINVAL);
     gp_trace_free(base);
     gp_trace_free(cur);
 }
@@ -549,7 +559,8 @@ static void compute_normalizes_long_names(void **state)
     o.normalize = GP_DIFF_NORM_TEMPLATES;
     o.analyze = false;
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     assert_int_equal(d->n_rows, 1);
     assert_int_equal(strlen(d->rows[0].name), 1 + 2000 * 5);
     gp_diff_free(d);
@@ -582,7 +593,9 @@ static void compute_runs_and_memory(void **state)
     }
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(base, RUNS, cur, RUNS, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(base), RUNS, gp_traces_const(cur), RUNS, NULL, &d, &err),
+        GP_OK);
     const gp_diff_row *r = find_row(d, "train_step");
     assert_int_equal(r->test.method, GP_DIFF_TEST_RUNS);
     assert_int_equal(r->test.n_base, RUNS);
@@ -647,7 +660,8 @@ static void compute_sums_saturate(void **state)
     gp_trace *bt = huge_run("base"), *ct = huge_run("current");
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, NULL, &d, &err), GP_OK);
     const gp_diff_metric *m = &d->metrics[GP_DIFF_M_GPU];
     assert_true(m->present && m->base == (double)INT64_MAX && m->cur == (double)INT64_MAX);
     m = &d->metrics[GP_DIFF_M_IDLE];
@@ -671,7 +685,8 @@ static void compute_analysis_deltas(void **state)
     gp_trace *bt = b_done(&b), *ct = b_done(&c);
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, NULL, &d, &err), GP_OK);
     assert_true(d->analyzed);
     assert_true(d->temporal[0].base_ns == d->metrics[GP_DIFF_M_IDLE].base);
     assert_true(d->temporal[0].cur_ns == d->metrics[GP_DIFF_M_IDLE].cur);
@@ -701,7 +716,8 @@ static void compute_analysis_deltas(void **state)
     b_init(&r, "ranges");
     b_add_range(&r, "step", 1000, NULL);
     gp_trace *rt = b_done(&r);
-    assert_int_equal(gp_diff_compute(&bt, 1, &rt, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&rt), 1, NULL, &d, &err), GP_OK);
     assert_false(d->analyzed);
     assert_non_null(strstr(d->analyze_note.msg, "current"));
     gp_diff_free(d);
@@ -733,7 +749,8 @@ static gp_diff_type trial_calls(uint64_t seed, int n, double sigma, double chang
     o.analyze = false;
     o.threshold = threshold;
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     /* The per-call signal: its direction as a verdict (slower: REGRESSION, faster: IMPROVEMENT). */
     gp_diff_dir dir = d->rows[0].per_call_dir;
     gp_diff_type t = dir == GP_DIFF_UP     ? GP_DIFF_REGRESSION
@@ -820,7 +837,9 @@ static void false_positive_rate_and_power_per_run(void **state)
             o.bootstrap = 0;
             o.analyze = false;
             gp_diff *d = NULL;
-            assert_int_equal(gp_diff_compute(bt, runs, ct, runs, &o, &d, NULL), GP_OK);
+            assert_int_equal(
+                gp_diff_compute(gp_traces_const(bt), runs, gp_traces_const(ct), runs, &o, &d, NULL),
+                GP_OK);
             const gp_diff_row *row = find_row(d, "k");
             assert_int_equal(row->test.method, GP_DIFF_TEST_RUNS);
             if (pass)
@@ -871,7 +890,9 @@ static void multiple_comparisons_control_fwer(void **state)
             o.threshold = 0; /* isolate the test */
             o.correction = (gp_diff_correction)method;
             gp_diff *d = NULL;
-            assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+            assert_int_equal(
+                gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL),
+                GP_OK);
             assert_int_equal(d->n_tested_per_call, names);
             size_t moved = 0;
             for (size_t r = 0; r < d->n_rows; r++)
@@ -920,7 +941,8 @@ static void renderers_match_golden(void **state)
     gp_diff_opts_init(&o);
     o.normalize = GP_DIFF_NORM_NUMBERS;
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &o, &d, NULL), GP_OK);
     render_to_golden(d, gp_diff_render_text, "pair.txt");
     render_to_golden(d, gp_diff_render_json, "pair.json");
     render_to_golden(d, gp_diff_render_html, "pair.html");
@@ -945,7 +967,8 @@ static void renderers_escape_names(void **state)
     }
     gp_trace *bt = b_done(&b), *ct = b_done(&c);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, NULL, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, NULL, &d, NULL), GP_OK);
     assert_int_equal(d->rows[0].type, GP_DIFF_REGRESSION);
     render_fn fns[] = {gp_diff_render_html, gp_diff_render_junit};
     for (int f = 0; f < 2; f++) {
@@ -976,8 +999,11 @@ static void html_embeds_flame(void **state)
     gp_diff *d = NULL;
     struct gp_flame_tree *fl = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(&base, 1, &cur, 1, NULL, &d, &err), GP_OK);
-    assert_int_equal(gp_diff_flame(&base, 1, &cur, 1, &fl, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, NULL, &d, &err),
+        GP_OK);
+    assert_int_equal(gp_diff_flame(gp_traces_const(&base), 1, gp_traces_const(&cur), 1, &fl, &err),
+                     GP_OK);
     gp_diff_render_opts ro;
     gp_diff_render_opts_init(&ro);
     ro.flame = fl;
@@ -1002,7 +1028,8 @@ static void html_embeds_flame(void **state)
     assert_int_equal(gp_trace_create("empty", &empty), GP_OK);
     assert_int_equal(gp_trace_finish(empty), GP_OK);
     fl = NULL;
-    assert_int_not_equal(gp_diff_flame(&base, 1, &empty, 1, &fl, &err), GP_OK);
+    assert_int_not_equal(
+        gp_diff_flame(gp_traces_const(&base), 1, gp_traces_const(&empty), 1, &fl, &err), GP_OK);
     assert_non_null(strstr(err.msg, "flame"));
     gp_trace_free(empty);
     gp_diff_free(d);
@@ -1028,8 +1055,8 @@ static void write_profile(const char *path, int work_us)
     gp_profiler *p = NULL;
     assert_int_equal(gp_profiler_create(NULL, &p), GP_OK);
     for (int i = 0; i < 30; i++) {
-        gp_range_begin(p, "iteration");
-        gp_range_begin(p, "work");
+        gp_range_begin(p, "iteration", NULL);
+        gp_range_begin(p, "work", NULL);
         busy_wait_us(work_us);
         gp_range_end(p);
         gp_range_end(p);
@@ -1054,7 +1081,8 @@ static void profiler_profiles(void **state)
     assert_int_equal(gp_trace_read(pc, NULL, &b, &err), GP_OK);
     assert_int_equal(a->stats.by_kind[GP_EV_RANGE], 60);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&a, 1, &b, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&a), 1, gp_traces_const(&b), 1, NULL, &d, &err), GP_OK);
     const gp_diff_row *r = find_row(d, "work");
     assert_non_null(r);
     assert_int_equal(r->kind, GP_EV_RANGE);
@@ -1101,7 +1129,8 @@ static void real_two_ranks(void **state)
     assert_int_equal(gp_trace_read(p0, &ro, &a, &err), GP_OK);
     assert_int_equal(gp_trace_read(p1, &ro, &b, &err), GP_OK);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&a, 1, &b, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&a), 1, gp_traces_const(&b), 1, NULL, &d, &err), GP_OK);
     assert_true(d->n_rows > 100);
     assert_true(d->n_tested_per_call > 20);
     assert_int_equal(d->n_tested, 0); /* one run per side: verdicts by the threshold */
@@ -1124,7 +1153,8 @@ static void real_two_ranks(void **state)
     gp_diff_free(d);
 
     /* A rank against itself: every name NO_CHANGE with p = 1, nothing new or removed. */
-    assert_int_equal(gp_diff_compute(&a, 1, &a, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&a), 1, gp_traces_const(&a), 1, NULL, &d, &err), GP_OK);
     assert_int_equal(d->n_by_type[GP_DIFF_NO_CHANGE], d->n_rows);
     assert_int_equal(d->n_significant_regressions, 0);
     assert_int_equal(d->n_untested_regressions, 0);
@@ -1143,7 +1173,9 @@ static void real_two_ranks(void **state)
     gp_job *job = NULL;
     assert_int_equal(gp_job_read(dir, &ro, &job, &err), GP_OK);
     assert_int_equal(job->n_ranks, 8);
-    assert_int_equal(gp_diff_compute(job->ranks, 8, job->ranks, 8, NULL, &d, &err), GP_OK);
+    assert_int_equal(gp_diff_compute(gp_traces_const(job->ranks), 8, gp_traces_const(job->ranks), 8,
+                                     NULL, &d, &err),
+                     GP_OK);
     assert_int_equal(d->n_significant_regressions, 0);
     const gp_diff_metric *m = &d->metrics[GP_DIFF_M_TOTAL];
     assert_int_equal(m->test.method, GP_DIFF_TEST_RUNS);
@@ -1168,7 +1200,8 @@ static void bundled_profiles(void **state)
     assert_int_equal(gp_trace_read(pc, NULL, &b, &err), GP_OK);
     assert_int_equal(a->stats.by_kind[GP_EV_RANGE], 240);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&a, 1, &b, 1, NULL, &d, &err), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&a), 1, gp_traces_const(&b), 1, NULL, &d, &err), GP_OK);
     /* One run per side: the total per run decides by the threshold (untested); the per-call
      * test is its own signal. */
     assert_int_equal(find_row(d, "backward")->type, GP_DIFF_REGRESSION);

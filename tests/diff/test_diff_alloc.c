@@ -67,7 +67,7 @@ static gp_status one_pass(gp_trace **base, gp_trace **cur, size_t n, uint32_t no
     o.bootstrap = 100;
     gp_diff *d = NULL;
     gp_error err = {0};
-    gp_status st = gp_diff_compute(base, n, cur, n, &o, &d, &err);
+    gp_status st = gp_diff_compute(gp_traces_const(base), n, gp_traces_const(cur), n, &o, &d, &err);
     if (st != GP_OK)
         return st;
     render_fn fns[] = {gp_diff_render_text, gp_diff_render_json, gp_diff_render_html,

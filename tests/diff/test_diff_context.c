@@ -63,7 +63,8 @@ static gp_diff *diff(gp_trace *const *b, size_t nb, gp_trace *const *c, size_t n
     o.bootstrap = 0;
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(b, nb, c, nc, &o, &d, &err), GP_OK);
+    assert_int_equal(gp_diff_compute(gp_traces_const(b), nb, gp_traces_const(c), nc, &o, &d, &err),
+                     GP_OK);
     return d;
 }
 

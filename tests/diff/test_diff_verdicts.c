@@ -52,7 +52,9 @@ static gp_diff *compute_cases(const vcase *cs, size_t n, int runs, const gp_diff
     }
     gp_diff *d = NULL;
     gp_error err = {0};
-    assert_int_equal(gp_diff_compute(b, (size_t)runs, c, (size_t)runs, o, &d, &err), GP_OK);
+    assert_int_equal(gp_diff_compute(gp_traces_const(b), (size_t)runs, gp_traces_const(c),
+                                     (size_t)runs, o, &d, &err),
+                     GP_OK);
     for (int r = 0; r < runs; r++) {
         gp_trace_free(b[r]);
         gp_trace_free(c[r]);
@@ -232,7 +234,8 @@ static void renamed_names_match(void **state)
     gp_diff_opts o;
     opts_quiet(&o);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     assert_int_equal(d->n_rows, 2);
     assert_int_equal(d->n_matched, 2);
     const gp_diff_row *r = find_row(d, "void gemm_kernel<__half, 128, 64>(__half*, int)");
@@ -258,7 +261,8 @@ static void renamed_names_match(void **state)
     free(buf);
     gp_diff_free(d);
     o.exact = true;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     assert_int_equal(d->n_rows, 7);
     assert_int_equal(d->n_by_type[GP_DIFF_NEW], 4);
     assert_int_equal(d->n_by_type[GP_DIFF_REMOVED], 3);
@@ -290,7 +294,8 @@ static void text_rows_have_unique_names(void **state)
     gp_diff_opts o;
     opts_quiet(&o);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     assert_int_equal(d->n_rows, 39);
     for (int width = 48; width <= 120; width += 72) {
         char *buf = NULL;
@@ -336,7 +341,8 @@ static void seed_workflow(void **state)
     gp_diff_opts o;
     opts_quiet(&o);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     const gp_diff_row *r = find_row(d, "matrix_multiply");
     assert_int_equal(r->type, GP_DIFF_REGRESSION);
     assert_int_equal(r->test.method, GP_DIFF_TEST_NONE);
@@ -392,7 +398,8 @@ static void copy_clone_pattern_from_shared_trace(void **state)
     gp_diff_opts o;
     opts_quiet(&o);
     gp_diff *d = NULL;
-    assert_int_equal(gp_diff_compute(&bt, 1, &ct, 1, &o, &d, NULL), GP_OK);
+    assert_int_equal(
+        gp_diff_compute(gp_traces_const(&bt), 1, gp_traces_const(&ct), 1, &o, &d, NULL), GP_OK);
     static const char *const names[] = {"aten::copy_", "aten::clone"};
     for (int w = 0; w < 2; w++) {
         const gp_diff_row *r = find_row(d, names[w]);

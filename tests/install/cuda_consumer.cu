@@ -20,7 +20,7 @@ int main()
     gp_profiler *p = gp_profiler_global();
     const int n = 1 << 20;
     float *x = nullptr;
-    gp_range_begin(p, "step");
+    gp_range_begin(p, "step", NULL);
     bool gpu = cudaMalloc(&x, n * sizeof(float)) == cudaSuccess;
     if (gpu) {
         gp_cuda_timer *t = gp_profiler_cuda_timer(p);

@@ -18,7 +18,7 @@ int main()
     gp_profiler *p = nullptr;
     if (gp_profiler_create(nullptr, &p) != GP_OK)
         return 1;
-    gp_range_begin(p, "cxx_range");
+    gp_range_begin(p, "cxx_range", NULL);
     gp_range_end(p);
     gp_profiler_flush(p);
     gp_profiler_stats st;

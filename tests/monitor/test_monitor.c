@@ -642,7 +642,7 @@ static void config_yaml_good(void **state)
                     "enable_pcie: yes\n"
                     "enable_xid_events: false\n";
     gp_error err = {0};
-    assert_int_equal(gp_monitor_config_parse(&c, y, strlen(y), "m.yaml", &err), GP_OK);
+    assert_int_equal(gp_monitor_config_parse(&c, y, strlen(y), "m.yaml", NULL, &err), GP_OK);
     assert_int_equal(c.level, GP_LEVEL_DETAILED);
     assert_int_equal(c.mode, GP_MODE_ADAPTIVE);
     assert_int_equal(c.sampling_interval_ms, 250);
@@ -654,11 +654,11 @@ static void config_yaml_good(void **state)
     assert_false(c.enable_xid_events);
     assert_true(c.utilization_threshold == 85); /* untouched default */
     /* a CLI flag overrides the file */
-    assert_int_equal(gp_monitor_config_set(&c, "sampling_interval_ms", "50", &err), GP_OK);
+    assert_int_equal(gp_monitor_config_set(&c, "sampling_interval_ms", "50", NULL, &err), GP_OK);
     assert_int_equal(c.sampling_interval_ms, 50);
     assert_true(gp_monitor_config_wants(&c, GP_M_PCIE_TX));
     /* an empty file is fine */
-    assert_int_equal(gp_monitor_config_parse(&c, "", 0, "e.yaml", &err), GP_OK);
+    assert_int_equal(gp_monitor_config_parse(&c, "", 0, "e.yaml", NULL, &err), GP_OK);
 }
 
 /* Issue 38: libyaml's cost grows with the square of the nesting (400 KB of "[" took 93 s): the
@@ -677,12 +677,14 @@ static void config_yaml_nesting_bounded(void **state)
     gp_monitor_config c;
     gp_monitor_config_init(&c);
     gp_error err = {0};
-    assert_int_equal(gp_monitor_config_parse(&c, deep, strlen(deep), "deep.yaml", &err), GP_EPARSE);
+    assert_int_equal(gp_monitor_config_parse(&c, deep, strlen(deep), "deep.yaml", NULL, &err),
+                     GP_EPARSE);
     assert_non_null(strstr(err.msg, "deep.yaml:1: nested deeper than 64"));
     for (size_t i = 0; i < n; i++) /* block nesting: "- - - - ..." */
         memcpy(deep + 2 * i, "- ", 2);
     memcpy(deep + 2 * n, "x\n", 3);
-    assert_int_equal(gp_monitor_config_parse(&c, deep, strlen(deep), "deep.yaml", &err), GP_EPARSE);
+    assert_int_equal(gp_monitor_config_parse(&c, deep, strlen(deep), "deep.yaml", NULL, &err),
+                     GP_EPARSE);
     assert_non_null(strstr(err.msg, "deep.yaml:1: nested deeper than 256 columns"));
     free(deep);
     /* 64 levels, and brackets that are text: libyaml reads them (then the keys are checked) */
@@ -694,7 +696,7 @@ static void config_yaml_nesting_bounded(void **state)
         ok[at++] = ']';
     ok[at++] = '\n';
     ok[at] = 0;
-    gp_status st = gp_monitor_config_parse(&c, ok, strlen(ok), "ok.yaml", &err);
+    gp_status st = gp_monitor_config_parse(&c, ok, strlen(ok), "ok.yaml", NULL, &err);
     assert_true(st == GP_EINVAL || st == GP_EPARSE);
     assert_null(strstr(err.msg, "nested deeper"));
 }
@@ -723,7 +725,7 @@ static void config_yaml_errors_name_the_line(void **state)
         before = c;
         gp_error err = {0};
         gp_status st =
-            gp_monitor_config_parse(&c, cases[i].yaml, strlen(cases[i].yaml), "m.yaml", &err);
+            gp_monitor_config_parse(&c, cases[i].yaml, strlen(cases[i].yaml), "m.yaml", NULL, &err);
         assert_true(st == GP_EINVAL || st == GP_EPARSE);
         if (strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) != 0)
             fail_msg("case %zu: got '%s', want prefix '%s'", i, err.msg, cases[i].msg);
@@ -732,7 +734,7 @@ static void config_yaml_errors_name_the_line(void **state)
     gp_monitor_config c;
     gp_monitor_config_init(&c);
     gp_error err = {0};
-    assert_int_equal(gp_monitor_config_load(&c, "/nonexistent/m.yaml", &err), GP_ENOENT);
+    assert_int_equal(gp_monitor_config_load(&c, "/nonexistent/m.yaml", NULL, &err), GP_ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent/m.yaml"));
 }
 

@@ -104,7 +104,7 @@ static void run_once(void)
     gp_monitor_config c2;
     gp_monitor_config_init(&c2);
     const char *y = "level: detailed\nmax_samples: 10\n";
-    if (gp_monitor_config_parse(&c2, y, strlen(y), "a.yaml", &err) != GP_OK)
+    if (gp_monitor_config_parse(&c2, y, strlen(y), "a.yaml", NULL, &err) != GP_OK)
         return;
 }
 

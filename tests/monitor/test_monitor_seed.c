@@ -37,7 +37,8 @@ static bool warned(const char *text)
 static gp_status parse(gp_monitor_config *c, const char *yaml, gp_error *err)
 {
     n_warnings = 0;
-    return gp_monitor_config_parse_ex(c, yaml, strlen(yaml), "m.yaml", on_warning, NULL, err);
+    return gp_monitor_config_parse(c, yaml, strlen(yaml), "m.yaml",
+                                   &(gp_config_opts){.warn = on_warning}, err);
 }
 
 static void seed_yaml_file_loads_and_its_values_are_applied(void **state)
@@ -62,7 +63,7 @@ static void seed_yaml_file_loads_and_its_values_are_applied(void **state)
     c.enable_real_time_monitoring = false;
     gp_error err = {0};
     n_warnings = 0;
-    if (gp_monitor_config_load_ex(&c, path, on_warning, NULL, &err) != GP_OK)
+    if (gp_monitor_config_load(&c, path, &(gp_config_opts){.warn = on_warning}, &err) != GP_OK)
         fail_msg("%s", err.msg);
     assert_int_equal(c.level, GP_LEVEL_STANDARD);
     assert_int_equal(c.mode, GP_MODE_MONITORING);
@@ -172,21 +173,22 @@ static void yaml_repeated_keys_hex_and_yes(void **state)
     assert_true(warned("max_samples: '010' read as the decimal 10"));
     /* the same rules for --set */
     n_warnings = 0;
-    assert_int_equal(gp_monitor_config_set_ex(&c, "enable_pcie", "on", on_warning, NULL, &err),
-                     GP_OK);
-    assert_true(warned("enable_pcie: 'on' read as true"));
     assert_int_equal(
-        gp_monitor_config_set_ex(&c, "sampling_interval_ms", "0x20", on_warning, NULL, &err),
-        GP_EINVAL);
-    assert_int_equal(
-        gp_monitor_config_set_ex(&c, "integrate_with_metrics", "true", on_warning, NULL, &err),
+        gp_monitor_config_set(&c, "enable_pcie", "on", &(gp_config_opts){.warn = on_warning}, &err),
         GP_OK);
+    assert_true(warned("enable_pcie: 'on' read as true"));
+    assert_int_equal(gp_monitor_config_set(&c, "sampling_interval_ms", "0x20",
+                                           &(gp_config_opts){.warn = on_warning}, &err),
+                     GP_EINVAL);
+    assert_int_equal(gp_monitor_config_set(&c, "integrate_with_metrics", "true",
+                                           &(gp_config_opts){.warn = on_warning}, &err),
+                     GP_OK);
     assert_true(
         warned("integrate_with_metrics: true has no effect in gpuprof: `gpuprof exporter`"));
     n_warnings = 0;
-    assert_int_equal(
-        gp_monitor_config_set_ex(&c, "integrate_with_metrics", "false", on_warning, NULL, &err),
-        GP_OK);
+    assert_int_equal(gp_monitor_config_set(&c, "integrate_with_metrics", "false",
+                                           &(gp_config_opts){.warn = on_warning}, &err),
+                     GP_OK);
     assert_int_equal(n_warnings, 0); /* asking for nothing is not worth a warning */
 }
 

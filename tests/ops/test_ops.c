@@ -98,7 +98,7 @@ static gp_ops *compute(gp_trace *t, gp_ops_by by, bool no_merge)
     o.by = by;
     o.no_merge = no_merge;
     gp_ops *ops = NULL;
-    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &ops, NULL), GP_OK);
     return ops;
 }
 
@@ -195,7 +195,7 @@ static void no_instances_in_any_grouping(void **state)
         gp_ops_opts_init(&o);
         o.by = (gp_ops_by)by;
         gp_ops *ops = NULL;
-        assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+        assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &ops, NULL), GP_OK);
         assert_int_equal(ops->instances, 0);
         assert_int_equal(ops->n_rows, 0);
         assert_int_equal(ops->total.self_gpu, 0);
@@ -527,7 +527,7 @@ static void unknown_device_and_override(void **state)
     gp_ops_opts_init(&o);
     o.peak_tflops = 4;
     o.peak_tbps = 1;
-    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &ops, NULL), GP_OK);
     r = row_of(ops, "aten::mm");
     assert_true(fabs(r->roof_pct - 50.0) < 1e-9);
     assert_int_equal(r->bound, GP_BOUND_COMPUTE);
@@ -604,7 +604,7 @@ static void cpu_only_sorts_by_cpu(void **state)
     gp_ops_opts o;
     gp_ops_opts_init(&o);
     o.sort = GP_OPS_SORT_GPU;
-    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &ops, NULL), GP_OK);
     assert_int_equal(ops->sort, GP_OPS_SORT_CPU);
     assert_string_equal(ops->rows[0].key, "alpha"); /* CPU total 60 */
     gp_ops_free(ops);
@@ -706,10 +706,10 @@ static void kept_instances_are_the_table_by_instance(void **state)
     gp_ops_opts_init(&o);
     o.by = GP_OPS_BY_SHAPE;
     gp_ops *kept = NULL, *plain = NULL, *inst = NULL;
-    assert_int_equal(gp__ops_compute_kept(&t, 1, &o, &kept), GP_OK);
-    assert_int_equal(gp_ops_compute(&t, 1, &o, &plain), GP_OK);
+    assert_int_equal(gp__ops_compute_kept(gp_traces_const(&t), 1, &o, &kept), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &plain, NULL), GP_OK);
     o.by = GP_OPS_BY_INSTANCE;
-    assert_int_equal(gp_ops_compute(&t, 1, &o, &inst), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &inst, NULL), GP_OK);
     size_t n_plain = 0;
     assert_null(gp__ops_instances(plain, &n_plain));
     assert_int_equal(n_plain, 0);

@@ -105,7 +105,7 @@ static gp_ops *compute(gp_trace *t, gp_ops_by by)
     gp_ops_opts_init(&o);
     o.by = by;
     gp_ops *ops = NULL;
-    assert_int_equal(gp_ops_compute(&t, 1, &o, &ops), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &o, &ops, NULL), GP_OK);
     return ops;
 }
 

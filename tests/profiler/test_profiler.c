@@ -96,13 +96,13 @@ static void spin_ns(int64_t ns)
 static void nesting_records_parent_and_children(void **state)
 {
     gp_profiler *p = new_prof(0, 0);
-    gp_range_begin(p, "outer");
+    gp_range_begin(p, "outer", NULL);
     spin_ns(2000);
-    gp_range_begin(p, "child_a");
+    gp_range_begin(p, "child_a", NULL);
     spin_ns(2000);
     gp_range_end(p);
-    gp_range_begin(p, "child_b");
-    gp_range_begin(p, "grandchild");
+    gp_range_begin(p, "child_b", NULL);
+    gp_range_begin(p, "grandchild", NULL);
     spin_ns(1000);
     gp_range_end(p);
     gp_range_end(p);
@@ -212,7 +212,7 @@ static void scopes_end_on_every_exit_path(void **state)
     assert_int_equal(g_side, 1);
     g_wrap_prof = p;
     assert_int_equal(wrapped_twice(4), 8);
-    gp_range_begin(p, "after"); /* must be top-level if every scope above closed */
+    gp_range_begin(p, "after", NULL); /* must be top-level if every scope above closed */
     gp_range_end(p);
     gp_trace *t = to_trace(p);
     assert_int_equal(count_named(t, "early"), 2);
@@ -261,13 +261,13 @@ static void *worker(void *a)
 {
     thr_arg *ta = a;
     if (ta->bar) { /* every thread holds its state before any finishes */
-        gp_range_begin(ta->p, "registered");
+        gp_range_begin(ta->p, "registered", NULL);
         gp_range_end(ta->p);
         pthread_barrier_wait(ta->bar);
     }
     for (int i = 0; i < ta->n; i++) {
-        gp_range_begin(ta->p, "work");
-        gp_range_begin(ta->p, "inner");
+        gp_range_begin(ta->p, "work", NULL);
+        gp_range_begin(ta->p, "inner", NULL);
         gp_range_end(ta->p);
         gp_range_end(ta->p);
     }
@@ -315,8 +315,8 @@ static void threads_record_into_their_own_tracks(void **state)
 
 static void *one_range(void *a)
 {
-    gp_range_begin(a, "short_lived");
-    gp_range_begin(a, "left_open"); /* the thread exits inside it */
+    gp_range_begin(a, "short_lived", NULL);
+    gp_range_begin(a, "left_open", NULL); /* the thread exits inside it */
     return NULL;
 }
 
@@ -368,12 +368,12 @@ static void sampling_keeps_whole_top_level_ranges(void **state)
     assert_int_equal(gp_profiler_set_sampling(p, 1.5), GP_EINVAL);
     assert_int_equal(gp_profiler_set_sampling(p, 0.25), GP_OK);
     for (int i = 0; i < 4000; i++) {
-        gp_range_begin(p, "top");
-        gp_range_begin(p, "mid");
-        gp_range_begin(p, "leaf");
+        gp_range_begin(p, "top", NULL);
+        gp_range_begin(p, "mid", NULL);
+        gp_range_begin(p, "leaf", NULL);
         gp_range_end(p);
         gp_range_end(p);
-        gp_range_begin(p, "mid");
+        gp_range_begin(p, "mid", NULL);
         gp_range_end(p);
         gp_range_end(p);
     }
@@ -391,7 +391,7 @@ static void sampling_keeps_whole_top_level_ranges(void **state)
     gp_profiler_reset(p);
     assert_int_equal(gp_profiler_set_sampling(p, 1.0), GP_OK);
     for (int i = 0; i < 100; i++) {
-        gp_range_begin(p, "top");
+        gp_range_begin(p, "top", NULL);
         gp_range_end(p);
     }
     gp_profiler_get_stats(p, &st);
@@ -404,7 +404,7 @@ static void drops_are_counted_and_memory_bounded(void **state)
 {
     gp_profiler *p = new_prof(64, 0);
     for (int i = 0; i < 100; i++) {
-        gp_range_begin(p, "r");
+        gp_range_begin(p, "r", NULL);
         gp_range_end(p);
     }
     gp_profiler_stats st;
@@ -412,7 +412,7 @@ static void drops_are_counted_and_memory_bounded(void **state)
     assert_int_equal(st.ranges, 64);
     assert_int_equal(st.dropped, 36);
     for (int i = 0; i < 10; i++) {
-        gp_range_begin(p, "r");
+        gp_range_begin(p, "r", NULL);
         gp_range_end(p);
     }
     gp_profiler_get_stats(p, &st);
@@ -420,10 +420,10 @@ static void drops_are_counted_and_memory_bounded(void **state)
     /* Deeper than 255 levels: the extra levels are dropped, the rest stays consistent. */
     gp_profiler_reset(p);
     for (int i = 0; i < 300; i++)
-        gp_range_begin(p, "deep");
+        gp_range_begin(p, "deep", NULL);
     for (int i = 0; i < 300; i++)
         gp_range_end(p);
-    gp_range_begin(p, "after_deep");
+    gp_range_begin(p, "after_deep", NULL);
     gp_range_end(p);
     gp_profiler_get_stats(p, &st);
     /* 45 levels over the limit, then 255 - 64 ends into the full ring, then after_deep. */
@@ -434,7 +434,7 @@ static void drops_are_counted_and_memory_bounded(void **state)
     /* A budget smaller than one ring: the thread records nothing, everything is counted. */
     p = new_prof(65536, 4096);
     for (int i = 0; i < 10; i++) {
-        gp_range_begin(p, "r");
+        gp_range_begin(p, "r", NULL);
         gp_range_end(p);
     }
     gp_profiler_get_stats(p, &st);
@@ -451,17 +451,17 @@ static void enable_disable_and_reset(void **state)
     gp_profiler *p = NULL;
     assert_int_equal(gp_profiler_create(&o, &p), GP_OK);
     assert_false(gp_profiler_enabled(p));
-    gp_range_begin(p, "off");
+    gp_range_begin(p, "off", NULL);
     gp_range_end(p);
     gp_profiler_enable(p, true);
     assert_true(gp_profiler_enabled(p));
-    gp_range_begin(p, "on");
+    gp_range_begin(p, "on", NULL);
     gp_range_end(p);
-    gp_range_begin(p, "open_across_disable");
+    gp_range_begin(p, "open_across_disable", NULL);
     gp_profiler_enable(p, false);
     gp_range_end(p);
     gp_profiler_enable(p, true);
-    gp_range_begin(p, "top_again");
+    gp_range_begin(p, "top_again", NULL);
     gp_range_end(p);
     gp_trace *t = to_trace(p);
     assert_int_equal(count_named(t, "off"), 0);
@@ -474,7 +474,7 @@ static void enable_disable_and_reset(void **state)
     gp_profiler_get_stats(p, &st);
     assert_int_equal(st.ranges, 0);
     assert_int_equal(st.dropped, 0);
-    gp_range_begin(p, "after_reset");
+    gp_range_begin(p, "after_reset", NULL);
     gp_range_end(p);
     gp_profiler_get_stats(p, &st);
     assert_int_equal(st.ranges, 1);
@@ -506,14 +506,14 @@ static void tags_and_measurements_go_into_args(void **state)
     ro.backend = "cuda";
     ro.bytes = 1000000;
     ro.cpu_time = true;
-    gp_range_begin_ex(p, "copy", &ro);
+    gp_range_begin(p, "copy", &ro);
     gp_range_tag_int(p, "size", 1024);
     gp_range_tag_str(p, "layout", "row \"major\"");
     gp_range_tag_double(p, "scale", 0.5);
     gp_range_add_transfer_ns(p, 1234);
     spin_ns(10000);
     gp_range_end(p);
-    gp_range_begin(p, "plain");
+    gp_range_begin(p, "plain", NULL);
     gp_range_tag_int(p, "k", 1);
     gp_range_tag_int(p, "k2", 2);
     gp_range_tag_int(p, "k3", 3);
@@ -613,9 +613,9 @@ static void folded_export_has_self_times(void **state)
         unlink(empty);
     }
     for (int i = 0; i < 3; i++) {
-        gp_range_begin(p, "main loop");
+        gp_range_begin(p, "main loop", NULL);
         spin_ns(20000);
-        gp_range_begin(p, "step;x");
+        gp_range_begin(p, "step;x", NULL);
         spin_ns(30000);
         gp_range_end(p);
         gp_range_end(p);
@@ -657,9 +657,9 @@ static void export_round_trip_gives_same_statistics(void **state)
 {
     gp_profiler *p = new_prof(0, 0);
     for (int i = 0; i < 50; i++) {
-        gp_range_begin(p, "step");
+        gp_range_begin(p, "step", NULL);
         spin_ns(1000 + 37 * i);
-        gp_range_begin_ex(p, "load", &(gp_range_opts){.backend = "io", .bytes = 4096});
+        gp_range_begin(p, "load", &(gp_range_opts){.backend = "io", .bytes = 4096});
         gp_range_tag_int(p, "i", i);
         spin_ns(500);
         gp_range_end(p);
@@ -677,8 +677,8 @@ static void export_round_trip_gives_same_statistics(void **state)
     ro.quiet = true;
     assert_int_equal(gp_trace_read(path, &ro, &b, &err), GP_OK);
     gp_summary *sa = NULL, *sb = NULL;
-    assert_int_equal(gp_summary_compute(&a, 1, NULL, &sa), GP_OK);
-    assert_int_equal(gp_summary_compute(&b, 1, NULL, &sb), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&a), 1, NULL, &sa, NULL), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&b), 1, NULL, &sb, NULL), GP_OK);
     const gp_kind_summary *ka = &sa->kinds[GP_EV_RANGE], *kb = &sb->kinds[GP_EV_RANGE];
     assert_int_equal(ka->n_rows, 2);
     assert_int_equal(kb->n_rows, ka->n_rows);
@@ -711,7 +711,7 @@ static void export_round_trip_gives_same_statistics(void **state)
 static void exports_to_bad_paths_fail_cleanly(void **state)
 {
     gp_profiler *p = new_prof(0, 0);
-    gp_range_begin(p, "x");
+    gp_range_begin(p, "x", NULL);
     gp_range_end(p);
     gp_error err;
     memset(&err, 0, sizeof(err));
@@ -735,7 +735,7 @@ static const char *profile_meta(const gp_trace *t)
 static void export_json_meta_has_profile(void **state)
 {
     gp_profiler *p = new_prof(0, 0);
-    gp_range_begin(p, "x");
+    gp_range_begin(p, "x", NULL);
     gp_range_end(p);
     /* gp_profiler_to_trace (produce layer): the profile without the summary statistics. */
     gp_trace *t = to_trace(p);
@@ -933,8 +933,7 @@ static void fake_cuda_gpu_ranges_and_call_n(void **state)
     gp_profiler *p = new_prof(0, 0);
     const double times[] = {5.0, 7.5};
     fake.script(times, 2);
-    gp_range_begin_ex(p, "kernel_range",
-                      &(gp_range_opts){.device = GP_DEVICE_GPU, .bytes = 5000000});
+    gp_range_begin(p, "kernel_range", &(gp_range_opts){.device = GP_DEVICE_GPU, .bytes = 5000000});
     gp_range_end(p);
     gp_trace *t = to_trace(p);
     const char *a = gp_event_args_json(t, find_named(t, "kernel_range", 0));
@@ -943,8 +942,8 @@ static void fake_cuda_gpu_ranges_and_call_n(void **state)
     assert_non_null(strstr(a, "\"gpu_ns\":2500000,\"bytes\":5000000,\"gbps\":2}"));
     gp_trace_free(t);
     /* The breakdown: GPU time and GB/s for the GPU range, n/a (-1) for what was not measured. */
-    gp_range_begin(p, "parent");
-    gp_range_begin_ex(p, "host_copy", &(gp_range_opts){.cpu_time = true});
+    gp_range_begin(p, "parent", NULL);
+    gp_range_begin(p, "host_copy", &(gp_range_opts){.cpu_time = true});
     gp_range_add_transfer_ns(p, 700);
     gp_range_end(p);
     gp_range_end(p);
@@ -1014,7 +1013,7 @@ static void fake_cuda_memory_tracker_report(void **state)
     gp_profiler *p = new_prof(0, 0);
     gp_mem_tracker *m = gp_profiler_mem_tracker(p);
     assert_int_equal(gp_mem_track(m, "weights", "1024x1024", "float32", 4 << 20), GP_OK);
-    gp_range_begin(p, "forward");
+    gp_range_begin(p, "forward", NULL);
     assert_int_equal(gp_mem_track(m, "activations", "64x256x256", "float16", 8 << 20), GP_OK);
     assert_int_equal(gp_mem_untrack(m, "activations"), GP_OK);
     assert_int_equal(gp_mem_track(m, "logits", "64x1000", "float32", 256000), GP_OK);
@@ -1061,7 +1060,7 @@ static void memory_changes_stay_in_their_range_under_a_skewed_clock(void **state
         gp_mem_tracker *m = gp_profiler_mem_tracker(p);
         gp__tsc_test_skew_ns(skews[k]);
         assert_int_equal(gp_mem_track(m, "weights", "", "", 1000), GP_OK);
-        gp_range_begin(p, "step");
+        gp_range_begin(p, "step", NULL);
         assert_int_equal(gp_mem_track(m, "scratch", "", "", 5000), GP_OK);
         assert_int_equal(gp_mem_untrack(m, "scratch"), GP_OK);
         assert_int_equal(gp_mem_track(m, "out", "", "", 300), GP_OK);
@@ -1105,8 +1104,8 @@ static void fake_cuda_memory_sampler_finds_peak_range(void **state)
     assert_int_equal(gp_mem_sampler_start(m, 1), GP_OK);
     assert_int_equal(gp_mem_sampler_start(m, 1), GP_ESTATE);
     wait_samples(m, 3);
-    gp_range_begin(p, "outer");
-    gp_range_begin(p, "peak_here");
+    gp_range_begin(p, "outer", NULL);
+    gp_range_begin(p, "peak_here", NULL);
     fake.mem((size_t)10 << 30, (size_t)16 << 30);
     wait_samples(m, 3);
     fake.mem((size_t)15 << 30, (size_t)16 << 30);
@@ -1155,7 +1154,7 @@ static void fake_cuda_absent_driver_is_a_status(void **state)
     assert_non_null(strstr(text, "Memory pool: n/a"));
     free(text);
     /* CPU ranges, GPU-tagged ranges and call_n still work. */
-    gp_range_begin_ex(p, "gpu_but_no_driver", &(gp_range_opts){.device = GP_DEVICE_GPU});
+    gp_range_begin(p, "gpu_but_no_driver", &(gp_range_opts){.device = GP_DEVICE_GPU});
     gp_range_end(p);
     gp_call_stats cs;
     assert_int_equal(gp_profile_call_n(p, "f", side_effect_arg, NULL, 0, 3, &cs), GP_OK);

@@ -103,7 +103,7 @@ static void fake_cuda_timer_reset_keeps_ranges_and_buffers(void **state)
     gp_cuda_timer *t = gp_profiler_cuda_timer(p);
     const double times[] = {0.0, 1.0, 1.0, 3.0};
     fake.script(times, 4);
-    gp_range_begin(p, "step");
+    gp_range_begin(p, "step", NULL);
     assert_int_equal(gp_cuda_timer_start(t, "k", NULL), GP_OK);
     assert_int_equal(gp_cuda_timer_stop(t, "k"), GP_OK);
     gp_range_end(p);

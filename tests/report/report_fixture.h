@@ -43,7 +43,7 @@ __attribute__((noinline, unused)) static char *render(const gp_flame_tree *tree,
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
     assert_non_null(fp);
-    assert_int_equal(gp_flame_render(tree, fmt, NULL, fp), GP_OK);
+    assert_int_equal(gp_flame_render(tree, fmt, NULL, fp, NULL), GP_OK);
     fclose(fp);
     return buf;
 }

@@ -53,7 +53,7 @@ static void counter_rows_cost_their_samples(void **state)
     struct mallinfo2 m0 = mallinfo2(); /* heap in use, and the large blocks mmap holds */
     size_t before = m0.uordblks + m0.hblkhd;
     gp_timeline *tl = NULL;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     struct mallinfo2 m1 = mallinfo2();
     size_t after = m1.uordblks + m1.hblkhd;
     size_t rows = 0, samples = 0;

@@ -74,14 +74,14 @@ typedef struct built {
 static void build(built *b, bool with_kernel)
 {
     b->t = make_profile(with_kernel);
-    assert_int_equal(gp_summary_compute(&b->t, 1, NULL, &b->s), GP_OK);
-    assert_int_equal(gp_timeline_build(&b->t, 1, NULL, &b->tl), GP_OK);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = &b->t,
+    assert_int_equal(gp_summary_compute(gp_traces_const(&b->t), 1, NULL, &b->s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&b->t), 1, NULL, &b->tl, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&b->t),
                                                                .n_traces = 1,
                                                                .summary = b->s,
                                                                .timeline = b->tl,
                                                                .analysis = NULL},
-                                        &b->d),
+                                        &b->d, NULL),
                      GP_OK);
 }
 
@@ -231,14 +231,15 @@ static void hostile_sums_saturate(void **state)
     }
     assert_int_equal(gp_trace_finish(t), GP_OK);
     built b = {.t = t};
-    assert_int_equal(gp_summary_compute(&b.t, 1, NULL, &b.s), GP_OK);
-    assert_int_equal(gp_timeline_build(&b.t, 1, NULL, &b.tl), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &b.t, .n_traces = 1, .summary = b.s, .timeline = b.tl, .analysis = NULL},
-            &b.d),
-        GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&b.t), 1, NULL, &b.s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&b.t), 1, NULL, &b.tl, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&b.t),
+                                                               .n_traces = 1,
+                                                               .summary = b.s,
+                                                               .timeline = b.tl,
+                                                               .analysis = NULL},
+                                        &b.d, NULL),
+                     GP_OK);
     assert_true(b.d->is_profile);
     assert_int_equal(b.d->n_prof_ops, 1);
     const gp_dash_prof_op *o = &b.d->prof_ops[0];
@@ -304,17 +305,17 @@ static void gpu_cards_name_busy_and_work_sum(void **state)
     gp_timeline *tl;
     gp_analysis *a;
     gp_error err;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
     for (int with_analysis = 1; with_analysis >= 0; with_analysis--) {
         gp_dashboard *d;
-        gp_dashboard_inputs in = {.traces = &t,
+        gp_dashboard_inputs in = {.traces = gp_traces_const(&t),
                                   .n_traces = 1,
                                   .summary = s,
                                   .timeline = tl,
                                   .analysis = with_analysis ? a : NULL};
-        assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
+        assert_int_equal(gp_dashboard_build(&in, &d, NULL), GP_OK);
         char *buf = page(d);
         if (with_analysis)
             assert_card(buf, "gp-gpu-busy", "150 ns", "GPU busy (union per device)");

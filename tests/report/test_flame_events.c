@@ -51,7 +51,7 @@ static void profiles_are_balanced_and_cut_at_the_parent(void **state)
     (void)state;
     gp_trace *t = events_trace();
     gp_flame_evented *e = NULL;
-    assert_int_equal(gp_flame_evented_build(&t, 1, &e), GP_OK);
+    assert_int_equal(gp_flame_evented_build(gp_traces_const(&t), 1, &e, NULL), GP_OK);
     assert_int_equal(e->n_profiles, 2);
     const gp_ss_profile *g = &e->profiles[0], *c = &e->profiles[1];
     assert_true(g->gpu);
@@ -91,8 +91,8 @@ static void the_file_holds_both(void **state)
     gp_trace *t = events_trace();
     gp_flame_evented *e = NULL;
     gp_flame_tree *tree = NULL;
-    assert_int_equal(gp_flame_evented_build(&t, 1, &e), GP_OK);
-    assert_int_equal(gp_flame_build(&t, 1, NULL, &tree), GP_OK);
+    assert_int_equal(gp_flame_evented_build(gp_traces_const(&t), 1, &e, NULL), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, NULL, &tree, NULL), GP_OK);
     gp_flame_render_opts o;
     gp_flame_render_opts_init(&o);
     o.evented = e;
@@ -100,7 +100,7 @@ static void the_file_holds_both(void **state)
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
     assert_non_null(fp);
-    assert_int_equal(gp_flame_render(tree, GP_FLAME_SPEEDSCOPE, &o, fp), GP_OK);
+    assert_int_equal(gp_flame_render(tree, GP_FLAME_SPEEDSCOPE, &o, fp, NULL), GP_OK);
     fclose(fp);
     assert_non_null(strstr(buf, "{\"name\":\"step\",\"file\":\"m.py\",\"line\":12}"));
     const char *sampled = strstr(buf, "\"type\":\"sampled\"");

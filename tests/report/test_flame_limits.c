@@ -46,7 +46,7 @@ static gp_flame_tree *tree_of(gp_trace *t)
     gp_flame_opts_init(&fo);
     fo.weight = GP_FLAME_CPU;
     gp_flame_tree *tree = NULL;
-    assert_int_equal(gp_flame_build(&t, 1, &fo, &tree), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &fo, &tree, NULL), GP_OK);
     return tree;
 }
 
@@ -60,7 +60,7 @@ static size_t rendered_bytes(const gp_flame_tree *tree, gp_flame_format fmt)
     gp_flame_render_opts ro;
     gp_flame_render_opts_init(&ro);
     ro.max_bytes = 0;
-    assert_int_equal(gp_flame_render(tree, fmt, &ro, fp), GP_OK);
+    assert_int_equal(gp_flame_render(tree, fmt, &ro, fp, NULL), GP_OK);
     assert_int_equal(fclose(fp), 0);
     free(buf);
     return len;
@@ -103,8 +103,8 @@ static void over_the_limit_is_refused(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
-    assert_int_equal(gp_flame_render(tree, GP_FLAME_FOLDED, &ro, fp), GP_ELIMIT);
-    assert_int_equal(gp_flame_render(tree, GP_FLAME_SPEEDSCOPE, &ro, fp), GP_ELIMIT);
+    assert_int_equal(gp_flame_render(tree, GP_FLAME_FOLDED, &ro, fp, NULL), GP_ELIMIT);
+    assert_int_equal(gp_flame_render(tree, GP_FLAME_SPEEDSCOPE, &ro, fp, NULL), GP_ELIMIT);
     assert_int_equal(fclose(fp), 0);
     assert_int_equal(len, 0);
     free(buf);
@@ -132,9 +132,54 @@ static void over_the_limit_is_refused(void **state)
     gp_trace_free(t);
 }
 
+/* The builds and the render fill a gp_error (issue 32): the render over its limit gives the size
+ * and the limit in MB, a build with no weight and a diff of unlike trees say why. */
+static void errors_say_what_failed(void **state)
+{
+    (void)state;
+    gp_trace *t = nested_trace(2000);
+    gp_flame_tree *tree = tree_of(t);
+    uint64_t folded = gp_flame_stack_bytes(tree, GP_FLAME_FOLDED);
+    gp_flame_render_opts ro;
+    gp_flame_render_opts_init(&ro);
+    ro.max_bytes = 1000000;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    gp_error err = {0};
+    assert_int_equal(gp_flame_render(tree, GP_FLAME_FOLDED, &ro, fp, &err), GP_ELIMIT);
+    assert_int_equal(err.status, GP_ELIMIT);
+    char size[64];
+    snprintf(size, sizeof size, "%.0f MB, over the 1 MB limit", (double)folded / 1e6);
+    assert_non_null(strstr(err.msg, size));
+    assert_int_equal(fclose(fp), 0);
+    free(buf);
+
+    gp_flame_opts fo;
+    gp_flame_opts_init(&fo);
+    fo.weight = GP_FLAME_GPU; /* a trace of CPU ops only */
+    gp_flame_tree *none = NULL;
+    err = (gp_error){0};
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &fo, &none, &err), GP_EEMPTY);
+    assert_null(none);
+    assert_int_equal(err.status, GP_EEMPTY);
+    assert_non_null(strstr(err.msg, "carries weight"));
+
+    gp_flame_tree gpu = *tree;
+    gpu.weight = GP_FLAME_GPU;
+    gp_flame_tree *diff = NULL;
+    err = (gp_error){0};
+    assert_int_equal(gp_flame_diff(tree, &gpu, &diff, &err), GP_EINVAL);
+    assert_int_equal(err.status, GP_EINVAL);
+    assert_non_null(strstr(err.msg, "differ in weight"));
+    gp_flame_tree_free(tree);
+    gp_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(errors_say_what_failed),
         cmocka_unit_test(stack_bytes_are_what_is_written),
         cmocka_unit_test(over_the_limit_is_refused),
     };

@@ -76,7 +76,7 @@ static gp_flame_tree *build_modules(gp_trace **t, size_t n, gp_flame_weight w)
     o.weight = w;
     o.by = GP_FLAME_BY_MODULE;
     gp_flame_tree *tree = NULL;
-    assert_int_equal(gp_flame_build(t, n, &o, &tree), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(t), n, &o, &tree, NULL), GP_OK);
     assert_int_equal(tree->by, GP_FLAME_BY_MODULE);
     return tree;
 }
@@ -165,7 +165,7 @@ static void totals_agree_with_ops_by_module(void **state)
     gp_ops_opts_init(&oo);
     oo.by = GP_OPS_BY_MODULE;
     gp_ops *ops = NULL;
-    assert_int_equal(gp_ops_compute(&t, 1, &oo, &ops), GP_OK);
+    assert_int_equal(gp_ops_compute(gp_traces_const(&t), 1, &oo, &ops, NULL), GP_OK);
     for (int w = 0; w < 2; w++) {
         gp_flame_tree *tree = build_modules(&t, 1, w ? GP_FLAME_CPU : GP_FLAME_GPU);
         assert_int_equal(tree->nodes[0].total, w ? ops->total.self_cpu : ops->gpu_time);
@@ -215,10 +215,10 @@ static void ranks_and_diff(void **state)
     gp_flame_opts_init(&so);
     so.weight = GP_FLAME_GPU;
     gp_flame_tree *stacks = NULL, *d = NULL;
-    assert_int_equal(gp_flame_build(t, 2, &so, &stacks), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(t), 2, &so, &stacks, NULL), GP_OK);
     assert_int_equal(stacks->by, GP_FLAME_BY_STACK);
-    assert_int_equal(gp_flame_diff(stacks, tree, &d), GP_EINVAL);
-    assert_int_equal(gp_flame_diff(tree, tree, &d), GP_OK);
+    assert_int_equal(gp_flame_diff(stacks, tree, &d, NULL), GP_EINVAL);
+    assert_int_equal(gp_flame_diff(tree, tree, &d, NULL), GP_OK);
     assert_int_equal(d->by, GP_FLAME_BY_MODULE);
     gp_flame_tree_free(d);
     gp_flame_tree_free(stacks);
@@ -262,8 +262,8 @@ static void alt_is_the_module_tree_beside_a_stack_tree(void **state)
     gp_flame_opts o;
     gp_flame_opts_init(&o); /* auto weight: GPU here */
     gp_flame_tree *stack = NULL, *alt = NULL;
-    assert_int_equal(gp_flame_build(&t, 1, &o, &stack), GP_OK);
-    assert_int_equal(gp_flame_build_alt(&t, 1, &o, stack, &alt), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &o, &stack, NULL), GP_OK);
+    assert_int_equal(gp_flame_build_alt(gp_traces_const(&t), 1, &o, stack, &alt, NULL), GP_OK);
     assert_non_null(alt);
     assert_int_equal(alt->by, GP_FLAME_BY_MODULE);
     assert_int_equal(alt->weight, stack->weight);
@@ -272,12 +272,12 @@ static void alt_is_the_module_tree_beside_a_stack_tree(void **state)
     assert_int_equal(alt->n_modules, 3);
 
     gp_flame_tree *none = stack; /* a module tree is offered nothing beside it */
-    assert_int_equal(gp_flame_build_alt(&t, 1, &o, alt, &none), GP_OK);
+    assert_int_equal(gp_flame_build_alt(gp_traces_const(&t), 1, &o, alt, &none, NULL), GP_OK);
     assert_null(none);
     gp_flame_tree *diff = NULL;
-    assert_int_equal(gp_flame_diff(stack, stack, &diff), GP_OK);
+    assert_int_equal(gp_flame_diff(stack, stack, &diff, NULL), GP_OK);
     none = stack;
-    assert_int_equal(gp_flame_build_alt(&t, 1, &o, diff, &none), GP_OK);
+    assert_int_equal(gp_flame_build_alt(gp_traces_const(&t), 1, &o, diff, &none, NULL), GP_OK);
     assert_null(none);
     gp_flame_tree_free(diff);
     gp_flame_tree_free(alt);
@@ -293,9 +293,9 @@ static void alt_is_the_module_tree_beside_a_stack_tree(void **state)
     add(plain, c, GP_EV_RUNTIME, "cudaLaunchKernel", 10, 10, 1, 1);
     add(plain, g, GP_EV_KERNEL, "k", 200, 50, 1, 1);
     assert_int_equal(gp_trace_finish(plain), GP_OK);
-    assert_int_equal(gp_flame_build(&plain, 1, &o, &stack), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&plain), 1, &o, &stack, NULL), GP_OK);
     alt = stack;
-    assert_int_equal(gp_flame_build_alt(&plain, 1, &o, stack, &alt), GP_OK);
+    assert_int_equal(gp_flame_build_alt(gp_traces_const(&plain), 1, &o, stack, &alt, NULL), GP_OK);
     assert_null(alt);
     gp_flame_tree_free(stack);
     gp_trace_free(plain);

@@ -75,7 +75,7 @@ static gp_flame_tree *build(gp_trace *t, gp_flame_weight w, const gp_flame_opts 
         gp_flame_opts_init(&o);
     o.weight = w;
     gp_flame_tree *tree = NULL;
-    assert_int_equal(gp_flame_build(&t, 1, &o, &tree), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &o, &tree, NULL), GP_OK);
     return tree;
 }
 
@@ -275,9 +275,9 @@ static void flame_empty_weight_is_reported(void **state)
     gp_flame_opts_init(&o);
     o.weight = GP_FLAME_GPU;
     gp_flame_tree *tree = NULL;
-    assert_int_equal(gp_flame_build(&t, 1, &o, &tree), GP_EEMPTY);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &o, &tree, NULL), GP_EEMPTY);
     o.weight = GP_FLAME_AUTO;
-    assert_int_equal(gp_flame_build(&t, 1, &o, &tree), GP_OK);
+    assert_int_equal(gp_flame_build(gp_traces_const(&t), 1, &o, &tree, NULL), GP_OK);
     assert_int_equal(tree->weight, GP_FLAME_CPU);
     gp_flame_tree_free(tree);
     gp_trace_free(t);
@@ -287,7 +287,7 @@ static void flame_diff_marks_growth(void **state)
 {
     gp_trace *a = make_fixture(200), *b = make_fixture(300);
     gp_flame_tree *ta = build(a, GP_FLAME_GPU, NULL), *tb = build(b, GP_FLAME_GPU, NULL), *d;
-    assert_int_equal(gp_flame_diff(ta, tb, &d), GP_OK);
+    assert_int_equal(gp_flame_diff(ta, tb, &d, NULL), GP_OK);
     assert_true(d->is_diff);
     bool seen = false;
     for (size_t i = 0; i < d->n_nodes; i++) {
@@ -308,17 +308,17 @@ static void flame_diff_marks_growth(void **state)
     free(txt);
     gp_flame_tree_free(d);
     /* The other way round it shrank: blue. */
-    assert_int_equal(gp_flame_diff(tb, ta, &d), GP_OK);
+    assert_int_equal(gp_flame_diff(tb, ta, &d, NULL), GP_OK);
     for (size_t i = 0; i < d->n_nodes; i++)
         if (strcmp(d->nodes[i].name, "implicit_gemm") == 0)
             assert_int_equal(d->nodes[i].color & 0xff, 255);
     /* speedscope cannot hold a diff */
     FILE *fp = fopen("/dev/null", "w");
-    assert_int_equal(gp_flame_render(d, GP_FLAME_SPEEDSCOPE, NULL, fp), GP_EINVAL);
+    assert_int_equal(gp_flame_render(d, GP_FLAME_SPEEDSCOPE, NULL, fp, NULL), GP_EINVAL);
     fclose(fp);
     gp_flame_tree_free(d);
     gp_flame_tree *tc = build(a, GP_FLAME_CPU, NULL);
-    assert_int_equal(gp_flame_diff(tc, tb, &d), GP_EINVAL); /* weights differ */
+    assert_int_equal(gp_flame_diff(tc, tb, &d, NULL), GP_EINVAL); /* weights differ */
     gp_flame_tree_free(tc);
     gp_flame_tree_free(ta);
     gp_flame_tree_free(tb);
@@ -379,7 +379,7 @@ static void html_escapes_names(void **state)
     gp_flame_tree_free(tree);
 
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
@@ -391,13 +391,14 @@ static void html_escapes_names(void **state)
 
     gp_summary *s;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = NULL},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = NULL},
+                                        &d, NULL),
+                     GP_OK);
     buf = NULL;
     fp = open_memstream(&buf, &len);
     assert_int_equal(gp_dashboard_render_html(d, XSS, fp), GP_OK);
@@ -431,7 +432,7 @@ static void timeline_layout_and_encoding(void **state)
 {
     gp_trace *t = make_fixture(200);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     /* rows: GPU 0 stream 7 (GPU streams first), then thread 1, thread 2 */
     assert_int_equal(tl->n_rows, 3);
     assert_int_equal(tl->rows[0].kind, GP_TL_GPU);
@@ -469,7 +470,7 @@ static void timeline_layout_and_encoding(void **state)
     gp_timeline_opts_init(&o);
     o.max_depth = 0;
     o.cpu_rows = false;
-    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, &o, &tl, NULL), GP_OK);
     assert_int_equal(tl->n_rows, 1);
     /* one stream, no nesting: all six GPU events at depth 0 (XSS starts where gemm ends) */
     assert_int_equal(tl->n_events, 6);
@@ -515,7 +516,7 @@ static void timeline_memory_rows_by_device_pair(void **state)
         add_memory(t, tr, 10 + 10 * (gp_ns)i, (int64_t)i + 1, dev[i][0], dev[i][1]);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     /* the thread's row, then six memory rows in (type, id) order: (1, 0) has two samples */
     const int32_t want[][2] = {{INT32_MIN, -1}, {0, -1}, {0, 1000},
                                {1, INT32_MIN},  {1, 0},  {INT32_MAX, INT32_MAX}};
@@ -548,7 +549,7 @@ static void timeline_memory_rows(void **state)
         add_memory(t, tr, 10 + 10 * i, totals[i], 1, 0);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     assert_int_equal(tl->n_rows, 2);
     assert_int_equal(tl->rows[0].n_drawn, 1); /* memory instants are not slices */
     assert_int_equal(tl->rows[1].kind, GP_TL_MEMORY);
@@ -556,24 +557,26 @@ static void timeline_memory_rows(void **state)
     assert_true(tl->rows[1].sample_val[1] == 5000.0);
     gp_summary *s;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = NULL},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = NULL},
+                                        &d, NULL),
+                     GP_OK);
     assert_true(d->peak_memory < 0); /* peak memory is the analysis' figure */
     gp_dashboard_free(d);
     gp_analysis *a;
     assert_int_equal(gp_analyze_trace(t, NULL, &a, NULL), GP_OK);
     assert_int_equal(a->ranks[0].peak_memory.source, GP_PEAK_ALLOCATOR);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = a},
+                                        &d, NULL),
+                     GP_OK);
     assert_true(d->peak_memory == 5000.0);
     assert_int_equal(d->n_mem, 3);
     assert_true(d->mem_y[1] == 1.0 && d->mem_y[0] == 0.2);
@@ -608,8 +611,8 @@ static void dashboard_peak_from_memory_counter(void **state)
     gp_summary *s;
     gp_timeline *tl;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     assert_int_equal(tl->n_rows, 3); /* the thread and two counter series */
     gp_analysis *a;
     assert_int_equal(gp_analyze_trace(t, NULL, &a, NULL), GP_OK);
@@ -617,12 +620,13 @@ static void dashboard_peak_from_memory_counter(void **state)
     assert_int_equal(pk->source, GP_PEAK_COUNTER);
     assert_string_equal(pk->what, "gpu0.memory_used_bytes");
     assert_int_equal(pk->ts, 30);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = a},
+                                        &d, NULL),
+                     GP_OK);
     assert_true(d->peak_memory == 40.0);
     assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
     assert_non_null(strstr(d->peak_note, "counter gpu0.memory_used_bytes"));
@@ -643,7 +647,7 @@ static void analysis_feeds_busy_figures_and_findings(void **state)
     gp_timeline_opts_init(&o);
     o.analysis = a;
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, &o, &tl, NULL), GP_OK);
     assert_true(tl->busy_from_analysis);
     /* the analysis counts CPU ops and runtime calls, not annotations or ranges: conv2d [10,400),
      * relu [500,600), copy_ [700,900) = 690 (the model-derived union would be 1000) */
@@ -652,13 +656,14 @@ static void analysis_feeds_busy_figures_and_findings(void **state)
     assert_int_equal(tl->gpu_active, 427);
     gp_summary *s;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = a},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = a},
+                                        &d, NULL),
+                     GP_OK);
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
@@ -709,7 +714,7 @@ static void dashboard_cause_above_the_fold(void **state)
     assert_int_equal(gp_analyze_trace(t, NULL, &a, &err), GP_OK);
     gp_summary *s;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     gp_rank_analysis *r = &a->ranks[0];
     const bool computed = r->n_critical_paths > 0;
     if (computed) { /* the path worked out by hand (comment above) */
@@ -744,11 +749,11 @@ static void dashboard_cause_above_the_fold(void **state)
             free(a->stragglers);
             a->stragglers = NULL;
             a->n_stragglers = 0;
-            gp_job job = {&t, 1, false};
-            assert_int_equal(gp__analyze_advise(a, &job, NULL), GP_OK);
+            assert_int_equal(gp__analyze_advise(a, gp_traces_const(&t), 1, NULL), GP_OK);
         }
-        gp_dashboard_inputs in = {.traces = &t, .n_traces = 1, .summary = s, .analysis = a};
-        assert_int_equal(gp_dashboard_build(&in, &d), GP_OK);
+        gp_dashboard_inputs in = {
+            .traces = gp_traces_const(&t), .n_traces = 1, .summary = s, .analysis = a};
+        assert_int_equal(gp_dashboard_build(&in, &d, NULL), GP_OK);
         char *buf = NULL;
         size_t len = 0;
         FILE *fp = open_memstream(&buf, &len);
@@ -796,14 +801,15 @@ static void dashboard_figures_come_from_summary(void **state)
     gp_summary *s;
     gp_timeline *tl;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = tl, .analysis = NULL},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = NULL},
+                                        &d, NULL),
+                     GP_OK);
     assert_int_equal(d->operations, 16);
     /* names: annotation 1, cpu_op 4, runtime 2, range 1, kernel 5, memcpy 1 */
     assert_int_equal(d->unique_operations, 14);
@@ -979,16 +985,17 @@ static void dashboard_multirank_job(void **state)
     gp_timeline *tl;
     gp_analysis *a;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
-    assert_int_equal(gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_job_traces(job), job->n_ranks, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_job_traces(job), job->n_ranks, NULL, &tl, NULL), GP_OK);
     assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = job->ranks,
-                                                               .n_traces = job->n_ranks,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = a},
-                                        &d),
-                     GP_OK);
+    assert_int_equal(
+        gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(job->ranks),
+                                                  .n_traces = job->n_ranks,
+                                                  .summary = s,
+                                                  .timeline = tl,
+                                                  .analysis = a},
+                           &d, NULL),
+        GP_OK);
     gp_ns lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < job->n_ranks; i++) {
         gp_ns b, e;
@@ -1065,26 +1072,30 @@ static void shared_traces_render(void **state)
         gp_error err;
         assert_int_equal(gp_job_read(path, &ro, &job, &err), GP_OK);
         gp_flame_tree *tree;
-        assert_int_equal(gp_flame_build(job->ranks, job->n_ranks, NULL, &tree), GP_OK);
+        assert_int_equal(gp_flame_build(gp_job_traces(job), job->n_ranks, NULL, &tree, NULL),
+                         GP_OK);
         assert_true(tree->nodes[0].total > 0);
         FILE *fp = fopen("/dev/null", "w");
         for (int f = 0; f < 4; f++)
-            assert_int_equal(gp_flame_render(tree, (gp_flame_format)f, NULL, fp), GP_OK);
+            assert_int_equal(gp_flame_render(tree, (gp_flame_format)f, NULL, fp, NULL), GP_OK);
         gp_flame_tree_free(tree);
         gp_timeline *tl;
         gp_summary *s;
         gp_dashboard *d;
-        assert_int_equal(gp_timeline_build(job->ranks, job->n_ranks, NULL, &tl), GP_OK);
+        assert_int_equal(gp_timeline_build(gp_job_traces(job), job->n_ranks, NULL, &tl, NULL),
+                         GP_OK);
         assert_true(tl->n_rows > 0);
         assert_int_equal(gp_timeline_render_html(tl, NULL, fp), GP_OK);
-        assert_int_equal(gp_summary_compute(job->ranks, job->n_ranks, NULL, &s), GP_OK);
-        assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = job->ranks,
-                                                                   .n_traces = job->n_ranks,
-                                                                   .summary = s,
-                                                                   .timeline = tl,
-                                                                   .analysis = NULL},
-                                            &d),
+        assert_int_equal(gp_summary_compute(gp_job_traces(job), job->n_ranks, NULL, &s, NULL),
                          GP_OK);
+        assert_int_equal(
+            gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(job->ranks),
+                                                      .n_traces = job->n_ranks,
+                                                      .summary = s,
+                                                      .timeline = tl,
+                                                      .analysis = NULL},
+                               &d, NULL),
+            GP_OK);
         assert_int_equal(gp_dashboard_render_html(d, NULL, fp), GP_OK);
         fclose(fp);
         gp_dashboard_free(d);

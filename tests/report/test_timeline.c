@@ -78,7 +78,7 @@ static void timeline_extreme_correlation_ids(void **state)
     }
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     char *page = page_of(tl);
     int64_t lc[N], gc[N];
     assert_int_equal(row_corrs(page, "thread 1", lc, N), N);
@@ -140,7 +140,7 @@ static void timeline_side_block(void **state)
     assert_int_equal(gp_trace_add_op_shapes(t, &os), GP_OK);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     char *page = page_of(tl);
     const char *side = strstr(page, "<script id=\"gp-tl-data-args\"");
     assert_non_null(side);
@@ -187,7 +187,7 @@ static void timeline_rows_and_python_depths(void **state)
     add(t, marks, GP_EV_INSTANT, "Iteration Start", 0, 0, 0, 0);
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     assert_int_equal(tl->n_rows, 2); /* the marker row is left out */
     assert_int_equal(tl->rows[0].kind, GP_TL_GPU);
     assert_false(tl->rows[0].has_python);
@@ -223,7 +223,7 @@ static void timeline_rows_and_python_depths(void **state)
     gp_timeline_opts o;
     gp_timeline_opts_init(&o);
     o.max_depth = 1;
-    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, &o, &tl, NULL), GP_OK);
     row = &tl->rows[1];
     for (size_t i = 0; i < tr->n_events; i++)
         if (strcmp(gp_trace_str(t, tr->events[i].name), "cudaLaunchKernel") == 0) {
@@ -257,13 +257,14 @@ static void dashboard_partitions_by_hand(void **state)
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_summary *s;
     gp_dashboard *d;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = &t, .n_traces = 1, .summary = s, .timeline = NULL, .analysis = NULL},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
+                                                               .n_traces = 1,
+                                                               .summary = s,
+                                                               .timeline = NULL,
+                                                               .analysis = NULL},
+                                        &d, NULL),
+                     GP_OK);
     assert_int_equal(d->span, 1000);
     /* thread: step self 1000 - 300 - 100 = 600; ops 250 + 100; launch 50; no idle */
     assert_int_equal(d->cpu_parts.n_parts, 1);
@@ -317,7 +318,7 @@ static void timeline_header_figures_only_when_measured(void **state)
         }
         assert_int_equal(gp_trace_finish(t), GP_OK);
         gp_timeline *tl;
-        assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+        assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
         char *page = page_of(tl);
         if (with_ops) {
             assert_int_equal(tl->gpu_active, 30);
@@ -354,7 +355,7 @@ static void timeline_counter_values_out_of_range(void **state)
     }
     assert_int_equal(gp_trace_finish(t), GP_OK);
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     char *page = page_of(tl);
     assert_non_null(strstr(page, "2.0222e+56"));
     assert_non_null(strstr(page, "-3e+30"));
@@ -394,7 +395,7 @@ static void job_sums_saturate(void **state)
     (void)state;
     gp_trace *t[3] = {huge_rank(0), huge_rank(1), huge_rank(2)};
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(t, 3, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(t), 3, NULL, &tl, NULL), GP_OK);
     assert_int_equal(tl->cpu_active, INT64_MAX);
     assert_int_equal(tl->gpu_active, INT64_MAX);
     assert_int_equal(tl->overlap, INT64_MAX);
@@ -407,14 +408,15 @@ static void job_sums_saturate(void **state)
     gp_analysis *a;
     gp_dashboard *d;
     gp_job job = {.ranks = t, .n_ranks = 3};
-    assert_int_equal(gp_summary_compute(t, 3, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(t), 3, NULL, &s, NULL), GP_OK);
     assert_int_equal(gp_analyze_job(&job, NULL, &a, NULL), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(
-            &(gp_dashboard_inputs){
-                .traces = t, .n_traces = 3, .summary = s, .timeline = tl, .analysis = a},
-            &d),
-        GP_OK);
+    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(t),
+                                                               .n_traces = 3,
+                                                               .summary = s,
+                                                               .timeline = tl,
+                                                               .analysis = a},
+                                        &d, NULL),
+                     GP_OK);
     assert_int_equal(d->thread_time, INT64_MAX);
     assert_int_equal(d->gpu_time, INT64_MAX);
     assert_int_equal(d->gpu_span, INT64_MAX);
@@ -481,7 +483,7 @@ static void timeline_critical_path_flags(void **state)
     assert_false(o.critical_path);
     o.critical_path = true;
     gp_timeline *tl;
-    assert_int_equal(gp_timeline_build(&t, 1, &o, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, &o, &tl, NULL), GP_OK);
     assert_true(tl->critical_path);
     uint64_t flagged = 0, total = 0;
     bool long_flagged = false;
@@ -514,7 +516,7 @@ static void timeline_critical_path_flags(void **state)
     free(page);
     gp_timeline_free(tl);
 
-    assert_int_equal(gp_timeline_build(&t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
     assert_false(tl->critical_path);
     for (size_t r = 0; r < tl->n_rows; r++)
         assert_null(tl->rows[r].on_path);

@@ -58,7 +58,7 @@ static void members_are_marked_on_every_rank(void **state)
         assert_int_equal(gp_trace_finish(t[r]), GP_OK);
     }
     gp_timeline *tl = NULL;
-    assert_int_equal(gp_timeline_build(t, 2, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(t), 2, NULL, &tl, NULL), GP_OK);
     assert_int_equal(tl->n_colls, 2);
     assert_string_equal(tl->colls[0].group, "all");
     assert_string_equal(tl->colls[0].name, "allreduce");
@@ -90,7 +90,7 @@ static void members_are_marked_on_every_rank(void **state)
     free(buf);
     gp_timeline_free(tl);
     /* one trace: no matching, no marks */
-    assert_int_equal(gp_timeline_build(t, 1, NULL, &tl), GP_OK);
+    assert_int_equal(gp_timeline_build(gp_traces_const(t), 1, NULL, &tl, NULL), GP_OK);
     assert_int_equal(tl->n_colls, 0);
     for (size_t i = 0; i < tl->n_rows; i++)
         assert_null(tl->rows[i].coll);

@@ -90,7 +90,7 @@ static void absolute_times_keep_spans_in_int64(void **state)
     assert_int_equal(t->tracks[0].events[0].ts, -(INT64_C(1) << 61));
     assert_int_equal(t->tracks[0].events[1].ts, INT64_C(1) << 62);
     gp_summary *sum;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &sum), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &sum, NULL), GP_OK);
     assert_int_equal(sum->span, (INT64_C(1) << 62) + (INT64_C(1) << 61) + 1000);
     gp_summary_free(sum);
     gp_trace_free(t);
@@ -1120,7 +1120,7 @@ static void cpu_only_trace_has_no_gpu(void **state)
     assert_false(gp_trace_has_gpu(t));
     assert_int_equal(t->dist.rank, 34);
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     assert_false(s->has_gpu);
     assert_int_equal(s->kinds[GP_EV_CPU_OP].calls, 4);
     assert_true(s->n_top > 0); /* CPU bottlenecks instead */
@@ -1217,7 +1217,7 @@ static void builder_sorts_and_summary_stats(void **state)
         assert_true(t->tracks[tr].events[i - 1].ts <= t->tracks[tr].events[i].ts);
 
     gp_summary *s = NULL;
-    assert_int_equal(gp_summary_compute(&t, 1, NULL, &s), GP_OK);
+    assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     const gp_kind_summary *k = &s->kinds[GP_EV_KERNEL];
     assert_int_equal(k->n_rows, 2);
     const gp_name_stats *g = &k->rows[0]; /* gemm: total 150 > copy's 100 */

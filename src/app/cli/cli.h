@@ -200,14 +200,14 @@ int gp__srun_analyze(const char *path, int me, int k, const gp_read_opts *rd,
  * job's distinct ranks (one input, 2+ traces, each naming a distinct rank of a world of 2+); the
  * comparison rank by rank to stdout or o->output (text or o->json). Returns the exit code: 1
  * when fail_on_regression and a pair regressed, 2 with the error printed. */
-bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths);
+bool gp__diff_is_job(const gp_trace *const *runs, size_t n, size_t n_paths);
 typedef struct gp__diff_job_outputs {
     const char *html;  /* one page, a rank selector over the pairs' diff pages (or NULL) */
     const char *junit; /* one JUnit file, a test suite per pair (or NULL) */
     const char *flame; /* one differential flame graph per pair, FILE.rankN.EXT (or NULL) */
     int flame_fmt;     /* gp_flame_format */
 } gp__diff_job_outputs;
-int gp__diff_jobs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
+int gp__diff_jobs(const gp_trace *const *base, size_t nb, const gp_trace *const *cur, size_t nc,
                   const gp_diff_opts *dopts, const gp_diff_render_opts *ro, const gp__cli_common *o,
                   const gp__diff_job_outputs *outs, bool fail_on_regression);
 

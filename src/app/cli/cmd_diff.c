@@ -82,7 +82,7 @@ typedef struct side {
     size_t n_paths, cap_paths;
     gp_job **jobs;
     size_t n_jobs;
-    gp_trace **runs;
+    const gp_trace **runs; /* borrowed from jobs */
     size_t n_runs;
 } side;
 

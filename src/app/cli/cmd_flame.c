@@ -70,10 +70,13 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
     gp_status s = gp__cli_read_job("flame", path, rd, progress, true, &job);
     if (s != GP_OK)
         return s;
-    s = gp_flame_build(job->ranks, job->n_ranks, fo, tree);
+    gp_error err = {0};
+    s = gp_flame_build(gp_job_traces(job), job->n_ranks, fo, tree, &err);
     if (s == GP_OK &&
-        ((alt && (s = gp_flame_build_alt(job->ranks, job->n_ranks, fo, *tree, alt)) != GP_OK) ||
-         (ev && (s = gp_flame_evented_build(job->ranks, job->n_ranks, ev)) != GP_OK))) {
+        ((alt && (s = gp_flame_build_alt(gp_job_traces(job), job->n_ranks, fo, *tree, alt, &err)) !=
+                     GP_OK) ||
+         (ev &&
+          (s = gp_flame_evented_build(gp_job_traces(job), job->n_ranks, ev, &err)) != GP_OK))) {
         gp_flame_tree_free(*tree);
         *tree = NULL;
     }
@@ -83,8 +86,8 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
         gp_flame_opts other = *fo;
         other.weight = fo->weight == GP_FLAME_CPU ? GP_FLAME_GPU : GP_FLAME_CPU;
         gp_flame_tree *probe = NULL;
-        bool works = fo->weight != GP_FLAME_AUTO &&
-                     gp_flame_build(job->ranks, job->n_ranks, &other, &probe) == GP_OK;
+        bool works = fo->weight != GP_FLAME_AUTO && gp_flame_build(gp_job_traces(job), job->n_ranks,
+                                                                   &other, &probe, NULL) == GP_OK;
         gp_flame_tree_free(probe);
         if (works)
             gp__cli_error("flame", "%s: no event carries %s weight (try --weight %s)", path,
@@ -96,7 +99,7 @@ static gp_status build_one(const char *path, gp_read_opts *rd, bool progress,
                           "duration",
                           path);
     } else if (s != GP_OK)
-        gp__cli_error("flame", "%s: %s", path, gp_strerror(s));
+        gp__cli_error("flame", "%s: %s", path, err.msg);
     gp_job_free(job);
     return s;
 }
@@ -290,10 +293,11 @@ static int build_tree(char **inputs, flame_args *a, gp_read_opts *rd, bool progr
         a->fo.weight = cur->weight;
     if (build_one(inputs[0], rd, progress, &a->fo, &base, NULL, NULL) != GP_OK)
         goto done;
-    gp_status s = gp_flame_diff(base, cur, tree);
+    gp_error err = {0};
+    gp_status s = gp_flame_diff(base, cur, tree, &err);
     rc = gp_status_exit_code(s);
     if (s != GP_OK)
-        gp__cli_error("flame", "diff: %s", gp_strerror(s));
+        gp__cli_error("flame", "diff: %s", err.msg);
 done:
     gp_flame_tree_free(base);
     gp_flame_tree_free(cur);

@@ -78,8 +78,7 @@ int gp__cmd_memory(int argc, char **argv)
     int rc = gp__cli_read_one_job(&spec, argc, argv, false, &o, &in, &job);
     if (rc >= 0)
         goto done;
-    gp_status st =
-        gp__mem_timeline_build((const gp_trace *const *)job->ranks, job->n_ranks, 0, 0, &m);
+    gp_status st = gp__mem_timeline_build(gp_job_traces(job), job->n_ranks, 0, 0, &m);
     if (st != GP_OK) {
         gp__cli_error("memory", "%s: %s", in, gp_strerror(st));
         rc = gp_status_exit_code(st);

@@ -146,8 +146,9 @@ int gp__cmd_ops(int argc, char **argv)
             gp__cli_error("ops", "out of memory");
         goto done;
     }
-    if (gp_ops_compute(in.traces, in.n_traces, &a.o, &ops) != GP_OK) {
-        gp__cli_error("ops", "out of memory");
+    gp_error cerr = {0};
+    if (gp_ops_compute(gp_traces_const(in.traces), in.n_traces, &a.o, &ops, &cerr) != GP_OK) {
+        gp__cli_error("ops", "%s", cerr.msg);
         rc = 1;
         goto done;
     }

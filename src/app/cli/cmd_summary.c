@@ -143,8 +143,10 @@ int gp__cmd_summary(int argc, char **argv)
             gp__cli_error("summary", "out of memory");
         goto done;
     }
-    if (gp_summary_compute(in.traces, in.n_traces, &a.sopts, &sum) != GP_OK) {
-        gp__cli_error("summary", "out of memory");
+    gp_error err = {0};
+    if (gp_summary_compute(gp_traces_const(in.traces), in.n_traces, &a.sopts, &sum, &err) !=
+        GP_OK) {
+        gp__cli_error("summary", "%s", err.msg);
         rc = 1;
         goto done;
     }

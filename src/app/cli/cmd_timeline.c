@@ -118,9 +118,9 @@ int gp__cmd_timeline(int argc, char **argv)
     if (gp__cli_read_job("timeline", in, &rd, o.progress, true, &job) != GP_OK)
         goto done;
     /* CPU active / GPU busy / overlap: gp_timeline_build runs the activity analysis alone */
-    gp_status s = gp_timeline_build(job->ranks, job->n_ranks, &to, &tl);
+    gp_status s = gp_timeline_build(gp_job_traces(job), job->n_ranks, &to, &tl, &err);
     if (s != GP_OK) {
-        gp__cli_error("timeline", "%s: %s", in, gp_strerror(s));
+        gp__cli_error("timeline", "%s: %s", in, err.msg);
         rc = gp_status_exit_code(s);
         goto done;
     }

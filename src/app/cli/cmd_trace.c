@@ -86,7 +86,7 @@ static bool print_summary(char **paths, size_t n, const char *shown, summary_mod
         so.kinds = (1u << GP_EV_KERNEL) | (1u << GP_EV_MEMCPY) | (1u << GP_EV_MEMSET);
         gp_summary *sum = NULL;
         gp_summary_render_opts rop = {.top_n = 15, .name_width = 48};
-        if (gp_summary_compute(traces, got, &so, &sum) == GP_OK) {
+        if (gp_summary_compute(gp_traces_const(traces), got, &so, &sum, NULL) == GP_OK) {
             gp_status rs = mode == SUMMARY_JSON ? gp_summary_render_json(sum, &rop, stderr)
                                                 : gp_summary_render_text(sum, &rop, stderr);
             if (rs != GP_OK)

@@ -22,7 +22,7 @@ static int32_t rank_of(const gp_trace *t)
     return t->dist.present ? t->dist.rank : -1;
 }
 
-bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths)
+bool gp__diff_is_job(const gp_trace *const *runs, size_t n, size_t n_paths)
 {
     if (n_paths != 1 || n < 2)
         return false;
@@ -37,7 +37,7 @@ bool gp__diff_is_job(gp_trace *const *runs, size_t n, size_t n_paths)
     return true;
 }
 
-static gp_trace *find_rank(gp_trace *const *runs, size_t n, int32_t rank)
+static const gp_trace *find_rank(const gp_trace *const *runs, size_t n, int32_t rank)
 {
     for (size_t i = 0; i < n; i++)
         if (rank_of(runs[i]) == rank)
@@ -58,7 +58,7 @@ typedef struct extras {
 } extras;
 
 /* Says the ranks of one side that the other lacks (in the text, and on stderr). */
-static void unpaired(FILE *fp, gp_trace *const *runs, size_t n, gp_trace *const *other,
+static void unpaired(FILE *fp, const gp_trace *const *runs, size_t n, const gp_trace *const *other,
                      size_t n_other, const char *side, bool json, bool *first, extras *x)
 {
     for (size_t i = 0; i < n; i++) {
@@ -92,8 +92,8 @@ static void rank_path(const char *path, int32_t rank, char *out, size_t cap)
 
 /* The pair (b, c) of rank's diff d into x: its page (with its flame graph), its test suite, its
  * flame graph file. GP_OK or the error in err. */
-static gp_status pair_extras(extras *x, gp_trace *b, gp_trace *c, int32_t rank, const gp_diff *d,
-                             const gp_diff_render_opts *r, gp_error *err)
+static gp_status pair_extras(extras *x, const gp_trace *b, const gp_trace *c, int32_t rank,
+                             const gp_diff *d, const gp_diff_render_opts *r, gp_error *err)
 {
     const gp__diff_job_outputs *w = x->want;
     gp_status st = GP_OK;
@@ -153,16 +153,16 @@ static gp_status pair_extras(extras *x, gp_trace *b, gp_trace *c, int32_t rank, 
 
 /* Every pair, in base rank order, to fp. *failing: regressions that fail (--fail-on-regression).
  * GP_OK, or the first error (err says it). */
-static gp_status pairs(FILE *fp, gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
-                       const gp_diff_opts *dopts, const gp_diff_render_opts *ro, bool json,
-                       extras *x, size_t *failing, gp_error *err)
+static gp_status pairs(FILE *fp, const gp_trace *const *base, size_t nb, const gp_trace *const *cur,
+                       size_t nc, const gp_diff_opts *dopts, const gp_diff_render_opts *ro,
+                       bool json, extras *x, size_t *failing, gp_error *err)
 {
     gp_status st = GP_OK;
     size_t n_pairs = 0;
     if (json)
         fprintf(fp, "{\"schema\":\"gpuprof.diff-jobs/1\",\"pairing\":\"rank\",\"pairs\":[");
     for (size_t i = 0; i < nb && st == GP_OK; i++) {
-        gp_trace *b = base[i], *c = find_rank(cur, nc, rank_of(b));
+        const gp_trace *b = base[i], *c = find_rank(cur, nc, rank_of(b));
         if (!c)
             continue;
         gp_diff *d = NULL;
@@ -248,7 +248,7 @@ static void extras_free(extras *x)
     free(x->notes);
 }
 
-int gp__diff_jobs(gp_trace *const *base, size_t nb, gp_trace *const *cur, size_t nc,
+int gp__diff_jobs(const gp_trace *const *base, size_t nb, const gp_trace *const *cur, size_t nc,
                   const gp_diff_opts *dopts, const gp_diff_render_opts *ro, const gp__cli_common *o,
                   const gp__diff_job_outputs *outs, bool fail_on_regression)
 {

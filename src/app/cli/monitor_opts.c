@@ -46,13 +46,16 @@ bool gp__cli_monitor_apply(const char *cmd, const gp__cli_monitor_cfg *mc, gp_mo
 {
     gp_error err = {0};
     void *ctx = (void *)(uintptr_t)cmd;
-    if (mc->path && gp_monitor_config_load_ex(cfg, mc->path, warn_config, ctx, &err) != GP_OK) {
+    if (mc->path && gp_monitor_config_load(cfg, mc->path,
+                                           &(gp_config_opts){.warn = warn_config, .warn_ctx = ctx},
+                                           &err) != GP_OK) {
         gp__cli_error(cmd, "%s", err.msg);
         return false;
     }
     for (size_t i = 0; i < mc->n_sets; i++)
-        if (gp_monitor_config_set_ex(cfg, mc->sets[i][0], mc->sets[i][1], warn_config, ctx, &err) !=
-            GP_OK) {
+        if (gp_monitor_config_set(cfg, mc->sets[i][0], mc->sets[i][1],
+                                  &(gp_config_opts){.warn = warn_config, .warn_ctx = ctx},
+                                  &err) != GP_OK) {
             gp__cli_error(cmd, "%s", err.msg);
             return false;
         }

@@ -308,8 +308,8 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
     if (fp && (api || (nav = gp__serve_nav_html(NULL, s->views, s->n_views)))) {
         gp_diff_opts dopts;
         gp_diff_opts_init(&dopts);
-        st = gp_diff_compute(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks,
-                             &dopts, &d, &err);
+        st = gp_diff_compute(gp_job_traces(jobs[0]), jobs[0]->n_ranks, gp_job_traces(jobs[1]),
+                             jobs[1]->n_ranks, &dopts, &d, &err);
         gp_diff_render_opts ro;
         gp_diff_render_opts_init(&ro);
         ro.base_label = names[0];
@@ -317,8 +317,8 @@ static enum MHD_Result send_diff(gp_profile_server *s, struct MHD_Connection *c,
         ro.nav_html = nav;
         gp_error flame_err = {0};
         if (st == GP_OK && !api &&
-            gp_diff_flame(jobs[0]->ranks, jobs[0]->n_ranks, jobs[1]->ranks, jobs[1]->n_ranks, &tree,
-                          &flame_err) != GP_OK) {
+            gp_diff_flame(gp_job_traces(jobs[0]), jobs[0]->n_ranks, gp_job_traces(jobs[1]),
+                          jobs[1]->n_ranks, &tree, &flame_err) != GP_OK) {
             tree = NULL;
             ro.flame_note = flame_err.msg;
         }

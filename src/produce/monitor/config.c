@@ -241,16 +241,11 @@ static gp_status set_key(gp_monitor_config *cfg, const char *key, const char *va
     return GP_EINVAL;
 }
 
-gp_status gp_monitor_config_set_ex(gp_monitor_config *cfg, const char *key, const char *value,
-                                   gp_config_warn_fn warn, void *ctx, gp_error *err)
-{
-    return set_key(cfg, key, value, warn, ctx, "", err);
-}
-
 gp_status gp_monitor_config_set(gp_monitor_config *cfg, const char *key, const char *value,
-                                gp_error *err)
+                                const gp_config_opts *opts, gp_error *err)
 {
-    return set_key(cfg, key, value, NULL, NULL, "", err);
+    return set_key(cfg, key, value, opts ? opts->warn : NULL, opts ? opts->warn_ctx : NULL, "",
+                   err);
 }
 
 static const char *node_kind(const yaml_node_t *n)
@@ -399,10 +394,11 @@ static gp_status check_depth(const char *text, size_t len, const char *name, gp_
     return GP_OK;
 }
 
-gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const char *text, size_t len,
-                                     const char *name, gp_config_warn_fn warn, void *ctx,
-                                     gp_error *err)
+gp_status gp_monitor_config_parse(gp_monitor_config *cfg, const char *text, size_t len,
+                                  const char *name, const gp_config_opts *opts, gp_error *err)
 {
+    gp_config_warn_fn warn = opts ? opts->warn : NULL;
+    void *ctx = opts ? opts->warn_ctx : NULL;
     yaml_parser_t p;
     yaml_document_t doc;
     gp_monitor_config tmp = *cfg;
@@ -449,14 +445,8 @@ gp_status gp_monitor_config_parse_ex(gp_monitor_config *cfg, const char *text, s
     return st;
 }
 
-gp_status gp_monitor_config_parse(gp_monitor_config *cfg, const char *text, size_t len,
-                                  const char *name, gp_error *err)
-{
-    return gp_monitor_config_parse_ex(cfg, text, len, name, NULL, NULL, err);
-}
-
-gp_status gp_monitor_config_load_ex(gp_monitor_config *cfg, const char *path,
-                                    gp_config_warn_fn warn, void *ctx, gp_error *err)
+gp_status gp_monitor_config_load(gp_monitor_config *cfg, const char *path,
+                                 const gp_config_opts *opts, gp_error *err)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
@@ -477,14 +467,9 @@ gp_status gp_monitor_config_load_ex(gp_monitor_config *cfg, const char *path,
         return gp_error_set(err, st, "%s: cannot read the configuration (%s)", path,
                             gp_strerror(st));
     }
-    st = gp_monitor_config_parse_ex(cfg, b.data ? b.data : "", b.len, path, warn, ctx, err);
+    st = gp_monitor_config_parse(cfg, b.data ? b.data : "", b.len, path, opts, err);
     gp__buf_free(&b);
     return st;
-}
-
-gp_status gp_monitor_config_load(gp_monitor_config *cfg, const char *path, gp_error *err)
-{
-    return gp_monitor_config_load_ex(cfg, path, NULL, NULL, err);
 }
 
 /* True when a feature toggle turns metric m off. */

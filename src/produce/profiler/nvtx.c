@@ -48,7 +48,7 @@ static int NVTX_API push_a(const char *msg)
 {
     gp_profiler *p = gp_profiler_global();
     if (p)
-        gp_range_begin(p, gp_profiler_intern(p, msg ? msg : "(null)"));
+        gp_range_begin(p, gp_profiler_intern(p, msg ? msg : "(null)"), NULL);
     return 0;
 }
 
@@ -56,7 +56,7 @@ static int NVTX_API push_ex(const nvtxEventAttributes_t *a)
 {
     gp_profiler *p = gp_profiler_global();
     if (p)
-        gp_range_begin(p, attr_name(p, a));
+        gp_range_begin(p, attr_name(p, a), NULL);
     return 0;
 }
 

@@ -362,7 +362,7 @@ static void measure_pair_cost(void)
     for (int r = 0; r < ROUNDS; r++) {
         int64_t a = gp__clock_ns();
         for (int i = 0; i < BATCH; i++) {
-            gp_range_begin(q, "cost");
+            gp_range_begin(q, "cost", NULL);
             gp_range_end(q);
         }
         int64_t b = gp__clock_ns();
@@ -439,7 +439,7 @@ gp_status gp_profile_call_n(gp_profiler *p, const char *name, void (*fn)(void *)
         if (use_gpu)
             c->cuEventRecord(e0, NULL);
         int64_t a = gp__clock_ns();
-        gp_range_begin(p, name);
+        gp_range_begin(p, name, NULL);
         fn(arg);
         gp_range_end(p);
         int64_t b = gp__clock_ns();

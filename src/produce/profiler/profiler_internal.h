@@ -49,7 +49,7 @@ typedef struct gp__prof_tag {
     char str[23];
 } gp__prof_tag;
 
-/* Tags and measurements of a range opened with gp_range_begin_ex or tagged. */
+/* Tags and measurements of a range opened with gp_range_begin with options or tagged. */
 typedef struct gp__prof_ext {
     uint8_t device;
     uint8_t n_tags;

@@ -322,12 +322,12 @@ void gp__range_begin_fn(gp_profiler *p, void *fn)
     f->t0 = gp__ticks_now(p->use_tsc);
 }
 
-void gp_range_begin_ex(gp_profiler *p, const char *name, const gp_range_opts *opts)
+void gp__range_begin_opts(gp_profiler *p, const char *name, const gp_range_opts *opts)
 {
     if (!p && !(p = gp_profiler_global()))
         return;
     if (!opts) {
-        gp_range_begin(p, name);
+        gp_range_begin(p, name, NULL);
         return;
     }
     gp__prof_thread *st;
