@@ -62,9 +62,9 @@ struct gp_profile_server {
     bool stopping; /* guarded by lock; no new turns: the waiting requests get 503 */
     const gp_view_info *views[GP__VIEWS_MAX]; /* the registry (app/views.h): routes, links */
     size_t n_views;
-    gp__headlines *heads; /* the index's figures per entry (headlines.c), NULL: none */
-    gp__mutex body_lock;  /* one listing body built at a time */
-    listing_body bodies[2] GP_GUARDED_BY(body_lock); /* [json] */
+    gp__headlines *heads;          /* the index's figures per entry (headlines.c), NULL: none */
+    gp__mutex body_lock;           /* one listing body built at a time */
+    listing_body bodies[2];        /* [json]; guarded by body_lock */
     _Atomic uint64_t bodies_built; /* for the tests: how many listing bodies were built */
 };
 
