@@ -416,7 +416,7 @@
     var ctx = this.ctx, v0 = this.v0, v1 = this.v1, sel = this.sel, n = L.n, hl = this.matchNames;
     var h = summary ? SLICE_H - 2 : SLICE_H - 1;
     var hits = hl && L.hitGen === this.searchGen ? L.hits : null;
-    var i = upperBound(L.end, v0, 0, n);
+    var i = upperBound(L.end, v0, 0, n), colEnd = -Infinity;
     while (i < n && L.ts[i] < v1) {
       var x0 = this.X(L.ts[i]), x1 = this.X(L.end[i]);
       if (x0 < LABEL_W) x0 = LABEL_W;
@@ -426,15 +426,20 @@
          * first, or of the first search hit among them when there is one */
         var px = Math.floor(x0), j = lowerBound(L.ts, this.T(px + 1), i + 1, n);
         if (j <= i) j = i + 1;
+        /* a level's events do not overlap, so only the last one starting in the column can
+         * reach past it (ProfilerStep#6 after the profiler's own tiny calls): it is drawn whole */
+        if (j - 1 > i && this.X(L.end[j - 1]) - this.X(L.ts[j - 1]) >= 1) j--;
         if (dim && hits) {
           var q = lowerBound(hits, i, 0, hits.length);
           if (q < hits.length && hits[q] < j) { ci = hits[q]; dim = false; }
         }
         ctx.fillStyle = dim ? '#e4e4e4' : this.color(L.name[ci], L.kind[ci]);
         ctx.fillRect(px, y, 1, h);
+        colEnd = px + 1;
         i = j;
         continue;
       }
+      if (x0 < colEnd) x0 = colEnd; /* the column before it keeps its colour (a search hit's) */
       ctx.fillStyle = dim ? '#e4e4e4' : this.color(L.name[i], L.kind[i]);
       ctx.fillRect(x0, y, x1 - x0, h);
       if (!summary && x1 - x0 > 30) {
