@@ -8,9 +8,16 @@
 #include "gpuprof/collectives.h"
 #include "render/render_internal.h"
 
+/* A duration as the other sections write it ("35.552 ms", "58.333 \u00b5s"), unbroken. */
 static void us(FILE *fp, double ns)
 {
-    fprintf(fp, "%.1f&nbsp;&micro;s", ns / 1e3);
+    char b[48];
+    gp__fmt_dur_html(b, sizeof b, (int64_t)llround(ns));
+    for (const char *p = b; *p; p++)
+        if (*p == ' ')
+            fputs("&nbsp;", fp);
+        else
+            fputc(*p, fp);
 }
 
 /* One bar row per rank: the time it made the others wait, and the time it waited. */
@@ -101,11 +108,10 @@ void gp__dash_collectives_html(FILE *fp, const gp_analysis *a)
         gp__html_str(fp, c->note.msg);
         fputs("</p>\n", fp);
     }
-    fputs("<div class=\"gp-cols\"><div>\n", fp);
+    /* one above the other: the summary's ten columns do not fit half the page */
     wait_chart(fp, c);
-    fputs("</div><div>\n", fp);
     summary_table(fp, c);
-    fputs("</div></div>\n<p class=\"gp-note\">Latency: the shortest member's duration (the rest is "
+    fputs("<p class=\"gp-note\">Latency: the shortest member's duration (the rest is "
           "waiting); wait: the latest start minus the rank's start; bus bandwidth: nccl-tests' "
           "definition in 10<sup>9</sup>&nbsp;B/s, against the intra-node link's per-direction "
           "peak where the device is known (docs/analyses.md, \"Collectives across ranks\").</p>\n"

@@ -496,7 +496,7 @@ static void text_and_report_sections(void **state)
     fclose(fp);
     assert_non_null(strstr(buf, "<section id=\"gp-collectives\">"));
     assert_non_null(strstr(buf, "Rank <b>2</b> is the one the others wait for most."));
-    assert_non_null(strstr(buf, "105.0&nbsp;&micro;s"));
+    assert_non_null(strstr(buf, "105.000&nbsp;\xc2\xb5s"));
     free(buf);
     gp_analysis *one = NULL;
     assert_int_equal(gp_analyze_trace(job->ranks[0], NULL, &one, &err), GP_OK);
