@@ -769,7 +769,7 @@ static void run_trace(ctx *c, const gp_trace *t)
     c->t = t;
     c->rank = t->rank;
     gp__ops_trace_peak(t, c->o->peak_tflops, c->o->peak_tbps, &c->peak);
-    c->n_str = t->strings ? gp_trace_str_count(t) + 1 : 1;
+    c->n_str = gp_trace_str_count(t) + 1;
     free(c->cat_memo);
     free(c->py_memo);
     free(c->row_memo);

@@ -142,7 +142,7 @@ static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v
 static gp_strid intern_name(gp__reader *r, const gp__kineto_fields *f)
 {
     gp_strid id;
-    if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len,
+    if (gp__strtab_intern_h(gp__trace_strtab(r->t), f->name, f->name_len,
                             gp__strtab_hash(f->name, f->name_len), &id) != GP_OK) {
         gp__reader_oom(r);
     }
@@ -255,8 +255,7 @@ static void note_time(gp__reader *r, gp_ns ts, const char *what)
 
 static void add_event(gp__reader *r, const gp_event *ev)
 {
-    gp_track *tr = &r->t->tracks[ev->track];
-    gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
+    gp_event *e = gp__trace_push_event(r->t, ev->track);
     if (!e)
         gp__reader_oom(r);
     *e = *ev;
@@ -301,7 +300,7 @@ static void commit_flow(gp__reader *r, const gp__kineto_fields *f)
     if (f->cat_s && KEY_IS(f->cat_s, f->cat_len, "cpu_to_cuda") &&
         legacy_pid_of(&f->pid) != LEGACY_NONE)
         return;
-    gp__trace_priv *priv = r->t->priv;
+    gp__trace_priv *priv = gp__trace_build(r->t);
     gp__flow_point *fp = GP_PUSH(priv->flow_points, priv->n_flow_points, priv->cap_flow_points);
     if (!fp)
         gp__reader_oom(r);

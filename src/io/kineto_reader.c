@@ -468,7 +468,7 @@ gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out)
         gp__reader_free(r);
         return st;
     }
-    gp__trace_priv *priv = r->t->priv;
+    gp__trace_priv *priv = gp__trace_build(r->t);
     free(priv->flow_points);
     priv->flow_points = NULL;
     priv->n_flow_points = priv->cap_flow_points = 0;
