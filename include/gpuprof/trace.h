@@ -122,7 +122,6 @@ typedef struct gp_track {
     int64_t sort_index;    /* thread_sort_index metadata, or tid */
     gp_event *events;      /* sorted by ts (ties: longer first), after gp_trace_finish() */
     size_t n_events;
-    size_t cap_events;
 } gp_track;
 
 /* Kind-specific fields of GPU work. Fields absent from the source are -1 (or +0.0 for floats; a
@@ -259,8 +258,12 @@ typedef struct gp_read_stats {
     bool bom;                     /* the text began with a UTF-8 byte order mark, skipped */
 } gp_read_stats;
 
-typedef struct gp__strtab gp__strtab;
-
+/* A trace as its users see it. Read-only for users: fill a trace only through the building
+ * functions below (gp_trace_create, gp_trace_track, gp_trace_add_*, gp_trace_set_meta,
+ * gp_trace_finish), and reach its strings through gp_trace_str / gp_trace_intern & co. The
+ * arrays' capacities, the string table and the builder's indexes live in a private struct that
+ * gp_trace_create allocates around this one: a gp_trace is never declared, copied or allocated
+ * by a user, only pointed to. Each array below holds exactly its n_* elements. */
 typedef struct gp_trace {
     gp_strid source;           /* path the trace was read from, or a producer's name */
     int32_t rank;              /* dist.rank, or the job's file-order index when absent */
@@ -271,31 +274,29 @@ typedef struct gp_trace {
     gp_strid display_time_unit;
 
     gp_track *tracks;
-    size_t n_tracks, cap_tracks;
+    size_t n_tracks;
     gp_gpu_info *gpu_info;
-    size_t n_gpu_info, cap_gpu_info;
+    size_t n_gpu_info;
     gp_mem_info *mem_info;
-    size_t n_mem_info, cap_mem_info;
+    size_t n_mem_info;
     gp_py_info *py_info;
-    size_t n_py_info, cap_py_info;
+    size_t n_py_info;
     gp_counter_sample *counters;
-    size_t n_counters, cap_counters;
+    size_t n_counters;
     gp_flow *flows;
-    size_t n_flows, cap_flows;
+    size_t n_flows;
     gp_device_props *devices;
-    size_t n_devices, cap_devices;
+    size_t n_devices;
     gp_meta *meta;
-    size_t n_meta, cap_meta;
+    size_t n_meta;
     gp_strid *args; /* "args" JSON object texts of range/instant events (see gp_event.extra) */
-    size_t n_args, cap_args;
-
-    gp_read_stats stats;
-    gp__strtab *strings;
-    void *priv; /* builder state (flow endpoints, track index); NULL once finished */
+    size_t n_args;
     /* record_shapes args of cpu_ops (gp_op_shapes), sorted by external_id once finished; empty
      * unless read with keep_op_shapes. */
     gp_op_shapes *op_shapes;
-    size_t n_op_shapes, cap_op_shapes;
+    size_t n_op_shapes;
+
+    gp_read_stats stats;
 } gp_trace;
 
 typedef struct gp_job {

@@ -8,6 +8,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "analyze/collectives_internal.h"
+#include "core/msort.h"
 #include "core/util.h"
 
 static const char *const type_names[GP_COLL_TYPE_COUNT] = {
@@ -279,7 +280,7 @@ static gp_status group_kernels(matcher *m)
             k->group = (uint32_t)gi;
         }
         if (m->n_k[i])
-            qsort(m->k[i], m->n_k[i], sizeof *m->k[i], cmp_ckern);
+            gp__msort(m->k[i], m->n_k[i], sizeof *m->k[i], cmp_ckern);
     }
     return GP_OK;
 }
@@ -438,7 +439,7 @@ static gp_status include_ranks(matcher *m, const gp__coll_record *recs, size_t n
     for (size_t i = 0; i < n; i++)
         if (!rank_disputed(recs, n, i, c))
             m->in[m->n_in++] = (gp__coll_rank_in){&recs[i], recs[i].rank, 0, 0, ""};
-    qsort(m->in, m->n_in, sizeof *m->in, cmp_rank_in); /* a job is by rank; be sure of it */
+    gp__msort(m->in, m->n_in, sizeof *m->in, cmp_rank_in); /* a job is by rank; be sure of it */
     for (size_t i = 0; i < m->n_in; i++)
         if (collect_rank(m, i) != GP_OK)
             return GP_ENOMEM;

@@ -61,7 +61,7 @@ static gp_ns offset_of(const gp_collectives *c, int32_t ref, int32_t rank, gp_ns
     }
     if (n < 2)
         return 0;
-    qsort(d, n, sizeof *d, cmp_ns);
+    gp__msort(d, n, sizeof *d, cmp_ns);
     gp_ns med = d[n / 2];
     if (llabs(med) < ALIGN_MIN_NS)
         return 0;
@@ -265,7 +265,7 @@ static gp_status summarise(gp_collectives *s)
         r->bus_gbps_mean /= n;
     }
     if (s->n_summary > 1)
-        qsort(s->summary, s->n_summary, sizeof *s->summary, cmp_summary);
+        gp__msort(s->summary, s->n_summary, sizeof *s->summary, cmp_summary);
     return GP_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "gpuprof/analyze.h"
 
 #include "analyze/diff_context.h"
+#include "core/msort.h"
 #include "core/util.h"
 
 /* The JSON text of metadata key of t without quotes into out ("" when absent). */
@@ -43,7 +44,7 @@ static void side_ranks(const gp_trace *const *runs, size_t n, gp_diff_side_info 
     for (size_t i = 0; i < n && k < GP_ARRAY_LEN(r); i++)
         if (runs[i]->dist.present && runs[i]->dist.rank >= 0)
             r[k++] = runs[i]->dist.rank;
-    qsort(r, k, sizeof *r, cmp_i32);
+    gp__msort(r, k, sizeof *r, cmp_i32);
     for (size_t i = 1; i < k; i++)
         distinct = distinct && r[i] != r[i - 1];
     s->job = n > 1 && k == n && distinct && s->world_size > 1;

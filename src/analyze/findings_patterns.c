@@ -9,6 +9,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "analyze/ops_internal.h"
+#include "core/msort.h"
 #include "gpuprof/ops.h"
 
 #define MAX_DIMS 8
@@ -84,7 +85,7 @@ static gp_status instances(const gp_ops *by_shape, gp_ops_row **sorted, const gp
     }
     for (size_t i = 0; i < k; i++)
         v[i] = &(*sorted)[i];
-    qsort(v, k, sizeof *v, cmp_ts);
+    gp__msort(v, k, sizeof *v, cmp_ts);
     size_t m = 0;
     gp_ns open_end = INT64_MIN;
     for (size_t i = 0; i < k; i++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 
 #define SYNC_MIN 0.01 /* of the step time: blocked time beyond one call per step under this */
 #define MAX_NAMED 4
@@ -137,7 +138,7 @@ gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *c)
     }
     c->steps = n_steps;
     c->beyond = GP_MAX(0, c->time - kept);
-    qsort(c->s, c->n, sizeof *c->s, cmp_site);
+    gp__msort(c->s, c->n, sizeof *c->s, cmp_site);
 done:
     free(steps);
     free(longest);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analyze/analyze_internal.h"
+#include "core/msort.h"
 
 const char *gp_idle_cause_name(gp_idle_cause c)
 {
@@ -710,10 +711,10 @@ static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
         while (k < lanes[i].n && lanes[i].w[k - 1].s <= lanes[i].w[k].s)
             k++;
         if (k < lanes[i].n)
-            qsort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
+            gp__msort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
     }
     if (n > 1)
-        qsort(lanes, n, sizeof *lanes, cmp_lane);
+        gp__msort(lanes, n, sizeof *lanes, cmp_lane);
     *out = lanes;
     *n_out = n;
     return st;
@@ -756,7 +757,7 @@ static const lane **by_priority(const lane *lanes, size_t n)
     for (size_t i = 0; p && i < n; i++)
         p[i] = &lanes[i];
     if (p && n > 1)
-        qsort(p, n, sizeof *p, cmp_lane_ptr_busiest);
+        gp__msort(p, n, sizeof *p, cmp_lane_ptr_busiest);
     return p;
 }
 

@@ -7,6 +7,7 @@
 
 #include "analyze/memory_timeline.h"
 #include "core/imap.h"
+#include "core/msort.h"
 #include "core/util.h"
 
 typedef struct mem_ev {
@@ -118,7 +119,7 @@ static int cmp_block_group(const void *pa, const void *pb)
 /* Groups the live blocks (compacted to the front of blocks, n of them) into d->live. */
 static gp_status group_live(gp__mem_device *d, block *blocks, size_t n, size_t max_live)
 {
-    qsort(blocks, n, sizeof *blocks, cmp_block_group);
+    gp__msort(blocks, n, sizeof *blocks, cmp_block_group);
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {
         gp__mem_live *g = d->n_live ? &d->live[d->n_live - 1] : NULL;
@@ -133,7 +134,7 @@ static gp_status group_live(gp__mem_device *d, block *blocks, size_t n, size_t m
         g->largest = GP_MAX(g->largest, blocks[i].bytes);
         g->first_ts = GP_MIN(g->first_ts, blocks[i].ts);
     }
-    qsort(d->live, d->n_live, sizeof *d->live, cmp_live);
+    gp__msort(d->live, d->n_live, sizeof *d->live, cmp_live);
     if (max_live && d->n_live > max_live)
         d->n_live = max_live;
     return GP_OK;
@@ -287,7 +288,7 @@ static gp_status collect(const gp_trace *t, mem_ev **out, size_t *n_out, bool *s
             *slot = (mem_ev){e, mi};
         }
     if (n)
-        qsort(v, n, sizeof *v, cmp_mem_ev);
+        gp__msort(v, n, sizeof *v, cmp_mem_ev);
     *out = v;
     *n_out = n;
     return GP_OK;

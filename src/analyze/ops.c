@@ -518,11 +518,11 @@ static void add_unattributed(ctx *c, const gwork *g, const char *label, const ch
     acc *a;
     if (launch) {
         size_t l = strlen(launch);
-        if (!kbuf_fit(c, l + sizeof OUTSIDE_ROW))
+        if (!kbuf_fit(c, l + sizeof GP__OUTSIDE_ROW))
             return;
         memcpy(c->kbuf, launch, l);
-        memcpy(c->kbuf + l, OUTSIDE_ROW, sizeof OUTSIDE_ROW);
-        a = row_for(c, 1, c->kbuf, l + sizeof OUTSIDE_ROW - 1);
+        memcpy(c->kbuf + l, GP__OUTSIDE_ROW, sizeof GP__OUTSIDE_ROW);
+        a = row_for(c, 1, c->kbuf, l + sizeof GP__OUTSIDE_ROW - 1);
     } else {
         a = row_for(c, 1, label, strlen(label));
     }
@@ -583,7 +583,7 @@ static void launch(ctx *c, const gp_event *ev)
         c->ops->replayed += replay;
         if (op < 0) {
             c->ops->outside_op++;
-            add_unattributed(c, g, OUTSIDE_OP, gp_trace_str(c->t, ev->name));
+            add_unattributed(c, g, GP__OUTSIDE_OP, gp_trace_str(c->t, ev->name));
             continue;
         }
         frame *f = &c->st[op];
@@ -769,7 +769,7 @@ static void run_trace(ctx *c, const gp_trace *t)
     c->t = t;
     c->rank = t->rank;
     gp__ops_trace_peak(t, c->o->peak_tflops, c->o->peak_tbps, &c->peak);
-    c->n_str = t->strings ? gp_trace_str_count(t) + 1 : 1;
+    c->n_str = gp_trace_str_count(t) + 1;
     free(c->cat_memo);
     free(c->py_memo);
     free(c->row_memo);
@@ -795,7 +795,7 @@ static void run_trace(ctx *c, const gp_trace *t)
     for (size_t j = 0; j < c->n_gw && !c->oom; j++)
         if (!(c->gw[j].flags & GW_USED)) {
             c->ops->no_launch++;
-            add_unattributed(c, &c->gw[j], NO_LAUNCH, NULL);
+            add_unattributed(c, &c->gw[j], GP__NO_LAUNCH, NULL);
         }
 }
 

@@ -22,9 +22,9 @@ typedef struct gp__op_model {
 } gp__op_model;
 
 /* The labels of rows without a launching op. */
-#define NO_LAUNCH "(no launch event)"
-#define OUTSIDE_OP "(launched outside any op)"
-#define OUTSIDE_ROW " (outside any op)"
+#define GP__NO_LAUNCH "(no launch event)"
+#define GP__OUTSIDE_OP "(launched outside any op)"
+#define GP__OUTSIDE_ROW " (outside any op)"
 
 /* rows[0, n) into out[0, n) in the order of sort (ops.h, gp_ops_sort; ties by GPU time, key,
  * shapes, rank, start). GP_ENOMEM. */

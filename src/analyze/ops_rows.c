@@ -94,10 +94,10 @@ void gp__ops_write_notes(gp_ops *ops)
     if (ops->no_launch) {
         gp_error_note(&ops->note, "%llu GPU events have no launch call with their correlation id%s",
                       (unsigned long long)ops->no_launch,
-                      row_ending(ops, NO_LAUNCH) ? ": listed as \"" NO_LAUNCH "\"." : ".");
+                      row_ending(ops, GP__NO_LAUNCH) ? ": listed as \"" GP__NO_LAUNCH "\"." : ".");
     }
     if (ops->outside_op) {
-        const char *eg = row_ending(ops, OUTSIDE_ROW);
+        const char *eg = row_ending(ops, GP__OUTSIDE_ROW);
         if (eg)
             gp_error_note(&ops->note,
                           "%llu GPU events were launched outside any CPU op: listed by launch "

@@ -10,7 +10,6 @@
 #include "core/group_table.h"
 #include "core/invariant.h"
 #include "core/stats.h"
-#include "core/strtab.h"
 #include "core/util.h"
 #include "gpuprof/summary.h"
 
@@ -238,7 +237,7 @@ static gp_status summary_compute(const gp_trace *const *traces, size_t n,
      * index per trace, so names are hashed once per trace, not once per event. */
     for (size_t ti = 0; ti < n; ti++) {
         const gp_trace *t = traces[ti];
-        size_t n_str = t->strings ? t->strings->n : 1;
+        size_t n_str = gp_trace_str_count(t) + 1;
         uint32_t *memo[GP_EV_KIND_COUNT] = {0};
         gp_ns *self = NULL;
         uint8_t *inner = NULL;

@@ -201,7 +201,7 @@ static size_t distinct_steps(const gp__view *v, const gp__step *steps, size_t n_
         nums[k++] = steps[i].num;
     for (size_t i = 0; i < v->n_gsteps; i++)
         nums[k++] = v->gsteps[i].num;
-    qsort(nums, n, sizeof *nums, cmp_i64);
+    gp__msort(nums, n, sizeof *nums, cmp_i64);
     size_t d = 1;
     for (size_t i = 1; i < n; i++)
         d += nums[i] != nums[i - 1];

@@ -19,6 +19,7 @@
 #include "core/atomic_file.h"
 #include "core/imap.h"
 #include "core/json_writer.h"
+#include "core/msort.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
 
@@ -395,7 +396,7 @@ static gp_status write_all(gp__jw *w, const gp_trace *t, const gp_chrome_marks *
         if (!mi.ev)
             return GP_ENOMEM;
         memcpy(mi.ev, m->critical, m->n_critical * sizeof(*mi.ev));
-        qsort(mi.ev, m->n_critical, sizeof(*mi.ev), cmp_ptr);
+        gp__msort(mi.ev, m->n_critical, sizeof(*mi.ev), cmp_ptr);
         mi.n = m->n_critical;
     }
     gp_status s = write_all_marked(w, t, m, &mi);

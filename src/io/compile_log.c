@@ -264,7 +264,7 @@ static gp_status list_dir(const char *path, char ***names, size_t *n, uint64_t *
 {
     DIR *d = opendir(path);
     if (!d)
-        return gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     size_t cap = 0;
     gp_status st = GP_OK;
     for (struct dirent *de; st == GP_OK && (de = readdir(d)) != NULL;) {

@@ -70,7 +70,7 @@ gp_status gp_job_read(const char *path, const gp_read_opts *opts, gp_job **out, 
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         if (!d) {
-            s = gp_error_set(err, GP_EIO, "%s: %s", path, strerror(errno));
+            s = gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
             goto done;
         }
         struct dirent *de;

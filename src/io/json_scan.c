@@ -750,7 +750,7 @@ static const char *skip_container(gp__reader *r, const char *p, char close)
 {
     if (++r->depth > GP__READ_MAX_DEPTH)
         gp__json_fail_at(r, p, "nesting deeper than %d levels", GP__READ_MAX_DEPTH);
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     if (*p == close) {
         r->depth--;
         return p + 1;
@@ -770,7 +770,7 @@ static const char *skip_container(gp__reader *r, const char *p, char close)
 
 const char *gp__json_skip_value(gp__reader *r, const char *p)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     switch (*p) {
     case '"': {
         const char *s;
@@ -793,7 +793,7 @@ const char *gp__json_skip_value(gp__reader *r, const char *p)
     case '\0':
         gp__json_at_nul(r, p, "a value");
     default:
-        if (is_number_start(*p))
+        if (gp__is_number_start(*p))
             return gp__json_scan_number(r, p);
         if (*p == 'N' || *p == 'I')
             gp__json_fail_at(r, p, "NaN or Infinity is not a valid JSON value");
@@ -805,9 +805,9 @@ const char *gp__json_skip_value(gp__reader *r, const char *p)
 
 const char *gp__json_intish(gp__reader *r, const char *p, int64_t *out, bool *ok)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     *ok = false;
-    if (is_number_start(*p)) {
+    if (gp__is_number_start(*p)) {
         *ok = true;
         return gp__json_int(r, p, out);
     }
@@ -839,25 +839,25 @@ const char *gp__json_intish(gp__reader *r, const char *p, int64_t *out, bool *ok
 
 const char *gp__json_dbl_or_skip(gp__reader *r, const char *p, double *out)
 {
-    p = skip_ws(p);
-    if (is_number_start(*p))
+    p = gp__skip_ws(p);
+    if (gp__is_number_start(*p))
         return gp__json_double(r, p, out);
     return gp__json_skip_value(r, p);
 }
 
 const char *gp__json_str_or_skip(gp__reader *r, const char *p, const char **s, size_t *l)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     if (*p == '"')
         return gp__json_string(r, p, s, l, NULL);
     return gp__json_skip_value(r, p);
 }
 const char *gp__json_key(gp__reader *r, const char *p, const char **k, size_t *kl, const char *msg)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     gp__json_want(r, p, '"', "a member name", msg);
     p = gp__json_string(r, p, k, kl, NULL);
-    return skip_ws(expect_char(r, p, ':', "':'"));
+    return gp__skip_ws(gp__expect_char(r, p, ':', "':'"));
 }
 
 /* ---- the model's strings -------------------------------------------------------------------- */

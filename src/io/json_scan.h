@@ -62,14 +62,14 @@ int gp__json_simd_level(void);
 
 /* ---- primitives ---- */
 
-static inline const char *skip_ws(const char *p)
+static inline const char *gp__skip_ws(const char *p)
 {
     while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
         p++;
     return p;
 }
 
-static inline bool is_number_start(char c)
+static inline bool gp__is_number_start(char c)
 {
     return c == '-' || (c >= '0' && c <= '9');
 }
@@ -86,9 +86,9 @@ static inline void gp__json_want(gp__reader *r, const char *p, char c, const cha
 }
 
 /* Skips blanks, then the character c ("expected <what>" otherwise). */
-static inline const char *expect_char(gp__reader *r, const char *p, char c, const char *what)
+static inline const char *gp__expect_char(gp__reader *r, const char *p, char c, const char *what)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     if (*p != c) {
         if (*p == '\0')
             gp__json_at_nul(r, p, what);
@@ -102,7 +102,7 @@ static inline const char *expect_char(gp__reader *r, const char *p, char c, cons
  * false. Anything else fails with `msg` (or at a NUL, expecting "',' or '}'" / "',' or ']'"). */
 static inline bool gp__json_sep(gp__reader *r, const char **pp, char close, const char *msg)
 {
-    const char *p = skip_ws(*pp);
+    const char *p = gp__skip_ws(*pp);
     if (*p == ',') {
         *pp = p + 1;
         return true;
@@ -118,7 +118,7 @@ static inline bool gp__json_sep(gp__reader *r, const char **pp, char close, cons
 
 /* Key comparison against a literal: with n a constant, this unrolls into a few word compares
  * (glibc's memcmp is a real call here and showed up at 6 % of the read). */
-static inline bool key_eq(const char *k, size_t kl, const char *lit, size_t n)
+static inline bool gp__key_eq(const char *k, size_t kl, const char *lit, size_t n)
 {
     if (kl != n)
         return false;
@@ -136,7 +136,7 @@ static inline bool key_eq(const char *k, size_t kl, const char *lit, size_t n)
     return true;
 }
 
-#define KEY_IS(k, kl, lit) key_eq((k), (kl), (lit), sizeof(lit) - 1)
+#define GP__KEY_IS(k, kl, lit) gp__key_eq((k), (kl), (lit), sizeof(lit) - 1)
 
 /* ---- values ---- */
 
@@ -232,7 +232,7 @@ static inline uint64_t gp__json_special8(uint64_t w)
 static inline const char *gp__json_key_word(gp__reader *r, const char *p, gp__json_kw *kw,
                                             const char *msg)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (*p == '"') {
         uint64_t a, b;
@@ -246,7 +246,7 @@ static inline const char *gp__json_key_word(gp__reader *r, const char *p, gp__js
             kw->len = n;
             kw->w0 = n >= 8 ? a : (n ? a & (~0ULL >> (64 - 8 * n)) : 0);
             kw->w1 = n <= 8 ? 0 : b & (~0ULL >> (64 - 8 * (n - 8)));
-            return skip_ws(p + n + 3);
+            return gp__skip_ws(p + n + 3);
         }
     }
 #endif

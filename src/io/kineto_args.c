@@ -145,10 +145,10 @@ static const arg_key *find_arg_key(const gp__json_kw *kw)
  * an integer is -1). Any other value is skipped. */
 static const char *parse_dim3(gp__reader *r, const char *p, int32_t d[3])
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     if (*p != '[')
         return gp__json_skip_value(r, p);
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     int i = 0;
     if (*p == ']')
         return p + 1;
@@ -157,7 +157,7 @@ static const char *parse_dim3(gp__reader *r, const char *p, int32_t d[3])
         bool ok;
         p = gp__json_intish(r, p, &v, &ok);
         if (i < 3)
-            d[i++] = ok ? i32_sat(v) : -1;
+            d[i++] = ok ? gp__i32_sat(v) : -1;
     } while (gp__json_sep(r, &p, ']', "expected ',' or ']'"));
     return p + 1;
 }
@@ -165,7 +165,7 @@ static const char *parse_dim3(gp__reader *r, const char *p, int32_t d[3])
 /* Any value at p, skipped; its JSON text into the const char * at `at`, its length at `has`. */
 static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
 {
-    const char *v = skip_ws(p);
+    const char *v = gp__skip_ws(p);
     p = gp__json_skip_value(r, v);
     *(const char **)(void *)at = v;
     *(size_t *)(void *)has = (size_t)(p - v);
@@ -217,7 +217,7 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
         }
         return gp__json_intish(r, p, &f->py_parent, &ok);
     case ARG_PG_RANKS: /* a string: its content; an array: its text */
-        if (*skip_ws(p) == '"')
+        if (*gp__skip_ws(p) == '"')
             return gp__json_str_or_skip(r, p, (const char **)(void *)at, (size_t *)(void *)has);
         return read_raw(r, p, at, has);
     case ARG_RAW:
@@ -237,7 +237,7 @@ static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
     const arg_key *a = find_arg_key(&kw);
     if (a)
         return read_known_arg(r, p, f, a);
-    if (f->ph == 'C' && is_number_start(*p)) {
+    if (f->ph == 'C' && gp__is_number_start(*p)) {
         double d;
         p = gp__json_double(r, p, &d);
         if (f->n_ctr++ == 0) { /* the key stays in scratch: the counter's series name */
@@ -254,13 +254,13 @@ static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
 
 const char *gp__kineto_parse_args(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     if (*p != '{')
         return gp__json_skip_value(r, p);
     const char *args_start = p;
     if (++r->depth > GP__READ_MAX_DEPTH)
         gp__json_fail_at(r, p, "nesting too deep");
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     if (*p != '}') {
         do
             p = parse_arg(r, p, f);

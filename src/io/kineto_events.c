@@ -21,71 +21,71 @@ static gp__kineto_cat classify_cat(const char *s, size_t l)
 {
     switch (l) {
     case 4:
-        if (KEY_IS(s, l, "ac2g"))
+        if (GP__KEY_IS(s, l, "ac2g"))
             return CAT_AC2G;
         break;
     case 5:
-        if (KEY_IS(s, l, "range"))
+        if (GP__KEY_IS(s, l, "range"))
             return CAT_RANGE;
-        if (KEY_IS(s, l, "async"))
+        if (GP__KEY_IS(s, l, "async"))
             return CAT_AC2G; /* legacy launch flows */
-        if (KEY_IS(s, l, "Trace"))
+        if (GP__KEY_IS(s, l, "Trace"))
             return CAT_KNOWN_OTHER; /* the profiler's own span, "PyTorch Profiler (0)" */
         break;
     case 6:
-        if (KEY_IS(s, l, "cpu_op"))
+        if (GP__KEY_IS(s, l, "cpu_op"))
             return CAT_CPU_OP;
-        if (KEY_IS(s, l, "kernel") || KEY_IS(s, l, "Kernel"))
+        if (GP__KEY_IS(s, l, "kernel") || GP__KEY_IS(s, l, "Kernel"))
             return CAT_KERNEL;
-        if (KEY_IS(s, l, "Memcpy"))
+        if (GP__KEY_IS(s, l, "Memcpy"))
             return CAT_MEMCPY;
-        if (KEY_IS(s, l, "Memset"))
+        if (GP__KEY_IS(s, l, "Memset"))
             return CAT_MEMSET;
         break;
     case 7:
-        if (KEY_IS(s, l, "Runtime"))
+        if (GP__KEY_IS(s, l, "Runtime"))
             return CAT_RUNTIME;
         break;
     case 8:
-        if (KEY_IS(s, l, "Operator"))
+        if (GP__KEY_IS(s, l, "Operator"))
             return CAT_CPU_OP;
-        if (KEY_IS(s, l, "overhead"))
+        if (GP__KEY_IS(s, l, "overhead"))
             return CAT_OVERHEAD;
         break;
     case 9:
-        if (KEY_IS(s, l, "cuda_sync"))
+        if (GP__KEY_IS(s, l, "cuda_sync"))
             return CAT_SYNC;
         break;
     case 10:
-        if (KEY_IS(s, l, "gpu_memcpy"))
+        if (GP__KEY_IS(s, l, "gpu_memcpy"))
             return CAT_MEMCPY;
-        if (KEY_IS(s, l, "gpu_memset"))
+        if (GP__KEY_IS(s, l, "gpu_memset"))
             return CAT_MEMSET;
         break;
     case 11:
-        if (KEY_IS(s, l, "cuda_driver"))
+        if (GP__KEY_IS(s, l, "cuda_driver"))
             return CAT_DRIVER;
         break;
     case 12:
-        if (KEY_IS(s, l, "cuda_runtime"))
+        if (GP__KEY_IS(s, l, "cuda_runtime"))
             return CAT_RUNTIME;
         break;
     case 15:
-        if (KEY_IS(s, l, "user_annotation"))
+        if (GP__KEY_IS(s, l, "user_annotation"))
             return CAT_USER_ANNOTATION;
-        if (KEY_IS(s, l, "python_function"))
+        if (GP__KEY_IS(s, l, "python_function"))
             return CAT_PYTHON;
         break;
     case 17:
-        if (KEY_IS(s, l, "cpu_instant_event"))
+        if (GP__KEY_IS(s, l, "cpu_instant_event"))
             return CAT_CPU_INSTANT;
         break;
     case 19:
-        if (KEY_IS(s, l, "gpu_user_annotation"))
+        if (GP__KEY_IS(s, l, "gpu_user_annotation"))
             return CAT_GPU_USER_ANNOTATION;
         break;
     case 16:
-        if (KEY_IS(s, l, "async_cpu_to_gpu"))
+        if (GP__KEY_IS(s, l, "async_cpu_to_gpu"))
             return CAT_AC2G;
         break;
     default:
@@ -96,7 +96,7 @@ static gp__kineto_cat classify_cat(const char *s, size_t l)
 
 static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     memset(v, 0, sizeof *v);
     v->present = true;
     if (*p == '"') {
@@ -128,7 +128,7 @@ static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v
         }
         return p;
     }
-    if (is_number_start(*p)) {
+    if (gp__is_number_start(*p)) {
         p = gp__json_int(r, p, &v->num);
         v->numeric = true;
         return p;
@@ -142,7 +142,7 @@ static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v
 static gp_strid intern_name(gp__reader *r, const gp__kineto_fields *f)
 {
     gp_strid id;
-    if (gp__strtab_intern_h(r->t->strings, f->name, f->name_len,
+    if (gp__strtab_intern_h(gp__trace_strtab(r->t), f->name, f->name_len,
                             gp__strtab_hash(f->name, f->name_len), &id) != GP_OK) {
         gp__reader_oom(r);
     }
@@ -201,9 +201,9 @@ static legacy_pid legacy_pid_of(const gp__kineto_idval *pid)
 {
     if (!pid->is_str || pid->numeric)
         return LEGACY_NONE;
-    if (KEY_IS(pid->s, pid->len, "CPU functions"))
+    if (GP__KEY_IS(pid->s, pid->len, "CPU functions"))
         return LEGACY_CPU;
-    if (KEY_IS(pid->s, pid->len, "CUDA functions"))
+    if (GP__KEY_IS(pid->s, pid->len, "CUDA functions"))
         return LEGACY_CUDA;
     return LEGACY_NONE;
 }
@@ -255,8 +255,7 @@ static void note_time(gp__reader *r, gp_ns ts, const char *what)
 
 static void add_event(gp__reader *r, const gp_event *ev)
 {
-    gp_track *tr = &r->t->tracks[ev->track];
-    gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
+    gp_event *e = gp__trace_push_event(r->t, ev->track);
     if (!e)
         gp__reader_oom(r);
     *e = *ev;
@@ -272,11 +271,11 @@ static void commit_metadata(gp__reader *r, const gp__kineto_fields *f)
     gp__reader_pending_meta m = {0};
     m.pid = f->pid.numeric ? f->pid.num : INT64_MIN;
     m.tid = f->tid.numeric ? f->tid.num : INT64_MIN;
-    if (KEY_IS(f->name, f->name_len, "process_name") && f->meta_name)
+    if (GP__KEY_IS(f->name, f->name_len, "process_name") && f->meta_name)
         m.kind = 0;
-    else if (KEY_IS(f->name, f->name_len, "thread_name") && f->meta_name)
+    else if (GP__KEY_IS(f->name, f->name_len, "thread_name") && f->meta_name)
         m.kind = 1;
-    else if (KEY_IS(f->name, f->name_len, "thread_sort_index") && f->has_sort_index)
+    else if (GP__KEY_IS(f->name, f->name_len, "thread_sort_index") && f->has_sort_index)
         m.kind = 2;
     else
         return;
@@ -298,10 +297,10 @@ static void commit_flow(gp__reader *r, const gp__kineto_fields *f)
         return; /* launch flows are implied by correlation ids */
     /* Legacy operator -> kernel arrows are launch flows too; without correlation ids the model
      * has no link to keep for them (docs/internals/io.md). */
-    if (f->cat_s && KEY_IS(f->cat_s, f->cat_len, "cpu_to_cuda") &&
+    if (f->cat_s && GP__KEY_IS(f->cat_s, f->cat_len, "cpu_to_cuda") &&
         legacy_pid_of(&f->pid) != LEGACY_NONE)
         return;
-    gp__trace_priv *priv = r->t->priv;
+    gp__trace_priv *priv = gp__trace_build(r->t);
     gp__flow_point *fp = GP_PUSH(priv->flow_points, priv->n_flow_points, priv->cap_flow_points);
     if (!fp)
         gp__reader_oom(r);
@@ -329,7 +328,7 @@ static void add_counter_sample(gp__reader *r, const gp__kineto_fields *f, const 
     gp_counter_sample c = {0};
     c.ts = f->ts;
     c.value = value;
-    if (KEY_IS(key, key_len, "value")) {
+    if (GP__KEY_IS(key, key_len, "value")) {
         c.series = f->name ? gp__reader_intern(r, f->name, f->name_len) : 0;
     } else {
         char tmp[512];
@@ -355,22 +354,22 @@ static void commit_counter(gp__reader *r, const gp__kineto_fields *f)
         add_counter_sample(r, f, f->ctr_key, f->ctr_key_len, f->ctr_value);
         return;
     }
-    const char *p = skip_ws(f->args_s + 1);
+    const char *p = gp__skip_ws(f->args_s + 1);
     while (*p == '"') {
         const char *k;
         size_t kl;
         p = gp__json_string(r, p, &k, &kl, NULL);
-        p = skip_ws(expect_char(r, p, ':', "':'"));
-        if (is_number_start(*p)) {
+        p = gp__skip_ws(gp__expect_char(r, p, ':', "':'"));
+        if (gp__is_number_start(*p)) {
             double d;
             p = gp__json_double(r, p, &d);
             add_counter_sample(r, f, k, kl, d);
         } else {
             p = gp__json_skip_value(r, p);
         }
-        p = skip_ws(p);
+        p = gp__skip_ws(p);
         if (*p == ',')
-            p = skip_ws(p + 1);
+            p = gp__skip_ws(p + 1);
     }
 }
 
@@ -387,7 +386,7 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
     stream = norm_stream(stream);
     /* the side record holds the device in 32 bits: the track takes the same value, so the
      * "device" the writer puts in args reads back onto the same track */
-    device = i32_sat(device);
+    device = gp__i32_sat(device);
     if (!f->has_stream)
         ev->flags |= GP_EVF_STREAM_FROM_TID;
     ev->track = gp__kineto_get_track(r, GP_TRACK_GPU_STREAM, device, stream);
@@ -395,15 +394,15 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
     gp_gpu_info_init(&gi);
     gi.device = (int32_t)device;
     gi.stream = stream;
-    gi.context = f->context >= 0 ? i32_sat(f->context) : -1;
+    gi.context = f->context >= 0 ? gp__i32_sat(f->context) : -1;
     memcpy(gi.grid, f->grid, sizeof gi.grid);
     memcpy(gi.block, f->block, sizeof gi.block);
-    gi.registers_per_thread = i32_sat(f->regs);
-    gi.shared_memory = i32_sat(f->smem);
-    gi.blocks_per_sm = f32_sat(f->bps);
-    gi.warps_per_sm = f32_sat(f->wps);
-    gi.occupancy_pct = f32_sat(f->occ);
-    gi.queued = i32_sat(f->queued);
+    gi.registers_per_thread = gp__i32_sat(f->regs);
+    gi.shared_memory = gp__i32_sat(f->smem);
+    gi.blocks_per_sm = gp__f32_sat(f->bps);
+    gi.warps_per_sm = gp__f32_sat(f->wps);
+    gi.occupancy_pct = gp__f32_sat(f->occ);
+    gi.queued = gp__i32_sat(f->queued);
     gi.bytes = f->bytes;
     gi.bandwidth_gbps = f->bw;
     gi.graph_id = f->graph_id;
@@ -414,7 +413,7 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
     gi.collective = f->collective ? gp__reader_intern(r, f->collective, f->collective_len) : 0;
     gi.in_msg_nelems = f->in_nelems;
     gi.out_msg_nelems = f->out_nelems;
-    gi.group_size = i32_sat(f->group_size);
+    gi.group_size = gp__i32_sat(f->group_size);
     gi.dtype = f->dtype ? gp__reader_intern(r, f->dtype, f->dtype_len) : 0;
     gi.copy_kind = f->copy_kind ? gp__reader_intern(r, f->copy_kind, f->copy_kind_len) : 0;
     gi.pg_name = f->pg_name ? gp__reader_intern(r, f->pg_name, f->pg_name_len) : 0;
@@ -448,8 +447,8 @@ static void commit_cpu_extra(gp__reader *r, const gp__kineto_fields *f, gp_event
                           f->has_mem_bytes ? f->mem_bytes : 0,
                           f->total_alloc,
                           f->total_res,
-                          i32_sat(f->dev_type),
-                          i32_sat(f->dev_id)};
+                          gp__i32_sat(f->dev_type),
+                          gp__i32_sat(f->dev_id)};
         if (gp_trace_add_mem_info(t, &mi, &ev->extra) != GP_OK)
             gp__reader_oom(r);
         break;
@@ -619,7 +618,7 @@ static const char *parse_time(gp__reader *r, const char *p, const char *field, b
         *quoted = true;
         return q;
     }
-    if (!is_number_start(*p)) {
+    if (!gp__is_number_start(*p)) {
         if (*p == '\0')
             gp__json_at_nul(r, p, "a number");
         if (*p == 'N' || *p == 'I')
@@ -689,7 +688,7 @@ const char *gp__kineto_parse_event(gp__reader *r, const char *p)
     gp__kineto_fields f;
     fields_init(&f);
     gp__json_scratch_reset(r);
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     if (*p == '}') {
         r->t->stats.skipped++;
         return p + 1;

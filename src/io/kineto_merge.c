@@ -48,7 +48,7 @@ static bool shifted(gp_ns ts, gp_ns base, gp_ns *out)
  * latest (the reader's time_lo and time_hi), so no sum leaves the range. */
 static void shift_times(gp_trace *t, gp_ns base)
 {
-    gp__trace_priv *priv = t->priv;
+    gp__trace_priv *priv = gp__trace_build(t);
     for (size_t i = 0; i < t->n_tracks; i++)
         for (size_t j = 0; j < t->tracks[i].n_events; j++)
             t->tracks[i].events[j].ts += base;
@@ -63,7 +63,7 @@ static void shift_times(gp_trace *t, gp_ns base)
 static gp_status pair_flows(gp__reader *r)
 {
     gp_trace *t = r->t;
-    gp__trace_priv *priv = t->priv;
+    gp__trace_priv *priv = gp__trace_build(t);
     if (!priv->n_flow_points)
         return GP_OK;
     gp__msort(priv->flow_points, priv->n_flow_points, sizeof *priv->flow_points, cmp_flow_point);
@@ -218,26 +218,25 @@ static void drop_array(void **data, size_t *n, size_t *cap)
 /* Frees the source array of a copy task's kind, once its last task is done. */
 static void drop_source(gp_trace *src, copy_what what, uint32_t track)
 {
+    gp__trace_impl *s = gp__trace_impl_of(src);
     switch (what) {
-    case COPY_EVENTS: {
-        gp_track *tr = &src->tracks[track];
-        drop_array((void **)&tr->events, &tr->n_events, &tr->cap_events);
+    case COPY_EVENTS:
+        gp__trace_drop_events(src, track);
         break;
-    }
     case COPY_GPU:
-        drop_array((void **)&src->gpu_info, &src->n_gpu_info, &src->cap_gpu_info);
+        drop_array((void **)&src->gpu_info, &src->n_gpu_info, &s->cap_gpu_info);
         break;
     case COPY_MEM:
-        drop_array((void **)&src->mem_info, &src->n_mem_info, &src->cap_mem_info);
+        drop_array((void **)&src->mem_info, &src->n_mem_info, &s->cap_mem_info);
         break;
     case COPY_PY:
-        drop_array((void **)&src->py_info, &src->n_py_info, &src->cap_py_info);
+        drop_array((void **)&src->py_info, &src->n_py_info, &s->cap_py_info);
         break;
     case COPY_ARGS:
-        drop_array((void **)&src->args, &src->n_args, &src->cap_args);
+        drop_array((void **)&src->args, &src->n_args, &s->cap_args);
         break;
     case COPY_SHAPES:
-        drop_array((void **)&src->op_shapes, &src->n_op_shapes, &src->cap_op_shapes);
+        drop_array((void **)&src->op_shapes, &src->n_op_shapes, &s->cap_op_shapes);
         break;
     }
 }
@@ -313,7 +312,7 @@ static void add_copy_tasks(gp__reader *dst, copy_job *job, const merge_src *m, c
 static void merge_strings(gp__reader *dst, merge_src *m)
 {
     const gp_trace *t = m->src->t;
-    size_t n_str = t->strings->n;
+    size_t n_str = gp_trace_str_count(t) + 1;
     m->map = malloc(n_str * sizeof *m->map);
     m->tmap = malloc((t->n_tracks + 1) * sizeof *m->tmap);
     m->track_off = malloc((t->n_tracks + 1) * sizeof *m->track_off);
@@ -343,15 +342,16 @@ static void merge_side_tables(gp__reader *dst, merge_src *m, copy_job *job)
         gp_error_set(dst->err, GP_ELIMIT, "%s: more than 2^32 side records", dst->name);
         longjmp(dst->jb, JMP_ERROR);
     }
-    if (gp__grow((void **)&d->gpu_info, &d->cap_gpu_info, sizeof *d->gpu_info,
+    gp__trace_impl *dm = gp__trace_impl_of(d);
+    if (gp__grow((void **)&d->gpu_info, &dm->cap_gpu_info, sizeof *d->gpu_info,
                  m->off_gpu + t->n_gpu_info) != GP_OK ||
-        gp__grow((void **)&d->mem_info, &d->cap_mem_info, sizeof *d->mem_info,
+        gp__grow((void **)&d->mem_info, &dm->cap_mem_info, sizeof *d->mem_info,
                  m->off_mem + t->n_mem_info) != GP_OK ||
-        gp__grow((void **)&d->py_info, &d->cap_py_info, sizeof *d->py_info,
+        gp__grow((void **)&d->py_info, &dm->cap_py_info, sizeof *d->py_info,
                  m->off_py + t->n_py_info) != GP_OK ||
-        gp__grow((void **)&d->args, &d->cap_args, sizeof *d->args, m->off_args + t->n_args) !=
+        gp__grow((void **)&d->args, &dm->cap_args, sizeof *d->args, m->off_args + t->n_args) !=
             GP_OK ||
-        gp__grow((void **)&d->op_shapes, &d->cap_op_shapes, sizeof *d->op_shapes,
+        gp__grow((void **)&d->op_shapes, &dm->cap_op_shapes, sizeof *d->op_shapes,
                  m->off_shapes + t->n_op_shapes) != GP_OK)
         gp__reader_oom(dst);
     d->n_gpu_info += t->n_gpu_info;
@@ -382,8 +382,7 @@ static void merge_tracks(gp__reader *dst, merge_src *m, copy_job *job)
             di = gp__kineto_get_track(dst, st->kind, st->pid, st->tid);
         m->tmap[k] = di;
         gp_track *dt = &d->tracks[di];
-        if (gp__grow((void **)&dt->events, &dt->cap_events, sizeof *dt->events,
-                     dt->n_events + st->n_events) != GP_OK)
+        if (gp__trace_reserve_events(d, di, dt->n_events + st->n_events) != GP_OK)
             gp__reader_oom(dst);
         m->track_off[k] = dt->n_events;
         dt->n_events += st->n_events;
@@ -403,7 +402,7 @@ static void merge_small_parts(gp__reader *dst, const merge_src *m)
         if (gp_trace_add_counter(d, &c) != GP_OK)
             gp__reader_oom(dst);
     }
-    gp__trace_priv *sp = t->priv, *dp = d->priv;
+    gp__trace_priv *sp = gp__trace_build(m->src->t), *dp = gp__trace_build(d);
     for (size_t i = 0; i < sp->n_flow_points; i++) {
         gp__flow_point f = sp->flow_points[i];
         f.cat = m->map[f.cat];

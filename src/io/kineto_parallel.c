@@ -249,7 +249,7 @@ static void run_piece(par_read *pr, piece *pc, char **spare, size_t *spare_cap)
     r->piece = pc;
     if (pc->start) {
         r->buf_off = pc->start;
-        r->state = TOP_EVENTS;
+        r->state = GP__TOP_EVENTS;
         r->split_part = true;
         r->saw_events = true;
     }

@@ -39,7 +39,7 @@ static const char *parse_i32(gp__reader *r, const char *p, int32_t *out)
     bool ok;
     p = gp__json_intish(r, p, &v, &ok);
     if (ok)
-        *out = i32_sat(v);
+        *out = gp__i32_sat(v);
     return p;
 }
 
@@ -82,11 +82,11 @@ static void set_device_prop(gp_device_props *d, const char *k, size_t kl, int64_
 {
     for (size_t i = 0; i < sizeof prop_keys / sizeof *prop_keys; i++) {
         const prop_key *pk = &prop_keys[i];
-        if (!key_eq(k, kl, pk->key, pk->len))
+        if (!gp__key_eq(k, kl, pk->key, pk->len))
             continue;
         char *at = (char *)d + pk->at;
         if (pk->is_i32)
-            *(int32_t *)(void *)at = i32_sat(v);
+            *(int32_t *)(void *)at = gp__i32_sat(v);
         else
             *(int64_t *)(void *)at = v;
         return;
@@ -98,12 +98,12 @@ static const char *parse_device(gp__reader *r, const char *p)
 {
     gp_device_props d = {0};
     d.id = -1;
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     while (*p != '}') {
         const char *k;
         size_t kl;
         p = gp__json_key(r, p, &k, &kl, "expected a member name in deviceProperties");
-        if (KEY_IS(k, kl, "name")) {
+        if (GP__KEY_IS(k, kl, "name")) {
             const char *s = NULL;
             size_t l = 0;
             p = gp__json_str_or_skip(r, p, &s, &l);
@@ -117,7 +117,7 @@ static const char *parse_device(gp__reader *r, const char *p)
                 set_device_prop(&d, k, kl, v);
         }
         if (gp__json_sep(r, &p, '}', "expected ',' or '}'"))
-            p = skip_ws(p);
+            p = gp__skip_ws(p);
     }
     if (gp_trace_add_device(r->t, &d) != GP_OK)
         gp__reader_oom(r);
@@ -129,14 +129,14 @@ static const char *parse_device_props(gp__reader *r, const char *p)
 {
     /* This member may be parsed again after a refill: start from no devices each time. */
     r->t->n_devices = 0;
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     if (*p != '[')
         return gp__json_skip_value(r, p);
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     if (*p == ']')
         return p + 1;
     do {
-        p = skip_ws(p);
+        p = gp__skip_ws(p);
         p = *p == '{' ? parse_device(r, p) : gp__json_skip_value(r, p);
     } while (gp__json_sep(r, &p, ']', "expected ',' or ']'"));
     return p + 1;
@@ -145,23 +145,23 @@ static const char *parse_device_props(gp__reader *r, const char *p)
 /* "distributedInfo": rank, world size, backend... into r->t->dist. */
 static const char *parse_dist_info(gp__reader *r, const char *p)
 {
-    p = skip_ws(p);
+    p = gp__skip_ws(p);
     if (*p != '{')
         return gp__json_skip_value(r, p);
     gp_dist_info *d = &r->t->dist;
     d->present = true;
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     while (*p != '}') {
         const char *k;
         size_t kl;
         p = gp__json_key(r, p, &k, &kl, "expected a member name in distributedInfo");
-        if (KEY_IS(k, kl, "rank")) {
+        if (GP__KEY_IS(k, kl, "rank")) {
             p = parse_i32(r, p, &d->rank);
-        } else if (KEY_IS(k, kl, "world_size")) {
+        } else if (GP__KEY_IS(k, kl, "world_size")) {
             p = parse_i32(r, p, &d->world_size);
-        } else if (KEY_IS(k, kl, "pg_count")) {
+        } else if (GP__KEY_IS(k, kl, "pg_count")) {
             p = parse_i32(r, p, &d->pg_count);
-        } else if (KEY_IS(k, kl, "backend") || KEY_IS(k, kl, "nccl_version")) {
+        } else if (GP__KEY_IS(k, kl, "backend") || GP__KEY_IS(k, kl, "nccl_version")) {
             bool backend = k[0] == 'b';
             const char *s = NULL;
             size_t l = 0;
@@ -177,7 +177,7 @@ static const char *parse_dist_info(gp__reader *r, const char *p)
             p = gp__json_skip_value(r, p);
         }
         if (gp__json_sep(r, &p, '}', "expected ',' or '}'"))
-            p = skip_ws(p);
+            p = gp__skip_ws(p);
     }
     return p + 1;
 }
@@ -190,20 +190,20 @@ static const char *parse_member(gp__reader *r, const char *p, bool *events_next)
     size_t kl;
     p = gp__json_key(r, p, &k, &kl, "expected a member name (a string)");
     *events_next = false;
-    if (KEY_IS(k, kl, "traceEvents")) {
+    if (GP__KEY_IS(k, kl, "traceEvents")) {
         gp__json_want(r, p, '[', "'['", "\"traceEvents\" must be an array");
         *events_next = true;
         return p + 1;
     }
-    if (KEY_IS(k, kl, "deviceProperties"))
+    if (GP__KEY_IS(k, kl, "deviceProperties"))
         return parse_device_props(r, p);
-    if (KEY_IS(k, kl, "distributedInfo"))
+    if (GP__KEY_IS(k, kl, "distributedInfo"))
         return parse_dist_info(r, p);
     char key[128];
     size_t klen = GP_MIN(kl, sizeof key - 1);
     memcpy(key, k, klen);
     key[klen] = '\0';
-    if (KEY_IS(k, kl, "baseTimeNanoseconds")) {
+    if (GP__KEY_IS(k, kl, "baseTimeNanoseconds")) {
         int64_t v;
         bool ok;
         const char *at = p;
@@ -214,9 +214,9 @@ static const char *parse_member(gp__reader *r, const char *p, bool *events_next)
             r->t->base_time_ns = v;
         return p;
     }
-    if (KEY_IS(k, kl, "schemaVersion"))
+    if (GP__KEY_IS(k, kl, "schemaVersion"))
         return parse_i32(r, p, &r->t->schema_version);
-    if (KEY_IS(k, kl, "displayTimeUnit")) {
+    if (GP__KEY_IS(k, kl, "displayTimeUnit")) {
         const char *s = NULL;
         size_t l = 0;
         p = gp__json_str_or_skip(r, p, &s, &l);
@@ -227,8 +227,8 @@ static const char *parse_member(gp__reader *r, const char *p, bool *events_next)
     const char *vstart = p;
     p = gp__json_skip_value(r, p);
     size_t vlen = (size_t)(p - vstart);
-    if (vlen <= META_MAX && !KEY_IS(k, kl, "INFO") && !KEY_IS(k, kl, "WARNING") &&
-        !KEY_IS(k, kl, "ERROR")) {
+    if (vlen <= META_MAX && !GP__KEY_IS(k, kl, "INFO") && !GP__KEY_IS(k, kl, "WARNING") &&
+        !GP__KEY_IS(k, kl, "ERROR")) {
         char *val = malloc(vlen + 1);
         if (!val)
             gp__reader_oom(r);
@@ -244,7 +244,7 @@ static const char *parse_member(gp__reader *r, const char *p, bool *events_next)
 
 /* ---- the document ------------------------------------------------------------------------ */
 
-/* TOP_START: '{' (a Kineto object) or '[' (a bare array of events), after an optional UTF-8
+/* GP__TOP_START: '{' (a Kineto object) or '[' (a bare array of events), after an optional UTF-8
  * byte order mark at byte 0 (editors write one; it is skipped and counted). */
 static const char *top_start(gp__reader *r, const char *p)
 {
@@ -254,13 +254,13 @@ static const char *top_start(gp__reader *r, const char *p)
                 gp__json_at_nul(r, p + i, "'{' or '['");
         if (p[1] == '\xBB' && p[2] == '\xBF') {
             r->t->stats.bom = true;
-            return p + 3; /* still TOP_START */
+            return p + 3; /* still GP__TOP_START */
         }
     }
     if (*p == '{') {
-        r->state = TOP_OBJ_KEY;
+        r->state = GP__TOP_OBJ_KEY;
     } else if (*p == '[') {
-        r->state = TOP_EVENTS;
+        r->state = GP__TOP_EVENTS;
         r->bare_array = true;
         r->saw_events = true;
     } else if (*p == '\0') {
@@ -276,73 +276,74 @@ static const char *top_start(gp__reader *r, const char *p)
  * Returns the position of what follows. */
 static const char *after_comma(gp__reader *r, const char *p, gp__reader_state next)
 {
-    p = skip_ws(p + 1);
+    p = gp__skip_ws(p + 1);
     r->mark = (size_t)(p - r->buf);
     r->state = next;
     return p;
 }
 
-/* TOP_OBJ_KEY / TOP_OBJ_NEXT / TOP_OBJ_MEMBER: the next member of the top-level object, or its end.
- * NULL when a second part of a bare array ends right after its ']' (nothing more to parse). */
+/* GP__TOP_OBJ_KEY / GP__TOP_OBJ_NEXT / GP__TOP_OBJ_MEMBER: the next member of the top-level object,
+ * or its end. NULL when a second part of a bare array ends right after its ']' (nothing more to
+ * parse). */
 static const char *top_member(gp__reader *r, const char *p)
 {
-    if (r->state == TOP_OBJ_KEY && *p == '}') {
-        r->state = TOP_DONE;
+    if (r->state == GP__TOP_OBJ_KEY && *p == '}') {
+        r->state = GP__TOP_DONE;
         return p + 1;
     }
-    if (r->state == TOP_OBJ_NEXT) {
+    if (r->state == GP__TOP_OBJ_NEXT) {
         if (*p == '\0' && r->split_part && r->eof && p == r->buf + r->len && !r->part_members) {
             r->part_bare_end = true; /* a bare array's second part ends after ']' */
             return NULL;
         }
         if (*p == '}') {
             r->part_object_closed = r->split_part;
-            r->state = TOP_DONE;
+            r->state = GP__TOP_DONE;
             return p + 1;
         }
         gp__json_want(r, p, ',', "',' or '}'", "expected ',' or '}'");
-        p = after_comma(r, p, TOP_OBJ_MEMBER);
+        p = after_comma(r, p, GP__TOP_OBJ_MEMBER);
     }
     gp__json_want(r, p, '"', "a member name", "expected a member name (a string)");
     bool events_next;
     r->part_members = r->split_part;
     p = parse_member(r, p, &events_next);
     if (events_next) {
-        r->state = TOP_EVENTS;
+        r->state = GP__TOP_EVENTS;
         r->saw_events = true;
     } else {
-        r->state = TOP_OBJ_NEXT;
+        r->state = GP__TOP_OBJ_NEXT;
     }
     return p;
 }
 
-/* TOP_EVENTS / TOP_EVENTS_NEXT: the next element of traceEvents, or its end. NULL when a piece
- * of a parallel read stops at this element (r->mark on it). */
+/* GP__TOP_EVENTS / GP__TOP_EVENTS_NEXT: the next element of traceEvents, or its end. NULL when a
+ * piece of a parallel read stops at this element (r->mark on it). */
 static const char *top_event(gp__reader *r, const char *p)
 {
-    if (*p == ']' && r->state != TOP_EVENTS_ELEM) {
-        r->state = r->bare_array ? TOP_DONE : TOP_OBJ_NEXT;
+    if (*p == ']' && r->state != GP__TOP_EVENTS_ELEM) {
+        r->state = r->bare_array ? GP__TOP_DONE : GP__TOP_OBJ_NEXT;
         if (r->piece)
             gp__piece_events_ended(r->piece);
         return p + 1;
     }
-    if (r->state == TOP_EVENTS_NEXT) {
+    if (r->state == GP__TOP_EVENTS_NEXT) {
         gp__json_want(r, p, ',', "',' or ']'", "expected ',' or ']' between events");
-        p = after_comma(r, p, TOP_EVENTS_ELEM);
+        p = after_comma(r, p, GP__TOP_EVENTS_ELEM);
     }
     gp__json_want(r, p, '{', "an event object", "expected an event object");
     if (r->piece && gp__piece_stops_at(r->piece, r->buf_off + (uint64_t)(p - r->buf))) {
         r->mark = (size_t)(p - r->buf); /* the next piece starts at this element */
-        r->state = TOP_EVENTS;
+        r->state = GP__TOP_EVENTS;
         return NULL;
     }
     p = gp__kineto_parse_event(r, p);
     r->t->stats.events_in++; /* counted once the element is complete (no retry left) */
-    r->state = TOP_EVENTS_NEXT;
+    r->state = GP__TOP_EVENTS_NEXT;
     return p;
 }
 
-/* TOP_DONE: only blanks may follow, up to the end of the input. True at the end; false after
+/* GP__TOP_DONE: only blanks may follow, up to the end of the input. True at the end; false after
  * reading more input (r->mark at p). */
 static bool top_done(gp__reader *r, const char *p)
 {
@@ -367,24 +368,24 @@ gp_status gp__reader_run(gp__reader *r)
     if (jmp == JMP_NEED_MORE)
         gp__json_refill(r); /* at the end of the input, the sentinel tells the parse below */
     for (;;) {
-        const char *p = skip_ws(r->buf + r->mark);
+        const char *p = gp__skip_ws(r->buf + r->mark);
         r->mark = (size_t)(p - r->buf); /* blanks between elements are not kept on a refill */
         r->depth = 0;
         switch (r->state) {
-        case TOP_START:
+        case GP__TOP_START:
             p = top_start(r, p);
             break;
-        case TOP_OBJ_KEY:
-        case TOP_OBJ_NEXT:
-        case TOP_OBJ_MEMBER:
+        case GP__TOP_OBJ_KEY:
+        case GP__TOP_OBJ_NEXT:
+        case GP__TOP_OBJ_MEMBER:
             p = top_member(r, p);
             break;
-        case TOP_EVENTS:
-        case TOP_EVENTS_NEXT:
-        case TOP_EVENTS_ELEM:
+        case GP__TOP_EVENTS:
+        case GP__TOP_EVENTS_NEXT:
+        case GP__TOP_EVENTS_ELEM:
             p = top_event(r, p);
             break;
-        case TOP_DONE:
+        case GP__TOP_DONE:
             if (top_done(r, p))
                 return GP_OK;
             continue;
@@ -436,7 +437,7 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
         return NULL;
     }
     memset(r->buf, 0, GP__READ_PAD);
-    r->state = TOP_START;
+    r->state = GP__TOP_START;
     return r;
 }
 
@@ -468,7 +469,7 @@ gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out)
         gp__reader_free(r);
         return st;
     }
-    gp__trace_priv *priv = r->t->priv;
+    gp__trace_priv *priv = gp__trace_build(r->t);
     free(priv->flow_points);
     priv->flow_points = NULL;
     priv->n_flow_points = priv->cap_flow_points = 0;

@@ -41,7 +41,7 @@ enum { JMP_NEED_MORE = 1, JMP_ERROR = 2 };
 /* int64 → int32 for counts and ids the model keeps in 32 bits (grid sizes, device properties,
  * ranks): out-of-range values saturate instead of wrapping (a wrapped value could turn into -1,
  * "absent", or change sign). */
-static inline int32_t i32_sat(int64_t v)
+static inline int32_t gp__i32_sat(int64_t v)
 {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
 }
@@ -49,7 +49,7 @@ static inline int32_t i32_sat(int64_t v)
 /* A double arg into a float field, saturating at +-FLT_MAX (a cast of an out-of-range value
  * would give an infinity, which the writer cannot write back: issue 38 defect 5). The sign of a
  * zero is kept (a present 0 is -0.0, see read_known_arg). */
-static inline float f32_sat(double v)
+static inline float gp__f32_sat(double v)
 {
     return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v;
 }
@@ -71,14 +71,14 @@ typedef struct gp__reader_pending_meta {
 } gp__reader_pending_meta;
 
 typedef enum gp__reader_state {
-    TOP_START,       /* before the first byte */
-    TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
-    TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
-    TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
-    TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
-    TOP_EVENTS_ELEM, /* after a ',' in traceEvents: an element */
-    TOP_OBJ_MEMBER,  /* after a ',' in the top object: a member */
-    TOP_DONE         /* after the closing brace/bracket */
+    GP__TOP_START,       /* before the first byte */
+    GP__TOP_OBJ_KEY,     /* inside the top object, expecting a key or '}' */
+    GP__TOP_OBJ_NEXT,    /* after a member: ',' or '}' */
+    GP__TOP_EVENTS,      /* inside traceEvents: expecting an element or ']' */
+    GP__TOP_EVENTS_NEXT, /* after an element: ',' or ']' */
+    GP__TOP_EVENTS_ELEM, /* after a ',' in traceEvents: an element */
+    GP__TOP_OBJ_MEMBER,  /* after a ',' in the top object: a member */
+    GP__TOP_DONE         /* after the closing brace/bracket */
 } gp__reader_state;
 
 typedef struct gp__reader {

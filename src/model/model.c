@@ -82,77 +82,62 @@ bool gp_event_kind_has_duration(gp_event_kind kind)
 
 const char *gp_trace_str(const gp_trace *t, gp_strid id)
 {
-    return t && t->strings ? gp__strtab_get(t->strings, id) : "";
+    return t ? gp__strtab_get(&gp__trace_impl_const(t)->strings, id) : "";
 }
 
 size_t gp_trace_strlen(const gp_trace *t, gp_strid id)
 {
-    return t && t->strings ? gp__strtab_len(t->strings, id) : 0;
+    return t ? gp__strtab_len(&gp__trace_impl_const(t)->strings, id) : 0;
 }
 
 gp_status gp_trace_intern(gp_trace *t, const char *s, size_t len, gp_strid *out)
 {
-    return gp__strtab_intern(t->strings, s, len, out);
+    return gp__strtab_intern(gp__trace_strtab(t), s, len, out);
 }
 
 gp_strid gp_trace_find_str(const gp_trace *t, const char *s, size_t len)
 {
-    return gp__strtab_find(t->strings, s, len);
+    return gp__strtab_find(&gp__trace_impl_const(t)->strings, s, len);
 }
 
 size_t gp_trace_str_count(const gp_trace *t)
 {
-    return t->strings->n - 1;
+    return gp__trace_impl_const(t)->strings.n - 1;
 }
 
 /* ---- lifetime ---- */
 
 gp_status gp_trace_create(const char *source, gp_trace **out)
 {
-    gp_trace *t = calloc(1, sizeof *t);
-    gp__trace_priv *p = calloc(1, sizeof *p);
-    gp__strtab *st = calloc(1, sizeof *st);
-    if (!t || !p || !st || gp__strtab_init(st) != GP_OK)
-        goto fail;
-    t->strings = st;
-    t->priv = p;
+    gp__trace_impl *m = calloc(1, sizeof *m);
+    if (!m)
+        return GP_ENOMEM;
+    if (gp__strtab_init(&m->strings) != GP_OK) {
+        free(m);
+        return GP_ENOMEM;
+    }
+    gp_trace *t = &m->pub;
     t->rank = -1;
     t->dist.rank = -1;
     t->dist.world_size = -1;
     t->schema_version = -1;
-    if (source && gp_trace_intern(t, source, strlen(source), &t->source) != GP_OK)
-        goto fail;
+    if (source && gp_trace_intern(t, source, strlen(source), &t->source) != GP_OK) {
+        gp_trace_free(t);
+        return GP_ENOMEM;
+    }
     *out = t;
     return GP_OK;
-fail:
-    if (st && st->slots)
-        gp__strtab_free(st);
-    free(st);
-    free(p);
-    free(t);
-    return GP_ENOMEM;
-}
-
-static void free_priv(gp_trace *t)
-{
-    gp__trace_priv *p = t->priv;
-    if (!p)
-        return;
-    free(p->track_slots);
-    free(p->flow_points);
-    if (p->meta_indexed)
-        gp__imap_free(&p->meta_index);
-    free(p);
-    t->priv = NULL;
 }
 
 void gp_trace_free(gp_trace *t)
 {
     if (!t)
         return;
+    gp__trace_impl *m = gp__trace_impl_of(t);
     for (size_t i = 0; i < t->n_tracks; i++)
         free(t->tracks[i].events);
     free(t->tracks);
+    free(m->cap_events);
     free(t->gpu_info);
     free(t->mem_info);
     free(t->py_info);
@@ -162,12 +147,12 @@ void gp_trace_free(gp_trace *t)
     free(t->meta);
     free(t->args);
     free(t->op_shapes);
-    free_priv(t);
-    if (t->strings) {
-        gp__strtab_free(t->strings);
-        free(t->strings);
-    }
-    free(t);
+    free(m->build.track_slots);
+    free(m->build.flow_points);
+    if (m->build.meta_indexed)
+        gp__imap_free(&m->build.meta_index);
+    gp__strtab_free(&m->strings);
+    free(m);
 }
 
 void gp_job_free(gp_job *job)
@@ -231,32 +216,25 @@ static gp_status track_rehash(gp_trace *t, gp__trace_priv *p, size_t n_slots)
 
 gp_status gp_trace_track(gp_trace *t, gp_track_kind kind, int64_t pid, int64_t tid, uint32_t *out)
 {
-    gp__trace_priv *p = t->priv;
-    if (p && (t->n_tracks + 1) * 2 > p->n_track_slots) {
+    gp__trace_impl *m = gp__trace_impl_of(t);
+    gp__trace_priv *p = &m->build;
+    if ((t->n_tracks + 1) * 2 > p->n_track_slots) {
         gp_status s = track_rehash(t, p, GP_MAX(p->n_track_slots * 2, (size_t)64));
         if (s != GP_OK)
             return s;
     }
-    size_t slot = 0;
-    if (p) {
-        slot = track_slot(t, p, kind, pid, tid);
-        if (p->track_slots[slot]) {
-            *out = (uint32_t)p->track_slots[slot] - 1;
-            return GP_OK;
-        }
-    } else {
-        /* A finished trace has no index: a scan (producers add tracks before finishing). */
-        for (size_t i = 0; i < t->n_tracks; i++) {
-            const gp_track *tr = &t->tracks[i];
-            if (tr->kind == kind && tr->pid == pid && tr->tid == tid) {
-                *out = (uint32_t)i;
-                return GP_OK;
-            }
-        }
+    size_t slot = track_slot(t, p, kind, pid, tid);
+    if (p->track_slots[slot]) {
+        *out = (uint32_t)p->track_slots[slot] - 1;
+        return GP_OK;
     }
     if (t->n_tracks >= UINT32_MAX - 1)
         return GP_ELIMIT;
-    gp_track *tr = GP_PUSH(t->tracks, t->n_tracks, t->cap_tracks);
+    /* The events' capacities first: a failure leaves both arrays as they were. */
+    if (gp__grow((void **)&m->cap_events, &m->cap_events_room, sizeof *m->cap_events,
+                 t->n_tracks + 1) != GP_OK)
+        return GP_ENOMEM;
+    gp_track *tr = GP_PUSH(t->tracks, t->n_tracks, m->cap_tracks);
     if (!tr)
         return GP_ENOMEM;
     tr->kind = kind;
@@ -265,29 +243,39 @@ gp_status gp_trace_track(gp_trace *t, gp_track_kind kind, int64_t pid, int64_t t
     tr->device = kind == GP_TRACK_GPU_STREAM ? (int32_t)pid : -1;
     tr->stream = kind == GP_TRACK_GPU_STREAM ? tid : -1;
     tr->sort_index = tid;
+    *out = (uint32_t)(t->n_tracks - 1);
     /* A small first block (GP_PUSH would start at 16 events, 768 bytes): with a million tracks of
      * one event each, that was most of the memory and of the time (page faults). Best effort. */
     tr->events = malloc(4 * sizeof *tr->events);
-    tr->cap_events = tr->events ? 4 : 0;
-    *out = (uint32_t)(t->n_tracks - 1);
-    if (p) {
-        p->track_slots[slot] = track_entry(kind, pid, tid, *out);
-        p->sorted = false;
-    }
+    m->cap_events[*out] = tr->events ? 4 : 0;
+    p->track_slots[slot] = track_entry(kind, pid, tid, *out);
     return GP_OK;
+}
+
+gp_status gp__trace_reserve_events(gp_trace *t, uint32_t k, size_t need)
+{
+    gp_track *tr = &t->tracks[k];
+    return gp__grow((void **)&tr->events, &gp__trace_impl_of(t)->cap_events[k], sizeof *tr->events,
+                    need);
+}
+
+void gp__trace_drop_events(gp_trace *t, uint32_t k)
+{
+    gp_track *tr = &t->tracks[k];
+    free(tr->events);
+    tr->events = NULL;
+    tr->n_events = 0;
+    gp__trace_impl_of(t)->cap_events[k] = 0;
 }
 
 gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev)
 {
     if (ev->track >= t->n_tracks)
         return GP_EINVAL;
-    gp_track *tr = &t->tracks[ev->track];
-    gp_event *e = GP_PUSH(tr->events, tr->n_events, tr->cap_events);
+    gp_event *e = gp__trace_push_event(t, ev->track);
     if (!e)
         return GP_ENOMEM;
     *e = *ev;
-    if (t->priv)
-        ((gp__trace_priv *)t->priv)->sorted = false;
     return GP_OK;
 }
 
@@ -304,17 +292,17 @@ gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev)
 
 gp_status gp_trace_add_gpu_info(gp_trace *t, const gp_gpu_info *info, uint32_t *extra_out)
 {
-    ADD_SIDE(t->gpu_info, t->n_gpu_info, t->cap_gpu_info, info, extra_out);
+    ADD_SIDE(t->gpu_info, t->n_gpu_info, gp__trace_impl_of(t)->cap_gpu_info, info, extra_out);
 }
 
 gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info, uint32_t *extra_out)
 {
-    ADD_SIDE(t->mem_info, t->n_mem_info, t->cap_mem_info, info, extra_out);
+    ADD_SIDE(t->mem_info, t->n_mem_info, gp__trace_impl_of(t)->cap_mem_info, info, extra_out);
 }
 
 gp_status gp_trace_add_py_info(gp_trace *t, const gp_py_info *info, uint32_t *extra_out)
 {
-    ADD_SIDE(t->py_info, t->n_py_info, t->cap_py_info, info, extra_out);
+    ADD_SIDE(t->py_info, t->n_py_info, gp__trace_impl_of(t)->cap_py_info, info, extra_out);
 }
 
 gp_status gp_trace_add_args(gp_trace *t, const char *json, size_t len, uint32_t *extra_out)
@@ -323,12 +311,12 @@ gp_status gp_trace_add_args(gp_trace *t, const char *json, size_t len, uint32_t 
     gp_status s = gp_trace_intern(t, json, len, &id);
     if (s != GP_OK)
         return s;
-    ADD_SIDE(t->args, t->n_args, t->cap_args, &id, extra_out);
+    ADD_SIDE(t->args, t->n_args, gp__trace_impl_of(t)->cap_args, &id, extra_out);
 }
 
 gp_status gp_trace_add_counter(gp_trace *t, const gp_counter_sample *s)
 {
-    gp_counter_sample *c = GP_PUSH(t->counters, t->n_counters, t->cap_counters);
+    gp_counter_sample *c = GP_PUSH(t->counters, t->n_counters, gp__trace_impl_of(t)->cap_counters);
     if (!c)
         return GP_ENOMEM;
     *c = *s;
@@ -337,7 +325,7 @@ gp_status gp_trace_add_counter(gp_trace *t, const gp_counter_sample *s)
 
 gp_status gp_trace_add_flow(gp_trace *t, const gp_flow *f)
 {
-    gp_flow *d = GP_PUSH(t->flows, t->n_flows, t->cap_flows);
+    gp_flow *d = GP_PUSH(t->flows, t->n_flows, gp__trace_impl_of(t)->cap_flows);
     if (!d)
         return GP_ENOMEM;
     *d = *f;
@@ -346,7 +334,7 @@ gp_status gp_trace_add_flow(gp_trace *t, const gp_flow *f)
 
 gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d)
 {
-    gp_device_props *x = GP_PUSH(t->devices, t->n_devices, t->cap_devices);
+    gp_device_props *x = GP_PUSH(t->devices, t->n_devices, gp__trace_impl_of(t)->cap_devices);
     if (!x)
         return GP_ENOMEM;
     *x = *d;
@@ -355,12 +343,10 @@ gp_status gp_trace_add_device(gp_trace *t, const gp_device_props *d)
 
 gp_status gp_trace_add_op_shapes(gp_trace *t, const gp_op_shapes *s)
 {
-    gp_op_shapes *o = GP_PUSH(t->op_shapes, t->n_op_shapes, t->cap_op_shapes);
+    gp_op_shapes *o = GP_PUSH(t->op_shapes, t->n_op_shapes, gp__trace_impl_of(t)->cap_op_shapes);
     if (!o)
         return GP_ENOMEM;
     *o = *s;
-    if (t->priv)
-        ((gp__trace_priv *)t->priv)->sorted = false;
     return GP_OK;
 }
 
@@ -389,10 +375,11 @@ gp_status gp_trace_set_meta(gp_trace *t, const char *key, const char *value_json
         s = gp_trace_intern(t, value_json, strlen(value_json), &v);
     if (s != GP_OK)
         return s;
-    gp__trace_priv *p = t->priv;
-    if (p && !p->meta_indexed && t->n_meta >= META_INDEX_FROM && !meta_index_build(t, p))
+    gp__trace_impl *m = gp__trace_impl_of(t);
+    gp__trace_priv *p = &m->build;
+    if (!p->meta_indexed && t->n_meta >= META_INDEX_FROM && !meta_index_build(t, p))
         return GP_ENOMEM;
-    if (p && p->meta_indexed) {
+    if (p->meta_indexed) {
         uint64_t i;
         if (gp__imap_get(&p->meta_index, k, &i)) {
             t->meta[i].value_json = v;
@@ -405,12 +392,12 @@ gp_status gp_trace_set_meta(gp_trace *t, const char *key, const char *value_json
                 return GP_OK;
             }
     }
-    gp_meta *m = GP_PUSH(t->meta, t->n_meta, t->cap_meta);
-    if (!m)
+    gp_meta *e = GP_PUSH(t->meta, t->n_meta, m->cap_meta);
+    if (!e)
         return GP_ENOMEM;
-    m->key = k;
-    m->value_json = v;
-    if (p && p->meta_indexed && gp__imap_put(&p->meta_index, k, t->n_meta - 1) != GP_OK) {
+    e->key = k;
+    e->value_json = v;
+    if (p->meta_indexed && gp__imap_put(&p->meta_index, k, t->n_meta - 1) != GP_OK) {
         t->n_meta--;
         return GP_ENOMEM;
     }
@@ -475,8 +462,6 @@ gp_status gp_trace_finish(gp_trace *t)
     /* Stable: among equal External ids the first in file order is the one looked up. */
     if (t->n_op_shapes > 1 && !sort_op_shapes(t->op_shapes, t->n_op_shapes))
         return GP_ENOMEM;
-    if (t->priv)
-        ((gp__trace_priv *)t->priv)->sorted = true;
     return GP_OK;
 }
 

@@ -1,8 +1,15 @@
-/* Internal state of a trace under construction, shared by model.c and the readers. */
+/* The private half of a trace: what gp_trace_create allocates around the public gp_trace, shared
+ * by model.c and the readers of src/io (their merge and finish steps grow and drop the arrays in
+ * bulk). Nothing outside src/model and src/io includes this header: analyses, renderers and front
+ * ends read a trace through include/gpuprof/trace.h only. */
 #ifndef GP_TRACE_MODEL_INTERNAL_H
 #define GP_TRACE_MODEL_INTERNAL_H
 
+#include <stddef.h>
+
 #include "core/imap.h"
+#include "core/strtab.h"
+#include "core/util.h"
 #include "gpuprof/trace.h"
 
 /* One half of a flow arrow as read (ph s or f), paired by id when the read ends. */
@@ -17,6 +24,8 @@ typedef struct gp__flow_point {
     uint8_t is_end;
 } gp__flow_point;
 
+/* Builder state: the indexes that make adding a track or a metadata member O(1), and the flow
+ * points a reader pairs when it finishes. */
 typedef struct gp__trace_priv {
     /* (kind, pid, tid) -> track: open addressing; a slot holds the track index + 1 (low 32 bits,
      * 0: empty) and the high 32 bits of the key's hash (so a probe rarely reads a track), and a
@@ -26,12 +35,63 @@ typedef struct gp__trace_priv {
     size_t n_track_slots;
     gp__flow_point *flow_points;
     size_t n_flow_points, cap_flow_points;
-    bool sorted;
     /* meta key (strid) -> index into t->meta, built by gp_trace_set_meta once there are
      * META_INDEX_FROM members (a scan per member was quadratic in the members, issue 38). */
     gp__imap meta_index;
     bool meta_indexed;
 } gp__trace_priv;
+
+/* A trace as gp_trace_create allocates it: the public struct, then what only the model and its
+ * readers touch. Every gp_trace is the `pub` member of one of these (gp_trace_create is the only
+ * constructor), so gp__trace_impl_of recovers it at a constant offset: no pointer to follow and
+ * nothing private in the public header (docs/internals/model.md, "Public and private"). */
+typedef struct gp__trace_impl {
+    gp_trace pub;
+    /* Capacities of the public arrays (n_* <= cap_*), and of each track's events: cap_events[i]
+     * for tracks[i] (room for cap_events_room entries, at least n_tracks). */
+    size_t cap_tracks, cap_gpu_info, cap_mem_info, cap_py_info, cap_counters, cap_flows;
+    size_t cap_devices, cap_meta, cap_args, cap_op_shapes;
+    size_t *cap_events, cap_events_room;
+    gp__strtab strings; /* the interned strings (gp_trace_str, gp_trace_intern) */
+    gp__trace_priv build;
+} gp__trace_impl;
+
+/* The private half of t, which gp_trace_create made. */
+static inline gp__trace_impl *gp__trace_impl_of(gp_trace *t)
+{
+    return (gp__trace_impl *)(void *)((char *)t - offsetof(gp__trace_impl, pub));
+}
+static inline const gp__trace_impl *gp__trace_impl_const(const gp_trace *t)
+{
+    return (const gp__trace_impl *)(const void *)((const char *)t - offsetof(gp__trace_impl, pub));
+}
+/* The string table of t. */
+static inline gp__strtab *gp__trace_strtab(gp_trace *t)
+{
+    return &gp__trace_impl_of(t)->strings;
+}
+/* The builder state of t. */
+static inline gp__trace_priv *gp__trace_build(gp_trace *t)
+{
+    return &gp__trace_impl_of(t)->build;
+}
+
+/* Appends a zeroed event to track k of t (which must exist) and returns it, NULL when out of
+ * memory. The readers' per-event path (gp_trace_add_event checks the track and copies). */
+static inline gp_event *gp__trace_push_event(gp_trace *t, uint32_t k)
+{
+    gp__trace_impl *m = gp__trace_impl_of(t);
+    gp_track *tr = &t->tracks[k];
+    if (tr->n_events >= m->cap_events[k] && gp__grow((void **)&tr->events, &m->cap_events[k],
+                                                     sizeof *tr->events, tr->n_events + 1) != GP_OK)
+        return NULL;
+    return &tr->events[tr->n_events++];
+}
+
+/* Makes room for at least need events on track k (n_events unchanged). GP_ENOMEM. */
+gp_status gp__trace_reserve_events(gp_trace *t, uint32_t k, size_t need) GP_WARN_UNUSED;
+/* Frees track k's events (n_events = 0): a merge drops a source's arrays once copied. */
+void gp__trace_drop_events(gp_trace *t, uint32_t k);
 
 /* Stable sort by (ts, longer first). */
 void gp__sort_events(gp_event *ev, size_t n);

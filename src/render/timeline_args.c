@@ -10,8 +10,7 @@
 #include "core/strtab.h"
 #include "core/util.h"
 
-/* The side block's argument objects with their use counts (sorted most used first; defined
- * before `out`, which the sort's macro would shadow). */
+/* The side block's argument objects with their use counts (sorted most used first). */
 typedef struct obj_use {
     uint32_t id, count;
 } obj_use;
@@ -234,19 +233,19 @@ static gp_status event_obj(args_tab *a, uint32_t ti, const gp_trace *t, const gp
 /* An id (correlation, External id) exactly, delta-encoded against *prev (0: none; a difference
  * d >= 0 written as d + 1). Ids or differences a double cannot hold exactly (beyond 2^52) are
  * written as a decimal string and reset *prev to 0, so no difference can overflow. */
-static void out_id(out *o, int64_t v, int64_t *prev)
+static void out_id(gp__out *o, int64_t v, int64_t *prev)
 {
     const int64_t lim = (int64_t)1 << 52;
     if (v == 0) {
-        out_raw(o, "0", 1);
+        gp__out_raw(o, "0", 1);
     } else if (v > -lim && v<lim && * prev> - lim && *prev < lim) {
         int64_t d = v - *prev;
-        out_int(o, d >= 0 ? d + 1 : d);
+        gp__out_int(o, d >= 0 ? d + 1 : d);
         *prev = v;
     } else {
-        out_raw(o, "\"", 1);
-        out_int(o, v);
-        out_raw(o, "\"", 1);
+        gp__out_raw(o, "\"", 1);
+        gp__out_int(o, v);
+        gp__out_raw(o, "\"", 1);
         *prev = 0;
     }
 }
@@ -273,7 +272,7 @@ static gp_status collect_args(const gp_timeline *tl, args_tab *a, shape_use **sh
         shape_use *used = shapes[row->trace];
         for (size_t i = 0; i < tr->n_events; i++) {
             const gp_event *e = &tr->events[i];
-            if (!emitted(row, i))
+            if (!gp__tl_emitted(row, i))
                 continue;
             uint32_t *slot = GP_PUSH(a->events, a->n_events, a->cap_events), id;
             if (!slot)
@@ -356,7 +355,7 @@ static gp_status shape_objs(const gp_timeline *tl, args_tab *a, shape_use **shap
 
 /* Numbers the objects by use, most used first (1, 2, ...: few digits for the common ones), and
  * writes them in that order. rank[id] receives the number of object id. */
-static gp_status write_objs(const args_tab *a, uint32_t *rank, out *o)
+static gp_status write_objs(const args_tab *a, uint32_t *rank, gp__out *o)
 {
     size_t n = a->objs.n - 1;
     obj_use *u = malloc((n ? n : 1) * sizeof *u);
@@ -372,64 +371,64 @@ static gp_status write_objs(const args_tab *a, uint32_t *rank, out *o)
     for (size_t i = 0; i < n; i++) {
         rank[u[i].id] = (uint32_t)i + 1;
         if (i)
-            out_raw(o, ",", 1);
-        out_raw(o, a->objs.ents[u[i].id].s, a->objs.ents[u[i].id].len);
+            gp__out_raw(o, ",", 1);
+        gp__out_raw(o, a->objs.ents[u[i].id].s, a->objs.ents[u[i].id].len);
     }
     free(u);
     return GP_OK;
 }
 
 /* Second pass: per slice row [External id, object number, ...] (0 for counter rows). */
-static void write_rows(const gp_timeline *tl, const args_tab *a, const uint32_t *rank, out *o)
+static void write_rows(const gp_timeline *tl, const args_tab *a, const uint32_t *rank, gp__out *o)
 {
     size_t j = 0;
     for (size_t r = 0; r < tl->n_rows; r++) {
         const gp_tl_row *row = &tl->rows[r];
         if (r)
-            out_raw(o, ",", 1);
+            gp__out_raw(o, ",", 1);
         if (!row->depth) {
-            out_raw(o, "0", 1);
+            gp__out_raw(o, "0", 1);
             continue;
         }
         const gp_track *tr = &tl->traces[row->trace]->tracks[row->track];
         int64_t px = 0;
         bool first = true;
-        out_raw(o, "[", 1);
+        gp__out_raw(o, "[", 1);
         for (size_t i = 0; i < tr->n_events; i++) {
-            if (!emitted(row, i))
+            if (!gp__tl_emitted(row, i))
                 continue;
             if (!first)
-                out_raw(o, ",", 1);
+                gp__out_raw(o, ",", 1);
             first = false;
             out_id(o, tr->events[i].external_id, &px);
-            out_raw(o, ",", 1);
-            out_int(o, rank[a->events[j++]]);
+            gp__out_raw(o, ",", 1);
+            gp__out_int(o, rank[a->events[j++]]);
         }
-        out_raw(o, "]", 1);
+        gp__out_raw(o, "]", 1);
     }
 }
 
 /* Opens the entry of trace t in a per-rank list (`"key":[{"r":rank,"x":[`), closing the previous
  * entry; *any says whether the list is open. */
-static void rank_entry(out *o, const char *key, const gp_trace *t, bool *any)
+static void rank_entry(gp__out *o, const char *key, const gp_trace *t, bool *any)
 {
     if (*any) {
-        out_str(o, "]},{\"r\":");
+        gp__out_str(o, "]},{\"r\":");
     } else {
-        out_str(o, ",\"");
-        out_str(o, key);
-        out_str(o, "\":[{\"r\":");
+        gp__out_str(o, ",\"");
+        gp__out_str(o, key);
+        gp__out_str(o, "\":[{\"r\":");
     }
     *any = true;
-    out_int(o, t->rank);
-    out_str(o, ",\"x\":[");
+    gp__out_int(o, t->rank);
+    gp__out_str(o, ",\"x\":[");
 }
 
 /* Per trace with correlation ids: {"r": rank, "x": [its distinct ids, ascending]}: the exact id of
  * correlation number k (the main block's) is x[k - 1]. */
-static gp_status write_corr(const gp_timeline *tl, out *o)
+static gp_status write_corr(const gp_timeline *tl, gp__out *o)
 {
-    corr_tab ct = {NULL, 0};
+    gp__corr_tab ct = {NULL, 0};
     gp_status s = GP_OK;
     bool any = false;
     for (uint32_t ti = 0; ti < tl->n_traces && s == GP_OK; ti++) {
@@ -439,19 +438,20 @@ static gp_status write_corr(const gp_timeline *tl, out *o)
         int64_t prev = 0;
         for (size_t i = 0; i < ct.n; i++) {
             if (i)
-                out_raw(o, ",", 1);
+                gp__out_raw(o, ",", 1);
             out_id(o, (int64_t)(ct.keys[i] ^ ((uint64_t)1 << 63)), &prev);
         }
     }
     if (any)
-        out_str(o, "]}]");
+        gp__out_str(o, "]}]");
     free(ct.keys);
     return s;
 }
 
 /* Per trace with marked op shapes: {"r": rank, "x": [External id, object number, ...]}, the ids
  * ascending and delta-encoded as in the rows. */
-static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uint32_t *rank, out *o)
+static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uint32_t *rank,
+                      gp__out *o)
 {
     bool any = false;
     for (size_t ti = 0; ti < tl->n_traces; ti++) {
@@ -464,15 +464,15 @@ static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uin
             if (first)
                 rank_entry(o, "ops", t, &any);
             else
-                out_raw(o, ",", 1);
+                gp__out_raw(o, ",", 1);
             first = false;
             out_id(o, t->op_shapes[k].external_id, &px);
-            out_raw(o, ",", 1);
-            out_int(o, rank[shapes[ti][k].obj]);
+            gp__out_raw(o, ",", 1);
+            gp__out_int(o, rank[shapes[ti][k].obj]);
         }
     }
     if (any)
-        out_str(o, "]}]");
+        gp__out_str(o, "]}]");
 }
 
 /* The side data of the details panel, parsed by the page only when an event is hovered or
@@ -481,7 +481,7 @@ static void write_ops(const gp_timeline *tl, shape_use *const *shapes, const uin
  * rows], "corr":[per rank: {"r":rank, "x":[correlation ids by number]}], "ops":[per rank whose
  * trace has op shapes: {"r":rank, "x":[External id, 1 + index into args, ...]}]} ("corr" and
  * "ops" absent when empty; docs/internals/report.md). */
-gp_status gp__tl_args_json(const gp_timeline *tl, out *o)
+gp_status gp__tl_args_json(const gp_timeline *tl, gp__out *o)
 {
     args_tab a = {0};
     shape_use **shapes = calloc(tl->n_traces ? tl->n_traces : 1, sizeof *shapes);
@@ -502,16 +502,16 @@ gp_status gp__tl_args_json(const gp_timeline *tl, out *o)
     if (s == GP_OK && !(rank = malloc(a.objs.n * sizeof *rank)))
         s = GP_ENOMEM;
     if (s == GP_OK) {
-        out_str(o, "{\"args\":[");
+        gp__out_str(o, "{\"args\":[");
         s = write_objs(&a, rank, o);
     }
     if (s == GP_OK) {
-        out_str(o, "],\"rows\":[");
+        gp__out_str(o, "],\"rows\":[");
         write_rows(tl, &a, rank, o);
-        out_str(o, "]");
+        gp__out_str(o, "]");
         s = write_corr(tl, o);
         write_ops(tl, shapes, rank, o);
-        out_str(o, "}");
+        gp__out_str(o, "}");
     }
     for (size_t ti = 0; shapes && ti < tl->n_traces; ti++)
         free(shapes[ti]);

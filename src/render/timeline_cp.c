@@ -15,7 +15,7 @@ static uint32_t *ordinals(const gp_timeline *tl, const gp_tl_row *row)
     size_t n = tl->traces[row->trace]->tracks[row->track].n_events;
     uint32_t *ord = malloc((n ? n : 1) * sizeof *ord), k = 0;
     for (size_t i = 0; ord && i < n; i++)
-        ord[i] = emitted(row, i) ? k++ : UINT32_MAX;
+        ord[i] = gp__tl_emitted(row, i) ? k++ : UINT32_MAX;
     return ord;
 }
 
@@ -31,28 +31,28 @@ static bool link_end(uint32_t *const *ords, uint32_t row, uint32_t ev, bool end,
 
 /* {"paths":[{rank,n,length,classes{name:ns}}],"rows":[[row,[ordinal...]]],
  *  "links":[[srow,sord,send,drow,dord,dend,type]]} */
-gp_status gp__tl_cp_json(const gp_timeline *tl, out *o)
+gp_status gp__tl_cp_json(const gp_timeline *tl, gp__out *o)
 {
-    out_str(o, "{\"paths\":[");
+    gp__out_str(o, "{\"paths\":[");
     for (size_t i = 0; i < tl->n_cp_ranks; i++) {
         const gp_tl_cp_rank *p = &tl->cp_ranks[i];
-        out_str(o, i ? ",{\"rank\":" : "{\"rank\":");
-        out_int(o, p->rank);
-        out_str(o, ",\"n\":");
-        out_int(o, (int64_t)p->n_paths);
-        out_str(o, ",\"length\":");
-        out_int(o, p->length);
-        out_str(o, ",\"classes\":{");
+        gp__out_str(o, i ? ",{\"rank\":" : "{\"rank\":");
+        gp__out_int(o, p->rank);
+        gp__out_str(o, ",\"n\":");
+        gp__out_int(o, (int64_t)p->n_paths);
+        gp__out_str(o, ",\"length\":");
+        gp__out_int(o, p->length);
+        gp__out_str(o, ",\"classes\":{");
         for (int c = 0; c < GP_CP_COUNT; c++) {
             if (c)
-                out_str(o, ",");
-            out_jstr(o, gp_cp_class_name((gp_cp_class)c));
-            out_str(o, ":");
-            out_int(o, p->by_class[c]);
+                gp__out_str(o, ",");
+            gp__out_jstr(o, gp_cp_class_name((gp_cp_class)c));
+            gp__out_str(o, ":");
+            gp__out_int(o, p->by_class[c]);
         }
-        out_str(o, "}}");
+        gp__out_str(o, "}}");
     }
-    out_str(o, "],\"rows\":[");
+    gp__out_str(o, "],\"rows\":[");
     uint32_t **ords = calloc(tl->n_rows ? tl->n_rows : 1, sizeof *ords);
     if (!ords)
         return GP_ENOMEM;
@@ -68,21 +68,21 @@ gp_status gp__tl_cp_json(const gp_timeline *tl, out *o)
         }
         if (!row->on_path)
             continue;
-        out_str(o, first ? "[" : ",[");
+        gp__out_str(o, first ? "[" : ",[");
         first = false;
-        out_int(o, (int64_t)r);
-        out_str(o, ",[");
+        gp__out_int(o, (int64_t)r);
+        gp__out_str(o, ",[");
         size_t n = tl->traces[row->trace]->tracks[row->track].n_events, k = 0;
         for (size_t i = 0; i < n; i++) {
             if (!row->on_path[i] || ords[r][i] == UINT32_MAX)
                 continue;
             if (k++)
-                out_raw(o, ",", 1);
-            out_int(o, ords[r][i]);
+                gp__out_raw(o, ",", 1);
+            gp__out_int(o, ords[r][i]);
         }
-        out_str(o, "]]");
+        gp__out_str(o, "]]");
     }
-    out_str(o, "],\"links\":[");
+    gp__out_str(o, "],\"links\":[");
     first = true;
     for (size_t i = 0; i < tl->n_cp_links && s == GP_OK; i++) {
         const gp_tl_link *l = &tl->cp_links[i];
@@ -90,16 +90,16 @@ gp_status gp__tl_cp_json(const gp_timeline *tl, out *o)
         if (!link_end(ords, l->src_row, l->src_ev, l->src_end, a, sizeof a) ||
             !link_end(ords, l->dst_row, l->dst_ev, l->dst_end, b, sizeof b))
             continue;
-        out_str(o, first ? "[" : ",[");
+        gp__out_str(o, first ? "[" : ",[");
         first = false;
-        out_str(o, a);
-        out_str(o, ",");
-        out_str(o, b);
-        out_str(o, ",");
-        out_jstr(o, l->type ? l->type : "");
-        out_str(o, "]");
+        gp__out_str(o, a);
+        gp__out_str(o, ",");
+        gp__out_str(o, b);
+        gp__out_str(o, ",");
+        gp__out_jstr(o, l->type ? l->type : "");
+        gp__out_str(o, "]");
     }
-    out_str(o, "]}");
+    gp__out_str(o, "]}");
     for (size_t r = 0; r < tl->n_rows; r++)
         free(ords[r]);
     free(ords);

@@ -24,7 +24,7 @@ static uint64_t corr_key(int64_t id)
     return (uint64_t)id ^ ((uint64_t)1 << 63);
 }
 
-gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, corr_tab *c)
+gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, gp__corr_tab *c)
 {
     size_t n = 0;
     for (size_t r = 0; r < tl->n_rows; r++)
@@ -39,7 +39,7 @@ gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, corr_tab *c)
             continue;
         const gp_track *tr = &tl->traces[trace]->tracks[row->track];
         for (size_t i = 0; i < tr->n_events; i++)
-            if (tr->events[i].correlation != 0 && emitted(row, i))
+            if (tr->events[i].correlation != 0 && gp__tl_emitted(row, i))
                 k[n++] = corr_key(tr->events[i].correlation);
     }
     if (s == GP_OK)
@@ -57,7 +57,7 @@ gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, corr_tab *c)
 
 /* The number of correlation id `id` (which the table holds), searched from *cur, the position of
  * the row's previous id: ids mostly rise along a row, so this is mostly a step. */
-uint64_t gp__tl_corr_num(const corr_tab *c, int64_t id, size_t *cur)
+uint64_t gp__tl_corr_num(const gp__corr_tab *c, int64_t id, size_t *cur)
 {
     uint64_t key = corr_key(id);
     size_t lo, hi, step = 1, n = c->n;
@@ -92,7 +92,7 @@ uint64_t gp__tl_corr_num(const corr_tab *c, int64_t id, size_t *cur)
 /* The events of a slice row: dts, dur, name, level code, correlation (docs/internals/report.md).
  */
 static void row_events(const gp_timeline *tl, const gp_tl_row *row, const gp__imap *names,
-                       const corr_tab *ct, out *o)
+                       const gp__corr_tab *ct, gp__out *o)
 {
     const gp_trace *t = tl->traces[row->trace];
     const gp_track *tr = &t->tracks[row->track];
@@ -102,31 +102,31 @@ static void row_events(const gp_timeline *tl, const gp_tl_row *row, const gp__im
     bool first = true;
     for (size_t i = 0; i < tr->n_events; i++) {
         const gp_event *e = &tr->events[i];
-        if (!emitted(row, i))
+        if (!gp__tl_emitted(row, i))
             continue;
         uint64_t v = 0;
         (void)gp__imap_get(names, (int64_t)(((uint64_t)row->trace << 32) | e->name), &v);
         if (!first)
-            out_raw(o, ",", 1);
+            gp__out_raw(o, ",", 1);
         first = false;
-        out_int(o, e->ts - prev);
-        out_raw(o, ",", 1);
-        out_int(o, e->dur);
-        out_raw(o, ",", 1);
-        out_int(o, (int64_t)v);
-        out_raw(o, ",", 1);
+        gp__out_int(o, e->ts - prev);
+        gp__out_raw(o, ",", 1);
+        gp__out_int(o, e->dur);
+        gp__out_raw(o, ",", 1);
+        gp__out_int(o, (int64_t)v);
+        gp__out_raw(o, ",", 1);
         int64_t code = (int64_t)row->depth[i] * 16 + e->kind;
         if (row->depth_nopy && e->kind != GP_EV_PYTHON)
             code += (int64_t)row->depth_nopy[i] * 4096;
-        out_int(o, code);
-        out_raw(o, ",", 1);
+        gp__out_int(o, code);
+        gp__out_raw(o, ",", 1);
         if (e->correlation == 0) {
-            out_raw(o, "0", 1);
+            gp__out_raw(o, "0", 1);
         } else {
             uint64_t ord = gp__tl_corr_num(ct, e->correlation, &cur);
             /* numbers are at most the number of events: the difference cannot overflow */
             int64_t d = (int64_t)ord - (int64_t)prev_corr;
-            out_int(o, d >= 0 ? d + 1 : d);
+            gp__out_int(o, d >= 0 ? d + 1 : d);
             prev_corr = ord;
         }
         prev = e->ts;
@@ -135,58 +135,58 @@ static void row_events(const gp_timeline *tl, const gp_tl_row *row, const gp__im
 
 /* A row's collective members: "cl":[event number, 1 + collective index, ...], the event number
  * counting the row's emitted events (timeline.js's idx). */
-static void row_colls(const gp_timeline *tl, const gp_tl_row *row, out *o)
+static void row_colls(const gp_timeline *tl, const gp_tl_row *row, gp__out *o)
 {
     const gp_track *tr = &tl->traces[row->trace]->tracks[row->track];
     size_t k = 0;
     bool first = true;
-    out_str(o, ",\"cl\":[");
+    gp__out_str(o, ",\"cl\":[");
     for (size_t i = 0; i < tr->n_events; i++) {
-        if (!emitted(row, i))
+        if (!gp__tl_emitted(row, i))
             continue;
         if (row->coll[i]) {
             if (!first)
-                out_raw(o, ",", 1);
+                gp__out_raw(o, ",", 1);
             first = false;
-            out_int(o, (int64_t)k);
-            out_raw(o, ",", 1);
-            out_int(o, row->coll[i]);
+            gp__out_int(o, (int64_t)k);
+            gp__out_raw(o, ",", 1);
+            gp__out_int(o, row->coll[i]);
         }
         k++;
     }
-    out_str(o, "]");
+    gp__out_str(o, "]");
 }
 
 /* The job's collectives: "colls":[[name, group, index, members, latency, start skew, trusted]]. */
-static void colls_json(const gp_timeline *tl, out *o)
+static void colls_json(const gp_timeline *tl, gp__out *o)
 {
-    out_str(o, ",\"colls\":[");
+    gp__out_str(o, ",\"colls\":[");
     for (size_t i = 0; i < tl->n_colls; i++) {
         const gp_tl_coll *c = &tl->colls[i];
-        out_str(o, i ? ",[" : "[");
-        out_jstr(o, c->name);
-        out_raw(o, ",", 1);
-        out_jstr(o, c->group);
-        out_raw(o, ",", 1);
-        out_int(o, (int64_t)c->index);
-        out_raw(o, ",", 1);
-        out_int(o, c->n_members);
-        out_raw(o, ",", 1);
-        out_int(o, c->latency);
-        out_raw(o, ",", 1);
-        out_int(o, c->start_skew);
-        out_str(o, c->trusted ? ",1]" : ",0]");
+        gp__out_str(o, i ? ",[" : "[");
+        gp__out_jstr(o, c->name);
+        gp__out_raw(o, ",", 1);
+        gp__out_jstr(o, c->group);
+        gp__out_raw(o, ",", 1);
+        gp__out_int(o, (int64_t)c->index);
+        gp__out_raw(o, ",", 1);
+        gp__out_int(o, c->n_members);
+        gp__out_raw(o, ",", 1);
+        gp__out_int(o, c->latency);
+        gp__out_raw(o, ",", 1);
+        gp__out_int(o, c->start_skew);
+        gp__out_str(o, c->trusted ? ",1]" : ",0]");
     }
-    out_str(o, "]");
+    gp__out_str(o, "]");
 }
 
 /* The timeline data object (see docs/internals/report.md for the encoding). */
-static gp_status timeline_json(const gp_timeline *tl, out *o)
+static gp_status timeline_json(const gp_timeline *tl, gp__out *o)
 {
     gp__imap names;
     char **list = NULL; /* pointers into the traces' string tables */
     size_t n_names = 0, cap_names = 0;
-    corr_tab ct = {NULL, 0};
+    gp__corr_tab ct = {NULL, 0};
     gp_status s = gp__imap_init(&names, 1024);
     if (s != GP_OK)
         return s;
@@ -198,7 +198,7 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
         const gp_trace *t = tl->traces[row->trace];
         const gp_track *tr = &t->tracks[row->track];
         for (size_t i = 0; i < tr->n_events; i++) {
-            if (!emitted(row, i))
+            if (!gp__tl_emitted(row, i))
                 continue;
             int64_t key = (int64_t)(((uint64_t)row->trace << 32) | tr->events[i].name);
             uint64_t v;
@@ -215,80 +215,80 @@ static gp_status timeline_json(const gp_timeline *tl, out *o)
     }
     if (s != GP_OK)
         goto done;
-    out_str(o, "{\"t0\":\"");
-    out_int(o, tl->start);
-    out_str(o, "\",\"span\":");
-    out_int(o, tl->end - tl->start);
-    out_str(o, ",\"cpuActive\":");
-    out_int(o, tl->cpu_active);
-    out_str(o, ",\"gpuActive\":");
-    out_int(o, tl->gpu_active);
-    out_str(o, ",\"overlap\":");
-    out_int(o, tl->overlap);
-    out_str(o, ",\"events\":");
-    out_int(o, (int64_t)tl->n_events);
-    out_str(o, ",\"ranks\":");
-    out_int(o, (int64_t)tl->n_traces);
-    out_str(o, ",\"kinds\":[");
+    gp__out_str(o, "{\"t0\":\"");
+    gp__out_int(o, tl->start);
+    gp__out_str(o, "\",\"span\":");
+    gp__out_int(o, tl->end - tl->start);
+    gp__out_str(o, ",\"cpuActive\":");
+    gp__out_int(o, tl->cpu_active);
+    gp__out_str(o, ",\"gpuActive\":");
+    gp__out_int(o, tl->gpu_active);
+    gp__out_str(o, ",\"overlap\":");
+    gp__out_int(o, tl->overlap);
+    gp__out_str(o, ",\"events\":");
+    gp__out_int(o, (int64_t)tl->n_events);
+    gp__out_str(o, ",\"ranks\":");
+    gp__out_int(o, (int64_t)tl->n_traces);
+    gp__out_str(o, ",\"kinds\":[");
     for (int k = 0; k < GP_EV_KIND_COUNT; k++) {
         if (k)
-            out_str(o, ",");
-        out_jstr(o, gp_event_kind_name((gp_event_kind)k));
+            gp__out_str(o, ",");
+        gp__out_jstr(o, gp_event_kind_name((gp_event_kind)k));
     }
-    out_str(o, "],\"names\":[");
+    gp__out_str(o, "],\"names\":[");
     for (size_t i = 0; i < n_names; i++) {
         if (i)
-            out_str(o, ",");
-        out_jstr(o, list[i]);
+            gp__out_str(o, ",");
+        gp__out_jstr(o, list[i]);
     }
-    out_str(o, "],\"rows\":[");
+    gp__out_str(o, "],\"rows\":[");
     uint32_t ct_trace = UINT32_MAX;
     for (size_t r = 0; r < tl->n_rows && s == GP_OK; r++) {
         const gp_tl_row *row = &tl->rows[r];
         if (r)
-            out_str(o, ",");
-        out_str(o, "{\"l\":");
-        out_jstr(o, row->label);
-        out_str(o, ",\"k\":\"");
-        out_str(o, row_kind_name(row->kind));
-        out_str(o, "\",\"r\":");
-        out_int(o, row->rank);
+            gp__out_str(o, ",");
+        gp__out_str(o, "{\"l\":");
+        gp__out_jstr(o, row->label);
+        gp__out_str(o, ",\"k\":\"");
+        gp__out_str(o, row_kind_name(row->kind));
+        gp__out_str(o, "\",\"r\":");
+        gp__out_int(o, row->rank);
         if (row->depth) {
             if (row->trace != ct_trace) { /* correlation numbers are per trace (rank) */
                 if ((s = gp__tl_corr_build(tl, row->trace, &ct)) != GP_OK)
                     break;
                 ct_trace = row->trace;
             }
-            out_str(o, ",\"d\":");
-            out_int(o, row->max_depth);
+            gp__out_str(o, ",\"d\":");
+            gp__out_int(o, row->max_depth);
             if (row->depth_nopy) {
-                out_str(o, ",\"dn\":");
-                out_int(o, row->max_depth_nopy);
+                gp__out_str(o, ",\"dn\":");
+                gp__out_int(o, row->max_depth_nopy);
             }
-            out_str(o, ",\"e\":[");
+            gp__out_str(o, ",\"e\":[");
             row_events(tl, row, &names, &ct, o);
-            out_str(o, "]");
+            gp__out_str(o, "]");
             if (row->coll)
                 row_colls(tl, row, o);
         } else {
-            out_str(o, ",\"c\":[");
+            gp__out_str(o, ",\"c\":[");
             gp_ns prev = tl->start;
             for (size_t i = 0; i < row->n_samples; i++) {
                 if (i)
-                    out_raw(o, ",", 1);
-                out_int(o, row->sample_ts[i] - prev);
-                out_raw(o, ",", 1);
-                out_double(o, row->sample_val[i]);
+                    gp__out_raw(o, ",", 1);
+                gp__out_int(o, row->sample_ts[i] - prev);
+                gp__out_raw(o, ",", 1);
+                gp__out_double(o, row->sample_val[i]);
                 prev = row->sample_ts[i];
             }
-            out_str(o, "]");
+            gp__out_str(o, "]");
         }
-        out_str(o, "}");
+        gp__out_str(o, "}");
     }
-    out_str(o, "]");
+    gp__out_str(o, "]");
     if (tl->n_colls)
         colls_json(tl, o);
-    out_str(o, "}");
+    gp__out_str(o, "}");
     if (s == GP_OK)
         s = o->err;
 done:
@@ -301,19 +301,19 @@ done:
 /* body's JSON inside <script id="ID" type="application/json">...</script> and a newline, or (id
  * NULL) as a document and a newline. */
 static gp_status json_script(const gp_timeline *tl, const char *id,
-                             gp_status (*body)(const gp_timeline *, out *), FILE *fp)
+                             gp_status (*body)(const gp_timeline *, gp__out *), FILE *fp)
 {
-    out o = {fp, {0}, GP_OK};
+    gp__out o = {fp, {0}, GP_OK};
     if (id) {
-        out_str(&o, "<script id=\"");
-        out_str(&o, id);
-        out_str(&o, "\" type=\"application/json\">");
+        gp__out_str(&o, "<script id=\"");
+        gp__out_str(&o, id);
+        gp__out_str(&o, "\" type=\"application/json\">");
     }
     gp_status s = body(tl, &o);
-    out_str(&o, id ? "</script>\n" : "\n");
+    gp__out_str(&o, id ? "</script>\n" : "\n");
     if (s == GP_OK)
         s = o.err;
-    out_flush(&o);
+    gp__out_flush(&o);
     gp__buf_free(&o.b);
     return s != GP_OK ? s : o.err;
 }

@@ -15,14 +15,14 @@
 
 /* Output buffer flushed to the stream in large blocks; numbers are formatted by hand because a
  * 1.5 M-event page holds about 7 M of them. */
-typedef struct out {
+typedef struct gp__out {
     FILE *fp;
     gp__buf b;
     gp_status err;
-} out;
+} gp__out;
 
 /* Writes the buffer to the stream (an out without a stream keeps everything in memory). */
-static inline void out_flush(out *o)
+static inline void gp__out_flush(gp__out *o)
 {
     if (!o->fp)
         return;
@@ -31,7 +31,7 @@ static inline void out_flush(out *o)
     o->b.len = 0;
 }
 
-static inline void out_raw(out *o, const char *s, size_t n)
+static inline void gp__out_raw(gp__out *o, const char *s, size_t n)
 {
     if (o->err)
         return;
@@ -41,15 +41,15 @@ static inline void out_raw(out *o, const char *s, size_t n)
     } else if (gp__buf_append(&o->b, s, n) != GP_OK)
         o->err = GP_ENOMEM;
     else if (o->b.len >= (1u << 20))
-        out_flush(o);
+        gp__out_flush(o);
 }
 
-static inline void out_str(out *o, const char *s)
+static inline void gp__out_str(gp__out *o, const char *s)
 {
-    out_raw(o, s, strlen(s));
+    gp__out_raw(o, s, strlen(s));
 }
 
-static inline void out_int(out *o, int64_t v)
+static inline void gp__out_int(gp__out *o, int64_t v)
 {
     char tmp[24];
     char *p = tmp + sizeof tmp;
@@ -60,11 +60,11 @@ static inline void out_int(out *o, int64_t v)
     } while (u);
     if (v < 0)
         *--p = '-';
-    out_raw(o, p, (size_t)(tmp + sizeof tmp - p));
+    gp__out_raw(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 /* A JSON string, escaped for embedding in HTML (<, >, & as \u00XX). */
-static inline void out_jstr(out *o, const char *s)
+static inline void gp__out_jstr(gp__out *o, const char *s)
 {
     if (o->err)
         return;
@@ -76,26 +76,26 @@ static inline void out_jstr(out *o, const char *s)
 /* A sample value: an integral one (bytes, counts) exactly as an integer, others with 6
  * significant digits; one a JSON number cannot hold (inf, nan) as null. The range is tested
  * before the cast: converting a double beyond int64 is undefined (fuzz_timeline_page found it). */
-static inline void out_double(out *o, double v)
+static inline void gp__out_double(gp__out *o, double v)
 {
     if (!isfinite(v)) {
-        out_raw(o, "null", 4);
+        gp__out_raw(o, "null", 4);
         return;
     }
     if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(int64_t)v) {
-        out_int(o, (int64_t)v);
+        gp__out_int(o, (int64_t)v);
         return;
     }
     char tmp[40];
     int n = snprintf(tmp, sizeof tmp, "%.6g", v);
     if (strchr(tmp, 'n') || strchr(tmp, 'i')) /* nan, inf */
-        out_str(o, "null");
+        gp__out_str(o, "null");
     else
-        out_raw(o, tmp, (size_t)n);
+        gp__out_raw(o, tmp, (size_t)n);
 }
 
 /* Whether a slice row emits event i: drawn with the Python frames, or without them. */
-static inline bool emitted(const gp_tl_row *row, size_t i)
+static inline bool gp__tl_emitted(const gp_tl_row *row, size_t i)
 {
     return row->depth[i] != 255 || (row->depth_nopy && row->depth_nopy[i] != 255);
 }
@@ -104,24 +104,24 @@ static inline bool emitted(const gp_tl_row *row, size_t i)
  * keys that sort signed ids in order); an id's number is its position + 1, so the page's delta
  * encoding stays small and exact whatever the ids are (ids near the int64 limits overflowed a
  * plain difference). */
-typedef struct corr_tab {
+typedef struct gp__corr_tab {
     uint64_t *keys;
     size_t n;
-} corr_tab;
+} gp__corr_tab;
 
 /* Fills c with the correlation numbers of trace's emitted slice events. GP_ENOMEM. */
-gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, corr_tab *c) GP_WARN_UNUSED;
+gp_status gp__tl_corr_build(const gp_timeline *tl, uint32_t trace, gp__corr_tab *c) GP_WARN_UNUSED;
 /* The number of correlation id `id` (which the table holds), searched from *cur, the position of
  * the row's previous id: ids mostly rise along a row, so this is mostly a step. */
-uint64_t gp__tl_corr_num(const corr_tab *c, int64_t id, size_t *cur);
+uint64_t gp__tl_corr_num(const gp__corr_tab *c, int64_t id, size_t *cur);
 
 /* The critical-path overlay (timeline_cp.c), only when tl->critical_path: its JSON (GP_ENOMEM,
  * GP_EIO) and its legend line; the overlay's script. */
-gp_status gp__tl_cp_json(const gp_timeline *tl, out *o) GP_WARN_UNUSED;
+gp_status gp__tl_cp_json(const gp_timeline *tl, gp__out *o) GP_WARN_UNUSED;
 void gp__tl_cp_legend(const gp_timeline *tl, FILE *fp);
 extern const char gp__asset_timeline_cp_js[];
 
 /* Writes the side block's JSON (timeline_args.c). GP_ENOMEM, GP_EIO. */
-gp_status gp__tl_args_json(const gp_timeline *tl, out *o) GP_WARN_UNUSED;
+gp_status gp__tl_args_json(const gp_timeline *tl, gp__out *o) GP_WARN_UNUSED;
 
 #endif

@@ -1244,6 +1244,71 @@ static void builder_sorts_and_summary_stats(void **state)
     gp_trace_free(t);
 }
 
+/* The builder's arrays grow past every first capacity (the track index's 64 slots, GP_PUSH's 16
+ * elements, a track's first 4 events, the meta index from 16 members), with tracks added while
+ * earlier tracks already hold events; every element stays where it was put, and the private half
+ * (model_internal.h) keeps each capacity at least its count. */
+static void builder_grows_every_array_past_its_capacity(void **state)
+{
+    (void)state;
+    enum { TRACKS = 300, ROUNDS = 9 };
+    gp_trace *t = NULL;
+    assert_int_equal(gp_trace_create("grow", &t), GP_OK);
+    uint32_t idx[TRACKS];
+    for (int r = 0; r < ROUNDS; r++)
+        for (int k = 0; k < TRACKS; k++) {
+            /* round 0 creates the track; later rounds find it again */
+            uint32_t got;
+            assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1000 + k, &got), GP_OK);
+            if (r == 0)
+                idx[k] = got;
+            assert_int_equal(got, idx[k]);
+            if (k % (r + 1))
+                continue; /* tracks of uneven lengths */
+            gp_gpu_info g;
+            gp_gpu_info_init(&g);
+            g.bytes = k * 100 + r;
+            gp_event ev = {.ts = 10 * r, .dur = 1, .track = got, .kind = GP_EV_MEMCPY};
+            assert_int_equal(gp_trace_add_gpu_info(t, &g, &ev.extra), GP_OK);
+            assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+        }
+    char key[32], val[32];
+    for (int m = 0; m < 40; m++) {
+        snprintf(key, sizeof key, "k%d", m % 30); /* 10 replacements, after the index exists */
+        snprintf(val, sizeof val, "%d", m);
+        assert_int_equal(gp_trace_set_meta(t, key, val), GP_OK);
+    }
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    assert_int_equal(t->n_tracks, TRACKS);
+    assert_int_equal(t->n_meta, 30);
+    assert_string_equal(gp_trace_str(t, t->meta[5].value_json), "35");
+    assert_string_equal(gp_trace_str(t, t->meta[29].value_json), "29");
+    const gp__trace_impl *m = gp__trace_impl_const(t);
+    assert_true(m->cap_tracks >= t->n_tracks && m->cap_events_room >= t->n_tracks);
+    assert_true(m->cap_gpu_info >= t->n_gpu_info && m->cap_meta >= t->n_meta);
+    size_t events = 0;
+    for (int k = 0; k < TRACKS; k++) {
+        const gp_track *tr = &t->tracks[idx[k]];
+        size_t want = 0;
+        for (int r = 0; r < ROUNDS; r++)
+            want += k % (r + 1) == 0;
+        assert_int_equal(tr->n_events, want);
+        assert_true(m->cap_events[idx[k]] >= tr->n_events);
+        for (size_t j = 0, r = 0; j < tr->n_events; j++, r++) {
+            while (k % (int)(r + 1))
+                r++;
+            assert_int_equal(tr->events[j].ts, 10 * (gp_ns)r);
+            assert_int_equal(gp_event_gpu_info(t, &tr->events[j])->bytes, k * 100 + (int64_t)r);
+        }
+        events += tr->n_events;
+    }
+    assert_int_equal(gp_trace_event_count(t), events);
+    assert_int_equal(t->n_gpu_info, events);
+    assert_string_equal(gp_trace_str(t, t->source), "grow");
+    assert_string_equal(gp_trace_str(t, (gp_strid)gp_trace_str_count(t) + 1), "");
+    gp_trace_free(t);
+}
+
 /* gp__sort_events against a reference: qsort on (ts, -dur, original index), i.e. the stable order.
  * The `extra` field carries the original index. Shapes: sorted, reversed, random with many ties,
  * k sorted runs concatenated (replicated traces), runs that overlap in time (Kineto blocks), a few
@@ -1350,6 +1415,7 @@ int main(void)
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
+        cmocka_unit_test(builder_grows_every_array_past_its_capacity),
         cmocka_unit_test(event_sort_is_stable_and_adaptive),
     };
     /* GP_TEST_FILTER (a cmocka pattern) runs a subset: the ThreadSanitizer stage runs the parallel

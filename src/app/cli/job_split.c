@@ -3,6 +3,7 @@
  * into one partial result, the message that carries it, and process 0's merge and output
  * (docs/jobs.md, "MPI" and "srun"; docs/internals/jobs.md). Nothing here speaks MPI. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "app/cli/cli.h"
 #include "core/msort.h"
+#include "core/util.h"
 #include "gpuprof/partial.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -26,14 +28,14 @@ gp_status gp__job_files(const char *path, char ***out, size_t *n, gp_error *err)
     *out = NULL;
     *n = 0;
     if (stat(path, &st) != 0)
-        return gp_error_set(err, GP_ENOENT, "%s: no such file or directory", path);
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: %s", path, strerror(errno));
     if (!S_ISDIR(st.st_mode)) {
         char **slot = GP_PUSH(*out, *n, cap);
         return slot && (*slot = strdup(path)) ? GP_OK : GP_ENOMEM;
     }
     DIR *d = opendir(path);
     if (!d)
-        return gp_error_set(err, GP_EIO, "%s: cannot open the directory", path);
+        return gp_error_set(err, gp__status_of_errno(errno), "%s: cannot open the directory", path);
     struct dirent *de;
     gp_status s = GP_OK;
     while ((de = readdir(d)) != NULL && s == GP_OK) {

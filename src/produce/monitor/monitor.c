@@ -160,29 +160,29 @@ gp_leak_params gp__mon_leak_params(const gp_monitor_config *c)
  * XID registration. */
 static void open_ident(gp_monitor *m, gp__mon_gpu *g, unsigned i) GP_REQUIRES(m->lock)
 {
-    if (!m->nvml.name || m->nvml.name(g->h, g->id.name, sizeof g->id.name) != NVMLR_SUCCESS)
+    if (!m->nvml.name || m->nvml.name(g->h, g->id.name, sizeof g->id.name) != GP__NVMLR_SUCCESS)
         snprintf(g->id.name, sizeof g->id.name, "unknown");
-    if (!m->nvml.uuid || m->nvml.uuid(g->h, g->id.uuid, sizeof g->id.uuid) != NVMLR_SUCCESS)
+    if (!m->nvml.uuid || m->nvml.uuid(g->h, g->id.uuid, sizeof g->id.uuid) != GP__NVMLR_SUCCESS)
         g->id.uuid[0] = 0;
     gp__nvmlPciInfo_t pci;
     memset(&pci, 0, sizeof pci);
-    if (m->nvml.pci_info && m->nvml.pci_info(g->h, &pci) == NVMLR_SUCCESS)
+    if (m->nvml.pci_info && m->nvml.pci_info(g->h, &pci) == GP__NVMLR_SUCCESS)
         snprintf(g->id.pci_bus_id, sizeof g->id.pci_bus_id, "%.31s", pci.busId);
-    if (m->nvml.num_fans && m->nvml.num_fans(g->h, &g->n_fans) != NVMLR_SUCCESS)
+    if (m->nvml.num_fans && m->nvml.num_fans(g->h, &g->n_fans) != GP__NVMLR_SUCCESS)
         g->n_fans = 0;
     unsigned cur = 0, pend = 0, maxmig = 0;
     if (m->cfg.level >= GP_LEVEL_DETAILED && m->nvml.mig_mode &&
-        m->nvml.mig_mode(g->h, &cur, &pend) == NVMLR_SUCCESS && cur && m->nvml.max_mig_count &&
-        m->nvml.max_mig_count(g->h, &maxmig) == NVMLR_SUCCESS && m->nvml.mig_handle) {
+        m->nvml.mig_mode(g->h, &cur, &pend) == GP__NVMLR_SUCCESS && cur && m->nvml.max_mig_count &&
+        m->nvml.max_mig_count(g->h, &maxmig) == GP__NVMLR_SUCCESS && m->nvml.mig_handle) {
         for (unsigned k = 0; k < maxmig; k++) {
             gp__nvmlDevice_t mh;
-            if (m->nvml.mig_handle(g->h, k, &mh) == NVMLR_SUCCESS)
+            if (m->nvml.mig_handle(g->h, k, &mh) == GP__NVMLR_SUCCESS)
                 g->id.mig_instances++;
         }
     }
     if (m->evset_ok) {
         int r = m->nvml.register_events(g->h, GP__NVML_EVENT_XID, m->evset);
-        if (r != NVMLR_SUCCESS && r != NVMLR_NOT_SUPPORTED)
+        if (r != GP__NVMLR_SUCCESS && r != GP__NVMLR_NOT_SUPPORTED)
             gp__mon_set_last_error(m, "gpu%u: nvmlDeviceRegisterEvents: %s", i,
                                    gp__nvml_strerror(&m->nvml, r));
     }
@@ -194,7 +194,7 @@ static gp_status open_devices(gp_monitor *m, const gp_leak_params *lp, gp_error 
 {
     unsigned count = 0;
     int r = m->nvml.device_count(&count);
-    if (r != NVMLR_SUCCESS)
+    if (r != GP__NVMLR_SUCCESS)
         return gp_error_set(err, GP_ENODRIVER, "no NVIDIA driver found: nvmlDeviceGetCount: %s",
                             gp__nvml_strerror(&m->nvml, r));
     m->gpus = calloc(count ? count : 1, sizeof *m->gpus);
@@ -206,7 +206,7 @@ static gp_status open_devices(gp_monitor *m, const gp_leak_params *lp, gp_error 
     m->n_gpus = count;
     if (cfg->enable_xid_events && cfg->level >= GP_LEVEL_STANDARD && m->nvml.event_set_create &&
         m->nvml.register_events && m->nvml.event_set_wait &&
-        m->nvml.event_set_create(&m->evset) == NVMLR_SUCCESS)
+        m->nvml.event_set_create(&m->evset) == GP__NVMLR_SUCCESS)
         m->evset_ok = true;
     for (unsigned i = 0; i < count; i++) {
         gp__mon_gpu *g = &m->gpus[i];
@@ -216,7 +216,7 @@ static gp_status open_devices(gp_monitor *m, const gp_leak_params *lp, gp_error 
         if (gp_leak_detector_init(&g->leak, lp) != GP_OK)
             return gp_error_set(err, GP_EINVAL, "invalid leak detector settings");
         r = m->nvml.device_handle(i, &g->h);
-        if (r != NVMLR_SUCCESS) {
+        if (r != GP__NVMLR_SUCCESS) {
             /* keep the slot, marked lost, so indices stay NVML's */
             g->lost = g->id.lost = true;
             gp__mon_set_last_error(m, "gpu%u: nvmlDeviceGetHandleByIndex: %s", i,
@@ -258,7 +258,7 @@ gp_status gp_monitor_open(const gp_monitor_config *cfg, gp_monitor **out, gp_err
     if (st != GP_OK)
         goto fail;
     if (m->nvml.driver_version &&
-        m->nvml.driver_version(m->driver, sizeof m->driver) != NVMLR_SUCCESS)
+        m->nvml.driver_version(m->driver, sizeof m->driver) != GP__NVMLR_SUCCESS)
         m->driver[0] = 0;
     gp__mutex_lock(&m->lock); /* nobody else sees m yet: taken for the analysis' sake */
     m->interval_ms = cfg->sampling_interval_ms;

@@ -14,9 +14,9 @@
 static void nvml_failed(gp_monitor *m, gp__mon_gpu *g, uint64_t mask, int r, const char *fn,
                         char *errbuf, size_t errlen)
 {
-    if (r == NVMLR_NOT_SUPPORTED || r == NVMLR_FUNCTION_NOT_FOUND) {
+    if (r == GP__NVMLR_NOT_SUPPORTED || r == GP__NVMLR_FUNCTION_NOT_FOUND) {
         g->unsup |= mask; /* remembered: never polled again */
-    } else if (r == NVMLR_GPU_IS_LOST) {
+    } else if (r == GP__NVMLR_GPU_IS_LOST) {
         g->lost = true;
     } else if (errbuf[0] == 0) {
         snprintf(errbuf, errlen, "gpu%u: %s: %s (NVML %d)", g->id.index, fn,
@@ -36,7 +36,7 @@ static bool want(const gp_monitor *m, const gp__mon_gpu *g, uint64_t mask)
 }
 
 /* Calls an optional table entry; a missing function reads as FUNCTION_NOT_FOUND. */
-#define CALL(fn, ...) ((fn) ? (fn)(__VA_ARGS__) : NVMLR_FUNCTION_NOT_FOUND)
+#define CALL(fn, ...) ((fn) ? (fn)(__VA_ARGS__) : GP__NVMLR_FUNCTION_NOT_FOUND)
 
 static void put(gp_gpu_sample *s, gp_metric k, double v)
 {
@@ -69,9 +69,9 @@ static gp_gpu_process *proc_entry(gp__mon_gpu *g, uint32_t pid, uint32_t gi, uin
 static int proc_list_call(gp__mon_gpu *g, gp__nvml_proc_fn fn, unsigned *count, char *errbuf,
                           size_t errlen)
 {
-    int r = NVMLR_INSUFFICIENT_SIZE;
+    int r = GP__NVMLR_INSUFFICIENT_SIZE;
     *count = 0;
-    for (int attempt = 0; attempt < 4 && r == NVMLR_INSUFFICIENT_SIZE; attempt++) {
+    for (int attempt = 0; attempt < 4 && r == GP__NVMLR_INSUFFICIENT_SIZE; attempt++) {
         if (g->proc_buf_cap == 0 || *count > g->proc_buf_cap) {
             unsigned want_cap = GP_MAX(*count + 8, g->proc_buf_cap ? g->proc_buf_cap * 2 : 16);
             void *nb = realloc(g->proc_buf, want_cap * sizeof(gp__nvmlProcessInfo_v2_t));
@@ -129,7 +129,7 @@ static void read_process_util(gp_monitor *m, gp__mon_gpu *g)
         return;
     unsigned count = 0;
     int r = m->nvml.process_utilization(g->h, NULL, &count, g->util_last_seen);
-    if (r == NVMLR_INSUFFICIENT_SIZE || r == NVMLR_SUCCESS) {
+    if (r == GP__NVMLR_INSUFFICIENT_SIZE || r == GP__NVMLR_SUCCESS) {
         if (count > g->util_buf_cap) {
             void *nb = realloc(g->util_buf, (count + 8) * sizeof *g->util_buf);
             if (!nb)
@@ -139,9 +139,9 @@ static void read_process_util(gp_monitor *m, gp__mon_gpu *g)
         }
         count = g->util_buf_cap;
         r = g->util_buf ? m->nvml.process_utilization(g->h, g->util_buf, &count, g->util_last_seen)
-                        : NVMLR_NOT_FOUND;
+                        : GP__NVMLR_NOT_FOUND;
     }
-    if (r != NVMLR_SUCCESS)
+    if (r != GP__NVMLR_SUCCESS)
         return; /* NOT_FOUND: no new samples since last time; NOT_SUPPORTED on MIG */
     for (unsigned i = 0; i < count; i++) {
         const gp__nvmlProcessUtilizationSample_t *u = &g->util_buf[i];
@@ -168,8 +168,8 @@ static void read_processes(gp_monitor *m, gp__mon_gpu *g, char *errbuf, size_t e
         int r = proc_list_call(g, fn, &count, errbuf, errlen);
         if (r == -1)
             return;
-        if (r != NVMLR_SUCCESS) {
-            if (slot == 0 || r == NVMLR_GPU_IS_LOST)
+        if (r != GP__NVMLR_SUCCESS) {
+            if (slot == 0 || r == GP__NVMLR_GPU_IS_LOST)
                 nvml_failed(m, g, GP__MON_BIT(GP_M_PROCESSES), r, "nvmlDevice...RunningProcesses",
                             errbuf, errlen);
             continue;
@@ -189,7 +189,7 @@ static void read_utilization(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, ch
         return;
     gp__nvmlUtilization_t u;
     int r = CALL(m->nvml.utilization, g->h, &u);
-    if (r == NVMLR_SUCCESS) {
+    if (r == GP__NVMLR_SUCCESS) {
         put(s, GP_M_UTIL_GPU, u.gpu);
         put(s, GP_M_UTIL_MEM, u.memory);
     } else {
@@ -206,31 +206,31 @@ static void read_memory(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *e
                        GP__MON_BIT(GP_M_MEM_TOTAL) | GP__MON_BIT(GP_M_MEM_RESERVED);
     if (!want(m, g, memmask))
         return;
-    int r = NVMLR_FUNCTION_NOT_FOUND;
+    int r = GP__NVMLR_FUNCTION_NOT_FOUND;
     if (n->memory_v2 && !g->mem_v2_bad) {
         gp__nvmlMemory_v2_t mv;
         memset(&mv, 0, sizeof mv);
         mv.version = GP__NVML_MEMORY_V2;
         r = n->memory_v2(g->h, &mv);
-        if (r == NVMLR_SUCCESS) {
+        if (r == GP__NVMLR_SUCCESS) {
             put(s, GP_M_MEM_USED, (double)mv.used);
             put(s, GP_M_MEM_FREE, (double)mv.free);
             put(s, GP_M_MEM_TOTAL, (double)mv.total);
             put(s, GP_M_MEM_RESERVED, (double)mv.reserved);
-        } else if (r == NVMLR_FUNCTION_NOT_FOUND || r == NVMLR_ARGUMENT_VERSION_MISMATCH) {
+        } else if (r == GP__NVMLR_FUNCTION_NOT_FOUND || r == GP__NVMLR_ARGUMENT_VERSION_MISMATCH) {
             g->mem_v2_bad = true; /* this driver does not take our struct version */
         }
     }
-    if (r == NVMLR_FUNCTION_NOT_FOUND || r == NVMLR_ARGUMENT_VERSION_MISMATCH) {
+    if (r == GP__NVMLR_FUNCTION_NOT_FOUND || r == GP__NVMLR_ARGUMENT_VERSION_MISMATCH) {
         gp__nvmlMemory_t mv;
         r = CALL(n->memory_v1, g->h, &mv);
-        if (r == NVMLR_SUCCESS) { /* v1: "used" includes reserved memory */
+        if (r == GP__NVMLR_SUCCESS) { /* v1: "used" includes reserved memory */
             put(s, GP_M_MEM_USED, (double)mv.used);
             put(s, GP_M_MEM_FREE, (double)mv.free);
             put(s, GP_M_MEM_TOTAL, (double)mv.total);
         }
     }
-    if (r != NVMLR_SUCCESS)
+    if (r != GP__NVMLR_SUCCESS)
         nvml_failed(m, g, memmask, r, "nvmlDeviceGetMemoryInfo", errbuf, errlen);
 }
 
@@ -240,25 +240,25 @@ static void read_temperature(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, ch
     const gp__nvml *n = &m->nvml;
     int r;
     if (want(m, g, GP__MON_BIT(GP_M_TEMP))) {
-        r = NVMLR_FUNCTION_NOT_FOUND;
+        r = GP__NVMLR_FUNCTION_NOT_FOUND;
         if (n->temperature_v && !g->temp_v_bad) {
             gp__nvmlTemperature_v1_t tv;
             memset(&tv, 0, sizeof tv);
             tv.version = GP__NVML_TEMPERATURE_V1;
             tv.sensorType = 0;
             r = n->temperature_v(g->h, &tv);
-            if (r == NVMLR_SUCCESS)
+            if (r == GP__NVMLR_SUCCESS)
                 put(s, GP_M_TEMP, tv.temperature);
-            else if (r == NVMLR_FUNCTION_NOT_FOUND || r == NVMLR_ARGUMENT_VERSION_MISMATCH)
+            else if (r == GP__NVMLR_FUNCTION_NOT_FOUND || r == GP__NVMLR_ARGUMENT_VERSION_MISMATCH)
                 g->temp_v_bad = true;
         }
-        if (r == NVMLR_FUNCTION_NOT_FOUND || r == NVMLR_ARGUMENT_VERSION_MISMATCH) {
+        if (r == GP__NVMLR_FUNCTION_NOT_FOUND || r == GP__NVMLR_ARGUMENT_VERSION_MISMATCH) {
             unsigned t;
             r = CALL(n->temperature, g->h, 0, &t);
-            if (r == NVMLR_SUCCESS)
+            if (r == GP__NVMLR_SUCCESS)
                 put(s, GP_M_TEMP, t);
         }
-        if (r != NVMLR_SUCCESS)
+        if (r != GP__NVMLR_SUCCESS)
             nvml_failed(m, g, GP__MON_BIT(GP_M_TEMP), r, "nvmlDeviceGetTemperature", errbuf,
                         errlen);
     }
@@ -271,7 +271,7 @@ static void read_temperature(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, ch
         if (want(m, g, GP__MON_BIT(thresholds[i].m))) {
             unsigned t;
             r = CALL(n->temperature_threshold, g->h, thresholds[i].type, &t);
-            if (r == NVMLR_SUCCESS)
+            if (r == GP__NVMLR_SUCCESS)
                 put(s, thresholds[i].m, t);
             else
                 nvml_failed(m, g, GP__MON_BIT(thresholds[i].m), r,
@@ -288,7 +288,7 @@ static void read_watts(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, gp_metri
         return;
     unsigned mw;
     int r = CALL(fn, g->h, &mw);
-    if (r == NVMLR_SUCCESS)
+    if (r == GP__NVMLR_SUCCESS)
         put(s, mm, mw / 1000.0);
     else
         nvml_failed(m, g, GP__MON_BIT(mm), r, what, errbuf, errlen);
@@ -303,7 +303,7 @@ static void read_power(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, char *er
     if (want(m, g, GP__MON_BIT(GP_M_ENERGY))) {
         unsigned long long mj;
         int r = CALL(n->energy, g->h, &mj);
-        if (r == NVMLR_SUCCESS)
+        if (r == GP__NVMLR_SUCCESS)
             put(s, GP_M_ENERGY, (double)mj / 1000.0);
         else
             nvml_failed(m, g, GP__MON_BIT(GP_M_ENERGY), r, "nvmlDeviceGetTotalEnergyConsumption",
@@ -331,7 +331,7 @@ static void read_clocks_fan(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, cha
             unsigned mhz;
             r = clocks[i].max ? CALL(n->max_clock, g->h, clocks[i].type, &mhz)
                               : CALL(n->clock, g->h, clocks[i].type, &mhz);
-            if (r == NVMLR_SUCCESS)
+            if (r == GP__NVMLR_SUCCESS)
                 put(s, clocks[i].m, mhz * 1e6);
             else
                 nvml_failed(m, g, GP__MON_BIT(clocks[i].m), r, "nvmlDeviceGetClockInfo", errbuf,
@@ -341,7 +341,7 @@ static void read_clocks_fan(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, cha
         unsigned pct;
         r = n->fan_speed_v2 && g->n_fans > 0 ? n->fan_speed_v2(g->h, 0, &pct)
                                              : CALL(n->fan_speed, g->h, &pct);
-        if (r == NVMLR_SUCCESS)
+        if (r == GP__NVMLR_SUCCESS)
             put(s, GP_M_FAN, pct);
         else
             nvml_failed(m, g, GP__MON_BIT(GP_M_FAN), r, "nvmlDeviceGetFanSpeed", errbuf, errlen);
@@ -357,7 +357,7 @@ static void read_health_bits(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, ch
     if (want(m, g, GP__MON_BIT(GP_M_THROTTLE))) {
         unsigned long long bits;
         r = CALL(n->clock_reasons, g->h, &bits);
-        if (r == NVMLR_SUCCESS)
+        if (r == GP__NVMLR_SUCCESS)
             put(s, GP_M_THROTTLE, (double)bits);
         else
             nvml_failed(m, g, GP__MON_BIT(GP_M_THROTTLE), r,
@@ -371,7 +371,7 @@ static void read_health_bits(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, ch
         if (want(m, g, GP__MON_BIT(ecc[i].m))) {
             unsigned long long c;
             r = CALL(n->ecc_errors, g->h, ecc[i].type, 0 /* volatile */, &c);
-            if (r == NVMLR_SUCCESS)
+            if (r == GP__NVMLR_SUCCESS)
                 put(s, ecc[i].m, (double)c);
             else
                 nvml_failed(m, g, GP__MON_BIT(ecc[i].m), r, "nvmlDeviceGetTotalEccErrors", errbuf,
@@ -380,7 +380,7 @@ static void read_health_bits(gp_monitor *m, gp__mon_gpu *g, gp_gpu_sample *s, ch
     if (want(m, g, GP__MON_BIT(GP_M_MIG_MODE))) {
         unsigned cur, pend;
         r = CALL(n->mig_mode, g->h, &cur, &pend);
-        if (r == NVMLR_SUCCESS)
+        if (r == GP__NVMLR_SUCCESS)
             put(s, GP_M_MIG_MODE, cur ? 1 : 0);
         else
             nvml_failed(m, g, GP__MON_BIT(GP_M_MIG_MODE), r, "nvmlDeviceGetMigMode", errbuf,
@@ -425,7 +425,7 @@ void gp__mon_read_pcie(gp_monitor *m, gp__mon_gpu *g, gp_ns ts)
         int counter;
     } pcie[] = {{GP_M_PCIE_TX, GP__NVML_PCIE_TX}, {GP_M_PCIE_RX, GP__NVML_PCIE_RX}};
     double val[2] = {0, 0};
-    int rc[2] = {NVMLR_FUNCTION_NOT_FOUND, NVMLR_FUNCTION_NOT_FOUND};
+    int rc[2] = {GP__NVMLR_FUNCTION_NOT_FOUND, GP__NVMLR_FUNCTION_NOT_FOUND};
     gp__mutex_lock(&m->lock);
     uint64_t unsup = g->pcie_unsup;
     bool lost = g->id.lost;
@@ -437,7 +437,7 @@ void gp__mon_read_pcie(gp_monitor *m, gp__mon_gpu *g, gp_ns ts)
             continue;
         unsigned kbs = 0;
         rc[i] = m->nvml.pcie_throughput ? m->nvml.pcie_throughput(g->h, pcie[i].counter, &kbs)
-                                        : NVMLR_FUNCTION_NOT_FOUND;
+                                        : GP__NVMLR_FUNCTION_NOT_FOUND;
         val[i] = kbs * 1024.0;
     }
     gp__mutex_lock(&m->lock);
@@ -445,14 +445,14 @@ void gp__mon_read_pcie(gp_monitor *m, gp__mon_gpu *g, gp_ns ts)
     for (int i = 0; i < 2; i++) {
         if (!(m->wanted & GP__MON_BIT(pcie[i].m)) || (unsup & GP__MON_BIT(pcie[i].m)))
             continue;
-        if (rc[i] == NVMLR_SUCCESS) {
+        if (rc[i] == GP__NVMLR_SUCCESS) {
             g->pcie_val[i] = val[i];
             g->pcie_have[i] = true;
         } else {
             g->pcie_have[i] = false;
-            if (rc[i] == NVMLR_NOT_SUPPORTED || rc[i] == NVMLR_FUNCTION_NOT_FOUND)
+            if (rc[i] == GP__NVMLR_NOT_SUPPORTED || rc[i] == GP__NVMLR_FUNCTION_NOT_FOUND)
                 g->pcie_unsup |= GP__MON_BIT(pcie[i].m);
-            else if (rc[i] != NVMLR_GPU_IS_LOST)
+            else if (rc[i] != GP__NVMLR_GPU_IS_LOST)
                 gp__mon_set_last_error(m, "gpu%u: nvmlDeviceGetPcieThroughput: %s (NVML %d)",
                                        g->id.index, gp__nvml_strerror(&m->nvml, rc[i]), rc[i]);
         }
@@ -498,7 +498,7 @@ void gp__mon_poll_xids(gp_monitor *m, unsigned timeout_ms)
         gp__nvmlEventData_t d;
         memset(&d, 0, sizeof d);
         int r = m->nvml.event_set_wait(m->evset, &d, timeout_ms);
-        if (r != NVMLR_SUCCESS)
+        if (r != GP__NVMLR_SUCCESS)
             return;
         if (d.eventType & GP__NVML_EVENT_XID)
             record_xid(m, &d);

@@ -62,13 +62,13 @@ const char *gp__nvml_strerror(const gp__nvml *n, gp__nvmlReturn r)
             return s;
     }
     switch (r) {
-    case NVMLR_SUCCESS:
+    case GP__NVMLR_SUCCESS:
         return "Success";
-    case NVMLR_NOT_SUPPORTED:
+    case GP__NVMLR_NOT_SUPPORTED:
         return "Not Supported";
-    case NVMLR_DRIVER_NOT_LOADED:
+    case GP__NVMLR_DRIVER_NOT_LOADED:
         return "Driver Not Loaded";
-    case NVMLR_GPU_IS_LOST:
+    case GP__NVMLR_GPU_IS_LOST:
         return "GPU is lost";
     default:
         return "NVML error";
@@ -155,7 +155,7 @@ gp_status gp__nvml_load(gp__nvml *n, gp_error *err)
         return GP_ENODRIVER;
     }
     gp__nvmlReturn r = n->init();
-    if (r != NVMLR_SUCCESS) {
+    if (r != GP__NVMLR_SUCCESS) {
         gp_error_set(err, GP_ENODRIVER, "no NVIDIA driver found: nvmlInit failed: %s (NVML %d)",
                      gp__nvml_strerror(n, r), r);
         dlclose(n->lib);

@@ -487,16 +487,16 @@ API unsigned long fake_nvml_calls(const char *fn)
 static int check(gp__nvmlDevice_t h, int field, double *t)
 {
     if (!S.inited)
-        return NVMLR_UNINITIALIZED;
+        return GP__NVMLR_UNINITIALIZED;
     device *d = DEV(h);
     if (!d || d < S.dev || d >= S.dev + S.n_dev)
-        return NVMLR_INVALID_ARGUMENT;
+        return GP__NVMLR_INVALID_ARGUMENT;
     *t = now_s();
     if (d->lost_at >= 0 && *t >= d->lost_at)
-        return NVMLR_GPU_IS_LOST;
+        return GP__NVMLR_GPU_IS_LOST;
     if (field >= 0 && d->unsupported[field])
-        return NVMLR_NOT_SUPPORTED;
-    return NVMLR_SUCCESS;
+        return GP__NVMLR_NOT_SUPPORTED;
+    return GP__NVMLR_SUCCESS;
 }
 
 static double val(gp__nvmlDevice_t h, int field, double t)
@@ -538,21 +538,21 @@ API int nvmlShutdown(void)
 API const char *nvmlErrorString(int r)
 {
     switch (r) {
-    case NVMLR_SUCCESS:
+    case GP__NVMLR_SUCCESS:
         return "Success";
-    case NVMLR_NOT_SUPPORTED:
+    case GP__NVMLR_NOT_SUPPORTED:
         return "Not Supported";
-    case NVMLR_INSUFFICIENT_SIZE:
+    case GP__NVMLR_INSUFFICIENT_SIZE:
         return "Insufficient Size";
-    case NVMLR_DRIVER_NOT_LOADED:
+    case GP__NVMLR_DRIVER_NOT_LOADED:
         return "Driver Not Loaded";
-    case NVMLR_TIMEOUT:
+    case GP__NVMLR_TIMEOUT:
         return "Timeout";
-    case NVMLR_FUNCTION_NOT_FOUND:
+    case GP__NVMLR_FUNCTION_NOT_FOUND:
         return "Function Not Found";
-    case NVMLR_GPU_IS_LOST:
+    case GP__NVMLR_GPU_IS_LOST:
         return "GPU is lost";
-    case NVMLR_ARGUMENT_VERSION_MISMATCH:
+    case GP__NVMLR_ARGUMENT_VERSION_MISMATCH:
         return "Argument version mismatch";
     default:
         return "Unknown Error";
@@ -568,7 +568,7 @@ API int nvmlSystemGetDriverVersion(char *buf, unsigned int len)
 API int nvmlDeviceGetCount_v2(unsigned int *count)
 {
     if (!S.inited)
-        return NVMLR_UNINITIALIZED;
+        return GP__NVMLR_UNINITIALIZED;
     *count = (unsigned)S.n_dev;
     return 0;
 }
@@ -576,9 +576,9 @@ API int nvmlDeviceGetCount_v2(unsigned int *count)
 API int nvmlDeviceGetHandleByIndex_v2(unsigned int i, gp__nvmlDevice_t *out)
 {
     if (!S.inited)
-        return NVMLR_UNINITIALIZED;
+        return GP__NVMLR_UNINITIALIZED;
     if (i >= (unsigned)S.n_dev)
-        return NVMLR_INVALID_ARGUMENT;
+        return GP__NVMLR_INVALID_ARGUMENT;
     *out = (gp__nvmlDevice_t)(void *)&S.dev[i];
     return 0;
 }
@@ -644,7 +644,7 @@ API int nvmlDeviceGetMemoryInfo_v2(gp__nvmlDevice_t h, gp__nvmlMemory_v2_t *m)
     /* The driver rejects a struct version it does not know (observed: FUNCTION_NOT_FOUND, as
      * nvtop's plain "2" gets). */
     if (m->version != DEV(h)->mem_v2_version)
-        return NVMLR_FUNCTION_NOT_FOUND;
+        return GP__NVMLR_FUNCTION_NOT_FOUND;
     double total, reserved, used;
     memory_now(h, t, &total, &reserved, &used);
     m->total = (unsigned long long)total;
@@ -680,7 +680,7 @@ API int nvmlDeviceGetTemperatureV(gp__nvmlDevice_t h, gp__nvmlTemperature_v1_t *
     if (r != 0)
         return r;
     if (tv->version != GP__NVML_TEMPERATURE_V1)
-        return NVMLR_ARGUMENT_VERSION_MISMATCH;
+        return GP__NVMLR_ARGUMENT_VERSION_MISMATCH;
     tv->temperature = (int)llround(val(h, F_TEMP, t));
     return 0;
 }
@@ -736,7 +736,7 @@ API int nvmlDeviceGetFanSpeed_v2(gp__nvmlDevice_t h, unsigned int fan, unsigned 
     double t;
     int r = check(h, F_FAN, &t);
     if (r == 0 && fan != 0)
-        return NVMLR_INVALID_ARGUMENT;
+        return GP__NVMLR_INVALID_ARGUMENT;
     if (r == 0)
         *out = (unsigned)llround(val(h, F_FAN, t));
     return r;
@@ -849,7 +849,7 @@ static int procs(gp__nvmlDevice_t h, int type, unsigned int *count, void *infos,
     if (*count < n || (infos == NULL && n > 0)) {
         *count = n;
         pthread_mutex_unlock(&S.lock);
-        return NVMLR_INSUFFICIENT_SIZE;
+        return GP__NVMLR_INSUFFICIENT_SIZE;
     }
     unsigned k = 0;
     for (int i = 0; i < d->n_procs; i++) {
@@ -913,10 +913,10 @@ API int nvmlDeviceGetProcessUtilization(gp__nvmlDevice_t h,
     for (int i = 0; i < d->n_procs; i++)
         n += d->procs[i].sm_util >= 0;
     if (n == 0)
-        return NVMLR_NOT_FOUND;
+        return GP__NVMLR_NOT_FOUND;
     if (!samples || *count < n) {
         *count = n;
-        return NVMLR_INSUFFICIENT_SIZE;
+        return GP__NVMLR_INSUFFICIENT_SIZE;
     }
     unsigned k = 0;
     for (int i = 0; i < d->n_procs; i++) {
@@ -959,7 +959,7 @@ API int nvmlDeviceGetMigDeviceHandleByIndex(gp__nvmlDevice_t h, unsigned int i,
     if (r != 0)
         return r;
     if (i >= (unsigned)DEV(h)->mig_count)
-        return NVMLR_NOT_FOUND;
+        return GP__NVMLR_NOT_FOUND;
     *out = h;
     return 0;
 }
@@ -971,7 +971,7 @@ struct gp__nvml_eventset_st {
 API int nvmlEventSetCreate(gp__nvmlEventSet_t *set)
 {
     *set = calloc(1, sizeof **set);
-    return *set ? 0 : NVMLR_UNKNOWN;
+    return *set ? 0 : GP__NVMLR_UNKNOWN;
 }
 
 API int nvmlEventSetFree(gp__nvmlEventSet_t set)
@@ -1017,7 +1017,7 @@ static int event_wait(gp__nvmlEventSet_t set, gp__nvmlEventData_t *data, unsigne
         clock_gettime(CLOCK_MONOTONIC, &now);
         double waited = (now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6;
         if (waited >= timeout_ms)
-            return NVMLR_TIMEOUT;
+            return GP__NVMLR_TIMEOUT;
         struct timespec nap = {0, 5 * 1000000};
         nanosleep(&nap, NULL);
     }
