@@ -1,7 +1,10 @@
 /* The HTML page of two jobs compared rank by rank (gpuprof diff JOB_A JOB_B --html, issue 33.3):
  * one section per rank pair holding that pair's own diff page (gp_diff_render_html, with its
- * flame graph) in an iframe's srcdoc, and a rank selector that shows one section at a time.
+ * flame graph) in an iframe's srcdoc, and a rank selector that shows one section at a time (its
+ * labels carry each pair's speedup, regressions and improvements, so the pair that changed is
+ * found without opening each).
  * Without scripts every section shows, one under the other. */
+#include <math.h>
 #include <stdio.h>
 
 #include "render/diff_render.h"
@@ -16,6 +19,13 @@ static const char head[] =
     ".gp-note{color:#8a5a00;margin:4px 0 0}\n"
     ".gp-pair h2{font-size:14px;margin:8px 12px 0}\n"
     ".gp-pair iframe{border:0;width:100%;height:calc(100vh - 90px)}\n"
+    /* with the script: one pair, filling the window under the header whatever its height (notes
+     * make it taller), so only the pair's page scrolls */
+    "html.gp-js body{height:100vh;display:flex;flex-direction:column}\n"
+    "html.gp-js header{flex:none}\n"
+    "html.gp-js .gp-pair{flex:1;min-height:0;display:flex;flex-direction:column}\n"
+    "html.gp-js .gp-pair[hidden]{display:none}\n"
+    "html.gp-js .gp-pair iframe{flex:1;height:auto;min-height:0;display:block}\n"
     "</style>\n</head>\n<body>\n<header>\n"
     "<h1>gpuprof diff: two jobs, rank <i>i</i> of the base with rank <i>i</i> of the current</h1>\n"
     "<label>Rank pair <select id=\"gp-rank\">\n";
@@ -23,6 +33,7 @@ static const char head[] =
 static const char tail[] =
     "<script>\n"
     "(function () {\n"
+    "  document.documentElement.className += ' gp-js';\n"
     "  var sel = document.getElementById('gp-rank');\n"
     "  var pairs = document.querySelectorAll('.gp-pair');\n"
     "  function show() {\n"
@@ -41,9 +52,16 @@ gp_status gp__diff_jobs_html(const gp__diff_job_page *pages, size_t n, const cha
                              size_t n_notes, FILE *fp)
 {
     fputs(head, fp);
-    for (size_t i = 0; i < n; i++)
-        fprintf(fp, "<option value=\"%d\">rank %d</option>\n", (int)pages[i].rank,
-                (int)pages[i].rank);
+    for (size_t i = 0; i < n; i++) {
+        const gp__diff_job_page *p = &pages[i];
+        fprintf(fp, "<option value=\"%d\">rank %d: ", (int)p->rank, (int)p->rank);
+        if (isnan(p->speedup))
+            fputs("speedup n/a", fp);
+        else
+            fprintf(fp, "%.3fx", p->speedup);
+        fprintf(fp, ", %zu regression%s, %zu improvement%s</option>\n", p->regressions,
+                p->regressions == 1 ? "" : "s", p->improvements, p->improvements == 1 ? "" : "s");
+    }
     fprintf(fp, "</select></label> <span>%zu rank pair%s</span>\n", n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n_notes; i++) {
         fputs("<p class=\"gp-note\">NOTE: ", fp);

@@ -37,9 +37,14 @@ void gp__diff_junit_suite(const gp_diff *d, const char *name, FILE *fp);
 typedef struct gp__diff_job_page {
     int32_t rank;
     const char *html;
+    /* the pair's gp_diff figures, for the selector's label: speedup (NaN: unknown),
+     * regressions (tested + untested), improvements */
+    double speedup;
+    size_t regressions, improvements;
 } gp__diff_job_page;
-/* The page of two jobs compared rank by rank (diff_jobs_html.c): a rank selector and one section
- * per pair holding its page in an iframe; notes (ranks on one side only) under the selector. */
+/* The page of two jobs compared rank by rank (diff_jobs_html.c): a rank selector (each pair's
+ * speedup, regressions and improvements in its label) and one section per pair holding its page
+ * in an iframe; notes (ranks on one side only) under the selector. */
 gp_status gp__diff_jobs_html(const gp__diff_job_page *pages, size_t n, const char *const *notes,
                              size_t n_notes, FILE *fp);
 /* The "gpuprof.diff/2" document. */

@@ -150,9 +150,10 @@ int gp__cli_analysis_out(const gp_analysis *an, unsigned tables, const char *csv
 /* Analyses job into a partial result written atomically to path. Returns the exit code (2 with
  * the error printed: a trace without distributedInfo.rank, an unwritable path). */
 int gp__cli_write_partial(const gp_job *job, const gp_analyze_opts *opts, const char *path);
-/* The size of the MPI job this process was started in (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
- * PMIX_SIZE; or srun's step size, gp__srun_tasks, when PMIX_RANK, PMI_RANK or PMI_FD say srun
- * started it with an MPI plugin), 0 when not under mpirun, with GPUPROF_NO_MPI set, or when gpuprof
+/* The size of the MPI job this process was started in: OMPI_COMM_WORLD_SIZE; in an srun step,
+ * the step's size (gp__srun_tasks) when PMIX_RANK says srun started it with PMIx, or PMI_RANK /
+ * PMI_FD with PMI-2 and this MPI speaks PMI-2 (Debian's Open MPI does not: 0, srun's files);
+ * else PMI_SIZE or PMIX_SIZE. 0 when not under mpirun, with GPUPROF_NO_MPI set, or when gpuprof
  * was built without MPI. */
 int gp__mpi_world(void);
 /* gpuprof analyze DIR as one of gp__mpi_world() processes: each reads and analyses its share of

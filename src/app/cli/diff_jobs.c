@@ -137,6 +137,9 @@ static gp_status pair_extras(extras *x, const gp_trace *b, const gp_trace *c, in
             st = gp_diff_render_html(d, &pr, mem);
             slot->rank = rank;
             slot->html = NULL;
+            slot->speedup = d->speedup;
+            slot->regressions = d->n_significant_regressions + d->n_untested_regressions;
+            slot->improvements = d->n_by_type[GP_DIFF_IMPROVEMENT];
         }
         if (mem && fclose(mem) != 0 && st == GP_OK)
             st = GP_ENOMEM;

@@ -16,22 +16,43 @@
 #include <time.h>
 #endif
 
+#ifdef GP_HAVE_MPI
+/* Whether MPI_Init works in a task that srun started with PMI-1/2 only (--mpi=pmi2): MPICH's
+ * does; Open MPI's only when built with Slurm's PMI library (4.x's s1/s2 components, gone in
+ * 5.x). Debian 12's is not: under real Slurm its MPI_Init aborted ("OMPI was not built with
+ * SLURM's PMI support", exit 1), so such a step meets through srun_job.c's files instead.
+ * GP_MPI_SLURM_PMI: CMake found the s2 component in ompi_info. */
+#if defined(OPEN_MPI) && !defined(GP_MPI_SLURM_PMI)
+enum { PMI2_OK = 0 };
+#else
+enum { PMI2_OK = 1 };
+#endif
+#endif
+
 int gp__mpi_world(void)
 {
 #ifdef GP_HAVE_MPI
     if (getenv("GPUPROF_NO_MPI")) /* run by a program that itself runs under mpirun */
         return 0;
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    /* Open MPI's mpirun first: inside a Slurm allocation its processes also carry the variables
+     * of the srun step that started its daemons */
+    const char *v = getenv("OMPI_COMM_WORLD_SIZE");
+    if (v && atoi(v) > 0)
+        return atoi(v);
+    /* an srun step: MPI with PMIx (--mpi=pmix), or with PMI-2 (--mpi=pmi2) where this MPI
+     * speaks it; otherwise gp__srun_analyze's files. The size is the step's (srun_job.c). */
+    int me, tasks = gp__srun_tasks(&me);
+    if (tasks > 0) {
+        if (getenv("PMIX_RANK"))
+            return tasks;
+        return PMI2_OK && (getenv("PMI_RANK") || getenv("PMI_FD")) ? tasks : 0;
+    }
+    static const char *const vars[] = {"PMI_SIZE", "PMIX_SIZE"}; /* other launchers (MPICH's) */
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
+        v = getenv(vars[i]);
         if (v && atoi(v) > 0)
             return atoi(v);
     }
-    /* srun with an MPI plugin (--mpi=pmix, pmi2): PMIx's or PMI's variables beside srun's; the
-     * size is the step's (srun_job.c). srun without one: gp__srun_analyze's files. */
-    int me, tasks = gp__srun_tasks(&me);
-    if (tasks > 0 && (getenv("PMIX_RANK") || getenv("PMI_RANK") || getenv("PMI_FD")))
-        return tasks;
 #endif
     return 0;
 }
