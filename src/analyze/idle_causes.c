@@ -133,6 +133,39 @@ static inline bool seg_ends_by(const seg *x, gp_ns t)
 }
 GP__DEFINE_LOWER_BOUND(segs_ending_by, seg, gp_ns, seg_ends_by)
 
+/* Whether segment x starts before t; segs_starting_before(v, n, t): the first of v[0, n) starting
+ * at or after t. */
+static inline bool seg_starts_before(const seg *x, gp_ns t)
+{
+    return x->s < t;
+}
+GP__DEFINE_LOWER_BOUND(segs_starting_before, seg, gp_ns, seg_starts_before)
+
+/* The first of v[from, n) ending after t, every segment before from ending by t: a search forward
+ * from `from`, doubling the step (the intervals of a row come in time order, so the answer is
+ * near the previous one; a binary search of the whole timeline per interval was a cache miss per
+ * step, most of the idle causes' time). */
+static size_t gallop_ending_after(const seg *v, size_t n, size_t from, gp_ns t)
+{
+    size_t lo = from, step = 1;
+    while (lo + step <= n && v[lo + step - 1].e <= t) {
+        lo += step;
+        step *= 2;
+    }
+    return lo + segs_ending_by(v + lo, GP_MIN(lo + step, n) - lo, t);
+}
+
+/* The first of v[from, n) starting at or after t, every segment before from starting before t. */
+static size_t gallop_starting_from(const seg *v, size_t n, size_t from, gp_ns t)
+{
+    size_t lo = from, step = 1;
+    while (lo + step <= n && v[lo + step - 1].s < t) {
+        lo += step;
+        step *= 2;
+    }
+    return lo + segs_starting_before(v + lo, GP_MIN(lo + step, n) - lo, t);
+}
+
 /* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
  * pair while walking, folded into the row's names once per row: no hashing per segment). */
 typedef struct timeline {
@@ -145,7 +178,8 @@ typedef struct timeline {
     size_t n_pairs, cap_pairs;
     uint32_t *hot; /* the pairs whose pair_time the current row has made nonzero */
     size_t n_hot, cap_hot;
-    size_t cursor;      /* while touched: segments before it end before the row's next interval */
+    size_t cursor; /* segments before it end before the next interval of row `row` */
+    size_t row;
     gp_strid last_name; /* class and name of the last segment (merging) */
     uint8_t last_cls;
     bool built, touched;
@@ -168,12 +202,6 @@ static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
     return (uint32_t)(tl->n_pairs - 1);
 }
 
-/* A GPU event of one lane (a stream or a device): its time and the thread that launched it. */
-typedef struct work {
-    gp_ns s, e;
-    uint32_t thread;
-} work;
-
 typedef struct ctx {
     const gp__view *v;
     const gp_trace *t;
@@ -181,11 +209,13 @@ typedef struct ctx {
     size_t n_str;
     gp__imap blocking; /* correlation ids of blocking copies and host synchronisations */
     timeline *tl;      /* per track, built on first use */
+    uint32_t *thread;  /* per GPU event of the view: the track of its launch call, or NO_THREAD */
     uint32_t *touched; /* threads whose pair_time the current row has added to */
     size_t n_touched, cap_touched;
     uint32_t main_thread;
     gp_ns lo, hi;   /* the analysed window */
     size_t budget;  /* segments the rows' name walks may still visit */
+    size_t row;     /* the row being filled, from 1 (the timelines' cursors are valid for it) */
     size_t unnamed; /* rows without top names (their walk would overdraw the budget) */
 } ctx;
 
@@ -224,8 +254,8 @@ static int event_class(ctx *c, const gp_event *e)
     case GP_EV_RUNTIME:
     case GP_EV_DRIVER: {
         uint8_t f = name_flags(c, e->name);
-        if ((f & F_SYNC) ||
-            (e->correlation != 0 && gp__imap_get(&c->blocking, e->correlation, &unused)))
+        if ((f & F_SYNC) || (e->correlation != 0 && (c->blocking.n || c->blocking.has_min) &&
+                             gp__imap_get(&c->blocking, e->correlation, &unused)))
             return P_SYNC;
         return (f & F_LAUNCH) ? P_LAUNCH : P_CPU;
     }
@@ -270,31 +300,38 @@ static gp_status find_blocking(ctx *c)
 }
 
 /* Appends [s, e) of class cls named name, merged with the previous segment when they match. */
-static gp_status emit(timeline *tl, gp_ns s, gp_ns e, int cls, gp_strid name)
+/* An open event on the thread's stack and the state of its innermost instants: their class, the
+ * name, and the pair of both on the timeline (UINT32_MAX until a segment needs it: found once per
+ * state, not once per segment). */
+typedef struct frame {
+    gp_ns end;
+    gp_strid name;
+    uint8_t cls;
+    uint32_t pair;
+} frame;
+
+/* Appends [s, e) of f's state, merged with the previous segment when they match. */
+static gp_status emit(timeline *tl, gp_ns s, gp_ns e, frame *f)
 {
+    int cls = f->cls;
     if (e <= s || cls == P_NONE)
         return GP_OK;
     seg *last = tl->n ? &tl->v[tl->n - 1] : NULL;
-    if (last && last->e == s && tl->last_cls == cls && tl->last_name == name) {
+    if (last && last->e == s && tl->last_cls == cls && tl->last_name == f->name) {
         last->e = e;
         return GP_OK;
     }
-    uint32_t pair = pair_of(tl, class_cause[cls], name);
+    if (f->pair == UINT32_MAX)
+        f->pair = pair_of(tl, class_cause[cls], f->name);
+    uint32_t pair = f->pair;
     seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
     if (!x)
         return GP_ENOMEM;
     *x = (seg){s, e, pair, class_cause[cls]};
     tl->last_cls = (uint8_t)cls;
-    tl->last_name = name;
+    tl->last_name = f->name;
     return GP_OK;
 }
-
-/* An open event on the thread's stack and the state of its innermost instants. */
-typedef struct frame {
-    gp_ns end;
-    gp_strid name;
-    uint8_t cls;
-} frame;
 
 /* Builds the timeline of a CPU track: events nest by start (as gp_track_self_times has them); an
  * event's state is its own class and name when its class is at least its parent's, else the
@@ -318,40 +355,48 @@ static gp_status build_timeline(ctx *c, uint32_t track)
         while (depth > 0 && stack[depth - 1].end <= at && st == GP_OK) {
             frame *f = &stack[--depth];
             if (f->end > cur) {
-                st = emit(tl, cur, f->end, f->cls, f->name);
+                st = emit(tl, cur, f->end, f);
                 cur = f->end;
             }
         }
         if (!e || st != GP_OK)
             break;
         if (depth > 0 && at > cur)
-            st = emit(tl, cur, at, stack[depth - 1].cls, stack[depth - 1].name);
+            st = emit(tl, cur, at, &stack[depth - 1]);
         cur = GP_MAX(cur, at);
         frame *f = GP_PUSH(stack, depth, cap);
         if (!f) {
             st = GP_ENOMEM;
             break;
         }
-        *f = (frame){e->ts + e->dur, e->name, (uint8_t)cls};
+        *f = (frame){e->ts + e->dur, e->name, (uint8_t)cls, UINT32_MAX};
         if (depth > 1 && stack[depth - 2].cls > cls) {
             f->cls = stack[depth - 2].cls;
             f->name = stack[depth - 2].name;
+            f->pair = stack[depth - 2].pair;
         }
     }
     free(stack);
     if (st == GP_OK && !(tl->pair_time = calloc(tl->n_pairs, sizeof *tl->pair_time)))
         st = GP_ENOMEM;
+    acc_free(&tl->index);
+    return st;
+}
+
+/* The prefix sums of tl's time per cause (tl->cum), built when a row first needs them: only the
+ * rows whose name walk overdraws the budget do. */
+static gp_status build_cum(timeline *tl)
+{
     size_t blocks = tl->n / CUM_STEP + 1;
-    if (st == GP_OK && !(tl->cum = calloc(blocks * GP_IC_COUNT, sizeof *tl->cum)))
-        st = GP_ENOMEM;
-    for (size_t b = 1; b < blocks && st == GP_OK; b++) {
+    if (!(tl->cum = calloc(blocks * GP_IC_COUNT, sizeof *tl->cum)))
+        return GP_ENOMEM;
+    for (size_t b = 1; b < blocks; b++) {
         gp_ns *prev = &tl->cum[(b - 1) * GP_IC_COUNT], *next = prev + GP_IC_COUNT;
         memcpy(next, prev, GP_IC_COUNT * sizeof *next);
         for (size_t i = (b - 1) * CUM_STEP; i < b * CUM_STEP; i++)
             next[tl->v[i].cause] += tl->v[i].e - tl->v[i].s;
     }
-    acc_free(&tl->index);
-    return st;
+    return GP_OK;
 }
 
 /* Adds the time per cause of tl's segments [0, i) to out (from the checkpoint before i). */
@@ -364,84 +409,13 @@ static void prefix_add(const timeline *tl, size_t i, gp_ns *out, int sign)
         out[tl->v[x].cause] += sign * (tl->v[x].e - tl->v[x].s);
 }
 
-/* The first segment of tl ending after t (tl->n when none). */
-static size_t first_ending_after(const timeline *tl, gp_ns t)
-{
-    size_t lo = 0, hi = tl->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].e <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The first segment of tl starting at or after t (tl->n when none). */
-static size_t first_starting_from(const timeline *tl, gp_ns t)
-{
-    size_t lo = 0, hi = tl->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* A row's totals while they are summed: the row, and the segments its name walk will visit. */
-typedef struct row_tally {
-    gp_idle_causes *row;
-    size_t walk;
-} row_tally;
-
-/* Adds the idle interval [s, e) to the row's idle time and its totals per cause, from the prefix
- * sums of thread's timeline (the gaps between segments are unrecorded), and the segments a walk
- * of it visits to the walk. */
-static gp_status tally(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
-{
-    row_tally *a = acc;
-    gp_idle_causes *r = a->row;
-    r->idle += e - s;
-    a->walk++;
-    if (thread == NO_THREAD) {
-        r->by_cause[GP_IC_UNRECORDED] += e - s;
-        return GP_OK;
-    }
-    timeline *tl = &c->tl[thread];
-    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
-    if (st != GP_OK)
-        return st;
-    size_t i = first_ending_after(tl, s), j = first_starting_from(tl, e); /* i <= j */
-    gp_ns covered = 0;
-    if (i < j) {
-        gp_ns d[GP_IC_COUNT] = {0};
-        prefix_add(tl, j, d, 1);
-        prefix_add(tl, i, d, -1);
-        for (int k = 0; k < GP_IC_COUNT; k++) {
-            r->by_cause[k] += d[k];
-            covered += d[k];
-        }
-        if (tl->v[i].s < s) { /* the part of the first segment before s */
-            r->by_cause[tl->v[i].cause] -= s - tl->v[i].s;
-            covered -= s - tl->v[i].s;
-        }
-        if (tl->v[j - 1].e > e) { /* the part of the last segment after e */
-            r->by_cause[tl->v[j - 1].cause] -= tl->v[j - 1].e - e;
-            covered -= tl->v[j - 1].e - e;
-        }
-        a->walk += j - i;
-    }
-    r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
-    return GP_OK;
-}
-
-/* One row being filled: the totals per cause and the time per (cause, name). */
+/* One row being filled: its totals per cause, the segments its name walk visits (one per
+ * interval and each segment an interval covers), and, while that walk fits the budget, its time per
+ * (cause, name). */
 typedef struct row_acc {
     gp_idle_causes *row;
+    size_t walk;
+    bool naming;
     name_acc names;
 } row_acc;
 
@@ -466,43 +440,100 @@ static gp_status add_pair(ctx *c, uint32_t thread, uint32_t pair, gp_ns d)
     return GP_OK;
 }
 
-/* Adds the time per name of the idle interval [s, e) (the timeline of thread built by tally). */
-static gp_status attribute(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+/* The idle interval [s, e) covered by segments [i, j) of thread's timeline: its totals per cause
+ * and time per name, by a walk of the segments (the gaps between them are unrecorded). */
+static gp_status walk_names(ctx *c, gp_idle_causes *r, uint32_t thread, size_t i, size_t j, gp_ns s,
+                            gp_ns e)
 {
-    row_acc *a = acc;
-    if (thread == NO_THREAD)
-        return acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s);
-    timeline *tl = &c->tl[thread];
+    const timeline *tl = &c->tl[thread];
     gp_status st = GP_OK;
-    /* The first segment ending after s: a row's intervals come in time order, so search forward
-     * from where the row's previous interval on this thread started, doubling the step. */
-    size_t lo = tl->touched ? tl->cursor : 0, step = 1;
-    while (lo + step <= tl->n && tl->v[lo + step - 1].e <= s) {
-        lo += step;
-        step *= 2;
-    }
-    lo += segs_ending_by(tl->v + lo, GP_MIN(lo + step, tl->n) - lo, s);
-    tl->cursor = lo;
     gp_ns t = s;
-    for (size_t i = lo; i < tl->n && t < e && st == GP_OK; i++) {
+    for (; i < j && st == GP_OK; i++) {
         const seg *x = &tl->v[i];
-        if (x->s > t)
-            st = add_pair(c, thread, 0, GP_MIN(x->s, e) - t);
-        t = GP_MAX(t, x->s);
-        if (t < e && st == GP_OK)
-            st = add_pair(c, thread, x->pair, GP_MIN(x->e, e) - t);
-        t = GP_MAX(t, GP_MIN(x->e, e));
+        if (x->s > t) {
+            r->by_cause[GP_IC_UNRECORDED] += x->s - t; /* x->s < e */
+            st = add_pair(c, thread, 0, x->s - t);
+            t = x->s;
+        }
+        gp_ns d = GP_MIN(x->e, e) - t; /* > 0: x ends after s, and t < e */
+        r->by_cause[x->cause] += d;
+        if (st == GP_OK)
+            st = add_pair(c, thread, x->pair, d);
+        t += d;
     }
-    if (t < e && st == GP_OK)
+    if (t < e && st == GP_OK) {
+        r->by_cause[GP_IC_UNRECORDED] += e - t;
         st = add_pair(c, thread, 0, e - t);
+    }
     return st;
 }
 
-/* The thread that launched w, else fallback, else the rank's main launching thread. */
-static uint32_t thread_of(const ctx *c, const work *w, uint32_t fallback)
+/* The same totals per cause from the prefix sums of the timeline (no names). */
+static void tally_sums(timeline *tl, gp_idle_causes *r, size_t i, size_t j, gp_ns s, gp_ns e)
 {
-    if (w && w->thread != NO_THREAD)
-        return w->thread;
+    gp_ns covered = 0;
+    if (i < j) {
+        gp_ns d[GP_IC_COUNT] = {0};
+        prefix_add(tl, j, d, 1);
+        prefix_add(tl, i, d, -1);
+        for (int k = 0; k < GP_IC_COUNT; k++) {
+            r->by_cause[k] += d[k];
+            covered += d[k];
+        }
+        if (tl->v[i].s < s) { /* the part of the first segment before s */
+            r->by_cause[tl->v[i].cause] -= s - tl->v[i].s;
+            covered -= s - tl->v[i].s;
+        }
+        if (tl->v[j - 1].e > e) { /* the part of the last segment after e */
+            r->by_cause[tl->v[j - 1].cause] -= tl->v[j - 1].e - e;
+            covered -= tl->v[j - 1].e - e;
+        }
+    }
+    r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
+}
+
+/* Adds the idle interval [s, e) to the row: its idle time, its totals per cause, the segments a
+ * name walk of it visits, and while the row's walk fits the budget its time per name (one walk of
+ * the covered segments gives both; past the budget, the prefix sums give the totals). */
+static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+{
+    row_acc *a = acc;
+    gp_idle_causes *r = a->row;
+    r->idle += e - s;
+    a->walk++;
+    a->naming = a->naming && a->walk <= c->budget;
+    if (thread == NO_THREAD) {
+        r->by_cause[GP_IC_UNRECORDED] += e - s;
+        return a->naming ? acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s) : GP_OK;
+    }
+    timeline *tl = &c->tl[thread];
+    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
+    if (st != GP_OK)
+        return st;
+    if (tl->row != c->row) { /* the row's first interval on this thread */
+        tl->row = c->row;
+        tl->cursor = 0;
+    }
+    /* i <= j: segment i - 1 ends by s < e, so it starts before e */
+    size_t i = gallop_ending_after(tl->v, tl->n, tl->cursor, s);
+    size_t j = gallop_starting_from(tl->v, tl->n, i, e);
+    tl->cursor = i;
+    a->walk += j - i;
+    a->naming = a->naming && a->walk <= c->budget;
+    if (a->naming)
+        return walk_names(c, r, thread, i, j, s, e);
+    if (!tl->cum && build_cum(tl) != GP_OK)
+        return GP_ENOMEM;
+    tally_sums(tl, r, i, j, s, e);
+    return GP_OK;
+}
+
+/* The thread that launched the work (NO_THREAD: unknown), else fallback, else the rank's main
+ * launching thread. */
+static uint32_t thread_of(const ctx *c, uint32_t thread, uint32_t fallback)
+{
+    if (thread != NO_THREAD)
+        return thread;
     return fallback != NO_THREAD ? fallback : c->main_thread;
 }
 
@@ -511,33 +542,37 @@ typedef gp_status (*interval_fn)(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t t
 /* Calls fn on the idle intervals of a lane (its GPU work sorted by start) inside the window,
  * each with the thread that launched the work ending it (the last launching thread for the
  * interval after the last work). */
-static gp_status sweep(ctx *c, interval_fn fn, void *a, const work *w, size_t n)
+static gp_status sweep(ctx *c, interval_fn fn, void *a, const uint32_t *w, size_t n)
 {
     gp_ns cover = c->lo;
     uint32_t prev = NO_THREAD;
     gp_status st = GP_OK;
     for (size_t i = 0; i < n && cover < c->hi && st == GP_OK; i++) {
-        if (w[i].s > cover)
-            st = fn(c, a, cover, GP_MIN(w[i].s, c->hi), thread_of(c, &w[i], prev));
-        cover = GP_MAX(cover, w[i].e);
-        if (w[i].thread != NO_THREAD)
-            prev = w[i].thread;
+        const gp__gev *g = &c->v->g[w[i]];
+        uint32_t thread = c->thread[w[i]];
+        if (g->ts > cover)
+            st = fn(c, a, cover, GP_MIN(g->ts, c->hi), thread_of(c, thread, prev));
+        cover = GP_MAX(cover, g->ts + g->dur);
+        if (thread != NO_THREAD)
+            prev = thread;
     }
     if (cover < c->hi && st == GP_OK)
-        st = fn(c, a, cover, c->hi, thread_of(c, NULL, prev));
+        st = fn(c, a, cover, c->hi, thread_of(c, NO_THREAD, prev));
     return st;
 }
 
-/* Folds the touched threads' pair times (those the row made nonzero) into the row's names, and
- * clears them. */
+/* Folds the touched threads' pair times (those the row made nonzero) into the row's names (not
+ * when the row's walk overdrew the budget), and clears them. */
 static gp_status fold_pairs(ctx *c, row_acc *a)
 {
     for (size_t i = 0; i < c->n_touched; i++) {
         timeline *tl = &c->tl[c->touched[i]];
         for (size_t h = 0; h < tl->n_hot; h++) {
             uint32_t p = tl->hot[h];
-            gp_status st = acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
-                                   (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
+            gp_status st =
+                !a->naming ? GP_OK
+                           : acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
+                                     (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
             if (st != GP_OK)
                 return st;
             tl->pair_time[p] = 0;
@@ -574,36 +609,38 @@ static void top_names(ctx *c, row_acc *a)
 
 /* Fills a row: its idle time and totals per cause, and, when its walk fits the budget, the top
  * name of each cause (else "", counted in c->unnamed). */
-static gp_status fill_row(ctx *c, gp_idle_causes *row, const work *w, size_t n)
+static gp_status fill_row(ctx *c, gp_idle_causes *row, const uint32_t *w, size_t n)
 {
-    row_tally tally_acc = {.row = row};
-    gp_status st = sweep(c, tally, &tally_acc, w, n);
+    row_acc a = {.row = row, .naming = true};
+    c->row++;
+    gp_status st = sweep(c, visit, &a, w, n);
     for (int k = 0; k < GP_IC_COUNT; k++) {
         row->share[k] = row->idle > 0 ? (double)row->by_cause[k] / (double)row->idle : NAN;
         row->top_what[k] = "";
     }
-    if (st != GP_OK)
-        return st;
-    if (tally_acc.walk > c->budget) {
-        c->unnamed++;
-        return GP_OK;
-    }
-    c->budget -= tally_acc.walk;
-    row_acc a = {.row = row};
-    st = sweep(c, attribute, &a, w, n);
     if (st == GP_OK)
         st = fold_pairs(c, &a);
-    if (st == GP_OK)
+    if (st == GP_OK && !a.naming)
+        c->unnamed++;
+    else if (st == GP_OK) {
+        c->budget -= a.walk;
         top_names(c, &a);
+    }
     acc_free(&a.names);
     return st;
 }
 
-static int cmp_work(const void *x, const void *y)
+/* A lane's work by start, where HTA's rounding reordered ties: (start, index in the view). */
+typedef struct work_key {
+    gp_ns s;
+    uint32_t g;
+} work_key;
+
+static int cmp_work_key(const work_key *p, const work_key *q)
 {
-    const work *p = x, *q = y;
     return GP_CMP(p->s, q->s);
 }
+GP__DEFINE_MERGE_SORT(sort_work_keys, work_key, cmp_work_key)
 
 /* The CPU thread holding the most runtime/driver calls (the launching thread when the work ending
  * an interval has no launch), NO_THREAD when there is none. */
@@ -626,7 +663,7 @@ typedef struct lane {
     int32_t device;
     int64_t stream;
     bool whole;
-    work *w;
+    uint32_t *w; /* the lane's GPU work: indices in the view's events, by start */
     size_t n, cap;
 } lane;
 
@@ -672,46 +709,79 @@ static int cmp_lane_busiest(const void *x, const void *y)
     return cmp_lane(p, q);
 }
 
-/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
- * lanes in row order. */
-static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
+static bool lane_work(const gp__gev *g)
 {
+    return g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET;
+}
+
+/* Sorts a lane's work by start (stable: ties keep the view's order). */
+static gp_status sort_lane(const gp__view *v, lane *l)
+{
+    size_t k = 1; /* sorted already unless HTA's rounding reordered ties */
+    while (k < l->n && v->g[l->w[k - 1]].ts <= v->g[l->w[k]].ts)
+        k++;
+    if (k >= l->n)
+        return GP_OK;
+    work_key *keys = malloc(l->n * sizeof *keys);
+    if (!keys)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < l->n; i++)
+        keys[i] = (work_key){v->g[l->w[i]].ts, l->w[i]};
+    gp_status st = sort_work_keys(keys, l->n) ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; i < l->n && st == GP_OK; i++)
+        l->w[i] = keys[i].g;
+    free(keys);
+    return st;
+}
+
+/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
+ * lanes in row order; c->thread: the launching thread of each GPU event. A lane holds 4-byte
+ * indices of the view's events (it held copies of their times: 13 MB on large_v100_nccl x7). */
+static gp_status collect_lanes(ctx *c, lane **out, size_t *n_out)
+{
+    const gp__view *v = c->v;
     lane *lanes = NULL;
-    size_t n = 0, cap = 0, last = 0;
+    size_t n = 0, cap = 0, last[2] = {0, 0};
     gp_status st = GP_OK;
     gp__group_table index;
     gp__group_table_init(&index, sizeof(gp__group_key), true);
-    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
-        const gp__gev *g = &v->g[i];
-        if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
-            continue;
-        work w = {g->ts, g->ts + g->dur, g->launch ? g->launch->track : NO_THREAD};
-        for (int whole = 0; whole < 2 && st == GP_OK; whole++) {
-            lane *l = whole == 0 && last < n && lanes[last].device == g->device &&
-                              !lanes[last].whole && lanes[last].stream == g->stream
-                          ? &lanes[last]
-                          : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
-            if (!l) {
+    c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
+    if (!c->thread || v->n_g > UINT32_MAX)
+        st = GP_ENOMEM;
+    for (size_t pass = 0; pass < 2 && st == GP_OK; pass++) {
+        /* pass 0 counts each lane's work, pass 1 fills the lanes, allocated to size */
+        for (size_t i = 0; i < n; i++) {
+            if (pass == 1 &&
+                !(lanes[i].w = malloc((lanes[i].cap ? lanes[i].cap : 1) * sizeof *lanes[i].w)))
                 st = GP_ENOMEM;
-                break;
+        }
+        for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+            const gp__gev *g = &v->g[i];
+            if (pass == 0)
+                c->thread[i] = g->launch ? g->launch->track : NO_THREAD;
+            if (!lane_work(g))
+                continue;
+            for (int whole = 0; whole < 2 && st == GP_OK; whole++) {
+                const lane *p = last[whole] < n ? &lanes[last[whole]] : NULL;
+                lane *l = p && p->device == g->device && p->whole == whole &&
+                                  (whole || p->stream == g->stream)
+                              ? &lanes[last[whole]]
+                              : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
+                if (!l) {
+                    st = GP_ENOMEM;
+                    break;
+                }
+                last[whole] = (size_t)(l - lanes);
+                if (pass == 0)
+                    l->cap++;
+                else
+                    l->w[l->n++] = (uint32_t)i;
             }
-            if (whole == 0)
-                last = (size_t)(l - lanes);
-            work *x = GP_PUSH(l->w, l->n, l->cap);
-            if (!x)
-                st = GP_ENOMEM;
-            else
-                *x = w;
         }
     }
     gp__group_table_free(&index);
-    for (size_t i = 0; i < n; i++) { /* sorted already unless HTA's rounding reordered ties */
-        size_t k = 1;
-        while (k < lanes[i].n && lanes[i].w[k - 1].s <= lanes[i].w[k].s)
-            k++;
-        if (k < lanes[i].n)
-            qsort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
-    }
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        st = sort_lane(v, &lanes[i]);
     if (n > 1)
         qsort(lanes, n, sizeof *lanes, cmp_lane);
     *out = lanes;
@@ -737,8 +807,9 @@ static void window(ctx *c, const lane *lanes, size_t n)
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {
-            c->lo = GP_MIN(c->lo, lanes[i].w[j].s);
-            c->hi = GP_MAX(c->hi, lanes[i].w[j].e);
+            const gp__gev *g = &v->g[lanes[i].w[j]];
+            c->lo = GP_MIN(c->lo, g->ts);
+            c->hi = GP_MAX(c->hi, g->ts + g->dur);
         }
 }
 
@@ -787,6 +858,7 @@ static void free_ctx(ctx *c)
     }
     free(c->tl);
     free(c->touched);
+    free(c->thread);
 }
 
 gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
@@ -801,7 +873,7 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     c.tl = calloc(v->t->n_tracks ? v->t->n_tracks : 1, sizeof *c.tl);
     gp_status st = c.flags && c.tl ? find_blocking(&c) : GP_ENOMEM;
     if (st == GP_OK)
-        st = collect_lanes(v, &lanes, &n);
+        st = collect_lanes(&c, &lanes, &n);
     if (st == GP_OK)
         window(&c, lanes, n);
     c.budget = walk_budget(c.t, lanes, n);
