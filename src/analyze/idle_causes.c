@@ -410,8 +410,8 @@ static void prefix_add(const timeline *tl, size_t i, gp_ns *out, int sign)
 }
 
 /* One row being filled: its totals per cause, the segments its name walk visits (one per
- * interval and each segment an interval covers), and, while that walk fits the budget, its time per
- * (cause, name). */
+ * interval and each segment an interval covers), whether that walk fits the budget (naming), and
+ * then its time per (cause, name). */
 typedef struct row_acc {
     gp_idle_causes *row;
     size_t walk;
@@ -492,34 +492,54 @@ static void tally_sums(timeline *tl, gp_idle_causes *r, size_t i, size_t j, gp_n
     r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
 }
 
-/* Adds the idle interval [s, e) to the row: its idle time, its totals per cause, the segments a
- * name walk of it visits, and while the row's walk fits the budget its time per name (one walk of
- * the covered segments gives both; past the budget, the prefix sums give the totals). */
+/* The segments [*i, *j) of thread's timeline that the idle interval [s, e) covers (the timeline
+ * built on first use): found from where the sweep's previous interval on the thread was. */
+static gp_status covered(ctx *c, uint32_t thread, gp_ns s, gp_ns e, size_t *i, size_t *j)
+{
+    timeline *tl = &c->tl[thread];
+    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
+    if (st != GP_OK)
+        return st;
+    if (tl->row != c->row) { /* the sweep's first interval on this thread */
+        tl->row = c->row;
+        tl->cursor = 0;
+    }
+    /* i <= j: segment i - 1 ends by s < e, so it starts before e */
+    *i = gallop_ending_after(tl->v, tl->n, tl->cursor, s);
+    *j = gallop_starting_from(tl->v, tl->n, *i, e);
+    tl->cursor = *i;
+    return GP_OK;
+}
+
+/* Adds the segments a name walk of the idle interval [s, e) visits to the row's walk. */
+static gp_status count_walk(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+{
+    row_acc *a = acc;
+    size_t i, j;
+    a->walk++;
+    gp_status st = thread == NO_THREAD ? GP_OK : covered(c, thread, s, e, &i, &j);
+    if (thread != NO_THREAD && st == GP_OK)
+        a->walk += j - i;
+    return st;
+}
+
+/* Adds the idle interval [s, e) to the row: its idle time, its totals per cause, and when the row
+ * is named its time per name (one walk of the covered segments gives both; a row whose walk
+ * overdraws the budget takes its totals from the prefix sums). */
 static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
 {
     row_acc *a = acc;
     gp_idle_causes *r = a->row;
     r->idle += e - s;
-    a->walk++;
-    a->naming = a->naming && a->walk <= c->budget;
     if (thread == NO_THREAD) {
         r->by_cause[GP_IC_UNRECORDED] += e - s;
         return a->naming ? acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s) : GP_OK;
     }
-    timeline *tl = &c->tl[thread];
-    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
+    size_t i, j;
+    gp_status st = covered(c, thread, s, e, &i, &j);
     if (st != GP_OK)
         return st;
-    if (tl->row != c->row) { /* the row's first interval on this thread */
-        tl->row = c->row;
-        tl->cursor = 0;
-    }
-    /* i <= j: segment i - 1 ends by s < e, so it starts before e */
-    size_t i = gallop_ending_after(tl->v, tl->n, tl->cursor, s);
-    size_t j = gallop_starting_from(tl->v, tl->n, i, e);
-    tl->cursor = i;
-    a->walk += j - i;
-    a->naming = a->naming && a->walk <= c->budget;
+    timeline *tl = &c->tl[thread];
     if (a->naming)
         return walk_names(c, r, thread, i, j, s, e);
     if (!tl->cum && build_cum(tl) != GP_OK)
@@ -611,9 +631,13 @@ static void top_names(ctx *c, row_acc *a)
  * name of each cause (else "", counted in c->unnamed). */
 static gp_status fill_row(ctx *c, gp_idle_causes *row, const uint32_t *w, size_t n)
 {
-    row_acc a = {.row = row, .naming = true};
+    row_acc a = {.row = row};
     c->row++;
-    gp_status st = sweep(c, visit, &a, w, n);
+    gp_status st = sweep(c, count_walk, &a, w, n); /* cheap: the searches, no sums */
+    a.naming = a.walk <= c->budget;
+    c->row++;
+    if (st == GP_OK)
+        st = sweep(c, visit, &a, w, n);
     for (int k = 0; k < GP_IC_COUNT; k++) {
         row->share[k] = row->idle > 0 ? (double)row->by_cause[k] / (double)row->idle : NAN;
         row->top_what[k] = "";
