@@ -118,52 +118,34 @@ static void acc_free(name_acc *m)
     memset(m, 0, sizeof *m);
 }
 
-/* A stretch of a thread's timeline: what the thread was doing over [s, e); pair indexes the
- * thread's distinct (cause, name) pairs. */
+/* A stretch of a thread's timeline: what the thread was doing over [s, s + len), or from s to its
+ * entry in the timeline's long ends when len is SEG_LONG (2^32 - 1 ns or more); pc is
+ * pair << 3 | cause, the pair indexing the thread's distinct (cause, name) pairs. 16 bytes: with
+ * its end and cause stored in full (24 bytes), the segments were the largest working set of the
+ * analyses (28 MB on large_v100_nccl x7). */
 typedef struct seg {
-    gp_ns s, e;
-    uint32_t pair;
-    uint8_t cause;
+    gp_ns s;
+    uint32_t len;
+    uint32_t pc;
 } seg;
 
-/* Whether segment x ends by t; segs_ending_by(v, n, t): the first of v[0, n) ending after t. */
-static inline bool seg_ends_by(const seg *x, gp_ns t)
-{
-    return x->e <= t;
-}
-GP__DEFINE_LOWER_BOUND(segs_ending_by, seg, gp_ns, seg_ends_by)
+#define SEG_LONG UINT32_MAX
+#define PAIR_MAX (UINT32_MAX >> 3)
 
-/* Whether segment x starts before t; segs_starting_before(v, n, t): the first of v[0, n) starting
- * at or after t. */
-static inline bool seg_starts_before(const seg *x, gp_ns t)
-{
-    return x->s < t;
-}
-GP__DEFINE_LOWER_BOUND(segs_starting_before, seg, gp_ns, seg_starts_before)
+/* The end of a long segment: its index and end. */
+typedef struct long_end {
+    size_t i;
+    gp_ns e;
+} long_end;
 
-/* The first of v[from, n) ending after t, every segment before from ending by t: a search forward
- * from `from`, doubling the step (the intervals of a row come in time order, so the answer is
- * near the previous one; a binary search of the whole timeline per interval was a cache miss per
- * step, most of the idle causes' time). */
-static size_t gallop_ending_after(const seg *v, size_t n, size_t from, gp_ns t)
+static inline int seg_cause(const seg *x)
 {
-    size_t lo = from, step = 1;
-    while (lo + step <= n && v[lo + step - 1].e <= t) {
-        lo += step;
-        step *= 2;
-    }
-    return lo + segs_ending_by(v + lo, GP_MIN(lo + step, n) - lo, t);
+    return (int)(x->pc & 7);
 }
 
-/* The first of v[from, n) starting at or after t, every segment before from starting before t. */
-static size_t gallop_starting_from(const seg *v, size_t n, size_t from, gp_ns t)
+static inline uint32_t seg_pair(const seg *x)
 {
-    size_t lo = from, step = 1;
-    while (lo + step <= n && v[lo + step - 1].s < t) {
-        lo += step;
-        step *= 2;
-    }
-    return lo + segs_starting_before(v + lo, GP_MIN(lo + step, n) - lo, t);
+    return x->pc >> 3;
 }
 
 /* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
@@ -171,6 +153,8 @@ static size_t gallop_starting_from(const seg *v, size_t n, size_t from, gp_ns t)
 typedef struct timeline {
     seg *v;
     size_t n, cap;
+    long_end *lng; /* the long segments' ends, by index */
+    size_t n_lng, cap_lng;
     gp_ns *cum;     /* cum[b * GP_IC_COUNT + k]: time of cause k in segments [0, b * CUM_STEP) */
     name_acc index; /* (cause, name) -> pair index */
     uint64_t *pair_key; /* cause << 32 | name */
@@ -185,7 +169,88 @@ typedef struct timeline {
     bool built, touched;
 } timeline;
 
-/* The pair index of (cause, name) on tl, added when new; UINT32_MAX when out of memory. */
+/* The end of segment k of tl. */
+static gp_ns seg_end(const timeline *tl, size_t k)
+{
+    const seg *x = &tl->v[k];
+    if (x->len != SEG_LONG)
+        return x->s + x->len;
+    size_t lo = 0, hi = tl->n_lng;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->lng[mid].i < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return tl->lng[lo].e; /* present: every long segment has its entry */
+}
+
+/* Sets the end of tl's last segment k to e (after its start). GP_ENOMEM. */
+static gp_status set_end(timeline *tl, size_t k, gp_ns e)
+{
+    seg *x = &tl->v[k];
+    gp_ns len = e - x->s;
+    if (x->len == SEG_LONG) { /* the last long end is k's: segments are added in order */
+        tl->lng[tl->n_lng - 1].e = e;
+        return GP_OK;
+    }
+    if (len < (gp_ns)SEG_LONG) {
+        x->len = (uint32_t)len;
+        return GP_OK;
+    }
+    long_end *l = GP_PUSH(tl->lng, tl->n_lng, tl->cap_lng);
+    if (!l)
+        return GP_ENOMEM;
+    *l = (long_end){k, e};
+    x->len = SEG_LONG;
+    return GP_OK;
+}
+
+/* The first of tl's segments [from, n) ending after t, every segment before from ending by t: a
+ * search forward from `from`, doubling the step (the intervals of a row come in time order, so
+ * the answer is near the previous one; a binary search of the whole timeline per interval was a
+ * cache miss per step, most of the idle causes' time). */
+static size_t gallop_ending_after(const timeline *tl, size_t from, gp_ns t)
+{
+    size_t lo = from, step = 1, n = tl->n;
+    while (lo + step <= n && seg_end(tl, lo + step - 1) <= t) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = GP_MIN(lo + step, n);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (seg_end(tl, mid) <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first of tl's segments [from, n) starting at or after t, every segment before from starting
+ * before t. */
+static size_t gallop_starting_from(const timeline *tl, size_t from, gp_ns t)
+{
+    size_t lo = from, step = 1, n = tl->n;
+    while (lo + step <= n && tl->v[lo + step - 1].s < t) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = GP_MIN(lo + step, n);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->v[mid].s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The pair index of (cause, name) on tl, added when new; UINT32_MAX when out of memory (or past
+ * PAIR_MAX pairs). */
 static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
 {
     bool added;
@@ -194,6 +259,8 @@ static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
         return UINT32_MAX;
     if (!added)
         return (uint32_t)*slot;
+    if (tl->n_pairs >= PAIR_MAX)
+        return UINT32_MAX;
     uint64_t *k = GP_PUSH(tl->pair_key, tl->n_pairs, tl->cap_pairs);
     if (!k)
         return UINT32_MAX;
@@ -316,21 +383,18 @@ static gp_status emit(timeline *tl, gp_ns s, gp_ns e, frame *f)
     int cls = f->cls;
     if (e <= s || cls == P_NONE)
         return GP_OK;
-    seg *last = tl->n ? &tl->v[tl->n - 1] : NULL;
-    if (last && last->e == s && tl->last_cls == cls && tl->last_name == f->name) {
-        last->e = e;
-        return GP_OK;
-    }
+    if (tl->n && seg_end(tl, tl->n - 1) == s && tl->last_cls == cls && tl->last_name == f->name)
+        return set_end(tl, tl->n - 1, e);
     if (f->pair == UINT32_MAX)
         f->pair = pair_of(tl, class_cause[cls], f->name);
     uint32_t pair = f->pair;
     seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
     if (!x)
         return GP_ENOMEM;
-    *x = (seg){s, e, pair, class_cause[cls]};
+    *x = (seg){s, 0, pair << 3 | class_cause[cls]};
     tl->last_cls = (uint8_t)cls;
     tl->last_name = f->name;
-    return GP_OK;
+    return set_end(tl, tl->n - 1, e);
 }
 
 /* Builds the timeline of a CPU track: events nest by start (as gp_track_self_times has them); an
@@ -394,7 +458,7 @@ static gp_status build_cum(timeline *tl)
         gp_ns *prev = &tl->cum[(b - 1) * GP_IC_COUNT], *next = prev + GP_IC_COUNT;
         memcpy(next, prev, GP_IC_COUNT * sizeof *next);
         for (size_t i = (b - 1) * CUM_STEP; i < b * CUM_STEP; i++)
-            next[tl->v[i].cause] += tl->v[i].e - tl->v[i].s;
+            next[seg_cause(&tl->v[i])] += seg_end(tl, i) - tl->v[i].s;
     }
     return GP_OK;
 }
@@ -406,7 +470,7 @@ static void prefix_add(const timeline *tl, size_t i, gp_ns *out, int sign)
     for (int k = 0; k < GP_IC_COUNT; k++)
         out[k] += sign * tl->cum[b * GP_IC_COUNT + k];
     for (size_t x = b * CUM_STEP; x < i; x++)
-        out[tl->v[x].cause] += sign * (tl->v[x].e - tl->v[x].s);
+        out[seg_cause(&tl->v[x])] += sign * (seg_end(tl, x) - tl->v[x].s);
 }
 
 /* One row being filled: its totals per cause, the segments its name walk visits (one per
@@ -455,10 +519,10 @@ static gp_status walk_names(ctx *c, gp_idle_causes *r, uint32_t thread, size_t i
             st = add_pair(c, thread, 0, x->s - t);
             t = x->s;
         }
-        gp_ns d = GP_MIN(x->e, e) - t; /* > 0: x ends after s, and t < e */
-        r->by_cause[x->cause] += d;
+        gp_ns d = GP_MIN(seg_end(tl, i), e) - t; /* > 0: x ends after s, and t < e */
+        r->by_cause[seg_cause(x)] += d;
         if (st == GP_OK)
-            st = add_pair(c, thread, x->pair, d);
+            st = add_pair(c, thread, seg_pair(x), d);
         t += d;
     }
     if (t < e && st == GP_OK) {
@@ -481,12 +545,13 @@ static void tally_sums(timeline *tl, gp_idle_causes *r, size_t i, size_t j, gp_n
             covered += d[k];
         }
         if (tl->v[i].s < s) { /* the part of the first segment before s */
-            r->by_cause[tl->v[i].cause] -= s - tl->v[i].s;
+            r->by_cause[seg_cause(&tl->v[i])] -= s - tl->v[i].s;
             covered -= s - tl->v[i].s;
         }
-        if (tl->v[j - 1].e > e) { /* the part of the last segment after e */
-            r->by_cause[tl->v[j - 1].cause] -= tl->v[j - 1].e - e;
-            covered -= tl->v[j - 1].e - e;
+        gp_ns last_e = seg_end(tl, j - 1);
+        if (last_e > e) { /* the part of the last segment after e */
+            r->by_cause[seg_cause(&tl->v[j - 1])] -= last_e - e;
+            covered -= last_e - e;
         }
     }
     r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
@@ -505,8 +570,8 @@ static gp_status covered(ctx *c, uint32_t thread, gp_ns s, gp_ns e, size_t *i, s
         tl->cursor = 0;
     }
     /* i <= j: segment i - 1 ends by s < e, so it starts before e */
-    *i = gallop_ending_after(tl->v, tl->n, tl->cursor, s);
-    *j = gallop_starting_from(tl->v, tl->n, *i, e);
+    *i = gallop_ending_after(tl, tl->cursor, s);
+    *j = gallop_starting_from(tl, *i, e);
     tl->cursor = *i;
     return GP_OK;
 }
@@ -874,6 +939,7 @@ static void free_ctx(ctx *c)
     gp__imap_free(&c->blocking);
     for (size_t k = 0; c->tl && k < c->t->n_tracks; k++) {
         free(c->tl[k].v);
+        free(c->tl[k].lng);
         free(c->tl[k].pair_key);
         free(c->tl[k].pair_time);
         free(c->tl[k].cum);
