@@ -170,11 +170,8 @@ typedef struct timeline {
 } timeline;
 
 /* The end of segment k of tl. */
-static gp_ns seg_end(const timeline *tl, size_t k)
+static gp_ns long_end_of(const timeline *tl, size_t k)
 {
-    const seg *x = &tl->v[k];
-    if (x->len != SEG_LONG)
-        return x->s + x->len;
     size_t lo = 0, hi = tl->n_lng;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -184,6 +181,12 @@ static gp_ns seg_end(const timeline *tl, size_t k)
             hi = mid;
     }
     return tl->lng[lo].e; /* present: every long segment has its entry */
+}
+
+static inline gp_ns seg_end(const timeline *tl, size_t k)
+{
+    const seg *x = &tl->v[k];
+    return x->len != SEG_LONG ? x->s + x->len : long_end_of(tl, k);
 }
 
 /* Sets the end of tl's last segment k to e (after its start). GP_ENOMEM. */
@@ -280,10 +283,11 @@ typedef struct ctx {
     uint32_t *touched; /* threads whose pair_time the current row has added to */
     size_t n_touched, cap_touched;
     uint32_t main_thread;
-    gp_ns lo, hi;   /* the analysed window */
-    size_t budget;  /* segments the rows' name walks may still visit */
-    size_t row;     /* the row being filled, from 1 (the timelines' cursors are valid for it) */
-    size_t unnamed; /* rows without top names (their walk would overdraw the budget) */
+    gp_ns lo, hi;    /* the analysed window */
+    size_t budget;   /* segments the rows' name walks may still visit */
+    size_t max_segs; /* the most segments the timelines can hold: 2 per event of the trace */
+    size_t row;      /* the row being filled, from 1 (the timelines' cursors are valid for it) */
+    size_t unnamed;  /* rows without top names (their walk would overdraw the budget) */
 } ctx;
 
 static bool starts(const char *s, const char *prefix)
@@ -598,6 +602,7 @@ static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
     r->idle += e - s;
     if (thread == NO_THREAD) {
         r->by_cause[GP_IC_UNRECORDED] += e - s;
+        a->walk += a->naming;
         return a->naming ? acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s) : GP_OK;
     }
     size_t i, j;
@@ -605,8 +610,10 @@ static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
     if (st != GP_OK)
         return st;
     timeline *tl = &c->tl[thread];
-    if (a->naming)
+    if (a->naming) {
+        a->walk += 1 + (j - i); /* counted here when count_walk did not run (fill_row) */
         return walk_names(c, r, thread, i, j, s, e);
+    }
     if (!tl->cum && build_cum(tl) != GP_OK)
         return GP_ENOMEM;
     tally_sums(tl, r, i, j, s, e);
@@ -697,9 +704,19 @@ static void top_names(ctx *c, row_acc *a)
 static gp_status fill_row(ctx *c, gp_idle_causes *row, const uint32_t *w, size_t n)
 {
     row_acc a = {.row = row};
-    c->row++;
-    gp_status st = sweep(c, count_walk, &a, w, n); /* cheap: the searches, no sums */
-    a.naming = a.walk <= c->budget;
+    gp_status st = GP_OK;
+    /* A row's walk is at most 2 (n + 1) + the segments of every timeline (one per interval, and
+     * per thread its intervals cover at most its segments plus one per interval: they are
+     * disjoint), and a timeline has at most 2 segments per event of its track. Within the budget,
+     * the row is named and its walk counted as it goes; else a first sweep counts it (the
+     * searches only). */
+    if (2 * (n + 1) + c->max_segs > c->budget) {
+        c->row++;
+        st = sweep(c, count_walk, &a, w, n);
+        a.naming = a.walk <= c->budget;
+        a.walk = a.naming ? 0 : a.walk; /* a named row's walk is counted again by visit */
+    } else
+        a.naming = true;
     c->row++;
     if (st == GP_OK)
         st = sweep(c, visit, &a, w, n);
@@ -967,6 +984,8 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     if (st == GP_OK)
         window(&c, lanes, n);
     c.budget = walk_budget(c.t, lanes, n);
+    for (size_t k = 0; k < c.t->n_tracks; k++)
+        c.max_segs += 2 * c.t->tracks[k].n_events;
     size_t rows = c.lo < c.hi ? n : 0; /* no window: nothing selected, no rows */
     const lane **order = NULL;
     if (st == GP_OK && rows > 0 &&
