@@ -131,7 +131,9 @@ typedef struct gp__cprank {
     int64_t *lanes; /* the key (stream * 4096 + device) of each lane */
     size_t n_lanes;
     gp__imap lane_index; /* key -> lane (a scan of the lanes was quadratic in streams) */
-    size_t *runs;        /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
+    int64_t last_key;    /* the last lane looked up (collect_gpu) */
+    size_t last_lane;
+    size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
     size_t n_runs;
     gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
     const gp_event **steps; /* CPU-side ProfilerSteps, by start */

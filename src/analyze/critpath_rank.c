@@ -140,7 +140,11 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
         return GP_OK;
     int64_t key = (int64_t)((uint64_t)stream * 4096 + (uint64_t)(int64_t)device);
     uint64_t found;
-    size_t lane = gp__imap_get(&k->lane_index, key, &found) ? (size_t)found : *n_lanes;
+    size_t lane = *n_lanes;
+    if (*n_lanes && key == k->last_key) /* a track's events share a lane: no lookup */
+        lane = k->last_lane;
+    else if (gp__imap_get(&k->lane_index, key, &found))
+        lane = (size_t)found;
     if (lane == *n_lanes) {
         if (*n_lanes == 4096)
             lane = 4095; /* more lanes than any GPU has: share the last */
@@ -149,6 +153,8 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
         else
             lanes[(*n_lanes)++] = key;
     }
+    k->last_key = key;
+    k->last_lane = lane;
     gp__cpev *g = GP_PUSH(k->gpu, k->n_gpu, k->cap_gpu);
     if (!g)
         return GP_ENOMEM;
