@@ -7,12 +7,13 @@
  * inside the analysed window is then walked along the timeline of the thread that launched the
  * GPU work ending the interval.
  *
- * Cost (issue 38): every row is kept. Its totals per cause come from per-thread prefix sums of
- * time per cause (two binary searches per interval, no walk). Its top name per cause needs the
- * time per name over the row's intervals, which is a walk of the segments they cover; the rows
- * take turns, devices first and then the streams with the most GPU work, against one budget
- * linear in the input (IC_WALK_PER_EVENT segments per event, plus IC_WALK_FREE), and a row whose
- * walk would overdraw it gets no top names (counted in idle_causes_dropped, said in the note).
+ * Cost (issue 38): every row is kept. Its top name per cause needs the time per name over the
+ * row's intervals, which is a walk of the segments they cover (the same walk gives its totals
+ * per cause); the rows take turns, devices first and then the streams with the most GPU work,
+ * against one budget linear in the input (IC_WALK_PER_EVENT segments per event, plus
+ * IC_WALK_FREE), and a row whose walk would overdraw it gets no top names (counted in
+ * idle_causes_dropped, said in the note) and its totals from per-thread prefix sums of time per
+ * cause (two searches per interval, no walk).
  * Exact top names for every row would be a weighted range-mode query per row, for which no
  * near-linear algorithm is known; on real traces (a few streams) every row fits. */
 #include <math.h>
@@ -210,41 +211,27 @@ static gp_status set_end(timeline *tl, size_t k, gp_ns e)
     return GP_OK;
 }
 
-/* The first of tl's segments [from, n) ending after t, every segment before from ending by t: a
- * search forward from `from`, doubling the step (the intervals of a row come in time order, so
- * the answer is near the previous one; a binary search of the whole timeline per interval was a
- * cache miss per step, most of the idle causes' time). */
-static size_t gallop_ending_after(const timeline *tl, size_t from, gp_ns t)
+/* Whether segment k is before time t: it ends by t (by_end), or it starts before t. */
+static inline bool seg_before(const timeline *tl, size_t k, gp_ns t, bool by_end)
 {
-    size_t lo = from, step = 1, n = tl->n;
-    while (lo + step <= n && seg_end(tl, lo + step - 1) <= t) {
-        lo += step;
-        step *= 2;
-    }
-    size_t hi = GP_MIN(lo + step, n);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (seg_end(tl, mid) <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return by_end ? seg_end(tl, k) <= t : tl->v[k].s < t;
 }
 
-/* The first of tl's segments [from, n) starting at or after t, every segment before from starting
- * before t. */
-static size_t gallop_starting_from(const timeline *tl, size_t from, gp_ns t)
+/* The first of tl's segments [from, n) not before t (seg_before), every segment before from being
+ * before it: a search forward from `from`, doubling the step (the intervals of a row come in time
+ * order, so the answer is near the previous one; a binary search of the whole timeline per
+ * interval was a cache miss per step, most of the idle causes' time). */
+static size_t gallop(const timeline *tl, size_t from, gp_ns t, bool by_end)
 {
     size_t lo = from, step = 1, n = tl->n;
-    while (lo + step <= n && tl->v[lo + step - 1].s < t) {
+    while (lo + step <= n && seg_before(tl, lo + step - 1, t, by_end)) {
         lo += step;
         step *= 2;
     }
     size_t hi = GP_MIN(lo + step, n);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].s < t)
+        if (seg_before(tl, mid, t, by_end))
             lo = mid + 1;
         else
             hi = mid;
@@ -370,7 +357,6 @@ static gp_status find_blocking(ctx *c)
     return st;
 }
 
-/* Appends [s, e) of class cls named name, merged with the previous segment when they match. */
 /* An open event on the thread's stack and the state of its innermost instants: their class, the
  * name, and the pair of both on the timeline (UINT32_MAX until a segment needs it: found once per
  * state, not once per segment). */
@@ -574,8 +560,8 @@ static gp_status covered(ctx *c, uint32_t thread, gp_ns s, gp_ns e, size_t *i, s
         tl->cursor = 0;
     }
     /* i <= j: segment i - 1 ends by s < e, so it starts before e */
-    *i = gallop_ending_after(tl, tl->cursor, s);
-    *j = gallop_starting_from(tl, *i, e);
+    *i = gallop(tl, tl->cursor, s, true); /* the first ending after s */
+    *j = gallop(tl, *i, e, false);        /* the first starting at or after e */
     tl->cursor = *i;
     return GP_OK;
 }
