@@ -195,7 +195,6 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
                             .thread = (int32_t)tk,
                             .q_launch = INT32_MIN,
                             .q_start = INT32_MIN,
-                            .lts = INT64_MIN,
                             .ns = UINT32_MAX,
                             .ne = UINT32_MAX,
                             .wait_src = -1,
@@ -225,7 +224,7 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
     size_t lo = 0, hi = k->n_by_launch, from = g->n_evs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (k->gpu[k->by_launch[mid]].lts < ulo)
+        if (k->lts[k->by_launch[mid]] < ulo)
             lo = mid + 1;
         else
             hi = mid;
@@ -235,9 +234,9 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
     if (!map)
         return GP_ENOMEM;
     memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
-    for (size_t i = lo; i < k->n_by_launch && k->gpu[k->by_launch[i]].lts <= uhi; i++) {
+    for (size_t i = lo; i < k->n_by_launch && k->lts[k->by_launch[i]] <= uhi; i++) {
         const gp__cpev *tmpl = &k->gpu[k->by_launch[i]];
-        int32_t l = slot_of(k, sl, tmpl->launch);
+        int32_t l = slot_of(k, sl, k->launch[k->by_launch[i]]);
         if (l < 0 || !(g->evs[l].flags & GP__CPE_NODE))
             continue;
         gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
@@ -256,10 +255,11 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
     return GP_OK;
 }
 
-/* True when the GPU event's launch call is one of the region's events (region_gpu took it). */
-static bool launched_inside(const gp__cpev *g, int64_t ulo, int64_t uhi)
+/* True when the launch call starting at lts (a template's) is one of the region's events
+ * (region_gpu took its GPU event). */
+static bool launched_inside(int64_t lts, int64_t ulo, int64_t uhi)
 {
-    return g->lts != INT64_MIN && g->lts >= ulo && g->lts <= uhi;
+    return lts != INT64_MIN && lts >= ulo && lts <= uhi;
 }
 
 /* Default mode: the GPU work that runs in the region but was launched before it (or by no
@@ -280,7 +280,7 @@ static gp_status region_carried(const gp__cprank *k, int64_t ulo, int64_t uhi, g
             lo--;
         for (size_t i = lo; i < to && k->gpu[i].s <= uhi; i++) {
             const gp__cpev *tmpl = &k->gpu[i];
-            if (tmpl->e <= ulo || launched_inside(tmpl, ulo, uhi))
+            if (tmpl->e <= ulo || launched_inside(k->lts[i], ulo, uhi))
                 continue;
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
             if (!c)

@@ -395,6 +395,21 @@ gp_status gp__cp_build(gp__cpgraph *g)
     return st;
 }
 
+/* A node of the longest-path walk, its fields side by side (one cache line per visit: the walk
+ * is a random access per edge): its distance, best in-edge (UINT32_MAX: none yet) and that edge's
+ * source, and its in-edges not yet relaxed. */
+typedef struct lp_node {
+    int64_t dist;
+    uint32_t pred, from, indeg;
+} lp_node;
+
+/* An out-edge, copied in source order (read in sequence by the walk): its weight as the path uses
+ * it (>= 0), its target and its index (ties go to the first inserted). */
+typedef struct lp_out {
+    int64_t w;
+    uint32_t dst, edge;
+} lp_out;
+
 /* §6: networkx's dag_longest_path: nodes in Kahn order (in-degree-0 nodes by id, then generation
  * by generation), each taking its best predecessor (the first edge inserted among equals), the
  * path ending at the first node of that order with the largest distance. Linear. */
@@ -402,83 +417,86 @@ gp_status gp__cp_longest(gp__cpgraph *g)
 {
     size_t nn = g->n_nodes, ne = g->n_edges;
     uint32_t *off = calloc(nn + 1, sizeof(*off));
-    uint32_t *adj = malloc((ne ? ne : 1) * sizeof(*adj));
-    uint32_t *indeg = calloc(nn ? nn : 1, sizeof(*indeg));
+    lp_out *out = malloc((ne ? ne : 1) * sizeof(*out));
+    lp_node *nd = calloc(nn ? nn : 1, sizeof(*nd));
     uint32_t *queue = malloc((nn ? nn : 1) * sizeof(*queue));
-    int64_t *dist = calloc(nn ? nn : 1, sizeof(*dist));
-    uint32_t *pred = malloc((nn ? nn : 1) * sizeof(*pred));
     gp_status st = GP_ENOMEM;
-    if (!off || !adj || !indeg || !queue || !dist || !pred)
+    if (!off || !out || !nd || !queue)
         goto done;
     for (size_t k = 0; k < ne; k++) {
         off[g->edges[k].src + 1]++;
-        indeg[g->edges[k].dst]++;
+        nd[g->edges[k].dst].indeg++;
         g->negative += g->edges[k].w < 0;
     }
     for (size_t v = 0; v < nn; v++)
         off[v + 1] += off[v];
-    {                          /* out-edges by source, in insertion order */
-        uint32_t *fill = pred; /* reused as a fill cursor, reset below */
+    {                           /* out-edges by source, in insertion order */
+        uint32_t *fill = queue; /* reused as a fill cursor, refilled below */
         for (size_t v = 0; v < nn; v++)
             fill[v] = off[v];
-        for (size_t k = 0; k < ne; k++)
-            adj[fill[g->edges[k].src]++] = (uint32_t)k;
+        for (size_t k = 0; k < ne; k++) {
+            const gp__cpedge *e = &g->edges[k];
+            out[fill[e->src]++] = (lp_out){GP_MAX(e->w, 0), e->dst, (uint32_t)k};
+        }
     }
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++) {
-        pred[v] = UINT32_MAX;
-        if (indeg[v] == 0) {
+        nd[v].pred = UINT32_MAX;
+        if (nd[v].indeg == 0) {
             queue[tail++] = (uint32_t)v;
             /* default mode: a chain starts at the region's start (a thread or stream that
              * starts later has waited since then) */
             if (!g->hta)
-                dist[v] = GP_MAX(g->nodes[v].ts - g->origin, 0);
+                nd[v].dist = GP_MAX(g->nodes[v].ts - g->origin, 0);
         }
     }
+    /* the first node of Kahn order with the largest distance: a node's distance is final when it
+     * leaves the queue */
+    uint32_t best = nn ? queue[0] : 0;
+    int64_t best_dist = nn ? nd[best].dist : 0;
     while (head < tail) {
         uint32_t u = queue[head++];
+        int64_t du = nd[u].dist;
+        if (du > best_dist) {
+            best = u;
+            best_dist = du;
+        }
         for (uint32_t k = off[u]; k < off[u + 1]; k++) {
-            const gp__cpedge *e = &g->edges[adj[k]];
-            int64_t cand = dist[u] + GP_MAX(e->w, 0);
-            if (pred[e->dst] == UINT32_MAX || cand > dist[e->dst] ||
-                (cand == dist[e->dst] && adj[k] < pred[e->dst])) {
-                dist[e->dst] = cand;
-                pred[e->dst] = adj[k];
+            const lp_out *o = &out[k];
+            lp_node *d = &nd[o->dst];
+            int64_t cand = du + o->w;
+            if (d->pred == UINT32_MAX || cand > d->dist || (cand == d->dist && o->edge < d->pred)) {
+                d->dist = cand;
+                d->pred = o->edge;
+                d->from = u;
             }
-            if (--indeg[e->dst] == 0)
-                queue[tail++] = e->dst;
+            if (--d->indeg == 0)
+                queue[tail++] = o->dst;
         }
     }
     if (tail < nn) {
         st = GP_EINVAL; /* a cycle */
         goto done;
     }
-    uint32_t best = nn ? queue[0] : 0;
-    for (size_t k = 0; k < nn; k++)
-        if (dist[queue[k]] > dist[best])
-            best = queue[k];
-    g->length = nn ? dist[best] : 0;
-    /* one walk back along pred (pointer chasing: the path's three walks were half of this
-     * function): the path's edges, last first, into queue (no longer needed; a path visits each
-     * node once, so it holds at most nn - 1 edges) */
+    g->length = nn ? best_dist : 0;
+    /* one walk back along the best in-edges: the path's edges, last first, into queue (no longer
+     * needed; a path visits each node once, so it holds at most nn - 1 edges) */
     size_t n_path = 0;
     uint32_t first = best;
-    for (; nn && pred[first] != UINT32_MAX; first = g->edges[pred[first]].src)
-        queue[n_path++] = pred[first];
+    for (; nn && nd[first].pred != UINT32_MAX; first = nd[first].from)
+        queue[n_path++] = nd[first].pred;
     g->path = malloc((n_path ? n_path : 1) * sizeof(*g->path));
     if (!g->path)
         goto done;
     g->n_path = n_path;
-    g->head_offset = nn ? dist[first] : 0;
+    g->head_offset = nn ? nd[first].dist : 0;
     for (size_t k = 0; k < n_path; k++)
         g->path[k] = queue[n_path - 1 - k];
     st = GP_OK;
 done:
     free(off);
-    free(adj);
-    free(indeg);
+    free(out);
+    free(nd);
     free(queue);
-    free(dist);
-    free(pred);
     return st;
 }

@@ -39,10 +39,7 @@ typedef struct gp__cpev {
     int32_t thread;   /* CPU: thread index (track); GPU: lane (stream) index */
     int32_t q_launch; /* GPU: HTA queue length after its launch / after its start; INT32_MIN */
     int32_t q_start;  /*      when the launch is not a launch call */
-    const gp_event *launch; /* GPU: its launch call (joined by correlation id), NULL */
-    int64_t lts;     /* GPU: its launch call's start (units) when that can be a region's event
-                      * (a runtime/driver call with a duration), else INT64_MIN */
-    uint32_t ns, ne; /* node ids, UINT32_MAX without nodes */
+    uint32_t ns, ne;  /* node ids, UINT32_MAX without nodes */
     /* HTA mode: the GPU event an Event Sync row, or a kernel behind a Stream Wait Event, waits
      * for (the recorded event's work); an index of the rank's templates, then of the region;
      * default mode: the region's GPU work on another stream of the device that a kernel may have
@@ -123,12 +120,20 @@ typedef struct gp__cprank {
     size_t n_l, cap_lk, cap_lv;
     gp__cpev *gpu; /* every GPU event of the rank (templates: launcher unset) */
     size_t n_gpu, cap_gpu;
+    /* Per template, beside it (the region events never read them, and 64-byte events are what
+     * the regions' passes and sorts move): its launch call (joined by correlation id) or NULL, and
+     * that call's start (units) when it can be a region's event (a runtime/driver call with a
+     * duration), else INT64_MIN. */
+    const gp_event **launch;
+    int64_t *lts;
     uint32_t *by_launch; /* GPU indices with a possible region launch (lts), by lts */
     size_t n_by_launch;
     int64_t *lanes; /* the key (stream * 4096 + device) of each lane */
     size_t n_lanes;
     gp__imap lane_index; /* key -> lane (a scan of the lanes was quadratic in streams) */
-    size_t *runs;        /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
+    int64_t last_key;    /* the last lane looked up (collect_gpu) */
+    size_t last_lane;
+    size_t *runs; /* gpu[runs[i], runs[i + 1]) is one GPU track's events, by start */
     size_t n_runs;
     gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
     const gp_event **steps; /* CPU-side ProfilerSteps, by start */

@@ -140,7 +140,11 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
         return GP_OK;
     int64_t key = (int64_t)((uint64_t)stream * 4096 + (uint64_t)(int64_t)device);
     uint64_t found;
-    size_t lane = gp__imap_get(&k->lane_index, key, &found) ? (size_t)found : *n_lanes;
+    size_t lane = *n_lanes;
+    if (*n_lanes && key == k->last_key) /* a track's events share a lane: no lookup */
+        lane = k->last_lane;
+    else if (gp__imap_get(&k->lane_index, key, &found))
+        lane = (size_t)found;
     if (lane == *n_lanes) {
         if (*n_lanes == 4096)
             lane = 4095; /* more lanes than any GPU has: share the last */
@@ -149,6 +153,8 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
         else
             lanes[(*n_lanes)++] = key;
     }
+    k->last_key = key;
+    k->last_lane = lane;
     gp__cpev *g = GP_PUSH(k->gpu, k->n_gpu, k->cap_gpu);
     if (!g)
         return GP_ENOMEM;
@@ -160,8 +166,6 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
     g->thread = (int32_t)lane;
     g->q_launch = g->q_start = INT32_MIN;
     g->ns = g->ne = UINT32_MAX;
-    g->launch = NULL;
-    g->lts = INT64_MIN;
     g->wait_src = -1;
     g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
     const char *kind =
@@ -214,7 +218,12 @@ static gp_status join_launches(gp__cprank *k)
 {
     uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
     uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
-    gp_status st = keys && vals ? gp__radix_sort_kv(k->lk, k->lv, k->n_l) : GP_ENOMEM;
+    k->launch = calloc(k->n_gpu ? k->n_gpu : 1, sizeof(*k->launch));
+    k->lts = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*k->lts));
+    gp_status st =
+        keys && vals && k->launch && k->lts ? gp__radix_sort_kv(k->lk, k->lv, k->n_l) : GP_ENOMEM;
+    for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++)
+        k->lts[i] = INT64_MIN;
     size_t n = 0;
     for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
         if (k->gpu[i].ev->correlation == 0)
@@ -230,20 +239,19 @@ static gp_status join_launches(gp__cprank *k)
             j++;
         if (j == k->n_l || k->lk[j] != keys[i] || (k->hta && i > 0 && keys[i] == keys[i - 1]))
             continue;
-        gp__cpev *g = &k->gpu[vals[i]];
         const gp_event *l = (const gp_event *)(uintptr_t)k->lv[j];
-        g->launch = l;
+        k->launch[vals[i]] = l;
         if (l->ts < k->cpu_hi &&
             gp__cp_unit_end(k, l->ts, l->dur) - gp__cp_unit_start(k, l->ts) > 0) {
-            g->lts = gp__cp_unit_start(k, l->ts);
-            min_lts = GP_MIN(min_lts, g->lts);
+            k->lts[vals[i]] = gp__cp_unit_start(k, l->ts);
+            min_lts = GP_MIN(min_lts, k->lts[vals[i]]);
         }
     }
     n = 0;
     for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
-        if (k->gpu[i].lts == INT64_MIN)
+        if (k->lts[i] == INT64_MIN)
             continue;
-        keys[n] = (uint64_t)(k->gpu[i].lts - min_lts);
+        keys[n] = (uint64_t)(k->lts[i] - min_lts);
         vals[n++] = i;
     }
     if (st == GP_OK)
@@ -294,7 +302,7 @@ static int32_t first_launch_after(const gp__cprank *k, const uint64_t *keys, con
 {
     size_t end = first_at_least(keys, 0, n, (lane + 1) << 44);
     for (size_t j = first_at_least(keys, 0, n, lane << 44 | (uint64_t)t); j < end; j++)
-        if (k->gpu[vals[j]].launch->track == tk)
+        if (k->launch[vals[j]]->track == tk)
             return (int32_t)vals[j];
     return -1;
 }
@@ -341,7 +349,7 @@ static void hta_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t
             r->wait_src = src;
             continue;
         }
-        const gp_event *w = r->launch; /* the cudaStreamWaitEvent call */
+        const gp_event *w = k->launch[i]; /* the cudaStreamWaitEvent call */
         int64_t t_w = w ? gp__cp_unit_start(k, w->ts) - min : -1;
         int32_t j =
             t_w < 0 ? -1 : first_launch_after(k, keys, vals, n, (uint64_t)r->thread, t_w, w->track);
@@ -380,24 +388,49 @@ static void default_wait_sources(gp__cprank *k, const uint64_t *keys, const uint
     }
 }
 
+/* Whether the rank has a row that hta_wait_sources or default_wait_sources reads: without one,
+ * the launched work need not be sorted by lane (7 ms of large_v100_nccl x7, which has none). */
+static bool any_wait_row(const gp__cprank *k)
+{
+    for (size_t i = 0; k->hta && i < k->n_gpu; i++) {
+        const gp_gpu_info *gi = gp_event_gpu_info(k->t, k->gpu[i].ev);
+        if ((k->gpu[i].flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) && gi &&
+            gi->wait_on_event_corr >= 0)
+            return true;
+    }
+    for (size_t tk = 0; !k->hta && tk < k->t->n_tracks; tk++) {
+        const gp_track *tr = &k->t->tracks[tk];
+        for (size_t i = 0; tr->kind == GP_TRACK_GPU_STREAM && i < tr->n_events; i++) {
+            const gp_event *ev = &tr->events[i];
+            const gp_gpu_info *gi = ev->kind == GP_EV_SYNC ? gp_event_gpu_info(k->t, ev) : NULL;
+            if (gi && gi->wait_on_event_corr >= 0 && gi->sync_kind &&
+                strcmp(gp_trace_str(k->t, gi->sync_kind), "Stream Wait Event") == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* The work a GPU event waits for on another stream (wait_src), from the Stream Wait Event and
  * Event Sync rows (hta_wait_sources, default_wait_sources). GP_ENOMEM. */
 static gp_status wait_sources(gp__cprank *k)
 {
+    if (!any_wait_row(k))
+        return GP_OK;
     uint64_t *keys = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*keys));
     uint64_t *vals = malloc((k->n_gpu ? k->n_gpu : 1) * sizeof(*vals));
     gp_status st = keys && vals ? GP_OK : GP_ENOMEM;
     int64_t min = INT64_MAX;
     size_t n = 0;
     for (size_t i = 0; i < k->n_gpu; i++)
-        if (k->gpu[i].launch && !(k->gpu[i].flags & GP__CPE_SYNC))
-            min = GP_MIN(min, gp__cp_unit_start(k, k->gpu[i].launch->ts));
+        if (k->launch[i] && !(k->gpu[i].flags & GP__CPE_SYNC))
+            min = GP_MIN(min, gp__cp_unit_start(k, k->launch[i]->ts));
     for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
         const gp__cpev *g = &k->gpu[i];
-        if (!g->launch || (g->flags & GP__CPE_SYNC))
+        if (!k->launch[i] || (g->flags & GP__CPE_SYNC))
             continue;
         keys[n] = (uint64_t)g->thread << 44 |
-                  ((uint64_t)(gp__cp_unit_start(k, g->launch->ts) - min) & ((1ull << 44) - 1));
+                  ((uint64_t)(gp__cp_unit_start(k, k->launch[i]->ts) - min) & ((1ull << 44) - 1));
         vals[n++] = i;
     }
     if (st == GP_OK)
@@ -435,7 +468,7 @@ static gp_status queue_lengths(gp__cprank *k)
     size_t n = 0;
     for (size_t i = 0; i < k->n_gpu; i++) {
         const gp__cpev *g = &k->gpu[i];
-        const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : g->launch;
+        const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : k->launch[i];
         if (!l || !(gp__cp_name_bits(k, l->name, (gp_event_kind)l->kind) & GP__NB_LAUNCH) ||
             l->ts >= k->cpu_hi)
             continue;
@@ -469,6 +502,8 @@ void gp__cp_rank_free(gp__cprank *k)
     free(k->lanes);
     gp__imap_free(&k->lane_index);
     free(k->gpu);
+    free(k->launch);
+    free(k->lts);
     free(k->runs);
     free(k->by_launch);
     free(k->steps);

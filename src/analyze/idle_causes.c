@@ -7,12 +7,13 @@
  * inside the analysed window is then walked along the timeline of the thread that launched the
  * GPU work ending the interval.
  *
- * Cost (issue 38): every row is kept. Its totals per cause come from per-thread prefix sums of
- * time per cause (two binary searches per interval, no walk). Its top name per cause needs the
- * time per name over the row's intervals, which is a walk of the segments they cover; the rows
- * take turns, devices first and then the streams with the most GPU work, against one budget
- * linear in the input (IC_WALK_PER_EVENT segments per event, plus IC_WALK_FREE), and a row whose
- * walk would overdraw it gets no top names (counted in idle_causes_dropped, said in the note).
+ * Cost (issue 38): every row is kept. Its top name per cause needs the time per name over the
+ * row's intervals, which is a walk of the segments they cover (the same walk gives its totals
+ * per cause); the rows take turns, devices first and then the streams with the most GPU work,
+ * against one budget linear in the input (IC_WALK_PER_EVENT segments per event, plus
+ * IC_WALK_FREE), and a row whose walk would overdraw it gets no top names (counted in
+ * idle_causes_dropped, said in the note) and its totals from per-thread prefix sums of time per
+ * cause (two searches per interval, no walk).
  * Exact top names for every row would be a weighted range-mode query per row, for which no
  * near-linear algorithm is known; on real traces (a few streams) every row fits. */
 #include <math.h>
@@ -119,26 +120,43 @@ static void acc_free(name_acc *m)
     memset(m, 0, sizeof *m);
 }
 
-/* A stretch of a thread's timeline: what the thread was doing over [s, e); pair indexes the
- * thread's distinct (cause, name) pairs. */
+/* A stretch of a thread's timeline: what the thread was doing over [s, s + len), or from s to its
+ * entry in the timeline's long ends when len is SEG_LONG (2^32 - 1 ns or more); pc is
+ * pair << 3 | cause, the pair indexing the thread's distinct (cause, name) pairs. 16 bytes: with
+ * its end and cause stored in full (24 bytes), the segments were the largest working set of the
+ * analyses (28 MB on large_v100_nccl x7). */
 typedef struct seg {
-    gp_ns s, e;
-    uint32_t pair;
-    uint8_t cause;
+    gp_ns s;
+    uint32_t len;
+    uint32_t pc;
 } seg;
 
-/* Whether segment x ends by t; segs_ending_by(v, n, t): the first of v[0, n) ending after t. */
-static inline bool seg_ends_by(const seg *x, gp_ns t)
+#define SEG_LONG UINT32_MAX
+#define PAIR_MAX (UINT32_MAX >> 3)
+
+/* The end of a long segment: its index and end. */
+typedef struct long_end {
+    size_t i;
+    gp_ns e;
+} long_end;
+
+static inline int seg_cause(const seg *x)
 {
-    return x->e <= t;
+    return (int)(x->pc & 7);
 }
-GP__DEFINE_LOWER_BOUND(segs_ending_by, seg, gp_ns, seg_ends_by)
+
+static inline uint32_t seg_pair(const seg *x)
+{
+    return x->pc >> 3;
+}
 
 /* A thread's timeline, and the time the current row attributed to each of its pairs (summed per
  * pair while walking, folded into the row's names once per row: no hashing per segment). */
 typedef struct timeline {
     seg *v;
     size_t n, cap;
+    long_end *lng; /* the long segments' ends, by index */
+    size_t n_lng, cap_lng;
     gp_ns *cum;     /* cum[b * GP_IC_COUNT + k]: time of cause k in segments [0, b * CUM_STEP) */
     name_acc index; /* (cause, name) -> pair index */
     uint64_t *pair_key; /* cause << 32 | name */
@@ -146,13 +164,84 @@ typedef struct timeline {
     size_t n_pairs, cap_pairs;
     uint32_t *hot; /* the pairs whose pair_time the current row has made nonzero */
     size_t n_hot, cap_hot;
-    size_t cursor;      /* while touched: segments before it end before the row's next interval */
+    size_t cursor; /* segments before it end before the next interval of row `row` */
+    size_t row;
     gp_strid last_name; /* class and name of the last segment (merging) */
     uint8_t last_cls;
     bool built, touched;
 } timeline;
 
-/* The pair index of (cause, name) on tl, added when new; UINT32_MAX when out of memory. */
+/* The end of segment k of tl. */
+static gp_ns long_end_of(const timeline *tl, size_t k)
+{
+    size_t lo = 0, hi = tl->n_lng;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tl->lng[mid].i < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return tl->lng[lo].e; /* present: every long segment has its entry */
+}
+
+static inline gp_ns seg_end(const timeline *tl, size_t k)
+{
+    const seg *x = &tl->v[k];
+    return x->len != SEG_LONG ? x->s + x->len : long_end_of(tl, k);
+}
+
+/* Sets the end of tl's last segment k to e (after its start). GP_ENOMEM. */
+static gp_status set_end(timeline *tl, size_t k, gp_ns e)
+{
+    seg *x = &tl->v[k];
+    gp_ns len = e - x->s;
+    if (x->len == SEG_LONG) { /* the last long end is k's: segments are added in order */
+        tl->lng[tl->n_lng - 1].e = e;
+        return GP_OK;
+    }
+    if (len < (gp_ns)SEG_LONG) {
+        x->len = (uint32_t)len;
+        return GP_OK;
+    }
+    long_end *l = GP_PUSH(tl->lng, tl->n_lng, tl->cap_lng);
+    if (!l)
+        return GP_ENOMEM;
+    *l = (long_end){k, e};
+    x->len = SEG_LONG;
+    return GP_OK;
+}
+
+/* Whether segment k is before time t: it ends by t (by_end), or it starts before t. */
+static inline bool seg_before(const timeline *tl, size_t k, gp_ns t, bool by_end)
+{
+    return by_end ? seg_end(tl, k) <= t : tl->v[k].s < t;
+}
+
+/* The first of tl's segments [from, n) not before t (seg_before), every segment before from being
+ * before it: a search forward from `from`, doubling the step (the intervals of a row come in time
+ * order, so the answer is near the previous one; a binary search of the whole timeline per
+ * interval was a cache miss per step, most of the idle causes' time). */
+static size_t gallop(const timeline *tl, size_t from, gp_ns t, bool by_end)
+{
+    size_t lo = from, step = 1, n = tl->n;
+    while (lo + step <= n && seg_before(tl, lo + step - 1, t, by_end)) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = GP_MIN(lo + step, n);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (seg_before(tl, mid, t, by_end))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The pair index of (cause, name) on tl, added when new; UINT32_MAX when out of memory (or past
+ * PAIR_MAX pairs). */
 static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
 {
     bool added;
@@ -161,6 +250,8 @@ static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
         return UINT32_MAX;
     if (!added)
         return (uint32_t)*slot;
+    if (tl->n_pairs >= PAIR_MAX)
+        return UINT32_MAX;
     uint64_t *k = GP_PUSH(tl->pair_key, tl->n_pairs, tl->cap_pairs);
     if (!k)
         return UINT32_MAX;
@@ -169,12 +260,6 @@ static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
     return (uint32_t)(tl->n_pairs - 1);
 }
 
-/* A GPU event of one lane (a stream or a device): its time and the thread that launched it. */
-typedef struct work {
-    gp_ns s, e;
-    uint32_t thread;
-} work;
-
 typedef struct ctx {
     const gp__view *v;
     const gp_trace *t;
@@ -182,12 +267,15 @@ typedef struct ctx {
     size_t n_str;
     gp__imap blocking; /* correlation ids of blocking copies and host synchronisations */
     timeline *tl;      /* per track, built on first use */
+    uint32_t *thread;  /* per GPU event of the view: the track of its launch call, or NO_THREAD */
     uint32_t *touched; /* threads whose pair_time the current row has added to */
     size_t n_touched, cap_touched;
     uint32_t main_thread;
-    gp_ns lo, hi;   /* the analysed window */
-    size_t budget;  /* segments the rows' name walks may still visit */
-    size_t unnamed; /* rows without top names (their walk would overdraw the budget) */
+    gp_ns lo, hi;    /* the analysed window */
+    size_t budget;   /* segments the rows' name walks may still visit */
+    size_t max_segs; /* the most segments the timelines can hold: 2 per event of the trace */
+    size_t row;      /* the row being filled, from 1 (the timelines' cursors are valid for it) */
+    size_t unnamed;  /* rows without top names (their walk would overdraw the budget) */
 } ctx;
 
 static bool starts(const char *s, const char *prefix)
@@ -225,8 +313,8 @@ static int event_class(ctx *c, const gp_event *e)
     case GP_EV_RUNTIME:
     case GP_EV_DRIVER: {
         uint8_t f = name_flags(c, e->name);
-        if ((f & F_SYNC) ||
-            (e->correlation != 0 && gp__imap_get(&c->blocking, e->correlation, &unused)))
+        if ((f & F_SYNC) || (e->correlation != 0 && (c->blocking.n || c->blocking.has_min) &&
+                             gp__imap_get(&c->blocking, e->correlation, &unused)))
             return P_SYNC;
         return (f & F_LAUNCH) ? P_LAUNCH : P_CPU;
     }
@@ -270,32 +358,35 @@ static gp_status find_blocking(ctx *c)
     return st;
 }
 
-/* Appends [s, e) of class cls named name, merged with the previous segment when they match. */
-static gp_status emit(timeline *tl, gp_ns s, gp_ns e, int cls, gp_strid name)
-{
-    if (e <= s || cls == P_NONE)
-        return GP_OK;
-    seg *last = tl->n ? &tl->v[tl->n - 1] : NULL;
-    if (last && last->e == s && tl->last_cls == cls && tl->last_name == name) {
-        last->e = e;
-        return GP_OK;
-    }
-    uint32_t pair = pair_of(tl, class_cause[cls], name);
-    seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
-    if (!x)
-        return GP_ENOMEM;
-    *x = (seg){s, e, pair, class_cause[cls]};
-    tl->last_cls = (uint8_t)cls;
-    tl->last_name = name;
-    return GP_OK;
-}
-
-/* An open event on the thread's stack and the state of its innermost instants. */
+/* An open event on the thread's stack and the state of its innermost instants: their class, the
+ * name, and the pair of both on the timeline (UINT32_MAX until a segment needs it: found once per
+ * state, not once per segment). */
 typedef struct frame {
     gp_ns end;
     gp_strid name;
     uint8_t cls;
+    uint32_t pair;
 } frame;
+
+/* Appends [s, e) of f's state, merged with the previous segment when they match. */
+static gp_status emit(timeline *tl, gp_ns s, gp_ns e, frame *f)
+{
+    int cls = f->cls;
+    if (e <= s || cls == P_NONE)
+        return GP_OK;
+    if (tl->n && seg_end(tl, tl->n - 1) == s && tl->last_cls == cls && tl->last_name == f->name)
+        return set_end(tl, tl->n - 1, e);
+    if (f->pair == UINT32_MAX)
+        f->pair = pair_of(tl, class_cause[cls], f->name);
+    uint32_t pair = f->pair;
+    seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
+    if (!x)
+        return GP_ENOMEM;
+    *x = (seg){s, 0, pair << 3 | class_cause[cls]};
+    tl->last_cls = (uint8_t)cls;
+    tl->last_name = f->name;
+    return set_end(tl, tl->n - 1, e);
+}
 
 /* Builds the timeline of a CPU track: events nest by start (as gp_track_self_times has them); an
  * event's state is its own class and name when its class is at least its parent's, else the
@@ -319,40 +410,48 @@ static gp_status build_timeline(ctx *c, uint32_t track)
         while (depth > 0 && stack[depth - 1].end <= at && st == GP_OK) {
             frame *f = &stack[--depth];
             if (f->end > cur) {
-                st = emit(tl, cur, f->end, f->cls, f->name);
+                st = emit(tl, cur, f->end, f);
                 cur = f->end;
             }
         }
         if (!e || st != GP_OK)
             break;
         if (depth > 0 && at > cur)
-            st = emit(tl, cur, at, stack[depth - 1].cls, stack[depth - 1].name);
+            st = emit(tl, cur, at, &stack[depth - 1]);
         cur = GP_MAX(cur, at);
         frame *f = GP_PUSH(stack, depth, cap);
         if (!f) {
             st = GP_ENOMEM;
             break;
         }
-        *f = (frame){e->ts + e->dur, e->name, (uint8_t)cls};
+        *f = (frame){e->ts + e->dur, e->name, (uint8_t)cls, UINT32_MAX};
         if (depth > 1 && stack[depth - 2].cls > cls) {
             f->cls = stack[depth - 2].cls;
             f->name = stack[depth - 2].name;
+            f->pair = stack[depth - 2].pair;
         }
     }
     free(stack);
     if (st == GP_OK && !(tl->pair_time = calloc(tl->n_pairs, sizeof *tl->pair_time)))
         st = GP_ENOMEM;
+    acc_free(&tl->index);
+    return st;
+}
+
+/* The prefix sums of tl's time per cause (tl->cum), built when a row first needs them: only the
+ * rows whose name walk overdraws the budget do. */
+static gp_status build_cum(timeline *tl)
+{
     size_t blocks = tl->n / CUM_STEP + 1;
-    if (st == GP_OK && !(tl->cum = calloc(blocks * GP_IC_COUNT, sizeof *tl->cum)))
-        st = GP_ENOMEM;
-    for (size_t b = 1; b < blocks && st == GP_OK; b++) {
+    if (!(tl->cum = calloc(blocks * GP_IC_COUNT, sizeof *tl->cum)))
+        return GP_ENOMEM;
+    for (size_t b = 1; b < blocks; b++) {
         gp_ns *prev = &tl->cum[(b - 1) * GP_IC_COUNT], *next = prev + GP_IC_COUNT;
         memcpy(next, prev, GP_IC_COUNT * sizeof *next);
         for (size_t i = (b - 1) * CUM_STEP; i < b * CUM_STEP; i++)
-            next[tl->v[i].cause] += tl->v[i].e - tl->v[i].s;
+            next[seg_cause(&tl->v[i])] += seg_end(tl, i) - tl->v[i].s;
     }
-    acc_free(&tl->index);
-    return st;
+    return GP_OK;
 }
 
 /* Adds the time per cause of tl's segments [0, i) to out (from the checkpoint before i). */
@@ -362,87 +461,16 @@ static void prefix_add(const timeline *tl, size_t i, gp_ns *out, int sign)
     for (int k = 0; k < GP_IC_COUNT; k++)
         out[k] += sign * tl->cum[b * GP_IC_COUNT + k];
     for (size_t x = b * CUM_STEP; x < i; x++)
-        out[tl->v[x].cause] += sign * (tl->v[x].e - tl->v[x].s);
+        out[seg_cause(&tl->v[x])] += sign * (seg_end(tl, x) - tl->v[x].s);
 }
 
-/* The first segment of tl ending after t (tl->n when none). */
-static size_t first_ending_after(const timeline *tl, gp_ns t)
-{
-    size_t lo = 0, hi = tl->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].e <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The first segment of tl starting at or after t (tl->n when none). */
-static size_t first_starting_from(const timeline *tl, gp_ns t)
-{
-    size_t lo = 0, hi = tl->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tl->v[mid].s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* A row's totals while they are summed: the row, and the segments its name walk will visit. */
-typedef struct row_tally {
-    gp_idle_causes *row;
-    size_t walk;
-} row_tally;
-
-/* Adds the idle interval [s, e) to the row's idle time and its totals per cause, from the prefix
- * sums of thread's timeline (the gaps between segments are unrecorded), and the segments a walk
- * of it visits to the walk. */
-static gp_status tally(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
-{
-    row_tally *a = acc;
-    gp_idle_causes *r = a->row;
-    r->idle += e - s;
-    a->walk++;
-    if (thread == NO_THREAD) {
-        r->by_cause[GP_IC_UNRECORDED] += e - s;
-        return GP_OK;
-    }
-    timeline *tl = &c->tl[thread];
-    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
-    if (st != GP_OK)
-        return st;
-    size_t i = first_ending_after(tl, s), j = first_starting_from(tl, e); /* i <= j */
-    gp_ns covered = 0;
-    if (i < j) {
-        gp_ns d[GP_IC_COUNT] = {0};
-        prefix_add(tl, j, d, 1);
-        prefix_add(tl, i, d, -1);
-        for (int k = 0; k < GP_IC_COUNT; k++) {
-            r->by_cause[k] += d[k];
-            covered += d[k];
-        }
-        if (tl->v[i].s < s) { /* the part of the first segment before s */
-            r->by_cause[tl->v[i].cause] -= s - tl->v[i].s;
-            covered -= s - tl->v[i].s;
-        }
-        if (tl->v[j - 1].e > e) { /* the part of the last segment after e */
-            r->by_cause[tl->v[j - 1].cause] -= tl->v[j - 1].e - e;
-            covered -= tl->v[j - 1].e - e;
-        }
-        a->walk += j - i;
-    }
-    r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
-    return GP_OK;
-}
-
-/* One row being filled: the totals per cause and the time per (cause, name). */
+/* One row being filled: its totals per cause, the segments its name walk visits (one per
+ * interval and each segment an interval covers), whether that walk fits the budget (naming), and
+ * then its time per (cause, name). */
 typedef struct row_acc {
     gp_idle_causes *row;
+    size_t walk;
+    bool naming;
     name_acc names;
 } row_acc;
 
@@ -467,43 +495,124 @@ static gp_status add_pair(ctx *c, uint32_t thread, uint32_t pair, gp_ns d)
     return GP_OK;
 }
 
-/* Adds the time per name of the idle interval [s, e) (the timeline of thread built by tally). */
-static gp_status attribute(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+/* The idle interval [s, e) covered by segments [i, j) of thread's timeline: its totals per cause
+ * and time per name, by a walk of the segments (the gaps between them are unrecorded). */
+static gp_status walk_names(ctx *c, gp_idle_causes *r, uint32_t thread, size_t i, size_t j, gp_ns s,
+                            gp_ns e)
 {
-    row_acc *a = acc;
-    if (thread == NO_THREAD)
-        return acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s);
-    timeline *tl = &c->tl[thread];
+    const timeline *tl = &c->tl[thread];
     gp_status st = GP_OK;
-    /* The first segment ending after s: a row's intervals come in time order, so search forward
-     * from where the row's previous interval on this thread started, doubling the step. */
-    size_t lo = tl->touched ? tl->cursor : 0, step = 1;
-    while (lo + step <= tl->n && tl->v[lo + step - 1].e <= s) {
-        lo += step;
-        step *= 2;
-    }
-    lo += segs_ending_by(tl->v + lo, GP_MIN(lo + step, tl->n) - lo, s);
-    tl->cursor = lo;
     gp_ns t = s;
-    for (size_t i = lo; i < tl->n && t < e && st == GP_OK; i++) {
+    for (; i < j && st == GP_OK; i++) {
         const seg *x = &tl->v[i];
-        if (x->s > t)
-            st = add_pair(c, thread, 0, GP_MIN(x->s, e) - t);
-        t = GP_MAX(t, x->s);
-        if (t < e && st == GP_OK)
-            st = add_pair(c, thread, x->pair, GP_MIN(x->e, e) - t);
-        t = GP_MAX(t, GP_MIN(x->e, e));
+        if (x->s > t) {
+            r->by_cause[GP_IC_UNRECORDED] += x->s - t; /* x->s < e */
+            st = add_pair(c, thread, 0, x->s - t);
+            t = x->s;
+        }
+        gp_ns d = GP_MIN(seg_end(tl, i), e) - t; /* > 0: x ends after s, and t < e */
+        r->by_cause[seg_cause(x)] += d;
+        if (st == GP_OK)
+            st = add_pair(c, thread, seg_pair(x), d);
+        t += d;
     }
-    if (t < e && st == GP_OK)
+    if (t < e && st == GP_OK) {
+        r->by_cause[GP_IC_UNRECORDED] += e - t;
         st = add_pair(c, thread, 0, e - t);
+    }
     return st;
 }
 
-/* The thread that launched w, else fallback, else the rank's main launching thread. */
-static uint32_t thread_of(const ctx *c, const work *w, uint32_t fallback)
+/* The same totals per cause from the prefix sums of the timeline (no names). */
+static void tally_sums(timeline *tl, gp_idle_causes *r, size_t i, size_t j, gp_ns s, gp_ns e)
 {
-    if (w && w->thread != NO_THREAD)
-        return w->thread;
+    gp_ns covered = 0;
+    if (i < j) {
+        gp_ns d[GP_IC_COUNT] = {0};
+        prefix_add(tl, j, d, 1);
+        prefix_add(tl, i, d, -1);
+        for (int k = 0; k < GP_IC_COUNT; k++) {
+            r->by_cause[k] += d[k];
+            covered += d[k];
+        }
+        if (tl->v[i].s < s) { /* the part of the first segment before s */
+            r->by_cause[seg_cause(&tl->v[i])] -= s - tl->v[i].s;
+            covered -= s - tl->v[i].s;
+        }
+        gp_ns last_e = seg_end(tl, j - 1);
+        if (last_e > e) { /* the part of the last segment after e */
+            r->by_cause[seg_cause(&tl->v[j - 1])] -= last_e - e;
+            covered -= last_e - e;
+        }
+    }
+    r->by_cause[GP_IC_UNRECORDED] += (e - s) - covered;
+}
+
+/* The segments [*i, *j) of thread's timeline that the idle interval [s, e) covers (the timeline
+ * built on first use): found from where the sweep's previous interval on the thread was. */
+static gp_status covered(ctx *c, uint32_t thread, gp_ns s, gp_ns e, size_t *i, size_t *j)
+{
+    timeline *tl = &c->tl[thread];
+    gp_status st = tl->built ? GP_OK : build_timeline(c, thread);
+    if (st != GP_OK)
+        return st;
+    if (tl->row != c->row) { /* the sweep's first interval on this thread */
+        tl->row = c->row;
+        tl->cursor = 0;
+    }
+    /* i <= j: segment i - 1 ends by s < e, so it starts before e */
+    *i = gallop(tl, tl->cursor, s, true); /* the first ending after s */
+    *j = gallop(tl, *i, e, false);        /* the first starting at or after e */
+    tl->cursor = *i;
+    return GP_OK;
+}
+
+/* Adds the segments a name walk of the idle interval [s, e) visits to the row's walk. */
+static gp_status count_walk(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+{
+    row_acc *a = acc;
+    size_t i, j;
+    a->walk++;
+    gp_status st = thread == NO_THREAD ? GP_OK : covered(c, thread, s, e, &i, &j);
+    if (thread != NO_THREAD && st == GP_OK)
+        a->walk += j - i;
+    return st;
+}
+
+/* Adds the idle interval [s, e) to the row: its idle time, its totals per cause, and when the row
+ * is named its time per name (one walk of the covered segments gives both; a row whose walk
+ * overdraws the budget takes its totals from the prefix sums). */
+static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
+{
+    row_acc *a = acc;
+    gp_idle_causes *r = a->row;
+    r->idle += e - s;
+    if (thread == NO_THREAD) {
+        r->by_cause[GP_IC_UNRECORDED] += e - s;
+        a->walk += a->naming;
+        return a->naming ? acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s) : GP_OK;
+    }
+    size_t i, j;
+    gp_status st = covered(c, thread, s, e, &i, &j);
+    if (st != GP_OK)
+        return st;
+    timeline *tl = &c->tl[thread];
+    if (a->naming) {
+        a->walk += 1 + (j - i); /* counted here when count_walk did not run (fill_row) */
+        return walk_names(c, r, thread, i, j, s, e);
+    }
+    if (!tl->cum && build_cum(tl) != GP_OK)
+        return GP_ENOMEM;
+    tally_sums(tl, r, i, j, s, e);
+    return GP_OK;
+}
+
+/* The thread that launched the work (NO_THREAD: unknown), else fallback, else the rank's main
+ * launching thread. */
+static uint32_t thread_of(const ctx *c, uint32_t thread, uint32_t fallback)
+{
+    if (thread != NO_THREAD)
+        return thread;
     return fallback != NO_THREAD ? fallback : c->main_thread;
 }
 
@@ -512,33 +621,37 @@ typedef gp_status (*interval_fn)(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t t
 /* Calls fn on the idle intervals of a lane (its GPU work sorted by start) inside the window,
  * each with the thread that launched the work ending it (the last launching thread for the
  * interval after the last work). */
-static gp_status sweep(ctx *c, interval_fn fn, void *a, const work *w, size_t n)
+static gp_status sweep(ctx *c, interval_fn fn, void *a, const uint32_t *w, size_t n)
 {
     gp_ns cover = c->lo;
     uint32_t prev = NO_THREAD;
     gp_status st = GP_OK;
     for (size_t i = 0; i < n && cover < c->hi && st == GP_OK; i++) {
-        if (w[i].s > cover)
-            st = fn(c, a, cover, GP_MIN(w[i].s, c->hi), thread_of(c, &w[i], prev));
-        cover = GP_MAX(cover, w[i].e);
-        if (w[i].thread != NO_THREAD)
-            prev = w[i].thread;
+        const gp__gev *g = &c->v->g[w[i]];
+        uint32_t thread = c->thread[w[i]];
+        if (g->ts > cover)
+            st = fn(c, a, cover, GP_MIN(g->ts, c->hi), thread_of(c, thread, prev));
+        cover = GP_MAX(cover, g->ts + g->dur);
+        if (thread != NO_THREAD)
+            prev = thread;
     }
     if (cover < c->hi && st == GP_OK)
-        st = fn(c, a, cover, c->hi, thread_of(c, NULL, prev));
+        st = fn(c, a, cover, c->hi, thread_of(c, NO_THREAD, prev));
     return st;
 }
 
-/* Folds the touched threads' pair times (those the row made nonzero) into the row's names, and
- * clears them. */
+/* Folds the touched threads' pair times (those the row made nonzero) into the row's names (not
+ * when the row's walk overdrew the budget), and clears them. */
 static gp_status fold_pairs(ctx *c, row_acc *a)
 {
     for (size_t i = 0; i < c->n_touched; i++) {
         timeline *tl = &c->tl[c->touched[i]];
         for (size_t h = 0; h < tl->n_hot; h++) {
             uint32_t p = tl->hot[h];
-            gp_status st = acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
-                                   (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
+            gp_status st =
+                !a->naming ? GP_OK
+                           : acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
+                                     (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
             if (st != GP_OK)
                 return st;
             tl->pair_time[p] = 0;
@@ -575,36 +688,52 @@ static void top_names(ctx *c, row_acc *a)
 
 /* Fills a row: its idle time and totals per cause, and, when its walk fits the budget, the top
  * name of each cause (else "", counted in c->unnamed). */
-static gp_status fill_row(ctx *c, gp_idle_causes *row, const work *w, size_t n)
+static gp_status fill_row(ctx *c, gp_idle_causes *row, const uint32_t *w, size_t n)
 {
-    row_tally tally_acc = {.row = row};
-    gp_status st = sweep(c, tally, &tally_acc, w, n);
+    row_acc a = {.row = row};
+    gp_status st = GP_OK;
+    /* A row's walk is at most 2 (n + 1) + the segments of every timeline (one per interval, and
+     * per thread its intervals cover at most its segments plus one per interval: they are
+     * disjoint), and a timeline has at most 2 segments per event of its track. Within the budget,
+     * the row is named and its walk counted as it goes; else a first sweep counts it (the
+     * searches only). */
+    if (2 * (n + 1) + c->max_segs > c->budget) {
+        c->row++;
+        st = sweep(c, count_walk, &a, w, n);
+        a.naming = a.walk <= c->budget;
+        a.walk = a.naming ? 0 : a.walk; /* a named row's walk is counted again by visit */
+    } else
+        a.naming = true;
+    c->row++;
+    if (st == GP_OK)
+        st = sweep(c, visit, &a, w, n);
     for (int k = 0; k < GP_IC_COUNT; k++) {
         row->share[k] = row->idle > 0 ? (double)row->by_cause[k] / (double)row->idle : NAN;
         row->top_what[k] = "";
     }
-    if (st != GP_OK)
-        return st;
-    if (tally_acc.walk > c->budget) {
-        c->unnamed++;
-        return GP_OK;
-    }
-    c->budget -= tally_acc.walk;
-    row_acc a = {.row = row};
-    st = sweep(c, attribute, &a, w, n);
     if (st == GP_OK)
         st = fold_pairs(c, &a);
-    if (st == GP_OK)
+    if (st == GP_OK && !a.naming)
+        c->unnamed++;
+    else if (st == GP_OK) {
+        c->budget -= a.walk;
         top_names(c, &a);
+    }
     acc_free(&a.names);
     return st;
 }
 
-static int cmp_work(const void *x, const void *y)
+/* A lane's work by start, where HTA's rounding reordered ties: (start, index in the view). */
+typedef struct work_key {
+    gp_ns s;
+    uint32_t g;
+} work_key;
+
+static int cmp_work_key(const work_key *p, const work_key *q)
 {
-    const work *p = x, *q = y;
     return GP_CMP(p->s, q->s);
 }
+GP__DEFINE_MERGE_SORT(sort_work_keys, work_key, cmp_work_key)
 
 /* The CPU thread holding the most runtime/driver calls (the launching thread when the work ending
  * an interval has no launch), NO_THREAD when there is none. */
@@ -627,7 +756,7 @@ typedef struct lane {
     int32_t device;
     int64_t stream;
     bool whole;
-    work *w;
+    uint32_t *w; /* the lane's GPU work: indices in the view's events, by start */
     size_t n, cap;
 } lane;
 
@@ -673,46 +802,79 @@ static int cmp_lane_busiest(const void *x, const void *y)
     return cmp_lane(p, q);
 }
 
-/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
- * lanes in row order. */
-static gp_status collect_lanes(const gp__view *v, lane **out, size_t *n_out)
+static bool lane_work(const gp__gev *g)
 {
+    return g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET;
+}
+
+/* Sorts a lane's work by start (stable: ties keep the view's order). */
+static gp_status sort_lane(const gp__view *v, lane *l)
+{
+    size_t k = 1; /* sorted already unless HTA's rounding reordered ties */
+    while (k < l->n && v->g[l->w[k - 1]].ts <= v->g[l->w[k]].ts)
+        k++;
+    if (k >= l->n)
+        return GP_OK;
+    work_key *keys = malloc(l->n * sizeof *keys);
+    if (!keys)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < l->n; i++)
+        keys[i] = (work_key){v->g[l->w[i]].ts, l->w[i]};
+    gp_status st = sort_work_keys(keys, l->n) ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; i < l->n && st == GP_OK; i++)
+        l->w[i] = keys[i].g;
+    free(keys);
+    return st;
+}
+
+/* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
+ * lanes in row order; c->thread: the launching thread of each GPU event. A lane holds 4-byte
+ * indices of the view's events (it held copies of their times: 13 MB on large_v100_nccl x7). */
+static gp_status collect_lanes(ctx *c, lane **out, size_t *n_out)
+{
+    const gp__view *v = c->v;
     lane *lanes = NULL;
-    size_t n = 0, cap = 0, last = 0;
+    size_t n = 0, cap = 0, last[2] = {0, 0};
     gp_status st = GP_OK;
     gp__group_table index;
     gp__group_table_init(&index, sizeof(gp__group_key), true);
-    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
-        const gp__gev *g = &v->g[i];
-        if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
-            continue;
-        work w = {g->ts, g->ts + g->dur, g->launch ? g->launch->track : NO_THREAD};
-        for (int whole = 0; whole < 2 && st == GP_OK; whole++) {
-            lane *l = whole == 0 && last < n && lanes[last].device == g->device &&
-                              !lanes[last].whole && lanes[last].stream == g->stream
-                          ? &lanes[last]
-                          : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
-            if (!l) {
+    c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
+    if (!c->thread || v->n_g > UINT32_MAX)
+        st = GP_ENOMEM;
+    for (size_t pass = 0; pass < 2 && st == GP_OK; pass++) {
+        /* pass 0 counts each lane's work, pass 1 fills the lanes, allocated to size */
+        for (size_t i = 0; i < n; i++) {
+            if (pass == 1 &&
+                !(lanes[i].w = malloc((lanes[i].cap ? lanes[i].cap : 1) * sizeof *lanes[i].w)))
                 st = GP_ENOMEM;
-                break;
+        }
+        for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+            const gp__gev *g = &v->g[i];
+            if (pass == 0)
+                c->thread[i] = g->launch ? g->launch->track : NO_THREAD;
+            if (!lane_work(g))
+                continue;
+            for (int whole = 0; whole < 2 && st == GP_OK; whole++) {
+                const lane *p = last[whole] < n ? &lanes[last[whole]] : NULL;
+                lane *l = p && p->device == g->device && p->whole == whole &&
+                                  (whole || p->stream == g->stream)
+                              ? &lanes[last[whole]]
+                              : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
+                if (!l) {
+                    st = GP_ENOMEM;
+                    break;
+                }
+                last[whole] = (size_t)(l - lanes);
+                if (pass == 0)
+                    l->cap++;
+                else
+                    l->w[l->n++] = (uint32_t)i;
             }
-            if (whole == 0)
-                last = (size_t)(l - lanes);
-            work *x = GP_PUSH(l->w, l->n, l->cap);
-            if (!x)
-                st = GP_ENOMEM;
-            else
-                *x = w;
         }
     }
     gp__group_table_free(&index);
-    for (size_t i = 0; i < n; i++) { /* sorted already unless HTA's rounding reordered ties */
-        size_t k = 1;
-        while (k < lanes[i].n && lanes[i].w[k - 1].s <= lanes[i].w[k].s)
-            k++;
-        if (k < lanes[i].n)
-            gp__msort(lanes[i].w, lanes[i].n, sizeof *lanes[i].w, cmp_work);
-    }
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        st = sort_lane(v, &lanes[i]);
     if (n > 1)
         gp__msort(lanes, n, sizeof *lanes, cmp_lane);
     *out = lanes;
@@ -738,8 +900,9 @@ static void window(ctx *c, const lane *lanes, size_t n)
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {
-            c->lo = GP_MIN(c->lo, lanes[i].w[j].s);
-            c->hi = GP_MAX(c->hi, lanes[i].w[j].e);
+            const gp__gev *g = &v->g[lanes[i].w[j]];
+            c->lo = GP_MIN(c->lo, g->ts);
+            c->hi = GP_MAX(c->hi, g->ts + g->dur);
         }
 }
 
@@ -780,6 +943,7 @@ static void free_ctx(ctx *c)
     gp__imap_free(&c->blocking);
     for (size_t k = 0; c->tl && k < c->t->n_tracks; k++) {
         free(c->tl[k].v);
+        free(c->tl[k].lng);
         free(c->tl[k].pair_key);
         free(c->tl[k].pair_time);
         free(c->tl[k].cum);
@@ -788,6 +952,7 @@ static void free_ctx(ctx *c)
     }
     free(c->tl);
     free(c->touched);
+    free(c->thread);
 }
 
 gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
@@ -802,10 +967,12 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     c.tl = calloc(v->t->n_tracks ? v->t->n_tracks : 1, sizeof *c.tl);
     gp_status st = c.flags && c.tl ? find_blocking(&c) : GP_ENOMEM;
     if (st == GP_OK)
-        st = collect_lanes(v, &lanes, &n);
+        st = collect_lanes(&c, &lanes, &n);
     if (st == GP_OK)
         window(&c, lanes, n);
     c.budget = walk_budget(c.t, lanes, n);
+    for (size_t k = 0; k < c.t->n_tracks; k++)
+        c.max_segs += 2 * c.t->tracks[k].n_events;
     size_t rows = c.lo < c.hi ? n : 0; /* no window: nothing selected, no rows */
     const lane **order = NULL;
     if (st == GP_OK && rows > 0 &&
