@@ -72,8 +72,9 @@ typedef struct gp_summary {
     /* The GPU work sum (docs/analyses.md, "Terms"; JSON gpu_work_sum_ns): summed
      * kernel+memcpy+memset durations of the input, whatever opts.kinds selects. */
     gp_ns gpu_time;
-    /* Earliest start to latest end over all events, per trace, summed. */
-    gp_ns span;
+    /* Earliest start to latest end over all events, per trace, summed over the traces: a sum of
+     * spans, never a job's span (gp_dashboard.span is that). JSON: span_ns. */
+    gp_ns span_sum;
     /* The readers' counts, summed over the traces. */
     gp_read_stats input;
     /* Top-N bottlenecks by self time: GPU work when the selected kinds hold any (top_is_gpu), else

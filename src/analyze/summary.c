@@ -246,7 +246,7 @@ static gp_status summary_compute(const gp_trace *const *traces, size_t n,
         bool ok = true;
         gp_ns start, end;
         gp_trace_span(t, &start, &end);
-        s->span = gp__sat_add(s->span, end - start);
+        s->span_sum = gp__sat_add(s->span_sum, end - start);
         add_read_stats(&s->input, &t->stats);
         for (size_t k = 0; ok && k < t->n_tracks; k++) {
             const gp_track *tr = &t->tracks[k];

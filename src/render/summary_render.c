@@ -288,7 +288,7 @@ gp_status gp_summary_render_json(const gp_summary *s, const gp_summary_render_op
     gp__jw_kv_int(&w, "traces", (int64_t)s->n_traces);
     gp__jw_kv_bool(&w, "has_gpu", s->has_gpu);
     gp__jw_kv_int(&w, "gpu_work_sum_ns", s->gpu_time); /* was gpu_time_ns */
-    gp__jw_kv_int(&w, "span_ns", s->span);
+    gp__jw_kv_int(&w, "span_ns", s->span_sum);
     if (!s->has_gpu)
         gp__jw_kv_str(&w, "note", "no GPU events");
     const gp_read_stats *in = &s->input;
