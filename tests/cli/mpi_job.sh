@@ -43,5 +43,14 @@ out=$(timeout 300 "${mpi[@]}" -n 2 "$gp" analyze "$tmp/dup" 2>&1); rc=$?
 line=$(printf '%s' "$out" | grep -F "holds rank 0, which")
 if [ "$rc" = 2 ] && [[ "$line" == *"$tmp/dup/a.json.gz"* && "$line" == *"$tmp/dup/b.json.gz"* ]]; then pass=$((pass+1))
 else fail=$((fail+1)); echo "FAIL two files, one rank: exit $rc: $out" | head -5; fi
+# Open MPI's messaging layer: ob1 alone unless the user names one (opening cm probes libfabric:
+# 0.2 s of MPI_Init), and the user's OMPI_MCA_pml wins
+out=$(OMPI_MCA_pml_base_verbose=10 timeout 300 "${mpi[@]}" -n 1 "$gp" analyze "$job" 2>&1 >/dev/null)
+if printf '%s' "$out" | grep -F "component ob1 selected" >/dev/null \
+  && ! printf '%s' "$out" | grep -F "components_open: found loaded component cm" >/dev/null; then pass=$((pass+1))
+else fail=$((fail+1)); echo "FAIL pml: not ob1 alone"; printf '%s\n' "$out" | grep -F "pml" | head -5; fi
+out=$(OMPI_MCA_pml=ob1,cm OMPI_MCA_pml_base_verbose=10 timeout 300 "${mpi[@]}" -n 1 "$gp" analyze "$job" 2>&1 >/dev/null)
+if printf '%s' "$out" | grep -F "components_open: found loaded component cm" >/dev/null; then pass=$((pass+1))
+else fail=$((fail+1)); echo "FAIL pml: the user's OMPI_MCA_pml=ob1,cm was not used"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
