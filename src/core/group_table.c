@@ -15,7 +15,8 @@ void gp__group_table_init(gp__group_table *t, size_t rec_size, bool copy_names)
 
 uint64_t gp__group_hash(int32_t kind, const char *name, size_t len)
 {
-    return gp__hash_bytes(name, len) ^ ((uint64_t)(kind + 1) * 0x9E3779B97F4A7C15ULL);
+    /* kind + 1 in 64 bits: a kind of INT32_MAX (a fuzzed timeline key) is no overflow */
+    return gp__hash_bytes(name, len) ^ (((uint64_t)(int64_t)kind + 1) * 0x9E3779B97F4A7C15ULL);
 }
 
 static gp__group_key *key_at(const gp__group_table *t, size_t i)
