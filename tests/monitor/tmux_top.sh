@@ -60,6 +60,9 @@ expect "a resize redraws at the new size" \
   $(sleep 1; wait_for '^ util {75}mem' && [ "$(screen | wc -l)" = 50 ]; echo $?)
 T send-keys -t top q
 expect "q quits with 0" $(wait_for '^EXIT=0'; echo $?)
+# run.sh writes stty.after just after it prints EXIT=: wait for the file (a loaded CI host read it
+# before it was written)
+for _ in $(seq 100); do [ -s "$work/stty.after" ] && break; sleep 0.1; done
 expect "the terminal is restored (the frame is gone, echo back on)" \
   $(! screen | grep -q 'gpuprof top  8 GPUs' && [ "$(cat "$work/stty.before")" = "$(cat "$work/stty.after")" ]; echo $?)
 
