@@ -7,14 +7,26 @@
  * inflate measured is the target's reference (issue 37); the one-thread read is also measured
  * with the inflater thread off (GP_INFLATE_THREAD=0), the previous way.
  * Peak RSS is the whole process's (the largest of all repetitions).
- * Usage: bench_ingest TRACE [repetitions (default 5)] [one]
- * With "one", only the one-thread read runs (for perf record: no floor, no threaded read). */
+ * Usage: bench_ingest TRACE [repetitions (default 5)] [one|auto]
+ * With "one", only the one-thread read runs (for perf record: no floor, no threaded read); with
+ * "auto", only the read with automatic threads (with "one", for fresh-process comparisons).
+ *
+ * Every repetition reads as a fresh gpuprof process does: glibc's mmap threshold is pinned at its
+ * initial 128 KiB. Left dynamic, glibc raises it (up to 32 MiB) as soon as a mapped block is
+ * freed, so repetitions 2..n grew the model's arrays in the heap, copying them at each doubling,
+ * and the parallel read's merge copied the first piece's arrays (0.035-0.045 s instead of
+ * 0.015 s): a state no CLI run reaches. GP_BENCH_MALLOC_DYNAMIC=1 keeps glibc's dynamic threshold
+ * (docs/decisions/ingest-bench-allocator.md). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #ifdef GP_BENCH_LIBDEFLATE
 #include <libdeflate.h>
@@ -87,11 +99,20 @@ static unsigned long long deflate_floor(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_ingest TRACE [repetitions]\n");
+        fprintf(stderr, "usage: bench_ingest TRACE [repetitions] [one|auto]\n");
         return 2;
     }
+#ifdef __GLIBC__
+    const char *dyn = getenv("GP_BENCH_MALLOC_DYNAMIC");
+    bool pinned = !(dyn && *dyn && strcmp(dyn, "0") != 0);
+    if (pinned)
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024); /* glibc's initial value, now fixed */
+#else
+    bool pinned = false;
+#endif
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     bool only_one = argc > 3 && strcmp(argv[3], "one") == 0;
+    bool only_auto = argc > 3 && strcmp(argv[3], "auto") == 0;
     if (reps < 1 || reps > 100)
         reps = 5;
     double fw[100], fc[100], iw[100], ic[100], pw[100], pc[100], dw[100], dc[100], sw[100], sc[100];
@@ -107,7 +128,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         double w0 = gp_bench_seconds(CLOCK_MONOTONIC),
                c0 = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
-        bytes = only_one ? 0 : read_floor(argv[1]);
+        bytes = only_one || only_auto ? 0 : read_floor(argv[1]);
         fw[r] = gp_bench_seconds(CLOCK_MONOTONIC) - w0;
         fc[r] = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
 #ifdef GP_BENCH_LIBDEFLATE
@@ -119,7 +140,8 @@ int main(int argc, char **argv)
             dc[r] = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
         }
 #endif
-        if (gz && !only_one) { /* one thread, the inflater thread off: the previous way */
+        if (gz && !only_one &&
+            !only_auto) { /* one thread, the inflater thread off: the previous way */
             gp_trace *t = NULL;
             gp_error err;
             o.threads = 1;
@@ -136,7 +158,7 @@ int main(int argc, char **argv)
             }
             gp_trace_free(t);
         }
-        for (int threads = 1; threads <= (only_one ? 1 : 2); threads++) {
+        for (int threads = only_auto ? 2 : 1; threads <= (only_one ? 1 : 2); threads++) {
             gp_trace *t = NULL;
             gp_error err;
             o.threads = threads == 1 ? 1 : 0; /* 0: automatic, as the CLI reads */
@@ -158,7 +180,7 @@ int main(int argc, char **argv)
                 pieces = t->stats.pieces;
             }
             events = gp_trace_event_count(t);
-            if (only_one)
+            if (only_one || only_auto)
                 bytes = t->stats.bytes;
             gp_trace_free(t);
         }
@@ -172,6 +194,8 @@ int main(int argc, char **argv)
     printf("input            %s\n", argv[1]);
     printf("json text        %.1f MB, %zu events kept, %d repetitions (medians)\n", mb, events,
            reps);
+    printf("allocator        %s\n", pinned ? "mmap threshold pinned at 128 KiB (a fresh process's)"
+                                           : "glibc's dynamic mmap threshold");
     printf("floor (read)     wall %.3f s  cpu %.3f s  %8.0f MB/s (cpu)\n", mfw, mfc, mb / mfc);
     printf("ingest, 1 thread wall %.3f s  cpu %.3f s  %8.0f MB/s (cpu)  %8.0f MB/s (wall)\n", miw,
            mic, mb / mic, mb / miw);
