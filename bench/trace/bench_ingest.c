@@ -140,8 +140,8 @@ int main(int argc, char **argv)
             dc[r] = gp_bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
         }
 #endif
-        if (gz && !only_one &&
-            !only_auto) { /* one thread, the inflater thread off: the previous way */
+        /* one thread, the inflater thread off: the previous way */
+        if (gz && !only_one && !only_auto) {
             gp_trace *t = NULL;
             gp_error err;
             o.threads = 1;
