@@ -159,7 +159,9 @@ static const char style[] =
     "\"DejaVu Sans Mono\",monospace}.gp-ops th:nth-child(-n+2){text-align:left}"
     ".gp-ops th.gp-asc::after{content:\" \\25B2\"}.gp-ops th.gp-desc::after{content:\" \\25BC\"}"
     ".gp-ops-wrap{max-width:100%;overflow-x:auto}.gp-ops td.s{white-space:normal;"
-    "overflow-wrap:anywhere;max-width:40ch}.gp-ops input{padding:3px 6px;width:320px}"
+    "overflow-wrap:anywhere;max-width:40ch}.gp-ops .gp-shapes td.s{min-width:22ch}"
+    ".gp-ops td.k{white-space:normal;overflow-wrap:anywhere;min-width:24ch}"
+    ".gp-ops th{white-space:normal}.gp-ops input{padding:3px 6px;width:320px}"
     ".gp-ops-count{margin-left:8px;color:#555}</style>\n";
 
 /* Sorts by the clicked column (numbers by data-v; a second click reverses; an arrow marks it),
@@ -182,6 +184,22 @@ static const char script[] =
     "var ok=x.textContent.toLowerCase().indexOf(q)>=0;x.style.display=ok?'':'none';if(ok)k++});"
     "n.textContent=k+' of '+rows.length+' rows';n.setAttribute('data-shown',k)}})();"
     "</script>\n";
+
+/* The shapes text with a line-break opportunity after each "]," (between two inputs' shapes), so
+ * that a narrow column wraps between shapes rather than inside one. */
+static void shapes_cell(FILE *fp, const char *s)
+{
+    for (const char *p = s;;) {
+        const char *cut = strstr(p, "],");
+        if (!cut) {
+            gp__html_str(fp, p);
+            return;
+        }
+        gp__html_text(fp, p, (size_t)(cut + 2 - p));
+        fputs("<wbr>", fp);
+        p = cut + 2;
+    }
+}
 
 static void num(FILE *fp, double v, const char *fmt_val)
 {
@@ -206,10 +224,13 @@ static void table(FILE *fp, const gp_ops *ops, size_t n)
         "TB/s",           "FLOP/B",        "% of roofline",  "Bound"};
     bool asc;
     int sc = sorted_column(ops->sort, &asc);
+    bool shapes = false; /* the Input Dims column gets its width only when it has text */
+    for (size_t i = 0; i < n && !shapes; i++)
+        shapes = ops->rows[i].shapes && ops->rows[i].shapes[0];
     fprintf(fp,
-            "<div class=\"gp-ops-wrap\"><table class=\"gp-table\" data-rows=\"%zu\" "
+            "<div class=\"gp-ops-wrap\"><table class=\"gp-table%s\" data-rows=\"%zu\" "
             "data-sort=\"%d:%s\"><thead><tr>",
-            n, sc, asc ? "asc" : "desc");
+            shapes ? " gp-shapes" : "", n, sc, asc ? "asc" : "desc");
     for (int i = 0; i < (int)(sizeof heads / sizeof *heads); i++)
         fprintf(fp, "<th%s%s>%s</th>", i < 3 || i == 13 ? " data-s" : "",
                 i == sc ? (asc ? " class=\"gp-asc\"" : " class=\"gp-desc\"") : "", heads[i]);
@@ -219,7 +240,7 @@ static void table(FILE *fp, const gp_ops *ops, size_t n)
         fputs("<tr><td class=\"k\">", fp);
         gp__html_str(fp, r->key);
         fputs("</td><td class=\"s\">", fp);
-        gp__html_str(fp, r->shapes ? r->shapes : "");
+        shapes_cell(fp, r->shapes ? r->shapes : "");
         fprintf(fp, "</td><td>%s</td>", r->modeled ? gp_op_dtype_name(r->dtype) : "");
         num(fp, (double)r->calls, "%.0f");
         num(fp, (double)r->self_cpu / 1e6, "%.3f");

@@ -275,6 +275,27 @@ async function layout(browser, file, name) {
     const page = await open(browser, file, w, 900, /_ops\.html$/.test(file));
     const bad = await overprints(page);
     check(bad.length === 0, name + ' at ' + w + ' px: no text past its column' + (bad.length ? ' (' + bad.join('; ') + ')' : ''));
+    /* The ops table fits its box, and an Input Dims cell wraps between shapes, never inside
+     * one: no more lines than shapes (the cell "[[8,12,64,3137],[8,12,64,3137],[]]" once took 4
+     * lines, a lone "," among them). */
+    const ops = await page.evaluate(() => {
+      const wraps = Array.from(document.querySelectorAll('.gp-ops-wrap')).map((e) => [e.scrollWidth, e.clientWidth]);
+      let cells = 0, split = [];
+      for (const td of document.querySelectorAll('.gp-ops td.s')) {
+        if (!td.offsetParent || !td.textContent) continue;
+        cells++;
+        const r = document.createRange();
+        r.selectNodeContents(td);
+        const lines = new Set(Array.from(r.getClientRects()).filter((q) => q.width > 0).map((q) => Math.round(q.top))).size;
+        const shapes = td.textContent.split('],').length;
+        if (lines > shapes) split.push(td.textContent + ' on ' + lines + ' lines');
+      }
+      return { wraps, cells, split: split.slice(0, 3) };
+    });
+    if (ops.wraps.length) {
+      check(ops.wraps.every(([sw, cw]) => sw <= cw + 1), name + ' at ' + w + ' px: the ops table fits its box (' + JSON.stringify(ops.wraps) + ')');
+      check(ops.split.length === 0, name + ' at ' + w + ' px: ' + ops.cells + ' Input Dims cells wrap between shapes only' + (ops.split.length ? ' (' + ops.split.join('; ') + ')' : ''));
+    }
     if (w !== 1366) await shot(page, name + '_' + w + '.png', true);
     await page.close();
   }
