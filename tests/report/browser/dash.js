@@ -270,6 +270,18 @@ async function served(browser) {
   await ops.close();
 }
 
+/* The headline finding names its ranks on a job, and whose figures it quotes; one trace: no ranks. */
+async function causeRanks(browser) {
+  for (const [f, job] of [['dlrm_report.html', true], ['tf_report.html', false]]) {
+    if (!have(f)) continue;
+    const page = await open(browser, f, 1280, 900);
+    const who = await page.$eval('#gp-cause-ranks', (e) => e.textContent).catch(() => null);
+    if (job) check(/^ranks 0\u20137 \(evidence: rank [0-7], the worst\)$/.test(who || ''), 'job report: the headline finding names its ranks and whose evidence it quotes ("' + who + '")');
+    else check(who === null, 'one-trace report: the headline finding names no rank');
+    await page.close();
+  }
+}
+
 async function layout(browser, file, name) {
   for (const w of [1280, 1366, 1600]) {
     const page = await open(browser, file, w, 900, /_ops\.html$/.test(file));
@@ -310,6 +322,7 @@ async function layout(browser, file, name) {
       ['big_report.html', dashboardScale],
       ['tf_report.html', (b) => layout(b, 'tf_report.html', 'dashboard_timesformer')],
       ['dlrm_report.html', (b) => layout(b, 'dlrm_report.html', 'dashboard_dlrm8')],
+      ['dlrm_report.html', causeRanks],
       ['tf_ops.html', opsPage],
       ['cc_metrics.html', compilePages],
       ['tf_ops.html', (b) => layout(b, 'tf_ops.html', 'ops_timesformer')],
