@@ -106,15 +106,8 @@ void gp__dash_cause_html(FILE *fp, const gp_dashboard *d)
                 gp_priority_name(f->priority), f->rule, gp_priority_name(f->priority));
         gp__html_str(fp, title);
         fputs("</b>", fp);
-        if (a->n_ranks > 1 && f->n_ranks > 0) { /* which ranks, and whose figures these are */
-            char who[256];
-            gp_ranks_format(f->ranks, f->n_ranks, "\xe2\x80\x93", who, sizeof who);
-            fputs(" <span class=\"gp-kind gp-ranks\" id=\"gp-cause-ranks\">", fp);
-            gp__html_str(fp, who);
-            if (f->n_ranks > 1)
-                fprintf(fp, " (evidence: rank %d, the worst)", (int)f->rank);
-            fputs("</span>", fp);
-        }
+        if (a->n_ranks > 1) /* which ranks, and whose evidence the sentence quotes */
+            gp__finding_ranks_html(fp, f, "gp-cause-ranks");
         fputs("<br>", fp);
         gp__html_str(fp, gp__finding_advice(f));
         fputs("</p>\n", fp);

@@ -190,15 +190,7 @@ static void findings(FILE *fp, const gp_analysis *a)
         gp__finding_title(f, title, sizeof title);
         gp__html_str(fp, title);
         fputs("</b>", fp);
-        if (f->n_ranks > 0) {
-            char who[256];
-            gp_ranks_format(f->ranks, f->n_ranks, "\xe2\x80\x93", who, sizeof who);
-            fputs(" <span class=\"gp-kind gp-ranks\">", fp);
-            gp__html_str(fp, who);
-            if (f->n_ranks > 1)
-                fprintf(fp, " (evidence: rank %d, the worst)", (int)f->rank);
-            fputs("</span>", fp);
-        }
+        gp__finding_ranks_html(fp, f, NULL);
         if (f->gain_ns > 0) {
             fputs(" <span class=\"gp-gain\">up to ", fp);
             dur(fp, f->gain_ns);

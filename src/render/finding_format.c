@@ -615,3 +615,19 @@ const char *gp__metric_phrase(const char *name)
             return phrases[i][1];
     return NULL;
 }
+
+void gp__finding_ranks_html(FILE *fp, const gp_finding *f, const char *id)
+{
+    if (f->n_ranks == 0)
+        return;
+    char who[256];
+    gp_ranks_format(f->ranks, f->n_ranks, "\xe2\x80\x93", who, sizeof who);
+    fputs(" <span class=\"gp-kind gp-ranks\"", fp);
+    if (id)
+        fprintf(fp, " id=\"%s\"", id);
+    fputc('>', fp);
+    gp__html_str(fp, who);
+    if (f->n_ranks > 1)
+        fprintf(fp, " (evidence: rank %d, the worst)", (int)f->rank);
+    fputs("</span>", fp);
+}

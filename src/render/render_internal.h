@@ -93,6 +93,9 @@ const char *gp__finding_expected(const gp_finding *f);
 void gp__finding_object_text(const gp_finding_object *o, char *buf, size_t cap);
 void gp__finding_evidence_text(const gp_finding *f, FILE *fp);
 const char *gp__metric_phrase(const char *name);
+/* The ranks a finding holds on, as an HTML span ("ranks 0–7 (evidence: rank 6, the worst)"),
+ * with id when not NULL; nothing when it names no rank. */
+void gp__finding_ranks_html(FILE *fp, const gp_finding *f, const char *id);
 
 /* A rule line of a fixed-width text table: width copies of c, then a newline. */
 void gp__rule(FILE *fp, char c, int width);
