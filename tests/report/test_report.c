@@ -38,6 +38,17 @@
  * GPU 0 stream 7: implicit_gemm corr 1 [100,300) (gemm_dur); XSS kernel corr 2 [300,350);
  *   relu_kernel corr 3 [550,560); Memcpy HtoD corr 4 [720,880); orphan corr 99 ext 12
  *   [900,905) (External id -> aten::relu); lost [950,952) (no ids -> unattributed). */
+/* The dashboard of n traces with these parts (each may be NULL), built or the test fails. */
+static gp_dashboard *dash_of(gp_trace *const *t, size_t n, const gp_summary *s,
+                             const gp_timeline *tl, const gp_analysis *a)
+{
+    gp_dashboard *d = NULL;
+    gp_dashboard_inputs in = {
+        .traces = gp_traces_const(t), .n_traces = n, .summary = s, .timeline = tl, .analysis = a};
+    assert_int_equal(gp_dashboard_build(&in, &d, NULL), GP_OK);
+    return d;
+}
+
 static gp_trace *make_fixture(gp_ns gemm_dur)
 {
     gp_trace *t;
@@ -392,13 +403,7 @@ static void html_escapes_names(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
-                                                               .n_traces = 1,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = NULL},
-                                        &d, NULL),
-                     GP_OK);
+    d = dash_of(&t, 1, s, tl, NULL);
     buf = NULL;
     fp = open_memstream(&buf, &len);
     assert_int_equal(gp_dashboard_render_html(d, XSS, fp), GP_OK);
@@ -558,25 +563,13 @@ static void timeline_memory_rows(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
-                                                               .n_traces = 1,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = NULL},
-                                        &d, NULL),
-                     GP_OK);
+    d = dash_of(&t, 1, s, tl, NULL);
     assert_true(d->peak_memory < 0); /* peak memory is the analysis' figure */
     gp_dashboard_free(d);
     gp_analysis *a;
     assert_int_equal(gp_analyze_trace(t, NULL, &a, NULL), GP_OK);
     assert_int_equal(a->ranks[0].peak_memory.source, GP_PEAK_ALLOCATOR);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
-                                                               .n_traces = 1,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = a},
-                                        &d, NULL),
-                     GP_OK);
+    d = dash_of(&t, 1, s, tl, a);
     assert_true(d->peak_memory == 5000.0);
     assert_int_equal(d->n_mem, 3);
     assert_true(d->mem_y[1] == 1.0 && d->mem_y[0] == 0.2);
@@ -620,13 +613,7 @@ static void dashboard_peak_from_memory_counter(void **state)
     assert_int_equal(pk->source, GP_PEAK_COUNTER);
     assert_string_equal(pk->what, "gpu0.memory_used_bytes");
     assert_int_equal(pk->ts, 30);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
-                                                               .n_traces = 1,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = a},
-                                        &d, NULL),
-                     GP_OK);
+    d = dash_of(&t, 1, s, tl, a);
     assert_true(d->peak_memory == 40.0);
     assert_string_equal(d->mem_label, "gpu0.memory_used_bytes");
     assert_non_null(strstr(d->peak_note, "counter gpu0.memory_used_bytes"));
@@ -657,13 +644,7 @@ static void analysis_feeds_busy_figures_and_findings(void **state)
     gp_summary *s;
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
-                                                               .n_traces = 1,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = a},
-                                        &d, NULL),
-                     GP_OK);
+    d = dash_of(&t, 1, s, tl, a);
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
@@ -803,13 +784,7 @@ static void dashboard_figures_come_from_summary(void **state)
     gp_dashboard *d;
     assert_int_equal(gp_summary_compute(gp_traces_const(&t), 1, NULL, &s, NULL), GP_OK);
     assert_int_equal(gp_timeline_build(gp_traces_const(&t), 1, NULL, &tl, NULL), GP_OK);
-    assert_int_equal(gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(&t),
-                                                               .n_traces = 1,
-                                                               .summary = s,
-                                                               .timeline = tl,
-                                                               .analysis = NULL},
-                                        &d, NULL),
-                     GP_OK);
+    d = dash_of(&t, 1, s, tl, NULL);
     assert_int_equal(d->operations, 16);
     /* names: annotation 1, cpu_op 4, runtime 2, range 1, kernel 5, memcpy 1 */
     assert_int_equal(d->unique_operations, 14);
@@ -988,14 +963,7 @@ static void dashboard_multirank_job(void **state)
     assert_int_equal(gp_summary_compute(gp_job_traces(job), job->n_ranks, NULL, &s, NULL), GP_OK);
     assert_int_equal(gp_timeline_build(gp_job_traces(job), job->n_ranks, NULL, &tl, NULL), GP_OK);
     assert_int_equal(gp_analyze_job(job, NULL, &a, &err), GP_OK);
-    assert_int_equal(
-        gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(job->ranks),
-                                                  .n_traces = job->n_ranks,
-                                                  .summary = s,
-                                                  .timeline = tl,
-                                                  .analysis = a},
-                           &d, NULL),
-        GP_OK);
+    d = dash_of(job->ranks, job->n_ranks, s, tl, a);
     gp_ns lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < job->n_ranks; i++) {
         gp_ns b, e;
@@ -1088,14 +1056,7 @@ static void shared_traces_render(void **state)
         assert_int_equal(gp_timeline_render_html(tl, NULL, fp), GP_OK);
         assert_int_equal(gp_summary_compute(gp_job_traces(job), job->n_ranks, NULL, &s, NULL),
                          GP_OK);
-        assert_int_equal(
-            gp_dashboard_build(&(gp_dashboard_inputs){.traces = gp_traces_const(job->ranks),
-                                                      .n_traces = job->n_ranks,
-                                                      .summary = s,
-                                                      .timeline = tl,
-                                                      .analysis = NULL},
-                               &d, NULL),
-            GP_OK);
+        d = dash_of(job->ranks, job->n_ranks, s, tl, NULL);
         assert_int_equal(gp_dashboard_render_html(d, NULL, fp), GP_OK);
         fclose(fp);
         gp_dashboard_free(d);
