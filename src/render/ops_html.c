@@ -185,21 +185,32 @@ static const char script[] =
     "n.textContent=k+' of '+rows.length+' rows';n.setAttribute('data-shown',k)}})();"
     "</script>\n";
 
-/* The shapes text with a line-break opportunity after each "]," (between two inputs' shapes), so
- * that a narrow column wraps between shapes rather than inside one. */
-static void shapes_cell(FILE *fp, const char *s)
+/* s as HTML text with a line-break opportunity (<wbr>) after each occurrence of a separator in
+ * seps (NULL-terminated), so that a narrow column wraps there rather than at any character: a
+ * shapes cell between two inputs' shapes ("],"), a name after "::", "_", "<", ",", "." or "/". */
+static void breakable(FILE *fp, const char *s, const char *const *seps)
 {
     for (const char *p = s;;) {
-        const char *cut = strstr(p, "],");
+        const char *cut = NULL;
+        size_t len = 0;
+        for (const char *const *q = seps; *q; q++) {
+            const char *c = strstr(p, *q);
+            if (c && (!cut || c < cut))
+                cut = c, len = strlen(*q);
+        }
         if (!cut) {
             gp__html_str(fp, p);
             return;
         }
-        gp__html_text(fp, p, (size_t)(cut + 2 - p));
-        fputs("<wbr>", fp);
-        p = cut + 2;
+        gp__html_text(fp, p, (size_t)(cut + len - p));
+        if (cut[len])
+            fputs("<wbr>", fp);
+        p = cut + len;
     }
 }
+
+static const char *const shape_seps[] = {"],", NULL};
+static const char *const name_seps[] = {"::", "_", "<", ",", ".", "/", NULL};
 
 static void num(FILE *fp, double v, const char *fmt_val)
 {
@@ -238,9 +249,9 @@ static void table(FILE *fp, const gp_ops *ops, size_t n)
     for (size_t i = 0; i < n; i++) {
         const gp_ops_row *r = &ops->rows[i];
         fputs("<tr><td class=\"k\">", fp);
-        gp__html_str(fp, r->key);
+        breakable(fp, r->key, name_seps);
         fputs("</td><td class=\"s\">", fp);
-        shapes_cell(fp, r->shapes ? r->shapes : "");
+        breakable(fp, r->shapes ? r->shapes : "", shape_seps);
         fprintf(fp, "</td><td>%s</td>", r->modeled ? gp_op_dtype_name(r->dtype) : "");
         num(fp, (double)r->calls, "%.0f");
         num(fp, (double)r->self_cpu / 1e6, "%.3f");

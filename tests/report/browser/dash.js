@@ -302,10 +302,31 @@ async function layout(browser, file, name) {
         const shapes = td.textContent.split('],').length;
         if (lines > shapes) split.push(td.textContent + ' on ' + lines + ' lines');
       }
-      return { wraps, cells, split: split.slice(0, 3) };
+      /* a name wraps after a separator ("::", "_", "<", ",", ".", "/") or a blank, not inside a word */
+      let names = 0, bad = [];
+      for (const td of document.querySelectorAll('.gp-ops td.k')) {
+        if (!td.offsetParent || td.getClientRects()[0].height < 20) continue;
+        const text = td.textContent;
+        const node = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+        let prevTop = null, prevChar = '';
+        names++;
+        for (let n = node.nextNode(); n; n = node.nextNode()) {
+          for (let k = 0; k < n.length; k++) {
+            const r = document.createRange();
+            r.setStart(n, k);
+            r.setEnd(n, k + 1);
+            const top = Math.round(r.getBoundingClientRect().top);
+            if (prevTop !== null && top > prevTop + 2 && !':_<,./ '.includes(prevChar)) bad.push(text + ' (after "' + prevChar + '")');
+            prevTop = top;
+            prevChar = n.data[k];
+          }
+        }
+      }
+      return { wraps, cells, split: split.slice(0, 3), names, bad: bad.slice(0, 3) };
     });
     if (ops.wraps.length) {
       check(ops.wraps.every(([sw, cw]) => sw <= cw + 1), name + ' at ' + w + ' px: the ops table fits its box (' + JSON.stringify(ops.wraps) + ')');
+      check(ops.bad.length === 0, name + ' at ' + w + ' px: ' + ops.names + ' wrapped names wrap after a separator only' + (ops.bad.length ? ' (' + ops.bad.join('; ') + ')' : ''));
       check(ops.split.length === 0, name + ' at ' + w + ' px: ' + ops.cells + ' Input Dims cells wrap between shapes only' + (ops.split.length ? ' (' + ops.split.join('; ') + ')' : ''));
     }
     if (w !== 1366) await shot(page, name + '_' + w + '.png', true);
