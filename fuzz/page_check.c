@@ -165,7 +165,7 @@ static bool known_tag(const char *s, size_t n)
         "iframe",   "dl",
         "dt",       "dd",
         "link",     "noscript",
-        "canvas",
+        "canvas",   "wbr",
     };
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
         if (strlen(tags[i]) == n && eq_bytes(tags[i], s, n))
