@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze_internal.h"
+#include "analyze/idle_causes_internal.h"
 #include "core/msort.h"
 
 const char *gp_idle_cause_name(gp_idle_cause c)
@@ -46,79 +46,10 @@ static const uint8_t class_cause[] = {GP_IC_UNRECORDED,   GP_IC_UNRECORDED, GP_I
 /* Name flags, computed once per string id. */
 enum { F_KNOWN = 1, F_SYNC = 2, F_LAUNCH = 4, F_COMM = 8, F_DL = 16 };
 
-#define NO_THREAD UINT32_MAX
+#define NO_THREAD GP__IC_NO_THREAD
 #define IC_WALK_PER_EVENT 64
 #define IC_WALK_FREE ((size_t)1 << 22)
 #define CUM_STEP 16 /* segments per prefix-sum checkpoint (3.5 bytes per segment) */
-
-/* Time (or an index) per (cause, name): open addressing on key = (cause << 32 | name) + 1, 0
- * marking an empty slot; one probe sequence per addition. */
-typedef struct name_acc {
-    uint64_t *key;
-    gp_ns *time;
-    size_t n, cap; /* cap: a power of two */
-} name_acc;
-
-static gp_status acc_grow(name_acc *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 16;
-    uint64_t *key = calloc(cap, sizeof *key);
-    gp_ns *time = calloc(cap, sizeof *time);
-    if (!key || !time) {
-        free(key);
-        free(time);
-        return GP_ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->key[i])
-            continue;
-        size_t j = gp__hash_u64(m->key[i]) & (cap - 1);
-        while (key[j])
-            j = (j + 1) & (cap - 1);
-        key[j] = m->key[i];
-        time[j] = m->time[i];
-    }
-    free(m->key);
-    free(m->time);
-    m->key = key;
-    m->time = time;
-    m->cap = cap;
-    return GP_OK;
-}
-
-/* The slot of (cause, name), added with time 0 (*added true) when new. NULL when out of memory. */
-static gp_ns *acc_slot(name_acc *m, int cause, gp_strid name, bool *added)
-{
-    if ((m->n + 1) * 2 > m->cap && acc_grow(m) != GP_OK)
-        return NULL;
-    uint64_t k = ((uint64_t)cause << 32 | name) + 1;
-    size_t j = gp__hash_u64(k) & (m->cap - 1);
-    while (m->key[j] && m->key[j] != k)
-        j = (j + 1) & (m->cap - 1);
-    *added = !m->key[j];
-    if (*added) {
-        m->key[j] = k;
-        m->n++;
-    }
-    return &m->time[j];
-}
-
-static gp_status acc_add(name_acc *m, int cause, gp_strid name, gp_ns d)
-{
-    bool added;
-    gp_ns *t = acc_slot(m, cause, name, &added);
-    if (!t)
-        return GP_ENOMEM;
-    *t += d;
-    return GP_OK;
-}
-
-static void acc_free(name_acc *m)
-{
-    free(m->key);
-    free(m->time);
-    memset(m, 0, sizeof *m);
-}
 
 /* A stretch of a thread's timeline: what the thread was doing over [s, s + len), or from s to its
  * entry in the timeline's long ends when len is SEG_LONG (2^32 - 1 ns or more); pc is
@@ -157,17 +88,13 @@ typedef struct timeline {
     size_t n, cap;
     long_end *lng; /* the long segments' ends, by index */
     size_t n_lng, cap_lng;
-    gp_ns *cum;     /* cum[b * GP_IC_COUNT + k]: time of cause k in segments [0, b * CUM_STEP) */
-    name_acc index; /* (cause, name) -> pair index */
-    uint64_t *pair_key; /* cause << 32 | name */
+    gp_ns *cum; /* cum[b * GP_IC_COUNT + k]: time of cause k in segments [0, b * CUM_STEP) */
+    gp__ic_pairs pairs;
     gp_ns *pair_time;
-    size_t n_pairs, cap_pairs;
     uint32_t *hot; /* the pairs whose pair_time the current row has made nonzero */
     size_t n_hot, cap_hot;
     size_t cursor; /* segments before it end before the next interval of row `row` */
     size_t row;
-    gp_strid last_name; /* class and name of the last segment (merging) */
-    uint8_t last_cls;
     bool built, touched;
 } timeline;
 
@@ -240,27 +167,27 @@ static size_t gallop(const timeline *tl, size_t from, gp_ns t, bool by_end)
     return lo;
 }
 
-/* The pair index of (cause, name) on tl, added when new; UINT32_MAX when out of memory (or past
+/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
  * PAIR_MAX pairs). */
-static uint32_t pair_of(timeline *tl, int cause, gp_strid name)
+static uint32_t pair_of(gp__ic_pairs *pairs, int cause, gp_strid name)
 {
     bool added;
-    gp_ns *slot = acc_slot(&tl->index, cause, name, &added);
+    gp_ns *slot = gp__ic_acc_slot(&pairs->index, cause, name, &added);
     if (!slot)
         return UINT32_MAX;
     if (!added)
         return (uint32_t)*slot;
-    if (tl->n_pairs >= PAIR_MAX)
+    if (pairs->n >= PAIR_MAX)
         return UINT32_MAX;
-    uint64_t *k = GP_PUSH(tl->pair_key, tl->n_pairs, tl->cap_pairs);
+    uint64_t *k = GP_PUSH(pairs->key, pairs->n, pairs->cap);
     if (!k)
         return UINT32_MAX;
     *k = (uint64_t)cause << 32 | name;
-    *slot = (gp_ns)(tl->n_pairs - 1);
-    return (uint32_t)(tl->n_pairs - 1);
+    *slot = (gp_ns)(pairs->n - 1);
+    return (uint32_t)(pairs->n - 1);
 }
 
-typedef struct ctx {
+struct gp__ic_ctx {
     const gp__view *v;
     const gp_trace *t;
     uint8_t *flags; /* per string id */
@@ -276,7 +203,8 @@ typedef struct ctx {
     size_t max_segs; /* the most segments the timelines can hold: 2 per event of the trace */
     size_t row;      /* the row being filled, from 1 (the timelines' cursors are valid for it) */
     size_t unnamed;  /* rows without top names (their walk would overdraw the budget) */
-} ctx;
+};
+typedef struct gp__ic_ctx ctx;
 
 static bool starts(const char *s, const char *prefix)
 {
@@ -368,39 +296,51 @@ typedef struct frame {
     uint32_t pair;
 } frame;
 
-/* Appends [s, e) of f's state, merged with the previous segment when they match. */
-static gp_status emit(timeline *tl, gp_ns s, gp_ns e, frame *f)
+/* The segment being made (has): [s, e) of class cls and name, not yet handed to the sink, as
+ * the next may continue it. */
+typedef struct maker {
+    gp__ic_pairs *pairs;
+    gp__ic_sink sink;
+    void *arg;
+    gp_ns s, e;
+    gp_strid name;
+    uint32_t pair;
+    uint8_t cls;
+    bool has;
+} maker;
+
+/* Adds [s, e) of f's state: continues the segment being made when it matches, else hands that
+ * one to the sink and starts the next. */
+static gp_status emit(maker *m, gp_ns s, gp_ns e, frame *f)
 {
     int cls = f->cls;
     if (e <= s || cls == P_NONE)
         return GP_OK;
-    if (tl->n && seg_end(tl, tl->n - 1) == s && tl->last_cls == cls && tl->last_name == f->name)
-        return set_end(tl, tl->n - 1, e);
+    if (m->has && m->e == s && m->cls == cls && m->name == f->name) {
+        m->e = e;
+        return GP_OK;
+    }
     if (f->pair == UINT32_MAX)
-        f->pair = pair_of(tl, class_cause[cls], f->name);
-    uint32_t pair = f->pair;
-    seg *x = pair != UINT32_MAX ? GP_PUSH(tl->v, tl->n, tl->cap) : NULL;
-    if (!x)
+        f->pair = pair_of(m->pairs, class_cause[cls], f->name);
+    if (f->pair == UINT32_MAX)
         return GP_ENOMEM;
-    *x = (seg){s, 0, pair << 3 | class_cause[cls]};
-    tl->last_cls = (uint8_t)cls;
-    tl->last_name = f->name;
-    return set_end(tl, tl->n - 1, e);
+    gp_status st = m->has ? m->sink(m->arg, m->s, m->e, m->pair, class_cause[m->cls]) : GP_OK;
+    *m = (maker){m->pairs, m->sink, m->arg, s, e, f->name, f->pair, (uint8_t)cls, true};
+    return st;
 }
 
-/* Builds the timeline of a CPU track: events nest by start (as gp_track_self_times has them); an
- * event's state is its own class and name when its class is at least its parent's, else the
- * parent's state. Between two boundaries the state is the top of the stack's. */
-static gp_status build_timeline(ctx *c, uint32_t track)
+/* The segments of a CPU track: events nest by start (as gp_track_self_times has them); an event's
+ * state is its own class and name when its class is at least its parent's, else the parent's
+ * state. Between two boundaries the state is the top of the stack's. */
+gp_status gp__ic_segments(ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_sink sink, void *arg)
 {
-    timeline *tl = &c->tl[track];
-    tl->built = true;
     const gp_track *tr = &c->t->tracks[track];
+    maker m = {.pairs = pairs, .sink = sink, .arg = arg};
     frame *stack = NULL;
     size_t depth = 0, cap = 0;
     gp_ns cur = INT64_MIN;
     /* pair 0: nothing recorded (the gaps between segments) */
-    gp_status st = pair_of(tl, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
+    gp_status st = pair_of(pairs, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
     for (size_t i = 0; i <= tr->n_events && st == GP_OK; i++) {
         const gp_event *e = i < tr->n_events ? &tr->events[i] : NULL;
         int cls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
@@ -410,14 +350,14 @@ static gp_status build_timeline(ctx *c, uint32_t track)
         while (depth > 0 && stack[depth - 1].end <= at && st == GP_OK) {
             frame *f = &stack[--depth];
             if (f->end > cur) {
-                st = emit(tl, cur, f->end, f);
+                st = emit(&m, cur, f->end, f);
                 cur = f->end;
             }
         }
         if (!e || st != GP_OK)
             break;
         if (depth > 0 && at > cur)
-            st = emit(tl, cur, at, &stack[depth - 1]);
+            st = emit(&m, cur, at, &stack[depth - 1]);
         cur = GP_MAX(cur, at);
         frame *f = GP_PUSH(stack, depth, cap);
         if (!f) {
@@ -432,9 +372,31 @@ static gp_status build_timeline(ctx *c, uint32_t track)
         }
     }
     free(stack);
-    if (st == GP_OK && !(tl->pair_time = calloc(tl->n_pairs, sizeof *tl->pair_time)))
+    if (st == GP_OK && m.has)
+        st = sink(arg, m.s, m.e, m.pair, class_cause[m.cls]);
+    return st;
+}
+
+/* Appends a segment to a stored timeline (gp__ic_sink). */
+static gp_status store(void *arg, gp_ns s, gp_ns e, uint32_t pair, int cause)
+{
+    timeline *tl = arg;
+    seg *x = GP_PUSH(tl->v, tl->n, tl->cap);
+    if (!x)
+        return GP_ENOMEM;
+    *x = (seg){s, 0, pair << 3 | (uint32_t)cause};
+    return set_end(tl, tl->n - 1, e);
+}
+
+/* Builds and stores the timeline of a CPU track. */
+static gp_status build_timeline(ctx *c, uint32_t track)
+{
+    timeline *tl = &c->tl[track];
+    tl->built = true;
+    gp_status st = gp__ic_segments(c, track, &tl->pairs, store, tl);
+    if (st == GP_OK && !(tl->pair_time = calloc(tl->pairs.n, sizeof *tl->pair_time)))
         st = GP_ENOMEM;
-    acc_free(&tl->index);
+    gp__ic_acc_free(&tl->pairs.index);
     return st;
 }
 
@@ -471,7 +433,7 @@ typedef struct row_acc {
     gp_idle_causes *row;
     size_t walk;
     bool naming;
-    name_acc names;
+    gp__ic_acc names;
 } row_acc;
 
 /* Adds d > 0 of pair on thread to the row's time per name. */
@@ -590,7 +552,7 @@ static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
     if (thread == NO_THREAD) {
         r->by_cause[GP_IC_UNRECORDED] += e - s;
         a->walk += a->naming;
-        return a->naming ? acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s) : GP_OK;
+        return a->naming ? gp__ic_acc_add(&a->names, GP_IC_UNRECORDED, 0, e - s) : GP_OK;
     }
     size_t i, j;
     gp_status st = covered(c, thread, s, e, &i, &j);
@@ -618,25 +580,50 @@ static uint32_t thread_of(const ctx *c, uint32_t thread, uint32_t fallback)
 
 typedef gp_status (*interval_fn)(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread);
 
+void gp__ic_cursor_init(const ctx *c, gp__ic_cursor *k, const uint32_t *w, size_t n)
+{
+    *k = (gp__ic_cursor){.w = w, .n = n, .cover = c->lo, .prev = NO_THREAD};
+}
+
+bool gp__ic_next(const ctx *c, gp__ic_cursor *k, gp_ns *s, gp_ns *e, uint32_t *thread)
+{
+    while (k->i < k->n && k->cover < c->hi) {
+        uint32_t w = k->w[k->i++];
+        const gp__gev *g = &c->v->g[w];
+        uint32_t launched = c->thread[w];
+        bool idle = g->ts > k->cover;
+        if (idle) {
+            *s = k->cover;
+            *e = GP_MIN(g->ts, c->hi);
+            *thread = thread_of(c, launched, k->prev);
+        }
+        k->cover = GP_MAX(k->cover, g->ts + g->dur);
+        if (launched != NO_THREAD)
+            k->prev = launched;
+        if (idle)
+            return true;
+    }
+    if (k->done || k->cover >= c->hi)
+        return false;
+    k->done = true; /* the interval after the last work */
+    *s = k->cover;
+    *e = c->hi;
+    *thread = thread_of(c, NO_THREAD, k->prev);
+    return true;
+}
+
 /* Calls fn on the idle intervals of a lane (its GPU work sorted by start) inside the window,
  * each with the thread that launched the work ending it (the last launching thread for the
  * interval after the last work). */
 static gp_status sweep(ctx *c, interval_fn fn, void *a, const uint32_t *w, size_t n)
 {
-    gp_ns cover = c->lo;
-    uint32_t prev = NO_THREAD;
+    gp__ic_cursor k;
+    gp__ic_cursor_init(c, &k, w, n);
+    gp_ns s, e;
+    uint32_t thread;
     gp_status st = GP_OK;
-    for (size_t i = 0; i < n && cover < c->hi && st == GP_OK; i++) {
-        const gp__gev *g = &c->v->g[w[i]];
-        uint32_t thread = c->thread[w[i]];
-        if (g->ts > cover)
-            st = fn(c, a, cover, GP_MIN(g->ts, c->hi), thread_of(c, thread, prev));
-        cover = GP_MAX(cover, g->ts + g->dur);
-        if (thread != NO_THREAD)
-            prev = thread;
-    }
-    if (cover < c->hi && st == GP_OK)
-        st = fn(c, a, cover, c->hi, thread_of(c, NO_THREAD, prev));
+    while (st == GP_OK && gp__ic_next(c, &k, &s, &e, &thread))
+        st = fn(c, a, s, e, thread);
     return st;
 }
 
@@ -648,10 +635,10 @@ static gp_status fold_pairs(ctx *c, row_acc *a)
         timeline *tl = &c->tl[c->touched[i]];
         for (size_t h = 0; h < tl->n_hot; h++) {
             uint32_t p = tl->hot[h];
-            gp_status st =
-                !a->naming ? GP_OK
-                           : acc_add(&a->names, (int)(tl->pair_key[p] >> 32),
-                                     (gp_strid)(tl->pair_key[p] & 0xffffffff), tl->pair_time[p]);
+            gp_status st = !a->naming ? GP_OK
+                                      : gp__ic_acc_add(&a->names, (int)(tl->pairs.key[p] >> 32),
+                                                       (gp_strid)(tl->pairs.key[p] & 0xffffffff),
+                                                       tl->pair_time[p]);
             if (st != GP_OK)
                 return st;
             tl->pair_time[p] = 0;
@@ -661,29 +648,6 @@ static gp_status fold_pairs(ctx *c, row_acc *a)
     }
     c->n_touched = 0;
     return GP_OK;
-}
-
-/* Fills the top name of each cause from the row's time per name. */
-static void top_names(ctx *c, row_acc *a)
-{
-    gp_idle_causes *r = a->row;
-    gp_strid best[GP_IC_COUNT] = {0};
-    for (size_t i = 0; i < a->names.cap; i++) {
-        if (!a->names.key[i])
-            continue;
-        uint64_t key = a->names.key[i] - 1;
-        int cause = (int)(key >> 32);
-        gp_strid name = (gp_strid)(key & 0xffffffff);
-        gp_ns time = a->names.time[i];
-        if (time > r->top_time[cause] ||
-            (time == r->top_time[cause] &&
-             strcmp(gp_trace_str(c->t, name), gp_trace_str(c->t, best[cause])) < 0)) {
-            r->top_time[cause] = time;
-            best[cause] = name;
-        }
-    }
-    for (int k = 0; k < GP_IC_COUNT; k++)
-        r->top_what[k] = gp_trace_str(c->t, best[k]);
 }
 
 /* Fills a row: its idle time and totals per cause, and, when its walk fits the budget, the top
@@ -707,19 +671,16 @@ static gp_status fill_row(ctx *c, gp_idle_causes *row, const uint32_t *w, size_t
     c->row++;
     if (st == GP_OK)
         st = sweep(c, visit, &a, w, n);
-    for (int k = 0; k < GP_IC_COUNT; k++) {
-        row->share[k] = row->idle > 0 ? (double)row->by_cause[k] / (double)row->idle : NAN;
-        row->top_what[k] = "";
-    }
+    gp__ic_shares(row);
     if (st == GP_OK)
         st = fold_pairs(c, &a);
     if (st == GP_OK && !a.naming)
         c->unnamed++;
     else if (st == GP_OK) {
         c->budget -= a.walk;
-        top_names(c, &a);
+        gp__ic_top_names(c->t, row, &a.names);
     }
-    acc_free(&a.names);
+    gp__ic_acc_free(&a.names);
     return st;
 }
 
@@ -937,6 +898,40 @@ static size_t walk_budget(const gp_trace *t, const lane *lanes, size_t n)
     return IC_WALK_FREE + IC_WALK_PER_EVENT * events;
 }
 
+/* Whether every row is named within the budget whatever the walks: the sum of their bounds (as
+ * in fill_row) fits it. Then the rows can be filled in one pass per thread (idle_causes_pass.c),
+ * unless GP_IDLE_CAUSES=stored asks for the stored timelines (tests compare the two). */
+static bool all_named(const ctx *c, const lane *lanes, size_t n)
+{
+    const char *mode = getenv("GP_IDLE_CAUSES");
+    if (mode && strcmp(mode, "stored") == 0)
+        return false;
+    size_t need = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t bound = 2 * (lanes[i].n + 1) + c->max_segs;
+        if (bound > c->budget || need > c->budget - bound)
+            return false;
+        need += bound;
+    }
+    return true;
+}
+
+/* Fills the rows in one pass per thread (*done), when their intervals change thread few times. */
+static gp_status fill_in_one_pass(ctx *c, const lane *lanes, size_t n, gp_idle_causes *out,
+                                  bool *done)
+{
+    gp__ic_row *rows = calloc(n, sizeof *rows);
+    if (!rows)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (gp__ic_row){.w = lanes[i].w, .n = lanes[i].n, .out = &out[i]};
+    gp_status st = gp__ic_pass(c, c->t, rows, n, done);
+    for (size_t i = 0; i < n; i++)
+        gp__ic_acc_free(&rows[i].names);
+    free(rows);
+    return st;
+}
+
 static void free_ctx(ctx *c)
 {
     free(c->flags);
@@ -944,11 +939,11 @@ static void free_ctx(ctx *c)
     for (size_t k = 0; c->tl && k < c->t->n_tracks; k++) {
         free(c->tl[k].v);
         free(c->tl[k].lng);
-        free(c->tl[k].pair_key);
+        free(c->tl[k].pairs.key);
         free(c->tl[k].pair_time);
         free(c->tl[k].cum);
         free(c->tl[k].hot);
-        acc_free(&c->tl[k].index);
+        gp__ic_acc_free(&c->tl[k].pairs.index);
     }
     free(c->tl);
     free(c->touched);
@@ -981,13 +976,15 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
         st = GP_ENOMEM;
     if (st == GP_OK)
         r->n_idle_causes = rows;
-    for (size_t i = 0; i < rows && st == GP_OK; i++) { /* rows in lane order, filled by priority */
-        const lane *l = order[i];
-        gp_idle_causes *row = &r->idle_causes[l - lanes];
-        row->device = l->device;
-        row->stream = l->stream;
-        st = fill_row(&c, row, l->w, l->n);
+    for (size_t i = 0; i < rows && st == GP_OK; i++) {
+        r->idle_causes[i].device = lanes[i].device;
+        r->idle_causes[i].stream = lanes[i].stream;
     }
+    bool done = false;
+    if (st == GP_OK && rows > 0 && all_named(&c, lanes, rows))
+        st = fill_in_one_pass(&c, lanes, rows, r->idle_causes, &done);
+    for (size_t i = 0; i < rows && st == GP_OK && !done; i++) /* in lane order, by priority */
+        st = fill_row(&c, &r->idle_causes[order[i] - lanes], order[i]->w, order[i]->n);
     r->idle_causes_dropped = c.unnamed;
     free(order);
     for (size_t i = 0; i < n; i++)
