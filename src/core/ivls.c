@@ -24,18 +24,61 @@ void gp__ivls_free(gp__ivls *l)
     memset(l, 0, sizeof(*l));
 }
 
+/* The most ascending runs sorted by merging them (MERGE_RUNS) rather than by radix: lists pushed
+ * a track at a time are one run per track. */
+#define MERGE_RUNS 64
+
+/* Stable merge of the ascending runs v[at[0], at[1]), ..., v[at[n - 1], at[n]) into one, through
+ * a buffer of the list's length (the radix sort's keys, indices and output took 48 bytes an
+ * interval besides the list: the step breakdown's peak, 8 MB on large_v100_nccl x7). */
+static gp_status merge_runs(gp__ivls *l, size_t *at, size_t n)
+{
+    gp__ivl *src = l->v, *dst = malloc(l->n * sizeof(*dst));
+    if (!dst)
+        return GP_ENOMEM;
+    for (; n > 1; n = (n + 1) / 2) {
+        for (size_t r = 0; r < n; r += 2) {
+            size_t i = at[r], mid = at[GP_MIN(r + 1, n)], end = at[GP_MIN(r + 2, n)], o = i;
+            size_t j = mid;
+            while (i < mid && j < end)
+                dst[o++] = src[j].s < src[i].s ? src[j++] : src[i++]; /* ties: the earlier run */
+            memcpy(&dst[o], &src[i], (mid - i) * sizeof(*dst));
+            o += mid - i;
+            memcpy(&dst[o], &src[j], (end - j) * sizeof(*dst));
+            at[r / 2] = at[r];
+        }
+        at[(n + 1) / 2] = at[n];
+        gp__ivl *tmp = src;
+        src = dst;
+        dst = tmp;
+    }
+    free(dst);
+    l->v = src;
+    l->cap = l->n;
+    return GP_OK;
+}
+
 gp_status gp__ivls_sort(gp__ivls *l)
 {
     if (l->n < 2)
         return GP_OK;
     int64_t min = l->v[0].s;
-    bool sorted = true;
+    size_t at[MERGE_RUNS + 1], runs = 1;
+    at[0] = 0;
     for (size_t i = 1; i < l->n; i++) {
         min = GP_MIN(min, l->v[i].s);
-        sorted &= l->v[i].s >= l->v[i - 1].s;
+        if (l->v[i].s < l->v[i - 1].s) {
+            if (runs < MERGE_RUNS)
+                at[runs] = i;
+            runs++;
+        }
     }
-    if (sorted)
+    if (runs == 1)
         return GP_OK;
+    if (runs <= MERGE_RUNS) {
+        at[runs] = l->n;
+        return merge_runs(l, at, runs);
+    }
     uint64_t *k = malloc(l->n * sizeof(*k)), *x = malloc(l->n * sizeof(*x));
     gp__ivl *out = malloc(l->n * sizeof(*out));
     gp_status st = k && x && out ? GP_OK : GP_ENOMEM;

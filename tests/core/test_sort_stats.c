@@ -177,6 +177,51 @@ static void random_list(gp__ivls *l, size_t n, int64_t max_len, uint64_t *s)
     }
 }
 
+/* qsort reference for interval sorting: by start, then by position (e - s - 1 here). */
+static int cmp_ivl_ref(const void *pa, const void *pb)
+{
+    const gp__ivl *a = pa, *b = pb;
+    if (a->s != b->s)
+        return a->s < b->s ? -1 : 1;
+    return (a->e - a->s > b->e - b->s) - (a->e - a->s < b->e - b->s);
+}
+
+/* gp__ivls_sort is a stable sort by start, both ways it sorts: lists of at most 64 ascending
+ * runs (one per track, as the analyses push them) are merged, longer ones radix-sorted. Each
+ * interval's length is its position + 1, so the reference (qsort by start, then position) is
+ * the stable order; starts repeat often (ties). */
+static void interval_sort_is_stable_by_runs(void **state)
+{
+    (void)state;
+    size_t runs_of[] = {1, 2, 3, 7, 63, 64, 65, 200};
+    for (size_t c = 0; c < sizeof runs_of / sizeof *runs_of; c++) {
+        uint64_t seed = 0xfeedull + c;
+        gp__ivls l = {0};
+        size_t n = 0;
+        for (size_t r = 0; r < runs_of[c]; r++) {
+            int64_t at = (int64_t)(rnd(&seed) % 50);
+            size_t len = 1 + (size_t)(rnd(&seed) % 300);
+            for (size_t i = 0; i < len; i++, n++) {
+                at += (int64_t)(rnd(&seed) % 3); /* ascending, with ties */
+                assert_int_equal(gp__ivls_push(&l, at, at + 1 + (int64_t)n), GP_OK);
+            }
+        }
+        gp__ivl *ref = malloc(n * sizeof(*ref));
+        assert_non_null(ref);
+        memcpy(ref, l.v, n * sizeof(*ref));
+        qsort(ref, n, sizeof(*ref), cmp_ivl_ref);
+        assert_int_equal(gp__ivls_sort(&l), GP_OK);
+        assert_int_equal(l.n, n);
+        for (size_t i = 0; i < n; i++)
+            if (l.v[i].s != ref[i].s || l.v[i].e != ref[i].e)
+                fail_msg("%zu runs: interval %zu is [%lld, %lld), want [%lld, %lld)", runs_of[c], i,
+                         (long long)l.v[i].s, (long long)l.v[i].e, (long long)ref[i].s,
+                         (long long)ref[i].e);
+        free(ref);
+        gp__ivls_free(&l);
+    }
+}
+
 static void interval_union_and_intersection_match_coverage(void **state)
 {
     (void)state;
@@ -421,6 +466,7 @@ int main(void)
         cmocka_unit_test(merge_sort_is_sorted_and_stable),
         cmocka_unit_test(generic_stable_sort_keeps_ties_in_order),
         cmocka_unit_test(radix_sort_kv_is_sorted_and_stable),
+        cmocka_unit_test(interval_sort_is_stable_by_runs),
         cmocka_unit_test(interval_union_and_intersection_match_coverage),
         cmocka_unit_test(interval_union_follows_the_grouping_rule),
         cmocka_unit_test(stats_match_numpy_definitions),
