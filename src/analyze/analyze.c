@@ -25,6 +25,7 @@ void gp_analyze_opts_init(gp_analyze_opts *o)
     o->max_outliers = 10;
     o->small_kernel_ns = 10000.0;
     o->critical_path = true;
+    o->critical_path_overlay = true;
     o->cp_instance = -1;
 }
 

@@ -485,7 +485,7 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
         snprintf(cp->note, sizeof cp->note,
                  "No CPU op, runtime call or GPU event in the region: no path.");
     } else if (st == GP_OK) {
-        st = gp__cp_result(&g, k->t, k->unit, cp);
+        st = gp__cp_result(&g, k->t, k->unit, k->o->critical_path_overlay, cp);
         cp->valid = st == GP_OK;
         /* default mode: the path covers at most the region from its start to its last end (the
          * window plus the tail of work launched in it) */

@@ -182,8 +182,9 @@ gp_status gp__cp_longest(gp__cpgraph *g) GP_WARN_UNUSED;
 void gp__cp_graph_free(gp__cpgraph *g);
 
 /* critpath_result.c: fills cp's length, by_class, pct, top and events from the path of g (times
- * in units of unit ns; t is the trace the events belong to). GP_ENOMEM. */
-gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
+ * in units of unit ns; t is the trace the events belong to); without overlay, events and links
+ * stay NULL and n_events counts the events. GP_ENOMEM. */
+gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, bool overlay,
                         gp_critical_path *cp) GP_WARN_UNUSED;
 
 /* The name HTA classifies: a name with '<' or '(' loses template arguments and parenthesised

@@ -149,12 +149,12 @@ static void shrink(void **p, size_t n, size_t size)
         *p = q;
 }
 
-/* §6: every event with a node on the path, in path order. */
-static gp_status path_events(const gp__cpgraph *g, gp_critical_path *cp)
+/* §6: every event with a node on the path, in path order (only counted without an overlay). */
+static gp_status path_events(const gp__cpgraph *g, bool overlay, gp_critical_path *cp)
 {
     uint8_t *seen = calloc(g->n_evs ? g->n_evs : 1, 1);
-    cp->events = malloc((2 * g->n_path + 1) * sizeof(*cp->events));
-    if (!seen || !cp->events) {
+    cp->events = overlay ? malloc((2 * g->n_path + 1) * sizeof(*cp->events)) : NULL;
+    if (!seen || (overlay && !cp->events)) {
         free(seen);
         return GP_ENOMEM;
     }
@@ -165,11 +165,14 @@ static gp_status path_events(const gp__cpgraph *g, gp_critical_path *cp)
             if (seen[ends[j]])
                 continue;
             seen[ends[j]] = 1;
-            cp->events[cp->n_events++] = g->evs[ends[j]].ev;
+            if (overlay)
+                cp->events[cp->n_events] = g->evs[ends[j]].ev;
+            cp->n_events++;
         }
     }
     free(seen);
-    shrink((void **)&cp->events, cp->n_events, sizeof(*cp->events));
+    if (overlay)
+        shrink((void **)&cp->events, cp->n_events, sizeof(*cp->events));
     return GP_OK;
 }
 
@@ -207,7 +210,8 @@ static gp_status path_links(const gp__cpgraph *g, int64_t unit, gp_critical_path
     return GP_OK;
 }
 
-gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, gp_critical_path *cp)
+gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, bool overlay,
+                        gp_critical_path *cp)
 {
     gp_ns sum = 0;
     for (size_t k = 0; k < g->n_path; k++) {
@@ -228,8 +232,8 @@ gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, g
                  (long long)sum, (long long)cp->length);
     gp_status st = top_events(g, t, unit, cp);
     if (st == GP_OK)
-        st = path_events(g, cp);
-    if (st == GP_OK)
+        st = path_events(g, overlay, cp);
+    if (st == GP_OK && overlay)
         st = path_links(g, unit, cp);
     return st;
 }

@@ -223,6 +223,36 @@ static void hta_worked_example_overlay(void **state)
     gp_trace_free(t);
 }
 
+/* Without the overlay (critical_path_overlay false, as `gpuprof analyze` runs), the same path
+ * keeps its figures and its event count, and no events or links are kept. */
+static void hta_worked_example_no_overlay(void **state)
+{
+    (void)state;
+    gp_trace *t = worked_example(95, 20, true, false);
+    gp_analysis *with = run_hta(t);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    assert_true(o.critical_path_overlay);
+    o.cp_hta = true;
+    o.critical_path_overlay = false;
+    gp_analysis *without = NULL;
+    gp_error err = {0};
+    assert_int_equal(gp_analyze_trace(t, &o, &without, &err), GP_OK);
+    const gp_critical_path *p = only_path(with), *q = only_path(without);
+    assert_int_equal(p->n_events, 5);
+    assert_int_equal(q->n_events, p->n_events);
+    assert_null(q->events);
+    assert_null(q->links);
+    assert_int_equal(q->n_links, 0);
+    assert_int_equal(q->length, p->length);
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        assert_int_equal(q->by_class[c], p->by_class[c]);
+    assert_int_equal(q->n_top, p->n_top);
+    gp_analysis_free(with);
+    gp_analysis_free(without);
+    gp_trace_free(t);
+}
+
 /* Without the Stream Sync row the path cannot come back to the CPU: it ends at kernB.e = 105 us
  * (cpu 10, launch 20, compute 70, kernel-kernel 5). With aten::tail 140-240 added the CPU chain
  * wins: 62 at op.e, 0 across the idle gap, +100 -> 162 us, all cpu_bound. */
@@ -731,6 +761,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hta_worked_example),
         cmocka_unit_test(hta_worked_example_overlay),
+        cmocka_unit_test(hta_worked_example_no_overlay),
         cmocka_unit_test(hta_worked_example_variants),
         cmocka_unit_test(hta_rounding),
         cmocka_unit_test(hta_event_sync),

@@ -396,6 +396,7 @@ int gp__cmd_analyze(int argc, char **argv)
 {
     analyze_args a = {.csv_dir = NULL};
     gp_analyze_opts_init(&a.opts);
+    a.opts.critical_path_overlay = false; /* tables only: no timeline or overlay is drawn here */
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.keep_op_shapes = true; /* the op roofline rule (advise_ops.c) */
