@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <signal.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,8 +279,26 @@ void gp__cli_progress(void *ctx, uint64_t done, uint64_t total)
     fflush(stderr);
 }
 
+/* One glibc malloc arena for the commands (issue 37). The reader's pieces and the rank analyses
+ * run on threads, and glibc gives each thread an arena of its own that keeps what the thread freed:
+ * the critical path, run after them on the main thread, could not reuse it. On large_v100_nccl x7
+ * `analyze` peaked at 145 MB with glibc's arenas and 125 MB with one, with the same time and fewer
+ * page faults (docs/performance.md, "Issue #37: peak memory"); the threads allocate big arrays
+ * that grow by mremap, outside the arena's lock. GP_ARENA_MAX=N sets another bound (0: glibc's
+ * default, for measuring); serve sets its own (cmd_serve.c). */
+static void bound_arenas(void)
+{
+#ifdef __GLIBC__
+    const char *env = getenv("GP_ARENA_MAX");
+    long n = env && *env ? strtol(env, NULL, 10) : 1;
+    if (n > 0)
+        mallopt(M_ARENA_MAX, (int)n);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    bound_arenas();
     if (argc < 2) {
         usage(stderr);
         return 2;
