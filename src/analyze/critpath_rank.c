@@ -189,6 +189,15 @@ static gp_status collect_gpu(gp__cprank *k)
     k->runs = malloc((k->t->n_tracks + 1) * sizeof(*k->runs));
     if (!lanes || !k->runs || gp__imap_init(&k->lane_index, 64) != GP_OK)
         return GP_ENOMEM;
+    /* sized once, to the GPU tracks' events (grown by doubling, each growth copied the array on
+     * the heap) */
+    size_t most = 0;
+    for (size_t tk = 0; tk < k->t->n_tracks; tk++)
+        if (k->t->tracks[tk].kind == GP_TRACK_GPU_STREAM)
+            most += k->t->tracks[tk].n_events;
+    if (!(k->gpu = malloc((most ? most : 1) * sizeof(*k->gpu))))
+        return GP_ENOMEM;
+    k->cap_gpu = most ? most : 1;
     gp_status st = GP_OK;
     k->runs[0] = 0;
     for (size_t tk = 0; tk < k->t->n_tracks && st == GP_OK; tk++) {
