@@ -361,6 +361,7 @@ static bool top_done(gp__reader *r, const char *p)
 gp_status gp__reader_run(gp__reader *r)
 {
     gp__kineto_args_init();
+    gp__kineto_events_init();
     gp__json_simd_init();
     int jmp = setjmp(r->jb);
     if (jmp == JMP_ERROR)

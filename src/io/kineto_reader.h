@@ -166,6 +166,9 @@ const char *gp__kineto_parse_event(gp__reader *r, const char *p);
 /* Prepares the args key lookup (once per process; thread-safe). gp__reader_run calls it before
  * parsing, so gp__kineto_parse_args never does. */
 void gp__kineto_args_init(void);
+/* Prepares the event members' fast dispatch (once per process; thread-safe), as
+ * gp__kineto_args_init. */
+void gp__kineto_events_init(void);
 
 /* The track (kind, pid, tid), created when new; the last one is cached. Longjmps when out of
  * memory. */
