@@ -88,6 +88,88 @@ static const arg_key arg_keys[] = {
 #define N_ARG_KEYS (sizeof arg_keys / sizeof *arg_keys)
 #define ARG_KEY_MAXLEN 40 /* longer keys are never known (the longest is 33 bytes) */
 
+/* The fast lookup, tried first for every member: the member's text `"key":` itself is compared
+ * word by word with the patterns of the known keys, found by a hash of its first 5 bytes (the
+ * quote and 4 bytes of the key; the shortest known key has 4). No scan for the key's end and no
+ * dependent loads before the compare: the general path (gp__json_key_word, then find_arg_key)
+ * was a long chain of them. A member that matches no pattern (an escape in its key, blanks before
+ * ':', an unknown key, the end of the buffered data) takes the general path, which finds the same
+ * key for the same text. Frequent keys the model does not keep are patterns too (skip_keys), and
+ * are then handled exactly as any unknown key. */
+static const char *const skip_keys[] = {"Ev Idx", "Record function id", "Fwd thread id",
+                                        "Sequence number", "Python module id"};
+#define N_SKIP_KEYS (sizeof skip_keys / sizeof *skip_keys)
+#define ARG_PAT_WORDS 5 /* `"` + key + `":` of the longest known key (33 bytes), in words */
+
+typedef struct arg_pat {
+    uint64_t w[ARG_PAT_WORDS]; /* the pattern's bytes, zero past its end */
+    uint64_t m0, m1;           /* the bytes of the pattern in words 0 and 1 */
+    uint8_t len;               /* bytes */
+    uint8_t key;               /* 1 + index in arg_keys; 0: a skip_keys member */
+} arg_pat;
+
+#define ARG_FAST_BITS 7
+static arg_pat arg_pats[N_ARG_KEYS + N_SKIP_KEYS];
+static uint8_t arg_fast[1u << ARG_FAST_BITS]; /* 1 + index in arg_pats, 0 for none */
+
+static inline unsigned arg_fast_slot(uint64_t w)
+{
+    return (unsigned)(((w & 0xFFFFFFFFFFULL) * 0x9E3779B97F4A7C15ULL) >> (64 - ARG_FAST_BITS));
+}
+
+/* Adds the pattern of key[0..len) (the index in arg_keys + 1, or 0). */
+static void arg_fast_add(size_t at, const char *key, size_t len, uint8_t known)
+{
+    char text[ARG_PAT_WORDS * 8] = {0};
+    arg_pat *k = &arg_pats[at];
+    text[0] = '"';
+    memcpy(text + 1, key, len);
+    memcpy(text + 1 + len, "\":", 2);
+    k->len = (uint8_t)(len + 3);
+    for (size_t i = 0; i < ARG_PAT_WORDS; i++)
+        k->w[i] = gp__json_word(text, sizeof text, 8 * i);
+    k->m0 = k->len >= 8 ? ~0ULL : ~0ULL >> (64 - 8 * k->len);
+    k->m1 = k->len >= 16 ? ~0ULL : k->len > 8 ? ~0ULL >> (64 - 8 * (k->len - 8)) : 0;
+    k->key = known;
+    unsigned s = arg_fast_slot(k->w[0]);
+    while (arg_fast[s])
+        s = (s + 1) & ((1u << ARG_FAST_BITS) - 1);
+    arg_fast[s] = (uint8_t)(at + 1);
+}
+
+/* Whether the text at p continues the pattern k past its 16th byte (keys of more than 13
+ * bytes). A word is read only when the words before it matched, so no read goes beyond the NUL
+ * sentinel's padding. */
+static bool arg_pat_tail(const char *p, const arg_pat *k)
+{
+    for (size_t off = 16; off < k->len; off += 8) {
+        uint64_t x;
+        memcpy(&x, p + off, 8);
+        uint64_t m = k->len - off >= 8 ? ~0ULL : ~0ULL >> (64 - 8 * (k->len - off));
+        if ((x ^ k->w[off / 8]) & m)
+            return false;
+    }
+    return true;
+}
+
+/* The pattern that the text at p begins with, or NULL. The first 16 bytes are compared without
+ * branches (p is at most at the NUL sentinel, and 16 bytes past it are padding). */
+static inline const arg_pat *arg_fast_find(const char *p)
+{
+    uint64_t a, b;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + 8, 8);
+    for (unsigned s = arg_fast_slot(a);; s = (s + 1) & ((1u << ARG_FAST_BITS) - 1)) {
+        unsigned i = arg_fast[s];
+        if (!i)
+            return NULL;
+        const arg_pat *k = &arg_pats[i - 1];
+        if ((((a ^ k->w[0]) & k->m0) | ((b ^ k->w[1]) & k->m1)) == 0 &&
+            (k->len <= 16 || arg_pat_tail(p, k)))
+            return k;
+    }
+}
+
 /* The known keys by hash of their length and first 16 bytes (gp__json_kw's words): slot + 1 of
  * arg_keys, 0 for none; linear probing. Built once (gp__kineto_args_init, before any parse)
  * from arg_keys, so the table stays the single place that lists the keys. */
@@ -103,7 +185,7 @@ static inline unsigned arg_slot(uint64_t w0, uint64_t w1, size_t len)
     return (unsigned)(h >> (64 - ARG_HASH_BITS));
 }
 
-/* Fills arg_w0, arg_w1 and arg_hash from arg_keys. */
+/* Fills arg_w0, arg_w1 and arg_hash from arg_keys, and the fast lookup's patterns. */
 static void arg_hash_init(void)
 {
     for (size_t i = 0; i < N_ARG_KEYS; i++) {
@@ -114,6 +196,10 @@ static void arg_hash_init(void)
             s = (s + 1) & ((1u << ARG_HASH_BITS) - 1);
         arg_hash[s] = (uint8_t)(i + 1);
     }
+    for (size_t i = 0; i < N_ARG_KEYS; i++)
+        arg_fast_add(i, arg_keys[i].key, arg_keys[i].len, (uint8_t)(i + 1));
+    for (size_t i = 0; i < N_SKIP_KEYS; i++)
+        arg_fast_add(N_ARG_KEYS + i, skip_keys[i], strlen(skip_keys[i]), 0);
 }
 
 void gp__kineto_args_init(void)
@@ -226,17 +312,12 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
     return gp__json_skip_value(r, p);
 }
 
-/* One member "key": value of args, p at (or blanks before) the key. */
-static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
+/* The value at p of a member the model does not keep, key k[0..kl): the first numeric one of a
+ * counter event is its sample, any other is skipped (scratch_len back to keep: the key's unescaped
+ * copy, if any, is no longer needed). */
+static const char *unknown_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const char *k,
+                               size_t kl, size_t keep)
 {
-    gp__json_kw kw;
-    size_t keep = r->scratch_len;
-    p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in args");
-    const char *k = kw.s;
-    size_t kl = kw.len;
-    const arg_key *a = find_arg_key(&kw);
-    if (a)
-        return read_known_arg(r, p, f, a);
     if (f->ph == 'C' && gp__is_number_start(*p)) {
         double d;
         p = gp__json_double(r, p, &d);
@@ -248,8 +329,31 @@ static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
         return p;
     }
     p = gp__json_skip_value(r, p);
-    r->scratch_len = keep; /* the key's unescaped copy, if any, is no longer needed */
+    r->scratch_len = keep;
     return p;
+}
+
+/* One member "key": value of args, p at (or blanks before) the key: the fast lookup, else the
+ * general one. */
+static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
+{
+    p = gp__skip_ws(p);
+    size_t keep = r->scratch_len;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const arg_pat *k = arg_fast_find(p);
+    if (k) {
+        const char *v = gp__skip_ws(p + k->len);
+        if (k->key)
+            return read_known_arg(r, v, f, &arg_keys[k->key - 1]);
+        return unknown_arg(r, v, f, p + 1, k->len - 3u, keep);
+    }
+#endif
+    gp__json_kw kw;
+    p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in args");
+    const arg_key *a = find_arg_key(&kw);
+    if (a)
+        return read_known_arg(r, p, f, a);
+    return unknown_arg(r, p, f, kw.s, kw.len, keep);
 }
 
 const char *gp__kineto_parse_args(gp__reader *r, const char *p, gp__kineto_fields *f)
