@@ -25,6 +25,7 @@ typedef enum arg_how {
     ARG_PY_PARENT, /* an integer into py_parent, or null (py_parent_null) */
     ARG_RAW, /* any value, skipped; its JSON text into the const char * at `at`, length at `has` */
     ARG_PG_RANKS, /* a string (its content) or any other value (its JSON text), as ARG_RAW */
+    ARG_SKIP,     /* a frequent key the model does not keep: handled as any unknown key */
 } arg_how;
 
 typedef struct arg_key {
@@ -83,42 +84,44 @@ static const arg_key arg_keys[] = {
     {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
     {KEY("Process Group Description"), ARG_STRING, AT(pg_desc), AT(pg_desc_len)},
     {KEY("wait_on_cuda_event_record_corr_id"), ARG_INT, AT(wait_on_event_corr), 0},
+    /* found by the fast lookup, so that they are skipped without the general key scan */
+    {KEY("Ev Idx"), ARG_SKIP, 0, 0},
+    {KEY("Record function id"), ARG_SKIP, 0, 0},
+    {KEY("Fwd thread id"), ARG_SKIP, 0, 0},
+    {KEY("Sequence number"), ARG_SKIP, 0, 0},
+    {KEY("Python module id"), ARG_SKIP, 0, 0},
 };
 
 #define N_ARG_KEYS (sizeof arg_keys / sizeof *arg_keys)
 #define ARG_KEY_MAXLEN 40 /* longer keys are never known (the longest is 33 bytes) */
 
 /* The fast lookup, tried first for every member: the member's text `"key":` itself is compared
- * word by word with the patterns of the known keys, found by a hash of its first 5 bytes (the
- * quote and 4 bytes of the key; the shortest known key has 4). No scan for the key's end and no
- * dependent loads before the compare: the general path (gp__json_key_word, then find_arg_key)
- * was a long chain of them. A member that matches no pattern (an escape in its key, blanks before
- * ':', an unknown key, the end of the buffered data) takes the general path, which finds the same
- * key for the same text. Frequent keys the model does not keep are patterns too (skip_keys), and
- * are then handled exactly as any unknown key. */
-static const char *const skip_keys[] = {"Ev Idx", "Record function id", "Fwd thread id",
-                                        "Sequence number", "Python module id"};
-#define N_SKIP_KEYS (sizeof skip_keys / sizeof *skip_keys)
+ * with the patterns of the keys of arg_keys, found by a hash of its first 5 bytes (the quote and
+ * 4 bytes of the key; the shortest key has 4), and the member is then read by a case of its own
+ * (parse_arg), which skips the key by a constant: the next position does not wait for the
+ * table's loads (the parse is one chain of dependent positions). The general path
+ * (gp__json_key_word, then find_arg_key) scans for the key's end first. A member that matches no
+ * pattern (an escape in its key, blanks before ':', an unknown key, the end of the buffered data)
+ * takes the general path, which finds the same key for the same text. */
 #define ARG_PAT_WORDS 5 /* `"` + key + `":` of the longest known key (33 bytes), in words */
 
 typedef struct arg_pat {
     uint64_t w[ARG_PAT_WORDS]; /* the pattern's bytes, zero past its end */
     uint64_t m0, m1;           /* the bytes of the pattern in words 0 and 1 */
     uint8_t len;               /* bytes */
-    uint8_t key;               /* 1 + index in arg_keys; 0: a skip_keys member */
 } arg_pat;
 
 #define ARG_FAST_BITS 7
-static arg_pat arg_pats[N_ARG_KEYS + N_SKIP_KEYS];
-static uint8_t arg_fast[1u << ARG_FAST_BITS]; /* 1 + index in arg_pats, 0 for none */
+static arg_pat arg_pats[N_ARG_KEYS];          /* the pattern of arg_keys[i] */
+static uint8_t arg_fast[1u << ARG_FAST_BITS]; /* 1 + index in arg_keys, 0 for none */
 
 static inline unsigned arg_fast_slot(uint64_t w)
 {
     return (unsigned)(((w & 0xFFFFFFFFFFULL) * 0x9E3779B97F4A7C15ULL) >> (64 - ARG_FAST_BITS));
 }
 
-/* Adds the pattern of key[0..len) (the index in arg_keys + 1, or 0). */
-static void arg_fast_add(size_t at, const char *key, size_t len, uint8_t known)
+/* Adds the pattern of key[0..len), arg_keys[at]. */
+static void arg_fast_add(size_t at, const char *key, size_t len)
 {
     char text[ARG_PAT_WORDS * 8] = {0};
     arg_pat *k = &arg_pats[at];
@@ -130,7 +133,6 @@ static void arg_fast_add(size_t at, const char *key, size_t len, uint8_t known)
         k->w[i] = gp__json_word(text, sizeof text, 8 * i);
     k->m0 = k->len >= 8 ? ~0ULL : ~0ULL >> (64 - 8 * k->len);
     k->m1 = k->len >= 16 ? ~0ULL : k->len > 8 ? ~0ULL >> (64 - 8 * (k->len - 8)) : 0;
-    k->key = known;
     unsigned s = arg_fast_slot(k->w[0]);
     while (arg_fast[s])
         s = (s + 1) & ((1u << ARG_FAST_BITS) - 1);
@@ -152,9 +154,10 @@ static bool arg_pat_tail(const char *p, const arg_pat *k)
     return true;
 }
 
-/* The pattern that the text at p begins with, or NULL. The first 16 bytes are compared without
- * branches (p is at most at the NUL sentinel, and 16 bytes past it are padding). */
-static inline const arg_pat *arg_fast_find(const char *p)
+/* The index in arg_keys of the pattern that the text at p begins with, or -1. The first 16
+ * bytes are compared without branches (p is at most at the NUL sentinel, and 16 bytes past it
+ * are padding). */
+static inline int arg_fast_find(const char *p)
 {
     uint64_t a, b;
     memcpy(&a, p, 8);
@@ -162,11 +165,11 @@ static inline const arg_pat *arg_fast_find(const char *p)
     for (unsigned s = arg_fast_slot(a);; s = (s + 1) & ((1u << ARG_FAST_BITS) - 1)) {
         unsigned i = arg_fast[s];
         if (!i)
-            return NULL;
+            return -1;
         const arg_pat *k = &arg_pats[i - 1];
         if ((((a ^ k->w[0]) & k->m0) | ((b ^ k->w[1]) & k->m1)) == 0 &&
             (k->len <= 16 || arg_pat_tail(p, k)))
-            return k;
+            return (int)i - 1;
     }
 }
 
@@ -197,9 +200,7 @@ static void arg_hash_init(void)
         arg_hash[s] = (uint8_t)(i + 1);
     }
     for (size_t i = 0; i < N_ARG_KEYS; i++)
-        arg_fast_add(i, arg_keys[i].key, arg_keys[i].len, (uint8_t)(i + 1));
-    for (size_t i = 0; i < N_SKIP_KEYS; i++)
-        arg_fast_add(N_ARG_KEYS + i, skip_keys[i], strlen(skip_keys[i]), 0);
+        arg_fast_add(i, arg_keys[i].key, arg_keys[i].len);
 }
 
 void gp__kineto_args_init(void)
@@ -258,9 +259,10 @@ static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
     return p;
 }
 
-/* Reads the value at p of the known key a into f. */
-static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f,
-                                  const arg_key *a)
+/* Reads the value at p of the known key a (not ARG_SKIP) into f. Inlined: each case of parse_arg
+ * gets the code of its own key's `how`. */
+static inline __attribute__((always_inline)) const char *
+read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key *a)
 {
     char *at = (char *)f + a->at, *has = (char *)f + a->has;
     bool ok = false;
@@ -308,6 +310,8 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
         return read_raw(r, p, at, has);
     case ARG_RAW:
         return read_raw(r, p, at, has);
+    case ARG_SKIP:
+        break;
     }
     return gp__json_skip_value(r, p);
 }
@@ -333,6 +337,34 @@ static const char *unknown_arg(gp__reader *r, const char *p, gp__kineto_fields *
     return p;
 }
 
+/* The member of key arg_keys[i] at p (its `"key":`), the fast lookup's match: the key skipped by
+ * a constant when i is one (each case of parse_arg). */
+static inline __attribute__((always_inline)) const char *
+read_arg_at(gp__reader *r, const char *p, gp__kineto_fields *f, size_t i, size_t keep)
+{
+    const arg_key *a = &arg_keys[i];
+    const char *v = gp__skip_ws(p + a->len + 3);
+    if (a->how == ARG_SKIP)
+        return unknown_arg(r, v, f, p + 1, a->len, keep);
+    return read_known_arg(r, v, f, a);
+}
+
+#define ARG_CASE(i)                                                                                \
+    case i:                                                                                        \
+        return read_arg_at(r, p, f, i, keep);
+#define ARG_CASES10(d)                                                                             \
+    ARG_CASE(d##0)                                                                                 \
+    ARG_CASE(d##1)                                                                                 \
+    ARG_CASE(d##2)                                                                                 \
+    ARG_CASE(d##3)                                                                                 \
+    ARG_CASE(d##4)                                                                                 \
+    ARG_CASE(d##5)                                                                                 \
+    ARG_CASE(d##6)                                                                                 \
+    ARG_CASE(d##7)                                                                                 \
+    ARG_CASE(d##8)                                                                                 \
+    ARG_CASE(d##9)
+_Static_assert(sizeof arg_keys / sizeof *arg_keys == 50, "parse_arg has one case per key");
+
 /* One member "key": value of args, p at (or blanks before) the key: the fast lookup, else the
  * general one. */
 static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
@@ -340,21 +372,25 @@ static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
     p = gp__skip_ws(p);
     size_t keep = r->scratch_len;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const arg_pat *k = arg_fast_find(p);
-    if (k) {
-        const char *v = gp__skip_ws(p + k->len);
-        if (k->key)
-            return read_known_arg(r, v, f, &arg_keys[k->key - 1]);
-        return unknown_arg(r, v, f, p + 1, k->len - 3u, keep);
+    switch (arg_fast_find(p)) {
+        ARG_CASES10()
+        ARG_CASES10(1)
+        ARG_CASES10(2)
+        ARG_CASES10(3)
+        ARG_CASES10(4)
+    default: /* no match */
+        break;
     }
 #endif
     gp__json_kw kw;
     p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in args");
     const arg_key *a = find_arg_key(&kw);
-    if (a)
+    if (a && a->how != ARG_SKIP)
         return read_known_arg(r, p, f, a);
     return unknown_arg(r, p, f, kw.s, kw.len, keep);
 }
+#undef ARG_CASE
+#undef ARG_CASES10
 
 const char *gp__kineto_parse_args(gp__reader *r, const char *p, gp__kineto_fields *f)
 {
