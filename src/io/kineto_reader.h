@@ -124,6 +124,13 @@ typedef struct gp__reader {
     bool part_bare_end;      /* end of input right after the events' ']' */
     bool part_object_closed; /* the top-level object's '}' */
     bool part_members;       /* top-level members after the events array */
+    /* Event names interned lately (kineto_events.c, intern_name): by the name's length and its
+     * first and last 8 bytes; a hit is checked against the interned bytes. */
+    struct gp__reader_name {
+        uint64_t head, tail;
+        size_t len;
+        uint32_t id;
+    } names[64];
 } gp__reader;
 
 /* Widens r's earliest and latest times to take in lo and hi; on a tie r keeps its own (its
