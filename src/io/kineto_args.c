@@ -2,8 +2,10 @@
  * correlation and external ids, memory, Python, NCCL and metadata fields, the first numeric member
  * of a counter) into gp__kineto_fields, and the object's raw text for ranges and instants.
  *
- * The known keys are one table (arg_keys), found by a hash of a key's length and first 16 bytes
- * (arg_hash, no string compares). Any other member is skipped (validated, not kept). */
+ * The known keys are one table (arg_keys). A member is found by comparing its text `"key":` with
+ * the keys' patterns (arg_fast_find) and read by a case of its own key (parse_arg); a member that
+ * matches none is found by a hash of its key's length and first 16 bytes (arg_hash, no string
+ * compares). Any other member is skipped (validated, not kept). */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -120,11 +122,13 @@ static inline unsigned arg_fast_slot(uint64_t w)
     return (unsigned)(((w & 0xFFFFFFFFFFULL) * 0x9E3779B97F4A7C15ULL) >> (64 - ARG_FAST_BITS));
 }
 
-/* Adds the pattern of key[0..len), arg_keys[at]. */
+/* Adds the pattern of key[0..len), arg_keys[at], to the fast lookup. */
 static void arg_fast_add(size_t at, const char *key, size_t len)
 {
     char text[ARG_PAT_WORDS * 8] = {0};
     arg_pat *k = &arg_pats[at];
+    if (len + 3 > sizeof text)
+        return; /* a key this long is found by the general path only */
     text[0] = '"';
     memcpy(text + 1, key, len);
     memcpy(text + 1 + len, "\":", 2);
@@ -363,7 +367,7 @@ read_arg_at(gp__reader *r, const char *p, gp__kineto_fields *f, size_t i, size_t
     ARG_CASE(d##7)                                                                                 \
     ARG_CASE(d##8)                                                                                 \
     ARG_CASE(d##9)
-_Static_assert(sizeof arg_keys / sizeof *arg_keys == 50, "parse_arg has one case per key");
+_Static_assert(N_ARG_KEYS == 50, "parse_arg has one case per key of arg_keys");
 
 /* One member "key": value of args, p at (or blanks before) the key: the fast lookup, else the
  * general one. */

@@ -671,6 +671,8 @@ typedef enum ev_key {
     EK_ARGS
 } ev_key;
 
+static const char *parse_event_member(gp__reader *r, const char *p, gp__kineto_fields *f);
+
 /* The value of member `key` into f: at p (blanks skipped), or when at_key (the fast dispatch) p is
  * at the member's `"key":` and the value after it. Each case skips its key by a constant, so the
  * next position does not wait for the dispatch table's load (with the branch predicted, the
@@ -713,7 +715,9 @@ parse_event_value(gp__reader *r, const char *p, gp__kineto_fields *f, ev_key key
     case EK_OTHER:
         break;
     }
-    return gp__json_skip_value(r, p); /* never at_key: EK_OTHER has no pattern */
+    /* EK_OTHER has no pattern: at_key only from a table not yet built (gp__kineto_events_init),
+     * where the general path reads the member from its key */
+    return at_key ? parse_event_member(r, p, f) : gp__json_skip_value(r, p);
 }
 #undef EV_SKIP
 
