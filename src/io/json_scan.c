@@ -624,11 +624,9 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
 
 /* Parses a time in µs to ns. Beyond ±2^62 ns: an error for times; for durations (saturate) the
  * value becomes INT64_MAX, which the absurd-duration rule then drops and counts. */
-const char *gp__json_us_ns(gp__reader *r, const char *p, int64_t *out, bool saturate)
+__attribute__((noinline)) static const char *us_ns_careful(gp__reader *r, const char *p,
+                                                           int64_t *out, bool saturate)
 {
-    const char *fast = fast_us_ns(p, out);
-    if (fast)
-        return fast;
     const char *end = gp__json_scan_number(r, p);
     if (gp__json_us_text_to_ns(p, end, out))
         return end;
@@ -643,23 +641,19 @@ const char *gp__json_us_ns(gp__reader *r, const char *p, int64_t *out, bool satu
     return end;
 }
 
-/* Parses an integer (a JSON number; fractions truncated, exponents via strtod). */
-const char *gp__json_int(gp__reader *r, const char *p, int64_t *out)
+const char *gp__json_us_ns(gp__reader *r, const char *p, int64_t *out, bool saturate)
 {
-    {
-        /* Fast path: up to 16 digits (read 8 at a time, SWAR) followed by a delimiter. */
-        const char *q = p;
-        bool neg = *q == '-';
-        q += neg;
-        uint64_t v;
-        int n = swar_digits16(q, &v);
-        char c = q[n];
-        if (n > 0 && (unsigned)(c - '0') > 9 && c != '.' && c != 'e' && c != 'E' && c != '\0' &&
-            !(n > 1 && q[0] == '0')) {
-            *out = neg ? -(int64_t)v : (int64_t)v;
-            return q + n;
-        }
-    }
+    const char *fast = fast_us_ns(p, out);
+    if (__builtin_expect(fast != NULL, 1))
+        return fast;
+    return us_ns_careful(r, p, out, saturate);
+}
+
+/* The careful path of gp__json_int: any form of number, validated (fractions truncated,
+ * exponents via strtod). Out of line, so that the fast path saves no registers. */
+__attribute__((noinline)) static const char *json_int_careful(gp__reader *r, const char *p,
+                                                              int64_t *out)
+{
     const char *end = gp__json_scan_number(r, p);
     const char *q = p;
     bool neg = *q == '-';
@@ -694,6 +688,51 @@ const char *gp__json_int(gp__reader *r, const char *p, int64_t *out)
     double d = token_to_double(r, p, end);
     *out = fabs(d) < 9.2e18 ? (int64_t)d : (d < 0 ? INT64_MIN : INT64_MAX);
     return end;
+}
+
+/* Whether c may follow the digits of an integer that the fast paths read (not a digit, '.', an
+ * exponent or the end of the buffered data). */
+static inline bool int_end_ok(char c)
+{
+    return (unsigned)(c - '0') > 9 && c != '.' && (c | 0x20) != 'e' && c != '\0';
+}
+
+/* gp__json_int of 8 to 16 digits at q (hi: the value of the first 8), neg the sign: out of line,
+ * so that the common short integers need no saved registers. */
+__attribute__((noinline)) static const char *json_int_long(gp__reader *r, const char *p,
+                                                           const char *q, uint64_t hi, int64_t *out)
+{
+    static const uint64_t pow10[9] = {1,      10,      100,      1000,     10000,
+                                      100000, 1000000, 10000000, 100000000};
+    uint64_t w;
+    memcpy(&w, q + 8, 8);
+    uint64_t x = w ^ 0x3030303030303030ULL;
+    int n = swar_run(x);
+    uint64_t v = n ? hi * pow10[n] + swar_eight(x << (64 - 8 * n)) : hi;
+    if (int_end_ok(q[8 + n]) && q[0] != '0') {
+        *out = *p == '-' ? -(int64_t)v : (int64_t)v;
+        return q + 8 + n;
+    }
+    return json_int_careful(r, p, out);
+}
+
+/* Parses an integer: up to 16 digits (read 8 at a time, SWAR) followed by a delimiter here, any
+ * other form through json_int_careful. */
+const char *gp__json_int(gp__reader *r, const char *p, int64_t *out)
+{
+    const char *q = p + (*p == '-');
+    uint64_t w;
+    memcpy(&w, q, 8);
+    uint64_t x = w ^ 0x3030303030303030ULL;
+    int n = swar_run(x);
+    if (n == 8)
+        return json_int_long(r, p, q, swar_eight(x), out);
+    if (__builtin_expect(n > 0 && int_end_ok(q[n]) && !(n > 1 && q[0] == '0'), 1)) {
+        uint64_t v = swar_eight(x << (64 - 8 * n));
+        *out = *p == '-' ? -(int64_t)v : (int64_t)v;
+        return q + n;
+    }
+    return json_int_careful(r, p, out);
 }
 
 const char *gp__json_double(gp__reader *r, const char *p, double *out)
@@ -803,37 +842,43 @@ const char *gp__json_skip_value(gp__reader *r, const char *p)
 
 /* ---- typed values ----------------------------------------------------------------------- */
 
+/* gp__json_intish of a string at p: decimal digits or 0x-hex. Out of line (strtoll's buffer). */
+__attribute__((noinline)) static const char *intish_string(gp__reader *r, const char *p,
+                                                           int64_t *out, bool *ok)
+{
+    const char *s;
+    size_t l;
+    size_t keep = r->scratch_len;
+    p = gp__json_string(r, p, &s, &l, NULL);
+    if (l > 0 && l < 32) {
+        char tmp[32];
+        memcpy(tmp, s, l);
+        tmp[l] = '\0';
+        char *end;
+        errno = 0;
+        /* Decimal, or hex after 0x: "0123" is 123, not octal 83. */
+        const char *d = tmp + (tmp[0] == '-' || tmp[0] == '+');
+        int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
+        long long v = strtoll(tmp, &end, base);
+        if (*end == '\0' && errno == 0) {
+            *out = v;
+            *ok = true;
+        }
+    }
+    r->scratch_len = keep;
+    return p;
+}
+
 const char *gp__json_intish(gp__reader *r, const char *p, int64_t *out, bool *ok)
 {
     p = gp__skip_ws(p);
-    *ok = false;
     if (gp__is_number_start(*p)) {
         *ok = true;
         return gp__json_int(r, p, out);
     }
-    if (*p == '"') {
-        const char *s;
-        size_t l;
-        size_t keep = r->scratch_len;
-        p = gp__json_string(r, p, &s, &l, NULL);
-        if (l > 0 && l < 32) {
-            char tmp[32];
-            memcpy(tmp, s, l);
-            tmp[l] = '\0';
-            char *end;
-            errno = 0;
-            /* Decimal, or hex after 0x: "0123" is 123, not octal 83. */
-            const char *d = tmp + (tmp[0] == '-' || tmp[0] == '+');
-            int base = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') ? 16 : 10;
-            long long v = strtoll(tmp, &end, base);
-            if (*end == '\0' && errno == 0) {
-                *out = v;
-                *ok = true;
-            }
-        }
-        r->scratch_len = keep;
-        return p;
-    }
+    *ok = false;
+    if (*p == '"')
+        return intish_string(r, p, out, ok);
     return gp__json_skip_value(r, p);
 }
 

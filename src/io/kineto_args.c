@@ -2,8 +2,10 @@
  * correlation and external ids, memory, Python, NCCL and metadata fields, the first numeric member
  * of a counter) into gp__kineto_fields, and the object's raw text for ranges and instants.
  *
- * The known keys are one table (arg_keys), found by a hash of a key's length and first 16 bytes
- * (arg_hash, no string compares). Any other member is skipped (validated, not kept). */
+ * The known keys are one table (arg_keys). A member is found by comparing its text `"key":` with
+ * the keys' patterns (arg_fast_find) and read by a case of its own key (parse_arg); a member that
+ * matches none is found by a hash of its key's length and first 16 bytes (arg_hash, no string
+ * compares). Any other member is skipped (validated, not kept). */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -25,6 +27,7 @@ typedef enum arg_how {
     ARG_PY_PARENT, /* an integer into py_parent, or null (py_parent_null) */
     ARG_RAW, /* any value, skipped; its JSON text into the const char * at `at`, length at `has` */
     ARG_PG_RANKS, /* a string (its content) or any other value (its JSON text), as ARG_RAW */
+    ARG_SKIP,     /* a frequent key the model does not keep: handled as any unknown key */
 } arg_how;
 
 typedef struct arg_key {
@@ -83,10 +86,96 @@ static const arg_key arg_keys[] = {
     {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
     {KEY("Process Group Description"), ARG_STRING, AT(pg_desc), AT(pg_desc_len)},
     {KEY("wait_on_cuda_event_record_corr_id"), ARG_INT, AT(wait_on_event_corr), 0},
+    /* found by the fast lookup, so that they are skipped without the general key scan */
+    {KEY("Ev Idx"), ARG_SKIP, 0, 0},
+    {KEY("Record function id"), ARG_SKIP, 0, 0},
+    {KEY("Fwd thread id"), ARG_SKIP, 0, 0},
+    {KEY("Sequence number"), ARG_SKIP, 0, 0},
+    {KEY("Python module id"), ARG_SKIP, 0, 0},
 };
 
 #define N_ARG_KEYS (sizeof arg_keys / sizeof *arg_keys)
 #define ARG_KEY_MAXLEN 40 /* longer keys are never known (the longest is 33 bytes) */
+
+/* The fast lookup, tried first for every member: the member's text `"key":` itself is compared
+ * with the patterns of the keys of arg_keys, found by a hash of its first 5 bytes (the quote and
+ * 4 bytes of the key; the shortest key has 4), and the member is then read by a case of its own
+ * (parse_arg), which skips the key by a constant: the next position does not wait for the
+ * table's loads (the parse is one chain of dependent positions). The general path
+ * (gp__json_key_word, then find_arg_key) scans for the key's end first. A member that matches no
+ * pattern (an escape in its key, blanks before ':', an unknown key, the end of the buffered data)
+ * takes the general path, which finds the same key for the same text. */
+#define ARG_PAT_WORDS 5 /* `"` + key + `":` of the longest known key (33 bytes), in words */
+
+typedef struct arg_pat {
+    uint64_t w[ARG_PAT_WORDS]; /* the pattern's bytes, zero past its end */
+    uint64_t m0, m1;           /* the bytes of the pattern in words 0 and 1 */
+    uint8_t len;               /* bytes */
+} arg_pat;
+
+#define ARG_FAST_BITS 7
+static arg_pat arg_pats[N_ARG_KEYS];          /* the pattern of arg_keys[i] */
+static uint8_t arg_fast[1u << ARG_FAST_BITS]; /* 1 + index in arg_keys, 0 for none */
+
+static inline unsigned arg_fast_slot(uint64_t w)
+{
+    return (unsigned)(((w & 0xFFFFFFFFFFULL) * 0x9E3779B97F4A7C15ULL) >> (64 - ARG_FAST_BITS));
+}
+
+/* Adds the pattern of key[0..len), arg_keys[at], to the fast lookup. */
+static void arg_fast_add(size_t at, const char *key, size_t len)
+{
+    char text[ARG_PAT_WORDS * 8] = {0};
+    arg_pat *k = &arg_pats[at];
+    if (len + 3 > sizeof text)
+        return; /* a key this long is found by the general path only */
+    text[0] = '"';
+    memcpy(text + 1, key, len);
+    memcpy(text + 1 + len, "\":", 2);
+    k->len = (uint8_t)(len + 3);
+    for (size_t i = 0; i < ARG_PAT_WORDS; i++)
+        k->w[i] = gp__json_word(text, sizeof text, 8 * i);
+    k->m0 = k->len >= 8 ? ~0ULL : ~0ULL >> (64 - 8 * k->len);
+    k->m1 = k->len >= 16 ? ~0ULL : k->len > 8 ? ~0ULL >> (64 - 8 * (k->len - 8)) : 0;
+    unsigned s = arg_fast_slot(k->w[0]);
+    while (arg_fast[s])
+        s = (s + 1) & ((1u << ARG_FAST_BITS) - 1);
+    arg_fast[s] = (uint8_t)(at + 1);
+}
+
+/* Whether the text at p continues the pattern k past its 16th byte (keys of more than 13
+ * bytes). A word is read only when the words before it matched, so no read goes beyond the NUL
+ * sentinel's padding. */
+static bool arg_pat_tail(const char *p, const arg_pat *k)
+{
+    for (size_t off = 16; off < k->len; off += 8) {
+        uint64_t x;
+        memcpy(&x, p + off, 8);
+        uint64_t m = k->len - off >= 8 ? ~0ULL : ~0ULL >> (64 - 8 * (k->len - off));
+        if ((x ^ k->w[off / 8]) & m)
+            return false;
+    }
+    return true;
+}
+
+/* The index in arg_keys of the pattern that the text at p begins with, or -1. The first 16
+ * bytes are compared without branches (p is at most at the NUL sentinel, and 16 bytes past it
+ * are padding). */
+static inline int arg_fast_find(const char *p)
+{
+    uint64_t a, b;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + 8, 8);
+    for (unsigned s = arg_fast_slot(a);; s = (s + 1) & ((1u << ARG_FAST_BITS) - 1)) {
+        unsigned i = arg_fast[s];
+        if (!i)
+            return -1;
+        const arg_pat *k = &arg_pats[i - 1];
+        if ((((a ^ k->w[0]) & k->m0) | ((b ^ k->w[1]) & k->m1)) == 0 &&
+            (k->len <= 16 || arg_pat_tail(p, k)))
+            return (int)i - 1;
+    }
+}
 
 /* The known keys by hash of their length and first 16 bytes (gp__json_kw's words): slot + 1 of
  * arg_keys, 0 for none; linear probing. Built once (gp__kineto_args_init, before any parse)
@@ -103,7 +192,7 @@ static inline unsigned arg_slot(uint64_t w0, uint64_t w1, size_t len)
     return (unsigned)(h >> (64 - ARG_HASH_BITS));
 }
 
-/* Fills arg_w0, arg_w1 and arg_hash from arg_keys. */
+/* Fills arg_w0, arg_w1 and arg_hash from arg_keys, and the fast lookup's patterns. */
 static void arg_hash_init(void)
 {
     for (size_t i = 0; i < N_ARG_KEYS; i++) {
@@ -114,6 +203,8 @@ static void arg_hash_init(void)
             s = (s + 1) & ((1u << ARG_HASH_BITS) - 1);
         arg_hash[s] = (uint8_t)(i + 1);
     }
+    for (size_t i = 0; i < N_ARG_KEYS; i++)
+        arg_fast_add(i, arg_keys[i].key, arg_keys[i].len);
 }
 
 void gp__kineto_args_init(void)
@@ -172,9 +263,10 @@ static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
     return p;
 }
 
-/* Reads the value at p of the known key a into f. */
-static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f,
-                                  const arg_key *a)
+/* Reads the value at p of the known key a (not ARG_SKIP) into f. Inlined: each case of parse_arg
+ * gets the code of its own key's `how`. */
+static inline __attribute__((always_inline)) const char *
+read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key *a)
 {
     char *at = (char *)f + a->at, *has = (char *)f + a->has;
     bool ok = false;
@@ -222,21 +314,18 @@ static const char *read_known_arg(gp__reader *r, const char *p, gp__kineto_field
         return read_raw(r, p, at, has);
     case ARG_RAW:
         return read_raw(r, p, at, has);
+    case ARG_SKIP:
+        break;
     }
     return gp__json_skip_value(r, p);
 }
 
-/* One member "key": value of args, p at (or blanks before) the key. */
-static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
+/* The value at p of a member the model does not keep, key k[0..kl): the first numeric one of a
+ * counter event is its sample, any other is skipped (scratch_len back to keep: the key's unescaped
+ * copy, if any, is no longer needed). */
+static const char *unknown_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const char *k,
+                               size_t kl, size_t keep)
 {
-    gp__json_kw kw;
-    size_t keep = r->scratch_len;
-    p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in args");
-    const char *k = kw.s;
-    size_t kl = kw.len;
-    const arg_key *a = find_arg_key(&kw);
-    if (a)
-        return read_known_arg(r, p, f, a);
     if (f->ph == 'C' && gp__is_number_start(*p)) {
         double d;
         p = gp__json_double(r, p, &d);
@@ -248,9 +337,64 @@ static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
         return p;
     }
     p = gp__json_skip_value(r, p);
-    r->scratch_len = keep; /* the key's unescaped copy, if any, is no longer needed */
+    r->scratch_len = keep;
     return p;
 }
+
+/* The member of key arg_keys[i] at p (its `"key":`), the fast lookup's match: the key skipped by
+ * a constant when i is one (each case of parse_arg). */
+static inline __attribute__((always_inline)) const char *
+read_arg_at(gp__reader *r, const char *p, gp__kineto_fields *f, size_t i, size_t keep)
+{
+    const arg_key *a = &arg_keys[i];
+    const char *v = gp__skip_ws(p + a->len + 3);
+    if (a->how == ARG_SKIP)
+        return unknown_arg(r, v, f, p + 1, a->len, keep);
+    return read_known_arg(r, v, f, a);
+}
+
+#define ARG_CASE(i)                                                                                \
+    case i:                                                                                        \
+        return read_arg_at(r, p, f, i, keep);
+#define ARG_CASES10(d)                                                                             \
+    ARG_CASE(d##0)                                                                                 \
+    ARG_CASE(d##1)                                                                                 \
+    ARG_CASE(d##2)                                                                                 \
+    ARG_CASE(d##3)                                                                                 \
+    ARG_CASE(d##4)                                                                                 \
+    ARG_CASE(d##5)                                                                                 \
+    ARG_CASE(d##6)                                                                                 \
+    ARG_CASE(d##7)                                                                                 \
+    ARG_CASE(d##8)                                                                                 \
+    ARG_CASE(d##9)
+_Static_assert(N_ARG_KEYS == 50, "parse_arg has one case per key of arg_keys");
+
+/* One member "key": value of args, p at (or blanks before) the key: the fast lookup, else the
+ * general one. */
+static const char *parse_arg(gp__reader *r, const char *p, gp__kineto_fields *f)
+{
+    p = gp__skip_ws(p);
+    size_t keep = r->scratch_len;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (arg_fast_find(p)) {
+        ARG_CASES10()
+        ARG_CASES10(1)
+        ARG_CASES10(2)
+        ARG_CASES10(3)
+        ARG_CASES10(4)
+    default: /* no match */
+        break;
+    }
+#endif
+    gp__json_kw kw;
+    p = gp__json_key_word(r, p, &kw, "expected a member name (a string) in args");
+    const arg_key *a = find_arg_key(&kw);
+    if (a && a->how != ARG_SKIP)
+        return read_known_arg(r, p, f, a);
+    return unknown_arg(r, p, f, kw.s, kw.len, keep);
+}
+#undef ARG_CASE
+#undef ARG_CASES10
 
 const char *gp__kineto_parse_args(gp__reader *r, const char *p, gp__kineto_fields *f)
 {

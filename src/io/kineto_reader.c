@@ -361,6 +361,7 @@ static bool top_done(gp__reader *r, const char *p)
 gp_status gp__reader_run(gp__reader *r)
 {
     gp__kineto_args_init();
+    gp__kineto_events_init();
     gp__json_simd_init();
     int jmp = setjmp(r->jb);
     if (jmp == JMP_ERROR)
@@ -407,8 +408,8 @@ void gp_read_opts_init(gp_read_opts *opts)
 
 /* The first buffer: one GP__READ_CHUNK, or less for an input expected to be smaller (the whole
  * input in one read, rounded up to 64 KiB; for gzip, the size its trailer states): thousands of
- * small reads (serve's folders, the fuzz targets) do not each map and poison 4 MB. Refills grow it
- * as needed (gp__json_refill), so a trailer that lies costs refills, never bytes. */
+ * small reads (serve's folders, the fuzz targets) do not each map and poison a whole chunk. Refills
+ * grow it as needed (gp__json_refill), so a trailer that lies costs refills, never bytes. */
 static size_t first_cap(const gp__input *in)
 {
     uint64_t size = in->size_hint;
