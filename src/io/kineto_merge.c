@@ -11,13 +11,14 @@
  * several threads, each task writing its own range. The result is the trace a sequential read
  * would have built: same ids, same order.
  *
- * The merge also sorts every destination track (gp__sort_events, the sort gp_trace_finish does),
- * among the copy tasks: the task that finishes a track's last copy sorts it, and tracks that get
- * no copy are sorted by tasks of their own. gp_trace_finish then finds them sorted (one comparison
- * pass). Sorting in the merge runs the sorts on all threads, beside the other copies, instead of
- * on one thread after them (the largest track of large_v100_nccl x7 holds 60 % of the events). A
- * stable sort gives the same order whether it runs before or after the times are shifted by
- * baseTimeNanoseconds (a constant, checked not to overflow). */
+ * The merge also sorts every destination track (gp__sort_events, the sort gp_trace_finish does)
+ * among the copy tasks: the task that finishes a track's last copy sorts it, and tracks that get no
+ * copy have sort tasks of their own. Finishing then skips gp_trace_finish's sort
+ * (gp__trace_finish_sorted, through gp__reader.tracks_sorted). The sorts thus run on every thread,
+ * beside the other copies, instead of on one thread after them (the largest track of
+ * large_v100_nccl x7 holds 60 % of its events). The order is the one a sequential read gets: the
+ * sort is stable, and the times shifted later by baseTimeNanoseconds all move by one constant,
+ * checked not to overflow. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +140,7 @@ gp_status gp__reader_finish(gp__reader *r)
         return GP_ENOMEM;
     apply_track_meta(r);
     t->rank = t->dist.present && t->dist.rank >= 0 ? t->dist.rank : -1;
-    return gp_trace_finish(t);
+    return r->tracks_sorted ? gp__trace_finish_sorted(t) : gp_trace_finish(t);
 }
 
 /* ---- merging pieces ----------------------------------------------------------------------- */
@@ -589,5 +590,6 @@ gp_status gp__merge_readers(gp__reader **chain, size_t n, int threads)
         merge_src_free(&m[i]);
     free(job.tasks);
     free((void *)job.track_left);
+    dst->tracks_sorted = st == GP_OK;
     return st;
 }

@@ -124,6 +124,9 @@ typedef struct gp__reader {
     bool part_bare_end;      /* end of input right after the events' ']' */
     bool part_object_closed; /* the top-level object's '}' */
     bool part_members;       /* top-level members after the events array */
+    /* Every track's events are sorted already (gp__merge_readers sorted them): finishing skips
+     * gp_trace_finish's check of their order. */
+    bool tracks_sorted;
     /* Event names interned lately (kineto_events.c, intern_name): by the name's length and its
      * first and last 8 bytes; a hit is checked against the interned bytes. */
     struct gp__reader_name {
