@@ -11,6 +11,7 @@
 
 #include <float.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,6 +120,9 @@ typedef struct gp__reader {
     /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a
      * sequential read). Every piece but the first starts at an element of traceEvents. */
     struct piece *piece;
+    /* The piece's stop and position (its fields, set with piece): the check at each element reads
+     * them inline and calls gp__piece_stops_at only when the element is at or past the stop. */
+    _Atomic uint64_t *piece_stop, *piece_pos;
     bool split_part;
     /* How a second part ended, checked against the first part's view of the document: */
     bool part_bare_end;      /* end of input right after the events' ']' */
