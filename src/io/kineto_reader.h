@@ -11,6 +11,7 @@
 
 #include <float.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,11 +120,17 @@ typedef struct gp__reader {
     /* Parallel reads (kineto_parallel.c): the piece of the input this reader parses (NULL in a
      * sequential read). Every piece but the first starts at an element of traceEvents. */
     struct piece *piece;
+    /* The piece's stop and position (its fields, set with piece): the check at each element reads
+     * them inline and calls gp__piece_stops_at only when the element is at or past the stop. */
+    _Atomic uint64_t *piece_stop, *piece_pos;
     bool split_part;
     /* How a second part ended, checked against the first part's view of the document: */
     bool part_bare_end;      /* end of input right after the events' ']' */
     bool part_object_closed; /* the top-level object's '}' */
     bool part_members;       /* top-level members after the events array */
+    /* Every track's events are sorted already (gp__merge_readers sorted them): finishing skips
+     * gp_trace_finish's check of their order. */
+    bool tracks_sorted;
     /* Event names interned lately (kineto_events.c, intern_name): by the name's length and its
      * first and last 8 bytes; a hit is checked against the interned bytes. */
     struct gp__reader_name {

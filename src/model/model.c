@@ -445,11 +445,13 @@ GP__DEFINE_MERGE_SORT(sort_counters, gp_counter_sample, CMP_COUNTER)
 #define CMP_OP_SHAPES(x, y) GP_CMP((x)->external_id, (y)->external_id)
 GP__DEFINE_MERGE_SORT(sort_op_shapes, gp_op_shapes, CMP_OP_SHAPES)
 
-gp_status gp_trace_finish(gp_trace *t)
+/* gp_trace_finish; events_sorted: every track is sorted already (gp__trace_finish_sorted). */
+static gp_status finish(gp_trace *t, bool events_sorted)
 {
     for (size_t i = 0; i < t->n_tracks; i++) {
         gp_track *tr = &t->tracks[i];
-        gp__sort_events(tr->events, tr->n_events); /* one comparison pass when already sorted */
+        if (!events_sorted)
+            gp__sort_events(tr->events, tr->n_events); /* one comparison pass when sorted */
 #ifdef GP_CHECK_INVARIANTS
         /* Every track of a finished trace is sorted by start, longer first on ties (trace.h). */
         for (size_t j = 1; j < tr->n_events; j++)
@@ -463,6 +465,16 @@ gp_status gp_trace_finish(gp_trace *t)
     if (t->n_op_shapes > 1 && !sort_op_shapes(t->op_shapes, t->n_op_shapes))
         return GP_ENOMEM;
     return GP_OK;
+}
+
+gp_status gp_trace_finish(gp_trace *t)
+{
+    return finish(t, false);
+}
+
+gp_status gp__trace_finish_sorted(gp_trace *t)
+{
+    return finish(t, true);
 }
 
 /* Stable (equal events keep file order, so a round trip reproduces the same model) and adaptive to
