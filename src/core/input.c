@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -461,4 +462,56 @@ void gp__input_close(gp__input *in)
         close(in->fd);
     in->gz = NULL;
     in->fd = -1;
+}
+
+/* ---- mapping a plain file ---------------------------------------------------------------- */
+
+bool gp__input_map_file(const gp__input *in, gp__input_map *m)
+{
+    memset(m, 0, sizeof *m);
+    const char *env = getenv("GP_READ_MMAP");
+    if (env && env[0] == '0' && env[1] == '\0')
+        return false;
+    if (in->mem || in->gz || in->fd < 0 || in->file_size == 0 || in->max_read)
+        return false;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0 || pg > GP__MAP_PAD || in->file_size > SIZE_MAX / 4)
+        return false;
+    size_t page = (size_t)pg;
+    size_t size = (size_t)in->file_size;
+    size_t file_span = (size + page - 1) / page * page;
+    /* Reserve the file's pages and the zero page after them, then map the file over the first
+     * part: past the file's last byte there is always a page of zeros. */
+    size_t span = file_span + GP__MAP_PAD;
+    void *base = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return false;
+    if (mmap(base, file_span, PROT_READ, MAP_PRIVATE | MAP_FIXED, in->fd, 0) == MAP_FAILED) {
+        munmap(base, span);
+        return false;
+    }
+    m->base = base;
+    m->size = size;
+    m->span = span;
+    return true;
+}
+
+void gp__input_map_drop(gp__input_map *m, size_t upto)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    upto = GP_MIN(upto, m->size) / page * page;
+    if (!m->base || upto <= m->dropped)
+        return;
+    size_t from = m->dropped / page * page;
+    (void)madvise(m->base + from, upto - from,
+                  MADV_DONTNEED); /* advice: failure costs memory only */
+    m->dropped = upto;
+}
+
+void gp__input_map_free(gp__input_map *m)
+{
+    if (m->base)
+        munmap(m->base, m->span);
+    memset(m, 0, sizeof *m);
 }

@@ -77,4 +77,32 @@ size_t gp__input_peek(const gp__input *in, char *buf, size_t cap);
 uint64_t gp__input_raw_pos(const gp__input *in);
 void gp__input_close(gp__input *in);
 
+/* A plain regular file mapped whole for reading (gp__input_map): base[0, size) are the file's
+ * bytes, and at least GP__MAP_PAD zero bytes follow them (the rest of the last page, then a page
+ * of zeros), so a parser may use base[size] == '\0' as its end sentinel and load 16 or 32 bytes at
+ * a time past it. The kernel copies nothing: the parser reads the page cache in place (see
+ * docs/decisions/mmap-read.md for the measurements). */
+typedef struct gp__input_map {
+    char *base;     /* NULL when nothing is mapped */
+    size_t size;    /* the file's size when it was mapped */
+    size_t span;    /* the whole reservation: the file's pages and the zero page */
+    size_t dropped; /* base[0, dropped) has been handed back (gp__input_map_drop) */
+} gp__input_map;
+
+#define GP__MAP_PAD 4096
+
+/* Maps in's file whole (it is not consumed: in's reads and offsets are unchanged). False, with
+ * nothing mapped, for what is not a plain regular file (gzip, memory, a stream), an empty file, a
+ * test's max_read, when the environment sets GP_READ_MMAP=0, or when mmap fails: the caller then
+ * reads with gp__input_read. A file truncated by another process while mapped makes the pages
+ * past its new end unreadable (SIGBUS), as for every program that maps files; GP_READ_MMAP=0
+ * avoids it. */
+bool gp__input_map_file(const gp__input *in, gp__input_map *m);
+/* Hands back the pages of base[m->dropped, upto) that a sequential parser has passed (rounded
+ * down to whole pages): they leave the process's resident set, the page cache keeps them, and a
+ * later access maps them again. */
+void gp__input_map_drop(gp__input_map *m, size_t upto);
+/* Unmaps; no-op when nothing is mapped. */
+void gp__input_map_free(gp__input_map *m);
+
 #endif

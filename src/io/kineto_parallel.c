@@ -249,20 +249,14 @@ static void run_piece(par_read *pr, piece *pc, char **spare, size_t *spare_cap)
     r->piece = pc;
     r->piece_stop = &pc->stop;
     r->piece_pos = &pc->pos;
-    if (pc->start) {
-        r->buf_off = pc->start;
-        r->state = GP__TOP_EVENTS;
-        r->split_part = true;
-        r->saw_events = true;
-    }
+    if (pc->start)
+        gp__reader_start_at(r, pc->start);
     pc->r = r;
     pc->st = gp__reader_run(r);
     atomic_store(&pc->stop, PIECE_DONE);
     /* Keep the trace for the merge; hand the buffer to this thread's next piece. */
     gp__input_close(&r->in);
-    *spare = r->buf;
-    *spare_cap = r->cap;
-    r->buf = NULL;
+    gp__reader_release_buf(r, spare, spare_cap);
 }
 
 /* A piece for this thread, marked started: one not started yet, else a stolen one; NULL when

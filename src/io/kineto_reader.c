@@ -370,6 +370,22 @@ static bool top_done(gp__reader *r, const char *p)
     return false;
 }
 
+/* A mapped read passed r->next_drop: the pages behind the element being parsed are handed back
+ * (they would otherwise all count in the resident set), and the bytes passed are counted for the
+ * progress. */
+static void mapped_pass(gp__reader *r)
+{
+    gp__input_map_drop(&r->map, r->mark);
+    if (r->piece)
+        gp__piece_read_bytes(r->piece, r->mark - r->counted);
+    r->counted = r->mark;
+    r->next_drop = r->mark + GP__READ_CHUNK;
+    if (r->opts->progress && r->mark >= r->next_progress) {
+        r->opts->progress(r->opts->progress_ctx, r->mark, r->in.file_size);
+        r->next_progress = r->mark + (16u << 20);
+    }
+}
+
 gp_status gp__reader_run(gp__reader *r)
 {
     gp__kineto_args_init();
@@ -383,6 +399,8 @@ gp_status gp__reader_run(gp__reader *r)
     for (;;) {
         const char *p = gp__skip_ws(r->buf + r->mark);
         r->mark = (size_t)(p - r->buf); /* blanks between elements are not kept on a refill */
+        if (r->mark >= r->next_drop)
+            mapped_pass(r);
         r->depth = 0;
         switch (r->state) {
         case GP__TOP_START:
@@ -442,6 +460,22 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
     r->err = err;
     r->opts = opts;
     r->name = r->in.path;
+    r->next_drop = SIZE_MAX;
+    if (gp__input_map_file(in, &r->map)) {
+        free(buf);
+        if (gp_trace_create(r->in.path, &r->t) != GP_OK) {
+            gp__input_map_free(&r->map);
+            free(r);
+            return NULL;
+        }
+        r->buf = r->map.base;
+        r->len = r->cap = r->map.size;
+        r->eof = true;
+        r->next_drop = GP__READ_CHUNK;
+        r->t->stats.bytes = r->map.size;
+        r->state = GP__TOP_START;
+        return r;
+    }
     r->cap = buf ? cap : first_cap(in);
     r->buf = buf ? buf : malloc(r->cap + GP__READ_PAD);
     if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
@@ -454,12 +488,41 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
     return r;
 }
 
+void gp__reader_start_at(gp__reader *r, uint64_t start)
+{
+    if (r->map.base) {
+        r->mark = (size_t)start;
+        r->counted = (size_t)start;
+        r->next_drop = (size_t)start + GP__READ_CHUNK;
+        r->map.dropped = (size_t)start; /* nothing before it was touched */
+    } else {
+        r->buf_off = start;
+    }
+    r->state = GP__TOP_EVENTS;
+    r->split_part = true;
+    r->saw_events = true;
+}
+
+void gp__reader_release_buf(gp__reader *r, char **spare, size_t *spare_cap)
+{
+    if (r->map.base) {
+        gp__input_map_free(&r->map);
+    } else {
+        *spare = r->buf;
+        *spare_cap = r->cap;
+    }
+    r->buf = NULL;
+}
+
 void gp__reader_free(gp__reader *r)
 {
     if (!r)
         return;
     gp__input_close(&r->in);
-    free(r->buf);
+    if (r->map.base)
+        gp__input_map_free(&r->map);
+    else
+        free(r->buf);
     gp__json_scratch_reset(r);
     free(r->retired);
     free(r->scratch);

@@ -92,6 +92,12 @@ typedef struct gp__reader {
     size_t mark;      /* start of the element being parsed */
     uint64_t buf_off; /* input offset of buf[0] */
     bool eof;
+    /* A plain file is mapped whole instead (gp__input_map_file): buf is map.base, len the file's
+     * size, eof is set, and no refill ever happens. At every GP__READ_CHUNK parsed (next_drop)
+     * the pages behind mark are handed back and the progress is reported; `counted` is how far
+     * the bytes were counted for a piece's progress. */
+    gp__input_map map;
+    size_t next_drop, counted;
     jmp_buf jb;
     int depth;
     gp_trace *t;
@@ -155,10 +161,19 @@ static inline void gp__reader_widen_times(gp__reader *r, const gp__reader_time_m
 /* ---- kineto_reader.c: the reader's life and the top level of the document ---- */
 
 /* Creates a reader over an opened input (which it takes over), reading into buf (cap + GP__READ_PAD
- * bytes, taken over) or, when buf is NULL, a new buffer of GP__READ_CHUNK bytes. NULL when out of
- * memory (buf is then freed; the input is not closed). */
+ * bytes, taken over) or, when buf is NULL, a new buffer of GP__READ_CHUNK bytes. A plain regular
+ * file is mapped whole instead (gp__input_map_file; buf is then freed). NULL when out of memory
+ * (buf is then freed; the input is not closed). */
 gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp_error *err,
                                char *buf, size_t cap);
+
+/* Takes the read buffer out of a reader that has run, for the thread's next reader (*spare and
+ * *spare_cap; left alone when the file was mapped, which is unmapped). */
+void gp__reader_release_buf(gp__reader *r, char **spare, size_t *spare_cap);
+
+/* Starts the parse at input offset `start`, an element of traceEvents (a piece of a parallel read
+ * that does not begin the file). */
+void gp__reader_start_at(gp__reader *r, uint64_t start);
 
 /* Frees the reader and closes its input; the trace is freed too unless it was taken. NULL is a
  * no-op. */
