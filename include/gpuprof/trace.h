@@ -256,6 +256,7 @@ typedef struct gp_read_stats {
     uint64_t gzip_trailing_bytes; /* bytes after the end of the gzip data, ignored */
     uint64_t gzip_trailing_at;    /* where they start in the compressed file */
     bool bom;                     /* the text began with a UTF-8 byte order mark, skipped */
+    bool mapped;                  /* the plain file was parsed in place, mapped (no_map off) */
 } gp_read_stats;
 
 /* A trace as its users see it. Read-only for users: fill a trace only through the building
@@ -354,6 +355,12 @@ typedef struct gp_read_opts {
      * it). Default false: the CLI reads `<(zcat t.json.gz)` and /dev/stdin, waiting for the
      * writer as cat would. */
     bool regular_files_only;
+    /* read a plain file through read(2) instead of mapping it (default false: mapped, which
+     * skips the kernel's copy; docs/decisions/mmap-read.md). A mapped file that another process
+     * truncates during the read faults (SIGBUS) where read(2) reports a truncated input: a
+     * long-lived process reading files that may be rewritten in place sets it (serve does). The
+     * environment variable GP_READ_MMAP=0 has the same effect everywhere. */
+    bool no_map;
 } gp_read_opts;
 
 /* Fills opts with the defaults. */

@@ -461,7 +461,7 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
     r->opts = opts;
     r->name = r->in.path;
     r->next_drop = SIZE_MAX;
-    if (gp__input_map_file(in, &r->map)) {
+    if (!opts->no_map && gp__input_map_file(in, &r->map)) {
         free(buf);
         if (gp_trace_create(r->in.path, &r->t) != GP_OK) {
             gp__input_map_free(&r->map);
@@ -473,6 +473,7 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
         r->eof = true;
         r->next_drop = GP__READ_CHUNK;
         r->t->stats.bytes = r->map.size;
+        r->t->stats.mapped = true;
         r->state = GP__TOP_START;
         return r;
     }

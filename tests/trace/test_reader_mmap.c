@@ -132,6 +132,75 @@ static void what_is_not_mapped(void **state)
     unlink(path);
 }
 
+/* What the reader says it did (stats.mapped): a plain file is mapped, with one thread and with
+ * two; not with no_map (serve's choice), GP_READ_MMAP=0, or for gzip; the models are equal. */
+static void reads_say_whether_they_mapped(void **state)
+{
+    (void)state;
+    char path[128], gzpath[128];
+    tmp_path(path, sizeof path, "say.json");
+    tmp_path(gzpath, sizeof gzpath, "say.json.gz");
+    FILE *fp = fopen(path, "wb");
+    gzFile gz = gzopen(gzpath, "wb");
+    assert_non_null(fp);
+    assert_non_null(gz);
+    fputs("{\"traceEvents\": [\n", fp);
+    gzputs(gz, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 3000; i++) {
+        char ev[200];
+        snprintf(ev, sizeof ev,
+                 "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                 "\"tid\": 1, \"ts\": %d, \"dur\": 1}",
+                 i ? ",\n" : "", i % 5, 2 * i);
+        fputs(ev, fp);
+        gzputs(gz, ev);
+    }
+    fputs("\n]}\n", fp);
+    gzputs(gz, "\n]}\n");
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(gzclose(gz), Z_OK);
+    static const struct {
+        bool gzip, no_map, env_off;
+        int threads;
+        bool mapped;
+    } cases[] = {
+        {false, false, false, 1, true}, {false, false, false, 2, true},
+        {false, true, false, 1, false}, {false, true, false, 2, false},
+        {false, false, true, 1, false}, {true, false, false, 1, false},
+    };
+    gp_trace *ref = NULL;
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        if (cases[k].env_off)
+            setenv("GP_READ_MMAP", "0", 1);
+        gp_read_opts o;
+        gp_read_opts_init(&o);
+        o.quiet = true;
+        o.threads = cases[k].threads;
+        o.no_map = cases[k].no_map;
+        gp_trace *t = NULL;
+        gp_error err = {0};
+        if (gp_trace_read(cases[k].gzip ? gzpath : path, &o, &t, &err) != GP_OK)
+            fail_msg("case %zu: %s", k, err.msg);
+        unsetenv("GP_READ_MMAP");
+        if (t->stats.mapped != cases[k].mapped)
+            fail_msg("case %zu: mapped %d, expected %d", k, t->stats.mapped, cases[k].mapped);
+        if (cases[k].threads == 2)
+            assert_true(t->stats.pieces >= 2);
+        assert_int_equal(gp_trace_event_count(t), 3000);
+        if (!ref) {
+            ref = t;
+            continue;
+        }
+        gp_error why = {0};
+        if (!gp_trace_equal(ref, t, &why))
+            fail_msg("case %zu: %s", k, why.msg);
+        gp_trace_free(t);
+    }
+    gp_trace_free(ref);
+    unlink(path);
+    unlink(gzpath);
+}
+
 /* The process's resident set in bytes (/proc/self/statm), 0 when unknown. */
 static size_t resident_bytes(void)
 {
@@ -329,6 +398,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mapping_ends_with_zeros),
         cmocka_unit_test(what_is_not_mapped),
+        cmocka_unit_test(reads_say_whether_they_mapped),
         cmocka_unit_test(dropped_pages_leave_the_resident_set),
         cmocka_unit_test(documents_ending_at_page_ends_read_alike),
         cmocka_unit_test(every_shared_trace_reads_alike),

@@ -88,6 +88,7 @@ static bool compute(const gp__serve_dir *dir, const char *name, gp__headline *ou
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.regular_files_only = true; /* never blocks on a FIFO swapped in */
+    rd.no_map = true; /* a trace rewritten in place while it is read must not fault the server */
     rd.quiet = true;
     gp_job *job = NULL;
     gp_error err = {0};

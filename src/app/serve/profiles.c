@@ -182,6 +182,7 @@ static bool read_path(struct MHD_Connection *c, bool api, const char *path, bool
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.regular_files_only = true; /* a file swapped for a FIFO after the listing never blocks */
+    rd.no_map = true; /* a trace rewritten in place while it is read must not fault the server */
     rd.quiet = true;
     rd.keep_op_shapes = shapes;
     gp_error err = {0};
