@@ -102,6 +102,26 @@ def test_parse_error_names_file_and_offset(tmp_path):
     assert e.value.reason
 
 
+def test_read_mapped_or_not(tmp_path):
+    """mmap=False (read(2)) and the default (the file mapped) read alike: the same figures, and a
+    truncated file fails with the same message at the same byte."""
+    text = '{"traceEvents": [' + ",".join(
+        '{"ph": "X", "cat": "cpu_op", "name": "op%d", "pid": 1, "tid": 1, "ts": %d, "dur": 2}'
+        % (i % 3, 3 * i) for i in range(500)) + "]}"
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    mapped, read = gpuprof.read(path), gpuprof.read(path, mmap=False)
+    assert mapped.events == read.events == 500
+    assert mapped.summary() == read.summary()
+    path.write_text(text[: len(text) * 2 // 3])
+    messages = []
+    for m in (True, False):
+        with pytest.raises(gpuprof.ParseError) as e:
+            gpuprof.read(path, mmap=m)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and "t.json" in messages[0] and "byte" in messages[0]
+
+
 def test_missing_file_raises_gpuprof_error(tmp_path):
     with pytest.raises(gpuprof.NotFoundError) as e:  # GP_ENOENT, not an I/O error
         gpuprof.read(tmp_path / "nope.json")
