@@ -229,6 +229,17 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool cr
     gp__jw_obj_end(w);
 }
 
+/* Whether tr's pid is one of the legacy autograd-profiler's ("CPU functions", "CUDA functions"):
+ * the reader takes an "X" event without "cat" there for an operator or a kernel of that format
+ * (io/kineto_events.c, legacy_pid_of), whatever it was. */
+static bool legacy_pid_track(const gp_trace *t, const gp_track *tr)
+{
+    if (!tr->pid_is_str)
+        return false;
+    const char *pid = gp_trace_str(t, tr->pid_str);
+    return strcmp(pid, "CPU functions") == 0 || strcmp(pid, "CUDA functions") == 0;
+}
+
 static void write_event(gp__jw *w, const gp_trace *t, const gp_track *tr, const gp_event *ev,
                         const marks_index *mi)
 {
@@ -238,6 +249,8 @@ static void write_event(gp__jw *w, const gp_trace *t, const gp_track *tr, const 
     const char *cat = cat_of(t, ev);
     if (cat)
         gp__jw_kv_str(w, "cat", cat);
+    else if (!instant && legacy_pid_track(t, tr))
+        gp__jw_kv_str(w, "cat", ""); /* read back as it is, not as a legacy operator or kernel */
     gp__jw_kv_str(w, "name", gp_trace_str(t, ev->name));
     write_pid_tid(w, t, tr);
     gp__jw_key(w, "ts");

@@ -752,6 +752,42 @@ static void round_trip_every_shared_trace(void **state)
     }
 }
 
+/* An event without a category on a track whose pid is a legacy autograd-profiler name ("CPU
+ * functions", "CUDA functions") is written with "cat": "", so that it is read back as it was and
+ * not as a legacy operator or kernel (a fuzz_trace_reader finding: the round trip moved it to a
+ * CPU thread). */
+static void uncategorised_event_on_a_legacy_pid_round_trips(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "[{\"ph\": \"X\", \"cat\": \"\", \"name\": \"a\", \"pid\": \"CPU functions\", "
+        "\"tid\": 1, \"ts\": 1, \"dur\": 2}]",
+        "[{\"ph\": \"X\", \"cat\": \"\", \"name\": \"k\", \"pid\": \"CUDA functions\", "
+        "\"tid\": 0, \"ts\": 1, \"dur\": 2},"
+        " {\"ph\": \"X\", \"name\": \"op\", \"pid\": \"CPU functions\", \"tid\": 1, \"ts\": 3, "
+        "\"dur\": 1}]",
+    };
+    gp_read_opts o = quiet_opts();
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+        gp_trace *a = read_text(docs[i]), *b = NULL;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&text, &len);
+        gp_error err = {0};
+        assert_int_equal(gp_trace_write_chrome_stream(a, fp, &err), GP_OK);
+        fclose(fp);
+        assert_non_null(strstr(text, "\"cat\":\"\""));
+        assert_int_equal(gp_trace_read_buffer(text, len, "rt.json", &o, &b, &err), GP_OK);
+        gp_error why = {0};
+        if (!gp_trace_equal(a, b, &why))
+            fail_msg("document %zu: round trip differs: %s", i, why.msg);
+        assert_int_equal(only_event(a, GP_EV_OTHER)->kind, GP_EV_OTHER);
+        gp_trace_free(a);
+        gp_trace_free(b);
+        free(text);
+    }
+}
+
 /* Decompresses a .gz file into memory. */
 static char *gunzip_file(const char *path, size_t *len)
 {
@@ -1406,6 +1442,7 @@ int main(void)
         cmocka_unit_test(reader_registry_sniffs_and_names),
         cmocka_unit_test(writer_rank_escaping_flows),
         cmocka_unit_test(round_trip_every_shared_trace),
+        cmocka_unit_test(uncategorised_event_on_a_legacy_pid_round_trips),
         cmocka_unit_test(reading_in_tiny_pieces_gives_the_same_model),
         cmocka_unit_test(two_thread_read_gives_the_same_model),
         cmocka_unit_test(two_thread_read_rejects_what_one_thread_rejects),
