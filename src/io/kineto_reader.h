@@ -104,7 +104,12 @@ typedef struct gp__reader {
     gp_error *err;
     const gp_read_opts *opts;
     const char *name; /* for messages */
-    char *scratch;    /* unescaped strings of the current element */
+    /* The fields of the event being parsed (kineto_events.h), and the bytes of their args part
+     * written since they were last set to the defaults: [fields_lo, fields_hi), empty when
+     * fields_lo >= fields_hi. */
+    struct gp__kineto_fields *fields;
+    uint32_t fields_lo, fields_hi;
+    char *scratch; /* unescaped strings of the current element */
     size_t scratch_len, scratch_cap;
     char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
                        may still be held by the element being parsed) */
@@ -195,6 +200,9 @@ gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out);
  * position after its '}'. Only a complete element changes the model (a retry after
  * JMP_NEED_MORE is harmless). */
 const char *gp__kineto_parse_event(gp__reader *r, const char *p);
+/* Gives r its event fields (r->fields, at their defaults; freed by gp__reader_free). False when
+ * out of memory. */
+bool gp__kineto_fields_alloc(gp__reader *r);
 /* Prepares the args key lookup (once per process; thread-safe). gp__reader_run calls it before
  * parsing, so gp__kineto_parse_args never does. */
 void gp__kineto_args_init(void);
