@@ -299,10 +299,11 @@ static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
     return p;
 }
 
-/* Reads the value at p of the known key a (not ARG_SKIP) into f, r->fields, after widening the
- * range of its args part that was written (see gp__kineto_fields; before: a value cut by the end
- * of the buffered data may have written some when the element is parsed again). Inlined: each
- * case of parse_arg gets the code of its own key's `how`. */
+/* Reads the value at p of the known key a (not ARG_SKIP) into f, r->fields, after raising
+ * r->fields_hi when its fields end past the usual args (see gp__kineto_fields; before: a value cut
+ * by the end of the buffered data may have written some when the element is parsed again).
+ * Inlined: each case of parse_arg gets the code of its own key's `how`, and the test is a
+ * constant. */
 static inline __attribute__((always_inline)) const char *
 read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key *a)
 {
@@ -310,8 +311,9 @@ read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key
     bool ok = false;
     uint32_t lo, hi;
     arg_span(a, &lo, &hi);
-    r->fields_lo = GP_MIN(r->fields_lo, lo);
-    r->fields_hi = GP_MAX(r->fields_hi, hi);
+    (void)lo;
+    if (hi > GP__KINETO_ARGS_HOT_END)
+        r->fields_hi = GP_MAX(r->fields_hi, hi);
     switch ((arg_how)a->how) {
     case ARG_INT:
         return gp__json_intish(r, p, (int64_t *)(void *)at, &ok);

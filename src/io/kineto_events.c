@@ -626,24 +626,28 @@ bool gp__kineto_fields_alloc(gp__reader *r)
     if (!r->fields)
         return false;
     *r->fields = gp__kineto_fields_default;
-    r->fields_lo = UINT32_MAX;
     r->fields_hi = 0;
     return true;
 }
 
 /* Sets r->fields to the defaults at the start of an attempt at an element (a retry included): the
- * args bytes the attempt before wrote are restored, and the core is copied whole (a constant size:
- * a few vector moves). Clearing all of the struct cost 8 % of a one-thread ingest. */
+ * core and the args most events carry are copied whole (a constant size: the compiler writes the
+ * defaults as a few vector stores), the rest only up to where the attempt before wrote. Clearing
+ * all of the struct (glibc's memset, then the -1s) made a one-thread ingest 2-3 % slower. */
 static inline gp__kineto_fields *fields_start(gp__reader *r)
 {
     gp__kineto_fields *f = r->fields;
-    if (r->fields_lo < r->fields_hi) {
-        memcpy((char *)f + r->fields_lo, (const char *)&gp__kineto_fields_default + r->fields_lo,
-               r->fields_hi - r->fields_lo);
-        r->fields_lo = UINT32_MAX;
+    /* two copies: as one (344 bytes), the compiler makes it `rep movs` */
+    memcpy(f, &gp__kineto_fields_default, GP__KINETO_ARGS_START);
+    memcpy((char *)f + GP__KINETO_ARGS_START,
+           (const char *)&gp__kineto_fields_default + GP__KINETO_ARGS_START,
+           GP__KINETO_ARGS_HOT_END - GP__KINETO_ARGS_START);
+    if (r->fields_hi) {
+        memcpy((char *)f + GP__KINETO_ARGS_HOT_END,
+               (const char *)&gp__kineto_fields_default + GP__KINETO_ARGS_HOT_END,
+               r->fields_hi - GP__KINETO_ARGS_HOT_END);
         r->fields_hi = 0;
     }
-    memcpy(f, &gp__kineto_fields_default, GP__KINETO_ARGS_START);
     return f;
 }
 

@@ -43,12 +43,13 @@ typedef struct gp__kineto_idval {
 
 /* Everything one event may carry, filled by parse_event and consumed by commit_event. One per
  * reader (r->fields), set to its defaults (gp__kineto_fields_default: zeros, and -1 for the args
- * whose absence is -1) at the start of each attempt at an element, in two parts:
- *   - the core, up to GP__KINETO_ARGS_START: cleared whole, a fixed size;
- *   - the args, from GP__KINETO_ARGS_START: written by read_known_arg (kineto_args.c) only, which
- *     widens r->fields_lo / r->fields_hi to the bytes of the key's fields before it writes them;
- *     the next attempt restores only those bytes from the defaults.
- * A field written anywhere else must be in the core. */
+ * whose absence is -1) at the start of each attempt at an element, in three parts:
+ *   - the core, up to GP__KINETO_ARGS_START, and the args most events carry, up to
+ *     GP__KINETO_ARGS_HOT_END: set whole, a fixed size;
+ *   - the other args: restored up to r->fields_hi, which read_known_arg (kineto_args.c) raises to
+ *     the end of a key's fields there before it writes them.
+ * Only read_known_arg writes fields from GP__KINETO_ARGS_START on; a field written anywhere else
+ * must be in the core. */
 typedef struct gp__kineto_fields {
     /* ---- core ---- */
     char ph;
@@ -84,6 +85,7 @@ typedef struct gp__kineto_fields {
     double bw;
     int64_t py_id, py_parent;
     bool py_parent_null;
+    /* ---- the other args ---- */
     /* record_shapes args of a cpu_op: raw JSON text of each value (NULL when absent) */
     const char *in_dims, *in_types, *in_strides, *in_concrete;
     size_t in_dims_len, in_types_len, in_strides_len, in_concrete_len;
@@ -107,8 +109,9 @@ typedef struct gp__kineto_fields {
     int64_t sort_index;
 } gp__kineto_fields;
 
-/* Where the args part of gp__kineto_fields begins (a multiple of 16). */
+/* Where the args part of gp__kineto_fields begins, and where its usual args end. */
 #define GP__KINETO_ARGS_START offsetof(gp__kineto_fields, ext)
+#define GP__KINETO_ARGS_HOT_END offsetof(gp__kineto_fields, in_dims)
 
 /* The defaults of every field (kineto_events.c). */
 extern const gp__kineto_fields gp__kineto_fields_default;

@@ -104,11 +104,10 @@ typedef struct gp__reader {
     gp_error *err;
     const gp_read_opts *opts;
     const char *name; /* for messages */
-    /* The fields of the event being parsed (kineto_events.h), and the bytes of their args part
-     * written since they were last set to the defaults: [fields_lo, fields_hi), empty when
-     * fields_lo >= fields_hi. */
+    /* The fields of the event being parsed (kineto_events.h), and the end of the bytes of their
+     * less usual args written since they were last set to the defaults (0: none). */
     struct gp__kineto_fields *fields;
-    uint32_t fields_lo, fields_hi;
+    uint32_t fields_hi;
     char *scratch; /* unescaped strings of the current element */
     size_t scratch_len, scratch_cap;
     char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
