@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/invariant.h"
-#include "core/util.h"
 #include "io/json_scan.h"
 #include "io/kineto_events.h"
 
@@ -179,33 +177,6 @@ static inline int arg_fast_find(const char *p)
     }
 }
 
-/* The bytes [*lo, *hi) of gp__kineto_fields that the known key a (not ARG_SKIP) may write: its
- * field at `at`, and the one at `has` if any. Constants in each case of parse_arg. */
-static inline __attribute__((always_inline)) void arg_span(const arg_key *a, uint32_t *lo,
-                                                           uint32_t *hi)
-{
-    size_t at_size = sizeof(int64_t), has_size = sizeof(bool);
-    switch ((arg_how)a->how) {
-    case ARG_DIM3:
-        at_size = 3 * sizeof(int32_t);
-        break;
-    case ARG_STRING:
-    case ARG_RAW:
-    case ARG_PG_RANKS:
-        at_size = sizeof(const char *);
-        has_size = sizeof(size_t);
-        break;
-    default:
-        break;
-    }
-    *lo = a->at;
-    *hi = (uint32_t)(a->at + at_size);
-    if (a->has) {
-        *lo = GP_MIN(*lo, a->has);
-        *hi = GP_MAX(*hi, (uint32_t)(a->has + has_size));
-    }
-}
-
 /* The known keys by hash of their length and first 16 bytes (gp__json_kw's words): slot + 1 of
  * arg_keys, 0 for none; linear probing. Built once (gp__kineto_args_init, before any parse)
  * from arg_keys, so the table stays the single place that lists the keys. */
@@ -232,15 +203,8 @@ static void arg_hash_init(void)
             s = (s + 1) & ((1u << ARG_HASH_BITS) - 1);
         arg_hash[s] = (uint8_t)(i + 1);
     }
-    for (size_t i = 0; i < N_ARG_KEYS; i++) {
+    for (size_t i = 0; i < N_ARG_KEYS; i++)
         arg_fast_add(i, arg_keys[i].key, arg_keys[i].len);
-        uint32_t lo, hi;
-        if (arg_keys[i].how == ARG_SKIP)
-            continue;
-        arg_span(&arg_keys[i], &lo, &hi);
-        GP_INVARIANT(lo >= GP__KINETO_ARGS_START && hi <= sizeof(gp__kineto_fields),
-                     "the fields of args key \"%s\" are in the args part", arg_keys[i].key);
-    }
 }
 
 void gp__kineto_args_init(void)
@@ -299,21 +263,13 @@ static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
     return p;
 }
 
-/* Reads the value at p of the known key a (not ARG_SKIP) into f, r->fields, after raising
- * r->fields_hi when its fields end past the usual args (see gp__kineto_fields; before: a value cut
- * by the end of the buffered data may have written some when the element is parsed again).
- * Inlined: each case of parse_arg gets the code of its own key's `how`, and the test is a
- * constant. */
+/* Reads the value at p of the known key a (not ARG_SKIP) into f. Inlined: each case of parse_arg
+ * gets the code of its own key's `how`. */
 static inline __attribute__((always_inline)) const char *
 read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key *a)
 {
     char *at = (char *)f + a->at, *has = (char *)f + a->has;
     bool ok = false;
-    uint32_t lo, hi;
-    arg_span(a, &lo, &hi);
-    (void)lo;
-    if (hi > GP__KINETO_ARGS_HOT_END)
-        r->fields_hi = GP_MAX(r->fields_hi, hi);
     switch ((arg_how)a->how) {
     case ARG_INT:
         return gp__json_intish(r, p, (int64_t *)(void *)at, &ok);

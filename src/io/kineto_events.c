@@ -5,7 +5,6 @@
  * complete, so an element parsed again after a refill leaves no trace of its first attempt. */
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/strtab.h"
@@ -592,63 +591,22 @@ static void commit_event(gp__reader *r, const gp__kineto_fields *f)
     commit_span(r, f);
 }
 
-const gp__kineto_fields gp__kineto_fields_default = {
-    .pid.numeric = true, /* a missing pid or tid is 0 */
-    .tid.numeric = true,
-    .context = -1,
-    .cbid = -1,
-    .grid = {-1, -1, -1},
-    .block = {-1, -1, -1},
-    .regs = -1,
-    .smem = -1,
-    .queued = -1,
-    .bytes = -1,
-    .graph_id = -1,
-    .graph_node = -1,
-    .py_id = -1,
-    .py_parent = -1,
-    .total_alloc = -1,
-    .total_res = -1,
-    .dev_type = -1,
-    .dev_id = -1,
-    .wait_on_stream = -1,
-    .wait_on_event_corr = -1,
-    .in_nelems = -1,
-    .out_nelems = -1,
-    .group_size = -1,
-};
-
-_Static_assert(GP__KINETO_ARGS_START % 16 == 0, "the core is a whole number of 16-byte words");
-
-bool gp__kineto_fields_alloc(gp__reader *r)
+static void fields_init(gp__kineto_fields *f)
 {
-    r->fields = malloc(sizeof *r->fields);
-    if (!r->fields)
-        return false;
-    *r->fields = gp__kineto_fields_default;
-    r->fields_hi = 0;
-    return true;
-}
-
-/* Sets r->fields to the defaults at the start of an attempt at an element (a retry included): the
- * core and the args most events carry are copied whole (a constant size: the compiler writes the
- * defaults as a few vector stores), the rest only up to where the attempt before wrote. Clearing
- * all of the struct (glibc's memset, then the -1s) made a one-thread ingest 2-3 % slower. */
-static inline gp__kineto_fields *fields_start(gp__reader *r)
-{
-    gp__kineto_fields *f = r->fields;
-    /* two copies: as one (344 bytes), the compiler makes it `rep movs` */
-    memcpy(f, &gp__kineto_fields_default, GP__KINETO_ARGS_START);
-    memcpy((char *)f + GP__KINETO_ARGS_START,
-           (const char *)&gp__kineto_fields_default + GP__KINETO_ARGS_START,
-           GP__KINETO_ARGS_HOT_END - GP__KINETO_ARGS_START);
-    if (r->fields_hi) {
-        memcpy((char *)f + GP__KINETO_ARGS_HOT_END,
-               (const char *)&gp__kineto_fields_default + GP__KINETO_ARGS_HOT_END,
-               r->fields_hi - GP__KINETO_ARGS_HOT_END);
-        r->fields_hi = 0;
-    }
-    return f;
+    gp__zero(f, sizeof *f);                 /* once per event: see gp__zero */
+    f->pid.numeric = f->tid.numeric = true; /* a missing pid or tid is 0 */
+    f->context = -1;
+    f->cbid = -1;
+    for (int i = 0; i < 3; i++)
+        f->grid[i] = f->block[i] = -1;
+    f->regs = f->smem = f->queued = f->bytes = -1;
+    f->graph_id = f->graph_node = -1;
+    f->py_id = f->py_parent = -1;
+    f->total_alloc = f->total_res = -1;
+    f->dev_type = f->dev_id = -1;
+    f->wait_on_stream = -1;
+    f->wait_on_event_corr = -1;
+    f->in_nelems = f->out_nelems = f->group_size = -1;
 }
 
 /* "ph": a string; the event's phase is its first character. */
@@ -857,7 +815,8 @@ static inline const char *parse_member(gp__reader *r, const char *p, gp__kineto_
 
 const char *gp__kineto_parse_event(gp__reader *r, const char *p)
 {
-    gp__kineto_fields *f = fields_start(r);
+    gp__kineto_fields f;
+    fields_init(&f);
     gp__json_scratch_reset(r);
     p = gp__skip_ws(p + 1);
     if (*p == '}') {
@@ -865,8 +824,8 @@ const char *gp__kineto_parse_event(gp__reader *r, const char *p)
         return p + 1;
     }
     do
-        p = parse_member(r, p, f);
+        p = parse_member(r, p, &f);
     while (gp__json_sep(r, &p, '}', "expected ',' or '}'"));
-    commit_event(r, f);
+    commit_event(r, &f);
     return p + 1;
 }

@@ -452,8 +452,7 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
                                char *buf, size_t cap)
 {
     gp__reader *r = calloc(1, sizeof *r);
-    if (!r || !gp__kineto_fields_alloc(r)) {
-        free(r);
+    if (!r) {
         free(buf);
         return NULL;
     }
@@ -466,7 +465,6 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
         free(buf);
         if (gp_trace_create(r->in.path, &r->t) != GP_OK) {
             gp__input_map_free(&r->map);
-            free(r->fields);
             free(r);
             return NULL;
         }
@@ -483,7 +481,6 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
     r->buf = buf ? buf : malloc(r->cap + GP__READ_PAD);
     if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
         free(r->buf);
-        free(r->fields);
         free(r);
         return NULL;
     }
@@ -528,7 +525,6 @@ void gp__reader_free(gp__reader *r)
     else
         free(r->buf);
     gp__json_scratch_reset(r);
-    free(r->fields);
     free(r->retired);
     free(r->scratch);
     free(r->meta);

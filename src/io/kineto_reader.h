@@ -104,11 +104,7 @@ typedef struct gp__reader {
     gp_error *err;
     const gp_read_opts *opts;
     const char *name; /* for messages */
-    /* The fields of the event being parsed (kineto_events.h), and the end of the bytes of their
-     * less usual args written since they were last set to the defaults (0: none). */
-    struct gp__kineto_fields *fields;
-    uint32_t fields_hi;
-    char *scratch; /* unescaped strings of the current element */
+    char *scratch;    /* unescaped strings of the current element */
     size_t scratch_len, scratch_cap;
     char **retired; /* outgrown scratch blocks, kept until the element ends (pointers into them
                        may still be held by the element being parsed) */
@@ -199,9 +195,6 @@ gp_status gp__reader_complete(gp__reader *r, gp_status st, gp_trace **out);
  * position after its '}'. Only a complete element changes the model (a retry after
  * JMP_NEED_MORE is harmless). */
 const char *gp__kineto_parse_event(gp__reader *r, const char *p);
-/* Gives r its event fields (r->fields, at their defaults; freed by gp__reader_free). False when
- * out of memory. */
-bool gp__kineto_fields_alloc(gp__reader *r);
 /* Prepares the args key lookup (once per process; thread-safe). gp__reader_run calls it before
  * parsing, so gp__kineto_parse_args never does. */
 void gp__kineto_args_init(void);
