@@ -493,17 +493,18 @@ bool gp__input_map_file(const gp__input *in, gp__input_map *m)
     m->base = base;
     m->size = size;
     m->span = span;
+    m->page = page;
     return true;
 }
 
 void gp__input_map_drop(gp__input_map *m, size_t upto)
 {
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t page = pg > 0 ? (size_t)pg : 4096;
-    upto = GP_MIN(upto, m->size) / page * page;
-    if (!m->base || upto <= m->dropped)
+    if (!m->base)
         return;
-    size_t from = m->dropped / page * page;
+    upto = GP_MIN(upto, m->size) / m->page * m->page;
+    if (upto <= m->dropped)
+        return;
+    size_t from = m->dropped / m->page * m->page;
     (void)madvise(m->base + from, upto - from,
                   MADV_DONTNEED); /* advice: failure costs memory only */
     m->dropped = upto;

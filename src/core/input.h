@@ -86,6 +86,7 @@ typedef struct gp__input_map {
     char *base;     /* NULL when nothing is mapped */
     size_t size;    /* the file's size when it was mapped */
     size_t span;    /* the whole reservation: the file's pages and the zero page */
+    size_t page;    /* the page size */
     size_t dropped; /* base[0, dropped) has been handed back (gp__input_map_drop) */
 } gp__input_map;
 

@@ -22,6 +22,7 @@
 #include "core/msort.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
+#include "io/kineto_events.h"
 
 static const char *cat_of(const gp_trace *t, const gp_event *ev)
 {
@@ -229,15 +230,14 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool cr
     gp__jw_obj_end(w);
 }
 
-/* Whether tr's pid is one of the legacy autograd-profiler's ("CPU functions", "CUDA functions"):
- * the reader takes an "X" event without "cat" there for an operator or a kernel of that format
- * (io/kineto_events.c, legacy_pid_of), whatever it was. */
+/* Whether tr's pid is one of the legacy autograd-profiler's: the reader takes an "X" event
+ * without "cat" there for an operator or a kernel of that format, whatever it was. */
 static bool legacy_pid_track(const gp_trace *t, const gp_track *tr)
 {
     if (!tr->pid_is_str)
         return false;
     const char *pid = gp_trace_str(t, tr->pid_str);
-    return strcmp(pid, "CPU functions") == 0 || strcmp(pid, "CUDA functions") == 0;
+    return gp__kineto_legacy_pid_name(pid, strlen(pid)) != GP__LEGACY_NONE;
 }
 
 static void write_event(gp__jw *w, const gp_trace *t, const gp_track *tr, const gp_event *ev,

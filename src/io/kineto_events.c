@@ -207,24 +207,27 @@ static uint32_t get_string_track(gp__reader *r, const gp__kineto_fields *f)
         tstr ? gp__reader_intern(r, f->tid.s, f->tid.len) : 0, f->tid.num);
 }
 
+gp__legacy_pid gp__kineto_legacy_pid_name(const char *s, size_t len)
+{
+    if (GP__KEY_IS(s, len, "CPU functions"))
+        return GP__LEGACY_CPU;
+    if (GP__KEY_IS(s, len, "CUDA functions"))
+        return GP__LEGACY_CUDA;
+    return GP__LEGACY_NONE;
+}
+
 /* The legacy autograd-profiler format (torch.autograd.profiler.profile(...).export_chrome_trace
  * in a PyTorch built without Kineto, e.g. Debian's python3-torch): a bare array of "X" events
  * without "cat" whose pid is the string "CPU functions" (operators, tid the profiler's thread
  * number) or "CUDA functions" (kernels, tid the CUDA device index), plus "s"/"f" flows of cat
  * "cpu_to_cuda" from an operator to its kernels. Decided per event from the pid string alone, so
  * every piece of a parallel read decides exactly as a sequential read does. Returns which of the
- * two pids f carries (LEGACY_NONE for anything else, including a numeric pid). */
-typedef enum legacy_pid { LEGACY_NONE = 0, LEGACY_CPU, LEGACY_CUDA } legacy_pid;
-
-static legacy_pid legacy_pid_of(const gp__kineto_idval *pid)
+ * two pids f carries (GP__LEGACY_NONE for anything else, including a numeric pid). */
+static gp__legacy_pid legacy_pid_of(const gp__kineto_idval *pid)
 {
     if (!pid->is_str || pid->numeric)
-        return LEGACY_NONE;
-    if (GP__KEY_IS(pid->s, pid->len, "CPU functions"))
-        return LEGACY_CPU;
-    if (GP__KEY_IS(pid->s, pid->len, "CUDA functions"))
-        return LEGACY_CUDA;
-    return LEGACY_NONE;
+        return GP__LEGACY_NONE;
+    return gp__kineto_legacy_pid_name(pid->s, pid->len);
 }
 
 static int64_t norm_stream(int64_t s)
@@ -317,7 +320,7 @@ static void commit_flow(gp__reader *r, const gp__kineto_fields *f)
     /* Legacy operator -> kernel arrows are launch flows too; without correlation ids the model
      * has no link to keep for them (docs/internals/io.md). */
     if (f->cat_s && GP__KEY_IS(f->cat_s, f->cat_len, "cpu_to_cuda") &&
-        legacy_pid_of(&f->pid) != LEGACY_NONE)
+        legacy_pid_of(&f->pid) != GP__LEGACY_NONE)
         return;
     gp__trace_priv *priv = gp__trace_build(r->t);
     gp__flow_point *fp = GP_PUSH(priv->flow_points, priv->n_flow_points, priv->cap_flow_points);
@@ -393,12 +396,12 @@ static void commit_counter(gp__reader *r, const gp__kineto_fields *f)
 }
 
 /* The GPU stream track of a GPU event, and its side record (grid, block, bytes, NCCL fields...). */
-static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_pid legacy,
+static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, gp__legacy_pid legacy,
                               gp_event *ev)
 {
     int64_t device = f->has_device ? f->device : (f->pid.numeric ? f->pid.num : 0);
     int64_t stream = f->has_stream ? f->stream : (f->tid.numeric ? f->tid.num : -1);
-    if (legacy == LEGACY_CUDA) { /* tid is the device; the format records no stream */
+    if (legacy == GP__LEGACY_CUDA) { /* tid is the device; the format records no stream */
         device = f->has_device ? f->device : (f->tid.numeric ? f->tid.num : 0);
         stream = f->has_stream ? f->stream : 0;
     }
@@ -443,9 +446,9 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, legacy_
 }
 
 /* The track of a CPU-side event: a CPU thread, or a track keyed by string ids. */
-static uint32_t cpu_track(gp__reader *r, const gp__kineto_fields *f, legacy_pid legacy)
+static uint32_t cpu_track(gp__reader *r, const gp__kineto_fields *f, gp__legacy_pid legacy)
 {
-    if (legacy == LEGACY_CPU) /* process 0, the profiler's thread number */
+    if (legacy == GP__LEGACY_CPU) /* process 0, the profiler's thread number */
         return f->tid.is_str && !f->tid.numeric
                    ? gp__kineto_track_for_ids(r, false, 0, 0, true,
                                               gp__reader_intern(r, f->tid.s, f->tid.len), 0)
@@ -511,12 +514,13 @@ static void commit_cpu_extra(gp__reader *r, const gp__kineto_fields *f, gp_event
 
 /* The kind, duration and flags of an "X" event into ev. False when the event is dropped (Python
  * functions when not kept, absurd durations). */
-static bool span_kind(gp__reader *r, const gp__kineto_fields *f, legacy_pid legacy, gp_event *ev)
+static bool span_kind(gp__reader *r, const gp__kineto_fields *f, gp__legacy_pid legacy,
+                      gp_event *ev)
 {
     gp_read_stats *stats = &r->t->stats;
-    gp_event_kind kind = legacy == LEGACY_CPU    ? GP_EV_CPU_OP
-                         : legacy == LEGACY_CUDA ? GP_EV_KERNEL
-                                                 : kind_of(f->cat);
+    gp_event_kind kind = legacy == GP__LEGACY_CPU    ? GP_EV_CPU_OP
+                         : legacy == GP__LEGACY_CUDA ? GP_EV_KERNEL
+                                                     : kind_of(f->cat);
     if (kind == GP_EV_PYTHON && !r->opts->keep_python)
         return false;
     if (f->has_dur) {
@@ -546,7 +550,8 @@ static void commit_span(gp__reader *r, const gp__kineto_fields *f)
     ev.ts = f->ts;
     ev.correlation = f->has_corr ? f->corr : 0;
     ev.external_id = f->has_ext ? f->ext : 0;
-    legacy_pid legacy = LEGACY_NONE; /* a legacy "X" event without cat (see legacy_pid_of) */
+    gp__legacy_pid legacy =
+        GP__LEGACY_NONE; /* a legacy "X" event without cat (see legacy_pid_of) */
     if (f->ph != 'X') {
         bool is_mem = f->name_len == 8 && memcmp(f->name, "[memory]", 8) == 0;
         if (is_mem && !r->opts->keep_memory)
@@ -554,7 +559,7 @@ static void commit_span(gp__reader *r, const gp__kineto_fields *f)
         ev.kind = (uint8_t)(is_mem ? GP_EV_MEMORY : GP_EV_INSTANT);
         ev.flags |= GP_EVF_INSTANT;
     } else {
-        legacy = f->cat_s ? LEGACY_NONE : legacy_pid_of(&f->pid);
+        legacy = f->cat_s ? GP__LEGACY_NONE : legacy_pid_of(&f->pid);
         if (!span_kind(r, f, legacy, &ev))
             return;
     }

@@ -41,6 +41,14 @@ typedef struct gp__kineto_idval {
     size_t len;
 } gp__kineto_idval;
 
+/* The legacy autograd-profiler format's two pids (see kineto_events.c, legacy_pid_of): an "X"
+ * event without "cat" on one of them is read as an operator or a kernel of that format. */
+typedef enum gp__legacy_pid { GP__LEGACY_NONE = 0, GP__LEGACY_CPU, GP__LEGACY_CUDA } gp__legacy_pid;
+
+/* Which of the two the pid string s[0..len) names ("CPU functions", "CUDA functions"). The reader
+ * decides with it, and the Chrome writer (chrome_writer.c) so that what it writes reads back. */
+gp__legacy_pid gp__kineto_legacy_pid_name(const char *s, size_t len);
+
 /* Everything one event may carry, filled by parse_event and consumed by commit_event. */
 typedef struct gp__kineto_fields {
     char ph;

@@ -461,31 +461,30 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
     r->opts = opts;
     r->name = r->in.path;
     r->next_drop = SIZE_MAX;
+    r->state = GP__TOP_START;
+    if (gp_trace_create(r->in.path, &r->t) != GP_OK) {
+        free(buf);
+        free(r);
+        return NULL;
+    }
     if (!opts->no_map && gp__input_map_file(in, &r->map)) {
         free(buf);
-        if (gp_trace_create(r->in.path, &r->t) != GP_OK) {
-            gp__input_map_free(&r->map);
-            free(r);
-            return NULL;
-        }
         r->buf = r->map.base;
         r->len = r->cap = r->map.size;
         r->eof = true;
         r->next_drop = GP__READ_CHUNK;
         r->t->stats.bytes = r->map.size;
         r->t->stats.mapped = true;
-        r->state = GP__TOP_START;
         return r;
     }
     r->cap = buf ? cap : first_cap(in);
     r->buf = buf ? buf : malloc(r->cap + GP__READ_PAD);
-    if (!r->buf || gp_trace_create(r->in.path, &r->t) != GP_OK) {
-        free(r->buf);
+    if (!r->buf) {
+        gp_trace_free(r->t);
         free(r);
         return NULL;
     }
     memset(r->buf, 0, GP__READ_PAD);
-    r->state = GP__TOP_START;
     return r;
 }
 
