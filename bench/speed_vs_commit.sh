@@ -42,6 +42,7 @@ find_cli() {
   for p in "$1/gpuprof" "$1/src/cli/gpuprof"; do
     [[ -x $p ]] && { echo "$p"; return; }
   done
+  return 0 # none: the caller builds it (a failing status would stop the script under set -e)
 }
 base_cli=${GP_BASE_CLI:-$(find_cli "$work/base-build")}
 if [[ -z $base_cli ]]; then
