@@ -435,7 +435,8 @@ static gp_status merge_ranks(gp_analysis *a)
 }
 
 gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace *t,
-                          const struct gp_ops *shape_ops, size_t job_ranks)
+                          const struct gp_ops *shape_ops, size_t job_ranks,
+                          const struct gp_ops *const *own_ops)
 {
     struct gp_ops *ops = NULL;
     size_t first = a->n_findings;
@@ -443,10 +444,13 @@ gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace 
     gp__sync_sites syncs;
     memset(&syncs, 0, sizeof syncs);
     /* The rank's ops by shape: the caller's table when it has one for this one-rank job (ops
-     * computed once per report), else computed here; NULL without record_shapes either way. */
+     * computed once per report), else the rank's own when computed beside its tables, else
+     * computed here; NULL without record_shapes either way. */
     const struct gp_ops *rank_ops = NULL;
     if (st == GP_OK && t && shape_ops && job_ranks == 1)
         rank_ops = t->n_op_shapes ? shape_ops : NULL;
+    else if (st == GP_OK && t && own_ops)
+        rank_ops = *own_ops;
     else if (st == GP_OK && t)
         st = gp__findings_ops(t, &ops);
     if (ops)
@@ -502,11 +506,12 @@ gp_status gp__advise_job(gp_analysis *a, size_t *cap)
 }
 
 gp_status gp__analyze_advise(gp_analysis *a, const gp_trace *const *traces, size_t n,
-                             const struct gp_ops *shape_ops)
+                             const struct gp_ops *shape_ops, const struct gp_ops *const *rank_ops)
 {
     size_t cap = 0;
     gp_status st = GP_OK;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
-        st = gp__advise_rank(a, &cap, i, traces && i < n ? traces[i] : NULL, shape_ops, n);
+        st = gp__advise_rank(a, &cap, i, traces && i < n ? traces[i] : NULL, shape_ops, n,
+                             rank_ops && i < n ? &rank_ops[i] : NULL);
     return st == GP_OK ? gp__advise_job(a, &cap) : st;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpuprof/collectives.h"
+#include "gpuprof/ops.h"
 
 #include "analyze/analyze_internal.h"
 #include "core/msort.h"
@@ -156,13 +157,32 @@ static const rank_fn rank_analyses[] = {
 typedef struct rank_tasks {
     const gp__view *v;
     gp_rank_analysis *r;
+    struct gp_ops **ops; /* NULL, or where the rank's ops by shape go (gp__findings_ops) */
     gp_status st[N_RANK_ANALYSES];
+    gp_status ops_st;
 } rank_tasks;
 
 static void run_rank_task(void *ctx, size_t i)
 {
     rank_tasks *rt = ctx;
     rt->st[i] = rank_analyses[i](rt->v, rt->r);
+}
+
+/* The tables' tasks with, when rt->ops is set, the findings' ops by shape as task 0: the op walk
+ * reads only the trace, and beside the idle causes (the largest table) it costs no wall time on
+ * two threads, where after the tables it added 15 % to `analyze` (docs/performance.md, issue 37).
+ */
+static void run_table_task(void *ctx, size_t i)
+{
+    rank_tasks *rt = ctx;
+    if (!rt->ops) {
+        run_rank_task(rt, i);
+        return;
+    }
+    if (i == 0)
+        rt->ops_st = gp__findings_ops(rt->v->t, rt->ops);
+    else
+        run_rank_task(rt, i - 1);
 }
 
 int gp__rank_threads(const gp_trace *t, const gp_analyze_opts *o, int max)
@@ -300,15 +320,17 @@ static void check_rank(const gp__view *v, const gp_rank_analysis *r)
 }
 
 /* Runs the rank's analyses on v and frees v (before the critical path, which reads only its
- * trace and options). */
-static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads)
+ * trace and options); ops NULL, or where the rank's ops by shape for its findings go. */
+static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads, struct gp_ops **ops)
 {
-    rank_tasks rt = {.v = v, .r = r};
+    rank_tasks rt = {.v = v, .r = r, .ops = ops, .ops_st = GP_OK};
     assert(rank_analyses[N_RANK_ANALYSES - 1] == gp__analyze_critical_path); /* table_list.h */
-    gp__par_for(N_RANK_ANALYSES - 1, threads, run_rank_task, &rt);
+    gp__par_for(N_RANK_ANALYSES - 1 + (ops != NULL), threads, run_table_task, &rt);
     for (size_t i = 0; i + 1 < N_RANK_ANALYSES; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
+    if (rt.ops_st != GP_OK)
+        return rt.ops_st;
     if (r->idle_causes_dropped)
         gp_error_note(&r->note,
                       "Idle causes: %zu of %zu rows have no top names (finding them is a walk "
@@ -363,7 +385,8 @@ gp_status gp__analyze_job_types(gp_analysis *a)
     return sort_types(a->types, a->n_types) ? GP_OK : GP_ENOMEM;
 }
 
-gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, gp_error *err)
+gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, struct gp_ops **ops,
+                            gp_error *err)
 {
     gp__classifier *c = NULL;
     gp_status st = gp__classifier_new(&a->opts, &c, err);
@@ -388,7 +411,7 @@ gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, gp_e
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
         rank_notes(t, &v, many, r);
-        st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4));
+        st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4), ops ? &ops[i] : NULL);
         gp__view_free(&v);
     }
     gp__classifier_free(c);
@@ -412,7 +435,14 @@ gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
         a->opts = *opts;
     else
         gp_analyze_opts_init(&a->opts);
-    gp_status st = gp__analyze_ranks(in, in->n > 1, a, err);
+    /* The ranks' ops by shape for the findings, computed beside their tables, unless the
+     * caller gave the table of a one-rank job. */
+    struct gp_ops **ops = NULL;
+    gp_status st = GP_OK;
+    if (!(shape_ops && in->n == 1) && !(ops = calloc(in->n ? in->n : 1, sizeof *ops)))
+        st = GP_ENOMEM;
+    if (st == GP_OK)
+        st = gp__analyze_ranks(in, in->n > 1, a, ops, err);
     if (st == GP_OK)
         st = gp__analyze_job_types(a);
     if (st == GP_OK && in->n > 1) {
@@ -422,7 +452,10 @@ gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
         st = gp__collectives_of_ranks(in, &co, &a->collectives, err);
     }
     if (st == GP_OK)
-        st = gp__analyze_advise(a, in->t, in->n, shape_ops);
+        st = gp__analyze_advise(a, in->t, in->n, shape_ops, (const struct gp_ops *const *)ops);
+    for (size_t i = 0; ops && i < in->n; i++)
+        gp_ops_free(ops[i]);
+    free(ops);
     if (st != GP_OK) {
         gp_analysis_free(a);
         if (st == GP_ENOMEM)

@@ -127,7 +127,7 @@ static void rerun_findings(gp_analysis *a, gp_trace *t)
     free(a->stragglers);
     a->stragglers = NULL;
     a->n_stragglers = 0;
-    assert_int_equal(gp__analyze_advise(a, gp_traces_const(&t), 1, NULL), GP_OK);
+    assert_int_equal(gp__analyze_advise(a, gp_traces_const(&t), 1, NULL, NULL), GP_OK);
 }
 
 /* The analysis of t; when this build computes no critical path, the hand-worked one (p) is

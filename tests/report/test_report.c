@@ -730,7 +730,7 @@ static void dashboard_cause_above_the_fold(void **state)
             free(a->stragglers);
             a->stragglers = NULL;
             a->n_stragglers = 0;
-            assert_int_equal(gp__analyze_advise(a, gp_traces_const(&t), 1, NULL), GP_OK);
+            assert_int_equal(gp__analyze_advise(a, gp_traces_const(&t), 1, NULL, NULL), GP_OK);
         }
         gp_dashboard_inputs in = {
             .traces = gp_traces_const(&t), .n_traces = 1, .summary = s, .analysis = a};
