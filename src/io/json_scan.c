@@ -603,7 +603,7 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
     q += n;
     if (ip > GP__MAX_TIME_US)
         return NULL; /* the careful path reports "out of range" */
-    uint64_t frac = 0;
+    uint64_t frac = 0, up = 0;
     int nd = 0;
     if (*q == '.') {
         q++;
@@ -611,13 +611,19 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
             frac = frac * 10 + (uint64_t)(*q++ - '0');
             nd++;
         }
-        if ((unsigned)(*q - '0') <= 9 || nd == 0)
-            return NULL; /* more than 3 decimals (rounding) or "1.": careful path */
+        if (nd == 0)
+            return NULL; /* "1.": the careful path reports it */
+        if ((unsigned)(*q - '0') <= 9) { /* a 4th decimal rounds half away from zero (times
+                                            shifted by a float sum, as replicate_trace.py's) */
+            up = *q >= '5';
+            while ((unsigned)(*q - '0') <= 9)
+                q++;
+        }
     }
     if (*q == 'e' || *q == 'E' || *q == '\0')
         return NULL;
     static const uint64_t scale[4] = {1000, 100, 10, 1};
-    int64_t v = (int64_t)(ip * 1000 + frac * scale[nd]);
+    int64_t v = (int64_t)(ip * 1000 + frac * scale[nd] + up);
     *out = neg ? -v : v;
     return q;
 }

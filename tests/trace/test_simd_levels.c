@@ -221,8 +221,9 @@ static const gp_event *find_event(const gp_trace *t, const char *name)
     return NULL;
 }
 
-/* Integers of 1..18 digits (correlation ids) and durations with 0..5 decimals, read at every
- * level, against strtoull and the definition (µs * 1000, rounded half away from zero on the 4th
+/* Integers of 1..18 digits (correlation ids) and durations with 0..5 or 21 decimals (4th digit
+ * below and at or above 5, and .9995 which carries into the integer), read at every level,
+ * against strtoull and the definition (µs * 1000, rounded half away from zero on the 4th
  * decimal). */
 static void numbers_against_reference(void **state)
 {
@@ -230,7 +231,9 @@ static void numbers_against_reference(void **state)
     uint64_t seed = 0x9E3779B97F4A7C15ULL;
     gen_len = 0;
     gen("[");
-    char digits[32][24], durs[32][32];
+    static const char *const fracs[] = {"57214", "57298", "00050", "99951",
+                                        "123456789012345678901"};
+    char digits[32][24], durs[32][48];
     for (int i = 0; i < 32; i++) {
         int nd = 1 + i % 18;
         for (int d = 0; d < nd; d++) {
@@ -238,9 +241,10 @@ static void numbers_against_reference(void **state)
             digits[i][d] = (char)('0' + (d == 0 ? 1 + (seed >> 33) % 9 : (seed >> 33) % 10));
         }
         digits[i][nd] = '\0';
-        int fd = i % 6;
+        const char *fr = fracs[(i / 6) % 5];
+        int fd = i % 6 == 5 && (i / 6) % 5 == 4 ? 21 : i % 6;
         snprintf(durs[i], sizeof durs[i], "%.*s%s%.*s", 1 + i % 9, digits[i], fd ? "." : "", fd,
-                 "57214");
+                 fr);
         gen("%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"e%d\", \"pid\": 1, \"tid\": "
             "1, \"ts\": %d, \"dur\": %s, \"args\": {\"correlation\": %s}}",
             i ? ", " : "", i, 100 + i, durs[i], digits[i]);
