@@ -158,6 +158,7 @@ typedef struct rank_tasks {
     const gp__view *v;
     gp_rank_analysis *r;
     struct gp_ops **ops; /* NULL, or where the rank's ops by shape go (gp__findings_ops) */
+    size_t order[N_RANK_ANALYSES]; /* the tables' tasks in the order they start (table_order) */
     gp_status st[N_RANK_ANALYSES];
     gp_status ops_st;
 } rank_tasks;
@@ -168,21 +169,50 @@ static void run_rank_task(void *ctx, size_t i)
     rt->st[i] = rank_analyses[i](rt->v, rt->r);
 }
 
-/* The tables' tasks with, when rt->ops is set, the findings' ops by shape as task 0: the op walk
- * reads only the trace, and beside the idle causes (the largest table) it costs no wall time on
- * two threads, where after the tables it added 15 % to `analyze` (docs/performance.md, issue 37).
- */
+/* The task of the findings' ops by shape (gp__findings_ops) among the tables': the slot of the
+ * critical path, which runs after them. The op walk reads only the trace: beside the tables it
+ * costs no wall time on two threads, where after them it added about 50 ms to `analyze` on the
+ * H100 trace x10 (docs/performance.md, issue 37). */
+#define OPS_TASK (N_RANK_ANALYSES - 1)
+
+/* The longest tasks, longest first (idle causes, the findings' ops (NULL here), activity, launch
+ * statistics, the step breakdown, queues: measured on the H100 trace x10 and large_v100_nccl x7).
+ * gp__par_for hands tasks out in order, so the longest start first and the short ones fill in
+ * behind them; in registry order the idle causes started last and ran alone at the end. */
+static const rank_fn longest_first[] = {gp__analyze_idle_causes, NULL,
+                                        gp__analyze_activity,    gp__analyze_launch_stats,
+                                        gp__analyze_step_parts,  gp__analyze_queues};
+
+/* Fills order with the tables' tasks (and OPS_TASK when ops), longest first, then the others in
+ * registry order; returns their count. */
+static size_t table_order(bool ops, size_t order[N_RANK_ANALYSES])
+{
+    bool taken[N_RANK_ANALYSES] = {false};
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof longest_first / sizeof *longest_first; k++) {
+        if (!longest_first[k] && ops)
+            order[n++] = OPS_TASK;
+        for (size_t i = 0; longest_first[k] && i < OPS_TASK; i++)
+            if (rank_analyses[i] == longest_first[k] && !taken[i]) {
+                taken[i] = true;
+                order[n++] = i;
+            }
+    }
+    for (size_t i = 0; i < OPS_TASK; i++)
+        if (!taken[i])
+            order[n++] = i;
+    assert(n == OPS_TASK + ops); /* each task once */
+    return n;
+}
+
 static void run_table_task(void *ctx, size_t i)
 {
     rank_tasks *rt = ctx;
-    if (!rt->ops) {
-        run_rank_task(rt, i);
-        return;
-    }
-    if (i == 0)
+    size_t k = rt->order[i];
+    if (k == OPS_TASK)
         rt->ops_st = gp__findings_ops(rt->v->t, rt->ops);
     else
-        run_rank_task(rt, i - 1);
+        run_rank_task(rt, k);
 }
 
 int gp__rank_threads(const gp_trace *t, const gp_analyze_opts *o, int max)
@@ -325,7 +355,7 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads, str
 {
     rank_tasks rt = {.v = v, .r = r, .ops = ops, .ops_st = GP_OK};
     assert(rank_analyses[N_RANK_ANALYSES - 1] == gp__analyze_critical_path); /* table_list.h */
-    gp__par_for(N_RANK_ANALYSES - 1 + (ops != NULL), threads, run_table_task, &rt);
+    gp__par_for(table_order(ops != NULL, rt.order), threads, run_table_task, &rt);
     for (size_t i = 0; i + 1 < N_RANK_ANALYSES; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];

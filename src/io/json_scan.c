@@ -612,7 +612,7 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
             nd++;
         }
         if (nd == 0)
-            return NULL; /* "1.": the careful path reports it */
+            return NULL;                 /* "1.": the careful path reports it */
         if ((unsigned)(*q - '0') <= 9) { /* a 4th decimal rounds half away from zero (times
                                             shifted by a float sum, as replicate_trace.py's) */
             up = *q >= '5';
