@@ -167,30 +167,11 @@ static size_t gallop(const timeline *tl, size_t from, gp_ns t, bool by_end)
     return lo;
 }
 
-/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
- * PAIR_MAX pairs). */
-static uint32_t pair_of(gp__ic_pairs *pairs, int cause, gp_strid name)
-{
-    bool added;
-    gp_ns *slot = gp__ic_acc_slot(&pairs->index, cause, name, &added);
-    if (!slot)
-        return UINT32_MAX;
-    if (!added)
-        return (uint32_t)*slot;
-    if (pairs->n >= PAIR_MAX)
-        return UINT32_MAX;
-    uint64_t *k = GP_PUSH(pairs->key, pairs->n, pairs->cap);
-    if (!k)
-        return UINT32_MAX;
-    *k = (uint64_t)cause << 32 | name;
-    *slot = (gp_ns)(pairs->n - 1);
-    return (uint32_t)(pairs->n - 1);
-}
-
 struct gp__ic_ctx {
     const gp__view *v;
     const gp_trace *t;
-    uint8_t *flags; /* per string id */
+    uint8_t *flags;      /* per string id */
+    uint32_t *name_pair; /* per string id: 1 + the index of its first pair on the thread, 0 none */
     size_t n_str;
     gp__imap blocking; /* correlation ids of blocking copies and host synchronisations */
     timeline *tl;      /* per track, built on first use */
@@ -206,15 +187,54 @@ struct gp__ic_ctx {
 };
 typedef struct gp__ic_ctx ctx;
 
+/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
+ * PAIR_MAX pairs). A name's first pair on the thread is found by its string id (c->name_pair:
+ * hashing every new state was a tenth of the analysis), only its pairs of other causes by hash. */
+static uint32_t pair_of(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
+{
+    uint64_t key = (uint64_t)cause << 32 | name;
+    uint32_t *first = name < c->n_str ? &c->name_pair[name] : NULL;
+    if (first && *first && pairs->key[*first - 1] == key)
+        return *first - 1;
+    gp_ns *slot = NULL;
+    if (!first || *first) { /* another cause of the name, or a name without an id */
+        bool added;
+        if (!(slot = gp__ic_acc_slot(&pairs->index, cause, name, &added)))
+            return UINT32_MAX;
+        if (!added)
+            return (uint32_t)*slot;
+    }
+    if (pairs->n >= PAIR_MAX)
+        return UINT32_MAX;
+    uint64_t *k = GP_PUSH(pairs->key, pairs->n, pairs->cap);
+    if (!k)
+        return UINT32_MAX;
+    *k = key;
+    if (slot)
+        *slot = (gp_ns)(pairs->n - 1);
+    else
+        *first = (uint32_t)pairs->n;
+    return (uint32_t)(pairs->n - 1);
+}
+
+/* Clears c->name_pair of the thread's pairs, for the next thread. */
+static void forget_pairs(ctx *c, const gp__ic_pairs *pairs)
+{
+    for (size_t i = 0; i < pairs->n; i++) {
+        gp_strid name = (gp_strid)(pairs->key[i] & 0xffffffff);
+        if (name < c->n_str)
+            c->name_pair[name] = 0;
+    }
+}
+
 static bool starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static uint8_t name_flags(ctx *c, gp_strid id)
+/* The flags of a name not seen yet (name_flags). */
+static uint8_t name_flags_new(ctx *c, gp_strid id)
 {
-    if (id < c->n_str && c->flags[id])
-        return c->flags[id];
     const char *nm = gp_trace_str(c->t, id);
     uint8_t f = F_KNOWN;
     bool mem = starts(nm, "cudaMem") || starts(nm, "hipMem") || starts(nm, "cuMem");
@@ -232,6 +252,13 @@ static uint8_t name_flags(ctx *c, gp_strid id)
     if (id < c->n_str)
         c->flags[id] = f;
     return f;
+}
+
+/* The flags of a name: computed once per string id, then one load per event. */
+static inline uint8_t name_flags(ctx *c, gp_strid id)
+{
+    uint8_t f = id < c->n_str ? c->flags[id] : 0;
+    return f ? f : name_flags_new(c, id);
 }
 
 static int event_class(ctx *c, const gp_event *e)
@@ -299,6 +326,7 @@ typedef struct frame {
 /* The segment being made (has): [s, e) of class cls and name, not yet handed to the sink, as
  * the next may continue it. */
 typedef struct maker {
+    ctx *c;
     gp__ic_pairs *pairs;
     gp__ic_sink sink;
     void *arg;
@@ -321,11 +349,11 @@ static gp_status emit(maker *m, gp_ns s, gp_ns e, frame *f)
         return GP_OK;
     }
     if (f->pair == UINT32_MAX)
-        f->pair = pair_of(m->pairs, class_cause[cls], f->name);
+        f->pair = pair_of(m->c, m->pairs, class_cause[cls], f->name);
     if (f->pair == UINT32_MAX)
         return GP_ENOMEM;
     gp_status st = m->has ? m->sink(m->arg, m->s, m->e, m->pair, class_cause[m->cls]) : GP_OK;
-    *m = (maker){m->pairs, m->sink, m->arg, s, e, f->name, f->pair, (uint8_t)cls, true};
+    *m = (maker){m->c, m->pairs, m->sink, m->arg, s, e, f->name, f->pair, (uint8_t)cls, true};
     return st;
 }
 
@@ -335,12 +363,12 @@ static gp_status emit(maker *m, gp_ns s, gp_ns e, frame *f)
 gp_status gp__ic_segments(ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_sink sink, void *arg)
 {
     const gp_track *tr = &c->t->tracks[track];
-    maker m = {.pairs = pairs, .sink = sink, .arg = arg};
+    maker m = {.c = c, .pairs = pairs, .sink = sink, .arg = arg};
     frame *stack = NULL;
     size_t depth = 0, cap = 0;
     gp_ns cur = INT64_MIN;
     /* pair 0: nothing recorded (the gaps between segments) */
-    gp_status st = pair_of(pairs, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
+    gp_status st = pair_of(c, pairs, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
     for (size_t i = 0; i <= tr->n_events && st == GP_OK; i++) {
         const gp_event *e = i < tr->n_events ? &tr->events[i] : NULL;
         int cls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
@@ -374,6 +402,7 @@ gp_status gp__ic_segments(ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_si
     free(stack);
     if (st == GP_OK && m.has)
         st = sink(arg, m.s, m.e, m.pair, class_cause[m.cls]);
+    forget_pairs(c, pairs);
     return st;
 }
 
@@ -935,6 +964,7 @@ static gp_status fill_in_one_pass(ctx *c, const lane *lanes, size_t n, gp_idle_c
 static void free_ctx(ctx *c)
 {
     free(c->flags);
+    free(c->name_pair);
     gp__imap_free(&c->blocking);
     for (size_t k = 0; c->tl && k < c->t->n_tracks; k++) {
         free(c->tl[k].v);
@@ -959,8 +989,9 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     size_t n = 0;
     c.n_str = gp_trace_str_count(v->t) + 1;
     c.flags = calloc(c.n_str, 1);
+    c.name_pair = calloc(c.n_str, sizeof *c.name_pair);
     c.tl = calloc(v->t->n_tracks ? v->t->n_tracks : 1, sizeof *c.tl);
-    gp_status st = c.flags && c.tl ? find_blocking(&c) : GP_ENOMEM;
+    gp_status st = c.flags && c.name_pair && c.tl ? find_blocking(&c) : GP_ENOMEM;
     if (st == GP_OK)
         st = collect_lanes(&c, &lanes, &n);
     if (st == GP_OK)
