@@ -49,7 +49,8 @@ enum { F_KNOWN = 1, F_SYNC = 2, F_LAUNCH = 4, F_COMM = 8, F_DL = 16 };
 #define NO_THREAD GP__IC_NO_THREAD
 #define IC_WALK_PER_EVENT 64
 #define IC_WALK_FREE ((size_t)1 << 22)
-#define CUM_STEP 16 /* segments per prefix-sum checkpoint (3.5 bytes per segment) */
+#define CUM_STEP 16  /* segments per prefix-sum checkpoint (3.5 bytes per segment) */
+#define IC_BATCH 128 /* segments handed to a sink at a time */
 
 /* A stretch of a thread's timeline: what the thread was doing over [s, s + len), or from s to its
  * entry in the timeline's long ends when len is SEG_LONG (2^32 - 1 ns or more); pc is
@@ -187,15 +188,11 @@ struct gp__ic_ctx {
 };
 typedef struct gp__ic_ctx ctx;
 
-/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
- * PAIR_MAX pairs). A name's first pair on the thread is found by its string id (c->name_pair:
- * hashing every new state was a tenth of the analysis), only its pairs of other causes by hash. */
-static uint32_t pair_of(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
+/* The index of (cause, name) in pairs, added (pair_of, not found by name id). */
+static uint32_t pair_new(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
 {
     uint64_t key = (uint64_t)cause << 32 | name;
     uint32_t *first = name < c->n_str ? &c->name_pair[name] : NULL;
-    if (first && *first && pairs->key[*first - 1] == key)
-        return *first - 1;
     gp_ns *slot = NULL;
     if (!first || *first) { /* another cause of the name, or a name without an id */
         bool added;
@@ -215,6 +212,17 @@ static uint32_t pair_of(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
     else
         *first = (uint32_t)pairs->n;
     return (uint32_t)(pairs->n - 1);
+}
+
+/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
+ * PAIR_MAX pairs). A name's first pair on the thread is found by its string id (c->name_pair:
+ * hashing every new state was a tenth of the analysis), only its pairs of other causes by hash. */
+static inline uint32_t pair_of(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
+{
+    uint32_t first = name < c->n_str ? c->name_pair[name] : 0;
+    if (first && pairs->key[first - 1] == ((uint64_t)cause << 32 | name))
+        return first - 1;
+    return pair_new(c, pairs, cause, name);
 }
 
 /* Clears c->name_pair of the thread's pairs, for the next thread. */
@@ -323,98 +331,91 @@ typedef struct frame {
     uint32_t pair;
 } frame;
 
-/* The segment being made (has): [s, e) of class cls and name, not yet handed to the sink, as
- * the next may continue it. */
-typedef struct maker {
-    ctx *c;
-    gp__ic_pairs *pairs;
-    gp__ic_sink sink;
-    void *arg;
-    gp_ns s, e;
-    gp_strid name;
-    uint32_t pair;
-    uint8_t cls;
-    bool has;
-} maker;
-
-/* Adds [s, e) of f's state: continues the segment being made when it matches, else hands that
- * one to the sink and starts the next. */
-static gp_status emit(maker *m, gp_ns s, gp_ns e, frame *f)
-{
-    int cls = f->cls;
-    if (e <= s || cls == P_NONE)
-        return GP_OK;
-    if (m->has && m->e == s && m->cls == cls && m->name == f->name) {
-        m->e = e;
-        return GP_OK;
-    }
-    if (f->pair == UINT32_MAX)
-        f->pair = pair_of(m->c, m->pairs, class_cause[cls], f->name);
-    if (f->pair == UINT32_MAX)
-        return GP_ENOMEM;
-    gp_status st = m->has ? m->sink(m->arg, m->s, m->e, m->pair, class_cause[m->cls]) : GP_OK;
-    *m = (maker){m->c, m->pairs, m->sink, m->arg, s, e, f->name, f->pair, (uint8_t)cls, true};
-    return st;
-}
-
 /* The segments of a CPU track: events nest by start (as gp_track_self_times has them); an event's
  * state is its own class and name when its class is at least its parent's, else the parent's
- * state. Between two boundaries the state is the top of the stack's. */
+ * state. Between two boundaries the state is the top of the stack's: before each event (and
+ * after the last), the frames ending by its start are closed, the time up to it going to the
+ * state on top. Segments are made in buf (buf[0, n) done, buf[n] being made while cls is not
+ * P_NONE: the next may continue it) and handed to the sink IC_BATCH at a time (a call per
+ * segment, and the maker's state in memory, were a fifth of the analysis). */
 gp_status gp__ic_segments(ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_sink sink, void *arg)
 {
     const gp_track *tr = &c->t->tracks[track];
-    maker m = {.c = c, .pairs = pairs, .sink = sink, .arg = arg};
+    gp__ic_seg buf[IC_BATCH];
+    size_t n = 0;
+    uint8_t cls = P_NONE; /* the state of buf[n] */
+    gp_strid name = 0;
     frame *stack = NULL;
     size_t depth = 0, cap = 0;
     gp_ns cur = INT64_MIN;
     /* pair 0: nothing recorded (the gaps between segments) */
     gp_status st = pair_of(c, pairs, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
-    for (size_t i = 0; i <= tr->n_events && st == GP_OK; i++) {
+    for (size_t i = 0; st == GP_OK; i++) {
         const gp_event *e = i < tr->n_events ? &tr->events[i] : NULL;
-        int cls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
-        if (e && cls == P_NONE)
+        int ecls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
+        if (e && ecls == P_NONE)
             continue;
         gp_ns at = e ? e->ts : INT64_MAX;
-        while (depth > 0 && stack[depth - 1].end <= at && st == GP_OK) {
-            frame *f = &stack[--depth];
-            if (f->end > cur) {
-                st = emit(&m, cur, f->end, f);
-                cur = f->end;
+        while (depth > 0 && st == GP_OK) {
+            frame *f = &stack[depth - 1];
+            gp_ns to = GP_MIN(f->end, at);
+            if (to > cur && cls == f->cls && name == f->name && buf[n].e == cur) {
+                buf[n].e = to; /* the same state goes on */
+            } else if (to > cur) {
+                if (f->pair == UINT32_MAX &&
+                    (f->pair = pair_of(c, pairs, class_cause[f->cls], f->name)) == UINT32_MAX) {
+                    st = GP_ENOMEM;
+                    break;
+                }
+                if (cls != P_NONE && ++n == IC_BATCH) {
+                    st = sink(arg, buf, n);
+                    n = 0;
+                }
+                buf[n] = (gp__ic_seg){cur, to, f->pair, class_cause[f->cls]};
+                cls = f->cls;
+                name = f->name;
             }
+            cur = GP_MAX(cur, to);
+            if (f->end > at)
+                break;
+            depth--;
         }
         if (!e || st != GP_OK)
             break;
-        if (depth > 0 && at > cur)
-            st = emit(&m, cur, at, &stack[depth - 1]);
         cur = GP_MAX(cur, at);
-        frame *f = GP_PUSH(stack, depth, cap);
-        if (!f) {
+        if (depth == cap && gp__grow((void **)&stack, &cap, sizeof *stack, depth + 1) != GP_OK) {
             st = GP_ENOMEM;
             break;
         }
-        *f = (frame){e->ts + e->dur, e->name, (uint8_t)cls, UINT32_MAX};
-        if (depth > 1 && stack[depth - 2].cls > cls) {
+        frame *f = &stack[depth++];
+        *f = (frame){e->ts + e->dur, e->name, (uint8_t)ecls, UINT32_MAX};
+        if (depth > 1 && stack[depth - 2].cls > ecls) {
             f->cls = stack[depth - 2].cls;
             f->name = stack[depth - 2].name;
             f->pair = stack[depth - 2].pair;
         }
     }
     free(stack);
-    if (st == GP_OK && m.has)
-        st = sink(arg, m.s, m.e, m.pair, class_cause[m.cls]);
+    n += cls != P_NONE;
+    if (st == GP_OK && n > 0)
+        st = sink(arg, buf, n);
     forget_pairs(c, pairs);
     return st;
 }
 
-/* Appends a segment to a stored timeline (gp__ic_sink). */
-static gp_status store(void *arg, gp_ns s, gp_ns e, uint32_t pair, int cause)
+/* Appends segments to a stored timeline (gp__ic_sink). */
+static gp_status store(void *arg, const gp__ic_seg *v, size_t n)
 {
     timeline *tl = arg;
-    seg *x = GP_PUSH(tl->v, tl->n, tl->cap);
-    if (!x)
-        return GP_ENOMEM;
-    *x = (seg){s, 0, pair << 3 | (uint32_t)cause};
-    return set_end(tl, tl->n - 1, e);
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        seg *x = GP_PUSH(tl->v, tl->n, tl->cap);
+        if (!x)
+            return GP_ENOMEM;
+        *x = (seg){v[i].s, 0, v[i].pair << 3 | (uint32_t)v[i].cause};
+        st = set_end(tl, tl->n - 1, v[i].e);
+    }
+    return st;
 }
 
 /* Builds and stores the timeline of a CPU track. */

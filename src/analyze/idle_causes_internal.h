@@ -35,11 +35,19 @@ typedef struct gp__ic_pairs {
 /* The analysis' state (idle_causes.c). */
 typedef struct gp__ic_ctx gp__ic_ctx;
 
-/* Receives a thread's segments, in time order and disjoint: [s, e) spent in pair (of cause). */
-typedef gp_status (*gp__ic_sink)(void *arg, gp_ns s, gp_ns e, uint32_t pair, int cause);
+/* A segment of a thread's activity: [s, e) spent in pair (of cause). */
+typedef struct gp__ic_seg {
+    gp_ns s, e;
+    uint32_t pair;
+    int cause;
+} gp__ic_seg;
+
+/* Receives a thread's segments v[0, n) (n > 0), the next ones of its timeline: in time order and
+ * disjoint across calls. */
+typedef gp_status (*gp__ic_sink)(void *arg, const gp__ic_seg *v, size_t n);
 
 /* Makes the segments of a CPU track's activity (the pairs in *pairs, which starts empty) and hands
- * each to sink, in time order. GP_ENOMEM, or the sink's status. */
+ * them to sink, in time order, a batch at a time. GP_ENOMEM, or the sink's status. */
 gp_status gp__ic_segments(gp__ic_ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_sink sink,
                           void *arg);
 

@@ -267,13 +267,19 @@ static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
     return GP_OK;
 }
 
-/* A segment of the thread (gp__ic_sink), after the unrecorded time before it. */
-static gp_status on_segment(void *arg, gp_ns s, gp_ns e, uint32_t pair, int cause)
+/* Segments of the thread (gp__ic_sink), each after the unrecorded time before it. */
+static gp_status on_segments(void *arg, const gp__ic_seg *v, size_t n)
 {
     pass *p = arg;
-    gp_status st = s > p->last ? attribute(p, p->last, s, 0, GP_IC_UNRECORDED) : GP_OK;
-    p->last = e;
-    return st == GP_OK ? attribute(p, s, e, pair, cause) : st;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        if (v[i].s > p->last)
+            st = attribute(p, p->last, v[i].s, 0, GP_IC_UNRECORDED);
+        p->last = v[i].e;
+        if (st == GP_OK)
+            st = attribute(p, v[i].s, v[i].e, v[i].pair, v[i].cause);
+    }
+    return st;
 }
 
 /* Folds each row's times per pair of the thread into its names, and clears them. */
@@ -314,7 +320,7 @@ static gp_status pass_thread(pass *p, const run *runs, size_t n)
             heap_push(p, runs[i].row);
     }
     memset(&p->pairs, 0, sizeof p->pairs);
-    gp_status st = gp__ic_segments(p->c, p->thread, &p->pairs, on_segment, p);
+    gp_status st = gp__ic_segments(p->c, p->thread, &p->pairs, on_segments, p);
     if (st == GP_OK) /* the unrecorded time after the last segment */
         st = attribute(p, p->last, INT64_MAX, 0, GP_IC_UNRECORDED);
     if (st == GP_OK)
