@@ -130,6 +130,7 @@ GP__DEFINE_MERGE_SORT(sort_runs, run, cmp_run) /* stable: a row's runs stay in t
  * made nonzero in hot). */
 typedef struct srow {
     gp__ic_row *row;
+    gp_ns *by_cause; /* row->out->by_cause */
     gp__ic_cursor k;
     bool live; /* k is inside a run on the thread */
     size_t next, end;
@@ -152,6 +153,8 @@ typedef struct pass {
     size_t n_active;
     uint32_t *rows; /* the rows with runs on the thread */
     gp_ns last;     /* the end of the last segment attributed: the time after it is unrecorded */
+    gp_ns opens;    /* the start of the first interval in the heap (INT64_MAX: none) */
+    gp_ns closes;   /* the first end of an active row's interval (INT64_MAX: none) */
     size_t dense;   /* entries of pt, all rows */
 } pass;
 
@@ -203,9 +206,9 @@ static uint32_t heap_pop(pass *p)
     return top;
 }
 
-/* Adds d of pair to the row's time per name: in its dense times while they fit DENSE_MAX (all
- * rows), else by hash. */
-static gp_status row_add(pass *p, srow *r, uint32_t pair, gp_ns d)
+/* Adds d of pair to the row's time per name, the pair not yet in its dense times (row_add): in
+ * them while they fit DENSE_MAX (all rows), else by hash. */
+static gp_status row_add_new(pass *p, srow *r, uint32_t pair, gp_ns d)
 {
     if (pair >= r->cap_pt) {
         size_t cap = GP_MAX(GP_MAX((size_t)pair + 1, 2 * r->cap_pt), (size_t)64);
@@ -231,9 +234,28 @@ static gp_status row_add(pass *p, srow *r, uint32_t pair, gp_ns d)
     return GP_OK;
 }
 
+/* Adds d > 0 of pair to the row's time per name. */
+static inline gp_status row_add(pass *p, srow *r, uint32_t pair, gp_ns d)
+{
+    if (pair < r->cap_pt && r->pt[pair] != 0) {
+        r->pt[pair] += d;
+        return GP_OK;
+    }
+    return row_add_new(p, r, pair, d);
+}
+
+/* The heap's first start and the active rows' first end (attribute's fast path). */
+static void bounds(pass *p)
+{
+    p->opens = p->n_heap > 0 ? p->r[p->heap[0]].s : INT64_MAX;
+    p->closes = INT64_MAX;
+    for (size_t i = 0; i < p->n_active; i++)
+        p->closes = GP_MIN(p->closes, p->r[p->active[i]].e);
+}
+
 /* Attributes [a, b) of pair (of cause) to the rows whose interval overlaps it, and moves each row
- * past the intervals that end in it. */
-static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
+ * past the intervals that end in it (attribute, when an interval starts or ends in it). */
+static gp_status attribute_edges(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
 {
     while (p->n_heap > 0 && p->r[p->heap[0]].s < b)
         p->active[p->n_active++] = heap_pop(p);
@@ -243,7 +265,7 @@ static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
         bool stays = true;
         for (;;) {
             gp_ns d = GP_MIN(b, r->e) - GP_MAX(a, r->s); /* > 0: r->s < b, r->e > a */
-            r->row->out->by_cause[cause] += d;
+            r->by_cause[cause] += d;
             gp_status st = row_add(p, r, pair, d);
             if (st != GP_OK)
                 return st;
@@ -263,6 +285,24 @@ static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
             i++;
         else
             p->active[i] = p->active[--p->n_active];
+    }
+    bounds(p);
+    return GP_OK;
+}
+
+/* Attributes [a, b) of pair (of cause) to the rows whose interval overlaps it. The segments tile
+ * the time in order (a is the previous b), so an active row's interval started by a: unless an
+ * interval starts or ends in [a, b), every active row gets all of it, and nothing else moves. */
+static inline gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
+{
+    if (b > p->opens || b >= p->closes)
+        return attribute_edges(p, a, b, pair, cause);
+    for (size_t i = 0; i < p->n_active; i++) {
+        srow *r = &p->r[p->active[i]];
+        r->by_cause[cause] += b - a;
+        gp_status st = row_add(p, r, pair, b - a);
+        if (st != GP_OK)
+            return st;
     }
     return GP_OK;
 }
@@ -319,6 +359,7 @@ static gp_status pass_thread(pass *p, const run *runs, size_t n)
         if (next_on(p, r))
             heap_push(p, runs[i].row);
     }
+    bounds(p);
     memset(&p->pairs, 0, sizeof p->pairs);
     gp_status st = gp__ic_segments(p->c, p->thread, &p->pairs, on_segments, p);
     if (st == GP_OK) /* the unrecorded time after the last segment */
@@ -396,7 +437,7 @@ gp_status gp__ic_pass(gp__ic_ctx *c, const gp_trace *t, gp__ic_row *rows, size_t
     if (!p.r || !p.heap || !p.active || !p.rows || !sort_runs(runs, n_runs))
         st = GP_ENOMEM;
     for (size_t i = 0; i < n_rows && st == GP_OK; i++)
-        p.r[i].row = &rows[i];
+        p.r[i] = (srow){.row = &rows[i], .by_cause = rows[i].out->by_cause};
     for (size_t i = 0, j; i < n_runs && st == GP_OK; i = j) {
         for (j = i + 1; j < n_runs && runs[j].thread == runs[i].thread;)
             j++;
