@@ -177,10 +177,9 @@ struct gp__ic_ctx {
     gp__imap blocking; /* correlation ids of blocking copies and host synchronisations */
     timeline *tl;      /* per track, built on first use */
     uint32_t *thread;  /* per GPU event of the view: the track of its launch call, or NO_THREAD */
+    gp__ic_sweep sw;   /* what the lanes' sweeps read: thread, the window, the main thread */
     uint32_t *touched; /* threads whose pair_time the current row has added to */
     size_t n_touched, cap_touched;
-    uint32_t main_thread;
-    gp_ns lo, hi;    /* the analysed window */
     size_t budget;   /* segments the rows' name walks may still visit */
     size_t max_segs; /* the most segments the timelines can hold: 2 per event of the trace */
     size_t row;      /* the row being filled, from 1 (the timelines' cursors are valid for it) */
@@ -599,48 +598,7 @@ static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
     return GP_OK;
 }
 
-/* The thread that launched the work (NO_THREAD: unknown), else fallback, else the rank's main
- * launching thread. */
-static uint32_t thread_of(const ctx *c, uint32_t thread, uint32_t fallback)
-{
-    if (thread != NO_THREAD)
-        return thread;
-    return fallback != NO_THREAD ? fallback : c->main_thread;
-}
-
 typedef gp_status (*interval_fn)(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread);
-
-void gp__ic_cursor_init(const ctx *c, gp__ic_cursor *k, const uint32_t *w, size_t n)
-{
-    *k = (gp__ic_cursor){.w = w, .n = n, .cover = c->lo, .prev = NO_THREAD};
-}
-
-bool gp__ic_next(const ctx *c, gp__ic_cursor *k, gp_ns *s, gp_ns *e, uint32_t *thread)
-{
-    while (k->i < k->n && k->cover < c->hi) {
-        uint32_t w = k->w[k->i++];
-        const gp__gev *g = &c->v->g[w];
-        uint32_t launched = c->thread[w];
-        bool idle = g->ts > k->cover;
-        if (idle) {
-            *s = k->cover;
-            *e = GP_MIN(g->ts, c->hi);
-            *thread = thread_of(c, launched, k->prev);
-        }
-        k->cover = GP_MAX(k->cover, g->ts + g->dur);
-        if (launched != NO_THREAD)
-            k->prev = launched;
-        if (idle)
-            return true;
-    }
-    if (k->done || k->cover >= c->hi)
-        return false;
-    k->done = true; /* the interval after the last work */
-    *s = k->cover;
-    *e = c->hi;
-    *thread = thread_of(c, NO_THREAD, k->prev);
-    return true;
-}
 
 /* Calls fn on the idle intervals of a lane (its GPU work sorted by start) inside the window,
  * each with the thread that launched the work ending it (the last launching thread for the
@@ -648,11 +606,11 @@ bool gp__ic_next(const ctx *c, gp__ic_cursor *k, gp_ns *s, gp_ns *e, uint32_t *t
 static gp_status sweep(ctx *c, interval_fn fn, void *a, const uint32_t *w, size_t n)
 {
     gp__ic_cursor k;
-    gp__ic_cursor_init(c, &k, w, n);
+    gp__ic_cursor_init(&c->sw, &k, w, n);
     gp_ns s, e;
     uint32_t thread;
     gp_status st = GP_OK;
-    while (st == GP_OK && gp__ic_next(c, &k, &s, &e, &thread))
+    while (st == GP_OK && gp__ic_next(&c->sw, &k, &s, &e, &thread))
         st = fn(c, a, s, e, thread);
     return st;
 }
@@ -829,7 +787,7 @@ static gp_status collect_lanes(ctx *c, lane **out, size_t *n_out)
     gp_status st = GP_OK;
     gp__group_table index;
     gp__group_table_init(&index, sizeof(gp__group_key), true);
-    c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
+    c->sw.thread = c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
     if (!c->thread || v->n_g > UINT32_MAX)
         st = GP_ENOMEM;
     for (size_t pass = 0; pass < 2 && st == GP_OK; pass++) {
@@ -879,21 +837,21 @@ static void window(ctx *c, const lane *lanes, size_t n)
 {
     const gp__view *v = c->v;
     const gp_trace *t = v->t;
-    c->lo = INT64_MAX;
-    c->hi = INT64_MIN;
+    c->sw.lo = INT64_MAX;
+    c->sw.hi = INT64_MIN;
     gp__cpu_events it = {t, 0, 0};
     for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
         if ((e->flags & GP_EVF_INSTANT) || !gp_event_kind_has_duration((gp_event_kind)e->kind) ||
             !gp__view_cpu_kept(v, e->ts))
             continue;
-        c->lo = GP_MIN(c->lo, e->ts);
-        c->hi = GP_MAX(c->hi, e->ts + e->dur);
+        c->sw.lo = GP_MIN(c->sw.lo, e->ts);
+        c->sw.hi = GP_MAX(c->sw.hi, e->ts + e->dur);
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {
             const gp__gev *g = &v->g[lanes[i].w[j]];
-            c->lo = GP_MIN(c->lo, g->ts);
-            c->hi = GP_MAX(c->hi, g->ts + g->dur);
+            c->sw.lo = GP_MIN(c->sw.lo, g->ts);
+            c->sw.hi = GP_MAX(c->sw.hi, g->ts + g->dur);
         }
 }
 
@@ -955,7 +913,7 @@ static gp_status fill_in_one_pass(ctx *c, const lane *lanes, size_t n, gp_idle_c
         return GP_ENOMEM;
     for (size_t i = 0; i < n; i++)
         rows[i] = (gp__ic_row){.w = lanes[i].w, .n = lanes[i].n, .out = &out[i]};
-    gp_status st = gp__ic_pass(c, c->t, rows, n, done);
+    gp_status st = gp__ic_pass(c, &c->sw, c->t, rows, n, done);
     for (size_t i = 0; i < n; i++)
         gp__ic_acc_free(&rows[i].names);
     free(rows);
@@ -983,7 +941,8 @@ static void free_ctx(ctx *c)
 
 gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
 {
-    ctx c = {.v = v, .t = v->t, .main_thread = main_thread(v)};
+    ctx c = {.v = v, .t = v->t};
+    c.sw = (gp__ic_sweep){.g = v->g, .main_thread = main_thread(v)};
     if (v->n_g == 0)
         return GP_OK;
     lane *lanes = NULL;
@@ -1000,7 +959,7 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     c.budget = walk_budget(c.t, lanes, n);
     for (size_t k = 0; k < c.t->n_tracks; k++)
         c.max_segs += 2 * c.t->tracks[k].n_events;
-    size_t rows = c.lo < c.hi ? n : 0; /* no window: nothing selected, no rows */
+    size_t rows = c.sw.lo < c.sw.hi ? n : 0; /* no window: nothing selected, no rows */
     const lane **order = NULL;
     if (st == GP_OK && rows > 0 &&
         (!(r->idle_causes = calloc(rows, sizeof *r->idle_causes)) ||

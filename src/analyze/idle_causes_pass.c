@@ -143,6 +143,7 @@ typedef struct srow {
 
 typedef struct pass {
     gp__ic_ctx *c;
+    const gp__ic_sweep *sw;
     uint32_t thread;
     const run *runs;
     gp__ic_pairs pairs; /* the thread's */
@@ -164,7 +165,7 @@ static bool next_on(pass *p, srow *r)
     for (;;) {
         gp_ns s, e;
         uint32_t thread;
-        if (r->live && gp__ic_next(p->c, &r->k, &s, &e, &thread) && thread == p->thread) {
+        if (r->live && gp__ic_next(p->sw, &r->k, &s, &e, &thread) && thread == p->thread) {
             r->s = s;
             r->e = e;
             return true;
@@ -373,7 +374,7 @@ static gp_status pass_thread(pass *p, const run *runs, size_t n)
 
 /* The runs of each row's intervals on one thread (a row's runs in time order), and each row's
  * idle time and its time on no thread. *n_runs past RUNS_MAX: too many (runs NULL). */
-static gp_status find_runs(gp__ic_ctx *c, gp__ic_row *rows, size_t n_rows, run **out,
+static gp_status find_runs(const gp__ic_sweep *sw, gp__ic_row *rows, size_t n_rows, run **out,
                            size_t *n_runs)
 {
     run *runs = NULL;
@@ -381,13 +382,13 @@ static gp_status find_runs(gp__ic_ctx *c, gp__ic_row *rows, size_t n_rows, run *
     gp_status st = GP_OK;
     for (size_t i = 0; i < n_rows && st == GP_OK && n <= RUNS_MAX; i++) {
         gp__ic_cursor k;
-        gp__ic_cursor_init(c, &k, rows[i].w, rows[i].n);
+        gp__ic_cursor_init(sw, &k, rows[i].w, rows[i].n);
         gp_idle_causes *o = rows[i].out;
         uint32_t last = GP__IC_NO_THREAD;
         for (gp__ic_cursor before = k; st == GP_OK && n <= RUNS_MAX; before = k) {
             gp_ns s, e;
             uint32_t thread;
-            if (!gp__ic_next(c, &k, &s, &e, &thread))
+            if (!gp__ic_next(sw, &k, &s, &e, &thread))
                 break;
             o->idle += e - s;
             if (thread == GP__IC_NO_THREAD) {
@@ -412,14 +413,15 @@ static gp_status find_runs(gp__ic_ctx *c, gp__ic_row *rows, size_t n_rows, run *
     return st;
 }
 
-gp_status gp__ic_pass(gp__ic_ctx *c, const gp_trace *t, gp__ic_row *rows, size_t n_rows, bool *done)
+gp_status gp__ic_pass(gp__ic_ctx *c, const gp__ic_sweep *sw, const gp_trace *t, gp__ic_row *rows,
+                      size_t n_rows, bool *done)
 {
     *done = false;
     if (n_rows > UINT32_MAX)
         return GP_OK;
     run *runs;
     size_t n_runs;
-    gp_status st = find_runs(c, rows, n_rows, &runs, &n_runs);
+    gp_status st = find_runs(sw, rows, n_rows, &runs, &n_runs);
     if (st != GP_OK || n_runs > RUNS_MAX) {
         for (size_t i = 0; i < n_rows; i++) { /* untouched, for the stored timelines */
             rows[i].out->idle = 0;
@@ -428,7 +430,7 @@ gp_status gp__ic_pass(gp__ic_ctx *c, const gp_trace *t, gp__ic_row *rows, size_t
         }
         return st;
     }
-    pass p = {.c = c, .runs = runs};
+    pass p = {.c = c, .sw = sw, .runs = runs};
     size_t m = n_rows ? n_rows : 1;
     p.r = calloc(m, sizeof *p.r);
     p.heap = malloc(m * sizeof *p.heap);
