@@ -190,7 +190,6 @@ typedef struct gp__ic_ctx ctx;
 /* The index of (cause, name) in pairs, added (pair_of, not found by name id). */
 static uint32_t pair_new(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
 {
-    uint64_t key = (uint64_t)cause << 32 | name;
     uint32_t *first = name < c->n_str ? &c->name_pair[name] : NULL;
     gp_ns *slot = NULL;
     if (!first || *first) { /* another cause of the name, or a name without an id */
@@ -205,7 +204,7 @@ static uint32_t pair_new(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
     uint64_t *k = GP_PUSH(pairs->key, pairs->n, pairs->cap);
     if (!k)
         return UINT32_MAX;
-    *k = key;
+    *k = (uint64_t)cause << 32 | name;
     if (slot)
         *slot = (gp_ns)(pairs->n - 1);
     else
@@ -227,11 +226,9 @@ static inline uint32_t pair_of(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid 
 /* Clears c->name_pair of the thread's pairs, for the next thread. */
 static void forget_pairs(ctx *c, const gp__ic_pairs *pairs)
 {
-    for (size_t i = 0; i < pairs->n; i++) {
-        gp_strid name = (gp_strid)(pairs->key[i] & 0xffffffff);
-        if (name < c->n_str)
-            c->name_pair[name] = 0;
-    }
+    for (size_t i = 0; i < pairs->n; i++)
+        if ((gp_strid)pairs->key[i] < c->n_str) /* the name: the key's low 32 bits */
+            c->name_pair[(gp_strid)pairs->key[i]] = 0;
 }
 
 static bool starts(const char *s, const char *prefix)
@@ -332,11 +329,9 @@ typedef struct frame {
 
 /* The segments of a CPU track: events nest by start (as gp_track_self_times has them); an event's
  * state is its own class and name when its class is at least its parent's, else the parent's
- * state. Between two boundaries the state is the top of the stack's: before each event (and
- * after the last), the frames ending by its start are closed, the time up to it going to the
- * state on top. Segments are made in buf (buf[0, n) done, buf[n] being made while cls is not
- * P_NONE: the next may continue it) and handed to the sink IC_BATCH at a time (a call per
- * segment, and the maker's state in memory, were a fifth of the analysis). */
+ * state. Between two boundaries the state is the top of the stack's. Segments are made in buf
+ * (buf[0, n) done, buf[n] being made while cls is not P_NONE: the next may continue it), handed
+ * to the sink IC_BATCH at a time (a call per segment was a fifth of the analysis). */
 gp_status gp__ic_segments(ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_sink sink, void *arg)
 {
     const gp_track *tr = &c->t->tracks[track];
@@ -705,7 +700,8 @@ typedef struct lane {
     int32_t device;
     int64_t stream;
     bool whole;
-    uint32_t *w; /* the lane's GPU work: indices in the view's events, by start */
+    uint32_t dev; /* a stream's lane: the index of its device's lane while they are collected */
+    uint32_t *w;  /* the lane's GPU work: indices in the view's events, by start */
     size_t n, cap;
 } lane;
 
@@ -751,11 +747,6 @@ static int cmp_lane_busiest(const void *x, const void *y)
     return cmp_lane(p, q);
 }
 
-static bool lane_work(const gp__gev *g)
-{
-    return g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET;
-}
-
 /* Sorts a lane's work by start (stable: ties keep the view's order). */
 static gp_status sort_lane(const gp__view *v, lane *l)
 {
@@ -776,52 +767,67 @@ static gp_status sort_lane(const gp__view *v, lane *l)
     return st;
 }
 
+/* The index of the lane of g's stream, and the lane of its device made with it (dev); UINT32_MAX
+ * when out of memory. */
+static uint32_t stream_lane(lane **lanes, size_t *n, size_t *cap, gp__group_table *index,
+                            const gp__gev *g)
+{
+    lane *l = find_lane(lanes, n, cap, index, g->device, g->stream, false);
+    if (!l)
+        return UINT32_MAX;
+    uint32_t k = (uint32_t)(l - *lanes);
+    if (l->cap == 0) { /* new (a lane found before has work): find its device's lane */
+        lane *d = find_lane(lanes, n, cap, index, g->device, g->stream, true);
+        if (!d)
+            return UINT32_MAX;
+        (*lanes)[k].dev = (uint32_t)(d - *lanes);
+    }
+    return k;
+}
+
 /* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
  * lanes in row order; c->thread: the launching thread of each GPU event. A lane holds 4-byte
- * indices of the view's events (it held copies of their times: 13 MB on large_v100_nccl x7). */
+ * indices of the view's events (it held copies of their times: 13 MB on large_v100_nccl x7),
+ * allocated to size: a first pass counts and notes each event's stream lane (two lookups per
+ * event and pass were 5 % of the analysis on large_v100_nccl), the second fills the lanes. */
 static gp_status collect_lanes(ctx *c, lane **out, size_t *n_out)
 {
     const gp__view *v = c->v;
     lane *lanes = NULL;
-    size_t n = 0, cap = 0, last[2] = {0, 0};
-    gp_status st = GP_OK;
+    size_t n = 0, cap = 0;
+    uint32_t last = UINT32_MAX;
     gp__group_table index;
     gp__group_table_init(&index, sizeof(gp__group_key), true);
+    uint32_t *lane_of = malloc((v->n_g ? v->n_g : 1) * sizeof *lane_of);
     c->sw.thread = c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
-    if (!c->thread || v->n_g > UINT32_MAX)
-        st = GP_ENOMEM;
-    for (size_t pass = 0; pass < 2 && st == GP_OK; pass++) {
-        /* pass 0 counts each lane's work, pass 1 fills the lanes, allocated to size */
-        for (size_t i = 0; i < n; i++) {
-            if (pass == 1 &&
-                !(lanes[i].w = malloc((lanes[i].cap ? lanes[i].cap : 1) * sizeof *lanes[i].w)))
-                st = GP_ENOMEM;
+    gp_status st = c->thread && lane_of && v->n_g <= UINT32_MAX ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        const gp__gev *g = &v->g[i];
+        c->thread[i] = g->launch ? g->launch->track : NO_THREAD;
+        lane_of[i] = UINT32_MAX;
+        if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
+            continue; /* not a lane's work */
+        if ((last >= n || lanes[last].device != g->device || lanes[last].stream != g->stream) &&
+            (last = stream_lane(&lanes, &n, &cap, &index, g)) == UINT32_MAX) {
+            st = GP_ENOMEM;
+            break;
         }
-        for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
-            const gp__gev *g = &v->g[i];
-            if (pass == 0)
-                c->thread[i] = g->launch ? g->launch->track : NO_THREAD;
-            if (!lane_work(g))
-                continue;
-            for (int whole = 0; whole < 2 && st == GP_OK; whole++) {
-                const lane *p = last[whole] < n ? &lanes[last[whole]] : NULL;
-                lane *l = p && p->device == g->device && p->whole == whole &&
-                                  (whole || p->stream == g->stream)
-                              ? &lanes[last[whole]]
-                              : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
-                if (!l) {
-                    st = GP_ENOMEM;
-                    break;
-                }
-                last[whole] = (size_t)(l - lanes);
-                if (pass == 0)
-                    l->cap++;
-                else
-                    l->w[l->n++] = (uint32_t)i;
-            }
-        }
+        lane_of[i] = last;
+        lanes[last].cap++;
+        lanes[lanes[last].dev].cap++;
     }
     gp__group_table_free(&index);
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        if (!(lanes[i].w = malloc((lanes[i].cap ? lanes[i].cap : 1) * sizeof *lanes[i].w)))
+            st = GP_ENOMEM;
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        if (lane_of[i] == UINT32_MAX)
+            continue;
+        lane *l = &lanes[lane_of[i]], *d = &lanes[l->dev];
+        l->w[l->n++] = (uint32_t)i;
+        d->w[d->n++] = (uint32_t)i;
+    }
+    free(lane_of);
     for (size_t i = 0; i < n && st == GP_OK; i++)
         st = sort_lane(v, &lanes[i]);
     if (n > 1)
@@ -837,22 +843,29 @@ static void window(ctx *c, const lane *lanes, size_t n)
 {
     const gp__view *v = c->v;
     const gp_trace *t = v->t;
-    c->sw.lo = INT64_MAX;
-    c->sw.hi = INT64_MIN;
-    gp__cpu_events it = {t, 0, 0};
-    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
-        if ((e->flags & GP_EVF_INSTANT) || !gp_event_kind_has_duration((gp_event_kind)e->kind) ||
-            !gp__view_cpu_kept(v, e->ts))
-            continue;
-        c->sw.lo = GP_MIN(c->sw.lo, e->ts);
-        c->sw.hi = GP_MAX(c->sw.hi, e->ts + e->dur);
+    uint32_t timed = 0; /* the kinds with a duration (a call per event was most of the window) */
+    for (int k = 0; k < GP_EV_KIND_COUNT && k < 32; k++)
+        timed |= gp_event_kind_has_duration((gp_event_kind)k) ? 1u << k : 0;
+    gp_ns lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        for (size_t i = 0; tr->kind == GP_TRACK_CPU_THREAD && i < tr->n_events; i++) {
+            const gp_event *e = &tr->events[i];
+            if ((e->flags & GP_EVF_INSTANT) || e->kind >= 32 || !(timed >> e->kind & 1) ||
+                !gp__view_cpu_kept(v, e->ts))
+                continue;
+            lo = GP_MIN(lo, e->ts);
+            hi = GP_MAX(hi, e->ts + e->dur);
+        }
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {
             const gp__gev *g = &v->g[lanes[i].w[j]];
-            c->sw.lo = GP_MIN(c->sw.lo, g->ts);
-            c->sw.hi = GP_MAX(c->sw.hi, g->ts + g->dur);
+            lo = GP_MIN(lo, g->ts);
+            hi = GP_MAX(hi, g->ts + g->dur);
         }
+    c->sw.lo = lo;
+    c->sw.hi = hi;
 }
 
 /* cmp_lane_busiest on two lane pointers (qsort of by_priority's array). */
