@@ -49,7 +49,8 @@ enum { F_KNOWN = 1, F_SYNC = 2, F_LAUNCH = 4, F_COMM = 8, F_DL = 16 };
 #define NO_THREAD GP__IC_NO_THREAD
 #define IC_WALK_PER_EVENT 64
 #define IC_WALK_FREE ((size_t)1 << 22)
-#define CUM_STEP 16 /* segments per prefix-sum checkpoint (3.5 bytes per segment) */
+#define CUM_STEP 16  /* segments per prefix-sum checkpoint (3.5 bytes per segment) */
+#define IC_BATCH 128 /* segments handed to a sink at a time */
 
 /* A stretch of a thread's timeline: what the thread was doing over [s, s + len), or from s to its
  * entry in the timeline's long ends when len is SEG_LONG (2^32 - 1 ns or more); pc is
@@ -167,38 +168,18 @@ static size_t gallop(const timeline *tl, size_t from, gp_ns t, bool by_end)
     return lo;
 }
 
-/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
- * PAIR_MAX pairs). */
-static uint32_t pair_of(gp__ic_pairs *pairs, int cause, gp_strid name)
-{
-    bool added;
-    gp_ns *slot = gp__ic_acc_slot(&pairs->index, cause, name, &added);
-    if (!slot)
-        return UINT32_MAX;
-    if (!added)
-        return (uint32_t)*slot;
-    if (pairs->n >= PAIR_MAX)
-        return UINT32_MAX;
-    uint64_t *k = GP_PUSH(pairs->key, pairs->n, pairs->cap);
-    if (!k)
-        return UINT32_MAX;
-    *k = (uint64_t)cause << 32 | name;
-    *slot = (gp_ns)(pairs->n - 1);
-    return (uint32_t)(pairs->n - 1);
-}
-
 struct gp__ic_ctx {
     const gp__view *v;
     const gp_trace *t;
-    uint8_t *flags; /* per string id */
+    uint8_t *flags;      /* per string id */
+    uint32_t *name_pair; /* per string id: 1 + the index of its first pair on the thread, 0 none */
     size_t n_str;
     gp__imap blocking; /* correlation ids of blocking copies and host synchronisations */
     timeline *tl;      /* per track, built on first use */
     uint32_t *thread;  /* per GPU event of the view: the track of its launch call, or NO_THREAD */
+    gp__ic_sweep sw;   /* what the lanes' sweeps read: thread, the window, the main thread */
     uint32_t *touched; /* threads whose pair_time the current row has added to */
     size_t n_touched, cap_touched;
-    uint32_t main_thread;
-    gp_ns lo, hi;    /* the analysed window */
     size_t budget;   /* segments the rows' name walks may still visit */
     size_t max_segs; /* the most segments the timelines can hold: 2 per event of the trace */
     size_t row;      /* the row being filled, from 1 (the timelines' cursors are valid for it) */
@@ -206,15 +187,58 @@ struct gp__ic_ctx {
 };
 typedef struct gp__ic_ctx ctx;
 
+/* The index of (cause, name) in pairs, added (pair_of, not found by name id). */
+static uint32_t pair_new(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
+{
+    uint32_t *first = name < c->n_str ? &c->name_pair[name] : NULL;
+    gp_ns *slot = NULL;
+    if (!first || *first) { /* another cause of the name, or a name without an id */
+        bool added;
+        if (!(slot = gp__ic_acc_slot(&pairs->index, cause, name, &added)))
+            return UINT32_MAX;
+        if (!added)
+            return (uint32_t)*slot;
+    }
+    if (pairs->n >= PAIR_MAX)
+        return UINT32_MAX;
+    uint64_t *k = GP_PUSH(pairs->key, pairs->n, pairs->cap);
+    if (!k)
+        return UINT32_MAX;
+    *k = (uint64_t)cause << 32 | name;
+    if (slot)
+        *slot = (gp_ns)(pairs->n - 1);
+    else
+        *first = (uint32_t)pairs->n;
+    return (uint32_t)(pairs->n - 1);
+}
+
+/* The index of (cause, name) in pairs, added when new; UINT32_MAX when out of memory (or past
+ * PAIR_MAX pairs). A name's first pair on the thread is found by its string id (c->name_pair:
+ * hashing every new state was a tenth of the analysis), only its pairs of other causes by hash. */
+static inline uint32_t pair_of(ctx *c, gp__ic_pairs *pairs, int cause, gp_strid name)
+{
+    uint32_t first = name < c->n_str ? c->name_pair[name] : 0;
+    if (first && pairs->key[first - 1] == ((uint64_t)cause << 32 | name))
+        return first - 1;
+    return pair_new(c, pairs, cause, name);
+}
+
+/* Clears c->name_pair of the thread's pairs, for the next thread. */
+static void forget_pairs(ctx *c, const gp__ic_pairs *pairs)
+{
+    for (size_t i = 0; i < pairs->n; i++)
+        if ((gp_strid)pairs->key[i] < c->n_str) /* the name: the key's low 32 bits */
+            c->name_pair[(gp_strid)pairs->key[i]] = 0;
+}
+
 static bool starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static uint8_t name_flags(ctx *c, gp_strid id)
+/* The flags of a name not seen yet (name_flags). */
+static uint8_t name_flags_new(ctx *c, gp_strid id)
 {
-    if (id < c->n_str && c->flags[id])
-        return c->flags[id];
     const char *nm = gp_trace_str(c->t, id);
     uint8_t f = F_KNOWN;
     bool mem = starts(nm, "cudaMem") || starts(nm, "hipMem") || starts(nm, "cuMem");
@@ -232,6 +256,13 @@ static uint8_t name_flags(ctx *c, gp_strid id)
     if (id < c->n_str)
         c->flags[id] = f;
     return f;
+}
+
+/* The flags of a name: computed once per string id, then one load per event. */
+static inline uint8_t name_flags(ctx *c, gp_strid id)
+{
+    uint8_t f = id < c->n_str ? c->flags[id] : 0;
+    return f ? f : name_flags_new(c, id);
 }
 
 static int event_class(ctx *c, const gp_event *e)
@@ -296,96 +327,89 @@ typedef struct frame {
     uint32_t pair;
 } frame;
 
-/* The segment being made (has): [s, e) of class cls and name, not yet handed to the sink, as
- * the next may continue it. */
-typedef struct maker {
-    gp__ic_pairs *pairs;
-    gp__ic_sink sink;
-    void *arg;
-    gp_ns s, e;
-    gp_strid name;
-    uint32_t pair;
-    uint8_t cls;
-    bool has;
-} maker;
-
-/* Adds [s, e) of f's state: continues the segment being made when it matches, else hands that
- * one to the sink and starts the next. */
-static gp_status emit(maker *m, gp_ns s, gp_ns e, frame *f)
-{
-    int cls = f->cls;
-    if (e <= s || cls == P_NONE)
-        return GP_OK;
-    if (m->has && m->e == s && m->cls == cls && m->name == f->name) {
-        m->e = e;
-        return GP_OK;
-    }
-    if (f->pair == UINT32_MAX)
-        f->pair = pair_of(m->pairs, class_cause[cls], f->name);
-    if (f->pair == UINT32_MAX)
-        return GP_ENOMEM;
-    gp_status st = m->has ? m->sink(m->arg, m->s, m->e, m->pair, class_cause[m->cls]) : GP_OK;
-    *m = (maker){m->pairs, m->sink, m->arg, s, e, f->name, f->pair, (uint8_t)cls, true};
-    return st;
-}
-
 /* The segments of a CPU track: events nest by start (as gp_track_self_times has them); an event's
  * state is its own class and name when its class is at least its parent's, else the parent's
- * state. Between two boundaries the state is the top of the stack's. */
+ * state. Between two boundaries the state is the top of the stack's. Segments are made in buf
+ * (buf[0, n) done, buf[n] being made while cls is not P_NONE: the next may continue it), handed
+ * to the sink IC_BATCH at a time (a call per segment was a fifth of the analysis). */
 gp_status gp__ic_segments(ctx *c, uint32_t track, gp__ic_pairs *pairs, gp__ic_sink sink, void *arg)
 {
     const gp_track *tr = &c->t->tracks[track];
-    maker m = {.pairs = pairs, .sink = sink, .arg = arg};
+    gp__ic_seg buf[IC_BATCH];
+    size_t n = 0;
+    uint8_t cls = P_NONE; /* the state of buf[n] */
+    gp_strid name = 0;
     frame *stack = NULL;
     size_t depth = 0, cap = 0;
     gp_ns cur = INT64_MIN;
     /* pair 0: nothing recorded (the gaps between segments) */
-    gp_status st = pair_of(pairs, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
-    for (size_t i = 0; i <= tr->n_events && st == GP_OK; i++) {
+    gp_status st = pair_of(c, pairs, GP_IC_UNRECORDED, 0) == 0 ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; st == GP_OK; i++) {
         const gp_event *e = i < tr->n_events ? &tr->events[i] : NULL;
-        int cls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
-        if (e && cls == P_NONE)
+        int ecls = e && e->dur > 0 ? event_class(c, e) : P_NONE;
+        if (e && ecls == P_NONE)
             continue;
         gp_ns at = e ? e->ts : INT64_MAX;
-        while (depth > 0 && stack[depth - 1].end <= at && st == GP_OK) {
-            frame *f = &stack[--depth];
-            if (f->end > cur) {
-                st = emit(&m, cur, f->end, f);
-                cur = f->end;
+        while (depth > 0 && st == GP_OK) {
+            frame *f = &stack[depth - 1];
+            gp_ns to = GP_MIN(f->end, at);
+            if (to > cur && cls == f->cls && name == f->name && buf[n].e == cur) {
+                buf[n].e = to; /* the same state goes on */
+            } else if (to > cur) {
+                if (f->pair == UINT32_MAX &&
+                    (f->pair = pair_of(c, pairs, class_cause[f->cls], f->name)) == UINT32_MAX) {
+                    st = GP_ENOMEM;
+                    break;
+                }
+                if (cls != P_NONE && ++n == IC_BATCH) {
+                    st = sink(arg, buf, n);
+                    n = 0;
+                }
+                buf[n] = (gp__ic_seg){cur, to, f->pair, class_cause[f->cls]};
+                cls = f->cls;
+                name = f->name;
             }
+            cur = GP_MAX(cur, to);
+            if (f->end > at)
+                break;
+            depth--;
         }
         if (!e || st != GP_OK)
             break;
-        if (depth > 0 && at > cur)
-            st = emit(&m, cur, at, &stack[depth - 1]);
         cur = GP_MAX(cur, at);
-        frame *f = GP_PUSH(stack, depth, cap);
-        if (!f) {
+        if (depth == cap && gp__grow((void **)&stack, &cap, sizeof *stack, depth + 1) != GP_OK) {
             st = GP_ENOMEM;
             break;
         }
-        *f = (frame){e->ts + e->dur, e->name, (uint8_t)cls, UINT32_MAX};
-        if (depth > 1 && stack[depth - 2].cls > cls) {
+        frame *f = &stack[depth++];
+        *f = (frame){e->ts + e->dur, e->name, (uint8_t)ecls, UINT32_MAX};
+        if (depth > 1 && stack[depth - 2].cls > ecls) {
             f->cls = stack[depth - 2].cls;
             f->name = stack[depth - 2].name;
             f->pair = stack[depth - 2].pair;
         }
     }
     free(stack);
-    if (st == GP_OK && m.has)
-        st = sink(arg, m.s, m.e, m.pair, class_cause[m.cls]);
+    n += cls != P_NONE;
+    if (st == GP_OK && n > 0)
+        st = sink(arg, buf, n);
+    forget_pairs(c, pairs);
     return st;
 }
 
-/* Appends a segment to a stored timeline (gp__ic_sink). */
-static gp_status store(void *arg, gp_ns s, gp_ns e, uint32_t pair, int cause)
+/* Appends segments to a stored timeline (gp__ic_sink). */
+static gp_status store(void *arg, const gp__ic_seg *v, size_t n)
 {
     timeline *tl = arg;
-    seg *x = GP_PUSH(tl->v, tl->n, tl->cap);
-    if (!x)
-        return GP_ENOMEM;
-    *x = (seg){s, 0, pair << 3 | (uint32_t)cause};
-    return set_end(tl, tl->n - 1, e);
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        seg *x = GP_PUSH(tl->v, tl->n, tl->cap);
+        if (!x)
+            return GP_ENOMEM;
+        *x = (seg){v[i].s, 0, v[i].pair << 3 | (uint32_t)v[i].cause};
+        st = set_end(tl, tl->n - 1, v[i].e);
+    }
+    return st;
 }
 
 /* Builds and stores the timeline of a CPU track. */
@@ -569,48 +593,7 @@ static gp_status visit(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread)
     return GP_OK;
 }
 
-/* The thread that launched the work (NO_THREAD: unknown), else fallback, else the rank's main
- * launching thread. */
-static uint32_t thread_of(const ctx *c, uint32_t thread, uint32_t fallback)
-{
-    if (thread != NO_THREAD)
-        return thread;
-    return fallback != NO_THREAD ? fallback : c->main_thread;
-}
-
 typedef gp_status (*interval_fn)(ctx *c, void *acc, gp_ns s, gp_ns e, uint32_t thread);
-
-void gp__ic_cursor_init(const ctx *c, gp__ic_cursor *k, const uint32_t *w, size_t n)
-{
-    *k = (gp__ic_cursor){.w = w, .n = n, .cover = c->lo, .prev = NO_THREAD};
-}
-
-bool gp__ic_next(const ctx *c, gp__ic_cursor *k, gp_ns *s, gp_ns *e, uint32_t *thread)
-{
-    while (k->i < k->n && k->cover < c->hi) {
-        uint32_t w = k->w[k->i++];
-        const gp__gev *g = &c->v->g[w];
-        uint32_t launched = c->thread[w];
-        bool idle = g->ts > k->cover;
-        if (idle) {
-            *s = k->cover;
-            *e = GP_MIN(g->ts, c->hi);
-            *thread = thread_of(c, launched, k->prev);
-        }
-        k->cover = GP_MAX(k->cover, g->ts + g->dur);
-        if (launched != NO_THREAD)
-            k->prev = launched;
-        if (idle)
-            return true;
-    }
-    if (k->done || k->cover >= c->hi)
-        return false;
-    k->done = true; /* the interval after the last work */
-    *s = k->cover;
-    *e = c->hi;
-    *thread = thread_of(c, NO_THREAD, k->prev);
-    return true;
-}
 
 /* Calls fn on the idle intervals of a lane (its GPU work sorted by start) inside the window,
  * each with the thread that launched the work ending it (the last launching thread for the
@@ -618,11 +601,11 @@ bool gp__ic_next(const ctx *c, gp__ic_cursor *k, gp_ns *s, gp_ns *e, uint32_t *t
 static gp_status sweep(ctx *c, interval_fn fn, void *a, const uint32_t *w, size_t n)
 {
     gp__ic_cursor k;
-    gp__ic_cursor_init(c, &k, w, n);
+    gp__ic_cursor_init(&c->sw, &k, w, n);
     gp_ns s, e;
     uint32_t thread;
     gp_status st = GP_OK;
-    while (st == GP_OK && gp__ic_next(c, &k, &s, &e, &thread))
+    while (st == GP_OK && gp__ic_next(&c->sw, &k, &s, &e, &thread))
         st = fn(c, a, s, e, thread);
     return st;
 }
@@ -717,7 +700,8 @@ typedef struct lane {
     int32_t device;
     int64_t stream;
     bool whole;
-    uint32_t *w; /* the lane's GPU work: indices in the view's events, by start */
+    uint32_t dev; /* a stream's lane: the index of its device's lane while they are collected */
+    uint32_t *w;  /* the lane's GPU work: indices in the view's events, by start */
     size_t n, cap;
 } lane;
 
@@ -763,11 +747,6 @@ static int cmp_lane_busiest(const void *x, const void *y)
     return cmp_lane(p, q);
 }
 
-static bool lane_work(const gp__gev *g)
-{
-    return g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET;
-}
-
 /* Sorts a lane's work by start (stable: ties keep the view's order). */
 static gp_status sort_lane(const gp__view *v, lane *l)
 {
@@ -788,52 +767,67 @@ static gp_status sort_lane(const gp__view *v, lane *l)
     return st;
 }
 
+/* The index of the lane of g's stream, and the lane of its device made with it (dev); UINT32_MAX
+ * when out of memory. */
+static uint32_t stream_lane(lane **lanes, size_t *n, size_t *cap, gp__group_table *index,
+                            const gp__gev *g)
+{
+    lane *l = find_lane(lanes, n, cap, index, g->device, g->stream, false);
+    if (!l)
+        return UINT32_MAX;
+    uint32_t k = (uint32_t)(l - *lanes);
+    if (l->cap == 0) { /* new (a lane found before has work): find its device's lane */
+        lane *d = find_lane(lanes, n, cap, index, g->device, g->stream, true);
+        if (!d)
+            return UINT32_MAX;
+        (*lanes)[k].dev = (uint32_t)(d - *lanes);
+    }
+    return k;
+}
+
 /* Splits the selected GPU work (kernels, copies, memsets) into lanes, each sorted by start, the
  * lanes in row order; c->thread: the launching thread of each GPU event. A lane holds 4-byte
- * indices of the view's events (it held copies of their times: 13 MB on large_v100_nccl x7). */
+ * indices of the view's events (it held copies of their times: 13 MB on large_v100_nccl x7),
+ * allocated to size: a first pass counts and notes each event's stream lane (two lookups per
+ * event and pass were 5 % of the analysis on large_v100_nccl), the second fills the lanes. */
 static gp_status collect_lanes(ctx *c, lane **out, size_t *n_out)
 {
     const gp__view *v = c->v;
     lane *lanes = NULL;
-    size_t n = 0, cap = 0, last[2] = {0, 0};
-    gp_status st = GP_OK;
+    size_t n = 0, cap = 0;
+    uint32_t last = UINT32_MAX;
     gp__group_table index;
     gp__group_table_init(&index, sizeof(gp__group_key), true);
-    c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
-    if (!c->thread || v->n_g > UINT32_MAX)
-        st = GP_ENOMEM;
-    for (size_t pass = 0; pass < 2 && st == GP_OK; pass++) {
-        /* pass 0 counts each lane's work, pass 1 fills the lanes, allocated to size */
-        for (size_t i = 0; i < n; i++) {
-            if (pass == 1 &&
-                !(lanes[i].w = malloc((lanes[i].cap ? lanes[i].cap : 1) * sizeof *lanes[i].w)))
-                st = GP_ENOMEM;
+    uint32_t *lane_of = malloc((v->n_g ? v->n_g : 1) * sizeof *lane_of);
+    c->sw.thread = c->thread = malloc((v->n_g ? v->n_g : 1) * sizeof *c->thread);
+    gp_status st = c->thread && lane_of && v->n_g <= UINT32_MAX ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        const gp__gev *g = &v->g[i];
+        c->thread[i] = g->launch ? g->launch->track : NO_THREAD;
+        lane_of[i] = UINT32_MAX;
+        if (g->kind != GP_EV_KERNEL && g->kind != GP_EV_MEMCPY && g->kind != GP_EV_MEMSET)
+            continue; /* not a lane's work */
+        if ((last >= n || lanes[last].device != g->device || lanes[last].stream != g->stream) &&
+            (last = stream_lane(&lanes, &n, &cap, &index, g)) == UINT32_MAX) {
+            st = GP_ENOMEM;
+            break;
         }
-        for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
-            const gp__gev *g = &v->g[i];
-            if (pass == 0)
-                c->thread[i] = g->launch ? g->launch->track : NO_THREAD;
-            if (!lane_work(g))
-                continue;
-            for (int whole = 0; whole < 2 && st == GP_OK; whole++) {
-                const lane *p = last[whole] < n ? &lanes[last[whole]] : NULL;
-                lane *l = p && p->device == g->device && p->whole == whole &&
-                                  (whole || p->stream == g->stream)
-                              ? &lanes[last[whole]]
-                              : find_lane(&lanes, &n, &cap, &index, g->device, g->stream, whole);
-                if (!l) {
-                    st = GP_ENOMEM;
-                    break;
-                }
-                last[whole] = (size_t)(l - lanes);
-                if (pass == 0)
-                    l->cap++;
-                else
-                    l->w[l->n++] = (uint32_t)i;
-            }
-        }
+        lane_of[i] = last;
+        lanes[last].cap++;
+        lanes[lanes[last].dev].cap++;
     }
     gp__group_table_free(&index);
+    for (size_t i = 0; i < n && st == GP_OK; i++)
+        if (!(lanes[i].w = malloc((lanes[i].cap ? lanes[i].cap : 1) * sizeof *lanes[i].w)))
+            st = GP_ENOMEM;
+    for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
+        if (lane_of[i] == UINT32_MAX)
+            continue;
+        lane *l = &lanes[lane_of[i]], *d = &lanes[l->dev];
+        l->w[l->n++] = (uint32_t)i;
+        d->w[d->n++] = (uint32_t)i;
+    }
+    free(lane_of);
     for (size_t i = 0; i < n && st == GP_OK; i++)
         st = sort_lane(v, &lanes[i]);
     if (n > 1)
@@ -849,22 +843,29 @@ static void window(ctx *c, const lane *lanes, size_t n)
 {
     const gp__view *v = c->v;
     const gp_trace *t = v->t;
-    c->lo = INT64_MAX;
-    c->hi = INT64_MIN;
-    gp__cpu_events it = {t, 0, 0};
-    for (const gp_event *e; (e = gp__cpu_events_next(&it));) {
-        if ((e->flags & GP_EVF_INSTANT) || !gp_event_kind_has_duration((gp_event_kind)e->kind) ||
-            !gp__view_cpu_kept(v, e->ts))
-            continue;
-        c->lo = GP_MIN(c->lo, e->ts);
-        c->hi = GP_MAX(c->hi, e->ts + e->dur);
+    uint32_t timed = 0; /* the kinds with a duration (a call per event was most of the window) */
+    for (int k = 0; k < GP_EV_KIND_COUNT && k < 32; k++)
+        timed |= gp_event_kind_has_duration((gp_event_kind)k) ? 1u << k : 0;
+    gp_ns lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        const gp_track *tr = &t->tracks[k];
+        for (size_t i = 0; tr->kind == GP_TRACK_CPU_THREAD && i < tr->n_events; i++) {
+            const gp_event *e = &tr->events[i];
+            if ((e->flags & GP_EVF_INSTANT) || e->kind >= 32 || !(timed >> e->kind & 1) ||
+                !gp__view_cpu_kept(v, e->ts))
+                continue;
+            lo = GP_MIN(lo, e->ts);
+            hi = GP_MAX(hi, e->ts + e->dur);
+        }
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; lanes[i].whole && j < lanes[i].n; j++) {
             const gp__gev *g = &v->g[lanes[i].w[j]];
-            c->lo = GP_MIN(c->lo, g->ts);
-            c->hi = GP_MAX(c->hi, g->ts + g->dur);
+            lo = GP_MIN(lo, g->ts);
+            hi = GP_MAX(hi, g->ts + g->dur);
         }
+    c->sw.lo = lo;
+    c->sw.hi = hi;
 }
 
 /* cmp_lane_busiest on two lane pointers (qsort of by_priority's array). */
@@ -925,7 +926,7 @@ static gp_status fill_in_one_pass(ctx *c, const lane *lanes, size_t n, gp_idle_c
         return GP_ENOMEM;
     for (size_t i = 0; i < n; i++)
         rows[i] = (gp__ic_row){.w = lanes[i].w, .n = lanes[i].n, .out = &out[i]};
-    gp_status st = gp__ic_pass(c, c->t, rows, n, done);
+    gp_status st = gp__ic_pass(c, &c->sw, c->t, rows, n, done);
     for (size_t i = 0; i < n; i++)
         gp__ic_acc_free(&rows[i].names);
     free(rows);
@@ -935,6 +936,7 @@ static gp_status fill_in_one_pass(ctx *c, const lane *lanes, size_t n, gp_idle_c
 static void free_ctx(ctx *c)
 {
     free(c->flags);
+    free(c->name_pair);
     gp__imap_free(&c->blocking);
     for (size_t k = 0; c->tl && k < c->t->n_tracks; k++) {
         free(c->tl[k].v);
@@ -952,15 +954,17 @@ static void free_ctx(ctx *c)
 
 gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
 {
-    ctx c = {.v = v, .t = v->t, .main_thread = main_thread(v)};
+    ctx c = {.v = v, .t = v->t};
+    c.sw = (gp__ic_sweep){.g = v->g, .main_thread = main_thread(v)};
     if (v->n_g == 0)
         return GP_OK;
     lane *lanes = NULL;
     size_t n = 0;
     c.n_str = gp_trace_str_count(v->t) + 1;
     c.flags = calloc(c.n_str, 1);
+    c.name_pair = calloc(c.n_str, sizeof *c.name_pair);
     c.tl = calloc(v->t->n_tracks ? v->t->n_tracks : 1, sizeof *c.tl);
-    gp_status st = c.flags && c.tl ? find_blocking(&c) : GP_ENOMEM;
+    gp_status st = c.flags && c.name_pair && c.tl ? find_blocking(&c) : GP_ENOMEM;
     if (st == GP_OK)
         st = collect_lanes(&c, &lanes, &n);
     if (st == GP_OK)
@@ -968,7 +972,7 @@ gp_status gp__analyze_idle_causes(const gp__view *v, gp_rank_analysis *r)
     c.budget = walk_budget(c.t, lanes, n);
     for (size_t k = 0; k < c.t->n_tracks; k++)
         c.max_segs += 2 * c.t->tracks[k].n_events;
-    size_t rows = c.lo < c.hi ? n : 0; /* no window: nothing selected, no rows */
+    size_t rows = c.sw.lo < c.sw.hi ? n : 0; /* no window: nothing selected, no rows */
     const lane **order = NULL;
     if (st == GP_OK && rows > 0 &&
         (!(r->idle_causes = calloc(rows, sizeof *r->idle_causes)) ||

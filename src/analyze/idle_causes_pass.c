@@ -130,6 +130,7 @@ GP__DEFINE_MERGE_SORT(sort_runs, run, cmp_run) /* stable: a row's runs stay in t
  * made nonzero in hot). */
 typedef struct srow {
     gp__ic_row *row;
+    gp_ns *by_cause; /* row->out->by_cause */
     gp__ic_cursor k;
     bool live; /* k is inside a run on the thread */
     size_t next, end;
@@ -142,6 +143,7 @@ typedef struct srow {
 
 typedef struct pass {
     gp__ic_ctx *c;
+    const gp__ic_sweep *sw;
     uint32_t thread;
     const run *runs;
     gp__ic_pairs pairs; /* the thread's */
@@ -152,6 +154,8 @@ typedef struct pass {
     size_t n_active;
     uint32_t *rows; /* the rows with runs on the thread */
     gp_ns last;     /* the end of the last segment attributed: the time after it is unrecorded */
+    gp_ns opens;    /* the start of the first interval in the heap (INT64_MAX: none) */
+    gp_ns closes;   /* the first end of an active row's interval (INT64_MAX: none) */
     size_t dense;   /* entries of pt, all rows */
 } pass;
 
@@ -161,7 +165,7 @@ static bool next_on(pass *p, srow *r)
     for (;;) {
         gp_ns s, e;
         uint32_t thread;
-        if (r->live && gp__ic_next(p->c, &r->k, &s, &e, &thread) && thread == p->thread) {
+        if (r->live && gp__ic_next(p->sw, &r->k, &s, &e, &thread) && thread == p->thread) {
             r->s = s;
             r->e = e;
             return true;
@@ -203,9 +207,9 @@ static uint32_t heap_pop(pass *p)
     return top;
 }
 
-/* Adds d of pair to the row's time per name: in its dense times while they fit DENSE_MAX (all
- * rows), else by hash. */
-static gp_status row_add(pass *p, srow *r, uint32_t pair, gp_ns d)
+/* Adds d of pair to the row's time per name, the pair not yet in its dense times (row_add): in
+ * them while they fit DENSE_MAX (all rows), else by hash. */
+static gp_status row_add_new(pass *p, srow *r, uint32_t pair, gp_ns d)
 {
     if (pair >= r->cap_pt) {
         size_t cap = GP_MAX(GP_MAX((size_t)pair + 1, 2 * r->cap_pt), (size_t)64);
@@ -231,9 +235,28 @@ static gp_status row_add(pass *p, srow *r, uint32_t pair, gp_ns d)
     return GP_OK;
 }
 
+/* Adds d > 0 of pair to the row's time per name. */
+static inline gp_status row_add(pass *p, srow *r, uint32_t pair, gp_ns d)
+{
+    if (pair < r->cap_pt && r->pt[pair] != 0) {
+        r->pt[pair] += d;
+        return GP_OK;
+    }
+    return row_add_new(p, r, pair, d);
+}
+
+/* The heap's first start and the active rows' first end (attribute's fast path). */
+static void bounds(pass *p)
+{
+    p->opens = p->n_heap > 0 ? p->r[p->heap[0]].s : INT64_MAX;
+    p->closes = INT64_MAX;
+    for (size_t i = 0; i < p->n_active; i++)
+        p->closes = GP_MIN(p->closes, p->r[p->active[i]].e);
+}
+
 /* Attributes [a, b) of pair (of cause) to the rows whose interval overlaps it, and moves each row
- * past the intervals that end in it. */
-static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
+ * past the intervals that end in it (attribute, when an interval starts or ends in it). */
+static gp_status attribute_edges(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
 {
     while (p->n_heap > 0 && p->r[p->heap[0]].s < b)
         p->active[p->n_active++] = heap_pop(p);
@@ -243,7 +266,7 @@ static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
         bool stays = true;
         for (;;) {
             gp_ns d = GP_MIN(b, r->e) - GP_MAX(a, r->s); /* > 0: r->s < b, r->e > a */
-            r->row->out->by_cause[cause] += d;
+            r->by_cause[cause] += d;
             gp_status st = row_add(p, r, pair, d);
             if (st != GP_OK)
                 return st;
@@ -264,16 +287,40 @@ static gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
         else
             p->active[i] = p->active[--p->n_active];
     }
+    bounds(p);
     return GP_OK;
 }
 
-/* A segment of the thread (gp__ic_sink), after the unrecorded time before it. */
-static gp_status on_segment(void *arg, gp_ns s, gp_ns e, uint32_t pair, int cause)
+/* Attributes [a, b) of pair (of cause) to the rows whose interval overlaps it. The segments tile
+ * the time in order (a is the previous b), so an active row's interval started by a: unless an
+ * interval starts or ends in [a, b), every active row gets all of it, and nothing else moves. */
+static inline gp_status attribute(pass *p, gp_ns a, gp_ns b, uint32_t pair, int cause)
+{
+    if (b > p->opens || b >= p->closes)
+        return attribute_edges(p, a, b, pair, cause);
+    for (size_t i = 0; i < p->n_active; i++) {
+        srow *r = &p->r[p->active[i]];
+        r->by_cause[cause] += b - a;
+        gp_status st = row_add(p, r, pair, b - a);
+        if (st != GP_OK)
+            return st;
+    }
+    return GP_OK;
+}
+
+/* Segments of the thread (gp__ic_sink), each after the unrecorded time before it. */
+static gp_status on_segments(void *arg, const gp__ic_seg *v, size_t n)
 {
     pass *p = arg;
-    gp_status st = s > p->last ? attribute(p, p->last, s, 0, GP_IC_UNRECORDED) : GP_OK;
-    p->last = e;
-    return st == GP_OK ? attribute(p, s, e, pair, cause) : st;
+    gp_status st = GP_OK;
+    for (size_t i = 0; i < n && st == GP_OK; i++) {
+        if (v[i].s > p->last)
+            st = attribute(p, p->last, v[i].s, 0, GP_IC_UNRECORDED);
+        p->last = v[i].e;
+        if (st == GP_OK)
+            st = attribute(p, v[i].s, v[i].e, v[i].pair, v[i].cause);
+    }
+    return st;
 }
 
 /* Folds each row's times per pair of the thread into its names, and clears them. */
@@ -313,8 +360,9 @@ static gp_status pass_thread(pass *p, const run *runs, size_t n)
         if (next_on(p, r))
             heap_push(p, runs[i].row);
     }
+    bounds(p);
     memset(&p->pairs, 0, sizeof p->pairs);
-    gp_status st = gp__ic_segments(p->c, p->thread, &p->pairs, on_segment, p);
+    gp_status st = gp__ic_segments(p->c, p->thread, &p->pairs, on_segments, p);
     if (st == GP_OK) /* the unrecorded time after the last segment */
         st = attribute(p, p->last, INT64_MAX, 0, GP_IC_UNRECORDED);
     if (st == GP_OK)
@@ -326,7 +374,7 @@ static gp_status pass_thread(pass *p, const run *runs, size_t n)
 
 /* The runs of each row's intervals on one thread (a row's runs in time order), and each row's
  * idle time and its time on no thread. *n_runs past RUNS_MAX: too many (runs NULL). */
-static gp_status find_runs(gp__ic_ctx *c, gp__ic_row *rows, size_t n_rows, run **out,
+static gp_status find_runs(const gp__ic_sweep *sw, gp__ic_row *rows, size_t n_rows, run **out,
                            size_t *n_runs)
 {
     run *runs = NULL;
@@ -334,13 +382,13 @@ static gp_status find_runs(gp__ic_ctx *c, gp__ic_row *rows, size_t n_rows, run *
     gp_status st = GP_OK;
     for (size_t i = 0; i < n_rows && st == GP_OK && n <= RUNS_MAX; i++) {
         gp__ic_cursor k;
-        gp__ic_cursor_init(c, &k, rows[i].w, rows[i].n);
+        gp__ic_cursor_init(sw, &k, rows[i].w, rows[i].n);
         gp_idle_causes *o = rows[i].out;
         uint32_t last = GP__IC_NO_THREAD;
         for (gp__ic_cursor before = k; st == GP_OK && n <= RUNS_MAX; before = k) {
             gp_ns s, e;
             uint32_t thread;
-            if (!gp__ic_next(c, &k, &s, &e, &thread))
+            if (!gp__ic_next(sw, &k, &s, &e, &thread))
                 break;
             o->idle += e - s;
             if (thread == GP__IC_NO_THREAD) {
@@ -365,14 +413,15 @@ static gp_status find_runs(gp__ic_ctx *c, gp__ic_row *rows, size_t n_rows, run *
     return st;
 }
 
-gp_status gp__ic_pass(gp__ic_ctx *c, const gp_trace *t, gp__ic_row *rows, size_t n_rows, bool *done)
+gp_status gp__ic_pass(gp__ic_ctx *c, const gp__ic_sweep *sw, const gp_trace *t, gp__ic_row *rows,
+                      size_t n_rows, bool *done)
 {
     *done = false;
     if (n_rows > UINT32_MAX)
         return GP_OK;
     run *runs;
     size_t n_runs;
-    gp_status st = find_runs(c, rows, n_rows, &runs, &n_runs);
+    gp_status st = find_runs(sw, rows, n_rows, &runs, &n_runs);
     if (st != GP_OK || n_runs > RUNS_MAX) {
         for (size_t i = 0; i < n_rows; i++) { /* untouched, for the stored timelines */
             rows[i].out->idle = 0;
@@ -381,7 +430,7 @@ gp_status gp__ic_pass(gp__ic_ctx *c, const gp_trace *t, gp__ic_row *rows, size_t
         }
         return st;
     }
-    pass p = {.c = c, .runs = runs};
+    pass p = {.c = c, .sw = sw, .runs = runs};
     size_t m = n_rows ? n_rows : 1;
     p.r = calloc(m, sizeof *p.r);
     p.heap = malloc(m * sizeof *p.heap);
@@ -390,7 +439,7 @@ gp_status gp__ic_pass(gp__ic_ctx *c, const gp_trace *t, gp__ic_row *rows, size_t
     if (!p.r || !p.heap || !p.active || !p.rows || !sort_runs(runs, n_runs))
         st = GP_ENOMEM;
     for (size_t i = 0; i < n_rows && st == GP_OK; i++)
-        p.r[i].row = &rows[i];
+        p.r[i] = (srow){.row = &rows[i], .by_cause = rows[i].out->by_cause};
     for (size_t i = 0, j; i < n_runs && st == GP_OK; i = j) {
         for (j = i + 1; j < n_runs && runs[j].thread == runs[i].thread;)
             j++;
