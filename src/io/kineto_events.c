@@ -95,9 +95,20 @@ static gp__kineto_cat classify_cat(const char *s, size_t l)
     return CAT_UNKNOWN;
 }
 
-static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v)
+static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v,
+                               struct gp__reader_id_memo *memo)
 {
     p = gp__skip_ws(p);
+    uint64_t w;
+    memcpy(&w, p, 8); /* the buffer's padding makes 8 bytes readable */
+    /* The same 8 bytes as a remembered value: the same digits and the same delimiter after
+     * them, which is not the NUL at the end of the buffered data (a memo is made only when the
+     * delimiter is within the 8 bytes and not NUL), so the digits are all in the buffer. */
+    for (int k = 0; k < GP__ID_MEMO; k++)
+        if (w == memo->w[k] && memo->len[k]) {
+            *v = (gp__kineto_idval){.present = true, .numeric = true, .num = memo->num[k]};
+            return p + memo->len[k];
+        }
     memset(v, 0, sizeof *v);
     v->present = true;
     if (*p == '"') {
@@ -130,9 +141,16 @@ static const char *parse_idval(gp__reader *r, const char *p, gp__kineto_idval *v
         return p;
     }
     if (gp__is_number_start(*p)) {
-        p = gp__json_int(r, p, &v->num);
+        const char *q = gp__json_int(r, p, &v->num);
         v->numeric = true;
-        return p;
+        size_t n = (size_t)(q - p);
+        if (n >= 1 && n <= 7 && *q != '\0') { /* the delimiter within the 8 bytes */
+            unsigned k = memo->next++ % GP__ID_MEMO;
+            memo->w[k] = w;
+            memo->len[k] = (uint8_t)n;
+            memo->num[k] = v->num;
+        }
+        return q;
     }
     /* Other JSON values (null, objects...) count as absent, i.e. 0, as Chrome's viewer does. */
     v->present = false;
@@ -704,9 +722,9 @@ parse_event_value(gp__reader *r, const char *p, gp__kineto_fields *f, ev_key key
         f->cat = classify_cat(f->cat_s, f->cat_len);
         return p;
     case EK_PID:
-        return parse_idval(r, EV_SKIP("\"pid\":"), &f->pid);
+        return parse_idval(r, EV_SKIP("\"pid\":"), &f->pid, &r->id_memo[0]);
     case EK_TID:
-        return parse_idval(r, EV_SKIP("\"tid\":"), &f->tid);
+        return parse_idval(r, EV_SKIP("\"tid\":"), &f->tid, &r->id_memo[1]);
     case EK_DUR:
         return parse_time(r, EV_SKIP("\"dur\":"), "dur", true, &f->dur, &f->has_dur,
                           &f->quoted_time);

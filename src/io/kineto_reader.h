@@ -85,6 +85,8 @@ typedef enum gp__reader_state {
     GP__TOP_DONE         /* after the closing brace/bracket */
 } gp__reader_state;
 
+#define GP__ID_MEMO 4 /* pid or tid values remembered (gp__reader.id_memo) */
+
 typedef struct gp__reader {
     gp__input in;
     char *buf;
@@ -115,6 +117,16 @@ typedef struct gp__reader {
     gp_track_kind last_kind;
     int64_t last_pid, last_tid;
     bool have_last;
+    /* The last pids and tids read as plain numbers (kineto_events.c, parse_idval), GP__ID_MEMO
+     * of each: the 8 bytes at the value, its length (1..7, 0: none) and value, replaced in turn.
+     * A value whose 8 bytes are those of one of them is the same number with the same delimiter,
+     * read without parsing (a track's events repeat both; a few tracks interleave). */
+    struct gp__reader_id_memo {
+        uint64_t w[GP__ID_MEMO];
+        uint8_t len[GP__ID_MEMO];
+        int64_t num[GP__ID_MEMO];
+        unsigned next;
+    } id_memo[2];
     uint64_t next_progress;
     bool saw_events;
     /* The earliest and the latest time committed (events, counters, flow points), for the range
