@@ -429,6 +429,7 @@ static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp_
     g->hta = k->hta;
     cp_slots sl = {NULL, NULL, NULL, NULL};
     gp_status st = region_cpu(k, ulo, uhi, g, &sl);
+    g->n_cpu = g->n_evs;
     if (st == GP_OK)
         st = region_gpu(k, &sl, ulo, uhi, g);
     slots_free(&sl);

@@ -76,6 +76,7 @@ typedef struct gp__cpgraph {
     bool hta;
     gp__cpev *evs;
     size_t n_evs, cap_evs;
+    size_t n_cpu; /* evs[0, n_cpu) are the CPU events, the rest GPU events */
     gp__cpnode *nodes;
     size_t n_nodes;
     gp__cpedge *edges;
