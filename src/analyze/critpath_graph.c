@@ -436,11 +436,14 @@ gp_status gp__cp_longest(gp__cpgraph *g)
     size_t nn = g->n_nodes, ne = g->n_edges;
     const gp__cpedge *edges = g->edges;
     uint32_t *next = malloc((ne ? ne : 1) * sizeof(*next)); /* next out-edge of the source + 1 */
-    lp_node *nd = calloc(nn ? nn : 1, sizeof(*nd));
+    lp_node *nd = malloc((nn ? nn : 1) * sizeof(*nd));
     uint32_t *queue = malloc((nn ? nn : 1) * sizeof(*queue));
     gp_status st = GP_ENOMEM;
     if (!next || !nd || !queue)
         goto done;
+    /* no calloc: the lists and in-degrees start empty here, distances and best edges below */
+    for (size_t v = 0; v < nn; v++)
+        nd[v].head = nd[v].indeg = 0;
     for (size_t k = ne; k-- > 0;) {
         const gp__cpedge *e = &edges[k];
         next[k] = nd[e->src].head;
@@ -450,6 +453,8 @@ gp_status gp__cp_longest(gp__cpgraph *g)
     }
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++) {
+        nd[v].dist = 0;
+        nd[v].pred = 0;
         if (nd[v].indeg == 0) {
             queue[tail++] = (uint32_t)v;
             /* default mode: a chain starts at the region's start (a thread or stream that
