@@ -72,6 +72,10 @@ static uint16_t cpu_flags(const gp__cprank *k, const gp_event *ev)
         f |= GP__CPE_BLOCKING;
     if (k->hta && (nb & GP__NB_LOCK))
         f |= GP__CPE_LOCK;
+    if (!k->hta && (nb & GP__NB_SYNC_CALL))
+        f |= GP__CPE_SYNCCALL;
+    if (!k->hta && (nb & GP__NB_ASYNC_COPY))
+        f |= GP__CPE_ACOPY;
     return f;
 }
 
@@ -84,8 +88,8 @@ GP__DEFINE_MERGE_SORT(sort_thread_nest, gp__cpev, cmp_thread_nest)
 
 /* HTA's backward thread merge (§4.2): when exactly one thread holds cpu_op / user_annotation
  * names with "autograd" and exactly one other thread names with "forward", the first is nested
- * as part of the second. */
-static void merge_backward(const gp__cprank *k, gp__cpgraph *g)
+ * as part of the second. Returns whether it did. */
+static bool merge_backward(const gp__cprank *k, gp__cpgraph *g)
 {
     int32_t bw[2] = {-1, -1}, fw[2] = {-1, -1};
     size_t n_bw = 0, n_fw = 0;
@@ -105,10 +109,11 @@ static void merge_backward(const gp__cprank *k, gp__cpgraph *g)
         if (n_bw == 1 && fw[i] != bw[0])
             fwd = fwd == -1 ? fw[i] : -2;
     if (n_bw != 1 || fwd < 0 || (n_fw == 2 && fw[0] != bw[0] && fw[1] != bw[0]))
-        return;
+        return false;
     for (size_t i = 0; i < g->n_evs; i++)
         if (g->evs[i].thread == bw[0])
             g->evs[i].thread = fwd;
+    return true;
 }
 
 /* The CPU events of [ulo, uhi] (starts, in units, inclusive), in nesting order per thread. */
@@ -158,6 +163,68 @@ static gp_status slots_fill(const gp__cprank *k, const gp__cpgraph *g, cp_slots 
     return GP_OK;
 }
 
+/* The track indices [*from, *to) of CPU thread tr's events starting in [lo, hi] (ns). */
+static void track_range(const gp_track *tr, gp_ns lo, gp_ns hi, size_t *from, size_t *to)
+{
+    *from = gp__track_lower_bound(tr, lo);
+    *to = hi == INT64_MAX ? tr->n_events : gp__track_lower_bound(tr, hi + 1);
+}
+
+/* Appends the CPU events of track tk whose starts are in [ulo, uhi] (units); scanned: its events
+ * [from, to) (ns bounds one unit wider). *sorted turns false when two of them are out of nesting
+ * order (cmp_nest): the track is in (start, longer first) order in ns, which rounding to HTA's
+ * microseconds may break. g->evs has room for all of them. */
+static void track_cpu(const gp__cprank *k, size_t tk, size_t from, size_t to, int64_t ulo,
+                      int64_t uhi, gp__cpgraph *g, bool *sorted)
+{
+    const gp_event *evs = k->t->tracks[tk].events;
+    const gp__cpev *prev = NULL;
+    for (size_t i = from; i < to; i++) {
+        const gp_event *ev = &evs[i];
+        if (!cpu_kind(ev) || ev->ts >= k->cpu_hi)
+            continue;
+        int64_t s = gp__cp_unit_start(k, ev->ts), e = gp__cp_unit_end(k, ev->ts, ev->dur);
+        if (s < ulo || s > uhi || e - s <= 0)
+            continue;
+        if (prev && (prev->s > s || (prev->s == s && prev->e < e)))
+            *sorted = false;
+        gp__cpev *c = &g->evs[g->n_evs++];
+        *c = (gp__cpev){.ev = ev,
+                        .s = s,
+                        .e = e,
+                        .parent = -1,
+                        .launcher = -1,
+                        .thread = (int32_t)tk,
+                        .q_launch = INT32_MIN,
+                        .q_start = INT32_MIN,
+                        .ns = UINT32_MAX,
+                        .ne = UINT32_MAX,
+                        .wait_src = -1,
+                        .flags = cpu_flags(k, ev)};
+        prev = c;
+    }
+}
+
+/* The number of GPU events of the rank launched by a call starting in [ulo, uhi] (units), the
+ * first of them at k->by_launch[*first]. */
+static size_t launched_count(const gp__cprank *k, int64_t ulo, int64_t uhi, size_t *first)
+{
+    size_t bound[2];
+    for (int b = 0; b < 2; b++) {
+        size_t lo = 0, hi = k->n_by_launch;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (b == 0 ? k->lts[k->by_launch[mid]] < ulo : k->lts[k->by_launch[mid]] <= uhi)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bound[b] = lo;
+    }
+    *first = bound[0];
+    return bound[1] - bound[0];
+}
+
 static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g,
                             cp_slots *sl)
 {
@@ -170,41 +237,30 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
     gp_ns base = k->unit > 1 ? t->base_time_ns : 0;
     gp_ns lo = ulo == INT64_MIN ? INT64_MIN : (ulo - 1) * k->unit + base;
     gp_ns hi = uhi == INT64_MAX ? INT64_MAX : (uhi + 1) * k->unit + base;
+    /* the events are sized once: every scanned CPU event, and the GPU events the region's calls
+     * launched (growing by doubling copied them several times) */
+    size_t most = 0, first;
     for (size_t tk = 0; tk < t->n_tracks; tk++) {
-        const gp_track *tr = &t->tracks[tk];
-        if (tr->kind != GP_TRACK_CPU_THREAD)
+        if (t->tracks[tk].kind != GP_TRACK_CPU_THREAD)
             continue;
-        size_t i = gp__track_lower_bound(tr, lo);
-        sl->lo[tk] = i;
-        for (; i < tr->n_events && tr->events[i].ts <= hi; i++) {
-            const gp_event *ev = &tr->events[i];
-            sl->n[tk] = i + 1 - sl->lo[tk];
-            if (!cpu_kind(ev) || ev->ts >= k->cpu_hi)
-                continue;
-            int64_t s = gp__cp_unit_start(k, ev->ts), e = gp__cp_unit_end(k, ev->ts, ev->dur);
-            if (s < ulo || s > uhi || e - s <= 0)
-                continue;
-            gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
-            if (!c)
-                return GP_ENOMEM;
-            *c = (gp__cpev){.ev = ev,
-                            .s = s,
-                            .e = e,
-                            .parent = -1,
-                            .launcher = -1,
-                            .thread = (int32_t)tk,
-                            .q_launch = INT32_MIN,
-                            .q_start = INT32_MIN,
-                            .ns = UINT32_MAX,
-                            .ne = UINT32_MAX,
-                            .wait_src = -1,
-                            .flags = cpu_flags(k, ev)};
-        }
+        size_t to;
+        track_range(&t->tracks[tk], lo, hi, &sl->lo[tk], &to);
+        sl->n[tk] = to - sl->lo[tk];
+        most += sl->n[tk];
     }
-    if (k->hta)
-        merge_backward(k, g);
+    most += launched_count(k, ulo, uhi, &first);
+    if (!(g->evs = malloc((most ? most : 1) * sizeof(*g->evs))))
+        return GP_ENOMEM;
+    g->cap_evs = most ? most : 1;
+    bool sorted = true;
+    for (size_t tk = 0; tk < t->n_tracks; tk++)
+        if (sl->n[tk])
+            track_cpu(k, tk, sl->lo[tk], sl->lo[tk] + sl->n[tk], ulo, uhi, g, &sorted);
+    if (k->hta && merge_backward(k, g))
+        sorted = false;
     int32_t *stack = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*stack));
-    if (!stack || !sort_thread_nest(g->evs, g->n_evs)) {
+    /* events of a thread are in nesting order already unless rounding or the merge moved them */
+    if (!stack || (!sorted && !sort_thread_nest(g->evs, g->n_evs))) {
         free(stack);
         return GP_ENOMEM;
     }
@@ -298,31 +354,32 @@ GP__DEFINE_MERGE_SORT(sort_end_keys, gp__cp_time_key, gp__cp_time_key_cmp)
 
 /* Default mode: each synchronising call waits for the GPU work that ended last inside it; an
  * async copy blocks when its own copy ended inside it (a D2H copy to pageable memory). */
-static gp_status infer_syncs(const gp__cprank *k, gp__cpgraph *g)
+static gp_status infer_syncs(gp__cpgraph *g)
 {
-    gp__cp_time_key *ends = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*ends));
+    size_t n_calls = 0;
+    for (size_t i = 0; i < g->n_cpu; i++)
+        n_calls += (g->evs[i].flags & (GP__CPE_SYNCCALL | GP__CPE_ACOPY)) != 0;
+    if (n_calls == 0)
+        return GP_OK;
+    gp__cp_time_key *ends = malloc((g->n_evs - g->n_cpu + 1) * sizeof(*ends));
     if (!ends)
         return GP_ENOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < g->n_evs; i++)
-        if (g->evs[i].flags & GP__CPE_GPU)
-            ends[n++] = (gp__cp_time_key){g->evs[i].e, (uint32_t)i};
+    for (size_t i = g->n_cpu; i < g->n_evs; i++)
+        ends[n++] = (gp__cp_time_key){g->evs[i].e, (uint32_t)i};
     if (!sort_end_keys(ends, n)) {
         free(ends);
         return GP_ENOMEM;
     }
-    for (size_t i = 0; i < g->n_evs; i++) {
+    for (size_t i = 0; i < g->n_cpu; i++) {
         gp__cpev *c = &g->evs[i];
-        if (c->flags & GP__CPE_GPU)
-            continue;
-        uint16_t nb = gp__cp_name_bits(k, c->ev->name, (gp_event_kind)c->ev->kind);
-        if (!(nb & (GP__NB_SYNC_CALL | GP__NB_ASYNC_COPY)))
+        if (!(c->flags & (GP__CPE_SYNCCALL | GP__CPE_ACOPY)))
             continue;
         /* The last GPU end <= the call's end. */
         size_t lo = gp__cp_time_keys_upto(ends, n, c->e);
         for (size_t j = lo; j-- > 0 && ends[j].t > c->s;) {
             const gp__cpev *w = &g->evs[ends[j].ev];
-            if ((nb & GP__NB_ASYNC_COPY) && w->launcher != (int32_t)i)
+            if ((c->flags & GP__CPE_ACOPY) && w->launcher != (int32_t)i)
                 continue; /* an async copy waits only for its own copy */
             c->launcher = (int32_t)ends[j].ev;
             c->flags |= GP__CPE_BLOCKING;
@@ -370,17 +427,16 @@ static gp_status infer_xwaits(const gp__cprank *k, gp__cpgraph *g)
     if (!keys)
         return GP_ENOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < g->n_evs; i++)
-        if ((g->evs[i].flags & (GP__CPE_GPU | GP__CPE_NODE)) == (GP__CPE_GPU | GP__CPE_NODE))
+    for (size_t i = g->n_cpu; i < g->n_evs; i++)
+        if (g->evs[i].flags & GP__CPE_NODE)
             keys[n++] = (xw_key){lane_device(k, g->evs[i].thread), g->evs[i].e, (uint32_t)i};
     if (!sort_xw_keys(keys, n)) {
         free(keys);
         return GP_ENOMEM;
     }
-    for (size_t i = 0; i < g->n_evs; i++) {
+    for (size_t i = g->n_cpu; i < g->n_evs; i++) {
         gp__cpev *c = &g->evs[i];
-        if ((c->flags & (GP__CPE_GPU | GP__CPE_NODE)) != (GP__CPE_GPU | GP__CPE_NODE) ||
-            c->launcher < 0)
+        if (!(c->flags & GP__CPE_NODE) || c->launcher < 0)
             continue;
         if ((c->flags & GP__CPE_XREC) && c->wait_src >= 0)
             continue; /* the record named its work (default_wait_sources) */
@@ -429,13 +485,14 @@ static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp_
     g->hta = k->hta;
     cp_slots sl = {NULL, NULL, NULL, NULL};
     gp_status st = region_cpu(k, ulo, uhi, g, &sl);
+    g->n_cpu = g->n_evs;
     if (st == GP_OK)
         st = region_gpu(k, &sl, ulo, uhi, g);
     slots_free(&sl);
     if (st == GP_OK && !k->hta)
         st = region_carried(k, ulo, uhi, g);
     if (st == GP_OK && !k->hta)
-        st = infer_syncs(k, g);
+        st = infer_syncs(g);
     if (st == GP_OK && !k->hta)
         st = infer_xwaits(k, g);
     g->origin = ulo;

@@ -67,22 +67,21 @@ static int cmp_node(const gp__cpnode *a, const gp__cpnode *b)
 }
 GP__DEFINE_MERGE_SORT(sort_nodes, gp__cpnode, cmp_node)
 
-static gp_status add_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int64_t w, int32_t ev,
-                          gp__cp_edge_type type)
+/* Appends an edge (inlined: the graph adds one or two per node; gp__cp_build sizes the array for
+ * the usual count, so growing is rare). */
+static inline gp_status add_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int64_t w, int32_t ev,
+                                 gp__cp_edge_type type)
 {
-    gp__cpedge *e = GP_PUSH(g->edges, g->n_edges, g->cap_edges);
-    if (!e)
+    if (g->n_edges == g->cap_edges &&
+        gp__grow((void **)&g->edges, &g->cap_edges, sizeof(*g->edges), g->n_edges + 1) != GP_OK)
         return GP_ENOMEM;
-    *e = (gp__cpedge){src, dst, w, ev, (uint8_t)type};
+    g->edges[g->n_edges++] = (gp__cpedge){src, dst, w, ev, (uint8_t)type};
     return GP_OK;
 }
 
 static gp_status make_nodes(gp__cpgraph *g)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < g->n_evs; i++)
-        n += (g->evs[i].flags & GP__CPE_NODE) ? 2 : 0;
-    g->nodes = malloc((n ? n : 1) * sizeof(*g->nodes));
+    g->nodes = malloc((g->n_evs ? 2 * g->n_evs : 1) * sizeof(*g->nodes)); /* at most 2 per event */
     if (!g->nodes)
         return GP_ENOMEM;
     for (size_t i = 0; i < g->n_evs; i++) {
@@ -90,13 +89,17 @@ static gp_status make_nodes(gp__cpgraph *g)
         e->ns = e->ne = NO_NODE;
         if (!(e->flags & GP__CPE_NODE))
             continue;
+        e->ns = (uint32_t)g->n_nodes;
         g->nodes[g->n_nodes++] = (gp__cpnode){e->s, (uint32_t)i, false};
+        e->ne = (uint32_t)g->n_nodes;
         g->nodes[g->n_nodes++] = (gp__cpnode){e->e, (uint32_t)i, true};
     }
     /* HTA numbers nodes by (time, event), which decides its ties (§6); the default mode needs no
      * order (the longest path does not depend on it), and sorting 2 nodes per event was the
      * largest cost of the graph */
-    if (g->hta && !sort_nodes(g->nodes, g->n_nodes))
+    if (!g->hta)
+        return GP_OK;
+    if (!sort_nodes(g->nodes, g->n_nodes))
         return GP_ENOMEM;
     for (size_t k = 0; k < g->n_nodes; k++) {
         gp__cpev *e = &g->evs[g->nodes[k].ev];
@@ -144,75 +147,92 @@ static gp_status lock_pass(gp__cpgraph *g)
     return st;
 }
 
-/* The event an operator edge src -> dst counts for (§7). */
-static int32_t attributed(const gp__cpgraph *g, uint32_t src, uint32_t dst)
-{
-    const gp__cpnode *a = &g->nodes[src], *b = &g->nodes[dst];
-    if (!a->end)
-        return (int32_t)a->ev;
-    if (b->end)
-        return (int32_t)b->ev;
-    return g->evs[a->ev].parent;
-}
-
+/* A thread's walk (§4.2): the last visited node, with its event, end flag and time (read here,
+ * not from g->nodes: the walk is one edge per node), the open node events, and in the default
+ * mode the latest time the thread's chain has covered. */
 typedef struct walk {
-    uint32_t last;  /* last visited node, NO_NODE at the start of a thread */
-    int depth;      /* open node events */
-    int64_t cursor; /* default mode: the latest time the thread's chain has covered */
+    uint32_t last; /* NO_NODE at the start of a thread */
+    uint32_t last_ev;
+    bool last_end;
+    int depth;
+    int64_t last_ts;
+    int64_t cursor;
 } walk;
+
+/* The event an operator edge from the last node to a node of event i (its end when end) counts
+ * for (§7). */
+static inline int32_t attributed(const gp__cpgraph *g, const walk *w, uint32_t i, bool end)
+{
+    if (!w->last_end)
+        return (int32_t)w->last_ev;
+    if (end)
+        return (int32_t)i;
+    return g->evs[w->last_ev].parent;
+}
 
 /* The weight of a CPU edge last -> a node at ts: the gap (HTA), or in the default mode the time
  * past the cursor, so that events overlapping their siblings count their time once. */
-static int64_t cpu_gap(const gp__cpgraph *g, walk *w, int64_t ts)
+static inline int64_t cpu_gap(const gp__cpgraph *g, walk *w, int64_t ts)
 {
     if (g->hta)
-        return ts - g->nodes[w->last].ts;
+        return ts - w->last_ts;
     int64_t gap = GP_MAX(ts - w->cursor, 0);
     w->cursor = GP_MAX(w->cursor, ts);
     return gap;
 }
 
-static bool lock_pair(const gp__cpgraph *g, uint32_t last, uint32_t next)
+/* HTA: the last node and the next (of event e, its end when end) are both runtime-lock calls,
+ * not an end followed by a start: lock_pass links them. */
+static inline bool lock_pair(const gp__cpgraph *g, const walk *w, const gp__cpev *e, bool end)
 {
-    if (!g->hta || last == NO_NODE)
+    if (!g->hta || w->last == NO_NODE)
         return false;
-    const gp__cpnode *a = &g->nodes[last], *b = &g->nodes[next];
-    if (!(g->evs[a->ev].flags & GP__CPE_LOCK) || !(g->evs[b->ev].flags & GP__CPE_LOCK))
+    if (!(g->evs[w->last_ev].flags & GP__CPE_LOCK) || !(e->flags & GP__CPE_LOCK))
         return false;
-    return !(a->end && !b->end);
+    return !(w->last_end && !end);
 }
 
-static gp_status enter(gp__cpgraph *g, walk *w, const gp__cpev *e)
+static inline void visit(walk *w, uint32_t node, uint32_t i, bool end, int64_t ts)
 {
+    w->last = node;
+    w->last_ev = i;
+    w->last_end = end;
+    w->last_ts = ts;
+}
+
+static inline gp_status enter(gp__cpgraph *g, walk *w, uint32_t i)
+{
+    const gp__cpev *e = &g->evs[i];
     if (!(e->flags & GP__CPE_NODE))
         return GP_OK;
     gp_status st = GP_OK;
     if (w->last == NO_NODE)
         w->cursor = e->s;
-    if (w->last != NO_NODE && !lock_pair(g, w->last, e->ns)) {
+    if (w->last != NO_NODE && !lock_pair(g, w, e, false)) {
         int64_t gap = cpu_gap(g, w, e->s);
         if (w->depth == 0 && g->hta) /* idle between top-level ops: free in HTA */
             st = add_edge(g, w->last, e->ns, 0, -1, GP__CPT_DEPENDENCY);
         else
-            st = add_edge(g, w->last, e->ns, gap, attributed(g, w->last, e->ns), GP__CPT_OPERATOR);
+            st = add_edge(g, w->last, e->ns, gap, attributed(g, w, i, false), GP__CPT_OPERATOR);
     }
-    w->last = e->ns;
+    visit(w, e->ns, i, false, e->s);
     w->depth++;
     return st;
 }
 
-static gp_status leave(gp__cpgraph *g, walk *w, const gp__cpev *e)
+static inline gp_status leave(gp__cpgraph *g, walk *w, uint32_t i)
 {
+    const gp__cpev *e = &g->evs[i];
     if (!(e->flags & GP__CPE_NODE))
         return GP_OK;
     gp_status st = GP_OK;
-    if (!lock_pair(g, w->last, e->ne)) {
+    if (!lock_pair(g, w, e, true)) {
         int64_t gap = cpu_gap(g, w, e->e);
         if (e->flags & GP__CPE_BLOCKING)
             gap = 0;
-        st = add_edge(g, w->last, e->ne, gap, attributed(g, w->last, e->ne), GP__CPT_OPERATOR);
+        st = add_edge(g, w->last, e->ne, gap, attributed(g, w, i, true), GP__CPT_OPERATOR);
     }
-    w->last = e->ne;
+    visit(w, e->ne, i, true, e->e);
     w->depth--;
     return st;
 }
@@ -222,29 +242,30 @@ static gp_status leave(gp__cpgraph *g, walk *w, const gp__cpev *e)
  * the walk is a stack of the open events. */
 static gp_status nesting_pass(gp__cpgraph *g)
 {
-    int32_t *stack = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*stack));
+    uint32_t *stack = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*stack));
     if (!stack)
         return GP_ENOMEM;
     size_t sp = 0;
-    walk w = {NO_NODE, 0, 0};
+    const walk start = {NO_NODE, 0, false, 0, 0, 0};
+    walk w = start;
     int32_t thread = INT32_MIN;
     gp_status st = GP_OK;
-    for (size_t i = 0; i <= g->n_evs && st == GP_OK; i++) {
-        const gp__cpev *e = i < g->n_evs ? &g->evs[i] : NULL;
-        bool cpu = e && !(e->flags & GP__CPE_GPU);
+    for (size_t i = 0; i <= g->n_cpu && st == GP_OK; i++) {
+        const gp__cpev *e = i < g->n_cpu ? &g->evs[i] : NULL;
+        bool cpu = e != NULL;
         if (!cpu || e->thread != thread) { /* close the previous thread */
             while (sp > 0 && st == GP_OK)
-                st = leave(g, &w, &g->evs[stack[--sp]]);
-            w = (walk){NO_NODE, 0, 0};
+                st = leave(g, &w, stack[--sp]);
+            w = start;
             if (!cpu)
                 break;
             thread = e->thread;
         }
-        while (sp > 0 && stack[sp - 1] != e->parent && st == GP_OK)
-            st = leave(g, &w, &g->evs[stack[--sp]]);
+        while (sp > 0 && (int32_t)stack[sp - 1] != e->parent && st == GP_OK)
+            st = leave(g, &w, stack[--sp]);
         if (st == GP_OK)
-            st = enter(g, &w, e);
-        stack[sp++] = (int32_t)i;
+            st = enter(g, &w, (uint32_t)i);
+        stack[sp++] = (uint32_t)i;
     }
     free(stack);
     return st;
@@ -318,12 +339,9 @@ static gp_status sync_row(gp__cpgraph *g, uint32_t r, const int32_t *prev, size_
 
 static gp_status gpu_pass(gp__cpgraph *g)
 {
-    size_t n = 0, n_lanes = 0;
-    for (size_t i = 0; i < g->n_evs; i++)
-        if (g->evs[i].flags & GP__CPE_GPU) {
-            n++;
-            n_lanes = GP_MAX(n_lanes, (size_t)g->evs[i].thread + 1);
-        }
+    size_t n = g->n_evs - g->n_cpu, n_lanes = 0;
+    for (size_t i = g->n_cpu; i < g->n_evs; i++)
+        n_lanes = GP_MAX(n_lanes, (size_t)g->evs[i].thread + 1);
     gp__cp_time_key *keys = malloc((n ? n : 1) * sizeof(*keys));
     int32_t *prev = malloc((n_lanes ? n_lanes : 1) * sizeof(*prev));
     if (!keys || !prev) {
@@ -332,10 +350,9 @@ static gp_status gpu_pass(gp__cpgraph *g)
         return GP_ENOMEM;
     }
     n = 0;
-    for (size_t i = 0; i < g->n_evs; i++) {
+    for (size_t i = g->n_cpu; i < g->n_evs; i++) {
         const gp__cpev *e = &g->evs[i];
-        if (e->flags & GP__CPE_GPU)
-            keys[n++] = (gp__cp_time_key){(e->flags & GP__CPE_SYNC) ? e->e : e->s, (uint32_t)i};
+        keys[n++] = (gp__cp_time_key){(e->flags & GP__CPE_SYNC) ? e->e : e->s, (uint32_t)i};
     }
     for (size_t k = 0; k < n_lanes; k++)
         prev[k] = -1;
@@ -369,9 +386,9 @@ static gp_status gpu_pass(gp__cpgraph *g)
 static gp_status inferred_syncs(gp__cpgraph *g)
 {
     gp_status st = GP_OK;
-    for (size_t i = 0; i < g->n_evs && st == GP_OK; i++) {
+    for (size_t i = 0; i < g->n_cpu && st == GP_OK; i++) {
         const gp__cpev *c = &g->evs[i];
-        if ((c->flags & (GP__CPE_GPU | GP__CPE_BLOCKING)) != GP__CPE_BLOCKING || c->launcher < 0)
+        if (!(c->flags & GP__CPE_BLOCKING) || c->launcher < 0)
             continue;
         const gp__cpev *src = &g->evs[c->launcher];
         if (src->ne == NO_NODE || c->ne == NO_NODE)
@@ -384,6 +401,12 @@ static gp_status inferred_syncs(gp__cpgraph *g)
 gp_status gp__cp_build(gp__cpgraph *g)
 {
     gp_status st = make_nodes(g);
+    /* about one edge per node (the CPU walk and each GPU event's operator edge) and one per event
+     * (a GPU event's launch or kernel-kernel edge, a synchronisation): one allocation */
+    size_t cap = g->n_nodes + g->n_evs + 16;
+    if (st == GP_OK && !(g->edges = malloc(cap * sizeof(*g->edges))))
+        st = GP_ENOMEM;
+    g->cap_edges = st == GP_OK ? cap : 0;
     if (st == GP_OK && g->hta)
         st = lock_pass(g);
     if (st == GP_OK)
@@ -396,52 +419,42 @@ gp_status gp__cp_build(gp__cpgraph *g)
 }
 
 /* A node of the longest-path walk, its fields side by side (one cache line per visit: the walk
- * is a random access per edge): its distance, best in-edge (UINT32_MAX: none yet) and that edge's
- * source, and its in-edges not yet relaxed. */
+ * is a random access per edge): its distance, best in-edge + 1 (0: none yet), in-edges not yet
+ * relaxed, and first out-edge + 1 (0: none). */
 typedef struct lp_node {
     int64_t dist;
-    uint32_t pred, from, indeg;
+    uint32_t pred, indeg, head;
 } lp_node;
-
-/* An out-edge, copied in source order (read in sequence by the walk): its weight as the path uses
- * it (>= 0), its target and its index (ties go to the first inserted). */
-typedef struct lp_out {
-    int64_t w;
-    uint32_t dst, edge;
-} lp_out;
 
 /* §6: networkx's dag_longest_path: nodes in Kahn order (in-degree-0 nodes by id, then generation
  * by generation), each taking its best predecessor (the first edge inserted among equals), the
- * path ending at the first node of that order with the largest distance. Linear. */
+ * path ending at the first node of that order with the largest distance. Linear. The out-edges
+ * of a node are a list through next (one pass over the edges, backwards so that each list is in
+ * insertion order, which Kahn order depends on), not a copy of the edges by source. */
 gp_status gp__cp_longest(gp__cpgraph *g)
 {
     size_t nn = g->n_nodes, ne = g->n_edges;
-    uint32_t *off = calloc(nn + 1, sizeof(*off));
-    lp_out *out = malloc((ne ? ne : 1) * sizeof(*out));
-    lp_node *nd = calloc(nn ? nn : 1, sizeof(*nd));
+    const gp__cpedge *edges = g->edges;
+    uint32_t *next = malloc((ne ? ne : 1) * sizeof(*next)); /* next out-edge of the source + 1 */
+    lp_node *nd = malloc((nn ? nn : 1) * sizeof(*nd));
     uint32_t *queue = malloc((nn ? nn : 1) * sizeof(*queue));
     gp_status st = GP_ENOMEM;
-    if (!off || !out || !nd || !queue)
+    if (!next || !nd || !queue)
         goto done;
-    for (size_t k = 0; k < ne; k++) {
-        off[g->edges[k].src + 1]++;
-        nd[g->edges[k].dst].indeg++;
-        g->negative += g->edges[k].w < 0;
-    }
+    /* no calloc: the lists and in-degrees start empty here, distances and best edges below */
     for (size_t v = 0; v < nn; v++)
-        off[v + 1] += off[v];
-    {                           /* out-edges by source, in insertion order */
-        uint32_t *fill = queue; /* reused as a fill cursor, refilled below */
-        for (size_t v = 0; v < nn; v++)
-            fill[v] = off[v];
-        for (size_t k = 0; k < ne; k++) {
-            const gp__cpedge *e = &g->edges[k];
-            out[fill[e->src]++] = (lp_out){GP_MAX(e->w, 0), e->dst, (uint32_t)k};
-        }
+        nd[v].head = nd[v].indeg = 0;
+    for (size_t k = ne; k-- > 0;) {
+        const gp__cpedge *e = &edges[k];
+        next[k] = nd[e->src].head;
+        nd[e->src].head = (uint32_t)k + 1;
+        nd[e->dst].indeg++;
+        g->negative += e->w < 0;
     }
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++) {
-        nd[v].pred = UINT32_MAX;
+        nd[v].dist = 0;
+        nd[v].pred = 0;
         if (nd[v].indeg == 0) {
             queue[tail++] = (uint32_t)v;
             /* default mode: a chain starts at the region's start (a thread or stream that
@@ -461,17 +474,16 @@ gp_status gp__cp_longest(gp__cpgraph *g)
             best = u;
             best_dist = du;
         }
-        for (uint32_t k = off[u]; k < off[u + 1]; k++) {
-            const lp_out *o = &out[k];
-            lp_node *d = &nd[o->dst];
-            int64_t cand = du + o->w;
-            if (d->pred == UINT32_MAX || cand > d->dist || (cand == d->dist && o->edge < d->pred)) {
+        for (uint32_t k = nd[u].head; k; k = next[k - 1]) {
+            const gp__cpedge *e = &edges[k - 1];
+            lp_node *d = &nd[e->dst];
+            int64_t cand = du + GP_MAX(e->w, 0);
+            if (!d->pred || cand > d->dist || (cand == d->dist && k < d->pred)) {
                 d->dist = cand;
-                d->pred = o->edge;
-                d->from = u;
+                d->pred = k;
             }
             if (--d->indeg == 0)
-                queue[tail++] = o->dst;
+                queue[tail++] = e->dst;
         }
     }
     if (tail < nn) {
@@ -479,23 +491,23 @@ gp_status gp__cp_longest(gp__cpgraph *g)
         goto done;
     }
     g->length = nn ? best_dist : 0;
-    /* one walk back along the best in-edges: the path's edges, last first, into queue (no longer
-     * needed; a path visits each node once, so it holds at most nn - 1 edges) */
-    size_t n_path = 0;
-    uint32_t first = best;
-    for (; nn && nd[first].pred != UINT32_MAX; first = nd[first].from)
-        queue[n_path++] = nd[first].pred;
-    g->path = malloc((n_path ? n_path : 1) * sizeof(*g->path));
-    if (!g->path)
+    /* one walk back along the best in-edges, writing the path's edges from the end of an array
+     * of the largest size (a path visits each node once: at most nn - 1 edges), then moved to
+     * its front */
+    uint32_t *path = malloc((nn ? nn : 1) * sizeof(*path));
+    if (!path)
         goto done;
-    g->n_path = n_path;
+    size_t at = nn ? nn : 1;
+    uint32_t first = best;
+    for (; nn && nd[first].pred; first = edges[nd[first].pred - 1].src)
+        path[--at] = nd[first].pred - 1;
+    g->n_path = (nn ? nn : 1) - at;
+    memmove(path, path + at, g->n_path * sizeof(*path));
+    g->path = path;
     g->head_offset = nn ? nd[first].dist : 0;
-    for (size_t k = 0; k < n_path; k++)
-        g->path[k] = queue[n_path - 1 - k];
     st = GP_OK;
 done:
-    free(off);
-    free(out);
+    free(next);
     free(nd);
     free(queue);
     return st;

@@ -13,16 +13,18 @@
 #include "analyze/analyze_internal.h"
 
 enum {
-    GP__CPE_NODE = 1u << 0,     /* has a start and an end node */
-    GP__CPE_BLOCKING = 1u << 1, /* a blocking call: its closing edge weighs 0 */
-    GP__CPE_LOCK = 1u << 2,     /* HTA's runtime-lock names */
-    GP__CPE_DATALOAD = 1u << 3, /* its CPU time is data loading */
-    GP__CPE_GPU = 1u << 4,      /* runs on a GPU stream */
-    GP__CPE_SYNC = 1u << 5,     /* a cuda_sync row (no duration edge) */
-    GP__CPE_COMM = 1u << 6,     /* GPU communication; on a sync row: a Context Sync */
-    GP__CPE_EVSYNC = 1u << 7,   /* an Event Sync row (HTA mode) */
-    GP__CPE_WAITROW = 1u << 8,  /* a Stream Wait Event row (HTA mode) */
-    GP__CPE_XREC = 1u << 9,     /* default mode: wait_src from a Stream Wait Event row's record */
+    GP__CPE_NODE = 1u << 0,      /* has a start and an end node */
+    GP__CPE_BLOCKING = 1u << 1,  /* a blocking call: its closing edge weighs 0 */
+    GP__CPE_LOCK = 1u << 2,      /* HTA's runtime-lock names */
+    GP__CPE_DATALOAD = 1u << 3,  /* its CPU time is data loading */
+    GP__CPE_GPU = 1u << 4,       /* runs on a GPU stream */
+    GP__CPE_SYNC = 1u << 5,      /* a cuda_sync row (no duration edge) */
+    GP__CPE_COMM = 1u << 6,      /* GPU communication; on a sync row: a Context Sync */
+    GP__CPE_EVSYNC = 1u << 7,    /* an Event Sync row (HTA mode) */
+    GP__CPE_WAITROW = 1u << 8,   /* a Stream Wait Event row (HTA mode) */
+    GP__CPE_XREC = 1u << 9,      /* default mode: wait_src from a Stream Wait Event row's record */
+    GP__CPE_SYNCCALL = 1u << 10, /* default mode: a synchronising call (GP__NB_SYNC_CALL) */
+    GP__CPE_ACOPY = 1u << 11,    /* default mode: an async copy call (GP__NB_ASYNC_COPY) */
 };
 
 /* A pointer to a trace event, as one type name: GP__DEFINE_MERGE_SORT(name, T, cmp) writes
@@ -76,6 +78,7 @@ typedef struct gp__cpgraph {
     bool hta;
     gp__cpev *evs;
     size_t n_evs, cap_evs;
+    size_t n_cpu; /* evs[0, n_cpu) are the CPU events, the rest GPU events */
     gp__cpnode *nodes;
     size_t n_nodes;
     gp__cpedge *edges;

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "analyze/critpath_internal.h"
-#include "core/imap.h"
 #include "core/invariant.h"
 #include "core/msort.h"
 
@@ -37,11 +36,12 @@ static gp_cp_class edge_class(const gp__cpgraph *g, const gp__cpedge *e)
     return (ev->flags & GP__CPE_DATALOAD) ? GP_CP_DATA_LOADING : GP_CP_CPU;
 }
 
-/* One path edge's time for the top events. */
+/* One (name, class) entry of the top events. */
 typedef struct contrib {
     const char *name;
     int32_t ev;   /* the first (in path order) event of this name and class, -1 */
     int32_t last; /* the event of the entry's latest edge: an event's edges count it once */
+    int32_t next; /* the next entry of the same name (another class) + 1, 0 */
     uint8_t cls;
     uint8_t kind;
     gp_ns time;
@@ -69,73 +69,83 @@ static const char *python_of(const gp__cpgraph *g, const gp_trace *t, int32_t i)
     return "";
 }
 
-/* Adds one path edge's time to the (name, class) entry of c[0, *m) found through the map idx
- * (key: name id * 8 + class; the unattributed and head entries use ids past the table). */
-static gp_status add_contrib(gp__imap *idx, contrib *c, size_t *m, int64_t id, const char *name,
-                             int32_t ev, gp_cp_class cls, uint8_t kind, gp_ns time)
+/* What one pass over the path gathers: the (name, class) entries c[0, m) in path order (an entry
+ * keeps the earliest event of its name on the path), found through first, indexed by name id
+ * (the unattributed and head entries use the ids after the table's), and the events seen. A table
+ * by name, not a hash map: a path edge costs one array read (a map lookup per edge was a third of
+ * the result's cost). */
+typedef struct tally {
+    contrib *c;
+    size_t m;
+    int32_t *first; /* the first entry of a name + 1, 0 */
+    size_t none;    /* the id of "between top-level events"; none + 1: the head's */
+    uint8_t *seen;  /* per region event: on the path already */
+} tally;
+
+static void tally_free(tally *ty)
 {
-    uint64_t j;
-    int64_t key = id * 8 + (int64_t)cls;
-    if (gp__imap_get(idx, key, &j)) {
-        c[j].time += time;
-        if (ev < 0 || ev != c[j].last) /* a new event (an event's path edges are consecutive in
-                                          its entry: its children belong to other entries) */
-            c[j].count++;
-        c[j].last = ev;
-        return GP_OK;
-    }
-    c[*m] = (contrib){name, ev, ev, (uint8_t)cls, kind, time, 1};
-    return gp__imap_put(idx, key, (*m)++);
+    free(ty->c);
+    free(ty->first);
+    free(ty->seen);
 }
 
-static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, int64_t unit,
+static gp_status tally_init(tally *ty, const gp__cpgraph *g, const gp_trace *t)
+{
+    ty->none = gp_trace_str_count(t) + 1;
+    ty->m = 0;
+    ty->c = malloc((g->n_path + 1) * sizeof(*ty->c));
+    ty->first = calloc(ty->none + 2, sizeof(*ty->first));
+    ty->seen = calloc(g->n_evs ? g->n_evs : 1, 1);
+    return ty->c && ty->first && ty->seen ? GP_OK : GP_ENOMEM;
+}
+
+/* A new (name id, class) entry, linked at *link; the name is resolved here, once per entry. */
+static void new_contrib(tally *ty, const gp_trace *t, int32_t *link, size_t id, int32_t ev,
+                        gp_cp_class cls, uint8_t kind, gp_ns time)
+{
+    const char *name = id == ty->none       ? "(between top-level events)"
+                       : id == ty->none + 1 ? "(before the first event of the path's thread or "
+                                              "stream)"
+                                            : gp_trace_str(t, (gp_strid)id);
+    ty->c[ty->m] = (contrib){name, ev, ev, 0, (uint8_t)cls, kind, time, 1};
+    *link = (int32_t)++ty->m;
+}
+
+/* Adds one path edge's time to the (name id, class) entry (inlined: once per path edge). */
+static inline void add_contrib(tally *ty, const gp_trace *t, size_t id, int32_t ev, gp_cp_class cls,
+                               uint8_t kind, gp_ns time)
+{
+    int32_t *link = &ty->first[id];
+    while (*link && ty->c[*link - 1].cls != (uint8_t)cls)
+        link = &ty->c[*link - 1].next;
+    if (!*link) {
+        new_contrib(ty, t, link, id, ev, cls, kind, time);
+        return;
+    }
+    contrib *c = &ty->c[*link - 1];
+    c->time += time;
+    if (ev < 0 || ev != c->last) /* a new event (an event's path edges are consecutive in its
+                                    entry: its children belong to other entries) */
+        c->count++;
+    c->last = ev;
+}
+
+/* The top events from the entries (sorted by time here). */
+static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, tally *ty,
                             gp_critical_path *cp)
 {
-    contrib *c = malloc((g->n_path + 1) * sizeof(*c));
-    gp__imap idx;
-    if (!c || gp__imap_init(&idx, 256) != GP_OK) {
-        free(c);
+    contrib *c = ty->c;
+    size_t m = ty->m;
+    if (!sort_contrib_time(c, m))
         return GP_ENOMEM;
-    }
-    /* grouped in path order: an entry keeps the earliest event of its name on the path */
-    int64_t none = (int64_t)gp_trace_str_count(t) + 1;
-    size_t m = 0;
-    gp_status st = GP_OK;
-    for (size_t k = 0; k < g->n_path && st == GP_OK; k++) {
-        const gp__cpedge *e = &g->edges[g->path[k]];
-        gp_cp_class cls = edge_class(g, e);
-        if (cls == GP_CP_DEPENDENCY || cls == GP_CP_LAUNCH)
-            continue;
-        const gp_event *ev = e->ev >= 0 ? g->evs[e->ev].ev : NULL;
-        st = add_contrib(&idx, c, &m, ev ? (int64_t)ev->name : none,
-                         ev ? gp_trace_str(t, ev->name) : "(between top-level events)", e->ev, cls,
-                         (uint8_t)(ev ? ev->kind : GP_EV_OTHER),
-                         (g->hta ? e->w : GP_MAX(e->w, 0)) * unit);
-    }
-    if (g->head_offset > 0 && st == GP_OK)
-        st = add_contrib(&idx, c, &m, none + 1,
-                         "(before the first event of the path's thread or stream)", -1, GP_CP_CPU,
-                         GP_EV_OTHER, g->head_offset * unit);
-    gp__imap_free(&idx);
-    if (st != GP_OK) {
-        free(c);
-        return st;
-    }
-    if (!sort_contrib_time(c, m)) {
-        free(c);
-        return GP_ENOMEM;
-    }
     size_t n_top = GP_MIN(m, (size_t)CP_TOP);
     cp->top = calloc(n_top ? n_top : 1, sizeof(*cp->top));
-    if (!cp->top) {
-        free(c);
+    if (!cp->top)
         return GP_ENOMEM;
-    }
     for (size_t k = 0; k < n_top; k++)
         cp->top[k] = (gp_cp_event){c[k].name, c[k].kind,  (gp_cp_class)c[k].cls,
                                    c[k].time, c[k].count, python_of(g, t, c[k].ev)};
     cp->n_top = n_top;
-    free(c);
     return GP_OK;
 }
 
@@ -149,31 +159,17 @@ static void shrink(void **p, size_t n, size_t size)
         *p = q;
 }
 
-/* §6: every event with a node on the path, in path order (only counted without an overlay). */
-static gp_status path_events(const gp__cpgraph *g, bool overlay, gp_critical_path *cp)
+/* §6: the event of node v when not seen yet, in path order (only counted without an overlay). */
+static inline void path_event(const gp__cpgraph *g, uint32_t v, tally *ty, bool overlay,
+                              gp_critical_path *cp)
 {
-    uint8_t *seen = calloc(g->n_evs ? g->n_evs : 1, 1);
-    cp->events = overlay ? malloc((2 * g->n_path + 1) * sizeof(*cp->events)) : NULL;
-    if (!seen || (overlay && !cp->events)) {
-        free(seen);
-        return GP_ENOMEM;
-    }
-    for (size_t k = 0; k < g->n_path; k++) {
-        const gp__cpedge *e = &g->edges[g->path[k]];
-        uint32_t ends[2] = {g->nodes[e->src].ev, g->nodes[e->dst].ev};
-        for (int j = 0; j < 2; j++) {
-            if (seen[ends[j]])
-                continue;
-            seen[ends[j]] = 1;
-            if (overlay)
-                cp->events[cp->n_events] = g->evs[ends[j]].ev;
-            cp->n_events++;
-        }
-    }
-    free(seen);
+    uint32_t i = g->nodes[v].ev;
+    if (ty->seen[i])
+        return;
+    ty->seen[i] = 1;
     if (overlay)
-        shrink((void **)&cp->events, cp->n_events, sizeof(*cp->events));
-    return GP_OK;
+        cp->events[cp->n_events] = g->evs[i].ev;
+    cp->n_events++;
 }
 
 /* HTA's edge type strings. */
@@ -213,26 +209,47 @@ static gp_status path_links(const gp__cpgraph *g, int64_t unit, gp_critical_path
 gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, bool overlay,
                         gp_critical_path *cp)
 {
+    tally ty;
+    gp_status st = tally_init(&ty, g, t);
+    cp->events = overlay ? malloc((2 * g->n_path + 1) * sizeof(*cp->events)) : NULL;
+    if (st != GP_OK || (overlay && !cp->events)) {
+        tally_free(&ty);
+        return GP_ENOMEM;
+    }
+    /* one pass over the path: the classes, the top events' entries and the events */
     gp_ns sum = 0;
     for (size_t k = 0; k < g->n_path; k++) {
         const gp__cpedge *e = &g->edges[g->path[k]];
         /* HTA's breakdown keeps a negative weight that the path used as 0 (§5) */
         gp_ns w = (g->hta ? e->w : GP_MAX(e->w, 0)) * unit;
-        cp->by_class[edge_class(g, e)] += w;
+        gp_cp_class cls = edge_class(g, e);
+        cp->by_class[cls] += w;
         sum += w;
+        if (cls != GP_CP_DEPENDENCY && cls != GP_CP_LAUNCH) {
+            const gp_event *ev = e->ev >= 0 ? g->evs[e->ev].ev : NULL;
+            add_contrib(&ty, t, ev ? (size_t)ev->name : ty.none, e->ev, cls,
+                        (uint8_t)(ev ? ev->kind : GP_EV_OTHER), w);
+        }
+        /* the path is a chain (an edge starts where the previous ended): its nodes are the
+         * first edge's source and each edge's target */
+        if (k == 0)
+            path_event(g, e->src, &ty, overlay, cp);
+        path_event(g, e->dst, &ty, overlay, cp);
     }
+    if (overlay)
+        shrink((void **)&cp->events, cp->n_events, sizeof(*cp->events));
     if (g->head_offset > 0) { /* default mode: the path's head started after the region */
         cp->by_class[GP_CP_CPU] += g->head_offset * unit;
         sum += g->head_offset * unit;
+        add_contrib(&ty, t, ty.none + 1, -1, GP_CP_CPU, GP_EV_OTHER, g->head_offset * unit);
     }
     cp->length = g->length * unit;
     for (int c = 0; c < GP_CP_COUNT; c++)
         cp->pct[c] = sum != 0 ? 100.0 * (double)cp->by_class[c] / (double)sum : NAN;
     GP_INVARIANT(g->hta || sum == cp->length, "critical path: classes sum to %lld, length %lld",
                  (long long)sum, (long long)cp->length);
-    gp_status st = top_events(g, t, unit, cp);
-    if (st == GP_OK)
-        st = path_events(g, overlay, cp);
+    st = top_events(g, t, &ty, cp);
+    tally_free(&ty);
     if (st == GP_OK && overlay)
         st = path_links(g, unit, cp);
     return st;
