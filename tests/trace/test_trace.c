@@ -1280,6 +1280,79 @@ static void builder_sorts_and_summary_stats(void **state)
     gp_trace_free(t);
 }
 
+/* The reader remembers pid and tid values by their 8 bytes (kineto_events.c, parse_idval): values
+ * that share a prefix ("1" and "12"), that differ only after the number, that are too long to be
+ * remembered (8 digits), negative, strings, followed by ',' or '}' or a newline, and more distinct
+ * tids than it remembers (so entries are replaced) all land on their own track, read from memory
+ * and from a 2.6 MB file through 1 MiB reads (GP_READ_MMAP=0), where values straddle the reads. */
+static void remembered_pid_and_tid_values_land_on_their_tracks(void **state)
+{
+    (void)state;
+    static const char *const pid[] = {"1", "12", "123", "1234567", "-5", "7", "1", "\"42\"", "1"};
+    static const char *const tid[] = {"1",  "123", "1234567",      "12345678", "0",
+                                      "70", "12",  "\"stream 7\"", "1\n"};
+    static const int64_t want_pid[] = {1, 12, 123, 1234567, -5, 7, 1, 42, 1};
+    static const int64_t want_tid[] = {1, 123, 1234567, 12345678, 0, 70, 12, 7, 1};
+    enum { N_KINDS = sizeof pid / sizeof *pid, N_EVENTS = 30000 };
+    size_t cap = 100u * N_EVENTS + 64, len = 0;
+    char *doc = malloc(cap);
+    assert_non_null(doc);
+    len += (size_t)snprintf(doc, cap, "{\"traceEvents\": [");
+    uint64_t seed = 12345;
+    for (int i = 0; i < N_EVENTS; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        int k = (int)((seed >> 33) % N_KINDS);
+        const char *sep = i ? (k % 2 ? "," : ",\n") : "";
+        if (k == 5) /* tid last, before '}' */
+            len += (size_t)snprintf(doc + len, cap - len,
+                                    "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"p%d\", "
+                                    "\"ts\": %d, \"dur\": 1, \"pid\": %s, \"tid\": %s}",
+                                    sep, k, i, pid[k], tid[k]);
+        else
+            len += (size_t)snprintf(doc + len, cap - len,
+                                    "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"p%d\", "
+                                    "\"pid\": %s%s\"tid\": %s, \"ts\": %d, \"dur\": 1}",
+                                    sep, k, pid[k], k % 3 ? ", " : ",", tid[k], i);
+    }
+    len += (size_t)snprintf(doc + len, cap - len, "]}");
+    assert_true(len > (2u << 20));
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp-test-idmemo.%d.json", (int)getpid());
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(doc, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+    for (int way = 0; way < 2; way++) {
+        gp_read_opts o = quiet_opts();
+        gp_trace *t = NULL;
+        gp_error err = {0};
+        if (way == 0) {
+            assert_int_equal(gp_trace_read_buffer(doc, len, "ids.json", &o, &t, &err), GP_OK);
+        } else {
+            setenv("GP_READ_MMAP", "0", 1);
+            gp_status st = gp_trace_read(path, &o, &t, &err);
+            unsetenv("GP_READ_MMAP");
+            assert_int_equal(st, GP_OK);
+        }
+        size_t seen = 0;
+        for (size_t i = 0; i < t->n_tracks; i++)
+            for (size_t j = 0; j < t->tracks[i].n_events; j++) {
+                const char *name = gp_trace_str(t, t->tracks[i].events[j].name);
+                assert_true(name[0] == 'p');
+                int k = atoi(name + 1);
+                assert_true(k >= 0 && k < N_KINDS);
+                if (t->tracks[i].pid != want_pid[k] || t->tracks[i].tid != want_tid[k])
+                    fail_msg("way %d: p%d on pid %lld tid %lld", way, k,
+                             (long long)t->tracks[i].pid, (long long)t->tracks[i].tid);
+                seen++;
+            }
+        assert_int_equal(seen, N_EVENTS);
+        gp_trace_free(t);
+    }
+    unlink(path);
+    free(doc);
+}
+
 /* The builder's arrays grow past every first capacity (the track index's 64 slots, GP_PUSH's 16
  * elements, a track's first 4 events, the meta index from 16 members), with tracks added while
  * earlier tracks already hold events; every element stays where it was put, and the private half
@@ -1453,6 +1526,7 @@ int main(void)
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
         cmocka_unit_test(builder_grows_every_array_past_its_capacity),
+        cmocka_unit_test(remembered_pid_and_tid_values_land_on_their_tracks),
         cmocka_unit_test(event_sort_is_stable_and_adaptive),
     };
     /* GP_TEST_FILTER (a cmocka pattern) runs a subset: the ThreadSanitizer stage runs the parallel
