@@ -435,38 +435,50 @@ static gp_status merge_ranks(gp_analysis *a)
 }
 
 gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace *t,
-                          const struct gp_ops *shape_ops, size_t job_ranks,
-                          const struct gp_ops *const *own_ops)
+                          const struct gp_ops *shape_ops, size_t job_ranks, const gp__rank_pre *pre)
 {
     struct gp_ops *ops = NULL;
     size_t first = a->n_findings;
     gp_status st = rank_findings(a, cap, &a->ranks[i]);
-    gp__sync_sites syncs;
-    memset(&syncs, 0, sizeof syncs);
+    gp__sync_sites own;
+    memset(&own, 0, sizeof own);
+    const gp__sync_sites *syncs = &own;
+    bool given = pre && pre->done;
     /* The rank's ops by shape: the caller's table when it has one for this one-rank job (ops
      * computed once per report), else the rank's own when computed beside its tables, else
      * computed here; NULL without record_shapes either way. */
     const struct gp_ops *rank_ops = NULL;
     if (st == GP_OK && t && shape_ops && job_ranks == 1)
         rank_ops = t->n_op_shapes ? shape_ops : NULL;
-    else if (st == GP_OK && t && own_ops)
-        rank_ops = *own_ops;
+    else if (st == GP_OK && t && given && pre->want_ops)
+        rank_ops = pre->ops;
     else if (st == GP_OK && t)
         st = gp__findings_ops(t, &ops);
     if (ops)
         rank_ops = ops;
-    if (st == GP_OK && t)
-        st = gp__sync_sites_of(t, &syncs);
+    if (st == GP_OK && t && given)
+        syncs = pre->syncs;
+    else if (st == GP_OK && t)
+        st = gp__sync_sites_of(t, &own);
     if (st == GP_OK) /* findings_cause.c */
-        st = gp__finding_cause(a, cap, &a->ranks[i], t, rank_ops, &syncs);
+        st = gp__finding_cause(a, cap, &a->ranks[i], t, rank_ops, syncs);
     if (st == GP_OK && t)
         st = gp__advise_profile(a, cap, t, a->ranks[i].rank);
     if (st == GP_OK && t) /* findings_patterns.c */
-        st = gp__findings_patterns(a, cap, &a->ranks[i], t, rank_ops, &syncs);
+        st = gp__findings_patterns(a, cap, &a->ranks[i], t, rank_ops, syncs);
     if (st == GP_OK)
         gp__cause_promote(a, first);
     gp_ops_free(ops);
     return st;
+}
+
+void gp__rank_pre_free(gp__rank_pre *p)
+{
+    gp_ops_free(p->ops);
+    free(p->syncs);
+    p->ops = NULL;
+    p->syncs = NULL;
+    p->done = false;
 }
 
 gp_status gp__advise_job(gp_analysis *a, size_t *cap)
@@ -506,12 +518,12 @@ gp_status gp__advise_job(gp_analysis *a, size_t *cap)
 }
 
 gp_status gp__analyze_advise(gp_analysis *a, const gp_trace *const *traces, size_t n,
-                             const struct gp_ops *shape_ops, const struct gp_ops *const *rank_ops)
+                             const struct gp_ops *shape_ops, const gp__rank_pre *pre)
 {
     size_t cap = 0;
     gp_status st = GP_OK;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++)
         st = gp__advise_rank(a, &cap, i, traces && i < n ? traces[i] : NULL, shape_ops, n,
-                             rank_ops && i < n ? &rank_ops[i] : NULL);
+                             pre && i < n ? &pre[i] : NULL);
     return st == GP_OK ? gp__advise_job(a, &cap) : st;
 }

@@ -157,10 +157,9 @@ static const rank_fn rank_analyses[] = {
 typedef struct rank_tasks {
     const gp__view *v;
     gp_rank_analysis *r;
-    struct gp_ops **ops; /* NULL, or where the rank's ops by shape go (gp__findings_ops) */
-    size_t order[N_RANK_ANALYSES]; /* the tables' tasks in the order they start (table_order) */
-    gp_status st[N_RANK_ANALYSES];
-    gp_status ops_st;
+    gp__rank_pre *pre;                 /* NULL, or where the rank's findings' trace tasks write */
+    size_t order[N_RANK_ANALYSES + 1]; /* the tasks in the order they start (table_order) */
+    gp_status st[N_RANK_ANALYSES + 1];
 } rank_tasks;
 
 static void run_rank_task(void *ctx, size_t i)
@@ -169,31 +168,41 @@ static void run_rank_task(void *ctx, size_t i)
     rt->st[i] = rank_analyses[i](rt->v, rt->r);
 }
 
-/* The task of the findings' ops by shape (gp__findings_ops) among the tables': the slot of the
- * critical path, which runs after them. The op walk reads only the trace: beside the tables it
- * costs no wall time on two threads, where after them it added about 50 ms to `analyze` on the
- * H100 trace x10 (docs/performance.md, issue 37). */
+/* Two tasks among the tables' read only the trace, for the rank's findings (gp__rank_pre): its
+ * ops by shape (gp__findings_ops) in the slot of the critical path, which runs after the tables,
+ * and its sync sites (gp__sync_sites_of) one past it. After the tables, in advise, they added
+ * about 50 ms to `analyze` on the H100 trace x10 and 10 % of the analysis on large_v100_nccl;
+ * beside them they cost no wall time on two threads (docs/performance.md, issue 37). */
 #define OPS_TASK (N_RANK_ANALYSES - 1)
+#define SYNC_TASK N_RANK_ANALYSES
 
-/* The longest tasks, longest first (idle causes, the findings' ops (NULL here), activity, launch
- * statistics, the step breakdown, queues: measured on the H100 trace x10 and large_v100_nccl x7).
- * gp__par_for hands tasks out in order, so the longest start first and the short ones fill in
- * behind them; in registry order the idle causes started last and ran alone at the end. */
-static const rank_fn longest_first[] = {gp__analyze_idle_causes, NULL,
-                                        gp__analyze_activity,    gp__analyze_launch_stats,
-                                        gp__analyze_step_parts,  gp__analyze_queues};
+/* The longest tasks, longest first (measured on the H100 trace x10 and large_v100_nccl x7): a
+ * table's function, or (fn NULL) one of the trace tasks. gp__par_for hands tasks out in order, so
+ * the longest start first and the short ones fill in behind them; in registry order the idle
+ * causes started last and ran alone at the end. */
+typedef struct first_task {
+    rank_fn fn;
+    size_t task;
+} first_task;
+static const first_task longest_first[] = {
+    {gp__analyze_idle_causes, 0},  {NULL, OPS_TASK},
+    {gp__analyze_step_parts, 0},   {gp__analyze_activity, 0},
+    {gp__analyze_launch_stats, 0}, {NULL, SYNC_TASK},
+    {gp__analyze_queues, 0},
+};
 
-/* Fills order with the tables' tasks (and OPS_TASK when ops), longest first, then the others in
- * registry order; returns their count. */
-static size_t table_order(bool ops, size_t order[N_RANK_ANALYSES])
+/* Fills order with the tables' tasks and, with pre, the trace tasks (the ops only when wanted),
+ * longest first, then the other tables in registry order; returns their count. */
+static size_t table_order(const gp__rank_pre *pre, size_t order[N_RANK_ANALYSES + 1])
 {
     bool taken[N_RANK_ANALYSES] = {false};
     size_t n = 0;
     for (size_t k = 0; k < sizeof longest_first / sizeof *longest_first; k++) {
-        if (!longest_first[k] && ops)
-            order[n++] = OPS_TASK;
-        for (size_t i = 0; longest_first[k] && i < OPS_TASK; i++)
-            if (rank_analyses[i] == longest_first[k] && !taken[i]) {
+        const first_task *f = &longest_first[k];
+        if (!f->fn && pre && (f->task == SYNC_TASK || pre->want_ops))
+            order[n++] = f->task;
+        for (size_t i = 0; f->fn && i < OPS_TASK; i++)
+            if (rank_analyses[i] == f->fn && !taken[i]) {
                 taken[i] = true;
                 order[n++] = i;
             }
@@ -201,7 +210,7 @@ static size_t table_order(bool ops, size_t order[N_RANK_ANALYSES])
     for (size_t i = 0; i < OPS_TASK; i++)
         if (!taken[i])
             order[n++] = i;
-    assert(n == OPS_TASK + ops); /* each task once */
+    assert(n == OPS_TASK + (pre ? 1u + pre->want_ops : 0u)); /* each task once */
     return n;
 }
 
@@ -210,7 +219,11 @@ static void run_table_task(void *ctx, size_t i)
     rank_tasks *rt = ctx;
     size_t k = rt->order[i];
     if (k == OPS_TASK)
-        rt->ops_st = gp__findings_ops(rt->v->t, rt->ops);
+        rt->st[k] = gp__findings_ops(rt->v->t, &rt->pre->ops);
+    else if (k == SYNC_TASK)
+        rt->st[k] = !(rt->pre->syncs = calloc(1, sizeof *rt->pre->syncs))
+                        ? GP_ENOMEM
+                        : gp__sync_sites_of(rt->v->t, rt->pre->syncs);
     else
         run_rank_task(rt, k);
 }
@@ -350,17 +363,17 @@ static void check_rank(const gp__view *v, const gp_rank_analysis *r)
 }
 
 /* Runs the rank's analyses on v and frees v (before the critical path, which reads only its
- * trace and options); ops NULL, or where the rank's ops by shape for its findings go. */
-static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads, struct gp_ops **ops)
+ * trace and options); pre NULL, or where the rank's findings' trace tasks write (done set). */
+static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads, gp__rank_pre *pre)
 {
-    rank_tasks rt = {.v = v, .r = r, .ops = ops, .ops_st = GP_OK};
+    rank_tasks rt = {.v = v, .r = r, .pre = pre};
     assert(rank_analyses[N_RANK_ANALYSES - 1] == gp__analyze_critical_path); /* table_list.h */
-    gp__par_for(table_order(ops != NULL, rt.order), threads, run_table_task, &rt);
-    for (size_t i = 0; i + 1 < N_RANK_ANALYSES; i++)
+    gp__par_for(table_order(pre, rt.order), threads, run_table_task, &rt);
+    for (size_t i = 0; i <= SYNC_TASK; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
-    if (rt.ops_st != GP_OK)
-        return rt.ops_st;
+    if (pre)
+        pre->done = true;
     if (r->idle_causes_dropped)
         gp_error_note(&r->note,
                       "Idle causes: %zu of %zu rows have no top names (finding them is a walk "
@@ -415,7 +428,7 @@ gp_status gp__analyze_job_types(gp_analysis *a)
     return sort_types(a->types, a->n_types) ? GP_OK : GP_ENOMEM;
 }
 
-gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, struct gp_ops **ops,
+gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, gp__rank_pre *pre,
                             gp_error *err)
 {
     gp__classifier *c = NULL;
@@ -441,7 +454,7 @@ gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, stru
         r->steps_total = v.steps_total;
         r->steps_kept = v.steps_kept;
         rank_notes(t, &v, many, r);
-        st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4), ops ? &ops[i] : NULL);
+        st = analyze_rank(&v, r, gp__rank_threads(t, &a->opts, 4), pre ? &pre[i] : NULL);
         gp__view_free(&v);
     }
     gp__classifier_free(c);
@@ -465,14 +478,14 @@ gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
         a->opts = *opts;
     else
         gp_analyze_opts_init(&a->opts);
-    /* The ranks' ops by shape for the findings, computed beside their tables, unless the
-     * caller gave the table of a one-rank job. */
-    struct gp_ops **ops = NULL;
-    gp_status st = GP_OK;
-    if (!(shape_ops && in->n == 1) && !(ops = calloc(in->n ? in->n : 1, sizeof *ops)))
-        st = GP_ENOMEM;
+    /* What the ranks' findings read of their traces, computed beside their tables: the ops by
+     * shape unless the caller gave the table of a one-rank job, and the sync sites. */
+    gp__rank_pre *pre = calloc(in->n ? in->n : 1, sizeof *pre);
+    gp_status st = pre ? GP_OK : GP_ENOMEM;
+    for (size_t i = 0; pre && i < in->n; i++)
+        pre[i].want_ops = !(shape_ops && in->n == 1);
     if (st == GP_OK)
-        st = gp__analyze_ranks(in, in->n > 1, a, ops, err);
+        st = gp__analyze_ranks(in, in->n > 1, a, pre, err);
     if (st == GP_OK)
         st = gp__analyze_job_types(a);
     if (st == GP_OK && in->n > 1) {
@@ -482,10 +495,10 @@ gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
         st = gp__collectives_of_ranks(in, &co, &a->collectives, err);
     }
     if (st == GP_OK)
-        st = gp__analyze_advise(a, in->t, in->n, shape_ops, (const struct gp_ops *const *)ops);
-    for (size_t i = 0; ops && i < in->n; i++)
-        gp_ops_free(ops[i]);
-    free(ops);
+        st = gp__analyze_advise(a, in->t, in->n, shape_ops, pre);
+    for (size_t i = 0; pre && i < in->n; i++)
+        gp__rank_pre_free(&pre[i]);
+    free(pre);
     if (st != GP_OK) {
         gp_analysis_free(a);
         if (st == GP_ENOMEM)

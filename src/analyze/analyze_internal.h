@@ -142,14 +142,24 @@ GP__ANALYSIS_TABLES(X)
  * timeline shows, without the rest of an analysis. GP_ENOMEM. */
 gp_status gp__activity_sum(const gp_trace *const *traces, size_t n,
                            gp_activity *sum) GP_WARN_UNUSED;
+/* What a rank's findings read of its trace alone, computed beside the rank's tables
+ * (gp__analyze_ranks) and handed to gp__advise_rank: its ops by shape (gp__findings_ops; NULL
+ * without record_shapes) unless the caller has the op table (want_ops false), and its sync sites
+ * (gp__sync_sites_of, findings_syncs.c). done: they were computed. */
+typedef struct gp__rank_pre {
+    bool want_ops;
+    bool done;
+    struct gp_ops *ops;
+    struct gp__sync_sites *syncs; /* malloc'd (gp__rank_pre_free) */
+} gp__rank_pre;
+void gp__rank_pre_free(gp__rank_pre *p);
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
  * when the caller has it (one rank: the findings' ops by shape, gp__findings_ops, not computed
- * again); else rank_ops (NULL: computed here), the n ranks' own (gp__findings_ops, NULL entries
- * where a trace has no shapes). */
+ * again); pre (NULL: computed here) the n ranks' own ops and sync sites. */
 gp_status gp__analyze_advise(gp_analysis *a, const gp_trace *const *traces, size_t n,
                              const struct gp_ops *shape_ops,
-                             const struct gp_ops *const *rank_ops) GP_WARN_UNUSED;
+                             const gp__rank_pre *pre) GP_WARN_UNUSED;
 /* The rank traces an analysis reads, read-only: a job's (gp__ranks_of_job) or any array of
  * traces (a side of a diff, one trace), so that no caller casts const away to make a gp_job. */
 typedef struct gp__ranks {
@@ -162,20 +172,21 @@ static inline gp__ranks gp__ranks_of_job(const gp_job *job)
     return (gp__ranks){gp_job_traces(job), job->n_ranks, job->ranks_from_file_order};
 }
 /* analyze.c: the figures of every rank of in into a->ranks (a->opts set; many: the job has
- * several ranks, for the notes); ops NULL, or an array of in->n that receives each rank's ops by
- * shape for its findings (gp__findings_ops; the caller frees them), computed beside its tables.
- * GP_EINVAL (a user regex, err says which), GP_ENOMEM. */
-gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, struct gp_ops **ops,
+ * several ranks, for the notes); pre NULL, or an array of in->n (want_ops set by the caller) that
+ * receives what each rank's findings read of its trace (gp__rank_pre; the caller frees it with
+ * gp__rank_pre_free), computed beside its tables. GP_EINVAL (a user regex, err says which),
+ * GP_ENOMEM. */
+gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, gp__rank_pre *pre,
                             gp_error *err) GP_WARN_UNUSED;
 gp_status gp__analyze_job_types(gp_analysis *a) GP_WARN_UNUSED;
 /* The two halves of gp__analyze_advise, apart for partial results (partial.c): the findings of
  * rank i (a->ranks[i], trace t; NULL: only those of its figures), appended to a->findings
- * (capacity *cap), in a job of job_ranks ranks, *own_ops its ops by shape when computed already
- * (own_ops NULL: computed here); then the job's: stragglers, their findings, the sort and the
+ * (capacity *cap), in a job of job_ranks ranks, pre its ops and sync sites when computed already
+ * (NULL or not done: computed here); then the job's: stragglers, their findings, the sort and the
  * merge of a rule's findings across ranks. */
 gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace *t,
                           const struct gp_ops *shape_ops, size_t job_ranks,
-                          const struct gp_ops *const *own_ops) GP_WARN_UNUSED;
+                          const gp__rank_pre *pre) GP_WARN_UNUSED;
 gp_status gp__advise_job(gp_analysis *a, size_t *cap) GP_WARN_UNUSED;
 /* findings_cause.c: the largest class of rank r's critical paths summed over its steps (the
  * classes of the cause findings, "sync" from the path's own sync events, launch calls in the

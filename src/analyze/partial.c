@@ -222,24 +222,25 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
         gp_analyze_opts_init(&a->opts);
     gp_status st = world_of(job, world_size, &p->world_size, err);
     gp__ranks in = gp__ranks_of_job(job);
-    struct gp_ops **ops = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *ops);
-    if (st == GP_OK && !ops)
+    gp__rank_pre *pre = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *pre);
+    if (st == GP_OK && !pre)
         st = GP_ENOMEM;
+    for (size_t i = 0; pre && i < job->n_ranks; i++)
+        pre[i].want_ops = true;
     if (st == GP_OK)
         st = job_of(job, &p->job, err);
-    if (st == GP_OK) /* the findings' ops by shape beside the tables (analyze.c) */
-        st = gp__analyze_ranks(&in, p->world_size > 1, a, ops, err);
+    if (st == GP_OK) /* the findings' ops and sync sites beside the tables (analyze.c) */
+        st = gp__analyze_ranks(&in, p->world_size > 1, a, pre, err);
     size_t cap = 0;
     for (size_t i = 0; i < a->n_ranks && st == GP_OK; i++) {
         size_t first = a->n_findings;
-        st = gp__advise_rank(a, &cap, i, job->ranks[i], NULL, job->n_ranks,
-                             (const struct gp_ops *const *)&ops[i]);
+        st = gp__advise_rank(a, &cap, i, job->ranks[i], NULL, job->n_ranks, &pre[i]);
         if (st == GP_OK)
             st = encode_rank(a, i, first, job->ranks[i], &p->ranks[p->n_ranks++]);
     }
-    for (size_t i = 0; ops && i < job->n_ranks; i++)
-        gp_ops_free(ops[i]);
-    free(ops);
+    for (size_t i = 0; pre && i < job->n_ranks; i++)
+        gp__rank_pre_free(&pre[i]);
+    free(pre);
     if (st == GP_OK) {
         gp__ser c = {.rd = false};
         uint64_t h = rules_hash_of(&a->opts);
