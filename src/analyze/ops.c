@@ -34,26 +34,40 @@ typedef struct gwork {
 #define CMP_GWORK(x, y) GP_CMP((x)->corr, (y)->corr)
 GP__DEFINE_MERGE_SORT(sort_gwork, gwork, CMP_GWORK)
 
-/* An open event on a CPU thread's stack; the op fields are used by op frames only. */
+/* An open event on a CPU thread's stack (cpu_op, python_function, user_annotation): small, as
+ * most are Python frames (issue 37); an op's figures are in its opframe. */
 typedef struct frame {
     gp_ns end;
-    int32_t op_up; /* the innermost op frame at or below this one, -1 */
-    bool is_op;
     gp_strid module, line, annot; /* innermost context frames' names, 0 = none */
+    uint32_t n_mod;               /* modules open at and below this frame: ctx.mods[0, n_mod) */
+    bool is_op;                   /* a cpu_op: its opframe is the top of ctx.ops_st */
+} frame;
+
+/* An open cpu_op (ctx.ops_st: the op frames of the stack, innermost last). */
+typedef struct opframe {
     const gp_event *ev;
-    gp_ns self, g_direct, g_sub;
-    gp_ns self_busy;  /* union of the GPU work the op launched itself (set when it closes) */
-    bool model_given; /* a convolution whose model went to the nested op holding its GPU time */
-    bool host_copy;   /* launched a host<->device memcpy itself */
+    const gp_op_shapes *sh;       /* its record_shapes args, NULL */
+    gp_strid module, line, annot; /* its frame's */
+    uint32_t n_mod;               /* its frame's */
+    gp_ns self; /* self CPU time: the time it is the innermost event (the sweep: self_sweep) */
+    gp_ns g_direct, g_sub;
+    gp_ns self_busy; /* union of the GPU work the op launched itself (set when it closes) */
     uint64_t k_direct, k_sub, replayed;
     size_t iv_mark;     /* where this op's subtree intervals start in ctx.iv */
-    size_t n_mod;       /* modules open at and below this frame: ctx.mods[0, n_mod) */
+    bool model_given;   /* a convolution whose model went to the nested op holding its GPU time */
+    bool host_copy;     /* launched a host<->device memcpy itself */
     bool modeled_below; /* a modeled op instance closed inside this op */
-} frame;
+} opframe;
+
+/* An open event of the self-time sweep: every event of the track with a duration. */
+typedef struct sweep_ev {
+    gp_ns end;
+    int32_t op; /* its index in ctx.ops_st (a cpu_op), else -1 */
+} sweep_ev;
 
 typedef struct ivl {
     gp_ns lo, hi;
-    int32_t owner; /* the stack index of the op that launched it */
+    int32_t owner; /* the ctx.ops_st index of the op that launched it */
 } ivl;
 
 #define CMP_IVL(x, y) GP_CMP((x)->lo, (y)->lo)
@@ -84,29 +98,31 @@ typedef struct ctx {
     gp_device_peak peak;
     gwork *gw;
     size_t n_gw, cap_gw;
-    uint8_t *cat_memo;  /* per name id: 0 not yet, else category + 1 */
-    uint8_t *py_memo;   /* per name id: 0 not yet, 1 module, 2 source line, 3 neither */
-    uint32_t *row_memo; /* by name: per name id, the row index + 1 */
+    uint8_t *cat_memo;        /* per name id: 0 not yet, else category + 1 */
+    uint8_t *py_memo;         /* per name id: 0 not yet, 1 module, 2 source line, 3 neither */
+    uint32_t *row_memo;       /* by name: per name id, the row index + 1 */
+    gp__idmap shape_rows;     /* by shape: (name, dims, types) ids -> row index */
+    gp__idmap texts;          /* (shape text id, 0, 0, 0) -> its compact text in strs */
+    size_t shape_hint;        /* gp__op_shapes_near: where the next op's shapes likely are */
+    gp__op_model_memo models; /* the models of the trace's distinct names and shapes */
     size_t n_str;
     frame *st;
     size_t n_st, cap_st;
+    opframe *ops_st;
+    size_t n_ops, cap_ops;
+    sweep_ev *sw; /* the self-time sweep's open events (gp_track_self_times' rule) */
+    size_t n_sw, cap_sw;
+    gp_ns now; /* the sweep's time */
     ivl *iv;
     size_t n_iv, cap_iv;
     ivl *own; /* scratch: one op's own intervals (self_busy_of) */
     size_t cap_own;
-    gp_ns *self;
-    size_t cap_self;
     const gp__ops_listener *lis; /* NULL: none */
     bool keep_inst; /* by shape: the modeled op instances also go to inst (gp__ops_instances) */
     gp_strid *mods; /* with a listener: the open nn.Module frames, outermost first */
     size_t n_mods, cap_mods;
     bool oom;
 } ctx;
-
-void gp_ops_opts_init(gp_ops_opts *opts)
-{
-    memset(opts, 0, sizeof *opts);
-}
 
 /* ---- rows ----------------------------------------------------------------------------------- */
 
@@ -142,10 +158,15 @@ static bool kbuf_fit(ctx *c, size_t n)
     return true;
 }
 
-/* A JSON text without the blanks outside its strings ("[[4, 197, 768], []]" -> "[[4,197,768],[]]"),
- * interned in the result's strings; NULL when out of memory. */
-static const char *compact(ctx *c, const char *s)
+/* The JSON text of trace string id without the blanks outside its strings ("[[4, 197, 768], []]" ->
+ * "[[4,197,768],[]]"), interned in the result's strings (once per id: rows share the texts); NULL
+ * when out of memory. */
+static const char *compact(ctx *c, gp_strid id)
 {
+    uint32_t key[4] = {id, 0, 0, 0}, out;
+    if (gp__idmap_get(&c->texts, key, &out))
+        return gp__strtab_get(c->strs, out);
+    const char *s = gp_trace_str(c->t, id);
     size_t n = strlen(s), k = 0;
     if (!kbuf_fit(c, n + 1))
         return NULL;
@@ -163,25 +184,12 @@ static const char *compact(ctx *c, const char *s)
             in_str = ch == '"';
         }
     }
-    uint32_t id;
-    if (gp__strtab_intern(c->strs, c->kbuf, k, &id) != GP_OK) {
+    if (gp__strtab_intern(c->strs, c->kbuf, k, &out) != GP_OK ||
+        gp__idmap_put(&c->texts, key, out) != GP_OK) {
         c->oom = true;
         return NULL;
     }
-    return gp__strtab_get(c->strs, id);
-}
-
-const char *gp__module_name(const char *s, size_t len, bool merge, size_t *out_len)
-{
-    if (len > 11 && memcmp(s, "nn.Module: ", 11) == 0) {
-        s += 11;
-        len -= 11;
-    }
-    size_t i = len;
-    while (merge && i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
-        i--;
-    *out_len = merge && i > 1 && i < len && s[i - 1] == '_' ? i - 1 : len; /* "_7" stays */
-    return s;
+    return gp__strtab_get(c->strs, out);
 }
 
 /* A name as a module key: "nn.Module: Linear_3" without its prefix (and number). */
@@ -191,12 +199,16 @@ static const char *module_text(const ctx *c, gp_strid id, size_t *len)
 }
 
 /* The row an op instance belongs to (not by instance, not by kernel). */
-static acc *instance_row(ctx *c, const frame *f, const gp_op_shapes *sh)
+static acc *instance_row(ctx *c, const opframe *f, const gp_op_shapes *sh)
 {
     const gp_trace *t = c->t;
     gp_strid name = f->ev->name;
     switch (c->o->by) {
     case GP_OPS_BY_SHAPE: {
+        /* instances of one name and shapes share their ids: the key text is made once */
+        uint32_t key[4] = {name, sh ? sh->dims : UINT32_MAX, sh ? sh->types : UINT32_MAX, 0}, ri;
+        if (gp__idmap_get(&c->shape_rows, key, &ri))
+            return gp__group_at(c->tab, ri);
         const char *n = gp_trace_str(t, name), *d = sh ? gp_trace_str(t, sh->dims) : "",
                    *ty = sh ? gp_trace_str(t, sh->types) : "";
         size_t ln = strlen(n), ld = strlen(d), lt = strlen(ty);
@@ -210,9 +222,11 @@ static acc *instance_row(ctx *c, const frame *f, const gp_op_shapes *sh)
         acc *a = row_for(c, 0, c->kbuf, ln + ld + lt + 2);
         if (a && !a->r.shapes) {
             a->r.key = n;
-            a->r.shapes = sh ? compact(c, d) : NULL;
-            a->r.types = sh ? compact(c, ty) : NULL;
+            a->r.shapes = sh ? compact(c, sh->dims) : NULL;
+            a->r.types = sh ? compact(c, sh->types) : NULL;
         }
+        if (a && gp__idmap_put(&c->shape_rows, key, (uint32_t)(a - (acc *)c->tab->recs)) != GP_OK)
+            c->oom = true;
         return a;
     }
     case GP_OPS_BY_MODULE: {
@@ -241,7 +255,7 @@ static acc *instance_row(ctx *c, const frame *f, const gp_op_shapes *sh)
 }
 
 /* Adds one instance's figures (and model, when m is not NULL) to row r. */
-static void add_instance(ctx *c, acc *a, const frame *f, gp_ns busy, const gp__op_model *m)
+static void add_instance(ctx *c, acc *a, const opframe *f, gp_ns busy, const gp__op_model *m)
 {
     gp_ops_row *r = &a->r;
     r->calls++;
@@ -359,7 +373,7 @@ static gp_op_category cat_of(ctx *c, gp_strid name)
 }
 
 /* The perf model of a closing op: true and *m when it has one; counts what it lacks. */
-static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_model *m)
+static bool model_of(ctx *c, const opframe *f, const gp_op_shapes *sh, gp__op_model *m)
 {
     gp_strid name = f->ev->name;
     uint8_t cat1 = (uint8_t)(cat_of(c, name) + 1);
@@ -369,10 +383,8 @@ static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_mode
         c->ops->no_shapes++;
         return false;
     }
-    const gp_trace *t = c->t;
-    if (!gp__op_model_compute(gp_trace_str(t, name), (gp_op_category)(cat1 - 1),
-                              gp_trace_str(t, sh->dims), gp_trace_str(t, sh->types),
-                              gp_trace_str(t, sh->concrete), m)) {
+    if (!gp__op_model_memo_compute(&c->models, c->t, name, (gp_op_category)(cat1 - 1), sh, m,
+                                   &c->oom)) {
         c->ops->bad_shapes++;
         return false;
     }
@@ -387,24 +399,22 @@ static bool model_of(ctx *c, const frame *f, const gp_op_shapes *sh, gp__op_mode
  * that launched nothing between them are looked through), the innermost one's model is f's, and
  * every such convolution around it gives up its own (model_given). True and *m,
  * *ext (the external id whose shapes made the model) when so. */
-static bool conv_model_from_above(ctx *c, const frame *f, gp__op_model *m, int64_t *ext)
+static bool conv_model_from_above(ctx *c, const opframe *f, gp__op_model *m, int64_t *ext)
 {
-    if (f->g_direct <= 0 || c->n_st == 0)
+    if (f->g_direct <= 0)
         return false;
     bool found = false;
-    for (int32_t up = c->st[c->n_st - 1].op_up; up >= 0; up = up > 0 ? c->st[up - 1].op_up : -1) {
-        frame *p = &c->st[up];
+    for (size_t up = c->n_ops; up-- > 0;) { /* the ops around f, innermost first */
+        opframe *p = &c->ops_st[up];
         gp_op_category pc = cat_of(c, p->ev->name);
         if (p->g_direct > 0 || p->model_given || (pc != GP_OPCAT_CONV_FWD && pc != GP_OPCAT_NONE))
             break;
         if (pc == GP_OPCAT_NONE) /* a wrapper between them (aten::_convolution): look through */
             continue;
         if (!found) {
-            const gp_op_shapes *sh = gp_trace_op_shapes(c->t, p->ev->external_id);
-            const gp_trace *t = c->t;
-            if (!sh || !gp__op_model_compute(gp_trace_str(t, p->ev->name), GP_OPCAT_CONV_FWD,
-                                             gp_trace_str(t, sh->dims), gp_trace_str(t, sh->types),
-                                             gp_trace_str(t, sh->concrete), m))
+            const gp_op_shapes *sh = p->sh;
+            if (!sh || !gp__op_model_memo_compute(&c->models, c->t, p->ev->name, GP_OPCAT_CONV_FWD,
+                                                  sh, m, &c->oom))
                 return false; /* the convolution models itself, or counts what it lacks */
             *ext = p->ev->external_id;
             found = true;
@@ -418,7 +428,7 @@ static bool conv_model_from_above(ctx *c, const frame *f, gp__op_model *m, int64
 /* One op instance's row into ctx.inst (model m NULL: none). row: the instance's row by shape when
  * the instances are kept beside it, whose texts are the instance's (the same compact text, one
  * copy); NULL by instance. */
-static void push_instance(ctx *c, const frame *f, const gp_op_shapes *sh, gp_ns busy,
+static void push_instance(ctx *c, const opframe *f, const gp_op_shapes *sh, gp_ns busy,
                           const gp__op_model *m, int64_t model_ext, const acc *row)
 {
     gp_ops_row *r = GP_PUSH(c->inst, c->n_inst, c->cap_inst);
@@ -430,8 +440,8 @@ static void push_instance(ctx *c, const frame *f, const gp_op_shapes *sh, gp_ns 
     add_instance(c, &a, f, busy, m);
     a.r.key = gp_trace_str(c->t, f->ev->name);
     bool row_texts = row && row->r.shapes; /* a row made without shapes has dims "" */
-    a.r.shapes = !sh ? NULL : row_texts ? row->r.shapes : compact(c, gp_trace_str(c->t, sh->dims));
-    a.r.types = !sh ? NULL : row_texts ? row->r.types : compact(c, gp_trace_str(c->t, sh->types));
+    a.r.shapes = !sh ? NULL : row_texts ? row->r.shapes : compact(c, sh->dims);
+    a.r.types = !sh ? NULL : row_texts ? row->r.types : compact(c, sh->types);
     a.r.module = f->module ? gp_trace_str(c->t, f->module) : NULL;
     a.r.line = f->line ? gp_trace_str(c->t, f->line) : NULL;
     a.r.external_id = f->ev->external_id;
@@ -444,10 +454,10 @@ static void push_instance(ctx *c, const frame *f, const gp_op_shapes *sh, gp_ns 
 
 /* An op instance closes: its row gets its figures. True when it has a model (the enclosing op
  * then has a modeled op below it, and is no leaf of the roofline). */
-static bool close_op(ctx *c, const frame *f)
+static bool close_op(ctx *c, const opframe *f)
 {
     gp_ns busy = busy_of(c, f->iv_mark);
-    const gp_op_shapes *sh = gp_trace_op_shapes(c->t, f->ev->external_id);
+    const gp_op_shapes *sh = f->sh;
     gp__op_model m;
     int64_t model_ext = f->ev->external_id;
     bool has_model = model_of(c, f, sh, &m);
@@ -573,7 +583,7 @@ static void launch(ctx *c, const gp_event *ev)
     }
     if (lo == c->n_gw || c->gw[lo].corr != ev->correlation)
         return;
-    int32_t op = c->n_st ? c->st[c->n_st - 1].op_up : -1;
+    int32_t op = (int32_t)c->n_ops - 1; /* the innermost open op, -1 */
     bool replay = gp__is_graph_launch(gp_trace_str(c->t, ev->name));
     for (size_t j = lo; j < c->n_gw && c->gw[j].corr == ev->correlation; j++) {
         gwork *g = &c->gw[j];
@@ -586,7 +596,7 @@ static void launch(ctx *c, const gp_event *ev)
             add_unattributed(c, g, GP__OUTSIDE_OP, gp_trace_str(c->t, ev->name));
             continue;
         }
-        frame *f = &c->st[op];
+        opframe *f = &c->ops_st[op];
         if (c->lis && c->lis->gpu &&
             !c->lis->gpu(c->lis->ud, c->t, c->mods, f->n_mod, g->dur,
                          gp_trace_str(c->t, f->ev->name), g->name, g->kind))
@@ -606,113 +616,151 @@ static void launch(ctx *c, const gp_event *ev)
     }
 }
 
-static void pop(ctx *c)
+/* The innermost open op closes (its frame has popped): its figures go to its row and its
+ * subtree's to the op around it. */
+static void close_top_op(ctx *c)
 {
-    frame f = c->st[--c->n_st];
-    /* the modules of f's scope close (ctx.mods keeps their ids until the next push) */
-    c->n_mods = c->n_st ? c->st[c->n_st - 1].n_mod : 0;
-    if (!f.is_op)
-        return;
-    f.g_sub = gp__sat_add(f.g_sub, f.g_direct);
-    f.k_sub += f.k_direct;
-    f.self_busy = self_busy_of(c, f.iv_mark, (int32_t)c->n_st);
-    bool modeled = close_op(c, &f);
-    int32_t up = c->n_st ? c->st[c->n_st - 1].op_up : -1;
-    if (up >= 0) { /* the subtree's time and intervals pass to the enclosing op */
-        c->st[up].g_sub = gp__sat_add(c->st[up].g_sub, f.g_sub);
-        c->st[up].k_sub += f.k_sub;
-        c->st[up].modeled_below |= modeled || f.modeled_below;
+    opframe *f = &c->ops_st[--c->n_ops];
+    f->g_sub = gp__sat_add(f->g_sub, f->g_direct);
+    f->k_sub += f->k_direct;
+    f->self_busy = self_busy_of(c, f->iv_mark, (int32_t)c->n_ops);
+    bool modeled = close_op(c, f);
+    if (c->n_ops) { /* the subtree's time and intervals pass to the enclosing op */
+        opframe *up = &c->ops_st[c->n_ops - 1];
+        up->g_sub = gp__sat_add(up->g_sub, f->g_sub);
+        up->k_sub += f->k_sub;
+        up->modeled_below |= modeled || f->modeled_below;
     } else {
-        c->n_iv = f.iv_mark;
+        c->n_iv = f->iv_mark;
     }
 }
 
-/* What a python_function frame is: 1 an nn.Module, 2 a source line outside torch, 3 neither. */
-static uint8_t py_class(const char *s)
+static void pop(ctx *c)
 {
-    if (strncmp(s, "nn.Module: ", 11) == 0)
-        return 1;
-    const char *paren = strstr(s, ".py(");
-    if (!paren || !strstr(paren, "): "))
-        return 3;
-    if (strncmp(s, "torch/", 6) == 0 || strstr(s, "/torch/") != NULL)
-        return 3; /* torch's own frames: the user's line is further out */
-    return 2;
+    bool is_op = c->st[--c->n_st].is_op;
+    /* the modules of the frame's scope close (ctx.mods keeps their ids until the next push) */
+    c->n_mods = c->n_st ? c->st[c->n_st - 1].n_mod : 0;
+    if (is_op)
+        close_top_op(c);
 }
 
-static void push(ctx *c, const gp_event *ev, gp_ns self)
+/* Rare paths of push, kept out of it so that its common case (a Python frame of a known name)
+ * stays a few instructions: a grown stack, a new name, a module, an op, an annotation. */
+__attribute__((noinline)) static bool grow_stack(ctx *c)
 {
-    frame *f = GP_PUSH(c->st, c->n_st, c->cap_st);
-    if (!f) {
+    if (gp__grow((void **)&c->st, &c->cap_st, sizeof *c->st, c->n_st + 1) == GP_OK)
+        return true;
+    c->oom = true;
+    return false;
+}
+
+__attribute__((noinline)) static uint8_t py_kind_new(ctx *c, gp_strid name)
+{
+    uint8_t k = gp__py_class(gp_trace_str(c->t, name));
+    if (name < c->n_str)
+        c->py_memo[name] = k;
+    return k;
+}
+
+__attribute__((noinline)) static void open_module(ctx *c, frame *f, gp_strid name)
+{
+    f->module = name;
+    gp_strid *m = c->lis ? GP_PUSH(c->mods, c->n_mods, c->cap_mods) : NULL;
+    if (m)
+        *m = name;
+    else if (c->lis)
+        c->oom = true;
+}
+
+__attribute__((noinline)) static void open_op(ctx *c, frame *f, const gp_event *ev)
+{
+    opframe *o = GP_PUSH(c->ops_st, c->n_ops, c->cap_ops);
+    if (!o) {
         c->oom = true;
         return;
     }
-    if (c->n_st > 1) {
-        const frame *up = &c->st[c->n_st - 2];
-        f->op_up = up->op_up;
-        f->module = up->module;
-        f->line = up->line;
-        f->annot = up->annot;
-    } else {
-        f->op_up = -1;
-    }
+    f->is_op = true;
+    o->ev = ev;
+    o->sh = gp__op_shapes_near(c->t, ev->external_id, &c->shape_hint);
+    o->module = f->module;
+    o->line = f->line;
+    o->annot = f->annot;
+    o->n_mod = (uint32_t)c->n_mods;
+    o->iv_mark = c->n_iv;
+}
+
+__attribute__((noinline)) static void open_annotation(ctx *c, frame *f, const gp_event *ev)
+{
+    if (strncmp(gp_trace_str(c->t, ev->name), "ProfilerStep#", 13) != 0)
+        f->annot = ev->name;
+}
+
+/* Opens the frame of ev (a cpu_op, python_function or user annotation). */
+static void push(ctx *c, const gp_event *ev)
+{
+    if (c->n_st == c->cap_st && !grow_stack(c))
+        return;
+    frame *f = &c->st[c->n_st++];
+    *f = c->n_st > 1 ? f[-1] : (frame){0}; /* the context of the frame around it */
     f->end = ev->ts + ev->dur;
-    const gp_trace *t = c->t;
-    switch ((gp_event_kind)ev->kind) {
-    case GP_EV_CPU_OP:
-        f->is_op = true;
-        f->ev = ev;
-        f->self = self;
-        f->iv_mark = c->n_iv;
-        f->op_up = (int32_t)(c->n_st - 1);
-        break;
-    case GP_EV_PYTHON: {
+    f->is_op = false;
+    if (ev->kind == GP_EV_PYTHON) {
         uint8_t k = ev->name < c->n_str ? c->py_memo[ev->name] : 0;
-        if (!k) {
-            k = py_class(gp_trace_str(t, ev->name));
-            if (ev->name < c->n_str)
-                c->py_memo[ev->name] = k;
-        }
-        if (k == 1) {
-            f->module = ev->name;
-            gp_strid *m = c->lis ? GP_PUSH(c->mods, c->n_mods, c->cap_mods) : NULL;
-            if (m)
-                *m = ev->name;
-            else if (c->lis)
-                c->oom = true;
-        } else if (k == 2)
+        if (!k)
+            k = py_kind_new(c, ev->name);
+        if (k == 1)
+            open_module(c, f, ev->name);
+        else if (k == 2)
             f->line = ev->name;
-        break;
+    } else if (ev->kind == GP_EV_CPU_OP) {
+        open_op(c, f, ev);
+    } else {
+        open_annotation(c, f, ev);
     }
-    default: /* a user annotation */
-        if (strncmp(gp_trace_str(t, ev->name), "ProfilerStep#", 13) != 0)
-            f->annot = ev->name;
-        break;
+    f->n_mod = (uint32_t)c->n_mods;
+}
+
+/* The self-time sweep (gp_track_self_times' rule, fused into the walk so that the track is read
+ * once): gives the time from ctx.now up to `until` to the innermost open event, closing the events
+ * that end by then; only an op keeps its share (opframe.self). An op's share is complete when the
+ * walk pops it, as the sweep has reached the event that pops it. An op's share depends only on the
+ * events opened after it, so while no op is open the sweep holds nothing (walk_track): the Python
+ * frames between ops cost it nothing. ctx.now is the latest start (or end) reached, whatever the
+ * sweep holds. */
+static void self_sweep(ctx *c, gp_ns until)
+{
+    while (c->n_sw > 0) {
+        const sweep_ev *top = &c->sw[c->n_sw - 1];
+        if (top->end > until) {
+            if (top->op >= 0)
+                c->ops_st[top->op].self += until - c->now;
+            c->now = until;
+            return;
+        }
+        if (top->end > c->now) {
+            if (top->op >= 0)
+                c->ops_st[top->op].self += top->end - c->now;
+            c->now = top->end;
+        }
+        c->n_sw--;
     }
-    f->n_mod = c->n_mods;
+    c->now = until;
 }
 
 /* One CPU thread, in time order. */
 static void walk_track(ctx *c, const gp_track *tr)
 {
-    if (tr->n_events > c->cap_self) {
-        gp_ns *p = realloc(c->self, tr->n_events * sizeof *p);
-        if (!p) {
-            c->oom = true;
-            return;
-        }
-        c->self = p;
-        c->cap_self = tr->n_events;
-    }
-    if (gp_track_self_times(tr, c->self) != GP_OK) {
-        c->oom = true;
-        return;
-    }
-    c->n_st = c->n_iv = c->n_mods = 0;
+    c->n_st = c->n_ops = c->n_iv = c->n_mods = c->n_sw = 0;
+    c->now = tr->n_events ? tr->events[0].ts : 0;
     for (size_t i = 0; i < tr->n_events && !c->oom; i++) {
         const gp_event *ev = &tr->events[i];
+        if (c->n_sw)
+            self_sweep(c, GP_MAX(c->now, ev->ts));
+        else
+            c->now = GP_MAX(c->now, ev->ts);
         while (c->n_st && ev->ts >= c->st[c->n_st - 1].end)
             pop(c);
+        int32_t op = -1;
         switch ((gp_event_kind)ev->kind) {
         case GP_EV_RUNTIME:
         case GP_EV_DRIVER:
@@ -722,21 +770,27 @@ static void walk_track(ctx *c, const gp_track *tr)
         case GP_EV_CPU_OP:
         case GP_EV_PYTHON:
         case GP_EV_USER_ANNOTATION:
-            push(c, ev, c->self[i]);
+            push(c, ev);
+            op = ev->kind == GP_EV_CPU_OP ? (int32_t)c->n_ops - 1 : -1;
             break;
         default:
             break;
         }
+        if (!c->n_ops) { /* no op to give time to, now or to one opened later */
+            c->n_sw = 0;
+            continue;
+        }
+        if (ev->dur == 0) /* an instant or empty event holds no time and has no children */
+            continue;
+        sweep_ev *s = GP_PUSH(c->sw, c->n_sw, c->cap_sw);
+        if (!s)
+            c->oom = true;
+        else
+            *s = (sweep_ev){ev->ts + ev->dur, op};
     }
+    self_sweep(c, INT64_MAX);
     while (c->n_st && !c->oom)
         pop(c);
-}
-
-/* False for a device-to-device memcpy ("Memcpy DtoD (Device -> Device)", ROCm's
- * "CopyDeviceToDevice"); every other memcpy crosses PCIe or NVLink (HtoD, DtoH, PtoP). */
-static bool dtod_name(const char *name)
-{
-    return strstr(name, "DtoD") != NULL || strstr(name, "DeviceToDevice") != NULL;
 }
 
 /* The GPU work of c->t into c->gw, sorted by correlation. */
@@ -754,7 +808,7 @@ static void collect_gpu(ctx *c)
             return;
         }
         *g = (gwork){ev->correlation, ev->ts, ev->dur, ev->name, 0, ev->kind};
-        if (ev->kind == GP_EV_MEMCPY && !dtod_name(gp_trace_str(t, ev->name)))
+        if (ev->kind == GP_EV_MEMCPY && !gp__memcpy_is_dtod(gp_trace_str(t, ev->name)))
             g->flags |= GW_HOST_COPY;
         c->ops->gpu_events++;
         c->ops->gpu_time = gp__sat_add(c->ops->gpu_time, ev->dur);
@@ -776,6 +830,10 @@ static void run_trace(ctx *c, const gp_trace *t)
     c->cat_memo = calloc(c->n_str, 1);
     c->py_memo = calloc(c->n_str, 1);
     c->row_memo = calloc(c->n_str, sizeof *c->row_memo);
+    gp__idmap_clear(&c->shape_rows); /* ids of another trace */
+    gp__op_model_memo_clear(&c->models);
+    gp__idmap_clear(&c->texts);
+    c->shape_hint = 0;
     if (!c->cat_memo || !c->py_memo || !c->row_memo) {
         c->oom = true;
         return;
@@ -799,45 +857,8 @@ static void run_trace(ctx *c, const gp_trace *t)
         }
 }
 
-/* The private part of a gp_ops: the texts rows point to. */
-typedef struct ops_priv {
-    gp__group_table tab; /* copies of the row keys */
-    gp__strtab strs;     /* launcher lists */
-    gp_ops_row *inst;    /* gp__ops_compute_kept: the modeled instances, in walk order */
-    size_t n_inst;
-} ops_priv;
-
-/* By kernel: "aten::mm, aten::addmm (+12 launches by others)" into priv's strings. */
-static const char *launcher_text(ops_priv *p, const acc *a, ctx *c)
-{
-    size_t n = 64;
-    for (int i = 0; i < 3 && a->launchers[i]; i++)
-        n += strlen(a->launchers[i]) + 2;
-    if (!kbuf_fit(c, n))
-        return NULL;
-    size_t k = 0;
-    for (int i = 0; i < 3 && a->launchers[i]; i++) {
-        size_t l = strlen(a->launchers[i]);
-        if (i) {
-            memcpy(c->kbuf + k, ", ", 2);
-            k += 2;
-        }
-        memcpy(c->kbuf + k, a->launchers[i], l);
-        k += l;
-    }
-    if (a->more_launchers)
-        k += (size_t)snprintf(c->kbuf + k, n - k, " (+%llu launches by others)",
-                              (unsigned long long)a->more_launchers);
-    uint32_t id;
-    if (gp__strtab_intern(&p->strs, c->kbuf, k, &id) != GP_OK) {
-        c->oom = true;
-        return NULL;
-    }
-    return gp__strtab_get(&p->strs, id);
-}
-
 /* The accumulated rows (or instances) into ops->rows, finished and sorted, and the total row. */
-static gp_status build_rows(ctx *c, ops_priv *p)
+static gp_status build_rows(ctx *c, gp__ops_priv *p)
 {
     gp_ops *ops = c->ops;
     size_t n = c->o->by == GP_OPS_BY_INSTANCE ? c->n_inst : c->tab->n;
@@ -853,8 +874,9 @@ static gp_status build_rows(ctx *c, ops_priv *p)
         for (size_t i = 0; i < n; i++) {
             acc *a = gp__group_at(c->tab, i);
             finish_row(a);
-            if (a->launchers[0])
-                a->r.module = launcher_text(p, a, c);
+            if (a->launchers[0] &&
+                !(a->r.module = gp__ops_launcher_text(&p->strs, a->launchers, a->more_launchers)))
+                c->oom = true;
             rows[i] = a->r;
         }
     }
@@ -915,23 +937,6 @@ gp_status gp__ops_compute_kept(const gp_trace *const *traces, size_t n, const gp
     return compute(traces, n, opts, NULL, opts && opts->by == GP_OPS_BY_SHAPE, out);
 }
 
-const gp_ops_row *gp__ops_instances(const gp_ops *ops, size_t *n)
-{
-    const ops_priv *p = ops ? ops->priv : NULL;
-    *n = p ? p->n_inst : 0;
-    return p ? p->inst : NULL;
-}
-
-void gp__ops_drop_instances(gp_ops *ops)
-{
-    ops_priv *p = ops ? ops->priv : NULL;
-    if (p) {
-        free(p->inst);
-        p->inst = NULL;
-        p->n_inst = 0;
-    }
-}
-
 /* gp__ops_compute_with; keep: by shape, the modeled instances kept in the result's private part. */
 static gp_status compute(const gp_trace *const *traces, size_t n, const gp_ops_opts *opts,
                          const gp__ops_listener *l, bool keep, gp_ops **out)
@@ -942,7 +947,7 @@ static gp_status compute(const gp_trace *const *traces, size_t n, const gp_ops_o
         opts = &defaults;
     }
     gp_ops *ops = calloc(1, sizeof *ops);
-    ops_priv *p = calloc(1, sizeof *p);
+    gp__ops_priv *p = calloc(1, sizeof *p);
     if (!ops || !p || gp__strtab_init(&p->strs) != GP_OK) {
         free(ops);
         free(p);
@@ -969,10 +974,14 @@ static gp_status compute(const gp_trace *const *traces, size_t n, const gp_ops_o
     free(c.cat_memo);
     free(c.py_memo);
     free(c.row_memo);
+    gp__idmap_free(&c.shape_rows);
+    gp__op_model_memo_free(&c.models);
+    gp__idmap_free(&c.texts);
     free(c.st);
     free(c.iv);
     free(c.own);
-    free(c.self);
+    free(c.ops_st);
+    free(c.sw);
     free(c.mods);
     if (st != GP_OK) {
         gp_ops_free(ops);
@@ -981,19 +990,4 @@ static gp_status compute(const gp_trace *const *traces, size_t n, const gp_ops_o
     gp__ops_write_notes(ops);
     *out = ops;
     return GP_OK;
-}
-
-void gp_ops_free(gp_ops *ops)
-{
-    if (!ops)
-        return;
-    ops_priv *p = ops->priv;
-    if (p) {
-        gp__group_table_free(&p->tab);
-        gp__strtab_free(&p->strs);
-        free(p->inst);
-        free(p);
-    }
-    free(ops->rows);
-    free(ops);
 }

@@ -5,7 +5,11 @@
 #define GP_ANALYZE_OPS_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
+#include "core/group_table.h"
+#include "core/strtab.h"
 #include "gpuprof/ops.h"
 
 /* One instance's model: what it computes and moves. */
@@ -29,6 +33,64 @@ typedef struct gp__op_model {
 /* rows[0, n) into out[0, n) in the order of sort (ops.h, gp_ops_sort; ties by GPU time, key,
  * shapes, rank, start). GP_ENOMEM. */
 gp_status gp__ops_sort_rows(const gp_ops_row *rows, size_t n, gp_ops_sort sort, gp_ops_row *out);
+
+/* A map from a tuple of four trace string ids to a value: what the walk computes once per distinct
+ * name and shapes of a trace rather than once per op instance (the model of op name + shapes, the
+ * row of name + shapes; issue 37). Open addressing; zeroed = empty. */
+typedef struct gp__idmap {
+    uint32_t (*slots)[5]; /* key[4] and value + 1 (0: empty slot) */
+    size_t n, n_slots;    /* n_slots: a power of two or 0 */
+} gp__idmap;
+
+/* True and *val when key is in m. */
+bool gp__idmap_get(const gp__idmap *m, const uint32_t key[4], uint32_t *val);
+/* Adds key -> val (key not in m; val < UINT32_MAX). GP_ENOMEM. */
+gp_status gp__idmap_put(gp__idmap *m, const uint32_t key[4], uint32_t val) GP_WARN_UNUSED;
+/* Empties m (a new trace: its string ids mean other texts), keeping its slots. */
+void gp__idmap_clear(gp__idmap *m);
+void gp__idmap_free(gp__idmap *m);
+
+/* The models of one trace's distinct (name, shapes) of gp__op_model_compute, a pure function of
+ * them: instances repeat their layer's shapes, so the walk parses each set once (issue 37). */
+typedef struct gp__op_model_memo {
+    gp__idmap ids; /* (name, dims, types, concrete) string ids -> index in ents */
+    struct gp__op_model_ent *ents;
+    size_t n, cap;
+} gp__op_model_memo;
+
+/* gp__op_model_compute of op `name` of trace t (family cat, which its name decides) with shapes
+ * sh, from the memo when computed before. Out of memory: the answer still, and *oom set. */
+bool gp__op_model_memo_compute(gp__op_model_memo *mm, const gp_trace *t, gp_strid name,
+                               gp_op_category cat, const gp_op_shapes *sh, gp__op_model *out,
+                               bool *oom);
+/* Forgets the models (a new trace: its string ids mean other texts). */
+void gp__op_model_memo_clear(gp__op_model_memo *mm);
+void gp__op_model_memo_free(gp__op_model_memo *mm);
+
+/* The private part of a gp_ops: the texts rows point to. */
+typedef struct gp__ops_priv {
+    gp__group_table tab; /* copies of the row keys */
+    gp__strtab strs;     /* launcher lists */
+    gp_ops_row *inst;    /* gp__ops_compute_kept: the modeled instances, in walk order */
+    size_t n_inst;
+} gp__ops_priv;
+
+/* By kernel: "aten::mm, aten::addmm (+12 launches by others)" (launchers[0, 3), the NULL ones
+ * absent; more: the further launches) interned in strs; NULL when out of memory. */
+const char *gp__ops_launcher_text(gp__strtab *strs, const char *const launchers[3], uint64_t more);
+
+/* What a python_function frame named s is: 1 an nn.Module, 2 a source line outside torch, 3
+ * neither. */
+uint8_t gp__py_class(const char *s);
+
+/* False for a device-to-device memcpy ("Memcpy DtoD (Device -> Device)", ROCm's
+ * "CopyDeviceToDevice"); every other memcpy crosses PCIe or NVLink (HtoD, DtoH, PtoP). */
+bool gp__memcpy_is_dtod(const char *name);
+
+/* gp_trace_op_shapes(t, ext), searched from *hint (where the last op's were, then past them): a
+ * thread's ops open in External id order, so the search is mostly a step or two (gallop, then
+ * binary search). *hint starts at 0 for each trace. */
+const gp_op_shapes *gp__op_shapes_near(const gp_trace *t, int64_t ext, size_t *hint);
 
 /* What ops cannot say (unlaunched or outside work, missing shapes, no peak), into ops->note. */
 void gp__ops_write_notes(gp_ops *ops);

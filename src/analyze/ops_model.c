@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "analyze/ops_internal.h"
 
 #define MAX_ARGS 24
@@ -744,4 +745,44 @@ double gp__op_roof_ns(const gp_device_peak *pk, const gp__op_model *m, double *f
         return light ? *mem_ns : -1;
     }
     return *flop_ns > *mem_ns ? *flop_ns : *mem_ns;
+}
+
+/* ---- the memo ------------------------------------------------------------------------------- */
+
+/* A computed model: gp__op_model_compute's answer for one (name, shapes) of a trace. */
+struct gp__op_model_ent {
+    bool ok;
+    gp__op_model m;
+};
+
+bool gp__op_model_memo_compute(gp__op_model_memo *mm, const gp_trace *t, gp_strid name,
+                               gp_op_category cat, const gp_op_shapes *sh, gp__op_model *out,
+                               bool *oom)
+{
+    uint32_t key[4] = {name, sh->dims, sh->types, sh->concrete}, i;
+    if (gp__idmap_get(&mm->ids, key, &i)) {
+        *out = mm->ents[i].m;
+        return mm->ents[i].ok;
+    }
+    bool ok = gp__op_model_compute(gp_trace_str(t, name), cat, gp_trace_str(t, sh->dims),
+                                   gp_trace_str(t, sh->types), gp_trace_str(t, sh->concrete), out);
+    struct gp__op_model_ent *e = GP_PUSH(mm->ents, mm->n, mm->cap);
+    if (!e || gp__idmap_put(&mm->ids, key, (uint32_t)(mm->n - 1)) != GP_OK)
+        *oom = true;
+    else
+        *e = (struct gp__op_model_ent){ok, *out};
+    return ok;
+}
+
+void gp__op_model_memo_clear(gp__op_model_memo *mm)
+{
+    gp__idmap_clear(&mm->ids);
+    mm->n = 0;
+}
+
+void gp__op_model_memo_free(gp__op_model_memo *mm)
+{
+    gp__idmap_free(&mm->ids);
+    free(mm->ents);
+    *mm = (gp__op_model_memo){0};
 }
