@@ -373,15 +373,45 @@ static bool queued(const gp__gev *g)
     return g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION;
 }
 
-/* Boundaries (launch +1, GPU start -1) of every stream, radix-sorted once by (time, launches
- * first), then swept. */
+/* The boundaries of one kind (launches, or GPU starts) of the queued events: times as offsets from
+ * the earliest boundary, and the queue of each. */
+typedef struct q_bounds {
+    uint64_t *t, *q;
+} q_bounds;
+
+/* Rebases b's n times to tmin and sorts them (stably) unless they already are: GPU starts come in
+ * the view's order, by start; launches nearly so. GP_ENOMEM. */
+static gp_status bounds_sort(q_bounds *b, size_t n, gp_ns tmin)
+{
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        b->t[i] = (uint64_t)((gp_ns)b->t[i] - tmin);
+        sorted &= i == 0 || b->t[i] >= b->t[i - 1];
+    }
+    return sorted ? GP_OK : gp__radix_sort_kv(b->t, b->q, n);
+}
+
+/* The boundaries of each stream's queue (launch +1, GPU start -1), collected in one pass with the
+ * queues, sorted per kind (if needed), then swept in time order: the two lists merged, launches
+ * first at equal times. A radix sort of both kinds together was a third of the task. */
 static gp_status queues(const gp__view *v, gp_rank_analysis *r)
 {
-    size_t n_pts = 0, cap_q = 0, last = 0;
+    size_t n = 0, cap_q = 0, last = 0, nb = v->o->series_points;
     gp_status st = GP_OK;
     gp_ns tmin = INT64_MAX;
     gp__group_table index;
     gp__lanes_init(&index);
+    q_bounds lb = {malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t)),
+                   malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t))};
+    q_bounds sb = {malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t)),
+                   malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t))};
+    int64_t *len = NULL;
+    gp_ns *last_t = NULL;
+    double *area = NULL;
+    if (!lb.t || !lb.q || !sb.t || !sb.q) {
+        st = GP_ENOMEM;
+        goto done;
+    }
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
         if (!queued(g))
@@ -390,56 +420,46 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         if (q >= r->n_queues) {
             gp_queue_stream *qs = q == SIZE_MAX ? NULL : GP_PUSH(r->queues, r->n_queues, cap_q);
             if (!qs) {
-                gp__group_table_free(&index);
-                return GP_ENOMEM;
+                st = GP_ENOMEM;
+                goto done;
             }
             qs->stream = g->stream;
             qs->device = g->device;
         }
         r->queues[q].launches++;
-        n_pts += 2;
+        lb.t[n] = (uint64_t)g->lts;
+        sb.t[n] = (uint64_t)g->ts;
+        lb.q[n] = sb.q[n] = q;
+        n++;
         tmin = GP_MIN(tmin, GP_MIN(g->lts, g->ts));
     }
-    if (n_pts == 0) {
-        gp__group_table_free(&index);
-        return GP_OK;
-    }
-    uint64_t *keys = malloc(n_pts * sizeof(*keys)), *vals = malloc(n_pts * sizeof(*vals));
-    int64_t *len = calloc(r->n_queues, sizeof(*len));
-    gp_ns *last_t = calloc(r->n_queues, sizeof(*last_t));
-    double *area = calloc(r->n_queues, sizeof(*area));
-    if (!keys || !vals || !len || !last_t || !area) {
+    if (n == 0)
+        goto done;
+    len = calloc(r->n_queues, sizeof(*len));
+    last_t = calloc(r->n_queues, sizeof(*last_t));
+    area = calloc(r->n_queues, sizeof(*area));
+    if (!len || !last_t || !area) {
         st = GP_ENOMEM;
         goto done;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < v->n_g; i++) {
-        const gp__gev *g = &v->g[i];
-        if (!queued(g))
-            continue;
-        uint64_t q = queue_of(r, &index, g, &last);
-        keys[n] = (uint64_t)(g->lts - tmin) * 2; /* launches sort first at equal times */
-        vals[n++] = q << 1;
-        keys[n] = (uint64_t)(g->ts - tmin) * 2 + 1;
-        vals[n++] = (q << 1) | 1;
-    }
-    st = gp__radix_sort_kv(keys, vals, n);
+    if ((st = bounds_sort(&lb, n, tmin)) != GP_OK || (st = bounds_sort(&sb, n, tmin)) != GP_OK)
+        goto done;
     gp_ns t0, t1;
     series_range(v, &t0, &t1);
-    size_t nb = v->o->series_points;
     gp_ns w = t1 > t0 && nb ? gp__ceil_div(t1 - t0, (gp_ns)nb) : 1;
     for (size_t q = 0; q < r->n_queues && st == GP_OK; q++) {
         st = gp__series_alloc(&r->queues[q].series, nb, t0, t1);
         r->queues[q].n_series = nb;
         last_t[q] = t0;
     }
-    for (size_t i = 0; i < n && st == GP_OK; i++) {
-        size_t q = vals[i] >> 1;
-        gp_ns t = tmin + (gp_ns)(keys[i] >> 1);
+    for (size_t i = 0, j = 0; (i < n || j < n) && st == GP_OK;) {
+        bool launch = j == n || (i < n && lb.t[i] <= sb.t[j]);
+        size_t q = launch ? lb.q[i] : sb.q[j];
+        gp_ns t = tmin + (gp_ns)(launch ? lb.t[i++] : sb.t[j++]);
         gp_queue_stream *qs = &r->queues[q];
         area[q] += (double)len[q] * (double)(t - last_t[q]);
         last_t[q] = t;
-        len[q] += (vals[i] & 1) ? -1 : +1;
+        len[q] += launch ? +1 : -1;
         qs->max_len = GP_MAX(qs->max_len, len[q]);
         if (nb) {
             size_t b = bucket_of(t, t0, w, nb);
@@ -451,8 +471,10 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         r->queues[q].mean_len = t1 > t0 ? area[q] / (double)(t1 - t0) : 0.0;
 done:
     gp__group_table_free(&index);
-    free(keys);
-    free(vals);
+    free(lb.t);
+    free(lb.q);
+    free(sb.t);
+    free(sb.q);
     free(len);
     free(last_t);
     free(area);
