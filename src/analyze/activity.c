@@ -53,13 +53,15 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
         const gp_track *tr = &t->tracks[k];
         if (tr->kind == GP_TRACK_COUNTER)
             continue;
-        bool open = false, is_cpu = tr->kind == GP_TRACK_CPU_THREAD;
+        /* the kept events, [lo, hi): the track is sorted by start */
+        size_t lo = v->cpu_lo == INT64_MIN ? 0 : gp__track_lower_bound(tr, v->cpu_lo);
+        size_t hi = v->cpu_hi == INT64_MAX ? tr->n_events : gp__track_lower_bound(tr, v->cpu_hi);
+        if (tr->kind == GP_TRACK_CPU_THREAD && hi > lo)
+            r->cpu_events += hi - lo;
+        bool open = false, work = tr->kind != GP_TRACK_GPU_STREAM;
         gp_ns cs = 0, ce = 0;
-        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
+        for (size_t i = lo; i < hi && st == GP_OK; i++) {
             const gp_event *ev = &tr->events[i];
-            if (!gp__view_cpu_kept(v, ev->ts))
-                continue;
-            r->cpu_events += is_cpu;
             if (ev->kind == GP_EV_SYNC) {
                 a->syncs++;
                 st = gp__ivls_push(&sync, ev->ts, ev->ts + ev->dur);
@@ -73,7 +75,7 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
                     *slot = ev;
                 continue;
             }
-            if (tr->kind == GP_TRACK_GPU_STREAM || !is_cpu_work(ev->kind))
+            if (!work || !is_cpu_work(ev->kind))
                 continue;
             if (ev->kind != GP_EV_CPU_OP) {
                 uint8_t *m = &memo[ev->name];
@@ -99,10 +101,14 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
         if (open && st == GP_OK)
             st = gp__ivls_push(&cpu, cs, ce);
     }
+    /* at most an interval per GPU event: sized once, filled without a push each */
+    if (st == GP_OK && v->n_g && !(gpu.v = malloc(v->n_g * sizeof(*gpu.v))))
+        st = GP_ENOMEM;
+    gpu.cap = gpu.v ? v->n_g : 0;
     for (size_t i = 0; i < v->n_g && st == GP_OK; i++) {
         const gp__gev *g = &v->g[i];
         if (g->kind == GP_EV_KERNEL || g->kind == GP_EV_MEMCPY || g->kind == GP_EV_MEMSET)
-            st = gp__ivls_push(&gpu, g->ts, g->ts + g->dur);
+            gpu.v[gpu.n++] = (gp__ivl){g->ts, g->ts + g->dur};
     }
     if (st == GP_OK)
         st = gp__ivls_sort(&cpu);
@@ -142,25 +148,29 @@ static gp_status activity(const gp__view *v, gp_rank_analysis *r, mem_list *mem)
     return st;
 }
 
-/* The row of mi's device in r->memory, added when new (devs: (type, id) -> row); NULL when out
- * of memory. */
-static gp_memory_device *mem_device(gp_rank_analysis *r, size_t *cap, gp__imap *devs,
-                                    const gp_mem_info *mi)
+/* The row of mi's device in r->memory, added when new (devs: (type, id) -> row); SIZE_MAX when out
+ * of memory. *last: the row found last, tried first (a trace's memory events are mostly of one
+ * device: the lookup by hash was a fifth of the task). */
+static size_t mem_device(gp_rank_analysis *r, size_t *cap, gp__imap *devs, const gp_mem_info *mi,
+                         size_t *last)
 {
+    if (*last < r->n_memory && r->memory[*last].device_type == mi->device_type &&
+        r->memory[*last].device_id == mi->device_id)
+        return *last;
     int64_t key = (int64_t)((uint64_t)(uint32_t)mi->device_type << 32 | (uint32_t)mi->device_id);
     uint64_t k;
     if (gp__imap_get(devs, key, &k))
-        return &r->memory[k];
+        return *last = (size_t)k;
     if (gp__imap_put(devs, key, r->n_memory) != GP_OK)
-        return NULL;
+        return SIZE_MAX;
     gp_memory_device *d = GP_PUSH(r->memory, r->n_memory, *cap);
-    if (d) {
-        d->device_type = mi->device_type;
-        d->device_id = mi->device_id;
-        d->peak_allocated = -1;
-        d->running_cpu = d->running_gpu = "";
-    }
-    return d;
+    if (!d)
+        return SIZE_MAX;
+    d->device_type = mi->device_type;
+    d->device_id = mi->device_id;
+    d->peak_allocated = -1;
+    d->running_cpu = d->running_gpu = "";
+    return *last = r->n_memory - 1;
 }
 
 /* The name of the first kernel of v->g (in its order) running at ts, "" when none. end_max[i]:
@@ -295,40 +305,64 @@ static gp_status running_cpu_ops(const gp__view *v, gp_rank_analysis *r)
     return st;
 }
 
+/* Each device's series: the maximum of each bucket (dev[i]: the row of mem->v[i], SIZE_MAX for
+ * none; mi[i]: its figures; t0, t1: each row's span). */
+static void memory_series(gp_rank_analysis *r, const mem_list *mem, const size_t *dev,
+                          const gp_mem_info *const *mi, const gp_ns *t0, const gp_ns *t1, size_t nb)
+{
+    for (size_t i = 0; i < mem->n && nb; i++) {
+        if (dev[i] == SIZE_MAX)
+            continue;
+        size_t d = dev[i];
+        gp_memory_device *md = &r->memory[d];
+        gp_ns w = t1[d] > t0[d] ? gp__ceil_div(t1[d] - t0[d], (gp_ns)nb) : 1;
+        size_t b = (size_t)((mem->v[i]->ts - t0[d]) / w);
+        if (b >= nb)
+            b = nb - 1;
+        if (mi[i]->total_allocated >= 0 &&
+            (isnan(md->allocated[b].v) || (double)mi[i]->total_allocated > md->allocated[b].v))
+            md->allocated[b].v = (double)mi[i]->total_allocated;
+        if (mi[i]->total_reserved >= 0 &&
+            (isnan(md->reserved[b].v) || (double)mi[i]->total_reserved > md->reserved[b].v))
+            md->reserved[b].v = (double)mi[i]->total_reserved;
+    }
+}
+
 static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *mem)
 {
     const gp_trace *t = v->t;
-    size_t cap = 0;
+    size_t cap = 0, last = SIZE_MAX;
     gp_ns *t0 = NULL, *t1 = NULL, *end_max = NULL;
     gp_status st = GP_OK;
     gp__imap capacity = {0};
-    gp_memory_device **dev_of = calloc(mem->n ? mem->n : 1, sizeof(*dev_of));
-    if (!dev_of)
-        return GP_ENOMEM;
+    /* per event: its device's row (SIZE_MAX: none) and its figures, found once */
+    size_t *dev = malloc((mem->n ? mem->n : 1) * sizeof(*dev));
+    const gp_mem_info **mi = malloc((mem->n ? mem->n : 1) * sizeof(*mi));
     gp__imap devs; /* (device type << 32 | id) -> its row in r->memory */
-    if (gp__imap_init(&devs, 16) != GP_OK) {
-        free(dev_of);
+    if (!dev || !mi || gp__imap_init(&devs, 16) != GP_OK) {
+        free(dev);
+        free(mi);
         return GP_ENOMEM;
     }
     /* Pass 1: devices and peaks. */
     for (size_t i = 0; i < mem->n; i++) {
-        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
-        if (!mi)
+        dev[i] = SIZE_MAX;
+        if (!(mi[i] = gp_event_mem_info(t, mem->v[i])))
             continue;
-        gp_memory_device *d = mem_device(r, &cap, &devs, mi);
-        if (!d) {
+        if ((dev[i] = mem_device(r, &cap, &devs, mi[i], &last)) == SIZE_MAX) {
             st = GP_ENOMEM;
             goto done;
         }
+        gp_memory_device *d = &r->memory[dev[i]];
         d->events++;
-        if (mi->total_allocated >= 0) {
-            if (mi->total_allocated > d->peak_allocated) {
-                d->peak_allocated = mi->total_allocated;
+        if (mi[i]->total_allocated >= 0) {
+            if (mi[i]->total_allocated > d->peak_allocated) {
+                d->peak_allocated = mi[i]->total_allocated;
                 d->peak_ts = mem->v[i]->ts;
             }
-            d->final_allocated = mi->total_allocated;
+            d->final_allocated = mi[i]->total_allocated;
         }
-        d->peak_reserved = GP_MAX(d->peak_reserved, mi->total_reserved);
+        d->peak_reserved = GP_MAX(d->peak_reserved, mi[i]->total_reserved);
     }
     if (r->n_memory == 0)
         goto done;
@@ -360,14 +394,10 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
         t1[d] = INT64_MIN;
     }
     for (size_t i = 0; i < mem->n; i++) {
-        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
-        if (!mi)
+        if (dev[i] == SIZE_MAX)
             continue;
-        gp_memory_device *d = mem_device(r, &cap, &devs, mi);
-        dev_of[i] = d;
-        size_t di = (size_t)(d - r->memory);
-        t0[di] = GP_MIN(t0[di], mem->v[i]->ts);
-        t1[di] = GP_MAX(t1[di], mem->v[i]->ts + 1);
+        t0[dev[i]] = GP_MIN(t0[dev[i]], mem->v[i]->ts);
+        t1[dev[i]] = GP_MAX(t1[dev[i]], mem->v[i]->ts + 1);
     }
     for (size_t d = 0; d < r->n_memory && st == GP_OK; d++) {
         gp_memory_device *md = &r->memory[d];
@@ -387,25 +417,11 @@ static gp_status memory(const gp__view *v, gp_rank_analysis *r, const mem_list *
     if (st == GP_OK)
         st = running_cpu_ops(v, r);
     /* Pass 2: series, the maximum of each bucket. */
-    for (size_t i = 0; i < mem->n && st == GP_OK && nb; i++) {
-        gp_memory_device *md = dev_of[i];
-        if (!md)
-            continue;
-        const gp_mem_info *mi = gp_event_mem_info(t, mem->v[i]);
-        size_t d = (size_t)(md - r->memory);
-        gp_ns w = t1[d] > t0[d] ? gp__ceil_div(t1[d] - t0[d], (gp_ns)nb) : 1;
-        size_t b = (size_t)((mem->v[i]->ts - t0[d]) / w);
-        if (b >= nb)
-            b = nb - 1;
-        if (mi->total_allocated >= 0 &&
-            (isnan(md->allocated[b].v) || (double)mi->total_allocated > md->allocated[b].v))
-            md->allocated[b].v = (double)mi->total_allocated;
-        if (mi->total_reserved >= 0 &&
-            (isnan(md->reserved[b].v) || (double)mi->total_reserved > md->reserved[b].v))
-            md->reserved[b].v = (double)mi->total_reserved;
-    }
+    if (st == GP_OK)
+        memory_series(r, mem, dev, mi, t0, t1, nb);
 done:
-    free(dev_of);
+    free(dev);
+    free(mi);
     gp__imap_free(&devs);
     gp__imap_free(&capacity);
     free(end_max);

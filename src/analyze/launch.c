@@ -67,27 +67,23 @@ static void add_outlier(gp_launch_stats *ls, size_t max, const gp_launch_outlier
         ls->n_outliers++;
 }
 
-/* The accumulator of the API that ev calls, in *out: added to *apis the first time its name is
- * seen, NULL when ev is not a launch API. api_of caches the index of each name (-2 unknown, -1 not
- * a launch API). GP_ENOMEM when it could not be added. */
-static gp_status api_lookup(const gp_trace *t, int32_t *api_of, const gp_event *ev, api_acc **apis,
-                            size_t *n_apis, size_t *cap_apis, api_acc **out)
+/* Looks ev's name up the first time it is seen: api_of[ev->name] becomes the index of its
+ * accumulator in *apis (added), or -1 when it is not a launch API (api_of: -2 for names not looked
+ * at yet). GP_ENOMEM when it could not be added. */
+static gp_status api_add(const gp_trace *t, int32_t *api_of, const gp_event *ev, api_acc **apis,
+                         size_t *n_apis, size_t *cap_apis)
 {
-    int32_t a = api_of[ev->name];
-    if (a == -2) {
-        a = -1;
-        if (is_launch_api(gp_trace_str(t, ev->name))) {
-            api_acc *p = GP_PUSH(*apis, *n_apis, *cap_apis);
-            if (!p)
-                return GP_ENOMEM;
-            p->name = ev->name;
-            p->driver = ev->kind == GP_EV_DRIVER;
-            p->graph = gp__is_graph_launch(gp_trace_str(t, ev->name));
-            a = (int32_t)(*n_apis - 1);
-        }
-        api_of[ev->name] = a;
+    int32_t a = -1;
+    if (is_launch_api(gp_trace_str(t, ev->name))) {
+        api_acc *p = GP_PUSH(*apis, *n_apis, *cap_apis);
+        if (!p)
+            return GP_ENOMEM;
+        p->name = ev->name;
+        p->driver = ev->kind == GP_EV_DRIVER;
+        p->graph = gp__is_graph_launch(gp_trace_str(t, ev->name));
+        a = (int32_t)(*n_apis - 1);
     }
-    *out = a < 0 ? NULL : &(*apis)[a];
+    api_of[ev->name] = a;
     return GP_OK;
 }
 
@@ -96,6 +92,117 @@ static int cmp_api_calls(const gp_launch_api *x, const gp_launch_api *y)
     return GP_CMP(y->calls, x->calls);
 }
 GP__DEFINE_MERGE_SORT(sort_apis, gp_launch_api, cmp_api_calls)
+
+/* What a launch API reports of its samples (CPU durations or delays): gp__stats_compute's figures
+ * of the same names, less the standard deviation and p99. */
+typedef struct api_figures {
+    int64_t total, min, max;
+    double mean, p50, p95;
+} api_figures;
+
+/* Moves the k-th smallest of v[0, n) to v[k], with none greater before it and none smaller after it
+ * (quickselect, median-of-three pivots, Hoare partitions; a range that does not shrink fast enough
+ * is sorted instead, so that no input costs more than a sort). */
+static void select_kth(int64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* k is in [lo, hi) */
+    int budget = 4;
+    for (size_t m = n; m > 1; m >>= 1)
+        budget += 2;
+    while (hi - lo > 16) {
+        if (budget-- == 0)
+            break;
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t x;
+        /* v[lo] <= v[mid] <= v[hi - 1]: the pivot's neighbours stop the scans below */
+        if (v[mid] < v[lo])
+            x = v[mid], v[mid] = v[lo], v[lo] = x;
+        if (v[hi - 1] < v[mid]) {
+            x = v[hi - 1], v[hi - 1] = v[mid], v[mid] = x;
+            if (v[mid] < v[lo])
+                x = v[mid], v[mid] = v[lo], v[lo] = x;
+        }
+        int64_t pivot = v[mid];
+        size_t i = lo, j = hi - 1;
+        for (;;) {
+            while (v[++i] < pivot)
+                ;
+            while (v[--j] > pivot)
+                ;
+            if (i >= j)
+                break;
+            x = v[i], v[i] = v[j], v[j] = x;
+        }
+        /* none of v[lo, j] exceeds the pivot, none of v[j + 1, hi) is below it; both parts are
+         * shorter than the range */
+        if (k <= j)
+            hi = j + 1;
+        else
+            lo = j + 1;
+    }
+    gp__sort_i64(v + lo, hi - lo);
+}
+
+/* Swaps the smallest of v[i, n) into v[i]. */
+static void min_to(int64_t *v, size_t i, size_t n)
+{
+    size_t m = i;
+    for (size_t j = i + 1; j < n; j++)
+        m = v[j] < v[m] ? j : m;
+    int64_t x = v[i];
+    v[i] = v[m];
+    v[m] = x;
+}
+
+/* The figures of v[0, n) (reordered), exactly as gp__stats_compute gives them. gp__quantile_sorted
+ * reads the two values around each quantile's rank, and the last value: those are put where a sort
+ * would put them, by selection, in O(n) rather than a sort's O(n log n) (the sorts were two thirds
+ * of the launch statistics on large_v100_nccl). The sum is taken in long double, as there: exact,
+ * so in any order, while the magnitudes sum below 2^64; beyond that the samples are sorted, as
+ * there, so that it rounds the same. */
+static void figures_of(int64_t *v, size_t n, api_figures *f)
+{
+    memset(f, 0, sizeof *f);
+    if (n == 0)
+        return;
+    uint64_t mag = 0;
+    bool exact = true;
+    f->min = f->max = v[0];
+    for (size_t i = 0; i < n; i++) {
+        f->min = GP_MIN(f->min, v[i]);
+        f->max = GP_MAX(f->max, v[i]);
+        uint64_t m = v[i] < 0 ? (uint64_t)0 - (uint64_t)v[i] : (uint64_t)v[i];
+        exact &= !__builtin_add_overflow(mag, m, &mag);
+    }
+    if (n < 32 || !exact) {
+        gp__sort_i64(v, n);
+    } else {
+        /* the ranks gp__quantile_sorted interpolates between: k and k + 1 (n >= 2, q < 1) */
+        size_t k50 = (size_t)(0.50 * (double)(n - 1)), k95 = (size_t)(0.95 * (double)(n - 1));
+        select_kth(v, n, k50);
+        min_to(v, k50 + 1, n);
+        if (k95 > k50 + 1)
+            select_kth(v + k50 + 2, n - k50 - 2, k95 - k50 - 2);
+        if (k95 > k50)
+            min_to(v, k95 + 1, n);
+        for (size_t i = k95 + 2; i < n; i++) /* the largest last */
+            if (v[i] > v[n - 1]) {
+                int64_t x = v[i];
+                v[i] = v[n - 1];
+                v[n - 1] = x;
+            }
+    }
+    long double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    /* as gp__stats_compute: saturated, not overflowed */
+    f->total = sum >= 9.2233720368547758e18L    ? INT64_MAX
+               : sum <= -9.2233720368547758e18L ? INT64_MIN
+                                                : (int64_t)sum;
+    f->mean = (double)(sum / n);
+    f->p50 = gp__quantile_sorted(v, n, 0.50);
+    f->p95 = gp__quantile_sorted(v, n, 0.95);
+}
 
 static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
 {
@@ -125,11 +232,12 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         const gp_event *ev = v->rt[i];
         if (!gp__view_cpu_kept(v, ev->ts) || ev->name >= n_str)
             continue;
-        api_acc *p;
-        if ((st = api_lookup(t, api_of, ev, &apis, &n_apis, &cap_apis, &p)) != GP_OK)
+        if (api_of[ev->name] == -2 &&
+            (st = api_add(t, api_of, ev, &apis, &n_apis, &cap_apis)) != GP_OK)
             break;
-        if (!p)
+        if (api_of[ev->name] < 0)
             continue;
+        api_acc *p = &apis[api_of[ev->name]];
         int64_t *slot = GP_PUSH(p->cpu, p->n_cpu, p->cap_cpu);
         if (!slot) {
             st = GP_ENOMEM;
@@ -146,11 +254,12 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         const gp_event *ev = g->launch;
         if (!ev || !g->first_of_launch || g->kind == GP_EV_SYNC || g->lname >= n_str)
             continue;
-        api_acc *p; /* ev->name is g->lname */
-        if ((st = api_lookup(t, api_of, ev, &apis, &n_apis, &cap_apis, &p)) != GP_OK)
+        if (api_of[g->lname] == -2 &&
+            (st = api_add(t, api_of, ev, &apis, &n_apis, &cap_apis)) != GP_OK)
             break;
-        if (!p)
+        if (api_of[g->lname] < 0) /* ev->name is g->lname */
             continue;
+        api_acc *p = &apis[api_of[g->lname]];
         const gp_event *gev = g->ev;
         int64_t delay = g->ts - (g->lts + g->ldur);
         int64_t *ds = GP_PUSH(p->delay, p->n_delay, p->cap_delay);
@@ -187,9 +296,9 @@ static gp_status launch_stats(const gp__view *v, gp_rank_analysis *r)
         out->driver = p->driver;
         out->calls = p->n_cpu;
         out->matched = p->n_delay;
-        gp__stats sc, sd;
-        gp__stats_compute(p->cpu, p->n_cpu, &sc);
-        gp__stats_compute(p->delay, p->n_delay, &sd);
+        api_figures sc, sd;
+        figures_of(p->cpu, p->n_cpu, &sc);
+        figures_of(p->delay, p->n_delay, &sd);
         out->cpu_total = sc.total;
         out->cpu_mean = sc.mean;
         out->cpu_p50 = gp__ns_of_double(sc.p50);
@@ -264,15 +373,45 @@ static bool queued(const gp__gev *g)
     return g->launch && g->kind != GP_EV_SYNC && g->kind != GP_EV_GPU_USER_ANNOTATION;
 }
 
-/* Boundaries (launch +1, GPU start -1) of every stream, radix-sorted once by (time, launches
- * first), then swept. */
+/* The boundaries of one kind (launches, or GPU starts) of the queued events: times as offsets from
+ * the earliest boundary, and the queue of each. */
+typedef struct q_bounds {
+    uint64_t *t, *q;
+} q_bounds;
+
+/* Rebases b's n times to tmin and sorts them (stably) unless they already are: GPU starts come in
+ * the view's order, by start; launches nearly so. GP_ENOMEM. */
+static gp_status bounds_sort(q_bounds *b, size_t n, gp_ns tmin)
+{
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        b->t[i] = (uint64_t)((gp_ns)b->t[i] - tmin);
+        sorted &= i == 0 || b->t[i] >= b->t[i - 1];
+    }
+    return sorted ? GP_OK : gp__radix_sort_kv(b->t, b->q, n);
+}
+
+/* The boundaries of each stream's queue (launch +1, GPU start -1), collected in one pass with the
+ * queues, sorted per kind (if needed), then swept in time order: the two lists merged, launches
+ * first at equal times. A radix sort of both kinds together was a third of the task. */
 static gp_status queues(const gp__view *v, gp_rank_analysis *r)
 {
-    size_t n_pts = 0, cap_q = 0, last = 0;
+    size_t n = 0, cap_q = 0, last = 0, nb = v->o->series_points;
     gp_status st = GP_OK;
     gp_ns tmin = INT64_MAX;
     gp__group_table index;
     gp__lanes_init(&index);
+    q_bounds lb = {malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t)),
+                   malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t))};
+    q_bounds sb = {malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t)),
+                   malloc((v->n_g ? v->n_g : 1) * sizeof(uint64_t))};
+    int64_t *len = NULL;
+    gp_ns *last_t = NULL;
+    double *area = NULL;
+    if (!lb.t || !lb.q || !sb.t || !sb.q) {
+        st = GP_ENOMEM;
+        goto done;
+    }
     for (size_t i = 0; i < v->n_g; i++) {
         const gp__gev *g = &v->g[i];
         if (!queued(g))
@@ -281,56 +420,46 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         if (q >= r->n_queues) {
             gp_queue_stream *qs = q == SIZE_MAX ? NULL : GP_PUSH(r->queues, r->n_queues, cap_q);
             if (!qs) {
-                gp__group_table_free(&index);
-                return GP_ENOMEM;
+                st = GP_ENOMEM;
+                goto done;
             }
             qs->stream = g->stream;
             qs->device = g->device;
         }
         r->queues[q].launches++;
-        n_pts += 2;
+        lb.t[n] = (uint64_t)g->lts;
+        sb.t[n] = (uint64_t)g->ts;
+        lb.q[n] = sb.q[n] = q;
+        n++;
         tmin = GP_MIN(tmin, GP_MIN(g->lts, g->ts));
     }
-    if (n_pts == 0) {
-        gp__group_table_free(&index);
-        return GP_OK;
-    }
-    uint64_t *keys = malloc(n_pts * sizeof(*keys)), *vals = malloc(n_pts * sizeof(*vals));
-    int64_t *len = calloc(r->n_queues, sizeof(*len));
-    gp_ns *last_t = calloc(r->n_queues, sizeof(*last_t));
-    double *area = calloc(r->n_queues, sizeof(*area));
-    if (!keys || !vals || !len || !last_t || !area) {
+    if (n == 0)
+        goto done;
+    len = calloc(r->n_queues, sizeof(*len));
+    last_t = calloc(r->n_queues, sizeof(*last_t));
+    area = calloc(r->n_queues, sizeof(*area));
+    if (!len || !last_t || !area) {
         st = GP_ENOMEM;
         goto done;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < v->n_g; i++) {
-        const gp__gev *g = &v->g[i];
-        if (!queued(g))
-            continue;
-        uint64_t q = queue_of(r, &index, g, &last);
-        keys[n] = (uint64_t)(g->lts - tmin) * 2; /* launches sort first at equal times */
-        vals[n++] = q << 1;
-        keys[n] = (uint64_t)(g->ts - tmin) * 2 + 1;
-        vals[n++] = (q << 1) | 1;
-    }
-    st = gp__radix_sort_kv(keys, vals, n);
+    if ((st = bounds_sort(&lb, n, tmin)) != GP_OK || (st = bounds_sort(&sb, n, tmin)) != GP_OK)
+        goto done;
     gp_ns t0, t1;
     series_range(v, &t0, &t1);
-    size_t nb = v->o->series_points;
     gp_ns w = t1 > t0 && nb ? gp__ceil_div(t1 - t0, (gp_ns)nb) : 1;
     for (size_t q = 0; q < r->n_queues && st == GP_OK; q++) {
         st = gp__series_alloc(&r->queues[q].series, nb, t0, t1);
         r->queues[q].n_series = nb;
         last_t[q] = t0;
     }
-    for (size_t i = 0; i < n && st == GP_OK; i++) {
-        size_t q = vals[i] >> 1;
-        gp_ns t = tmin + (gp_ns)(keys[i] >> 1);
+    for (size_t i = 0, j = 0; (i < n || j < n) && st == GP_OK;) {
+        bool launch = j == n || (i < n && lb.t[i] <= sb.t[j]);
+        size_t q = launch ? lb.q[i] : sb.q[j];
+        gp_ns t = tmin + (gp_ns)(launch ? lb.t[i++] : sb.t[j++]);
         gp_queue_stream *qs = &r->queues[q];
         area[q] += (double)len[q] * (double)(t - last_t[q]);
         last_t[q] = t;
-        len[q] += (vals[i] & 1) ? -1 : +1;
+        len[q] += launch ? +1 : -1;
         qs->max_len = GP_MAX(qs->max_len, len[q]);
         if (nb) {
             size_t b = bucket_of(t, t0, w, nb);
@@ -342,8 +471,10 @@ static gp_status queues(const gp__view *v, gp_rank_analysis *r)
         r->queues[q].mean_len = t1 > t0 ? area[q] / (double)(t1 - t0) : 0.0;
 done:
     gp__group_table_free(&index);
-    free(keys);
-    free(vals);
+    free(lb.t);
+    free(lb.q);
+    free(sb.t);
+    free(sb.q);
     free(len);
     free(last_t);
     free(area);
