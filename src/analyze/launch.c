@@ -195,10 +195,7 @@ static void figures_of(int64_t *v, size_t n, api_figures *f)
     long double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
-    /* as gp__stats_compute: saturated, not overflowed */
-    f->total = sum >= 9.2233720368547758e18L    ? INT64_MAX
-               : sum <= -9.2233720368547758e18L ? INT64_MIN
-                                                : (int64_t)sum;
+    f->total = gp__sum_sat(sum); /* as gp__stats_compute */
     f->mean = (double)(sum / n);
     f->p50 = gp__quantile_sorted(v, n, 0.50);
     f->p95 = gp__quantile_sorted(v, n, 0.95);

@@ -133,10 +133,7 @@ void gp__stats_compute(int64_t *v, size_t n, gp__stats *st)
     long double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
-    /* Saturate rather than overflow: a sum beyond int64 (292 years of ns) is not a real total. */
-    st->total = sum >= 9.2233720368547758e18L    ? INT64_MAX
-                : sum <= -9.2233720368547758e18L ? INT64_MIN
-                                                 : (int64_t)sum;
+    st->total = gp__sum_sat(sum);
     st->min = v[0];
     st->max = v[n - 1];
     st->mean = (double)(sum / n);

@@ -29,6 +29,15 @@ typedef struct gp__stats {
 
 /* Sorts v in place (ascending) and fills *st. n may be 0 (all fields 0). */
 void gp__stats_compute(int64_t *v, size_t n, gp__stats *st);
+
+/* The sum of int64 values held in a long double, as an int64: saturated, not overflowed (a sum
+ * beyond int64, 292 years of ns, is not a real total). */
+static inline int64_t gp__sum_sat(long double sum)
+{
+    return sum >= 9.2233720368547758e18L    ? INT64_MAX
+           : sum <= -9.2233720368547758e18L ? INT64_MIN
+                                            : (int64_t)sum;
+}
 /* Sorts v ascending (radix sort for large n, insertion sort for tiny). */
 void gp__sort_i64(int64_t *v, size_t n);
 /* Quantile q in [0,1] of an ascending array, linear interpolation between closest ranks (numpy's
