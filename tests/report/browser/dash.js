@@ -131,10 +131,20 @@ async function dashboardScale(browser) {
     }
     return out.map((x) => Math.round(x));
   });
-  const worst = Math.max(...ms);
+  /* printed, not asserted: a test's wall time on a shared machine says nothing (the timing is
+   * bench/report/dash_sort.sh, with its baseline in the same run) */
   console.log('measure: dashboard 100K rows, sort/filter ms: ' + ms.join(' '));
-  /* bound generous for a loaded machine; the target is 100 ms (printed above) */
-  check(worst < 400, 'dashboard: sort and filter of 100K rows in ' + worst + ' ms at most');
+  /* each sort orders the rows: the rows drawn after a click are in the column's order */
+  for (const [c, numeric] of [[3, true], [2, true], [1, false]]) {
+    await page.evaluate((i) => document.getElementById('gp-ops').tHead.rows[0].cells[i].click(), c);
+    const dir = await page.$eval('#gp-ops', (e) => e.getAttribute('data-sort'));
+    const v = (await opsTable(page)).rows.map((r) => (numeric ? +r[c] : r[c].toLowerCase()));
+    const desc = /desc$/.test(dir);
+    const bad = v.findIndex((x, i) => i > 0 && (desc ? v[i - 1] < x : v[i - 1] > x));
+    check(dir.startsWith(c + ':') && v.length >= 20 && bad < 0,
+          'dashboard: sorted by column ' + c + ' (' + dir + '), ' + v.length + ' rows drawn in order' +
+          (bad < 0 ? '' : ' (row ' + bad + ': ' + v[bad - 1] + ' then ' + v[bad] + ')'));
+  }
   await page.type('#gp-filter', 'op_01234');
   const shown = await page.$eval('#gp-count', (e) => [e.getAttribute('data-shown'), e.textContent]);
   check(shown[0] === '10', 'dashboard: filter op_01234 shows 10 rows (' + shown[1] + ')');
