@@ -72,8 +72,9 @@ core = Extension(
 
 
 class build_py_with_cli(build_py):
-    """build_py, plus the build's gpuprof program as gpuprof/_bin/gpuprof when there is one: the
-    program `python -m gpuprof` and the console script run (gpuprof/__main__.py)."""
+    """build_py, plus the build's gpuprof program as gpuprof/_bin/gpuprof when there is one (and
+    its MPI plugin beside it): the program `python -m gpuprof` and the console script run
+    (gpuprof/__main__.py)."""
 
     def run(self):
         super().run()
@@ -82,6 +83,10 @@ class build_py_with_cli(build_py):
             dest = os.path.join(self.build_lib, "gpuprof", "_bin")
             os.makedirs(dest, exist_ok=True)
             shutil.copy2(cli, os.path.join(dest, "gpuprof"))
+            # its MPI plugin, found beside the program (docs/decisions/mpi-plugin.md)
+            plugin = os.path.join(BUILD, "gpuprof-mpi.so")
+            if os.path.isfile(plugin):
+                shutil.copy2(plugin, os.path.join(dest, "gpuprof-mpi.so"))
 
 
 # The `gpuprof` console script (gpuprof/__main__.py, which runs the C program) only where no

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 33.2: `mpirun -n K gpuprof analyze JOB_DIR` (K = 1, 2, 4 on one host, --oversubscribe)
 # writes the bytes of the one-process `gpuprof analyze JOB_DIR` (text and JSON) on the 8-rank
-# job; a rank file without distributedInfo.rank under mpirun exits 2 naming it.
+# job; a rank file without distributedInfo.rank under mpirun exits 2 naming it; MPI is loaded
+# from the plugin only (the program does not link libmpi; without the plugin: exit 2, named).
 # Usage: mpi_job.sh GPUPROF SOURCE_DIR SHARED_DIR HAVE_MPI   (exit 77: no mpirun, gpuprof built
 # without MPI, or the shared traces absent)
 set -u
@@ -52,5 +53,16 @@ else fail=$((fail+1)); echo "FAIL pml: not ob1 alone"; printf '%s\n' "$out" | gr
 out=$(OMPI_MCA_pml=ob1,cm OMPI_MCA_pml_base_verbose=10 timeout 300 "${mpi[@]}" -n 1 "$gp" analyze "$job" 2>&1 >/dev/null)
 if printf '%s' "$out" | grep -F "components_open: found loaded component cm" >/dev/null; then pass=$((pass+1))
 else fail=$((fail+1)); echo "FAIL pml: the user's OMPI_MCA_pml=ob1,cm was not used"; fi
+# MPI is a plugin (gpuprof-mpi.so, docs/decisions/mpi-plugin.md): the program itself does not
+# load libmpi (every command would start Open MPI's libraries), and under mpirun without the
+# plugin every process exits 2 saying what it could not load
+if readelf -d "$gp" | grep -E 'NEEDED.*libmpi' >/dev/null; then
+  fail=$((fail+1)); echo "FAIL the program links libmpi itself"
+else pass=$((pass+1)); fi
+out=$(GPUPROF_MPI_PLUGIN="$tmp/none/gpuprof-mpi.so" timeout 300 "${mpi[@]}" -x GPUPROF_MPI_PLUGIN -n 2 \
+  "$gp" analyze "$job" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && printf '%s' "$out" | grep -F "cannot load MPI (gpuprof-mpi.so): $tmp/none/gpuprof-mpi.so" >/dev/null; then
+  pass=$((pass+1))
+else fail=$((fail+1)); echo "FAIL no plugin: exit $rc: $out" | head -5; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,9 +1,10 @@
-/* gpuprof analyze under mpirun: the one module that speaks MPI (docs/jobs.md, "MPI";
- * docs/internals/jobs.md). Built with MPI when CMake finds it (GP_HAVE_MPI); whether this process
- * runs under mpirun is read from the environment at run time, so one binary serves both. Each
- * process reads and analyses its share of the rank files (dealt by size, process 0 charged for
- * the merge) one trace at a time, merges its partial
- * results, and sends the bytes to process 0 (MPI_Igatherv, waited for without spinning), which
+/* gpuprof analyze under mpirun: the job side (docs/jobs.md, "MPI"; docs/internals/jobs.md).
+ * MPI itself is in a plugin, gpuprof-mpi.so (mpi_plugin.c), loaded with dlopen only when this
+ * process runs under mpirun (docs/decisions/mpi-plugin.md): whether it does is read from the
+ * environment at run time, so one binary serves both, and the program does not start Open MPI's
+ * libraries for every command. Each process reads and analyses its share of the rank files
+ * (dealt by size, process 0 charged for the merge) one trace at a time, merges its partial
+ * results, and sends the bytes to process 0 (a gather, waited for without spinning), which
  * merges and writes the output: process 0 never holds another process's traces. */
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +13,62 @@
 #include "gpuprof/partial.h"
 
 #ifdef GP_HAVE_MPI
-#include <mpi.h>
-#include <time.h>
-#endif
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
 
-#ifdef GP_HAVE_MPI
-/* Whether MPI_Init works in a task that srun started with PMI-1/2 only (--mpi=pmi2): MPICH's
- * does; Open MPI's only when built with Slurm's PMI library (4.x's s1/s2 components, gone in
- * 5.x). Debian 12's is not: under real Slurm its MPI_Init aborted ("OMPI was not built with
- * SLURM's PMI support", exit 1), so such a step meets through srun_job.c's files instead.
- * GP_MPI_SLURM_PMI: CMake found the s2 component in ompi_info. */
-#if defined(OPEN_MPI) && !defined(GP_MPI_SLURM_PMI)
-enum { PMI2_OK = 0 };
-#else
-enum { PMI2_OK = 1 };
-#endif
+#include "app/cli/mpi_plugin.h"
+
+/* The plugin, loaded once: GPUPROF_MPI_PLUGIN when set, else beside the program, else in
+ * ../GP_INSTALL_LIBDIR/gpuprof from the program's directory (an install). NULL with why in
+ * why[] (the paths tried and dlopen's words). RTLD_GLOBAL: Open MPI's own components, which it
+ * opens with dlopen, look libmpi's symbols up in the global scope. */
+static const gp_mpi_plugin *load_plugin(char *why, size_t why_len)
+{
+    static const gp_mpi_plugin *loaded;
+    if (loaded)
+        return loaded;
+    char exe[PATH_MAX], tries[2][PATH_MAX + 64];
+    int n = 0;
+    const char *env = getenv("GPUPROF_MPI_PLUGIN");
+    if (env && *env) {
+        snprintf(tries[n++], sizeof tries[0], "%s", env);
+    } else {
+        ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (l > 0) {
+            exe[l] = '\0';
+            char *slash = strrchr(exe, '/');
+            if (slash)
+                *slash = '\0';
+            snprintf(tries[n++], sizeof tries[0], "%s/%s", exe, GP_MPI_PLUGIN_FILE);
+            snprintf(tries[n++], sizeof tries[0], "%s/../%s/gpuprof/%s", exe, GP_INSTALL_LIBDIR,
+                     GP_MPI_PLUGIN_FILE);
+        }
+    }
+    size_t w = 0;
+    why[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        void *h = dlopen(tries[i], RTLD_NOW | RTLD_GLOBAL);
+        const char *e = NULL;
+        if (h) {
+            gp_mpi_plugin_fn fn;
+            *(void **)&fn = dlsym(h, GP_MPI_PLUGIN_SYMBOL);
+            if (fn && (loaded = fn()) != NULL)
+                return loaded;
+            e = "no " GP_MPI_PLUGIN_SYMBOL " in it (a plugin of another gpuprof version?)";
+            dlclose(h);
+        } else {
+            e = dlerror();
+        }
+        int m = snprintf(why + w, why_len - w, "%s%s", w ? "; " : "", e ? e : tries[i]);
+        if (m > 0)
+            w = w + (size_t)m < why_len ? w + (size_t)m : why_len - 1;
+    }
+    if (!n)
+        snprintf(why, why_len, "cannot find this program's directory (/proc/self/exe)");
+    return NULL;
+}
 #endif
 
 int gp__mpi_world(void)
@@ -45,7 +87,13 @@ int gp__mpi_world(void)
     if (tasks > 0) {
         if (getenv("PMIX_RANK"))
             return tasks;
-        return PMI2_OK && (getenv("PMI_RANK") || getenv("PMI_FD")) ? tasks : 0;
+        if (!getenv("PMI_RANK") && !getenv("PMI_FD"))
+            return 0;
+        /* PMI-2 only: whether this MPI can start so is the plugin's to say; no plugin, no MPI
+         * (srun's files) */
+        char why[16];
+        const gp_mpi_plugin *mp = load_plugin(why, sizeof why);
+        return mp && mp->pmi2_ok ? tasks : 0;
     }
     static const char *const vars[] = {"PMI_SIZE", "PMIX_SIZE"}; /* other launchers (MPICH's) */
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
@@ -67,58 +115,18 @@ int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_o
 }
 #else
 
-/* Waits for r without taking a core: MPI_Wait polls (Open MPI spins, or yields and spins when
- * idle), so a process that finished its share would burn a core until the slowest one is done:
- * on a node shared with the processes still analysing, that core is theirs. A millisecond's
- * sleep between tests costs at most a millisecond per wait. */
-static void wait_idle(MPI_Request *r)
-{
-    int done = 0;
-    MPI_Test(r, &done, MPI_STATUS_IGNORE);
-    while (!done) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-        MPI_Test(r, &done, MPI_STATUS_IGNORE);
-    }
-}
-
-static bool gather(const unsigned char *msg, int len, int me, int k, unsigned char **all,
-                   int **lens, int **offs)
-{
-    *all = NULL;
-    *lens = *offs = NULL;
-    if (me == 0 && (!(*lens = calloc((size_t)k, sizeof **lens)) ||
-                    !(*offs = calloc((size_t)k, sizeof **offs))))
-        return false;
-    MPI_Request r;
-    MPI_Igather(&len, 1, MPI_INT, *lens, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
-    wait_idle(&r);
-    size_t total = 0;
-    for (int i = 0; me == 0 && i < k; i++) {
-        (*offs)[i] = (int)total;
-        total += (size_t)(*lens)[i];
-    }
-    if (me == 0 && !(*all = malloc(total ? total : 1)))
-        return false;
-    MPI_Igatherv(msg, len, MPI_BYTE, *all, *lens, *offs, MPI_BYTE, 0, MPI_COMM_WORLD, &r);
-    wait_idle(&r);
-    return true;
-}
-
 int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_opts *opts,
                     unsigned tables, const char *csv_dir, const gp__cli_common *o)
 {
     int me = 0, k = 1;
-    /* Open MPI: a process waiting in MPI_Gatherv yields its core (to the processes still
-     * analysing) instead of spinning; the user's setting wins */
-    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-    /* Open MPI: the ob1 messaging layer only: opening the cm layer probes libfabric (mtl ofi),
-     * 0.2 s of MPI_Init here (0.24 s against 0.035 s), for messages of kilobytes
-     * (docs/decisions/mpi-startup.md); the user's OMPI_MCA_pml wins */
-    setenv("OMPI_MCA_pml", "ob1", 0);
-    MPI_Init(NULL, NULL);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &k);
+    char why[2048];
+    const gp_mpi_plugin *mp = load_plugin(why, sizeof why);
+    if (!mp) {
+        gp__cli_error("analyze", "running under mpirun, but cannot load MPI (%s): %s",
+                      GP_MPI_PLUGIN_FILE, why);
+        return 2;
+    }
+    mp->init(&me, &k);
     char **files = NULL;
     size_t n = 0;
     gp_error err = {0};
@@ -134,17 +142,15 @@ int gp__mpi_analyze(const char *path, const gp_read_opts *rd, const gp_analyze_o
         mlen = sizeof oom - 1;
     unsigned char *all = NULL;
     int *lens = NULL, *offs = NULL, rc = 2;
-    if (gather(msg ? msg : oom, (int)mlen, me, k, &all, &lens, &offs) && me == 0)
+    if (mp->gather(msg ? msg : oom, (int)mlen, me, k, &all, &lens, &offs) && me == 0)
         rc = gp__job_root_output(all, lens, offs, k, "process", tables, csv_dir, o);
-    MPI_Request r;
-    MPI_Ibcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
-    wait_idle(&r);
+    mp->bcast_int(&rc);
     free(msg);
     free(all);
     free(lens);
     free(offs);
     gp__job_files_free(files, n);
-    MPI_Finalize();
+    mp->finalize();
     return rc;
 }
 #endif
