@@ -457,7 +457,7 @@ gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace 
     if (ops)
         rank_ops = ops;
     if (st == GP_OK && t && given)
-        syncs = pre->syncs;
+        syncs = &pre->syncs;
     else if (st == GP_OK && t)
         st = gp__sync_sites_of(t, &own);
     if (st == GP_OK) /* findings_cause.c */
@@ -472,13 +472,19 @@ gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace 
     return st;
 }
 
-void gp__rank_pre_free(gp__rank_pre *p)
+gp__rank_pre *gp__rank_pre_new(size_t n, bool want_ops)
 {
-    gp_ops_free(p->ops);
-    free(p->syncs);
-    p->ops = NULL;
-    p->syncs = NULL;
-    p->done = false;
+    gp__rank_pre *p = calloc(n ? n : 1, sizeof *p);
+    for (size_t i = 0; p && i < n; i++)
+        p[i].want_ops = want_ops;
+    return p;
+}
+
+void gp__rank_pre_free(gp__rank_pre *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++)
+        gp_ops_free(p[i].ops);
+    free(p);
 }
 
 gp_status gp__advise_job(gp_analysis *a, size_t *cap)

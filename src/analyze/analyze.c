@@ -221,9 +221,7 @@ static void run_table_task(void *ctx, size_t i)
     if (k == OPS_TASK)
         rt->st[k] = gp__findings_ops(rt->v->t, &rt->pre->ops);
     else if (k == SYNC_TASK)
-        rt->st[k] = !(rt->pre->syncs = calloc(1, sizeof *rt->pre->syncs))
-                        ? GP_ENOMEM
-                        : gp__sync_sites_of(rt->v->t, rt->pre->syncs);
+        rt->st[k] = gp__sync_sites_of(rt->v->t, &rt->pre->syncs);
     else
         run_rank_task(rt, k);
 }
@@ -480,10 +478,8 @@ gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
         gp_analyze_opts_init(&a->opts);
     /* What the ranks' findings read of their traces, computed beside their tables: the ops by
      * shape unless the caller gave the table of a one-rank job, and the sync sites. */
-    gp__rank_pre *pre = calloc(in->n ? in->n : 1, sizeof *pre);
+    gp__rank_pre *pre = gp__rank_pre_new(in->n, !(shape_ops && in->n == 1));
     gp_status st = pre ? GP_OK : GP_ENOMEM;
-    for (size_t i = 0; pre && i < in->n; i++)
-        pre[i].want_ops = !(shape_ops && in->n == 1);
     if (st == GP_OK)
         st = gp__analyze_ranks(in, in->n > 1, a, pre, err);
     if (st == GP_OK)
@@ -496,9 +492,7 @@ gp_status gp__analyze_with_ops(const gp__ranks *in, const gp_analyze_opts *opts,
     }
     if (st == GP_OK)
         st = gp__analyze_advise(a, in->t, in->n, shape_ops, pre);
-    for (size_t i = 0; pre && i < in->n; i++)
-        gp__rank_pre_free(&pre[i]);
-    free(pre);
+    gp__rank_pre_free(pre, in->n);
     if (st != GP_OK) {
         gp_analysis_free(a);
         if (st == GP_ENOMEM)

@@ -142,6 +142,22 @@ GP__ANALYSIS_TABLES(X)
  * timeline shows, without the rest of an analysis. GP_ENOMEM. */
 gp_status gp__activity_sum(const gp_trace *const *traces, size_t n,
                            gp_activity *sum) GP_WARN_UNUSED;
+/* findings_syncs.c: the blocking host calls inside a trace's ProfilerStep windows, by call
+ * site (the call and the innermost Python frame, a user line outside torch when there is one),
+ * by time desc. beyond: the blocked time beyond the longest call of each step (one read per
+ * step is normal). All zero without steps. */
+typedef struct gp__sync_site {
+    const char *call, *frame; /* trace strings */
+    gp_ns time;
+    uint64_t count;
+} gp__sync_site;
+typedef struct gp__sync_sites {
+    gp__sync_site s[32];
+    size_t n;
+    gp_ns time, beyond, step_time;
+    uint64_t calls, steps;
+} gp__sync_sites;
+gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *out) GP_WARN_UNUSED;
 /* What a rank's findings read of its trace alone, computed beside the rank's tables
  * (gp__analyze_ranks) and handed to gp__advise_rank: its ops by shape (gp__findings_ops; NULL
  * without record_shapes) unless the caller has the op table (want_ops false), and its sync sites
@@ -150,9 +166,12 @@ typedef struct gp__rank_pre {
     bool want_ops;
     bool done;
     struct gp_ops *ops;
-    struct gp__sync_sites *syncs; /* malloc'd (gp__rank_pre_free) */
+    gp__sync_sites syncs;
 } gp__rank_pre;
-void gp__rank_pre_free(gp__rank_pre *p);
+/* advise.c: n of them (calloc'd), want_ops each; NULL when out of memory. */
+gp__rank_pre *gp__rank_pre_new(size_t n, bool want_ops);
+/* Frees the n of p (NULL: nothing) and their ops. */
+void gp__rank_pre_free(gp__rank_pre *p, size_t n);
 /* advise.c: stragglers and findings over the finished rank results, and the profile rules
  * (advise_profile.c) over the job's traces; shape_ops (NULL: none) the job's op table by shape
  * when the caller has it (one rank: the findings' ops by shape, gp__findings_ops, not computed
@@ -173,7 +192,7 @@ static inline gp__ranks gp__ranks_of_job(const gp_job *job)
 }
 /* analyze.c: the figures of every rank of in into a->ranks (a->opts set; many: the job has
  * several ranks, for the notes); pre NULL, or an array of in->n (want_ops set by the caller) that
- * receives what each rank's findings read of its trace (gp__rank_pre; the caller frees it with
+ * receives what each rank's findings read of its trace (gp__rank_pre_new; the caller frees it with
  * gp__rank_pre_free), computed beside its tables. GP_EINVAL (a user regex, err says which),
  * GP_ENOMEM. */
 gp_status gp__analyze_ranks(const gp__ranks *in, bool many, gp_analysis *a, gp__rank_pre *pre,
@@ -247,22 +266,6 @@ void gp__cause_promote(gp_analysis *a, size_t first);
 gp_status gp__findings_patterns(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,
                                 const gp_trace *t, const struct gp_ops *ops,
                                 const struct gp__sync_sites *syncs) GP_WARN_UNUSED;
-/* findings_syncs.c: the blocking host calls inside a trace's ProfilerStep windows, by call
- * site (the call and the innermost Python frame, a user line outside torch when there is one),
- * by time desc. beyond: the blocked time beyond the longest call of each step (one read per
- * step is normal). All zero without steps. */
-typedef struct gp__sync_site {
-    const char *call, *frame; /* trace strings */
-    gp_ns time;
-    uint64_t count;
-} gp__sync_site;
-typedef struct gp__sync_sites {
-    gp__sync_site s[32];
-    size_t n;
-    gp_ns time, beyond, step_time;
-    uint64_t calls, steps;
-} gp__sync_sites;
-gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *out) GP_WARN_UNUSED;
 /* The sync_in_step rule on them (nothing when beyond is under 1 % of the step time); the first
  * max sites as objects of f. GP_ENOMEM. */
 gp_status gp__findings_syncs(gp_analysis *a, size_t *cap, const gp_rank_analysis *r,

@@ -222,11 +222,9 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
         gp_analyze_opts_init(&a->opts);
     gp_status st = world_of(job, world_size, &p->world_size, err);
     gp__ranks in = gp__ranks_of_job(job);
-    gp__rank_pre *pre = calloc(job->n_ranks ? job->n_ranks : 1, sizeof *pre);
+    gp__rank_pre *pre = gp__rank_pre_new(job->n_ranks, true);
     if (st == GP_OK && !pre)
         st = GP_ENOMEM;
-    for (size_t i = 0; pre && i < job->n_ranks; i++)
-        pre[i].want_ops = true;
     if (st == GP_OK)
         st = job_of(job, &p->job, err);
     if (st == GP_OK) /* the findings' ops and sync sites beside the tables (analyze.c) */
@@ -238,9 +236,7 @@ gp_status gp_partial_of_job(const gp_job *job, const gp_analyze_opts *opts, int3
         if (st == GP_OK)
             st = encode_rank(a, i, first, job->ranks[i], &p->ranks[p->n_ranks++]);
     }
-    for (size_t i = 0; pre && i < job->n_ranks; i++)
-        gp__rank_pre_free(&pre[i]);
-    free(pre);
+    gp__rank_pre_free(pre, job->n_ranks);
     if (st == GP_OK) {
         gp__ser c = {.rd = false};
         uint64_t h = rules_hash_of(&a->opts);

@@ -912,15 +912,22 @@ static const char *shared_trace(const char *name, char *buf, size_t cap)
     return stat(buf, &st) == 0 ? buf : NULL;
 }
 
-static gp_job *read_job(const char *path)
+/* The job at path, read quietly (keep_shapes: with the ops' shapes, record_shapes). */
+static gp_job *read_job_opts(const char *path, bool keep_shapes)
 {
     gp_read_opts rd;
     gp_read_opts_init(&rd);
     rd.quiet = true;
+    rd.keep_op_shapes = keep_shapes;
     gp_job *job = NULL;
     gp_error err = {0};
     assert_int_equal(gp_job_read(path, &rd, &job, &err), GP_OK);
     return job;
+}
+
+static gp_job *read_job(const char *path)
+{
+    return read_job_opts(path, false);
 }
 
 /* Reads and analyses a trace of ../shared/traces into *job; NULL (the caller skips) when absent. */
@@ -930,12 +937,7 @@ static gp_analysis *analyze_shared(const char *name, bool keep_shapes, gp_job **
     const char *p = shared_trace(name, buf, sizeof(buf));
     if (!p)
         return NULL;
-    gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = true;
-    rd.keep_op_shapes = keep_shapes;
-    gp_error err = {0};
-    assert_int_equal(gp_job_read(p, &rd, job, &err), GP_OK);
+    *job = read_job_opts(p, keep_shapes);
     gp_analysis *a = NULL;
     assert_int_equal(gp_analyze_job(*job, NULL, &a, NULL), GP_OK);
     return a;
@@ -1234,12 +1236,7 @@ static void thread_count_does_not_change_results_of(const char *name, bool shape
     const char *p = shared_trace(name, buf, sizeof(buf));
     if (!p)
         skip();
-    gp_read_opts rd;
-    gp_read_opts_init(&rd);
-    rd.quiet = true;
-    rd.keep_op_shapes = shapes;
-    gp_job *job = NULL;
-    assert_int_equal(gp_job_read(p, &rd, &job, NULL), GP_OK);
+    gp_job *job = read_job_opts(p, shapes);
     for (int hta = 0; hta < 2; hta++) {
         char *first = NULL;
         for (int threads = 1; threads <= 5; threads += 2) {
