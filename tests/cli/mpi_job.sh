@@ -64,5 +64,13 @@ out=$(GPUPROF_MPI_PLUGIN="$tmp/none/gpuprof-mpi.so" timeout 300 "${mpi[@]}" -x G
 if [ "$rc" = 2 ] && printf '%s' "$out" | grep -F "cannot load MPI (gpuprof-mpi.so): $tmp/none/gpuprof-mpi.so" >/dev/null; then
   pass=$((pass+1))
 else fail=$((fail+1)); echo "FAIL no plugin: exit $rc: $out" | head -5; fi
+# a file that loads but is not gpuprof's plugin (another version's): named, with what it lacks
+if printf 'int gp_other_v0;\n' | cc -shared -fPIC -x c - -o "$tmp/other.so" 2>/dev/null; then
+  out=$(GPUPROF_MPI_PLUGIN="$tmp/other.so" timeout 300 "${mpi[@]}" -x GPUPROF_MPI_PLUGIN -n 1 \
+    "$gp" analyze "$job" 2>&1 >/dev/null); rc=$?
+  if [ "$rc" = 2 ] && printf '%s' "$out" | grep -F "$tmp/other.so: no gp_mpi_plugin_v1" >/dev/null; then
+    pass=$((pass+1))
+  else fail=$((fail+1)); echo "FAIL a plugin without its symbol: exit $rc: $out" | head -5; fi
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -50,18 +50,21 @@ static const gp_mpi_plugin *load_plugin(char *why, size_t why_len)
     why[0] = '\0';
     for (int i = 0; i < n; i++) {
         void *h = dlopen(tries[i], RTLD_NOW | RTLD_GLOBAL);
-        const char *e = NULL;
+        const char *e = NULL; /* dlopen's words name the file */
+        int m;
         if (h) {
             gp_mpi_plugin_fn fn;
             *(void **)&fn = dlsym(h, GP_MPI_PLUGIN_SYMBOL);
             if (fn && (loaded = fn()) != NULL)
                 return loaded;
-            e = "no " GP_MPI_PLUGIN_SYMBOL " in it (a plugin of another gpuprof version?)";
             dlclose(h);
+            m = snprintf(why + w, why_len - w,
+                         "%s%s: no " GP_MPI_PLUGIN_SYMBOL " (a plugin of another gpuprof version?)",
+                         w ? "; " : "", tries[i]);
         } else {
             e = dlerror();
+            m = snprintf(why + w, why_len - w, "%s%s", w ? "; " : "", e ? e : tries[i]);
         }
-        int m = snprintf(why + w, why_len - w, "%s%s", w ? "; " : "", e ? e : tries[i]);
         if (m > 0)
             w = w + (size_t)m < why_len ? w + (size_t)m : why_len - 1;
     }
