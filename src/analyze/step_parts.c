@@ -63,17 +63,6 @@ static int part_of(const gp__step_split *s, const gp_event *e, uint8_t *cache, u
     }
 }
 
-/* gp__ivls_push, inlined: the step breakdown pushes an interval per merged run of events. */
-static inline gp_status push_ivl(gp__ivls *l, gp_ns s, gp_ns e)
-{
-    gp__ivl *x = GP_PUSH(l->v, l->n, l->cap);
-    if (!x)
-        return GP_ENOMEM;
-    x->s = s;
-    x->e = e;
-    return GP_OK;
-}
-
 gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__classifier *c,
                               const char *const *data_load, size_t n_data_load)
 {
@@ -111,13 +100,13 @@ gp_status gp__step_split_init(gp__step_split *s, const gp_trace *t, const gp__cl
                 continue;
             }
             if (is_open[p])
-                st = push_ivl(&s->u[p], open[p].s, open[p].e);
+                st = gp__ivls_push(&s->u[p], open[p].s, open[p].e);
             open[p] = (gp__ivl){e->ts, e->ts + e->dur};
             is_open[p] = true;
         }
         for (int p = 0; p < GP_SP_OTHER && st == GP_OK; p++)
             if (is_open[p])
-                st = push_ivl(&s->u[p], open[p].s, open[p].e);
+                st = gp__ivls_push(&s->u[p], open[p].s, open[p].e);
     }
     free(cache);
     free(dl);

@@ -8,16 +8,6 @@
 #include "core/radix.h"
 #include "core/util.h"
 
-gp_status gp__ivls_push(gp__ivls *l, int64_t s, int64_t e)
-{
-    gp__ivl *p = GP_PUSH(l->v, l->n, l->cap);
-    if (!p)
-        return GP_ENOMEM;
-    p->s = s;
-    p->e = e;
-    return GP_OK;
-}
-
 void gp__ivls_free(gp__ivls *l)
 {
     free(l->v);

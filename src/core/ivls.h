@@ -6,7 +6,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "core/util.h"
 #include "gpuprof/core.h"
 
 typedef struct gp__ivl {
@@ -24,7 +26,16 @@ int64_t gp__ivls_intersect(const gp__ivls *a, const gp__ivls *b);
  * starts when s > every previous end). Returns the summed group lengths. */
 int64_t gp__ivls_union_sorted(gp__ivls *l);
 void gp__ivls_free(gp__ivls *l);
-gp_status gp__ivls_push(gp__ivls *l, int64_t s, int64_t e) GP_WARN_UNUSED;
+/* Appends [s, e). Inline: the step breakdown pushes one per merged run of events. */
+GP_WARN_UNUSED static inline gp_status gp__ivls_push(gp__ivls *l, int64_t s, int64_t e)
+{
+    gp__ivl *p = GP_PUSH(l->v, l->n, l->cap);
+    if (!p)
+        return GP_ENOMEM;
+    p->s = s;
+    p->e = e;
+    return GP_OK;
+}
 /* Sorts by start (stable radix sort; a no-op when already sorted). */
 gp_status gp__ivls_sort(gp__ivls *l) GP_WARN_UNUSED;
 
