@@ -445,24 +445,24 @@ const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t
     return string_scalar(r, p, s, len, escaped);
 }
 
+const char *gp__skip_ws_run(const char *p)
+{
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t x = w ^ 0x2020202020202020ULL; /* zero bytes: spaces */
+        if (x == 0) {
+            p += 8;
+            continue;
+        }
+        p += __builtin_ctzll(x) >> 3;
+        if (!gp__is_ws((unsigned char)*p))
+            return p;
+        p++; /* a tab, newline or carriage return */
+    }
+}
+
 /* ---- numbers ------------------------------------------------------------------------------ */
-
-/* The value of 8 decimal digits, one per byte of x (0..9, the first in the lowest byte): three
- * multiplications instead of eight multiply-adds (the SWAR conversion simdjson uses). */
-static inline uint64_t swar_eight(uint64_t x)
-{
-    x = x * 10 + (x >> 8);
-    return (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-            (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
-           32;
-}
-
-/* How many of the 8 bytes of x (bytes XOR '0') are digits before the first that is not (0..8). */
-static inline int swar_run(uint64_t x)
-{
-    uint64_t m = ((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL;
-    return m ? __builtin_ctzll(m) >> 3 : 8;
-}
 
 /* The leading decimal digits at q (at most 16 are read; q has 16 readable bytes, which the
  * buffer's padding gives): their value in *v, their count returned (16: there may be more). */
@@ -473,16 +473,16 @@ static inline int swar_digits16(const char *q, uint64_t *v)
     uint64_t w;
     memcpy(&w, q, 8);
     uint64_t x = w ^ 0x3030303030303030ULL;
-    int n = swar_run(x);
+    int n = gp__json_swar_run(x);
     if (n < 8) {
-        *v = n ? swar_eight(x << (64 - 8 * n)) : 0;
+        *v = n ? gp__json_swar_eight(x << (64 - 8 * n)) : 0;
         return n;
     }
-    uint64_t hi = swar_eight(x);
+    uint64_t hi = gp__json_swar_eight(x);
     memcpy(&w, q + 8, 8);
     x = w ^ 0x3030303030303030ULL;
-    n = swar_run(x);
-    *v = n ? hi * pow10[n] + swar_eight(x << (64 - 8 * n)) : hi;
+    n = gp__json_swar_run(x);
+    *v = n ? hi * pow10[n] + gp__json_swar_eight(x << (64 - 8 * n)) : hi;
     return 8 + n;
 }
 
@@ -612,7 +612,7 @@ static inline const char *fast_us_ns(const char *p, int64_t *out)
         uint64_t w;
         memcpy(&w, q + 1, 8);
         uint64_t x = w ^ 0x3030303030303030ULL;
-        int run = swar_run(x);
+        int run = gp__json_swar_run(x);
         if (run == 0)
             return NULL; /* "1.": the careful path reports it */
         uint64_t d = run >= 3 ? x : x & ((1ULL << (8 * run)) - 1);
@@ -698,13 +698,6 @@ __attribute__((noinline)) static const char *json_int_careful(gp__reader *r, con
     return end;
 }
 
-/* Whether c may follow the digits of an integer that the fast paths read (not a digit, '.', an
- * exponent or the end of the buffered data). */
-static inline bool int_end_ok(char c)
-{
-    return (unsigned)(c - '0') > 9 && c != '.' && (c | 0x20) != 'e' && c != '\0';
-}
-
 /* gp__json_int of 8 to 16 digits at q (hi: the value of the first 8), neg the sign: out of line,
  * so that the common short integers need no saved registers. */
 __attribute__((noinline)) static const char *json_int_long(gp__reader *r, const char *p,
@@ -715,9 +708,9 @@ __attribute__((noinline)) static const char *json_int_long(gp__reader *r, const 
     uint64_t w;
     memcpy(&w, q + 8, 8);
     uint64_t x = w ^ 0x3030303030303030ULL;
-    int n = swar_run(x);
-    uint64_t v = n ? hi * pow10[n] + swar_eight(x << (64 - 8 * n)) : hi;
-    if (int_end_ok(q[8 + n]) && q[0] != '0') {
+    int n = gp__json_swar_run(x);
+    uint64_t v = n ? hi * pow10[n] + gp__json_swar_eight(x << (64 - 8 * n)) : hi;
+    if (gp__json_int_end_ok(q[8 + n]) && q[0] != '0') {
         *out = *p == '-' ? -(int64_t)v : (int64_t)v;
         return q + 8 + n;
     }
@@ -732,11 +725,11 @@ const char *gp__json_int(gp__reader *r, const char *p, int64_t *out)
     uint64_t w;
     memcpy(&w, q, 8);
     uint64_t x = w ^ 0x3030303030303030ULL;
-    int n = swar_run(x);
+    int n = gp__json_swar_run(x);
     if (n == 8)
-        return json_int_long(r, p, q, swar_eight(x), out);
-    if (__builtin_expect(n > 0 && int_end_ok(q[n]) && !(n > 1 && q[0] == '0'), 1)) {
-        uint64_t v = swar_eight(x << (64 - 8 * n));
+        return json_int_long(r, p, q, gp__json_swar_eight(x), out);
+    if (__builtin_expect(n > 0 && gp__json_int_end_ok(q[n]) && !(n > 1 && q[0] == '0'), 1)) {
+        uint64_t v = gp__json_swar_eight(x << (64 - 8 * n));
         *out = *p == '-' ? -(int64_t)v : (int64_t)v;
         return q + n;
     }
@@ -839,12 +832,16 @@ const char *gp__json_skip_value(gp__reader *r, const char *p)
         return gp__json_skip_literal(r, p, "null");
     case '\0':
         gp__json_at_nul(r, p, "a value");
-    default:
+    default: {
+        const char *q = gp__json_uint_end(p);
+        if (q)
+            return q;
         if (gp__is_number_start(*p))
             return gp__json_scan_number(r, p);
         if (*p == 'N' || *p == 'I')
             gp__json_fail_at(r, p, "NaN or Infinity is not a valid JSON value");
         gp__json_fail_at(r, p, "expected a value");
+    }
     }
 }
 

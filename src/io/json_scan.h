@@ -62,16 +62,110 @@ int gp__json_simd_level(void);
 
 /* ---- primitives ---- */
 
+/* Whether c is a JSON blank (space, tab, newline, carriage return): one compare and one bit of
+ * a constant (bits 9, 10, 13 and 32). */
+static inline bool gp__is_ws(unsigned char c)
+{
+    return c <= ' ' && ((0x100002600ULL >> c) & 1);
+}
+
+/* gp__skip_ws past a run of blanks (out of line): spaces 8 at a time, one word compared with 8
+ * spaces (indented JSON: a newline and a row of spaces before each member). p is in a reader's
+ * buffer, whose NUL sentinel is followed by padding: 8 bytes at p are readable. */
+const char *gp__skip_ws_run(const char *p);
+
+/* p past the blanks at p. Most calls find none or one space (Kineto writes one after ':' and
+ * ','): those two cases are a compare or two (p[1] is readable: the NUL sentinel ends the data);
+ * longer runs go to gp__skip_ws_run. Only for positions in a reader's buffer. */
 static inline const char *gp__skip_ws(const char *p)
 {
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-        p++;
-    return p;
+    if ((unsigned char)p[0] > ' ')
+        return p;
+    if (p[0] == ' ' && (unsigned char)p[1] > ' ')
+        return p + 1;
+    return gp__skip_ws_run(p);
 }
 
 static inline bool gp__is_number_start(char c)
 {
     return c == '-' || (c >= '0' && c <= '9');
+}
+
+/* The value of 8 decimal digits, one per byte of x (0..9, the first in the lowest byte): three
+ * multiplications instead of eight multiply-adds (the SWAR conversion simdjson uses). */
+static inline uint64_t gp__json_swar_eight(uint64_t x)
+{
+    x = x * 10 + (x >> 8);
+    return (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+            (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+           32;
+}
+
+/* How many of the 8 bytes of x (bytes XOR '0') are digits before the first that is not (0..8). */
+static inline int gp__json_swar_run(uint64_t x)
+{
+    uint64_t m = ((x + 0x7676767676767676ULL) | x) & 0x8080808080808080ULL;
+    return m ? __builtin_ctzll(m) >> 3 : 8;
+}
+
+/* Whether c may follow the digits of an integer that the fast paths read (not a digit, '.', an
+ * exponent or the end of the buffered data). */
+static inline bool gp__json_int_end_ok(char c)
+{
+    return (unsigned)(c - '0') > 9 && c != '.' && (c | 0x20) != 'e' && c != '\0';
+}
+
+/* How many digits begin p (0 to 15; 16: 16 or more), and in *x the first word XOR '0' (and in
+ * *x2 the second, read only when the first 8 bytes are digits: a NUL ends the data, and the
+ * buffer's padding makes 16 bytes after it readable). */
+static inline int gp__json_digit_run(const char *p, uint64_t *x, uint64_t *x2)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    *x = w ^ 0x3030303030303030ULL;
+    int n = gp__json_swar_run(*x);
+    if (n < 8)
+        return n;
+    memcpy(&w, p + 8, 8);
+    *x2 = w ^ 0x3030303030303030ULL;
+    return 8 + gp__json_swar_run(*x2);
+}
+
+/* Whether the n digits at p (gp__json_digit_run) are an integer the fast paths read: 1 to 15
+ * digits, no leading zero, and a byte after them that ends it (gp__json_int_end_ok). */
+static inline bool gp__json_uint_ok(const char *p, int n)
+{
+    return n > 0 && n < 16 && !(n > 1 && p[0] == '0') && gp__json_int_end_ok(p[n]);
+}
+
+/* The end of a non-negative integer of 1 to 15 digits at p (gp__json_uint_ok), its value in *v;
+ * NULL for any other text (*v untouched: the caller takes the general path, which reads the same
+ * value or reports the same error). The ids and indices of args are such integers: this is
+ * gp__json_int's common case, inlined into the callers. */
+static inline const char *gp__json_uint_fast(const char *p, int64_t *v)
+{
+    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    uint64_t x, x2 = 0;
+    int n = gp__json_digit_run(p, &x, &x2);
+    if (!gp__json_uint_ok(p, n))
+        return NULL;
+    if (n < 8)
+        *v = (int64_t)gp__json_swar_eight(x << (64 - 8 * n));
+    else if (n == 8)
+        *v = (int64_t)gp__json_swar_eight(x);
+    else
+        *v = (int64_t)(gp__json_swar_eight(x) * pow10[n - 8] +
+                       gp__json_swar_eight(x2 << (64 - 8 * (n - 8))));
+    return p + n;
+}
+
+/* gp__json_uint_fast's end, without the value: skipping such an integer (an index the model does
+ * not keep, a dimension inside a skipped array) validates it as gp__json_scan_number would. */
+static inline const char *gp__json_uint_end(const char *p)
+{
+    uint64_t x, x2;
+    int n = gp__json_digit_run(p, &x, &x2);
+    return gp__json_uint_ok(p, n) ? p + n : NULL;
 }
 
 /* Fails at p unless *p is c: at a NUL, as gp__json_at_nul with `expected`; else with `msg`. */

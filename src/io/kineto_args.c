@@ -41,56 +41,60 @@ typedef struct arg_key {
 #define AT(field) offsetof(gp__kineto_fields, field)
 
 static const arg_key arg_keys[] = {
-    {KEY("grid"), ARG_DIM3, AT(grid), 0},
-    {KEY("Addr"), ARG_INT, AT(addr), 0},
+    /* the keys of the most frequent events first (Python frames, CPU ops, runtime calls,
+     * kernels): keys that share their first 4 bytes ("Python ...", "Input ...") share a slot of
+     * the fast lookup, and the first added takes it (one probe) */
+    {KEY("Python parent id"), ARG_PY_PARENT, AT(py_parent), AT(py_parent_null)},
+    {KEY("Python id"), ARG_INT, AT(py_id), 0},
+    {KEY("Ev Idx"), ARG_SKIP, 0, 0},
+    {KEY("External id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
+    {KEY("Record function id"), ARG_SKIP, 0, 0},
+    {KEY("Sequence number"), ARG_SKIP, 0, 0},
+    {KEY("Fwd thread id"), ARG_SKIP, 0, 0},
+    {KEY("Input Dims"), ARG_RAW, AT(in_dims), AT(in_dims_len)},
+    {KEY("Input type"), ARG_RAW, AT(in_types), AT(in_types_len)},
+    {KEY("Input Strides"), ARG_RAW, AT(in_strides), AT(in_strides_len)},
+    {KEY("Concrete Inputs"), ARG_RAW, AT(in_concrete), AT(in_concrete_len)},
+    {KEY("correlation"), ARG_INT_HAS, AT(corr), AT(has_corr)},
     {KEY("cbid"), ARG_INT, AT(cbid), 0},
+    {KEY("external id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
+    {KEY("device"), ARG_INT_HAS, AT(device), AT(has_device)},
+    {KEY("stream"), ARG_INT_HAS, AT(stream), AT(has_stream)},
+    {KEY("queued"), ARG_INT, AT(queued), 0},
+    {KEY("context"), ARG_INT, AT(context), 0},
+    {KEY("registers per thread"), ARG_INT, AT(regs), 0},
+    {KEY("shared memory"), ARG_INT, AT(smem), 0},
+    {KEY("blocks per SM"), ARG_DOUBLE, AT(bps), 0},
+    {KEY("warps per SM"), ARG_DOUBLE, AT(wps), 0},
+    {KEY("grid"), ARG_DIM3, AT(grid), 0},
+    {KEY("block"), ARG_DIM3, AT(block), 0},
+    {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
+    /* the other keys; ARG_SKIP ones are found by the fast lookup, so that they are skipped
+     * without the general key scan */
+    {KEY("Addr"), ARG_INT, AT(addr), 0},
     {KEY("name"), ARG_STRING, AT(meta_name), AT(meta_name_len)},
     {KEY("kind"), ARG_STRING, AT(copy_kind), AT(copy_kind_len)},
-    {KEY("block"), ARG_DIM3, AT(block), 0},
     {KEY("bytes"), ARG_INT, AT(bytes), 0},
     {KEY("Bytes"), ARG_INT_OK, AT(mem_bytes), AT(has_mem_bytes)},
     {KEY("dtype"), ARG_STRING, AT(dtype), AT(dtype_len)},
-    {KEY("stream"), ARG_INT_HAS, AT(stream), AT(has_stream)},
-    {KEY("device"), ARG_INT_HAS, AT(device), AT(has_device)},
-    {KEY("queued"), ARG_INT, AT(queued), 0},
-    {KEY("context"), ARG_INT, AT(context), 0},
     {KEY("graph id"), ARG_INT, AT(graph_id), 0},
-    {KEY("Python id"), ARG_INT, AT(py_id), 0},
     {KEY("Device Id"), ARG_INT, AT(dev_id), 0},
-    {KEY("Input Dims"), ARG_RAW, AT(in_dims), AT(in_dims_len)},
-    {KEY("Input type"), ARG_RAW, AT(in_types), AT(in_types_len)},
     {KEY("sort_index"), ARG_INT_OK, AT(sort_index), AT(has_sort_index)},
     {KEY("Group size"), ARG_INT, AT(group_size), 0},
-    {KEY("External id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
-    {KEY("external id"), ARG_INT_HAS, AT(ext), AT(has_ext)},
-    {KEY("correlation"), ARG_INT_HAS, AT(corr), AT(has_corr)},
     {KEY("Device Type"), ARG_INT, AT(dev_type), 0},
-    {KEY("warps per SM"), ARG_DOUBLE, AT(wps), 0},
-    {KEY("blocks per SM"), ARG_DOUBLE, AT(bps), 0},
-    {KEY("shared memory"), ARG_INT, AT(smem), 0},
     {KEY("In msg nelems"), ARG_INT, AT(in_nelems), 0},
     {KEY("graph node id"), ARG_INT, AT(graph_node), 0},
-    {KEY("Input Strides"), ARG_RAW, AT(in_strides), AT(in_strides_len)},
     {KEY("Out msg nelems"), ARG_INT, AT(out_nelems), 0},
     {KEY("cuda_sync_kind"), ARG_STRING, AT(sync_kind), AT(sync_kind_len)},
     {KEY("Total Reserved"), ARG_INT, AT(total_res), 0},
     {KEY("wait_on_stream"), ARG_INT, AT(wait_on_stream), 0},
     {KEY("Total Allocated"), ARG_INT, AT(total_alloc), 0},
     {KEY("Collective name"), ARG_STRING, AT(collective), AT(collective_len)},
-    {KEY("Concrete Inputs"), ARG_RAW, AT(in_concrete), AT(in_concrete_len)},
-    {KEY("Python parent id"), ARG_PY_PARENT, AT(py_parent), AT(py_parent_null)},
     {KEY("Process Group Name"), ARG_STRING, AT(pg_name), AT(pg_name_len)},
     {KEY("Process Group Ranks"), ARG_PG_RANKS, AT(pg_ranks), AT(pg_ranks_len)},
-    {KEY("registers per thread"), ARG_INT, AT(regs), 0},
     {KEY("memory bandwidth (GB/s)"), ARG_DOUBLE, AT(bw), 0},
-    {KEY("est. achieved occupancy %"), ARG_DOUBLE, AT(occ), 0},
     {KEY("Process Group Description"), ARG_STRING, AT(pg_desc), AT(pg_desc_len)},
     {KEY("wait_on_cuda_event_record_corr_id"), ARG_INT, AT(wait_on_event_corr), 0},
-    /* found by the fast lookup, so that they are skipped without the general key scan */
-    {KEY("Ev Idx"), ARG_SKIP, 0, 0},
-    {KEY("Record function id"), ARG_SKIP, 0, 0},
-    {KEY("Fwd thread id"), ARG_SKIP, 0, 0},
-    {KEY("Sequence number"), ARG_SKIP, 0, 0},
     {KEY("Python module id"), ARG_SKIP, 0, 0},
 };
 
@@ -113,7 +117,7 @@ typedef struct arg_pat {
     uint8_t len;               /* bytes */
 } arg_pat;
 
-#define ARG_FAST_BITS 7
+#define ARG_FAST_BITS 8
 static arg_pat arg_pats[N_ARG_KEYS];          /* the pattern of arg_keys[i] */
 static uint8_t arg_fast[1u << ARG_FAST_BITS]; /* 1 + index in arg_keys, 0 for none */
 
@@ -263,6 +267,18 @@ static const char *read_raw(gp__reader *r, const char *p, char *at, char *has)
     return p;
 }
 
+/* An integer member's value at p (blanks skipped): the short non-negative integers of ids and
+ * indices inline, any other value through gp__json_intish. */
+static inline const char *read_int(gp__reader *r, const char *p, int64_t *out, bool *ok)
+{
+    const char *q = gp__json_uint_fast(p, out);
+    if (q) {
+        *ok = true;
+        return q;
+    }
+    return gp__json_intish(r, p, out, ok);
+}
+
 /* Reads the value at p of the known key a (not ARG_SKIP) into f. Inlined: each case of parse_arg
  * gets the code of its own key's `how`. */
 static inline __attribute__((always_inline)) const char *
@@ -272,14 +288,14 @@ read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key
     bool ok = false;
     switch ((arg_how)a->how) {
     case ARG_INT:
-        return gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
+        return read_int(r, p, (int64_t *)(void *)at, &ok);
     case ARG_INT_HAS:
-        p = gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
+        p = read_int(r, p, (int64_t *)(void *)at, &ok);
         if (ok)
             *(bool *)has = true;
         return p;
     case ARG_INT_OK:
-        p = gp__json_intish(r, p, (int64_t *)(void *)at, &ok);
+        p = read_int(r, p, (int64_t *)(void *)at, &ok);
         *(bool *)has = ok;
         return p;
     case ARG_DOUBLE: {
@@ -307,7 +323,7 @@ read_known_arg(gp__reader *r, const char *p, gp__kineto_fields *f, const arg_key
             f->py_parent_null = true;
             return p;
         }
-        return gp__json_intish(r, p, &f->py_parent, &ok);
+        return read_int(r, p, &f->py_parent, &ok);
     case ARG_PG_RANKS: /* a string: its content; an array: its text */
         if (*gp__skip_ws(p) == '"')
             return gp__json_str_or_skip(r, p, (const char **)(void *)at, (size_t *)(void *)has);
@@ -348,8 +364,10 @@ read_arg_at(gp__reader *r, const char *p, gp__kineto_fields *f, size_t i, size_t
 {
     const arg_key *a = &arg_keys[i];
     const char *v = gp__skip_ws(p + a->len + 3);
-    if (a->how == ARG_SKIP)
-        return unknown_arg(r, v, f, p + 1, a->len, keep);
+    if (a->how == ARG_SKIP) {
+        const char *q = f->ph != 'C' ? gp__json_uint_end(v) : NULL;
+        return q ? q : unknown_arg(r, v, f, p + 1, a->len, keep);
+    }
     return read_known_arg(r, v, f, a);
 }
 

@@ -182,6 +182,64 @@ static void generated_events_alike(void **state)
     assert_same_at_all_levels(NULL, gen_buf, 4093);
 }
 
+/* text with a run of blanks after every ',', ':', '{' and '[' outside strings: run k has k % 23
+ * bytes, spaces with a tab, newline or carriage return among them every few runs (indented JSON,
+ * and runs across the 8-byte words of gp__skip_ws_run). A new string. */
+static char *with_blanks(const char *text)
+{
+    size_t n = strlen(text);
+    char *out = malloc(n * 24 + 1);
+    assert_non_null(out);
+    size_t o = 0;
+    int k = 0;
+    bool in_str = false;
+    for (const char *p = text; *p; p++) {
+        out[o++] = *p;
+        if (in_str) {
+            if (*p == '\\')
+                out[o++] = *++p;
+            else if (*p == '"')
+                in_str = false;
+            continue;
+        }
+        if (*p == '"') {
+            in_str = true;
+            continue;
+        }
+        if (*p != ',' && *p != ':' && *p != '{' && *p != '[')
+            continue;
+        int len = k % 23;
+        for (int i = 0; i < len; i++)
+            out[o++] = k % 4 == 1 && i == len / 2 ? "\t\n\r"[k % 3] : ' ';
+        k++;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The generated events read alike with blanks between their tokens: runs of 0 to 22 blanks,
+ * whole and in 7-byte and 4093-byte chunks (a run cut by the end of the buffered data), at every
+ * level; and the same model as without them. */
+static void blanks_alike(void **state)
+{
+    generated_events_alike(state); /* fills gen_buf */
+    char *spaced = with_blanks(gen_buf);
+    assert_true(strlen(spaced) > gen_len + gen_len / 4);
+    assert_same_at_all_levels(NULL, spaced, 0);
+    assert_same_at_all_levels(NULL, spaced, 7);
+    assert_same_at_all_levels(NULL, spaced, 4093);
+    gp_trace *a = NULL, *b = NULL;
+    gp_error ea = {0}, eb = {0}, why = {0};
+    if (read_at(GP__JSON_SIMD_AVX2, NULL, gen_buf, 0, &a, &ea) != GP_OK ||
+        read_at(GP__JSON_SIMD_AVX2, NULL, spaced, 0, &b, &eb) != GP_OK)
+        fail_msg("read failed: %s / %s", ea.msg, eb.msg);
+    if (!gp_trace_equal(a, b, &why))
+        fail_msg("blanks change the model: %s", why.msg);
+    gp_trace_free(a);
+    gp_trace_free(b);
+    free(spaced);
+}
+
 /* Malformed inputs fail alike at every level, message included. */
 static void malformed_alike(void **state)
 {
@@ -281,7 +339,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(levels_are_set),      cmocka_unit_test(generated_events_alike),
         cmocka_unit_test(malformed_alike),     cmocka_unit_test(numbers_against_reference),
-        cmocka_unit_test(shared_traces_alike),
+        cmocka_unit_test(shared_traces_alike), cmocka_unit_test(blanks_alike),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(gen_buf);

@@ -266,6 +266,93 @@ static void gpu_device_beyond_int32_keeps_its_track(void **state)
     gp_trace_free(t);
 }
 
+/* The integers of args: the non-negative ones of 1 to 15 digits are read and skipped inline
+ * (json_scan.h, gp__json_uint_fast / gp__json_uint_end), every other form by the general path.
+ * Each form here is read as the general path reads it, at the fast path's edges (7, 8, 9, 15
+ * and 16 digits, a zero, a fraction, an exponent, a sign, a blank, a string), and the forms JSON
+ * refuses are refused in a skipped member too. */
+static void args_integers_read_alike_on_both_paths(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int64_t want;
+    } forms[] = {
+        {"0", 0},
+        {"7", 7},
+        {"1234567", 1234567},
+        {"12345678", 12345678},
+        {"9876543210", 9876543210LL},
+        {"-5", -5},
+        {"5.9", 5},
+        {"1e3", 1000},
+        {"100000000", 100000000},
+        {"123456789012345", 123456789012345LL},
+        {"1234567890123456", 1234567890123456LL},
+        {" 42", 42},
+        {"\"0x1f\"", 31},
+        {"\"77\"", 77},
+        {"3 ", 3},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"traceEvents\": ["
+                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7,"
+                 " \"ts\": 100, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7,"
+                 " \"correlation\":%s, \"External id\":%s, \"Ev Idx\":%s}},"
+                 "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1,"
+                 " \"tid\": 1, \"ts\": 50, \"dur\": 9, \"args\": {\"Record function id\":%s,"
+                 " \"Input Dims\": [[%s, %s], []], \"Sequence number\": %s}}]}",
+                 forms[i].text, forms[i].text, forms[i].text, forms[i].text, forms[i].text,
+                 forms[i].text, forms[i].text);
+        gp_trace *t = read_text(json);
+        const gp_event *k = only_event(t, GP_EV_KERNEL);
+        if (k->correlation != forms[i].want || k->external_id != forms[i].want)
+            fail_msg("%s: read as %lld / %lld, not %lld", forms[i].text, (long long)k->correlation,
+                     (long long)k->external_id, (long long)forms[i].want);
+        assert_non_null(only_event(t, GP_EV_CPU_OP));
+        gp_trace_free(t);
+    }
+    /* Python frames: the parent id (null or an integer) and the id */
+    gp_trace *t =
+        read_text("{\"traceEvents\": ["
+                  "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"a.py(1): f\","
+                  " \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 90, \"args\":"
+                  " {\"Python parent id\": null, \"Python id\": 1234567, \"Ev Idx\": 0}},"
+                  "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"a.py(2): g\","
+                  " \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 9, \"args\":"
+                  " {\"Python parent id\": 1234567, \"Python id\": 12345678}}]}");
+    const gp_track *tr = &t->tracks[0];
+    assert_int_equal(tr->n_events, 2);
+    const gp_py_info *f = gp_event_py_info(t, &tr->events[0]);
+    const gp_py_info *g = gp_event_py_info(t, &tr->events[1]);
+    assert_non_null(f);
+    assert_non_null(g);
+    assert_int_equal(f->id, 1234567);
+    assert_int_equal(f->parent_id, -1);
+    assert_int_equal(g->id, 12345678);
+    assert_int_equal(g->parent_id, 1234567);
+    gp_trace_free(t);
+    /* what JSON refuses is refused where the member is skipped too */
+    expect_parse_error(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+        " \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"Ev Idx\": 012}}]}",
+        "leading zero");
+    expect_parse_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+                       " \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"Input Dims\":"
+                       " [[1, 07]]}}]}",
+                       "leading zero");
+    expect_parse_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+                       " \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"Ev Idx\":"
+                       " 0123456789}}]}",
+                       "leading zero");
+    expect_parse_error(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\","
+        " \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"Ev Idx\": 12x}}]}",
+        "expected ',' or '}'");
+}
+
 static void legacy_schema_is_read(void **state)
 {
     gp_trace *t = read_text(
@@ -1503,6 +1590,7 @@ int main(void)
         cmocka_unit_test(counter_members_are_series),
         cmocka_unit_test(counter_samples_of_one_time_keep_file_order),
         cmocka_unit_test(event_arg_int_finds_members),
+        cmocka_unit_test(args_integers_read_alike_on_both_paths),
         cmocka_unit_test(legacy_schema_is_read),
         cmocka_unit_test(legacy_autograd_profiler_format_is_read),
         cmocka_unit_test(bare_array_string_ids_and_stream_minus_one),
