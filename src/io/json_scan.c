@@ -445,6 +445,11 @@ const char *gp__json_string(gp__reader *r, const char *p, const char **s, size_t
     return string_scalar(r, p, s, len, escaped);
 }
 
+/* The table of gp__json_int_end_ok: 1 for the bytes that continue a number or end the data. */
+const uint8_t gp__json_int_more[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+    ['7'] = 1, ['8'] = 1, ['9'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1, ['\0'] = 1};
+
 const char *gp__skip_ws_run(const char *p)
 {
     for (;;) {

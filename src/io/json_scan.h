@@ -108,11 +108,15 @@ static inline int gp__json_swar_run(uint64_t x)
     return m ? __builtin_ctzll(m) >> 3 : 8;
 }
 
-/* Whether c may follow the digits of an integer that the fast paths read (not a digit, '.', an
- * exponent or the end of the buffered data). */
+/* 1 for the bytes that continue a number after its digits ('0'-'9', '.', 'e', 'E') or end the
+ * buffered data (NUL): one load instead of four compares after every integer of a trace. */
+extern const uint8_t gp__json_int_more[256];
+
+/* Whether c may follow the digits of an integer that the fast paths read: not a digit, '.', an
+ * exponent or the end of the buffered data. */
 static inline bool gp__json_int_end_ok(char c)
 {
-    return (unsigned)(c - '0') > 9 && c != '.' && (c | 0x20) != 'e' && c != '\0';
+    return !gp__json_int_more[(unsigned char)c];
 }
 
 /* How many digits begin p (0 to 15; 16: 16 or more), and in *x the first word XOR '0' (and in

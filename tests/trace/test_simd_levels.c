@@ -240,6 +240,18 @@ static void blanks_alike(void **state)
     free(spaced);
 }
 
+/* gp__json_int_end_ok's table is the rule it replaced, for every byte. */
+static void int_end_table_is_the_rule(void **state)
+{
+    (void)state;
+    for (int b = 0; b < 256; b++) {
+        char c = (char)b;
+        bool rule = (unsigned)(c - '0') > 9 && c != '.' && (c | 0x20) != 'e' && c != '\0';
+        if (gp__json_int_end_ok(c) != rule)
+            fail_msg("byte 0x%02x: table %d, rule %d", b, gp__json_int_end_ok(c), rule);
+    }
+}
+
 /* Malformed inputs fail alike at every level, message included. */
 static void malformed_alike(void **state)
 {
@@ -337,9 +349,13 @@ static void numbers_against_reference(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(levels_are_set),      cmocka_unit_test(generated_events_alike),
-        cmocka_unit_test(malformed_alike),     cmocka_unit_test(numbers_against_reference),
-        cmocka_unit_test(shared_traces_alike), cmocka_unit_test(blanks_alike),
+        cmocka_unit_test(levels_are_set),
+        cmocka_unit_test(generated_events_alike),
+        cmocka_unit_test(malformed_alike),
+        cmocka_unit_test(numbers_against_reference),
+        cmocka_unit_test(shared_traces_alike),
+        cmocka_unit_test(blanks_alike),
+        cmocka_unit_test(int_end_table_is_the_rule),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(gen_buf);
