@@ -122,6 +122,7 @@ static bool merge_backward(const gp__cprank *k, gp__cpgraph *g)
 typedef struct cp_slots {
     size_t *lo, *n, *off;
     int32_t *slot;
+    size_t total; /* slots allocated */
 } cp_slots;
 
 static void slots_free(cp_slots *sl)
@@ -144,23 +145,33 @@ static int32_t slot_of(const gp__cprank *k, const cp_slots *sl, const gp_event *
     return sl->slot[sl->off[tk] + pos - sl->lo[tk]];
 }
 
-static gp_status slots_fill(const gp__cprank *k, const gp__cpgraph *g, cp_slots *sl)
+/* Lays out the slots of the scanned events (sl->lo and sl->n set), all -1 ("not selected"):
+ * track_cpu fills them as it appends; slots_refill after a sort. GP_ENOMEM. */
+static gp_status slots_init(const gp__cprank *k, cp_slots *sl)
 {
     size_t total = 0;
     for (size_t tk = 0; tk < k->t->n_tracks; tk++) {
         sl->off[tk] = total;
         total += sl->n[tk];
     }
-    sl->slot = malloc((total ? total : 1) * sizeof(*sl->slot));
+    sl->total = total ? total : 1;
+    sl->slot = malloc(sl->total * sizeof(*sl->slot));
     if (!sl->slot)
         return GP_ENOMEM;
-    memset(sl->slot, 0xff, (total ? total : 1) * sizeof(*sl->slot));
+    memset(sl->slot, 0xff, sl->total * sizeof(*sl->slot));
+    return GP_OK;
+}
+
+/* The slots again, from the events' places in their tracks: after a sort moved the events (a
+ * pass that reads every event of the trace it selected: only then). */
+static void slots_refill(const gp__cprank *k, const gp__cpgraph *g, cp_slots *sl)
+{
+    memset(sl->slot, 0xff, sl->total * sizeof(*sl->slot));
     for (size_t i = 0; i < g->n_evs; i++) {
         const gp_event *ev = g->evs[i].ev;
         size_t tk = ev->track, pos = (size_t)(ev - k->t->tracks[tk].events);
         sl->slot[sl->off[tk] + pos - sl->lo[tk]] = (int32_t)i;
     }
-    return GP_OK;
 }
 
 /* The track indices [*from, *to) of CPU thread tr's events starting in [lo, hi] (ns). */
@@ -170,14 +181,28 @@ static void track_range(const gp_track *tr, gp_ns lo, gp_ns hi, size_t *from, si
     *to = hi == INT64_MAX ? tr->n_events : gp__track_lower_bound(tr, hi + 1);
 }
 
-/* Appends the CPU events of track tk whose starts are in [ulo, uhi] (units); scanned: its events
- * [from, to) (ns bounds one unit wider). *sorted turns false when two of them are out of nesting
- * order (cmp_nest): the track is in (start, longer first) order in ns, which rounding to HTA's
- * microseconds may break. g->evs has room for all of them. */
-static void track_cpu(const gp__cprank *k, size_t tk, size_t from, size_t to, int64_t ulo,
-                      int64_t uhi, gp__cpgraph *g, bool *sorted)
+/* Notes CPU event i of g among the synchronising calls when it is one. GP_ENOMEM. */
+static gp_status note_call(gp__cpgraph *g, size_t i)
+{
+    if (!(g->evs[i].flags & (GP__CPE_SYNCCALL | GP__CPE_ACOPY)))
+        return GP_OK;
+    uint32_t *c = GP_PUSH(g->calls, g->n_calls, g->cap_calls);
+    if (!c)
+        return GP_ENOMEM;
+    *c = (uint32_t)i;
+    return GP_OK;
+}
+
+/* Appends the CPU events of track tk whose starts are in [ulo, uhi] (units), their slots and the
+ * synchronising calls among them; scanned: its events [from, to) (ns bounds one unit wider).
+ * *sorted turns false when two of them are out of nesting order (cmp_nest): the track is in
+ * (start, longer first) order in ns, which rounding to HTA's microseconds may break. g->evs has
+ * room for all of them. GP_ENOMEM. */
+static gp_status track_cpu(const gp__cprank *k, size_t tk, size_t from, size_t to, int64_t ulo,
+                           int64_t uhi, gp__cpgraph *g, cp_slots *sl, bool *sorted)
 {
     const gp_event *evs = k->t->tracks[tk].events;
+    int32_t *slot = sl->slot + sl->off[tk] - sl->lo[tk];
     const gp__cpev *prev = NULL;
     for (size_t i = from; i < to; i++) {
         const gp_event *ev = &evs[i];
@@ -188,6 +213,7 @@ static void track_cpu(const gp__cprank *k, size_t tk, size_t from, size_t to, in
             continue;
         if (prev && (prev->s > s || (prev->s == s && prev->e < e)))
             *sorted = false;
+        slot[i] = (int32_t)g->n_evs;
         gp__cpev *c = &g->evs[g->n_evs++];
         *c = (gp__cpev){.ev = ev,
                         .s = s,
@@ -202,7 +228,10 @@ static void track_cpu(const gp__cprank *k, size_t tk, size_t from, size_t to, in
                         .wait_src = -1,
                         .flags = cpu_flags(k, ev)};
         prev = c;
+        if (note_call(g, g->n_evs - 1) != GP_OK)
+            return GP_ENOMEM;
     }
+    return GP_OK;
 }
 
 /* The number of GPU events of the rank launched by a call starting in [ulo, uhi] (units), the
@@ -248,29 +277,57 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
         sl->n[tk] = to - sl->lo[tk];
         most += sl->n[tk];
     }
+    size_t scanned = most;
     most += launched_count(k, ulo, uhi, &first);
-    if (!(g->evs = malloc((most ? most : 1) * sizeof(*g->evs))))
+    if (slots_init(k, sl) != GP_OK || !(g->evs = malloc((most ? most : 1) * sizeof(*g->evs))))
         return GP_ENOMEM;
     g->cap_evs = most ? most : 1;
+    int32_t *stack = malloc((scanned ? scanned : 1) * sizeof(*stack));
+    if (!stack)
+        return GP_ENOMEM;
+    /* The events of a thread are in nesting order already unless rounding or the merge moved
+     * them. In the default mode a thread's events are final once appended in order: nested
+     * there, while they are in the cache (one pass fewer over the region's events). */
     bool sorted = true;
-    for (size_t tk = 0; tk < t->n_tracks; tk++)
-        if (sl->n[tk])
-            track_cpu(k, tk, sl->lo[tk], sl->lo[tk] + sl->n[tk], ulo, uhi, g, &sorted);
+    for (size_t tk = 0; tk < t->n_tracks; tk++) {
+        if (!sl->n[tk])
+            continue;
+        size_t from = g->n_evs;
+        bool in_order = true;
+        if (track_cpu(k, tk, sl->lo[tk], sl->lo[tk] + sl->n[tk], ulo, uhi, g, sl, &in_order) !=
+            GP_OK) {
+            free(stack);
+            return GP_ENOMEM;
+        }
+        if (!in_order)
+            sorted = false;
+        else if (!k->hta)
+            nest(g, from, g->n_evs, stack);
+    }
     if (k->hta && merge_backward(k, g))
         sorted = false;
-    int32_t *stack = malloc((g->n_evs ? g->n_evs : 1) * sizeof(*stack));
-    /* events of a thread are in nesting order already unless rounding or the merge moved them */
-    if (!stack || (!sorted && !sort_thread_nest(g->evs, g->n_evs))) {
+    if (!sorted && !sort_thread_nest(g->evs, g->n_evs)) {
         free(stack);
         return GP_ENOMEM;
     }
-    for (size_t from = 0, to; from < g->n_evs; from = to) {
+    /* the calls again when the sort moved them */
+    g->n_calls = sorted ? g->n_calls : 0;
+    for (size_t i = 0; !sorted && i < g->n_evs; i++)
+        if (note_call(g, i) != GP_OK) {
+            free(stack);
+            return GP_ENOMEM;
+        }
+    /* HTA mode, or a thread out of order: every thread nested here (again: nesting a thread
+     * twice gives the same parents and flags) */
+    for (size_t from = 0, to; (k->hta || !sorted) && from < g->n_evs; from = to) {
         for (to = from + 1; to < g->n_evs && g->evs[to].thread == g->evs[from].thread; to++)
             ;
         nest(g, from, to, stack);
     }
     free(stack);
-    return slots_fill(k, g, sl);
+    if (!sorted)
+        slots_refill(k, g, sl);
+    return GP_OK;
 }
 
 /* The GPU events launched by the region's CPU events (by launch time: no lookups). */
@@ -356,10 +413,7 @@ GP__DEFINE_MERGE_SORT(sort_end_keys, gp__cp_time_key, gp__cp_time_key_cmp)
  * async copy blocks when its own copy ended inside it (a D2H copy to pageable memory). */
 static gp_status infer_syncs(gp__cpgraph *g)
 {
-    size_t n_calls = 0;
-    for (size_t i = 0; i < g->n_cpu; i++)
-        n_calls += (g->evs[i].flags & (GP__CPE_SYNCCALL | GP__CPE_ACOPY)) != 0;
-    if (n_calls == 0)
+    if (g->n_calls == 0)
         return GP_OK;
     gp__cp_time_key *ends = malloc((g->n_evs - g->n_cpu + 1) * sizeof(*ends));
     if (!ends)
@@ -371,10 +425,9 @@ static gp_status infer_syncs(gp__cpgraph *g)
         free(ends);
         return GP_ENOMEM;
     }
-    for (size_t i = 0; i < g->n_cpu; i++) {
+    for (size_t k = 0; k < g->n_calls; k++) {
+        size_t i = g->calls[k];
         gp__cpev *c = &g->evs[i];
-        if (!(c->flags & (GP__CPE_SYNCCALL | GP__CPE_ACOPY)))
-            continue;
         /* The last GPU end <= the call's end. */
         size_t lo = gp__cp_time_keys_upto(ends, n, c->e);
         for (size_t j = lo; j-- > 0 && ends[j].t > c->s;) {
@@ -483,7 +536,7 @@ static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp_
 {
     memset(g, 0, sizeof(*g));
     g->hta = k->hta;
-    cp_slots sl = {NULL, NULL, NULL, NULL};
+    cp_slots sl = {NULL, NULL, NULL, NULL, 0};
     gp_status st = region_cpu(k, ulo, uhi, g, &sl);
     g->n_cpu = g->n_evs;
     if (st == GP_OK)
@@ -546,9 +599,7 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
         cp->valid = st == GP_OK;
         /* default mode: the path covers at most the region from its start to its last end (the
          * window plus the tail of work launched in it) */
-        int64_t last = g.origin;
-        for (size_t i = 0; i < g.n_evs; i++)
-            last = GP_MAX(last, g.evs[i].e);
+        int64_t last = GP_MAX(g.origin, g.max_end);
         /* Not an invariant of every input: a negative weight used as 0 (a GPU event that starts
          * before its launch call, clock skew) or events that overlap without nesting on a thread
          * (found by fuzz_report_page) let the path pass the region. The note says so. */

@@ -16,6 +16,7 @@ void gp__cp_graph_free(gp__cpgraph *g)
     free(g->nodes);
     free(g->edges);
     free(g->path);
+    free(g->calls);
     memset(g, 0, sizeof(*g));
 }
 
@@ -84,9 +85,11 @@ static gp_status make_nodes(gp__cpgraph *g)
     g->nodes = malloc((g->n_evs ? 2 * g->n_evs : 1) * sizeof(*g->nodes)); /* at most 2 per event */
     if (!g->nodes)
         return GP_ENOMEM;
+    g->max_end = INT64_MIN;
     for (size_t i = 0; i < g->n_evs; i++) {
         gp__cpev *e = &g->evs[i];
         e->ns = e->ne = NO_NODE;
+        g->max_end = GP_MAX(g->max_end, e->e);
         if (!(e->flags & GP__CPE_NODE))
             continue;
         e->ns = (uint32_t)g->n_nodes;

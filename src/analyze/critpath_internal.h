@@ -92,6 +92,11 @@ typedef struct gp__cpgraph {
      * it (what a thread or stream that starts later waited); head_offset is the path's. */
     int64_t origin;
     int64_t head_offset;
+    int64_t max_end; /* the latest end of the events (gp__cp_build), INT64_MIN without events */
+    /* Default mode: the CPU events flagged GP__CPE_SYNCCALL or GP__CPE_ACOPY (indices, in order;
+     * critpath.c), so that the synchronisation pass visits them and not every CPU event. */
+    uint32_t *calls;
+    size_t n_calls, cap_calls;
 } gp__cpgraph;
 
 /* critpath_rank.c: what a name is, computed once per name (bits of gp__cprank.names; bit 0:

@@ -297,6 +297,64 @@ static void hta_rounding(void **state)
     gp_trace_free(t);
 }
 
+/* One thread whose order rounding to HTA's microseconds changes: aten::a at 10.1 us (11-15 after
+ * rounding), its launch call at 10.15 (11-12) and aten::b at 10.2 (11-16) come in that order in
+ * ns, and in the order b, a, call in HTA's units. The region's events are sorted again, and the
+ * launch call's place in them with it (critpath.c: the slots and the synchronising calls are
+ * found again after a sort). The path must be the one of the same thread written in whole
+ * microseconds (rounded: no sort), link for link. */
+static gp_trace *reordered_example(bool rounded)
+{
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::a", rounded ? 11 : 10.1, rounded ? 4 : 5.0, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", rounded ? 11 : 10.15, rounded ? 1 : 2.0, 5);
+    cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::b", rounded ? 11 : 10.2, rounded ? 5 : 5.8, 0);
+    cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaStreamSynchronize", 30, 40, 6);
+    gpu_ev(t, tk.s7, GP_EV_KERNEL, "kern", 13, 50, 5, 7, NULL);
+    return t;
+}
+
+static void hta_reordered_thread_matches_rounded(void **state)
+{
+    (void)state;
+    gp_analysis *a[2];
+    gp_trace *t[2];
+    for (int r = 0; r < 2; r++) {
+        t[r] = reordered_example(r == 1);
+        gp_analyze_opts o;
+        gp_analyze_opts_init(&o);
+        o.cp_hta = true;
+        o.critical_path_overlay = true;
+        a[r] = run(t[r], &o);
+    }
+    const gp_critical_path *x = only_path(a[0]), *y = only_path(a[1]);
+    assert_int_equal(x->length, y->length);
+    assert_true(x->length > 0);
+    for (int c = 0; c < GP_CP_COUNT; c++)
+        assert_int_equal(x->by_class[c], y->by_class[c]);
+    assert_int_equal(x->n_events, y->n_events);
+    for (size_t i = 0; i < x->n_events; i++)
+        assert_string_equal(gp_trace_str(t[0], x->events[i]->name),
+                            gp_trace_str(t[1], y->events[i]->name));
+    assert_int_equal(x->n_links, y->n_links);
+    assert_true(x->n_links > 0);
+    for (size_t i = 0; i < x->n_links; i++) {
+        assert_string_equal(x->links[i].type, y->links[i].type);
+        assert_string_equal(gp_trace_str(t[0], x->links[i].src->name),
+                            gp_trace_str(t[1], y->links[i].src->name));
+        assert_string_equal(gp_trace_str(t[0], x->links[i].dst->name),
+                            gp_trace_str(t[1], y->links[i].dst->name));
+        assert_int_equal(x->links[i].weight, y->links[i].weight);
+    }
+    assert_true(on_path(x, t[0], "cudaLaunchKernel"));
+    for (int r = 0; r < 2; r++) {
+        gp_analysis_free(a[r]);
+        gp_trace_free(t[r]);
+    }
+}
+
 /* The worked example with an event instead of the stream sync: cudaEventRecord (corr 10) at
  * rec_ts, cudaEventSynchronize S 60-118 and its Event Sync row (stream -1) naming the record
  * (wait_on_cuda_event_record_corr_id 10, wait_on_stream 7). The recorded work is the GPU work of
@@ -764,6 +822,7 @@ int main(void)
         cmocka_unit_test(hta_worked_example_no_overlay),
         cmocka_unit_test(hta_worked_example_variants),
         cmocka_unit_test(hta_rounding),
+        cmocka_unit_test(hta_reordered_thread_matches_rounded),
         cmocka_unit_test(hta_event_sync),
         cmocka_unit_test(hta_annotation_not_found),
         cmocka_unit_test(default_python_preprocessing),
