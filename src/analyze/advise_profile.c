@@ -216,8 +216,11 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
     if (!(ops.slot = calloc(gp_trace_str_count(t) + 1, sizeof *ops.slot)))
         return GP_ENOMEM;
     gp_status st = collect_ops(&ops, t);
-    gp_ns s0, s1;
-    gp_trace_span(t, &s0, &s1);
+    /* Every rule below is on a range: without any (a Kineto trace) the span is not needed, and
+     * finding it is a walk of every event. */
+    gp_ns s0 = 0, s1 = 0;
+    if (ops.n)
+        gp_trace_span(t, &s0, &s1);
     gp_ns span = s1 - s0;
     if (st == GP_OK && ops.n > 1)
         gp__msort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */

@@ -9,7 +9,6 @@
 
 #include "analyze/analyze_internal.h"
 #include "analyze/ops_internal.h"
-#include "core/msort.h"
 #include "gpuprof/ops.h"
 
 #define MAX_DIMS 8
@@ -62,30 +61,20 @@ static int dims_of(const char *s, int idx, int64_t *out)
     return 0;
 }
 
-static int cmp_ts(const void *pa, const void *pb)
-{
-    const gp_ops_row *a = *(const gp_ops_row *const *)pa, *b = *(const gp_ops_row *const *)pb;
-    return a->ts != b->ts ? GP_CMP(a->ts, b->ts) : GP_CMP(b->cpu, a->cpu);
-}
-
 /* The modeled op instances of the rank in time order, outermost only (an instance inside the
  * previous kept one, such as aten::bmm under aten::matmul, is its detail): those kept beside its
- * ops by shape (gp__findings_ops: one walk for both tables), copied into *sorted (the caller
- * frees it) in the order of a table by instance, so that qsort meets the same ties. */
-static gp_status instances(const gp_ops *by_shape, gp_ops_row **sorted, const gp_ops_row ***out,
-                           size_t *n)
+ * ops by shape (gp__findings_ops: one walk for both tables), ties in time in the order of a table
+ * by instance (gp__ops_rows_by_time). *out points into by_shape's instances; the caller frees it.
+ */
+static gp_status instances(const gp_ops *by_shape, const gp_ops_row ***out, size_t *n)
 {
     size_t k = 0;
     const gp_ops_row *kept = gp__ops_instances(by_shape, &k);
-    *sorted = malloc((k ? k : 1) * sizeof **sorted);
-    const gp_ops_row **v = *sorted ? malloc((k ? k : 1) * sizeof *v) : NULL;
-    if (!v || (k && gp__ops_sort_rows(kept, k, by_shape->sort, *sorted) != GP_OK)) {
+    const gp_ops_row **v = malloc((k ? k : 1) * sizeof *v);
+    if (!v || (k && gp__ops_rows_by_time(kept, k, by_shape->sort, v) != GP_OK)) {
         free(v);
         return GP_ENOMEM;
     }
-    for (size_t i = 0; i < k; i++)
-        v[i] = &(*sorted)[i];
-    gp__msort(v, k, sizeof *v, cmp_ts);
     size_t m = 0;
     gp_ns open_end = INT64_MIN;
     for (size_t i = 0; i < k; i++) {
@@ -180,10 +169,9 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
 {
     if (!may_hold_attention(by_shape))
         return GP_OK;
-    gp_ops_row *sorted = NULL;
     const gp_ops_row **v = NULL;
     size_t n = 0;
-    gp_status st = instances(by_shape, &sorted, &v, &n);
+    gp_status st = instances(by_shape, &v, &n);
     attn_acc acc = {0};
     for (size_t i = 0; st == GP_OK && i < n; i++) {
         size_t end;
@@ -250,7 +238,6 @@ static gp_status unfused_attention(gp_analysis *a, size_t *cap, const gp_rank_an
         }
     }
     free(v);
-    free(sorted);
     return st;
 }
 

@@ -33,6 +33,11 @@ typedef struct gp__op_model {
 /* rows[0, n) into out[0, n) in the order of sort (ops.h, gp_ops_sort; ties by GPU time, key,
  * shapes, rank, start). GP_ENOMEM. */
 gp_status gp__ops_sort_rows(const gp_ops_row *rows, size_t n, gp_ops_sort sort, gp_ops_row *out);
+/* Pointers to rows[0, n) into out[0, n) in time order: by start, then longer CPU time first, ties
+ * in the order of gp__ops_sort_rows by sort (so the rows sorted by sort and then stably by time,
+ * in one sort). GP_ENOMEM. */
+gp_status gp__ops_rows_by_time(const gp_ops_row *rows, size_t n, gp_ops_sort sort,
+                               const gp_ops_row **out);
 
 /* A map from a tuple of four trace string ids to a value: what the walk computes once per distinct
  * name and shapes of a trace rather than once per op instance (the model of op name + shapes, the

@@ -2,7 +2,11 @@
  * the largest key needs, so keys rebased to the trace start (< 2^44 ns) take 4 passes. Up to
  * SMALL_N pairs are sorted by insertion instead: each radix pass walks 2,048 digit counts, which
  * for a handful of pairs with 64-bit keys (correlation ids) is 12 K steps and three allocations
- * to sort what insertion sorts in a few dozen comparisons. */
+ * to sort what insertion sorts in a few dozen comparisons. Pairs that arrive as at most MERGE_RUNS
+ * ascending runs are merged instead (merge_runs): the analyses collect correlation ids a track at
+ * a time, each track in time order, so their keys are one run per track (sorted: no pass at all).
+ * Measured in docs/performance.md (issue 37, sixth pass). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +15,7 @@
 #define RADIX_BITS 11
 #define RADIX (1u << RADIX_BITS)
 #define SMALL_N 64
+#define MERGE_RUNS 16 /* 4 merge passes at most, against the radix sort's 3 to 6 of two each */
 
 /* Stable: a pair moves left only past strictly greater keys. */
 static void insertion_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
@@ -27,6 +32,49 @@ static void insertion_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
     }
 }
 
+/* Stable merge of the ascending runs [at[0], at[1]), ..., [at[r - 1], at[r]) of the pairs into
+ * one, pairwise, bottom-up, between the pairs and a buffer of n (ties: the earlier run first). */
+static gp_status merge_runs(uint64_t *keys, uint64_t *vals, size_t n, size_t *at, size_t r)
+{
+    uint64_t *bk = malloc(n * sizeof(*bk)), *bv = malloc(n * sizeof(*bv));
+    if (!bk || !bv) {
+        free(bk);
+        free(bv);
+        return GP_ENOMEM;
+    }
+    uint64_t *sk = keys, *sv = vals, *dk = bk, *dv = bv;
+    for (; r > 1; r = (r + 1) / 2) {
+        for (size_t x = 0; x < r; x += 2) {
+            size_t i = at[x], mid = at[x + 1 < r ? x + 1 : r], end = at[x + 2 < r ? x + 2 : r];
+            size_t j = mid, o = i;
+            while (i < mid && j < end) {
+                bool right = sk[j] < sk[i];
+                dk[o] = right ? sk[j] : sk[i];
+                dv[o++] = right ? sv[j++] : sv[i++];
+            }
+            memcpy(&dk[o], &sk[i], (mid - i) * sizeof(*dk));
+            memcpy(&dv[o], &sv[i], (mid - i) * sizeof(*dv));
+            o += mid - i;
+            memcpy(&dk[o], &sk[j], (end - j) * sizeof(*dk));
+            memcpy(&dv[o], &sv[j], (end - j) * sizeof(*dv));
+            at[x / 2] = at[x];
+        }
+        at[(r + 1) / 2] = at[r];
+        uint64_t *tk = sk, *tv = sv;
+        sk = dk;
+        sv = dv;
+        dk = tk;
+        dv = tv;
+    }
+    if (sk != keys) {
+        memcpy(keys, sk, n * sizeof(*keys));
+        memcpy(vals, sv, n * sizeof(*vals));
+    }
+    free(bk);
+    free(bv);
+    return GP_OK;
+}
+
 gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
 {
     if (n < 2)
@@ -35,9 +83,23 @@ gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
         insertion_sort_kv(keys, vals, n);
         return GP_OK;
     }
-    uint64_t max = 0;
-    for (size_t i = 0; i < n; i++)
+    uint64_t max = keys[0];
+    size_t at[MERGE_RUNS + 1], runs = 1;
+    at[0] = 0;
+    for (size_t i = 1; i < n; i++) {
         max |= keys[i];
+        if (keys[i] < keys[i - 1]) {
+            if (runs < MERGE_RUNS)
+                at[runs] = i;
+            runs++;
+        }
+    }
+    if (runs == 1)
+        return GP_OK;
+    if (runs <= MERGE_RUNS) {
+        at[runs] = n;
+        return merge_runs(keys, vals, n, at, runs);
+    }
     int passes = 0;
     while (passes * RADIX_BITS < 64 && (max >> (passes * RADIX_BITS)) != 0)
         passes++;

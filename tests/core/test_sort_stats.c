@@ -149,6 +149,49 @@ static void radix_sort_kv_is_sorted_and_stable(void **state)
     }
 }
 
+/* Keys in k ascending runs (the analyses push correlation ids a track at a time), for run counts
+ * around the sort's merge limit (16: merged; 17 and more: radix), runs of unequal lengths whose
+ * keys overlap and repeat (ties across runs and inside one), small keys and runs that cross 2^63
+ * (an unsigned comparison): the order of a stable sort each time. A merge that took the later run
+ * first on a tie, or compared signed keys, fails it. */
+static void radix_sort_kv_merges_runs_stably(void **state)
+{
+    (void)state;
+    const size_t run_counts[] = {1, 2, 3, 15, 16, 17, 40};
+    for (size_t c = 0; c < sizeof run_counts / sizeof *run_counts; c++)
+        for (int big = 0; big < 2; big++) {
+            size_t k = run_counts[c], n = 0, cap = k * 200 + 1;
+            uint64_t seed = 0x5eed0000ull + c * 2 + (uint64_t)big;
+            uint64_t *keys = malloc(cap * sizeof *keys), *vals = malloc(cap * sizeof *vals);
+            kv *ref = malloc(cap * sizeof *ref);
+            assert_non_null(keys);
+            assert_non_null(vals);
+            assert_non_null(ref);
+            for (size_t r = 0; r < k; r++) {
+                size_t len = 1 + rnd(&seed) % 199;
+                uint64_t key =
+                    (big ? 0x7fffffffffffff00ull : 0) + rnd(&seed) % 512; /* big: runs cross 2^63 */
+                for (size_t i = 0; i < len; i++, n++) {
+                    key += rnd(&seed) % 3; /* steps of 0: ties inside the run */
+                    keys[n] = key;
+                    vals[n] = n;
+                    ref[n] = (kv){key, n};
+                }
+            }
+            qsort(ref, n, sizeof *ref, cmp_kv_ref);
+            assert_int_equal(gp__radix_sort_kv(keys, vals, n), GP_OK);
+            for (size_t i = 0; i < n; i++)
+                if (keys[i] != ref[i].k || vals[i] != ref[i].v)
+                    fail_msg("%zu runs (big %d), n=%zu: position %zu holds (%llu, #%llu), "
+                             "expected (%llu, #%llu)",
+                             k, big, n, i, (unsigned long long)keys[i], (unsigned long long)vals[i],
+                             (unsigned long long)ref[i].k, (unsigned long long)ref[i].v);
+            free(keys);
+            free(vals);
+            free(ref);
+        }
+}
+
 /* Coverage of [s, e) intervals on a grid of unit cells: the reference union and intersection. */
 #define GRID 400
 
@@ -466,6 +509,7 @@ int main(void)
         cmocka_unit_test(merge_sort_is_sorted_and_stable),
         cmocka_unit_test(generic_stable_sort_keeps_ties_in_order),
         cmocka_unit_test(radix_sort_kv_is_sorted_and_stable),
+        cmocka_unit_test(radix_sort_kv_merges_runs_stably),
         cmocka_unit_test(interval_sort_is_stable_by_runs),
         cmocka_unit_test(interval_union_and_intersection_match_coverage),
         cmocka_unit_test(interval_union_follows_the_grouping_rule),

@@ -760,6 +760,71 @@ static void kept_instances_are_the_table_by_instance(void **state)
     gp_trace_free(t);
 }
 
+/* gp__ops_rows_by_time is the findings' two sorts in one: the rows in the table's order (by each
+ * sort key), then stably by start and longer CPU time first. Rows with many ties (12 starts, 3 CPU
+ * times, 3 keys, absent and present shapes and types) are put both ways; their external ids
+ * (unique) must come out in the same order. Sorting by time alone fails it (the table order
+ * decides the ties), and so does any tie-break that is not the table's. */
+static int cmp_row_ptr_time(const void *pa, const void *pb)
+{
+    const gp_ops_row *a = *(const gp_ops_row *const *)pa, *b = *(const gp_ops_row *const *)pb;
+    return a->ts != b->ts ? (a->ts > b->ts) - (a->ts < b->ts)
+                          : (b->cpu > a->cpu) - (b->cpu < a->cpu);
+}
+
+static void rows_by_time_are_table_order_then_time(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    static const char *const keys[] = {"aten::bmm", "aten::softmax", "aten::mm"};
+    static const char *const texts[] = {NULL, "[[8,4],[4,8]]", "[[2,2]]"};
+    gp_ops_row *rows = calloc(N, sizeof *rows), *table = calloc(N, sizeof *table);
+    const gp_ops_row **want = calloc(N, sizeof *want), **got = calloc(N, sizeof *got);
+    assert_true(rows && table && want && got);
+    uint64_t s = 0x243f6a8885a308d3ull;
+    for (size_t i = 0; i < N; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        gp_ops_row *r = &rows[i];
+        r->key = keys[s % 3];
+        r->shapes = texts[(s >> 4) % 3];
+        r->types = texts[(s >> 8) % 2];
+        r->ts = (gp_ns)((s >> 12) % 12);
+        r->cpu = (gp_ns)((s >> 16) % 3);
+        r->gpu = (gp_ns)((s >> 20) % 4);
+        r->self_gpu = (gp_ns)((s >> 24) % 4);
+        r->self_cpu = (gp_ns)((s >> 28) % 4);
+        r->calls = (s >> 32) % 3;
+        r->tflops_per_s = (double)((s >> 36) % 3);
+        r->roof_pct = (double)((s >> 40) % 3) - 1;
+        r->rank = (int32_t)((s >> 44) % 2);
+        r->unattributed = (s >> 48) % 2;
+        r->external_id = (int64_t)i;
+    }
+    for (int sort = 0; sort < GP_OPS_SORT_COUNT; sort++) {
+        assert_int_equal(gp__ops_sort_rows(rows, N, (gp_ops_sort)sort, table), GP_OK);
+        for (size_t i = 0; i < N; i++)
+            want[i] = &table[i];
+        qsort(want, N, sizeof *want, cmp_row_ptr_time); /* a stable order: ties broken below */
+        for (size_t i = 1; i < N; i++) /* qsort is not stable: restore the table order on ties */
+            for (size_t j = i;
+                 j > 0 && cmp_row_ptr_time(&want[j - 1], &want[j]) == 0 && want[j - 1] > want[j];
+                 j--) {
+                const gp_ops_row *x = want[j];
+                want[j] = want[j - 1];
+                want[j - 1] = x;
+            }
+        assert_int_equal(gp__ops_rows_by_time(rows, N, (gp_ops_sort)sort, got), GP_OK);
+        for (size_t i = 0; i < N; i++)
+            if (got[i]->external_id != want[i]->external_id)
+                fail_msg("sort %d: position %zu holds row %lld, expected row %lld", sort, i,
+                         (long long)got[i]->external_id, (long long)want[i]->external_id);
+    }
+    free(rows);
+    free(table);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -779,6 +844,7 @@ int main(void)
         cmocka_unit_test(roofline_leaves),
         cmocka_unit_test(real_vit),
         cmocka_unit_test(kept_instances_are_the_table_by_instance),
+        cmocka_unit_test(rows_by_time_are_table_order_then_time),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
