@@ -1,6 +1,7 @@
 /* libFuzzer target for parallel reads: the input is written to a file and read sequentially and in
  * pieces (2-4 threads, 2-9 initial cuts and a steal threshold of a few bytes, so that nearly every
- * input is cut many times). Both reads must agree: the same status, the same error message, an
+ * input is cut many times, and the merge's tracks of 2 to 5 events and more sorted in two
+ * halves). Both reads must agree: the same status, the same error message, an
  * equal model. The first input byte picks the thread count, the cuts and the threshold; the rest
  * is the trace. */
 #include <stdint.h>
@@ -50,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     par.threads = 2 + data[0] % 3;
     gp__read_steal_min = 1 + data[0] / 3;
     gp__read_initial_pieces = 2 + (data[0] >> 5); /* 2..9 cuts to begin with */
+    gp__merge_split_min = 2 + (data[0] & 3);      /* tracks of 2..5 events sorted in halves */
     gp_trace *a = NULL, *b = NULL;
     gp_error e1 = {0}, e2 = {0};
     gp_status s1 = gp_trace_read(path, &one, &a, &e1);

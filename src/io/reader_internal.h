@@ -27,5 +27,8 @@ extern uint64_t gp__read_steal_min;
 /* Pieces a parallel read starts with, cut evenly (2). Tests raise it to get long chains of pieces
  * whatever the threads' timing. */
 extern size_t gp__read_initial_pieces;
+/* The merge of a parallel read sorts a destination track of at least this many events in two
+ * halves side by side (131,072). Tests lower it to split the tracks of small files. */
+extern size_t gp__merge_split_min;
 
 #endif

@@ -487,6 +487,20 @@ void gp__sort_events(gp_event *ev, size_t n)
         gp__msort_in_place(ev, n, sizeof *ev, cmp_event);
 }
 
+void gp__merge_sorted_events(gp_event *ev, size_t mid, size_t n)
+{
+    if (mid == 0 || mid >= n)
+        return;
+    size_t small = GP_MIN(mid, n - mid); /* the merge buffers at most the smaller side */
+    gp_event *tmp = malloc(small * sizeof *tmp);
+    if (!tmp) {
+        gp__sort_events(ev, n);
+        return;
+    }
+    sort_events_merge(ev, 0, mid, n, tmp);
+    free(tmp);
+}
+
 /* ---- queries ---- */
 
 const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev)

@@ -95,6 +95,10 @@ void gp__trace_drop_events(gp_trace *t, uint32_t k);
 
 /* Stable sort by (ts, longer first). */
 void gp__sort_events(gp_event *ev, size_t n);
+/* ev[0, n) sorted as gp__sort_events would, given ev[0, mid) and ev[mid, n) each sorted by it: a
+ * stable merge (the first part's events first among equals), which is the stable sort of the
+ * whole. Never fails: without memory for its buffer it sorts the whole as gp__sort_events does. */
+void gp__merge_sorted_events(gp_event *ev, size_t mid, size_t n);
 
 /* gp_trace_finish for a trace whose every track the caller has sorted with gp__sort_events (the
  * parallel read's merge): the same, without the comparison pass over every event that would find

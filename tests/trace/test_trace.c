@@ -1094,8 +1094,11 @@ static void time_out_of_range_names_its_offset(void **state)
 
 /* Writes a trace with one event per line; with `nested`, events hold nested objects on lines of
  * their own after lines ending with ',', as pretty-printers write them: most cut candidates are
- * then not elements of traceEvents, so pieces must be proven (or discarded) by the piece before. */
-static void write_cut_trace(char *path, int events, bool nested, bool bare, const char *tail)
+ * then not elements of traceEvents, so pieces must be proven (or discarded) by the piece before.
+ * With `ties`, 37 start times and 3 lengths: events that sort equal, told apart by their names,
+ * whose order only a stable sort keeps. */
+static void write_cut_trace(char *path, int events, bool nested, bool bare, const char *tail,
+                            bool ties)
 {
     int fd = mkstemps(path, 5);
     assert_true(fd >= 0);
@@ -1107,7 +1110,8 @@ static void write_cut_trace(char *path, int events, bool nested, bool bare, cons
                 "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%d\", \"pid\": %d, "
                 "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"list\": [",
                 i ? ",\n" : "", i % 3 ? "cpu_op" : "user_annotation", i % 11, 1 + i % 2, i % 3,
-                (i * 7919) % 100000, i % 1000, 1 + i % 50);
+                ties ? i % 37 : (i * 7919) % 100000, ties ? 0 : i % 1000,
+                ties ? 1 + i % 3 : 1 + i % 50);
         for (int k = 0; k < 6; k++)
             fprintf(fp, "%s{\"k\": %d}", k ? (nested ? ",\n" : ", ") : (nested ? "\n" : ""), k);
         fputs(nested ? "\n]}}" : "]}}", fp);
@@ -1118,23 +1122,28 @@ static void write_cut_trace(char *path, int events, bool nested, bool bare, cons
 
 /* Chains of many pieces (6 initial cuts, or 2 and a steal threshold of a few bytes; 2-4 threads)
  * on flat documents and on documents full of false cuts give the sequential model, and malformed
- * endings give the sequential error. */
+ * endings give the sequential error. Then the same with the merge's tracks split for sorting in
+ * two halves (a threshold of 16 events instead of 131,072): on events in file order and out of it,
+ * and on ties (variant 5), the model is still the sequential one. A merge of the halves that put
+ * the second half first among equals fails it. */
 static void stolen_pieces_read_like_one_thread(void **state)
 {
     uint64_t saved_min = gp__read_steal_min;
-    size_t saved_initial = gp__read_initial_pieces;
+    size_t saved_initial = gp__read_initial_pieces, saved_split = gp__merge_split_min;
     gp__read_steal_min = 2048;
-    for (int variant = 0; variant < 5; variant++) {
+    for (int variant = 0; variant < 12; variant++) {
         char path[] = "/tmp/gp_steal_XXXXXX.json";
-        bool nested = variant != 4, bare = variant == 1;
-        const char *tail = variant == 2 ? "\n]" : variant == 3 ? "\n], \"x\": 1" : NULL;
-        write_cut_trace(path, 6000, nested, bare, tail);
+        gp__merge_split_min = variant >= 6 ? 16 : saved_split;
+        int v = variant % 6;
+        bool nested = v != 4 && v != 5, bare = v == 1;
+        const char *tail = v == 2 ? "\n]" : v == 3 ? "\n], \"x\": 1" : NULL;
+        write_cut_trace(path, 6000, nested, bare, tail, v == 5);
         gp_read_opts one = quiet_opts();
         one.threads = 1;
         gp_trace *a = NULL;
         gp_error e1 = {0};
         gp_status s1 = gp_trace_read(path, &one, &a, &e1);
-        assert_int_equal(s1, variant == 2 || variant == 3 ? GP_EPARSE : GP_OK);
+        assert_int_equal(s1, v == 2 || v == 3 ? GP_EPARSE : GP_OK);
         for (size_t initial = 2; initial <= 6; initial += 4) {
             gp__read_initial_pieces = initial;
             for (int threads = 2; threads <= 4; threads++) {
@@ -1153,7 +1162,7 @@ static void stolen_pieces_read_like_one_thread(void **state)
                              threads, why.msg);
                 assert_int_equal(a->stats.events_in, b->stats.events_in);
                 assert_int_equal(a->stats.bytes, b->stats.bytes);
-                if (variant == 4) /* every cut is an element: the chain uses them all */
+                if (v == 4 || v == 5) /* every cut is an element: the chain uses them all */
                     assert_true(b->stats.pieces >= initial);
                 gp_trace_free(b);
             }
@@ -1163,6 +1172,7 @@ static void stolen_pieces_read_like_one_thread(void **state)
     }
     gp__read_steal_min = saved_min;
     gp__read_initial_pieces = saved_initial;
+    gp__merge_split_min = saved_split;
 }
 
 /* A legacy autograd-profiler file (bare array, pid "CPU functions" / "CUDA functions", no cat) read
