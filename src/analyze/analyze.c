@@ -9,7 +9,6 @@
 #include "gpuprof/ops.h"
 
 #include "analyze/analyze_internal.h"
-#include "analyze/critpath_internal.h"
 #include "core/msort.h"
 #include "core/invariant.h"
 #include "core/par.h"
@@ -159,9 +158,8 @@ typedef struct rank_tasks {
     const gp__view *v;
     gp_rank_analysis *r;
     gp__rank_pre *pre;                 /* NULL, or where the rank's findings' trace tasks write */
-    size_t order[N_RANK_ANALYSES + 2]; /* the tasks in the order they start (table_order) */
-    gp_status st[N_RANK_ANALYSES + 2];
-    gp__cprank cp; /* the critical path's rank tables (CP_TASK), when it is on */
+    size_t order[N_RANK_ANALYSES + 1]; /* the tasks in the order they start (table_order) */
+    gp_status st[N_RANK_ANALYSES + 1];
 } rank_tasks;
 
 static void run_rank_task(void *ctx, size_t i)
@@ -177,10 +175,6 @@ static void run_rank_task(void *ctx, size_t i)
  * beside them they cost no wall time on two threads (docs/performance.md, issue 37). */
 #define OPS_TASK (N_RANK_ANALYSES - 1)
 #define SYNC_TASK N_RANK_ANALYSES
-/* The critical path's rank tables (gp__cp_rank_init) read only the trace too: built beside the
- * tables, not alone between them and the path's regions (5 ms of one thread on the H100 trace
- * x10, the other idle). */
-#define CP_TASK (N_RANK_ANALYSES + 1)
 
 /* The longest tasks, longest first (measured on the H100 trace x10 and large_v100_nccl x7): a
  * table's function, or (fn NULL) one of the trace tasks. gp__par_for hands tasks out in order, so
@@ -191,26 +185,21 @@ typedef struct first_task {
     size_t task;
 } first_task;
 static const first_task longest_first[] = {
-    {gp__analyze_idle_causes, 0},
-    {NULL, OPS_TASK},
-    {NULL, CP_TASK},
-    {gp__analyze_step_parts, 0},
-    {gp__analyze_activity, 0},
-    {gp__analyze_launch_stats, 0},
-    {NULL, SYNC_TASK},
+    {gp__analyze_idle_causes, 0},  {NULL, OPS_TASK},
+    {gp__analyze_step_parts, 0},   {gp__analyze_activity, 0},
+    {gp__analyze_launch_stats, 0}, {NULL, SYNC_TASK},
     {gp__analyze_queues, 0},
 };
 
-/* Fills order with the tables' tasks, the critical path's tables when cp, and with pre the
- * findings' trace tasks (the ops only when wanted), longest first, then the other tables in
- * registry order; returns their count. */
-static size_t table_order(const gp__rank_pre *pre, bool cp, size_t order[N_RANK_ANALYSES + 2])
+/* Fills order with the tables' tasks and, with pre, the trace tasks (the ops only when wanted),
+ * longest first, then the other tables in registry order; returns their count. */
+static size_t table_order(const gp__rank_pre *pre, size_t order[N_RANK_ANALYSES + 1])
 {
     bool taken[N_RANK_ANALYSES] = {false};
     size_t n = 0;
     for (size_t k = 0; k < sizeof longest_first / sizeof *longest_first; k++) {
         const first_task *f = &longest_first[k];
-        if (!f->fn && (f->task == CP_TASK ? cp : pre && (f->task == SYNC_TASK || pre->want_ops)))
+        if (!f->fn && pre && (f->task == SYNC_TASK || pre->want_ops))
             order[n++] = f->task;
         for (size_t i = 0; f->fn && i < OPS_TASK; i++)
             if (rank_analyses[i] == f->fn && !taken[i]) {
@@ -221,7 +210,7 @@ static size_t table_order(const gp__rank_pre *pre, bool cp, size_t order[N_RANK_
     for (size_t i = 0; i < OPS_TASK; i++)
         if (!taken[i])
             order[n++] = i;
-    assert(n == OPS_TASK + cp + (pre ? 1u + pre->want_ops : 0u)); /* each task once */
+    assert(n == OPS_TASK + (pre ? 1u + pre->want_ops : 0u)); /* each task once */
     return n;
 }
 
@@ -233,8 +222,6 @@ static void run_table_task(void *ctx, size_t i)
         rt->st[k] = gp__findings_ops(rt->v->t, &rt->pre->ops);
     else if (k == SYNC_TASK)
         rt->st[k] = gp__sync_sites_of(rt->v->t, &rt->pre->syncs);
-    else if (k == CP_TASK)
-        rt->st[k] = gp__cp_rank_init(&rt->cp, rt->v->t, rt->v->o);
     else
         run_rank_task(rt, k);
 }
@@ -379,32 +366,27 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads, gp_
 {
     rank_tasks rt = {.v = v, .r = r, .pre = pre};
     assert(rank_analyses[N_RANK_ANALYSES - 1] == gp__analyze_critical_path); /* table_list.h */
-    bool cp = v->o->critical_path;
-    gp__par_for(table_order(pre, cp, rt.order), threads, run_table_task, &rt);
-    gp_status st = GP_OK;
-    for (size_t i = 0; i <= CP_TASK && st == GP_OK; i++)
-        st = rt.st[i];
-    if (st == GP_OK && pre)
+    gp__par_for(table_order(pre, rt.order), threads, run_table_task, &rt);
+    for (size_t i = 0; i <= SYNC_TASK; i++)
+        if (rt.st[i] != GP_OK)
+            return rt.st[i];
+    if (pre)
         pre->done = true;
-    if (st == GP_OK && r->idle_causes_dropped)
+    if (r->idle_causes_dropped)
         gp_error_note(&r->note,
                       "Idle causes: %zu of %zu rows have no top names (finding them is a walk "
                       "of the host's activity per row, within a budget linear in the trace: the "
                       "devices, then the streams with the most GPU work, have them).",
                       r->idle_causes_dropped, r->n_idle_causes);
-    if (st == GP_OK)
-        st = hta_negative_fallback(v, r);
-    if (st == GP_OK) {
-        check_rank(v, r);
-        gp__view trace_only = {.t = v->t, .o = v->o, .cp = cp ? &rt.cp : NULL};
-        gp__view_free(v);
-        rt.v = &trace_only;
-        run_rank_task(&rt, N_RANK_ANALYSES - 1); /* the critical path: threads of its own */
-        st = rt.st[N_RANK_ANALYSES - 1];
-    }
-    if (cp)
-        gp__cp_rank_free(&rt.cp);
-    return st;
+    gp_status st = hta_negative_fallback(v, r);
+    if (st != GP_OK)
+        return st;
+    check_rank(v, r);
+    gp__view trace_only = {.t = v->t, .o = v->o};
+    gp__view_free(v);
+    rt.v = &trace_only;
+    run_rank_task(&rt, N_RANK_ANALYSES - 1); /* the critical path: threads of its own */
+    return rt.st[N_RANK_ANALYSES - 1];
 }
 
 static int cmp_type_time(const gp_type_state *x, const gp_type_state *y)

@@ -50,14 +50,9 @@ typedef struct gp__step {
     bool streamless; /* a GPU-side step without args.stream: HTA counts it as a CPU event */
 } gp__step;
 
-struct gp__cprank;
-
 typedef struct gp__view {
     const gp_trace *t;
     const gp_analyze_opts *o;
-    /* The critical path's rank tables when analyze.c built them beside the other tables (the
-     * path then neither builds nor frees them), else NULL. */
-    struct gp__cprank *cp;
     const gp__classifier *c; /* the job's classifier (thread-safe to read) */
     int64_t unit;            /* ns per unit: 1, or 1000 in HTA mode */
     gp__gev *g;              /* sorted by (s, e descending) */

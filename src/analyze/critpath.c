@@ -765,14 +765,14 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
 {
     if (!v->o->critical_path)
         return GP_OK;
-    gp__cprank own, *kp = v->cp ? v->cp : &own;
-    gp_status st = v->cp ? GP_OK : gp__cp_rank_init(&own, v->t, v->o);
+    gp__cprank k;
+    gp_status st = gp__cp_rank_init(&k, v->t, v->o);
     const gp_event **list = NULL;
     size_t n = 0;
     bool whole = false;
     char why[160];
     if (st == GP_OK)
-        st = regions(kp, &list, &n, &whole, why, sizeof why);
+        st = regions(&k, &list, &n, &whole, why, sizeof why);
     size_t n_cp = whole || why[0] ? 1 : n;
     if (st == GP_OK && n_cp && !(r->critical_paths = calloc(n_cp, sizeof(*r->critical_paths))))
         st = GP_ENOMEM;
@@ -786,7 +786,7 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
     }
     if (st == GP_OK && !why[0]) {
         /* the regions are independent: side by side, each writing its own result */
-        region_tasks rt = {kp, whole ? NULL : list, r->critical_paths, NULL};
+        region_tasks rt = {&k, whole ? NULL : list, r->critical_paths, NULL};
         rt.st = calloc(n_cp, sizeof(*rt.st));
         if (!rt.st)
             st = GP_ENOMEM;
@@ -798,9 +798,8 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
         r->n_critical_paths = n_cp;
         free(rt.st);
     }
-    if (list != kp->steps)
+    if (list != k.steps)
         free(list);
-    if (kp == &own)
-        gp__cp_rank_free(&own);
+    gp__cp_rank_free(&k);
     return st;
 }

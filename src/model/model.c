@@ -489,8 +489,8 @@ void gp__sort_events(gp_event *ev, size_t n)
 
 void gp__merge_sorted_events(gp_event *ev, size_t mid, size_t n)
 {
-    if (mid == 0 || mid >= n)
-        return;
+    if (mid == 0 || mid >= n || cmp_event(&ev[mid - 1], &ev[mid]) <= 0)
+        return; /* in order already: the halves do not overlap (a replicated trace's copies) */
     size_t small = GP_MIN(mid, n - mid); /* the merge buffers at most the smaller side */
     gp_event *tmp = malloc(small * sizeof *tmp);
     if (!tmp) {

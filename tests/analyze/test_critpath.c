@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze_internal.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
 
@@ -75,59 +74,6 @@ static gp_trace *new_trace(tracks *tk)
     return t;
 }
 
-static void same_str(const char *x, const char *y)
-{
-    assert_string_equal(x ? x : "(null)", y ? y : "(null)");
-}
-
-/* `analyze` builds the critical path's rank tables beside its other tables and hands them to the
- * path (analyze.c, CP_TASK); `timeline` and direct callers let the path build its own. The two
- * give the same paths, field by field: every analysis of this file checks it. */
-static void same_as_unprepared(const gp_trace *t, const gp_analysis *a)
-{
-    gp__classifier *c = NULL;
-    assert_int_equal(gp__classifier_new(&a->opts, &c, NULL), GP_OK);
-    gp__view v;
-    assert_int_equal(gp__view_build(&v, t, &a->opts, c), GP_OK);
-    assert_null(v.cp);
-    gp_rank_analysis own = {.rank = a->ranks[0].rank};
-    assert_int_equal(gp__analyze_critical_path(&v, &own), GP_OK);
-    const gp_rank_analysis *r = &a->ranks[0];
-    assert_int_equal(own.n_critical_paths, r->n_critical_paths);
-    for (size_t i = 0; i < r->n_critical_paths; i++) {
-        const gp_critical_path *x = &own.critical_paths[i], *y = &r->critical_paths[i];
-        assert_int_equal(x->step, y->step);
-        same_str(x->region, y->region);
-        assert_true(x->start == y->start && x->end == y->end && x->valid == y->valid);
-        assert_string_equal(x->note, y->note);
-        assert_int_equal(x->length, y->length);
-        assert_memory_equal(x->by_class, y->by_class, sizeof x->by_class);
-        assert_int_equal(x->n_top, y->n_top);
-        for (size_t k = 0; k < x->n_top; k++) {
-            same_str(x->top[k].name, y->top[k].name);
-            same_str(x->top[k].python, y->top[k].python);
-            assert_true(x->top[k].kind == y->top[k].kind && x->top[k].cls == y->top[k].cls &&
-                        x->top[k].time == y->top[k].time && x->top[k].count == y->top[k].count);
-        }
-        assert_int_equal(x->n_events, y->n_events);
-        for (size_t k = 0; k < x->n_events; k++)
-            assert_ptr_equal(x->events[k], y->events[k]);
-        assert_int_equal(x->n_links, y->n_links);
-        for (size_t k = 0; k < x->n_links; k++) {
-            const gp_chrome_link *p = &x->links[k], *q = &y->links[k];
-            assert_true(p->src == q->src && p->dst == q->dst && p->src_end == q->src_end &&
-                        p->dst_end == q->dst_end && p->weight == q->weight);
-            same_str(p->type, q->type);
-        }
-        free(x->top);
-        free(x->events);
-        free(x->links);
-    }
-    free(own.critical_paths);
-    gp__view_free(&v);
-    gp__classifier_free(c);
-}
-
 static gp_analysis *run(gp_trace *t, const gp_analyze_opts *o)
 {
     assert_int_equal(gp_trace_finish(t), GP_OK);
@@ -135,7 +81,6 @@ static gp_analysis *run(gp_trace *t, const gp_analyze_opts *o)
     gp_error err = {0};
     assert_int_equal(gp_analyze_trace(t, o, &a, &err), GP_OK);
     assert_int_equal(a->n_ranks, 1);
-    same_as_unprepared(t, a);
     return a;
 }
 
