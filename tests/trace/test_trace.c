@@ -1240,6 +1240,30 @@ static void legacy_format_pieces_read_like_one_thread(void **state)
     gp__read_initial_pieces = saved_initial;
 }
 
+/* gp_trace_has_gpu looks at the GPU streams first, then at every other track: GPU work on a CPU
+ * thread's track (the model allows any kind on any track) still counts, on a stream it is found,
+ * and a trace of CPU work and an empty stream has none. */
+static void gpu_work_found_on_any_track(void **state)
+{
+    (void)state;
+    for (int where = 0; where < 3; where++) {
+        gp_trace *t = NULL;
+        uint32_t cpu, stream;
+        assert_int_equal(gp_trace_create("has_gpu", &t), GP_OK);
+        assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &cpu), GP_OK);
+        assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &stream), GP_OK);
+        gp_event op = {.ts = 0, .dur = 10, .track = cpu, .kind = GP_EV_CPU_OP};
+        assert_int_equal(gp_trace_add_event(t, &op), GP_OK);
+        if (where < 2) {
+            gp_event k = {.ts = 5, .dur = 3, .track = where ? stream : cpu, .kind = GP_EV_MEMSET};
+            assert_int_equal(gp_trace_add_event(t, &k), GP_OK);
+        }
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        assert_int_equal(gp_trace_has_gpu(t), where < 2);
+        gp_trace_free(t);
+    }
+}
+
 static void cpu_only_trace_has_no_gpu(void **state)
 {
     const char *shared = getenv("GP_SHARED_DIR");
@@ -1620,6 +1644,7 @@ int main(void)
         cmocka_unit_test(time_out_of_range_names_its_offset),
         cmocka_unit_test(stolen_pieces_read_like_one_thread),
         cmocka_unit_test(legacy_format_pieces_read_like_one_thread),
+        cmocka_unit_test(gpu_work_found_on_any_track),
         cmocka_unit_test(cpu_only_trace_has_no_gpu),
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
