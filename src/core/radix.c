@@ -32,18 +32,57 @@ static void insertion_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
     }
 }
 
+/* The pairs and a buffer of as many, passed back and forth: each pass reads s* and writes d*. */
+typedef struct pingpong {
+    uint64_t *keys, *vals; /* the caller's arrays */
+    uint64_t *bk, *bv;     /* the buffer */
+    uint64_t *sk, *sv, *dk, *dv;
+} pingpong;
+
+static gp_status pingpong_init(pingpong *b, uint64_t *keys, uint64_t *vals, size_t n)
+{
+    b->keys = b->sk = keys;
+    b->vals = b->sv = vals;
+    b->bk = b->dk = malloc(n * sizeof(*b->bk));
+    b->bv = b->dv = malloc(n * sizeof(*b->bv));
+    if (b->bk && b->bv)
+        return GP_OK;
+    free(b->bk);
+    free(b->bv);
+    return GP_ENOMEM;
+}
+
+/* After a pass: what it wrote is the next pass's input. */
+static void pingpong_swap(pingpong *b)
+{
+    uint64_t *k = b->sk, *v = b->sv;
+    b->sk = b->dk;
+    b->sv = b->dv;
+    b->dk = k;
+    b->dv = v;
+}
+
+/* After the last pass: the result in the caller's arrays, the buffer freed. */
+static void pingpong_done(pingpong *b, size_t n)
+{
+    if (b->sk != b->keys) {
+        memcpy(b->keys, b->sk, n * sizeof(*b->keys));
+        memcpy(b->vals, b->sv, n * sizeof(*b->vals));
+    }
+    free(b->bk);
+    free(b->bv);
+}
+
 /* Stable merge of the ascending runs [at[0], at[1]), ..., [at[r - 1], at[r]) of the pairs into
  * one, pairwise, bottom-up, between the pairs and a buffer of n (ties: the earlier run first). */
 static gp_status merge_runs(uint64_t *keys, uint64_t *vals, size_t n, size_t *at, size_t r)
 {
-    uint64_t *bk = malloc(n * sizeof(*bk)), *bv = malloc(n * sizeof(*bv));
-    if (!bk || !bv) {
-        free(bk);
-        free(bv);
+    pingpong b;
+    if (pingpong_init(&b, keys, vals, n) != GP_OK)
         return GP_ENOMEM;
-    }
-    uint64_t *sk = keys, *sv = vals, *dk = bk, *dv = bv;
     for (; r > 1; r = (r + 1) / 2) {
+        const uint64_t *sk = b.sk, *sv = b.sv;
+        uint64_t *dk = b.dk, *dv = b.dv;
         for (size_t x = 0; x < r; x += 2) {
             size_t i = at[x], mid = at[x + 1 < r ? x + 1 : r], end = at[x + 2 < r ? x + 2 : r];
             size_t j = mid, o = i;
@@ -60,18 +99,9 @@ static gp_status merge_runs(uint64_t *keys, uint64_t *vals, size_t n, size_t *at
             at[x / 2] = at[x];
         }
         at[(r + 1) / 2] = at[r];
-        uint64_t *tk = sk, *tv = sv;
-        sk = dk;
-        sv = dv;
-        dk = tk;
-        dv = tv;
+        pingpong_swap(&b);
     }
-    if (sk != keys) {
-        memcpy(keys, sk, n * sizeof(*keys));
-        memcpy(vals, sv, n * sizeof(*vals));
-    }
-    free(bk);
-    free(bv);
+    pingpong_done(&b, n);
     return GP_OK;
 }
 
@@ -105,16 +135,15 @@ gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
         passes++;
     if (passes == 0)
         return GP_OK;
-    uint64_t *tk = malloc(n * sizeof(*tk)), *tv = malloc(n * sizeof(*tv));
     size_t *count = malloc(RADIX * sizeof(*count));
-    if (!tk || !tv || !count) {
-        free(tk);
-        free(tv);
+    pingpong b;
+    if (!count || pingpong_init(&b, keys, vals, n) != GP_OK) {
         free(count);
         return GP_ENOMEM;
     }
-    uint64_t *sk = keys, *sv = vals, *dk = tk, *dv = tv;
     for (int p = 0; p < passes; p++) {
+        const uint64_t *sk = b.sk, *sv = b.sv;
+        uint64_t *dk = b.dk, *dv = b.dv;
         int shift = p * RADIX_BITS;
         memset(count, 0, RADIX * sizeof(*count));
         for (size_t i = 0; i < n; i++)
@@ -130,18 +159,9 @@ gp_status gp__radix_sort_kv(uint64_t *keys, uint64_t *vals, size_t n)
             dk[pos] = sk[i];
             dv[pos] = sv[i];
         }
-        uint64_t *x = sk, *y = sv;
-        sk = dk;
-        sv = dv;
-        dk = x;
-        dv = y;
+        pingpong_swap(&b);
     }
-    if (sk != keys) {
-        memcpy(keys, sk, n * sizeof(*keys));
-        memcpy(vals, sv, n * sizeof(*vals));
-    }
-    free(tk);
-    free(tv);
+    pingpong_done(&b, n);
     free(count);
     return GP_OK;
 }
