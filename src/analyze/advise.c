@@ -463,7 +463,7 @@ gp_status gp__advise_rank(gp_analysis *a, size_t *cap, size_t i, const gp_trace 
     if (st == GP_OK) /* findings_cause.c */
         st = gp__finding_cause(a, cap, &a->ranks[i], t, rank_ops, syncs);
     if (st == GP_OK && t)
-        st = gp__advise_profile(a, cap, t, a->ranks[i].rank);
+        st = gp__advise_profile(a, cap, t, a->ranks[i].rank, given ? pre->profile : NULL);
     if (st == GP_OK && t) /* findings_patterns.c */
         st = gp__findings_patterns(a, cap, &a->ranks[i], t, rank_ops, syncs);
     if (st == GP_OK)
@@ -482,8 +482,10 @@ gp__rank_pre *gp__rank_pre_new(size_t n, bool want_ops)
 
 void gp__rank_pre_free(gp__rank_pre *p, size_t n)
 {
-    for (size_t i = 0; p && i < n; i++)
+    for (size_t i = 0; p && i < n; i++) {
         gp_ops_free(p[i].ops);
+        gp__profile_ops_free(p[i].profile);
+    }
     free(p);
 }
 

@@ -204,7 +204,48 @@ static int cmp_op(const void *pa, const void *pb)
     return x->total != y->total ? (x->total > y->total ? -1 : 1) : GP_CMP(x->name, y->name);
 }
 
-gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank)
+/* The ranges by name, in the order of the findings, and the union of the GPU-tagged ones. */
+struct gp__profile_ops {
+    op_set s;
+    bool gpu_ranges; /* some range is GPU-tagged */
+    gp_ns gpu_busy;  /* the time they cover */
+};
+
+void gp__profile_ops_free(gp__profile_ops *p)
+{
+    if (!p)
+        return;
+    free(p->s.v);
+    free(p->s.slot);
+    gp__ivls_free(&p->s.gpu);
+    free(p);
+}
+
+gp_status gp__profile_ops_of(const gp_trace *t, gp__profile_ops **out)
+{
+    gp__profile_ops *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p || !(p->s.slot = calloc(gp_trace_str_count(t) + 1, sizeof *p->s.slot))) {
+        free(p);
+        return GP_ENOMEM;
+    }
+    op_set *ops = &p->s;
+    gp_status st = collect_ops(ops, t);
+    if (st == GP_OK && ops->n > 1)
+        gp__msort(ops->v, ops->n, sizeof *ops->v, cmp_op); /* findings in a stable order */
+    p->gpu_ranges = ops->gpu.n > 0;
+    if (st == GP_OK && ops->gpu.n && (st = gp__ivls_sort(&ops->gpu)) == GP_OK)
+        p->gpu_busy = gp__ivls_union_sorted(&ops->gpu);
+    if (st != GP_OK) {
+        gp__profile_ops_free(p);
+        return st;
+    }
+    *out = p;
+    return GP_OK;
+}
+
+gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank,
+                             const gp__profile_ops *given)
 {
     gp_advise_opts defaults;
     const gp_advise_opts *o = a->opts.advise;
@@ -212,25 +253,27 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
         gp_advise_opts_init(&defaults);
         o = &defaults;
     }
-    op_set ops = {0};
-    if (!(ops.slot = calloc(gp_trace_str_count(t) + 1, sizeof *ops.slot)))
-        return GP_ENOMEM;
-    gp_status st = collect_ops(&ops, t);
+    gp__profile_ops *own = NULL;
+    if (!given) {
+        gp_status st = gp__profile_ops_of(t, &own);
+        if (st != GP_OK)
+            return st;
+        given = own;
+    }
+    const op_set *ops = &given->s;
+    gp_status st = GP_OK;
     /* Every rule below is on a range: without any (a Kineto trace) the span is not needed, and
      * finding it is a walk of every event. */
     gp_ns s0 = 0, s1 = 0;
-    if (ops.n)
+    if (ops->n)
         gp_trace_span(t, &s0, &s1);
     gp_ns span = s1 - s0;
-    if (st == GP_OK && ops.n > 1)
-        gp__msort(ops.v, ops.n, sizeof *ops.v, cmp_op); /* findings in a stable order */
-    for (size_t i = 0; i < ops.n && st == GP_OK; i++)
-        st = op_rules(a, cap, t, rank, &ops.v[i], o, span);
+    for (size_t i = 0; i < ops->n && st == GP_OK; i++)
+        st = op_rules(a, cap, t, rank, &ops->v[i], o, span);
     /* GPU under-utilised: the GPU-tagged ranges cover little of the profile's span (traces with
      * GPU activity have analyze's temporal rules instead). */
-    if (st == GP_OK && ops.gpu.n && !gp_trace_has_gpu(t) && span > 0 &&
-        (st = gp__ivls_sort(&ops.gpu)) == GP_OK) {
-        gp_ns busy = gp__ivls_union_sorted(&ops.gpu);
+    if (st == GP_OK && given->gpu_ranges && !gp_trace_has_gpu(t) && span > 0) {
+        gp_ns busy = given->gpu_busy;
         double util = 100.0 * (double)busy / (double)span;
         gp_finding *f;
         if (util < o->util_max_pct) {
@@ -246,8 +289,6 @@ gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int
             }
         }
     }
-    free(ops.v);
-    free(ops.slot);
-    gp__ivls_free(&ops.gpu);
+    gp__profile_ops_free(own);
     return st;
 }

@@ -158,8 +158,8 @@ typedef struct rank_tasks {
     const gp__view *v;
     gp_rank_analysis *r;
     gp__rank_pre *pre;                 /* NULL, or where the rank's findings' trace tasks write */
-    size_t order[N_RANK_ANALYSES + 1]; /* the tasks in the order they start (table_order) */
-    gp_status st[N_RANK_ANALYSES + 1];
+    size_t order[N_RANK_ANALYSES + 2]; /* the tasks in the order they start (table_order) */
+    gp_status st[N_RANK_ANALYSES + 2];
 } rank_tasks;
 
 static void run_rank_task(void *ctx, size_t i)
@@ -168,13 +168,16 @@ static void run_rank_task(void *ctx, size_t i)
     rt->st[i] = rank_analyses[i](rt->v, rt->r);
 }
 
-/* Two tasks among the tables' read only the trace, for the rank's findings (gp__rank_pre): its
+/* Three tasks among the tables' read only the trace, for the rank's findings (gp__rank_pre): its
  * ops by shape (gp__findings_ops) in the slot of the critical path, which runs after the tables,
- * and its sync sites (gp__sync_sites_of) one past it. After the tables, in advise, they added
- * about 50 ms to `analyze` on the H100 trace x10 and 10 % of the analysis on large_v100_nccl;
- * beside them they cost no wall time on two threads (docs/performance.md, issue 37). */
+ * its sync sites (gp__sync_sites_of) one past it and its ranges for the profile rules
+ * (gp__profile_ops_of, a walk of every event) two past it. After the tables, in advise, the first
+ * two added about 50 ms to `analyze` on the H100 trace x10 and 10 % of the analysis on
+ * large_v100_nccl, and the walk ran alone on one thread; beside them they cost no wall time on
+ * two threads (docs/performance.md, issue 37). */
 #define OPS_TASK (N_RANK_ANALYSES - 1)
 #define SYNC_TASK N_RANK_ANALYSES
+#define PROFILE_TASK (N_RANK_ANALYSES + 1)
 
 /* The longest tasks, longest first (measured on the H100 trace x10 and large_v100_nccl x7): a
  * table's function, or (fn NULL) one of the trace tasks. gp__par_for hands tasks out in order, so
@@ -188,18 +191,18 @@ static const first_task longest_first[] = {
     {gp__analyze_idle_causes, 0},  {NULL, OPS_TASK},
     {gp__analyze_step_parts, 0},   {gp__analyze_activity, 0},
     {gp__analyze_launch_stats, 0}, {NULL, SYNC_TASK},
-    {gp__analyze_queues, 0},
+    {gp__analyze_queues, 0},       {NULL, PROFILE_TASK},
 };
 
 /* Fills order with the tables' tasks and, with pre, the trace tasks (the ops only when wanted),
  * longest first, then the other tables in registry order; returns their count. */
-static size_t table_order(const gp__rank_pre *pre, size_t order[N_RANK_ANALYSES + 1])
+static size_t table_order(const gp__rank_pre *pre, size_t order[N_RANK_ANALYSES + 2])
 {
     bool taken[N_RANK_ANALYSES] = {false};
     size_t n = 0;
     for (size_t k = 0; k < sizeof longest_first / sizeof *longest_first; k++) {
         const first_task *f = &longest_first[k];
-        if (!f->fn && pre && (f->task == SYNC_TASK || pre->want_ops))
+        if (!f->fn && pre && (f->task != OPS_TASK || pre->want_ops))
             order[n++] = f->task;
         for (size_t i = 0; f->fn && i < OPS_TASK; i++)
             if (rank_analyses[i] == f->fn && !taken[i]) {
@@ -210,7 +213,7 @@ static size_t table_order(const gp__rank_pre *pre, size_t order[N_RANK_ANALYSES 
     for (size_t i = 0; i < OPS_TASK; i++)
         if (!taken[i])
             order[n++] = i;
-    assert(n == OPS_TASK + (pre ? 1u + pre->want_ops : 0u)); /* each task once */
+    assert(n == OPS_TASK + (pre ? 2u + pre->want_ops : 0u)); /* each task once */
     return n;
 }
 
@@ -222,6 +225,8 @@ static void run_table_task(void *ctx, size_t i)
         rt->st[k] = gp__findings_ops(rt->v->t, &rt->pre->ops);
     else if (k == SYNC_TASK)
         rt->st[k] = gp__sync_sites_of(rt->v->t, &rt->pre->syncs);
+    else if (k == PROFILE_TASK)
+        rt->st[k] = gp__profile_ops_of(rt->v->t, &rt->pre->profile);
     else
         run_rank_task(rt, k);
 }
@@ -367,7 +372,7 @@ static gp_status analyze_rank(gp__view *v, gp_rank_analysis *r, int threads, gp_
     rank_tasks rt = {.v = v, .r = r, .pre = pre};
     assert(rank_analyses[N_RANK_ANALYSES - 1] == gp__analyze_critical_path); /* table_list.h */
     gp__par_for(table_order(pre, rt.order), threads, run_table_task, &rt);
-    for (size_t i = 0; i <= SYNC_TASK; i++)
+    for (size_t i = 0; i <= PROFILE_TASK; i++)
         if (rt.st[i] != GP_OK)
             return rt.st[i];
     if (pre)

@@ -160,13 +160,15 @@ typedef struct gp__sync_sites {
 gp_status gp__sync_sites_of(const gp_trace *t, gp__sync_sites *out) GP_WARN_UNUSED;
 /* What a rank's findings read of its trace alone, computed beside the rank's tables
  * (gp__analyze_ranks) and handed to gp__advise_rank: its ops by shape (gp__findings_ops; NULL
- * without record_shapes) unless the caller has the op table (want_ops false), and its sync sites
- * (gp__sync_sites_of, findings_syncs.c). done: they were computed. */
+ * without record_shapes) unless the caller has the op table (want_ops false), its sync sites
+ * (gp__sync_sites_of, findings_syncs.c) and its ranges (gp__profile_ops_of). done: they were
+ * computed. */
 typedef struct gp__rank_pre {
     bool want_ops;
     bool done;
     struct gp_ops *ops;
     gp__sync_sites syncs;
+    struct gp__profile_ops *profile; /* the ranges the profile rules read (gp__profile_ops_of) */
 } gp__rank_pre;
 /* advise.c: n of them (calloc'd), want_ops each; NULL when out of memory. */
 gp__rank_pre *gp__rank_pre_new(size_t n, bool want_ops);
@@ -274,9 +276,16 @@ void gp__advise_sync_sites(gp_finding *f, const gp__sync_sites *s, size_t max);
 /* findings_patterns.c: the ops of t grouped by shape, with the roofline (*out NULL when t has
  * no record_shapes args). The caller frees *out (gp_ops_free). GP_ENOMEM. */
 gp_status gp__findings_ops(const gp_trace *t, struct gp_ops **out) GP_WARN_UNUSED;
-/* advise_profile.c: the profile rules (gpuprof/advise.h) on one rank's trace. */
-gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t,
-                             int32_t rank) GP_WARN_UNUSED;
+/* advise_profile.c: the ranges of a trace by name (GP_EV_RANGE rows: profiles), what the profile
+ * rules read: a walk of every event, computed beside the tables (gp__rank_pre). *out is freed
+ * with gp__profile_ops_free (NULL: nothing). GP_ENOMEM. */
+typedef struct gp__profile_ops gp__profile_ops;
+gp_status gp__profile_ops_of(const gp_trace *t, gp__profile_ops **out) GP_WARN_UNUSED;
+void gp__profile_ops_free(gp__profile_ops *p);
+/* advise_profile.c: the profile rules (gpuprof/advise.h) on one rank's trace, over its ranges
+ * (given; NULL: found here). */
+gp_status gp__advise_profile(gp_analysis *a, size_t *cap, const gp_trace *t, int32_t rank,
+                             const gp__profile_ops *given) GP_WARN_UNUSED;
 /* advise_ops.c: the "op_below_roofline" finding of trace t (rank) from its ops grouped by shape
  * (docs/analyses.md), appended to a->findings (capacity *cap). Nothing without a known peak.
  * GP_ENOMEM. */

@@ -279,9 +279,9 @@ static gp_status region_cpu(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__c
     }
     size_t scanned = most;
     most += launched_count(k, ulo, uhi, &first);
-    if (slots_init(k, sl) != GP_OK || !(g->evs = malloc((most ? most : 1) * sizeof(*g->evs))))
+    if (slots_init(k, sl) != GP_OK ||
+        gp__cp_reserve((void **)&g->evs, &g->cap_evs, sizeof(*g->evs), most) != GP_OK)
         return GP_ENOMEM;
-    g->cap_evs = most ? most : 1;
     int32_t *stack = malloc((scanned ? scanned : 1) * sizeof(*stack));
     if (!stack)
         return GP_ENOMEM;
@@ -530,11 +530,11 @@ static size_t xwaits_on_path(const gp__cpgraph *g)
     return n;
 }
 
-/* The graph of the region whose CPU events start in [ulo, uhi] (units), with its longest path.
- * GP_EINVAL: the graph has a cycle. */
+/* The graph of the region whose CPU events start in [ulo, uhi] (units), with its longest path,
+ * in g (reset: its buffers kept). GP_EINVAL: the graph has a cycle. */
 static gp_status region_graph(const gp__cprank *k, int64_t ulo, int64_t uhi, gp__cpgraph *g)
 {
-    memset(g, 0, sizeof(*g));
+    gp__cp_graph_reset(g);
     g->hta = k->hta;
     cp_slots sl = {NULL, NULL, NULL, NULL, 0};
     gp_status st = region_cpu(k, ulo, uhi, g, &sl);
@@ -566,8 +566,10 @@ static int64_t step_number(const char *name)
     return p ? strtoll(p + 1, NULL, 10) : -1;
 }
 
-/* The critical path of the region of annotation event ann (NULL: the whole trace). */
-static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critical_path *cp)
+/* The critical path of the region of annotation event ann (NULL: the whole trace), its graph
+ * built in g (whose buffers the next region reuses). */
+static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critical_path *cp,
+                            gp__cpgraph *graph)
 {
     int64_t ulo = INT64_MIN, uhi = INT64_MAX;
     cp->step = -1;
@@ -585,7 +587,7 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
     } else {
         gp_trace_span(k->t, &cp->start, &cp->end);
     }
-    gp__cpgraph g;
+    gp__cpgraph g = *graph;
     gp_status st = region_graph(k, ulo, uhi, &g);
     if (st == GP_EINVAL) {
         snprintf(cp->note, sizeof cp->note,
@@ -619,7 +621,7 @@ static gp_status one_region(const gp__cprank *k, const gp_event *ann, gp_critica
                      "another stream ended (no event record in the trace).",
                      xw, xw == 1 ? "" : "s", XWAIT_SLACK_NS / 1000);
     }
-    gp__cp_graph_free(&g);
+    *graph = g; /* its buffers, for the next region */
     return st;
 }
 
@@ -748,17 +750,25 @@ static gp_status regions(const gp__cprank *k, const gp_event ***list, size_t *n,
     return GP_OK;
 }
 
+/* The regions' tasks. Each takes one of the graphs (one per thread: a free one is always there)
+ * and gives it back, its buffers kept for the next region. */
 typedef struct region_tasks {
     const gp__cprank *k;
     const gp_event **list; /* NULL: one region, the whole trace */
     gp_critical_path *out;
     gp_status *st;
+    gp__cpgraph *graphs;
+    atomic_bool *taken;
 } region_tasks;
 
 static void run_region(void *ctx, size_t i)
 {
     region_tasks *rt = ctx;
-    rt->st[i] = one_region(rt->k, rt->list ? rt->list[i] : NULL, &rt->out[i]);
+    size_t s = 0;
+    while (atomic_exchange(&rt->taken[s], true))
+        s++;
+    rt->st[i] = one_region(rt->k, rt->list ? rt->list[i] : NULL, &rt->out[i], &rt->graphs[s]);
+    atomic_store(&rt->taken[s], false);
 }
 
 gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
@@ -786,17 +796,27 @@ gp_status gp__analyze_critical_path(const gp__view *v, gp_rank_analysis *r)
     }
     if (st == GP_OK && !why[0]) {
         /* the regions are independent: side by side, each writing its own result */
-        region_tasks rt = {&k, whole ? NULL : list, r->critical_paths, NULL};
+        int threads = n_cp > 1 ? GP_MAX(gp__rank_threads(v->t, v->o, 4), 1) : 1;
+        region_tasks rt = {&k, whole ? NULL : list, r->critical_paths, NULL, NULL, NULL};
         rt.st = calloc(n_cp, sizeof(*rt.st));
-        if (!rt.st)
+        rt.graphs = calloc((size_t)threads, sizeof(*rt.graphs));
+        rt.taken = calloc((size_t)threads, sizeof(*rt.taken));
+        if (!rt.st || !rt.graphs || !rt.taken) {
             st = GP_ENOMEM;
-        else
-            gp__par_for(n_cp, n_cp > 1 ? gp__rank_threads(v->t, v->o, 4) : 1, run_region, &rt);
+        } else {
+            for (int i = 0; i < threads; i++)
+                atomic_init(&rt.taken[i], false);
+            gp__par_for(n_cp, threads, run_region, &rt);
+        }
         for (size_t i = 0; rt.st && i < n_cp; i++)
             if (rt.st[i] != GP_OK)
                 st = rt.st[i];
         r->n_critical_paths = n_cp;
+        for (int i = 0; rt.graphs && i < threads; i++)
+            gp__cp_graph_free(&rt.graphs[i]);
         free(rt.st);
+        free(rt.graphs);
+        free(rt.taken);
     }
     if (list != k.steps)
         free(list);

@@ -10,14 +10,53 @@
 #define NO_NODE UINT32_MAX
 #define HTA_KK_LIMIT_US 1500 /* kernel-kernel edges only below this gap (us) */
 
+bool gp__cp_contract = true; /* critpath_internal.h */
+
 void gp__cp_graph_free(gp__cpgraph *g)
 {
+    free(g->steps);
     free(g->evs);
     free(g->nodes);
     free(g->edges);
     free(g->path);
     free(g->calls);
+    for (size_t i = 0; i < GP_ARRAY_LEN(g->keep); i++)
+        free(g->keep[i].p);
     memset(g, 0, sizeof(*g));
+}
+
+void gp__cp_graph_reset(gp__cpgraph *g)
+{
+    gp__cpgraph k = {.evs = g->evs,
+                     .cap_evs = g->cap_evs,
+                     .nodes = g->nodes,
+                     .cap_nodes = g->cap_nodes,
+                     .edges = g->edges,
+                     .cap_edges = g->cap_edges,
+                     .steps = g->steps,
+                     .cap_steps = g->cap_steps,
+                     .path = g->path,
+                     .cap_path = g->cap_path,
+                     .calls = g->calls,
+                     .cap_calls = g->cap_calls};
+    memcpy(k.keep, g->keep, sizeof k.keep);
+    *g = k;
+}
+
+gp_status gp__cp_reserve(void **p, size_t *cap, size_t elem, size_t need)
+{
+    need = need ? need : 1;
+    if (*p && *cap >= need)
+        return GP_OK;
+    free(*p);
+    *cap = 0;
+    /* a quarter more: the next region, a little larger, still fits (a new buffer is faulted in
+     * anew) */
+    size_t n = need + need / 4;
+    if (!(*p = malloc(n * elem)))
+        return GP_ENOMEM;
+    *cap = n;
+    return GP_OK;
 }
 
 void gp__cp_short_name(const char *name, char *out, size_t cap)
@@ -82,8 +121,8 @@ static inline gp_status add_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int
 
 static gp_status make_nodes(gp__cpgraph *g)
 {
-    g->nodes = malloc((g->n_evs ? 2 * g->n_evs : 1) * sizeof(*g->nodes)); /* at most 2 per event */
-    if (!g->nodes)
+    /* at most 2 per event */
+    if (gp__cp_reserve((void **)&g->nodes, &g->cap_nodes, sizeof(*g->nodes), 2 * g->n_evs) != GP_OK)
         return GP_ENOMEM;
     g->max_end = INT64_MIN;
     for (size_t i = 0; i < g->n_evs; i++) {
@@ -148,6 +187,19 @@ static gp_status lock_pass(gp__cpgraph *g)
     }
     free(pending);
     return st;
+}
+
+/* An edge of a thread's walk: in g->steps when the graph contracts the walks (g->chain). */
+static inline gp_status walk_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int64_t w, int32_t ev,
+                                  gp__cp_edge_type type)
+{
+    if (!g->chain)
+        return add_edge(g, src, dst, w, ev, type);
+    if (g->n_steps == g->cap_steps &&
+        gp__grow((void **)&g->steps, &g->cap_steps, sizeof(*g->steps), g->n_steps + 1) != GP_OK)
+        return GP_ENOMEM;
+    g->steps[g->n_steps++] = (gp__cpedge){src, dst, w, ev, (uint8_t)type};
+    return GP_OK;
 }
 
 /* A thread's walk (§4.2): the last visited node, with its event, end flag and time (read here,
@@ -216,7 +268,7 @@ static inline gp_status enter(gp__cpgraph *g, walk *w, uint32_t i)
         if (w->depth == 0 && g->hta) /* idle between top-level ops: free in HTA */
             st = add_edge(g, w->last, e->ns, 0, -1, GP__CPT_DEPENDENCY);
         else
-            st = add_edge(g, w->last, e->ns, gap, attributed(g, w, i, false), GP__CPT_OPERATOR);
+            st = walk_edge(g, w->last, e->ns, gap, attributed(g, w, i, false), GP__CPT_OPERATOR);
     }
     visit(w, e->ns, i, false, e->s);
     w->depth++;
@@ -233,7 +285,7 @@ static inline gp_status leave(gp__cpgraph *g, walk *w, uint32_t i)
         int64_t gap = cpu_gap(g, w, e->e);
         if (e->flags & GP__CPE_BLOCKING)
             gap = 0;
-        st = add_edge(g, w->last, e->ne, gap, attributed(g, w, i, true), GP__CPT_OPERATOR);
+        st = walk_edge(g, w->last, e->ne, gap, attributed(g, w, i, true), GP__CPT_OPERATOR);
     }
     visit(w, e->ne, i, true, e->e);
     w->depth--;
@@ -401,16 +453,11 @@ static gp_status inferred_syncs(gp__cpgraph *g)
     return st;
 }
 
-gp_status gp__cp_build(gp__cpgraph *g)
+/* The passes that add the edges, in HTA's order (which the ties of the longest path follow). */
+static gp_status edge_passes(gp__cpgraph *g)
 {
-    gp_status st = make_nodes(g);
-    /* about one edge per node (the CPU walk and each GPU event's operator edge) and one per event
-     * (a GPU event's launch or kernel-kernel edge, a synchronisation): one allocation */
-    size_t cap = g->n_nodes + g->n_evs + 16;
-    if (st == GP_OK && !(g->edges = malloc(cap * sizeof(*g->edges))))
-        st = GP_ENOMEM;
-    g->cap_edges = st == GP_OK ? cap : 0;
-    if (st == GP_OK && g->hta)
+    gp_status st = GP_OK;
+    if (g->hta)
         st = lock_pass(g);
     if (st == GP_OK)
         st = nesting_pass(g);
@@ -419,6 +466,33 @@ gp_status gp__cp_build(gp__cpgraph *g)
     if (st == GP_OK && !g->hta)
         st = inferred_syncs(g);
     return st;
+}
+
+gp_status gp__cp_build(gp__cpgraph *g)
+{
+    gp_status st = make_nodes(g);
+    g->chain = !g->hta && gp__cp_contract;
+    /* about one edge per node (the CPU walk and each GPU event's operator edge) and one per event
+     * (a GPU event's launch or kernel-kernel edge, a synchronisation): one allocation; with the
+     * walks contracted, the walk edges (one per CPU node) apart from the rest (two per GPU event
+     * and one per synchronisation, then the walk edges on the path) */
+    size_t n_gpu = g->n_evs - g->n_cpu;
+    size_t cap = g->chain ? 2 * n_gpu + g->n_calls + 16 : g->n_nodes + g->n_evs + 16;
+    if (st == GP_OK)
+        st = gp__cp_reserve((void **)&g->edges, &g->cap_edges, sizeof(*g->edges), cap);
+    if (st == GP_OK && g->chain)
+        st = gp__cp_reserve((void **)&g->steps, &g->cap_steps, sizeof(*g->steps), g->n_nodes);
+    return st == GP_OK ? edge_passes(g) : st;
+}
+
+/* The full graph of a contracted one: the walk edges in edges again, in HTA's order. */
+static gp_status rebuild_full(gp__cpgraph *g)
+{
+    g->n_steps = 0;
+    g->chain = false;
+    g->n_edges = 0;
+    g->negative = 0;
+    return edge_passes(g);
 }
 
 /* A node of the longest-path walk, its fields side by side (one cache line per visit: the walk
@@ -436,6 +510,15 @@ typedef struct lp_node {
  * insertion order, which Kahn order depends on), not a copy of the edges by source. */
 gp_status gp__cp_longest(gp__cpgraph *g)
 {
+    if (g->chain) {
+        bool exact = false;
+        gp_status st = gp__cp_chain_longest(g, &exact);
+        if (st != GP_OK || exact)
+            return st;
+        /* two ends of the path that the contracted graph cannot order: the full graph */
+        if ((st = rebuild_full(g)) != GP_OK)
+            return st;
+    }
     size_t nn = g->n_nodes, ne = g->n_edges;
     const gp__cpedge *edges = g->edges;
     uint32_t *next = malloc((ne ? ne : 1) * sizeof(*next)); /* next out-edge of the source + 1 */
@@ -497,9 +580,9 @@ gp_status gp__cp_longest(gp__cpgraph *g)
     /* one walk back along the best in-edges, writing the path's edges from the end of an array
      * of the largest size (a path visits each node once: at most nn - 1 edges), then moved to
      * its front */
-    uint32_t *path = malloc((nn ? nn : 1) * sizeof(*path));
-    if (!path)
+    if (gp__cp_reserve((void **)&g->path, &g->cap_path, sizeof(*g->path), nn) != GP_OK)
         goto done;
+    uint32_t *path = g->path;
     size_t at = nn ? nn : 1;
     uint32_t first = best;
     for (; nn && nd[first].pred; first = edges[nd[first].pred - 1].src)

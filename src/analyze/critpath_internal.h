@@ -10,6 +10,8 @@
 #ifndef GP_CRITPATH_INTERNAL_H
 #define GP_CRITPATH_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "analyze/analyze_internal.h"
 
 enum {
@@ -97,6 +99,21 @@ typedef struct gp__cpgraph {
      * critpath.c), so that the synchronisation pass visits them and not every CPU event. */
     uint32_t *calls;
     size_t n_calls, cap_calls;
+    /* Default mode with gp__cp_contract: the threads' walk edges (nesting pass) kept here, in walk
+     * order, and not in edges, which then holds the GPU and synchronisation edges; the longest
+     * path contracts each run of walk edges through nodes without other edges into one edge
+     * (critpath_chain.c) and copies the walk edges on the path into edges. */
+    bool chain;
+    gp__cpedge *steps;
+    size_t n_steps, cap_steps;
+    /* The capacities of nodes and path, and critpath_chain.c's arrays: the buffers of a graph
+     * are kept from one region to the next (gp__cp_graph_reset): freed and allocated again,
+     * each region faulted its pages in anew (a third of the critical path's time, issue 37). */
+    size_t cap_nodes, cap_path;
+    struct {
+        void *p;
+        size_t cap;
+    } keep[5];
 } gp__cpgraph;
 
 /* critpath_rank.c: what a name is, computed once per name (bits of gp__cprank.names; bit 0:
@@ -187,7 +204,24 @@ static inline int64_t gp__cp_unit_end(const gp__cprank *k, gp_ns ts, gp_ns dur)
 gp_status gp__cp_build(gp__cpgraph *g) GP_WARN_UNUSED;
 /* The longest path of the built graph (g->path, g->length). GP_ENOMEM; GP_EINVAL on a cycle. */
 gp_status gp__cp_longest(gp__cpgraph *g) GP_WARN_UNUSED;
+/* An empty graph (all zero) keeping g's buffers for the next region. */
+void gp__cp_graph_reset(gp__cpgraph *g);
 void gp__cp_graph_free(gp__cpgraph *g);
+/* Room for need elements of elem bytes in *p (capacity *cap, in elements), its content not kept.
+ * GP_ENOMEM. */
+gp_status gp__cp_reserve(void **p, size_t *cap, size_t elem, size_t need) GP_WARN_UNUSED;
+
+/* critpath_chain.c: the longest path of a graph built with g->chain (gp__cp_build), computed on
+ * the graph with each thread's runs of walk edges contracted: the same path, length and head
+ * offset as gp__cp_longest on the full graph, which the caller runs instead when *exact is false
+ * (two nodes of the largest distance that the contracted graph cannot order as Kahn order does).
+ * GP_ENOMEM; GP_EINVAL on a cycle. */
+gp_status gp__cp_chain_longest(gp__cpgraph *g, bool *exact) GP_WARN_UNUSED;
+/* Whether the default mode contracts the walk edges (true; tests compare both). */
+extern bool gp__cp_contract;
+/* The regions whose contracted graph could not decide the path and ran on the full graph (tests,
+ * on one thread). */
+extern atomic_size_t gp__cp_chain_fallbacks;
 
 /* critpath_result.c: fills cp's length, by_class, pct, top and events from the path of g (times
  * in units of unit ns; t is the trace the events belong to); without overlay, events and links

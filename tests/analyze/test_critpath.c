@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/critpath_internal.h"
+#include "common/shared_traces.h"
 #include "gpuprof/analyze.h"
 #include "gpuprof/trace.h"
 
@@ -814,6 +816,195 @@ static void default_cross_stream_wait(void **state)
     gp_trace_free(t);
 }
 
+/* ---- the contracted walks (critpath_chain.c) against the full graph ------------------------ */
+
+static uint64_t rng_next(uint64_t *r)
+{
+    *r = *r * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *r >> 33;
+}
+
+/* Random whole-microsecond events nested in [s, e) on a thread: Python frames and ops (nested
+ * further), launches of kernels on streams 7 and 8 that start 0-5 us later, and synchronising
+ * calls (some with a driver call inside); small gaps and durations, so that many nodes tie in time
+ * and in distance. */
+static void random_nest(gp_trace *t, uint64_t *r, uint32_t track, const uint32_t *streams,
+                        int depth, double s, double e, int64_t *corr)
+{
+    static const char *const names[] = {"forward (m.py:1)", "aten::linear", "aten::add",
+                                        "step (m.py:9)", "collate (data.py:3)"};
+    double cur = s;
+    int n = depth > 4 ? 0 : (int)(rng_next(r) % 4);
+    for (int i = 0; i < n; i++) {
+        double cs = cur + (double)(rng_next(r) % 3), ce = cs + (double)(rng_next(r) % 40);
+        if (cs >= e)
+            break;
+        ce = ce > e ? e : ce;
+        uint64_t pick = rng_next(r) % 8;
+        if (depth > 0 && pick < 2) {
+            int64_t c = ++*corr;
+            int st = (int)(rng_next(r) % 2);
+            cpu(t, track, GP_EV_RUNTIME, "cudaLaunchKernel", cs, ce - cs, c);
+            gpu_ev(t, streams[st], GP_EV_KERNEL, pick ? "gemm" : "elementwise",
+                   cs + (double)(rng_next(r) % 6), (double)(rng_next(r) % 30), c, 7 + st, NULL);
+        } else if (depth > 0 && pick == 2) {
+            cpu(t, track, GP_EV_RUNTIME,
+                rng_next(r) % 2 ? "cudaStreamSynchronize" : "cudaDeviceSynchronize", cs, ce - cs,
+                0);
+            /* a driver call to its end: the walk from it and the synchronisation edge into the
+             * call's end can tie (the walk's edge, inserted first, wins) */
+            double ds = cs + (double)(rng_next(r) % 2);
+            if (rng_next(r) % 2 && ds < ce)
+                cpu(t, track, GP_EV_DRIVER, "cuStreamSynchronize", ds, ce - ds, 0);
+        } else {
+            cpu(t, track, pick < 5 ? GP_EV_PYTHON : GP_EV_CPU_OP, names[rng_next(r) % 5], cs,
+                ce - cs, 0);
+            random_nest(t, r, track, streams, depth + 1, cs, ce, corr);
+        }
+        cur = ce;
+    }
+}
+
+static gp_trace *random_trace(uint64_t seed)
+{
+    uint64_t r = seed;
+    tracks tk;
+    gp_trace *t = new_trace(&tk);
+    uint32_t streams[2] = {tk.s7, 0}, threads[3] = {tk.cpu, 0, 0};
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 8, &streams[1]), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 2, &threads[1]), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 3, &threads[2]), GP_OK);
+    int64_t corr = 0;
+    for (int k = 0; k < 3; k++) {
+        char step[32];
+        snprintf(step, sizeof step, "ProfilerStep#%d", k + 1);
+        /* every third trace: no steps (one region), and the second thread repeats the first,
+         * whose ends then tie in time, distance and level with its own (the full graph orders
+         * them) */
+        bool twin = seed % 3 == 0;
+        if (!twin)
+            cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, step, k * 200.0, 200, 0);
+        uint64_t first = r;
+        for (int th = 0; th < 3; th++) {
+            if (twin && th == 1)
+                r = first;
+            double at = k * 200.0 + (twin && th == 1 ? 0 : th);
+            random_nest(t, &r, threads[th], streams, 0, at, k * 200.0 + 200, &corr);
+        }
+    }
+    return t;
+}
+
+/* The two analyses' critical paths are the same, field by field (their events are the same
+ * trace's). */
+static void assert_same_paths(const gp_rank_analysis *x, const gp_rank_analysis *y)
+{
+    assert_int_equal(x->n_critical_paths, y->n_critical_paths);
+    for (size_t i = 0; i < x->n_critical_paths; i++) {
+        const gp_critical_path *a = &x->critical_paths[i], *b = &y->critical_paths[i];
+        assert_int_equal(a->valid, b->valid);
+        assert_string_equal(a->note, b->note);
+        assert_int_equal(a->length, b->length);
+        for (int c = 0; c < GP_CP_COUNT; c++)
+            assert_int_equal(a->by_class[c], b->by_class[c]);
+        assert_int_equal(a->n_top, b->n_top);
+        for (size_t k = 0; k < a->n_top; k++) {
+            assert_string_equal(a->top[k].name, b->top[k].name);
+            assert_int_equal(a->top[k].cls, b->top[k].cls);
+            assert_int_equal(a->top[k].time, b->top[k].time);
+            assert_int_equal(a->top[k].count, b->top[k].count);
+            assert_string_equal(a->top[k].python, b->top[k].python);
+        }
+        assert_int_equal(a->n_events, b->n_events);
+        for (size_t k = 0; k < a->n_events; k++)
+            assert_ptr_equal(a->events[k], b->events[k]);
+        assert_int_equal(a->n_links, b->n_links);
+        for (size_t k = 0; k < a->n_links; k++) {
+            const gp_chrome_link *p = &a->links[k], *q = &b->links[k];
+            assert_ptr_equal(p->src, q->src);
+            assert_ptr_equal(p->dst, q->dst);
+            assert_true(p->src_end == q->src_end && p->dst_end == q->dst_end);
+            assert_int_equal(p->weight, q->weight);
+            assert_string_equal(p->type, q->type);
+        }
+    }
+}
+
+/* The default mode's critical paths of t with the walks contracted and on the full graph; returns
+ * the regions the contracted graph decided (not handed to the full graph). */
+static size_t compare_contracted(gp_trace *t, size_t *regions)
+{
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.critical_path_overlay = true;
+    o.threads = 1;
+    gp_error err = {0};
+    gp_analysis *full = NULL, *chain = NULL;
+    gp__cp_contract = false;
+    assert_int_equal(gp_analyze_trace(t, &o, &full, &err), GP_OK);
+    gp__cp_contract = true;
+    size_t before = atomic_load(&gp__cp_chain_fallbacks);
+    assert_int_equal(gp_analyze_trace(t, &o, &chain, &err), GP_OK);
+    size_t fell_back = atomic_load(&gp__cp_chain_fallbacks) - before;
+    assert_int_equal(full->n_ranks, chain->n_ranks);
+    size_t n = 0;
+    for (size_t i = 0; i < full->n_ranks; i++) {
+        assert_same_paths(&full->ranks[i], &chain->ranks[i]);
+        for (size_t k = 0; k < chain->ranks[i].n_critical_paths; k++)
+            n += chain->ranks[i].critical_paths[k].valid;
+    }
+    gp_analysis_free(full);
+    gp_analysis_free(chain);
+    *regions += n;
+    assert_true(fell_back <= n);
+    return n - fell_back;
+}
+
+/* Contracting the threads' walks (issue 37) gives the full graph's paths: 300 random traces full
+ * of ties (three steps each, or one region), where the end of the path is often a node inside a
+ * run; both the contracted graph and the fallback to the full graph (two ends of one level: the
+ * twin threads) are exercised. */
+static void contracted_walks_match_full_graph(void **state)
+{
+    (void)state;
+    size_t regions = 0, decided = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        gp_trace *t = random_trace(seed);
+        assert_int_equal(gp_trace_finish(t), GP_OK);
+        decided += compare_contracted(t, &regions);
+        gp_trace_free(t);
+    }
+    print_message("contracted: %zu of %zu regions decided without the full graph\n", decided,
+                  regions);
+    assert_true(regions >= 400);
+    assert_true(decided > regions / 2); /* the contracted graph decides most */
+    assert_true(decided < regions);     /* and the fallback ran */
+}
+
+/* The same on the real traces of ../shared/traces that have GPU work and Python frames. */
+static void contracted_walks_match_on_shared_traces(void **state)
+{
+    (void)state;
+    if (!gp_test_have_shared_traces())
+        skip();
+    static const char *const names[] = {"modern_h100_timesformer.json.gz",
+                                        "modern_h100_vit.json.gz", "small_alexnet_cudasync.json.gz",
+                                        "large_v100_nccl.json.gz"};
+    const char *shared = getenv("GP_SHARED_DIR");
+    size_t regions = 0, decided = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/traces/%s", shared ? shared : "../shared", names[i]);
+        gp_trace *t = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_trace_read(path, NULL, &t, &err), GP_OK);
+        decided += compare_contracted(t, &regions);
+        gp_trace_free(t);
+    }
+    assert_true(regions >= 4);
+    assert_true(decided > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,6 +1025,8 @@ int main(void)
         cmocka_unit_test(default_steps_and_carried_work),
         cmocka_unit_test(default_annotation_instances),
         cmocka_unit_test(default_cross_stream_wait),
+        cmocka_unit_test(contracted_walks_match_full_graph),
+        cmocka_unit_test(contracted_walks_match_on_shared_traces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
