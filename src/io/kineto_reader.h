@@ -149,6 +149,9 @@ typedef struct gp__reader {
     /* Every track's events are sorted already (gp__merge_readers sorted them): finishing skips
      * gp_trace_finish's check of their order. */
     bool tracks_sorted;
+    /* The merge's tasks shifted every event's time by the base time (gp__reader_finish shifts
+     * the rest: counters and flow points). */
+    bool events_shifted;
     /* Event names interned lately (kineto_events.c, intern_name): by the name's length and its
      * first and last 8 bytes; a hit is checked against the interned bytes. */
     struct gp__reader_name {

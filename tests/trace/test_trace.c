@@ -1105,11 +1105,15 @@ static void write_cut_trace(char *path, int events, bool nested, bool bare, cons
     FILE *fp = fdopen(fd, "w");
     assert_non_null(fp);
     fputs(bare ? "[\n" : "{\"schemaVersion\": 1,\n\"traceEvents\": [\n", fp);
+    /* a track of one event, in the first piece: no other piece copies into it */
+    fputs("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"lone\", \"pid\": 9, \"tid\": 9, "
+          "\"ts\": 5, \"dur\": 1}",
+          fp);
     for (int i = 0; i < events; i++) {
         fprintf(fp,
-                "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%d\", \"pid\": %d, "
+                ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%d\", \"pid\": %d, "
                 "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"list\": [",
-                i ? ",\n" : "", i % 3 ? "cpu_op" : "user_annotation", i % 11, 1 + i % 2, i % 3,
+                i % 3 ? "cpu_op" : "user_annotation", i % 11, 1 + i % 2, i % 3,
                 ties ? i % 37 : (i * 7919) % 100000, ties ? 0 : i % 1000,
                 ties ? 1 + i % 3 : 1 + i % 50);
         for (int k = 0; k < 6; k++)
@@ -1122,28 +1126,37 @@ static void write_cut_trace(char *path, int events, bool nested, bool bare, cons
 
 /* Chains of many pieces (6 initial cuts, or 2 and a steal threshold of a few bytes; 2-4 threads)
  * on flat documents and on documents full of false cuts give the sequential model, and malformed
- * endings give the sequential error. Then the same with the merge's tracks split for sorting in
- * two halves (a threshold of 16 events instead of 131,072): on events in file order and out of it,
- * and on ties (variant 5), the model is still the sequential one. A merge of the halves that put
- * the second half first among equals fails it. */
+ * endings give the sequential error. Variants 6 and 7 have a base time, which the merge's tasks
+ * add to the events (the lone event's track included: no copy goes there), and one that puts a
+ * time out of range (the sequential error, nothing shifted). Then the same with the merge's tracks
+ * split for sorting in two halves (a threshold of 16 events instead of 131,072): on events in file
+ * order and out of it, and on ties (variant 5), the model is still the sequential one. A merge of
+ * the halves that put the second half first among equals fails it. */
 static void stolen_pieces_read_like_one_thread(void **state)
 {
     uint64_t saved_min = gp__read_steal_min;
     size_t saved_initial = gp__read_initial_pieces, saved_split = gp__merge_split_min;
     gp__read_steal_min = 2048;
-    for (int variant = 0; variant < 12; variant++) {
+    for (int variant = 0; variant < 18; variant++) {
         char path[] = "/tmp/gp_steal_XXXXXX.json";
-        gp__merge_split_min = variant >= 6 ? 16 : saved_split;
-        int v = variant % 6;
-        bool nested = v != 4 && v != 5, bare = v == 1;
-        const char *tail = v == 2 ? "\n]" : v == 3 ? "\n], \"x\": 1" : NULL;
-        write_cut_trace(path, 6000, nested, bare, tail, v == 5);
+        gp__merge_split_min = variant >= 9 ? 16 : saved_split;
+        int v = variant % 9;
+        bool nested = v != 4 && v != 5 && v != 7, bare = v == 1;
+        const char *tail = v == 2   ? "\n]"
+                           : v == 3 ? "\n], \"x\": 1"
+                           : v == 6 ? "\n], \"baseTimeNanoseconds\": 1700000000000000000}\n"
+                           : v == 7 ? "\n], \"baseTimeNanoseconds\": 1700000000000000001}\n"
+                           : v == 8 ? "\n], \"baseTimeNanoseconds\": 4611686018427387904}\n"
+                                    : NULL;
+        write_cut_trace(path, 6000, nested, bare, tail, v == 5 || v == 7);
         gp_read_opts one = quiet_opts();
         one.threads = 1;
         gp_trace *a = NULL;
         gp_error e1 = {0};
         gp_status s1 = gp_trace_read(path, &one, &a, &e1);
-        assert_int_equal(s1, v == 2 || v == 3 ? GP_EPARSE : GP_OK);
+        assert_int_equal(s1, v == 2 || v == 3 || v == 8 ? GP_EPARSE : GP_OK);
+        if (v == 6 || v == 7) /* relative times made absolute */
+            assert_true(a->tracks[0].events[0].ts >= 1700000000000000000);
         for (size_t initial = 2; initial <= 6; initial += 4) {
             gp__read_initial_pieces = initial;
             for (int threads = 2; threads <= 4; threads++) {
@@ -1162,7 +1175,7 @@ static void stolen_pieces_read_like_one_thread(void **state)
                              threads, why.msg);
                 assert_int_equal(a->stats.events_in, b->stats.events_in);
                 assert_int_equal(a->stats.bytes, b->stats.bytes);
-                if (v == 4 || v == 5) /* every cut is an element: the chain uses them all */
+                if (v == 4 || v == 5 || v == 7) /* every cut is an element: all used */
                     assert_true(b->stats.pieces >= initial);
                 gp_trace_free(b);
             }
