@@ -139,7 +139,9 @@ typedef struct gp__cprank {
     const gp_analyze_opts *o;
     bool hta;
     int64_t unit;
-    uint16_t *names; /* GP__NB_* per string id */
+    /* GP__NB_* per string id; atomic (relaxed: a plain load or store on x86 and arm64) as the
+     * CPU scan and the GPU collection fill it side by side, and may compute one name twice */
+    _Atomic uint16_t *names;
     size_t n_names;
     uint64_t *lk, *lv; /* (correlation, launch call) of runtime/driver calls; freed after init */
     size_t n_l, cap_lk, cap_lv;
@@ -163,6 +165,10 @@ typedef struct gp__cprank {
     gp_ns cpu_hi;           /* HTA: CPU events starting at or after it are gone (last step) */
     const gp_event **steps; /* CPU-side ProfilerSteps, by start */
     size_t n_steps, cap_steps;
+    /* (correlation, GPU index) of the GPU events with an id, sorted (collect_gpu's task; the join
+     * frees them) */
+    uint64_t *gk, *gv;
+    size_t n_gk;
 } gp__cprank;
 
 /* The rank's tables, built once (critpath_rank.c). GP_ENOMEM. */
@@ -175,9 +181,8 @@ uint16_t gp__cp_name_bits_compute(const gp__cprank *k, gp_strid id, gp_event_kin
 /* The GP__NB_* bits of a name: from the cache once computed (regions only read it). */
 static inline uint16_t gp__cp_name_bits(const gp__cprank *k, gp_strid id, gp_event_kind kind)
 {
-    if (id < k->n_names && (k->names[id] & GP__NB_DONE))
-        return k->names[id];
-    return gp__cp_name_bits_compute(k, id, kind);
+    uint16_t b = id < k->n_names ? atomic_load_explicit(&k->names[id], memory_order_relaxed) : 0;
+    return (b & GP__NB_DONE) ? b : gp__cp_name_bits_compute(k, id, kind);
 }
 
 /* Time in the graph's unit: ns, or HTA's microseconds rounded as HTA mode's breakdowns round them
