@@ -30,7 +30,7 @@
 
 #define PIECE_DONE UINT64_MAX
 
-uint64_t gp__read_steal_min = 8u << 20;
+uint64_t gp__read_steal_min = 1u << 20; /* reader_internal.h */
 size_t gp__read_initial_pieces = 2;
 
 typedef struct par_read par_read;
