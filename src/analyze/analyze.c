@@ -192,6 +192,7 @@ static const first_task longest_first[] = {
     {gp__analyze_step_parts, 0},   {gp__analyze_activity, 0},
     {gp__analyze_launch_stats, 0}, {NULL, SYNC_TASK},
     {gp__analyze_queues, 0},       {NULL, PROFILE_TASK},
+    {gp__analyze_peak_memory, 0}, /* a walk of every event: alone at the end in registry order */
 };
 
 /* Fills order with the tables' tasks and, with pre, the trace tasks (the ops only when wanted),
