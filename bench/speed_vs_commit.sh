@@ -64,8 +64,10 @@ v100=$work/v100_x7.json
 [[ -s $v100 ]] || python3 "$shared/tools/replicate_trace.py" \
   "$shared/traces/large_v100_nccl.json.gz" 7 "$v100"
 
-# one_run CLI ARGS...: "WALL CPU" seconds of one run (CPU = user + system; output discarded),
-# to the microsecond: GNU time's 10 ms steps were a tenth of the differences measured.
+# one_run CLI ARGS...: "WALL CPU USER SYS" seconds of one run (CPU = user + system; output
+# discarded), to the microsecond: GNU time's 10 ms steps were a tenth of the differences measured.
+# User and system apart tell computing from page faults and unmapping (on timesformer x10 the
+# gap to 14676f3 was all user time: docs/performance.md, "eighth pass").
 one_run() {
   python3 -c '
 import resource, subprocess, sys, time
@@ -73,7 +75,7 @@ t0 = time.perf_counter()
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 w = time.perf_counter() - t0
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.4f %.4f" % (w, r.ru_utime + r.ru_stime))' "$@"
+print("%.4f %.4f %.4f %.4f" % (w, r.ru_utime + r.ru_stime, r.ru_utime, r.ru_stime))' "$@"
 }
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -94,13 +96,19 @@ compare() {
       ct+=("$(one_run "$cur_cli" "$@")")
     fi
   done
-  local bw cw bc cc
+  local bw cw bc cc bu cu bs cs
   bw=$(printf '%s\n' "${bt[@]}" | cut -d' ' -f1 | median)
   cw=$(printf '%s\n' "${ct[@]}" | cut -d' ' -f1 | median)
   bc=$(printf '%s\n' "${bt[@]}" | cut -d' ' -f2 | median)
   cc=$(printf '%s\n' "${ct[@]}" | cut -d' ' -f2 | median)
+  bu=$(printf '%s\n' "${bt[@]}" | cut -d' ' -f3 | median)
+  cu=$(printf '%s\n' "${ct[@]}" | cut -d' ' -f3 | median)
+  bs=$(printf '%s\n' "${bt[@]}" | cut -d' ' -f4 | median)
+  cs=$(printf '%s\n' "${ct[@]}" | cut -d' ' -f4 | median)
   printf '%-26s wall base %.3f s cur %.3f s ratio %.3f | CPU base %.3f s cur %.3f s ratio %.3f\n' \
     "$label" "$bw" "$cw" "$(echo "$cw / $bw" | bc -l)" "$bc" "$cc" "$(echo "$cc / $bc" | bc -l)"
+  printf '%-26s   user base %.3f s cur %.3f s | system base %.3f s cur %.3f s\n' "" "$bu" "$cu" \
+    "$bs" "$cs"
 }
 
 echo "base $base_rev ($base_cli), current $cur_cli, $runs alternating runs each, load: $(cut -d' ' -f1-3 /proc/loadavg)"
