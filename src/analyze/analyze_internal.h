@@ -88,6 +88,21 @@ gp_kernel_type gp__classify(const gp__classifier *c, const char *name, gp_event_
 gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
                          const gp__classifier *c) GP_WARN_UNUSED;
 void gp__view_free(gp__view *v);
+/* Where half `half` (0: the first, 1: the second) of the host-side events starts: the events of
+ * the CPU thread tracks (with other_too, also of the GP_TRACK_OTHER ones) taken in track order and
+ * then by index, the second half starting at the middle one when there are more than 8 host
+ * events per GPU event, else empty (at the end). *tk, *i: the track and the index there (*tk ==
+ * t->n_tracks: at the end). Scans cut in two halves, one after the other, take the events in the
+ * order one scan takes them. */
+void gp__host_half(const gp_trace *t, bool other_too, int half, size_t *tk, size_t *i);
+/* Tests: whether gp__host_half cuts in two: 1 always, 0 never, -1 (the default) by the rule
+ * above. */
+extern int gp__host_split;
+/* Whether (tk, i) is before the end (etk, ei) in that order. */
+static inline bool gp__host_before(size_t tk, size_t i, size_t etk, size_t ei)
+{
+    return tk < etk || (tk == etk && i < ei);
+}
 /* HTA's rounding to whole microseconds (docs/analyses.md, "Rounding"), shared by HTA mode's
  * breakdowns and its critical path: the start ceil(ts) and the end floor(ts + dur) on the binary64
  * microseconds json.loads reads from the file (rel_ts: ns relative to the trace's base time). */

@@ -76,27 +76,44 @@ uint16_t gp__cp_name_bits_compute(const gp__cprank *k, gp_strid id, gp_event_kin
     return b;
 }
 
-/* The (correlation, call) pairs of runtime/driver calls and the ProfilerSteps. */
-static gp_status scan_cpu(gp__cprank *k)
+static int cmp_step(const gp_event *const *a, const gp_event *const *b)
+{
+    return GP_CMP((*a)->ts, (*b)->ts);
+}
+GP__DEFINE_MERGE_SORT(sort_steps, gp__cp_evp, cmp_step)
+
+/* What a scan of part of the CPU events found (scan_cpu): the (correlation, call) pairs of
+ * runtime/driver calls, sorted by correlation, and the ProfilerSteps in scan order. */
+typedef struct cpu_scan {
+    uint64_t *lk, *lv;
+    size_t n_l, cap_lk, cap_lv;
+    const gp_event **steps;
+    size_t n_steps, cap_steps;
+} cpu_scan;
+
+/* Scans part `half` of the CPU threads' events (the first or the second half, in track order:
+ * the two, one after the other, are the events in the order one scan takes them), classifying
+ * every name it meets (regions then only read the names' cache, from several threads), and sorts
+ * the pairs it found. */
+static gp_status scan_cpu(gp__cprank *k, int half, cpu_scan *out)
 {
     const gp_trace *t = k->t;
-    gp_status st = GP_OK;
-    gp_ns last_step = INT64_MIN;
-    size_t distinct = 0;
-    gp_strid first_name = 0;
-    for (size_t tk = 0; tk < t->n_tracks && st == GP_OK; tk++) {
+    size_t tk, i, end_tk = t->n_tracks, end_i = 0;
+    gp__host_half(t, false, half, &tk, &i);
+    if (half == 0)
+        gp__host_half(t, false, 1, &end_tk, &end_i);
+    for (; gp__host_before(tk, i, end_tk, end_i); tk++, i = 0) {
         const gp_track *tr = &t->tracks[tk];
         if (tr->kind != GP_TRACK_CPU_THREAD)
             continue;
-        for (size_t i = 0; i < tr->n_events && st == GP_OK; i++) {
+        size_t n = tk == end_tk ? end_i : tr->n_events;
+        for (; i < n; i++) {
             const gp_event *ev = &tr->events[i];
-            /* every name a region reads is classified here, once: regions then only read the
-             * cache (they run on several threads) */
             uint16_t nb = gp__cp_name_bits(k, ev->name, (gp_event_kind)ev->kind);
             if ((ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) && ev->correlation != 0) {
-                size_t n = k->n_l;
-                uint64_t *a = GP_PUSH(k->lk, n, k->cap_lk);
-                uint64_t *b = a ? GP_PUSH(k->lv, k->n_l, k->cap_lv) : NULL;
+                size_t m = out->n_l;
+                uint64_t *a = GP_PUSH(out->lk, m, out->cap_lk);
+                uint64_t *b = a ? GP_PUSH(out->lv, out->n_l, out->cap_lv) : NULL;
                 if (!b)
                     return GP_ENOMEM;
                 *a = (uint64_t)ev->correlation;
@@ -105,26 +122,58 @@ static gp_status scan_cpu(gp__cprank *k)
             if ((ev->kind != GP_EV_USER_ANNOTATION && ev->kind != GP_EV_CPU_OP) ||
                 !(nb & GP__NB_STEP))
                 continue;
-            const gp_event **s = GP_PUSH(k->steps, k->n_steps, k->cap_steps);
+            const gp_event **s = GP_PUSH(out->steps, out->n_steps, out->cap_steps);
             if (!s)
                 return GP_ENOMEM;
             *s = ev;
-            distinct += first_name == 0 || ev->name != first_name;
-            first_name = first_name ? first_name : ev->name;
-            last_step = GP_MAX(last_step, ev->ts);
         }
     }
-    k->cpu_hi = INT64_MAX;
-    if (k->hta && distinct >= 2) /* HTA drops the last step at load time (§1) */
-        k->cpu_hi = last_step;
-    return st;
+    return gp__radix_sort_kv(out->lk, out->lv, out->n_l);
 }
 
-static int cmp_step(const gp_event *const *a, const gp_event *const *b)
+/* Appends what the second half's scan found to the first's (in k), frees it, and sorts: the
+ * pairs (two sorted runs: one merge), the steps by start; sets cpu_hi. */
+static gp_status join_scans(gp__cprank *k, cpu_scan *b)
 {
-    return GP_CMP((*a)->ts, (*b)->ts);
+    gp_status st = GP_OK;
+    if (b->n_l && (gp__grow((void **)&k->lk, &k->cap_lk, sizeof *k->lk, k->n_l + b->n_l) != GP_OK ||
+                   gp__grow((void **)&k->lv, &k->cap_lv, sizeof *k->lv, k->n_l + b->n_l) != GP_OK))
+        st = GP_ENOMEM;
+    if (st == GP_OK && b->n_steps &&
+        gp__grow((void **)&k->steps, &k->cap_steps, sizeof *k->steps, k->n_steps + b->n_steps) !=
+            GP_OK)
+        st = GP_ENOMEM;
+    if (st == GP_OK) {
+        if (b->n_l) {
+            memcpy(k->lk + k->n_l, b->lk, b->n_l * sizeof *b->lk);
+            memcpy(k->lv + k->n_l, b->lv, b->n_l * sizeof *b->lv);
+        }
+        if (b->n_steps)
+            memcpy(k->steps + k->n_steps, b->steps, b->n_steps * sizeof *b->steps);
+        k->n_l += b->n_l;
+        k->n_steps += b->n_steps;
+    }
+    free(b->lk);
+    free(b->lv);
+    free(b->steps);
+    if (st != GP_OK)
+        return st;
+    /* HTA drops the last step at load time (§1) when the steps have two names or more: counted
+     * in scan order, the first step's name and each later one of another */
+    size_t distinct = 0;
+    gp_ns last_step = INT64_MIN;
+    for (size_t i = 0; i < k->n_steps; i++) {
+        distinct += i == 0 || k->steps[i]->name != k->steps[0]->name;
+        last_step = GP_MAX(last_step, k->steps[i]->ts);
+    }
+    k->cpu_hi = INT64_MAX;
+    if (k->hta && distinct >= 2)
+        k->cpu_hi = last_step;
+    if (!sort_steps(k->steps, k->n_steps))
+        return GP_ENOMEM;
+    /* two sorted runs: merged (none to merge when the second half was empty) */
+    return b->n_l ? gp__radix_sort_kv(k->lk, k->lv, k->n_l) : GP_OK;
 }
-GP__DEFINE_MERGE_SORT(sort_steps, gp__cp_evp, cmp_step)
 
 /* A GPU event as a template of the region events: times, lane, flags. */
 static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, int64_t *lanes,
@@ -242,12 +291,14 @@ static gp_status gpu_keys(gp__cprank *k)
     return gp__radix_sort_kv(k->gk, k->gv, n);
 }
 
-/* The join's two sides, side by side: the CPU scan and its calls sorted by correlation (task 0),
- * the GPU templates and their ids sorted (task 1). On large_v100_nccl x7 each was 8-15 ms of one
- * thread while the other waited (issue 37). */
+/* The join's two sides, side by side: the GPU templates and their ids sorted (task 0, first:
+ * on large_v100_nccl x7 the longest), and the CPU scan in two halves, each with its calls sorted
+ * by correlation (tasks 1 and 2: on the H100 trace x10, 90 % Python frames on one thread, one scan
+ * was 4-5 ms alone while the other thread had done the GPU side in 0.6). */
 typedef struct init_tasks {
     gp__cprank *k;
-    gp_status st[2];
+    cpu_scan scan[2];
+    gp_status st[3];
 } init_tasks;
 
 static void run_init_task(void *ctx, size_t i)
@@ -256,15 +307,11 @@ static void run_init_task(void *ctx, size_t i)
     gp__cprank *k = it->k;
     gp_status st;
     if (i == 0) {
-        st = scan_cpu(k);
-        if (st == GP_OK && !sort_steps(k->steps, k->n_steps))
-            st = GP_ENOMEM;
-        if (st == GP_OK)
-            st = gp__radix_sort_kv(k->lk, k->lv, k->n_l);
-    } else {
         st = collect_gpu(k);
         if (st == GP_OK)
             st = gpu_keys(k);
+    } else {
+        st = scan_cpu(k, (int)i - 1, &it->scan[i - 1]);
     }
     it->st[i] = st;
 }
@@ -572,9 +619,25 @@ gp_status gp__cp_rank_init(gp__cprank *k, const gp_trace *t, const gp_analyze_op
     k->names = calloc(k->n_names, sizeof(*k->names));
     if (!k->names)
         return GP_ENOMEM;
-    init_tasks it = {k, {GP_OK, GP_OK}};
-    gp__par_for(2, gp__rank_threads(t, o, 2), run_init_task, &it);
-    gp_status st = it.st[0] != GP_OK ? it.st[0] : it.st[1];
+    init_tasks it = {.k = k, .st = {GP_OK, GP_OK, GP_OK}};
+    gp__par_for(3, gp__rank_threads(t, o, 2), run_init_task, &it);
+    gp_status st = it.st[0] != GP_OK ? it.st[0] : it.st[1] != GP_OK ? it.st[1] : it.st[2];
+    /* the first half's finds become the rank's, the second's follow them */
+    k->lk = it.scan[0].lk;
+    k->lv = it.scan[0].lv;
+    k->n_l = it.scan[0].n_l;
+    k->cap_lk = it.scan[0].cap_lk;
+    k->cap_lv = it.scan[0].cap_lv;
+    k->steps = it.scan[0].steps;
+    k->n_steps = it.scan[0].n_steps;
+    k->cap_steps = it.scan[0].cap_steps;
+    if (st == GP_OK) {
+        st = join_scans(k, &it.scan[1]);
+    } else {
+        free(it.scan[1].lk);
+        free(it.scan[1].lv);
+        free(it.scan[1].steps);
+    }
     if (st == GP_OK)
         st = join_launches(k);
     if (st == GP_OK && k->hta)

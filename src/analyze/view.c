@@ -113,35 +113,89 @@ void gp__view_free(gp__view *v)
     memset(v, 0, sizeof(*v));
 }
 
-/* Pass over CPU tracks: profiler steps and the (correlation, launch) pairs of runtime/driver
- * calls. */
-static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64_t **lk,
-                          uint64_t **lv, size_t *n_l)
+int gp__host_split = -1; /* analyze_internal.h */
+
+void gp__host_half(const gp_trace *t, bool other_too, int half, size_t *tk, size_t *i)
+{
+    size_t total = 0, gpu = 0;
+    for (size_t k = 0; k < t->n_tracks; k++) {
+        gp_track_kind kind = t->tracks[k].kind;
+        if (kind == GP_TRACK_CPU_THREAD || (other_too && kind == GP_TRACK_OTHER))
+            total += t->tracks[k].n_events;
+        else if (kind == GP_TRACK_GPU_STREAM)
+            gpu += t->tracks[k].n_events;
+    }
+    /* Cut in two only when the host side outweighs the GPU side's task, which costs about 4x
+     * as much per event (large_v100_nccl x7: 0.7 M host events and 0.15 M GPU events, 16 ms
+     * each): otherwise the second half is empty, and the host side one task as before. */
+    bool split = gp__host_split < 0 ? total / 8 > gpu : gp__host_split > 0;
+    size_t skip = half == 0 ? 0 : split ? total / 2 : total;
+    for (*tk = 0; *tk < t->n_tracks; (*tk)++) {
+        const gp_track *tr = &t->tracks[*tk];
+        if (tr->kind != GP_TRACK_CPU_THREAD && !(other_too && tr->kind == GP_TRACK_OTHER))
+            continue;
+        if (skip < tr->n_events)
+            break;
+        skip -= tr->n_events;
+    }
+    *i = *tk < t->n_tracks ? skip : 0;
+}
+
+/* What a scan of half the host-side events found (scan_cpu): their runtime/driver calls, the
+ * (correlation, launch) pairs of those with a correlation id, and the profiler steps. */
+typedef struct cpu_scan {
+    const gp_event **rt;
+    size_t n_rt, cap_rt;
+    uint64_t *lk, *lv;
+    size_t n_l, cap_l, cap_l2;
+    gp__step *steps;
+    size_t n_steps, cap_steps;
+} cpu_scan;
+
+static void cpu_scan_free(cpu_scan *c)
+{
+    free(c->rt);
+    free(c->lk);
+    free(c->lv);
+    free(c->steps);
+}
+
+/* Pass over half `half` of the host-side tracks' events (gp__host_half): profiler steps and the
+ * (correlation, launch) pairs of runtime/driver calls. */
+static gp_status scan_cpu(const gp__view *v, int half, cpu_scan *out)
 {
     const gp_trace *t = v->t;
-    size_t cap_steps = 0, cap_l = 0, cap_l2 = 0, n_l2 = 0;
+    size_t tk, i, end_tk = t->n_tracks, end_i = 0, n_l2 = 0;
+    gp__host_half(t, true, half, &tk, &i);
+    if (half == 0)
+        gp__host_half(t, true, 1, &end_tk, &end_i);
+    if (!gp__host_before(tk, i, end_tk, end_i))
+        return GP_OK; /* an empty half */
     size_t n_str = gp_trace_str_count(t) + 1;
     uint8_t *is_step = calloc(n_str, 1); /* per name: 0 unknown, 1 no, 2 ProfilerStep */
     if (!is_step)
         return GP_ENOMEM;
     gp_status st = GP_OK;
-    *n_l = 0;
+    /* room for the calls: all of them, or about half in each half of a cut scan */
     size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
-    if (expect && (gp__grow((void **)&v->rt, &v->cap_rt, sizeof(*v->rt), expect) != GP_OK ||
-                   gp__grow((void **)lk, &cap_l, sizeof(**lk), expect) != GP_OK ||
-                   gp__grow((void **)lv, &cap_l2, sizeof(**lv), expect) != GP_OK)) {
+    if (half == 1 || end_tk < t->n_tracks)
+        expect = expect / 2 + 16;
+    if (expect && (gp__grow((void **)&out->rt, &out->cap_rt, sizeof(*out->rt), expect) != GP_OK ||
+                   gp__grow((void **)&out->lk, &out->cap_l, sizeof(*out->lk), expect) != GP_OK ||
+                   gp__grow((void **)&out->lv, &out->cap_l2, sizeof(*out->lv), expect) != GP_OK)) {
         free(is_step);
         return GP_ENOMEM;
     }
-    for (size_t k = 0; k < t->n_tracks; k++) {
-        const gp_track *tr = &t->tracks[k];
+    for (; gp__host_before(tk, i, end_tk, end_i); tk++, i = 0) {
+        const gp_track *tr = &t->tracks[tk];
         if (tr->kind == GP_TRACK_GPU_STREAM || tr->kind == GP_TRACK_COUNTER)
             continue;
-        for (size_t i = 0; i < tr->n_events; i++) {
+        size_t n = tk == end_tk ? end_i : tr->n_events;
+        for (; i < n; i++) {
             const gp_event *ev = &tr->events[i];
             int64_t num;
             if (ev->kind == GP_EV_RUNTIME || ev->kind == GP_EV_DRIVER) {
-                const gp_event **r = GP_PUSH(v->rt, v->n_rt, v->cap_rt);
+                const gp_event **r = GP_PUSH(out->rt, out->n_rt, out->cap_rt);
                 if (!r) {
                     st = GP_ENOMEM;
                     goto done;
@@ -149,8 +203,8 @@ static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64
                 *r = ev;
                 if (ev->correlation == 0)
                     continue;
-                uint64_t *a = GP_PUSH(*lk, *n_l, cap_l);
-                uint64_t *b = a ? GP_PUSH(*lv, n_l2, cap_l2) : NULL;
+                uint64_t *a = GP_PUSH(out->lk, out->n_l, out->cap_l);
+                uint64_t *b = a ? GP_PUSH(out->lv, n_l2, out->cap_l2) : NULL;
                 if (!b) {
                     st = GP_ENOMEM;
                     goto done;
@@ -164,7 +218,7 @@ static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64
                 if (is_step[ev->name] != 2)
                     continue;
                 is_profiler_step(gp_trace_str(t, ev->name), &num);
-                gp__step *s = GP_PUSH(*steps, *n_steps, cap_steps);
+                gp__step *s = GP_PUSH(out->steps, out->n_steps, out->cap_steps);
                 if (!s) {
                     st = GP_ENOMEM;
                     goto done;
@@ -178,6 +232,32 @@ static gp_status scan_cpu(gp__view *v, gp__step **steps, size_t *n_steps, uint64
 done:
     free(is_step);
     return st;
+}
+
+/* Appends b's finds to a's (a then b: one scan's order). */
+static gp_status join_scans(cpu_scan *a, const cpu_scan *b)
+{
+    if (b->n_rt &&
+        gp__grow((void **)&a->rt, &a->cap_rt, sizeof(*a->rt), a->n_rt + b->n_rt) != GP_OK)
+        return GP_ENOMEM;
+    if (b->n_l && (gp__grow((void **)&a->lk, &a->cap_l, sizeof(*a->lk), a->n_l + b->n_l) != GP_OK ||
+                   gp__grow((void **)&a->lv, &a->cap_l2, sizeof(*a->lv), a->n_l + b->n_l) != GP_OK))
+        return GP_ENOMEM;
+    if (b->n_steps && gp__grow((void **)&a->steps, &a->cap_steps, sizeof(*a->steps),
+                               a->n_steps + b->n_steps) != GP_OK)
+        return GP_ENOMEM;
+    if (b->n_rt)
+        memcpy(a->rt + a->n_rt, b->rt, b->n_rt * sizeof(*b->rt));
+    if (b->n_l) {
+        memcpy(a->lk + a->n_l, b->lk, b->n_l * sizeof(*b->lk));
+        memcpy(a->lv + a->n_l, b->lv, b->n_l * sizeof(*b->lv));
+    }
+    if (b->n_steps)
+        memcpy(a->steps + a->n_steps, b->steps, b->n_steps * sizeof(*b->steps));
+    a->n_rt += b->n_rt;
+    a->n_l += b->n_l;
+    a->n_steps += b->n_steps;
+    return GP_OK;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -636,22 +716,23 @@ static gp_status count_rule_breaks(gp__view *v)
 
 /* The CPU scan and the GPU collection read the trace and fill disjoint parts of the view: they run
  * side by side. */
+/* The view's tasks: the GPU side (task 0, first: on large_v100_nccl x7 the longest) and the host
+ * side's scan in two halves (tasks 1 and 2: on the H100 trace x10, 90 % Python frames on one
+ * thread, one scan was about 4 ms while the other thread had done the GPU side in 0.5). */
 typedef struct view_tasks {
     gp__view *v;
     const gp__classifier *c;
-    gp__step *steps;
-    size_t n_steps, n_l;
-    uint64_t *lk, *lv;
-    gp_status st[2];
+    cpu_scan scan[2];
+    gp_status st[3];
 } view_tasks;
 
 static void run_view_task(void *ctx, size_t i)
 {
     view_tasks *vt = ctx;
     if (i == 0)
-        vt->st[0] = scan_cpu(vt->v, &vt->steps, &vt->n_steps, &vt->lk, &vt->lv, &vt->n_l);
+        vt->st[0] = collect_gpu(vt->v, vt->c);
     else
-        vt->st[1] = collect_gpu(vt->v, vt->c);
+        vt->st[i] = scan_cpu(vt->v, (int)i - 1, &vt->scan[i - 1]);
 }
 
 gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *o,
@@ -662,16 +743,23 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
     v->o = o;
     v->c = c;
     v->unit = o->hta ? 1000 : 1;
-    view_tasks vt = {.v = v, .c = c, .st = {GP_OK, GP_OK}};
-    gp__par_for(2, gp__rank_threads(t, o, 2), run_view_task, &vt);
-    gp_status st = vt.st[0] != GP_OK ? vt.st[0] : vt.st[1];
+    view_tasks vt = {.v = v, .c = c, .st = {GP_OK, GP_OK, GP_OK}};
+    gp__par_for(3, gp__rank_threads(t, o, 2), run_view_task, &vt);
+    gp_status st = vt.st[0] != GP_OK ? vt.st[0] : vt.st[1] != GP_OK ? vt.st[1] : vt.st[2];
+    cpu_scan *sc = &vt.scan[0];
+    if (st == GP_OK)
+        st = join_scans(sc, &vt.scan[1]);
+    cpu_scan_free(&vt.scan[1]);
+    v->rt = sc->rt; /* the calls, in one scan's order */
+    v->n_rt = sc->n_rt;
+    v->cap_rt = sc->cap_rt;
     if (st == GP_OK) {
-        select_window(v, vt.steps, vt.n_steps);
-        st = join_launches(v, vt.lk, vt.lv, vt.n_l);
+        select_window(v, sc->steps, sc->n_steps);
+        st = join_launches(v, sc->lk, sc->lv, sc->n_l);
     }
-    free(vt.steps);
-    free(vt.lk);
-    free(vt.lv);
+    free(sc->steps);
+    free(sc->lk);
+    free(sc->lv);
     if (st == GP_OK) {
         select_gpu(v);
         st = sort_gpu(v);

@@ -1273,6 +1273,50 @@ static void thread_count_does_not_change_results(void **state)
     thread_count_does_not_change_results_of("modern_h100_timesformer.json.gz", true);
 }
 
+/* The host-side scans of the view and of the critical path's rank tables, cut in two halves run
+ * side by side (gp__host_half), give one scan's results: the JSON rendering is the same, byte for
+ * byte, cut or not, in both modes (timesformer is cut by default: 90 % Python frames; the NCCL
+ * trace is not). */
+static void host_scan_halves_match_one_scan_of(const char *name)
+{
+    char buf[4096];
+    const char *p = shared_trace(name, buf, sizeof(buf));
+    if (!p)
+        skip();
+    gp_job *job = read_job_opts(p, true);
+    for (int hta = 0; hta < 2; hta++) {
+        char *text[2];
+        for (int split = 0; split < 2; split++) {
+            gp_analyze_opts o;
+            gp_analyze_opts_init(&o);
+            o.threads = 2;
+            if (hta) {
+                o.hta = true;
+                o.steps = GP_STEPS_HTA;
+            }
+            gp__host_split = split;
+            gp_analysis *a = NULL;
+            assert_int_equal(gp_analyze_job(job, &o, &a, NULL), GP_OK);
+            assert_true(a->ranks[0].n_critical_paths > 0);
+            text[split] = render_json_text(a);
+            gp_analysis_free(a);
+        }
+        gp__host_split = -1;
+        assert_string_equal(text[0], text[1]);
+        free(text[0]);
+        free(text[1]);
+    }
+    gp_job_free(job);
+}
+
+static void host_scan_halves_match_one_scan(void **state)
+{
+    (void)state;
+    host_scan_halves_match_one_scan_of("modern_h100_timesformer.json.gz");
+    host_scan_halves_match_one_scan_of("large_v100_nccl.json.gz");
+    host_scan_halves_match_one_scan_of("small_alexnet_cudasync.json.gz");
+}
+
 /* cpu_only (HTA raises on it) and the 8-rank job directory. */
 static void real_cpu_only_and_job(void **state)
 {
@@ -1338,6 +1382,7 @@ int main(void)
         cmocka_unit_test(sync_from_events_else_blocking_calls),
         cmocka_unit_test(file_order_rank_note_only_for_jobs),
         cmocka_unit_test(thread_count_does_not_change_results),
+        cmocka_unit_test(host_scan_halves_match_one_scan),
         cmocka_unit_test(real_cpu_only_and_job),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

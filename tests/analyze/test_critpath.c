@@ -284,6 +284,47 @@ static void hta_worked_example_variants(void **state)
 
 /* kernB at 95.2 + 0.5 rounds inward to [96, 95]: weight -1, used as 0 by the path (98 us), kept
  * by the breakdown (compute 50 - 1, kernel-kernel 6: the classes sum to 97). */
+/* HTA drops the last step at load time when the steps have two names or more (§1): a region
+ * within it (the annotation "late region") is then not found; with one name (two ProfilerStep#1)
+ * nothing is dropped. The host scan runs whole and cut in two halves (gp__host_half), which count
+ * the names across the cut. */
+static void hta_drops_the_last_step_of_two_names(void **state)
+{
+    (void)state;
+    for (int names = 1; names <= 2; names++) {
+        for (int split = 0; split < 2; split++) {
+            tracks tk;
+            gp_trace *t = new_trace(&tk);
+            cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "ProfilerStep#1", 0, 200, 0);
+            cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::early", 10, 100, 0);
+            cpu(t, tk.cpu, GP_EV_RUNTIME, "cudaLaunchKernel", 20, 10, 1);
+            cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, names == 2 ? "ProfilerStep#2" : "ProfilerStep#1",
+                300, 400, 0);
+            cpu(t, tk.cpu, GP_EV_USER_ANNOTATION, "late region", 305, 350, 0);
+            cpu(t, tk.cpu, GP_EV_CPU_OP, "aten::late", 310, 300, 0);
+            gpu_ev(t, tk.s7, GP_EV_KERNEL, "kernA", 40, 50, 1, 7, NULL);
+            gp_analyze_opts o;
+            gp_analyze_opts_init(&o);
+            o.cp_hta = true;
+            o.cp_annotation = "late region";
+            gp__host_split = split;
+            gp_analysis *a = run(t, &o);
+            gp__host_split = -1;
+            assert_int_equal(a->ranks[0].n_critical_paths, 1);
+            const gp_critical_path *cp = &a->ranks[0].critical_paths[0];
+            if (names == 2) {
+                assert_false(cp->valid);
+                assert_non_null(strstr(cp->note, "late region"));
+            } else {
+                assert_true(cp->valid);
+                assert_true(on_path(cp, t, "aten::late"));
+            }
+            gp_analysis_free(a);
+            gp_trace_free(t);
+        }
+    }
+}
+
 static void hta_rounding(void **state)
 {
     (void)state;
@@ -1009,6 +1050,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hta_worked_example),
+        cmocka_unit_test(hta_drops_the_last_step_of_two_names),
         cmocka_unit_test(hta_worked_example_overlay),
         cmocka_unit_test(hta_worked_example_no_overlay),
         cmocka_unit_test(hta_worked_example_variants),
