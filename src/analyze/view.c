@@ -231,10 +231,11 @@ static gp_status scan_cpu(const gp__view *v, int half, cpu_scan *out)
     }
 done:
     free(is_step);
-    return st;
+    /* sorted by correlation id, stably (the join's launch side), here beside the GPU side */
+    return st == GP_OK ? gp__radix_sort_kv(out->lk, out->lv, out->n_l) : st;
 }
 
-/* Appends b's finds to a's (a then b: one scan's order). */
+/* Appends b's finds to a's (a then b: one scan's order; the pairs, each half sorted, merged). */
 static gp_status join_scans(cpu_scan *a, const cpu_scan *b)
 {
     if (b->n_rt &&
@@ -257,7 +258,7 @@ static gp_status join_scans(cpu_scan *a, const cpu_scan *b)
     a->n_rt += b->n_rt;
     a->n_l += b->n_l;
     a->n_steps += b->n_steps;
-    return GP_OK;
+    return b->n_l ? gp__radix_sort_kv(a->lk, a->lv, a->n_l) : GP_OK;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -489,28 +490,42 @@ static void set_launch(gp__gev *g, const gp_event *launch)
 
 #define PREFETCH 16 /* join_sorted: how far ahead the join fetches */
 
-/* Sort-merge join of GPU events and launches on the correlation id (both sides radix-sorted):
- * linear, no hash map. The first launch of a correlation id wins. */
-static gp_status join_sorted(gp__view *v, uint64_t *lk, uint64_t *lv, size_t n_l)
+/* The GPU side of the join: the correlation ids of v->g's events (gk) and their indexes (gv),
+ * sorted by id unless the ids are dense enough for join_dense (*sorted says which). Built beside
+ * the host scan, in the GPU task. */
+static gp_status gpu_keys(const gp__view *v, uint64_t **gk, uint64_t **gv, size_t *n_gk,
+                          bool *sorted)
 {
     size_t n = 0;
-    uint64_t *gk = malloc((v->n_g ? v->n_g : 1) * sizeof(*gk));
-    uint64_t *gv = malloc((v->n_g ? v->n_g : 1) * sizeof(*gv));
-    if (!gk || !gv) {
-        free(gk);
-        free(gv);
+    *gk = malloc((v->n_g ? v->n_g : 1) * sizeof(**gk));
+    *gv = malloc((v->n_g ? v->n_g : 1) * sizeof(**gv));
+    if (!*gk || !*gv)
         return GP_ENOMEM;
-    }
+    uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < v->n_g; i++) {
-        if (v->g[i].ev->correlation == 0)
+        uint64_t id = (uint64_t)v->g[i].ev->correlation;
+        if (id == 0)
             continue;
-        gk[n] = (uint64_t)v->g[i].ev->correlation;
-        gv[n] = i;
+        (*gk)[n] = id;
+        (*gv)[n] = i;
+        lo = GP_MIN(lo, id);
+        hi = GP_MAX(hi, id);
         n++;
     }
-    gp_status st = gp__radix_sort_kv(lk, lv, n_l);
-    if (st == GP_OK)
-        st = gp__radix_sort_kv(gk, gv, n);
+    *n_gk = n;
+    /* ids within 16 slots per event: the launches' are likely dense too, and join_dense needs no
+     * sorted side (join_sorted sorts it when they are not) */
+    *sorted = !(n > 0 && hi - lo < 16 * (uint64_t)n + 4096);
+    return *sorted ? gp__radix_sort_kv(*gk, *gv, n) : GP_OK;
+}
+
+/* Sort-merge join of GPU events and launches on the correlation id: lk/lv sorted by id (stably:
+ * among equal ids in scan order), gk/gv the GPU side (gpu_keys; sorted here when it is not yet).
+ * Linear, no hash map. The first launch of a correlation id wins. */
+static gp_status join_sorted(gp__view *v, const uint64_t *lk, const uint64_t *lv, size_t n_l,
+                             uint64_t *gk, uint64_t *gv, size_t n, bool gk_sorted)
+{
+    gp_status st = gk_sorted ? GP_OK : gp__radix_sort_kv(gk, gv, n);
     size_t j = 0;
     for (size_t i = 0; i < n && st == GP_OK;) {
         size_t e = i;
@@ -537,14 +552,12 @@ static gp_status join_sorted(gp__view *v, uint64_t *lk, uint64_t *lv, size_t n_l
         }
         i = e;
     }
-    free(gk);
-    free(gv);
     return st;
 }
 
 /* The join by direct addressing, for correlation ids within [lo, lo + range): a slot per id holds
- * its first launch (in scan order) and the earliest of its GPU events (the first in v->g on a
- * tie), as the sort-merge join finds them, without its two sorts. */
+ * its first launch (in scan order: lk is sorted stably) and the earliest of its GPU events (the
+ * first in v->g on a tie), as the sort-merge join finds them, without the GPU side's sort. */
 static gp_status join_dense(gp__view *v, const uint64_t *lk, const uint64_t *lv, size_t n_l,
                             uint64_t lo, size_t range)
 {
@@ -576,20 +589,19 @@ static gp_status join_dense(gp__view *v, const uint64_t *lk, const uint64_t *lv,
     return GP_OK;
 }
 
-/* Joins the GPU events to their launches (lk: correlation ids, lv: launches, in scan order; the
- * sort-merge reorders both). CUPTI numbers correlations nearly densely (a few ids per launch call:
+/* Joins the GPU events to their launches (lk: correlation ids, lv: launches, sorted by id, stably;
+ * gk/gv: gpu_keys). CUPTI numbers correlations nearly densely (a few ids per launch call:
  * large_v100_nccl has 6.4): when the launches' ids span at most 16 slots per launch, by direct
- * addressing; else by a sort-merge join. */
-static gp_status join_launches(gp__view *v, uint64_t *lk, uint64_t *lv, size_t n_l)
+ * addressing; else by a sort-merge join. Both sides are sorted in the view's tasks, side by side
+ * (serial here they were 20-25 ms of large_v100_nccl x7's view, whose copies' ids lie 10^8 apart:
+ * issue 37). */
+static gp_status join_launches(gp__view *v, const uint64_t *lk, const uint64_t *lv, size_t n_l,
+                               uint64_t *gk, uint64_t *gv, size_t n_gk, bool gk_sorted)
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n_l; i++) {
-        lo = GP_MIN(lo, lk[i]);
-        hi = GP_MAX(hi, lk[i]);
-    }
+    uint64_t lo = n_l ? lk[0] : UINT64_MAX, hi = n_l ? lk[n_l - 1] : 0;
     if (n_l > 0 && n_l < UINT32_MAX && v->n_g < UINT32_MAX && hi - lo < 16 * (uint64_t)n_l + 4096)
         return join_dense(v, lk, lv, n_l, lo, (size_t)(hi - lo + 1));
-    return join_sorted(v, lk, lv, n_l);
+    return join_sorted(v, lk, lv, n_l, gk, gv, n_gk, gk_sorted);
 }
 
 /* Keeps the GPU events of the selected steps (see docs/analyses.md, "Step selection"). */
@@ -723,15 +735,20 @@ typedef struct view_tasks {
     gp__view *v;
     const gp__classifier *c;
     cpu_scan scan[2];
+    uint64_t *gk, *gv; /* the GPU side of the join (gpu_keys) */
+    size_t n_gk;
+    bool gk_sorted;
     gp_status st[3];
 } view_tasks;
 
 static void run_view_task(void *ctx, size_t i)
 {
     view_tasks *vt = ctx;
-    if (i == 0)
+    if (i == 0) {
         vt->st[0] = collect_gpu(vt->v, vt->c);
-    else
+        if (vt->st[0] == GP_OK)
+            vt->st[0] = gpu_keys(vt->v, &vt->gk, &vt->gv, &vt->n_gk, &vt->gk_sorted);
+    } else
         vt->st[i] = scan_cpu(vt->v, (int)i - 1, &vt->scan[i - 1]);
 }
 
@@ -755,11 +772,13 @@ gp_status gp__view_build(gp__view *v, const gp_trace *t, const gp_analyze_opts *
     v->cap_rt = sc->cap_rt;
     if (st == GP_OK) {
         select_window(v, sc->steps, sc->n_steps);
-        st = join_launches(v, sc->lk, sc->lv, sc->n_l);
+        st = join_launches(v, sc->lk, sc->lv, sc->n_l, vt.gk, vt.gv, vt.n_gk, vt.gk_sorted);
     }
     free(sc->steps);
     free(sc->lk);
     free(sc->lv);
+    free(vt.gk);
+    free(vt.gv);
     if (st == GP_OK) {
         select_gpu(v);
         st = sort_gpu(v);

@@ -1317,6 +1317,54 @@ static void host_scan_halves_match_one_scan(void **state)
     host_scan_halves_match_one_scan_of("small_alexnet_cudasync.json.gz");
 }
 
+/* The view joins GPU events to their launches by direct addressing when the correlation ids are
+ * dense (as CUPTI numbers them) and by a sort-merge join when they are not (a replicated trace's
+ * copies lie 10^8 apart): the same trace with every id spread 1,000,003 times apart, which keeps
+ * their order, takes the second and gives the same JSON, byte for byte, whole or with the host
+ * scan cut in two (the launch side then merges two sorted halves). */
+static void launch_join_ways_agree_of(const char *name)
+{
+    char buf[4096];
+    const char *p = shared_trace(name, buf, sizeof(buf));
+    if (!p)
+        skip();
+    gp_job *job = read_job_opts(p, true);
+    gp_analyze_opts o;
+    gp_analyze_opts_init(&o);
+    o.threads = 2;
+    gp_analysis *a = NULL;
+    assert_int_equal(gp_analyze_job(job, &o, &a, NULL), GP_OK);
+    char *dense = render_json_text(a);
+    gp_analysis_free(a);
+    gp_trace *t = job->ranks[0];
+    size_t spread = 0;
+    for (size_t k = 0; k < t->n_tracks; k++)
+        for (size_t i = 0; i < t->tracks[k].n_events; i++)
+            if (t->tracks[k].events[i].correlation > 0) {
+                t->tracks[k].events[i].correlation *= 1000003;
+                spread++;
+            }
+    assert_true(spread > 1000);
+    for (int split = 0; split < 2; split++) {
+        gp__host_split = split;
+        assert_int_equal(gp_analyze_job(job, &o, &a, NULL), GP_OK);
+        gp__host_split = -1;
+        char *sorted = render_json_text(a);
+        assert_string_equal(dense, sorted);
+        free(sorted);
+        gp_analysis_free(a);
+    }
+    free(dense);
+    gp_job_free(job);
+}
+
+static void launch_join_ways_agree(void **state)
+{
+    (void)state;
+    launch_join_ways_agree_of("large_v100_nccl.json.gz");
+    launch_join_ways_agree_of("modern_h100_timesformer.json.gz");
+}
+
 /* cpu_only (HTA raises on it) and the 8-rank job directory. */
 static void real_cpu_only_and_job(void **state)
 {
@@ -1383,6 +1431,7 @@ int main(void)
         cmocka_unit_test(file_order_rank_note_only_for_jobs),
         cmocka_unit_test(thread_count_does_not_change_results),
         cmocka_unit_test(host_scan_halves_match_one_scan),
+        cmocka_unit_test(launch_join_ways_agree),
         cmocka_unit_test(real_cpu_only_and_job),
     };
     return gp_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
