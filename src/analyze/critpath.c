@@ -523,9 +523,9 @@ static size_t xwaits_on_path(const gp__cpgraph *g)
 {
     size_t n = 0;
     for (size_t i = 0; i < g->n_path; i++) {
-        const gp__cpedge *e = &g->edges[g->path[i]];
+        const gp__cpedge *e = gp__cp_path_edge(g, i);
         n += e->type == GP__CPT_SYNC && e->ev >= 0 && (g->evs[e->ev].flags & GP__CPE_GPU) &&
-             !(g->evs[g->nodes[e->dst].ev].flags & GP__CPE_XREC);
+             !(g->evs[gp__cp_node(g, e->dst).ev].flags & GP__CPE_XREC);
     }
     return n;
 }

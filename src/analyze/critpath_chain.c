@@ -153,7 +153,7 @@ static gp_status relax(gp__cpgraph *g, chain *c)
     for (size_t v = 0; v < m; v++)
         if (c->n[v].indeg == 0) {
             c->queue[tail++] = (uint32_t)v;
-            c->n[v].dist = GP_MAX(g->nodes[c->n[v].node].ts - g->origin, 0);
+            c->n[v].dist = GP_MAX(gp__cp_node(g, c->n[v].node).ts - g->origin, 0);
         }
     while (head < tail) {
         const cnode *u = &c->n[c->queue[head++]];
@@ -215,13 +215,11 @@ static end path_end(const gp__cpgraph *g, const chain *c, int64_t max)
     return b;
 }
 
-/* Copies walk edges [from, to] (backwards) into g->edges and writes their indices before *at. */
-static void expand(gp__cpgraph *g, uint32_t *path, size_t *at, size_t from, size_t to)
+/* Writes walk edges [from, to] (backwards, as steps: GP__CP_STEP) before *at. */
+static void expand(uint32_t *path, size_t *at, size_t from, size_t to)
 {
-    for (size_t s = to + 1; s-- > from;) {
-        g->edges[g->n_edges] = g->steps[s];
-        path[--*at] = (uint32_t)g->n_edges++;
-    }
+    for (size_t s = to + 1; s-- > from;)
+        path[--*at] = GP__CP_STEP + (uint32_t)s;
 }
 
 /* The path from its end back along the best in-edges, runs expanded. GP_ENOMEM. */
@@ -238,22 +236,21 @@ static gp_status build_path(gp__cpgraph *g, const chain *c, end b)
         v = c->e[p - 1].src;
     }
     uint32_t first = v;
-    size_t need = g->n_edges + n;
-    if (gp__cp_reserve((void **)&g->path, &g->cap_path, sizeof(*g->path), n) != GP_OK ||
-        (need > g->cap_edges &&
-         gp__grow((void **)&g->edges, &g->cap_edges, sizeof(*g->edges), need) != GP_OK))
+    if (g->n_steps >= GP__CP_STEP) /* path entries name steps below GP__CP_STEP */
+        return GP_ENOMEM;
+    if (gp__cp_reserve((void **)&g->path, &g->cap_path, sizeof(*g->path), n) != GP_OK)
         return GP_ENOMEM;
     uint32_t *path = g->path;
     size_t at = n;
     v = b.node;
     if (b.run != UINT32_MAX) {
-        expand(g, path, &at, c->e[b.run].ref, c->e[b.run].ref + b.at);
+        expand(path, &at, c->e[b.run].ref, c->e[b.run].ref + b.at);
         v = c->e[b.run].src;
     }
     for (uint32_t p = c->m ? c->n[v].pred : 0; p; p = c->n[v].pred) {
         const cedge *e = &c->e[p - 1];
         if (e->run)
-            expand(g, path, &at, e->ref, e->ref + e->hops - 1);
+            expand(path, &at, e->ref, e->ref + e->hops - 1);
         else
             path[--at] = e->ref;
         v = e->src;

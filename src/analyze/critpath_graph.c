@@ -17,6 +17,7 @@ void gp__cp_graph_free(gp__cpgraph *g)
     free(g->steps);
     free(g->evs);
     free(g->nodes);
+    free(g->pair_ev);
     free(g->edges);
     free(g->path);
     free(g->calls);
@@ -31,6 +32,8 @@ void gp__cp_graph_reset(gp__cpgraph *g)
                      .cap_evs = g->cap_evs,
                      .nodes = g->nodes,
                      .cap_nodes = g->cap_nodes,
+                     .pair_ev = g->pair_ev,
+                     .cap_pair_ev = g->cap_pair_ev,
                      .edges = g->edges,
                      .cap_edges = g->cap_edges,
                      .steps = g->steps,
@@ -121,10 +124,29 @@ static inline gp_status add_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int
 
 static gp_status make_nodes(gp__cpgraph *g)
 {
+    g->max_end = INT64_MIN;
+    /* HTA numbers nodes by (time, event), which decides its ties (§6); the default mode needs no
+     * order (the longest path does not depend on it: sorting 2 nodes per event was the largest
+     * cost of the graph), and numbers them in event order, a pair per node event */
+    if (!g->hta) {
+        if (gp__cp_reserve((void **)&g->pair_ev, &g->cap_pair_ev, sizeof(*g->pair_ev), g->n_evs) !=
+            GP_OK)
+            return GP_ENOMEM;
+        for (size_t i = 0; i < g->n_evs; i++) {
+            gp__cpev *e = &g->evs[i];
+            e->ns = e->ne = NO_NODE;
+            g->max_end = GP_MAX(g->max_end, e->e);
+            if (!(e->flags & GP__CPE_NODE))
+                continue;
+            g->pair_ev[g->n_nodes / 2] = (uint32_t)i;
+            e->ns = (uint32_t)g->n_nodes++;
+            e->ne = (uint32_t)g->n_nodes++;
+        }
+        return GP_OK;
+    }
     /* at most 2 per event */
     if (gp__cp_reserve((void **)&g->nodes, &g->cap_nodes, sizeof(*g->nodes), 2 * g->n_evs) != GP_OK)
         return GP_ENOMEM;
-    g->max_end = INT64_MIN;
     for (size_t i = 0; i < g->n_evs; i++) {
         gp__cpev *e = &g->evs[i];
         e->ns = e->ne = NO_NODE;
@@ -136,11 +158,6 @@ static gp_status make_nodes(gp__cpgraph *g)
         e->ne = (uint32_t)g->n_nodes;
         g->nodes[g->n_nodes++] = (gp__cpnode){e->e, (uint32_t)i, true};
     }
-    /* HTA numbers nodes by (time, event), which decides its ties (§6); the default mode needs no
-     * order (the longest path does not depend on it), and sorting 2 nodes per event was the
-     * largest cost of the graph */
-    if (!g->hta)
-        return GP_OK;
     if (!sort_nodes(g->nodes, g->n_nodes))
         return GP_ENOMEM;
     for (size_t k = 0; k < g->n_nodes; k++) {
@@ -475,7 +492,7 @@ gp_status gp__cp_build(gp__cpgraph *g)
     /* about one edge per node (the CPU walk and each GPU event's operator edge) and one per event
      * (a GPU event's launch or kernel-kernel edge, a synchronisation): one allocation; with the
      * walks contracted, the walk edges (one per CPU node) apart from the rest (two per GPU event
-     * and one per synchronisation, then the walk edges on the path) */
+     * and one per synchronisation; the path names the walk edges on it in steps) */
     size_t n_gpu = g->n_evs - g->n_cpu;
     size_t cap = g->chain ? 2 * n_gpu + g->n_calls + 16 : g->n_nodes + g->n_evs + 16;
     if (st == GP_OK)
@@ -546,7 +563,7 @@ gp_status gp__cp_longest(gp__cpgraph *g)
             /* default mode: a chain starts at the region's start (a thread or stream that
              * starts later has waited since then) */
             if (!g->hta)
-                nd[v].dist = GP_MAX(g->nodes[v].ts - g->origin, 0);
+                nd[v].dist = GP_MAX(gp__cp_node(g, (uint32_t)v).ts - g->origin, 0);
         }
     }
     /* the first node of Kahn order with the largest distance: a node's distance is final when it

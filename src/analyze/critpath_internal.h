@@ -81,11 +81,16 @@ typedef struct gp__cpgraph {
     gp__cpev *evs;
     size_t n_evs, cap_evs;
     size_t n_cpu; /* evs[0, n_cpu) are the CPU events, the rest GPU events */
+    /* The nodes (gp__cp_node): HTA mode keeps them in nodes, in (ts, event) order; the default
+     * mode numbers them 2 per node event in event order (start, end), and keeps only each pair's
+     * event in pair_ev (a node is its event's start or end: 4 bytes a pair, not 32) */
     gp__cpnode *nodes;
-    size_t n_nodes;
+    uint32_t *pair_ev;
+    size_t n_nodes, cap_pair_ev;
     gp__cpedge *edges;
     size_t n_edges, cap_edges;
-    /* The longest path: edges from the first node to the last, and its length (unit). */
+    /* The longest path: edges from the first node to the last (gp__cp_path_edge), and its
+     * length (unit). */
     uint32_t *path;
     size_t n_path;
     int64_t length;
@@ -102,7 +107,9 @@ typedef struct gp__cpgraph {
     /* Default mode with gp__cp_contract: the threads' walk edges (nesting pass) kept here, in walk
      * order, and not in edges, which then holds the GPU and synchronisation edges; the longest
      * path contracts each run of walk edges through nodes without other edges into one edge
-     * (critpath_chain.c) and copies the walk edges on the path into edges. */
+     * (critpath_chain.c), and the path names the walk edges on it here (GP__CP_STEP): copied
+     * into edges, they were 1.7 MB a region on the H100 trace, faulted in anew by each thread's
+     * first region (issue 37). */
     bool chain;
     gp__cpedge *steps;
     size_t n_steps, cap_steps;
@@ -115,6 +122,27 @@ typedef struct gp__cpgraph {
         size_t cap;
     } keep[5];
 } gp__cpgraph;
+
+/* Node v of g. */
+static inline gp__cpnode gp__cp_node(const gp__cpgraph *g, uint32_t v)
+{
+    if (g->hta)
+        return g->nodes[v];
+    uint32_t i = g->pair_ev[v >> 1];
+    bool end = v & 1;
+    return (gp__cpnode){end ? g->evs[i].e : g->evs[i].s, i, end};
+}
+
+/* A path entry with this bit names g->steps[entry - GP__CP_STEP] (a walk edge of a contracted
+ * graph), else g->edges[entry]. */
+#define GP__CP_STEP 0x80000000u
+
+/* Edge k of g's longest path. */
+static inline const gp__cpedge *gp__cp_path_edge(const gp__cpgraph *g, size_t k)
+{
+    uint32_t i = g->path[k];
+    return (i & GP__CP_STEP) ? &g->steps[i - GP__CP_STEP] : &g->edges[i];
+}
 
 /* critpath_rank.c: what a name is, computed once per name (bits of gp__cprank.names; bit 0:
  * computed). */

@@ -163,7 +163,7 @@ static void shrink(void **p, size_t n, size_t size)
 static inline void path_event(const gp__cpgraph *g, uint32_t v, tally *ty, bool overlay,
                               gp_critical_path *cp)
 {
-    uint32_t i = g->nodes[v].ev;
+    uint32_t i = gp__cp_node(g, v).ev;
     if (ty->seen[i])
         return;
     ty->seen[i] = 1;
@@ -191,14 +191,14 @@ static gp_status path_links(const gp__cpgraph *g, int64_t unit, gp_critical_path
     if (!cp->links)
         return GP_ENOMEM;
     for (size_t k = 0; k < g->n_path; k++) {
-        const gp__cpedge *e = &g->edges[g->path[k]];
+        const gp__cpedge *e = gp__cp_path_edge(g, k);
         if (e->type != GP__CPT_DEPENDENCY && e->type != GP__CPT_LAUNCH && e->type != GP__CPT_SYNC)
             continue;
-        const gp__cpnode *a = &g->nodes[e->src], *b = &g->nodes[e->dst];
-        cp->links[cp->n_links++] = (gp_chrome_link){g->evs[a->ev].ev,
-                                                    g->evs[b->ev].ev,
-                                                    a->end,
-                                                    b->end,
+        gp__cpnode a = gp__cp_node(g, e->src), b = gp__cp_node(g, e->dst);
+        cp->links[cp->n_links++] = (gp_chrome_link){g->evs[a.ev].ev,
+                                                    g->evs[b.ev].ev,
+                                                    a.end,
+                                                    b.end,
                                                     (g->hta ? e->w : GP_MAX(e->w, 0)) * unit,
                                                     edge_type_name((gp__cp_edge_type)e->type)};
     }
@@ -219,7 +219,7 @@ gp_status gp__cp_result(const gp__cpgraph *g, const gp_trace *t, int64_t unit, b
     /* one pass over the path: the classes, the top events' entries and the events */
     gp_ns sum = 0;
     for (size_t k = 0; k < g->n_path; k++) {
-        const gp__cpedge *e = &g->edges[g->path[k]];
+        const gp__cpedge *e = gp__cp_path_edge(g, k);
         /* HTA's breakdown keeps a negative weight that the path used as 0 (§5) */
         gp_ns w = (g->hta ? e->w : GP_MAX(e->w, 0)) * unit;
         gp_cp_class cls = edge_class(g, e);
