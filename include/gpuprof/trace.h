@@ -256,7 +256,7 @@ typedef struct gp_read_stats {
     uint64_t gzip_trailing_bytes; /* bytes after the end of the gzip data, ignored */
     uint64_t gzip_trailing_at;    /* where they start in the compressed file */
     bool bom;                     /* the text began with a UTF-8 byte order mark, skipped */
-    bool mapped;                  /* the plain file was parsed in place, mapped (no_map off) */
+    bool mapped;                  /* the plain file was parsed in place, mapped (opts.map) */
 } gp_read_stats;
 
 /* A trace as its users see it. Read-only for users: fill a trace only through the building
@@ -355,11 +355,15 @@ typedef struct gp_read_opts {
      * it). Default false: the CLI reads `<(zcat t.json.gz)` and /dev/stdin, waiting for the
      * writer as cat would. */
     bool regular_files_only;
-    /* read a plain file through read(2) instead of mapping it (default false: mapped, which
-     * skips the kernel's copy; docs/decisions/mmap-read.md). A mapped file that another process
-     * truncates during the read faults (SIGBUS) where read(2) reports a truncated input: a
-     * long-lived process reading files that may be rewritten in place sets it (serve does). The
-     * environment variable GP_READ_MMAP=0 has the same effect everywhere. */
+    /* parse a plain file in place, mapped, instead of reading it through read(2) (default false:
+     * on the virtual machines measured in docs/decisions/mmap-read.md the page faults of a
+     * mapping cost more than read(2)'s copy, up to 1.37x the time). A mapped file that another
+     * process truncates during the read faults (SIGBUS) where read(2) reports a truncated input.
+     * The environment variable GP_READ_MMAP=1 turns it on for every read of the process but
+     * no_map's; GP_READ_MMAP=0 off everywhere. */
+    bool map;
+    /* never map, whatever map and GP_READ_MMAP say: a long-lived process reading files that may
+     * be rewritten in place sets it (serve does) */
     bool no_map;
 } gp_read_opts;
 

@@ -298,13 +298,14 @@ def views() -> List[Dict[str, Any]]:
 
 
 def read(path, *, threads: int = 0, keep_python: bool = True, keep_memory: bool = True,
-         keep_op_shapes: bool = True, mmap: bool = True) -> Trace:
+         keep_op_shapes: bool = True, mmap: bool = False) -> Trace:
     """Reads a Kineto / PyTorch-profiler trace (.json, .json.gz), a gpuprof profile, or a directory
     of rank traces. Errors raise :class:`gpuprof.Error` subclasses whose message names the file and
-    byte offset. The GIL is released while it reads; Ctrl-C interrupts it. A plain file is mapped
-    and parsed in place; ``mmap=False`` reads it through read(2) instead, for a file that another
-    process may truncate or rewrite while it is read (a mapped one would then stop the process
-    with SIGBUS)."""
+    byte offset. The GIL is released while it reads; Ctrl-C interrupts it. A plain file is read
+    through read(2); ``mmap=True`` maps it and parses it in place instead (slower on the virtual
+    machines measured in docs/decisions/mmap-read.md, and not for a file that another process may
+    truncate or rewrite while it is read: a mapped one would then stop the process with
+    SIGBUS)."""
     return Trace(_core.read(path, threads=threads, keep_python=keep_python,
                             keep_memory=keep_memory, keep_op_shapes=keep_op_shapes, mmap=mmap))
 

@@ -130,7 +130,7 @@ static PyObject *py_read(PyObject *mod, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"path",           "threads", "keep_python", "keep_memory",
                              "keep_op_shapes", "mmap",    NULL};
     PyObject *pathobj;
-    int threads = 0, keep_python = 1, keep_memory = 1, keep_op_shapes = 1, mmap = 1;
+    int threads = 0, keep_python = 1, keep_memory = 1, keep_op_shapes = 1, mmap = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$ipppp", kwlist, &pathobj, &threads, &keep_python,
                                      &keep_memory, &keep_op_shapes, &mmap))
         return NULL;
@@ -153,7 +153,7 @@ static PyObject *py_read(PyObject *mod, PyObject *args, PyObject *kw)
     w->opts.keep_python = keep_python;
     w->opts.keep_memory = keep_memory;
     w->opts.keep_op_shapes = keep_op_shapes;
-    w->opts.no_map = !mmap;
+    w->opts.map = mmap;
     w->opts.quiet = true;
     pthread_t th;
     pthread_attr_t attr;
@@ -987,10 +987,10 @@ static PyTypeObject gpy_trace_type = {
 static PyMethodDef module_functions[] = {
     {"read", (PyCFunction)(void (*)(void))py_read, METH_VARARGS | METH_KEYWORDS,
      "read(path, *, threads=0, keep_python=True, keep_memory=True, keep_op_shapes=True, "
-     "mmap=True) -> Trace: a Kineto / PyTorch-profiler trace (.json, .json.gz), a gpuprof "
-     "profile, or a directory of rank traces. mmap=False reads a plain file through read(2) "
-     "instead of mapping it (for a file another process may rewrite meanwhile). Ctrl-C "
-     "interrupts it."},
+     "mmap=False) -> Trace: a Kineto / PyTorch-profiler trace (.json, .json.gz), a gpuprof "
+     "profile, or a directory of rank traces. mmap=True parses a plain file in place, mapped, "
+     "instead of reading it through read(2) (not for a file another process may rewrite "
+     "meanwhile). Ctrl-C interrupts it."},
     {"diff", (PyCFunction)(void (*)(void))py_diff, METH_VARARGS | METH_KEYWORDS,
      "diff(base, current, *, threshold=5.0, alpha=0.05, format=\"dict\", base_label=None, "
      "current_label=None): `gpuprof diff` of two sequences of Traces (each rank trace a run)."},

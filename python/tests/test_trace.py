@@ -103,14 +103,14 @@ def test_parse_error_names_file_and_offset(tmp_path):
 
 
 def test_read_mapped_or_not(tmp_path):
-    """mmap=False (read(2)) and the default (the file mapped) read alike: the same figures, and a
+    """mmap=True (the file mapped) and the default (read(2)) read alike: the same figures, and a
     truncated file fails with the same message at the same byte."""
     text = '{"traceEvents": [' + ",".join(
         '{"ph": "X", "cat": "cpu_op", "name": "op%d", "pid": 1, "tid": 1, "ts": %d, "dur": 2}'
         % (i % 3, 3 * i) for i in range(500)) + "]}"
     path = tmp_path / "t.json"
     path.write_text(text)
-    mapped, read = gpuprof.read(path), gpuprof.read(path, mmap=False)
+    mapped, read = gpuprof.read(path, mmap=True), gpuprof.read(path)
     assert mapped.events == read.events == 500
     assert mapped.summary() == read.summary()
     path.write_text(text[: len(text) * 2 // 3])

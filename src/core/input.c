@@ -497,6 +497,12 @@ bool gp__input_map_file(const gp__input *in, gp__input_map *m)
     return true;
 }
 
+bool gp__input_map_forced(void)
+{
+    const char *env = getenv("GP_READ_MMAP");
+    return env && env[0] == '1' && env[1] == '\0';
+}
+
 void gp__input_map_drop(gp__input_map *m, size_t upto)
 {
     if (!m->base)

@@ -97,8 +97,10 @@ typedef struct gp__input_map {
  * test's max_read, when the environment sets GP_READ_MMAP=0, or when mmap fails: the caller then
  * reads with gp__input_read. A file truncated by another process while mapped makes the pages
  * past its new end unreadable (SIGBUS), as for every program that maps files; GP_READ_MMAP=0
- * avoids it. */
+ * avoids it. Readers map only when asked (gp_read_opts.map, or gp__input_map_forced). */
 bool gp__input_map_file(const gp__input *in, gp__input_map *m);
+/* Whether the environment sets GP_READ_MMAP=1: map every plain file a caller lets be mapped. */
+bool gp__input_map_forced(void);
 /* Hands back the pages of base[m->dropped, upto) that a sequential parser has passed (rounded
  * down to whole pages): they leave the process's resident set, the page cache keeps them, and a
  * later access maps them again. */

@@ -467,7 +467,7 @@ gp__reader *gp__reader_new_buf(const gp__input *in, const gp_read_opts *opts, gp
         free(r);
         return NULL;
     }
-    if (!opts->no_map && gp__input_map_file(in, &r->map)) {
+    if (!opts->no_map && (opts->map || gp__input_map_forced()) && gp__input_map_file(in, &r->map)) {
         free(buf);
         r->buf = r->map.base;
         r->len = r->cap = r->map.size;

@@ -1,8 +1,9 @@
-/* Plain files are mapped, not read (core/input.c gp__input_map_file, io/kineto_reader.c; issue
- * 37): the mapping ends with zero bytes whatever the file's size is against the page size; the
- * pages passed are handed back; and a mapped read gives the model, or the error and its message,
- * that the read(2) path gives (GP_READ_MMAP=0), on every shared trace and on documents whose last
- * byte, or a number cut short, sits at a page's end (where a 16-byte load runs past the file). */
+/* Plain files mapped when asked (gp_read_opts.map, GP_READ_MMAP=1; core/input.c
+ * gp__input_map_file, io/kineto_reader.c; issue 37): the mapping ends with zero bytes whatever the
+ * file's size is against the page size; the pages passed are handed back; and a mapped read gives
+ * the model, or the error and its message, that the read(2) path (the default) gives, on every
+ * shared trace and on documents whose last byte, or a number cut short, sits at a page's end
+ * (where a 16-byte load runs past the file). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,19 +41,17 @@ static void write_file(const char *path, const char *data, size_t len)
 /* Reads path with one thread (or `threads`), mapped or through read(2). */
 static gp_status read_way(const char *path, bool mapped, int threads, gp_trace **t, gp_error *err)
 {
-    if (mapped)
-        unsetenv("GP_READ_MMAP");
-    else
-        setenv("GP_READ_MMAP", "0", 1);
     gp_read_opts o;
     gp_read_opts_init(&o);
+    o.map = mapped;
     o.quiet = true;
     o.keep_op_shapes = true;
     o.threads = threads;
     *t = NULL;
     *err = (gp_error){0};
     gp_status st = gp_trace_read(path, &o, t, err);
-    unsetenv("GP_READ_MMAP");
+    if (st == GP_OK && (*t)->stats.mapped != mapped)
+        fail_msg("%s: mapped %d, asked %d", path, (*t)->stats.mapped, mapped);
     return st;
 }
 
@@ -132,8 +131,9 @@ static void what_is_not_mapped(void **state)
     unlink(path);
 }
 
-/* What the reader says it did (stats.mapped): a plain file is mapped, with one thread and with
- * two; not with no_map (serve's choice), GP_READ_MMAP=0, or for gzip; the models are equal. */
+/* What the reader says it did (stats.mapped): a plain file is mapped when asked (map, or
+ * GP_READ_MMAP=1), with one thread and with two; not by default, not with no_map (serve's choice)
+ * even when asked, not with GP_READ_MMAP=0, and not for gzip; the models are equal. */
 static void reads_say_whether_they_mapped(void **state)
 {
     (void)state;
@@ -160,22 +160,27 @@ static void reads_say_whether_they_mapped(void **state)
     assert_int_equal(fclose(fp), 0);
     assert_int_equal(gzclose(gz), Z_OK);
     static const struct {
-        bool gzip, no_map, env_off;
+        bool gzip, map, no_map;
+        const char *env;
         int threads;
         bool mapped;
     } cases[] = {
-        {false, false, false, 1, true}, {false, false, false, 2, true},
-        {false, true, false, 1, false}, {false, true, false, 2, false},
-        {false, false, true, 1, false}, {true, false, false, 1, false},
+        {false, true, false, NULL, 1, true},   {false, true, false, NULL, 2, true},
+        {false, false, false, NULL, 1, false}, {false, false, false, NULL, 2, false},
+        {false, true, true, NULL, 1, false},   {false, true, true, NULL, 2, false},
+        {false, true, false, "0", 1, false},   {false, false, false, "1", 1, true},
+        {false, false, false, "1", 2, true},   {false, false, true, "1", 1, false},
+        {true, true, false, NULL, 1, false},
     };
     gp_trace *ref = NULL;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        if (cases[k].env_off)
-            setenv("GP_READ_MMAP", "0", 1);
+        if (cases[k].env)
+            setenv("GP_READ_MMAP", cases[k].env, 1);
         gp_read_opts o;
         gp_read_opts_init(&o);
         o.quiet = true;
         o.threads = cases[k].threads;
+        o.map = cases[k].map;
         o.no_map = cases[k].no_map;
         gp_trace *t = NULL;
         gp_error err = {0};
