@@ -124,40 +124,34 @@ static inline gp_status add_edge(gp__cpgraph *g, uint32_t src, uint32_t dst, int
 
 static gp_status make_nodes(gp__cpgraph *g)
 {
+    /* HTA numbers nodes by (time, event), which decides its ties (§6): a node array, sorted
+     * below. The default mode needs no order (the longest path does not depend on it: sorting 2
+     * nodes per event was the largest cost of the graph): numbered in event order, a pair per node
+     * event, and only the pair's event kept (gp__cp_node). */
+    gp_status st =
+        g->hta
+            ? gp__cp_reserve((void **)&g->nodes, &g->cap_nodes, sizeof(*g->nodes), 2 * g->n_evs)
+            : gp__cp_reserve((void **)&g->pair_ev, &g->cap_pair_ev, sizeof(*g->pair_ev), g->n_evs);
+    if (st != GP_OK)
+        return st;
     g->max_end = INT64_MIN;
-    /* HTA numbers nodes by (time, event), which decides its ties (§6); the default mode needs no
-     * order (the longest path does not depend on it: sorting 2 nodes per event was the largest
-     * cost of the graph), and numbers them in event order, a pair per node event */
-    if (!g->hta) {
-        if (gp__cp_reserve((void **)&g->pair_ev, &g->cap_pair_ev, sizeof(*g->pair_ev), g->n_evs) !=
-            GP_OK)
-            return GP_ENOMEM;
-        for (size_t i = 0; i < g->n_evs; i++) {
-            gp__cpev *e = &g->evs[i];
-            e->ns = e->ne = NO_NODE;
-            g->max_end = GP_MAX(g->max_end, e->e);
-            if (!(e->flags & GP__CPE_NODE))
-                continue;
-            g->pair_ev[g->n_nodes / 2] = (uint32_t)i;
-            e->ns = (uint32_t)g->n_nodes++;
-            e->ne = (uint32_t)g->n_nodes++;
-        }
-        return GP_OK;
-    }
-    /* at most 2 per event */
-    if (gp__cp_reserve((void **)&g->nodes, &g->cap_nodes, sizeof(*g->nodes), 2 * g->n_evs) != GP_OK)
-        return GP_ENOMEM;
     for (size_t i = 0; i < g->n_evs; i++) {
         gp__cpev *e = &g->evs[i];
         e->ns = e->ne = NO_NODE;
         g->max_end = GP_MAX(g->max_end, e->e);
         if (!(e->flags & GP__CPE_NODE))
             continue;
-        e->ns = (uint32_t)g->n_nodes;
-        g->nodes[g->n_nodes++] = (gp__cpnode){e->s, (uint32_t)i, false};
-        e->ne = (uint32_t)g->n_nodes;
-        g->nodes[g->n_nodes++] = (gp__cpnode){e->e, (uint32_t)i, true};
+        if (g->hta) {
+            g->nodes[g->n_nodes] = (gp__cpnode){e->s, (uint32_t)i, false};
+            g->nodes[g->n_nodes + 1] = (gp__cpnode){e->e, (uint32_t)i, true};
+        } else {
+            g->pair_ev[g->n_nodes / 2] = (uint32_t)i;
+        }
+        e->ns = (uint32_t)g->n_nodes++;
+        e->ne = (uint32_t)g->n_nodes++;
     }
+    if (!g->hta)
+        return GP_OK;
     if (!sort_nodes(g->nodes, g->n_nodes))
         return GP_ENOMEM;
     for (size_t k = 0; k < g->n_nodes; k++) {
