@@ -26,6 +26,17 @@
 enum { FILES = 100000, CLIENTS = 16 };
 
 /* This process's resident set, in bytes (VmRSS). */
+#if defined(__SANITIZE_ADDRESS__)
+#define GP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GP_TEST_ASAN 1
+#endif
+#endif
+#ifndef GP_TEST_ASAN
+#define GP_TEST_ASAN 0
+#endif
+
 static long rss_bytes(void)
 {
     FILE *fp = fopen("/proc/self/status", "r");
@@ -144,8 +155,11 @@ static void listing_shared_by_reference(void **state)
     /* one body for the first request (a listing refreshed every 2 s may add one, an equal listing
      * keeps its snapshot and body) */
     assert_true(built >= 1 && built <= 2);
-    /* the listing, its body, the server's threads; a copy per request was 16 x the listing */
-    assert_true(grown < 4 * listing);
+    /* the listing, its body, the server's threads; a copy per request was 16 x the listing. ASan
+     * keeps freed blocks resident in its quarantine (256 MB), the listing's grown and freed
+     * buffers among them: 201 or 299 MB run to run against 77 MB without it (one body built
+     * either way), so its builds allow 6 x, still far below a copy per request. */
+    assert_true(grown < (GP_TEST_ASAN ? 6 : 4) * listing);
 
     /* the index page: shared as well */
     uint64_t b0 = gp__profile_server_bodies_built(s);
