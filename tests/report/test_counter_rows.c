@@ -16,13 +16,7 @@
 #include "gpuprof/report.h"
 #include "gpuprof/trace.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define GP_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GP_TEST_ASAN 1
-#endif
-#endif
+#include "common/sanitizer.h"
 
 static gp_trace *counters_trace(size_t n, size_t samples_of_first)
 {
@@ -73,7 +67,7 @@ static void counter_rows_cost_their_samples(void **state)
         assert_int_equal(first->sample_ts[k], (gp_ns)k);
         assert_true(first->sample_val[k] == (double)k);
     }
-#ifndef GP_TEST_ASAN
+#if !GP_TEST_ASAN
     double per = (double)(after - before) / N;
     print_message("timeline: %.0f bytes per one-sample counter row\n", per);
     assert_true(per < 1024); /* was about 16 KB */

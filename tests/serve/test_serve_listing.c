@@ -21,22 +21,12 @@
 #include <unistd.h>
 
 #include "app/serve/serve.h"
+#include "common/sanitizer.h"
 #include "gpuprof/serve.h"
 
 enum { FILES = 100000, CLIENTS = 16 };
 
 /* This process's resident set, in bytes (VmRSS). */
-#if defined(__SANITIZE_ADDRESS__)
-#define GP_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GP_TEST_ASAN 1
-#endif
-#endif
-#ifndef GP_TEST_ASAN
-#define GP_TEST_ASAN 0
-#endif
-
 static long rss_bytes(void)
 {
     FILE *fp = fopen("/proc/self/status", "r");
