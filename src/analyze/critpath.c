@@ -348,7 +348,7 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
         return GP_ENOMEM;
     memset(map, 0xff, (k->n_gpu ? k->n_gpu : 1) * sizeof(*map));
     for (size_t i = lo; i < k->n_by_launch && k->lts[k->by_launch[i]] <= uhi; i++) {
-        const gp__cpev *tmpl = &k->gpu[k->by_launch[i]];
+        const gp__cptmpl *tmpl = &k->gpu[k->by_launch[i]];
         int32_t l = slot_of(k, sl, k->launch[k->by_launch[i]]);
         if (l < 0 || !(g->evs[l].flags & GP__CPE_NODE))
             continue;
@@ -357,7 +357,7 @@ static gp_status region_gpu(const gp__cprank *k, const cp_slots *sl, int64_t ulo
             free(map);
             return GP_ENOMEM;
         }
-        *c = *tmpl;
+        *c = gp__cp_from_tmpl(tmpl);
         c->launcher = l;
         map[k->by_launch[i]] = (int32_t)(g->n_evs - 1);
     }
@@ -392,13 +392,13 @@ static gp_status region_carried(const gp__cprank *k, int64_t ulo, int64_t uhi, g
         while (lo > from && k->gpu[lo - 1].e > ulo)
             lo--;
         for (size_t i = lo; i < to && k->gpu[i].s <= uhi; i++) {
-            const gp__cpev *tmpl = &k->gpu[i];
+            const gp__cptmpl *tmpl = &k->gpu[i];
             if (tmpl->e <= ulo || launched_inside(k->lts[i], ulo, uhi))
                 continue;
             gp__cpev *c = GP_PUSH(g->evs, g->n_evs, g->cap_evs);
             if (!c)
                 return GP_ENOMEM;
-            *c = *tmpl;
+            *c = gp__cp_from_tmpl(tmpl);
             c->s = GP_MAX(c->s, ulo);
             c->wait_src = -1; /* not launched in the region: its launch and waits are outside */
             c->flags &= (uint16_t)~GP__CPE_XREC;

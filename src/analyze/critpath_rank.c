@@ -102,6 +102,14 @@ static gp_status scan_cpu(gp__cprank *k, int half, cpu_scan *out)
     gp__host_half(t, false, half, &tk, &i);
     if (half == 0)
         gp__host_half(t, false, 1, &end_tk, &end_i);
+    /* room for the calls, as the view's scan (view.c): all of them, or about half in each half */
+    size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
+    if (half == 1 || end_tk < t->n_tracks)
+        expect = expect / 2 + 16;
+    if (expect && gp__host_before(tk, i, end_tk, end_i) &&
+        (gp__reserve((void **)&out->lk, &out->cap_lk, sizeof *out->lk, expect) != GP_OK ||
+         gp__reserve((void **)&out->lv, &out->cap_lv, sizeof *out->lv, expect) != GP_OK))
+        return GP_ENOMEM;
     for (; gp__host_before(tk, i, end_tk, end_i); tk++, i = 0) {
         const gp_track *tr = &t->tracks[tk];
         if (tr->kind != GP_TRACK_CPU_THREAD)
@@ -136,8 +144,9 @@ static gp_status scan_cpu(gp__cprank *k, int half, cpu_scan *out)
 static gp_status join_scans(gp__cprank *k, cpu_scan *b)
 {
     gp_status st = GP_OK;
-    if (b->n_l && (gp__grow((void **)&k->lk, &k->cap_lk, sizeof *k->lk, k->n_l + b->n_l) != GP_OK ||
-                   gp__grow((void **)&k->lv, &k->cap_lv, sizeof *k->lv, k->n_l + b->n_l) != GP_OK))
+    if (b->n_l &&
+        (gp__reserve((void **)&k->lk, &k->cap_lk, sizeof *k->lk, k->n_l + b->n_l) != GP_OK ||
+         gp__reserve((void **)&k->lv, &k->cap_lv, sizeof *k->lv, k->n_l + b->n_l) != GP_OK))
         st = GP_ENOMEM;
     if (st == GP_OK && b->n_steps &&
         gp__grow((void **)&k->steps, &k->cap_steps, sizeof *k->steps, k->n_steps + b->n_steps) !=
@@ -205,17 +214,14 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
     }
     k->last_key = key;
     k->last_lane = lane;
-    gp__cpev *g = GP_PUSH(k->gpu, k->n_gpu, k->cap_gpu);
+    gp__cptmpl *g = GP_PUSH(k->gpu, k->n_gpu, k->cap_gpu);
     if (!g)
         return GP_ENOMEM;
     g->ev = ev;
     g->s = gp__cp_unit_start(k, ev->ts);
     g->e = gp__cp_unit_end(k, ev->ts, ev->dur);
-    g->parent = -1;
-    g->launcher = -1;
     g->thread = (int32_t)lane;
     g->q_launch = g->q_start = INT32_MIN;
-    g->ns = g->ne = UINT32_MAX;
     g->wait_src = -1;
     g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
     const char *kind =
@@ -434,7 +440,7 @@ static void hta_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t
                              int64_t min)
 {
     for (size_t i = 0; i < k->n_gpu; i++) {
-        gp__cpev *r = &k->gpu[i];
+        gp__cptmpl *r = &k->gpu[i];
         const gp_gpu_info *gi = gp_event_gpu_info(k->t, r->ev);
         if (!(r->flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) || !gi || gi->wait_on_event_corr < 0)
             continue;
@@ -523,7 +529,7 @@ static gp_status wait_sources(gp__cprank *k)
         if (k->launch[i] && !(k->gpu[i].flags & GP__CPE_SYNC))
             min = GP_MIN(min, gp__cp_unit_start(k, k->launch[i]->ts));
     for (size_t i = 0; i < k->n_gpu && st == GP_OK; i++) {
-        const gp__cpev *g = &k->gpu[i];
+        const gp__cptmpl *g = &k->gpu[i];
         if (!k->launch[i] || (g->flags & GP__CPE_SYNC))
             continue;
         keys[n] = (uint64_t)g->thread << 44 |
@@ -564,7 +570,7 @@ static gp_status queue_lengths(gp__cprank *k)
         return GP_ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < k->n_gpu; i++) {
-        const gp__cpev *g = &k->gpu[i];
+        const gp__cptmpl *g = &k->gpu[i];
         const gp_event *l = (g->flags & GP__CPE_SYNC) ? NULL : k->launch[i];
         if (!l || !(gp__cp_name_bits(k, l->name, (gp_event_kind)l->kind) & GP__NB_LAUNCH) ||
             l->ts >= k->cpu_hi)

@@ -180,9 +180,10 @@ static gp_status scan_cpu(const gp__view *v, int half, cpu_scan *out)
     size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
     if (half == 1 || end_tk < t->n_tracks)
         expect = expect / 2 + 16;
-    if (expect && (gp__grow((void **)&out->rt, &out->cap_rt, sizeof(*out->rt), expect) != GP_OK ||
-                   gp__grow((void **)&out->lk, &out->cap_l, sizeof(*out->lk), expect) != GP_OK ||
-                   gp__grow((void **)&out->lv, &out->cap_l2, sizeof(*out->lv), expect) != GP_OK)) {
+    if (expect &&
+        (gp__reserve((void **)&out->rt, &out->cap_rt, sizeof(*out->rt), expect) != GP_OK ||
+         gp__reserve((void **)&out->lk, &out->cap_l, sizeof(*out->lk), expect) != GP_OK ||
+         gp__reserve((void **)&out->lv, &out->cap_l2, sizeof(*out->lv), expect) != GP_OK)) {
         free(is_step);
         return GP_ENOMEM;
     }
@@ -239,10 +240,11 @@ done:
 static gp_status join_scans(cpu_scan *a, const cpu_scan *b)
 {
     if (b->n_rt &&
-        gp__grow((void **)&a->rt, &a->cap_rt, sizeof(*a->rt), a->n_rt + b->n_rt) != GP_OK)
+        gp__reserve((void **)&a->rt, &a->cap_rt, sizeof(*a->rt), a->n_rt + b->n_rt) != GP_OK)
         return GP_ENOMEM;
-    if (b->n_l && (gp__grow((void **)&a->lk, &a->cap_l, sizeof(*a->lk), a->n_l + b->n_l) != GP_OK ||
-                   gp__grow((void **)&a->lv, &a->cap_l2, sizeof(*a->lv), a->n_l + b->n_l) != GP_OK))
+    if (b->n_l &&
+        (gp__reserve((void **)&a->lk, &a->cap_l, sizeof(*a->lk), a->n_l + b->n_l) != GP_OK ||
+         gp__reserve((void **)&a->lv, &a->cap_l2, sizeof(*a->lv), a->n_l + b->n_l) != GP_OK))
         return GP_ENOMEM;
     if (b->n_steps && gp__grow((void **)&a->steps, &a->cap_steps, sizeof(*a->steps),
                                a->n_steps + b->n_steps) != GP_OK)
@@ -410,7 +412,7 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
     for (size_t k = 0; k < t->n_tracks; k++)
         if (t->tracks[k].kind == GP_TRACK_GPU_STREAM)
             expect += t->tracks[k].n_events;
-    if (expect && gp__grow((void **)&v->g, &v->cap_g, sizeof(*v->g), expect) != GP_OK) {
+    if (expect && gp__reserve((void **)&v->g, &v->cap_g, sizeof(*v->g), expect) != GP_OK) {
         free(cache);
         return GP_ENOMEM;
     }

@@ -28,6 +28,20 @@ gp_status gp__grow(void **data, size_t *cap, size_t elem, size_t need)
     return GP_OK;
 }
 
+gp_status gp__reserve(void **data, size_t *cap, size_t elem, size_t need)
+{
+    if (need <= *cap)
+        return GP_OK;
+    if (need > SIZE_MAX / elem)
+        return GP_ENOMEM;
+    void *p = realloc(*data, need * elem);
+    if (!p)
+        return GP_ENOMEM;
+    *data = p;
+    *cap = need;
+    return GP_OK;
+}
+
 gp_status gp__buf_append(gp__buf *b, const void *p, size_t n)
 {
     if (b->max && b->len + n > b->max)

@@ -23,6 +23,7 @@
 #include "core/input.h"
 #include "core/json_writer.h"
 #include "core/strtab.h"
+#include "core/util.h"
 
 static void strtab_interns_once(void **state)
 {
@@ -348,6 +349,35 @@ static void number_parser_reads_whole_text_and_checks_ranges(void **state)
  * included; NULL for names that are not mangled, are cut short, are longer than
  * GP__DEMANGLE_MAX_IN or whose text would pass GP__DEMANGLE_MAX_OUT (a hostile trace's names: no
  * stack overflow, no gigabytes, no long run). */
+/* gp__reserve gives exactly the room asked for (gp__grow a power-of-two multiple of 16), keeps
+ * what is there, never shrinks, and refuses a size that overflows; growing past it doubles. */
+static void reserve_gives_exact_room(void **state)
+{
+    (void)state;
+    int *a = NULL;
+    size_t cap = 0;
+    assert_int_equal(gp__reserve((void **)&a, &cap, sizeof *a, 1000), GP_OK);
+    assert_int_equal(cap, 1000);
+    for (int i = 0; i < 1000; i++)
+        a[i] = i;
+    assert_int_equal(gp__reserve((void **)&a, &cap, sizeof *a, 10), GP_OK);
+    assert_int_equal(cap, 1000); /* never shrinks */
+    assert_int_equal(gp__reserve((void **)&a, &cap, sizeof *a, 1500), GP_OK);
+    assert_int_equal(cap, 1500);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(a[i], i);
+    assert_int_equal(gp__reserve((void **)&a, &cap, sizeof *a, SIZE_MAX / 2), GP_ENOMEM);
+    assert_int_equal(cap, 1500); /* unchanged on failure */
+    assert_int_equal(gp__grow((void **)&a, &cap, sizeof *a, 1501), GP_OK);
+    assert_int_equal(cap, 3000);
+    int *b = NULL;
+    size_t cap_b = 0;
+    assert_int_equal(gp__grow((void **)&b, &cap_b, sizeof *b, 1000), GP_OK);
+    assert_int_equal(cap_b, 1024);
+    free(a);
+    free(b);
+}
+
 static void demangle_with_libiberty(void **state)
 {
     (void)state;
@@ -420,6 +450,7 @@ int main(void)
         cmocka_unit_test(par_for_runs_each_task_once),
         cmocka_unit_test(group_table_groups_by_kind_and_name),
         cmocka_unit_test(number_parser_reads_whole_text_and_checks_ranges),
+        cmocka_unit_test(reserve_gives_exact_room),
         cmocka_unit_test(demangle_with_libiberty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
