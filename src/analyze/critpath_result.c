@@ -150,11 +150,17 @@ static gp_status top_events(const gp__cpgraph *g, const gp_trace *t, tally *ty,
 }
 
 /* An array sized for the worst case, cut to its n used elements (it lives as long as the
- * analysis; heaptrack: 12 MB of links and 5 MB of events allocated on large_v100_nccl x7); kept as
- * is when realloc fails or n is 0. */
+ * analysis; heaptrack: 12 MB of links and 5 MB of events allocated on large_v100_nccl x7); freed
+ * (NULL) when n is 0: the default mode's paths there have no link to draw, and 35 empty arrays of
+ * 0.48 MB stayed to the end of `report`. Kept as is when realloc fails. */
 static void shrink(void **p, size_t n, size_t size)
 {
-    void *q = n ? realloc(*p, n * size) : NULL;
+    if (!n) {
+        free(*p);
+        *p = NULL;
+        return;
+    }
+    void *q = realloc(*p, n * size);
     if (q)
         *p = q;
 }

@@ -101,9 +101,11 @@ static gp_status critical_marks(const gp_trace *t, const gp_analyze_opts *o, gp_
     }
     for (size_t i = 0; i < r->n_critical_paths; i++) {
         const gp_critical_path *cp = &r->critical_paths[i];
-        memcpy(ev + m->n_critical, cp->events, cp->n_events * sizeof(*ev));
+        if (cp->n_events) /* an empty path's arrays are NULL */
+            memcpy(ev + m->n_critical, cp->events, cp->n_events * sizeof(*ev));
         m->n_critical += cp->n_events;
-        memcpy(ln + m->n_links, cp->links, cp->n_links * sizeof(*ln));
+        if (cp->n_links)
+            memcpy(ln + m->n_links, cp->links, cp->n_links * sizeof(*ln));
         m->n_links += cp->n_links;
     }
     m->critical = ev;
