@@ -8,26 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-gp_status gp__grow(void **data, size_t *cap, size_t elem, size_t need)
-{
-    if (need <= *cap)
-        return GP_OK;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return GP_ENOMEM;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return GP_ENOMEM;
-    void *p = realloc(*data, ncap * elem);
-    if (!p)
-        return GP_ENOMEM;
-    *data = p;
-    *cap = ncap;
-    return GP_OK;
-}
-
 gp_status gp__reserve(void **data, size_t *cap, size_t elem, size_t need)
 {
     if (need <= *cap)
@@ -40,6 +20,19 @@ gp_status gp__reserve(void **data, size_t *cap, size_t elem, size_t need)
     *data = p;
     *cap = need;
     return GP_OK;
+}
+
+gp_status gp__grow(void **data, size_t *cap, size_t elem, size_t need)
+{
+    if (need <= *cap)
+        return GP_OK;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return GP_ENOMEM;
+        ncap *= 2;
+    }
+    return gp__reserve(data, cap, elem, ncap);
 }
 
 gp_status gp__buf_append(gp__buf *b, const void *p, size_t n)
