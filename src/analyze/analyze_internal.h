@@ -98,6 +98,14 @@ void gp__host_half(const gp_trace *t, bool other_too, int half, size_t *tk, size
 /* Tests: whether gp__host_half cuts in two: 1 always, 0 never, -1 (the default) by the rule
  * above. */
 extern int gp__host_split;
+/* Room for the runtime and driver calls a host scan of `half` (ending at track end_tk) will meet:
+ * all of them, or about half in each half of a cut scan (the view's scan and the critical path's,
+ * whose arrays are reserved exactly, issue 37). */
+static inline size_t gp__host_calls_expected(const gp_trace *t, int half, size_t end_tk)
+{
+    size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
+    return half == 1 || end_tk < t->n_tracks ? expect / 2 + 16 : expect;
+}
 /* Whether (tk, i) is before the end (etk, ei) in that order. */
 static inline bool gp__host_before(size_t tk, size_t i, size_t etk, size_t ei)
 {

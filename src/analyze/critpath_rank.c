@@ -102,10 +102,7 @@ static gp_status scan_cpu(gp__cprank *k, int half, cpu_scan *out)
     gp__host_half(t, false, half, &tk, &i);
     if (half == 0)
         gp__host_half(t, false, 1, &end_tk, &end_i);
-    /* room for the calls, as the view's scan (view.c): all of them, or about half in each half */
-    size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
-    if (half == 1 || end_tk < t->n_tracks)
-        expect = expect / 2 + 16;
+    size_t expect = gp__host_calls_expected(t, half, end_tk);
     if (expect && gp__host_before(tk, i, end_tk, end_i) &&
         (gp__reserve((void **)&out->lk, &out->cap_lk, sizeof *out->lk, expect) != GP_OK ||
          gp__reserve((void **)&out->lv, &out->cap_lv, sizeof *out->lv, expect) != GP_OK))

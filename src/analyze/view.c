@@ -176,10 +176,7 @@ static gp_status scan_cpu(const gp__view *v, int half, cpu_scan *out)
     if (!is_step)
         return GP_ENOMEM;
     gp_status st = GP_OK;
-    /* room for the calls: all of them, or about half in each half of a cut scan */
-    size_t expect = (size_t)(t->stats.by_kind[GP_EV_RUNTIME] + t->stats.by_kind[GP_EV_DRIVER]);
-    if (half == 1 || end_tk < t->n_tracks)
-        expect = expect / 2 + 16;
+    size_t expect = gp__host_calls_expected(t, half, end_tk);
     if (expect &&
         (gp__reserve((void **)&out->rt, &out->cap_rt, sizeof(*out->rt), expect) != GP_OK ||
          gp__reserve((void **)&out->lk, &out->cap_l, sizeof(*out->lk), expect) != GP_OK ||

@@ -94,7 +94,9 @@ bool gp__json_refill(gp__reader *r)
         r->t->stats.gzip_trailing_at = r->in.trailing_at;
     }
     if (r->piece)
-        gp__piece_read_bytes(r->piece, got);
+        gp__piece_read_bytes(r->piece, got, r->t, r->buf_off + r->len + got);
+    else
+        gp__trace_set_progress(r->t, gp__input_raw_pos(&r->in), r->in.file_size);
     r->len += got;
     memset(r->buf + r->len, 0, GP__READ_PAD);
     r->t->stats.bytes = r->buf_off + r->len;

@@ -25,6 +25,7 @@
 #include "core/par.h"
 #include "core/util.h"
 #include "gpuprof/trace.h"
+#include "model/model_internal.h"
 #include "io/kineto_reader.h"
 #include "io/reader_internal.h"
 
@@ -113,9 +114,16 @@ void gp__piece_events_ended(piece *pc)
     pc->stopped_at = 0;
 }
 
-void gp__piece_read_bytes(piece *pc, size_t n)
+void gp__piece_read_bytes(piece *pc, size_t n, gp_trace *t, uint64_t at)
 {
     atomic_fetch_add_explicit(&pc->pr->bytes_read, n, memory_order_relaxed);
+    /* The stop a thief may move earlier: the prediction follows it at the next call. */
+    uint64_t stop = atomic_load_explicit(&pc->stop, memory_order_relaxed);
+    uint64_t end = stop == 0 || stop == PIECE_DONE ? pc->pr->size : stop;
+    if (at > pc->start && end > at)
+        gp__trace_set_progress(t, at - pc->start, end - pc->start);
+    else
+        gp__trace_set_progress(t, 0, 0);
 }
 
 /* Progress of the whole read, reported from the caller's thread only. */

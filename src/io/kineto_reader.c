@@ -377,7 +377,9 @@ static void mapped_pass(gp__reader *r)
 {
     gp__input_map_drop(&r->map, r->mark);
     if (r->piece)
-        gp__piece_read_bytes(r->piece, r->mark - r->counted);
+        gp__piece_read_bytes(r->piece, r->mark - r->counted, r->t, r->mark);
+    else
+        gp__trace_set_progress(r->t, r->mark, r->map.size);
     r->counted = r->mark;
     r->next_drop = r->mark + GP__READ_CHUNK;
     if (r->opts->progress && r->mark >= r->next_progress) {

@@ -249,8 +249,10 @@ bool gp__piece_stops_at(struct piece *pc, uint64_t at);
 /* Called at the end of traceEvents: the piece reads on to the end of the input; no stop applies. */
 void gp__piece_events_ended(struct piece *pc);
 
-/* Counts n more bytes read by a piece, for the progress of the whole read. */
-void gp__piece_read_bytes(struct piece *pc, size_t n);
+/* Counts n more bytes read by a piece, for the progress of the whole read, and tells the piece's
+ * trace how far into the piece its reader is, `at` being the input offset read up to
+ * (gp__trace_set_progress). */
+void gp__piece_read_bytes(struct piece *pc, size_t n, gp_trace *t, uint64_t at);
 
 /* Reads the plain file `path` (opened as *in, which it takes over) with `threads` threads. The
  * result, or the error, is exactly a sequential read's (gp__trace_read_input): anything in doubt

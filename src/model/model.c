@@ -279,11 +279,44 @@ gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev)
     return GP_OK;
 }
 
+void gp__trace_set_progress(gp_trace *t, uint64_t done, uint64_t total)
+{
+    gp__trace_impl_of(t)->grow_hint = done && total > done ? (double)total / (double)done : 0;
+}
+
+gp_status gp__trace_grow(const gp__trace_impl *m, void **data, size_t *cap, size_t elem,
+                         size_t need)
+{
+    if (m->grow_hint > 0 && need <= SIZE_MAX / 32 / elem && need * elem >= GP__GROW_BY_PROGRESS) {
+        double want = (double)need * m->grow_hint * 2;
+        size_t most = need * 32;
+        size_t ncap = want < (double)most ? (size_t)want : most;
+        /* a prediction below doubling, or a reservation refused: doubling */
+        if (ncap > *cap * 2 && gp__reserve(data, cap, elem, ncap) == GP_OK)
+            return GP_OK;
+    }
+    return gp__grow(data, cap, elem, need);
+}
+
+/* Gives back room a prediction left over (gp__trace_set_progress): a large block shrinks where it
+ * lies (glibc's realloc unmaps its tail), so nothing moves or is touched. Best effort. */
+static void give_back(void **data, size_t *cap, size_t n, size_t elem)
+{
+    if (n && (*cap - n) * elem >= GP__GROW_BY_PROGRESS) {
+        void *p = realloc(*data, n * elem);
+        if (p) {
+            *data = p;
+            *cap = n;
+        }
+    }
+}
+
 #define ADD_SIDE(arr, n, cap, rec, extra_out)                                                      \
     do {                                                                                           \
         if ((n) >= UINT32_MAX - 1)                                                                 \
             return GP_ELIMIT;                                                                      \
-        if ((n) >= (cap) && gp__grow((void **)&(arr), &(cap), sizeof *(arr), (n) + 1) != GP_OK)    \
+        if ((n) >= (cap) && gp__trace_grow(gp__trace_impl_of(t), (void **)&(arr), &(cap),          \
+                                           sizeof *(arr), (n) + 1) != GP_OK)                       \
             return GP_ENOMEM;                                                                      \
         memcpy(&(arr)[(n)++], rec, sizeof *(arr));                                                 \
         *(extra_out) = (uint32_t)(n);                                                              \
@@ -448,8 +481,15 @@ GP__DEFINE_MERGE_SORT(sort_op_shapes, gp_op_shapes, CMP_OP_SHAPES)
 /* gp_trace_finish; events_sorted: every track is sorted already (gp__trace_finish_sorted). */
 static gp_status finish(gp_trace *t, bool events_sorted)
 {
+    gp__trace_impl *m = gp__trace_impl_of(t);
+    m->grow_hint = 0;
+    give_back((void **)&t->gpu_info, &m->cap_gpu_info, t->n_gpu_info, sizeof *t->gpu_info);
+    give_back((void **)&t->mem_info, &m->cap_mem_info, t->n_mem_info, sizeof *t->mem_info);
+    give_back((void **)&t->py_info, &m->cap_py_info, t->n_py_info, sizeof *t->py_info);
+    give_back((void **)&t->args, &m->cap_args, t->n_args, sizeof *t->args);
     for (size_t i = 0; i < t->n_tracks; i++) {
         gp_track *tr = &t->tracks[i];
+        give_back((void **)&tr->events, &m->cap_events[i], tr->n_events, sizeof *tr->events);
         if (!events_sorted)
             gp__sort_events(tr->events, tr->n_events); /* one comparison pass when sorted */
 #ifdef GP_CHECK_INVARIANTS

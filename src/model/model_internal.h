@@ -52,6 +52,9 @@ typedef struct gp__trace_impl {
     size_t cap_tracks, cap_gpu_info, cap_mem_info, cap_py_info, cap_counters, cap_flows;
     size_t cap_devices, cap_meta, cap_args, cap_op_shapes;
     size_t *cap_events, cap_events_room;
+    /* The reader's progress, total / done (0: unknown): the large arrays grow to the size it
+     * predicts instead of doubling (gp__trace_set_progress). */
+    double grow_hint;
     gp__strtab strings; /* the interned strings (gp_trace_str, gp_trace_intern) */
     gp__trace_priv build;
 } gp__trace_impl;
@@ -76,14 +79,30 @@ static inline gp__trace_priv *gp__trace_build(gp_trace *t)
     return &gp__trace_impl_of(t)->build;
 }
 
+/* A reader has read `done` of its input's `total` bytes (total 0 or done 0: unknown). Until the
+ * next call, the arrays that a reader fills (each track's events, the side tables) grow, once past
+ * GP__GROW_BY_PROGRESS bytes, to the size this progress predicts for them (their count times
+ * total / done, and a sixteenth more; at most 32 times their count) instead of to twice their
+ * room. Growing a large block moves it (glibc's realloc remaps it elsewhere); on a host with shadow
+ * page tables the first touch of every moved page then costs as much as a page fault (issue 37,
+ * docs/decisions/growth-by-progress.md). Room never touched is not resident: the peak RSS is
+ * unchanged, and gp_trace_finish gives back what is left over. Pass 0, 0 when the read ends. */
+void gp__trace_set_progress(gp_trace *t, uint64_t done, uint64_t total);
+#define GP__GROW_BY_PROGRESS ((size_t)1 << 20)
+/* Grows (data, cap) of elements of `elem` bytes to room for `need`, as above. GP_ENOMEM, both
+ * unchanged. */
+gp_status gp__trace_grow(const gp__trace_impl *m, void **data, size_t *cap, size_t elem,
+                         size_t need) GP_WARN_UNUSED;
+
 /* Appends a zeroed event to track k of t (which must exist) and returns it, NULL when out of
  * memory. The readers' per-event path (gp_trace_add_event checks the track and copies). */
 static inline gp_event *gp__trace_push_event(gp_trace *t, uint32_t k)
 {
     gp__trace_impl *m = gp__trace_impl_of(t);
     gp_track *tr = &t->tracks[k];
-    if (tr->n_events >= m->cap_events[k] && gp__grow((void **)&tr->events, &m->cap_events[k],
-                                                     sizeof *tr->events, tr->n_events + 1) != GP_OK)
+    if (tr->n_events >= m->cap_events[k] &&
+        gp__trace_grow(m, (void **)&tr->events, &m->cap_events[k], sizeof *tr->events,
+                       tr->n_events + 1) != GP_OK)
         return NULL;
     return &tr->events[tr->n_events++];
 }

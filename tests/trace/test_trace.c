@@ -1552,6 +1552,87 @@ static void builder_grows_every_array_past_its_capacity(void **state)
     gp_trace_free(t);
 }
 
+/* With a reader's progress set (gp__trace_set_progress), an array past GP__GROW_BY_PROGRESS bytes
+ * grows at once to twice the size the progress predicts (at most 32 times its count) instead of
+ * doubling; without it, or below the threshold, it doubles; gp_trace_finish gives back what is left
+ * over, and every element stays where it was put. */
+static void growth_follows_the_reads_progress(void **state)
+{
+    (void)state;
+    gp_trace *t = NULL;
+    assert_int_equal(gp_trace_create("progress", &t), GP_OK);
+    const gp__trace_impl *m = gp__trace_impl_const(t);
+    uint32_t a, b;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &a), GP_OK);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 8, &b), GP_OK);
+    gp__trace_set_progress(t, 1, 10); /* a tenth read: ten times as many to come */
+    /* Each growth of the events and of the side table: below the threshold the room doubles; the
+     * first past it goes to the prediction, 10 x 2 x the count, and the next is far away. */
+    size_t ev_grown = 0, gi_grown = 0, n = 0;
+    while (!ev_grown || !gi_grown) {
+        size_t ev_cap = m->cap_events[a], gi_cap = m->cap_gpu_info;
+        gp_gpu_info g;
+        gp_gpu_info_init(&g);
+        g.bytes = (int64_t)n;
+        gp_event ev = {.ts = (gp_ns)n, .dur = 1, .track = a, .kind = GP_EV_MEMCPY};
+        assert_int_equal(gp_trace_add_gpu_info(t, &g, &ev.extra), GP_OK);
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+        n++;
+        if (m->cap_events[a] != ev_cap) {
+            if (n * sizeof(gp_event) < GP__GROW_BY_PROGRESS) {
+                assert_int_equal(m->cap_events[a], ev_cap * 2);
+            } else {
+                assert_int_equal(ev_grown, 0); /* once */
+                assert_int_equal(m->cap_events[a], n * 20);
+                ev_grown = n;
+            }
+        }
+        if (m->cap_gpu_info != gi_cap) {
+            if (n * sizeof(gp_gpu_info) < GP__GROW_BY_PROGRESS) {
+                assert_int_equal(m->cap_gpu_info, gi_cap ? gi_cap * 2 : 16);
+            } else {
+                assert_int_equal(gi_grown, 0);
+                assert_int_equal(m->cap_gpu_info, n * 20);
+                gi_grown = n;
+            }
+        }
+    }
+    /* unknown progress: doubling again, whatever the size */
+    gp__trace_set_progress(t, 0, 0);
+    size_t big = GP__GROW_BY_PROGRESS / sizeof(gp_event) * 3;
+    for (size_t i = 0; i < big; i++) {
+        gp_event ev = {.ts = (gp_ns)i, .dur = 2, .track = b, .kind = GP_EV_KERNEL};
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+    }
+    assert_true(m->cap_events[b] < 2 * big);
+    assert_int_equal(gp_trace_finish(t), GP_OK);
+    assert_true(m->grow_hint == 0);
+    /* given back: the room past the count was over GP__GROW_BY_PROGRESS bytes */
+    assert_int_equal(m->cap_events[a], t->tracks[a].n_events);
+    assert_int_equal(m->cap_gpu_info, t->n_gpu_info);
+    for (size_t i = 0; i < t->tracks[a].n_events; i++) {
+        assert_int_equal(t->tracks[a].events[i].ts, (gp_ns)i);
+        assert_int_equal(gp_event_gpu_info(t, &t->tracks[a].events[i])->bytes, (int64_t)i);
+    }
+    gp_trace_free(t);
+
+    /* the cap: a hundredth read predicts 200 x the count; room for 32 x is what it gets */
+    assert_int_equal(gp_trace_create("progress cap", &t), GP_OK);
+    m = gp__trace_impl_const(t);
+    assert_int_equal(gp_trace_track(t, GP_TRACK_CPU_THREAD, 1, 1, &a), GP_OK);
+    gp__trace_set_progress(t, 1, 100);
+    size_t grew_at = 0;
+    for (n = 0; !grew_at; n++) {
+        size_t before = m->cap_events[a];
+        gp_event ev = {.ts = (gp_ns)n, .dur = 1, .track = a, .kind = GP_EV_CPU_OP};
+        assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
+        if (m->cap_events[a] != before && (n + 1) * sizeof(gp_event) >= GP__GROW_BY_PROGRESS)
+            grew_at = n + 1;
+    }
+    assert_int_equal(m->cap_events[a], 32 * grew_at);
+    gp_trace_free(t);
+}
+
 /* gp__sort_events against a reference: qsort on (ts, -dur, original index), i.e. the stable order.
  * The `extra` field carries the original index. Shapes: sorted, reversed, random with many ties,
  * k sorted runs concatenated (replicated traces), runs that overlap in time (Kineto blocks), a few
@@ -1662,6 +1743,7 @@ int main(void)
         cmocka_unit_test(job_directory_ranks),
         cmocka_unit_test(builder_sorts_and_summary_stats),
         cmocka_unit_test(builder_grows_every_array_past_its_capacity),
+        cmocka_unit_test(growth_follows_the_reads_progress),
         cmocka_unit_test(remembered_pid_and_tid_values_land_on_their_tracks),
         cmocka_unit_test(event_sort_is_stable_and_adaptive),
     };
