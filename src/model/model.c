@@ -1,6 +1,7 @@
 /* The trace model: building, strings, queries, sorting, freeing, comparing. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,6 +280,8 @@ gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev)
     return GP_OK;
 }
 
+_Atomic unsigned long gp__trace_progress_growths;
+
 void gp__trace_set_progress(gp_trace *t, uint64_t done, uint64_t total)
 {
     gp__trace_impl_of(t)->grow_hint = done && total > done ? (double)total / (double)done : 0;
@@ -292,17 +295,22 @@ gp_status gp__trace_grow(const gp__trace_impl *m, void **data, size_t *cap, size
         size_t most = need * 32;
         size_t ncap = want < (double)most ? (size_t)want : most;
         /* a prediction below doubling, or a reservation refused: doubling */
-        if (ncap > *cap * 2 && gp__reserve(data, cap, elem, ncap) == GP_OK)
+        if (ncap > *cap * 2 && gp__reserve(data, cap, elem, ncap) == GP_OK) {
+            atomic_fetch_add_explicit(&gp__trace_progress_growths, 1, memory_order_relaxed);
             return GP_OK;
+        }
     }
     return gp__grow(data, cap, elem, need);
 }
 
-/* Gives back room a prediction left over (gp__trace_set_progress): a large block shrinks where it
- * lies (glibc's realloc unmaps its tail), so nothing moves or is touched. Best effort. */
+/* Gives back room a prediction left over (gp__trace_set_progress): more than doubling leaves,
+ * and at least GP__GROW_BY_PROGRESS bytes. A large block shrinks where it lies (glibc's realloc
+ * unmaps its tail), so nothing moves or is touched. Room doubling left stays: the in-process
+ * tracer finishes its trace at every periodic write and adds to it after, and a block cut to its
+ * count would move at the next event. Best effort. */
 static void give_back(void **data, size_t *cap, size_t n, size_t elem)
 {
-    if (n && (*cap - n) * elem >= GP__GROW_BY_PROGRESS) {
+    if (n && *cap / 2 > n && (*cap - n) * elem >= GP__GROW_BY_PROGRESS) {
         void *p = realloc(*data, n * elem);
         if (p) {
             *data = p;

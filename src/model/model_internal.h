@@ -5,6 +5,7 @@
 #ifndef GP_TRACE_MODEL_INTERNAL_H
 #define GP_TRACE_MODEL_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "core/imap.h"
@@ -81,18 +82,22 @@ static inline gp__trace_priv *gp__trace_build(gp_trace *t)
 
 /* A reader has read `done` of its input's `total` bytes (total 0 or done 0: unknown). Until the
  * next call, the arrays that a reader fills (each track's events, the side tables) grow, once past
- * GP__GROW_BY_PROGRESS bytes, to the size this progress predicts for them (their count times
- * total / done, and a sixteenth more; at most 32 times their count) instead of to twice their
- * room. Growing a large block moves it (glibc's realloc remaps it elsewhere); on a host with shadow
- * page tables the first touch of every moved page then costs as much as a page fault (issue 37,
- * docs/decisions/growth-by-progress.md). Room never touched is not resident: the peak RSS is
- * unchanged, and gp_trace_finish gives back what is left over. Pass 0, 0 when the read ends. */
+ * GP__GROW_BY_PROGRESS bytes, to twice the size this progress predicts for them (their count times
+ * total / done, times 2; at most 32 times their count) instead of to twice their room. Growing a
+ * large block moves it (glibc's realloc remaps it elsewhere); on a host with shadow page tables
+ * the first touch of every moved page then costs as much as a page fault (issue 37,
+ * docs/decisions/growth-by-progress.md). Room never written is not resident: the peak RSS is
+ * unchanged, and gp_trace_finish gives back what such a growth left over and forgets the
+ * progress. */
 void gp__trace_set_progress(gp_trace *t, uint64_t done, uint64_t total);
 #define GP__GROW_BY_PROGRESS ((size_t)1 << 20)
 /* Grows (data, cap) of elements of `elem` bytes to room for `need`, as above. GP_ENOMEM, both
  * unchanged. */
 gp_status gp__trace_grow(const gp__trace_impl *m, void **data, size_t *cap, size_t elem,
                          size_t need) GP_WARN_UNUSED;
+/* Tests: growths that took the prediction's size, counted (relaxed atomic: pieces of a parallel
+ * read grow their traces on several threads). */
+extern _Atomic unsigned long gp__trace_progress_growths;
 
 /* Appends a zeroed event to track k of t (which must exist) and returns it, NULL when out of
  * memory. The readers' per-event path (gp_trace_add_event checks the track and copies). */

@@ -10,6 +10,7 @@
 #include "common/shared_traces.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1599,17 +1600,21 @@ static void growth_follows_the_reads_progress(void **state)
     }
     /* unknown progress: doubling again, whatever the size */
     gp__trace_set_progress(t, 0, 0);
-    size_t big = GP__GROW_BY_PROGRESS / sizeof(gp_event) * 3;
+    size_t big = 40000; /* room 65,536 after doubling: 1.2 MB spare */
     for (size_t i = 0; i < big; i++) {
         gp_event ev = {.ts = (gp_ns)i, .dur = 2, .track = b, .kind = GP_EV_KERNEL};
         assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
     }
     assert_true(m->cap_events[b] < 2 * big);
+    size_t cap_b = m->cap_events[b];
+    assert_true(cap_b - big >= GP__GROW_BY_PROGRESS / sizeof(gp_event)); /* over 1 MiB spare */
     assert_int_equal(gp_trace_finish(t), GP_OK);
     assert_true(m->grow_hint == 0);
-    /* given back: the room past the count was over GP__GROW_BY_PROGRESS bytes */
+    /* given back: the room past the count was over GP__GROW_BY_PROGRESS bytes and more than
+     * doubling leaves; what doubling left (track b) stays, for a trace that grows after finish */
     assert_int_equal(m->cap_events[a], t->tracks[a].n_events);
     assert_int_equal(m->cap_gpu_info, t->n_gpu_info);
+    assert_int_equal(m->cap_events[b], cap_b);
     for (size_t i = 0; i < t->tracks[a].n_events; i++) {
         assert_int_equal(t->tracks[a].events[i].ts, (gp_ns)i);
         assert_int_equal(gp_event_gpu_info(t, &t->tracks[a].events[i])->bytes, (int64_t)i);
@@ -1631,6 +1636,54 @@ static void growth_follows_the_reads_progress(void **state)
     }
     assert_int_equal(m->cap_events[a], 32 * grew_at);
     gp_trace_free(t);
+}
+
+/* The readers tell the model their progress: an 8 MB file of one track read with one thread through
+ * read(2), mapped, and on two threads in pieces (each piece its progress into the piece) grows
+ * the track by the prediction at least once, and reads the same events every way. */
+static void reads_tell_the_model_their_progress(void **state)
+{
+    (void)state;
+    enum { N_EVENTS = 100000 }; /* 4.8 MB of events on one track, 2.4 MB in each of two pieces */
+    size_t cap = 96u * N_EVENTS + 64, len = 0;
+    char *doc = malloc(cap);
+    assert_non_null(doc);
+    len += (size_t)snprintf(doc, cap, "{\"traceEvents\": [");
+    for (int i = 0; i < N_EVENTS; i++)
+        len += (size_t)snprintf(doc + len, cap - len,
+                                "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", "
+                                "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1}",
+                                i ? ",\n" : "", i % 7, i);
+    len += (size_t)snprintf(doc + len, cap - len, "]}");
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/gp-test-progress.%d.json", (int)getpid());
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(doc, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+    static const char *const way_name[] = {"read(2)", "mapped", "two threads"};
+    for (int way = 0; way < 3; way++) {
+        gp_read_opts o = quiet_opts();
+        o.threads = way == 2 ? 2 : 1;
+        o.map = way == 1;
+        o.no_map = way != 1;
+        unsigned long before = atomic_load(&gp__trace_progress_growths);
+        gp_trace *t = NULL;
+        gp_error err = {0};
+        assert_int_equal(gp_trace_read(path, &o, &t, &err), GP_OK);
+        if (atomic_load(&gp__trace_progress_growths) == before)
+            fail_msg("%s: no growth took the prediction", way_name[way]);
+        assert_int_equal(t->stats.mapped, way == 1);
+        if (way == 2)
+            assert_int_equal(t->stats.threads_used, 2);
+        assert_int_equal(t->n_tracks, 1);
+        assert_int_equal(t->tracks[0].n_events, N_EVENTS);
+        for (size_t j = 0; j < N_EVENTS; j++)
+            assert_int_equal(t->tracks[0].events[j].ts, (gp_ns)j * 1000);
+        gp_trace_free(t);
+    }
+    unlink(path);
+    free(doc);
 }
 
 /* gp__sort_events against a reference: qsort on (ts, -dur, original index), i.e. the stable order.
@@ -1744,6 +1797,7 @@ int main(void)
         cmocka_unit_test(builder_sorts_and_summary_stats),
         cmocka_unit_test(builder_grows_every_array_past_its_capacity),
         cmocka_unit_test(growth_follows_the_reads_progress),
+        cmocka_unit_test(reads_tell_the_model_their_progress),
         cmocka_unit_test(remembered_pid_and_tid_values_land_on_their_tracks),
         cmocka_unit_test(event_sort_is_stable_and_adaptive),
     };
