@@ -1415,6 +1415,16 @@ static void builder_sorts_and_summary_stats(void **state)
     gp_trace_free(t);
 }
 
+/* Writes data[0, len) to /tmp/gp-test-<tag>.<pid>.json, its path in path[0, size). */
+static void write_temp(char *path, size_t size, const char *tag, const char *data, size_t len)
+{
+    snprintf(path, size, "/tmp/gp-test-%s.%d.json", tag, (int)getpid());
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(data, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+}
+
 /* The reader remembers pid and tid values by their 8 bytes (kineto_events.c, parse_idval): values
  * that share a prefix ("1" and "12"), that differ only after the number, that are too long to be
  * remembered (8 digits), negative, strings, followed by ',' or '}' or a newline, and more distinct
@@ -1452,11 +1462,7 @@ static void remembered_pid_and_tid_values_land_on_their_tracks(void **state)
     len += (size_t)snprintf(doc + len, cap - len, "]}");
     assert_true(len > (2u << 20));
     char path[128];
-    snprintf(path, sizeof path, "/tmp/gp-test-idmemo.%d.json", (int)getpid());
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(doc, 1, len, fp), len);
-    assert_int_equal(fclose(fp), 0);
+    write_temp(path, sizeof path, "idmemo", doc, len);
     for (int way = 0; way < 2; way++) {
         gp_read_opts o = quiet_opts();
         gp_trace *t = NULL;
@@ -1656,11 +1662,7 @@ static void reads_tell_the_model_their_progress(void **state)
                                 i ? ",\n" : "", i % 7, i);
     len += (size_t)snprintf(doc + len, cap - len, "]}");
     char path[128];
-    snprintf(path, sizeof path, "/tmp/gp-test-progress.%d.json", (int)getpid());
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(doc, 1, len, fp), len);
-    assert_int_equal(fclose(fp), 0);
+    write_temp(path, sizeof path, "progress", doc, len);
     static const char *const way_name[] = {"read(2)", "mapped", "two threads"};
     for (int way = 0; way < 3; way++) {
         gp_read_opts o = quiet_opts();
