@@ -126,7 +126,9 @@ typedef struct gp_track {
 
 /* Kind-specific fields of GPU work. Fields absent from the source are -1 (or +0.0 for floats; a
  * float the source gave as 0 is -0.0, which compares equal to 0, so that writers tell the two
- * apart: `convert` writes the zeros back). */
+ * apart: `convert` writes the zeros back). A sync's wait and a collective's message, which few
+ * events carry, live in a gp_gpu_ext record that `ext` points to (gp_gpu_info_ext): 104 bytes here
+ * instead of 168 for every GPU event (docs/internals/model.md, "Side records"). */
 typedef struct gp_gpu_info {
     int32_t device;
     int32_t context;
@@ -143,6 +145,15 @@ typedef struct gp_gpu_info {
     double bandwidth_gbps; /* "memory bandwidth (GB/s)" */
     int64_t graph_id;      /* CUDA graph, -1 if none */
     int64_t graph_node_id;
+    gp_strid copy_kind; /* AMD "kind" ("HtoD") */
+    /* 1-based index into gp_trace.gpu_ext, 0 = none (every field absent); set by
+     * gp_trace_add_gpu_ext, read through gp_gpu_info_ext. */
+    uint32_t ext;
+} gp_gpu_info;
+
+/* The rarer fields of GPU work: a cuda_sync's wait and a collective kernel's message. Absent fields
+ * are -1 (integers) or 0 (strings), as in gp_gpu_info. */
+typedef struct gp_gpu_ext {
     gp_strid sync_kind;     /* cuda_sync_kind ("Stream Sync", ...) */
     int64_t wait_on_stream; /* cuda_sync wait_on_stream */
     /* cuda_sync wait_on_cuda_event_record_corr_id: the correlation id of the cudaEventRecord
@@ -153,14 +164,13 @@ typedef struct gp_gpu_info {
     int64_t out_msg_nelems;
     int32_t group_size;
     gp_strid dtype;
-    gp_strid copy_kind; /* AMD "kind" ("HtoD") */
     /* PyTorch's process-group args of a collective kernel (0 when absent): "Process Group Name",
      * "Process Group Description", "Process Group Ranks" (PyTorch writes a string such as
      * "[0, 1]"; a JSON array is kept as its text). */
     gp_strid pg_name;
     gp_strid pg_desc;
     gp_strid pg_ranks;
-} gp_gpu_info;
+} gp_gpu_ext;
 
 /* A "[memory]" allocator sample: an allocation (bytes > 0) or a free (bytes < 0). */
 typedef struct gp_mem_info {
@@ -278,6 +288,8 @@ typedef struct gp_trace {
     size_t n_tracks;
     gp_gpu_info *gpu_info;
     size_t n_gpu_info;
+    gp_gpu_ext *gpu_ext; /* the records gp_gpu_info.ext points to */
+    size_t n_gpu_ext;
     gp_mem_info *mem_info;
     size_t n_mem_info;
     gp_py_info *py_info;
@@ -416,6 +428,11 @@ GP_EXTERN gp_status gp_trace_add_event(gp_trace *t, const gp_event *ev) GP_WARN_
 /* Append a side record; *extra_out receives the 1-based index to store in gp_event.extra. */
 GP_EXTERN gp_status gp_trace_add_gpu_info(gp_trace *t, const gp_gpu_info *info,
                                           uint32_t *extra_out) GP_WARN_UNUSED;
+/* Stores *x for a gp_gpu_info about to be added and writes the index to keep in its `ext` to
+ * *ext_out: 0, storing nothing, when every field of *x is absent (as gp_gpu_ext_init leaves it).
+ * GP_ENOMEM, GP_ELIMIT. */
+GP_EXTERN gp_status gp_trace_add_gpu_ext(gp_trace *t, const gp_gpu_ext *x,
+                                         uint32_t *ext_out) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info,
                                           uint32_t *extra_out) GP_WARN_UNUSED;
 GP_EXTERN gp_status gp_trace_add_py_info(gp_trace *t, const gp_py_info *info,
@@ -442,11 +459,19 @@ GP_EXTERN gp_status gp_trace_finish(gp_trace *t) GP_WARN_UNUSED;
 
 /* A blank side record with every optional field set to "absent". */
 GP_EXTERN void gp_gpu_info_init(gp_gpu_info *info);
+GP_EXTERN void gp_gpu_ext_init(gp_gpu_ext *x);
+/* True when every field of *x is absent. */
+GP_EXTERN bool gp_gpu_ext_is_blank(const gp_gpu_ext *x);
 
 /* ---- queries ---------------------------------------------------------------------------- */
 
 /* Side records of an event, or NULL when it has none. */
 GP_EXTERN const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev);
+/* The sync and collective fields of GPU work: never NULL; a blank record (every field absent) when
+ * g (which may be NULL) has none. gp_event_gpu_ext(t, ev) is gp_gpu_info_ext of the event's info.
+ */
+GP_EXTERN const gp_gpu_ext *gp_gpu_info_ext(const gp_trace *t, const gp_gpu_info *g);
+GP_EXTERN const gp_gpu_ext *gp_event_gpu_ext(const gp_trace *t, const gp_event *ev);
 GP_EXTERN const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event *ev);
 GP_EXTERN const gp_py_info *gp_event_py_info(const gp_trace *t, const gp_event *ev);
 /* The args.stream of a cpu_op that carries one (torch.compile's Triton kernel launches record the

@@ -145,9 +145,8 @@ static bool is_collective(const gp_trace *t, const gp_event *ev, const char **ke
     if (ev->kind != GP_EV_KERNEL || (!ev->correlation && !ev->external_id))
         return false;
     *kernel = gp_trace_str(t, ev->name);
-    const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
-    return (gi && gi->collective) || has_nocase(*kernel, "nccl") || has_nocase(*kernel, "rccl") ||
-           strstr(*kernel, "cross_device_reduce") != NULL;
+    return gp_event_gpu_ext(t, ev)->collective || has_nocase(*kernel, "nccl") ||
+           has_nocase(*kernel, "rccl") || strstr(*kernel, "cross_device_reduce") != NULL;
 }
 
 /* The matching state: included ranks, their kernels, the group names. */
@@ -217,19 +216,20 @@ gp_status gp__coll_record_of(const gp_trace *t, gp__coll_record *r)
                 return GP_ENOMEM;
             }
             const gp_gpu_info *gi = gp_event_gpu_info(t, ev);
-            *k = (gp__coll_kern){.ts = ev->ts,
-                                 .dur = ev->dur,
-                                 .kernel = kernel,
-                                 .collective =
-                                     gi && gi->collective ? gp_trace_str(t, gi->collective) : NULL,
-                                 .pg_name = gi && gi->pg_name ? gp_trace_str(t, gi->pg_name) : NULL,
-                                 .dtype = gi && gi->dtype ? gp_trace_str(t, gi->dtype) : "",
-                                 .in_nelems = gi ? gi->in_msg_nelems : -1,
-                                 .out_nelems = gi ? gi->out_msg_nelems : -1,
-                                 .group_size = gi ? gi->group_size : -1,
-                                 .has_info = gi != NULL,
-                                 .track = (uint32_t)tr,
-                                 .pos = e};
+            const gp_gpu_ext *x = gp_gpu_info_ext(t, gi); /* blank when gi is NULL */
+            *k =
+                (gp__coll_kern){.ts = ev->ts,
+                                .dur = ev->dur,
+                                .kernel = kernel,
+                                .collective = x->collective ? gp_trace_str(t, x->collective) : NULL,
+                                .pg_name = x->pg_name ? gp_trace_str(t, x->pg_name) : NULL,
+                                .dtype = x->dtype ? gp_trace_str(t, x->dtype) : "",
+                                .in_nelems = x->in_msg_nelems,
+                                .out_nelems = x->out_msg_nelems,
+                                .group_size = x->group_size,
+                                .has_info = gi != NULL,
+                                .track = (uint32_t)tr,
+                                .pos = e};
         }
     }
     return GP_OK;

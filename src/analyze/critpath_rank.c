@@ -221,15 +221,14 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
     g->q_launch = g->q_start = INT32_MIN;
     g->wait_src = -1;
     g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
-    const char *kind =
-        sync ? gp_trace_str(k->t, gi && gi->sync_kind ? gi->sync_kind : ev->name) : "";
+    gp_strid sync_kind = gp_gpu_info_ext(k->t, gi)->sync_kind;
+    const char *kind = sync ? gp_trace_str(k->t, sync_kind ? sync_kind : ev->name) : "";
     if (strcmp(kind, "Event Sync") == 0)
         g->flags |= GP__CPE_EVSYNC;
     else if (strcmp(kind, "Stream Wait Event") == 0)
         g->flags |= GP__CPE_WAITROW;
     if (sync ? (nb & GP__NB_CONTEXT_SYNC) ||
-                   (gi && gi->sync_kind &&
-                    strcmp(gp_trace_str(k->t, gi->sync_kind), "Context Sync") == 0)
+                   (sync_kind && strcmp(gp_trace_str(k->t, sync_kind), "Context Sync") == 0)
              : (nb & (k->hta ? GP__NB_HTA_COMM : GP__NB_COMM)))
         g->flags |= GP__CPE_COMM;
     return GP_OK;
@@ -438,11 +437,11 @@ static void hta_wait_sources(gp__cprank *k, const uint64_t *keys, const uint64_t
 {
     for (size_t i = 0; i < k->n_gpu; i++) {
         gp__cptmpl *r = &k->gpu[i];
-        const gp_gpu_info *gi = gp_event_gpu_info(k->t, r->ev);
-        if (!(r->flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) || !gi || gi->wait_on_event_corr < 0)
+        const gp_gpu_ext *x = gp_event_gpu_ext(k->t, r->ev);
+        if (!(r->flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) || x->wait_on_event_corr < 0)
             continue;
-        size_t lane = lane_of(k, gi->wait_on_stream * 4096 - 1);
-        int32_t src = recorded_work(k, keys, vals, n, min, lane, gi->wait_on_event_corr);
+        size_t lane = lane_of(k, x->wait_on_stream * 4096 - 1);
+        int32_t src = recorded_work(k, keys, vals, n, min, lane, x->wait_on_event_corr);
         if (src < 0)
             continue;
         if (r->flags & GP__CPE_EVSYNC) {
@@ -468,13 +467,14 @@ static void default_wait_sources(gp__cprank *k, const uint64_t *keys, const uint
         for (size_t i = 0; tr->kind == GP_TRACK_GPU_STREAM && i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
             const gp_gpu_info *gi = gp_event_gpu_info(k->t, ev);
-            if (ev->kind != GP_EV_SYNC || !gi || gi->wait_on_event_corr < 0 || !gi->sync_kind ||
-                strcmp(gp_trace_str(k->t, gi->sync_kind), "Stream Wait Event") != 0)
+            const gp_gpu_ext *x = gp_gpu_info_ext(k->t, gi);
+            if (ev->kind != GP_EV_SYNC || !gi || x->wait_on_event_corr < 0 || !x->sync_kind ||
+                strcmp(gp_trace_str(k->t, x->sync_kind), "Stream Wait Event") != 0)
                 continue;
             int64_t stream = gi->stream, device = gi->device;
             size_t lane = lane_of(k, stream * 4096 + device);
-            size_t rec_lane = lane_of(k, gi->wait_on_stream * 4096 + device);
-            int32_t src = recorded_work(k, keys, vals, n, min, rec_lane, gi->wait_on_event_corr);
+            size_t rec_lane = lane_of(k, x->wait_on_stream * 4096 + device);
+            int32_t src = recorded_work(k, keys, vals, n, min, rec_lane, x->wait_on_event_corr);
             const gp_event *w = ev->correlation ? call_of(k, ev->correlation) : NULL;
             int64_t t_w = w ? gp__cp_unit_start(k, w->ts) - min : -1;
             if (src < 0 || lane == k->n_lanes || t_w < 0)
@@ -493,18 +493,18 @@ static void default_wait_sources(gp__cprank *k, const uint64_t *keys, const uint
 static bool any_wait_row(const gp__cprank *k)
 {
     for (size_t i = 0; k->hta && i < k->n_gpu; i++) {
-        const gp_gpu_info *gi = gp_event_gpu_info(k->t, k->gpu[i].ev);
-        if ((k->gpu[i].flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) && gi &&
-            gi->wait_on_event_corr >= 0)
+        if ((k->gpu[i].flags & (GP__CPE_EVSYNC | GP__CPE_WAITROW)) &&
+            gp_event_gpu_ext(k->t, k->gpu[i].ev)->wait_on_event_corr >= 0)
             return true;
     }
     for (size_t tk = 0; !k->hta && tk < k->t->n_tracks; tk++) {
         const gp_track *tr = &k->t->tracks[tk];
         for (size_t i = 0; tr->kind == GP_TRACK_GPU_STREAM && i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
-            const gp_gpu_info *gi = ev->kind == GP_EV_SYNC ? gp_event_gpu_info(k->t, ev) : NULL;
-            if (gi && gi->wait_on_event_corr >= 0 && gi->sync_kind &&
-                strcmp(gp_trace_str(k->t, gi->sync_kind), "Stream Wait Event") == 0)
+            const gp_gpu_ext *x =
+                gp_gpu_info_ext(k->t, ev->kind == GP_EV_SYNC ? gp_event_gpu_info(k->t, ev) : NULL);
+            if (x->wait_on_event_corr >= 0 && x->sync_kind &&
+                strcmp(gp_trace_str(k->t, x->sync_kind), "Stream Wait Event") == 0)
                 return true;
         }
     }

@@ -190,18 +190,19 @@ static void write_args(gp__jw *w, const gp_trace *t, const gp_event *ev, bool cr
         kv_float_if(w, "memory bandwidth (GB/s)", g->bandwidth_gbps);
         kv_int_if(w, "graph id", g->graph_id);
         kv_int_if(w, "graph node id", g->graph_node_id);
-        kv_str_if(w, t, "cuda_sync_kind", g->sync_kind);
-        kv_int_if(w, "wait_on_stream", g->wait_on_stream);
-        kv_int_if(w, "wait_on_cuda_event_record_corr_id", g->wait_on_event_corr);
-        kv_str_if(w, t, "Collective name", g->collective);
-        kv_int_if(w, "In msg nelems", g->in_msg_nelems);
-        kv_int_if(w, "Out msg nelems", g->out_msg_nelems);
-        kv_int_if(w, "Group size", g->group_size);
-        kv_str_if(w, t, "dtype", g->dtype);
+        const gp_gpu_ext *x = gp_gpu_info_ext(t, g);
+        kv_str_if(w, t, "cuda_sync_kind", x->sync_kind);
+        kv_int_if(w, "wait_on_stream", x->wait_on_stream);
+        kv_int_if(w, "wait_on_cuda_event_record_corr_id", x->wait_on_event_corr);
+        kv_str_if(w, t, "Collective name", x->collective);
+        kv_int_if(w, "In msg nelems", x->in_msg_nelems);
+        kv_int_if(w, "Out msg nelems", x->out_msg_nelems);
+        kv_int_if(w, "Group size", x->group_size);
+        kv_str_if(w, t, "dtype", x->dtype);
         kv_str_if(w, t, "kind", g->copy_kind);
-        kv_str_if(w, t, "Process Group Name", g->pg_name);
-        kv_str_if(w, t, "Process Group Description", g->pg_desc);
-        kv_str_if(w, t, "Process Group Ranks", g->pg_ranks);
+        kv_str_if(w, t, "Process Group Name", x->pg_name);
+        kv_str_if(w, t, "Process Group Description", x->pg_desc);
+        kv_str_if(w, t, "Process Group Ranks", x->pg_ranks);
     } else if (ev->correlation) {
         gp__jw_kv_int(w, "correlation", ev->correlation);
     }

@@ -447,18 +447,22 @@ static void commit_gpu_fields(gp__reader *r, const gp__kineto_fields *f, gp__leg
     gi.bandwidth_gbps = f->bw;
     gi.graph_id = f->graph_id;
     gi.graph_node_id = f->graph_node;
-    gi.sync_kind = f->sync_kind ? gp__reader_intern(r, f->sync_kind, f->sync_kind_len) : 0;
-    gi.wait_on_stream = f->wait_on_stream;
-    gi.wait_on_event_corr = f->wait_on_event_corr;
-    gi.collective = f->collective ? gp__reader_intern(r, f->collective, f->collective_len) : 0;
-    gi.in_msg_nelems = f->in_nelems;
-    gi.out_msg_nelems = f->out_nelems;
-    gi.group_size = gp__i32_sat(f->group_size);
-    gi.dtype = f->dtype ? gp__reader_intern(r, f->dtype, f->dtype_len) : 0;
     gi.copy_kind = f->copy_kind ? gp__reader_intern(r, f->copy_kind, f->copy_kind_len) : 0;
-    gi.pg_name = f->pg_name ? gp__reader_intern(r, f->pg_name, f->pg_name_len) : 0;
-    gi.pg_desc = f->pg_desc ? gp__reader_intern(r, f->pg_desc, f->pg_desc_len) : 0;
-    gi.pg_ranks = f->pg_ranks ? gp__reader_intern(r, f->pg_ranks, f->pg_ranks_len) : 0;
+    gp_gpu_ext x;
+    gp_gpu_ext_init(&x);
+    x.sync_kind = f->sync_kind ? gp__reader_intern(r, f->sync_kind, f->sync_kind_len) : 0;
+    x.wait_on_stream = f->wait_on_stream;
+    x.wait_on_event_corr = f->wait_on_event_corr;
+    x.collective = f->collective ? gp__reader_intern(r, f->collective, f->collective_len) : 0;
+    x.in_msg_nelems = f->in_nelems;
+    x.out_msg_nelems = f->out_nelems;
+    x.group_size = gp__i32_sat(f->group_size);
+    x.dtype = f->dtype ? gp__reader_intern(r, f->dtype, f->dtype_len) : 0;
+    x.pg_name = f->pg_name ? gp__reader_intern(r, f->pg_name, f->pg_name_len) : 0;
+    x.pg_desc = f->pg_desc ? gp__reader_intern(r, f->pg_desc, f->pg_desc_len) : 0;
+    x.pg_ranks = f->pg_ranks ? gp__reader_intern(r, f->pg_ranks, f->pg_ranks_len) : 0;
+    if (gp_trace_add_gpu_ext(r->t, &x, &gi.ext) != GP_OK)
+        gp__reader_oom(r);
     if (gp_trace_add_gpu_info(r->t, &gi, &ev->extra) != GP_OK)
         gp__reader_oom(r);
 }

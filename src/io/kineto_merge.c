@@ -157,7 +157,7 @@ typedef struct merge_src {
     gp_strid *map;     /* string ids */
     uint32_t *tmap;    /* track indexes */
     size_t *track_off; /* per track: where its events go in the destination track */
-    size_t off_gpu, off_mem, off_py, off_args, off_shapes;
+    size_t off_gpu, off_ext, off_mem, off_py, off_args, off_shapes;
     /* Copy tasks not yet done per source array (the side tables by copy_what, then one per
      * track): the task that brings one to zero frees that array, which keeps the peak low. */
     _Atomic size_t *left;
@@ -353,13 +353,8 @@ static void run_copy_task(void *ctx, size_t i)
         populate(d->gpu_info + m->off_gpu + c->lo, n * sizeof *d->gpu_info);
         for (size_t j = c->lo; j < c->hi; j++) { /* one pass: each record mapped as it is copied */
             gp_gpu_info g = t->gpu_info[j];
-            g.sync_kind = m->map[g.sync_kind];
-            g.collective = m->map[g.collective];
-            g.dtype = m->map[g.dtype];
             g.copy_kind = m->map[g.copy_kind];
-            g.pg_name = m->map[g.pg_name];
-            g.pg_desc = m->map[g.pg_desc];
-            g.pg_ranks = m->map[g.pg_ranks];
+            g.ext += g.ext ? (uint32_t)m->off_ext : 0;
             d->gpu_info[m->off_gpu + j] = g;
         }
         break;
@@ -438,6 +433,32 @@ static void merge_strings(gp__reader *dst, merge_src *m)
             gp__reader_intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
 }
 
+/* Appends the source's gpu_ext records to dst's, their strings mapped, here on the merging thread:
+ * few events carry them (syncs and collectives). The copied gpu_info records add m->off_ext. */
+static void merge_gpu_ext(gp__reader *dst, merge_src *m)
+{
+    gp_trace *d = dst->t;
+    const gp_trace *t = m->src->t;
+    m->off_ext = d->n_gpu_ext;
+    if (m->off_ext + t->n_gpu_ext >= UINT32_MAX - 1) {
+        gp_error_set(dst->err, GP_ELIMIT, "%s: more than 2^32 side records", dst->name);
+        longjmp(dst->jb, JMP_ERROR);
+    }
+    if (gp__grow((void **)&d->gpu_ext, &gp__trace_impl_of(d)->cap_gpu_ext, sizeof *d->gpu_ext,
+                 m->off_ext + t->n_gpu_ext) != GP_OK)
+        gp__reader_oom(dst);
+    for (size_t j = 0; j < t->n_gpu_ext; j++) {
+        gp_gpu_ext x = t->gpu_ext[j];
+        x.sync_kind = m->map[x.sync_kind];
+        x.collective = m->map[x.collective];
+        x.dtype = m->map[x.dtype];
+        x.pg_name = m->map[x.pg_name];
+        x.pg_desc = m->map[x.pg_desc];
+        x.pg_ranks = m->map[x.pg_ranks];
+        d->gpu_ext[d->n_gpu_ext++] = x;
+    }
+}
+
 /* Reserves room for the source's side records (gpu, mem, py, args, op shapes) after dst's, and
  * queues their copies. */
 static void merge_side_tables(gp__reader *dst, merge_src *m, copy_job *job)
@@ -469,6 +490,7 @@ static void merge_side_tables(gp__reader *dst, merge_src *m, copy_job *job)
                  m->off_shapes + t->n_op_shapes) != GP_OK)
         gp__reader_oom(dst);
     d->n_gpu_info += t->n_gpu_info;
+    merge_gpu_ext(dst, m);
     d->n_mem_info += t->n_mem_info;
     d->n_py_info += t->n_py_info;
     d->n_args += t->n_args;

@@ -35,6 +35,17 @@ static bool same(double x, double y)
     return x == y && signbit(x) == signbit(y);
 }
 
+static bool ext_eq(const gp_trace *a, const gp_gpu_ext *x, const gp_trace *b, const gp_gpu_ext *y)
+{
+    return str_eq(a, x->sync_kind, b, y->sync_kind) && x->wait_on_stream == y->wait_on_stream &&
+           x->wait_on_event_corr == y->wait_on_event_corr &&
+           str_eq(a, x->collective, b, y->collective) && x->in_msg_nelems == y->in_msg_nelems &&
+           x->out_msg_nelems == y->out_msg_nelems && x->group_size == y->group_size &&
+           str_eq(a, x->dtype, b, y->dtype) && str_eq(a, x->pg_name, b, y->pg_name) &&
+           str_eq(a, x->pg_desc, b, y->pg_desc) && str_eq(a, x->pg_ranks, b, y->pg_ranks);
+}
+
+/* Field by field, the ext records by content (their indexes may differ). */
 static bool gpu_eq(const gp_trace *a, const gp_gpu_info *x, const gp_trace *b, const gp_gpu_info *y)
 {
     return x->device == y->device && x->context == y->context && x->stream == y->stream &&
@@ -45,14 +56,8 @@ static bool gpu_eq(const gp_trace *a, const gp_gpu_info *x, const gp_trace *b, c
            same(x->warps_per_sm, y->warps_per_sm) && same(x->occupancy_pct, y->occupancy_pct) &&
            x->queued == y->queued && x->bytes == y->bytes &&
            same(x->bandwidth_gbps, y->bandwidth_gbps) && x->graph_id == y->graph_id &&
-           x->graph_node_id == y->graph_node_id && str_eq(a, x->sync_kind, b, y->sync_kind) &&
-           x->wait_on_stream == y->wait_on_stream &&
-           x->wait_on_event_corr == y->wait_on_event_corr &&
-           str_eq(a, x->collective, b, y->collective) && x->in_msg_nelems == y->in_msg_nelems &&
-           x->out_msg_nelems == y->out_msg_nelems && x->group_size == y->group_size &&
-           str_eq(a, x->dtype, b, y->dtype) && str_eq(a, x->copy_kind, b, y->copy_kind) &&
-           str_eq(a, x->pg_name, b, y->pg_name) && str_eq(a, x->pg_desc, b, y->pg_desc) &&
-           str_eq(a, x->pg_ranks, b, y->pg_ranks);
+           x->graph_node_id == y->graph_node_id && str_eq(a, x->copy_kind, b, y->copy_kind) &&
+           ext_eq(a, gp_gpu_info_ext(a, x), b, gp_gpu_info_ext(b, y));
 }
 
 static bool event_eq(const gp_trace *a, const gp_event *x, const gp_trace *b, const gp_event *y)

@@ -140,6 +140,7 @@ void gp_trace_free(gp_trace *t)
     free(t->tracks);
     free(m->cap_events);
     free(t->gpu_info);
+    free(t->gpu_ext);
     free(t->mem_info);
     free(t->py_info);
     free(t->counters);
@@ -336,6 +337,15 @@ gp_status gp_trace_add_gpu_info(gp_trace *t, const gp_gpu_info *info, uint32_t *
     ADD_SIDE(t->gpu_info, t->n_gpu_info, gp__trace_impl_of(t)->cap_gpu_info, info, extra_out);
 }
 
+gp_status gp_trace_add_gpu_ext(gp_trace *t, const gp_gpu_ext *x, uint32_t *ext_out)
+{
+    if (gp_gpu_ext_is_blank(x)) {
+        *ext_out = 0;
+        return GP_OK;
+    }
+    ADD_SIDE(t->gpu_ext, t->n_gpu_ext, gp__trace_impl_of(t)->cap_gpu_ext, x, ext_out);
+}
+
 gp_status gp_trace_add_mem_info(gp_trace *t, const gp_mem_info *info, uint32_t *extra_out)
 {
     ADD_SIDE(t->mem_info, t->n_mem_info, gp__trace_impl_of(t)->cap_mem_info, info, extra_out);
@@ -459,11 +469,28 @@ void gp_gpu_info_init(gp_gpu_info *info)
     info->bytes = -1;
     info->graph_id = -1;
     info->graph_node_id = -1;
-    info->wait_on_stream = -1;
-    info->wait_on_event_corr = -1;
-    info->in_msg_nelems = -1;
-    info->out_msg_nelems = -1;
-    info->group_size = -1;
+}
+
+/* Every field absent: what gp_gpu_ext_init writes and gp_gpu_info_ext returns for "none". */
+static const gp_gpu_ext gpu_ext_blank = {
+    .wait_on_stream = -1,
+    .wait_on_event_corr = -1,
+    .in_msg_nelems = -1,
+    .out_msg_nelems = -1,
+    .group_size = -1,
+};
+
+void gp_gpu_ext_init(gp_gpu_ext *x)
+{
+    *x = gpu_ext_blank;
+}
+
+bool gp_gpu_ext_is_blank(const gp_gpu_ext *x)
+{
+    return x->sync_kind == 0 && x->wait_on_stream == -1 && x->wait_on_event_corr == -1 &&
+           x->collective == 0 && x->in_msg_nelems == -1 && x->out_msg_nelems == -1 &&
+           x->group_size == -1 && x->dtype == 0 && x->pg_name == 0 && x->pg_desc == 0 &&
+           x->pg_ranks == 0;
 }
 
 /* ---- sorting ---- */
@@ -492,6 +519,7 @@ static gp_status finish(gp_trace *t, bool events_sorted)
     gp__trace_impl *m = gp__trace_impl_of(t);
     m->grow_hint = 0;
     give_back((void **)&t->gpu_info, &m->cap_gpu_info, t->n_gpu_info, sizeof *t->gpu_info);
+    give_back((void **)&t->gpu_ext, &m->cap_gpu_ext, t->n_gpu_ext, sizeof *t->gpu_ext);
     give_back((void **)&t->mem_info, &m->cap_mem_info, t->n_mem_info, sizeof *t->mem_info);
     give_back((void **)&t->py_info, &m->cap_py_info, t->n_py_info, sizeof *t->py_info);
     give_back((void **)&t->args, &m->cap_args, t->n_args, sizeof *t->args);
@@ -557,6 +585,18 @@ const gp_gpu_info *gp_event_gpu_info(const gp_trace *t, const gp_event *ev)
         ev->extra > t->n_gpu_info)
         return NULL;
     return &t->gpu_info[ev->extra - 1];
+}
+
+const gp_gpu_ext *gp_gpu_info_ext(const gp_trace *t, const gp_gpu_info *g)
+{
+    if (!g || g->ext == 0 || g->ext > t->n_gpu_ext)
+        return &gpu_ext_blank;
+    return &t->gpu_ext[g->ext - 1];
+}
+
+const gp_gpu_ext *gp_event_gpu_ext(const gp_trace *t, const gp_event *ev)
+{
+    return gp_gpu_info_ext(t, gp_event_gpu_info(t, ev));
 }
 
 const gp_mem_info *gp_event_mem_info(const gp_trace *t, const gp_event *ev)

@@ -50,7 +50,8 @@ typedef struct gp__trace_impl {
     gp_trace pub;
     /* Capacities of the public arrays (n_* <= cap_*), and of each track's events: cap_events[i]
      * for tracks[i] (room for cap_events_room entries, at least n_tracks). */
-    size_t cap_tracks, cap_gpu_info, cap_mem_info, cap_py_info, cap_counters, cap_flows;
+    size_t cap_tracks, cap_gpu_info, cap_gpu_ext, cap_mem_info, cap_py_info, cap_counters,
+        cap_flows;
     size_t cap_devices, cap_meta, cap_args, cap_op_shapes;
     size_t *cap_events, cap_events_room;
     /* The reader's progress, total / done (0: unknown): the large arrays grow to the size it

@@ -50,6 +50,7 @@ static args_class event_args_class(const gp_trace *t, const gp_event *e)
 /* The GPU fields of an event, the names as Kineto's args spell them. */
 static void gpu_args(const gp_trace *t, const gp_gpu_info *g, gp__jw *w)
 {
+    const gp_gpu_ext *x = gp_gpu_info_ext(t, g);
     gp__jw_kv_int(w, "device", g->device);
     gp__jw_kv_int(w, "stream", g->stream);
     if (g->grid[0] >= 0) {
@@ -77,15 +78,15 @@ static void gpu_args(const gp_trace *t, const gp_gpu_info *g, gp__jw *w)
     static const char *const lk[] = {"bytes",          "graph id",      "graph node id",
                                      "wait_on_stream", "in msg nelems", "out msg nelems",
                                      "group size"};
-    int64_t lv[] = {g->bytes,         g->graph_id,       g->graph_node_id, g->wait_on_stream,
-                    g->in_msg_nelems, g->out_msg_nelems, g->group_size};
+    int64_t lv[] = {g->bytes,         g->graph_id,       g->graph_node_id, x->wait_on_stream,
+                    x->in_msg_nelems, x->out_msg_nelems, x->group_size};
     for (size_t k = 0; k < GP_ARRAY_LEN(lk); k++)
         if (lv[k] >= 0)
             gp__jw_kv_int(w, lk[k], lv[k]);
     if (g->bandwidth_gbps > 0)
         gp__jw_kv_double(w, "memory bandwidth (GB/s)", g->bandwidth_gbps);
     static const char *const sk[] = {"cuda_sync_kind", "Collective name", "dtype", "kind"};
-    gp_strid sv[] = {g->sync_kind, g->collective, g->dtype, g->copy_kind};
+    gp_strid sv[] = {x->sync_kind, x->collective, x->dtype, g->copy_kind};
     for (size_t k = 0; k < GP_ARRAY_LEN(sk); k++)
         if (sv[k])
             gp__jw_kv_str(w, sk[k], gp_trace_str(t, sv[k]));
@@ -127,6 +128,7 @@ static size_t args_key(uint32_t ti, const gp_trace *t, const gp_event *e, args_c
     k[n++] = ((int64_t)ti << 8) | c;
     if (c == ARGS_GPU) {
         const gp_gpu_info *g = gp_event_gpu_info(t, e);
+        const gp_gpu_ext *x = gp_gpu_info_ext(t, g);
         uint32_t f[3];
         memcpy(&f[0], &g->blocks_per_sm, 4);
         memcpy(&f[1], &g->warps_per_sm, 4);
@@ -152,13 +154,13 @@ static size_t args_key(uint32_t ti, const gp_trace *t, const gp_event *e, args_c
                        bw,
                        g->graph_id,
                        g->graph_node_id,
-                       g->sync_kind,
-                       g->wait_on_stream,
-                       g->collective,
-                       g->in_msg_nelems,
-                       g->out_msg_nelems,
-                       g->group_size,
-                       g->dtype,
+                       x->sync_kind,
+                       x->wait_on_stream,
+                       x->collective,
+                       x->in_msg_nelems,
+                       x->out_msg_nelems,
+                       x->group_size,
+                       x->dtype,
                        g->copy_kind};
         memcpy(k + n, v, sizeof v);
         n += GP_ARRAY_LEN(v);

@@ -48,13 +48,16 @@ static void kern(gp_trace *t, const char *name, gp_ns ts, gp_ns dur, kargs a)
     gp_gpu_info_init(&gi);
     gi.device = 0;
     gi.stream = 7;
-    gi.collective = a.coll ? S(t, a.coll) : 0;
-    gi.pg_name = a.pg ? S(t, a.pg) : 0;
-    gi.pg_ranks = a.pg_ranks ? S(t, a.pg_ranks) : 0;
-    gi.dtype = a.dtype ? S(t, a.dtype) : 0;
-    gi.in_msg_nelems = a.in;
-    gi.out_msg_nelems = a.out;
-    gi.group_size = a.gs;
+    gp_gpu_ext x;
+    gp_gpu_ext_init(&x);
+    x.collective = a.coll ? S(t, a.coll) : 0;
+    x.pg_name = a.pg ? S(t, a.pg) : 0;
+    x.pg_ranks = a.pg_ranks ? S(t, a.pg_ranks) : 0;
+    x.dtype = a.dtype ? S(t, a.dtype) : 0;
+    x.in_msg_nelems = a.in;
+    x.out_msg_nelems = a.out;
+    x.group_size = a.gs;
+    assert_int_equal(gp_trace_add_gpu_ext(t, &x, &gi.ext), GP_OK);
     assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
     gp_event ev = {.ts = ts,
                    .dur = dur,
@@ -535,8 +538,8 @@ static void process_group_args_round_trip(void **state)
             tr = &t->tracks[i];
     assert_non_null(tr);
     assert_int_equal(tr->n_events, 2);
-    const gp_gpu_info *a = gp_event_gpu_info(t, &tr->events[0]);
-    const gp_gpu_info *b = gp_event_gpu_info(t, &tr->events[1]);
+    const gp_gpu_ext *a = gp_event_gpu_ext(t, &tr->events[0]);
+    const gp_gpu_ext *b = gp_event_gpu_ext(t, &tr->events[1]);
     assert_string_equal(gp_trace_str(t, a->pg_name), "0");
     assert_string_equal(gp_trace_str(t, a->pg_desc), "default_pg");
     assert_string_equal(gp_trace_str(t, a->pg_ranks), "[0, 1]");

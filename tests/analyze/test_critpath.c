@@ -49,8 +49,11 @@ static void gpu_ev(gp_trace *t, uint32_t track, gp_event_kind kind, const char *
     gp_gpu_info_init(&gi);
     gi.device = 0;
     gi.stream = stream;
+    gp_gpu_ext x;
+    gp_gpu_ext_init(&x);
     if (sync_kind)
-        gi.sync_kind = S(t, sync_kind);
+        x.sync_kind = S(t, sync_kind);
+    assert_int_equal(gp_trace_add_gpu_ext(t, &x, &gi.ext), GP_OK);
     uint32_t extra;
     assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
     gp_event ev = {.ts = T0 + (gp_ns)llround(ts * US),
@@ -420,9 +423,12 @@ static gp_trace *event_sync_example(double rec_ts, int64_t wait_corr)
     gp_gpu_info_init(&gi);
     gi.device = 0;
     gi.stream = -1;
-    gi.sync_kind = S(t, "Event Sync");
-    gi.wait_on_event_corr = wait_corr;
-    gi.wait_on_stream = 7;
+    gp_gpu_ext x;
+    gp_gpu_ext_init(&x);
+    x.sync_kind = S(t, "Event Sync");
+    x.wait_on_event_corr = wait_corr;
+    x.wait_on_stream = 7;
+    assert_int_equal(gp_trace_add_gpu_ext(t, &x, &gi.ext), GP_OK);
     uint32_t extra;
     assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
     gp_event ev = {.ts = T0 + 60 * US,
@@ -810,9 +816,12 @@ static gp_analysis *xwait_trace(double nccl_end, bool row, gp_trace **out)
         gp_gpu_info_init(&gi);
         gi.device = 0;
         gi.stream = 7;
-        gi.sync_kind = S(t, "Stream Wait Event");
-        gi.wait_on_event_corr = 4;
-        gi.wait_on_stream = 84;
+        gp_gpu_ext x;
+        gp_gpu_ext_init(&x);
+        x.sync_kind = S(t, "Stream Wait Event");
+        x.wait_on_event_corr = 4;
+        x.wait_on_stream = 84;
+        assert_int_equal(gp_trace_add_gpu_ext(t, &x, &gi.ext), GP_OK);
         uint32_t extra;
         assert_int_equal(gp_trace_add_gpu_info(t, &gi, &extra), GP_OK);
         gp_event ev = {.ts = T0 + 20 * US,

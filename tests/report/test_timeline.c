@@ -103,9 +103,8 @@ static void add_gpu(gp_trace *t, uint32_t track, const char *name, gp_ns ts, int
 {
     gp_gpu_info g = {.device = 0, .stream = 7, .grid = {grid_x, 1, 1}, .block = {128, 1, 1}};
     g.registers_per_thread = g.shared_memory = g.queued = g.context = -1;
-    g.bytes = g.graph_id = g.graph_node_id = g.wait_on_stream = -1;
-    g.in_msg_nelems = g.out_msg_nelems = g.group_size = -1;
-    g.blocks_per_sm = 0.9090909957885742f; /* Kineto writes 0.909091 */
+    g.bytes = g.graph_id = g.graph_node_id = -1; /* ext 0: no sync or collective fields */
+    g.blocks_per_sm = 0.9090909957885742f;       /* Kineto writes 0.909091 */
     uint32_t extra;
     assert_int_equal(gp_trace_add_gpu_info(t, &g, &extra), GP_OK);
     gp_event ev = {.ts = ts, .dur = 10, .correlation = corr, .external_id = ext};

@@ -480,9 +480,10 @@ static void bare_array_string_ids_and_stream_minus_one(void **state)
     assert_string_equal(gp_trace_str(t, gp_event_category(o)), "Trace");
     const gp_event *s = only_event(t, GP_EV_SYNC);
     assert_int_equal(t->tracks[s->track].stream, -1);
-    assert_string_equal(gp_trace_str(t, gp_event_gpu_info(t, s)->sync_kind), "Event Sync");
-    assert_int_equal(gp_event_gpu_info(t, s)->wait_on_event_corr, 41);
-    assert_int_equal(gp_event_gpu_info(t, s)->wait_on_stream, 7);
+    assert_string_equal(gp_trace_str(t, gp_event_gpu_ext(t, s)->sync_kind), "Event Sync");
+    assert_int_equal(gp_event_gpu_ext(t, s)->wait_on_event_corr, 41);
+    assert_int_equal(gp_event_gpu_ext(t, s)->wait_on_stream, 7);
+    assert_int_equal(t->n_gpu_ext, 1); /* only the sync has fields of a gp_gpu_ext */
     const gp_event *m = only_event(t, GP_EV_MEMORY);
     const gp_mem_info *mi = gp_event_mem_info(t, m);
     assert_int_equal(mi->bytes, -512);
@@ -981,6 +982,9 @@ static void two_thread_read_gives_the_same_model(void **state)
         assert_int_equal(a->stats.events_in, b->stats.events_in);
         assert_memory_equal(a->stats.by_kind, b->stats.by_kind, sizeof a->stats.by_kind);
         assert_int_equal(a->n_gpu_info, b->n_gpu_info);
+        assert_int_equal(a->n_gpu_ext, b->n_gpu_ext);
+        if (n == 0) /* its NCCL kernels carry collective args: the merge maps their ext records */
+            assert_true(a->n_gpu_ext > 0);
         assert_int_equal(a->n_mem_info, b->n_mem_info);
         assert_int_equal(a->n_py_info, b->n_py_info);
         assert_int_equal(a->n_args, b->n_args);
@@ -1518,6 +1522,10 @@ static void builder_grows_every_array_past_its_capacity(void **state)
             gp_gpu_info g;
             gp_gpu_info_init(&g);
             g.bytes = k * 100 + r;
+            gp_gpu_ext x; /* every other track's copies have a wait too */
+            gp_gpu_ext_init(&x);
+            x.wait_on_stream = k % 2 ? -1 : k * 100 + r;
+            assert_int_equal(gp_trace_add_gpu_ext(t, &x, &g.ext), GP_OK);
             gp_event ev = {.ts = 10 * r, .dur = 1, .track = got, .kind = GP_EV_MEMCPY};
             assert_int_equal(gp_trace_add_gpu_info(t, &g, &ev.extra), GP_OK);
             assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
@@ -1536,6 +1544,7 @@ static void builder_grows_every_array_past_its_capacity(void **state)
     const gp__trace_impl *m = gp__trace_impl_const(t);
     assert_true(m->cap_tracks >= t->n_tracks && m->cap_events_room >= t->n_tracks);
     assert_true(m->cap_gpu_info >= t->n_gpu_info && m->cap_meta >= t->n_meta);
+    assert_true(m->cap_gpu_ext >= t->n_gpu_ext && t->n_gpu_ext > 0 && t->n_gpu_ext < t->n_gpu_info);
     size_t events = 0;
     for (int k = 0; k < TRACKS; k++) {
         const gp_track *tr = &t->tracks[idx[k]];
@@ -1549,6 +1558,8 @@ static void builder_grows_every_array_past_its_capacity(void **state)
                 r++;
             assert_int_equal(tr->events[j].ts, 10 * (gp_ns)r);
             assert_int_equal(gp_event_gpu_info(t, &tr->events[j])->bytes, k * 100 + (int64_t)r);
+            assert_int_equal(gp_event_gpu_ext(t, &tr->events[j])->wait_on_stream,
+                             k % 2 ? -1 : k * 100 + (int64_t)r);
         }
         events += tr->n_events;
     }
@@ -1563,6 +1574,50 @@ static void builder_grows_every_array_past_its_capacity(void **state)
  * grows at once to twice the size the progress predicts (at most 32 times its count) instead of
  * doubling; without it, or below the threshold, it doubles; gp_trace_finish gives back what is left
  * over, and every element stays where it was put. */
+/* The sync and collective fields live in a gp_gpu_ext record only when one of them is set: a
+ * blank record takes no room (ext 0), and every reader of them sees the blank record for GPU work
+ * without one, for events without GPU info, and for an index out of range. */
+static void gpu_ext_records_only_what_is_set(void **state)
+{
+    (void)state;
+    gp_trace *t = NULL;
+    assert_int_equal(gp_trace_create("ext", &t), GP_OK);
+    uint32_t track;
+    assert_int_equal(gp_trace_track(t, GP_TRACK_GPU_STREAM, 0, 7, &track), GP_OK);
+    gp_gpu_ext x;
+    gp_gpu_ext_init(&x);
+    assert_true(gp_gpu_ext_is_blank(&x));
+    gp_gpu_info plain, coll;
+    gp_gpu_info_init(&plain);
+    gp_gpu_info_init(&coll);
+    plain.ext = 99; /* overwritten: a blank record stores nothing */
+    assert_int_equal(gp_trace_add_gpu_ext(t, &x, &plain.ext), GP_OK);
+    assert_int_equal(plain.ext, 0);
+    assert_int_equal(t->n_gpu_ext, 0);
+    x.group_size = 8; /* any one field makes a record */
+    assert_false(gp_gpu_ext_is_blank(&x));
+    assert_int_equal(gp_trace_intern(t, "allreduce", 9, &x.collective), GP_OK);
+    assert_int_equal(gp_trace_add_gpu_ext(t, &x, &coll.ext), GP_OK);
+    assert_int_equal(coll.ext, 1);
+    assert_int_equal(t->n_gpu_ext, 1);
+    gp_event a = {.ts = 1, .dur = 1, .track = track, .kind = GP_EV_KERNEL};
+    gp_event b = a, cpu = {.ts = 1, .dur = 1, .kind = GP_EV_CPU_OP, .extra = 1};
+    assert_int_equal(gp_trace_add_gpu_info(t, &plain, &a.extra), GP_OK);
+    assert_int_equal(gp_trace_add_gpu_info(t, &coll, &b.extra), GP_OK);
+    const gp_gpu_ext *xa = gp_event_gpu_ext(t, &a), *xb = gp_event_gpu_ext(t, &b);
+    assert_true(gp_gpu_ext_is_blank(xa));
+    assert_int_equal(xa->in_msg_nelems, -1);
+    assert_int_equal(xb->group_size, 8);
+    assert_string_equal(gp_trace_str(t, xb->collective), "allreduce");
+    assert_int_equal(xb->wait_on_stream, -1); /* the fields not set stay absent */
+    assert_true(gp_gpu_ext_is_blank(gp_event_gpu_ext(t, &cpu)));
+    assert_true(gp_gpu_ext_is_blank(gp_gpu_info_ext(t, NULL)));
+    gp_gpu_info stray = coll;
+    stray.ext = 2; /* past n_gpu_ext */
+    assert_true(gp_gpu_ext_is_blank(gp_gpu_info_ext(t, &stray)));
+    gp_trace_free(t);
+}
+
 static void growth_follows_the_reads_progress(void **state)
 {
     (void)state;
@@ -1799,6 +1854,7 @@ int main(void)
         cmocka_unit_test(builder_sorts_and_summary_stats),
         cmocka_unit_test(builder_grows_every_array_past_its_capacity),
         cmocka_unit_test(growth_follows_the_reads_progress),
+        cmocka_unit_test(gpu_ext_records_only_what_is_set),
         cmocka_unit_test(reads_tell_the_model_their_progress),
         cmocka_unit_test(remembered_pid_and_tid_values_land_on_their_tracks),
         cmocka_unit_test(event_sort_is_stable_and_adaptive),

@@ -259,7 +259,7 @@ static void tracer_convert_api_calls_and_syncs(void **state)
     assert_int_equal(e->kind, GP_EV_SYNC);
     assert_int_equal(f.t->tracks[e->track].pid, 3); /* device from the context record */
     assert_int_equal(gp_event_gpu_info(f.t, e)->stream, -1);
-    assert_string_equal(gp_trace_str(f.t, gp_event_gpu_info(f.t, e)->sync_kind), "Context Sync");
+    assert_string_equal(gp_trace_str(f.t, gp_event_gpu_ext(f.t, e)->sync_kind), "Context Sync");
     e = find_named(f.t, "Stream Sync");
     assert_int_equal(gp_event_gpu_info(f.t, e)->stream, 7);
     assert_int_equal(f.t->tracks[e->track].tid, 7);

@@ -256,7 +256,12 @@ static gp_status conv_sync(gp__tconv *c, const CUpti_ActivitySynchronization2 *y
                         type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT
                     ? gp__grec_stream(y->streamId)
                     : -1;
-    gi.sync_kind = ev.name;
+    gp_gpu_ext x;
+    gp_gpu_ext_init(&x);
+    x.sync_kind = ev.name;
+    gp_status s = gp_trace_add_gpu_ext(c->trace, &x, &gi.ext);
+    if (s != GP_OK)
+        return s;
     c->stats.syncs++;
     return gp__grec_add_on_stream(c->trace, &ev, &gi, (uint32_t)dev, gi.stream);
 }
