@@ -434,28 +434,22 @@ static void merge_strings(gp__reader *dst, merge_src *m)
 }
 
 /* Appends the source's gpu_ext records to dst's, their strings mapped, here on the merging thread:
- * few events carry them (syncs and collectives). The copied gpu_info records add m->off_ext. */
+ * few events carry them (syncs and collectives). The copied gpu_info records add m->off_ext. A
+ * reader stores at most one record per gpu_info, so the gpu_info limit checked by the caller
+ * bounds these too: adding one fails only for want of memory. */
 static void merge_gpu_ext(gp__reader *dst, merge_src *m)
 {
-    gp_trace *d = dst->t;
     const gp_trace *t = m->src->t;
-    m->off_ext = d->n_gpu_ext;
-    if (m->off_ext + t->n_gpu_ext >= UINT32_MAX - 1) {
-        gp_error_set(dst->err, GP_ELIMIT, "%s: more than 2^32 side records", dst->name);
-        longjmp(dst->jb, JMP_ERROR);
-    }
-    if (gp__grow((void **)&d->gpu_ext, &gp__trace_impl_of(d)->cap_gpu_ext, sizeof *d->gpu_ext,
-                 m->off_ext + t->n_gpu_ext) != GP_OK)
-        gp__reader_oom(dst);
+    m->off_ext = dst->t->n_gpu_ext;
     for (size_t j = 0; j < t->n_gpu_ext; j++) {
         gp_gpu_ext x = t->gpu_ext[j];
-        x.sync_kind = m->map[x.sync_kind];
-        x.collective = m->map[x.collective];
-        x.dtype = m->map[x.dtype];
-        x.pg_name = m->map[x.pg_name];
-        x.pg_desc = m->map[x.pg_desc];
-        x.pg_ranks = m->map[x.pg_ranks];
-        d->gpu_ext[d->n_gpu_ext++] = x;
+        gp_strid *ids[] = {&x.sync_kind, &x.collective, &x.dtype,
+                           &x.pg_name,   &x.pg_desc,    &x.pg_ranks};
+        for (size_t k = 0; k < GP_ARRAY_LEN(ids); k++)
+            *ids[k] = m->map[*ids[k]];
+        uint32_t at; /* off_ext + j + 1: no stored record is blank */
+        if (gp_trace_add_gpu_ext(dst->t, &x, &at) != GP_OK)
+            gp__reader_oom(dst);
     }
 }
 
