@@ -126,9 +126,10 @@ typedef struct gp_track {
 
 /* Kind-specific fields of GPU work. Fields absent from the source are -1 (or +0.0 for floats; a
  * float the source gave as 0 is -0.0, which compares equal to 0, so that writers tell the two
- * apart: `convert` writes the zeros back). A sync's wait and a collective's message, which few
- * events carry, live in a gp_gpu_ext record that `ext` points to (gp_gpu_info_ext): 104 bytes here
- * instead of 168 for every GPU event (docs/internals/model.md, "Side records"). */
+ * apart: `convert` writes the zeros back). A sync's wait and a collective's message live in a
+ * gp_gpu_ext record that `ext` points to (gp_gpu_info_ext), kept only for the events that have
+ * one: 104 bytes here instead of 168 for every GPU event (docs/internals/model.md, "Side
+ * records"). */
 typedef struct gp_gpu_info {
     int32_t device;
     int32_t context;
@@ -151,18 +152,19 @@ typedef struct gp_gpu_info {
     uint32_t ext;
 } gp_gpu_info;
 
-/* The rarer fields of GPU work: a cuda_sync's wait and a collective kernel's message. Absent fields
- * are -1 (integers) or 0 (strings), as in gp_gpu_info. */
+/* The rarer fields of GPU work: a cuda_sync's wait and a collective kernel's message (one record
+ * per sync row and per collective kernel with args; 64 bytes). Absent fields are -1 (integers) or
+ * 0 (strings), as in gp_gpu_info. */
 typedef struct gp_gpu_ext {
-    gp_strid sync_kind;     /* cuda_sync_kind ("Stream Sync", ...) */
     int64_t wait_on_stream; /* cuda_sync wait_on_stream */
     /* cuda_sync wait_on_cuda_event_record_corr_id: the correlation id of the cudaEventRecord
      * call an Event Sync or Stream Wait Event waits for */
     int64_t wait_on_event_corr;
-    gp_strid collective; /* NCCL "Collective name" */
-    int64_t in_msg_nelems;
-    int64_t out_msg_nelems;
-    int32_t group_size;
+    int64_t in_msg_nelems;  /* NCCL "In msg nelems" */
+    int64_t out_msg_nelems; /* NCCL "Out msg nelems" */
+    int32_t group_size;     /* NCCL "Group size" */
+    gp_strid sync_kind;     /* cuda_sync_kind ("Stream Sync", ...) */
+    gp_strid collective;    /* NCCL "Collective name" */
     gp_strid dtype;
     /* PyTorch's process-group args of a collective kernel (0 when absent): "Process Group Name",
      * "Process Group Description", "Process Group Ranks" (PyTorch writes a string such as

@@ -221,7 +221,7 @@ static gp_status add_gpu(gp__cprank *k, const gp_track *tr, const gp_event *ev, 
     g->q_launch = g->q_start = INT32_MIN;
     g->wait_src = -1;
     g->flags = GP__CPE_GPU | (sync ? GP__CPE_SYNC : GP__CPE_NODE);
-    gp_strid sync_kind = gp_gpu_info_ext(k->t, gi)->sync_kind;
+    gp_strid sync_kind = sync ? gp_gpu_info_ext(k->t, gi)->sync_kind : 0;
     const char *kind = sync ? gp_trace_str(k->t, sync_kind ? sync_kind : ev->name) : "";
     if (strcmp(kind, "Event Sync") == 0)
         g->flags |= GP__CPE_EVSYNC;
@@ -466,9 +466,11 @@ static void default_wait_sources(gp__cprank *k, const uint64_t *keys, const uint
         const gp_track *tr = &k->t->tracks[tk];
         for (size_t i = 0; tr->kind == GP_TRACK_GPU_STREAM && i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
+            if (ev->kind != GP_EV_SYNC)
+                continue;
             const gp_gpu_info *gi = gp_event_gpu_info(k->t, ev);
             const gp_gpu_ext *x = gp_gpu_info_ext(k->t, gi);
-            if (ev->kind != GP_EV_SYNC || !gi || x->wait_on_event_corr < 0 || !x->sync_kind ||
+            if (!gi || x->wait_on_event_corr < 0 || !x->sync_kind ||
                 strcmp(gp_trace_str(k->t, x->sync_kind), "Stream Wait Event") != 0)
                 continue;
             int64_t stream = gi->stream, device = gi->device;
@@ -501,8 +503,9 @@ static bool any_wait_row(const gp__cprank *k)
         const gp_track *tr = &k->t->tracks[tk];
         for (size_t i = 0; tr->kind == GP_TRACK_GPU_STREAM && i < tr->n_events; i++) {
             const gp_event *ev = &tr->events[i];
-            const gp_gpu_ext *x =
-                gp_gpu_info_ext(k->t, ev->kind == GP_EV_SYNC ? gp_event_gpu_info(k->t, ev) : NULL);
+            if (ev->kind != GP_EV_SYNC)
+                continue;
+            const gp_gpu_ext *x = gp_event_gpu_ext(k->t, ev);
             if (x->wait_on_event_corr >= 0 && x->sync_kind &&
                 strcmp(gp_trace_str(k->t, x->sync_kind), "Stream Wait Event") == 0)
                 return true;

@@ -469,8 +469,8 @@ static gp_status collect_gpu(gp__view *v, const gp__classifier *c)
                 if (ev->name < n_str)
                     cache[ev->name] = ty;
             }
-            if (!o->hta && ty == GP_KT_COMPUTATION && gp_gpu_info_ext(t, gi)->collective != 0 &&
-                o->n_rules == 0)
+            if (!o->hta && ty == GP_KT_COMPUTATION && o->n_rules == 0 &&
+                gp_gpu_info_ext(t, gi)->collective != 0)
                 ty = GP_KT_COMMUNICATION;
             g->type = ty;
         }

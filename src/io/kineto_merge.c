@@ -433,24 +433,26 @@ static void merge_strings(gp__reader *dst, merge_src *m)
             gp__reader_intern(dst, gp_trace_str(t, (gp_strid)i), gp_trace_strlen(t, (gp_strid)i));
 }
 
-/* Appends the source's gpu_ext records to dst's, their strings mapped, here on the merging thread:
- * few events carry them (syncs and collectives). The copied gpu_info records add m->off_ext. A
- * reader stores at most one record per gpu_info, so the gpu_info limit checked by the caller
- * bounds these too: adding one fails only for want of memory. */
+/* Appends the source's gpu_ext records to dst's, their strings mapped, here on the merging thread
+ * (one per sync row and per collective kernel with args: few), then frees the source's. The copied
+ * gpu_info records add m->off_ext. A reader stores at most one record per gpu_info, so the gpu_info
+ * limit checked by the caller bounds these too. */
 static void merge_gpu_ext(gp__reader *dst, merge_src *m)
 {
-    const gp_trace *t = m->src->t;
-    m->off_ext = dst->t->n_gpu_ext;
-    for (size_t j = 0; j < t->n_gpu_ext; j++) {
-        gp_gpu_ext x = t->gpu_ext[j];
+    gp_trace *d = dst->t, *src = m->src->t;
+    m->off_ext = d->n_gpu_ext;
+    if (gp__grow((void **)&d->gpu_ext, &gp__trace_impl_of(d)->cap_gpu_ext, sizeof *d->gpu_ext,
+                 m->off_ext + src->n_gpu_ext) != GP_OK)
+        gp__reader_oom(dst);
+    for (size_t j = 0; j < src->n_gpu_ext; j++) {
+        gp_gpu_ext x = src->gpu_ext[j];
         gp_strid *ids[] = {&x.sync_kind, &x.collective, &x.dtype,
                            &x.pg_name,   &x.pg_desc,    &x.pg_ranks};
         for (size_t k = 0; k < GP_ARRAY_LEN(ids); k++)
             *ids[k] = m->map[*ids[k]];
-        uint32_t at; /* off_ext + j + 1: no stored record is blank */
-        if (gp_trace_add_gpu_ext(dst->t, &x, &at) != GP_OK)
-            gp__reader_oom(dst);
+        d->gpu_ext[d->n_gpu_ext++] = x;
     }
+    drop_array((void **)&src->gpu_ext, &src->n_gpu_ext, &gp__trace_impl_of(src)->cap_gpu_ext);
 }
 
 /* Reserves room for the source's side records (gpu, mem, py, args, op shapes) after dst's, and

@@ -1124,6 +1124,26 @@ static void write_cut_trace(char *path, int events, bool nested, bool bare, cons
         for (int k = 0; k < 6; k++)
             fprintf(fp, "%s{\"k\": %d}", k ? (nested ? ",\n" : ", ") : (nested ? "\n" : ""), k);
         fputs(nested ? "\n]}}" : "]}}", fp);
+        if (i % 10 != 9)
+            continue;
+        /* GPU rows with gp_gpu_ext fields (a collective kernel, a sync), their strings new to
+         * each piece: the merge maps them and offsets the records' indexes */
+        fprintf(fp,
+                ",\n{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"gpu%d\", \"pid\": 0, "
+                "\"tid\": 7, \"ts\": %d, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7, "
+                "\"correlation\": %d, ",
+                i % 20 == 9 ? "kernel" : "cuda_sync", i % 3, ties ? i % 37 : (i * 7919) % 100000,
+                i);
+        if (i % 20 == 9)
+            fprintf(fp,
+                    "\"Collective name\": \"allreduce%d\", \"In msg nelems\": %d, "
+                    "\"Group size\": 8, \"dtype\": \"Float\", \"Process Group Name\": \"pg%d\"}}",
+                    i, i, i % 5);
+        else
+            fprintf(fp,
+                    "\"cuda_sync_kind\": \"Event Sync%d\", \"wait_on_stream\": %d, "
+                    "\"wait_on_cuda_event_record_corr_id\": %d}}",
+                    i % 4, i % 9, i);
     }
     fputs(tail ? tail : (bare ? "\n]\n" : "\n]}\n"), fp);
     fclose(fp);
@@ -1180,6 +1200,8 @@ static void stolen_pieces_read_like_one_thread(void **state)
                              threads, why.msg);
                 assert_int_equal(a->stats.events_in, b->stats.events_in);
                 assert_int_equal(a->stats.bytes, b->stats.bytes);
+                assert_int_equal(a->n_gpu_ext, 600); /* one per GPU row */
+                assert_int_equal(b->n_gpu_ext, a->n_gpu_ext);
                 if (v == 4 || v == 5 || v == 7) /* every cut is an element: all used */
                     assert_true(b->stats.pieces >= initial);
                 gp_trace_free(b);
@@ -1570,10 +1592,6 @@ static void builder_grows_every_array_past_its_capacity(void **state)
     gp_trace_free(t);
 }
 
-/* With a reader's progress set (gp__trace_set_progress), an array past GP__GROW_BY_PROGRESS bytes
- * grows at once to twice the size the progress predicts (at most 32 times its count) instead of
- * doubling; without it, or below the threshold, it doubles; gp_trace_finish gives back what is left
- * over, and every element stays where it was put. */
 /* The sync and collective fields live in a gp_gpu_ext record only when one of them is set: a
  * blank record takes no room (ext 0), and every reader of them sees the blank record for GPU work
  * without one, for events without GPU info, and for an index out of range. */
@@ -1615,9 +1633,34 @@ static void gpu_ext_records_only_what_is_set(void **state)
     gp_gpu_info stray = coll;
     stray.ext = 2; /* past n_gpu_ext */
     assert_true(gp_gpu_ext_is_blank(gp_gpu_info_ext(t, &stray)));
+    /* each field alone makes a record, read back as set */
+    for (int f = 0; f < 11; f++) {
+        gp_gpu_ext one;
+        gp_gpu_ext_init(&one);
+        int64_t *ints[] = {&one.wait_on_stream, &one.wait_on_event_corr, &one.in_msg_nelems,
+                           &one.out_msg_nelems};
+        gp_strid *ids[] = {&one.sync_kind, &one.collective, &one.dtype,
+                           &one.pg_name,   &one.pg_desc,    &one.pg_ranks};
+        if (f < 4)
+            *ints[f] = 1000 + f;
+        else if (f == 4)
+            one.group_size = 1000 + f;
+        else
+            *ids[f - 5] = xb->collective;
+        assert_false(gp_gpu_ext_is_blank(&one));
+        uint32_t at = 0;
+        assert_int_equal(gp_trace_add_gpu_ext(t, &one, &at), GP_OK);
+        assert_int_equal(at, t->n_gpu_ext);
+        assert_memory_equal(gp_gpu_info_ext(t, &(gp_gpu_info){.ext = at}), &one, sizeof one);
+    }
+    assert_int_equal(t->n_gpu_ext, 12);
     gp_trace_free(t);
 }
 
+/* With a reader's progress set (gp__trace_set_progress), an array past GP__GROW_BY_PROGRESS bytes
+ * grows at once to twice the size the progress predicts (at most 32 times its count) instead of
+ * doubling; without it, or below the threshold, it doubles; gp_trace_finish gives back what is left
+ * over, and every element stays where it was put. */
 static void growth_follows_the_reads_progress(void **state)
 {
     (void)state;
@@ -1636,6 +1679,10 @@ static void growth_follows_the_reads_progress(void **state)
         gp_gpu_info g;
         gp_gpu_info_init(&g);
         g.bytes = (int64_t)n;
+        gp_gpu_ext x; /* the second-level side table grows and is given back the same way */
+        gp_gpu_ext_init(&x);
+        x.wait_on_stream = (int64_t)n;
+        assert_int_equal(gp_trace_add_gpu_ext(t, &x, &g.ext), GP_OK);
         gp_event ev = {.ts = (gp_ns)n, .dur = 1, .track = a, .kind = GP_EV_MEMCPY};
         assert_int_equal(gp_trace_add_gpu_info(t, &g, &ev.extra), GP_OK);
         assert_int_equal(gp_trace_add_event(t, &ev), GP_OK);
@@ -1675,10 +1722,15 @@ static void growth_follows_the_reads_progress(void **state)
      * doubling leaves; what doubling left (track b) stays, for a trace that grows after finish */
     assert_int_equal(m->cap_events[a], t->tracks[a].n_events);
     assert_int_equal(m->cap_gpu_info, t->n_gpu_info);
+    assert_int_equal(t->n_gpu_ext, t->n_gpu_info);
+    assert_true(t->n_gpu_ext * sizeof(gp_gpu_ext) >
+                GP__GROW_BY_PROGRESS); /* it took a prediction */
+    assert_int_equal(m->cap_gpu_ext, t->n_gpu_ext);
     assert_int_equal(m->cap_events[b], cap_b);
     for (size_t i = 0; i < t->tracks[a].n_events; i++) {
         assert_int_equal(t->tracks[a].events[i].ts, (gp_ns)i);
         assert_int_equal(gp_event_gpu_info(t, &t->tracks[a].events[i])->bytes, (int64_t)i);
+        assert_int_equal(gp_event_gpu_ext(t, &t->tracks[a].events[i])->wait_on_stream, (int64_t)i);
     }
     gp_trace_free(t);
 
